@@ -1,0 +1,235 @@
+//! Parameter and result types of the tool table. Field names and state strings
+//! are a public contract (`--json` output): keep them stable.
+
+use serde::{Deserialize, Serialize};
+
+/// A run's lifecycle state (DESIGN §4), as stored and shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    Pending,
+    Starting,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+    TimedOut,
+    Blocked,
+    Interrupted,
+    Lost,
+}
+
+impl RunState {
+    pub const ALL: [RunState; 10] = [
+        RunState::Pending,
+        RunState::Starting,
+        RunState::Running,
+        RunState::Succeeded,
+        RunState::Failed,
+        RunState::Cancelled,
+        RunState::TimedOut,
+        RunState::Blocked,
+        RunState::Interrupted,
+        RunState::Lost,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Pending => "pending",
+            RunState::Starting => "starting",
+            RunState::Running => "running",
+            RunState::Succeeded => "succeeded",
+            RunState::Failed => "failed",
+            RunState::Cancelled => "cancelled",
+            RunState::TimedOut => "timed_out",
+            RunState::Blocked => "blocked",
+            RunState::Interrupted => "interrupted",
+            RunState::Lost => "lost",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RunState> {
+        RunState::ALL.into_iter().find(|state| state.as_str() == s)
+    }
+
+    /// Not yet ended.
+    pub fn is_live(self) -> bool {
+        matches!(self, RunState::Pending | RunState::Starting | RunState::Running)
+    }
+}
+
+/// What a live run's agent is doing (DESIGN §7). The engine knows `working`
+/// (recent output) and `idle` (quiet); hooks refine it in the harness layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivityStatus {
+    Working,
+    WaitingInput,
+    NeedsApproval,
+    Idle,
+    Unknown,
+}
+
+impl ActivityStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActivityStatus::Working => "working",
+            ActivityStatus::WaitingInput => "waiting_input",
+            ActivityStatus::NeedsApproval => "needs_approval",
+            ActivityStatus::Idle => "idle",
+            ActivityStatus::Unknown => "unknown",
+        }
+    }
+
+    pub fn parse(s: &str) -> ActivityStatus {
+        match s {
+            "working" => ActivityStatus::Working,
+            "waiting_input" => ActivityStatus::WaitingInput,
+            "needs_approval" => ActivityStatus::NeedsApproval,
+            "idle" => ActivityStatus::Idle,
+            _ => ActivityStatus::Unknown,
+        }
+    }
+}
+
+/// A run's record as `agents ls --json` and `agents show --json` print it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunRecord {
+    pub id: String,
+    pub name: String,
+    pub harness: String,
+    pub host: String,
+    pub cwd: String,
+    /// The command line that was (or would have been) spawned.
+    pub command: Vec<String>,
+    pub state: RunState,
+    pub status: ActivityStatus,
+    pub parent_id: Option<String>,
+    pub root_id: String,
+    /// A detached child survives its parent's cancellation.
+    pub detached: bool,
+    pub session_id: Option<String>,
+    pub pid: Option<i64>,
+    pub exit_code: Option<i64>,
+    /// The signal that ended the harness, by name (`SIGKILL`).
+    pub signal: Option<String>,
+    pub reason: Option<String>,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+    pub rows: u16,
+    pub cols: u16,
+    pub timeout_secs: Option<u64>,
+    pub worktree: Option<String>,
+    /// Bytes in the run's output log.
+    pub output_bytes: u64,
+}
+
+/// One row of a run's event log (DESIGN §4): `seq` is dense per run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Event {
+    pub seq: i64,
+    pub kind: String,
+    pub at: String,
+    pub data: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunDetail {
+    #[serde(flatten)]
+    pub run: RunRecord,
+    pub events: Vec<Event>,
+}
+
+/// `runs.start`: the normalized intent, resolved by the client where only the
+/// client can (absolute cwd, its environment).
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct StartParams {
+    pub harness: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    pub name: Option<String>,
+    pub cwd: String,
+    pub parent: Option<String>,
+    #[serde(default)]
+    pub detached: bool,
+    pub timeout_secs: Option<u64>,
+    pub rows: Option<u16>,
+    pub cols: Option<u16>,
+    #[serde(default)]
+    pub worktree: bool,
+    pub prompt: Option<String>,
+    /// The client's environment. Passed to the harness through an allowlist
+    /// and never stored.
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+    /// Names of extra environment variables to pass through (values from `env`).
+    #[serde(default)]
+    pub pass_env: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct ListParams {
+    /// Include ended runs.
+    #[serde(default)]
+    pub all: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRef {
+    /// Full id, unique prefix, or name.
+    pub run: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SendParams {
+    pub run: String,
+    pub text: String,
+    /// Minted by the client so a retry never delivers twice.
+    pub prompt_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SendResult {
+    pub prompt_id: String,
+    /// `queued` or `delivered`.
+    pub state: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CancelParams {
+    pub run: String,
+    #[serde(default)]
+    pub force: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AttachParams {
+    pub run: String,
+    /// Replay from this offset; `None` starts from the current screen.
+    pub offset: Option<u64>,
+    /// Never replace missed bytes with a snapshot (`agents logs`).
+    #[serde(default)]
+    pub lossless: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AttachResult {
+    pub run: RunRecord,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ResizeParams {
+    pub run: String,
+    pub rows: u16,
+    pub cols: u16,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DaemonStatus {
+    pub pid: u32,
+    pub version: String,
+    pub home: String,
+    pub live_runs: usize,
+    pub clients: usize,
+}

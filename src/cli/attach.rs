@@ -1,0 +1,250 @@
+//! `agents attach`: the run's screen, full-size, in the user's terminal. The
+//! screen is drawn from a local emulator fed by the daemon, never by passing
+//! the agent's bytes through.
+
+use std::io::{IsTerminal, Read};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use crossterm::{cursor, execute, terminal};
+use ratatui::Terminal as Screen;
+use ratatui::backend::CrosstermBackend;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::api::{AttachParams, AttachResult, ResizeParams, RunRecord, RunRef, method};
+use crate::client::Client;
+use crate::paths::Paths;
+use crate::protocol::Frame;
+use crate::protocol::rpc::{Message, Request};
+use crate::term::Terminal;
+use crate::tui::pane::PaneView;
+
+pub use super::doctor::doctor;
+pub use super::logs::{export_cast, logs};
+
+/// Ctrl-a, the prefix key: Ctrl-a d detaches, Ctrl-a Ctrl-a sends one Ctrl-a.
+const PREFIX: u8 = 0x01;
+/// At most ~60 frames per second (DESIGN §9).
+const FRAME: Duration = Duration::from_millis(16);
+
+/// Restores the user's terminal however we leave (error, panic, detach).
+struct RawGuard;
+
+impl RawGuard {
+    fn enter() -> Result<RawGuard> {
+        terminal::enable_raw_mode()?;
+        let guard = RawGuard;
+        execute!(std::io::stdout(), terminal::EnterAlternateScreen)?;
+        Ok(guard)
+    }
+}
+
+impl Drop for RawGuard {
+    fn drop(&mut self) {
+        let _ = execute!(std::io::stdout(), terminal::LeaveAlternateScreen, cursor::Show);
+        let _ = terminal::disable_raw_mode();
+    }
+}
+
+pub fn parse_notification(frame: &Frame) -> Option<Request> {
+    match frame {
+        Frame::Control(bytes) => match Message::parse(bytes) {
+            Ok(Message::Request(r)) => Some(r),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+enum Leave {
+    Detached,
+    Ended,
+    DaemonGone,
+}
+
+pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        bail!("attach needs a terminal; read a run's output with `agents logs {run}`");
+    }
+    let mut client = Client::connect(paths, true).await?;
+    let mut events = client.events.take().expect("asked for events");
+    let record: RunRecord = client
+        .call(method::RUNS_SHOW, RunRef { run: run.into() })
+        .await
+        .map(|d: crate::api::RunDetail| d.run)?;
+    if !record.state.is_live() {
+        bail!(
+            "run {} ({}) has ended: {}; read its output with `agents logs {}`",
+            record.id,
+            record.state.as_str(),
+            record.reason.as_deref().unwrap_or("-"),
+            record.id
+        );
+    }
+    let id = record.id.clone();
+    if let Some(session) = &record.session_id {
+        println!("attaching to {} (session {session})", record.id);
+    }
+    let (cols, rows) = terminal::size()?;
+    let _ = client
+        .call::<_, Value>(
+            method::RUNS_RESIZE,
+            ResizeParams {
+                run: id.clone(),
+                rows,
+                cols,
+            },
+        )
+        .await;
+    let guard = RawGuard::enter()?;
+    let _: AttachResult = client
+        .call(
+            method::RUNS_ATTACH,
+            AttachParams {
+                run: id.clone(),
+                offset: None,
+                lossless: false,
+            },
+        )
+        .await?;
+
+    let mut screen = Screen::new(CrosstermBackend::new(std::io::stdout()))?;
+    screen.clear()?;
+    let mut term = Terminal::new(rows, cols);
+    let mut cursor_at: u64 = 0;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+
+    // Raw bytes from the user's terminal, read on a thread (stdin is blocking).
+    let (keys_tx, mut keys) = mpsc::channel::<Vec<u8>>(64);
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdin.read(&mut buf) {
+            if n == 0 || keys_tx.blocking_send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut winch = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change())?;
+    let mut prefix = false;
+    let mut dirty = true;
+    let mut last_draw = Instant::now() - FRAME;
+
+    let leave = loop {
+        let next_draw = last_draw + FRAME;
+        tokio::select! {
+            frame = events.recv() => {
+                let Some(frame) = frame else { break Leave::DaemonGone };
+                match frame {
+                    Frame::Snapshot { run, offset, rows, cols, bytes } if run == id => {
+                        term = Terminal::new(rows, cols);
+                        term.feed(&bytes);
+                        cursor_at = offset;
+                        dirty = true;
+                    }
+                    Frame::Output { run, offset, bytes } if run == id => {
+                        let end = offset + bytes.len() as u64;
+                        if end > cursor_at {
+                            let skip = cursor_at.saturating_sub(offset) as usize;
+                            term.feed(&bytes[skip..]);
+                            cursor_at = end;
+                            dirty = true;
+                        }
+                    }
+                    other => {
+                        if let Some(note) = parse_notification(&other)
+                            && note.method == method::OUTPUT_END
+                            && note.params.get("run").and_then(Value::as_str) == Some(id.as_str())
+                            && note.params.get("final").and_then(Value::as_bool) == Some(true)
+                        {
+                            break Leave::Ended;
+                        }
+                    }
+                }
+            }
+            bytes = keys.recv() => {
+                let Some(bytes) = bytes else { break Leave::Detached };
+                let mut out = Vec::with_capacity(bytes.len());
+                let mut detach = false;
+                for b in bytes {
+                    if prefix {
+                        prefix = false;
+                        match b {
+                            b'd' => { detach = true; break; }
+                            PREFIX => out.push(PREFIX),
+                            other => { out.push(PREFIX); out.push(other); }
+                        }
+                    } else if b == PREFIX {
+                        prefix = true;
+                    } else {
+                        out.push(b);
+                    }
+                }
+                if !out.is_empty() {
+                    let _ = client.send_frame(Frame::Input { run: id.clone(), bytes: out }).await;
+                }
+                if detach {
+                    break Leave::Detached;
+                }
+            }
+            _ = winch.recv() => {
+                if let Ok((cols, rows)) = terminal::size() {
+                    let _ = screen.autoresize();
+                    let _ = client
+                        .call::<_, Value>(method::RUNS_RESIZE, ResizeParams { run: id.clone(), rows, cols })
+                        .await;
+                    term.resize(rows, cols);
+                    dirty = true;
+                }
+            }
+            _ = tokio::time::sleep_until(next_draw.into()), if dirty => {}
+        }
+        if dirty && Instant::now() >= last_draw + FRAME {
+            dirty = false;
+            last_draw = Instant::now();
+            screen.draw(|f| {
+                let view = PaneView {
+                    screen: term.screen(),
+                    no_color,
+                };
+                let area = f.area();
+                let cursor = view.cursor(area);
+                f.render_widget(view, area);
+                if let Some(pos) = cursor {
+                    f.set_cursor_position(pos);
+                }
+            })?;
+        }
+    };
+    drop(screen);
+    drop(guard);
+    match leave {
+        Leave::Detached => {
+            println!(
+                "detached from {} ({}); attach again with: agents attach {}",
+                record.name, id, id
+            );
+            Ok(0)
+        }
+        Leave::Ended => {
+            let end: RunRecord = client.call(method::RUNS_WAIT, RunRef { run: id.clone() }).await?;
+            println!(
+                "run {} ({}) {}: {}",
+                end.name,
+                id,
+                end.state.as_str(),
+                end.reason.as_deref().unwrap_or("")
+            );
+            Ok(if end.state == crate::api::RunState::Succeeded {
+                0
+            } else {
+                1
+            })
+        }
+        Leave::DaemonGone => {
+            println!("lost the daemon; the run goes on. Attach again with: agents attach {id}");
+            Ok(1)
+        }
+    }
+}

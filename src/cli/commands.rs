@@ -1,0 +1,305 @@
+//! Each verb: connect to the daemon, call the tool table, print.
+
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+
+use super::{Cli, Command, DaemonCommand, ListArgs, RunArgs, RunsCommand, attach, print};
+use crate::api::{
+    CancelParams, DaemonStatus, ListParams, RunDetail, RunRecord, RunRef, RunState, SendParams, SendResult,
+    StartParams, method,
+};
+use crate::client::Client;
+use crate::paths::Paths;
+
+pub fn dispatch(cli: Cli) -> Result<i32> {
+    let paths = Paths::from_env()?;
+    let command = match cli.command {
+        Some(c) => c,
+        None => {
+            // The full-screen TUI arrives with its own issue; until then the
+            // bare command lists runs and says what to do.
+            Command::Ls(ListArgs { all: true, json: false })
+        }
+    };
+    match command {
+        Command::Supervise => crate::supervise::main(paths),
+        Command::DemoAgent(args) => crate::harness::demo::run(&args),
+        Command::Daemon {
+            command: Some(DaemonCommand::Run { ready }),
+        } => {
+            let ready = ready.then(|| {
+                use std::os::fd::AsFd;
+                std::io::stdout()
+                    .as_fd()
+                    .try_clone_to_owned()
+                    .map(std::fs::File::from)
+                    .ok()
+            });
+            init_daemon_logging();
+            crate::daemon::main(paths, ready.flatten())
+        }
+        other => runtime()?.block_on(client_command(paths, other)),
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the client runtime")
+}
+
+fn init_daemon_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("AGENTS_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
+
+async fn client_command(paths: Paths, command: Command) -> Result<i32> {
+    match command {
+        Command::Run(args) => run(&paths, args).await,
+        Command::Ls(args)
+        | Command::Runs {
+            command: RunsCommand::List(args),
+        } => {
+            let client = Client::connect(&paths, false).await?;
+            let runs: Vec<RunRecord> = client.call(method::RUNS_LIST, ListParams { all: args.all }).await?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&runs)?);
+            } else if runs.is_empty() {
+                println!(
+                    "no {}runs; start one with: agents run demo",
+                    if args.all { "" } else { "live " }
+                );
+            } else {
+                print!("{}", print::table(&runs));
+            }
+            Ok(0)
+        }
+        Command::Show { run, json } => {
+            let client = Client::connect(&paths, false).await?;
+            let detail: RunDetail = client.call(method::RUNS_SHOW, RunRef { run }).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&detail)?);
+            } else {
+                print!("{}", print::detail(&detail));
+            }
+            Ok(0)
+        }
+        Command::Attach { run } => attach::attach(&paths, &run).await,
+        Command::Send { run, text, id } => {
+            let client = Client::connect(&paths, false).await?;
+            let sent: SendResult = client
+                .call(
+                    method::RUNS_SEND,
+                    SendParams {
+                        run,
+                        text,
+                        prompt_id: id,
+                    },
+                )
+                .await?;
+            println!("{} (prompt {})", sent.state, sent.prompt_id);
+            Ok(0)
+        }
+        Command::Cancel { run, force, no_wait } => {
+            let client = Client::connect(&paths, false).await?;
+            let answer: serde_json::Value = client
+                .call(
+                    method::RUNS_CANCEL,
+                    CancelParams {
+                        run: run.clone(),
+                        force,
+                    },
+                )
+                .await?;
+            let id = answer["run"].as_str().unwrap_or(&run).to_string();
+            if no_wait {
+                println!("cancelling {id}");
+                return Ok(0);
+            }
+            let record: RunRecord = client.call(method::RUNS_WAIT, RunRef { run: id }).await?;
+            println!(
+                "{} {}: {}",
+                record.name,
+                record.state.as_str(),
+                record.reason.as_deref().unwrap_or("")
+            );
+            Ok(0)
+        }
+        Command::Wait { run, json } => {
+            let client = Client::connect(&paths, false).await?;
+            let record: RunRecord = client.call(method::RUNS_WAIT, RunRef { run }).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&record)?);
+            } else {
+                println!(
+                    "{} {}: {}",
+                    record.name,
+                    record.state.as_str(),
+                    record.reason.as_deref().unwrap_or("")
+                );
+            }
+            Ok(if record.state == RunState::Succeeded { 0 } else { 1 })
+        }
+        Command::Logs { run, follow, raw } => attach::logs(&paths, &run, follow, raw).await,
+        Command::Export { run, cast } => attach::export_cast(&paths, &run, &cast).await,
+        Command::Daemon { command } => daemon_command(&paths, command).await,
+        Command::Doctor => super::attach::doctor(&paths).await,
+        Command::Demo => demo(&paths).await,
+        Command::Supervise | Command::DemoAgent(_) => unreachable!("handled before the runtime starts"),
+    }
+}
+
+fn size_arg(size: Option<&str>) -> Result<(Option<u16>, Option<u16>)> {
+    match size {
+        None => Ok((None, None)),
+        Some(s) => {
+            let (c, r) = s
+                .split_once(['x', 'X'])
+                .with_context(|| format!("--size '{s}' is not COLSxROWS"))?;
+            let cols = c
+                .trim()
+                .parse()
+                .with_context(|| format!("--size '{s}': bad column count"))?;
+            let rows = r
+                .trim()
+                .parse()
+                .with_context(|| format!("--size '{s}': bad row count"))?;
+            Ok((Some(rows), Some(cols)))
+        }
+    }
+}
+
+async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
+    let cwd = match &args.cwd {
+        Some(dir) => std::path::absolute(dir)?,
+        None => std::env::current_dir().context("reading the current directory")?,
+    };
+    let (rows, cols) = size_arg(args.size.as_deref())?;
+    let params = StartParams {
+        harness: args.harness,
+        args: args.args,
+        name: args.name,
+        cwd: cwd.to_string_lossy().into_owned(),
+        parent: args.parent,
+        detached: args.detached,
+        timeout_secs: args.timeout,
+        rows,
+        cols,
+        worktree: args.worktree,
+        prompt: args.prompt,
+        env: std::env::vars().collect(),
+        pass_env: args.pass_env,
+    };
+    let client = Client::connect(paths, false).await?;
+    let record: RunRecord = client.call(method::RUNS_START, params).await?;
+    if record.state == RunState::Blocked {
+        if args.background {
+            println!("{}", record.id);
+        }
+        bail!(
+            "run {} ({}) blocked: {}",
+            record.id,
+            record.name,
+            record.reason.as_deref().unwrap_or("no reason recorded")
+        );
+    }
+    if args.background {
+        println!("{}", record.id);
+        return Ok(0);
+    }
+    drop(client);
+    attach::attach(paths, &record.id).await
+}
+
+async fn daemon_command(paths: &Paths, command: Option<DaemonCommand>) -> Result<i32> {
+    match command.unwrap_or(DaemonCommand::Start) {
+        DaemonCommand::Start => {
+            let client = Client::connect(paths, false).await?;
+            let status: DaemonStatus = client.call(method::DAEMON_STATUS, json!({})).await?;
+            println!("daemon running (pid {}) for {}", status.pid, status.home);
+            Ok(0)
+        }
+        DaemonCommand::Status { json } => match Client::connect_existing(paths, false).await {
+            Ok(client) => {
+                let status: DaemonStatus = client.call(method::DAEMON_STATUS, json!({})).await?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&status)?);
+                } else {
+                    println!(
+                        "daemon running (pid {}, version {}) for {}: {} live run(s), {} client(s)",
+                        status.pid, status.version, status.home, status.live_runs, status.clients
+                    );
+                }
+                Ok(0)
+            }
+            Err(_) => {
+                println!("daemon not running for {}", paths.home.display());
+                Ok(1)
+            }
+        },
+        DaemonCommand::Stop => match Client::connect_existing(paths, false).await {
+            Ok(client) => {
+                let status: DaemonStatus = client.call(method::DAEMON_STATUS, json!({})).await?;
+                let _: serde_json::Value = client.call(method::DAEMON_STOP, json!({})).await?;
+                wait_for_exit(status.pid as i32).await;
+                println!(
+                    "daemon stopped (pid {}); runs keep going under their supervisors",
+                    status.pid
+                );
+                Ok(0)
+            }
+            Err(_) => {
+                println!("daemon not running for {}", paths.home.display());
+                Ok(0)
+            }
+        },
+        DaemonCommand::Run { .. } => unreachable!("handled before the runtime starts"),
+    }
+}
+
+/// Waits until a process is gone (bounded), polling `/proc`: we are not its
+/// parent, so there is nothing to wait() on.
+async fn wait_for_exit(pid: i32) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// A handful of demo agents, one in each interesting state, then attach.
+async fn demo(paths: &Paths) -> Result<i32> {
+    let client = Client::connect(paths, false).await?;
+    let cwd = std::env::current_dir()?.to_string_lossy().into_owned();
+    let start = |name: &str, args: &[&str], prompt: Option<&str>| StartParams {
+        harness: "demo".into(),
+        args: args.iter().map(|s| s.to_string()).collect(),
+        name: Some(format!("{name}-{}", &ulid::Ulid::new().to_string()[20..])),
+        cwd: cwd.clone(),
+        env: std::env::vars().collect(),
+        prompt: prompt.map(str::to_string),
+        ..StartParams::default()
+    };
+    let mut first = None;
+    for (name, args, prompt) in [
+        ("worker", &["--think-ms", "4000"][..], Some("refactor the parser")),
+        ("asks", &["--ask"][..], None),
+        ("team", &["--subagents", "2"][..], None),
+        ("done", &["--prompt", "say hi", "--exit-after-prompt"][..], None),
+        ("broken", &["--crash"][..], None),
+    ] {
+        let record: RunRecord = client.call(method::RUNS_START, start(name, args, prompt)).await?;
+        println!("started {} ({})", record.name, record.id);
+        first.get_or_insert(record.id);
+    }
+    drop(client);
+    match first {
+        Some(id) => attach::attach(paths, &id).await,
+        None => Ok(0),
+    }
+}

@@ -1,0 +1,113 @@
+//! `agents doctor`: what is wrong with this installation and how to fix it.
+
+use std::os::unix::fs::MetadataExt;
+
+use anyhow::Result;
+use serde_json::json;
+
+use crate::api::{DaemonStatus, method};
+use crate::client::Client;
+use crate::paths::Paths;
+
+pub async fn doctor(paths: &Paths) -> Result<i32> {
+    let mut problems = 0;
+    let ok = |what: String| println!("ok       {what}");
+    let mut bad = |what: String, fix: &str| {
+        println!("problem  {what}\n         fix: {fix}");
+        problems += 1;
+    };
+
+    match std::fs::metadata(&paths.home) {
+        Ok(m) if m.mode() & 0o077 == 0 => ok(format!("state directory {} (0700)", paths.home.display())),
+        Ok(m) => bad(
+            format!(
+                "state directory {} is mode {:o}",
+                paths.home.display(),
+                m.mode() & 0o777
+            ),
+            &format!("chmod 700 {}", paths.home.display()),
+        ),
+        Err(_) => ok(format!(
+            "state directory {} (created on first use)",
+            paths.home.display()
+        )),
+    }
+    match paths.socket_dir() {
+        Some(dir) => ok(format!(
+            "AGENTS_HOME is too deep for Unix socket paths; sockets live in {}",
+            dir.display()
+        )),
+        None => ok(format!("daemon socket {}", paths.daemon_socket().display())),
+    }
+
+    match Client::connect_existing(paths, false).await {
+        Ok(client) => match client.call::<_, DaemonStatus>(method::DAEMON_STATUS, json!({})).await {
+            Ok(s) => ok(format!(
+                "daemon running (pid {}, version {}), {} live run(s)",
+                s.pid, s.version, s.live_runs
+            )),
+            Err(e) => bad(
+                format!("daemon answered with an error: {e}"),
+                "agents daemon stop; agents daemon start",
+            ),
+        },
+        Err(e) if e.code == crate::api::ErrorCode::VersionMismatch => {
+            bad(e.message.clone(), "agents daemon stop, then run any agents command")
+        }
+        Err(_) => ok("daemon not running (any agents command starts it)".to_string()),
+    }
+
+    if paths.db().exists() {
+        match crate::store::open_connection(&paths.db()).and_then(|c| {
+            let v: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            let check: String = c.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+            Ok((v, check))
+        }) {
+            Ok((v, check)) if v <= crate::store::LATEST_VERSION && check == "ok" => {
+                ok(format!("database {} (schema {v}, integrity ok)", paths.db().display()))
+            }
+            Ok((v, _)) if v > crate::store::LATEST_VERSION => bad(
+                format!(
+                    "database schema {v} is newer than this agents ({})",
+                    crate::store::LATEST_VERSION
+                ),
+                "install the newer agents that wrote it",
+            ),
+            Ok((_, check)) => bad(
+                format!("database integrity: {check}"),
+                "restore agents.db from a backup",
+            ),
+            Err(e) => bad(format!("database: {e}"), "check the file's permissions"),
+        }
+    } else {
+        ok("database not created yet".to_string());
+    }
+
+    let config = crate::config::ConfigWatch::new(Paths::config_file());
+    match (&config.problem, config.path()) {
+        (Some(problem), _) => bad(
+            problem.clone(),
+            "fix the file; the last valid config stays in use meanwhile",
+        ),
+        (None, Some(p)) if p.exists() => ok(format!("config {}", p.display())),
+        (None, _) => ok("no config file (built-in defaults)".to_string()),
+    }
+
+    let path = std::env::var("PATH").ok();
+    let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
+    for (what, bin, fix) in [
+        ("shell harness", shell.as_str(), "set SHELL to an installed shell"),
+        ("git (for --worktree)", "git", "install git"),
+        ("claude", "claude", "install Claude Code to run claude agents"),
+        ("codex", "codex", "install Codex CLI to run codex agents"),
+    ] {
+        match crate::harness::find_binary(bin, path.as_deref()) {
+            Some(p) => ok(format!("{what}: {}", p.display())),
+            None if what.starts_with("claude") || what.starts_with("codex") => {
+                println!("info     {what}: not installed ({fix})")
+            }
+            None => bad(format!("{what}: {bin} not found"), fix),
+        }
+    }
+    Ok(if problems == 0 { 0 } else { 1 })
+}

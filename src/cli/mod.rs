@@ -1,0 +1,179 @@
+//! The command line: clap definitions, each verb a client of the dispatcher.
+
+mod attach;
+mod commands;
+mod doctor;
+mod logs;
+mod print;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::harness::demo::DemoArgs;
+
+#[derive(Parser, Debug)]
+#[command(name = "agents", version, about = "A terminal session manager for coding agents")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Start a run (attaches unless -d).
+    Run(RunArgs),
+    /// List runs.
+    Ls(ListArgs),
+    /// Runs: `agents runs list`.
+    Runs {
+        #[command(subcommand)]
+        command: RunsCommand,
+    },
+    /// Show one run's record and events.
+    Show {
+        run: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Attach full-screen to a run; Ctrl-a d detaches.
+    Attach { run: String },
+    /// Type TEXT and Enter into a run (queued while the agent is busy).
+    Send {
+        run: String,
+        text: String,
+        /// Your own id for this prompt; resending the same id never delivers twice.
+        #[arg(long)]
+        id: Option<String>,
+    },
+    /// Cancel a run and the children it owns.
+    Cancel {
+        run: String,
+        /// SIGKILL at once instead of SIGINT → SIGTERM → SIGKILL.
+        #[arg(long)]
+        force: bool,
+        /// Return once the cancel is asked, without waiting for the end.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// Print a run's output: its screen lines with scrollback, or raw bytes.
+    Logs {
+        run: String,
+        #[arg(short, long)]
+        follow: bool,
+        /// The raw bytes (only to a file or pipe, never to a terminal).
+        #[arg(long)]
+        raw: bool,
+    },
+    /// Export a run as an asciicast v2 recording.
+    Export {
+        run: String,
+        #[arg(long, value_name = "FILE")]
+        cast: PathBuf,
+    },
+    /// Wait for a run to end; exits 0 if it succeeded.
+    Wait {
+        run: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start, stop or inspect the daemon.
+    Daemon {
+        #[command(subcommand)]
+        command: Option<DaemonCommand>,
+    },
+    /// Check the state directory, socket, database, config and harness binaries.
+    Doctor,
+    /// Start a few demo agents and attach to one.
+    Demo,
+    /// The built-in demo agent (what `agents run demo` spawns).
+    #[command(hide = true)]
+    DemoAgent(DemoArgs),
+    /// A run's supervisor (started by the daemon).
+    #[command(hide = true)]
+    Supervise,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RunsCommand {
+    /// List runs.
+    List(ListArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ListArgs {
+    /// Include runs that have ended.
+    #[arg(short, long)]
+    pub all: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DaemonCommand {
+    /// Start the daemon in the background (if none is running).
+    Start,
+    /// Stop the daemon; runs keep going under their supervisors.
+    Stop,
+    /// Is the daemon running, and with what.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the daemon in the foreground.
+    Run {
+        /// Print `ready` on stdout once the socket accepts connections.
+        #[arg(long, hide = true)]
+        ready: bool,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// shell, cmd, or demo.
+    #[arg(default_value = "shell")]
+    pub harness: String,
+    #[arg(long)]
+    pub name: Option<String>,
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// The run that owns this one (default: $AGENTS_RUN_ID when started from a run).
+    #[arg(long)]
+    pub parent: Option<String>,
+    /// Survive the parent's cancellation.
+    #[arg(long)]
+    pub detached: bool,
+    /// End the run (timed_out) after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// PTY size while no client is attached, COLSxROWS (default 120x40).
+    #[arg(long, value_name = "COLSxROWS")]
+    pub size: Option<String>,
+    /// Give the run its own git worktree and branch agents/<name>.
+    #[arg(long)]
+    pub worktree: bool,
+    /// A first prompt, typed in once the agent is idle.
+    #[arg(long)]
+    pub prompt: Option<String>,
+    /// Pass this environment variable (by name) to the harness. Repeatable.
+    #[arg(long = "env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
+    /// Don't attach; print the new run's id.
+    #[arg(short = 'd', long = "background")]
+    pub background: bool,
+    /// Arguments for the harness.
+    #[arg(last = true)]
+    pub args: Vec<String>,
+}
+
+/// Parses the command line and runs it; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    match commands::dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("agents: {}", print::one_line(&format!("{e:#}")));
+            1
+        }
+    }
+}

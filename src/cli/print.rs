@@ -1,0 +1,145 @@
+//! How the CLI shows records to a person.
+
+use crate::api::{RunDetail, RunRecord};
+
+/// Errors print on one line, bounded.
+pub fn one_line(msg: &str) -> String {
+    let flat: String = msg.split_whitespace().collect::<Vec<_>>().join(" ");
+    crate::text::bounded(&flat, crate::text::MAX_DIAGNOSTIC)
+}
+
+fn parse_time(s: &str) -> Option<std::time::SystemTime> {
+    humantime::parse_rfc3339(s).ok()
+}
+
+/// Running time of a run: start to end, or start to now.
+pub fn duration(run: &RunRecord) -> String {
+    let Some(start) = run.started_at.as_deref().and_then(parse_time) else {
+        return "-".into();
+    };
+    let end = run
+        .ended_at
+        .as_deref()
+        .and_then(parse_time)
+        .unwrap_or_else(std::time::SystemTime::now);
+    let secs = end.duration_since(start).map(|d| d.as_secs()).unwrap_or(0);
+    if secs >= 3600 {
+        format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
+    } else {
+        format!("{}:{:02}", secs / 60, secs % 60)
+    }
+}
+
+fn home_relative(path: &str) -> String {
+    match dirs::home_dir() {
+        Some(home) if path.starts_with(&*home.to_string_lossy()) && home.as_os_str().len() > 1 => {
+            format!("~{}", &path[home.as_os_str().len()..])
+        }
+        _ => path.to_string(),
+    }
+}
+
+pub fn table(runs: &[RunRecord]) -> String {
+    let mut rows = vec![[
+        "ID".to_string(),
+        "NAME".into(),
+        "HARNESS".into(),
+        "STATE".into(),
+        "STATUS".into(),
+        "TIME".into(),
+        "PID".into(),
+        "CWD".into(),
+    ]];
+    for r in runs {
+        rows.push([
+            r.id.chars().take(10).collect(),
+            r.name.clone(),
+            r.harness.clone(),
+            r.state.as_str().into(),
+            if r.state.is_live() {
+                r.status.as_str().into()
+            } else {
+                "-".into()
+            },
+            duration(r),
+            r.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+            home_relative(&r.cwd),
+        ]);
+    }
+    let mut widths = [0usize; 8];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .enumerate()
+            .map(|(i, (cell, w))| if i == 7 { cell.clone() } else { format!("{cell:<w$}") })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+pub fn detail(d: &RunDetail) -> String {
+    let r = &d.run;
+    let mut out = String::new();
+    let mut field = |k: &str, v: String| out.push_str(&format!("{k:<10} {v}\n"));
+    field("id", r.id.clone());
+    field("name", r.name.clone());
+    field("harness", r.harness.clone());
+    field("command", r.command.join(" "));
+    field("host", r.host.clone());
+    field("cwd", r.cwd.clone());
+    let state = if r.state.is_live() {
+        format!("{} · {}", r.state.as_str(), r.status.as_str())
+    } else {
+        r.state.as_str().to_string()
+    };
+    field("state", state);
+    if let Some(reason) = &r.reason {
+        field("reason", reason.clone());
+    }
+    if let Some(code) = r.exit_code {
+        field("exit", code.to_string());
+    }
+    if let Some(sig) = &r.signal {
+        field("signal", sig.clone());
+    }
+    field("pid", r.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()));
+    field("parent", r.parent_id.clone().unwrap_or_else(|| "-".into()));
+    if r.detached {
+        field("detached", "yes".into());
+    }
+    field("session", r.session_id.clone().unwrap_or_else(|| "-".into()));
+    if let Some(w) = &r.worktree {
+        field("worktree", w.clone());
+    }
+    field("size", format!("{}x{}", r.cols, r.rows));
+    field("created", r.created_at.clone());
+    field("started", r.started_at.clone().unwrap_or_else(|| "-".into()));
+    field("ended", r.ended_at.clone().unwrap_or_else(|| "-".into()));
+    field("time", duration(r));
+    field("output", format!("{} bytes", r.output_bytes));
+    out.push_str("events\n");
+    for e in &d.events {
+        let data = if e.data.is_null() || e.data == serde_json::json!({}) {
+            String::new()
+        } else {
+            one_line(&e.data.to_string())
+        };
+        out.push_str(&format!(
+            "  {:>3}  {}  {:<16} {}\n",
+            e.seq,
+            e.at,
+            e.kind,
+            crate::text::bounded(&data, 160)
+        ));
+    }
+    out
+}

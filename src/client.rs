@@ -1,0 +1,205 @@
+//! A client's connection to the daemon, which it starts on demand (detached,
+//! in its own session) like tmux starts its server.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader as StdBufReader};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::io::BufReader;
+use tokio::net::UnixStream;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::api::{ApiError, ErrorCode};
+use crate::paths::Paths;
+use crate::protocol::rpc::{Message, Request, Response};
+use crate::protocol::{Frame, HeaderError, exchange_headers, read_frame, write_frame};
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Response>>>>;
+
+pub struct Client {
+    frames: mpsc::Sender<Frame>,
+    pending: Pending,
+    next_id: AtomicU64,
+    /// Notifications, output and snapshots, when asked for.
+    pub events: Option<mpsc::Receiver<Frame>>,
+}
+
+/// How long a freshly started daemon has to accept connections.
+const DAEMON_READY: Duration = Duration::from_secs(10);
+
+fn unavailable(msg: String) -> ApiError {
+    ApiError::new(ErrorCode::DaemonUnavailable, msg)
+}
+
+impl Client {
+    /// Connects, starting the daemon if none is running. With `events`, the
+    /// client keeps notifications and output for `events`.
+    pub async fn connect(paths: &Paths, events: bool) -> Result<Client, ApiError> {
+        match Client::connect_existing(paths, events).await {
+            Ok(c) => Ok(c),
+            Err(e) if e.code == ErrorCode::DaemonUnavailable => {
+                start_daemon(paths)?;
+                Client::connect_existing(paths, events).await
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Connects to a running daemon only.
+    pub async fn connect_existing(paths: &Paths, events: bool) -> Result<Client, ApiError> {
+        let socket = paths.daemon_socket();
+        let stream = UnixStream::connect(&socket)
+            .await
+            .map_err(|e| unavailable(format!("no daemon at {}: {e}", socket.display())))?;
+        let (r, mut w) = stream.into_split();
+        let mut r = BufReader::new(r);
+        exchange_headers(&mut r, &mut w).await.map_err(|e| match e {
+            HeaderError::Mismatch { .. } => ApiError::new(
+                ErrorCode::VersionMismatch,
+                format!("{e}; stop the old daemon with `agents daemon stop`"),
+            ),
+            other => ApiError::new(ErrorCode::Protocol, other.to_string()),
+        })?;
+        let (frames, mut frames_rx) = mpsc::channel::<Frame>(64);
+        tokio::spawn(async move {
+            while let Some(frame) = frames_rx.recv().await {
+                if write_frame(&mut w, &frame).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let pending: Pending = Arc::default();
+        let (events_tx, events_rx) = if events {
+            let (tx, rx) = mpsc::channel(256);
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
+        let reader_pending = pending.clone();
+        tokio::spawn(async move {
+            while let Ok(frame) = read_frame(&mut r).await {
+                if let Frame::Control(bytes) = &frame
+                    && let Ok(Message::Response(resp)) = Message::parse(bytes)
+                {
+                    let waiter = reader_pending
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .remove(&resp.id);
+                    if let Some(waiter) = waiter {
+                        let _ = waiter.send(resp);
+                    }
+                    continue;
+                }
+                if let Some(tx) = &events_tx
+                    && tx.send(frame).await.is_err()
+                {
+                    break;
+                }
+            }
+            // Dropping the waiters tells every caller the daemon went away.
+            reader_pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        });
+        Ok(Client {
+            frames,
+            pending,
+            next_id: AtomicU64::new(1),
+            events: events_rx,
+        })
+    }
+
+    pub async fn call<P: Serialize, T: DeserializeOwned>(&self, method: &str, params: P) -> Result<T, ApiError> {
+        let value = self
+            .call_value(method, serde_json::to_value(params).map_err(ApiError::internal)?)
+            .await?;
+        serde_json::from_value(value).map_err(|e| ApiError::new(ErrorCode::Protocol, format!("unexpected answer: {e}")))
+    }
+
+    pub async fn call_value(&self, method: &str, params: Value) -> Result<Value, ApiError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
+        let gone = || unavailable("the daemon closed the connection".into());
+        self.frames
+            .send(Frame::control(&Request::new(id, method, params)))
+            .await
+            .map_err(|_| gone())?;
+        let resp = rx.await.map_err(|_| gone())?;
+        match (resp.result, resp.error) {
+            (_, Some(err)) => {
+                let code = err
+                    .data
+                    .map(|d| ErrorCode::parse(&d.code))
+                    .unwrap_or(ErrorCode::Internal);
+                Err(ApiError::new(code, err.message))
+            }
+            (Some(v), None) => Ok(v),
+            (None, None) => Ok(Value::Null),
+        }
+    }
+
+    pub async fn send_frame(&self, frame: Frame) -> Result<(), ApiError> {
+        self.frames
+            .send(frame)
+            .await
+            .map_err(|_| unavailable("the daemon closed the connection".into()))
+    }
+}
+
+/// Starts `agents daemon run` detached and waits for its ready line.
+pub fn start_daemon(paths: &Paths) -> Result<(), ApiError> {
+    paths.ensure().map_err(|e| unavailable(format!("{e:#}")))?;
+    let exe = std::env::current_exe().map_err(|e| unavailable(format!("cannot find the agents binary: {e}")))?;
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(paths.daemon_log())
+        .map_err(|e| unavailable(format!("cannot open {}: {e}", paths.daemon_log().display())))?;
+    let mut cmd = Command::new(exe);
+    cmd.args(["daemon", "run", "--ready"])
+        .env("AGENTS_HOME", &paths.home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log);
+    // SAFETY: setsid is async-signal-safe. The daemon must outlive this
+    // client and never get its terminal's signals.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::unistd::setsid().map_err(std::io::Error::from)?;
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| unavailable(format!("cannot start the daemon: {e}")))?;
+    let stdout = child.stdout.take();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        if let Some(out) = stdout {
+            let _ = StdBufReader::new(out).read_line(&mut line);
+        }
+        let _ = tx.send(line);
+    });
+    // Reap it if it exits early (another daemon won the race); otherwise it
+    // is re-parented when we exit.
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    match rx.recv_timeout(DAEMON_READY) {
+        Ok(line) if line.trim() == "ready" => Ok(()),
+        // Another client started a daemon at the same moment; it will answer.
+        Ok(_) => Ok(()),
+        Err(_) => Err(unavailable(format!(
+            "the daemon did not start within {}s; see {}",
+            DAEMON_READY.as_secs(),
+            paths.daemon_log().display()
+        ))),
+    }
+}

@@ -1,0 +1,163 @@
+//! `config.toml` (DESIGN §3). The daemon re-reads it when its SHA-256
+//! changes; an invalid revision is reported and never replaces the last
+//! valid one.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub engine: Engine,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Engine {
+    /// Lines of history `agents logs` and scrollback render (DESIGN §6).
+    pub history_lines: usize,
+    /// An agent is busy while its output is younger than this; prompts queue
+    /// until it has been quiet this long.
+    pub quiet_ms: u64,
+    pub cancel_sigint_grace_ms: u64,
+    pub cancel_sigterm_grace_ms: u64,
+    /// PTY size while no client is attached, `COLSxROWS`.
+    pub default_size: String,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Engine {
+            history_lines: 10_000,
+            // A second of silence: long enough to span an agent's pauses
+            // between streamed tokens, short enough that a queued prompt
+            // follows promptly.
+            quiet_ms: 1000,
+            cancel_sigint_grace_ms: 3000,
+            cancel_sigterm_grace_ms: 3000,
+            default_size: "120x40".into(),
+        }
+    }
+}
+
+
+impl Config {
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let config: Config = toml::from_str(text).map_err(|e| e.to_string().trim().replace('\n', " "))?;
+        parse_size(&config.engine.default_size).map_err(|e| format!("engine.default_size: {e}"))?;
+        Ok(config)
+    }
+
+    pub fn default_size(&self) -> (u16, u16) {
+        parse_size(&self.engine.default_size).unwrap_or((40, 120))
+    }
+}
+
+/// Parses `COLSxROWS` into (rows, cols).
+pub fn parse_size(s: &str) -> Result<(u16, u16), String> {
+    let (c, r) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("size '{s}' is not COLSxROWS"))?;
+    let cols: u16 = c.trim().parse().map_err(|_| format!("bad column count in '{s}'"))?;
+    let rows: u16 = r.trim().parse().map_err(|_| format!("bad row count in '{s}'"))?;
+    if !(2..=2000).contains(&cols) || !(2..=1000).contains(&rows) {
+        return Err(format!("size '{s}' out of range (2..2000 x 2..1000)"));
+    }
+    Ok((rows, cols))
+}
+
+/// The config as last read, with the revision it came from.
+pub struct ConfigWatch {
+    path: Option<PathBuf>,
+    hash: Option<[u8; 32]>,
+    pub current: Config,
+    /// The last problem seen with the file, if its newest revision is invalid.
+    pub problem: Option<String>,
+}
+
+impl ConfigWatch {
+    pub fn new(path: Option<PathBuf>) -> ConfigWatch {
+        let mut watch = ConfigWatch {
+            path,
+            hash: None,
+            current: Config::default(),
+            problem: None,
+        };
+        watch.refresh();
+        watch
+    }
+
+    /// Re-reads the file if its content changed. Returns whether the active
+    /// config changed.
+    pub fn refresh(&mut self) -> bool {
+        let Some(path) = &self.path else { return false };
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => {
+                self.problem = Some(format!("{}: {e}", path.display()));
+                return false;
+            }
+        };
+        let hash: [u8; 32] = Sha256::digest(&bytes).into();
+        if self.hash == Some(hash) {
+            return false;
+        }
+        self.hash = Some(hash);
+        match std::str::from_utf8(&bytes)
+            .map_err(|e| e.to_string())
+            .and_then(Config::parse)
+        {
+            Ok(config) => {
+                self.problem = None;
+                let changed = config != self.current;
+                self.current = config;
+                changed
+            }
+            Err(e) => {
+                let msg = format!("{} is invalid, keeping the last valid config: {e}", path.display());
+                tracing::warn!("{msg}");
+                self.problem = Some(msg);
+                false
+            }
+        }
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_invalid_revision_never_replaces_the_last_valid_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[engine]\nquiet_ms = 250\n").unwrap();
+        let mut watch = ConfigWatch::new(Some(path.clone()));
+        assert_eq!(watch.current.engine.quiet_ms, 250);
+        assert!(watch.problem.is_none());
+
+        std::fs::write(&path, "[engine]\nquiet_ms = \"soon\"\n").unwrap();
+        assert!(!watch.refresh());
+        assert_eq!(watch.current.engine.quiet_ms, 250);
+        assert!(watch.problem.as_deref().unwrap().contains("invalid"));
+
+        std::fs::write(&path, "[engine]\nquiet_ms = 300\n").unwrap();
+        assert!(watch.refresh());
+        assert_eq!(watch.current.engine.quiet_ms, 300);
+        assert!(watch.problem.is_none());
+    }
+
+    #[test]
+    fn sizes_parse_as_cols_by_rows() {
+        assert_eq!(parse_size("200x50"), Ok((50, 200)));
+        assert!(parse_size("0x0").is_err());
+        assert!(parse_size("wide").is_err());
+    }
+}

@@ -1,0 +1,204 @@
+//! Re-adoption after a daemon restart, and what happens when a supervisor
+//! ends or disappears (DESIGN §4 "Daemon restart").
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::Daemon;
+use super::link::{Link, LiveRun, monitor};
+use crate::api::{ErrorCode, RunState};
+use crate::pty::{Identity, Liveness};
+use crate::store::runs::{self, Ending, RunRow};
+use crate::supervise::ExitEvidence;
+use crate::supervise::server_method as sup;
+
+/// Checks every run the database says is live.
+pub async fn reconcile_all(daemon: &Arc<Daemon>) {
+    let rows = match daemon.store.call(|c| runs::list_runs(c, false)).await {
+        Ok(rows) => rows,
+        Err(e) => {
+            tracing::error!("cannot list live runs: {e}");
+            return;
+        }
+    };
+    for row in rows {
+        if let Err(e) = adopt(daemon, &row).await {
+            tracing::info!("run {} not re-adopted: {e}", row.id);
+            supervisor_gone(daemon, &row.id).await;
+        }
+    }
+}
+
+/// Connects to a run's supervisor, verifies it is the one recorded, and
+/// starts following it. Used for new runs and after a restart.
+pub async fn adopt(daemon: &Arc<Daemon>, row: &RunRow) -> anyhow::Result<Arc<LiveRun>> {
+    let socket = daemon.paths.run_socket(&row.id);
+    let (link, notes) = Link::connect(&socket).await?;
+    let hello = link.call(sup::HELLO, Value::Null).await?;
+    if hello.get("run").and_then(Value::as_str) != Some(row.id.as_str()) {
+        anyhow::bail!("the socket answered for another run");
+    }
+    let supervisor: Option<Identity> = serde_json::from_value(hello["supervisor"].clone()).ok();
+    if let (Some(sup), Some(pid), Some(start)) = (&supervisor, row.supervisor_pid, row.supervisor_start)
+        && (i64::from(sup.pid) != pid || sup.start_ticks as i64 != start)
+    {
+        anyhow::bail!("the supervisor's identity does not match the record");
+    }
+    let leader: Identity = serde_json::from_value(hello["leader"].clone())?;
+    if row.state != RunState::Running {
+        let spawned = runs::Spawned {
+            pid: leader.pid.into(),
+            pgid: leader.pid.into(),
+            proc_start: leader.start_ticks as i64,
+            boot_id: leader.boot_id.clone(),
+            started_at: crate::store::now_ms(),
+        };
+        let id = row.id.clone();
+        daemon.store.call(move |c| runs::mark_running(c, &id, &spawned)).await?;
+    }
+    let offset = hello["offset"].as_u64().unwrap_or(0);
+    let live = Arc::new(LiveRun::new(row.id.clone(), link.clone(), offset));
+    if row.state != RunState::Running {
+        // A harness that just started is busy starting: don't type into it
+        // before it has had a quiet moment.
+        *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(std::time::Instant::now());
+    }
+    daemon
+        .runs
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(row.id.clone(), live.clone());
+    tokio::spawn(monitor(daemon.clone(), live.clone(), notes));
+    super::queue::spawn(daemon.clone(), live.clone());
+    // Offsets and the exit arrive as notifications from here on.
+    link.call(sup::WATCH, Value::Null).await?;
+    daemon.changed(&row.id);
+    Ok(live)
+}
+
+/// Writes a run's end from its supervisor's evidence, and tells its parent.
+pub async fn record_exit(daemon: &Arc<Daemon>, id: &str, evidence: &ExitEvidence) {
+    let (state, reason) = evidence.verdict();
+    let ending = Ending {
+        state,
+        exit_code: evidence.exit_code.map(i64::from),
+        signal: evidence.signal.clone(),
+        reason: Some(reason),
+        output_bytes: Some(evidence.output_bytes),
+        event_kind: event_kind(state),
+        evidence: serde_json::to_value(evidence).unwrap_or(Value::Null),
+    };
+    finish(daemon, id, ending).await;
+}
+
+fn event_kind(state: RunState) -> &'static str {
+    match state {
+        RunState::Succeeded => "RUN_FINISHED",
+        RunState::Cancelled => "RUN_CANCELLED",
+        _ => "RUN_ERROR",
+    }
+}
+
+/// Ends a run (once) and tells its parent.
+pub async fn finish(daemon: &Arc<Daemon>, id: &str, ending: Ending) {
+    let id_owned = id.to_string();
+    let state = ending.state;
+    let result = daemon
+        .store
+        .call(move |c| {
+            let ended = runs::finish(c, &id_owned, &ending)?;
+            let parent = runs::get_run(c, &id_owned)?.and_then(|r| r.parent_run_id);
+            if ended && let Some(parent) = &parent {
+                runs::append_event(
+                    c,
+                    parent,
+                    "CHILD_ENDED",
+                    &json!({ "child": id_owned, "state": state.as_str() }),
+                )?;
+            }
+            Ok(parent.filter(|_| ended))
+        })
+        .await;
+    match result {
+        Ok(Some(parent)) => daemon.changed(&parent),
+        Ok(None) => {}
+        Err(e) => tracing::error!("cannot record the end of run {id}: {e}"),
+    }
+    daemon.changed(id);
+}
+
+/// How long a harness gets to die of the hangup after its supervisor died,
+/// before we call it still running.
+const HANGUP_GRACE: Duration = Duration::from_millis(2000);
+
+/// The supervisor is gone without telling us how the run ended.
+pub async fn supervisor_gone(daemon: &Arc<Daemon>, id: &str) {
+    if let Some(evidence) = ExitEvidence::read(&daemon.paths.exit_evidence(id)) {
+        record_exit(daemon, id, &evidence).await;
+        return;
+    }
+    let key = id.to_string();
+    let Ok(Some(row)) = daemon.store.call(move |c| runs::get_run(c, &key)).await else {
+        return;
+    };
+    if !row.state.is_live() {
+        return;
+    }
+    let (state, reason) = match (row.pid, row.proc_start, &row.boot_id) {
+        (Some(pid), Some(start), Some(boot)) => {
+            let harness = Identity {
+                pid: pid as i32,
+                start_ticks: start as u64,
+                boot_id: boot.clone(),
+            };
+            // The PTY closed with the supervisor, so the harness got a hangup.
+            let deadline = tokio::time::Instant::now() + HANGUP_GRACE;
+            let mut seen = harness.liveness();
+            while seen == Liveness::Alive && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                seen = harness.liveness();
+            }
+            match seen {
+                Liveness::Gone => (
+                    RunState::Interrupted,
+                    "the run's supervisor died while the run was live; the harness is gone".to_string(),
+                ),
+                Liveness::Alive => (
+                    RunState::Lost,
+                    format!(
+                        "the run's supervisor died; harness pid {pid} is still running but can no longer be observed (agents cancel signals it after verifying it)"
+                    ),
+                ),
+                Liveness::Unknown => (
+                    RunState::Lost,
+                    format!("the run's supervisor died and harness pid {pid} cannot be verified either way"),
+                ),
+            }
+        }
+        _ if row.supervisor_pid.is_none() => (
+            RunState::Interrupted,
+            "the daemon stopped before the run's supervisor started".to_string(),
+        ),
+        _ => (
+            RunState::Lost,
+            "the run's supervisor died before it reported the harness; whether it ran cannot be verified".to_string(),
+        ),
+    };
+    let ending = Ending {
+        state,
+        exit_code: None,
+        signal: None,
+        reason: Some(reason),
+        output_bytes: std::fs::metadata(daemon.paths.output_log(id)).ok().map(|m| m.len()),
+        event_kind: "RUN_ERROR",
+        evidence: json!({ "supervisor_pid": row.supervisor_pid }),
+    };
+    finish(daemon, id, ending).await;
+}
+
+/// Error code for operations on a run that has ended.
+pub fn not_running(id: &str, state: RunState) -> crate::api::ApiError {
+    crate::api::ApiError::new(ErrorCode::NotRunning, format!("run {id} is {}", state.as_str()))
+}

@@ -1,0 +1,126 @@
+//! One client connection: the version header, then framed JSON-RPC requests
+//! and input frames in; responses, notifications and output frames out.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio::io::BufReader;
+use tokio::net::UnixStream;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::Daemon;
+use super::subscribe::Outbox;
+use crate::api::{ErrorCode, method};
+use crate::protocol::rpc::{Message, Request, Response};
+use crate::protocol::{Frame, FrameError, exchange_headers, read_frame, write_frame};
+
+/// Control frames queued for one client. Bounded so a client that never
+/// reads cannot grow the daemon; responses wait their turn instead.
+const CONTROL_QUEUE: usize = 256;
+/// Output frames queued for one client (each ≤ 256 KiB): the per-client
+/// bound of DESIGN §5; past it the subscription blocks, falls behind and is
+/// given a snapshot.
+const OUTPUT_QUEUE: usize = 16;
+
+pub type Subscriptions = Arc<std::sync::Mutex<HashMap<String, JoinHandle<()>>>>;
+
+pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
+    let (r, mut w) = stream.into_split();
+    let mut r = BufReader::new(r);
+    if let Err(e) = exchange_headers(&mut r, &mut w).await {
+        tracing::info!("client refused: {e}");
+        // Tell a wrong-version peer why, in a frame it can still read if it
+        // speaks frames at all.
+        let resp = Response::err(0, ErrorCode::VersionMismatch.as_str(), e.to_string());
+        let _ = write_frame(&mut w, &Frame::control(&resp)).await;
+        return;
+    }
+    let (control, mut control_rx) = mpsc::channel::<Frame>(CONTROL_QUEUE);
+    let (output, mut output_rx) = mpsc::channel::<Frame>(OUTPUT_QUEUE);
+    let writer = tokio::spawn(async move {
+        loop {
+            let frame = tokio::select! {
+                biased;
+                Some(f) = control_rx.recv() => f,
+                Some(f) = output_rx.recv() => f,
+                else => break,
+            };
+            if write_frame(&mut w, &frame).await.is_err() {
+                break;
+            }
+        }
+    });
+    let outbox = Outbox { control, output };
+    let subscriptions: Subscriptions = Arc::default();
+
+    // Run-change notifications, ids only (STYLE: notifications carry ids).
+    let mut changes = daemon.changes.subscribe();
+    let changes_outbox = outbox.clone();
+    let forward_changes = tokio::spawn(async move {
+        loop {
+            match changes.recv().await {
+                Ok(id) => {
+                    if !changes_outbox
+                        .notify(method::RUN_CHANGED, serde_json::json!({ "run": id }))
+                        .await
+                    {
+                        break;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => break,
+            }
+        }
+    });
+
+    loop {
+        let frame = match read_frame(&mut r).await {
+            Ok(frame) => frame,
+            Err(FrameError::Closed) => break,
+            Err(e) => {
+                // A malformed frame ends this connection only; say why first.
+                let resp = Response::err(0, ErrorCode::Protocol.as_str(), e.to_string());
+                let _ = outbox.control.send(Frame::control(&resp)).await;
+                break;
+            }
+        };
+        match frame {
+            Frame::Control(bytes) => match Message::parse(&bytes) {
+                Ok(Message::Request(req)) => {
+                    let daemon = daemon.clone();
+                    let outbox = outbox.clone();
+                    let subs = subscriptions.clone();
+                    tokio::spawn(async move { answer(daemon, outbox, subs, req).await });
+                }
+                Ok(Message::Response(_)) => {}
+                Err(e) => {
+                    let resp = Response::err(0, ErrorCode::Protocol.as_str(), format!("malformed JSON-RPC: {e}"));
+                    let _ = outbox.control.send(Frame::control(&resp)).await;
+                }
+            },
+            Frame::Input { run, bytes } => {
+                if let Some(live) = daemon.live(&run) {
+                    let _ = live.link.input(&run, bytes).await;
+                }
+            }
+            Frame::Output { .. } | Frame::Snapshot { .. } => {}
+        }
+    }
+    for (_, task) in subscriptions.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+        task.abort();
+    }
+    forward_changes.abort();
+    drop(outbox);
+    let _ = writer.await;
+}
+
+async fn answer(daemon: Arc<Daemon>, outbox: Outbox, subs: Subscriptions, req: Request) {
+    let result = super::dispatch::call(&daemon, &outbox, &subs, &req.method, req.params).await;
+    let Some(id) = req.id else { return };
+    let resp = match result {
+        Ok(value) => Response::ok(id, value),
+        Err(e) => Response::err(id, e.code.as_str(), e.message),
+    };
+    let _ = outbox.control.send(Frame::control(&resp)).await;
+}

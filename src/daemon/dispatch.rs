@@ -1,0 +1,243 @@
+//! The tool table (DESIGN §2): every method a client can call, one place.
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::Daemon;
+use super::client::Subscriptions;
+use super::start::{record, resolve_row};
+use super::subscribe::{self, Outbox};
+use crate::api::{
+    ApiError, AttachParams, AttachResult, CancelParams, DaemonStatus, ErrorCode, ListParams, ResizeParams, RunDetail,
+    RunRef, RunState, SendParams, StartParams, method,
+};
+use crate::pty::{Identity, Liveness};
+use crate::store::runs;
+use crate::supervise::server_method as sup;
+
+fn params<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
+    serde_json::from_value(value).map_err(|e| ApiError::bad_request(format!("bad parameters: {e}")))
+}
+
+fn to_value<T: serde::Serialize>(v: T) -> Result<Value, ApiError> {
+    serde_json::to_value(v).map_err(ApiError::internal)
+}
+
+pub async fn call(
+    daemon: &Arc<Daemon>,
+    outbox: &Outbox,
+    subs: &Subscriptions,
+    name: &str,
+    p: Value,
+) -> Result<Value, ApiError> {
+    match name {
+        method::RUNS_START => to_value(super::start::start(daemon, params::<StartParams>(p)?).await?),
+        method::RUNS_LIST => {
+            let ListParams { all } = params(p)?;
+            let rows = daemon
+                .store
+                .call(move |c| runs::list_runs(c, all))
+                .await
+                .map_err(ApiError::internal)?;
+            to_value(rows.iter().map(|r| r.to_record()).collect::<Vec<_>>())
+        }
+        method::RUNS_SHOW => {
+            let RunRef { run } = params(p)?;
+            let row = resolve_row(daemon, &run).await?;
+            let id = row.id.clone();
+            let events = daemon
+                .store
+                .call(move |c| runs::events(c, &id))
+                .await
+                .map_err(ApiError::internal)?;
+            to_value(RunDetail {
+                run: row.to_record(),
+                events,
+            })
+        }
+        method::RUNS_SEND => {
+            let SendParams { run, text, prompt_id } = params(p)?;
+            let row = resolve_row(daemon, &run).await?;
+            if !row.state.is_live() {
+                return Err(super::start::ended_state_error(&row));
+            }
+            if text.len() > 64 * 1024 {
+                return Err(ApiError::bad_request("prompt longer than 64 KiB"));
+            }
+            let prompt_id = prompt_id.unwrap_or_else(|| ulid::Ulid::new().to_string());
+            to_value(super::queue::enqueue(daemon, &row.id, &prompt_id, &text).await?)
+        }
+        method::RUNS_CANCEL => {
+            let CancelParams { run, force } = params(p)?;
+            let row = resolve_row(daemon, &run).await?;
+            let cancelled = cancel_tree(daemon, &row.id, force).await?;
+            Ok(json!({ "run": row.id, "cancelling": cancelled }))
+        }
+        method::RUNS_ATTACH => {
+            let attach: AttachParams = params(p)?;
+            let row = resolve_row(daemon, &attach.run).await?;
+            let id = row.id.clone();
+            let record = row.to_record();
+            let task = tokio::spawn({
+                let (daemon, outbox, id) = (daemon.clone(), outbox.clone(), id.clone());
+                async move {
+                    if let Err(e) = subscribe::stream(daemon, outbox.clone(), row, attach).await {
+                        outbox
+                            .notify_in_stream(
+                                method::OUTPUT_END,
+                                json!({ "run": id, "final": true, "error": e.message }),
+                            )
+                            .await;
+                    }
+                }
+            });
+            if let Some(old) = subs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, task) {
+                old.abort();
+            }
+            to_value(AttachResult { run: record })
+        }
+        method::RUNS_DETACH => {
+            let RunRef { run } = params(p)?;
+            let row = resolve_row(daemon, &run).await?;
+            if let Some(task) = subs.lock().unwrap_or_else(|p| p.into_inner()).remove(&row.id) {
+                task.abort();
+            }
+            Ok(Value::Null)
+        }
+        method::RUNS_RESIZE => {
+            let ResizeParams { run, rows, cols } = params(p)?;
+            if !(2..=1000).contains(&rows) || !(2..=2000).contains(&cols) {
+                return Err(ApiError::bad_request(format!("size {cols}x{rows} out of range")));
+            }
+            let row = resolve_row(daemon, &run).await?;
+            let live = daemon
+                .live(&row.id)
+                .ok_or_else(|| super::start::ended_state_error(&row))?;
+            live.link
+                .call(sup::RESIZE, json!({ "rows": rows, "cols": cols }))
+                .await?;
+            let id = row.id.clone();
+            let _ = daemon.store.call(move |c| runs::set_size(c, &id, rows, cols)).await;
+            Ok(Value::Null)
+        }
+        method::RUNS_WAIT => {
+            let RunRef { run } = params(p)?;
+            let row = resolve_row(daemon, &run).await?;
+            if let Some(live) = daemon.live(&row.id) {
+                let mut ended = live.ended.subscribe();
+                let _ = ended.wait_for(|e| *e).await;
+            }
+            to_value(record(daemon, &row.id).await?)
+        }
+        method::RUNS_INDEX => {
+            let RunRef { run } = params(p)?;
+            let row = resolve_row(daemon, &run).await?;
+            let bytes = std::fs::read(daemon.paths.output_index(&row.id)).unwrap_or_default();
+            let samples: Vec<[u64; 2]> = bytes
+                .chunks_exact(16)
+                .map(|c| {
+                    let offset = u64::from_le_bytes(c[..8].try_into().unwrap_or([0; 8]));
+                    let ms = u64::from_le_bytes(c[8..].try_into().unwrap_or([0; 8]));
+                    [offset, ms]
+                })
+                .collect();
+            to_value(samples)
+        }
+        method::DAEMON_STATUS => {
+            let live_runs = daemon.runs.lock().unwrap_or_else(|p| p.into_inner()).len();
+            to_value(DaemonStatus {
+                pid: std::process::id(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                home: daemon.paths.home.display().to_string(),
+                live_runs,
+                clients: daemon.clients.load(std::sync::atomic::Ordering::Relaxed),
+            })
+        }
+        method::DAEMON_STOP => {
+            let daemon = daemon.clone();
+            tokio::spawn(async move {
+                // Let the answer reach the client before the process ends.
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                daemon.shutdown.notify_one();
+            });
+            Ok(Value::Null)
+        }
+        other => Err(ApiError::new(
+            ErrorCode::UnknownMethod,
+            format!("unknown method '{other}'"),
+        )),
+    }
+}
+
+/// Cancels a run and, following ownership edges, its non-detached children
+/// (DESIGN §4). Returns the ids asked to end.
+async fn cancel_tree(daemon: &Arc<Daemon>, root: &str, force: bool) -> Result<Vec<String>, ApiError> {
+    let mut asked = Vec::new();
+    let mut todo = vec![root.to_string()];
+    let mut first = true;
+    while let Some(id) = todo.pop() {
+        let key = id.clone();
+        let (row, children) = daemon
+            .store
+            .call(move |c| Ok((runs::get_run(c, &key)?, runs::children(c, &key)?)))
+            .await
+            .map_err(ApiError::internal)?;
+        let Some(row) = row else { continue };
+        match cancel_one(daemon, &row, force).await {
+            Ok(true) => asked.push(id.clone()),
+            Ok(false) => {}
+            Err(e) if first => return Err(e),
+            Err(_) => {}
+        }
+        first = false;
+        todo.extend(children.into_iter().filter(|c| !c.detached).map(|c| c.id));
+    }
+    Ok(asked)
+}
+
+async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool) -> Result<bool, ApiError> {
+    if let Some(live) = daemon.live(&row.id) {
+        let id = row.id.clone();
+        let _ = daemon
+            .store
+            .call(move |c| runs::append_event(c, &id, "CANCEL_REQUESTED", &json!({ "force": force })))
+            .await;
+        live.link.call(sup::CANCEL, json!({ "force": force })).await?;
+        return Ok(true);
+    }
+    if row.state == RunState::Lost
+        && let (Some(pid), Some(start), Some(boot)) = (row.pid, row.proc_start, &row.boot_id)
+    {
+        // A harness whose supervisor died: signal it ourselves, after
+        // verifying it is still the process we recorded.
+        let leader = Identity {
+            pid: pid as i32,
+            start_ticks: start as u64,
+            boot_id: boot.clone(),
+        };
+        if leader.liveness() == Liveness::Alive {
+            let signal = if force {
+                nix::sys::signal::Signal::SIGKILL
+            } else {
+                nix::sys::signal::Signal::SIGTERM
+            };
+            crate::pty::signal::signal_group(&leader, leader.pid, signal)
+                .map_err(|e| ApiError::new(ErrorCode::NotRunning, e.to_string()))?;
+            let id = row.id.clone();
+            let _ = daemon
+                .store
+                .call(move |c| runs::append_event(c, &id, "SIGNALLED", &json!({ "signal": signal.as_str() })))
+                .await;
+            return Ok(true);
+        }
+    }
+    if row.state.is_live() {
+        return Err(ApiError::new(
+            ErrorCode::NotRunning,
+            format!("run {} is still starting; try again", row.id),
+        ));
+    }
+    Err(super::start::ended_state_error(row))
+}

@@ -1,0 +1,222 @@
+//! The daemon's connection to one run's supervisor, and what the daemon
+//! keeps about a live run.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::io::BufReader;
+use tokio::net::UnixStream;
+use tokio::sync::{Notify, mpsc, oneshot, watch};
+
+use super::Daemon;
+use crate::api::{ApiError, ErrorCode};
+use crate::protocol::rpc::{Message, Request, Response};
+use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
+use crate::supervise::ExitEvidence;
+use crate::supervise::server_method as sup;
+
+/// What the daemon holds for a run that has not ended.
+pub struct LiveRun {
+    pub id: String,
+    /// Bytes in the run's output log, as the supervisor last reported.
+    pub committed: watch::Sender<u64>,
+    pub ended: watch::Sender<bool>,
+    pub last_output: Mutex<Option<Instant>>,
+    pub link: Link,
+    /// Woken when a prompt is queued or output arrives.
+    pub wake: Notify,
+    /// Held while a prompt is being delivered, so one is never typed twice.
+    pub delivery: tokio::sync::Mutex<()>,
+}
+
+impl LiveRun {
+    pub fn new(id: String, link: Link, offset: u64) -> LiveRun {
+        LiveRun {
+            id,
+            committed: watch::Sender::new(offset),
+            ended: watch::Sender::new(false),
+            last_output: Mutex::new(None),
+            link,
+            wake: Notify::new(),
+            delivery: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// Quiet means no output for `quiet`: the engine's busy rule (documented
+    /// in docs/architecture.md), refined by harness hooks later.
+    pub fn quiet_for(&self, quiet: Duration) -> Option<Duration> {
+        let last = *self.last_output.lock().unwrap_or_else(|p| p.into_inner());
+        match last {
+            None => None,
+            Some(t) => {
+                let since = t.elapsed();
+                (since < quiet).then(|| quiet - since)
+            }
+        }
+    }
+}
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Response>>>>;
+
+/// A framed connection to a supervisor's run socket.
+#[derive(Clone)]
+pub struct Link {
+    frames: mpsc::Sender<Frame>,
+    pending: Pending,
+    next_id: Arc<AtomicU64>,
+}
+
+/// What a supervisor tells the daemon unasked.
+pub enum SupervisorNote {
+    Offset(u64),
+    Exited(Box<ExitEvidence>),
+}
+
+/// How long a supervisor has to answer one request.
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Link {
+    pub async fn connect(socket: &Path) -> std::io::Result<(Link, mpsc::Receiver<SupervisorNote>)> {
+        let stream = UnixStream::connect(socket).await?;
+        let (r, mut w) = stream.into_split();
+        let mut r = BufReader::new(r);
+        exchange_headers(&mut r, &mut w).await.map_err(std::io::Error::other)?;
+        let (frames, mut frames_rx) = mpsc::channel::<Frame>(256);
+        tokio::spawn(async move {
+            while let Some(frame) = frames_rx.recv().await {
+                if write_frame(&mut w, &frame).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let pending: Pending = Arc::default();
+        let (notes, notes_rx) = mpsc::channel(64);
+        let reader_pending = pending.clone();
+        tokio::spawn(async move {
+            while let Ok(frame) = read_frame(&mut r).await {
+                let Frame::Control(bytes) = frame else { continue };
+                match Message::parse(&bytes) {
+                    Ok(Message::Response(resp)) => {
+                        let waiter = reader_pending
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .remove(&resp.id);
+                        if let Some(waiter) = waiter {
+                            let _ = waiter.send(resp);
+                        }
+                    }
+                    Ok(Message::Request(note)) => {
+                        let note = match note.method.as_str() {
+                            sup::OFFSET => note
+                                .params
+                                .get("offset")
+                                .and_then(Value::as_u64)
+                                .map(SupervisorNote::Offset),
+                            sup::EXITED => note
+                                .params
+                                .get("evidence")
+                                .and_then(|e| serde_json::from_value(e.clone()).ok())
+                                .map(|e| SupervisorNote::Exited(Box::new(e))),
+                            _ => None,
+                        };
+                        if let Some(note) = note
+                            && notes.send(note).await.is_err()
+                        {
+                            break;
+                        }
+                    }
+                    Err(_) => {}
+                }
+            }
+            // Dropping `notes` tells the monitor the link is gone.
+            reader_pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        });
+        Ok((
+            Link {
+                frames,
+                pending,
+                next_id: Arc::new(AtomicU64::new(1)),
+            },
+            notes_rx,
+        ))
+    }
+
+    pub async fn call(&self, method: &str, params: Value) -> Result<Value, ApiError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
+        let unreachable = || ApiError::new(ErrorCode::NotRunning, "the run's supervisor is not reachable");
+        self.frames
+            .send(Frame::control(&Request::new(id, method, params)))
+            .await
+            .map_err(|_| unreachable())?;
+        let resp = tokio::time::timeout(CALL_TIMEOUT, rx)
+            .await
+            .map_err(|_| ApiError::new(ErrorCode::NotRunning, "the run's supervisor did not answer in time"))?
+            .map_err(|_| unreachable())?;
+        match (resp.result, resp.error) {
+            (_, Some(err)) => Err(ApiError::bad_request(err.message)),
+            (Some(v), None) => Ok(v),
+            (None, None) => Ok(Value::Null),
+        }
+    }
+
+    pub async fn input(&self, run: &str, bytes: Vec<u8>) -> Result<(), ApiError> {
+        self.frames
+            .send(Frame::Input {
+                run: run.to_string(),
+                bytes,
+            })
+            .await
+            .map_err(|_| ApiError::new(ErrorCode::NotRunning, "the run's supervisor is not reachable"))
+    }
+}
+
+/// How often the stored `output_bytes` of a flooding run is brought up to date.
+const PERSIST_OFFSET_EVERY: Duration = Duration::from_secs(1);
+
+/// Follows one live run until it ends: offsets, activity, and the exit.
+pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::Receiver<SupervisorNote>) {
+    let mut last_persist = Instant::now();
+    let mut unsaved = false;
+    loop {
+        match notes.recv().await {
+            Some(SupervisorNote::Offset(offset)) => {
+                let previous = live.committed.send_replace(offset);
+                if offset > previous {
+                    *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+                    live.wake.notify_waiters();
+                    unsaved = true;
+                }
+                if unsaved && last_persist.elapsed() >= PERSIST_OFFSET_EVERY {
+                    last_persist = Instant::now();
+                    unsaved = false;
+                    let id = live.id.clone();
+                    let _ = daemon
+                        .store
+                        .call(move |c| crate::store::runs::set_output_bytes(c, &id, offset))
+                        .await;
+                }
+            }
+            Some(SupervisorNote::Exited(evidence)) => {
+                live.committed.send_replace(evidence.output_bytes);
+                super::adopt::record_exit(&daemon, &live.id, &evidence).await;
+                let _ = live.link.call(sup::ACK_EXIT, Value::Null).await;
+                break;
+            }
+            None => {
+                // The link closed without an exit: the supervisor died.
+                super::adopt::supervisor_gone(&daemon, &live.id).await;
+                break;
+            }
+        }
+    }
+    live.ended.send_replace(true);
+    live.wake.notify_waiters();
+    daemon.runs.lock().unwrap_or_else(|p| p.into_inner()).remove(&live.id);
+    daemon.changed(&live.id);
+}

@@ -1,0 +1,143 @@
+//! `agents daemon`: the broker (DESIGN §2). It owns the database, the
+//! registry of live runs and their supervisor links, fan-out of output to
+//! clients, and the prompt queues. Runs live in their supervisors, so this
+//! process can die or be upgraded without losing one.
+
+mod adopt;
+mod client;
+mod dispatch;
+mod link;
+mod queue;
+mod start;
+mod subscribe;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{Notify, broadcast};
+
+use crate::config::ConfigWatch;
+use crate::paths::Paths;
+use crate::store::Store;
+
+pub use link::Link;
+
+/// Shared by every task of the daemon.
+pub struct Daemon {
+    pub paths: Paths,
+    pub store: Store,
+    pub config: Mutex<ConfigWatch>,
+    /// Live runs by id.
+    pub runs: Mutex<HashMap<String, Arc<link::LiveRun>>>,
+    /// `run.changed` notifications for every client (ids only).
+    pub changes: broadcast::Sender<String>,
+    pub clients: AtomicUsize,
+    pub shutdown: Notify,
+}
+
+impl Daemon {
+    pub fn live(&self, id: &str) -> Option<Arc<link::LiveRun>> {
+        self.runs.lock().unwrap_or_else(|p| p.into_inner()).get(id).cloned()
+    }
+
+    pub fn config(&self) -> crate::config::Config {
+        let mut watch = self.config.lock().unwrap_or_else(|p| p.into_inner());
+        watch.refresh();
+        watch.current.clone()
+    }
+
+    pub fn changed(&self, id: &str) {
+        let _ = self.changes.send(id.to_string());
+    }
+}
+
+/// The peer of a Unix socket runs as our user (SO_PEERCRED).
+pub fn peer_is_same_user(stream: &UnixStream) -> bool {
+    match stream.peer_cred() {
+        Ok(cred) => cred.uid() == nix::unistd::getuid().as_raw(),
+        Err(_) => false,
+    }
+}
+
+/// Runs the daemon in this process until `daemon.stop`. `ready` is told once
+/// the socket accepts connections (the client that started us waits for it).
+pub fn main(paths: Paths, ready: Option<std::fs::File>) -> Result<i32> {
+    paths.ensure()?;
+    // One daemon per AGENTS_HOME: an exclusive lock held for our lifetime.
+    let lock_file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(paths.daemon_lock())
+        .context("opening daemon.lock")?;
+    let _lock = match nix::fcntl::Flock::lock(lock_file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+        Ok(lock) => lock,
+        Err(_) => {
+            eprintln!("agents: a daemon is already running for {}", paths.home.display());
+            return Ok(3);
+        }
+    };
+    std::fs::write(paths.daemon_pid(), format!("{}\n", std::process::id()))?;
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the daemon runtime")?;
+    rt.block_on(serve(paths, ready))
+}
+
+async fn serve(paths: Paths, ready: Option<std::fs::File>) -> Result<i32> {
+    let store = Store::open(&paths.db()).with_context(|| format!("opening {}", paths.db().display()))?;
+    // We hold the lock, so any socket file left here is from a dead daemon.
+    let socket = paths.daemon_socket();
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket).with_context(|| format!("binding {}", socket.display()))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
+    }
+    let daemon = Arc::new(Daemon {
+        paths,
+        store,
+        config: Mutex::new(ConfigWatch::new(Paths::config_file())),
+        runs: Mutex::new(HashMap::new()),
+        changes: broadcast::channel(1024).0,
+        clients: AtomicUsize::new(0),
+        shutdown: Notify::new(),
+    });
+    adopt::reconcile_all(&daemon).await;
+    tracing::info!("daemon {} listening on {}", std::process::id(), socket.display());
+    if let Some(mut ready) = ready {
+        let _ = ready.write_all(b"ready\n");
+    }
+    let mut config_tick = tokio::time::interval(std::time::Duration::from_secs(60));
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                if !peer_is_same_user(&stream) {
+                    tracing::warn!("refused a connection from another user");
+                    continue;
+                }
+                let daemon = daemon.clone();
+                daemon.clients.fetch_add(1, Ordering::Relaxed);
+                tokio::spawn(async move {
+                    client::serve(daemon.clone(), stream).await;
+                    daemon.clients.fetch_sub(1, Ordering::Relaxed);
+                });
+            }
+            _ = config_tick.tick() => {
+                daemon.config.lock().unwrap_or_else(|p| p.into_inner()).refresh();
+            }
+            _ = daemon.shutdown.notified() => break,
+        }
+    }
+    let _ = std::fs::remove_file(&socket);
+    let _ = std::fs::remove_file(daemon.paths.daemon_pid());
+    Ok(0)
+}

@@ -1,0 +1,382 @@
+//! `runs.start`: normalize the intent, check every prerequisite before
+//! spawn (a failed one ends the run `blocked` with the reason), then start
+//! the run's supervisor and adopt it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::Daemon;
+use crate::api::{ActivityStatus, ApiError, ErrorCode, RunRecord, RunState, StartParams};
+use crate::store::runs::{self, Ending, Resolved, RunRow};
+use crate::supervise::{Grace, SuperviseSpec};
+
+/// Environment variables a harness gets from the client's environment
+/// (DESIGN §4: an allowlist; values are passed, never stored).
+const ENV_ALLOWLIST: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "AGENTS_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_RUNTIME_DIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+];
+
+pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecord, ApiError> {
+    let config = daemon.config();
+    let id = ulid::Ulid::new().to_string();
+    let (default_rows, default_cols) = config.default_size();
+    let rows = params.rows.unwrap_or(default_rows);
+    let cols = params.cols.unwrap_or(default_cols);
+
+    // The parent: named, or the run this request comes from.
+    let parent_ref = params.parent.clone().or_else(|| {
+        params
+            .env
+            .iter()
+            .find(|(k, _)| k == "AGENTS_RUN_ID")
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    });
+    let parent = match parent_ref {
+        Some(reference) => Some(resolve_row(daemon, &reference).await?),
+        None => None,
+    };
+
+    let name = match &params.name {
+        Some(name) => {
+            validate_name(name)?;
+            let n = name.clone();
+            if daemon
+                .store
+                .call(move |c| runs::name_taken(c, &n))
+                .await
+                .map_err(ApiError::internal)?
+            {
+                return Err(ApiError::new(
+                    ErrorCode::Conflict,
+                    format!("a run named '{name}' already exists"),
+                ));
+            }
+            name.clone()
+        }
+        None => free_name(daemon, &params.harness).await?,
+    };
+
+    let argv = crate::harness::command_line(&params.harness, &params.args, &params.env);
+    let mut row = RunRow {
+        id: id.clone(),
+        name: name.clone(),
+        harness: params.harness.clone(),
+        host: "local".into(),
+        cwd: params.cwd.clone(),
+        command: argv.clone().unwrap_or_else(|_| {
+            let mut c = vec![params.harness.clone()];
+            c.extend(params.args.iter().cloned());
+            c
+        }),
+        state: RunState::Pending,
+        status: ActivityStatus::Unknown,
+        parent_run_id: parent.as_ref().map(|p| p.id.clone()),
+        root_run_id: parent
+            .as_ref()
+            .map(|p| p.root_run_id.clone())
+            .unwrap_or_else(|| id.clone()),
+        detached: params.detached,
+        session_id: None,
+        launch_id: ulid::Ulid::new().to_string(),
+        pid: None,
+        pgid: None,
+        proc_start: None,
+        boot_id: None,
+        supervisor_pid: None,
+        supervisor_start: None,
+        exit_code: None,
+        signal: None,
+        reason: None,
+        created_at: crate::store::now_ms(),
+        started_at: None,
+        ended_at: None,
+        rows,
+        cols,
+        timeout_secs: params.timeout_secs,
+        worktree: None,
+        output_bytes: 0,
+    };
+
+    // Every prerequisite, before anything is spawned.
+    let mut blocked: Option<String> = argv.as_ref().err().cloned();
+    let cwd_path = std::path::PathBuf::from(&params.cwd);
+    if blocked.is_none() && !(cwd_path.is_absolute() && cwd_path.is_dir()) {
+        blocked = Some(format!("cwd does not exist or is not a directory: {}", params.cwd));
+    }
+    if blocked.is_none() && params.timeout_secs == Some(0) {
+        blocked = Some("bad option: --timeout must be at least 1 second".into());
+    }
+    if blocked.is_none() && !(2..=1000).contains(&rows) | !(2..=2000).contains(&cols) {
+        blocked = Some(format!("bad option: size {cols}x{rows} out of range"));
+    }
+    if blocked.is_none() && params.worktree {
+        let dest = daemon.paths.worktrees().join(&name);
+        match crate::worktree::create(&cwd_path, &name, &dest) {
+            Ok(dir) => {
+                row.worktree = Some(dest.to_string_lossy().into_owned());
+                row.cwd = dir.to_string_lossy().into_owned();
+            }
+            Err(reason) => blocked = Some(reason),
+        }
+    }
+
+    let insert = row.clone();
+    daemon
+        .store
+        .call(move |c| {
+            runs::insert_run(c, &insert)?;
+            runs::append_event(
+                c,
+                &insert.id,
+                "RUN_CREATED",
+                &json!({ "harness": insert.harness, "name": insert.name }),
+            )
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+    daemon.changed(&id);
+
+    if let Some(reason) = blocked {
+        return end_blocked(daemon, &id, reason).await;
+    }
+    let argv = argv.unwrap_or_default();
+
+    let spec = SuperviseSpec {
+        run: id.clone(),
+        argv,
+        cwd: row.cwd.clone(),
+        env: harness_env(&params, &row),
+        rows,
+        cols,
+        timeout_secs: params.timeout_secs,
+        grace: Grace {
+            after_sigint_ms: config.engine.cancel_sigint_grace_ms,
+            after_sigterm_ms: config.engine.cancel_sigterm_grace_ms,
+        },
+    };
+    let paths = daemon.paths.clone();
+    let spawned = tokio::task::spawn_blocking(move || spawn_supervisor(&paths, &spec))
+        .await
+        .map_err(ApiError::internal)?;
+    let (sup_pid, sup_start) = match spawned {
+        Ok(identity) => identity,
+        Err(reason) => return end_blocked(daemon, &id, reason).await,
+    };
+    let key = id.clone();
+    daemon
+        .store
+        .call(move |c| runs::mark_starting(c, &key, sup_pid, sup_start))
+        .await
+        .map_err(ApiError::internal)?;
+    row.state = RunState::Starting;
+    row.supervisor_pid = Some(sup_pid);
+    row.supervisor_start = Some(sup_start);
+    if let Err(e) = super::adopt::adopt(daemon, &row).await {
+        tracing::warn!("cannot adopt new run {id}: {e}");
+        super::adopt::supervisor_gone(daemon, &id).await;
+    }
+    if let Some(prompt) = params.prompt.filter(|p| !p.is_empty()) {
+        super::queue::enqueue(daemon, &id, &ulid::Ulid::new().to_string(), &prompt).await?;
+    }
+    record(daemon, &id).await
+}
+
+async fn end_blocked(daemon: &Arc<Daemon>, id: &str, reason: String) -> Result<RunRecord, ApiError> {
+    let ending = Ending {
+        state: RunState::Blocked,
+        exit_code: None,
+        signal: None,
+        reason: Some(reason),
+        output_bytes: None,
+        event_kind: "RUN_ERROR",
+        evidence: json!({}),
+    };
+    super::adopt::finish(daemon, id, ending).await;
+    record(daemon, id).await
+}
+
+pub async fn record(daemon: &Arc<Daemon>, id: &str) -> Result<RunRecord, ApiError> {
+    let key = id.to_string();
+    daemon
+        .store
+        .call(move |c| runs::get_run(c, &key))
+        .await
+        .map_err(ApiError::internal)?
+        .map(|r| r.to_record())
+        .ok_or_else(|| ApiError::new(ErrorCode::UnknownRun, format!("no run {id}")))
+}
+
+/// Resolves a reference (id, unique prefix, or name) to its row.
+pub async fn resolve_row(daemon: &Arc<Daemon>, reference: &str) -> Result<RunRow, ApiError> {
+    let r = reference.to_string();
+    let found = daemon
+        .store
+        .call(move |c| {
+            Ok(match runs::resolve(c, &r)? {
+                Resolved::One(id) => Ok(runs::get_run(c, &id)?),
+                other => Err(other),
+            })
+        })
+        .await
+        .map_err(ApiError::internal)?;
+    match found {
+        Ok(Some(row)) => Ok(row),
+        Ok(None) | Err(Resolved::None) | Err(Resolved::One(_)) => Err(ApiError::new(
+            ErrorCode::UnknownRun,
+            format!("no run matches '{reference}'"),
+        )),
+        Err(Resolved::Many(ids)) => Err(ApiError::new(
+            ErrorCode::AmbiguousRun,
+            format!("'{reference}' matches several runs: {}", ids.join(", ")),
+        )),
+    }
+}
+
+fn validate_name(name: &str) -> Result<(), ApiError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !name.starts_with(['-', '.']);
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "bad run name '{name}': use up to 64 letters, digits, '-', '_' or '.'"
+        )))
+    }
+}
+
+async fn free_name(daemon: &Arc<Daemon>, harness: &str) -> Result<String, ApiError> {
+    let base: String = harness
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .take(24)
+        .collect();
+    let base = if base.is_empty() { "run".to_string() } else { base };
+    daemon
+        .store
+        .call(move |c| {
+            for n in 1.. {
+                let candidate = format!("{base}-{n}");
+                if !runs::name_taken(c, &candidate)? {
+                    return Ok(candidate);
+                }
+            }
+            unreachable!("the loop above is unbounded")
+        })
+        .await
+        .map_err(ApiError::internal)
+}
+
+fn harness_env(params: &StartParams, row: &RunRow) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = params
+        .env
+        .iter()
+        .filter(|(k, _)| {
+            ENV_ALLOWLIST.contains(&k.as_str()) || k.starts_with("LC_") || params.pass_env.iter().any(|p| p == k)
+        })
+        .cloned()
+        .collect();
+    env.push(("TERM".into(), "xterm-256color".into()));
+    env.push(("COLORTERM".into(), "truecolor".into()));
+    env.push(("AGENTS_RUN_ID".into(), row.id.clone()));
+    env.push(("AGENTS_LAUNCH_ID".into(), row.launch_id.clone()));
+    env
+}
+
+/// How long a new supervisor has to say it is ready (it has bound its socket
+/// and spawned the harness).
+const SUPERVISOR_READY: Duration = Duration::from_secs(10);
+
+/// Starts `agents supervise` detached in its own session, hands it the spec on
+/// stdin, and waits for its ready line. Returns its pid and start time.
+fn spawn_supervisor(paths: &crate::paths::Paths, spec: &SuperviseSpec) -> Result<(i64, i64), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the agents binary: {e}"))?;
+    std::fs::create_dir_all(paths.run_dir(&spec.run)).map_err(|e| format!("cannot create the run folder: {e}"))?;
+    let log = std::fs::File::create(paths.supervisor_log(&spec.run))
+        .map_err(|e| format!("cannot create the supervisor log: {e}"))?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("supervise")
+        .env("AGENTS_HOME", &paths.home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(log);
+    // SAFETY: setsid is async-signal-safe; the supervisor must not share our
+    // session or group, so signals to the daemon never reach it.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::unistd::setsid().map_err(std::io::Error::from)?;
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start the run's supervisor: {e}"))?;
+    let pid = child.id() as i32;
+    let spec_json = serde_json::to_vec(spec).map_err(|e| e.to_string())?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(&spec_json);
+    }
+    let stdout = child.stdout.take();
+    // Reap the supervisor whenever it ends, so it never lingers as a zombie.
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        if let Some(out) = stdout {
+            let _ = BufReader::new(out).read_line(&mut line);
+        }
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(SUPERVISOR_READY)
+        .map_err(|_| "the run's supervisor did not start in time".to_string())?;
+    let line = line.trim();
+    if let Some(err) = line.strip_prefix("error: ") {
+        return Err(err.to_string());
+    }
+    if line != "ready" {
+        return Err("the run's supervisor exited before it was ready".into());
+    }
+    let start = crate::pty::identity::start_ticks(pid).unwrap_or(0) as i64;
+    Ok((pid as i64, start))
+}
+
+pub fn ended_state_error(row: &RunRow) -> ApiError {
+    super::adopt::not_running(&row.id, row.state)
+}

@@ -1,0 +1,175 @@
+//! Output fan-out (DESIGN §5): a subscription replays a run's output log from
+//! an offset and continues live. The log file is the buffer: each
+//! subscription reads it at its own pace, so a slow client never holds up the
+//! PTY reader or another client. One that falls too far behind is sent a
+//! screen snapshot and skips ahead, and is told so.
+
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::Daemon;
+use crate::api::{ApiError, AttachParams, method};
+use crate::protocol::Frame;
+use crate::protocol::rpc::Request;
+use crate::store::runs::RunRow;
+use crate::supervise::server_method as sup;
+
+/// Output frames carry at most this much: a quarter of the frame cap.
+const CHUNK: u64 = 256 * 1024;
+/// A subscription this far behind the live end jumps to a snapshot. 8 MiB is
+/// several seconds of the heaviest flood a terminal can show, and replaying it
+/// into a client's emulator would take longer than redrawing one screen.
+pub const LAG_LIMIT: u64 = 8 * 1024 * 1024;
+
+/// Where a client's frames go: control first, output after (DESIGN §9: keys
+/// and commands travel ahead of output).
+#[derive(Clone)]
+pub struct Outbox {
+    pub control: mpsc::Sender<Frame>,
+    pub output: mpsc::Sender<Frame>,
+}
+
+impl Outbox {
+    pub async fn notify(&self, name: &str, params: Value) -> bool {
+        self.control
+            .send(Frame::control(&Request::notification(name, params)))
+            .await
+            .is_ok()
+    }
+
+    /// A notification about a subscription's stream, ordered after the
+    /// output frames sent before it.
+    pub async fn notify_in_stream(&self, name: &str, params: Value) -> bool {
+        self.output
+            .send(Frame::control(&Request::notification(name, params)))
+            .await
+            .is_ok()
+    }
+}
+
+/// Streams one run to one client until the run's output ends (and the end is
+/// announced) or the client goes away.
+pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: AttachParams) -> Result<(), ApiError> {
+    let id = row.id.clone();
+    let log_path = daemon.paths.output_log(&id);
+    let live = daemon.live(&id);
+    let mut cursor = match params.offset {
+        Some(offset) => offset,
+        None => send_snapshot(&daemon, &outbox, &row).await?,
+    };
+    let mut announced_caught_up = false;
+    let mut file: Option<std::fs::File> = None;
+    let mut buf = vec![0u8; CHUNK as usize];
+    let mut committed = live.as_ref().map(|l| l.committed.subscribe());
+    let mut ended = live.as_ref().map(|l| l.ended.subscribe());
+    loop {
+        let is_ended = ended.as_ref().is_none_or(|e| *e.borrow());
+        let end = match (&committed, is_ended) {
+            (Some(c), false) => *c.borrow(),
+            _ => std::fs::metadata(&log_path).map(|m| m.len()).unwrap_or(0),
+        };
+        if !params.lossless && !is_ended && end.saturating_sub(cursor) > LAG_LIMIT {
+            cursor = send_snapshot(&daemon, &outbox, &row).await?;
+            outbox
+                .notify_in_stream(
+                    method::OUTPUT_END,
+                    json!({ "run": id, "offset": cursor, "final": false, "skipped": true }),
+                )
+                .await;
+            continue;
+        }
+        if cursor < end {
+            if file.is_none() {
+                file = std::fs::File::open(&log_path).ok();
+            }
+            let Some(f) = &file else {
+                return Err(ApiError::internal(format!("run {id} has no output log")));
+            };
+            let want = (end - cursor).min(CHUNK) as usize;
+            let n = f.read_at(&mut buf[..want], cursor).map_err(ApiError::internal)?;
+            if n == 0 {
+                // The log is shorter than announced (truncated by hand?): stop here.
+                break;
+            }
+            let frame = Frame::Output {
+                run: id.clone(),
+                offset: cursor,
+                bytes: buf[..n].to_vec(),
+            };
+            if outbox.output.send(frame).await.is_err() {
+                return Ok(());
+            }
+            cursor += n as u64;
+            continue;
+        }
+        if is_ended {
+            break;
+        }
+        if !announced_caught_up {
+            announced_caught_up = true;
+            outbox
+                .notify_in_stream(
+                    method::OUTPUT_END,
+                    json!({ "run": id, "offset": cursor, "final": false }),
+                )
+                .await;
+        }
+        match (&mut committed, &mut ended) {
+            (Some(c), Some(e)) => {
+                tokio::select! {
+                    r = c.changed() => if r.is_err() { e.borrow_and_update(); },
+                    _ = e.changed() => {}
+                }
+            }
+            _ => break,
+        }
+    }
+    outbox
+        .notify_in_stream(
+            method::OUTPUT_END,
+            json!({ "run": id, "offset": cursor, "final": true }),
+        )
+        .await;
+    Ok(())
+}
+
+/// Sends the run's current screen; returns the log offset it stands for.
+async fn send_snapshot(daemon: &Arc<Daemon>, outbox: &Outbox, row: &RunRow) -> Result<u64, ApiError> {
+    let snapshot = match daemon.live(&row.id) {
+        Some(live) => live.link.call(sup::SNAPSHOT, Value::Null).await.ok(),
+        None => None,
+    };
+    let (offset, rows, cols, screen) = match snapshot {
+        Some(s) => (
+            s["offset"].as_u64().unwrap_or(0),
+            s["rows"].as_u64().unwrap_or(row.rows as u64) as u16,
+            s["cols"].as_u64().unwrap_or(row.cols as u64) as u16,
+            s["screen"].as_str().unwrap_or_default().as_bytes().to_vec(),
+        ),
+        None => {
+            let paths = daemon.paths.clone();
+            let (id, rows, cols) = (row.id.clone(), row.rows, row.cols);
+            tokio::task::spawn_blocking(move || crate::history::final_screen(&paths, &id, rows, cols))
+                .await
+                .map_err(ApiError::internal)?
+        }
+    };
+    let frame = Frame::Snapshot {
+        run: row.id.clone(),
+        offset,
+        rows,
+        cols,
+        bytes: screen,
+    };
+    // Output frames queued before this snapshot are older than it; the client
+    // drops anything below the snapshot's offset.
+    outbox
+        .output
+        .send(frame)
+        .await
+        .map_err(|_| ApiError::internal("client gone"))?;
+    Ok(offset)
+}

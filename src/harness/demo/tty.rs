@@ -1,0 +1,53 @@
+//! The two short moments the demo agent changes its terminal's settings,
+//! each undone when its guard drops (also when a signal cuts the moment short).
+
+use std::io;
+use std::os::fd::AsFd;
+
+use nix::sys::termios::{LocalFlags, OutputFlags, SetArg, SpecialCharacterIndices, Termios, tcgetattr, tcsetattr};
+
+/// Terminal settings to put back on drop.
+pub(super) struct Restore<F: AsFd> {
+    fd: F,
+    saved: Termios,
+}
+
+impl<F: AsFd> Restore<F> {
+    /// Applies `change` when `fd` is a terminal; does nothing otherwise (a
+    /// pipe has no settings, and needs none of these changes).
+    fn change(fd: F, change: impl FnOnce(&mut Termios)) -> io::Result<Option<Self>> {
+        if !nix::unistd::isatty(&fd).unwrap_or(false) {
+            return Ok(None);
+        }
+        let saved = tcgetattr(&fd)?;
+        let mut changed = saved.clone();
+        change(&mut changed);
+        tcsetattr(&fd, SetArg::TCSANOW, &changed)?;
+        Ok(Some(Self { fd, saved }))
+    }
+}
+
+impl<F: AsFd> Drop for Restore<F> {
+    fn drop(&mut self) {
+        // Nothing better to do if it fails: the terminal is going away.
+        let _ = tcsetattr(&self.fd, SetArg::TCSANOW, &self.saved);
+    }
+}
+
+/// Single keys, not echoed, for the permission prompt (as Claude Code reads
+/// it: `1` answers at once). Ctrl-C still sends SIGINT.
+pub(super) fn single_keys() -> io::Result<Option<Restore<io::Stdin>>> {
+    Restore::change(io::stdin(), |termios| {
+        termios.local_flags.remove(LocalFlags::ICANON | LocalFlags::ECHO);
+        termios.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
+        termios.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
+    })
+}
+
+/// No `\n` → `\r\n` translation on output, so the flood's bytes (which end
+/// their lines in `\r\n` themselves) reach the PTY's reader unchanged.
+pub(super) fn exact_newlines() -> io::Result<Option<Restore<io::Stdout>>> {
+    Restore::change(io::stdout(), |termios| {
+        termios.output_flags.remove(OutputFlags::ONLCR);
+    })
+}

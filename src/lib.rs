@@ -1,0 +1,19 @@
+//! `agents`: a terminal session manager for coding agents. See
+//! `docs/architecture.md` for where each concept lives.
+
+pub mod api;
+pub mod cli;
+pub mod client;
+pub mod config;
+pub mod daemon;
+pub mod harness;
+pub mod history;
+pub mod paths;
+pub mod protocol;
+pub mod pty;
+pub mod store;
+pub mod supervise;
+pub mod term;
+pub mod text;
+pub mod tui;
+pub mod worktree;

@@ -1,0 +1,170 @@
+//! Where the state lives (DESIGN §3): `AGENTS_HOME`, the database, the
+//! sockets, and each run's folder.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use sha2::{Digest, Sha256};
+
+/// `sun_path` is 108 bytes on Linux including the NUL; stay clear of it.
+const MAX_SOCKET_PATH: usize = 100;
+
+#[derive(Debug, Clone)]
+pub struct Paths {
+    pub home: PathBuf,
+    /// Where sockets go when `home` is too deep for a Unix socket path.
+    socket_dir: Option<PathBuf>,
+}
+
+impl Paths {
+    /// Resolves `AGENTS_HOME`, else `$XDG_STATE_HOME/agents`, else
+    /// `~/.local/state/agents`.
+    pub fn from_env() -> Result<Paths> {
+        let home = match std::env::var_os("AGENTS_HOME") {
+            Some(h) if !h.is_empty() => PathBuf::from(h),
+            _ => dirs::state_dir()
+                .or_else(|| dirs::home_dir().map(|h| h.join(".local/state")))
+                .context("cannot find a state directory: set AGENTS_HOME")?
+                .join("agents"),
+        };
+        Ok(Paths::at(home))
+    }
+
+    pub fn at(home: PathBuf) -> Paths {
+        let home = std::path::absolute(&home).unwrap_or(home);
+        // The longest socket we place under home: runs/<26-char ulid>/run.sock.
+        let longest = home.as_os_str().len() + "/runs/".len() + 26 + "/run.sock".len();
+        let socket_dir = (longest > MAX_SOCKET_PATH).then(|| short_socket_dir(&home));
+        Paths { home, socket_dir }
+    }
+
+    /// Creates the state directory (0700) and the runs folder.
+    pub fn ensure(&self) -> Result<()> {
+        create_private_dir(&self.home)?;
+        create_private_dir(&self.home.join("runs"))?;
+        if let Some(dir) = &self.socket_dir {
+            create_private_dir(dir)?;
+        }
+        Ok(())
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.home.join("agents.db")
+    }
+
+    pub fn daemon_socket(&self) -> PathBuf {
+        match &self.socket_dir {
+            Some(dir) => dir.join("daemon.sock"),
+            None => self.home.join("daemon.sock"),
+        }
+    }
+
+    pub fn daemon_pid(&self) -> PathBuf {
+        self.home.join("daemon.pid")
+    }
+
+    pub fn daemon_lock(&self) -> PathBuf {
+        self.home.join("daemon.lock")
+    }
+
+    pub fn daemon_log(&self) -> PathBuf {
+        self.home.join("daemon.log")
+    }
+
+    pub fn run_dir(&self, run: &str) -> PathBuf {
+        self.home.join("runs").join(run)
+    }
+
+    pub fn run_socket(&self, run: &str) -> PathBuf {
+        match &self.socket_dir {
+            Some(dir) => dir.join(format!("{run}.sock")),
+            None => self.run_dir(run).join("run.sock"),
+        }
+    }
+
+    pub fn output_log(&self, run: &str) -> PathBuf {
+        self.run_dir(run).join("output.log")
+    }
+
+    pub fn output_index(&self, run: &str) -> PathBuf {
+        self.run_dir(run).join("output.idx")
+    }
+
+    /// Written by the supervisor when the run ends: the evidence of how.
+    pub fn exit_evidence(&self, run: &str) -> PathBuf {
+        self.run_dir(run).join("exit.json")
+    }
+
+    pub fn checkpoints(&self, run: &str) -> PathBuf {
+        self.run_dir(run).join("checkpoints")
+    }
+
+    pub fn supervisor_log(&self, run: &str) -> PathBuf {
+        self.run_dir(run).join("supervise.log")
+    }
+
+    pub fn worktrees(&self) -> PathBuf {
+        self.home.join("worktrees")
+    }
+
+    /// Where sockets live when `AGENTS_HOME` is too deep, for `agents doctor`.
+    pub fn socket_dir(&self) -> Option<&Path> {
+        self.socket_dir.as_deref()
+    }
+
+    pub fn config_file() -> Option<PathBuf> {
+        match std::env::var_os("XDG_CONFIG_HOME") {
+            Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir).join("agents/config.toml")),
+            _ => dirs::home_dir().map(|h| h.join(".config/agents/config.toml")),
+        }
+    }
+}
+
+/// A short per-home folder for sockets: `$XDG_RUNTIME_DIR/agents-<uid>/<hash>`
+/// or `/tmp/agents-<uid>/<hash>`.
+fn short_socket_dir(home: &Path) -> PathBuf {
+    let uid = nix::unistd::getuid();
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|d| d.as_os_str().len() < 40)
+        .unwrap_or_else(|| PathBuf::from("/tmp"));
+    let digest = Sha256::digest(home.as_os_str().as_encoded_bytes());
+    let hash: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    base.join(format!("agents-{uid}")).join(hash)
+}
+
+fn create_private_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    let meta = std::fs::metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;
+    if meta.uid() != nix::unistd::getuid().as_raw() {
+        anyhow::bail!("{} belongs to another user", dir.display());
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("cannot make {} private", dir.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deep_home_moves_sockets_to_a_short_directory() {
+        let deep = PathBuf::from("/tmp").join("d".repeat(120));
+        let paths = Paths::at(deep.clone());
+        let sock = paths.run_socket("01JABCDEFGHJKMNPQRSTVWXYZ0");
+        assert!(sock.as_os_str().len() <= MAX_SOCKET_PATH, "{}", sock.display());
+        assert!(paths.daemon_socket().as_os_str().len() <= MAX_SOCKET_PATH);
+        assert!(paths.output_log("x").starts_with(&deep));
+
+        let shallow = Paths::at(PathBuf::from("/tmp/h"));
+        assert_eq!(shallow.daemon_socket(), PathBuf::from("/tmp/h/daemon.sock"));
+    }
+}

@@ -1,0 +1,12 @@
+//! The wire: a version header each way, then length-prefixed frames (DESIGN §5).
+//!
+//! This module knows bytes and values only; reading and writing go through
+//! `AsyncRead`/`AsyncWrite` so the same code serves the daemon socket, the run
+//! sockets and (later) the SSH bridge.
+
+mod frame;
+mod header;
+pub mod rpc;
+
+pub use frame::{Frame, FrameError, MAX_FRAME, read_frame, write_frame};
+pub use header::{HeaderError, PROTOCOL_VERSION, exchange_headers};

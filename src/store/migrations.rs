@@ -1,0 +1,179 @@
+//! Numbered schema migrations, tracked in `PRAGMA user_version`. Append only:
+//! a released migration never changes.
+
+use rusqlite::Connection;
+
+use super::StoreError;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: runs, attempts, sessions, events.
+    r#"
+    CREATE TABLE runs (
+        id              TEXT PRIMARY KEY,
+        name            TEXT NOT NULL,
+        harness         TEXT NOT NULL,
+        host            TEXT NOT NULL DEFAULT 'local',
+        cwd             TEXT NOT NULL,
+        command         TEXT NOT NULL,          -- JSON array of argv
+        state           TEXT NOT NULL,
+        status          TEXT NOT NULL DEFAULT 'unknown',
+        parent_run_id   TEXT REFERENCES runs(id),
+        root_run_id     TEXT NOT NULL,
+        detached        INTEGER NOT NULL DEFAULT 0,
+        session_id      TEXT,
+        launch_id       TEXT NOT NULL,
+        pid             INTEGER,
+        pgid            INTEGER,
+        proc_start      INTEGER,                -- /proc/<pid>/stat starttime, clock ticks
+        boot_id         TEXT,
+        supervisor_pid  INTEGER,
+        supervisor_start INTEGER,
+        exit_code       INTEGER,
+        signal          TEXT,
+        reason          TEXT,
+        created_at      INTEGER NOT NULL,       -- ms since the epoch
+        started_at      INTEGER,
+        ended_at        INTEGER,
+        rows            INTEGER NOT NULL,
+        cols            INTEGER NOT NULL,
+        timeout_secs    INTEGER,
+        worktree        TEXT,
+        output_bytes    INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX runs_by_parent ON runs(parent_run_id);
+    CREATE INDEX runs_by_state ON runs(state);
+    CREATE UNIQUE INDEX runs_by_name ON runs(name);
+
+    CREATE TABLE attempts (
+        run_id      TEXT NOT NULL REFERENCES runs(id),
+        n           INTEGER NOT NULL,
+        harness     TEXT NOT NULL,
+        version     TEXT,
+        profile     TEXT,
+        started_at  INTEGER NOT NULL,
+        outcome     TEXT,
+        PRIMARY KEY (run_id, n)
+    );
+
+    CREATE TABLE sessions (
+        id              TEXT PRIMARY KEY,
+        harness         TEXT NOT NULL,
+        run_id          TEXT REFERENCES runs(id),
+        transcript_path TEXT,
+        created_at      INTEGER NOT NULL
+    );
+
+    CREATE TABLE events (
+        run_id  TEXT NOT NULL REFERENCES runs(id),
+        seq     INTEGER NOT NULL,
+        kind    TEXT NOT NULL,
+        at      INTEGER NOT NULL,
+        data    TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    ) WITHOUT ROWID;
+    "#,
+    // 2: the prompt queue, so prompts sent to a busy agent survive a daemon restart.
+    r#"
+    CREATE TABLE prompts (
+        id           TEXT PRIMARY KEY,          -- minted by the client
+        run_id       TEXT NOT NULL REFERENCES runs(id),
+        text         TEXT NOT NULL,
+        state        TEXT NOT NULL,             -- queued | delivered | dropped
+        created_at   INTEGER NOT NULL,
+        delivered_at INTEGER
+    );
+    CREATE INDEX prompts_by_run ON prompts(run_id, state, created_at);
+    "#,
+];
+
+pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
+
+pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    migrate_to(conn, LATEST_VERSION)
+}
+
+/// Applies migrations up to `target`. Public to the crate so tests can build
+/// a database at every older version.
+pub(crate) fn migrate_to(conn: &mut Connection, target: i64) -> Result<(), StoreError> {
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found > LATEST_VERSION {
+        return Err(StoreError::TooNew {
+            found,
+            latest: LATEST_VERSION,
+        });
+    }
+    for version in found..target {
+        let tx = conn.transaction()?;
+        tx.execute_batch(MIGRATIONS[version as usize])?;
+        tx.pragma_update(None, "user_version", version + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tables(conn: &Connection) -> Vec<String> {
+        let mut stmt = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    }
+
+    #[test]
+    fn every_older_version_migrates_to_the_latest_and_keeps_its_rows() {
+        for start in 0..LATEST_VERSION {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("agents.db");
+            {
+                let mut conn = super::super::open_connection(&path).unwrap();
+                migrate_to(&mut conn, start).unwrap();
+                if start >= 1 {
+                    conn.execute(
+                        "INSERT INTO runs (id, name, harness, cwd, command, state, root_run_id, launch_id, created_at, rows, cols)
+                         VALUES ('r1', 'old', 'cmd', '/', '[\"true\"]', 'succeeded', 'r1', 'l1', 1, 40, 120)",
+                        [],
+                    )
+                    .unwrap();
+                }
+            }
+            let store_conn = {
+                let mut conn = super::super::open_connection(&path).unwrap();
+                migrate(&mut conn).unwrap();
+                conn
+            };
+            let version: i64 = store_conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+            assert_eq!(version, LATEST_VERSION, "from version {start}");
+            let names = tables(&store_conn);
+            for t in ["runs", "attempts", "sessions", "events", "prompts"] {
+                assert!(
+                    names.iter().any(|n| n == t),
+                    "table {t} missing after migrating from {start}"
+                );
+            }
+            if start >= 1 {
+                let name: String = store_conn
+                    .query_row("SELECT name FROM runs WHERE id = 'r1'", [], |r| r.get(0))
+                    .unwrap();
+                assert_eq!(name, "old");
+            }
+        }
+    }
+
+    #[test]
+    fn a_database_from_a_newer_version_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agents.db");
+        {
+            let conn = super::super::open_connection(&path).unwrap();
+            conn.pragma_update(None, "user_version", LATEST_VERSION + 5).unwrap();
+        }
+        let mut conn = super::super::open_connection(&path).unwrap();
+        let err = migrate(&mut conn).unwrap_err();
+        assert!(matches!(err, StoreError::TooNew { .. }), "{err}");
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, LATEST_VERSION + 5);
+    }
+}

@@ -1,0 +1,93 @@
+//! SQLite, owned by one thread (DESIGN §3): every query runs there, in order,
+//! and async callers await the answer.
+
+mod migrations;
+pub mod runs;
+
+use std::path::Path;
+use std::sync::mpsc;
+
+use rusqlite::Connection;
+
+pub use migrations::LATEST_VERSION;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error(
+        "the database has schema version {found}, newer than this agents understands ({latest}); upgrade agents instead of downgrading the database"
+    )]
+    TooNew { found: i64, latest: i64 },
+    #[error("database is closed")]
+    Closed,
+    #[error("corrupt record: {0}")]
+    Corrupt(String),
+}
+
+type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+
+/// A handle to the owner thread. Cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl Store {
+    /// Opens (creating if needed) and migrates the database, then starts its
+    /// owner thread.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let mut conn = open_connection(path)?;
+        migrations::migrate(&mut conn)?;
+        let (jobs, rx) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("store".into())
+            .spawn(move || {
+                while let Ok(job) = rx.recv() {
+                    job(&mut conn);
+                }
+            })
+            .map_err(|_| StoreError::Closed)?;
+        Ok(Store { jobs })
+    }
+
+    /// Runs `f` on the owner thread and awaits its result.
+    pub async fn call<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.jobs
+            .send(Box::new(move |conn| {
+                let _ = tx.send(f(conn));
+            }))
+            .map_err(|_| StoreError::Closed)?;
+        rx.await.map_err(|_| StoreError::Closed)?
+    }
+}
+
+pub fn open_connection(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // WAL + NORMAL: a power cut may lose the last transactions but never
+    // corrupts the file; each run's output lives in its own log anyway.
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok(conn)
+}
+
+/// Milliseconds since the Unix epoch, the unit of every stored time.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// RFC 3339 in UTC with milliseconds, as `--json` shows times.
+pub fn format_ms(ms: i64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64);
+    humantime::format_rfc3339_millis(t).to_string()
+}

@@ -1,0 +1,443 @@
+//! Run records, their events and their prompt queue.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde_json::Value;
+
+use super::{StoreError, format_ms, now_ms};
+use crate::api::{ActivityStatus, Event, RunRecord, RunState};
+
+/// A run row with the fields only the engine sees (process identity).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    pub id: String,
+    pub name: String,
+    pub harness: String,
+    pub host: String,
+    pub cwd: String,
+    pub command: Vec<String>,
+    pub state: RunState,
+    pub status: ActivityStatus,
+    pub parent_run_id: Option<String>,
+    pub root_run_id: String,
+    pub detached: bool,
+    pub session_id: Option<String>,
+    pub launch_id: String,
+    pub pid: Option<i64>,
+    pub pgid: Option<i64>,
+    pub proc_start: Option<i64>,
+    pub boot_id: Option<String>,
+    pub supervisor_pid: Option<i64>,
+    pub supervisor_start: Option<i64>,
+    pub exit_code: Option<i64>,
+    pub signal: Option<String>,
+    pub reason: Option<String>,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub ended_at: Option<i64>,
+    pub rows: u16,
+    pub cols: u16,
+    pub timeout_secs: Option<u64>,
+    pub worktree: Option<String>,
+    pub output_bytes: u64,
+}
+
+const COLUMNS: &str = "id, name, harness, host, cwd, command, state, status, parent_run_id, root_run_id, detached, \
+     session_id, launch_id, pid, pgid, proc_start, boot_id, supervisor_pid, supervisor_start, exit_code, signal, \
+     reason, created_at, started_at, ended_at, rows, cols, timeout_secs, worktree, output_bytes";
+
+impl RunRow {
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
+        let command: String = r.get(5)?;
+        let state: String = r.get(6)?;
+        let status: String = r.get(7)?;
+        Ok(RunRow {
+            id: r.get(0)?,
+            name: r.get(1)?,
+            harness: r.get(2)?,
+            host: r.get(3)?,
+            cwd: r.get(4)?,
+            command: serde_json::from_str(&command).unwrap_or_default(),
+            // An unknown state string can only come from a newer binary, which
+            // the schema version check keeps out; treat it as unverifiable.
+            state: RunState::parse(&state).unwrap_or(RunState::Lost),
+            status: ActivityStatus::parse(&status),
+            parent_run_id: r.get(8)?,
+            root_run_id: r.get(9)?,
+            detached: r.get(10)?,
+            session_id: r.get(11)?,
+            launch_id: r.get(12)?,
+            pid: r.get(13)?,
+            pgid: r.get(14)?,
+            proc_start: r.get(15)?,
+            boot_id: r.get(16)?,
+            supervisor_pid: r.get(17)?,
+            supervisor_start: r.get(18)?,
+            exit_code: r.get(19)?,
+            signal: r.get(20)?,
+            reason: r.get(21)?,
+            created_at: r.get(22)?,
+            started_at: r.get(23)?,
+            ended_at: r.get(24)?,
+            rows: r.get(25)?,
+            cols: r.get(26)?,
+            timeout_secs: r.get::<_, Option<i64>>(27)?.map(|t| t as u64),
+            worktree: r.get(28)?,
+            output_bytes: r.get::<_, i64>(29)? as u64,
+        })
+    }
+
+    pub fn to_record(&self) -> RunRecord {
+        RunRecord {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            harness: self.harness.clone(),
+            host: self.host.clone(),
+            cwd: self.cwd.clone(),
+            command: self.command.clone(),
+            state: self.state,
+            status: if self.state.is_live() {
+                self.status
+            } else {
+                ActivityStatus::Unknown
+            },
+            parent_id: self.parent_run_id.clone(),
+            root_id: self.root_run_id.clone(),
+            detached: self.detached,
+            session_id: self.session_id.clone(),
+            pid: self.pid,
+            exit_code: self.exit_code,
+            signal: self.signal.clone(),
+            reason: self.reason.clone(),
+            created_at: format_ms(self.created_at),
+            started_at: self.started_at.map(format_ms),
+            ended_at: self.ended_at.map(format_ms),
+            rows: self.rows,
+            cols: self.cols,
+            timeout_secs: self.timeout_secs,
+            worktree: self.worktree.clone(),
+            output_bytes: self.output_bytes,
+        }
+    }
+}
+
+pub fn insert_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
+    conn.execute(
+        &format!("INSERT INTO runs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)"),
+        params![
+            run.id,
+            run.name,
+            run.harness,
+            run.host,
+            run.cwd,
+            serde_json::to_string(&run.command).unwrap_or_else(|_| "[]".into()),
+            run.state.as_str(),
+            run.status.as_str(),
+            run.parent_run_id,
+            run.root_run_id,
+            run.detached,
+            run.session_id,
+            run.launch_id,
+            run.pid,
+            run.pgid,
+            run.proc_start,
+            run.boot_id,
+            run.supervisor_pid,
+            run.supervisor_start,
+            run.exit_code,
+            run.signal,
+            run.reason,
+            run.created_at,
+            run.started_at,
+            run.ended_at,
+            run.rows,
+            run.cols,
+            run.timeout_secs.map(|t| t as i64),
+            run.worktree,
+            run.output_bytes as i64,
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn get_run(conn: &Connection, id: &str) -> Result<Option<RunRow>, StoreError> {
+    Ok(conn
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM runs WHERE id = ?1"),
+            [id],
+            RunRow::from_row,
+        )
+        .optional()?)
+}
+
+pub fn name_taken(conn: &Connection, name: &str) -> Result<bool, StoreError> {
+    Ok(conn
+        .query_row("SELECT 1 FROM runs WHERE name = ?1", [name], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// How a reference matched.
+#[derive(Debug, PartialEq)]
+pub enum Resolved {
+    One(String),
+    None,
+    Many(Vec<String>),
+}
+
+/// Full id, then exact name, then unique id prefix (case-insensitive).
+pub fn resolve(conn: &Connection, reference: &str) -> Result<Resolved, StoreError> {
+    if reference.is_empty() {
+        return Ok(Resolved::None);
+    }
+    if let Some(id) = conn
+        .query_row(
+            "SELECT id FROM runs WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1",
+            [reference],
+            |r| r.get::<_, String>(0),
+        )
+        .optional()?
+    {
+        return Ok(Resolved::One(id));
+    }
+    let prefix = reference.to_ascii_uppercase();
+    if !prefix.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Ok(Resolved::None);
+    }
+    let mut stmt = conn.prepare("SELECT id FROM runs WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 6")?;
+    let upper = format!("{prefix}\u{7f}");
+    let ids: Vec<String> = stmt
+        .query_map(params![prefix, upper], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    Ok(match ids.len() {
+        0 => Resolved::None,
+        1 => Resolved::One(ids.into_iter().next().unwrap_or_default()),
+        _ => Resolved::Many(ids),
+    })
+}
+
+pub fn list_runs(conn: &Connection, all: bool) -> Result<Vec<RunRow>, StoreError> {
+    let sql = if all {
+        format!("SELECT {COLUMNS} FROM runs ORDER BY id")
+    } else {
+        format!("SELECT {COLUMNS} FROM runs WHERE state IN ('pending', 'starting', 'running') ORDER BY id")
+    };
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map([], RunRow::from_row)?.collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+pub fn children(conn: &Connection, parent: &str) -> Result<Vec<RunRow>, StoreError> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM runs WHERE parent_run_id = ?1 ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([parent], RunRow::from_row)?.collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+/// Appends an event with the next dense `seq` for the run.
+pub fn append_event(conn: &Connection, run: &str, kind: &str, data: &Value) -> Result<i64, StoreError> {
+    let seq: i64 = conn.query_row(
+        "SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE run_id = ?1",
+        [run],
+        |r| r.get(0),
+    )?;
+    conn.execute(
+        "INSERT INTO events (run_id, seq, kind, at, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![run, seq, kind, now_ms(), data.to_string()],
+    )?;
+    Ok(seq)
+}
+
+pub fn events(conn: &Connection, run: &str) -> Result<Vec<Event>, StoreError> {
+    let mut stmt = conn.prepare("SELECT seq, kind, at, data FROM events WHERE run_id = ?1 ORDER BY seq")?;
+    let rows = stmt
+        .query_map([run], |r| {
+            let data: String = r.get(3)?;
+            Ok(Event {
+                seq: r.get(0)?,
+                kind: r.get(1)?,
+                at: format_ms(r.get(2)?),
+                data: serde_json::from_str(&data).unwrap_or(Value::Null),
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+/// Moves a live run to `starting`, recording its supervisor's identity.
+pub fn mark_starting(
+    conn: &Connection,
+    id: &str,
+    supervisor_pid: i64,
+    supervisor_start: i64,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE runs SET state = 'starting', supervisor_pid = ?2, supervisor_start = ?3 WHERE id = ?1",
+        params![id, supervisor_pid, supervisor_start],
+    )?;
+    Ok(())
+}
+
+/// The harness is spawned: its identity, in one transaction with its event.
+pub fn mark_running(conn: &mut Connection, id: &str, spawned: &Spawned) -> Result<(), StoreError> {
+    let tx = conn.transaction()?;
+    let changed = tx.execute(
+        "UPDATE runs SET state = 'running', status = 'working', pid = ?2, pgid = ?3, proc_start = ?4, boot_id = ?5, started_at = ?6
+         WHERE id = ?1 AND state IN ('pending', 'starting')",
+        params![id, spawned.pid, spawned.pgid, spawned.proc_start, spawned.boot_id, spawned.started_at],
+    )?;
+    if changed == 1 {
+        append_event(
+            &tx,
+            id,
+            "RUN_STARTED",
+            &serde_json::json!({ "pid": spawned.pid, "pgid": spawned.pgid }),
+        )?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+#[derive(Debug, Clone)]
+pub struct Spawned {
+    pub pid: i64,
+    pub pgid: i64,
+    pub proc_start: i64,
+    pub boot_id: String,
+    pub started_at: i64,
+}
+
+/// How a run ended, with the evidence.
+#[derive(Debug, Clone)]
+pub struct Ending {
+    pub state: RunState,
+    pub exit_code: Option<i64>,
+    pub signal: Option<String>,
+    pub reason: Option<String>,
+    pub output_bytes: Option<u64>,
+    pub event_kind: &'static str,
+    pub evidence: Value,
+}
+
+/// Writes the terminal state and its event in one transaction. A run that
+/// already ended is left as it is; returns whether this call ended it.
+pub fn finish(conn: &mut Connection, id: &str, ending: &Ending) -> Result<bool, StoreError> {
+    let tx = conn.transaction()?;
+    let reason = ending
+        .reason
+        .as_deref()
+        .map(|r| crate::text::bounded(r, crate::text::MAX_DIAGNOSTIC));
+    let changed = tx.execute(
+        "UPDATE runs SET state = ?2, exit_code = ?3, signal = ?4, reason = ?5, ended_at = ?6,
+                output_bytes = COALESCE(?7, output_bytes), status = 'unknown'
+         WHERE id = ?1 AND state IN ('pending', 'starting', 'running')",
+        params![
+            id,
+            ending.state.as_str(),
+            ending.exit_code,
+            ending.signal,
+            reason,
+            now_ms(),
+            ending.output_bytes.map(|b| b as i64),
+        ],
+    )?;
+    if changed == 1 {
+        let mut data = ending.evidence.clone();
+        if let Value::Object(map) = &mut data {
+            map.insert("state".into(), ending.state.as_str().into());
+        }
+        append_event(&tx, id, ending.event_kind, &data)?;
+    }
+    tx.commit()?;
+    Ok(changed == 1)
+}
+
+pub fn set_status(conn: &Connection, id: &str, status: ActivityStatus, why: &str) -> Result<(), StoreError> {
+    let changed = conn.execute(
+        "UPDATE runs SET status = ?2 WHERE id = ?1 AND status != ?2 AND state = 'running'",
+        params![id, status.as_str()],
+    )?;
+    if changed == 1 {
+        append_event(
+            conn,
+            id,
+            "STATUS",
+            &serde_json::json!({ "status": status.as_str(), "why": why }),
+        )?;
+    }
+    Ok(())
+}
+
+pub fn set_output_bytes(conn: &Connection, id: &str, bytes: u64) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE runs SET output_bytes = ?2 WHERE id = ?1",
+        params![id, bytes as i64],
+    )?;
+    Ok(())
+}
+
+pub fn set_size(conn: &Connection, id: &str, rows: u16, cols: u16) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE runs SET rows = ?2, cols = ?3 WHERE id = ?1",
+        params![id, rows, cols],
+    )?;
+    Ok(())
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub id: String,
+    pub run_id: String,
+    pub text: String,
+    pub state: String,
+}
+
+/// Queues a prompt; a known id returns the existing prompt unchanged.
+pub fn enqueue_prompt(conn: &Connection, id: &str, run: &str, text: &str) -> Result<Prompt, StoreError> {
+    if let Some(existing) = get_prompt(conn, id)? {
+        return Ok(existing);
+    }
+    conn.execute(
+        "INSERT INTO prompts (id, run_id, text, state, created_at) VALUES (?1, ?2, ?3, 'queued', ?4)",
+        params![id, run, text, now_ms()],
+    )?;
+    get_prompt(conn, id)?.ok_or_else(|| StoreError::Corrupt(format!("prompt {id} vanished")))
+}
+
+pub fn get_prompt(conn: &Connection, id: &str) -> Result<Option<Prompt>, StoreError> {
+    Ok(conn
+        .query_row("SELECT id, run_id, text, state FROM prompts WHERE id = ?1", [id], |r| {
+            Ok(Prompt {
+                id: r.get(0)?,
+                run_id: r.get(1)?,
+                text: r.get(2)?,
+                state: r.get(3)?,
+            })
+        })
+        .optional()?)
+}
+
+pub fn queued_prompts(conn: &Connection, run: &str) -> Result<Vec<Prompt>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT id, run_id, text, state FROM prompts WHERE run_id = ?1 AND state = 'queued' ORDER BY created_at, rowid",
+    )?;
+    let rows = stmt
+        .query_map([run], |r| {
+            Ok(Prompt {
+                id: r.get(0)?,
+                run_id: r.get(1)?,
+                text: r.get(2)?,
+                state: r.get(3)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+pub fn set_prompt_state(conn: &Connection, id: &str, state: &str) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE prompts SET state = ?2, delivered_at = CASE WHEN ?2 = 'delivered' THEN ?3 ELSE delivered_at END WHERE id = ?1",
+        params![id, state, now_ms()],
+    )?;
+    Ok(())
+}

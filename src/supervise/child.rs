@@ -1,0 +1,191 @@
+//! The harness child: spawn in a PTY, wait without reaping, clean up its
+//! group, then reap and gather the evidence.
+
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use nix::sys::signal::{Signal, killpg};
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
+use nix::unistd::Pid;
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use tokio::sync::oneshot;
+
+use super::SuperviseSpec;
+use super::evidence::{ExitEvidence, ProcessNote};
+use super::server::Supervised;
+use crate::paths::Paths;
+use crate::pty::identity::{self, Identity};
+use crate::pty::signal::{group_exists, signal_name};
+
+pub struct Started {
+    pub master: Box<dyn MasterPty + Send>,
+    pub reader: Box<dyn Read + Send>,
+    pub writer: Box<dyn Write + Send>,
+    pub leader: Identity,
+}
+
+pub fn spawn(spec: &SuperviseSpec) -> Result<Started> {
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: spec.rows.max(1),
+            cols: spec.cols.max(1),
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .context("opening a PTY")?;
+    let program = spec.argv.first().context("empty command")?;
+    let mut cmd = CommandBuilder::new(program);
+    cmd.args(&spec.argv[1..]);
+    cmd.cwd(&spec.cwd);
+    cmd.env_clear();
+    for (k, v) in &spec.env {
+        cmd.env(k, v);
+    }
+    let child = pair.slave.spawn_command(cmd).context("spawning the harness")?;
+    // Our copy of the slave must close, or the PTY never reports end of file.
+    drop(pair.slave);
+    let pid = child.process_id().context("the harness has no pid")? as i32;
+    // We reap the child ourselves (waitid/waitpid on its pid), so the handle
+    // is not needed; dropping it neither kills nor waits.
+    drop(child);
+    let leader = Identity::of(pid).context("reading the harness's identity from /proc")?;
+    let reader = pair.master.try_clone_reader().context("cloning the PTY reader")?;
+    let writer = pair.master.take_writer().context("taking the PTY writer")?;
+    Ok(Started {
+        master: pair.master,
+        reader,
+        writer,
+        leader,
+    })
+}
+
+/// Waits (on a thread) for the leader to exit, without reaping it: the zombie
+/// keeps its pid and group id reserved while we clean up the group.
+pub fn watch_exit(run: Arc<Supervised>, pid: i32) -> oneshot::Receiver<WaitStatus> {
+    let (tx, rx) = oneshot::channel();
+    std::thread::Builder::new()
+        .name("wait".into())
+        .spawn(move || {
+            let status = loop {
+                match waitid(Id::Pid(Pid::from_raw(pid)), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+                    Ok(status) => break status,
+                    Err(nix::Error::EINTR) => continue,
+                    Err(_) => break WaitStatus::StillAlive,
+                }
+            };
+            run.leader_exited();
+            let _ = tx.send(status);
+        })
+        .ok();
+    rx
+}
+
+/// How long processes left in the group get after SIGTERM before SIGKILL.
+const LEFTOVER_GRACE: Duration = Duration::from_millis(1000);
+/// How long we wait for the PTY to report end of file once the harness is
+/// gone; a descendant that escaped with the terminal open can hold it forever.
+const DRAIN_LIMIT: Duration = Duration::from_millis(2000);
+/// How often the bounded exit-time loops look again.
+const RECHECK: Duration = Duration::from_millis(20);
+
+pub async fn finish(
+    run: Arc<Supervised>,
+    exited: oneshot::Receiver<WaitStatus>,
+    paths: &Paths,
+    spec: &SuperviseSpec,
+) -> ExitEvidence {
+    let status = exited.await.unwrap_or(WaitStatus::StillAlive);
+    let leader = run.leader.pid;
+    let pgid = leader; // the harness is a session and group leader (setsid in spawn)
+
+    // Processes still in the group. The unreaped zombie leader pins the group
+    // id, so every member found here is ours: signalling the group is safe.
+    let mut leftovers = group_members(pgid, leader);
+    if !leftovers.is_empty() {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGTERM);
+        let deadline = tokio::time::Instant::now() + LEFTOVER_GRACE;
+        while !group_members(pgid, leader).is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(RECHECK).await;
+        }
+        if !group_members(pgid, leader).is_empty() {
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+        leftovers.sort_by_key(|n| n.pid);
+    }
+
+    // Now reap the leader.
+    let reaped = matches!(
+        waitpid(Pid::from_raw(leader), None),
+        Ok(WaitStatus::Exited(..)) | Ok(WaitStatus::Signaled(..))
+    );
+    let (exit_code, signal) = match status {
+        WaitStatus::Exited(_, code) => (Some(code), None),
+        WaitStatus::Signaled(_, sig, _) => (None, Some(signal_name(sig as i32))),
+        _ => (None, None),
+    };
+    // Members killed with SIGKILL may take a moment to leave the group.
+    let deadline = tokio::time::Instant::now() + LEFTOVER_GRACE;
+    while group_exists(pgid) && tokio::time::Instant::now() < deadline {
+        reap_orphans();
+        tokio::time::sleep(RECHECK).await;
+    }
+    let group_gone = !group_exists(pgid);
+
+    // Descendants that left the group were re-parented to us (subreaper).
+    let me = std::process::id() as i32;
+    reap_orphans();
+    let escaped: Vec<ProcessNote> = all_pids()
+        .filter(|&pid| identity::ppid_of(pid) == Some(me))
+        .map(note)
+        .collect();
+
+    let output_complete = run.wait_for_eof(DRAIN_LIMIT).await;
+    let _ = (paths, spec);
+    ExitEvidence {
+        exit_code,
+        signal,
+        reaped,
+        group_gone,
+        group_leftovers: leftovers,
+        escaped,
+        output_complete,
+        output_bytes: run.offset(),
+        ended_by: run.ended_by(),
+        last_signal_sent: run.last_signal_sent(),
+        log_error: run.log_error(),
+        ended_at: crate::store::now_ms(),
+    }
+}
+
+fn all_pids() -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+}
+
+fn group_members(pgid: i32, leader: i32) -> Vec<ProcessNote> {
+    all_pids()
+        .filter(|&pid| pid != leader && identity::pgid_of(pid) == Some(pgid))
+        .map(note)
+        .collect()
+}
+
+fn note(pid: i32) -> ProcessNote {
+    ProcessNote {
+        pid,
+        command: identity::comm_of(pid).unwrap_or_else(|| "?".into()),
+    }
+}
+
+/// Collects exited orphans re-parented to us, so none lingers as a zombie.
+fn reap_orphans() {
+    while let Ok(status) = waitpid(None::<Pid>, Some(WaitPidFlag::WNOHANG)) {
+        if status == WaitStatus::StillAlive {
+            break;
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! `agents supervise`: one small process per run (DESIGN §2). It owns the PTY
+//! and the harness child, appends every output byte to the run's log, feeds
+//! the run's emulator, and serves the run socket. It never exits because a
+//! client or the daemon left: only when the run has ended.
+
+mod child;
+mod evidence;
+mod output;
+mod server;
+pub use server::method as server_method;
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+pub use evidence::{ExitEvidence, ProcessNote};
+
+use crate::paths::Paths;
+
+/// What the daemon hands a new supervisor on its stdin. Holds environment
+/// values, so it is never written to disk.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SuperviseSpec {
+    pub run: String,
+    pub argv: Vec<String>,
+    pub cwd: String,
+    pub env: Vec<(String, String)>,
+    pub rows: u16,
+    pub cols: u16,
+    pub timeout_secs: Option<u64>,
+    pub grace: Grace,
+}
+
+/// Cancel escalation: SIGINT, wait, SIGTERM, wait, SIGKILL.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Grace {
+    pub after_sigint_ms: u64,
+    pub after_sigterm_ms: u64,
+}
+
+impl Default for Grace {
+    /// Long enough for an agent to save its conversation on SIGINT and to run
+    /// its exit handlers on SIGTERM; short enough that a cancel feels prompt.
+    fn default() -> Self {
+        Grace {
+            after_sigint_ms: 3000,
+            after_sigterm_ms: 3000,
+        }
+    }
+}
+
+/// Entry point of `agents supervise`: reads the spec from stdin and runs
+/// until the harness has ended and the daemon has the evidence (or is gone).
+pub fn main(paths: Paths) -> Result<i32> {
+    let spec: SuperviseSpec =
+        serde_json::from_reader(std::io::stdin().lock()).context("reading the run spec from stdin")?;
+    // Orphaned descendants of the harness are re-parented to us, so we can
+    // report the ones that escaped the process group (DESIGN §4).
+    nix::sys::prctl::set_child_subreaper(true).context("becoming a child subreaper")?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the supervisor runtime")?;
+    rt.block_on(run(paths, spec))
+}
+
+async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
+    let socket = paths.run_socket(&spec.run);
+    let _ = std::fs::remove_file(&socket);
+    let listener = tokio::net::UnixListener::bind(&socket).with_context(|| format!("binding {}", socket.display()))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
+    }
+    let log = output::OutputLog::create(&paths, &spec.run)?;
+    let started = match child::spawn(&spec) {
+        Ok(started) => started,
+        Err(e) => {
+            // The daemon reads this line and blocks the run with the reason.
+            println!("error: {e:#}");
+            let _ = std::fs::remove_file(&socket);
+            return Ok(1);
+        }
+    };
+    let run = Arc::new(server::Supervised::new(
+        &spec,
+        started.master,
+        started.writer,
+        started.leader.clone(),
+    ));
+    output::start_reader(run.clone(), started.reader, log)?;
+    let exited = child::watch_exit(run.clone(), started.leader.pid);
+
+    let serve = tokio::spawn(server::serve(listener, run.clone()));
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "ready");
+        let _ = out.flush();
+    }
+    if let Some(secs) = spec.timeout_secs {
+        let run = run.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_secs(secs)).await;
+            run.cancel(evidence::EndedBy::Timeout, false);
+        });
+    }
+
+    let evidence = child::finish(run.clone(), exited, &paths, &spec).await;
+    evidence.write(&paths.exit_evidence(&spec.run))?;
+    run.exited.send_replace(Some(evidence));
+    // Give a connected daemon a bounded moment to record the evidence; a
+    // daemon that is down reads exit.json when it comes back.
+    run.wait_for_exit_ack(std::time::Duration::from_secs(10)).await;
+    serve.abort();
+    let _ = std::fs::remove_file(&socket);
+    Ok(0)
+}

@@ -1,0 +1,351 @@
+//! The run socket and the state every part of the supervisor shares.
+
+use std::sync::mpsc as std_mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use portable_pty::{MasterPty, PtySize};
+use serde_json::{Value, json};
+use tokio::io::BufReader;
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{mpsc, watch};
+
+use super::evidence::{EndedBy, ExitEvidence};
+use super::{Grace, SuperviseSpec};
+use crate::protocol::rpc::{Message, Request, Response};
+use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
+use crate::pty::Identity;
+use crate::pty::signal::signal_group;
+use crate::term::Terminal;
+
+/// Methods of the run socket (the supervisor protocol, kept stable).
+pub mod method {
+    pub const HELLO: &str = "sup.hello";
+    pub const WATCH: &str = "sup.watch";
+    pub const SNAPSHOT: &str = "sup.snapshot";
+    pub const RESIZE: &str = "sup.resize";
+    pub const CANCEL: &str = "sup.cancel";
+    pub const ACK_EXIT: &str = "sup.ack_exit";
+    /// Notification: the log's committed length.
+    pub const OFFSET: &str = "sup.offset";
+    /// Notification: the run ended; carries the evidence.
+    pub const EXITED: &str = "sup.exited";
+}
+
+pub struct Supervised {
+    pub run: String,
+    pub leader: Identity,
+    pub term: Mutex<Terminal>,
+    master: Mutex<Box<dyn MasterPty + Send>>,
+    input: std_mpsc::Sender<Vec<u8>>,
+    /// Bytes in the output log so far.
+    pub committed: watch::Sender<u64>,
+    /// The PTY reported end of file.
+    pub eof: watch::Sender<bool>,
+    pub exited: watch::Sender<Option<ExitEvidence>>,
+    exit_acked: watch::Sender<bool>,
+    leader_gone: watch::Sender<bool>,
+    ending: Mutex<Ending>,
+    grace: Grace,
+}
+
+#[derive(Default)]
+struct Ending {
+    ended_by: Option<EndedBy>,
+    last_signal: Option<String>,
+    log_error: Option<String>,
+    escalating: bool,
+}
+
+impl Supervised {
+    pub fn new(
+        spec: &SuperviseSpec,
+        master: Box<dyn MasterPty + Send>,
+        mut writer: Box<dyn std::io::Write + Send>,
+        leader: Identity,
+    ) -> Supervised {
+        // Input goes through its own thread: a harness that stops reading
+        // must never block the PTY reader (which writes query replies) or the
+        // socket loop.
+        let (input, rx) = std_mpsc::channel::<Vec<u8>>();
+        let _ = std::thread::Builder::new().name("pty-writer".into()).spawn(move || {
+            while let Ok(bytes) = rx.recv() {
+                if writer.write_all(&bytes).and_then(|_| writer.flush()).is_err() {
+                    break;
+                }
+            }
+        });
+        Supervised {
+            run: spec.run.clone(),
+            leader,
+            term: Mutex::new(Terminal::new(spec.rows, spec.cols)),
+            master: Mutex::new(master),
+            input,
+            committed: watch::Sender::new(0),
+            eof: watch::Sender::new(false),
+            exited: watch::Sender::new(None),
+            exit_acked: watch::Sender::new(false),
+            leader_gone: watch::Sender::new(false),
+            ending: Mutex::new(Ending::default()),
+            grace: spec.grace,
+        }
+    }
+
+    pub fn offset(&self) -> u64 {
+        *self.committed.borrow()
+    }
+
+    pub fn write_input(&self, bytes: Vec<u8>) {
+        let _ = self.input.send(bytes);
+    }
+
+    fn ending(&self) -> std::sync::MutexGuard<'_, Ending> {
+        self.ending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn ended_by(&self) -> Option<EndedBy> {
+        self.ending().ended_by
+    }
+
+    pub fn last_signal_sent(&self) -> Option<String> {
+        self.ending().last_signal.clone()
+    }
+
+    pub fn log_error(&self) -> Option<String> {
+        self.ending().log_error.clone()
+    }
+
+    pub fn set_log_error(&self, err: String) {
+        self.ending().log_error.get_or_insert(err);
+    }
+
+    pub fn leader_exited(&self) {
+        self.leader_gone.send_replace(true);
+    }
+
+    /// Ends the run: SIGINT → SIGTERM → SIGKILL to its group with bounded
+    /// grace, or SIGKILL at once when forced. Each signal only while the
+    /// leader's identity is verified. A second cancel may upgrade to force.
+    pub fn cancel(self: &Arc<Self>, why: EndedBy, force: bool) {
+        {
+            let mut ending = self.ending();
+            ending.ended_by.get_or_insert(why);
+            if ending.escalating && !force {
+                return;
+            }
+            ending.escalating = true;
+        }
+        let run = self.clone();
+        let steps: Vec<(Signal, u64)> = if force {
+            vec![(Signal::SIGKILL, 0)]
+        } else {
+            vec![
+                (Signal::SIGINT, run.grace.after_sigint_ms),
+                (Signal::SIGTERM, run.grace.after_sigterm_ms),
+                (Signal::SIGKILL, 0),
+            ]
+        };
+        let task = async move {
+            let mut gone = run.leader_gone.subscribe();
+            for (signal, wait_ms) in steps {
+                if *gone.borrow() {
+                    return;
+                }
+                match signal_group(&run.leader, run.leader.pid, signal) {
+                    Ok(()) => run.ending().last_signal = Some(signal.as_str().to_string()),
+                    Err(e) => {
+                        tracing::warn!("not signalling run {}: {e}", run.run);
+                        return;
+                    }
+                }
+                let _ = tokio::time::timeout(Duration::from_millis(wait_ms), gone.wait_for(|g| *g)).await;
+            }
+        };
+        // The reader thread calls this from outside the runtime on a log failure.
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn(task);
+            }
+            Err(_) => {
+                let _ = std::thread::spawn(move || {
+                    if let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                        rt.block_on(task);
+                    }
+                });
+            }
+        }
+    }
+
+    pub fn resize(&self, rows: u16, cols: u16) {
+        let (rows, cols) = (rows.max(1), cols.max(1));
+        let master = self.master.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = master.resize(PtySize {
+            rows,
+            cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        });
+        self.term.lock().unwrap_or_else(|p| p.into_inner()).resize(rows, cols);
+    }
+
+    pub fn snapshot(&self) -> Value {
+        // Hold the emulator lock while reading the offset: the reader commits
+        // the offset only after feeding, so the pair is consistent.
+        let term = self.term.lock().unwrap_or_else(|p| p.into_inner());
+        let (rows, cols) = term.size();
+        json!({
+            "offset": self.offset(),
+            "rows": rows,
+            "cols": cols,
+            "screen": String::from_utf8_lossy(&term.snapshot()),
+        })
+    }
+
+    pub async fn wait_for_eof(&self, limit: Duration) -> bool {
+        let mut eof = self.eof.subscribe();
+        tokio::time::timeout(limit, eof.wait_for(|e| *e)).await.is_ok()
+    }
+
+    pub async fn wait_for_exit_ack(&self, limit: Duration) {
+        let mut acked = self.exit_acked.subscribe();
+        let _ = tokio::time::timeout(limit, acked.wait_for(|a| *a)).await;
+    }
+
+    fn hello(&self) -> Value {
+        let (rows, cols) = self.term.lock().unwrap_or_else(|p| p.into_inner()).size();
+        let me = std::process::id() as i32;
+        json!({
+            "run": self.run,
+            "supervisor": Identity::of(me),
+            "leader": self.leader,
+            "rows": rows,
+            "cols": cols,
+            "offset": self.offset(),
+            "exited": *self.exited.borrow(),
+        })
+    }
+}
+
+pub async fn serve(listener: UnixListener, run: Arc<Supervised>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        if !crate::daemon::peer_is_same_user(&stream) {
+            continue;
+        }
+        tokio::spawn(connection(stream, run.clone()));
+    }
+}
+
+async fn connection(stream: UnixStream, run: Arc<Supervised>) {
+    let (r, mut w) = stream.into_split();
+    let mut r = BufReader::new(r);
+    if exchange_headers(&mut r, &mut w).await.is_err() {
+        return;
+    }
+    let (out, mut out_rx) = mpsc::channel::<Frame>(64);
+    let writer = tokio::spawn(async move {
+        while let Some(frame) = out_rx.recv().await {
+            if write_frame(&mut w, &frame).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut watcher: Option<tokio::task::JoinHandle<()>> = None;
+    loop {
+        let frame = match read_frame(&mut r).await {
+            Ok(frame) => frame,
+            Err(_) => break,
+        };
+        match frame {
+            Frame::Input { run: id, bytes } if id == run.run => run.write_input(bytes),
+            Frame::Control(bytes) => {
+                let Ok(Message::Request(req)) = Message::parse(&bytes) else {
+                    continue;
+                };
+                let result = handle(&run, &req, &out, &mut watcher);
+                if let Some(id) = req.id {
+                    let resp = match result {
+                        Ok(v) => Response::ok(id, v),
+                        Err(msg) => Response::err(id, "bad_request", msg),
+                    };
+                    if out.send(Frame::control(&resp)).await.is_err() {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(w) = watcher {
+        w.abort();
+    }
+    writer.abort();
+}
+
+fn handle(
+    run: &Arc<Supervised>,
+    req: &Request,
+    out: &mpsc::Sender<Frame>,
+    watcher: &mut Option<tokio::task::JoinHandle<()>>,
+) -> Result<Value, String> {
+    match req.method.as_str() {
+        method::HELLO => Ok(run.hello()),
+        method::WATCH => {
+            if watcher.is_none() {
+                *watcher = Some(tokio::spawn(watch_loop(run.clone(), out.clone())));
+            }
+            Ok(Value::Null)
+        }
+        method::SNAPSHOT => Ok(run.snapshot()),
+        method::RESIZE => {
+            let rows = req.params.get("rows").and_then(Value::as_u64).ok_or("rows missing")?;
+            let cols = req.params.get("cols").and_then(Value::as_u64).ok_or("cols missing")?;
+            if rows == 0 || cols == 0 || rows > 1000 || cols > 2000 {
+                return Err(format!("size {cols}x{rows} out of range"));
+            }
+            run.resize(rows as u16, cols as u16);
+            Ok(Value::Null)
+        }
+        method::CANCEL => {
+            let force = req.params.get("force").and_then(Value::as_bool).unwrap_or(false);
+            run.cancel(EndedBy::Cancel, force);
+            Ok(Value::Null)
+        }
+        method::ACK_EXIT => {
+            run.exit_acked.send_replace(true);
+            Ok(Value::Null)
+        }
+        other => Err(format!("unknown method {other}")),
+    }
+}
+
+/// Streams the committed offset (coalesced: one notification per change seen,
+/// however many writes happened) and finally the exit evidence.
+async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>) {
+    let mut committed = run.committed.subscribe();
+    let mut exited = run.exited.subscribe();
+    let mut last_sent = u64::MAX;
+    loop {
+        let offset = *committed.borrow_and_update();
+        if offset != last_sent {
+            last_sent = offset;
+            let note = Request::notification(method::OFFSET, json!({ "offset": offset }));
+            if out.send(Frame::control(&note)).await.is_err() {
+                return;
+            }
+        }
+        let evidence = exited.borrow_and_update().clone();
+        if let Some(evidence) = evidence {
+            let note = Request::notification(method::EXITED, json!({ "evidence": evidence }));
+            let _ = out.send(Frame::control(&note)).await;
+            return;
+        }
+        tokio::select! {
+            changed = committed.changed() => if changed.is_err() { return },
+            changed = exited.changed() => if changed.is_err() { return },
+        }
+    }
+}
