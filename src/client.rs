@@ -194,6 +194,10 @@ pub fn start_daemon(paths: &Paths) -> Result<(), ApiError> {
     });
     match rx.recv_timeout(DAEMON_READY) {
         Ok(line) if line.trim() == "ready" => Ok(()),
+        Ok(line) if line.starts_with("error: ") => Err(unavailable(format!(
+            "the daemon cannot start: {}",
+            line.trim_start_matches("error: ").trim()
+        ))),
         // Another client started a daemon at the same moment; it will answer.
         Ok(_) => Ok(()),
         Err(_) => Err(unavailable(format!(

@@ -42,7 +42,6 @@ impl Default for Engine {
     }
 }
 
-
 impl Config {
     pub fn parse(text: &str) -> Result<Config, String> {
         let config: Config = toml::from_str(text).map_err(|e| e.to_string().trim().replace('\n', " "))?;

@@ -65,7 +65,20 @@ pub fn peer_is_same_user(stream: &UnixStream) -> bool {
 
 /// Runs the daemon in this process until `daemon.stop`. `ready` is told once
 /// the socket accepts connections (the client that started us waits for it).
-pub fn main(paths: Paths, ready: Option<std::fs::File>) -> Result<i32> {
+pub fn main(paths: Paths, mut ready: Option<std::fs::File>) -> Result<i32> {
+    match start(paths, &mut ready) {
+        Ok(code) => Ok(code),
+        Err(e) => {
+            // The client that started us is waiting on this pipe: tell it why.
+            if let Some(ready) = ready.as_mut() {
+                let _ = writeln!(ready, "error: {}", format!("{e:#}").replace('\n', " "));
+            }
+            Err(e)
+        }
+    }
+}
+
+fn start(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     paths.ensure()?;
     // One daemon per AGENTS_HOME: an exclusive lock held for our lifetime.
     let lock_file = std::fs::OpenOptions::new()
@@ -77,7 +90,11 @@ pub fn main(paths: Paths, ready: Option<std::fs::File>) -> Result<i32> {
     let _lock = match nix::fcntl::Flock::lock(lock_file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
         Ok(lock) => lock,
         Err(_) => {
-            eprintln!("agents: a daemon is already running for {}", paths.home.display());
+            let msg = format!("a daemon is already running for {}", paths.home.display());
+            if let Some(ready) = ready.as_mut() {
+                let _ = writeln!(ready, "busy: {msg}");
+            }
+            eprintln!("agents: {msg}");
             return Ok(3);
         }
     };
@@ -88,11 +105,11 @@ pub fn main(paths: Paths, ready: Option<std::fs::File>) -> Result<i32> {
         .enable_all()
         .build()
         .context("starting the daemon runtime")?;
-    rt.block_on(serve(paths, ready))
+    rt.block_on(serve(paths, ready.take()))
 }
 
 async fn serve(paths: Paths, ready: Option<std::fs::File>) -> Result<i32> {
-    let store = Store::open(&paths.db()).with_context(|| format!("opening {}", paths.db().display()))?;
+    let store = Store::open(&paths.db()).with_context(|| format!("cannot open {}", paths.db().display()))?;
     // We hold the lock, so any socket file left here is from a dead daemon.
     let socket = paths.daemon_socket();
     let _ = std::fs::remove_file(&socket);

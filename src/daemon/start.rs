@@ -160,7 +160,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
                 c,
                 &insert.id,
                 "RUN_CREATED",
-                &json!({ "harness": insert.harness, "name": insert.name }),
+                &json!({ "state": "pending", "harness": insert.harness, "name": insert.name }),
             )
         })
         .await

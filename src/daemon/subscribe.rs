@@ -71,7 +71,7 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
             (Some(c), false) => *c.borrow(),
             _ => std::fs::metadata(&log_path).map(|m| m.len()).unwrap_or(0),
         };
-        if !params.lossless && !is_ended && end.saturating_sub(cursor) > LAG_LIMIT {
+        if !params.lossless && end.saturating_sub(cursor) > LAG_LIMIT {
             cursor = send_snapshot(&daemon, &outbox, &row).await?;
             outbox
                 .notify_in_stream(

@@ -271,10 +271,18 @@ pub fn mark_starting(
     supervisor_pid: i64,
     supervisor_start: i64,
 ) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE runs SET state = 'starting', supervisor_pid = ?2, supervisor_start = ?3 WHERE id = ?1",
+    let changed = conn.execute(
+        "UPDATE runs SET state = 'starting', supervisor_pid = ?2, supervisor_start = ?3 WHERE id = ?1 AND state = 'pending'",
         params![id, supervisor_pid, supervisor_start],
     )?;
+    if changed == 1 {
+        append_event(
+            conn,
+            id,
+            "SUPERVISOR_STARTED",
+            &serde_json::json!({ "state": "starting", "supervisor_pid": supervisor_pid }),
+        )?;
+    }
     Ok(())
 }
 
@@ -291,7 +299,7 @@ pub fn mark_running(conn: &mut Connection, id: &str, spawned: &Spawned) -> Resul
             &tx,
             id,
             "RUN_STARTED",
-            &serde_json::json!({ "pid": spawned.pid, "pgid": spawned.pgid }),
+            &serde_json::json!({ "state": "running", "pid": spawned.pid, "pgid": spawned.pgid }),
         )?;
     }
     tx.commit()?;

@@ -1,0 +1,222 @@
+//! Bytes in, lines / cursor / replies out.
+
+use super::*;
+
+fn term_with(rows: u16, cols: u16, bytes: &[u8]) -> Terminal {
+    let mut term = Terminal::new(rows, cols);
+    term.feed(bytes);
+    term
+}
+
+#[test]
+fn zero_size_is_clamped_to_one() {
+    let term = Terminal::new(0, 0);
+    assert_eq!(term.size(), (1, 1));
+}
+
+#[test]
+fn plain_text_and_cursor() {
+    let term = term_with(3, 10, b"hello\r\nworld   ");
+    assert_eq!(term.visible_lines(), ["hello", "world", ""]);
+    assert_eq!(term.cursor(), (1, 8));
+}
+
+#[test]
+fn cursor_position_query_is_answered_one_based() {
+    let mut term = term_with(24, 80, b"\x1b[5;10Hx\x1b[6n");
+    assert_eq!(term.take_replies(), b"\x1b[5;11R");
+    assert!(term.take_replies().is_empty(), "replies are drained");
+}
+
+#[test]
+fn cursor_position_query_split_across_feeds_is_answered() {
+    let mut term = Terminal::new(24, 80);
+    term.feed(b"abc\x1b[");
+    assert!(term.take_replies().is_empty());
+    term.feed(b"6n");
+    assert_eq!(term.take_replies(), b"\x1b[1;4R");
+}
+
+#[test]
+fn cursor_report_with_pending_wrap_names_the_last_column() {
+    let mut term = term_with(2, 5, b"abcde\x1b[6n");
+    assert_eq!(term.cursor(), (0, 5));
+    assert_eq!(term.take_replies(), b"\x1b[1;5R");
+}
+
+#[test]
+fn status_and_private_cursor_reports() {
+    let mut term = term_with(24, 80, b"\x1b[5n\x1b[3;4H\x1b[?6n");
+    assert_eq!(term.take_replies(), b"\x1b[0n\x1b[?3;4R");
+}
+
+#[test]
+fn device_attribute_queries_are_answered() {
+    let mut term = term_with(24, 80, b"\x1b[c\x1b[0c\x1b[>c\x1b[>0c");
+    assert_eq!(
+        term.take_replies(),
+        b"\x1b[?62;22c\x1b[?62;22c\x1b[>1;10;0c\x1b[>1;10;0c"
+    );
+}
+
+#[test]
+fn mode_queries_report_what_the_screen_holds() {
+    let mut term = term_with(24, 80, b"\x1b[?2004h\x1b[?25l");
+    term.feed(b"\x1b[?2004$p\x1b[?25$p\x1b[?1$p\x1b[?2026$p\x1b[4$p");
+    assert_eq!(
+        term.take_replies(),
+        b"\x1b[?2004;1$y\x1b[?25;2$y\x1b[?1;2$y\x1b[?2026;0$y\x1b[4;0$y"
+    );
+}
+
+#[test]
+fn text_area_size_query_is_answered() {
+    let mut term = term_with(50, 200, b"\x1b[18t");
+    assert_eq!(term.take_replies(), b"\x1b[8;50;200t");
+}
+
+#[test]
+fn other_sequences_get_no_reply() {
+    let mut term = term_with(24, 80, b"\x1b[?u\x1b[>q\x1b[1c\x1b[31mx\x1b]11;?\x07");
+    assert!(term.take_replies().is_empty());
+}
+
+#[test]
+fn dec_graphics_box_is_drawn_with_box_characters() {
+    let term = term_with(4, 10, b"\x1b(0lqqk\r\nx  x\r\nmqqj\x1b(B\r\nlqqk");
+    assert_eq!(term.visible_lines(), ["┌──┐", "│  │", "└──┘", "lqqk"]);
+}
+
+#[test]
+fn dec_graphics_maps_the_whole_range() {
+    let term = term_with(1, 40, b"\x1b(0`afgjklmnopqrstuvwxyz{|}~\x1b(B");
+    assert_eq!(term.visible_lines(), ["◆▒°±┘┐┌└┼⎺⎻─⎼⎽├┤┴┬│≤≥π≠£·"]);
+}
+
+#[test]
+fn dec_graphics_leaves_digits_capitals_and_utf8_alone() {
+    let term = term_with(1, 20, "\x1b(0AZ09 é─q\x1b(B".as_bytes());
+    assert_eq!(term.visible_lines(), ["AZ09 é──"]);
+}
+
+#[test]
+fn shift_out_selects_g1_and_shift_in_returns_to_g0() {
+    let term = term_with(1, 20, b"\x1b)0q\x0eqx\x0fq\x0eq");
+    assert_eq!(term.visible_lines(), ["q─│q─"]);
+}
+
+#[test]
+fn dec_graphics_designation_split_across_feeds() {
+    let mut term = Terminal::new(1, 20);
+    for chunk in [b"a\x1b".as_slice(), b"(", b"0q", b"q\x1b(", b"Bq"] {
+        term.feed(chunk);
+    }
+    assert_eq!(term.visible_lines(), ["a──q"]);
+}
+
+#[test]
+fn dec_graphics_is_not_applied_inside_escape_sequences() {
+    let mut term = term_with(2, 20, b"\x1b(0\x1b]2;lqqk title\x07q\x1b[1;2Hq");
+    assert_eq!(term.title(), "lqqk title");
+    // CSI parameters and final bytes (`H`, and `q` is a valid CSI final too)
+    // stay untranslated: the sequence below moves the cursor, then draws.
+    term.feed(b"\x1b[2;3Hx\x1b[0 qn\x1b(B");
+    assert_eq!(term.visible_lines(), ["──", "  │┼"]);
+}
+
+#[test]
+fn title_comes_from_osc_0_and_2() {
+    let mut term = term_with(1, 10, b"\x1b]0;first\x07");
+    assert_eq!(term.title(), "first");
+    term.feed(b"\x1b]2;second\x1b\\");
+    assert_eq!(term.title(), "second");
+    term.feed(b"\x1b]2;with;semicolons\x07");
+    assert_eq!(term.title(), "with;semicolons");
+    term.feed(b"\x1b]1;icon only\x07");
+    assert_eq!(term.title(), "with;semicolons");
+}
+
+#[test]
+fn bells_are_counted_but_not_inside_osc_terminators() {
+    let term = term_with(1, 10, b"a\x07b\x07\x1b]2;t\x07");
+    assert_eq!(term.bells(), 2);
+}
+
+#[test]
+fn scrolled_lines_counts_rows_pushed_off_the_main_screen() {
+    let mut term = term_with(3, 10, b"1\r\n2\r\n3\r\n4\r\n5");
+    assert_eq!(term.scrolled_lines(), 2);
+    assert_eq!(term.visible_lines(), ["3", "4", "5"]);
+    // The alternate screen does not count.
+    term.feed(b"\x1b[?1049h\r\n\r\n\r\n\r\n\x1b[?1049l");
+    assert_eq!(term.scrolled_lines(), 2);
+    // Wrapping counts like a newline.
+    term.feed(b"\r\n0123456789abc");
+    assert_eq!(term.scrolled_lines(), 4);
+}
+
+#[test]
+fn resize_keeps_the_bottom_rows_and_clamps_the_cursor() {
+    let mut term = term_with(4, 10, b"a\r\nb\r\nc\r\nd012345678");
+    term.resize(2, 5);
+    assert_eq!(term.size(), (2, 5));
+    assert_eq!(term.visible_lines(), ["c", "d0123"]);
+    assert_eq!(term.cursor(), (1, 4));
+    assert_eq!(term.scrolled_lines(), 2);
+    term.resize(0, 0);
+    assert_eq!(term.size(), (1, 1));
+}
+
+#[test]
+fn growing_after_scrolling_adds_blank_rows_on_top() {
+    let mut term = term_with(3, 10, b"1\r\n2\r\n3\r\n4\r\n5");
+    term.resize(5, 10);
+    // Where tmux would bring lines 1 and 2 back from its history.
+    assert_eq!(term.visible_lines(), ["", "", "3", "4", "5"]);
+    assert_eq!(term.cursor(), (4, 1));
+    // A screen that never scrolled grows at the bottom.
+    let mut fresh = term_with(3, 10, b"a\r\nb");
+    fresh.resize(5, 10);
+    assert_eq!(fresh.visible_lines(), ["a", "b", "", "", ""]);
+}
+
+fn assert_snapshot_round_trips(term: &Terminal) {
+    let (rows, cols) = term.size();
+    let mut copy = Terminal::new(rows, cols);
+    copy.feed(&term.snapshot());
+    assert_eq!(copy.visible_lines(), term.visible_lines());
+    assert_eq!(copy.cursor(), term.cursor());
+    assert_eq!(copy.title(), term.title());
+    assert_eq!(copy.screen().contents_formatted(), term.screen().contents_formatted());
+    assert_eq!(copy.screen().alternate_screen(), term.screen().alternate_screen());
+}
+
+#[test]
+fn snapshot_round_trips_screen_cursor_and_title() {
+    let term = term_with(
+        5,
+        20,
+        "\x1b]2;my title\x07\x1b[1;31mred\x1b[m \x1b[48;5;33mbg\x1b[m 漢字\r\n\
+         \x1b(0lqk\x1b(B\r\nwrapped line that is long\x1b[?2004h\x1b[3;7H"
+            .as_bytes(),
+    );
+    assert_snapshot_round_trips(&term);
+}
+
+#[test]
+fn snapshot_keeps_line_drawing_active() {
+    let mut term = term_with(2, 10, b"\x1b)0\x0eqq");
+    assert_snapshot_round_trips(&term);
+    let mut copy = Terminal::new(2, 10);
+    copy.feed(&term.snapshot());
+    copy.feed(b"x");
+    term.feed(b"x");
+    assert_eq!(copy.visible_lines(), ["──│", ""]);
+    assert_eq!(copy.visible_lines(), term.visible_lines());
+}
+
+#[test]
+fn snapshot_of_the_alternate_screen_restores_into_it() {
+    let term = term_with(3, 10, b"main\x1b[?1049h\x1b[2;2Halt");
+    assert_snapshot_round_trips(&term);
+}

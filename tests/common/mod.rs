@@ -1,0 +1,165 @@
+//! The test fixture: a private AGENTS_HOME and config, the real `agents`
+//! binary, and waits on conditions (never fixed sleeps).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_agents");
+
+/// Generous: CI is a busy 2-core machine.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+pub struct Home {
+    pub dir: tempfile::TempDir,
+    pub config: tempfile::TempDir,
+}
+
+impl Home {
+    /// A fresh home whose config makes the engine quick: short quiet window
+    /// and short cancel grace periods.
+    pub fn new() -> Home {
+        Home::with_config("[engine]\nquiet_ms = 300\ncancel_sigint_grace_ms = 700\ncancel_sigterm_grace_ms = 700\n")
+    }
+
+    pub fn with_config(config: &str) -> Home {
+        let dir = tempfile::Builder::new().prefix("ah").tempdir().expect("temp home");
+        let cfg = tempfile::tempdir().expect("temp config");
+        std::fs::create_dir_all(cfg.path().join("agents")).unwrap();
+        std::fs::write(cfg.path().join("agents/config.toml"), config).unwrap();
+        Home { dir, config: cfg }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .env("AGENTS_HOME", self.dir.path())
+            .env("XDG_CONFIG_HOME", self.config.path())
+            .env_remove("AGENTS_RUN_ID")
+            .env("NO_COLOR", "1");
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("run agents")
+    }
+
+    /// Runs and insists on success; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "agents {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn json(&self, args: &[&str]) -> Value {
+        serde_json::from_str(&self.ok(args)).expect("json output")
+    }
+
+    /// `agents run -d …`: the new run's id.
+    pub fn start(&self, args: &[&str]) -> String {
+        let mut all = vec!["run", "-d"];
+        all.extend_from_slice(args);
+        self.ok(&all).trim().to_string()
+    }
+
+    pub fn show(&self, run: &str) -> Value {
+        self.json(&["show", run, "--json"])
+    }
+
+    pub fn state(&self, run: &str) -> String {
+        self.show(run)["state"].as_str().unwrap_or_default().to_string()
+    }
+
+    /// Blocks until the run ends (the daemon answers when it does).
+    pub fn wait_end(&self, run: &str) -> Value {
+        let out = self.run(&["wait", run, "--json"]);
+        serde_json::from_slice(&out.stdout).expect("wait --json")
+    }
+
+    pub fn logs(&self, run: &str) -> String {
+        self.ok(&["logs", run])
+    }
+
+    pub fn raw_log(&self, run: &str) -> Vec<u8> {
+        self.cmd(&["logs", "--raw", run]).output().expect("logs --raw").stdout
+    }
+
+    pub fn log_path(&self, run: &str) -> PathBuf {
+        self.path().join("runs").join(run).join("output.log")
+    }
+
+    pub fn daemon_pid(&self) -> Option<i32> {
+        std::fs::read_to_string(self.path().join("daemon.pid"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+    }
+
+    /// Waits until `what` holds, polling the real system state.
+    pub fn wait_until(&self, what: &str, mut f: impl FnMut() -> bool) {
+        wait_until(what, PATIENCE, &mut f)
+    }
+
+    pub fn events(&self, run: &str) -> Vec<Value> {
+        self.show(run)["events"].as_array().cloned().unwrap_or_default()
+    }
+
+    pub fn event_kinds(&self, run: &str) -> Vec<String> {
+        self.events(run)
+            .iter()
+            .map(|e| e["kind"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        // Leave nothing running: force-cancel live runs, stop the daemon.
+        if let Ok(out) = self.cmd(&["ls", "--json"]).output()
+            && let Ok(Value::Array(runs)) = serde_json::from_slice::<Value>(&out.stdout)
+        {
+            for r in runs {
+                if let Some(id) = r["id"].as_str() {
+                    let _ = self.cmd(&["cancel", "--force", id]).output();
+                }
+            }
+        }
+        let _ = self.cmd(&["daemon", "stop"]).output();
+    }
+}
+
+pub fn wait_until(what: &str, limit: Duration, f: &mut dyn FnMut() -> bool) {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(5);
+    while !f() {
+        assert!(start.elapsed() < limit, "timed out waiting until {what}");
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(100));
+    }
+}
+
+pub fn pid_alive(pid: i32) -> bool {
+    // A zombie is not alive for our purposes.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            let after = &s[s.rfind(')').map(|i| i + 2).unwrap_or(0)..];
+            !after.starts_with('Z') && !after.starts_with('X')
+        })
+        .unwrap_or(false)
+}
+
+pub fn kill9(pid: i32) {
+    let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+}
