@@ -93,7 +93,7 @@ fn coloured_log(target: usize) -> Vec<u8> {
             next() % 256,
             next() % 16,
         );
-        if n % 7 == 0 {
+        if n.is_multiple_of(7) {
             let _ = write!(
                 out,
                 "\x1b[38;2;{};{};{}mhighlight\x1b[0m ",

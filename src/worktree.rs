@@ -46,7 +46,12 @@ pub fn create(cwd: &Path, run_name: &str, dest: &Path) -> Result<PathBuf, String
         .ok()
         .and_then(|c| c.strip_prefix(top.canonicalize().ok()?).ok().map(Path::to_path_buf))
         .unwrap_or_default();
-    Ok(dest.join(relative))
+    // `join("")` would add a trailing slash to the recorded cwd.
+    if relative.as_os_str().is_empty() {
+        Ok(dest.to_path_buf())
+    } else {
+        Ok(dest.join(relative))
+    }
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {

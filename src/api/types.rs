@@ -143,7 +143,7 @@ pub struct RunDetail {
 
 /// `runs.start`: the normalized intent, resolved by the client where only the
 /// client can (absolute cwd, its environment).
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
 pub struct StartParams {
     pub harness: String,
     #[serde(default)]
@@ -223,6 +223,15 @@ pub struct ResizeParams {
     pub run: String,
     pub rows: u16,
     pub cols: u16,
+}
+
+/// `runs.rerun`: start a run's command again (same harness, arguments, cwd).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RerunParams {
+    pub run: String,
+    /// The client's environment, as for `runs.start`.
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

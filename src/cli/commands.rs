@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
-use super::{Cli, Command, DaemonCommand, ListArgs, RunArgs, RunsCommand, attach, print};
+use super::{Cli, Command, DaemonCommand, RunArgs, RunsCommand, attach, print};
 use crate::api::{
     CancelParams, DaemonStatus, ListParams, RunDetail, RunRecord, RunRef, RunState, SendParams, SendResult,
     StartParams, method,
@@ -13,16 +13,15 @@ use crate::paths::Paths;
 
 pub fn dispatch(cli: Cli) -> Result<i32> {
     let paths = Paths::from_env()?;
-    let command = match cli.command {
-        Some(c) => c,
-        None => {
-            // The full-screen TUI arrives with its own issue; until then the
-            // bare command lists runs and says what to do.
-            Command::Ls(ListArgs { all: true, json: false })
-        }
+    let Some(command) = cli.command else {
+        return runtime()?.block_on(crate::tui::main(paths));
     };
     match command {
-        Command::Supervise => crate::supervise::main(paths),
+        Command::Supervise => {
+            // stderr is the run's supervise.log.
+            init_daemon_logging();
+            crate::supervise::main(paths)
+        }
         Command::DemoAgent(args) => crate::harness::demo::run(&args),
         Command::Daemon {
             command: Some(DaemonCommand::Run { ready }),

@@ -60,11 +60,21 @@ pub async fn adopt(daemon: &Arc<Daemon>, row: &RunRow) -> anyhow::Result<Arc<Liv
     }
     let offset = hello["offset"].as_u64().unwrap_or(0);
     let live = Arc::new(LiveRun::new(row.id.clone(), link.clone(), offset));
-    if row.state != RunState::Running {
-        // A harness that just started is busy starting: don't type into it
-        // before it has had a quiet moment.
-        *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(std::time::Instant::now());
-    }
+    // Queued prompts wait for a quiet moment. A harness that just started is
+    // busy starting; one re-adopted after a daemon restart may be mid-turn,
+    // and its log's mtime says when it last wrote (unknown: assume just now).
+    let now = std::time::Instant::now();
+    let last_output = if row.state == RunState::Running {
+        std::fs::metadata(daemon.paths.output_log(&row.id))
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .and_then(|ago| now.checked_sub(ago))
+            .unwrap_or(now)
+    } else {
+        now
+    };
+    *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(last_output);
     daemon
         .runs
         .lock()

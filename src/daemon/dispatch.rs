@@ -10,8 +10,8 @@ use super::client::Subscriptions;
 use super::start::{record, resolve_row};
 use super::subscribe::{self, Outbox};
 use crate::api::{
-    ApiError, AttachParams, AttachResult, CancelParams, DaemonStatus, ErrorCode, ListParams, ResizeParams, RunDetail,
-    RunRef, RunState, SendParams, StartParams, method,
+    ApiError, AttachParams, AttachResult, CancelParams, DaemonStatus, ErrorCode, ListParams, RerunParams, ResizeParams,
+    RunDetail, RunRef, RunState, SendParams, StartParams, method,
 };
 use crate::pty::{Identity, Liveness};
 use crate::store::runs;
@@ -121,6 +121,26 @@ pub async fn call(
             let id = row.id.clone();
             let _ = daemon.store.call(move |c| runs::set_size(c, &id, rows, cols)).await;
             Ok(Value::Null)
+        }
+        method::RUNS_RERUN => {
+            let RerunParams { run, env } = params(p)?;
+            let row = resolve_row(daemon, &run).await?;
+            let again = StartParams {
+                harness: row.harness.clone(),
+                args: row.args.clone(),
+                name: None,
+                cwd: row.cwd.clone(),
+                parent: row.parent_run_id.clone(),
+                detached: row.detached,
+                timeout_secs: row.timeout_secs,
+                rows: Some(row.rows),
+                cols: Some(row.cols),
+                worktree: false,
+                prompt: None,
+                env,
+                pass_env: Vec::new(),
+            };
+            to_value(super::start::start(daemon, again).await?)
         }
         method::RUNS_WAIT => {
             let RunRef { run } = params(p)?;

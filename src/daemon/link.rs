@@ -181,25 +181,28 @@ const PERSIST_OFFSET_EVERY: Duration = Duration::from_secs(1);
 
 /// Follows one live run until it ends: offsets, activity, and the exit.
 pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::Receiver<SupervisorNote>) {
-    let mut last_persist = Instant::now();
-    let mut unsaved = false;
+    // The stored `output_bytes` trails the live offset by at most this long.
+    let mut persist_at: Option<tokio::time::Instant> = None;
     loop {
-        match notes.recv().await {
+        let note = tokio::select! {
+            note = notes.recv() => note,
+            _ = async { tokio::time::sleep_until(persist_at.unwrap_or_else(tokio::time::Instant::now)).await }, if persist_at.is_some() => {
+                persist_at = None;
+                let (id, offset) = (live.id.clone(), *live.committed.borrow());
+                let _ = daemon
+                    .store
+                    .call(move |c| crate::store::runs::set_output_bytes(c, &id, offset))
+                    .await;
+                continue;
+            }
+        };
+        match note {
             Some(SupervisorNote::Offset(offset)) => {
                 let previous = live.committed.send_replace(offset);
                 if offset > previous {
                     *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
                     live.wake.notify_waiters();
-                    unsaved = true;
-                }
-                if unsaved && last_persist.elapsed() >= PERSIST_OFFSET_EVERY {
-                    last_persist = Instant::now();
-                    unsaved = false;
-                    let id = live.id.clone();
-                    let _ = daemon
-                        .store
-                        .call(move |c| crate::store::runs::set_output_bytes(c, &id, offset))
-                        .await;
+                    persist_at.get_or_insert_with(|| tokio::time::Instant::now() + PERSIST_OFFSET_EVERY);
                 }
             }
             Some(SupervisorNote::Exited(evidence)) => {

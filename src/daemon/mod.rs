@@ -25,6 +25,7 @@ use crate::paths::Paths;
 use crate::store::Store;
 
 pub use link::Link;
+pub use subscribe::LAG_LIMIT;
 
 /// Shared by every task of the daemon.
 pub struct Daemon {
@@ -105,10 +106,12 @@ fn start(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         .enable_all()
         .build()
         .context("starting the daemon runtime")?;
-    rt.block_on(serve(paths, ready.take()))
+    rt.block_on(serve(paths, ready))
 }
 
-async fn serve(paths: Paths, ready: Option<std::fs::File>) -> Result<i32> {
+/// `ready` is taken only once the socket accepts connections: an error before
+/// that leaves it with `main`, which tells the waiting client why.
+async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     let store = Store::open(&paths.db()).with_context(|| format!("cannot open {}", paths.db().display()))?;
     // We hold the lock, so any socket file left here is from a dead daemon.
     let socket = paths.daemon_socket();
@@ -129,7 +132,7 @@ async fn serve(paths: Paths, ready: Option<std::fs::File>) -> Result<i32> {
     });
     adopt::reconcile_all(&daemon).await;
     tracing::info!("daemon {} listening on {}", std::process::id(), socket.display());
-    if let Some(mut ready) = ready {
+    if let Some(mut ready) = ready.take() {
         let _ = ready.write_all(b"ready\n");
     }
     let mut config_tick = tokio::time::interval(std::time::Duration::from_secs(60));

@@ -126,6 +126,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
         timeout_secs: params.timeout_secs,
         worktree: None,
         output_bytes: 0,
+        args: params.args.clone(),
     };
 
     // Every prerequisite, before anything is spawned.

@@ -84,6 +84,10 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX prompts_by_run ON prompts(run_id, state, created_at);
     "#,
+    // 3: the harness arguments as given, so a run can be started again.
+    r#"
+    ALTER TABLE runs ADD COLUMN args TEXT NOT NULL DEFAULT '[]';
+    "#,
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -95,13 +99,7 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 /// Applies migrations up to `target`. Public to the crate so tests can build
 /// a database at every older version.
 pub(crate) fn migrate_to(conn: &mut Connection, target: i64) -> Result<(), StoreError> {
-    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    if found > LATEST_VERSION {
-        return Err(StoreError::TooNew {
-            found,
-            latest: LATEST_VERSION,
-        });
-    }
+    let found = refuse_newer(conn)?;
     for version in found..target {
         let tx = conn.transaction()?;
         tx.execute_batch(MIGRATIONS[version as usize])?;
@@ -109,6 +107,18 @@ pub(crate) fn migrate_to(conn: &mut Connection, target: i64) -> Result<(), Store
         tx.commit()?;
     }
     Ok(())
+}
+
+/// The schema version, unless it is newer than this build understands.
+pub(crate) fn refuse_newer(conn: &Connection) -> Result<i64, StoreError> {
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found > LATEST_VERSION {
+        return Err(StoreError::TooNew {
+            found,
+            latest: LATEST_VERSION,
+        });
+    }
+    Ok(found)
 }
 
 #[cfg(test)]

@@ -37,6 +37,12 @@ impl Store {
     /// Opens (creating if needed) and migrates the database, then starts its
     /// owner thread.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        // A database from a newer version is refused before it is touched:
+        // even switching it to WAL would rewrite its header.
+        if path.exists() {
+            let peek = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+            migrations::refuse_newer(&peek)?;
+        }
         let mut conn = open_connection(path)?;
         migrations::migrate(&mut conn)?;
         let (jobs, rx) = mpsc::channel::<Job>();

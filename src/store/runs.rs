@@ -39,11 +39,13 @@ pub struct RunRow {
     pub timeout_secs: Option<u64>,
     pub worktree: Option<String>,
     pub output_bytes: u64,
+    /// The harness arguments as the user gave them.
+    pub args: Vec<String>,
 }
 
 const COLUMNS: &str = "id, name, harness, host, cwd, command, state, status, parent_run_id, root_run_id, detached, \
      session_id, launch_id, pid, pgid, proc_start, boot_id, supervisor_pid, supervisor_start, exit_code, signal, \
-     reason, created_at, started_at, ended_at, rows, cols, timeout_secs, worktree, output_bytes";
+     reason, created_at, started_at, ended_at, rows, cols, timeout_secs, worktree, output_bytes, args";
 
 impl RunRow {
     fn from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
@@ -83,6 +85,7 @@ impl RunRow {
             timeout_secs: r.get::<_, Option<i64>>(27)?.map(|t| t as u64),
             worktree: r.get(28)?,
             output_bytes: r.get::<_, i64>(29)? as u64,
+            args: serde_json::from_str(&r.get::<_, String>(30)?).unwrap_or_default(),
         })
     }
 
@@ -122,7 +125,7 @@ impl RunRow {
 
 pub fn insert_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
     conn.execute(
-        &format!("INSERT INTO runs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)"),
+        &format!("INSERT INTO runs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)"),
         params![
             run.id,
             run.name,
@@ -154,6 +157,7 @@ pub fn insert_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
             run.timeout_secs.map(|t| t as i64),
             run.worktree,
             run.output_bytes as i64,
+            serde_json::to_string(&run.args).unwrap_or_else(|_| "[]".into()),
         ],
     )?;
     Ok(())

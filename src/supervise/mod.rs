@@ -73,7 +73,7 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
     }
-    let log = output::OutputLog::create(&paths, &spec.run)?;
+    let (log, checkpoints) = output::OutputLog::create(&paths, &spec.run)?;
     let started = match child::spawn(&spec) {
         Ok(started) => started,
         Err(e) => {
@@ -89,7 +89,7 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
         started.writer,
         started.leader.clone(),
     ));
-    output::start_reader(run.clone(), started.reader, log)?;
+    output::start_reader(run.clone(), started.reader, log, checkpoints)?;
     let exited = child::watch_exit(run.clone(), started.leader.pid);
 
     let serve = tokio::spawn(server::serve(listener, run.clone()));
@@ -108,7 +108,10 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
     }
 
     let evidence = child::finish(run.clone(), exited, &paths, &spec).await;
-    evidence.write(&paths.exit_evidence(&spec.run))?;
+    // A full disk can refuse exit.json too: the connected daemon must still
+    // hear how the run ended rather than find a supervisor gone silent. (Not
+    // logged: supervise.log is on the same full disk.)
+    let _ = evidence.write(&paths.exit_evidence(&spec.run));
     run.exited.send_replace(Some(evidence));
     // Give a connected daemon a bounded moment to record the evidence; a
     // daemon that is down reads exit.json when it comes back.

@@ -25,14 +25,18 @@ pub const CHECKPOINT_EVERY: u64 = 1 << 20;
 pub struct OutputLog {
     log: File,
     index: File,
-    checkpoints: File,
     offset: u64,
     last_sample: Option<Instant>,
-    last_checkpoint: u64,
+}
+
+/// Screen checkpoints, written by the parser thread.
+pub struct Checkpoints {
+    file: File,
+    last: u64,
 }
 
 impl OutputLog {
-    pub fn create(paths: &Paths, run: &str) -> Result<OutputLog> {
+    pub fn create(paths: &Paths, run: &str) -> Result<(OutputLog, Checkpoints)> {
         let open = |path: std::path::PathBuf| {
             OpenOptions::new()
                 .create(true)
@@ -42,14 +46,18 @@ impl OutputLog {
         };
         let log = open(paths.output_log(run))?;
         let offset = log.metadata()?.len();
-        Ok(OutputLog {
-            log,
-            index: open(paths.output_index(run))?,
-            checkpoints: open(paths.checkpoints(run))?,
-            offset,
-            last_sample: None,
-            last_checkpoint: offset,
-        })
+        Ok((
+            OutputLog {
+                log,
+                index: open(paths.output_index(run))?,
+                offset,
+                last_sample: None,
+            },
+            Checkpoints {
+                file: open(paths.checkpoints(run))?,
+                last: offset,
+            },
+        ))
     }
 
     fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
@@ -65,29 +73,77 @@ impl OutputLog {
         self.offset += bytes.len() as u64;
         Ok(())
     }
+}
 
-    fn checkpoint(&mut self, rows: u16, cols: u16, scrolled: u64, screen: &[u8]) -> std::io::Result<()> {
+impl Checkpoints {
+    fn write(&mut self, offset: u64, rows: u16, cols: u16, scrolled: u64, screen: &[u8]) -> std::io::Result<()> {
         let mut rec = Vec::with_capacity(28 + screen.len());
-        rec.extend_from_slice(&self.offset.to_le_bytes());
+        rec.extend_from_slice(&offset.to_le_bytes());
         rec.extend_from_slice(&scrolled.to_le_bytes());
         rec.extend_from_slice(&rows.to_le_bytes());
         rec.extend_from_slice(&cols.to_le_bytes());
         rec.extend_from_slice(&(screen.len() as u32).to_le_bytes());
         rec.extend_from_slice(screen);
-        self.checkpoints.write_all(&rec)?;
-        self.last_checkpoint = self.offset;
+        self.file.write_all(&rec)?;
+        self.last = offset;
         Ok(())
     }
 }
 
-/// One thread per run reads the PTY: log first, then the emulator, then tell
-/// whoever watches. Nothing here waits on a client.
-pub fn start_reader(run: Arc<Supervised>, mut reader: Box<dyn Read + Send>, mut log: OutputLog) -> Result<()> {
+/// Chunks read but not yet parsed. 64 × 64 KiB = 4 MiB lets the reader run
+/// ahead of a parser that is momentarily slower, without unbounded memory.
+const PARSE_QUEUE: usize = 64;
+
+/// Two threads per run. The reader appends each PTY read to the log and
+/// commits the offset (subscribers stream from the log); the parser feeds the
+/// emulator, answers terminal queries and writes checkpoints. Reading and
+/// parsing overlap, so a flood costs the slower of the two, not their sum.
+/// Nothing here waits on a client.
+pub fn start_reader(
+    run: Arc<Supervised>,
+    mut reader: Box<dyn Read + Send>,
+    mut log: OutputLog,
+    mut checkpoints: Checkpoints,
+) -> Result<()> {
+    let (chunks, parse_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(PARSE_QUEUE);
+    let parser_run = run.clone();
+    let parser = std::thread::Builder::new()
+        .name("pty-parser".into())
+        .spawn(move || {
+            let run = parser_run;
+            while let Ok(bytes) = parse_rx.recv() {
+                let (replies, checkpoint) = {
+                    let mut screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
+                    screen.term.feed(&bytes);
+                    screen.offset += bytes.len() as u64;
+                    let replies = screen.term.take_replies();
+                    let checkpoint = (screen.offset - checkpoints.last >= CHECKPOINT_EVERY).then(|| {
+                        let (rows, cols) = screen.term.size();
+                        (
+                            screen.offset,
+                            rows,
+                            cols,
+                            screen.term.scrolled_lines(),
+                            screen.term.snapshot(),
+                        )
+                    });
+                    (replies, checkpoint)
+                };
+                if !replies.is_empty() {
+                    run.write_input(replies);
+                }
+                if let Some((offset, rows, cols, scrolled, snapshot)) = checkpoint {
+                    let _ = checkpoints.write(offset, rows, cols, scrolled, &snapshot);
+                }
+            }
+            run.eof.send_replace(true);
+        })
+        .context("starting the PTY parser thread")?;
     std::thread::Builder::new()
         .name("pty-reader".into())
         .spawn(move || {
-            let mut buf = vec![0u8; READ_CHUNK];
             let mut writing = true;
+            let mut buf = vec![0u8; READ_CHUNK];
             loop {
                 let n = match reader.read(&mut buf) {
                     Ok(0) => break,
@@ -96,8 +152,9 @@ pub fn start_reader(run: Arc<Supervised>, mut reader: Box<dyn Read + Send>, mut 
                     // EIO: every slave descriptor is closed.
                     Err(_) => break,
                 };
-                let bytes = &buf[..n];
-                if writing && let Err(e) = log.append(bytes) {
+                // A right-sized copy: queued chunks hold only what was read.
+                let chunk = buf[..n].to_vec();
+                if writing && let Err(e) = log.append(&chunk) {
                     // A full disk must not lose the run silently: stop writing,
                     // keep draining the PTY so the harness never blocks, and end
                     // the run with the reason.
@@ -108,26 +165,15 @@ pub fn start_reader(run: Arc<Supervised>, mut reader: Box<dyn Read + Send>, mut 
                 if !writing {
                     continue;
                 }
-                let (replies, checkpoint) = {
-                    let mut term = run.term.lock().unwrap_or_else(|p| p.into_inner());
-                    term.feed(bytes);
-                    let replies = term.take_replies();
-                    let checkpoint = (log.offset - log.last_checkpoint >= CHECKPOINT_EVERY).then(|| {
-                        let (rows, cols) = term.size();
-                        (rows, cols, term.scrolled_lines(), term.snapshot())
-                    });
-                    (replies, checkpoint)
-                };
-                if !replies.is_empty() {
-                    run.write_input(replies);
-                }
-                if let Some((rows, cols, scrolled, screen)) = checkpoint {
-                    let _ = log.checkpoint(rows, cols, scrolled, &screen);
-                }
                 run.committed.send_replace(log.offset);
+                if chunks.send(chunk).is_err() {
+                    break;
+                }
             }
             let _ = log.log.sync_data();
-            run.eof.send_replace(true);
+            // Closing the queue lets the parser finish and announce the end.
+            drop(chunks);
+            let _ = parser.join();
         })
         .context("starting the PTY reader thread")?;
     Ok(())

@@ -33,10 +33,17 @@ pub mod method {
     pub const EXITED: &str = "sup.exited";
 }
 
+pub struct ParsedScreen {
+    pub term: Terminal,
+    /// Log bytes fed to `term` so far.
+    pub offset: u64,
+}
+
 pub struct Supervised {
     pub run: String,
     pub leader: Identity,
-    pub term: Mutex<Terminal>,
+    /// The emulator and how many log bytes it has parsed.
+    pub screen: Mutex<ParsedScreen>,
     master: Mutex<Box<dyn MasterPty + Send>>,
     input: std_mpsc::Sender<Vec<u8>>,
     /// Bytes in the output log so far.
@@ -79,7 +86,10 @@ impl Supervised {
         Supervised {
             run: spec.run.clone(),
             leader,
-            term: Mutex::new(Terminal::new(spec.rows, spec.cols)),
+            screen: Mutex::new(ParsedScreen {
+                term: Terminal::new(spec.rows, spec.cols),
+                offset: 0,
+            }),
             master: Mutex::new(master),
             input,
             committed: watch::Sender::new(0),
@@ -186,19 +196,22 @@ impl Supervised {
             pixel_width: 0,
             pixel_height: 0,
         });
-        self.term.lock().unwrap_or_else(|p| p.into_inner()).resize(rows, cols);
+        self.screen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .term
+            .resize(rows, cols);
     }
 
     pub fn snapshot(&self) -> Value {
-        // Hold the emulator lock while reading the offset: the reader commits
-        // the offset only after feeding, so the pair is consistent.
-        let term = self.term.lock().unwrap_or_else(|p| p.into_inner());
-        let (rows, cols) = term.size();
+        // The screen and the offset it stands for, read under one lock.
+        let screen = self.screen.lock().unwrap_or_else(|p| p.into_inner());
+        let (rows, cols) = screen.term.size();
         json!({
-            "offset": self.offset(),
+            "offset": screen.offset,
             "rows": rows,
             "cols": cols,
-            "screen": String::from_utf8_lossy(&term.snapshot()),
+            "screen": String::from_utf8_lossy(&screen.term.snapshot()),
         })
     }
 
@@ -213,7 +226,7 @@ impl Supervised {
     }
 
     fn hello(&self) -> Value {
-        let (rows, cols) = self.term.lock().unwrap_or_else(|p| p.into_inner()).size();
+        let (rows, cols) = self.screen.lock().unwrap_or_else(|p| p.into_inner()).term.size();
         let me = std::process::id() as i32;
         json!({
             "run": self.run,

@@ -72,10 +72,10 @@ impl vt100::Callbacks for Hooks {
     fn unhandled_osc(&mut self, _: &mut vt100::Screen, params: &[&[u8]]) {
         // `vte` splits OSC strings at every ';', and `vt100` only takes a
         // title that is exactly one piece, so "vim: a;b" would be lost.
-        if let [b"0" | b"2", title @ ..] = params {
-            if title.len() > 1 {
-                self.title = String::from_utf8_lossy(&title.join(&b';')).into_owned();
-            }
+        if let [b"0" | b"2", title @ ..] = params
+            && title.len() > 1
+        {
+            self.title = String::from_utf8_lossy(&title.join(&b';')).into_owned();
         }
     }
 

@@ -35,8 +35,9 @@ impl Terminal {
     }
 
     /// A terminal that also keeps the last `max_lines` rows scrolled off the
-    /// main screen, for [`render_history`].
-    fn with_history(rows: u16, cols: u16, max_lines: usize) -> Self {
+    /// main screen (plain text), for [`render_history`] and for a client's
+    /// own scrollback (the TUI's panes). The supervisor never uses this.
+    pub fn with_history(rows: u16, cols: u16, max_lines: usize) -> Self {
         let hooks = Hooks {
             history: Some(History::new(max_lines)),
             ..Hooks::default()
@@ -145,6 +146,15 @@ impl Terminal {
     /// column is `cols` (the wrap is pending), as tmux reports it.
     pub fn cursor(&self) -> (u16, u16) {
         self.screen().cursor_position()
+    }
+
+    /// The rows captured so far (oldest first), when made `with_history`.
+    pub fn history(&self) -> impl ExactSizeIterator<Item = &String> + DoubleEndedIterator {
+        static EMPTY: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+        match &self.parser.callbacks().history {
+            Some(h) => h.rows.iter(),
+            None => EMPTY.iter(),
+        }
     }
 
     /// Takes the rows captured for [`render_history`].

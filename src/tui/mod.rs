@@ -1,4 +1,156 @@
-//! The full-screen interface. For now: the pane widget that draws a run's
-//! emulated screen, shared by `agents attach` and the TUI to come.
+//! The full-screen interface (DESIGN §9): a client of the daemon like any
+//! other. The loop takes its input as a stream so tests can drive it.
 
+pub mod app;
+pub mod form;
+pub mod keys;
+pub mod link;
 pub mod pane;
+pub mod side;
+pub mod tree;
+pub mod view;
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event, EventStream,
+};
+use crossterm::{cursor, execute, terminal};
+use futures::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::{Backend, CrosstermBackend};
+use tokio::sync::mpsc;
+
+use app::{App, Command, Update};
+
+use crate::paths::Paths;
+
+/// At most ~60 frames a second (DESIGN §9).
+const FRAME: Duration = Duration::from_millis(16);
+/// Durations on screen advance once a second even when nothing else changes.
+const TICK: Duration = Duration::from_secs(1);
+/// Updates handled per wake before drawing again: a flooding pane must not
+/// starve keys or the screen.
+const UPDATE_BATCH: usize = 64;
+
+/// Restores the terminal however the TUI ends, panics included.
+struct Restore;
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+fn restore_terminal() {
+    let mut out = std::io::stdout();
+    let _ = execute!(
+        out,
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        terminal::LeaveAlternateScreen,
+        cursor::Show
+    );
+    let _ = terminal::disable_raw_mode();
+}
+
+/// `agents` with no verb.
+pub async fn main(paths: Paths) -> Result<i32> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        anyhow::bail!("the TUI needs a terminal; try `agents ls`");
+    }
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        previous(info);
+    }));
+    terminal::enable_raw_mode()?;
+    let _restore = Restore;
+    execute!(
+        std::io::stdout(),
+        terminal::EnterAlternateScreen,
+        EnableBracketedPaste,
+        EnableMouseCapture
+    )?;
+    let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    term.clear()?;
+
+    let (commands_tx, commands_rx) = mpsc::unbounded_channel();
+    let (updates_tx, updates_rx) = mpsc::channel(1024);
+    tokio::spawn(link::run(paths, commands_rx, updates_tx));
+    let mut app = App::new();
+    app.no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    run_app(
+        &mut term,
+        &mut app,
+        EventStream::new(),
+        updates_rx,
+        commands_tx,
+        &mut std::io::stdout(),
+    )
+    .await?;
+    Ok(0)
+}
+
+/// The event loop: input first, then daemon updates, drawing only on change.
+pub async fn run_app<B: Backend>(
+    term: &mut Terminal<B>,
+    app: &mut App,
+    mut input: impl Stream<Item = std::io::Result<Event>> + Unpin,
+    mut updates: mpsc::Receiver<Update>,
+    commands: mpsc::UnboundedSender<Command>,
+    outer: &mut impl Write,
+) -> Result<()>
+where
+    B::Error: Send + Sync + 'static,
+{
+    let mut dirty = true;
+    let mut last_draw = Instant::now() - FRAME;
+    let mut tick = tokio::time::interval(TICK);
+    loop {
+        if dirty && last_draw.elapsed() >= FRAME {
+            term.draw(|f| view::draw(f, app))?;
+            last_draw = Instant::now();
+            dirty = false;
+        }
+        for cmd in app.take_commands() {
+            match cmd {
+                Command::Terminal(bytes) => {
+                    let _ = outer.write_all(&bytes);
+                    let _ = outer.flush();
+                }
+                other => {
+                    let _ = commands.send(other);
+                }
+            }
+        }
+        if app.quit {
+            return Ok(());
+        }
+        let next_frame = last_draw + FRAME;
+        tokio::select! {
+            biased;
+            event = input.next() => match event {
+                Some(Ok(event)) => { app.handle(event); dirty = true; }
+                Some(Err(e)) => return Err(e.into()),
+                None => return Ok(()),
+            },
+            update = updates.recv() => {
+                let Some(update) = update else { return Ok(()) };
+                app.update(update);
+                for _ in 1..UPDATE_BATCH {
+                    match updates.try_recv() {
+                        Ok(u) => app.update(u),
+                        Err(_) => break,
+                    }
+                }
+                dirty = true;
+            }
+            _ = tokio::time::sleep_until(next_frame.into()), if dirty => {}
+            _ = tick.tick() => dirty = true,
+        }
+    }
+}

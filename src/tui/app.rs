@@ -1,0 +1,782 @@
+//! The TUI's state and what each key and each daemon message does to it.
+//! Pure: no I/O. Whatever must reach the daemon is queued as a `Command`
+//! for the event loop, so tests drive keys in and read commands out.
+
+use std::collections::HashMap;
+use std::time::SystemTime;
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
+
+use super::form::{Composer, NewRunForm};
+use super::keys;
+use super::tree::{self, TreeRow};
+use crate::api::{RunDetail, RunRecord, SendResult, StartParams};
+use crate::term::Terminal;
+
+/// Lines of scrollback each visible pane keeps (plain text, client side):
+/// a few screens of context, at ~200 bytes a line.
+pub const PANE_HISTORY: usize = 2000;
+
+/// What the event loop must ask the daemon for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    Refresh,
+    Show(String),
+    Subscribe(String),
+    Unsubscribe(String),
+    Input {
+        run: String,
+        bytes: Vec<u8>,
+    },
+    Resize {
+        run: String,
+        rows: u16,
+        cols: u16,
+    },
+    Send {
+        run: String,
+        text: String,
+        prompt_id: String,
+    },
+    Cancel {
+        run: String,
+        force: bool,
+    },
+    Start(Box<StartParams>),
+    Rerun(String),
+    /// Write to the user's terminal (OSC 52 clipboard, bell).
+    Terminal(Vec<u8>),
+}
+
+/// What the daemon (or the link to it) tells the TUI.
+#[derive(Debug, Clone)]
+pub enum Update {
+    Connected,
+    Disconnected(String),
+    Runs(Vec<RunRecord>),
+    Detail(Box<RunDetail>),
+    Snapshot {
+        run: String,
+        offset: u64,
+        rows: u16,
+        cols: u16,
+        bytes: Vec<u8>,
+    },
+    Output {
+        run: String,
+        offset: u64,
+        bytes: Vec<u8>,
+    },
+    Changed(String),
+    Sent {
+        prompt_id: String,
+        result: Result<SendResult, String>,
+    },
+    Started(Box<Result<RunRecord, String>>),
+    Failed(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Normal,
+    Insert,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    Record,
+    Transcript,
+    Lineage,
+    Events,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 4] = [Tab::Record, Tab::Transcript, Tab::Lineage, Tab::Events];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Record => "Record",
+            Tab::Transcript => "Transcript",
+            Tab::Lineage => "Lineage",
+            Tab::Events => "Events",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    Single,
+    Split,
+    Grid,
+}
+
+impl Layout {
+    pub fn capacity(self) -> usize {
+        match self {
+            Layout::Single => 1,
+            Layout::Split => 2,
+            Layout::Grid => 4,
+        }
+    }
+}
+
+/// Which part of the screen Tab cycles through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Panel {
+    Tree,
+    Panes,
+    Side,
+}
+
+pub enum Overlay {
+    Help,
+    NewRun(NewRunForm),
+    Compose(Box<Composer>),
+    Confirm { run: String, name: String, force: bool },
+}
+
+/// A run's screen as this client sees it: a local emulator fed by the
+/// subscription, and where in the run's log it stands.
+pub struct PaneScreen {
+    pub term: Terminal,
+    pub offset: u64,
+    /// Lines scrolled back (0 = live).
+    pub scroll: usize,
+}
+
+pub struct App {
+    pub runs: Vec<RunRecord>,
+    pub rows: Vec<TreeRow>,
+    pub selected: usize,
+    pub filter: String,
+    pub filtering: bool,
+    pub mode: Mode,
+    pub panel: Panel,
+    pub layout: Layout,
+    pub zoom: bool,
+    pub tab: Tab,
+    pub side_scroll: u16,
+    pub screens: HashMap<String, PaneScreen>,
+    pub details: HashMap<String, RunDetail>,
+    pub overlay: Option<Overlay>,
+    /// A one-line message for the status bar (errors, confirmations).
+    pub message: Option<String>,
+    /// Set while the daemon cannot be reached.
+    pub banner: Option<String>,
+    pub prefix: bool,
+    pub quit: bool,
+    pub commands: Vec<Command>,
+    /// Runs whose output we subscribe to (the visible panes).
+    pub subscribed: Vec<String>,
+    /// The pane rectangles from the last draw, for PTY sizes and mouse hits.
+    pub pane_sizes: HashMap<String, (u16, u16)>,
+    /// "Now" for durations; fixed in snapshot tests.
+    pub now: Option<SystemTime>,
+    pub no_color: bool,
+    /// Runs waiting for input whose bell we already rang.
+    pub rang: Vec<String>,
+    /// The composer's draft while the daemon has not confirmed it.
+    pub pending_send: Option<(String, Box<Composer>)>,
+    pub connected: bool,
+    /// `a`: the selected run takes the whole terminal, keys go to it, and
+    /// Ctrl-a d comes back.
+    pub fullscreen: bool,
+}
+
+impl Default for App {
+    fn default() -> Self {
+        App::new()
+    }
+}
+
+impl App {
+    pub fn new() -> App {
+        App {
+            runs: Vec::new(),
+            rows: Vec::new(),
+            selected: 0,
+            filter: String::new(),
+            filtering: false,
+            mode: Mode::Normal,
+            panel: Panel::Tree,
+            layout: Layout::Single,
+            zoom: false,
+            tab: Tab::Record,
+            side_scroll: 0,
+            screens: HashMap::new(),
+            details: HashMap::new(),
+            overlay: None,
+            message: None,
+            banner: None,
+            prefix: false,
+            quit: false,
+            commands: Vec::new(),
+            subscribed: Vec::new(),
+            pane_sizes: HashMap::new(),
+            now: None,
+            no_color: false,
+            rang: Vec::new(),
+            pending_send: None,
+            connected: false,
+            fullscreen: false,
+        }
+    }
+
+    pub fn take_commands(&mut self) -> Vec<Command> {
+        std::mem::take(&mut self.commands)
+    }
+
+    pub fn selected_run(&self) -> Option<&RunRecord> {
+        let id = self.rows.get(self.selected)?.run.as_deref()?;
+        self.runs.iter().find(|r| r.id == id)
+    }
+
+    pub fn run(&self, id: &str) -> Option<&RunRecord> {
+        self.runs.iter().find(|r| r.id == id)
+    }
+
+    /// The runs shown as panes: the selected one first, then other live
+    /// runs in tree order, up to the layout's capacity.
+    pub fn pane_runs(&self) -> Vec<String> {
+        let capacity = if self.zoom { 1 } else { self.layout.capacity() };
+        let mut out: Vec<String> = Vec::new();
+        if let Some(r) = self.selected_run() {
+            out.push(r.id.clone());
+        }
+        for row in &self.rows {
+            if out.len() >= capacity {
+                break;
+            }
+            if let Some(id) = &row.run
+                && !out.contains(id)
+                && self.run(id).is_some_and(|r| r.state.is_live())
+            {
+                out.push(id.clone());
+            }
+        }
+        out
+    }
+
+    fn rebuild_tree(&mut self) {
+        let keep = self.rows.get(self.selected).and_then(|r| r.run.clone());
+        self.rows = tree::build(&self.runs, &self.filter);
+        self.selected = keep
+            .and_then(|id| self.rows.iter().position(|r| r.run.as_deref() == Some(&id)))
+            .or_else(|| self.rows.iter().position(|r| r.run.is_some()))
+            .unwrap_or(0);
+        self.sync_subscriptions();
+    }
+
+    /// Subscribes to the visible panes' runs and drops the rest.
+    pub fn sync_subscriptions(&mut self) {
+        let want = self.pane_runs();
+        for id in self.subscribed.clone() {
+            if !want.contains(&id) {
+                self.commands.push(Command::Unsubscribe(id.clone()));
+                self.screens.remove(&id);
+            }
+        }
+        for id in &want {
+            if !self.subscribed.contains(id) {
+                self.commands.push(Command::Subscribe(id.clone()));
+            }
+        }
+        self.subscribed = want;
+        if let Some(id) = self.selected_run().map(|r| r.id.clone())
+            && !self.details.contains_key(&id)
+        {
+            self.commands.push(Command::Show(id));
+        }
+    }
+
+    /// Panes were laid out at these sizes: resize the runs' PTYs to match.
+    pub fn panes_laid_out(&mut self, sizes: Vec<(String, u16, u16)>) {
+        for (id, rows, cols) in sizes {
+            let live = self.run(&id).is_some_and(|r| r.state.is_live());
+            if self.pane_sizes.get(&id) != Some(&(rows, cols)) {
+                self.pane_sizes.insert(id.clone(), (rows, cols));
+                // Our copy of the screen follows the PTY's new size at once;
+                // the program's redraw arrives as output.
+                if live
+                    && rows >= 2
+                    && cols >= 2
+                    && let Some(screen) = self.screens.get_mut(&id)
+                {
+                    screen.term.resize(rows, cols);
+                }
+                if live && rows >= 2 && cols >= 2 {
+                    self.commands.push(Command::Resize { run: id, rows, cols });
+                }
+            }
+        }
+    }
+
+    pub fn update(&mut self, update: Update) {
+        match update {
+            Update::Connected => {
+                self.connected = true;
+                self.banner = None;
+                // A new connection has no subscriptions: ask again.
+                self.subscribed.clear();
+                self.pane_sizes.clear();
+                self.commands.push(Command::Refresh);
+            }
+            Update::Disconnected(why) => {
+                self.connected = false;
+                self.banner = Some(format!("daemon unreachable ({why}); reconnecting…"));
+            }
+            Update::Runs(runs) => {
+                self.runs = runs;
+                self.ring_for_waiting();
+                self.rebuild_tree();
+            }
+            Update::Detail(detail) => {
+                let id = detail.run.id.clone();
+                if let Some(r) = self.runs.iter_mut().find(|r| r.id == id) {
+                    *r = detail.run.clone();
+                }
+                self.details.insert(id, *detail);
+            }
+            Update::Snapshot {
+                run,
+                offset,
+                rows,
+                cols,
+                bytes,
+            } => {
+                // A snapshot starts the pane over: history from here on is
+                // kept for scrolling back.
+                let mut term = Terminal::with_history(rows, cols, PANE_HISTORY);
+                term.feed(&bytes);
+                self.screens.insert(
+                    run,
+                    PaneScreen {
+                        term,
+                        offset,
+                        scroll: 0,
+                    },
+                );
+            }
+            Update::Output { run, offset, bytes } => {
+                if let Some(screen) = self.screens.get_mut(&run) {
+                    let end = offset + bytes.len() as u64;
+                    if end > screen.offset {
+                        let skip = screen.offset.saturating_sub(offset) as usize;
+                        screen.term.feed(&bytes[skip..]);
+                        screen.offset = end;
+                    }
+                }
+            }
+            Update::Changed(id) => {
+                self.details.remove(&id);
+                if self.selected_run().is_some_and(|r| r.id == id) {
+                    self.commands.push(Command::Show(id));
+                }
+            }
+            Update::Sent { prompt_id, result } => {
+                let pending = self.pending_send.take();
+                match (result, pending) {
+                    (Ok(sent), _) => {
+                        self.message = Some(format!("prompt {} ({})", sent.state, short(&prompt_id)));
+                    }
+                    (Err(e), Some((_, composer))) => {
+                        // Keep the draft: nothing is lost when the daemon could not take it.
+                        self.message = Some(format!("not sent: {e}"));
+                        self.overlay = Some(Overlay::Compose(composer));
+                    }
+                    (Err(e), None) => self.message = Some(format!("not sent: {e}")),
+                }
+            }
+            Update::Started(result) => match *result {
+                Ok(run) => {
+                    self.message = Some(format!("started {}", run.name));
+                    let id = run.id.clone();
+                    if !self.runs.iter().any(|r| r.id == id) {
+                        self.runs.push(run);
+                    }
+                    self.rebuild_tree();
+                    if let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id)) {
+                        self.selected = i;
+                        self.sync_subscriptions();
+                    }
+                }
+                Err(e) => self.message = Some(format!("not started: {e}")),
+            },
+            Update::Failed(e) => self.message = Some(e),
+        }
+    }
+
+    /// Rings the terminal bell once when a run starts waiting for input.
+    fn ring_for_waiting(&mut self) {
+        use crate::api::ActivityStatus::{NeedsApproval, WaitingInput};
+        let waiting: Vec<String> = self
+            .runs
+            .iter()
+            .filter(|r| r.state.is_live() && matches!(r.status, WaitingInput | NeedsApproval))
+            .map(|r| r.id.clone())
+            .collect();
+        if waiting.iter().any(|id| !self.rang.contains(id)) {
+            self.commands.push(Command::Terminal(vec![0x07]));
+        }
+        self.rang = waiting;
+    }
+
+    pub fn handle(&mut self, event: Event) {
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key),
+            Event::Paste(text) => self.paste(&text),
+            Event::Mouse(m) => match m.kind {
+                MouseEventKind::ScrollUp => self.scroll_pane(3),
+                MouseEventKind::ScrollDown => self.scroll_pane(-3),
+                _ if self.mode == Mode::Insert => self.mouse_to_pane(&m),
+                _ => {}
+            },
+            Event::Resize(..) => self.pane_sizes.clear(),
+            _ => {}
+        }
+    }
+
+    fn paste(&mut self, text: &str) {
+        match (&mut self.overlay, self.mode) {
+            (Some(Overlay::Compose(c)), _) => c.paste(text),
+            (Some(Overlay::NewRun(f)), _) => f.paste(text),
+            (None, Mode::Insert) => {
+                if let Some(run) = self.selected_run().map(|r| r.id.clone()) {
+                    let bracketed = self
+                        .screens
+                        .get(&run)
+                        .is_some_and(|s| s.term.screen().bracketed_paste());
+                    self.commands.push(Command::Input {
+                        run,
+                        bytes: keys::encode_paste(text, bracketed),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn mouse_to_pane(&mut self, m: &crossterm::event::MouseEvent) {
+        let Some(run) = self.selected_run().map(|r| r.id.clone()) else {
+            return;
+        };
+        let Some(screen) = self.screens.get(&run) else { return };
+        if screen.term.screen().mouse_protocol_mode() == vt100::MouseProtocolMode::None {
+            return;
+        }
+        // Pane-relative coordinates are filled in by the view at draw time;
+        // without them we send the raw position.
+        if let Some(bytes) = keys::encode_mouse(m, m.column, m.row) {
+            self.commands.push(Command::Input { run, bytes });
+        }
+    }
+
+    fn scroll_pane(&mut self, lines: isize) {
+        let Some(run) = self.selected_run().map(|r| r.id.clone()) else {
+            return;
+        };
+        if let Some(screen) = self.screens.get_mut(&run) {
+            screen.scroll = (screen.scroll as isize + lines).max(0) as usize;
+        }
+    }
+
+    fn key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        // The prefix key works in every mode: back to NORMAL.
+        if self.mode == Mode::Insert {
+            if self.prefix {
+                self.prefix = false;
+                match key.code {
+                    KeyCode::Char('a') if ctrl => self.type_key(&key),
+                    KeyCode::Char('d') => {
+                        self.mode = Mode::Normal;
+                        self.fullscreen = false;
+                    }
+                    _ => {
+                        self.mode = Mode::Normal;
+                        self.fullscreen = false;
+                        self.key(key);
+                    }
+                }
+                return;
+            }
+            if ctrl && key.code == KeyCode::Char('a') {
+                self.prefix = true;
+                return;
+            }
+            self.type_key(&key);
+            return;
+        }
+        if let Some(overlay) = self.overlay.take() {
+            self.overlay = self.overlay_key(overlay, key);
+            return;
+        }
+        if self.filtering {
+            match key.code {
+                KeyCode::Esc => {
+                    self.filtering = false;
+                    self.filter.clear();
+                    self.rebuild_tree();
+                }
+                KeyCode::Enter => self.filtering = false,
+                KeyCode::Backspace => {
+                    self.filter.pop();
+                    self.rebuild_tree();
+                }
+                KeyCode::Char(c) if !ctrl => {
+                    self.filter.push(c);
+                    self.rebuild_tree();
+                }
+                _ => {}
+            }
+            return;
+        }
+        self.message = None;
+        match key.code {
+            KeyCode::Char('q') => self.quit = true,
+            KeyCode::Char('c') if ctrl => self.quit = true,
+            KeyCode::Char('j') | KeyCode::Down => self.move_selection(1),
+            KeyCode::Char('k') | KeyCode::Up => self.move_selection(-1),
+            KeyCode::Char('g') | KeyCode::Home => self.select_index(0),
+            KeyCode::Char('G') | KeyCode::End => self.select_index(usize::MAX),
+            KeyCode::Enter | KeyCode::Char('i') => {
+                if self.selected_run().is_some_and(|r| r.state.is_live()) {
+                    self.mode = Mode::Insert;
+                    if let Some(id) = self.selected_run().map(|r| r.id.clone())
+                        && let Some(s) = self.screens.get_mut(&id)
+                    {
+                        s.scroll = 0;
+                    }
+                } else if self.selected_run().is_some() {
+                    self.message = Some("that run has ended: r runs it again".into());
+                }
+            }
+            KeyCode::Char('n') => self.overlay = Some(Overlay::NewRun(NewRunForm::new())),
+            KeyCode::Char('s') => {
+                if let Some(r) = self.selected_run() {
+                    if r.state.is_live() {
+                        self.overlay = Some(Overlay::Compose(Box::new(Composer::new(&r.id, &r.name))));
+                    } else {
+                        self.message = Some("that run has ended: nothing to send to".into());
+                    }
+                }
+            }
+            KeyCode::Char('x') | KeyCode::Char('X') => {
+                if let Some(r) = self.selected_run()
+                    && r.state.is_live()
+                {
+                    self.overlay = Some(Overlay::Confirm {
+                        run: r.id.clone(),
+                        name: r.name.clone(),
+                        force: key.code == KeyCode::Char('X'),
+                    });
+                }
+            }
+            KeyCode::Char('r') => {
+                if let Some(r) = self.selected_run() {
+                    self.commands.push(Command::Rerun(r.id.clone()));
+                }
+            }
+            KeyCode::Char('a') if self.selected_run().is_some_and(|r| r.state.is_live()) => {
+                self.fullscreen = true;
+                self.mode = Mode::Insert;
+            }
+            KeyCode::Char('z') => {
+                self.zoom = !self.zoom;
+                self.sync_subscriptions();
+            }
+            KeyCode::Char(c @ '1'..='3') => {
+                self.layout = match c {
+                    '1' => Layout::Single,
+                    '2' => Layout::Split,
+                    _ => Layout::Grid,
+                };
+                self.zoom = false;
+                self.sync_subscriptions();
+            }
+            KeyCode::Char('4') => {
+                self.layout = Layout::Grid;
+                self.sync_subscriptions();
+            }
+            KeyCode::Tab => {
+                self.panel = match self.panel {
+                    Panel::Tree => Panel::Panes,
+                    Panel::Panes => Panel::Side,
+                    Panel::Side => Panel::Tree,
+                }
+            }
+            KeyCode::Char(']') => self.cycle_tab(1),
+            KeyCode::Char('[') => self.cycle_tab(-1),
+            KeyCode::Char('/') => self.filtering = true,
+            KeyCode::Char('?') => self.overlay = Some(Overlay::Help),
+            KeyCode::PageUp => {
+                if self.panel == Panel::Side {
+                    self.side_scroll = self.side_scroll.saturating_sub(10);
+                } else {
+                    self.scroll_pane(10)
+                }
+            }
+            KeyCode::PageDown => {
+                if self.panel == Panel::Side {
+                    self.side_scroll = self.side_scroll.saturating_add(10);
+                } else {
+                    self.scroll_pane(-10)
+                }
+            }
+            KeyCode::Char('v') => self.copy_screen(),
+            KeyCode::Esc => {}
+            _ => {}
+        }
+    }
+
+    fn cycle_tab(&mut self, by: isize) {
+        let i = Tab::ALL.iter().position(|t| *t == self.tab).unwrap_or(0) as isize;
+        self.tab = Tab::ALL[(i + by).rem_euclid(Tab::ALL.len() as isize) as usize];
+        self.side_scroll = 0;
+    }
+
+    fn type_key(&mut self, key: &KeyEvent) {
+        let Some(run) = self.selected_run().map(|r| r.id.clone()) else {
+            self.mode = Mode::Normal;
+            return;
+        };
+        let app_cursor = self
+            .screens
+            .get(&run)
+            .is_some_and(|s| s.term.screen().application_cursor());
+        let bytes = keys::encode_key(key, app_cursor);
+        if !bytes.is_empty() {
+            self.commands.push(Command::Input { run, bytes });
+        }
+    }
+
+    /// Copies the focused pane's visible text to the clipboard with OSC 52.
+    fn copy_screen(&mut self) {
+        let Some(run) = self.selected_run().map(|r| r.id.clone()) else {
+            return;
+        };
+        let Some(screen) = self.screens.get(&run) else { return };
+        let text = screen.term.visible_lines().join("\n");
+        let encoded = base64_encode(text.trim_end().as_bytes());
+        self.commands
+            .push(Command::Terminal(format!("\x1b]52;c;{encoded}\x07").into_bytes()));
+        self.message = Some("copied the pane's text to the clipboard".into());
+    }
+
+    fn move_selection(&mut self, by: isize) {
+        if self.rows.is_empty() {
+            return;
+        }
+        let mut i = self.selected as isize;
+        loop {
+            i += by;
+            if i < 0 || i >= self.rows.len() as isize {
+                return;
+            }
+            if self.rows[i as usize].run.is_some() {
+                break;
+            }
+        }
+        self.selected = i as usize;
+        self.side_scroll = 0;
+        self.sync_subscriptions();
+    }
+
+    fn select_index(&mut self, i: usize) {
+        let candidates: Vec<usize> = (0..self.rows.len()).filter(|&k| self.rows[k].run.is_some()).collect();
+        let pick = if i == usize::MAX {
+            candidates.last()
+        } else {
+            candidates.first()
+        };
+        if let Some(&k) = pick {
+            self.selected = k;
+            self.sync_subscriptions();
+        }
+    }
+
+    fn overlay_key(&mut self, overlay: Overlay, key: KeyEvent) -> Option<Overlay> {
+        match overlay {
+            Overlay::Help => match key.code {
+                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => None,
+                _ => Some(Overlay::Help),
+            },
+            Overlay::Confirm { run, name, force } => match key.code {
+                KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
+                    self.commands.push(Command::Cancel { run, force });
+                    self.message = Some(format!("cancelling {name}"));
+                    None
+                }
+                _ => None,
+            },
+            Overlay::Compose(mut composer) => match composer.key(key) {
+                super::form::Outcome::Keep => Some(Overlay::Compose(composer)),
+                super::form::Outcome::Close => None,
+                super::form::Outcome::Submit => {
+                    let text = composer.text();
+                    if text.trim().is_empty() {
+                        return Some(Overlay::Compose(composer));
+                    }
+                    let prompt_id = composer.prompt_id.clone();
+                    self.commands.push(Command::Send {
+                        run: composer.run.clone(),
+                        text,
+                        prompt_id: prompt_id.clone(),
+                    });
+                    self.message = Some(format!("sending to {}…", composer.run_name));
+                    self.pending_send = Some((prompt_id, composer));
+                    None
+                }
+            },
+            Overlay::NewRun(mut form) => match form.key(key) {
+                super::form::Outcome::Keep => Some(Overlay::NewRun(form)),
+                super::form::Outcome::Close => None,
+                super::form::Outcome::Submit => match form.params() {
+                    Ok(params) => {
+                        self.commands.push(Command::Start(Box::new(params)));
+                        None
+                    }
+                    Err(e) => {
+                        form.error = Some(e);
+                        Some(Overlay::NewRun(form))
+                    }
+                },
+            },
+        }
+    }
+}
+
+pub fn short(id: &str) -> &str {
+    &id[..id.len().min(10)]
+}
+
+/// Standard base64, for OSC 52 (a few lines; not worth a crate).
+fn base64_encode(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(TABLE[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_standard_alphabet() {
+        assert_eq!(base64_encode(b"hi"), "aGk=");
+        assert_eq!(base64_encode(b"hello world"), "aGVsbG8gd29ybGQ=");
+        assert_eq!(base64_encode(b""), "");
+        assert_eq!(base64_encode(b"abc"), "YWJj");
+    }
+}

@@ -1,0 +1,222 @@
+//! The prompt composer and the new-run form.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui_textarea::TextArea;
+
+use crate::api::StartParams;
+
+pub enum Outcome {
+    Keep,
+    Close,
+    Submit,
+}
+
+/// A multi-line prompt for one run. Its id is minted here, once, so a retry
+/// after a lost answer never delivers the prompt twice.
+pub struct Composer {
+    pub run: String,
+    pub run_name: String,
+    pub prompt_id: String,
+    pub text: TextArea<'static>,
+}
+
+impl Composer {
+    pub fn new(run: &str, run_name: &str) -> Composer {
+        let mut text = TextArea::default();
+        text.set_placeholder_text("prompt — Enter sends, Alt-Enter new line, Esc closes");
+        Composer {
+            run: run.to_string(),
+            run_name: run_name.to_string(),
+            prompt_id: ulid::Ulid::new().to_string(),
+            text,
+        }
+    }
+
+    pub fn text(&self) -> String {
+        self.text.lines().join("\n")
+    }
+
+    pub fn paste(&mut self, s: &str) {
+        self.text.insert_str(s);
+    }
+
+    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Esc => Outcome::Close,
+            KeyCode::Enter if alt || key.modifiers.contains(KeyModifiers::SHIFT) => {
+                self.text.insert_newline();
+                Outcome::Keep
+            }
+            KeyCode::Char('j') if ctrl => {
+                self.text.insert_newline();
+                Outcome::Keep
+            }
+            KeyCode::Enter => Outcome::Submit,
+            _ => {
+                self.text.input(key);
+                Outcome::Keep
+            }
+        }
+    }
+}
+
+pub const HARNESSES: &[&str] = &["demo", "shell", "cmd"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Harness,
+    Host,
+    Cwd,
+    Name,
+    Model,
+    Args,
+    Prompt,
+}
+
+impl Field {
+    pub const ALL: [Field; 7] = [
+        Field::Harness,
+        Field::Host,
+        Field::Cwd,
+        Field::Name,
+        Field::Model,
+        Field::Args,
+        Field::Prompt,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Field::Harness => "harness",
+            Field::Host => "host",
+            Field::Cwd => "cwd",
+            Field::Name => "name",
+            Field::Model => "model",
+            Field::Args => "args",
+            Field::Prompt => "prompt",
+        }
+    }
+}
+
+pub struct NewRunForm {
+    pub harness: usize,
+    pub host: String,
+    pub cwd: String,
+    pub name: String,
+    pub model: String,
+    pub args: String,
+    pub prompt: String,
+    pub field: Field,
+    pub error: Option<String>,
+}
+
+impl Default for NewRunForm {
+    fn default() -> Self {
+        NewRunForm::new()
+    }
+}
+
+impl NewRunForm {
+    pub fn new() -> NewRunForm {
+        NewRunForm {
+            harness: 0,
+            host: "local".into(),
+            cwd: std::env::current_dir()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            name: String::new(),
+            model: String::new(),
+            args: String::new(),
+            prompt: String::new(),
+            field: Field::Harness,
+            error: None,
+        }
+    }
+
+    pub fn value(&self, field: Field) -> String {
+        match field {
+            Field::Harness => format!("◂ {} ▸", HARNESSES[self.harness]),
+            Field::Host => self.host.clone(),
+            Field::Cwd => self.cwd.clone(),
+            Field::Name => self.name.clone(),
+            Field::Model => self.model.clone(),
+            Field::Args => self.args.clone(),
+            Field::Prompt => self.prompt.clone(),
+        }
+    }
+
+    fn text_mut(&mut self) -> Option<&mut String> {
+        match self.field {
+            Field::Harness | Field::Host => None,
+            Field::Cwd => Some(&mut self.cwd),
+            Field::Name => Some(&mut self.name),
+            Field::Model => Some(&mut self.model),
+            Field::Args => Some(&mut self.args),
+            Field::Prompt => Some(&mut self.prompt),
+        }
+    }
+
+    pub fn paste(&mut self, s: &str) {
+        if let Some(t) = self.text_mut() {
+            t.push_str(&s.replace(['\r', '\n'], " "));
+        }
+    }
+
+    fn step(&mut self, by: isize) {
+        let i = Field::ALL.iter().position(|f| *f == self.field).unwrap_or(0) as isize;
+        self.field = Field::ALL[(i + by).rem_euclid(Field::ALL.len() as isize) as usize];
+    }
+
+    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+        self.error = None;
+        match key.code {
+            KeyCode::Esc => return Outcome::Close,
+            KeyCode::Enter => return Outcome::Submit,
+            KeyCode::Tab | KeyCode::Down => self.step(1),
+            KeyCode::BackTab | KeyCode::Up => self.step(-1),
+            KeyCode::Left if self.field == Field::Harness => {
+                self.harness = (self.harness + HARNESSES.len() - 1) % HARNESSES.len()
+            }
+            KeyCode::Right | KeyCode::Char(' ') if self.field == Field::Harness => {
+                self.harness = (self.harness + 1) % HARNESSES.len()
+            }
+            KeyCode::Backspace => {
+                if let Some(t) = self.text_mut() {
+                    t.pop();
+                }
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                if let Some(t) = self.text_mut() {
+                    t.push(c);
+                }
+            }
+            _ => {}
+        }
+        Outcome::Keep
+    }
+
+    pub fn params(&self) -> Result<StartParams, String> {
+        let harness = HARNESSES[self.harness].to_string();
+        if self.host != "local" {
+            return Err(format!("unknown host '{}' (only local for now)", self.host));
+        }
+        let cwd = self.cwd.trim();
+        if cwd.is_empty() || !std::path::Path::new(cwd).is_dir() {
+            return Err(format!("cwd '{cwd}' is not a directory"));
+        }
+        let args: Vec<String> = self.args.split_whitespace().map(str::to_string).collect();
+        if harness == "cmd" && args.is_empty() {
+            return Err("the cmd harness needs a command in args".into());
+        }
+        Ok(StartParams {
+            harness,
+            args,
+            name: Some(self.name.trim().to_string()).filter(|n| !n.is_empty()),
+            cwd: cwd.to_string(),
+            prompt: Some(self.prompt.clone()).filter(|p| !p.trim().is_empty()),
+            env: std::env::vars().collect(),
+            ..StartParams::default()
+        })
+    }
+}

@@ -1,0 +1,211 @@
+//! The TUI's connection to the daemon, on its own task: it turns commands
+//! into calls and frames into updates, and reconnects by itself. The UI loop
+//! never waits on it (DESIGN §9).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::app::{Command, Update};
+use crate::api::{
+    AttachParams, CancelParams, ListParams, ResizeParams, RunDetail, RunRecord, RunRef, SendParams, SendResult, method,
+};
+use crate::client::Client;
+use crate::paths::Paths;
+use crate::protocol::Frame;
+use crate::protocol::rpc::{Message, Request};
+
+/// Run-change notifications arrive in bursts (a flood of status changes);
+/// the run list is fetched at most this often.
+const REFRESH_EVERY: Duration = Duration::from_millis(100);
+/// Waits between reconnection attempts, doubling up to the last.
+const BACKOFF: [u64; 5] = [100, 250, 500, 1000, 2000];
+
+pub async fn run(paths: Paths, mut commands: mpsc::UnboundedReceiver<Command>, updates: mpsc::Sender<Update>) {
+    let mut attempt = 0usize;
+    loop {
+        let mut client = match Client::connect(&paths, true).await {
+            Ok(c) => c,
+            Err(e) => {
+                if updates.send(Update::Disconnected(e.message.clone())).await.is_err() {
+                    return;
+                }
+                let wait = Duration::from_millis(BACKOFF[attempt.min(BACKOFF.len() - 1)]);
+                attempt += 1;
+                // Commands during an outage fail at once (a prompt keeps its draft).
+                let deadline = tokio::time::Instant::now() + wait;
+                loop {
+                    tokio::select! {
+                        cmd = commands.recv() => match cmd {
+                            None => return,
+                            Some(cmd) => refuse(cmd, &updates).await,
+                        },
+                        _ = tokio::time::sleep_until(deadline) => break,
+                    }
+                }
+                continue;
+            }
+        };
+        attempt = 0;
+        let Some(mut events) = client.events.take() else { return };
+        let client = Arc::new(client);
+        if updates.send(Update::Connected).await.is_err() {
+            return;
+        }
+        let mut refresh_at: Option<tokio::time::Instant> = None;
+        loop {
+            tokio::select! {
+                cmd = commands.recv() => {
+                    let Some(cmd) = cmd else { return };
+                    execute(client.clone(), cmd, updates.clone());
+                }
+                frame = events.recv() => {
+                    let Some(frame) = frame else { break };
+                    let update = translate(frame);
+                    if let Some(Update::Changed(_)) = &update {
+                        refresh_at.get_or_insert_with(|| tokio::time::Instant::now() + REFRESH_EVERY);
+                    }
+                    if let Some(update) = update
+                        && updates.send(update).await.is_err()
+                    {
+                        return;
+                    }
+                }
+                _ = async { tokio::time::sleep_until(refresh_at.unwrap_or_else(tokio::time::Instant::now)).await }, if refresh_at.is_some() => {
+                    refresh_at = None;
+                    execute(client.clone(), Command::Refresh, updates.clone());
+                }
+            }
+        }
+        if updates
+            .send(Update::Disconnected("the daemon closed the connection".into()))
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+async fn refuse(cmd: Command, updates: &mpsc::Sender<Update>) {
+    let update = match cmd {
+        Command::Send { prompt_id, .. } => Update::Sent {
+            prompt_id,
+            result: Err("the daemon is not reachable; the draft is kept".into()),
+        },
+        Command::Start(_) | Command::Rerun(_) => Update::Started(Box::new(Err("the daemon is not reachable".into()))),
+        Command::Cancel { .. } => Update::Failed("not cancelled: the daemon is not reachable".into()),
+        _ => return,
+    };
+    let _ = updates.send(update).await;
+}
+
+fn translate(frame: Frame) -> Option<Update> {
+    match frame {
+        Frame::Output { run, offset, bytes } => Some(Update::Output { run, offset, bytes }),
+        Frame::Snapshot {
+            run,
+            offset,
+            rows,
+            cols,
+            bytes,
+        } => Some(Update::Snapshot {
+            run,
+            offset,
+            rows,
+            cols,
+            bytes,
+        }),
+        Frame::Control(bytes) => match Message::parse(&bytes) {
+            Ok(Message::Request(Request { method: m, params, .. })) if m == method::RUN_CHANGED => params
+                .get("run")
+                .and_then(Value::as_str)
+                .map(|id| Update::Changed(id.to_string())),
+            _ => None,
+        },
+        Frame::Input { .. } => None,
+    }
+}
+
+/// Each command on its own task, so a slow call never holds up the next key.
+fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
+    tokio::spawn(async move {
+        let update = match cmd {
+            Command::Refresh => match client
+                .call::<_, Vec<RunRecord>>(method::RUNS_LIST, ListParams { all: true })
+                .await
+            {
+                Ok(runs) => Update::Runs(runs),
+                Err(e) => Update::Failed(e.message),
+            },
+            Command::Show(run) => match client.call::<_, RunDetail>(method::RUNS_SHOW, RunRef { run }).await {
+                Ok(d) => Update::Detail(Box::new(d)),
+                Err(_) => return,
+            },
+            Command::Subscribe(run) => {
+                let params = AttachParams {
+                    run,
+                    offset: None,
+                    lossless: false,
+                };
+                match client.call::<_, Value>(method::RUNS_ATTACH, params).await {
+                    Ok(_) => return,
+                    Err(e) => Update::Failed(e.message),
+                }
+            }
+            Command::Unsubscribe(run) => {
+                let _ = client.call::<_, Value>(method::RUNS_DETACH, RunRef { run }).await;
+                return;
+            }
+            Command::Input { run, bytes } => {
+                let _ = client.send_frame(Frame::Input { run, bytes }).await;
+                return;
+            }
+            Command::Resize { run, rows, cols } => {
+                let _ = client
+                    .call::<_, Value>(method::RUNS_RESIZE, ResizeParams { run, rows, cols })
+                    .await;
+                return;
+            }
+            Command::Send { run, text, prompt_id } => {
+                let params = SendParams {
+                    run,
+                    text,
+                    prompt_id: Some(prompt_id.clone()),
+                };
+                Update::Sent {
+                    prompt_id,
+                    result: client
+                        .call::<_, SendResult>(method::RUNS_SEND, params)
+                        .await
+                        .map_err(|e| e.message),
+                }
+            }
+            Command::Cancel { run, force } => {
+                match client
+                    .call::<_, Value>(method::RUNS_CANCEL, CancelParams { run, force })
+                    .await
+                {
+                    Ok(_) => return,
+                    Err(e) => Update::Failed(format!("not cancelled: {}", e.message)),
+                }
+            }
+            Command::Start(params) => Update::Started(Box::new(
+                client.call(method::RUNS_START, *params).await.map_err(|e| e.message),
+            )),
+            Command::Rerun(run) => {
+                let env: Vec<(String, String)> = std::env::vars().collect();
+                Update::Started(Box::new(
+                    client
+                        .call(method::RUNS_RERUN, json!({ "run": run, "env": env }))
+                        .await
+                        .map_err(|e| e.message),
+                ))
+            }
+            Command::Terminal(_) => return,
+        };
+        let _ = updates.send(update).await;
+    });
+}

@@ -1,0 +1,220 @@
+//! The right-hand tabs: Record, Transcript, Lineage, Events.
+
+use std::time::SystemTime;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};
+
+use super::app::{App, Panel, Tab};
+use super::view::{Theme, duration, glyph};
+use crate::api::RunRecord;
+
+pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime) {
+    let focused = app.panel == Panel::Side;
+    let titles: Vec<Span> = Tab::ALL
+        .iter()
+        .flat_map(|t| {
+            let style = if *t == app.tab {
+                theme.accent.add_modifier(Modifier::UNDERLINED)
+            } else {
+                theme.dim
+            };
+            [Span::styled(t.title(), style), Span::raw(" ")]
+        })
+        .collect();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(if focused { theme.accent } else { theme.dim })
+        .title(Line::from(titles));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let Some(run) = app.selected_run() else {
+        f.render_widget(Paragraph::new(Span::styled("no run selected", theme.dim)), inner);
+        return;
+    };
+    let lines = match app.tab {
+        Tab::Record => record(app, run, theme, now),
+        Tab::Transcript => transcript(app, run, theme, inner.height as usize),
+        Tab::Lineage => lineage(app, run, theme),
+        Tab::Events => events(app, run, theme),
+    };
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((app.side_scroll, 0)),
+        inner,
+    );
+}
+
+fn field<'a>(k: &str, v: String, theme: &Theme) -> Line<'a> {
+    Line::from(vec![Span::styled(format!("{k:<8} "), theme.dim), Span::raw(v)])
+}
+
+fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec<Line<'a>> {
+    let state = if run.state.is_live() {
+        format!(
+            "{} · {} {}",
+            run.state.as_str(),
+            run.status.as_str(),
+            duration(run, now)
+        )
+    } else {
+        format!("{} {}", run.state.as_str(), duration(run, now))
+    };
+    let mut lines = vec![
+        field("name", run.name.clone(), theme),
+        field("id", run.id.clone(), theme),
+        field("harness", run.harness.clone(), theme),
+        field("state", state, theme),
+    ];
+    if run.state.is_live() {
+        let why = app.details.get(&run.id).and_then(|d| {
+            d.events.iter().rev().find(|e| e.kind == "STATUS").map(|e| {
+                let why = e.data["why"].as_str().unwrap_or("").to_string();
+                let ago = humantime::parse_rfc3339(&e.at)
+                    .ok()
+                    .and_then(|t| now.duration_since(t).ok())
+                    .map(|d| format!(" ({}s ago)", d.as_secs()))
+                    .unwrap_or_default();
+                format!("{why}{ago}")
+            })
+        });
+        lines.push(field(
+            "why",
+            why.unwrap_or_else(|| "no status evidence yet".into()),
+            theme,
+        ));
+    }
+    if let Some(reason) = &run.reason {
+        lines.push(field("reason", reason.clone(), theme));
+    }
+    if let Some(code) = run.exit_code {
+        lines.push(field("exit", code.to_string(), theme));
+    }
+    if let Some(sig) = &run.signal {
+        lines.push(field("signal", sig.clone(), theme));
+    }
+    lines.push(field("cwd", run.cwd.clone(), theme));
+    lines.push(field("command", run.command.join(" "), theme));
+    lines.push(field("host", run.host.clone(), theme));
+    lines.push(field(
+        "pid",
+        run.pid.map(|p| p.to_string()).unwrap_or_else(|| "—".into()),
+        theme,
+    ));
+    let parent = run
+        .parent_id
+        .as_deref()
+        .map(|p| app.run(p).map(|r| r.name.clone()).unwrap_or_else(|| p.to_string()))
+        .unwrap_or_else(|| "—".into());
+    lines.push(field("parent", parent, theme));
+    if run.detached {
+        lines.push(field("detached", "yes".into(), theme));
+    }
+    lines.push(field(
+        "session",
+        run.session_id.clone().unwrap_or_else(|| "—".into()),
+        theme,
+    ));
+    if let Some(w) = &run.worktree {
+        lines.push(field("worktree", w.clone(), theme));
+    }
+    lines.push(field("size", format!("{}x{}", run.cols, run.rows), theme));
+    lines.push(field("output", format!("{} bytes", run.output_bytes), theme));
+    lines.push(field("created", run.created_at.clone(), theme));
+    if let Some(t) = &run.ended_at {
+        lines.push(field("ended", t.clone(), theme));
+    }
+    lines
+}
+
+/// Until the harness adapters read native transcripts, the transcript is the
+/// run's output as text: its scrollback and screen.
+fn transcript<'a>(app: &App, run: &RunRecord, theme: &Theme, height: usize) -> Vec<Line<'a>> {
+    let Some(screen) = app.screens.get(&run.id) else {
+        return vec![Line::styled(
+            "the output shows here once the pane has loaded",
+            theme.dim,
+        )];
+    };
+    let mut all: Vec<String> = screen.term.history().cloned().collect();
+    all.extend(screen.term.visible_lines());
+    while all.last().is_some_and(|l| l.trim().is_empty()) {
+        all.pop();
+    }
+    let start = all.len().saturating_sub(height.max(1) * 4);
+    all[start..].iter().map(|l| Line::raw(l.clone())).collect()
+}
+
+fn lineage<'a>(app: &App, run: &RunRecord, theme: &Theme) -> Vec<Line<'a>> {
+    let mut chain = vec![run];
+    let mut cur = run;
+    while let Some(parent) = cur.parent_id.as_deref().and_then(|p| app.run(p)) {
+        if chain.len() > 32 {
+            break;
+        }
+        chain.push(parent);
+        cur = parent;
+    }
+    chain.reverse();
+    let mut lines = Vec::new();
+    for (depth, r) in chain.iter().enumerate() {
+        let marker = if r.id == run.id { "▶ " } else { "  " };
+        lines.push(Line::from(vec![
+            Span::raw(format!("{}{marker}", "  ".repeat(depth))),
+            Span::raw(format!("{} ", glyph(r))),
+            Span::raw(r.name.clone()),
+            Span::styled(format!("  {}", r.state.as_str()), theme.dim),
+        ]));
+    }
+    let base = chain.len();
+    descendants(app, &run.id, base, &mut lines, theme);
+    if lines.len() == 1 {
+        lines.push(Line::styled("no parent, no children", theme.dim));
+    }
+    lines
+}
+
+fn descendants<'a>(app: &App, id: &str, depth: usize, lines: &mut Vec<Line<'a>>, theme: &Theme) {
+    if depth > 32 {
+        return;
+    }
+    for child in app.runs.iter().filter(|r| r.parent_id.as_deref() == Some(id)) {
+        let detached = if child.detached { " (detached)" } else { "" };
+        lines.push(Line::from(vec![
+            Span::raw(format!("{}└ ", "  ".repeat(depth))),
+            Span::raw(format!("{} ", glyph(child))),
+            Span::raw(child.name.clone()),
+            Span::styled(format!("  {}{detached}", child.state.as_str()), theme.dim),
+        ]));
+        descendants(app, &child.id, depth + 1, lines, theme);
+    }
+}
+
+fn events<'a>(app: &App, run: &RunRecord, theme: &Theme) -> Vec<Line<'a>> {
+    let Some(detail) = app.details.get(&run.id) else {
+        return vec![Line::styled("loading…", theme.dim)];
+    };
+    detail
+        .events
+        .iter()
+        .rev()
+        .map(|e| {
+            let time = e.at.get(11..19).unwrap_or(&e.at).to_string();
+            let data = match &e.data {
+                serde_json::Value::Object(m) if m.is_empty() => String::new(),
+                serde_json::Value::Null => String::new(),
+                other => crate::text::bounded(&other.to_string(), 80),
+            };
+            Line::from(vec![
+                Span::styled(format!("{:>3} {time} ", e.seq), theme.dim),
+                Span::raw(e.kind.clone()),
+                Span::styled(format!(" {data}"), theme.dim),
+            ])
+        })
+        .collect()
+}

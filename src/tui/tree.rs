@@ -1,0 +1,101 @@
+//! The runs as a tree: host → run → child runs, flattened into rows.
+
+use std::collections::HashMap;
+
+use crate::api::RunRecord;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeRow {
+    /// `None` for a host heading.
+    pub run: Option<String>,
+    pub depth: usize,
+    pub host: String,
+    /// Whether this run is the last among its siblings (for the connector).
+    pub last: bool,
+}
+
+/// Builds rows: each host, then its root runs in start order, each followed
+/// by its children. A filter keeps matching runs and their ancestors.
+pub fn build(runs: &[RunRecord], filter: &str) -> Vec<TreeRow> {
+    let by_id: HashMap<&str, &RunRecord> = runs.iter().map(|r| (r.id.as_str(), r)).collect();
+    let needle = filter.to_lowercase();
+    let matches = |r: &RunRecord| {
+        needle.is_empty()
+            || r.name.to_lowercase().contains(&needle)
+            || r.harness.to_lowercase().contains(&needle)
+            || r.state.as_str().contains(&needle)
+            || r.id.to_lowercase().starts_with(&needle)
+    };
+    // Keep matches and every ancestor of a match.
+    let mut keep: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for r in runs.iter().filter(|r| matches(r)) {
+        let mut cur = Some(r);
+        while let Some(run) = cur {
+            if !keep.insert(run.id.as_str()) {
+                break;
+            }
+            cur = run.parent_id.as_deref().and_then(|p| by_id.get(p).copied());
+        }
+    }
+    let mut children: HashMap<&str, Vec<&RunRecord>> = HashMap::new();
+    let mut roots: Vec<&RunRecord> = Vec::new();
+    for r in runs.iter().filter(|r| keep.contains(r.id.as_str())) {
+        match r
+            .parent_id
+            .as_deref()
+            .filter(|p| by_id.contains_key(p) && keep.contains(p))
+        {
+            Some(p) => children.entry(p).or_default().push(r),
+            None => roots.push(r),
+        }
+    }
+    roots.sort_by(|a, b| a.id.cmp(&b.id));
+    for list in children.values_mut() {
+        list.sort_by(|a, b| a.id.cmp(&b.id));
+    }
+    let mut hosts: Vec<&str> = roots.iter().map(|r| r.host.as_str()).collect();
+    hosts.sort_by_key(|h| (*h != "local", *h));
+    hosts.dedup();
+    if hosts.is_empty() {
+        hosts.push("local");
+    }
+    let mut rows = Vec::new();
+    for host in hosts {
+        rows.push(TreeRow {
+            run: None,
+            depth: 0,
+            host: host.to_string(),
+            last: false,
+        });
+        let host_roots: Vec<&RunRecord> = roots.iter().copied().filter(|r| r.host == host).collect();
+        let n = host_roots.len();
+        for (i, r) in host_roots.into_iter().enumerate() {
+            push(&mut rows, r, 1, i + 1 == n, &children);
+        }
+    }
+    rows
+}
+
+fn push<'a>(
+    rows: &mut Vec<TreeRow>,
+    run: &'a RunRecord,
+    depth: usize,
+    last: bool,
+    children: &HashMap<&str, Vec<&'a RunRecord>>,
+) {
+    rows.push(TreeRow {
+        run: Some(run.id.clone()),
+        depth,
+        host: run.host.clone(),
+        last,
+    });
+    if depth > 16 {
+        return; // a cycle cannot form through ids minted before parents, but stay bounded
+    }
+    if let Some(kids) = children.get(run.id.as_str()) {
+        let n = kids.len();
+        for (i, k) in kids.iter().enumerate() {
+            push(rows, k, depth + 1, i + 1 == n, children);
+        }
+    }
+}

@@ -1,0 +1,496 @@
+//! Drawing the whole screen from the app state (DESIGN §9).
+
+use std::time::SystemTime;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout as Split, Rect};
+use ratatui::style::{Color, Modifier, Style, Stylize};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
+
+use super::app::{App, Layout, Mode, Overlay, Panel};
+use super::form::Field;
+use super::pane::PaneView;
+use super::side;
+use crate::api::{ActivityStatus, RunRecord, RunState};
+
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 24;
+const TREE_WIDTH: u16 = 26;
+const SIDE_WIDTH: u16 = 38;
+/// The side panel sits beside the panes only when there is room for both.
+const SIDE_BESIDE_FROM: u16 = 120;
+
+pub struct Theme {
+    pub accent: Style,
+    pub dim: Style,
+    pub selected: Style,
+    pub insert: Style,
+    pub warn: Style,
+    pub ok: Style,
+    pub bad: Style,
+}
+
+impl Theme {
+    pub fn new(no_color: bool) -> Theme {
+        if no_color {
+            let plain = Style::default();
+            return Theme {
+                accent: plain.add_modifier(Modifier::BOLD),
+                dim: plain.add_modifier(Modifier::DIM),
+                selected: plain.add_modifier(Modifier::REVERSED),
+                insert: plain.add_modifier(Modifier::BOLD),
+                warn: plain.add_modifier(Modifier::BOLD),
+                ok: plain,
+                bad: plain.add_modifier(Modifier::BOLD),
+            };
+        }
+        Theme {
+            accent: Style::default().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            dim: Style::default().fg(Color::DarkGray),
+            selected: Style::default().bg(Color::DarkGray).add_modifier(Modifier::BOLD),
+            insert: Style::default().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            warn: Style::default().fg(Color::Yellow),
+            ok: Style::default().fg(Color::Green),
+            bad: Style::default().fg(Color::Red),
+        }
+    }
+}
+
+/// The glyph for a run: activity while live, outcome once ended.
+pub fn glyph(run: &RunRecord) -> &'static str {
+    match run.state {
+        RunState::Pending | RunState::Starting => "◌",
+        RunState::Running => match run.status {
+            ActivityStatus::Working => "●",
+            ActivityStatus::WaitingInput | ActivityStatus::NeedsApproval => "◉",
+            ActivityStatus::Idle => "○",
+            ActivityStatus::Unknown => "◍",
+        },
+        RunState::Succeeded => "✓",
+        RunState::Failed => "✗",
+        RunState::Cancelled => "⊘",
+        RunState::TimedOut => "⧗",
+        RunState::Blocked => "⊗",
+        RunState::Interrupted => "!",
+        RunState::Lost => "?",
+    }
+}
+
+fn glyph_style(run: &RunRecord, theme: &Theme) -> Style {
+    match run.state {
+        RunState::Succeeded => theme.ok,
+        RunState::Running if matches!(run.status, ActivityStatus::WaitingInput | ActivityStatus::NeedsApproval) => {
+            theme.warn
+        }
+        RunState::Running | RunState::Pending | RunState::Starting => theme.accent,
+        RunState::Cancelled => theme.dim,
+        _ => theme.bad,
+    }
+}
+
+pub fn duration(run: &RunRecord, now: SystemTime) -> String {
+    let parse = |s: &Option<String>| s.as_deref().and_then(|s| humantime::parse_rfc3339(s).ok());
+    let Some(start) = parse(&run.started_at) else {
+        return String::new();
+    };
+    let end = parse(&run.ended_at).unwrap_or(now);
+    let secs = end.duration_since(start).map(|d| d.as_secs()).unwrap_or(0);
+    if secs >= 3600 {
+        format!("{}h{:02}", secs / 3600, secs / 60 % 60)
+    } else {
+        format!("{:02}:{:02}", secs / 60, secs % 60)
+    }
+}
+
+pub fn draw(f: &mut Frame, app: &mut App) {
+    let area = f.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let msg = format!(
+            "agents needs at least {MIN_WIDTH}×{MIN_HEIGHT}; this window is {}×{}",
+            area.width, area.height
+        );
+        f.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
+        return;
+    }
+    let theme = Theme::new(app.no_color);
+    let now = app.now.unwrap_or_else(SystemTime::now);
+    if app.fullscreen {
+        draw_fullscreen(f, app, area);
+        return;
+    }
+    let [header, body, status] =
+        Split::vertical([Constraint::Length(1), Constraint::Min(1), Constraint::Length(1)]).areas(area);
+    draw_header(f, app, header, &theme);
+    draw_status(f, app, status, &theme);
+
+    let show_side_beside = area.width >= SIDE_BESIDE_FROM && !app.zoom;
+    let mut constraints = Vec::new();
+    if !app.zoom {
+        constraints.push(Constraint::Length(TREE_WIDTH));
+    }
+    constraints.push(Constraint::Min(20));
+    if show_side_beside {
+        constraints.push(Constraint::Length(SIDE_WIDTH.max(area.width / 5)));
+    }
+    let columns = Split::horizontal(constraints).split(body);
+    let mut i = 0;
+    if !app.zoom {
+        draw_tree(f, app, columns[0], &theme, now);
+        i = 1;
+    }
+    let centre = columns[i];
+    if !show_side_beside && app.panel == Panel::Side && !app.zoom {
+        side::draw(f, app, centre, &theme, now);
+    } else {
+        draw_panes(f, app, centre, &theme, now);
+    }
+    if show_side_beside {
+        side::draw(f, app, columns[i + 1], &theme, now);
+    }
+    draw_overlay(f, app, area, &theme);
+}
+
+fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
+    let live = |s: &[ActivityStatus]| {
+        app.runs
+            .iter()
+            .filter(|r| r.state.is_live() && s.contains(&r.status))
+            .count()
+    };
+    let working = live(&[ActivityStatus::Working]);
+    let waiting = live(&[ActivityStatus::WaitingInput, ActivityStatus::NeedsApproval]);
+    let idle = live(&[ActivityStatus::Idle, ActivityStatus::Unknown]);
+    let done = app.runs.iter().filter(|r| !r.state.is_live()).count();
+    let mut spans = vec![
+        Span::styled(" agents ", theme.accent),
+        Span::raw(format!(
+            "── {working} working · {waiting} waiting · {idle} idle · {done} done "
+        )),
+    ];
+    let link = if app.connected { "local ●" } else { "local ◌" };
+    let used: usize = spans.iter().map(|s| s.width()).sum::<usize>() + link.chars().count() + 2;
+    let fill = (area.width as usize).saturating_sub(used);
+    spans.push(Span::styled("─".repeat(fill), theme.dim));
+    spans.push(Span::raw(format!(" {link} ")));
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
+    let (mode, style) = match app.mode {
+        Mode::Normal => (" NORMAL ", theme.accent.add_modifier(Modifier::REVERSED)),
+        Mode::Insert => (" INSERT ", theme.insert.add_modifier(Modifier::REVERSED)),
+    };
+    let hints = match (app.mode, &app.overlay, app.filtering) {
+        (Mode::Insert, _, _) => "keys go to the run · Ctrl-a back to NORMAL · Ctrl-a Ctrl-a sends Ctrl-a".to_string(),
+        (_, Some(Overlay::Compose(_)), _) => "Enter send · Alt-Enter new line · Esc close".into(),
+        (_, Some(Overlay::NewRun(_)), _) => "Tab next field · ←/→ harness · Enter start · Esc close".into(),
+        (_, Some(Overlay::Confirm { .. }), _) => "y confirm · any other key keeps it running".into(),
+        (_, Some(Overlay::Help), _) => "Esc close".into(),
+        (_, None, true) => format!("filter: {}▏ Enter keep · Esc clear", app.filter),
+        _ => "⏎ focus  n new  s send  x cancel  r rerun  a attach  z zoom  1-3 layout  / filter  ? help  q quit".into(),
+    };
+    let mut spans = vec![Span::styled(mode, style), Span::raw(" ")];
+    if let Some(banner) = &app.banner {
+        spans.push(Span::styled(format!("{banner}  "), theme.bad));
+    } else if let Some(msg) = &app.message {
+        spans.push(Span::styled(format!("{msg}  "), theme.warn));
+    }
+    spans.push(Span::styled(hints, theme.dim));
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime) {
+    let focused = app.panel == Panel::Tree;
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(if focused { theme.accent } else { theme.dim })
+        .title(" RUNS ");
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    if app.runs.is_empty() {
+        let empty = Paragraph::new(vec![
+            Line::from("no runs yet"),
+            Line::from(""),
+            Line::styled("n  start one", theme.dim),
+            Line::styled("?  all keys", theme.dim),
+        ])
+        .wrap(Wrap { trim: true });
+        f.render_widget(empty, inner);
+        return;
+    }
+    let height = inner.height as usize;
+    let top = app.selected.saturating_sub(height.saturating_sub(1));
+    let mut lines = Vec::new();
+    for (i, row) in app.rows.iter().enumerate().skip(top).take(height) {
+        let Some(id) = &row.run else {
+            lines.push(Line::styled(format!("▾ {}", row.host), theme.dim));
+            continue;
+        };
+        let Some(run) = app.run(id) else { continue };
+        let indent = if row.depth <= 1 {
+            " ".to_string()
+        } else {
+            format!("{}{}", "  ".repeat(row.depth - 2), if row.last { " └" } else { " ├" })
+        };
+        let time = if run.state.is_live() {
+            duration(run, now)
+        } else {
+            run.state.as_str().replace('_', " ")
+        };
+        let width = inner.width as usize;
+        let left = format!("{indent}{} ", glyph(run));
+        let room = width.saturating_sub(left.chars().count() + time.chars().count() + 1);
+        let name: String = run.name.chars().take(room).collect();
+        let pad = width.saturating_sub(left.chars().count() + name.chars().count() + time.chars().count());
+        let mut spans = vec![
+            Span::raw(indent),
+            Span::styled(glyph(run), glyph_style(run, theme)),
+            Span::raw(" "),
+            Span::raw(name),
+            Span::raw(" ".repeat(pad)),
+            Span::styled(time, theme.dim),
+        ];
+        if i == app.selected {
+            spans = spans.into_iter().map(|s| s.patch_style(theme.selected)).collect();
+        }
+        lines.push(Line::from(spans));
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+fn pane_areas(area: Rect, n: usize, layout: Layout, zoom: bool) -> Vec<Rect> {
+    if zoom || n <= 1 || layout == Layout::Single {
+        return vec![area];
+    }
+    if n == 2 || layout == Layout::Split {
+        return Split::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+            .split(area)
+            .to_vec();
+    }
+    let halves = Split::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).split(area);
+    let mut out = Vec::new();
+    for half in halves.iter() {
+        out.extend(
+            Split::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                .split(*half)
+                .iter(),
+        );
+    }
+    out.truncate(n.max(3));
+    out
+}
+
+fn draw_panes(f: &mut Frame, app: &mut App, area: Rect, theme: &Theme, now: SystemTime) {
+    let runs = app.pane_runs();
+    if runs.is_empty() {
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Rounded)
+            .border_style(theme.dim);
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let text = vec![
+            Line::from("Nothing selected."),
+            Line::from(""),
+            Line::styled("n starts a run: a demo agent, your shell, or any command.", theme.dim),
+        ];
+        f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
+        return;
+    }
+    let areas = pane_areas(area, runs.len(), app.layout, app.zoom);
+    let selected = app.selected_run().map(|r| r.id.clone());
+    let mut sizes = Vec::new();
+    for (id, rect) in runs.iter().zip(areas) {
+        let Some(run) = app.run(id).cloned() else { continue };
+        let is_selected = selected.as_deref() == Some(id.as_str());
+        let border = if is_selected && app.mode == Mode::Insert {
+            theme.insert
+        } else if is_selected && app.panel == Panel::Panes {
+            theme.accent
+        } else if is_selected {
+            Style::default().add_modifier(Modifier::BOLD)
+        } else {
+            theme.dim
+        };
+        let status = if run.state.is_live() {
+            format!("{} · {}", run.state.as_str(), run.status.as_str())
+        } else {
+            run.state.as_str().to_string()
+        };
+        let title = format!(" {} · {} · {} {} ", run.harness, run.name, status, duration(&run, now));
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_type(if is_selected {
+                BorderType::Thick
+            } else {
+                BorderType::Rounded
+            })
+            .border_style(border)
+            .title(Span::styled(title, border));
+        let inner = block.inner(rect);
+        f.render_widget(block, rect);
+        sizes.push((id.clone(), inner.height, inner.width));
+        let Some(screen) = app.screens.get(id) else {
+            f.render_widget(Paragraph::new(Span::styled("connecting…", theme.dim)), inner);
+            continue;
+        };
+        if screen.scroll > 0 {
+            draw_scrolled(f, screen, inner, theme);
+            continue;
+        }
+        let view = PaneView {
+            screen: screen.term.screen(),
+            no_color: app.no_color,
+        };
+        let cursor = view.cursor(inner);
+        f.render_widget(view, inner);
+        if is_selected
+            && app.mode == Mode::Insert
+            && app.overlay.is_none()
+            && let Some(pos) = cursor
+        {
+            f.set_cursor_position(pos);
+        }
+    }
+    app.panes_laid_out(sizes);
+}
+
+/// `a`: one run over the whole terminal, as `agents attach` shows it.
+fn draw_fullscreen(f: &mut Frame, app: &mut App, area: Rect) {
+    let Some(id) = app.selected_run().map(|r| r.id.clone()) else {
+        app.fullscreen = false;
+        return;
+    };
+    if let Some(screen) = app.screens.get(&id) {
+        let view = PaneView {
+            screen: screen.term.screen(),
+            no_color: app.no_color,
+        };
+        let cursor = view.cursor(area);
+        f.render_widget(view, area);
+        if let Some(pos) = cursor {
+            f.set_cursor_position(pos);
+        }
+    }
+    app.panes_laid_out(vec![(id, area.height, area.width)]);
+}
+
+/// Scrolled back: history rows then screen rows as plain text, a window of
+/// them ending `scroll` lines above the live bottom.
+fn draw_scrolled(f: &mut Frame, screen: &super::app::PaneScreen, area: Rect, theme: &Theme) {
+    let mut all: Vec<String> = screen.term.history().cloned().collect();
+    all.extend(screen.term.visible_lines());
+    let h = area.height as usize;
+    let max_scroll = all.len().saturating_sub(h);
+    let scroll = screen.scroll.min(max_scroll);
+    let end = all.len() - scroll;
+    let start = end.saturating_sub(h.saturating_sub(1));
+    let mut lines: Vec<Line> = vec![Line::styled(
+        format!("── scrolled back {scroll} lines · PgDn / wheel to return ──"),
+        theme.warn,
+    )];
+    lines.extend(all[start..end].iter().map(|l| Line::raw(l.clone())));
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width.saturating_sub(4));
+    let h = height.min(area.height.saturating_sub(2));
+    Rect::new(area.x + (area.width - w) / 2, area.y + (area.height - h) / 2, w, h)
+}
+
+fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
+    let Some(overlay) = &app.overlay else { return };
+    match overlay {
+        Overlay::Help => {
+            let rect = centered(area, 64, 24);
+            f.render_widget(Clear, rect);
+            let keys = [
+                ("j/k ↑/↓", "move in the run tree"),
+                ("Enter / i", "type into the run (INSERT)"),
+                ("Ctrl-a", "back to NORMAL from INSERT"),
+                ("n", "new run"),
+                ("s", "send a prompt (queued while busy)"),
+                ("x / X", "cancel / force-cancel (asks first)"),
+                ("r", "run the selected run's command again"),
+                ("a", "attach full-screen (Ctrl-a d returns)"),
+                ("z", "zoom the pane"),
+                ("1 2 3", "one pane, side by side, grid"),
+                ("Tab", "next panel: tree, panes, side"),
+                ("[ ]", "previous / next side tab"),
+                ("PgUp PgDn wheel", "scroll back"),
+                ("v", "copy the pane's text (OSC 52)"),
+                ("/", "filter runs"),
+                ("q", "quit (runs keep going)"),
+            ];
+            let lines: Vec<Line> = keys
+                .iter()
+                .map(|(k, what)| Line::from(vec![Span::styled(format!("{k:>16}  "), theme.accent), Span::raw(*what)]))
+                .collect();
+            let block = Block::default()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Rounded)
+                .title(" keys ");
+            f.render_widget(Paragraph::new(lines).block(block), rect);
+        }
+        Overlay::Confirm { name, force, .. } => {
+            let rect = centered(area, 50, 5);
+            f.render_widget(Clear, rect);
+            let how = if *force { "Force-cancel (SIGKILL)" } else { "Cancel" };
+            let text = vec![
+                Line::from(format!("{how} {name} and the runs it owns?")),
+                Line::styled("y yes · any other key no", theme.dim),
+            ];
+            let block = Block::default()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Rounded)
+                .title(" cancel ");
+            f.render_widget(Paragraph::new(text).block(block), rect);
+        }
+        Overlay::Compose(c) => {
+            let rect = centered(area, 72, 10);
+            f.render_widget(Clear, rect);
+            let block = Block::default()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Rounded)
+                .title(format!(" send to {} ", c.run_name));
+            let inner = block.inner(rect);
+            f.render_widget(block, rect);
+            f.render_widget(&c.text, inner);
+        }
+        Overlay::NewRun(form) => {
+            let rect = centered(area, 72, 13);
+            f.render_widget(Clear, rect);
+            let mut lines = Vec::new();
+            for field in Field::ALL {
+                let active = form.field == field;
+                let label = Span::styled(
+                    format!("{:>8} ", field.label()),
+                    if active { theme.accent } else { theme.dim },
+                );
+                let mut value = form.value(field);
+                if active && !matches!(field, Field::Harness | Field::Host) {
+                    value.push('▏');
+                }
+                let value = if active {
+                    Span::raw(value).bold()
+                } else {
+                    Span::raw(value)
+                };
+                lines.push(Line::from(vec![label, value]));
+            }
+            lines.push(Line::from(""));
+            match &form.error {
+                Some(e) => lines.push(Line::styled(e.clone(), theme.bad)),
+                None => lines.push(Line::styled("Enter start · Tab next · Esc close", theme.dim)),
+            }
+            let block = Block::default()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Rounded)
+                .title(" new run ");
+            f.render_widget(Paragraph::new(lines).block(block), rect);
+        }
+    }
+}
