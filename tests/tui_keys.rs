@@ -1,0 +1,244 @@
+//! Key sequences through the app: state and what would be sent to the
+//! daemon, with no terminal and no daemon.
+
+use agents::api::{ActivityStatus, RunRecord, RunState, SendResult};
+use agents::tui::app::{App, Command, Layout, Mode, Overlay, Update};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+
+fn run(id: &str, name: &str, state: RunState) -> RunRecord {
+    RunRecord {
+        id: id.into(),
+        name: name.into(),
+        harness: "demo".into(),
+        host: "local".into(),
+        cwd: "/tmp".into(),
+        command: vec![],
+        state,
+        status: ActivityStatus::Idle,
+        parent_id: None,
+        root_id: id.into(),
+        detached: false,
+        session_id: None,
+        pid: None,
+        exit_code: None,
+        signal: None,
+        reason: None,
+        created_at: String::new(),
+        started_at: None,
+        ended_at: None,
+        rows: 40,
+        cols: 120,
+        timeout_secs: None,
+        worktree: None,
+        output_bytes: 0,
+    }
+}
+
+fn app_with_runs() -> App {
+    let mut app = App::new();
+    app.update(Update::Runs(vec![
+        run("01A", "alpha", RunState::Running),
+        run("01B", "beta", RunState::Running),
+        run("01C", "gamma", RunState::Succeeded),
+    ]));
+    app
+}
+
+fn press(app: &mut App, code: KeyCode) {
+    app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+}
+
+fn ctrl(app: &mut App, c: char) {
+    app.handle(Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)));
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        press(app, KeyCode::Char(c));
+    }
+}
+
+fn inputs(commands: &[Command]) -> Vec<u8> {
+    commands
+        .iter()
+        .filter_map(|c| match c {
+            Command::Input { bytes, .. } => Some(bytes.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+#[test]
+fn moving_the_selection_subscribes_to_the_selected_run() {
+    let mut app = app_with_runs();
+    let first = app.take_commands();
+    assert!(first.contains(&Command::Subscribe("01A".into())), "{first:?}");
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.selected_run().unwrap().name, "beta");
+    let cmds = app.take_commands();
+    assert!(cmds.contains(&Command::Subscribe("01B".into())), "{cmds:?}");
+    assert!(cmds.contains(&Command::Unsubscribe("01A".into())), "{cmds:?}");
+    press(&mut app, KeyCode::Char('k'));
+    assert_eq!(app.selected_run().unwrap().name, "alpha");
+}
+
+#[test]
+fn insert_mode_types_into_the_run_and_the_prefix_returns_to_normal() {
+    let mut app = app_with_runs();
+    app.take_commands();
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.mode, Mode::Insert);
+    typed(&mut app, "hi");
+    press(&mut app, KeyCode::Up);
+    ctrl(&mut app, 'c');
+    // Ctrl-a Ctrl-a sends one literal Ctrl-a.
+    ctrl(&mut app, 'a');
+    ctrl(&mut app, 'a');
+    assert_eq!(app.mode, Mode::Insert);
+    assert_eq!(inputs(&app.take_commands()), b"hi\x1b[A\x03\x01");
+    // `q` in INSERT is just a key for the program.
+    press(&mut app, KeyCode::Char('q'));
+    assert!(!app.quit);
+    ctrl(&mut app, 'a');
+    press(&mut app, KeyCode::Char('d'));
+    assert_eq!(app.mode, Mode::Normal);
+    press(&mut app, KeyCode::Char('q'));
+    assert!(app.quit, "q in NORMAL quits (runs go on)");
+}
+
+#[test]
+fn a_sent_prompt_keeps_its_draft_until_the_daemon_confirms() {
+    let mut app = app_with_runs();
+    app.take_commands();
+    press(&mut app, KeyCode::Char('s'));
+    assert!(matches!(app.overlay, Some(Overlay::Compose(_))));
+    typed(&mut app, "fix it");
+    press(&mut app, KeyCode::Enter);
+    let cmds = app.take_commands();
+    let (prompt_id, text) = cmds
+        .iter()
+        .find_map(|c| match c {
+            Command::Send { prompt_id, text, run } if run == "01A" => Some((prompt_id.clone(), text.clone())),
+            _ => None,
+        })
+        .expect("a send command");
+    assert_eq!(text, "fix it");
+    // The daemon could not take it: the composer comes back with the draft.
+    app.update(Update::Sent {
+        prompt_id: prompt_id.clone(),
+        result: Err("daemon unreachable".into()),
+    });
+    match &app.overlay {
+        Some(Overlay::Compose(c)) => {
+            assert_eq!(c.text(), "fix it");
+            assert_eq!(
+                c.prompt_id, prompt_id,
+                "a retry reuses the id, so it is never delivered twice"
+            );
+        }
+        _ => panic!("the draft must come back"),
+    }
+    press(&mut app, KeyCode::Enter);
+    let retry = app.take_commands();
+    assert!(
+        retry
+            .iter()
+            .any(|c| matches!(c, Command::Send { prompt_id: p, .. } if *p == prompt_id))
+    );
+    app.update(Update::Sent {
+        prompt_id,
+        result: Ok(SendResult {
+            prompt_id: "x".into(),
+            state: "queued".into(),
+        }),
+    });
+    assert!(app.overlay.is_none());
+    assert!(app.message.as_deref().unwrap().contains("queued"));
+}
+
+#[test]
+fn cancel_asks_first_and_force_cancel_says_so() {
+    let mut app = app_with_runs();
+    app.take_commands();
+    press(&mut app, KeyCode::Char('x'));
+    press(&mut app, KeyCode::Char('n'));
+    assert!(app.take_commands().iter().all(|c| !matches!(c, Command::Cancel { .. })));
+    press(&mut app, KeyCode::Char('x'));
+    press(&mut app, KeyCode::Char('y'));
+    assert!(app.take_commands().contains(&Command::Cancel {
+        run: "01A".into(),
+        force: false
+    }));
+    press(&mut app, KeyCode::Char('X'));
+    press(&mut app, KeyCode::Char('y'));
+    assert!(app.take_commands().contains(&Command::Cancel {
+        run: "01A".into(),
+        force: true
+    }));
+}
+
+#[test]
+fn the_new_run_form_starts_a_run() {
+    let mut app = app_with_runs();
+    app.take_commands();
+    press(&mut app, KeyCode::Char('n'));
+    // harness → host → cwd → name
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Tab);
+    if let Some(Overlay::NewRun(form)) = &mut app.overlay {
+        form.cwd = "/tmp".into();
+    }
+    press(&mut app, KeyCode::Tab);
+    typed(&mut app, "helper");
+    press(&mut app, KeyCode::Enter);
+    let start = app
+        .take_commands()
+        .into_iter()
+        .find_map(|c| match c {
+            Command::Start(p) => Some(p),
+            _ => None,
+        })
+        .expect("a start command");
+    assert_eq!(start.harness, "demo");
+    assert_eq!(start.name.as_deref(), Some("helper"));
+    assert_eq!(start.cwd, "/tmp");
+}
+
+#[test]
+fn layouts_show_more_panes_and_zoom_shows_one() {
+    let mut app = app_with_runs();
+    press(&mut app, KeyCode::Char('2'));
+    assert_eq!(app.layout, Layout::Split);
+    assert_eq!(app.pane_runs(), ["01A", "01B"]);
+    press(&mut app, KeyCode::Char('z'));
+    assert_eq!(app.pane_runs(), ["01A"]);
+}
+
+#[test]
+fn a_run_that_starts_waiting_rings_the_bell_once() {
+    let mut app = app_with_runs();
+    app.take_commands();
+    let mut waiting = run("01A", "alpha", RunState::Running);
+    waiting.status = ActivityStatus::NeedsApproval;
+    app.update(Update::Runs(vec![
+        waiting.clone(),
+        run("01B", "beta", RunState::Running),
+    ]));
+    let bells = |cmds: Vec<Command>| cmds.iter().filter(|c| **c == Command::Terminal(vec![7])).count();
+    assert_eq!(bells(app.take_commands()), 1);
+    app.update(Update::Runs(vec![waiting, run("01B", "beta", RunState::Running)]));
+    assert_eq!(bells(app.take_commands()), 0);
+}
+
+#[test]
+fn a_lost_daemon_shows_a_banner_and_the_app_keeps_answering_keys() {
+    let mut app = app_with_runs();
+    app.update(Update::Disconnected("connection refused".into()));
+    assert!(app.banner.as_deref().unwrap().contains("reconnecting"));
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.selected_run().unwrap().name, "beta");
+    app.update(Update::Connected);
+    assert!(app.banner.is_none());
+    assert!(app.take_commands().contains(&Command::Refresh));
+}

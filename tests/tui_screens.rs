@@ -1,0 +1,228 @@
+//! Whole-screen snapshots of the TUI (TestBackend + insta), stored in the
+//! top-level `snapshots/` folder. Runs, ids and times are fixed so the
+//! screens are stable.
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use agents::api::{ActivityStatus, Event, RunDetail, RunRecord, RunState};
+use agents::tui::app::{App, Overlay, Tab, Update};
+use agents::tui::form::NewRunForm;
+use agents::tui::view;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+const T0: u64 = 1_795_939_200; // a fixed "now" for durations
+
+fn at(secs_before_now: u64) -> String {
+    humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_secs(T0 - secs_before_now)).to_string()
+}
+
+fn run(id: &str, name: &str, state: RunState, status: ActivityStatus, started_ago: u64) -> RunRecord {
+    RunRecord {
+        id: id.into(),
+        name: name.into(),
+        harness: "demo".into(),
+        host: "local".into(),
+        cwd: "/home/user/project".into(),
+        command: vec!["agents".into(), "demo-agent".into()],
+        state,
+        status,
+        parent_id: None,
+        root_id: id.into(),
+        detached: false,
+        session_id: None,
+        pid: Some(4242),
+        exit_code: if state.is_live() { None } else { Some(0) },
+        signal: None,
+        reason: if state.is_live() {
+            None
+        } else {
+            Some("exited with code 0".into())
+        },
+        created_at: at(started_ago + 1),
+        started_at: Some(at(started_ago)),
+        ended_at: if state.is_live() {
+            None
+        } else {
+            Some(at(started_ago.saturating_sub(30)))
+        },
+        rows: 40,
+        cols: 120,
+        timeout_secs: None,
+        worktree: None,
+        output_bytes: 1234,
+    }
+}
+
+/// A tree with a parent, two children (one a detached subagent), an agent
+/// waiting for an answer, and ended runs.
+fn populated() -> App {
+    let mut parent = run(
+        "01AAAAAAAAAAAAAAAAAAAAAAAA",
+        "fix-tests",
+        RunState::Running,
+        ActivityStatus::Working,
+        252,
+    );
+    parent.command = vec!["agents".into(), "demo-agent".into(), "--subagents".into(), "2".into()];
+    let mut child = run(
+        "01BBBBBBBBBBBBBBBBBBBBBBBB",
+        "explore",
+        RunState::Running,
+        ActivityStatus::Working,
+        40,
+    );
+    child.parent_id = Some(parent.id.clone());
+    child.root_id = parent.id.clone();
+    let mut child2 = run(
+        "01BCCCCCCCCCCCCCCCCCCCCCCC",
+        "review",
+        RunState::Succeeded,
+        ActivityStatus::Unknown,
+        100,
+    );
+    child2.parent_id = Some(parent.id.clone());
+    child2.detached = true;
+    let waiting = run(
+        "01CCCCCCCCCCCCCCCCCCCCCCCC",
+        "docs",
+        RunState::Running,
+        ActivityStatus::NeedsApproval,
+        75,
+    );
+    let done = run(
+        "01DDDDDDDDDDDDDDDDDDDDDDDD",
+        "lint",
+        RunState::Succeeded,
+        ActivityStatus::Unknown,
+        58,
+    );
+    let mut failed = run(
+        "01EEEEEEEEEEEEEEEEEEEEEEEE",
+        "broken",
+        RunState::Failed,
+        ActivityStatus::Unknown,
+        90,
+    );
+    failed.exit_code = None;
+    failed.signal = Some("SIGABRT".into());
+    failed.reason = Some("killed by SIGABRT".into());
+
+    let mut app = App::new();
+    app.now = Some(UNIX_EPOCH + Duration::from_secs(T0));
+    app.no_color = true;
+    app.connected = true;
+    app.update(Update::Runs(vec![parent.clone(), child, child2, waiting, done, failed]));
+    app.update(Update::Snapshot {
+        run: parent.id.clone(),
+        offset: 0,
+        rows: 20,
+        cols: 60,
+        bytes: b"\x1b[1m\xe2\x9c\xbb demo-agent\x1b[0m\r\n> fix the failing tests\r\n\x1b[32m\xe2\x97\x8f\x1b[0m Running cargo test\r\n  \xe2\x8e\xbf 3 passed, 1 failed\r\n> ".to_vec(),
+    });
+    let events = vec![
+        Event {
+            seq: 1,
+            kind: "RUN_CREATED".into(),
+            at: at(253),
+            data: serde_json::json!({"state": "pending"}),
+        },
+        Event {
+            seq: 2,
+            kind: "RUN_STARTED".into(),
+            at: at(252),
+            data: serde_json::json!({"state": "running", "pid": 4242}),
+        },
+        Event {
+            seq: 3,
+            kind: "STATUS".into(),
+            at: at(12),
+            data: serde_json::json!({"status": "working", "why": "output in the last moment"}),
+        },
+    ];
+    app.update(Update::Detail(Box::new(RunDetail { run: parent, events })));
+    app.take_commands();
+    app
+}
+
+fn screen(app: &mut App, width: u16, height: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
+    term.draw(|f| view::draw(f, app)).unwrap();
+    let buf = term.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol().to_string()).collect();
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+macro_rules! snap {
+    ($name:expr, $value:expr) => {
+        insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false }, {
+            insta::assert_snapshot!($name, $value);
+        });
+    };
+}
+
+const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 50)];
+
+#[test]
+fn the_empty_state_says_how_to_start() {
+    for (w, h) in SIZES {
+        let mut app = App::new();
+        app.no_color = true;
+        app.connected = true;
+        snap!(format!("empty_{w}x{h}"), screen(&mut app, w, h));
+    }
+}
+
+#[test]
+fn the_tree_shows_parents_children_and_every_kind_of_state() {
+    for (w, h) in SIZES {
+        let mut app = populated();
+        snap!(format!("tree_{w}x{h}"), screen(&mut app, w, h));
+    }
+}
+
+#[test]
+fn each_side_tab_renders() {
+    for tab in Tab::ALL {
+        for (w, h) in SIZES {
+            let mut app = populated();
+            app.tab = tab;
+            if w < 120 {
+                app.panel = agents::tui::app::Panel::Side;
+            }
+            snap!(
+                format!("tab_{}_{w}x{h}", tab.title().to_lowercase()),
+                screen(&mut app, w, h)
+            );
+        }
+    }
+}
+
+#[test]
+fn the_new_run_form_and_the_help_overlay_render() {
+    for (w, h) in SIZES {
+        let mut app = populated();
+        let mut form = NewRunForm::new();
+        form.cwd = "/home/user/project".into();
+        form.name = "refactor".into();
+        app.overlay = Some(Overlay::NewRun(form));
+        snap!(format!("new_run_{w}x{h}"), screen(&mut app, w, h));
+
+        let mut app = populated();
+        app.overlay = Some(Overlay::Help);
+        snap!(format!("help_{w}x{h}"), screen(&mut app, w, h));
+    }
+}
+
+#[test]
+fn a_window_below_80x24_says_it_is_too_small() {
+    let mut app = populated();
+    let text = screen(&mut app, 79, 23);
+    assert!(text.contains("at least 80×24"), "{text}");
+    snap!("too_small_79x23", text);
+}
