@@ -11,6 +11,22 @@ use sha2::{Digest, Sha256};
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub engine: Engine,
+    pub tui: Tui,
+    /// NORMAL-mode key bindings by action name (see `tui::keymap`).
+    pub keys: std::collections::HashMap<String, String>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Tui {
+    /// Ring the terminal bell once when a run starts waiting for an answer.
+    pub bell: bool,
+}
+
+impl Default for Tui {
+    fn default() -> Self {
+        Tui { bell: true }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -46,6 +62,7 @@ impl Config {
     pub fn parse(text: &str) -> Result<Config, String> {
         let config: Config = toml::from_str(text).map_err(|e| e.to_string().trim().replace('\n', " "))?;
         parse_size(&config.engine.default_size).map_err(|e| format!("engine.default_size: {e}"))?;
+        crate::tui::keymap::Keymap::from_config(&config.keys).map_err(|e| format!("keys: {e}"))?;
         Ok(config)
     }
 

@@ -271,34 +271,49 @@ async fn wait_for_exit(pid: i32) {
     }
 }
 
-/// A handful of demo agents, one in each interesting state, then attach.
+/// A handful of demo agents, one in each interesting state, then the TUI.
 async fn demo(paths: &Paths) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
     let cwd = std::env::current_dir()?.to_string_lossy().into_owned();
-    let start = |name: &str, args: &[&str], prompt: Option<&str>| StartParams {
+    let suffix = ulid::Ulid::new().to_string()[20..].to_lowercase();
+    let start = |name: &str, args: &[&str], prompt: Option<&str>, parent: Option<&str>| StartParams {
         harness: "demo".into(),
         args: args.iter().map(|s| s.to_string()).collect(),
-        name: Some(format!("{name}-{}", &ulid::Ulid::new().to_string()[20..])),
+        name: Some(format!("{name}-{suffix}")),
         cwd: cwd.clone(),
         env: std::env::vars().collect(),
         prompt: prompt.map(str::to_string),
+        parent: parent.map(str::to_string),
         ..StartParams::default()
     };
-    let mut first = None;
-    for (name, args, prompt) in [
-        ("worker", &["--think-ms", "4000"][..], Some("refactor the parser")),
-        ("asks", &["--ask"][..], None),
-        ("team", &["--subagents", "2"][..], None),
-        ("done", &["--prompt", "say hi", "--exit-after-prompt"][..], None),
-        ("broken", &["--crash"][..], None),
-    ] {
-        let record: RunRecord = client.call(method::RUNS_START, start(name, args, prompt)).await?;
-        println!("started {} ({})", record.name, record.id);
-        first.get_or_insert(record.id);
+    let plan: [(&str, &[&str], Option<&str>); 5] = [
+        ("worker", &["--think-ms", "6000"], Some("refactor the parser")),
+        ("asks", &["--ask"], None),
+        (
+            "team",
+            &["--subagents", "2", "--think-ms", "3000"],
+            Some("split the work"),
+        ),
+        ("done", &["--prompt", "say hi", "--exit-after-prompt"], None),
+        ("broken", &["--crash"], None),
+    ];
+    let mut team = None;
+    for (name, args, prompt) in plan {
+        let record: RunRecord = client.call(method::RUNS_START, start(name, args, prompt, None)).await?;
+        if name == "team" {
+            team = Some(record.id.clone());
+        }
+    }
+    if let Some(team) = team {
+        for (name, prompt) in [("explore", "map the modules"), ("review", "read the diff")] {
+            let _: RunRecord = client
+                .call(
+                    method::RUNS_START,
+                    start(name, &["--think-ms", "2500"], Some(prompt), Some(&team)),
+                )
+                .await?;
+        }
     }
     drop(client);
-    match first {
-        Some(id) => attach::attach(paths, &id).await,
-        None => Ok(0),
-    }
+    crate::tui::main(paths.clone()).await
 }

@@ -78,6 +78,19 @@ pub async fn call(
         method::RUNS_ATTACH => {
             let attach: AttachParams = params(p)?;
             let row = resolve_row(daemon, &attach.run).await?;
+            if let Some(offset) = attach.offset {
+                // The log only grows, so no frame ever named an offset past
+                // its end: refuse one rather than report it "caught up".
+                let len = std::fs::metadata(daemon.paths.output_log(&row.id))
+                    .map(|m| m.len())
+                    .unwrap_or(0);
+                if offset > len {
+                    return Err(ApiError::bad_request(format!(
+                        "offset {offset} is past the end of run {}'s output ({len} bytes)",
+                        row.id
+                    )));
+                }
+            }
             let id = row.id.clone();
             let record = row.to_record();
             let task = tokio::spawn({

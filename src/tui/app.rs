@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 
 use super::form::{Composer, NewRunForm};
+use super::keymap::{Action, Keymap};
 use super::keys;
 use super::tree::{self, TreeRow};
 use crate::api::{RunDetail, RunRecord, SendResult, StartParams};
@@ -168,8 +169,10 @@ pub struct App {
     pub commands: Vec<Command>,
     /// Runs whose output we subscribe to (the visible panes).
     pub subscribed: Vec<String>,
-    /// The pane rectangles from the last draw, for PTY sizes and mouse hits.
+    /// The pane sizes from the last draw, for PTY sizes.
     pub pane_sizes: HashMap<String, (u16, u16)>,
+    /// Where each pane's screen was drawn last (x, y, width, height), for the mouse.
+    pub pane_rects: Vec<(String, [u16; 4])>,
     /// "Now" for durations; fixed in snapshot tests.
     pub now: Option<SystemTime>,
     pub no_color: bool,
@@ -181,6 +184,9 @@ pub struct App {
     /// `a`: the selected run takes the whole terminal, keys go to it, and
     /// Ctrl-a d comes back.
     pub fullscreen: bool,
+    pub keymap: Keymap,
+    /// Ring the terminal bell when a run starts waiting for an answer.
+    pub bell: bool,
 }
 
 impl Default for App {
@@ -213,12 +219,15 @@ impl App {
             commands: Vec::new(),
             subscribed: Vec::new(),
             pane_sizes: HashMap::new(),
+            pane_rects: Vec::new(),
             now: None,
             no_color: false,
             rang: Vec::new(),
             pending_send: None,
             connected: false,
             fullscreen: false,
+            keymap: Keymap::default(),
+            bell: true,
         }
     }
 
@@ -415,7 +424,7 @@ impl App {
             .filter(|r| r.state.is_live() && matches!(r.status, WaitingInput | NeedsApproval))
             .map(|r| r.id.clone())
             .collect();
-        if waiting.iter().any(|id| !self.rang.contains(id)) {
+        if self.bell && waiting.iter().any(|id| !self.rang.contains(id)) {
             self.commands.push(Command::Terminal(vec![0x07]));
         }
         self.rang = waiting;
@@ -426,10 +435,9 @@ impl App {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key),
             Event::Paste(text) => self.paste(&text),
             Event::Mouse(m) => match m.kind {
-                MouseEventKind::ScrollUp => self.scroll_pane(3),
-                MouseEventKind::ScrollDown => self.scroll_pane(-3),
-                _ if self.mode == Mode::Insert => self.mouse_to_pane(&m),
-                _ => {}
+                MouseEventKind::ScrollUp if !self.program_wants_mouse() => self.scroll_pane(3),
+                MouseEventKind::ScrollDown if !self.program_wants_mouse() => self.scroll_pane(-3),
+                _ => self.mouse(&m),
             },
             Event::Resize(..) => self.pane_sizes.clear(),
             _ => {}
@@ -456,19 +464,47 @@ impl App {
         }
     }
 
-    fn mouse_to_pane(&mut self, m: &crossterm::event::MouseEvent) {
-        let Some(run) = self.selected_run().map(|r| r.id.clone()) else {
+    fn pane_at(&self, col: u16, row: u16) -> Option<(String, u16, u16)> {
+        self.pane_rects.iter().find_map(|(id, [x, y, w, h])| {
+            (col >= *x && col < x + w && row >= *y && row < y + h).then(|| (id.clone(), col - x, row - y))
+        })
+    }
+
+    /// A click on a pane selects its run; in INSERT, mouse events go to a
+    /// program that asked for them, in the pane's own coordinates.
+    fn mouse(&mut self, m: &crossterm::event::MouseEvent) {
+        let Some((id, col, row)) = self.pane_at(m.column, m.row) else {
             return;
         };
-        let Some(screen) = self.screens.get(&run) else { return };
+        if self.mode == Mode::Normal {
+            if matches!(m.kind, MouseEventKind::Down(_))
+                && let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id))
+            {
+                self.selected = i;
+                self.panel = Panel::Panes;
+                self.sync_subscriptions();
+            }
+            return;
+        }
+        if self.selected_run().is_none_or(|r| r.id != id) {
+            return;
+        }
+        let Some(screen) = self.screens.get(&id) else { return };
         if screen.term.screen().mouse_protocol_mode() == vt100::MouseProtocolMode::None {
             return;
         }
-        // Pane-relative coordinates are filled in by the view at draw time;
-        // without them we send the raw position.
-        if let Some(bytes) = keys::encode_mouse(m, m.column, m.row) {
-            self.commands.push(Command::Input { run, bytes });
+        if let Some(bytes) = keys::encode_mouse(m, col, row) {
+            self.commands.push(Command::Input { run: id, bytes });
         }
+    }
+
+    /// In INSERT, a program with mouse reporting on gets the wheel itself.
+    fn program_wants_mouse(&self) -> bool {
+        self.mode == Mode::Insert
+            && self
+                .selected_run()
+                .and_then(|r| self.screens.get(&r.id))
+                .is_some_and(|s| s.term.screen().mouse_protocol_mode() != vt100::MouseProtocolMode::None)
     }
 
     fn scroll_pane(&mut self, lines: isize) {
@@ -487,7 +523,7 @@ impl App {
             if self.prefix {
                 self.prefix = false;
                 match key.code {
-                    KeyCode::Char('a') if ctrl => self.type_key(&key),
+                    _ if self.keymap.is_prefix(&key) => self.type_key(&key),
                     KeyCode::Char('d') => {
                         self.mode = Mode::Normal;
                         self.fullscreen = false;
@@ -500,7 +536,7 @@ impl App {
                 }
                 return;
             }
-            if ctrl && key.code == KeyCode::Char('a') {
+            if self.keymap.is_prefix(&key) {
                 self.prefix = true;
                 return;
             }
@@ -532,14 +568,18 @@ impl App {
             return;
         }
         self.message = None;
-        match key.code {
-            KeyCode::Char('q') => self.quit = true,
-            KeyCode::Char('c') if ctrl => self.quit = true,
-            KeyCode::Char('j') | KeyCode::Down => self.move_selection(1),
-            KeyCode::Char('k') | KeyCode::Up => self.move_selection(-1),
-            KeyCode::Char('g') | KeyCode::Home => self.select_index(0),
-            KeyCode::Char('G') | KeyCode::End => self.select_index(usize::MAX),
-            KeyCode::Enter | KeyCode::Char('i') => {
+        if ctrl && key.code == KeyCode::Char('c') {
+            self.quit = true;
+            return;
+        }
+        let Some(action) = self.keymap.action(&key) else { return };
+        match action {
+            Action::Quit => self.quit = true,
+            Action::Down => self.move_selection(1),
+            Action::Up => self.move_selection(-1),
+            Action::Top => self.select_index(0),
+            Action::Bottom => self.select_index(usize::MAX),
+            Action::Focus => {
                 if self.selected_run().is_some_and(|r| r.state.is_live()) {
                     self.mode = Mode::Insert;
                     if let Some(id) = self.selected_run().map(|r| r.id.clone())
@@ -551,8 +591,8 @@ impl App {
                     self.message = Some("that run has ended: r runs it again".into());
                 }
             }
-            KeyCode::Char('n') => self.overlay = Some(Overlay::NewRun(NewRunForm::new())),
-            KeyCode::Char('s') => {
+            Action::New => self.overlay = Some(Overlay::NewRun(NewRunForm::new())),
+            Action::Send => {
                 if let Some(r) = self.selected_run() {
                     if r.state.is_live() {
                         self.overlay = Some(Overlay::Compose(Box::new(Composer::new(&r.id, &r.name))));
@@ -561,71 +601,67 @@ impl App {
                     }
                 }
             }
-            KeyCode::Char('x') | KeyCode::Char('X') => {
+            Action::Cancel | Action::ForceCancel => {
                 if let Some(r) = self.selected_run()
                     && r.state.is_live()
                 {
                     self.overlay = Some(Overlay::Confirm {
                         run: r.id.clone(),
                         name: r.name.clone(),
-                        force: key.code == KeyCode::Char('X'),
+                        force: action == Action::ForceCancel,
                     });
                 }
             }
-            KeyCode::Char('r') => {
+            Action::Rerun => {
                 if let Some(r) = self.selected_run() {
                     self.commands.push(Command::Rerun(r.id.clone()));
                 }
             }
-            KeyCode::Char('a') if self.selected_run().is_some_and(|r| r.state.is_live()) => {
-                self.fullscreen = true;
-                self.mode = Mode::Insert;
+            Action::Attach => {
+                if self.selected_run().is_some_and(|r| r.state.is_live()) {
+                    self.fullscreen = true;
+                    self.mode = Mode::Insert;
+                }
             }
-            KeyCode::Char('z') => {
+            Action::Zoom => {
                 self.zoom = !self.zoom;
                 self.sync_subscriptions();
             }
-            KeyCode::Char(c @ '1'..='3') => {
-                self.layout = match c {
-                    '1' => Layout::Single,
-                    '2' => Layout::Split,
+            Action::Single | Action::Split | Action::Grid => {
+                self.layout = match action {
+                    Action::Single => Layout::Single,
+                    Action::Split => Layout::Split,
                     _ => Layout::Grid,
                 };
                 self.zoom = false;
                 self.sync_subscriptions();
             }
-            KeyCode::Char('4') => {
-                self.layout = Layout::Grid;
-                self.sync_subscriptions();
-            }
-            KeyCode::Tab => {
+            Action::NextPanel => {
                 self.panel = match self.panel {
                     Panel::Tree => Panel::Panes,
                     Panel::Panes => Panel::Side,
                     Panel::Side => Panel::Tree,
                 }
             }
-            KeyCode::Char(']') => self.cycle_tab(1),
-            KeyCode::Char('[') => self.cycle_tab(-1),
-            KeyCode::Char('/') => self.filtering = true,
-            KeyCode::Char('?') => self.overlay = Some(Overlay::Help),
-            KeyCode::PageUp => {
+            Action::NextTab => self.cycle_tab(1),
+            Action::PrevTab => self.cycle_tab(-1),
+            Action::Filter => self.filtering = true,
+            Action::Help => self.overlay = Some(Overlay::Help),
+            Action::ScrollUp => {
                 if self.panel == Panel::Side {
                     self.side_scroll = self.side_scroll.saturating_sub(10);
                 } else {
                     self.scroll_pane(10)
                 }
             }
-            KeyCode::PageDown => {
+            Action::ScrollDown => {
                 if self.panel == Panel::Side {
                     self.side_scroll = self.side_scroll.saturating_add(10);
                 } else {
                     self.scroll_pane(-10)
                 }
             }
-            KeyCode::Char('v') => self.copy_screen(),
-            KeyCode::Esc => {}
-            _ => {}
+            Action::Copy => self.copy_screen(),
         }
     }
 

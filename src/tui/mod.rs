@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod form;
+pub mod keymap;
 pub mod keys;
 pub mod link;
 pub mod pane;
@@ -83,6 +84,15 @@ pub async fn main(paths: Paths) -> Result<i32> {
     tokio::spawn(link::run(paths, commands_rx, updates_tx));
     let mut app = App::new();
     app.no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let config = crate::config::ConfigWatch::new(Paths::config_file());
+    if let Some(problem) = &config.problem {
+        app.message = Some(problem.clone());
+    }
+    app.bell = config.current.tui.bell;
+    match keymap::Keymap::from_config(&config.current.keys) {
+        Ok(map) => app.keymap = map,
+        Err(e) => app.message = Some(format!("config [keys]: {e}; using the default keys")),
+    }
     run_app(
         &mut term,
         &mut app,

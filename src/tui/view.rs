@@ -302,6 +302,7 @@ fn draw_panes(f: &mut Frame, app: &mut App, area: Rect, theme: &Theme, now: Syst
     let areas = pane_areas(area, runs.len(), app.layout, app.zoom);
     let selected = app.selected_run().map(|r| r.id.clone());
     let mut sizes = Vec::new();
+    app.pane_rects.clear();
     for (id, rect) in runs.iter().zip(areas) {
         let Some(run) = app.run(id).cloned() else { continue };
         let is_selected = selected.as_deref() == Some(id.as_str());
@@ -332,6 +333,8 @@ fn draw_panes(f: &mut Frame, app: &mut App, area: Rect, theme: &Theme, now: Syst
         let inner = block.inner(rect);
         f.render_widget(block, rect);
         sizes.push((id.clone(), inner.height, inner.width));
+        app.pane_rects
+            .push((id.clone(), [inner.x, inner.y, inner.width, inner.height]));
         let Some(screen) = app.screens.get(id) else {
             f.render_widget(Paragraph::new(Span::styled("connecting…", theme.dim)), inner);
             continue;
@@ -363,6 +366,7 @@ fn draw_fullscreen(f: &mut Frame, app: &mut App, area: Rect) {
         app.fullscreen = false;
         return;
     };
+    app.pane_rects = vec![(id.clone(), [area.x, area.y, area.width, area.height])];
     if let Some(screen) = app.screens.get(&id) {
         let view = PaneView {
             screen: screen.term.screen(),

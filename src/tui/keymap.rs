@@ -1,0 +1,196 @@
+//! NORMAL-mode key bindings: defaults, overridable in `config.toml`:
+//!
+//! ```toml
+//! [keys]
+//! prefix = "ctrl-a"
+//! new = "n"
+//! down = "j down"      # alternatives separated by spaces
+//! ```
+
+use std::collections::HashMap;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    Quit,
+    Down,
+    Up,
+    Top,
+    Bottom,
+    Focus,
+    New,
+    Send,
+    Cancel,
+    ForceCancel,
+    Rerun,
+    Attach,
+    Zoom,
+    Single,
+    Split,
+    Grid,
+    NextPanel,
+    NextTab,
+    PrevTab,
+    Filter,
+    Help,
+    ScrollUp,
+    ScrollDown,
+    Copy,
+}
+
+/// Each action's config name and default keys.
+const DEFAULTS: &[(Action, &str, &str)] = &[
+    (Action::Quit, "quit", "q"),
+    (Action::Down, "down", "j down"),
+    (Action::Up, "up", "k up"),
+    (Action::Top, "top", "g home"),
+    (Action::Bottom, "bottom", "G end"),
+    (Action::Focus, "focus", "enter i"),
+    (Action::New, "new", "n"),
+    (Action::Send, "send", "s"),
+    (Action::Cancel, "cancel", "x"),
+    (Action::ForceCancel, "force_cancel", "X"),
+    (Action::Rerun, "rerun", "r"),
+    (Action::Attach, "attach", "a"),
+    (Action::Zoom, "zoom", "z"),
+    (Action::Single, "layout_single", "1"),
+    (Action::Split, "layout_split", "2"),
+    (Action::Grid, "layout_grid", "3 4"),
+    (Action::NextPanel, "next_panel", "tab"),
+    (Action::NextTab, "next_tab", "]"),
+    (Action::PrevTab, "prev_tab", "["),
+    (Action::Filter, "filter", "/"),
+    (Action::Help, "help", "?"),
+    (Action::ScrollUp, "scroll_up", "pageup"),
+    (Action::ScrollDown, "scroll_down", "pagedown"),
+    (Action::Copy, "copy", "v"),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Key {
+    pub code: KeyCode,
+    pub ctrl: bool,
+    pub alt: bool,
+}
+
+impl Key {
+    pub fn of(event: &KeyEvent) -> Key {
+        let code = match event.code {
+            // Terminals report Shift+letter as the upper-case letter.
+            KeyCode::Char(c) => KeyCode::Char(c),
+            other => other,
+        };
+        Key {
+            code,
+            ctrl: event.modifiers.contains(KeyModifiers::CONTROL),
+            alt: event.modifiers.contains(KeyModifiers::ALT),
+        }
+    }
+
+    /// Parses `q`, `G`, `ctrl-a`, `alt-x`, `enter`, `tab`, `pageup`, `f5`, …
+    pub fn parse(spec: &str) -> Result<Key, String> {
+        let mut ctrl = false;
+        let mut alt = false;
+        let mut rest = spec;
+        loop {
+            if let Some(r) = rest.strip_prefix("ctrl-").or_else(|| rest.strip_prefix("c-")) {
+                ctrl = true;
+                rest = r;
+            } else if let Some(r) = rest.strip_prefix("alt-").or_else(|| rest.strip_prefix("m-")) {
+                alt = true;
+                rest = r;
+            } else {
+                break;
+            }
+        }
+        let code = match rest {
+            "enter" | "return" => KeyCode::Enter,
+            "tab" => KeyCode::Tab,
+            "backtab" => KeyCode::BackTab,
+            "esc" | "escape" => KeyCode::Esc,
+            "space" => KeyCode::Char(' '),
+            "up" => KeyCode::Up,
+            "down" => KeyCode::Down,
+            "left" => KeyCode::Left,
+            "right" => KeyCode::Right,
+            "home" => KeyCode::Home,
+            "end" => KeyCode::End,
+            "pageup" | "pgup" => KeyCode::PageUp,
+            "pagedown" | "pgdn" => KeyCode::PageDown,
+            "backspace" => KeyCode::Backspace,
+            "delete" | "del" => KeyCode::Delete,
+            f if f.len() >= 2 && f.starts_with('f') && f[1..].parse::<u8>().is_ok() => {
+                KeyCode::F(f[1..].parse().unwrap_or(1))
+            }
+            s if s.chars().count() == 1 => {
+                let c = s.chars().next().unwrap_or(' ');
+                KeyCode::Char(if ctrl { c.to_ascii_lowercase() } else { c })
+            }
+            _ => return Err(format!("unknown key '{spec}'")),
+        };
+        Ok(Key { code, ctrl, alt })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Keymap {
+    keys: HashMap<Key, Action>,
+    pub prefix: Key,
+}
+
+impl Default for Keymap {
+    fn default() -> Self {
+        Keymap::from_config(&HashMap::new()).unwrap_or_else(|_| unreachable!("the defaults parse"))
+    }
+}
+
+impl Keymap {
+    /// Defaults, with the config's `[keys]` table applied on top. An entry
+    /// replaces all default keys of its action.
+    pub fn from_config(overrides: &HashMap<String, String>) -> Result<Keymap, String> {
+        let mut keys = HashMap::new();
+        for (action, name, default) in DEFAULTS {
+            let spec = overrides.get(*name).map(String::as_str).unwrap_or(default);
+            for part in spec.split_whitespace() {
+                keys.insert(Key::parse(part)?, *action);
+            }
+        }
+        for name in overrides.keys() {
+            if name != "prefix" && !DEFAULTS.iter().any(|(_, n, _)| n == name) {
+                return Err(format!("unknown key action '{name}'"));
+            }
+        }
+        let prefix = Key::parse(overrides.get("prefix").map(String::as_str).unwrap_or("ctrl-a"))?;
+        Ok(Keymap { keys, prefix })
+    }
+
+    pub fn action(&self, event: &KeyEvent) -> Option<Action> {
+        self.keys.get(&Key::of(event)).copied()
+    }
+
+    pub fn is_prefix(&self, event: &KeyEvent) -> bool {
+        Key::of(event) == self.prefix
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_entries_replace_the_defaults_of_their_action() {
+        let overrides = HashMap::from([
+            ("new".to_string(), "ctrl-n".to_string()),
+            ("prefix".into(), "ctrl-b".into()),
+        ]);
+        let map = Keymap::from_config(&overrides).unwrap();
+        let n = KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE);
+        let ctrl_n = KeyEvent::new(KeyCode::Char('n'), KeyModifiers::CONTROL);
+        assert_eq!(map.action(&n), None);
+        assert_eq!(map.action(&ctrl_n), Some(Action::New));
+        assert!(map.is_prefix(&KeyEvent::new(KeyCode::Char('b'), KeyModifiers::CONTROL)));
+        assert!(Keymap::from_config(&HashMap::from([("nope".to_string(), "x".to_string())])).is_err());
+        assert!(Keymap::from_config(&HashMap::from([("new".to_string(), "ctrl-".to_string())])).is_err());
+    }
+}
