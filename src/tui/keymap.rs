@@ -76,13 +76,10 @@ pub struct Key {
 
 impl Key {
     pub fn of(event: &KeyEvent) -> Key {
-        let code = match event.code {
-            // Terminals report Shift+letter as the upper-case letter.
-            KeyCode::Char(c) => KeyCode::Char(c),
-            other => other,
-        };
+        // Terminals report Shift+letter as the upper-case letter, so SHIFT
+        // itself is not part of the key.
         Key {
-            code,
+            code: event.code,
             ctrl: event.modifiers.contains(KeyModifiers::CONTROL),
             alt: event.modifiers.contains(KeyModifiers::ALT),
         }
