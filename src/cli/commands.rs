@@ -55,6 +55,9 @@ fn init_daemon_logging() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(false)
+        // A log line that cannot be written (full disk) must never take the
+        // daemon or a supervisor down with it.
+        .log_internal_errors(false)
         .try_init();
 }
 

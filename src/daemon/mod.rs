@@ -99,7 +99,6 @@ fn start(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
             return Ok(3);
         }
     };
-    std::fs::write(paths.daemon_pid(), format!("{}\n", std::process::id()))?;
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -114,6 +113,7 @@ fn start(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
 async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     let store = Store::open(&paths.db()).with_context(|| format!("cannot open {}", paths.db().display()))?;
     // We hold the lock, so any socket file left here is from a dead daemon.
+    std::fs::write(paths.daemon_pid(), format!("{}\n", std::process::id()))?;
     let socket = paths.daemon_socket();
     let _ = std::fs::remove_file(&socket);
     let listener = UnixListener::bind(&socket).with_context(|| format!("binding {}", socket.display()))?;
