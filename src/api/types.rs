@@ -173,6 +173,16 @@ pub struct ListParams {
     /// Include ended runs.
     #[serde(default)]
     pub all: bool,
+    /// Page size: the newest runs first (default 500, at most 1000, so an
+    /// answer always fits in one frame).
+    pub limit: Option<usize>,
+    /// Only runs older than this id (the oldest id of the previous page).
+    pub before: Option<String>,
+}
+
+impl ListParams {
+    pub const DEFAULT_LIMIT: usize = 500;
+    pub const MAX_LIMIT: usize = 1000;
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -110,7 +110,10 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
         .await?;
 
     let mut screen = Screen::new(CrosstermBackend::new(std::io::stdout()))?;
-    screen.clear()?;
+    // Not `screen.clear()`: it asks the terminal where its cursor is, and
+    // crossterm reads the answer from stdin, swallowing keys typed ahead
+    // (and failing after 2 s on a terminal that does not answer).
+    execute!(std::io::stdout(), terminal::Clear(terminal::ClearType::All))?;
     let mut term = Terminal::new(rows, cols);
     let mut cursor_at: u64 = 0;
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());

@@ -69,7 +69,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             command: RunsCommand::List(args),
         } => {
             let client = Client::connect(&paths, false).await?;
-            let runs: Vec<RunRecord> = client.call(method::RUNS_LIST, ListParams { all: args.all }).await?;
+            let runs = list_all(&client, args.all).await?;
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&runs)?);
             } else if runs.is_empty() {
@@ -155,6 +155,39 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
         Command::Demo => demo(&paths).await,
         Command::Supervise | Command::DemoAgent(_) => unreachable!("handled before the runtime starts"),
     }
+}
+
+/// Every run, page by page (each answer fits in one frame).
+async fn list_all(client: &Client, all: bool) -> Result<Vec<RunRecord>> {
+    let mut runs: std::collections::BTreeMap<String, RunRecord> = std::collections::BTreeMap::new();
+    let mut before: Option<String> = None;
+    loop {
+        let page: Vec<RunRecord> = client
+            .call(
+                method::RUNS_LIST,
+                ListParams {
+                    all,
+                    limit: Some(ListParams::MAX_LIMIT),
+                    before: before.clone(),
+                },
+            )
+            .await?;
+        // Live runs ride along on the first page; count only the paged ones.
+        let paged: Vec<&RunRecord> = page
+            .iter()
+            .filter(|r| before.as_ref().is_none_or(|b| r.id < *b))
+            .collect();
+        let oldest = page.iter().map(|r| r.id.clone()).min();
+        let full = paged.len() >= ListParams::MAX_LIMIT;
+        for r in page {
+            runs.insert(r.id.clone(), r);
+        }
+        match oldest {
+            Some(oldest) if full => before = Some(oldest),
+            _ => break,
+        }
+    }
+    Ok(runs.into_values().collect())
 }
 
 fn size_arg(size: Option<&str>) -> Result<(Option<u16>, Option<u16>)> {

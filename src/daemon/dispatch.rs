@@ -35,10 +35,13 @@ pub async fn call(
     match name {
         method::RUNS_START => to_value(super::start::start(daemon, params::<StartParams>(p)?).await?),
         method::RUNS_LIST => {
-            let ListParams { all } = params(p)?;
+            let ListParams { all, limit, before } = params(p)?;
+            let limit = limit
+                .unwrap_or(ListParams::DEFAULT_LIMIT)
+                .clamp(1, ListParams::MAX_LIMIT);
             let rows = daemon
                 .store
-                .call(move |c| runs::list_runs(c, all))
+                .call(move |c| runs::list_page(c, all, limit, before.as_deref()))
                 .await
                 .map_err(ApiError::internal)?;
             to_value(rows.iter().map(|r| r.to_record()).collect::<Vec<_>>())

@@ -230,6 +230,33 @@ pub fn list_runs(conn: &Connection, all: bool) -> Result<Vec<RunRow>, StoreError
     Ok(rows)
 }
 
+/// One page of runs, newest first by id: `limit` runs older than `before`
+/// (live ones only unless `all`). The first page (no `before`) also carries
+/// every live run, however old, so a client sees all of them at once.
+/// Returned in ascending id order.
+pub fn list_page(conn: &Connection, all: bool, limit: usize, before: Option<&str>) -> Result<Vec<RunRow>, StoreError> {
+    let live = "state IN ('pending', 'starting', 'running')";
+    let filter = if all { "1" } else { live };
+    let before = before.unwrap_or("\u{7f}");
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM runs WHERE id < ?1 AND {filter} ORDER BY id DESC LIMIT ?2"
+    ))?;
+    let mut rows: Vec<RunRow> = stmt
+        .query_map(params![before, limit as i64], RunRow::from_row)?
+        .collect::<Result<_, _>>()?;
+    if before == "\u{7f}" {
+        let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM runs WHERE {live}"))?;
+        let extra: Vec<RunRow> = stmt.query_map([], RunRow::from_row)?.collect::<Result<_, _>>()?;
+        for r in extra {
+            if !rows.iter().any(|x| x.id == r.id) {
+                rows.push(r);
+            }
+        }
+    }
+    rows.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(rows)
+}
+
 pub fn children(conn: &Connection, parent: &str) -> Result<Vec<RunRow>, StoreError> {
     let mut stmt = conn.prepare(&format!(
         "SELECT {COLUMNS} FROM runs WHERE parent_run_id = ?1 ORDER BY id"
@@ -452,4 +479,72 @@ pub fn set_prompt_state(conn: &Connection, id: &str, state: &str) -> Result<(), 
         params![id, state, now_ms()],
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, state: RunState) -> RunRow {
+        RunRow {
+            id: id.into(),
+            name: format!("n{id}"),
+            harness: "cmd".into(),
+            host: "local".into(),
+            cwd: "/".into(),
+            command: vec!["true".into()],
+            state,
+            status: ActivityStatus::Unknown,
+            parent_run_id: None,
+            root_run_id: id.into(),
+            detached: false,
+            session_id: None,
+            launch_id: format!("l{id}"),
+            pid: None,
+            pgid: None,
+            proc_start: None,
+            boot_id: None,
+            supervisor_pid: None,
+            supervisor_start: None,
+            exit_code: None,
+            signal: None,
+            reason: None,
+            created_at: 0,
+            started_at: None,
+            ended_at: None,
+            rows: 40,
+            cols: 120,
+            timeout_secs: None,
+            worktree: None,
+            output_bytes: 0,
+            args: vec!["a b".into()],
+        }
+    }
+
+    #[test]
+    fn pages_cover_every_run_once_and_the_first_carries_old_live_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = super::super::open_connection(&dir.path().join("a.db")).unwrap();
+        super::super::migrations::migrate(&mut conn).unwrap();
+        for i in 0..25 {
+            let state = if i == 0 { RunState::Running } else { RunState::Succeeded };
+            insert_run(&conn, &row(&format!("R{i:03}"), state)).unwrap();
+        }
+        let first = list_page(&conn, true, 10, None).unwrap();
+        assert_eq!(first.len(), 11, "10 newest + the old live run");
+        assert_eq!(first[0].id, "R000");
+        assert_eq!(first[0].args, vec!["a b".to_string()], "args round-trip");
+        let mut seen: Vec<String> = first.iter().map(|r| r.id.clone()).collect();
+        let mut before = first.iter().filter(|r| r.id != "R000").map(|r| r.id.clone()).min();
+        while let Some(b) = before {
+            let page = list_page(&conn, true, 10, Some(&b)).unwrap();
+            before = (page.len() == 10).then(|| page[0].id.clone());
+            seen.extend(page.into_iter().map(|r| r.id));
+        }
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 25);
+        let live = list_page(&conn, false, 10, None).unwrap();
+        assert_eq!(live.len(), 1);
+    }
 }

@@ -134,7 +134,16 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
     tokio::spawn(async move {
         let update = match cmd {
             Command::Refresh => match client
-                .call::<_, Vec<RunRecord>>(method::RUNS_LIST, ListParams { all: true })
+                .call::<_, Vec<RunRecord>>(
+                    method::RUNS_LIST,
+                    // Every live run and the newest ended ones: the tree
+                    // stays quick with thousands of runs in the database.
+                    ListParams {
+                        all: true,
+                        limit: Some(ListParams::DEFAULT_LIMIT),
+                        before: None,
+                    },
+                )
                 .await
             {
                 Ok(runs) => Update::Runs(runs),
