@@ -60,6 +60,8 @@ pub async fn adopt(daemon: &Arc<Daemon>, row: &RunRow) -> anyhow::Result<Arc<Liv
     }
     let offset = hello["offset"].as_u64().unwrap_or(0);
     let live = Arc::new(LiveRun::new(row.id.clone(), link.clone(), offset));
+    *live.screen.lock().unwrap_or_else(|p| p.into_inner()) =
+        serde_json::from_value(hello["screen"].clone()).unwrap_or(None);
     // Queued prompts wait for a quiet moment. A harness that just started is
     // busy starting; one re-adopted after a daemon restart may be mid-turn,
     // and its log's mtime says when it last wrote (unknown: assume just now).

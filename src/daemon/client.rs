@@ -13,7 +13,7 @@ use super::Daemon;
 use super::subscribe::Outbox;
 use crate::api::{ErrorCode, method};
 use crate::protocol::rpc::{Message, Request, Response};
-use crate::protocol::{Frame, FrameError, exchange_headers, read_frame, write_frame};
+use crate::protocol::{Frame, FrameError, HeaderError, exchange_headers, read_frame, write_frame};
 
 /// Control frames queued for one client. Bounded so a client that never
 /// reads cannot grow the daemon; responses wait their turn instead.
@@ -37,8 +37,13 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
     if let Err(e) = exchange_headers(&mut r, &mut w).await {
         tracing::info!("client refused: {e}");
         // Tell a wrong-version peer why, in a frame it can still read if it
-        // speaks frames at all.
-        let resp = Response::err(0, ErrorCode::VersionMismatch.as_str(), e.to_string());
+        // speaks frames at all; a peer that is not agents at all is a
+        // protocol error, not a version it could upgrade from.
+        let code = match e {
+            HeaderError::Mismatch { .. } => ErrorCode::VersionMismatch,
+            _ => ErrorCode::Protocol,
+        };
+        let resp = Response::err(0, code.as_str(), e.to_string());
         let _ = write_frame(&mut w, &Frame::control(&resp)).await;
         return;
     }

@@ -14,6 +14,7 @@ use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 use super::Daemon;
 use crate::api::{ApiError, ErrorCode};
+use crate::harness::screen::ScreenFinding;
 use crate::protocol::rpc::{Message, Request, Response};
 use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
 use crate::supervise::ExitEvidence;
@@ -31,6 +32,8 @@ pub struct LiveRun {
     pub wake: Notify,
     /// Held while a prompt is being delivered, so one is never typed twice.
     pub delivery: tokio::sync::Mutex<()>,
+    /// What the run's screen says it waits for (a permission prompt …).
+    pub screen: Mutex<Option<ScreenFinding>>,
 }
 
 impl LiveRun {
@@ -43,6 +46,7 @@ impl LiveRun {
             link,
             wake: Notify::new(),
             delivery: tokio::sync::Mutex::new(()),
+            screen: Mutex::new(None),
         }
     }
 
@@ -73,6 +77,7 @@ pub struct Link {
 /// What a supervisor tells the daemon unasked.
 pub enum SupervisorNote {
     Offset(u64),
+    Screen(Option<ScreenFinding>),
     Exited(Box<ExitEvidence>),
 }
 
@@ -116,6 +121,10 @@ impl Link {
                                 .get("offset")
                                 .and_then(Value::as_u64)
                                 .map(SupervisorNote::Offset),
+                            sup::SCREEN => Some(SupervisorNote::Screen(
+                                serde_json::from_value(note.params.get("finding").cloned().unwrap_or(Value::Null))
+                                    .unwrap_or(None),
+                            )),
                             sup::EXITED => note
                                 .params
                                 .get("evidence")
@@ -204,6 +213,10 @@ pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::R
                     live.wake.notify_waiters();
                     persist_at.get_or_insert_with(|| tokio::time::Instant::now() + PERSIST_OFFSET_EVERY);
                 }
+            }
+            Some(SupervisorNote::Screen(finding)) => {
+                *live.screen.lock().unwrap_or_else(|p| p.into_inner()) = finding;
+                live.wake.notify_waiters();
             }
             Some(SupervisorNote::Exited(evidence)) => {
                 live.committed.send_replace(evidence.output_bytes);

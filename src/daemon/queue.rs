@@ -69,18 +69,31 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
                 return;
             }
             let quiet = quiet(&daemon);
-            let now = match live.quiet_for(quiet) {
-                Some(_) => ActivityStatus::Working,
-                None => ActivityStatus::Idle,
+            let screen = live.screen.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let (now, why) = match (&screen, live.quiet_for(quiet)) {
+                (Some(found), _) => (found.status, found.why.clone()),
+                (None, Some(_)) => (ActivityStatus::Working, "output in the last moment".to_string()),
+                (None, None) => (ActivityStatus::Idle, "no output for a while".to_string()),
             };
             if now != status {
+                let was = status;
                 status = now;
                 let id = live.id.clone();
-                let why = match now {
-                    ActivityStatus::Working => "output in the last moment",
-                    _ => "no output for a while",
-                };
-                let _ = daemon.store.call(move |c| runs::set_status(c, &id, now, why)).await;
+                let _ = daemon
+                    .store
+                    .call(move |c| {
+                        runs::set_status(c, &id, now, &why)?;
+                        // An agent stopped for an answer: INTERRUPT, then
+                        // RUN_PAUSED; answered: RUN_RESUMED (DESIGN §4).
+                        if now == ActivityStatus::NeedsApproval {
+                            runs::append_event(c, &id, "INTERRUPT", &serde_json::json!({ "why": why }))?;
+                            runs::append_event(c, &id, "RUN_PAUSED", &serde_json::json!({}))?;
+                        } else if was == ActivityStatus::NeedsApproval {
+                            runs::append_event(c, &id, "RUN_RESUMED", &serde_json::json!({}))?;
+                        }
+                        Ok(())
+                    })
+                    .await;
                 daemon.changed(&live.id);
             }
             if status == ActivityStatus::Idle {
@@ -107,7 +120,8 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
 /// Types the oldest queued prompt into the run, then Enter.
 async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>) {
     let _delivering = live.delivery.lock().await;
-    if live.quiet_for(quiet(daemon)).is_some() {
+    // Never type a prompt into a permission question, or while the agent works.
+    if live.quiet_for(quiet(daemon)).is_some() || live.screen.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
         return;
     }
     let id = live.id.clone();

@@ -3,6 +3,7 @@
 //! gemini, aider) plug in here behind the same seam.
 
 pub mod demo;
+pub mod screen;
 
 use std::path::{Path, PathBuf};
 

@@ -132,6 +132,7 @@ pub fn start_reader(
                 if !replies.is_empty() {
                     run.write_input(replies);
                 }
+                run.parsed.send_modify(|p| *p += bytes.len() as u64);
                 if let Some((offset, rows, cols, scrolled, snapshot)) = checkpoint {
                     let _ = checkpoints.write(offset, rows, cols, scrolled, &snapshot);
                 }

@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::evidence::{EndedBy, ExitEvidence};
 use super::{Grace, SuperviseSpec};
+use crate::harness::screen::{ScreenFinding, waiting_on};
 use crate::protocol::rpc::{Message, Request, Response};
 use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
 use crate::pty::Identity;
@@ -31,6 +32,8 @@ pub mod method {
     pub const OFFSET: &str = "sup.offset";
     /// Notification: the run ended; carries the evidence.
     pub const EXITED: &str = "sup.exited";
+    /// Notification: what the screen says the agent waits for (or null).
+    pub const SCREEN: &str = "sup.screen";
 }
 
 pub struct ParsedScreen {
@@ -48,6 +51,10 @@ pub struct Supervised {
     input: std_mpsc::Sender<Vec<u8>>,
     /// Bytes in the output log so far.
     pub committed: watch::Sender<u64>,
+    /// Log bytes the emulator has parsed.
+    pub parsed: watch::Sender<u64>,
+    /// What the screen says the agent waits for, if anything.
+    pub finding: watch::Sender<Option<ScreenFinding>>,
     /// The PTY reported end of file.
     pub eof: watch::Sender<bool>,
     pub exited: watch::Sender<Option<ExitEvidence>>,
@@ -93,6 +100,8 @@ impl Supervised {
             master: Mutex::new(master),
             input,
             committed: watch::Sender::new(0),
+            parsed: watch::Sender::new(0),
+            finding: watch::Sender::new(None),
             eof: watch::Sender::new(false),
             exited: watch::Sender::new(None),
             exit_acked: watch::Sender::new(false),
@@ -236,6 +245,7 @@ impl Supervised {
             "cols": cols,
             "offset": self.offset(),
             "exited": *self.exited.borrow(),
+            "screen": *self.finding.borrow(),
         })
     }
 }
@@ -340,12 +350,23 @@ fn handle(
 async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>) {
     let mut committed = run.committed.subscribe();
     let mut exited = run.exited.subscribe();
+    let mut finding = run.finding.subscribe();
+    // The watcher learns the screen's current finding first, whatever it is.
+    let mut finding_sent: Option<Option<ScreenFinding>> = None;
     let mut last_sent = u64::MAX;
     loop {
         let offset = *committed.borrow_and_update();
         if offset != last_sent {
             last_sent = offset;
             let note = Request::notification(method::OFFSET, json!({ "offset": offset }));
+            if out.send(Frame::control(&note)).await.is_err() {
+                return;
+            }
+        }
+        let seen = finding.borrow_and_update().clone();
+        if finding_sent.as_ref() != Some(&seen) {
+            finding_sent = Some(seen.clone());
+            let note = Request::notification(method::SCREEN, json!({ "finding": seen }));
             if out.send(Frame::control(&note)).await.is_err() {
                 return;
             }
@@ -358,7 +379,47 @@ async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>) {
         }
         tokio::select! {
             changed = committed.changed() => if changed.is_err() { return },
+            changed = finding.changed() => if changed.is_err() { return },
             changed = exited.changed() => if changed.is_err() { return },
         }
+    }
+}
+
+/// Output pauses before a quiet moment: once parsing has been still this
+/// long, the screen is read for a prompt. Short enough that a waiting agent
+/// shows as waiting at once, long enough not to read a flooding screen.
+const SCREEN_SETTLE: Duration = Duration::from_millis(60);
+/// A screen that never settles (a spinner) is still read this often.
+const SCREEN_MAX_WAIT: Duration = Duration::from_millis(500);
+
+/// Reads the screen for a prompt whenever output settles.
+pub async fn screen_watch(run: Arc<Supervised>) {
+    let mut parsed = run.parsed.subscribe();
+    // Output parsed before we subscribed still needs a look.
+    parsed.mark_changed();
+    loop {
+        if parsed.changed().await.is_err() {
+            return;
+        }
+        let start = tokio::time::Instant::now();
+        loop {
+            match tokio::time::timeout(SCREEN_SETTLE, parsed.changed()).await {
+                Ok(Ok(())) if start.elapsed() < SCREEN_MAX_WAIT => continue,
+                Ok(Err(_)) => return,
+                _ => break,
+            }
+        }
+        let seen = {
+            let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
+            waiting_on(&screen.term.visible_lines())
+        };
+        run.finding.send_if_modified(|f| {
+            if *f != seen {
+                *f = seen;
+                true
+            } else {
+                false
+            }
+        });
     }
 }

@@ -1,0 +1,98 @@
+//! What a harness's screen says about it: a permission or trust prompt
+//! waiting for an answer. Pure: screen lines in, a finding out. Hooks, when a
+//! harness has them, are stronger evidence (DESIGN §7); the screen is what
+//! every harness has.
+
+use crate::api::ActivityStatus;
+
+/// A prompt the screen shows, with the words the TUI and `agents show` use
+/// to say why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ScreenFinding {
+    pub status: ActivityStatus,
+    pub why: String,
+}
+
+/// Questions that block an agent until a person answers, as the real CLIs
+/// and the demo agent print them (see shared/reference/*/screens/).
+const APPROVAL_QUESTIONS: &[(&str, &str)] = &[
+    ("Do you want to proceed?", "screen shows a permission prompt"),
+    ("Do you want to make this edit", "screen shows a permission prompt"),
+    ("Do you want to create", "screen shows a permission prompt"),
+    (
+        "Would you like to run the following command?",
+        "screen shows a command approval prompt",
+    ),
+    ("Allow command?", "screen shows a command approval prompt"),
+    ("Trust this folder?", "screen shows a folder trust prompt"),
+    (
+        "Do you trust the files in this folder?",
+        "screen shows a folder trust prompt",
+    ),
+];
+
+/// Looks at the bottom of the screen (a prompt is always near the cursor)
+/// for a question followed by a numbered choice.
+pub fn waiting_on(lines: &[String]) -> Option<ScreenFinding> {
+    // The bottom of what is drawn, not of the window: blank rows below the
+    // last text do not count.
+    let used = lines.iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
+    let tail = &lines[used.saturating_sub(24)..used];
+    for (i, line) in tail.iter().enumerate() {
+        for (question, why) in APPROVAL_QUESTIONS {
+            if line.contains(question) && has_choices(&tail[i..]) {
+                return Some(ScreenFinding {
+                    status: ActivityStatus::NeedsApproval,
+                    why: why.to_string(),
+                });
+            }
+        }
+    }
+    None
+}
+
+/// A selectable option list: `❯ 1. Yes`, `› 1. Trust`, `> 1.` …
+fn has_choices(lines: &[String]) -> bool {
+    lines.iter().take(12).any(|l| {
+        let t = l.trim_start().trim_start_matches(['❯', '›', '>', ' ']);
+        t.starts_with("1.") || t.starts_with("1)")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(s: &str) -> Vec<String> {
+        s.lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn the_recorded_claude_permission_prompt_is_recognised() {
+        let screen = lines(
+            "❯ ASKPERM now\n● Bash(touch perm-marker)\n  ⎿  Waiting…\n──────\n Bash command\n   touch perm-marker\n Do you want to proceed?\n ❯ 1. Yes\n   2. Yes, and always allow\n   3. No\n Esc to cancel",
+        );
+        let found = waiting_on(&screen).unwrap();
+        assert_eq!(found.status, ActivityStatus::NeedsApproval);
+        assert!(found.why.contains("permission"));
+    }
+
+    #[test]
+    fn the_recorded_codex_trust_prompt_is_recognised() {
+        let screen = lines("  Folder access\n  Trust this folder? Codex can read\n› 1. Trust and continue\n  2. Back");
+        assert!(waiting_on(&screen).unwrap().why.contains("trust"));
+    }
+
+    #[test]
+    fn a_prompt_at_the_top_of_a_tall_mostly_empty_screen_is_found() {
+        let mut screen = lines(" Do you want to proceed?\n ❯ 1. Yes\n   2. No");
+        screen.extend(std::iter::repeat_n(String::new(), 60));
+        assert!(waiting_on(&screen).is_some());
+    }
+
+    #[test]
+    fn a_question_in_ordinary_output_is_not_a_prompt() {
+        let screen = lines("the docs ask: Do you want to proceed? with care\nthen we compiled\n> ");
+        assert_eq!(waiting_on(&screen), None);
+    }
+}
