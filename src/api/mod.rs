@@ -20,6 +20,7 @@ pub mod method {
     pub const RUNS_RESIZE: &str = "runs.resize";
     pub const RUNS_WAIT: &str = "runs.wait";
     pub const RUNS_RERUN: &str = "runs.rerun";
+    pub const RUNS_ANSWER: &str = "runs.answer";
     pub const RUNS_INDEX: &str = "runs.index";
     pub const DAEMON_STATUS: &str = "daemon.status";
     pub const DAEMON_STOP: &str = "daemon.stop";

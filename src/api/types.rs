@@ -235,6 +235,15 @@ pub struct ResizeParams {
     pub cols: u16,
 }
 
+/// `runs.answer`: answer the question a run waits on (a permission prompt).
+/// `yes` picks the first choice, `no` dismisses (Esc), anything else is typed
+/// followed by Enter. Refused when no question is on the screen any more.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AnswerParams {
+    pub run: String,
+    pub answer: String,
+}
+
 /// `runs.rerun`: start a run's command again (same harness, arguments, cwd).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RerunParams {

@@ -108,6 +108,14 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             println!("{} (prompt {})", sent.state, sent.prompt_id);
             Ok(0)
         }
+        Command::Answer { run, answer } => {
+            let client = Client::connect(&paths, false).await?;
+            let _: serde_json::Value = client
+                .call(method::RUNS_ANSWER, crate::api::AnswerParams { run, answer })
+                .await?;
+            println!("answered");
+            Ok(0)
+        }
         Command::Cancel { run, force, no_wait } => {
             let client = Client::connect(&paths, false).await?;
             let answer: serde_json::Value = client

@@ -46,6 +46,8 @@ pub enum Command {
         #[arg(long)]
         id: Option<String>,
     },
+    /// Answer the question a run waits on: yes, no, or text.
+    Answer { run: String, answer: String },
     /// Cancel a run and the children it owns.
     Cancel {
         run: String,

@@ -10,8 +10,8 @@ use super::client::Subscriptions;
 use super::start::{record, resolve_row};
 use super::subscribe::{self, Outbox};
 use crate::api::{
-    ApiError, AttachParams, AttachResult, CancelParams, DaemonStatus, ErrorCode, ListParams, RerunParams, ResizeParams,
-    RunDetail, RunRef, RunState, SendParams, StartParams, method,
+    AnswerParams, ApiError, AttachParams, AttachResult, CancelParams, DaemonStatus, ErrorCode, ListParams, RerunParams,
+    ResizeParams, RunDetail, RunRef, RunState, SendParams, StartParams, method,
 };
 use crate::pty::{Identity, Liveness};
 use crate::store::runs;
@@ -137,6 +137,40 @@ pub async fn call(
             let id = row.id.clone();
             let _ = daemon.store.call(move |c| runs::set_size(c, &id, rows, cols)).await;
             Ok(Value::Null)
+        }
+        method::RUNS_ANSWER => {
+            let AnswerParams { run, answer } = params(p)?;
+            let row = resolve_row(daemon, &run).await?;
+            let live = daemon
+                .live(&row.id)
+                .ok_or_else(|| super::start::ended_state_error(&row))?;
+            let bytes: Vec<u8> = match answer.to_ascii_lowercase().as_str() {
+                "yes" | "y" => b"1".to_vec(),
+                "no" | "n" => vec![0x1b],
+                _ => {
+                    let mut b = answer.clone().into_bytes();
+                    b.push(b'\r');
+                    b
+                }
+            };
+            let answered = live
+                .link
+                .call(sup::ANSWER, json!({ "bytes": bytes }))
+                .await
+                .map_err(|e| ApiError::new(ErrorCode::Conflict, e.message))?;
+            let id = row.id.clone();
+            let _ = daemon
+                .store
+                .call(move |c| {
+                    runs::append_event(
+                        c,
+                        &id,
+                        "ANSWERED",
+                        &json!({ "answer": answer.chars().take(64).collect::<String>() }),
+                    )
+                })
+                .await;
+            Ok(answered)
         }
         method::RUNS_RERUN => {
             let RerunParams { run, env } = params(p)?;

@@ -40,7 +40,7 @@ pub fn waiting_on(lines: &[String]) -> Option<ScreenFinding> {
     let tail = &lines[used.saturating_sub(24)..used];
     for (i, line) in tail.iter().enumerate() {
         for (question, why) in APPROVAL_QUESTIONS {
-            if line.contains(question) && has_choices(&tail[i..]) {
+            if line.contains(question) && is_open(&tail[i + 1..]) {
                 return Some(ScreenFinding {
                     status: ActivityStatus::NeedsApproval,
                     why: why.to_string(),
@@ -49,6 +49,25 @@ pub fn waiting_on(lines: &[String]) -> Option<ScreenFinding> {
         }
     }
     None
+}
+
+/// The question is still open when numbered choices follow it and nothing
+/// but the key hint comes after them: output below the choices means it was
+/// answered (and the screen merely still shows it).
+fn is_open(after: &[String]) -> bool {
+    if !has_choices(after) {
+        return false;
+    }
+    let last_choice = after.iter().rposition(|l| is_choice(l)).unwrap_or(0);
+    after[last_choice + 1..]
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .all(|l| l.to_lowercase().contains("esc") || l.to_lowercase().contains("enter"))
+}
+
+fn is_choice(line: &str) -> bool {
+    let t = line.trim_start().trim_start_matches(['❯', '›', '>', ' ']);
+    t.chars().next().is_some_and(|c| c.is_ascii_digit()) && (t.contains(". ") || t.contains(") "))
 }
 
 /// A selectable option list: `❯ 1. Yes`, `› 1. Trust`, `> 1.` …
@@ -88,6 +107,12 @@ mod tests {
         let mut screen = lines(" Do you want to proceed?\n ❯ 1. Yes\n   2. No");
         screen.extend(std::iter::repeat_n(String::new(), 60));
         assert!(waiting_on(&screen).is_some());
+    }
+
+    #[test]
+    fn an_answered_question_still_on_screen_is_not_waiting() {
+        let screen = lines(" Do you want to proceed?\n ❯ 1. Yes\n   2. No\n Esc to cancel\n  ⎿  approved\n> ");
+        assert_eq!(waiting_on(&screen), None);
     }
 
     #[test]

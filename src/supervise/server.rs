@@ -32,6 +32,8 @@ pub mod method {
     pub const OFFSET: &str = "sup.offset";
     /// Notification: the run ended; carries the evidence.
     pub const EXITED: &str = "sup.exited";
+    /// Type an answer, only if the screen still shows a question right now.
+    pub const ANSWER: &str = "sup.answer";
     /// Notification: what the screen says the agent waits for (or null).
     pub const SCREEN: &str = "sup.screen";
 }
@@ -336,6 +338,26 @@ fn handle(
             let force = req.params.get("force").and_then(Value::as_bool).unwrap_or(false);
             run.cancel(EndedBy::Cancel, force);
             Ok(Value::Null)
+        }
+        method::ANSWER => {
+            let bytes: Vec<u8> = req
+                .params
+                .get("bytes")
+                .and_then(|b| serde_json::from_value(b.clone()).ok())
+                .ok_or("bytes missing")?;
+            // Read the screen now, under the emulator's lock: an answer to a
+            // question that is gone must not be typed into whatever is there.
+            let still = {
+                let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
+                waiting_on(&screen.term.visible_lines())
+            };
+            match still {
+                Some(found) => {
+                    run.write_input(bytes);
+                    Ok(json!({ "answered": found.why }))
+                }
+                None => Err("no question is waiting on the run's screen; the answer was not typed".into()),
+            }
         }
         method::ACK_EXIT => {
             run.exit_acked.send_replace(true);

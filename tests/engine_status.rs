@@ -1,0 +1,50 @@
+//! Status you can trust: a run waiting at a permission prompt says so, holds
+//! queued prompts, and takes an answer only while the question is there.
+
+mod common;
+
+use common::Home;
+
+#[test]
+fn a_permission_prompt_makes_the_run_need_approval_and_holds_prompts_until_answered() {
+    let home = Home::new();
+    let id = home.start(&["demo", "--", "--ask"]);
+    home.wait_until("the run needs approval", || {
+        home.show(&id)["status"] == "needs_approval"
+    });
+    let kinds = home.event_kinds(&id);
+    let interrupt = kinds.iter().position(|k| k == "INTERRUPT").expect("INTERRUPT");
+    assert_eq!(kinds[interrupt + 1], "RUN_PAUSED");
+    let status = home
+        .events(&id)
+        .into_iter()
+        .rev()
+        .find(|e| e["kind"] == "STATUS")
+        .unwrap();
+    assert!(
+        status["data"]["why"].as_str().unwrap().contains("permission prompt"),
+        "{status}"
+    );
+
+    // A prompt sent now waits: it must not be typed into the question.
+    let sent = home.ok(&["send", &id, "after the question"]);
+    assert!(sent.starts_with("queued"), "{sent}");
+
+    home.ok(&["answer", &id, "yes"]);
+    home.wait_until("the agent resumed and took the queued prompt", || {
+        let log = String::from_utf8_lossy(&home.raw_log(&id)).into_owned();
+        log.contains("approved") && log.contains("you said \"after the question\"")
+    });
+    assert!(home.event_kinds(&id).contains(&"RUN_RESUMED".to_string()));
+    let log = String::from_utf8_lossy(&home.raw_log(&id)).into_owned();
+    let approved = log.find("approved").unwrap();
+    let prompt = log.find("you said \"after the question\"").unwrap();
+    assert!(approved < prompt, "the prompt came after the answer");
+
+    // The question is gone: a late answer is refused, not typed.
+    let late = home.run(&["answer", &id, "yes"]);
+    assert!(!late.status.success());
+    let err = String::from_utf8_lossy(&late.stderr);
+    assert!(err.contains("no question is waiting"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1);
+}
