@@ -45,6 +45,11 @@ pub enum Command {
     },
     Start(Box<StartParams>),
     Rerun(String),
+    /// Answer the question the run's screen shows (`yes`, `no`, or text).
+    Answer {
+        run: String,
+        answer: String,
+    },
     /// Write to the user's terminal (OSC 52 clipboard, bell).
     Terminal(Vec<u8>),
 }
@@ -570,6 +575,21 @@ impl App {
         self.message = None;
         if ctrl && key.code == KeyCode::Char('c') {
             self.quit = true;
+            return;
+        }
+        // A run waiting at a question: Y approves, N denies, from NORMAL.
+        if let Some((id, name)) = self
+            .selected_run()
+            .filter(|r| r.state.is_live() && r.status == crate::api::ActivityStatus::NeedsApproval)
+            .map(|r| (r.id.clone(), r.name.clone()))
+            && matches!(key.code, KeyCode::Char('Y') | KeyCode::Char('N'))
+        {
+            let answer = if key.code == KeyCode::Char('Y') { "yes" } else { "no" };
+            self.commands.push(Command::Answer {
+                run: id,
+                answer: answer.into(),
+            });
+            self.message = Some(format!("answered {answer} to {name}"));
             return;
         }
         let Some(action) = self.keymap.action(&key) else { return };

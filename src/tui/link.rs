@@ -213,6 +213,15 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                         .map_err(|e| e.message),
                 ))
             }
+            Command::Answer { run, answer } => {
+                match client
+                    .call::<_, Value>(method::RUNS_ANSWER, crate::api::AnswerParams { run, answer })
+                    .await
+                {
+                    Ok(_) => return,
+                    Err(e) => Update::Failed(format!("not answered: {}", e.message)),
+                }
+            }
             Command::Terminal(_) => return,
         };
         let _ = updates.send(update).await;

@@ -191,6 +191,17 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         _ => "⏎ focus  n new  s send  x cancel  r rerun  a attach  z zoom  1-3 layout  / filter  ? help  q quit".into(),
     };
     let mut spans = vec![Span::styled(mode, style), Span::raw(" ")];
+    if app.mode == Mode::Normal
+        && app.overlay.is_none()
+        && let Some(r) = app.selected_run()
+        && r.state.is_live()
+        && r.status == ActivityStatus::NeedsApproval
+    {
+        spans.push(Span::styled(
+            format!("{} waits for approval: Y yes · N no  ", r.name),
+            theme.warn,
+        ));
+    }
     if let Some(banner) = &app.banner {
         spans.push(Span::styled(format!("{banner}  "), theme.bad));
     } else if let Some(msg) = &app.message {
