@@ -174,3 +174,31 @@ fn an_escaped_descendant_is_reported_not_hunted() {
     assert!(common::pid_alive(pid), "an escaped descendant is not hunted");
     common::kill9(pid);
 }
+
+#[test]
+fn a_recorded_identity_whose_pid_now_names_another_process_is_never_signalled() {
+    let home = Home::new();
+    // A run that ended; then make its record claim a live pid with another
+    // start time: exactly what PID reuse looks like to the daemon.
+    let id = home.start(&["cmd", "--", "true"]);
+    home.wait_end(&id);
+    home.ok(&["daemon", "stop"]);
+    let mut stranger = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+    let pid = stranger.id() as i64;
+    {
+        let conn = rusqlite::Connection::open(home.path().join("agents.db")).unwrap();
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+        conn.execute(
+            "UPDATE runs SET state = 'lost', pid = ?2, proc_start = 1, boot_id = ?3 WHERE id = ?1",
+            rusqlite::params![id, pid, boot.trim()],
+        )
+        .unwrap();
+    }
+    let out = home.run(&["cancel", "--force", &id]);
+    assert!(!out.status.success(), "cancelling must refuse");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not signalled") && err.contains(&pid.to_string()), "{err}");
+    assert_eq!(stranger.try_wait().unwrap(), None, "the stranger must still be running");
+    stranger.kill().unwrap();
+    stranger.wait().unwrap();
+}

@@ -287,7 +287,25 @@ async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool) -> Re
             start_ticks: start as u64,
             boot_id: boot.clone(),
         };
-        if leader.liveness() == Liveness::Alive {
+        match leader.liveness() {
+            Liveness::Gone => {
+                return Err(ApiError::new(
+                    ErrorCode::NotRunning,
+                    format!(
+                        "run {} is lost and pid {pid} no longer names its harness (it exited, or the pid was reused); not signalled",
+                        row.id
+                    ),
+                ));
+            }
+            Liveness::Unknown => {
+                return Err(ApiError::new(
+                    ErrorCode::NotRunning,
+                    format!("run {} is lost and pid {pid} cannot be verified; not signalled", row.id),
+                ));
+            }
+            Liveness::Alive => {}
+        }
+        {
             let signal = if force {
                 nix::sys::signal::Signal::SIGKILL
             } else {
