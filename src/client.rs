@@ -33,6 +33,9 @@ pub struct Client {
 
 /// How long a freshly started daemon has to accept connections.
 const DAEMON_READY: Duration = Duration::from_secs(10);
+/// How often to look for a daemon that another client is starting: a debug
+/// build's daemon takes tens of milliseconds to listen.
+const RETRY_CONNECT: Duration = Duration::from_millis(20);
 
 fn unavailable(msg: String) -> ApiError {
     ApiError::new(ErrorCode::DaemonUnavailable, msg)
@@ -45,8 +48,23 @@ impl Client {
         match Client::connect_existing(paths, events).await {
             Ok(c) => Ok(c),
             Err(e) if e.code == ErrorCode::DaemonUnavailable => {
-                start_daemon(paths)?;
-                Client::connect_existing(paths, events).await
+                // Off the runtime's thread: it waits for the daemon's ready
+                // line, and the TUI's current-thread runtime must keep drawing.
+                let starting = paths.clone();
+                tokio::task::spawn_blocking(move || start_daemon(&starting))
+                    .await
+                    .map_err(|e| unavailable(format!("cannot start the daemon: {e}")))??;
+                // A daemon another client started at the same moment holds the
+                // lock but may not listen yet: give it the same time to.
+                let deadline = tokio::time::Instant::now() + DAEMON_READY;
+                loop {
+                    match Client::connect_existing(paths, events).await {
+                        Err(e) if e.code == ErrorCode::DaemonUnavailable && tokio::time::Instant::now() < deadline => {
+                            tokio::time::sleep(RETRY_CONNECT).await;
+                        }
+                        other => return other,
+                    }
+                }
             }
             Err(e) => Err(e),
         }
@@ -65,6 +83,11 @@ impl Client {
                 ErrorCode::VersionMismatch,
                 format!("{e}; stop the old daemon with `agents daemon stop`"),
             ),
+            // A daemon that is going away (killed, stopping) resets or
+            // closes: that is "no daemon", and the caller may start one.
+            HeaderError::Closed | HeaderError::Io(_) => {
+                unavailable(format!("the daemon at {} went away: {e}", socket.display()))
+            }
             other => ApiError::new(ErrorCode::Protocol, other.to_string()),
         })?;
         let (frames, mut frames_rx) = mpsc::channel::<Frame>(64);

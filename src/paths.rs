@@ -43,6 +43,11 @@ impl Paths {
         create_private_dir(&self.home)?;
         create_private_dir(&self.home.join("runs"))?;
         if let Some(dir) = &self.socket_dir {
+            // Both levels are ours and private: a shared /tmp must not let
+            // another user plant or watch the sockets.
+            if let Some(parent) = dir.parent() {
+                create_private_dir(parent)?;
+            }
             create_private_dir(dir)?;
         }
         Ok(())

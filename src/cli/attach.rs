@@ -69,6 +69,7 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
     }
     let mut client = Client::connect(paths, true).await?;
     let mut events = client.events.take().expect("asked for events");
+    let client = std::sync::Arc::new(client);
     let record: RunRecord = client
         .call(method::RUNS_SHOW, RunRef { run: run.into() })
         .await
@@ -194,9 +195,16 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
             _ = winch.recv() => {
                 if let Ok((cols, rows)) = terminal::size() {
                     let _ = screen.autoresize();
-                    let _ = client
-                        .call::<_, Value>(method::RUNS_RESIZE, ResizeParams { run: id.clone(), rows, cols })
-                        .await;
+                    // Not awaited here: while this loop waits on an answer it
+                    // would stop draining output, and the answer could queue
+                    // behind that output.
+                    let resizing = client.clone();
+                    let run = id.clone();
+                    tokio::spawn(async move {
+                        let _ = resizing
+                            .call::<_, Value>(method::RUNS_RESIZE, ResizeParams { run, rows, cols })
+                            .await;
+                    });
                     term.resize(rows, cols);
                     dirty = true;
                 }

@@ -29,12 +29,22 @@ const OUTPUT_QUEUE: usize = 16;
 /// Well above what a client pipelines: `attach` has two in flight at most.
 const IN_FLIGHT: usize = 256;
 
+/// A peer that connects and never says who it is gets this long.
+const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub type Subscriptions = Arc<std::sync::Mutex<HashMap<String, JoinHandle<()>>>>;
 
 pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
     let (r, mut w) = stream.into_split();
     let mut r = BufReader::new(r);
-    if let Err(e) = exchange_headers(&mut r, &mut w).await {
+    let header = match tokio::time::timeout(HEADER_TIMEOUT, exchange_headers(&mut r, &mut w)).await {
+        Ok(result) => result,
+        Err(_) => {
+            tracing::info!("client sent no header in {}s; closed", HEADER_TIMEOUT.as_secs());
+            return;
+        }
+    };
+    if let Err(e) = header {
         tracing::info!("client refused: {e}");
         // Tell a wrong-version peer why, in a frame it can still read if it
         // speaks frames at all; a peer that is not agents at all is a

@@ -8,13 +8,14 @@ use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 
 use super::Daemon;
+use super::link::LiveRun;
 use crate::api::{ApiError, AttachParams, method};
 use crate::protocol::Frame;
 use crate::protocol::rpc::Request;
-use crate::store::runs::RunRow;
+use crate::store::runs::{self, RunRow};
 use crate::supervise::server_method as sup;
 
 /// Output frames carry at most this much: a quarter of the frame cap.
@@ -55,7 +56,10 @@ impl Outbox {
 pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: AttachParams) -> Result<(), ApiError> {
     let id = row.id.clone();
     let log_path = daemon.paths.output_log(&id);
-    let live = daemon.live(&id);
+    let live = match daemon.live(&id) {
+        None if row.state.is_live() => until_adopted(&daemon, &id).await,
+        live => live,
+    };
     let mut cursor = match params.offset {
         Some(offset) => offset,
         None => send_snapshot(&daemon, &outbox, &row).await?,
@@ -134,6 +138,33 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
         )
         .await;
     Ok(())
+}
+
+/// `runs.start` announces a run before its supervisor is adopted, so a client
+/// can subscribe in between: wait for the adoption (or the run's end) rather
+/// than stream the run as if it had ended, empty.
+async fn until_adopted(daemon: &Arc<Daemon>, id: &str) -> Option<Arc<LiveRun>> {
+    let mut changes = daemon.changes.subscribe();
+    loop {
+        if let Some(live) = daemon.live(id) {
+            return Some(live);
+        }
+        let key = id.to_string();
+        let row = daemon
+            .store
+            .call(move |c| runs::get_run(c, &key))
+            .await
+            .ok()
+            .flatten()?;
+        if !row.state.is_live() {
+            return None;
+        }
+        // Adoption and every end announce a change; a lagging receiver
+        // just looks again.
+        if let Err(broadcast::error::RecvError::Closed) = changes.recv().await {
+            return None;
+        }
+    }
 }
 
 /// Sends the run's current screen; returns the log offset it stands for.

@@ -19,6 +19,8 @@ pub enum HeaderError {
     },
     #[error("peer did not send an agents header")]
     NotAgents,
+    #[error("peer closed the connection before its header")]
+    Closed,
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -38,6 +40,9 @@ where
     let mut line = Vec::new();
     let mut limited = (&mut *reader).take(MAX_HEADER as u64);
     limited.read_until(b'\n', &mut line).await?;
+    if line.is_empty() {
+        return Err(HeaderError::Closed);
+    }
     if line.last() != Some(&b'\n') {
         return Err(HeaderError::NotAgents);
     }

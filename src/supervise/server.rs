@@ -376,10 +376,19 @@ async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>) {
     // The watcher learns the screen's current finding first, whatever it is.
     let mut finding_sent: Option<Option<ScreenFinding>> = None;
     let mut last_sent = u64::MAX;
+    let mut last_sent_at = tokio::time::Instant::now() - OFFSET_EVERY;
     loop {
+        // A flood commits a chunk every few microseconds; the watcher hears
+        // at most one offset per OFFSET_EVERY, while a lone keystroke's echo
+        // (nothing sent for a while) goes out at once.
+        let since = last_sent_at.elapsed();
+        if since < OFFSET_EVERY && *committed.borrow() != last_sent {
+            tokio::time::sleep(OFFSET_EVERY - since).await;
+        }
         let offset = *committed.borrow_and_update();
         if offset != last_sent {
             last_sent = offset;
+            last_sent_at = tokio::time::Instant::now();
             let note = Request::notification(method::OFFSET, json!({ "offset": offset }));
             if out.send(Frame::control(&note)).await.is_err() {
                 return;
@@ -407,6 +416,10 @@ async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>) {
     }
 }
 
+/// The shortest gap between two offset notifications to a watcher: 200 a
+/// second is smooth for a screen and costs the daemon little in a flood.
+const OFFSET_EVERY: Duration = Duration::from_millis(5);
+
 /// Output pauses before a quiet moment: once parsing has been still this
 /// long, the screen is read for a prompt. Short enough that a waiting agent
 /// shows as waiting at once, long enough not to read a flooding screen.
@@ -423,12 +436,15 @@ pub async fn screen_watch(run: Arc<Supervised>) {
         if parsed.changed().await.is_err() {
             return;
         }
+        // Wait for parsing to settle, looking only every SCREEN_SETTLE: a
+        // flood must not wake this task for every chunk.
         let start = tokio::time::Instant::now();
         loop {
-            match tokio::time::timeout(SCREEN_SETTLE, parsed.changed()).await {
-                Ok(Ok(())) if start.elapsed() < SCREEN_MAX_WAIT => continue,
-                Ok(Err(_)) => return,
-                _ => break,
+            let before = *parsed.borrow_and_update();
+            tokio::time::sleep(SCREEN_SETTLE).await;
+            let settled = *parsed.borrow() == before;
+            if settled || start.elapsed() >= SCREEN_MAX_WAIT {
+                break;
             }
         }
         let seen = {
