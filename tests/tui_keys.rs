@@ -242,3 +242,33 @@ fn a_lost_daemon_shows_a_banner_and_the_app_keeps_answering_keys() {
     assert!(app.banner.is_none());
     assert!(app.take_commands().contains(&Command::Refresh));
 }
+
+#[test]
+fn copy_mode_selects_and_copies_through_osc_52() {
+    let mut app = app_with_runs();
+    app.update(Update::Snapshot {
+        run: "01A".into(),
+        offset: 0,
+        rows: 5,
+        cols: 20,
+        bytes: b"alpha one\r\nbeta two".to_vec(),
+    });
+    app.take_commands();
+    press(&mut app, KeyCode::Char('v'));
+    assert!(app.copy.is_some());
+    // The cursor starts on the last line with text: select it whole.
+    press(&mut app, KeyCode::Char('V'));
+    press(&mut app, KeyCode::Char('k'));
+    press(&mut app, KeyCode::Char('y'));
+    assert!(app.copy.is_none());
+    let osc: Vec<u8> = app
+        .take_commands()
+        .into_iter()
+        .find_map(|c| match c {
+            Command::Terminal(bytes) => Some(bytes),
+            _ => None,
+        })
+        .expect("an OSC 52 write");
+    // base64("alpha one\nbeta two")
+    assert_eq!(osc, b"\x1b]52;c;YWxwaGEgb25lCmJldGEgdHdv\x07");
+}

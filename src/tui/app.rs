@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 
+use super::copy::{CopyMode, CopyOutcome};
 use super::form::{Composer, NewRunForm};
 use super::keymap::{Action, Keymap};
 use super::keys;
@@ -190,6 +191,8 @@ pub struct App {
     /// Ctrl-a d comes back.
     pub fullscreen: bool,
     pub keymap: Keymap,
+    /// Copy mode over the selected pane, when active.
+    pub copy: Option<CopyMode>,
     /// Ring the terminal bell when a run starts waiting for an answer.
     pub bell: bool,
 }
@@ -232,6 +235,7 @@ impl App {
             connected: false,
             fullscreen: false,
             keymap: Keymap::default(),
+            copy: None,
             bell: true,
         }
     }
@@ -548,6 +552,14 @@ impl App {
             self.type_key(&key);
             return;
         }
+        if let Some(mut copy) = self.copy.take() {
+            match copy.key(key) {
+                CopyOutcome::Keep => self.copy = Some(copy),
+                CopyOutcome::Exit => {}
+                CopyOutcome::Copy(text) => self.copy_text(&text),
+            }
+            return;
+        }
         if let Some(overlay) = self.overlay.take() {
             self.overlay = self.overlay_key(overlay, key);
             return;
@@ -706,17 +718,24 @@ impl App {
         }
     }
 
-    /// Copies the focused pane's visible text to the clipboard with OSC 52.
+    /// `v`: copy mode over the selected pane's history and screen.
     fn copy_screen(&mut self) {
         let Some(run) = self.selected_run().map(|r| r.id.clone()) else {
             return;
         };
         let Some(screen) = self.screens.get(&run) else { return };
-        let text = screen.term.visible_lines().join("\n");
-        let encoded = base64_encode(text.trim_end().as_bytes());
+        let mut lines: Vec<String> = screen.term.history().cloned().collect();
+        lines.extend(screen.term.visible_lines());
+        self.copy = Some(CopyMode::new(&run, lines));
+    }
+
+    /// Puts text on the clipboard of the user's terminal with OSC 52.
+    fn copy_text(&mut self, text: &str) {
+        let encoded = base64_encode(text.as_bytes());
         self.commands
             .push(Command::Terminal(format!("\x1b]52;c;{encoded}\x07").into_bytes()));
-        self.message = Some("copied the pane's text to the clipboard".into());
+        let lines = text.lines().count().max(1);
+        self.message = Some(format!("copied {lines} line(s) to the clipboard"));
     }
 
     fn move_selection(&mut self, by: isize) {

@@ -2,6 +2,7 @@
 //! other. The loop takes its input as a stream so tests can drive it.
 
 pub mod app;
+pub mod copy;
 pub mod form;
 pub mod keymap;
 pub mod keys;

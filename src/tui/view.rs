@@ -178,10 +178,14 @@ fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
 
 fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     let (mode, style) = match app.mode {
+        Mode::Normal if app.copy.is_some() => (" COPY ", theme.warn.add_modifier(Modifier::REVERSED)),
         Mode::Normal => (" NORMAL ", theme.accent.add_modifier(Modifier::REVERSED)),
         Mode::Insert => (" INSERT ", theme.insert.add_modifier(Modifier::REVERSED)),
     };
     let hints = match (app.mode, &app.overlay, app.filtering) {
+        (Mode::Normal, _, _) if app.copy.is_some() => {
+            "hjkl move · v select · V select lines · y copy · Esc leave".to_string()
+        }
         (Mode::Insert, _, _) => "keys go to the run · Ctrl-a back to NORMAL · Ctrl-a Ctrl-a sends Ctrl-a".to_string(),
         (_, Some(Overlay::Compose(_)), _) => "Enter send · Alt-Enter new line · Esc close".into(),
         (_, Some(Overlay::NewRun(_)), _) => "Tab next field · ←/→ harness · Enter start · Esc close".into(),
@@ -350,6 +354,10 @@ fn draw_panes(f: &mut Frame, app: &mut App, area: Rect, theme: &Theme, now: Syst
             f.render_widget(Paragraph::new(Span::styled("connecting…", theme.dim)), inner);
             continue;
         };
+        if let Some(copy) = app.copy.as_ref().filter(|c| c.run == *id) {
+            draw_copy(f, copy, inner, theme);
+            continue;
+        }
         if screen.scroll > 0 {
             draw_scrolled(f, screen, inner, theme);
             continue;
@@ -390,6 +398,36 @@ fn draw_fullscreen(f: &mut Frame, app: &mut App, area: Rect) {
         }
     }
     app.panes_laid_out(vec![(id, area.height, area.width)]);
+}
+
+/// Copy mode: the pane's lines with the cursor and the selection shown.
+fn draw_copy(f: &mut Frame, copy: &super::copy::CopyMode, area: Rect, theme: &Theme) {
+    let h = area.height as usize;
+    if h == 0 {
+        return;
+    }
+    // Keep the cursor's line in view, near the bottom when it can be.
+    let top = (copy.cursor.0 + 1).saturating_sub(h);
+    let selected = Style::default().add_modifier(Modifier::REVERSED);
+    let mut lines = Vec::new();
+    for (i, text) in copy.lines.iter().enumerate().skip(top).take(h) {
+        let mut spans = Vec::new();
+        let chars: Vec<char> = text.chars().collect();
+        let width = chars.len().max(copy.cursor.1 + 1);
+        for col in 0..width.min(area.width as usize) {
+            let c = chars.get(col).copied().unwrap_or(' ');
+            let style = if (i, col) == copy.cursor {
+                theme.insert.add_modifier(Modifier::REVERSED)
+            } else if copy.is_selected(i, col) {
+                selected
+            } else {
+                Style::default()
+            };
+            spans.push(Span::styled(c.to_string(), style));
+        }
+        lines.push(Line::from(spans));
+    }
+    f.render_widget(Paragraph::new(lines), area);
 }
 
 /// Scrolled back: history rows then screen rows as plain text, a window of
@@ -436,7 +474,7 @@ fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
                 ("Tab", "next panel: tree, panes, side"),
                 ("[ ]", "previous / next side tab"),
                 ("PgUp PgDn wheel", "scroll back"),
-                ("v", "copy the pane's text (OSC 52)"),
+                ("v", "copy mode: select, y copies (OSC 52)"),
                 ("/", "filter runs"),
                 ("q", "quit (runs keep going)"),
             ];
