@@ -458,7 +458,7 @@ fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     let Some(overlay) = &app.overlay else { return };
     match overlay {
         Overlay::Help => {
-            let rect = centered(area, 64, 24);
+            let rect = centered(area, 64, 25);
             f.render_widget(Clear, rect);
             let keys = [
                 ("j/k ↑/↓", "move in the run tree"),
@@ -467,6 +467,7 @@ fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
                 ("n", "new run"),
                 ("s", "send a prompt (queued while busy)"),
                 ("x / X", "cancel / force-cancel (asks first)"),
+                ("Y / N", "answer a run waiting for approval"),
                 ("r", "run the selected run's command again"),
                 ("a", "attach full-screen (Ctrl-a d returns)"),
                 ("z", "zoom the pane"),
