@@ -15,9 +15,9 @@ use super::tree::{self, TreeRow};
 use crate::api::{RunDetail, RunRecord, SendResult, StartParams};
 use crate::term::Terminal;
 
-/// Lines of scrollback each visible pane keeps (plain text, client side):
-/// a few screens of context, at ~200 bytes a line.
-pub const PANE_HISTORY: usize = 2000;
+/// Lines of scrollback each visible pane keeps by default (plain text,
+/// client side); `engine.history_lines` in the config sets it.
+pub const PANE_HISTORY: usize = 10_000;
 
 /// What the event loop must ask the daemon for.
 #[derive(Debug, Clone, PartialEq)]
@@ -193,6 +193,8 @@ pub struct App {
     pub keymap: Keymap,
     /// Copy mode over the selected pane, when active.
     pub copy: Option<CopyMode>,
+    /// Scrollback lines per visible pane.
+    pub history_lines: usize,
     /// Ring the terminal bell when a run starts waiting for an answer.
     pub bell: bool,
 }
@@ -236,6 +238,7 @@ impl App {
             fullscreen: false,
             keymap: Keymap::default(),
             copy: None,
+            history_lines: PANE_HISTORY,
             bell: true,
         }
     }
@@ -364,7 +367,7 @@ impl App {
             } => {
                 // A snapshot starts the pane over: history from here on is
                 // kept for scrolling back.
-                let mut term = Terminal::with_history(rows, cols, PANE_HISTORY);
+                let mut term = Terminal::with_history(rows, cols, self.history_lines);
                 term.feed(&bytes);
                 self.screens.insert(
                     run,

@@ -90,6 +90,7 @@ pub async fn main(paths: Paths) -> Result<i32> {
         app.message = Some(problem.clone());
     }
     app.bell = config.current.tui.bell;
+    app.history_lines = config.current.engine.history_lines;
     match keymap::Keymap::from_config(&config.current.keys) {
         Ok(map) => app.keymap = map,
         Err(e) => app.message = Some(format!("config [keys]: {e}; using the default keys")),
