@@ -94,6 +94,10 @@ impl Checkpoints {
 /// ahead of a parser that is momentarily slower, without unbounded memory.
 const PARSE_QUEUE: usize = 64;
 
+/// At most this much is parsed under one lock, so a snapshot request never
+/// waits long behind a flood.
+const PARSE_BATCH: usize = 256 * 1024;
+
 /// Two threads per run. The reader appends each PTY read to the log and
 /// commits the offset (subscribers stream from the log); the parser feeds the
 /// emulator, answers terminal queries and writes checkpoints. Reading and
@@ -111,11 +115,24 @@ pub fn start_reader(
         .name("pty-parser".into())
         .spawn(move || {
             let run = parser_run;
-            while let Ok(bytes) = parse_rx.recv() {
+            while let Ok(first) = parse_rx.recv() {
+                // Whatever else is queued is parsed under the same lock: in a
+                // flood the reader is ahead, and one lock per batch instead of
+                // per 4 KiB read keeps the emulator busy with bytes.
+                let mut batch = vec![first];
+                let mut queued = batch[0].len();
+                while queued < PARSE_BATCH
+                    && let Ok(more) = parse_rx.try_recv()
+                {
+                    queued += more.len();
+                    batch.push(more);
+                }
                 let (replies, checkpoint) = {
                     let mut screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
-                    screen.term.feed(&bytes);
-                    screen.offset += bytes.len() as u64;
+                    for bytes in &batch {
+                        screen.term.feed(bytes);
+                    }
+                    screen.offset += queued as u64;
                     let replies = screen.term.take_replies();
                     let checkpoint = (screen.offset - checkpoints.last >= CHECKPOINT_EVERY).then(|| {
                         let (rows, cols) = screen.term.size();
@@ -132,7 +149,7 @@ pub fn start_reader(
                 if !replies.is_empty() {
                     run.write_input(replies);
                 }
-                run.parsed.send_modify(|p| *p += bytes.len() as u64);
+                run.parsed.send_modify(|p| *p += queued as u64);
                 if let Some((offset, rows, cols, scrolled, snapshot)) = checkpoint {
                     let _ = checkpoints.write(offset, rows, cols, scrolled, &snapshot);
                 }
