@@ -4,6 +4,7 @@
 pub mod app;
 pub mod copy;
 pub mod form;
+mod input;
 pub mod keymap;
 pub mod keys;
 pub mod link;

@@ -1,0 +1,424 @@
+//! What each key, paste and mouse event does to the app (the input half
+//! of `App`; `app.rs` holds the state and the daemon updates).
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
+
+use super::app::{App, Command, Layout, Mode, Overlay, Panel, Tab};
+use super::copy::{CopyMode, CopyOutcome};
+use super::form::{Composer, NewRunForm};
+use super::keymap::Action;
+use super::keys;
+
+impl App {
+    pub fn handle(&mut self, event: Event) {
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key),
+            Event::Paste(text) => self.paste(&text),
+            Event::Mouse(m) => match m.kind {
+                MouseEventKind::ScrollUp if !self.program_wants_mouse() => self.scroll_pane(3),
+                MouseEventKind::ScrollDown if !self.program_wants_mouse() => self.scroll_pane(-3),
+                _ => self.mouse(&m),
+            },
+            Event::Resize(..) => self.pane_sizes.clear(),
+            _ => {}
+        }
+    }
+
+    fn paste(&mut self, text: &str) {
+        match (&mut self.overlay, self.mode) {
+            (Some(Overlay::Compose(c)), _) => c.paste(text),
+            (Some(Overlay::NewRun(f)), _) => f.paste(text),
+            (None, Mode::Insert) => {
+                if let Some(run) = self.selected_run().map(|r| r.id.clone()) {
+                    let bracketed = self
+                        .screens
+                        .get(&run)
+                        .is_some_and(|s| s.term.screen().bracketed_paste());
+                    self.commands.push(Command::Input {
+                        run,
+                        bytes: keys::encode_paste(text, bracketed),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn pane_at(&self, col: u16, row: u16) -> Option<(String, u16, u16)> {
+        self.pane_rects.iter().find_map(|(id, [x, y, w, h])| {
+            (col >= *x && col < x + w && row >= *y && row < y + h).then(|| (id.clone(), col - x, row - y))
+        })
+    }
+
+    /// A click on a pane selects its run; in INSERT, mouse events go to a
+    /// program that asked for them, in the pane's own coordinates.
+    fn mouse(&mut self, m: &crossterm::event::MouseEvent) {
+        let Some((id, col, row)) = self.pane_at(m.column, m.row) else {
+            return;
+        };
+        if self.mode == Mode::Normal {
+            if matches!(m.kind, MouseEventKind::Down(_))
+                && let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id))
+            {
+                self.selected = i;
+                self.panel = Panel::Panes;
+                self.sync_subscriptions();
+            }
+            return;
+        }
+        if self.selected_run().is_none_or(|r| r.id != id) {
+            return;
+        }
+        let Some(screen) = self.screens.get(&id) else { return };
+        if screen.term.screen().mouse_protocol_mode() == vt100::MouseProtocolMode::None {
+            return;
+        }
+        if let Some(bytes) = keys::encode_mouse(m, col, row) {
+            self.commands.push(Command::Input { run: id, bytes });
+        }
+    }
+
+    /// In INSERT, a program with mouse reporting on gets the wheel itself.
+    fn program_wants_mouse(&self) -> bool {
+        self.mode == Mode::Insert
+            && self
+                .selected_run()
+                .and_then(|r| self.screens.get(&r.id))
+                .is_some_and(|s| s.term.screen().mouse_protocol_mode() != vt100::MouseProtocolMode::None)
+    }
+
+    fn scroll_pane(&mut self, lines: isize) {
+        let Some(run) = self.selected_run().map(|r| r.id.clone()) else {
+            return;
+        };
+        if let Some(screen) = self.screens.get_mut(&run) {
+            screen.scroll = (screen.scroll as isize + lines).max(0) as usize;
+        }
+    }
+
+    fn key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        // The prefix key works in every mode: back to NORMAL.
+        if self.mode == Mode::Insert {
+            if self.prefix {
+                self.prefix = false;
+                match key.code {
+                    _ if self.keymap.is_prefix(&key) => self.type_key(&key),
+                    KeyCode::Char('d') => {
+                        self.mode = Mode::Normal;
+                        self.fullscreen = false;
+                    }
+                    _ => {
+                        self.mode = Mode::Normal;
+                        self.fullscreen = false;
+                        self.key(key);
+                    }
+                }
+                return;
+            }
+            if self.keymap.is_prefix(&key) {
+                self.prefix = true;
+                return;
+            }
+            self.type_key(&key);
+            return;
+        }
+        if let Some(mut copy) = self.copy.take() {
+            match copy.key(key) {
+                CopyOutcome::Keep => self.copy = Some(copy),
+                CopyOutcome::Exit => {}
+                CopyOutcome::Copy(text) => self.copy_text(&text),
+            }
+            return;
+        }
+        if let Some(overlay) = self.overlay.take() {
+            self.overlay = self.overlay_key(overlay, key);
+            return;
+        }
+        if self.filtering {
+            match key.code {
+                KeyCode::Esc => {
+                    self.filtering = false;
+                    self.filter.clear();
+                    self.rebuild_tree();
+                }
+                KeyCode::Enter => self.filtering = false,
+                KeyCode::Backspace => {
+                    self.filter.pop();
+                    self.rebuild_tree();
+                }
+                KeyCode::Char(c) if !ctrl => {
+                    self.filter.push(c);
+                    self.rebuild_tree();
+                }
+                _ => {}
+            }
+            return;
+        }
+        self.message = None;
+        if ctrl && key.code == KeyCode::Char('c') {
+            self.quit = true;
+            return;
+        }
+        // A run waiting at a question: Y approves, N denies, from NORMAL.
+        if let Some((id, name)) = self
+            .selected_run()
+            .filter(|r| r.state.is_live() && r.status == crate::api::ActivityStatus::NeedsApproval)
+            .map(|r| (r.id.clone(), r.name.clone()))
+            && matches!(key.code, KeyCode::Char('Y') | KeyCode::Char('N'))
+        {
+            let answer = if key.code == KeyCode::Char('Y') { "yes" } else { "no" };
+            self.commands.push(Command::Answer {
+                run: id,
+                answer: answer.into(),
+            });
+            self.message = Some(format!("answered {answer} to {name}"));
+            return;
+        }
+        let Some(action) = self.keymap.action(&key) else { return };
+        match action {
+            Action::Quit => self.quit = true,
+            Action::Down => self.move_selection(1),
+            Action::Up => self.move_selection(-1),
+            Action::Top => self.select_index(0),
+            Action::Bottom => self.select_index(usize::MAX),
+            Action::Focus => {
+                if self.selected_run().is_some_and(|r| r.state.is_live()) {
+                    self.mode = Mode::Insert;
+                    if let Some(id) = self.selected_run().map(|r| r.id.clone())
+                        && let Some(s) = self.screens.get_mut(&id)
+                    {
+                        s.scroll = 0;
+                    }
+                } else if self.selected_run().is_some() {
+                    self.message = Some("that run has ended: r runs it again".into());
+                }
+            }
+            Action::New => self.overlay = Some(Overlay::NewRun(NewRunForm::new())),
+            Action::Send => {
+                if let Some(r) = self.selected_run() {
+                    if r.state.is_live() {
+                        self.overlay = Some(Overlay::Compose(Box::new(Composer::new(&r.id, &r.name))));
+                    } else {
+                        self.message = Some("that run has ended: nothing to send to".into());
+                    }
+                }
+            }
+            Action::Cancel | Action::ForceCancel => {
+                if let Some(r) = self.selected_run()
+                    && r.state.is_live()
+                {
+                    self.overlay = Some(Overlay::Confirm {
+                        run: r.id.clone(),
+                        name: r.name.clone(),
+                        force: action == Action::ForceCancel,
+                    });
+                }
+            }
+            Action::Rerun => {
+                if let Some(r) = self.selected_run() {
+                    self.commands.push(Command::Rerun(r.id.clone()));
+                }
+            }
+            Action::Attach => {
+                if self.selected_run().is_some_and(|r| r.state.is_live()) {
+                    self.fullscreen = true;
+                    self.mode = Mode::Insert;
+                }
+            }
+            Action::Zoom => {
+                self.zoom = !self.zoom;
+                self.sync_subscriptions();
+            }
+            Action::Single | Action::Split | Action::Grid => {
+                self.layout = match action {
+                    Action::Single => Layout::Single,
+                    Action::Split => Layout::Split,
+                    _ => Layout::Grid,
+                };
+                self.zoom = false;
+                self.sync_subscriptions();
+            }
+            Action::NextPanel => {
+                self.panel = match self.panel {
+                    Panel::Tree => Panel::Panes,
+                    Panel::Panes => Panel::Side,
+                    Panel::Side => Panel::Tree,
+                }
+            }
+            Action::NextTab => self.cycle_tab(1),
+            Action::PrevTab => self.cycle_tab(-1),
+            Action::Filter => self.filtering = true,
+            Action::Help => self.overlay = Some(Overlay::Help),
+            Action::ScrollUp => {
+                if self.panel == Panel::Side {
+                    self.side_scroll = self.side_scroll.saturating_sub(10);
+                } else {
+                    self.scroll_pane(10)
+                }
+            }
+            Action::ScrollDown => {
+                if self.panel == Panel::Side {
+                    self.side_scroll = self.side_scroll.saturating_add(10);
+                } else {
+                    self.scroll_pane(-10)
+                }
+            }
+            Action::Copy => self.copy_screen(),
+        }
+    }
+
+    fn cycle_tab(&mut self, by: isize) {
+        let i = Tab::ALL.iter().position(|t| *t == self.tab).unwrap_or(0) as isize;
+        self.tab = Tab::ALL[(i + by).rem_euclid(Tab::ALL.len() as isize) as usize];
+        self.side_scroll = 0;
+    }
+
+    fn type_key(&mut self, key: &KeyEvent) {
+        let Some(run) = self.selected_run().map(|r| r.id.clone()) else {
+            self.mode = Mode::Normal;
+            return;
+        };
+        let app_cursor = self
+            .screens
+            .get(&run)
+            .is_some_and(|s| s.term.screen().application_cursor());
+        let bytes = keys::encode_key(key, app_cursor);
+        if !bytes.is_empty() {
+            self.commands.push(Command::Input { run, bytes });
+        }
+    }
+
+    /// `v`: copy mode over the selected pane's history and screen.
+    fn copy_screen(&mut self) {
+        let Some(run) = self.selected_run().map(|r| r.id.clone()) else {
+            return;
+        };
+        let Some(screen) = self.screens.get(&run) else { return };
+        let mut lines: Vec<String> = screen.term.history().cloned().collect();
+        lines.extend(screen.term.visible_lines());
+        self.copy = Some(CopyMode::new(&run, lines));
+    }
+
+    /// Puts text on the clipboard of the user's terminal with OSC 52.
+    fn copy_text(&mut self, text: &str) {
+        let encoded = base64_encode(text.as_bytes());
+        self.commands
+            .push(Command::Terminal(format!("\x1b]52;c;{encoded}\x07").into_bytes()));
+        let lines = text.lines().count().max(1);
+        self.message = Some(format!("copied {lines} line(s) to the clipboard"));
+    }
+
+    fn move_selection(&mut self, by: isize) {
+        if self.rows.is_empty() {
+            return;
+        }
+        let mut i = self.selected as isize;
+        loop {
+            i += by;
+            if i < 0 || i >= self.rows.len() as isize {
+                return;
+            }
+            if self.rows[i as usize].run.is_some() {
+                break;
+            }
+        }
+        self.selected = i as usize;
+        self.side_scroll = 0;
+        self.sync_subscriptions();
+    }
+
+    fn select_index(&mut self, i: usize) {
+        let candidates: Vec<usize> = (0..self.rows.len()).filter(|&k| self.rows[k].run.is_some()).collect();
+        let pick = if i == usize::MAX {
+            candidates.last()
+        } else {
+            candidates.first()
+        };
+        if let Some(&k) = pick {
+            self.selected = k;
+            self.sync_subscriptions();
+        }
+    }
+
+    fn overlay_key(&mut self, overlay: Overlay, key: KeyEvent) -> Option<Overlay> {
+        match overlay {
+            Overlay::Help => match key.code {
+                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => None,
+                _ => Some(Overlay::Help),
+            },
+            Overlay::Confirm { run, name, force } => match key.code {
+                KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
+                    self.commands.push(Command::Cancel { run, force });
+                    self.message = Some(format!("cancelling {name}"));
+                    None
+                }
+                _ => None,
+            },
+            Overlay::Compose(mut composer) => match composer.key(key) {
+                super::form::Outcome::Keep => Some(Overlay::Compose(composer)),
+                super::form::Outcome::Close => None,
+                super::form::Outcome::Submit => {
+                    let text = composer.text();
+                    if text.trim().is_empty() {
+                        return Some(Overlay::Compose(composer));
+                    }
+                    let prompt_id = composer.prompt_id.clone();
+                    self.commands.push(Command::Send {
+                        run: composer.run.clone(),
+                        text,
+                        prompt_id: prompt_id.clone(),
+                    });
+                    self.message = Some(format!("sending to {}…", composer.run_name));
+                    self.pending_send = Some((prompt_id, composer));
+                    None
+                }
+            },
+            Overlay::NewRun(mut form) => match form.key(key) {
+                super::form::Outcome::Keep => Some(Overlay::NewRun(form)),
+                super::form::Outcome::Close => None,
+                super::form::Outcome::Submit => match form.params() {
+                    Ok(params) => {
+                        self.commands.push(Command::Start(Box::new(params)));
+                        None
+                    }
+                    Err(e) => {
+                        form.error = Some(e);
+                        Some(Overlay::NewRun(form))
+                    }
+                },
+            },
+        }
+    }
+}
+
+/// Standard base64, for OSC 52 (a few lines; not worth a crate).
+fn base64_encode(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(TABLE[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_standard_alphabet() {
+        assert_eq!(base64_encode(b"hi"), "aGk=");
+        assert_eq!(base64_encode(b"hello world"), "aGVsbG8gd29ybGQ=");
+        assert_eq!(base64_encode(b""), "");
+        assert_eq!(base64_encode(b"abc"), "YWJj");
+    }
+}
