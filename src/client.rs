@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio::io::BufReader;
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot};
 
@@ -29,6 +29,8 @@ pub struct Client {
     next_id: AtomicU64,
     /// Notifications, output and snapshots, when asked for.
     pub events: Option<mpsc::Receiver<Frame>>,
+    /// The daemon's binary version, from its header.
+    pub peer_version: String,
 }
 
 /// How long a freshly started daemon has to accept connections.
@@ -76,9 +78,8 @@ impl Client {
         let stream = UnixStream::connect(&socket)
             .await
             .map_err(|e| unavailable(format!("no daemon at {}: {e}", socket.display())))?;
-        let (r, mut w) = stream.into_split();
-        let mut r = BufReader::new(r);
-        exchange_headers(&mut r, &mut w).await.map_err(|e| match e {
+        let (r, w) = stream.into_split();
+        Client::over(r, w, events).await.map_err(|e| match e {
             HeaderError::Mismatch { .. } => ApiError::new(
                 ErrorCode::VersionMismatch,
                 format!("{e}; stop the old daemon with `agents daemon stop`"),
@@ -89,7 +90,18 @@ impl Client {
                 unavailable(format!("the daemon at {} went away: {e}", socket.display()))
             }
             other => ApiError::new(ErrorCode::Protocol, other.to_string()),
-        })?;
+        })
+    }
+
+    /// A client over any byte stream to a daemon: the version header, then
+    /// frames (the SSH link to a remote daemon uses this too).
+    pub async fn over<R, W>(r: R, mut w: W, events: bool) -> Result<Client, HeaderError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let mut r = BufReader::new(r);
+        let peer_version = exchange_headers(&mut r, &mut w).await?;
         let (frames, mut frames_rx) = mpsc::channel::<Frame>(64);
         tokio::spawn(async move {
             while let Some(frame) = frames_rx.recv().await {
@@ -134,6 +146,7 @@ impl Client {
             pending,
             next_id: AtomicU64::new(1),
             events: events_rx,
+            peer_version,
         })
     }
 

@@ -14,6 +14,8 @@ pub struct Config {
     pub tui: Tui,
     /// NORMAL-mode key bindings by action name (see `tui::keymap`).
     pub keys: std::collections::HashMap<String, String>,
+    /// Harness profiles: `agents run NAME` (see `harness::Profile`).
+    pub profiles: std::collections::BTreeMap<String, crate::harness::Profile>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -41,6 +43,9 @@ pub struct Engine {
     pub cancel_sigterm_grace_ms: u64,
     /// PTY size while no client is attached, `COLSxROWS`.
     pub default_size: String,
+    /// A status no evidence has confirmed for this long becomes `unknown`
+    /// (DESIGN §7).
+    pub status_decay_secs: u64,
 }
 
 impl Default for Engine {
@@ -54,6 +59,10 @@ impl Default for Engine {
             cancel_sigint_grace_ms: 3000,
             cancel_sigterm_grace_ms: 3000,
             default_size: "120x40".into(),
+            // Ten minutes: longer than any pause a working agent makes
+            // between hooks (a long build, a slow model), short enough that a
+            // status left behind by a missed hook does not mislead for long.
+            status_decay_secs: 600,
         }
     }
 }
@@ -63,6 +72,7 @@ impl Config {
         let config: Config = toml::from_str(text).map_err(|e| e.to_string().trim().replace('\n', " "))?;
         parse_size(&config.engine.default_size).map_err(|e| format!("engine.default_size: {e}"))?;
         crate::tui::keymap::Keymap::from_config(&config.keys).map_err(|e| format!("keys: {e}"))?;
+        crate::harness::validate_profiles(&config.profiles)?;
         Ok(config)
     }
 

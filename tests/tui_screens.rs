@@ -140,7 +140,11 @@ fn populated() -> App {
             data: serde_json::json!({"status": "working", "why": "output in the last moment"}),
         },
     ];
-    app.update(Update::Detail(Box::new(RunDetail { run: parent, events })));
+    app.update(Update::Detail(Box::new(RunDetail {
+        run: parent,
+        events,
+        harness: Default::default(),
+    })));
     app.take_commands();
     app
 }

@@ -16,6 +16,20 @@ pub enum ErrorCode {
     VersionMismatch,
     Storage,
     Internal,
+    /// No transcript session (or run with a transcript) matches.
+    UnknownSession,
+    /// No host has that name (`agents hosts add` it first).
+    UnknownHost,
+    /// The host's key is not in known_hosts (`agents hosts trust` accepts it).
+    HostKeyUnknown,
+    /// The host offered a key other than the one known_hosts holds.
+    HostKeyChanged,
+    /// No SSH session could be set up: refused, timed out, or the link dropped.
+    HostUnreachable,
+    /// The host refused every key we hold.
+    AuthFailed,
+    /// The remote `agents` is missing or cannot serve.
+    RemoteUnavailable,
 }
 
 impl ErrorCode {
@@ -32,6 +46,13 @@ impl ErrorCode {
             ErrorCode::VersionMismatch => "version_mismatch",
             ErrorCode::Storage => "storage",
             ErrorCode::Internal => "internal",
+            ErrorCode::UnknownSession => "unknown_session",
+            ErrorCode::UnknownHost => "unknown_host",
+            ErrorCode::HostKeyUnknown => "host_key_unknown",
+            ErrorCode::HostKeyChanged => "host_key_changed",
+            ErrorCode::HostUnreachable => "host_unreachable",
+            ErrorCode::AuthFailed => "auth_failed",
+            ErrorCode::RemoteUnavailable => "remote_unavailable",
         }
     }
 
@@ -47,6 +68,13 @@ impl ErrorCode {
             "protocol" => ErrorCode::Protocol,
             "version_mismatch" => ErrorCode::VersionMismatch,
             "storage" => ErrorCode::Storage,
+            "unknown_session" => ErrorCode::UnknownSession,
+            "unknown_host" => ErrorCode::UnknownHost,
+            "host_key_unknown" => ErrorCode::HostKeyUnknown,
+            "host_key_changed" => ErrorCode::HostKeyChanged,
+            "host_unreachable" => ErrorCode::HostUnreachable,
+            "auth_failed" => ErrorCode::AuthFailed,
+            "remote_unavailable" => ErrorCode::RemoteUnavailable,
             _ => ErrorCode::Internal,
         }
     }

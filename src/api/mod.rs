@@ -3,9 +3,15 @@
 //! it (`daemon::dispatch`); the CLI, the socket and later MCP call it.
 
 mod error;
+mod harness;
+mod hosts;
+mod transcript;
 mod types;
 
 pub use error::{ApiError, ErrorCode};
+pub use harness::*;
+pub use hosts::*;
+pub use transcript::*;
 pub use types::*;
 
 /// Method names of the tool table. Stable: clients of older versions use them.
@@ -24,6 +30,17 @@ pub mod method {
     pub const RUNS_INDEX: &str = "runs.index";
     pub const DAEMON_STATUS: &str = "daemon.status";
     pub const DAEMON_STOP: &str = "daemon.stop";
+    /// From `agents hook EVENT`: a harness hook fired in a run.
+    pub const HOOKS_REPORT: &str = "hooks.report";
+    pub const HOSTS_ADD: &str = "hosts.add";
+    pub const HOSTS_LIST: &str = "hosts.list";
+    pub const HOSTS_RM: &str = "hosts.rm";
+    pub const HOSTS_CHECK: &str = "hosts.check";
+    pub const HOSTS_TRUST: &str = "hosts.trust";
+    /// A run's or a session's normalized transcript, a page at a time.
+    pub const TRANSCRIPT_READ: &str = "transcript.read";
+    /// Full-text search over every indexed transcript.
+    pub const TRANSCRIPTS_SEARCH: &str = "transcripts.search";
     /// Notification from the daemon: a subscription reached the end of a run's output.
     pub const OUTPUT_END: &str = "output.end";
     /// Notification from the daemon: a run's record changed (carries the id only).

@@ -58,8 +58,8 @@ impl RunState {
     }
 }
 
-/// What a live run's agent is doing (DESIGN §7). The engine knows `working`
-/// (recent output) and `idle` (quiet); hooks refine it in the harness layer.
+/// What a live run's agent is doing (DESIGN §7), fused from hooks, the
+/// screen and output (`harness::status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ActivityStatus {
@@ -139,6 +139,10 @@ pub struct RunDetail {
     #[serde(flatten)]
     pub run: RunRecord,
     pub events: Vec<Event>,
+    /// What the harness layer knows (version, profile, transcript,
+    /// subagents), flattened into the same object.
+    #[serde(flatten, default)]
+    pub harness: super::HarnessDetail,
 }
 
 /// `runs.start`: the normalized intent, resolved by the client where only the
@@ -166,6 +170,10 @@ pub struct StartParams {
     /// Names of extra environment variables to pass through (values from `env`).
     #[serde(default)]
     pub pass_env: Vec<String>,
+    /// Placement (DESIGN §4): a host from `agents hosts`; `None` or `local`
+    /// runs here. On a remote host `cwd` is a path there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]

@@ -12,6 +12,10 @@ use crate::client::Client;
 use crate::paths::Paths;
 
 pub fn dispatch(cli: Cli) -> Result<i32> {
+    // Before anything that could fail: a hook always exits 0.
+    if let Some(Command::Hook { words }) = &cli.command {
+        return Ok(super::hook::main(words));
+    }
     let paths = Paths::from_env()?;
     let Some(command) = cli.command else {
         return runtime()?.block_on(crate::tui::main(paths));
@@ -160,8 +164,19 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
         Command::Export { run, cast } => attach::export_cast(&paths, &run, &cast).await,
         Command::Daemon { command } => daemon_command(&paths, command).await,
         Command::Doctor => super::attach::doctor(&paths).await,
+        Command::Hosts { command } => crate::remote::cli::hosts(&paths, command).await,
+        Command::Serve(args) => crate::remote::cli::serve(&paths, args).await,
+        Command::Transcript { id, follow, json } => super::transcript::transcript(&paths, id, follow, json).await,
+        Command::Search {
+            words,
+            within,
+            raw,
+            json,
+        } => super::transcript::search(&paths, words, within, raw, json).await,
         Command::Demo => demo(&paths).await,
-        Command::Supervise | Command::DemoAgent(_) => unreachable!("handled before the runtime starts"),
+        Command::Supervise | Command::DemoAgent(_) | Command::Hook { .. } => {
+            unreachable!("handled before the runtime starts")
+        }
     }
 }
 
@@ -219,9 +234,12 @@ fn size_arg(size: Option<&str>) -> Result<(Option<u16>, Option<u16>)> {
 }
 
 async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
-    let cwd = match &args.cwd {
-        Some(dir) => std::path::absolute(dir)?,
-        None => std::env::current_dir().context("reading the current directory")?,
+    let remote = args.host.clone().filter(|h| h != "local");
+    let cwd = match (&remote, &args.cwd) {
+        // A path on the remote host, mapped there (DESIGN §4: explicit cwd mapping).
+        (Some(_), cwd) => std::path::PathBuf::from(crate::remote::cli::remote_cwd(cwd.as_deref())?),
+        (None, Some(dir)) => std::path::absolute(dir)?,
+        (None, None) => std::env::current_dir().context("reading the current directory")?,
     };
     let (rows, cols) = size_arg(args.size.as_deref())?;
     let params = StartParams {
@@ -238,6 +256,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
         prompt: args.prompt,
         env: std::env::vars().collect(),
         pass_env: args.pass_env,
+        host: remote,
     };
     let client = Client::connect(paths, false).await?;
     let record: RunRecord = client.call(method::RUNS_START, params).await?;

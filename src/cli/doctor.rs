@@ -100,12 +100,17 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         ("git (for --worktree)", "git", "install git"),
         ("claude", "claude", "install Claude Code to run claude agents"),
         ("codex", "codex", "install Codex CLI to run codex agents"),
+        ("gemini", "gemini", "install Gemini CLI to run gemini agents"),
+        ("aider", "aider", "install aider to run aider agents"),
     ] {
+        let agent = crate::harness::adapter_for(what).is_some();
         match crate::harness::find_binary(bin, path.as_deref()) {
-            Some(p) => ok(format!("{what}: {}", p.display())),
-            None if what.starts_with("claude") || what.starts_with("codex") => {
-                println!("info     {what}: not installed ({fix})")
+            Some(p) if agent => {
+                let version = crate::harness::version::version_of(&p).unwrap_or_else(|| "version unknown".into());
+                ok(format!("{what} {version}: {}", p.display()))
             }
+            Some(p) => ok(format!("{what}: {}", p.display())),
+            None if agent => println!("info     {what}: not installed ({fix})"),
             None => bad(format!("{what}: {bin} not found"), fix),
         }
     }

@@ -3,8 +3,10 @@
 mod attach;
 mod commands;
 mod doctor;
+mod hook;
 mod logs;
 mod print;
+mod transcript;
 
 use std::path::PathBuf;
 
@@ -86,6 +88,38 @@ pub enum Command {
     },
     /// Check the state directory, socket, database, config and harness binaries.
     Doctor,
+    /// Remote hosts reached over SSH: add, ls, rm, check, trust.
+    Hosts {
+        #[command(subcommand)]
+        command: crate::remote::cli::HostsCommand,
+    },
+    /// Bridge the protocol on stdin/stdout to this host's daemon (what a
+    /// remote host runs over SSH).
+    Serve(crate::remote::cli::ServeArgs),
+    /// Print a run's or a session's transcript: the harness's own
+    /// conversation, normalized (--json: one message per line).
+    Transcript {
+        /// A run (id, prefix or name) or a session id (or prefix).
+        id: String,
+        /// Keep printing messages as the transcript grows.
+        #[arg(short, long)]
+        follow: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search every indexed transcript (each word must appear).
+    Search {
+        #[arg(required = true, num_args = 1..)]
+        words: Vec<String>,
+        /// Only in this run's or session's transcript.
+        #[arg(long = "in", value_name = "RUN|SESSION")]
+        within: Option<String>,
+        /// The words are an FTS5 query (AND, OR, NEAR, "phrase", prefix*).
+        #[arg(long)]
+        raw: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Start a few demo agents and attach to one.
     Demo,
     /// The built-in demo agent (what `agents run demo` spawns).
@@ -94,6 +128,14 @@ pub enum Command {
     /// A run's supervisor (started by the daemon).
     #[command(hide = true)]
     Supervise,
+    /// What harness hooks run: report EVENT (JSON on stdin, or PAYLOAD) to
+    /// the daemon. Always exits 0, within about a second and a half.
+    #[command(hide = true)]
+    Hook {
+        /// EVENT [PAYLOAD]
+        #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true)]
+        words: Vec<String>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -132,7 +174,7 @@ pub enum DaemonCommand {
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
-    /// shell, cmd, or demo.
+    /// shell, cmd, demo, claude, codex, gemini, aider, or a [profiles.NAME] from config.toml.
     #[arg(default_value = "shell")]
     pub harness: String,
     #[arg(long)]
@@ -163,6 +205,10 @@ pub struct RunArgs {
     /// Don't attach; print the new run's id.
     #[arg(short = 'd', long = "background")]
     pub background: bool,
+    /// Run on this host (`agents hosts`); --cwd is then a path there
+    /// (default: the remote home).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
     /// Arguments for the harness.
     #[arg(last = true)]
     pub args: Vec<String>,

@@ -44,6 +44,7 @@ pub fn table(runs: &[RunRecord]) -> String {
         "ID".to_string(),
         "NAME".into(),
         "HARNESS".into(),
+        "HOST".into(),
         "STATE".into(),
         "STATUS".into(),
         "TIME".into(),
@@ -55,6 +56,7 @@ pub fn table(runs: &[RunRecord]) -> String {
             r.id.chars().take(10).collect(),
             r.name.clone(),
             r.harness.clone(),
+            r.host.clone(),
             r.state.as_str().into(),
             if r.state.is_live() {
                 r.status.as_str().into()
@@ -66,7 +68,7 @@ pub fn table(runs: &[RunRecord]) -> String {
             home_relative(&r.cwd),
         ]);
     }
-    let mut widths = [0usize; 8];
+    let mut widths = [0usize; 9];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
@@ -78,7 +80,7 @@ pub fn table(runs: &[RunRecord]) -> String {
             .iter()
             .zip(widths)
             .enumerate()
-            .map(|(i, (cell, w))| if i == 7 { cell.clone() } else { format!("{cell:<w$}") })
+            .map(|(i, (cell, w))| if i == 8 { cell.clone() } else { format!("{cell:<w$}") })
             .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
@@ -92,7 +94,14 @@ pub fn detail(d: &RunDetail) -> String {
     let mut field = |k: &str, v: String| out.push_str(&format!("{k:<10} {v}\n"));
     field("id", r.id.clone());
     field("name", r.name.clone());
-    field("harness", r.harness.clone());
+    let mut harness = r.harness.clone();
+    if let Some(v) = &d.harness.harness_version {
+        harness = format!("{harness} {v}");
+    }
+    if let Some(p) = &d.harness.profile {
+        harness = format!("{harness} (profile {p})");
+    }
+    field("harness", harness);
     field("command", r.command.join(" "));
     field("host", r.host.clone());
     field("cwd", r.cwd.clone());
@@ -117,6 +126,14 @@ pub fn detail(d: &RunDetail) -> String {
         field("detached", "yes".into());
     }
     field("session", r.session_id.clone().unwrap_or_else(|| "-".into()));
+    if let Some(t) = &d.harness.transcript_path {
+        field("transcript", t.clone());
+    }
+    for sub in &d.harness.subagents {
+        let kind = sub.agent_type.as_deref().unwrap_or("subagent");
+        let state = if sub.ended_at.is_some() { "done" } else { "running" };
+        field("subagent", format!("{} {kind} ({state})", sub.agent_id));
+    }
     if let Some(w) = &r.worktree {
         field("worktree", w.clone());
     }

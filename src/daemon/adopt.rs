@@ -24,6 +24,10 @@ pub async fn reconcile_all(daemon: &Arc<Daemon>) {
         }
     };
     for row in rows {
+        // A remote run's supervisor is on its host: `remote::resume` follows it.
+        if row.host != "local" {
+            continue;
+        }
         if let Err(e) = adopt(daemon, &row).await {
             tracing::info!("run {} not re-adopted: {e}", row.id);
             supervisor_gone(daemon, &row.id).await;

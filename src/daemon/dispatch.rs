@@ -32,6 +32,11 @@ pub async fn call(
     name: &str,
     p: Value,
 ) -> Result<Value, ApiError> {
+    // `hosts.*`, runs placed on a remote host, and the run methods a remote
+    // run's own daemon answers (DESIGN §8).
+    if let Some(answer) = crate::remote::dispatch(daemon, name, &p).await {
+        return answer;
+    }
     match name {
         method::RUNS_START => to_value(super::start::start(daemon, params::<StartParams>(p)?).await?),
         method::RUNS_LIST => {
@@ -50,14 +55,26 @@ pub async fn call(
             let RunRef { run } = params(p)?;
             let row = resolve_row(daemon, &run).await?;
             let id = row.id.clone();
-            let events = daemon
+            let (events, info, subagents) = daemon
                 .store
-                .call(move |c| runs::events(c, &id))
+                .call(move |c| {
+                    Ok((
+                        runs::events(c, &id)?,
+                        crate::store::harness::harness_info(c, &id)?,
+                        crate::store::harness::subagents(c, &id)?,
+                    ))
+                })
                 .await
                 .map_err(ApiError::internal)?;
             to_value(RunDetail {
                 run: row.to_record(),
                 events,
+                harness: crate::api::HarnessDetail {
+                    harness_version: info.version,
+                    profile: info.profile,
+                    transcript_path: info.transcript_path,
+                    subagents,
+                },
             })
         }
         method::RUNS_SEND => {
@@ -175,8 +192,16 @@ pub async fn call(
         method::RUNS_RERUN => {
             let RerunParams { run, env } = params(p)?;
             let row = resolve_row(daemon, &run).await?;
+            // Started with a profile: again with it, not just its family.
+            let id = row.id.clone();
+            let profile = daemon
+                .store
+                .call(move |c| crate::store::harness::harness_info(c, &id))
+                .await
+                .map_err(ApiError::internal)?
+                .profile;
             let again = StartParams {
-                harness: row.harness.clone(),
+                harness: profile.unwrap_or_else(|| row.harness.clone()),
                 args: row.args.clone(),
                 name: None,
                 cwd: row.cwd.clone(),
@@ -189,7 +214,11 @@ pub async fn call(
                 prompt: None,
                 env,
                 pass_env: Vec::new(),
+                host: (row.host != "local").then(|| row.host.clone()),
             };
+            if again.host.is_some() {
+                return to_value(crate::remote::start(daemon, again).await?);
+            }
             to_value(super::start::start(daemon, again).await?)
         }
         method::RUNS_WAIT => {
@@ -215,6 +244,9 @@ pub async fn call(
                 .collect();
             to_value(samples)
         }
+        method::TRANSCRIPT_READ => to_value(super::transcripts::read(daemon, params(p)?).await?),
+        method::TRANSCRIPTS_SEARCH => to_value(super::transcripts::search(daemon, params(p)?).await?),
+        method::HOOKS_REPORT => super::hooks::report(daemon, params(p)?).await,
         method::DAEMON_STATUS => {
             let live_runs = daemon.runs.lock().unwrap_or_else(|p| p.into_inner()).len();
             to_value(DaemonStatus {

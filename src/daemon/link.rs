@@ -15,6 +15,7 @@ use tokio::sync::{Notify, mpsc, oneshot, watch};
 use super::Daemon;
 use crate::api::{ApiError, ErrorCode};
 use crate::harness::screen::ScreenFinding;
+use crate::harness::status::{Evidence, HookSeen};
 use crate::protocol::rpc::{Message, Request, Response};
 use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
 use crate::supervise::ExitEvidence;
@@ -34,6 +35,10 @@ pub struct LiveRun {
     pub delivery: tokio::sync::Mutex<()>,
     /// What the run's screen says it waits for (a permission prompt …).
     pub screen: Mutex<Option<ScreenFinding>>,
+    /// When `screen` last changed: a change after a hook outranks it.
+    pub screen_at: Mutex<Option<Instant>>,
+    /// The newest status a harness hook reported (`hooks.report`).
+    pub hook: Mutex<Option<HookSeen>>,
 }
 
 impl LiveRun {
@@ -47,11 +52,23 @@ impl LiveRun {
             wake: Notify::new(),
             delivery: tokio::sync::Mutex::new(()),
             screen: Mutex::new(None),
+            screen_at: Mutex::new(None),
+            hook: Mutex::new(None),
         }
     }
 
-    /// Quiet means no output for `quiet`: the engine's busy rule (documented
-    /// in docs/architecture.md), refined by harness hooks later.
+    /// Everything known about the run's activity, for status fusion.
+    pub fn evidence(&self) -> Evidence {
+        Evidence {
+            hook: self.hook.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+            screen: self.screen.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+            screen_at: *self.screen_at.lock().unwrap_or_else(|p| p.into_inner()),
+            last_output: *self.last_output.lock().unwrap_or_else(|p| p.into_inner()),
+        }
+    }
+
+    /// Quiet means no output for `quiet`: the weakest evidence of status
+    /// fusion (`harness::status`), and the condition for typing a prompt.
     pub fn quiet_for(&self, quiet: Duration) -> Option<Duration> {
         let last = *self.last_output.lock().unwrap_or_else(|p| p.into_inner());
         match last {
@@ -87,7 +104,17 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 impl Link {
     pub async fn connect(socket: &Path) -> std::io::Result<(Link, mpsc::Receiver<SupervisorNote>)> {
         let stream = UnixStream::connect(socket).await?;
-        let (r, mut w) = stream.into_split();
+        let (r, w) = stream.into_split();
+        Link::over(r, w).await
+    }
+
+    /// A link over any stream that speaks the supervisor protocol (a remote
+    /// run's stand-in supervisor, `remote::mirror`, is one).
+    pub async fn over<R, W>(r: R, mut w: W) -> std::io::Result<(Link, mpsc::Receiver<SupervisorNote>)>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
         let mut r = BufReader::new(r);
         exchange_headers(&mut r, &mut w).await.map_err(std::io::Error::other)?;
         let (frames, mut frames_rx) = mpsc::channel::<Frame>(256);
@@ -215,7 +242,12 @@ pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::R
                 }
             }
             Some(SupervisorNote::Screen(finding)) => {
-                *live.screen.lock().unwrap_or_else(|p| p.into_inner()) = finding;
+                let mut screen = live.screen.lock().unwrap_or_else(|p| p.into_inner());
+                if *screen != finding {
+                    *screen = finding;
+                    *live.screen_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+                }
+                drop(screen);
                 live.wake.notify_waiters();
             }
             Some(SupervisorNote::Exited(evidence)) => {

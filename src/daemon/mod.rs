@@ -6,10 +6,12 @@
 mod adopt;
 mod client;
 mod dispatch;
+mod hooks;
 mod link;
 mod queue;
 mod start;
 mod subscribe;
+pub mod transcripts;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -24,7 +26,7 @@ use crate::config::ConfigWatch;
 use crate::paths::Paths;
 use crate::store::Store;
 
-pub use link::Link;
+pub use link::{Link, LiveRun};
 pub use subscribe::LAG_LIMIT;
 
 /// Shared by every task of the daemon.
@@ -38,6 +40,10 @@ pub struct Daemon {
     pub changes: broadcast::Sender<String>,
     pub clients: AtomicUsize,
     pub shutdown: Notify,
+    /// Tails and indexes the harnesses' transcripts.
+    pub transcripts: transcripts::Transcripts,
+    /// One SSH link per remote host (DESIGN §8).
+    pub hosts: crate::remote::Links,
 }
 
 impl Daemon {
@@ -121,6 +127,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
     }
+    let transcripts = transcripts::Transcripts::start(store.clone());
     let daemon = Arc::new(Daemon {
         paths,
         store,
@@ -129,8 +136,11 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         changes: broadcast::channel(1024).0,
         clients: AtomicUsize::new(0),
         shutdown: Notify::new(),
+        transcripts,
+        hosts: Default::default(),
     });
     adopt::reconcile_all(&daemon).await;
+    crate::remote::resume(&daemon).await;
     tracing::info!("daemon {} listening on {}", std::process::id(), socket.display());
     if let Some(mut ready) = ready.take() {
         let _ = ready.write_all(b"ready\n");

@@ -1,13 +1,14 @@
-//! Prompts to a busy agent wait their turn (DESIGN §4), and the engine's
-//! activity status. The busy rule, until harness hooks refine it: an agent
-//! is busy while its last output is younger than `engine.quiet_ms`.
+//! Prompts to a busy agent wait their turn (DESIGN §4), and the one writer
+//! of a live run's activity status: it fuses hooks, the screen and output
+//! (`harness::status`) and stores each change with its evidence.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::Daemon;
 use super::link::LiveRun;
 use crate::api::{ActivityStatus, ApiError, ErrorCode, SendResult};
+use crate::harness::status::{self, Rules, Verdict};
 use crate::store::runs;
 
 /// Queues a prompt (idempotent by id) and wakes the run's delivery loop.
@@ -33,10 +34,10 @@ pub async fn enqueue(daemon: &Arc<Daemon>, run: &str, prompt_id: &str, text: &st
     }
     if let Some(live) = daemon.live(run) {
         live.wake.notify_waiters();
-        // Give an idle agent its prompt before answering, so the answer can
-        // say `delivered`.
-        if prompt.state == "queued" && live.quiet_for(quiet(daemon)).is_none() {
-            deliver_next(daemon, &live).await;
+        // Give an agent at rest its prompt before answering, so the answer
+        // can say `delivered`.
+        if prompt.state == "queued" {
+            deliver_next(daemon, &live, &rules(daemon)).await;
         }
     }
     let id = prompt.id.clone();
@@ -54,12 +55,20 @@ pub async fn enqueue(daemon: &Arc<Daemon>, run: &str, prompt_id: &str, text: &st
     })
 }
 
-fn quiet(daemon: &Daemon) -> Duration {
-    Duration::from_millis(daemon.config().engine.quiet_ms)
+fn rules(daemon: &Daemon) -> Rules {
+    let engine = daemon.config().engine;
+    Rules {
+        quiet: Duration::from_millis(engine.quiet_ms),
+        decay: Duration::from_secs(engine.status_decay_secs),
+    }
 }
 
-/// One task per live run: delivers queued prompts when the agent is quiet,
-/// and records working/idle transitions.
+fn verdict(live: &LiveRun, rules: &Rules) -> Verdict {
+    status::fuse(&live.evidence(), rules, Instant::now())
+}
+
+/// One task per live run: keeps its activity status (the only writer of
+/// it) and delivers queued prompts when the agent is at rest.
 pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
     tokio::spawn(async move {
         let mut ended = live.ended.subscribe();
@@ -68,13 +77,17 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
             if *ended.borrow() {
                 return;
             }
-            let quiet = quiet(&daemon);
-            let screen = live.screen.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            let (now, why) = match (&screen, live.quiet_for(quiet)) {
-                (Some(found), _) => (found.status, found.why.clone()),
-                (None, Some(_)) => (ActivityStatus::Working, "output in the last moment".to_string()),
-                (None, None) => (ActivityStatus::Idle, "no output for a while".to_string()),
-            };
+            // Listen before looking, so evidence that lands while we look
+            // (a hook, output) wakes the wait below instead of being missed.
+            let woken = live.wake.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            let rules = rules(&daemon);
+            let Verdict {
+                status: now,
+                why,
+                recheck,
+            } = verdict(&live, &rules);
             if now != status {
                 let was = status;
                 status = now;
@@ -96,13 +109,14 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
                     .await;
                 daemon.changed(&live.id);
             }
-            if status == ActivityStatus::Idle {
-                deliver_next(&daemon, &live).await;
+            if status.takes_prompts() {
+                deliver_next(&daemon, &live, &rules).await;
             }
-            // Sleep until the agent could turn quiet, or until woken by
-            // output, a new prompt, or the end.
-            let wait = live.quiet_for(quiet);
-            let woken = live.wake.notified();
+            // Sleep until the verdict could change by itself (a hook
+            // decays), output falls quiet (a queued prompt may go in then,
+            // whatever the status), or until woken by new evidence, a new
+            // prompt, or the end.
+            let wait = recheck.into_iter().chain(live.quiet_for(rules.quiet)).min();
             tokio::select! {
                 _ = woken => {}
                 _ = ended.changed() => {}
@@ -118,10 +132,11 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
 }
 
 /// Types the oldest queued prompt into the run, then Enter.
-async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>) {
+async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) {
     let _delivering = live.delivery.lock().await;
-    // Never type a prompt into a permission question, or while the agent works.
-    if live.quiet_for(quiet(daemon)).is_some() || live.screen.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
+    // Never type a prompt into a question, or while the agent works: not
+    // while hooks say it works, nor while its output is still moving.
+    if !verdict(live, rules).status.takes_prompts() || live.quiet_for(rules.quiet).is_some() {
         return;
     }
     let id = live.id.clone();
@@ -138,7 +153,18 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>) {
     }
     // Count the delivery as output-to-come, so the next prompt waits for the
     // agent to take this one and fall quiet again.
-    *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(std::time::Instant::now());
+    let now = Instant::now();
+    *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(now);
+    // A run that reports hooks is working from here until a hook says
+    // otherwise; its last word (idle, waiting) is now out of date.
+    if let Some(held) = live.hook.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        *held = status::HookSeen {
+            status: ActivityStatus::Working,
+            why: "prompt delivered".into(),
+            at: now,
+            at_ms: crate::store::now_ms(),
+        };
+    }
     let (run, pid) = (live.id.clone(), prompt.id.clone());
     let _ = daemon
         .store

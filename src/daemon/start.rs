@@ -12,6 +12,7 @@ use serde_json::json;
 
 use super::Daemon;
 use crate::api::{ActivityStatus, ApiError, ErrorCode, RunRecord, RunState, StartParams};
+use crate::store::harness as harness_store;
 use crate::store::runs::{self, Ending, Resolved, RunRow};
 use crate::supervise::{Grace, SuperviseSpec};
 
@@ -67,7 +68,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
         None => None,
     };
 
-    let name = match &params.name {
+    let (name, name_source) = match &params.name {
         Some(name) => {
             validate_name(name)?;
             let n = name.clone();
@@ -82,23 +83,69 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
                     format!("a run named '{name}' already exists"),
                 ));
             }
-            name.clone()
+            (name.clone(), harness_store::NAME_GIVEN)
         }
-        None => free_name(daemon, &params.harness).await?,
+        // Named after the first prompt when it is known now; else a
+        // placeholder the first prompt replaces (`hooks.report`).
+        None => match params.prompt.as_deref().and_then(crate::harness::naming::slug) {
+            Some(base) => (
+                daemon
+                    .store
+                    .call(move |c| harness_store::unique_name(c, &base))
+                    .await
+                    .map_err(ApiError::internal)?,
+                harness_store::NAME_FROM_PROMPT,
+            ),
+            None => (
+                free_name(daemon, &params.harness).await?,
+                harness_store::NAME_PLACEHOLDER,
+            ),
+        },
     };
 
-    let argv = crate::harness::command_line(&params.harness, &params.args, &params.env);
+    let agents_bin = crate::harness::agents_binary();
+    let prepare = |cwd: &str| {
+        let agents_bin = agents_bin.clone()?;
+        crate::harness::prepare(
+            &params.harness,
+            &crate::harness::Request {
+                args: &params.args,
+                env: &params.env,
+                profiles: &config.profiles,
+                run_dir: &daemon.paths.run_dir(&id),
+                agents_bin: &agents_bin,
+                cwd: std::path::Path::new(cwd),
+            },
+        )
+    };
+    let mut prepared = prepare(&params.cwd);
+    let version = match &prepared {
+        Ok(p) if p.adapter.has_version() => {
+            let binary = std::path::PathBuf::from(&p.launch.argv[0]);
+            tokio::task::spawn_blocking(move || crate::harness::version::version_of(&binary))
+                .await
+                .ok()
+                .flatten()
+        }
+        _ => None,
+    };
     let mut row = RunRow {
         id: id.clone(),
         name: name.clone(),
-        harness: params.harness.clone(),
+        harness: prepared
+            .as_ref()
+            .map(|p| p.adapter.family().to_string())
+            .unwrap_or_else(|_| params.harness.clone()),
         host: "local".into(),
         cwd: params.cwd.clone(),
-        command: argv.clone().unwrap_or_else(|_| {
-            let mut c = vec![params.harness.clone()];
-            c.extend(params.args.iter().cloned());
-            c
-        }),
+        command: match &prepared {
+            Ok(p) => p.launch.argv.clone(),
+            Err(_) => {
+                let mut c = vec![params.harness.clone()];
+                c.extend(params.args.iter().cloned());
+                c
+            }
+        },
         state: RunState::Pending,
         status: ActivityStatus::Unknown,
         parent_run_id: parent.as_ref().map(|p| p.id.clone()),
@@ -130,7 +177,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
     };
 
     // Every prerequisite, before anything is spawned.
-    let mut blocked: Option<String> = argv.as_ref().err().cloned();
+    let mut blocked: Option<String> = prepared.as_ref().err().cloned();
     let cwd_path = std::path::PathBuf::from(&params.cwd);
     if blocked.is_none() && !(cwd_path.is_absolute() && cwd_path.is_dir()) {
         blocked = Some(format!("cwd does not exist or is not a directory: {}", params.cwd));
@@ -147,12 +194,21 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
             Ok(dir) => {
                 row.worktree = Some(dest.to_string_lossy().into_owned());
                 row.cwd = dir.to_string_lossy().into_owned();
+                // The harness keeps its transcript by cwd: plan for the new one.
+                prepared = prepare(&row.cwd);
             }
             Err(reason) => blocked = Some(reason),
         }
     }
 
+    let launch = prepared.as_ref().ok().map(|p| p.launch.clone()).unwrap_or_default();
+    if blocked.is_none() {
+        row.command = launch.argv.clone();
+        blocked = write_run_files(&daemon.paths.run_dir(&id), &launch.files).err();
+    }
     let insert = row.clone();
+    let profile = prepared.as_ref().ok().and_then(|p| p.profile.clone());
+    let known = launch.session.clone();
     daemon
         .store
         .call(move |c| {
@@ -161,23 +217,45 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
                 c,
                 &insert.id,
                 "RUN_CREATED",
-                &json!({ "state": "pending", "harness": insert.harness, "name": insert.name }),
+                &json!({
+                    "state": "pending",
+                    "harness": insert.harness,
+                    "name": insert.name,
+                    "version": version,
+                    "profile": profile,
+                }),
+            )?;
+            let transcript = known
+                .as_ref()
+                .and_then(|s| s.transcript.as_ref())
+                .map(|p| p.to_string_lossy().into_owned());
+            harness_store::record_launch(
+                c,
+                &insert.id,
+                &harness_store::Launched {
+                    family: &insert.harness,
+                    version: version.as_deref(),
+                    profile: profile.as_deref(),
+                    name_source,
+                    session: known.as_ref().map(|s| (s.id.as_str(), transcript.as_deref())),
+                },
             )
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     daemon.changed(&id);
 
-    if let Some(reason) = blocked {
-        return end_blocked(daemon, &id, reason).await;
-    }
-    let argv = argv.unwrap_or_default();
+    let prepared = match (blocked, prepared) {
+        (None, Ok(prepared)) => prepared,
+        (Some(reason), _) | (None, Err(reason)) => return end_blocked(daemon, &id, reason).await,
+    };
+    let argv = launch.argv.clone();
 
     let spec = SuperviseSpec {
         run: id.clone(),
         argv,
         cwd: row.cwd.clone(),
-        env: harness_env(&params, &row),
+        env: harness_env(daemon, &params, &row, &prepared),
         rows,
         cols,
         timeout_secs: params.timeout_secs,
@@ -206,6 +284,12 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
     if let Err(e) = super::adopt::adopt(daemon, &row).await {
         tracing::warn!("cannot adopt new run {id}: {e}");
         super::adopt::supervisor_gone(daemon, &id).await;
+    }
+    if launch.session.is_none() && prepared.adapter.has_sessions() {
+        let mut env = launch.env.clone();
+        env.extend(params.env.iter().cloned());
+        let query = super::hooks::session_query(&row.cwd, &env, prepared.adapter.config_home_var());
+        super::hooks::discover_session(daemon.clone(), id.clone(), prepared.adapter, query);
     }
     if let Some(prompt) = params.prompt.filter(|p| !p.is_empty()) {
         super::queue::enqueue(daemon, &id, &ulid::Ulid::new().to_string(), &prompt).await?;
@@ -302,20 +386,46 @@ async fn free_name(daemon: &Arc<Daemon>, harness: &str) -> Result<String, ApiErr
         .map_err(ApiError::internal)
 }
 
-fn harness_env(params: &StartParams, row: &RunRow) -> Vec<(String, String)> {
+/// The harness's environment, by precedence (DESIGN §4): the client's
+/// allowlisted variables and those passed by name (run options and the
+/// profile), then the adapter's (config home), then ours.
+fn harness_env(
+    daemon: &Daemon,
+    params: &StartParams,
+    row: &RunRow,
+    prepared: &crate::harness::Prepared,
+) -> Vec<(String, String)> {
+    let passed = |k: &String| params.pass_env.contains(k) || prepared.pass_env.contains(k);
     let mut env: Vec<(String, String)> = params
         .env
         .iter()
-        .filter(|(k, _)| {
-            ENV_ALLOWLIST.contains(&k.as_str()) || k.starts_with("LC_") || params.pass_env.iter().any(|p| p == k)
-        })
+        .filter(|(k, _)| ENV_ALLOWLIST.contains(&k.as_str()) || k.starts_with("LC_") || passed(k))
+        .filter(|(k, _)| k != "AGENTS_HOME" && !prepared.launch.env.iter().any(|(a, _)| a == k))
         .cloned()
         .collect();
+    env.extend(prepared.launch.env.iter().cloned());
+    // `agents hook` in the harness must reach this daemon, whatever the
+    // client's environment said.
+    env.push(("AGENTS_HOME".into(), daemon.paths.home.to_string_lossy().into_owned()));
     env.push(("TERM".into(), "xterm-256color".into()));
     env.push(("COLORTERM".into(), "truecolor".into()));
     env.push(("AGENTS_RUN_ID".into(), row.id.clone()));
     env.push(("AGENTS_LAUNCH_ID".into(), row.launch_id.clone()));
     env
+}
+
+/// Writes the files a launch needs (a harness's per-run hook settings)
+/// into the run's folder; a failure is the reason the run is blocked.
+fn write_run_files(run_dir: &std::path::Path, files: &[(std::path::PathBuf, String)]) -> Result<(), String> {
+    for (path, contents) in files {
+        if !path.starts_with(run_dir) {
+            return Err(format!("refusing to write {} outside the run folder", path.display()));
+        }
+        std::fs::create_dir_all(run_dir)
+            .and_then(|()| std::fs::write(path, contents))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// How long a new supervisor has to say it is ready (it has bound its socket

@@ -1,46 +1,111 @@
-//! Harness adapters: what command a run spawns. The engine knows `shell`,
-//! `cmd` and the built-in `demo` agent; the agent families (claude, codex,
-//! gemini, aider) plug in here behind the same seam.
+//! Harness adapters (DESIGN §7): one per family — `claude`, `codex`,
+//! `gemini`, `aider`, and the engine's own `shell`, `cmd` and `demo` — behind
+//! the [`Adapter`] seam. `prepare` turns a harness or profile name and the
+//! user's arguments into what to spawn, or the reason the run is blocked.
+//! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
+//! evidence ([`screen`]), names from prompts ([`naming`]) and versions.
 
+mod adapter;
+pub mod aider;
+mod builtin;
+pub mod claude;
+pub mod codex;
 pub mod demo;
+pub mod gemini;
+pub mod hooks;
+pub mod naming;
+mod profile;
 pub mod screen;
+pub mod status;
+pub mod version;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Harness names this build can launch.
-pub const KNOWN: &[&str] = &["shell", "cmd", "demo"];
+pub use adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery};
+pub use profile::{Profile, validate as validate_profiles};
 
-/// Resolves a harness name and its arguments to the argv to spawn, or the
-/// reason the run is blocked before spawn.
-pub fn command_line(harness: &str, args: &[String], env: &[(String, String)]) -> Result<Vec<String>, String> {
-    let lookup = |key: &str| env.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
-    let mut argv = match harness {
-        "shell" => {
-            let shell = lookup("SHELL").filter(|s| !s.is_empty()).unwrap_or("/bin/sh");
-            let mut argv = vec![shell.to_string()];
-            argv.extend(args.iter().cloned());
-            argv
-        }
-        "cmd" => {
-            if args.is_empty() {
-                return Err("bad option: the cmd harness needs a command after --".into());
-            }
-            args.to_vec()
-        }
-        "demo" => {
-            let exe = std::env::current_exe().map_err(|e| format!("cannot find the agents binary: {e}"))?;
-            let mut argv = vec![exe.to_string_lossy().into_owned(), "demo-agent".into()];
-            argv.extend(args.iter().cloned());
-            argv
-        }
-        other => {
-            return Err(format!("unknown harness '{other}' (known: {})", KNOWN.join(", ")));
-        }
+/// Harness families this build can launch.
+pub const KNOWN: &[&str] = &["shell", "cmd", "demo", "claude", "codex", "gemini", "aider"];
+
+/// The adapter of a family.
+pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
+    Some(match family {
+        "shell" => &builtin::Shell,
+        "cmd" => &builtin::Cmd,
+        "demo" => &builtin::Demo,
+        "claude" => &claude::Claude,
+        "codex" => &codex::Codex,
+        "gemini" => &gemini::Gemini,
+        "aider" => &aider::Aider,
+        _ => return None,
+    })
+}
+
+/// A launch decided before spawn.
+pub struct Prepared {
+    pub adapter: &'static dyn Adapter,
+    /// The profile the run uses, by name.
+    pub profile: Option<String>,
+    /// Environment variables the profile passes by name.
+    pub pass_env: Vec<String>,
+    /// `argv[0]` is the resolved program path.
+    pub launch: Launch,
+}
+
+/// What `prepare` needs besides the harness name.
+pub struct Request<'a> {
+    pub args: &'a [String],
+    pub env: &'a [(String, String)],
+    pub profiles: &'a BTreeMap<String, Profile>,
+    pub run_dir: &'a Path,
+    pub agents_bin: &'a Path,
+    pub cwd: &'a Path,
+}
+
+/// Resolves a harness or profile name to what to spawn. A profile of that
+/// name wins over the family of that name. `Err` is the task-level reason
+/// the run is blocked before spawn (unknown harness, missing binary, bad
+/// option).
+pub fn prepare(name: &str, req: &Request) -> Result<Prepared, String> {
+    let profile = req.profiles.get(name);
+    let family = profile.map_or(name, |p| p.family_for(name));
+    let adapter = adapter_for(family).ok_or_else(|| {
+        let mut known: Vec<&str> = KNOWN.to_vec();
+        known.extend(req.profiles.keys().map(String::as_str));
+        format!("unknown harness '{name}' (known: {})", known.join(", "))
+    })?;
+    let ctx = LaunchContext {
+        args: req.args,
+        env: req.env,
+        profile,
+        run_dir: req.run_dir,
+        agents_bin: req.agents_bin,
+        cwd: req.cwd,
     };
-    let program = find_binary(&argv[0], lookup("PATH"))
-        .ok_or_else(|| format!("binary not found: {} (searched PATH)", argv[0]))?;
-    argv[0] = program.to_string_lossy().into_owned();
-    Ok(argv)
+    let mut launch = adapter.launch(&ctx)?;
+    let program = launch.argv.first().cloned().unwrap_or_default();
+    let found =
+        find_binary(&program, ctx.var("PATH")).ok_or_else(|| format!("binary not found: {program} (searched PATH)"))?;
+    launch.argv[0] = found.to_string_lossy().into_owned();
+    Ok(Prepared {
+        adapter,
+        profile: profile.map(|_| name.to_string()),
+        pass_env: profile.map(|p| p.pass_env.clone()).unwrap_or_default(),
+        launch,
+    })
+}
+
+/// This `agents` binary, which harness hooks and the demo agent run. When
+/// the file was replaced since the daemon started (an upgrade, a rebuild),
+/// Linux names it `… (deleted)`: the new file at the same path is meant.
+pub fn agents_binary() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the agents binary: {e}"))?;
+    let text = exe.to_string_lossy();
+    match text.strip_suffix(" (deleted)") {
+        Some(path) if is_executable(Path::new(path)) => Ok(PathBuf::from(path)),
+        _ => Ok(exe),
+    }
 }
 
 /// Finds an executable the way a shell would: a path with a slash is taken
@@ -65,14 +130,62 @@ fn is_executable(p: &Path) -> bool {
 mod tests {
     use super::*;
 
+    fn prepare_with(name: &str, args: &[&str], profiles: &BTreeMap<String, Profile>) -> Result<Prepared, String> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+        prepare(
+            name,
+            &Request {
+                args: &args,
+                env: &env,
+                profiles,
+                run_dir: Path::new("/tmp/run"),
+                agents_bin: Path::new("/bin/true"),
+                cwd: Path::new("/"),
+            },
+        )
+    }
+
     #[test]
     fn missing_binaries_and_unknown_harnesses_are_reasons_not_panics() {
-        let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
-        let err = command_line("cmd", &["no-such-binary-xyz".into()], &env).unwrap_err();
+        let none = BTreeMap::new();
+        let err = prepare_with("cmd", &["no-such-binary-xyz"], &none).err().unwrap();
         assert!(err.contains("binary not found: no-such-binary-xyz"), "{err}");
-        assert!(command_line("nope", &[], &env).unwrap_err().contains("unknown harness"));
-        assert!(command_line("cmd", &[], &env).unwrap_err().contains("bad option"));
-        let argv = command_line("cmd", &["sh".into(), "-c".into(), "true".into()], &env).unwrap();
-        assert!(argv[0].ends_with("/sh"));
+        assert!(
+            prepare_with("nope", &[], &none)
+                .err()
+                .unwrap()
+                .contains("unknown harness")
+        );
+        assert!(prepare_with("cmd", &[], &none).err().unwrap().contains("bad option"));
+        let cmd = prepare_with("cmd", &["sh", "-c", "true"], &none).ok().unwrap();
+        assert!(cmd.launch.argv[0].ends_with("/sh"));
+        assert_eq!(cmd.adapter.family(), "cmd");
+        let claude = prepare_with("claude", &[], &none).err();
+        assert!(
+            claude.is_none() || claude.unwrap().contains("binary not found: claude"),
+            "claude is blocked only by its missing binary"
+        );
+    }
+
+    #[test]
+    fn a_profile_name_selects_its_family_and_binary() {
+        let mut profiles = BTreeMap::new();
+        profiles.insert(
+            "work".to_string(),
+            Profile {
+                family: Some("claude".into()),
+                binary: Some("/bin/sh".into()),
+                pass_env: vec!["ANTHROPIC_API_KEY".into()],
+                ..Profile::default()
+            },
+        );
+        let p = prepare_with("work", &[], &profiles).ok().unwrap();
+        assert_eq!(p.adapter.family(), "claude");
+        assert_eq!(p.profile.as_deref(), Some("work"));
+        assert_eq!(p.launch.argv[0], "/bin/sh");
+        assert_eq!(p.pass_env, vec!["ANTHROPIC_API_KEY".to_string()]);
+        let unknown = prepare_with("play", &[], &profiles).err().unwrap();
+        assert!(unknown.contains("work"), "profiles are listed as known: {unknown}");
     }
 }

@@ -1,8 +1,10 @@
 //! SQLite, owned by one thread (DESIGN §3): every query runs there, in order,
 //! and async callers await the answer.
 
+pub mod harness;
 mod migrations;
 pub mod runs;
+pub mod transcripts;
 
 use std::path::Path;
 use std::sync::mpsc;
@@ -71,6 +73,14 @@ impl Store {
             .map_err(|_| StoreError::Closed)?;
         rx.await.map_err(|_| StoreError::Closed)?
     }
+}
+
+/// A migrated connection of its own, outside the owner thread: for tests and
+/// benchmarks that call the plain query functions directly.
+pub fn open_migrated(path: &Path) -> Result<Connection, StoreError> {
+    let mut conn = open_connection(path)?;
+    migrations::migrate(&mut conn)?;
+    Ok(conn)
 }
 
 pub fn open_connection(path: &Path) -> Result<Connection, StoreError> {

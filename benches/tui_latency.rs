@@ -1,0 +1,224 @@
+//! Key → echo latency in a pane while another visible pane floods (DESIGN
+//! §10: p99 under 10 ms, and no worse than tmux side by side).
+//!
+//! `cargo bench --bench tui_latency` (release build; needs tmux). Both sides
+//! get a 200×50 terminal (a PTY we own) showing two panes side by side: one
+//! running `cat`, one running the demo agent's flood of coloured log lines.
+//! - agents: the TUI, split layout (`2`), the `cat` run focused in INSERT;
+//! - tmux 3.3a: a session split in two, `tmux attach` in the PTY.
+//!
+//! Then single characters are typed one at a time into the `cat` pane, and
+//! each one's latency is from writing it to our PTY until the chunk of the
+//! terminal's output that puts it on screen, at the place it belongs, is read
+//! (the output is parsed by our own emulator; chunks are stamped by the
+//! reading thread as they arrive, so parsing does not count). Keys are
+//! paced 3–15 ms apart, irregularly, so they do not fall in step with any
+//! frame clock. Every 40 characters Ctrl-U erases the line (the terminal's
+//! line discipline echoes the erase), unmeasured.
+//!
+//! `AGENTS_BENCH_KEYS` changes the number of keys (300);
+//! `AGENTS_BENCH_HIDE_FLOOD=1` keeps the TUI in the single layout, so the
+//! flood runs but no pane shows it (to tell its CPU cost from its drawing).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use agents::term::Terminal;
+use common::{BIN, Home, Pty, quantile, shows};
+
+const ROWS: u16 = 50;
+const COLS: u16 = 200;
+/// Characters typed on one line before it is erased.
+const LINE: u16 = 40;
+const WARMUP: usize = 20;
+/// Longer than any round: the flood must still be going when typing ends.
+const FLOOD_BYTES: &str = "50000000000";
+const BUDGET_P99_MS: f64 = 10.0;
+const CTRL_U: u8 = 0x15;
+
+fn cell_is(term: &Terminal, row: u16, col: u16, ch: u8) -> bool {
+    term.screen()
+        .cell(row, col)
+        .is_some_and(|c| c.contents().as_bytes() == [ch])
+}
+
+fn cell_is_blank(term: &Terminal, row: u16, col: u16) -> bool {
+    term.screen()
+        .cell(row, col)
+        .is_none_or(|c| !c.has_contents() || c.contents() == " ")
+}
+
+/// Types `keys` characters into the pane whose first cell is `origin`;
+/// returns each one's latency in ms.
+fn type_and_time(pty: &mut Pty, origin: (u16, u16), keys: usize) -> Vec<f64> {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let (row, left) = origin;
+    let mut col = 0u16;
+    let mut latencies = Vec::with_capacity(keys);
+    for k in 0..keys + WARMUP {
+        if col == LINE {
+            pty.press(&[CTRL_U]);
+            pty.wait("the line erased", |t| {
+                (left..left + LINE).all(|c| cell_is_blank(t, row, c))
+            });
+            col = 0;
+        }
+        // Irregular typing, 3–15 ms between keys.
+        std::thread::sleep(Duration::from_millis(3 + (k as u64 * 7) % 13));
+        pty.drain();
+        let ch = ALPHABET[k % ALPHABET.len()];
+        assert!(
+            !cell_is(&pty.term, row, left + col, ch),
+            "the pane is not blank where the key should land"
+        );
+        let sent = Instant::now();
+        pty.press(&[ch]);
+        let echoed = pty.wait("the typed character", |t| cell_is(t, row, left + col, ch));
+        if k >= WARMUP {
+            latencies.push(echoed.saturating_duration_since(sent).as_secs_f64() * 1000.0);
+        }
+        col += 1;
+    }
+    latencies
+}
+
+/// The inside of the focused pane, which the TUI draws with a thick border.
+fn focused_pane_origin(term: &Terminal) -> Option<(u16, u16)> {
+    let (rows, cols) = term.size();
+    (0..rows).find_map(|r| {
+        (0..cols)
+            .find(|&c| term.screen().cell(r, c).is_some_and(|cell| cell.contents() == "┏"))
+            .map(|c| (r + 1, c + 1))
+    })
+}
+
+fn output_bytes(home: &Home, run: &str) -> u64 {
+    let show: serde_json::Value = serde_json::from_str(&home.agents(&["show", run, "--json"])).expect("show --json");
+    show["output_bytes"].as_u64().unwrap_or(0)
+}
+
+fn agents_side(dir: &Path, keys: usize) -> Vec<f64> {
+    let home = Home::new(dir);
+    home.agents(&["daemon", "start"]);
+    home.agents(&["run", "-d", "--name", "echo", "cmd", "--", "cat"]);
+    home.agents(&["run", "-d", "--name", "flood", "demo", "--", "--flood", FLOOD_BYTES]);
+    let mut tui = home.tui(ROWS, COLS);
+    tui.wait("the runs", |t| shows(t, " echo ") && shows(t, " flood "));
+    if std::env::var_os("AGENTS_BENCH_HIDE_FLOOD").is_none() {
+        tui.press(b"2");
+        tui.wait("the flood pane", |t| shows(t, "demo · flood"));
+    }
+    tui.press(b"\r");
+    tui.wait("INSERT mode", |t| shows(t, " INSERT "));
+    let origin = focused_pane_origin(&tui.term).expect("the focused pane");
+    let before = (Instant::now(), output_bytes(&home, "flood"));
+    let latencies = type_and_time(&mut tui, origin, keys);
+    let flooded = output_bytes(&home, "flood") - before.1;
+    println!(
+        "agents: the flood pane took {:.0} MB/s meanwhile ({:.0} KB/s of frames to the terminal)",
+        flooded as f64 / before.0.elapsed().as_secs_f64() / 1e6,
+        tui.bytes as f64 / before.0.elapsed().as_secs_f64() / 1e3,
+    );
+    tui.press(&[0x01, b'd']);
+    tui.press(b"q");
+    tui.wait_exit();
+    latencies
+}
+
+fn tmux(sock: &Path, args: &[&str]) {
+    let status = Command::new("tmux")
+        .arg("-S")
+        .arg(sock)
+        .args(args)
+        .status()
+        .expect("tmux is needed for the side-by-side figures (apt-get install tmux)");
+    assert!(status.success(), "tmux {args:?} failed");
+}
+
+fn tmux_side(dir: &Path, keys: usize) -> Vec<f64> {
+    let sock = dir.join("tmux.sock");
+    let flood = format!("{BIN} demo-agent --flood {FLOOD_BYTES}");
+    let cols = COLS.to_string();
+    let rows = ROWS.to_string();
+    tmux(
+        &sock,
+        &[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "lat",
+            "-x",
+            &cols,
+            "-y",
+            &rows,
+            "cat",
+        ],
+    );
+    tmux(&sock, &["split-window", "-h", "-t", "lat", &flood]);
+    tmux(&sock, &["select-pane", "-t", "lat:0.0"]);
+    let sock_s = sock.to_str().expect("a UTF-8 path");
+    let mut client = Pty::spawn("tmux", &["-S", sock_s, "attach", "-t", "lat"], &[], ROWS, COLS);
+    client.wait("the flood pane", |t| shows(t, "INFO"));
+    let started = Instant::now();
+    let latencies = type_and_time(&mut client, (0, 0), keys);
+    println!(
+        "tmux: {:.0} KB/s to the terminal meanwhile",
+        client.bytes as f64 / started.elapsed().as_secs_f64() / 1e3
+    );
+    tmux(&sock, &["kill-server"]);
+    client.wait_exit();
+    latencies
+}
+
+struct Figures {
+    p50: f64,
+    p99: f64,
+    mean: f64,
+    max: f64,
+}
+
+fn figures(mut ms: Vec<f64>) -> Figures {
+    ms.sort_by(f64::total_cmp);
+    Figures {
+        p50: quantile(&ms, 0.5),
+        p99: quantile(&ms, 0.99),
+        mean: ms.iter().sum::<f64>() / ms.len() as f64,
+        max: ms[ms.len() - 1],
+    }
+}
+
+fn main() {
+    let keys: usize = std::env::var("AGENTS_BENCH_KEYS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    let dir = tempfile::Builder::new().prefix("ah").tempdir().expect("temp dir");
+    println!("key → echo latency, {keys} keys, while the other visible pane floods ({COLS}×{ROWS} terminal)");
+    println!("load average: {}", common::load_average());
+    let ours = figures(agents_side(&dir.path().join("agents"), keys));
+    let theirs = figures(tmux_side(dir.path(), keys));
+    println!("load average: {}", common::load_average());
+    for (name, f) in [("agents TUI", &ours), ("tmux 3.3a", &theirs)] {
+        println!(
+            "{name:>12}: p50 {:.2} ms, p99 {:.2} ms, mean {:.2} ms, max {:.2} ms",
+            f.p50, f.p99, f.mean, f.max
+        );
+    }
+    println!(
+        "{:>12}  agents / tmux: p50 {:.2}×, p99 {:.2}×",
+        "",
+        ours.p50 / theirs.p50,
+        ours.p99 / theirs.p99
+    );
+    let within = ours.p99 < BUDGET_P99_MS && ours.p99 <= theirs.p99;
+    println!(
+        "{:>12}  budget p99 < {BUDGET_P99_MS} ms and no worse than tmux: {}",
+        "",
+        if within { "ok" } else { "OVER" }
+    );
+}

@@ -1,0 +1,85 @@
+//! Parameter and result types of the `hosts.*` methods (DESIGN §8). Field
+//! names are a public contract (`agents hosts ls --json`).
+
+use serde::{Deserialize, Serialize};
+
+/// `hosts.add`: name a machine reached over SSH.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostAddParams {
+    pub name: String,
+    /// `user@host[:port]`, or a `Host` alias from `~/.ssh/config`.
+    pub target: String,
+    /// The `agents` binary on the host (default: `agents`, found in the
+    /// remote login PATH).
+    pub remote_bin: Option<String>,
+    /// `AGENTS_HOME` on the host (default: the remote user's default).
+    pub remote_home: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostRef {
+    pub name: String,
+}
+
+/// `hosts.trust`: accept the key the host offers now, when known_hosts has
+/// none for it. A changed key is never accepted this way.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostTrustParams {
+    pub name: String,
+    /// Refuse unless the offered key has this fingerprint (`SHA256:…`).
+    pub fingerprint: Option<String>,
+}
+
+/// A host as `agents hosts ls` shows it: the stored record and the link the
+/// daemon holds to it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostRecord {
+    pub name: String,
+    pub target: String,
+    pub remote_bin: String,
+    pub remote_home: Option<String>,
+    pub created_at: String,
+    /// `idle` (no link yet), `connecting`, `up`, `reconnecting`, `down`.
+    pub link: String,
+    /// When the link entered that state.
+    pub since: Option<String>,
+    /// Round trip of a request to the remote daemon, last measured.
+    pub latency_ms: Option<u64>,
+    /// Why the link is down or reconnecting.
+    pub error: Option<String>,
+    pub remote_version: Option<String>,
+    /// Runs on this host that have not ended.
+    pub live_runs: usize,
+}
+
+/// `hosts.check`: what a fresh connection to the host found.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostCheck {
+    pub name: String,
+    /// `user@hostname:port` after `~/.ssh/config`.
+    pub address: String,
+    /// The host key's type and SHA-256 fingerprint.
+    pub host_key: String,
+    pub remote_bin: String,
+    /// What `agents --version` printed on the host.
+    pub remote_version: Option<String>,
+    /// The remote daemon's version and home, once reached through `agents serve --stdio`.
+    pub remote_daemon: Option<super::DaemonStatus>,
+    pub latency_ms: Option<u64>,
+    /// Everything works: runs can be placed on this host.
+    pub ok: bool,
+    /// What is missing or incompatible, one line each.
+    pub problems: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostTrustResult {
+    pub name: String,
+    /// The known_hosts file written to.
+    pub known_hosts: String,
+    /// The known_hosts host field (`[host]:port` or `host`).
+    pub entry: String,
+    pub host_key: String,
+    /// False when the key was already known (nothing written).
+    pub added: bool,
+}

@@ -1,0 +1,85 @@
+//! `agents hook EVENT [PAYLOAD]`: what a harness hook runs (Claude's
+//! per-run settings, Codex's `notify`). It reads the hook's JSON (stdin, or
+//! the argument Codex passes), reports a small summary to the daemon with
+//! the run's `AGENTS_RUN_ID`/`AGENTS_LAUNCH_ID`, and exits 0 — always, and
+//! within [`BUDGET`] even when the daemon is down or stuck: a hook must
+//! never block or fail the harness. It never starts a daemon, and prints
+//! nothing (Claude adds a hook's stdout to the conversation).
+
+use std::io::{IsTerminal, Read};
+use std::time::{Duration, Instant};
+
+use crate::api::method;
+use crate::client::Client;
+use crate::paths::Paths;
+
+/// The most a hook may take, from process start to exit. Claude runs
+/// several hooks per tool call; a person notices a stall past about a
+/// second, and the harness's own hook timeout (5 s) is never reached.
+pub const BUDGET: Duration = Duration::from_millis(1500);
+
+/// The largest payload read (DESIGN §5: 1 MiB is the frame cap; a payload
+/// past it carries tool output we would not keep anyway).
+const MAX_PAYLOAD: usize = 1 << 20;
+
+pub fn main(words: &[String]) -> i32 {
+    let started = Instant::now();
+    // Whatever happens below (a daemon that accepts and never answers, a
+    // harness that never closes our stdin), the process ends on time.
+    std::thread::spawn(|| {
+        std::thread::sleep(BUDGET);
+        std::process::exit(0);
+    });
+    report(words, started);
+    0
+}
+
+fn report(words: &[String], started: Instant) -> Option<()> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let (run, launch) = (var("AGENTS_RUN_ID"), var("AGENTS_LAUNCH_ID"));
+    let raw = match words.get(1) {
+        Some(arg) => arg.clone().into_bytes(),
+        None => read_stdin(),
+    };
+    if run.is_none() && launch.is_none() {
+        // Not started by agents (a hook copied into a user's own settings).
+        return None;
+    }
+    let event = words.first().map_or("unknown", String::as_str);
+    let payload = serde_json::from_slice(&raw).unwrap_or(serde_json::Value::Null);
+    let mut report = crate::harness::hooks::report_from(event, &payload);
+    report.run = run;
+    report.launch_id = launch;
+    report.at_ms = crate::store::now_ms();
+    let paths = Paths::from_env().ok()?;
+    let left = BUDGET.checked_sub(started.elapsed())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    runtime.block_on(async move {
+        tokio::time::timeout(left, async move {
+            let client = Client::connect_existing(&paths, false).await.ok()?;
+            let params = serde_json::to_value(&report).ok()?;
+            client.call_value(method::HOOKS_REPORT, params).await.ok()
+        })
+        .await
+        .ok()
+        .flatten()
+    })?;
+    Some(())
+}
+
+/// The payload on stdin, at most [`MAX_PAYLOAD`] bytes kept; the rest is
+/// read and dropped, so the harness's write never fails on a closed pipe.
+fn read_stdin() -> Vec<u8> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Vec::new();
+    }
+    let mut lock = stdin.lock();
+    let mut kept = Vec::new();
+    let _ = (&mut lock).take(MAX_PAYLOAD as u64).read_to_end(&mut kept);
+    let _ = std::io::copy(&mut lock, &mut std::io::sink());
+    kept
+}

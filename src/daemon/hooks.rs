@@ -1,0 +1,176 @@
+//! `hooks.report` (DESIGN §7): a harness hook fired in a run. The report is
+//! recorded (a `HOOK` event, the session and transcript it names, subagent
+//! lineage, the run's name from its first prompt) and its status handed to
+//! the run's status loop (`queue.rs`), the one writer of status. Also the
+//! search for a run's session when its harness names it only in its files.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use super::Daemon;
+use crate::api::{ApiError, ErrorCode, HookReport};
+use crate::harness::status::{self, HookSeen};
+use crate::harness::{self, SessionQuery};
+use crate::store::harness as store;
+use crate::store::runs;
+
+/// How long a report waits for a run that is still starting to become
+/// live: hooks such as `SessionStart` can fire before the daemon has
+/// adopted the run's supervisor.
+const ADOPTION_WAIT: Duration = Duration::from_secs(10);
+
+/// How far a hook's own clock may be trusted back: a report claiming to be
+/// older than this is taken as this old.
+const MAX_HOOK_AGE_MS: i64 = 60_000;
+
+pub async fn report(daemon: &Arc<Daemon>, mut r: HookReport) -> Result<Value, ApiError> {
+    harness::hooks::bound(&mut r);
+    let (run, launch) = (r.run.clone(), r.launch_id.clone());
+    let row = daemon
+        .store
+        .call(move |c| {
+            let id = match (run, launch) {
+                (Some(run), _) => Some(run),
+                (None, Some(launch)) => store::run_for_launch(c, &launch)?,
+                (None, None) => None,
+            };
+            match id {
+                Some(id) => runs::get_run(c, &id),
+                None => Ok(None),
+            }
+        })
+        .await
+        .map_err(ApiError::internal)?
+        .ok_or_else(|| ApiError::new(ErrorCode::UnknownRun, "the hook names no run of this daemon"))?;
+    if r.launch_id.as_ref().is_some_and(|l| *l != row.launch_id) {
+        return Err(ApiError::bad_request(format!(
+            "the hook's launch id does not match run {}",
+            row.id
+        )));
+    }
+    if !row.state.is_live() {
+        return Ok(json!({ "run": row.id, "ignored": "the run has ended" }));
+    }
+    let (id, family, report) = (row.id.clone(), row.harness.clone(), r.clone());
+    let outcome = daemon
+        .store
+        .call(move |c| store::record_hook(c, &id, &family, &report))
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+    if let Some((status, why)) = harness::hooks::status_of(&r) {
+        let now_ms = crate::store::now_ms();
+        let ran_ms = r.at_ms.clamp(now_ms - MAX_HOOK_AGE_MS, now_ms);
+        let seen = HookSeen {
+            status,
+            why,
+            at: Instant::now()
+                .checked_sub(Duration::from_millis((now_ms - ran_ms) as u64))
+                .unwrap_or_else(Instant::now),
+            at_ms: ran_ms,
+        };
+        tokio::spawn(hand_to_status_loop(daemon.clone(), row.id.clone(), seen));
+    }
+    // The transcript is read from the harness's own file: registered when
+    // first named, read again as each turn or subagent ends (the tailer
+    // also follows it as it grows).
+    let transcripts: Vec<String> = match r.event.as_str() {
+        "SessionStart" | "Stop" | "agent-turn-complete" => r.transcript_path.iter().cloned().collect(),
+        "SubagentStop" => r.agent_transcript_path.iter().cloned().collect(),
+        _ if outcome.session_learned => r.transcript_path.iter().cloned().collect(),
+        _ => Vec::new(),
+    };
+    if let (Some(session), false) = (r.session_id.clone(), transcripts.is_empty()) {
+        tokio::spawn(index(daemon.clone(), row.id.clone(), session, transcripts));
+    }
+    daemon.changed(&row.id);
+    Ok(json!({
+        "run": row.id,
+        "session_learned": outcome.session_learned,
+        "renamed": outcome.renamed,
+    }))
+}
+
+async fn index(daemon: Arc<Daemon>, run: String, session: String, paths: Vec<String>) {
+    for path in paths {
+        if let Err(e) =
+            super::transcripts::index_transcript(&daemon, std::path::Path::new(&path), &session, Some(&run)).await
+        {
+            tracing::debug!("transcript {path} of run {run} not indexed: {e}");
+        }
+    }
+}
+
+/// Gives the run's status loop the hook's word, once the run is live.
+async fn hand_to_status_loop(daemon: Arc<Daemon>, run: String, seen: HookSeen) {
+    let deadline = tokio::time::Instant::now() + ADOPTION_WAIT;
+    let mut changes = daemon.changes.subscribe();
+    loop {
+        if let Some(live) = daemon.live(&run) {
+            status::keep_newer(&mut live.hook.lock().unwrap_or_else(|p| p.into_inner()), seen);
+            live.wake.notify_waiters();
+            return;
+        }
+        // Adoption announces the run (`daemon.changed`); wait for that.
+        match tokio::time::timeout_at(deadline, changes.recv()).await {
+            Ok(Ok(_) | Err(broadcast::error::RecvError::Lagged(_))) => continue,
+            Ok(Err(broadcast::error::RecvError::Closed)) | Err(_) => return,
+        }
+    }
+}
+
+/// For a harness that names its session only in its own files (Codex
+/// without a notify yet, Gemini): looks for the run's transcript a few
+/// times, backing off, until found, the run ends, or a hook said it.
+pub fn discover_session(daemon: Arc<Daemon>, run: String, adapter: &'static dyn harness::Adapter, query: SessionQuery) {
+    /// Backoff between looks; the last repeats until `GIVE_UP`. A session
+    /// file appears when the first prompt is sent, so early looks are cheap
+    /// misses and later ones rare.
+    const STEPS: &[u64] = &[1, 2, 4, 8, 15, 30];
+    const GIVE_UP: Duration = Duration::from_secs(600);
+    let query = Arc::new(query);
+    tokio::spawn(async move {
+        let started = Instant::now();
+        for step in STEPS.iter().chain(std::iter::repeat(&30)) {
+            tokio::time::sleep(Duration::from_secs(*step)).await;
+            if started.elapsed() > GIVE_UP {
+                return;
+            }
+            let key = run.clone();
+            let Ok(Some(row)) = daemon.store.call(move |c| runs::get_run(c, &key)).await else {
+                return;
+            };
+            if !row.state.is_live() || row.session_id.is_some() {
+                return;
+            }
+            let q = query.clone();
+            let Ok(Some(found)) = tokio::task::spawn_blocking(move || adapter.find_session(&q)).await else {
+                continue;
+            };
+            let (id, family, session) = (run.clone(), adapter.family(), found.id.clone());
+            let transcript = found.transcript.map(|p| p.to_string_lossy().into_owned());
+            let path = transcript.clone();
+            let _ = daemon
+                .store
+                .call(move |c| store::learn_session(c, &id, family, &session, path.as_deref(), "transcript"))
+                .await;
+            daemon.changed(&run);
+            index(daemon.clone(), run.clone(), found.id, transcript.into_iter().collect()).await;
+            return;
+        }
+    });
+}
+
+/// The query for a run started now in `cwd`, with the launch's environment.
+pub fn session_query(cwd: &str, env: &[(String, String)], config_home_var: Option<&str>) -> SessionQuery {
+    let var = |k: &str| env.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+    SessionQuery {
+        cwd: cwd.into(),
+        // A little earlier than now: file times are coarse on some systems.
+        started: SystemTime::now() - Duration::from_secs(2),
+        config_home: config_home_var.and_then(var).map(Into::into),
+        home: var("HOME").map(Into::into),
+    }
+}

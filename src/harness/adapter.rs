@@ -1,0 +1,199 @@
+//! The seam every harness family plugs into (DESIGN §7): how to launch it
+//! interactively, resume and fork its sessions, where its transcripts live,
+//! how a run learns its session id, and which status hooks it takes. Pure
+//! apart from reading the harness's own files in `find_session`; the daemon
+//! does the spawning.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::Profile;
+
+/// Everything an adapter may look at to build a launch.
+pub struct LaunchContext<'a> {
+    /// The user's arguments for the harness (after `--`).
+    pub args: &'a [String],
+    /// The client's environment, for lookups (PATH, SHELL, HOME). Values are
+    /// passed to the harness through the start's allowlist, never stored.
+    pub env: &'a [(String, String)],
+    pub profile: Option<&'a Profile>,
+    /// The run's folder: per-run files (hook settings) go here.
+    pub run_dir: &'a Path,
+    /// This `agents` binary, which harness hooks call (`agents hook EVENT`).
+    pub agents_bin: &'a Path,
+    pub cwd: &'a Path,
+}
+
+impl LaunchContext<'_> {
+    pub fn var(&self, key: &str) -> Option<&str> {
+        self.env
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The harness's config home: the profile's, else the user's own
+    /// setting (passed on), else none (the harness default under HOME).
+    pub fn config_home(&self, var: &str) -> Option<PathBuf> {
+        self.profile
+            .and_then(|p| p.config_home_in(self.var("HOME")))
+            .or_else(|| self.var(var).map(PathBuf::from))
+    }
+
+    pub fn model(&self) -> Option<&str> {
+        self.profile.and_then(|p| p.model.as_deref())
+    }
+}
+
+/// What to spawn, decided before spawn.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Launch {
+    /// argv; `argv[0]` is the program name or path, resolved in PATH later.
+    pub argv: Vec<String>,
+    /// Extra environment for the harness (config home), over the allowlist.
+    pub env: Vec<(String, String)>,
+    /// Files to write before spawn (per-run hook settings): path, contents.
+    pub files: Vec<(PathBuf, String)>,
+    /// The session, when its id is known before spawn.
+    pub session: Option<KnownSession>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownSession {
+    pub id: String,
+    /// Where the harness will write the transcript (it may not exist yet).
+    pub transcript: Option<PathBuf>,
+}
+
+/// What `find_session` needs to pick a run's session among the harness's
+/// transcripts: the newest one for this cwd, started after the run.
+pub struct SessionQuery {
+    pub cwd: PathBuf,
+    pub started: SystemTime,
+    /// The harness's config home, as the launch set it (None: the default).
+    pub config_home: Option<PathBuf>,
+    pub home: Option<PathBuf>,
+}
+
+pub trait Adapter: Sync {
+    /// The family name, as runs record it: `claude`, `codex`, …
+    fn family(&self) -> &'static str;
+
+    /// The program to run when no profile names one.
+    fn program(&self) -> &'static str;
+
+    /// Interactive launch: the argv (program first), extra environment,
+    /// per-run files and the session id if known before spawn. `Err` is the
+    /// reason the run is blocked.
+    fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String>;
+
+    /// The arguments that resume a session.
+    fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
+        let _ = session;
+        Err(format!("{} cannot resume a session", self.family()))
+    }
+
+    /// The arguments that start a new session from a copy of another.
+    fn fork_args(&self, session: &str) -> Result<Vec<String>, String> {
+        let _ = session;
+        Err(format!("{} cannot fork a session", self.family()))
+    }
+
+    /// The environment variable a profile's `config_home` sets.
+    fn config_home_var(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether `PROGRAM --version` says which version this is.
+    fn has_version(&self) -> bool {
+        true
+    }
+
+    /// Whether the harness keeps conversations (sessions) a run links to.
+    fn has_sessions(&self) -> bool {
+        true
+    }
+
+    /// Finds the session a run started when its id was not known before
+    /// spawn: the newest transcript for the run's cwd begun after the run.
+    fn find_session(&self, query: &SessionQuery) -> Option<KnownSession> {
+        let _ = query;
+        None
+    }
+}
+
+/// Shell-quotes one word for a hook command line (`sh -c`).
+pub fn shell_quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+' | ':' | '='))
+    {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// A random (version 4) UUID, the form Claude wants for `--session-id`.
+pub fn new_uuid() -> String {
+    let mut bytes = [0u8; 16];
+    let filled = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+        .is_ok();
+    if !filled {
+        // No /dev/urandom (a chroot): a ULID's 80 random bits and its time.
+        bytes = ulid::Ulid::new().0.to_be_bytes();
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// The files in `dir` (not recursive) modified at or after `since`, newest
+/// first.
+pub fn files_since(dir: &Path, since: SystemTime) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            let modified = meta.modified().ok()?;
+            (meta.is_file() && modified >= since).then(|| (modified, e.path()))
+        })
+        .collect();
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
+    found.into_iter().map(|(_, p)| p).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuids_are_version_4_and_differ() {
+        let a = new_uuid();
+        let b = new_uuid();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
+    }
+
+    #[test]
+    fn words_are_quoted_only_when_a_shell_would_split_them() {
+        assert_eq!(shell_quote("/usr/bin/agents"), "/usr/bin/agents");
+        assert_eq!(shell_quote("/tmp/my dir/agents"), "'/tmp/my dir/agents'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+}

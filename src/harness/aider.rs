@@ -1,0 +1,67 @@
+//! aider. It has no session ids and no resume: its transcript is the
+//! project's `.aider.chat.history.md`, and status comes from the screen and
+//! output.
+
+use super::adapter::{Adapter, Launch, LaunchContext};
+
+pub struct Aider;
+
+/// aider's chat log, in the directory it runs in.
+pub const HISTORY_FILE: &str = ".aider.chat.history.md";
+
+impl Adapter for Aider {
+    fn family(&self) -> &'static str {
+        "aider"
+    }
+
+    fn program(&self) -> &'static str {
+        "aider"
+    }
+
+    /// Its chat history is per directory, not per conversation.
+    fn has_sessions(&self) -> bool {
+        false
+    }
+
+    fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
+        let binary = ctx
+            .profile
+            .and_then(|p| p.binary.clone())
+            .unwrap_or_else(|| self.program().into());
+        let mut argv = vec![binary];
+        if let Some(model) = ctx.model() {
+            argv.extend(["--model".into(), model.to_string()]);
+        }
+        argv.extend(ctx.args.iter().cloned());
+        Ok(Launch {
+            argv,
+            ..Launch::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn aider_launches_with_its_model_and_cannot_resume() {
+        let profile = super::super::Profile {
+            model: Some("sonnet".into()),
+            ..Default::default()
+        };
+        let launch = Aider
+            .launch(&LaunchContext {
+                args: &["--no-git".to_string()],
+                env: &[],
+                profile: Some(&profile),
+                run_dir: Path::new("/r"),
+                agents_bin: Path::new("/a"),
+                cwd: Path::new("/w"),
+            })
+            .unwrap();
+        assert_eq!(launch.argv, vec!["aider", "--model", "sonnet", "--no-git"]);
+        assert!(Aider.resume_args("x").unwrap_err().contains("cannot resume"));
+    }
+}

@@ -1,0 +1,389 @@
+//! Claude Code. The session id is minted here and passed with
+//! `--session-id`, so a run knows its conversation before the harness
+//! starts; status hooks come from a per-run settings file passed with
+//! `--settings`, which Claude merges with the user's own settings without
+//! changing them. Transcripts: `<config home>/projects/<encoded cwd>/<session>.jsonl`
+//! (see `shared/reference/claude-code-2.1.197/`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, files_since, new_uuid, shell_quote};
+
+pub struct Claude;
+
+/// Every hook the run's settings install (DESIGN §7).
+pub const HOOK_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "Notification",
+    "Stop",
+    "SubagentStart",
+    "SubagentStop",
+    "SessionEnd",
+];
+
+/// Hooks that take a tool matcher; `*` is every tool.
+const TOOL_EVENTS: &[&str] = &["PreToolUse", "PermissionRequest", "PostToolUse"];
+
+/// Claude's own limit for one hook, in seconds. `agents hook` gives up after
+/// about two; this only guards against a hook that cannot even start.
+const HOOK_TIMEOUT_SECS: u64 = 5;
+
+/// The settings file's name in the run folder.
+pub const SETTINGS_FILE: &str = "claude-settings.json";
+
+impl Adapter for Claude {
+    fn family(&self) -> &'static str {
+        "claude"
+    }
+
+    fn program(&self) -> &'static str {
+        "claude"
+    }
+
+    fn config_home_var(&self) -> Option<&'static str> {
+        Some("CLAUDE_CONFIG_DIR")
+    }
+
+    fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
+        let binary = ctx
+            .profile
+            .and_then(|p| p.binary.clone())
+            .unwrap_or_else(|| self.program().into());
+        // Claude takes one `--settings` (the last wins): a user's own is
+        // merged into the run's file rather than dropping the hooks.
+        let (own, args) = take_settings(ctx.args);
+        let own = match own {
+            Some(given) => read_settings(&given, ctx.cwd)?,
+            None => Value::Object(Default::default()),
+        };
+        let settings = ctx.run_dir.join(SETTINGS_FILE);
+        let mut argv = vec![binary, "--settings".into(), settings.to_string_lossy().into_owned()];
+
+        let given = SessionArgs::parse(&args);
+        // `--session-id` may not name the session a resume continues; a fork
+        // gets a new one, which we can mint.
+        let session_id = match (&given.session_id, given.resumes, given.forks) {
+            (Some(id), _, _) => Some(id.clone()),
+            (None, true, false) => given.resumed.clone(),
+            (None, _, _) => {
+                let id = new_uuid();
+                argv.extend(["--session-id".into(), id.clone()]);
+                Some(id)
+            }
+        };
+        if let Some(model) = ctx.model() {
+            argv.extend(["--model".into(), model.to_string()]);
+        }
+        argv.extend(args);
+
+        let config_home = ctx.config_home("CLAUDE_CONFIG_DIR");
+        let env = config_home
+            .iter()
+            .map(|dir| ("CLAUDE_CONFIG_DIR".to_string(), dir.to_string_lossy().into_owned()))
+            .collect();
+        let projects = projects_dir(config_home.as_deref(), ctx.var("HOME").map(Path::new), ctx.cwd);
+        Ok(Launch {
+            argv,
+            env,
+            files: vec![(settings, hook_settings(own, ctx.agents_bin))],
+            session: session_id.map(|id| KnownSession {
+                transcript: projects.map(|dir| dir.join(format!("{id}.jsonl"))),
+                id,
+            }),
+        })
+    }
+
+    fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
+        Ok(vec!["--resume".into(), session.into()])
+    }
+
+    fn fork_args(&self, session: &str) -> Result<Vec<String>, String> {
+        Ok(vec!["--resume".into(), session.into(), "--fork-session".into()])
+    }
+
+    /// Only needed when the id was not known before spawn (`--continue`)
+    /// and no hook has said it: the newest transcript of this cwd.
+    fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {
+        let dir = projects_dir(q.config_home.as_deref(), q.home.as_deref(), &q.cwd)?;
+        let path = files_since(&dir, q.started)
+            .into_iter()
+            .find(|p| p.extension().is_some_and(|e| e == "jsonl"))?;
+        Some(KnownSession {
+            id: path.file_stem()?.to_string_lossy().into_owned(),
+            transcript: Some(path),
+        })
+    }
+}
+
+/// The session options a user passed through to Claude.
+#[derive(Debug, Default, PartialEq)]
+struct SessionArgs {
+    session_id: Option<String>,
+    resumes: bool,
+    /// The session `--resume ID` names (not `--continue`, nor a bare `--resume`).
+    resumed: Option<String>,
+    forks: bool,
+}
+
+impl SessionArgs {
+    fn parse(args: &[String]) -> SessionArgs {
+        let mut found = SessionArgs::default();
+        let value_after = |i: usize| args.get(i + 1).filter(|v| !v.starts_with('-')).cloned();
+        for (i, arg) in args.iter().enumerate() {
+            let (flag, inline) = match arg.split_once('=') {
+                Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+                _ => (arg.as_str(), None),
+            };
+            match flag {
+                "--session-id" => found.session_id = inline.or_else(|| value_after(i)),
+                "--resume" | "-r" => {
+                    found.resumes = true;
+                    found.resumed = inline.or_else(|| value_after(i));
+                }
+                "--continue" | "-c" | "--from-pr" => found.resumes = true,
+                "--fork-session" => found.forks = true,
+                _ => {}
+            }
+        }
+        found
+    }
+}
+
+/// `<config home>/projects/<cwd with every other character a dash>`.
+pub fn projects_dir(config_home: Option<&Path>, home: Option<&Path>, cwd: &Path) -> Option<PathBuf> {
+    let base = match config_home {
+        Some(dir) => dir.to_path_buf(),
+        None => home?.join(".claude"),
+    };
+    Some(base.join("projects").join(encode_cwd(cwd)))
+}
+
+/// Claude's folder name for a project: each character that is not an ASCII
+/// letter or digit becomes `-` (one per UTF-16 unit, as JavaScript counts).
+pub fn encode_cwd(cwd: &Path) -> String {
+    let mut out = String::new();
+    for c in cwd.to_string_lossy().chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('-', c.len_utf16()));
+        }
+    }
+    out
+}
+
+/// Splits a user's `--settings FILE-OR-JSON` off their arguments.
+fn take_settings(args: &[String]) -> (Option<String>, Vec<String>) {
+    let mut own = None;
+    let mut rest = Vec::new();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        if arg == "--settings" {
+            own = it.next().cloned();
+        } else if let Some(value) = arg.strip_prefix("--settings=") {
+            own = Some(value.to_string());
+        } else {
+            rest.push(arg.clone());
+        }
+    }
+    (own, rest)
+}
+
+/// A user's settings: inline JSON, or a file (relative to the run's cwd).
+fn read_settings(given: &str, cwd: &Path) -> Result<Value, String> {
+    let text = if given.trim_start().starts_with('{') {
+        given.to_string()
+    } else {
+        std::fs::read_to_string(cwd.join(given))
+            .map_err(|e| format!("bad option: cannot read --settings {given}: {e}"))?
+    };
+    match serde_json::from_str(&text) {
+        Ok(Value::Object(map)) => Ok(Value::Object(map)),
+        _ => Err(format!("bad option: --settings {given} is not a JSON object")),
+    }
+}
+
+/// The per-run settings: `base` (the user's own `--settings`, if any) with
+/// every hook event also running `agents hook EVENT`.
+pub fn hook_settings(mut base: Value, agents_bin: &Path) -> String {
+    let program = shell_quote(&agents_bin.to_string_lossy());
+    if !base["hooks"].is_object() {
+        base["hooks"] = json!({});
+    }
+    for event in HOOK_EVENTS {
+        let command = json!({
+            "type": "command",
+            "command": format!("{program} hook {event}"),
+            "timeout": HOOK_TIMEOUT_SECS,
+        });
+        let mut group = json!({ "hooks": [command] });
+        if TOOL_EVENTS.contains(event) {
+            group["matcher"] = Value::from("*");
+        }
+        let groups = &mut base["hooks"][*event];
+        match groups.as_array_mut() {
+            Some(list) => list.push(group),
+            None => *groups = json!([group]),
+        }
+    }
+    // One command per line, so a person (or a test's shell script) can read it.
+    serde_json::to_string_pretty(&base).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx<'a>(
+        args: &'a [String],
+        env: &'a [(String, String)],
+        profile: Option<&'a super::super::Profile>,
+    ) -> LaunchContext<'a> {
+        LaunchContext {
+            args,
+            env,
+            profile,
+            run_dir: Path::new("/state/runs/R1"),
+            agents_bin: Path::new("/opt/agents/bin/agents"),
+            cwd: Path::new("/home/user/project"),
+        }
+    }
+
+    fn strings(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_new_session_gets_a_minted_id_and_the_run_s_hook_settings() {
+        let env = vec![("HOME".to_string(), "/home/user".to_string())];
+        let launch = Claude.launch(&ctx(&strings(&["--verbose"]), &env, None)).unwrap();
+        let id = launch.session.as_ref().unwrap().id.clone();
+        assert_eq!(
+            launch.argv,
+            strings(&[
+                "claude",
+                "--settings",
+                "/state/runs/R1/claude-settings.json",
+                "--session-id",
+                &id,
+                "--verbose"
+            ])
+        );
+        assert_eq!(
+            launch.session.unwrap().transcript.unwrap(),
+            PathBuf::from(format!("/home/user/.claude/projects/-home-user-project/{id}.jsonl"))
+        );
+        assert!(launch.env.is_empty(), "the user's own config home is left alone");
+        let (path, settings) = &launch.files[0];
+        assert_eq!(path, Path::new("/state/runs/R1/claude-settings.json"));
+        let settings: Value = serde_json::from_str(settings).unwrap();
+        for event in HOOK_EVENTS {
+            let group = &settings["hooks"][event][0];
+            assert_eq!(
+                group["hooks"][0]["command"],
+                format!("/opt/agents/bin/agents hook {event}"),
+                "{event}"
+            );
+        }
+        assert_eq!(settings["hooks"]["PreToolUse"][0]["matcher"], "*");
+        assert!(settings["hooks"]["Stop"][0].get("matcher").is_none());
+    }
+
+    #[test]
+    fn a_profile_sets_binary_model_and_an_isolated_config_home() {
+        let profile = super::super::Profile {
+            family: Some("claude".into()),
+            binary: Some("/opt/claude-2/claude".into()),
+            config_home: Some("~/.claude-work".into()),
+            model: Some("opus".into()),
+            pass_env: vec![],
+        };
+        let env = vec![("HOME".to_string(), "/home/user".to_string())];
+        let launch = Claude.launch(&ctx(&[], &env, Some(&profile))).unwrap();
+        assert_eq!(launch.argv[0], "/opt/claude-2/claude");
+        assert_eq!(launch.argv[5..], strings(&["--model", "opus"]));
+        assert_eq!(
+            launch.env,
+            vec![("CLAUDE_CONFIG_DIR".to_string(), "/home/user/.claude-work".to_string())]
+        );
+        let transcript = launch.session.unwrap().transcript.unwrap();
+        assert!(transcript.starts_with("/home/user/.claude-work/projects/-home-user-project/"));
+    }
+
+    #[test]
+    fn resuming_continues_the_named_session_and_forking_mints_a_new_one() {
+        let resume = Claude.resume_args("abc").unwrap();
+        assert_eq!(resume, strings(&["--resume", "abc"]));
+        let launch = Claude.launch(&ctx(&resume, &[], None)).unwrap();
+        assert!(!launch.argv.contains(&"--session-id".to_string()));
+        assert_eq!(launch.session.unwrap().id, "abc");
+
+        let fork = Claude.fork_args("abc").unwrap();
+        let launch = Claude.launch(&ctx(&fork, &[], None)).unwrap();
+        let minted = launch.session.unwrap().id;
+        assert_ne!(minted, "abc");
+        let at = launch.argv.iter().position(|a| a == "--session-id").unwrap();
+        assert_eq!(launch.argv[at + 1], minted);
+
+        let cont = Claude.launch(&ctx(&strings(&["--continue"]), &[], None)).unwrap();
+        assert_eq!(cont.session, None, "learned later from hooks or the transcript");
+
+        let own = Claude
+            .launch(&ctx(&strings(&["--session-id=1234"]), &[], None))
+            .unwrap();
+        assert_eq!(own.session.unwrap().id, "1234");
+        assert_eq!(own.argv.iter().filter(|a| a.starts_with("--session-id")).count(), 1);
+    }
+
+    #[test]
+    fn a_user_s_own_settings_are_merged_with_the_run_s_hooks() {
+        let args = strings(&[
+            "--settings",
+            r#"{"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}"#,
+            "--verbose",
+        ]);
+        let launch = Claude.launch(&ctx(&args, &[], None)).unwrap();
+        assert_eq!(launch.argv.iter().filter(|a| *a == "--settings").count(), 1);
+        assert_eq!(launch.argv.last().unwrap(), "--verbose");
+        let merged: Value = serde_json::from_str(&launch.files[0].1).unwrap();
+        assert_eq!(merged["model"], "opus");
+        let stop = merged["hooks"]["Stop"].as_array().unwrap();
+        assert_eq!(stop.len(), 2, "theirs, then ours");
+        assert_eq!(stop[0]["hooks"][0]["command"], "say done");
+        assert_eq!(merged["hooks"]["PreToolUse"][0]["matcher"], "*");
+
+        let missing = strings(&["--settings", "no-such-file.json"]);
+        let err = Claude.launch(&ctx(&missing, &[], None)).unwrap_err();
+        assert!(err.contains("cannot read --settings no-such-file.json"), "{err}");
+    }
+
+    #[test]
+    fn project_folders_are_named_as_claude_names_them() {
+        assert_eq!(encode_cwd(Path::new("/home/user/project")), "-home-user-project");
+        assert_eq!(encode_cwd(Path::new("/a/b.c_d é")), "-a-b-c-d--");
+    }
+
+    #[test]
+    fn the_newest_transcript_of_the_cwd_is_the_session() {
+        let home = tempfile::tempdir().unwrap();
+        let started = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
+        let dir = home.path().join(".claude/projects/-w");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("s-1.jsonl"), "{}\n").unwrap();
+        let found = Claude
+            .find_session(&SessionQuery {
+                cwd: PathBuf::from("/w"),
+                started,
+                config_home: None,
+                home: Some(home.path().to_path_buf()),
+            })
+            .unwrap();
+        assert_eq!(found.id, "s-1");
+    }
+}

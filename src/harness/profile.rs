@@ -1,0 +1,119 @@
+//! Harness profiles from `config.toml` (DESIGN §4): `[profiles.NAME]` picks
+//! a family, and may pin the binary, an isolated config home, a model, and
+//! environment variables to pass by name. `agents run NAME` starts one; a
+//! profile named like a family (`[profiles.claude]`) changes what
+//! `agents run claude` means.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Profile {
+    /// `claude`, `codex`, `gemini`, `aider`, `shell`, `cmd` or `demo`;
+    /// defaults to the profile's own name.
+    pub family: Option<String>,
+    /// The program to run: a path, or a name searched in PATH.
+    pub binary: Option<String>,
+    /// An isolated config home (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`), so
+    /// accounts and versions do not bleed. `~/` is the user's home.
+    pub config_home: Option<String>,
+    /// Passed as the harness's model option.
+    pub model: Option<String>,
+    /// Environment variables passed to the harness, by name (values come
+    /// from the client's environment and are never stored).
+    pub pass_env: Vec<String>,
+}
+
+impl Profile {
+    /// The family this profile runs when it is called `name`.
+    pub fn family_for<'a>(&'a self, name: &'a str) -> &'a str {
+        self.family.as_deref().unwrap_or(name)
+    }
+
+    /// `config_home` with `~/` expanded against `home`.
+    pub fn config_home_in(&self, home: Option<&str>) -> Option<PathBuf> {
+        let raw = self.config_home.as_deref()?;
+        match (raw.strip_prefix("~/"), home) {
+            (Some(rest), Some(home)) => Some(PathBuf::from(home).join(rest)),
+            _ => Some(PathBuf::from(raw)),
+        }
+    }
+}
+
+/// Checks every profile names a known family and sane values (called when
+/// the config is read, so a bad profile is reported, never half-used).
+pub fn validate(profiles: &std::collections::BTreeMap<String, Profile>) -> Result<(), String> {
+    for (name, profile) in profiles {
+        let family = profile.family_for(name);
+        let Some(adapter) = super::adapter_for(family) else {
+            return Err(format!(
+                "profiles.{name}: unknown family '{family}' (known: {})",
+                super::KNOWN.join(", ")
+            ));
+        };
+        if profile.config_home.is_some() && adapter.config_home_var().is_none() {
+            return Err(format!(
+                "profiles.{name}: the {family} harness has no config home to set"
+            ));
+        }
+        if let Some(bad) = profile.pass_env.iter().find(|n| !is_env_name(n)) {
+            return Err(format!("profiles.{name}: '{bad}' is not an environment variable name"));
+        }
+    }
+    Ok(())
+}
+
+fn is_env_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn parse(text: &str) -> Result<BTreeMap<String, Profile>, String> {
+        let profiles: BTreeMap<String, Profile> = toml::from_str(text).map_err(|e| e.to_string())?;
+        validate(&profiles)?;
+        Ok(profiles)
+    }
+
+    #[test]
+    fn a_profile_names_its_family_or_is_named_after_one() {
+        let p = parse(
+            "[work]\nfamily = \"claude\"\nconfig_home = \"~/.claude-work\"\nmodel = \"opus\"\npass_env = [\"ANTHROPIC_API_KEY\"]\n[codex]\nbinary = \"/opt/codex\"\n",
+        )
+        .unwrap();
+        assert_eq!(p["work"].family_for("work"), "claude");
+        assert_eq!(p["codex"].family_for("codex"), "codex");
+        assert_eq!(
+            p["work"].config_home_in(Some("/home/u")),
+            Some(PathBuf::from("/home/u/.claude-work"))
+        );
+    }
+
+    #[test]
+    fn bad_profiles_are_refused_with_the_reason() {
+        assert!(
+            parse("[x]\nfamily = \"vim\"\n")
+                .unwrap_err()
+                .contains("unknown family 'vim'")
+        );
+        assert!(parse("[mine]\n").unwrap_err().contains("unknown family 'mine'"));
+        assert!(
+            parse("[a]\nfamily = \"aider\"\nconfig_home = \"/tmp/a\"\n")
+                .unwrap_err()
+                .contains("no config home")
+        );
+        assert!(
+            parse("[c]\nfamily = \"claude\"\npass_env = [\"A=B\"]\n")
+                .unwrap_err()
+                .contains("not an environment variable name")
+        );
+        assert!(parse("[c]\nfamily = \"claude\"\ncolour = 1\n").is_err());
+    }
+}

@@ -1,0 +1,317 @@
+//! Status fusion (DESIGN §7): what a live run's agent is doing, from every
+//! piece of evidence the daemon holds, strongest first —
+//!
+//! 1. a **hook** (the harness said so) newer than the last change of the
+//!    screen's finding, and younger than the decay limit;
+//! 2. the **screen** showing a question (a permission or trust prompt);
+//! 3. **output** in the last `quiet` moment: working;
+//! 4. a run that reports hooks, whose last hook has decayed with nothing
+//!    newer: `unknown` — a status nobody confirmed for that long is not
+//!    claimed;
+//! 5. otherwise quiet: idle.
+//!
+//! A screen change after the last hook outranks it: a permission prompt the
+//! hook announced and the user then answered (or dismissed, which fires no
+//! hook) is over once the screen says so. Pure: evidence and a clock in, a
+//! verdict out.
+
+use std::time::{Duration, Instant};
+
+use crate::api::ActivityStatus;
+use crate::harness::screen::ScreenFinding;
+
+/// A status a hook reported, and when the hook ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookSeen {
+    pub status: ActivityStatus,
+    pub why: String,
+    pub at: Instant,
+    /// Wall-clock ms the hook ran at: hooks run as separate processes, and
+    /// a late one must not overwrite a newer one.
+    pub at_ms: i64,
+}
+
+/// Everything the daemon knows about a live run's activity.
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    pub hook: Option<HookSeen>,
+    pub screen: Option<ScreenFinding>,
+    /// When the screen's finding last changed (appeared or went away).
+    pub screen_at: Option<Instant>,
+    pub last_output: Option<Instant>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Rules {
+    /// Output younger than this means working.
+    pub quiet: Duration,
+    /// A hook's word holds this long without confirmation.
+    pub decay: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub status: ActivityStatus,
+    pub why: String,
+    /// When the verdict could change with no new evidence (output falling
+    /// quiet, a hook decaying): look again then.
+    pub recheck: Option<Duration>,
+}
+
+/// Keeps the newer of the held hook and `seen`, by the time each ran.
+pub fn keep_newer(held: &mut Option<HookSeen>, seen: HookSeen) {
+    if held.as_ref().is_none_or(|h| seen.at_ms >= h.at_ms) {
+        *held = Some(seen);
+    }
+}
+
+pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
+    let age = |t: Instant| now.saturating_duration_since(t);
+    let quiet_left = ev
+        .last_output
+        .map(|t| rules.quiet.saturating_sub(age(t)))
+        .filter(|d| !d.is_zero());
+    let verdict = |status, why: String, recheck| Verdict { status, why, recheck };
+
+    let hook = ev.hook.as_ref().filter(|h| ev.screen_at.is_none_or(|s| s <= h.at));
+    if let Some(h) = hook {
+        let left = rules.decay.saturating_sub(age(h.at));
+        if !left.is_zero() {
+            return verdict(h.status, h.why.clone(), Some(left));
+        }
+    }
+    if let Some(found) = &ev.screen {
+        return verdict(found.status, found.why.clone(), None);
+    }
+    if let Some(left) = quiet_left {
+        return verdict(ActivityStatus::Working, "output in the last moment".into(), Some(left));
+    }
+    if let Some(h) = hook {
+        let mins = age(h.at).as_secs() / 60;
+        return verdict(
+            ActivityStatus::Unknown,
+            format!("nothing confirmed for {mins} min (last: {})", h.why),
+            None,
+        );
+    }
+    verdict(ActivityStatus::Idle, "no output for a while".into(), None)
+}
+
+impl ActivityStatus {
+    /// A queued prompt may be typed in: the agent is not working, and no
+    /// question is open (a decayed status is judged by the screen and the
+    /// output alone, which is how `unknown` arises).
+    pub fn takes_prompts(self) -> bool {
+        matches!(
+            self,
+            ActivityStatus::Idle | ActivityStatus::WaitingInput | ActivityStatus::Unknown
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ActivityStatus::*;
+
+    const QUIET: Duration = Duration::from_secs(1);
+    const DECAY: Duration = Duration::from_secs(600);
+
+    /// One piece of evidence arriving `at` seconds into the scenario.
+    #[derive(Clone)]
+    enum Seen {
+        Hook(ActivityStatus, &'static str),
+        /// A hook that ran earlier than it arrived (by this many seconds).
+        LateHook(ActivityStatus, &'static str, u64),
+        Screen(Option<ActivityStatus>),
+        Output,
+    }
+
+    /// Plays `steps` (seconds, evidence) from a common start, then asks at
+    /// `ask` seconds.
+    fn play(steps: &[(u64, Seen)], ask: u64) -> Verdict {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let mut ev = Evidence::default();
+        for (s, seen) in steps {
+            match seen.clone() {
+                Seen::Hook(status, why) => keep_newer(
+                    &mut ev.hook,
+                    HookSeen {
+                        status,
+                        why: why.into(),
+                        at: at(*s),
+                        at_ms: *s as i64 * 1000,
+                    },
+                ),
+                Seen::LateHook(status, why, early) => keep_newer(
+                    &mut ev.hook,
+                    HookSeen {
+                        status,
+                        why: why.into(),
+                        at: at(s - early),
+                        at_ms: (s - early) as i64 * 1000,
+                    },
+                ),
+                Seen::Screen(found) => {
+                    ev.screen = found.map(|status| ScreenFinding {
+                        status,
+                        why: "screen shows a permission prompt".into(),
+                    });
+                    ev.screen_at = Some(at(*s));
+                }
+                Seen::Output => ev.last_output = Some(at(*s)),
+            }
+        }
+        fuse(
+            &ev,
+            &Rules {
+                quiet: QUIET,
+                decay: DECAY,
+            },
+            at(ask),
+        )
+    }
+
+    /// A scenario: its name, the evidence (second, what), the second asked
+    /// at, the status expected and words the reason must contain.
+    type Case = (&'static str, Vec<(u64, Seen)>, u64, ActivityStatus, &'static str);
+
+    #[test]
+    fn evidence_sequences_fuse_to_the_expected_status() {
+        use Seen::*;
+        let table: Vec<Case> = vec![
+            ("nothing yet", vec![], 5, Idle, "no output"),
+            ("output just now", vec![(10, Output)], 10, Working, "output"),
+            ("output long ago", vec![(10, Output)], 20, Idle, "no output"),
+            (
+                "a hook outranks output",
+                vec![(10, Output), (10, Hook(Idle, "hook Stop"))],
+                10,
+                Idle,
+                "hook Stop",
+            ),
+            (
+                "a working hook holds through a quiet spell",
+                vec![(10, Hook(Working, "hook PreToolUse Bash"))],
+                100,
+                Working,
+                "hook PreToolUse Bash",
+            ),
+            (
+                "permission hook, then the prompt drawn",
+                vec![
+                    (10, Hook(NeedsApproval, "hook PermissionRequest Bash")),
+                    (11, Screen(Some(NeedsApproval))),
+                ],
+                12,
+                NeedsApproval,
+                "screen",
+            ),
+            (
+                "approved: the tool runs",
+                vec![
+                    (10, Hook(NeedsApproval, "hook PermissionRequest Bash")),
+                    (11, Screen(Some(NeedsApproval))),
+                    (20, Screen(None)),
+                    (20, Output),
+                    (21, Hook(Working, "hook PostToolUse Bash")),
+                    (22, Hook(Idle, "hook Stop")),
+                ],
+                23,
+                Idle,
+                "hook Stop",
+            ),
+            (
+                "dismissed with Esc: no hook, the screen says it is over",
+                vec![
+                    (10, Hook(NeedsApproval, "hook Notification (permission_prompt)")),
+                    (11, Screen(Some(NeedsApproval))),
+                    (20, Screen(None)),
+                ],
+                30,
+                Idle,
+                "no output",
+            ),
+            (
+                "a prompt the screen cannot read is still announced by the hook",
+                vec![(10, Hook(NeedsApproval, "hook PermissionRequest Edit"))],
+                300,
+                NeedsApproval,
+                "hook PermissionRequest Edit",
+            ),
+            (
+                "the screen alone, for a harness without hooks",
+                vec![(10, Output), (10, Screen(Some(NeedsApproval)))],
+                10,
+                NeedsApproval,
+                "screen",
+            ),
+            (
+                "a late hook does not overwrite a newer one",
+                vec![
+                    (10, Hook(Working, "hook PostToolUse Bash")),
+                    (12, Hook(Idle, "hook Stop")),
+                    (13, LateHook(Working, "hook PreToolUse Bash", 2)),
+                ],
+                14,
+                Idle,
+                "hook Stop",
+            ),
+            (
+                "a hook unconfirmed past the decay limit is unknown",
+                vec![(10, Hook(Working, "hook PreToolUse Bash"))],
+                10 + 601,
+                Unknown,
+                "nothing confirmed for 10 min (last: hook PreToolUse Bash)",
+            ),
+            (
+                "decayed, but output shows work",
+                vec![(10, Hook(Idle, "hook Stop")), (700, Output)],
+                700,
+                Working,
+                "output",
+            ),
+            (
+                "decayed, but the screen shows a question",
+                vec![
+                    (10, Screen(Some(NeedsApproval))),
+                    (11, Hook(NeedsApproval, "hook PermissionRequest Bash")),
+                ],
+                11 + 700,
+                NeedsApproval,
+                "screen",
+            ),
+            (
+                "a fresh hook after decay counts again",
+                vec![
+                    (10, Hook(Idle, "hook Stop")),
+                    (900, Hook(Working, "hook UserPromptSubmit")),
+                ],
+                901,
+                Working,
+                "hook UserPromptSubmit",
+            ),
+        ];
+        for (name, steps, ask, status, why) in table {
+            let v = play(&steps, ask);
+            assert_eq!(v.status, status, "{name}: {v:?}");
+            assert!(v.why.contains(why), "{name}: {v:?}");
+        }
+    }
+
+    #[test]
+    fn the_verdict_says_when_to_look_again() {
+        let v = play(&[(10, Seen::Output)], 10);
+        assert_eq!(v.recheck, Some(QUIET));
+        let v = play(&[(10, Seen::Hook(Idle, "hook Stop"))], 110);
+        assert_eq!(v.recheck, Some(DECAY - Duration::from_secs(100)));
+        assert_eq!(play(&[], 10).recheck, None);
+    }
+
+    #[test]
+    fn prompts_are_typed_only_into_an_agent_at_rest() {
+        assert!(Idle.takes_prompts() && WaitingInput.takes_prompts() && Unknown.takes_prompts());
+        assert!(!Working.takes_prompts() && !NeedsApproval.takes_prompts());
+    }
+}

@@ -1,0 +1,125 @@
+//! Which version of a harness a run starts (DESIGN §4: resolved before spawn
+//! and written to the run record). `PROGRAM --version` is asked once per
+//! binary: the answer is cached by path, modification time and size, so an
+//! upgrade in place is noticed and a hundred runs ask once.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
+
+/// How long a harness may take to print its version. Claude Code's native
+/// binary answers in about a second the first time on a busy 2-core machine;
+/// ten leaves room without letting a broken binary hold up a start for long.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+
+type Key = (PathBuf, SystemTime, u64);
+
+fn cache() -> &'static Mutex<HashMap<Key, Option<String>>> {
+    static CACHE: OnceLock<Mutex<HashMap<Key, Option<String>>>> = OnceLock::new();
+    CACHE.get_or_init(Mutex::default)
+}
+
+/// The version `binary --version` prints, from the cache when the binary is
+/// unchanged. `None` when it cannot say (not a failure: the run still starts).
+pub fn version_of(binary: &Path) -> Option<String> {
+    let meta = std::fs::metadata(binary).ok()?;
+    let key = (binary.to_path_buf(), meta.modified().ok()?, meta.len());
+    if let Some(known) = cache().lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        return known.clone();
+    }
+    // A binary that could not be started at all (being written: ETXTBSY)
+    // is asked again next time; one that ran and said nothing is not.
+    let found = probe(binary)?;
+    cache()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key, found.clone());
+    found
+}
+
+/// `None`: the binary did not start. `Some(None)`: it gave no version.
+fn probe(binary: &Path) -> Option<Option<String>> {
+    let child = Command::new(binary)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    Some(match rx.recv_timeout(VERSION_TIMEOUT) {
+        Ok(Ok(out)) => parse_version(&String::from_utf8_lossy(&out.stdout[..out.stdout.len().min(4096)])),
+        Ok(Err(_)) => None,
+        Err(_) => {
+            // Our own child, still unreaped (the thread waits on it): its pid
+            // cannot have been reused.
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+            None
+        }
+    })
+}
+
+/// The first word that looks like a version: `2.1.197 (Claude Code)`,
+/// `codex-cli 0.171.0`, `aider 0.86.1`, `v1.2.3`.
+pub fn parse_version(out: &str) -> Option<String> {
+    out.split_whitespace()
+        .map(|w| w.trim_start_matches('v').trim_end_matches([',', ')', ';']))
+        .find(|w| {
+            w.starts_with(|c: char| c.is_ascii_digit())
+                && w.contains('.')
+                && w.len() <= 64
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
+        })
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_read_from_what_each_harness_prints() {
+        assert_eq!(parse_version("2.1.197 (Claude Code)\n").as_deref(), Some("2.1.197"));
+        assert_eq!(parse_version("codex-cli 0.171.0").as_deref(), Some("0.171.0"));
+        assert_eq!(parse_version("aider v0.86.1").as_deref(), Some("0.86.1"));
+        assert_eq!(parse_version("0.30.0-nightly.2\n").as_deref(), Some("0.30.0-nightly.2"));
+        assert_eq!(parse_version("no version here"), None);
+    }
+
+    #[test]
+    fn a_binary_is_asked_once_until_it_changes() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("fake-claude");
+        let count = dir.path().join("count");
+        let script = |v: &str| format!("#!/bin/sh\necho x >> '{}'\necho '{v} (Claude Code)'\n", count.display());
+        // Another test thread forking while the script is open for writing
+        // makes exec fail with ETXTBSY for a moment: such a failure is not
+        // cached, so asking again is the remedy.
+        let asked = |bin: &Path| {
+            (0..100).find_map(|_| {
+                version_of(bin).or_else(|| {
+                    std::thread::sleep(Duration::from_millis(10));
+                    None
+                })
+            })
+        };
+        std::fs::write(&bin, script("1.0.0")).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(asked(&bin).as_deref(), Some("1.0.0"));
+        assert_eq!(asked(&bin).as_deref(), Some("1.0.0"));
+        assert_eq!(std::fs::read_to_string(&count).unwrap().lines().count(), 1);
+
+        // An upgrade in place: new contents (and size), so asked again.
+        std::fs::write(&bin, script("1.0.10")).unwrap();
+        assert_eq!(asked(&bin).as_deref(), Some("1.0.10"));
+        assert_eq!(std::fs::read_to_string(&count).unwrap().lines().count(), 2);
+    }
+}

@@ -1,0 +1,241 @@
+//! `agents hosts …` and `agents serve --stdio`: clap definitions and the
+//! verbs, each a client of the tool table.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use clap::Subcommand;
+use serde_json::Value;
+
+use crate::api::{HostAddParams, HostCheck, HostRecord, HostRef, HostTrustParams, HostTrustResult, method};
+use crate::client::Client;
+use crate::paths::Paths;
+
+#[derive(Subcommand, Debug)]
+pub enum HostsCommand {
+    /// Name a machine reached over SSH (user@host[:port] or an ~/.ssh/config alias).
+    Add {
+        name: String,
+        #[arg(value_name = "SSH-TARGET")]
+        target: String,
+        /// The agents binary on the host (default: agents in the remote PATH).
+        #[arg(long, value_name = "PATH")]
+        remote_bin: Option<String>,
+        /// AGENTS_HOME on the host.
+        #[arg(long, value_name = "DIR")]
+        remote_home: Option<String>,
+    },
+    /// List hosts with their link state and latency.
+    Ls {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget a host (refused while it has live runs).
+    Rm { name: String },
+    /// Connect, run the remote `agents --version`, reach the remote daemon; say what is missing.
+    Check {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Accept the key the host offers now into ~/.ssh/known_hosts (never replaces a changed key).
+    Trust {
+        name: String,
+        /// Refuse unless the offered key has this fingerprint (SHA256:…).
+        #[arg(long)]
+        fingerprint: Option<String>,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// Bridge the protocol on stdin/stdout to this host's daemon.
+    #[arg(long, required = true)]
+    pub stdio: bool,
+    /// The state directory (default: AGENTS_HOME or the usual one).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+}
+
+/// `agents serve --stdio`.
+pub async fn serve(paths: &Paths, args: ServeArgs) -> Result<i32> {
+    let paths = match args.home {
+        Some(home) => Paths::at(home),
+        None => paths.clone(),
+    };
+    super::serve::main(&paths).await
+}
+
+pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
+    let client = Client::connect(paths, false).await?;
+    match command {
+        HostsCommand::Add {
+            name,
+            target,
+            remote_bin,
+            remote_home,
+        } => {
+            let host: HostRecord = client
+                .call(
+                    method::HOSTS_ADD,
+                    HostAddParams {
+                        name,
+                        target,
+                        remote_bin,
+                        remote_home,
+                    },
+                )
+                .await?;
+            println!(
+                "added host {} ({}); check it with: agents hosts check {}",
+                host.name, host.target, host.name
+            );
+            Ok(0)
+        }
+        HostsCommand::Ls { json } => {
+            let hosts: Vec<HostRecord> = client.call(method::HOSTS_LIST, serde_json::json!({})).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&hosts)?);
+            } else if hosts.is_empty() {
+                println!("no hosts; add one with: agents hosts add NAME user@host");
+            } else {
+                print!("{}", table(&hosts));
+            }
+            Ok(0)
+        }
+        HostsCommand::Rm { name } => {
+            let _: Value = client.call(method::HOSTS_RM, HostRef { name: name.clone() }).await?;
+            println!("removed host {name}");
+            Ok(0)
+        }
+        HostsCommand::Check { name, json } => {
+            let check: HostCheck = client.call(method::HOSTS_CHECK, HostRef { name }).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&check)?);
+            } else {
+                print!("{}", check_report(&check));
+            }
+            Ok(if check.ok { 0 } else { 1 })
+        }
+        HostsCommand::Trust { name, fingerprint } => {
+            let trusted: HostTrustResult = client
+                .call(method::HOSTS_TRUST, HostTrustParams { name, fingerprint })
+                .await?;
+            if trusted.added {
+                println!(
+                    "trusted {} for host {}: added {} to {}",
+                    trusted.host_key, trusted.name, trusted.entry, trusted.known_hosts
+                );
+            } else {
+                println!(
+                    "{} of host {} is already known ({})",
+                    trusted.host_key, trusted.name, trusted.known_hosts
+                );
+            }
+            Ok(0)
+        }
+    }
+}
+
+fn table(hosts: &[HostRecord]) -> String {
+    let mut rows = vec![[
+        "NAME".to_string(),
+        "TARGET".into(),
+        "LINK".into(),
+        "SINCE".into(),
+        "LATENCY".into(),
+        "RUNS".into(),
+        "VERSION".into(),
+    ]];
+    for h in hosts {
+        rows.push([
+            h.name.clone(),
+            h.target.clone(),
+            h.link.clone(),
+            h.since.as_deref().map(ago).unwrap_or_else(|| "-".into()),
+            h.latency_ms.map(|ms| format!("{ms}ms")).unwrap_or_else(|| "-".into()),
+            h.live_runs.to_string(),
+            h.remote_version.clone().unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    let mut widths = [0usize; 7];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let line: Vec<String> = row.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    for h in hosts {
+        if let Some(error) = &h.error {
+            let flat = error.split_whitespace().collect::<Vec<_>>().join(" ");
+            out.push_str(&format!("{}: {}\n", h.name, crate::text::bounded(&flat, 400)));
+        }
+    }
+    out
+}
+
+/// "12s ago", "4m ago": how long a link has been in its state.
+fn ago(rfc3339: &str) -> String {
+    let Ok(at) = humantime::parse_rfc3339(rfc3339) else {
+        return "-".into();
+    };
+    let secs = std::time::SystemTime::now()
+        .duration_since(at)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    match secs {
+        s if s < 120 => format!("{s}s ago"),
+        s if s < 7200 => format!("{}m ago", s / 60),
+        s => format!("{}h ago", s / 3600),
+    }
+}
+
+fn check_report(c: &HostCheck) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("host      {} ({})\n", c.name, c.address));
+    out.push_str(&format!("host key  {}\n", c.host_key));
+    out.push_str(&format!(
+        "agents    {} → {}\n",
+        c.remote_bin,
+        c.remote_version.as_deref().unwrap_or("missing")
+    ));
+    match &c.remote_daemon {
+        Some(d) => out.push_str(&format!(
+            "daemon    pid {} version {} home {} ({} live runs){}\n",
+            d.pid,
+            d.version,
+            d.home,
+            d.live_runs,
+            c.latency_ms
+                .map(|ms| format!(", {ms}ms round trip"))
+                .unwrap_or_default()
+        )),
+        None => out.push_str("daemon    not reached\n"),
+    }
+    for p in &c.problems {
+        out.push_str(&format!("problem   {p}\n"));
+    }
+    out.push_str(if c.ok {
+        "ok: runs can be placed on this host\n"
+    } else {
+        "not ready: runs placed on this host would be blocked\n"
+    });
+    out
+}
+
+/// `--cwd` of `agents run --host`: a path on the host, sent as given (not
+/// made absolute here, where it means nothing); the daemon maps it.
+pub fn remote_cwd(cwd: Option<&std::path::Path>) -> Result<String> {
+    match cwd {
+        None => Ok(String::new()),
+        Some(p) => match p.to_str() {
+            Some(s) => Ok(s.to_string()),
+            None => bail!("--cwd for a remote host must be valid UTF-8"),
+        },
+    }
+}

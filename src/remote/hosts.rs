@@ -1,0 +1,278 @@
+//! The `hosts.*` methods: add, list (with each link's state and latency),
+//! remove, check (a fresh connection, step by step, saying what is
+//! missing), and trust (the explicit acceptance of a new host key).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::error::RemoteError;
+use super::link::{self, Phase, resolve_host};
+use super::store::{self as host_store, HostRow};
+use super::{known_hosts, ssh};
+use crate::api::{
+    ApiError, ErrorCode, HostAddParams, HostCheck, HostRecord, HostRef, HostTrustParams, HostTrustResult, method,
+};
+use crate::daemon::Daemon;
+use crate::store::format_ms;
+
+/// The binary looked for on a host when none is named: the remote login
+/// PATH's `agents`.
+pub const DEFAULT_REMOTE_BIN: &str = "agents";
+
+fn params<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
+    serde_json::from_value(value).map_err(|e| ApiError::bad_request(format!("bad parameters: {e}")))
+}
+
+fn to_value<T: serde::Serialize>(v: T) -> Result<Value, ApiError> {
+    serde_json::to_value(v).map_err(ApiError::internal)
+}
+
+/// Answers a `hosts.*` method; `None` for any other.
+pub async fn call(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Result<Value, ApiError>> {
+    let p = p.clone();
+    Some(match name {
+        method::HOSTS_ADD => match params(p) {
+            Ok(add) => add_host(daemon, add).await.and_then(to_value),
+            Err(e) => Err(e),
+        },
+        method::HOSTS_LIST => list(daemon).await.and_then(to_value),
+        method::HOSTS_RM => match params::<HostRef>(p) {
+            Ok(HostRef { name }) => remove(daemon, &name).await,
+            Err(e) => Err(e),
+        },
+        method::HOSTS_CHECK => match params::<HostRef>(p) {
+            Ok(HostRef { name }) => check(daemon, &name).await.and_then(to_value),
+            Err(e) => Err(e),
+        },
+        method::HOSTS_TRUST => match params(p) {
+            Ok(trust_params) => trust(daemon, trust_params).await.and_then(to_value),
+            Err(e) => Err(e),
+        },
+        _ => return None,
+    })
+}
+
+/// The stored host, or `unknown_host`.
+pub async fn stored(daemon: &Arc<Daemon>, name: &str) -> Result<HostRow, ApiError> {
+    let key = name.to_string();
+    daemon
+        .store
+        .call(move |c| host_store::get_host(c, &key))
+        .await
+        .map_err(ApiError::internal)?
+        .ok_or_else(|| RemoteError::UnknownHost(name.to_string()).into())
+}
+
+fn validate_host_name(name: &str) -> Result<(), ApiError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !name.starts_with(['-', '.'])
+        && name != "local";
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "bad host name '{name}': use up to 64 letters, digits, '-', '_' or '.' (and not 'local')"
+        )))
+    }
+}
+
+async fn add_host(daemon: &Arc<Daemon>, add: HostAddParams) -> Result<HostRecord, ApiError> {
+    validate_host_name(&add.name)?;
+    super::target::parse_target(&add.target).map_err(ApiError::bad_request)?;
+    let remote_bin = add
+        .remote_bin
+        .filter(|b| !b.trim().is_empty())
+        .unwrap_or_else(|| DEFAULT_REMOTE_BIN.into());
+    let row = HostRow {
+        name: add.name.clone(),
+        target: add.target.trim().to_string(),
+        remote_bin,
+        remote_home: add.remote_home.filter(|h| !h.trim().is_empty()),
+        created_at: crate::store::now_ms(),
+    };
+    let insert = row.clone();
+    let added = daemon
+        .store
+        .call(move |c| host_store::insert_host(c, &insert))
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+    if !added {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!(
+                "a host named '{}' already exists; remove it first with `agents hosts rm {}`",
+                add.name, add.name
+            ),
+        ));
+    }
+    Ok(record(daemon, &row, 0))
+}
+
+fn record(daemon: &Daemon, host: &HostRow, live_runs: usize) -> HostRecord {
+    let state = daemon.hosts.get(&host.name).map(|l| l.state());
+    HostRecord {
+        name: host.name.clone(),
+        target: host.target.clone(),
+        remote_bin: host.remote_bin.clone(),
+        remote_home: host.remote_home.clone(),
+        created_at: format_ms(host.created_at),
+        link: state.as_ref().map(|s| s.phase).unwrap_or(Phase::Idle).as_str().into(),
+        since: state.as_ref().and_then(|s| s.since_ms).map(format_ms),
+        latency_ms: state
+            .as_ref()
+            .filter(|s| s.phase == Phase::Up)
+            .and_then(|s| s.latency_ms),
+        error: state.as_ref().and_then(|s| s.error.clone()),
+        remote_version: state.and_then(|s| s.remote_version),
+        live_runs,
+    }
+}
+
+async fn list(daemon: &Arc<Daemon>) -> Result<Vec<HostRecord>, ApiError> {
+    let rows = daemon
+        .store
+        .call(|c| {
+            let hosts = host_store::list_hosts(c)?;
+            hosts
+                .into_iter()
+                .map(|h| {
+                    let live = host_store::live_runs_on(c, &h.name)?.len();
+                    Ok((h, live))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(rows.iter().map(|(h, live)| record(daemon, h, *live)).collect())
+}
+
+async fn remove(daemon: &Arc<Daemon>, name: &str) -> Result<Value, ApiError> {
+    stored(daemon, name).await?;
+    let key = name.to_string();
+    let live = daemon
+        .store
+        .call(move |c| host_store::live_runs_on(c, &key))
+        .await
+        .map_err(ApiError::internal)?;
+    if !live.is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!(
+                "host {name} has {} live run(s) ({}); cancel them or wait for them to end first",
+                live.len(),
+                live.join(", ")
+            ),
+        ));
+    }
+    let key = name.to_string();
+    daemon
+        .store
+        .call(move |c| host_store::remove_host(c, &key))
+        .await
+        .map_err(ApiError::internal)?;
+    daemon.hosts.forget(name).await;
+    Ok(Value::Null)
+}
+
+/// A fresh connection, step by step. SSH-level failures (unreachable, host
+/// key, authentication) are errors; what is missing past them is listed.
+async fn check(daemon: &Arc<Daemon>, name: &str) -> Result<HostCheck, ApiError> {
+    let host = stored(daemon, name).await?;
+    let resolved = resolve_host(&host)?;
+    let connection = ssh::connect(&host.name, &resolved).await?;
+    let mut report = HostCheck {
+        name: host.name.clone(),
+        address: resolved.address(),
+        host_key: known_hosts::describe(&connection.host_key),
+        remote_bin: host.remote_bin.clone(),
+        remote_version: None,
+        remote_daemon: None,
+        latency_ms: None,
+        ok: false,
+        problems: Vec::new(),
+    };
+    let info = match link::probe(&connection, &host).await {
+        Ok(info) => info,
+        Err(e) => {
+            report.problems.push(e.to_string());
+            connection.disconnect().await;
+            return Ok(report);
+        }
+    };
+    let ours = format!("agents {}", env!("CARGO_PKG_VERSION"));
+    if info.version != ours {
+        report.problems.push(format!(
+            "the host runs {} and this is {ours}; they work together while their protocol matches",
+            info.version
+        ));
+    }
+    report.remote_version = Some(info.version.clone());
+    // The protocol: through `agents serve --stdio`, to the remote daemon.
+    match link::Connection::open_on(connection, info, &host, 0).await {
+        Ok(conn) => {
+            let started = Instant::now();
+            match conn.status(&host.name).await {
+                Ok((status, _)) => {
+                    report.latency_ms = Some(started.elapsed().as_millis() as u64);
+                    report.remote_daemon = Some(status);
+                }
+                Err(e) => report.problems.push(format!("the remote daemon did not answer: {e}")),
+            }
+            conn.close().await;
+        }
+        Err(e) => report.problems.push(e.to_string()),
+    }
+    report.ok = report.remote_daemon.is_some() && report.remote_version.is_some();
+    // A version difference alone does not stop placement.
+    Ok(report)
+}
+
+async fn trust(daemon: &Arc<Daemon>, p: HostTrustParams) -> Result<HostTrustResult, ApiError> {
+    let host = stored(daemon, &p.name).await?;
+    let resolved = resolve_host(&host)?;
+    let key = ssh::offered_key(&host.name, &resolved).await?;
+    let fingerprint = known_hosts::fingerprint(&key);
+    if let Some(expected) = &p.fingerprint
+        && expected.trim() != fingerprint
+    {
+        return Err(ApiError::new(
+            ErrorCode::HostKeyChanged,
+            format!(
+                "{} offers {}, not the expected {expected}; nothing trusted",
+                resolved.known_hosts_entry(),
+                known_hosts::describe(&key)
+            ),
+        ));
+    }
+    let file = resolved
+        .known_hosts
+        .first()
+        .cloned()
+        .ok_or_else(|| ApiError::internal("no known_hosts file"))?;
+    // Refuse when any known_hosts file already holds another key for it.
+    match known_hosts::verify(
+        &resolved.known_hosts,
+        &resolved.hostname,
+        resolved.port,
+        &key,
+        &host.name,
+    ) {
+        Ok(()) | Err(RemoteError::HostKeyUnknown { .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let added = known_hosts::trust(&file, &resolved.hostname, resolved.port, &key)?;
+    Ok(HostTrustResult {
+        name: host.name.clone(),
+        known_hosts: file.display().to_string(),
+        entry: resolved.known_hosts_entry(),
+        host_key: known_hosts::describe(&key),
+        added,
+    })
+}

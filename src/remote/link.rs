@@ -1,0 +1,562 @@
+//! One SSH link per host, held by the daemon (DESIGN §8). A link opens on
+//! first use: SSH, then `agents --version` and the remote login
+//! environment, then `agents serve --stdio` on an exec channel, over which
+//! this daemon is an ordinary client of the remote one. Frames the remote
+//! daemon sends unasked (output, `output.end`, `run.changed`) are routed by
+//! run id to whoever follows that run (`remote::mirror`).
+//!
+//! Every connection has an epoch, one more than the last: frames are
+//! delivered tagged with it, and a follower drops any from an epoch that is
+//! not its current one (DESIGN §5).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use super::error::RemoteError;
+use super::ssh::{self, Ssh, shell_quote};
+use super::store::HostRow;
+use super::target::{Resolved, parse_target, resolve};
+use crate::api::{ApiError, DaemonStatus, ErrorCode, method};
+use crate::client::Client;
+use crate::protocol::rpc::Message;
+use crate::protocol::{Frame, HeaderError};
+
+/// A request to the remote daemon gets this long. `runs.start` spawns a
+/// supervisor there (≤ 10 s by its own bound), so a little more than that.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// `agents serve --stdio` may start the remote daemon (≤ 10 s by the
+/// client's own bound) before it answers our header.
+const SERVE_TIMEOUT: Duration = Duration::from_secs(20);
+/// How often a live link's latency is measured (one `daemon.status`).
+const LATENCY_EVERY: Duration = Duration::from_secs(15);
+
+/// Environment variables a remote run takes from the remote login
+/// environment (the same allowlist idea as a local run's, DESIGN §4): the
+/// local machine's PATH or HOME mean nothing there.
+const REMOTE_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_RUNTIME_DIR",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Never connected since the daemon started.
+    Idle,
+    Connecting,
+    Up,
+    /// Was up, lost, and being connected again.
+    Reconnecting,
+    Down,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Idle => "idle",
+            Phase::Connecting => "connecting",
+            Phase::Up => "up",
+            Phase::Reconnecting => "reconnecting",
+            Phase::Down => "down",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct LinkState {
+    pub phase: Phase,
+    /// When the link last went up or stopped being up (ms since the epoch).
+    pub since_ms: Option<i64>,
+    pub latency_ms: Option<u64>,
+    pub error: Option<String>,
+    pub remote_version: Option<String>,
+}
+
+/// What the remote daemon sends about one run, tagged with the epoch of
+/// the connection it came over.
+#[derive(Debug)]
+pub enum RunEvent {
+    Output {
+        epoch: u64,
+        offset: u64,
+        bytes: Vec<u8>,
+    },
+    /// `output.end`: caught up (`final` false) or the output ended.
+    End {
+        epoch: u64,
+        is_final: bool,
+        error: Option<String>,
+    },
+    /// The run's record changed there.
+    Changed {
+        epoch: u64,
+    },
+}
+
+type Routes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<RunEvent>>>>;
+
+/// What the probe learnt about the host.
+#[derive(Debug, Clone, Default)]
+pub struct RemoteInfo {
+    /// What `agents --version` printed there (`agents 0.1.0`).
+    pub version: String,
+    /// The allowlisted part of the remote login environment.
+    pub env: Vec<(String, String)>,
+}
+
+impl RemoteInfo {
+    pub fn home(&self) -> Option<&str> {
+        self.env.iter().find(|(k, _)| k == "HOME").map(|(_, v)| v.as_str())
+    }
+}
+
+/// One live SSH connection with the remote daemon's protocol on it.
+pub struct Connection {
+    pub epoch: u64,
+    ssh: Ssh,
+    client: Client,
+    pub info: RemoteInfo,
+    routes: Routes,
+    closed: watch::Receiver<bool>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+}
+
+/// The host's target resolved through `~/.ssh/config` of the daemon's user.
+pub fn resolve_host(host: &HostRow) -> Result<Resolved, RemoteError> {
+    let target = parse_target(&host.target).map_err(RemoteError::Other)?;
+    let home = dirs::home_dir().ok_or_else(|| RemoteError::Other("cannot find the home directory".into()))?;
+    let config = std::fs::read_to_string(home.join(".ssh/config")).ok();
+    let user = nix::unistd::User::from_uid(nix::unistd::getuid())
+        .ok()
+        .flatten()
+        .map(|u| u.name)
+        .or_else(|| std::env::var("USER").ok())
+        .unwrap_or_else(|| "root".into());
+    Ok(resolve(&target, config.as_deref(), &home, &user))
+}
+
+/// Runs `BIN --version && env` on the host: is our binary there, and what
+/// environment does a command there get.
+pub async fn probe(ssh: &Ssh, host: &HostRow) -> Result<RemoteInfo, RemoteError> {
+    let bin = shell_quote(&host.remote_bin);
+    let out = ssh.exec(&format!("{bin} --version && env")).await?;
+    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let unavailable = |why: String| RemoteError::RemoteUnavailable {
+        name: host.name.clone(),
+        why,
+    };
+    match out.status {
+        Some(0) => {}
+        Some(127) => {
+            return Err(unavailable(format!(
+                "the agents binary '{}' was not found there ({}); install agents on the host or set --remote-bin",
+                host.remote_bin,
+                crate::text::bounded(&stderr, 300)
+            )));
+        }
+        Some(126) => {
+            return Err(unavailable(format!(
+                "'{}' is not executable there ({})",
+                host.remote_bin,
+                crate::text::bounded(&stderr, 300)
+            )));
+        }
+        status => {
+            return Err(unavailable(format!(
+                "'{} --version' failed ({}): {}",
+                host.remote_bin,
+                status
+                    .map(|s| format!("exit {s}"))
+                    .unwrap_or_else(|| "no exit status".into()),
+                crate::text::bounded(&stderr, 300)
+            )));
+        }
+    }
+    // A login script that prints (a noisy .bashrc) comes first: skip it.
+    let version = stdout
+        .lines()
+        .find(|l| l.starts_with("agents "))
+        .or_else(|| stdout.lines().next())
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    if !version.starts_with("agents ") {
+        return Err(RemoteError::Incompatible {
+            name: host.name.clone(),
+            why: format!(
+                "'{} --version' printed '{}', not an agents version",
+                host.remote_bin,
+                crate::text::bounded(&version, 80)
+            ),
+        });
+    }
+    let env = stdout
+        .lines()
+        .filter_map(|line| line.split_once('='))
+        .filter(|(k, _)| REMOTE_ENV.contains(k) || k.starts_with("LC_"))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Ok(RemoteInfo { version, env })
+}
+
+/// Starts `agents serve --stdio` there and speaks the protocol through it.
+async fn serve(ssh: &Ssh, host: &HostRow) -> Result<(Client, Arc<Mutex<Vec<u8>>>), RemoteError> {
+    let mut command = format!("{} serve --stdio", shell_quote(&host.remote_bin));
+    if let Some(home) = &host.remote_home {
+        command.push_str(&format!(" --home {}", shell_quote(home)));
+    }
+    let stream = ssh.stream(&command).await?;
+    let stderr = stream.stderr.clone();
+    let tail = || {
+        let text = String::from_utf8_lossy(&stderr.lock().unwrap_or_else(|p| p.into_inner())).into_owned();
+        let text = text.trim();
+        if text.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", crate::text::bounded(text, 500))
+        }
+    };
+    let client = match tokio::time::timeout(SERVE_TIMEOUT, Client::over(stream.reader, stream.writer, true)).await {
+        Err(_) => {
+            return Err(RemoteError::RemoteUnavailable {
+                name: host.name.clone(),
+                why: format!(
+                    "`{command}` sent no header within {}s{}",
+                    SERVE_TIMEOUT.as_secs(),
+                    tail()
+                ),
+            });
+        }
+        Ok(Err(HeaderError::Mismatch { peer, ours, .. })) => {
+            return Err(RemoteError::Incompatible {
+                name: host.name.clone(),
+                why: format!("it speaks protocol {peer}, this agents speaks {ours}"),
+            });
+        }
+        Ok(Err(e)) => {
+            // Give a failing serve a moment to finish its complaint.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            return Err(RemoteError::RemoteUnavailable {
+                name: host.name.clone(),
+                why: format!("`{command}` failed: {e}{}", tail()),
+            });
+        }
+        Ok(Ok(client)) => client,
+    };
+    Ok((client, stderr))
+}
+
+impl Connection {
+    /// SSH, probe, serve: a connection ready for calls.
+    pub async fn open(host: &HostRow, epoch: u64) -> Result<Connection, RemoteError> {
+        let resolved = resolve_host(host)?;
+        let ssh = ssh::connect(&host.name, &resolved).await?;
+        let info = probe(&ssh, host).await?;
+        Connection::open_on(ssh, info, host, epoch).await
+    }
+
+    /// The protocol part, on an SSH connection already probed.
+    pub async fn open_on(ssh: Ssh, info: RemoteInfo, host: &HostRow, epoch: u64) -> Result<Connection, RemoteError> {
+        let (mut client, stderr) = serve(&ssh, host).await?;
+        let events = client.events.take().unwrap_or_else(|| mpsc::channel(1).1);
+        let routes: Routes = Arc::default();
+        let (closed_tx, closed) = watch::channel(false);
+        tokio::spawn(route(events, routes.clone(), closed_tx, epoch));
+        Ok(Connection {
+            epoch,
+            ssh,
+            client,
+            info,
+            routes,
+            closed,
+            stderr,
+        })
+    }
+
+    pub fn alive(&self) -> bool {
+        !*self.closed.borrow() && !self.ssh.is_closed()
+    }
+
+    /// Resolves once the connection has ended.
+    pub async fn ended(&self) {
+        let mut closed = self.closed.clone();
+        let _ = closed.wait_for(|c| *c).await;
+    }
+
+    /// A call to the remote daemon. A link that drops meanwhile is
+    /// `host_unreachable`; the remote daemon's own errors pass through.
+    pub async fn call(&self, name: &str, host: &str, method: &str, params: Value) -> Result<Value, ApiError> {
+        match tokio::time::timeout(CALL_TIMEOUT, self.client.call_value(method, params)).await {
+            Err(_) => Err(ApiError::new(
+                ErrorCode::HostUnreachable,
+                format!("host {host} did not answer {method} within {}s", CALL_TIMEOUT.as_secs()),
+            )),
+            Ok(Err(e)) if e.code == ErrorCode::DaemonUnavailable => {
+                let stderr =
+                    String::from_utf8_lossy(&self.stderr.lock().unwrap_or_else(|p| p.into_inner())).into_owned();
+                let stderr = stderr.trim();
+                Err(ApiError::new(
+                    ErrorCode::HostUnreachable,
+                    format!(
+                        "the link to host {host} ended during {method}{}",
+                        if stderr.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", crate::text::bounded(stderr, 300))
+                        }
+                    ),
+                ))
+            }
+            Ok(other) => other.map_err(|e| ApiError::new(e.code, format!("{name}: {}", e.message))),
+        }
+    }
+
+    /// Frames for `run` from now on, until the connection ends.
+    pub fn route(&self, run: &str) -> mpsc::UnboundedReceiver<RunEvent> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.routes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(run.to_string(), tx);
+        rx
+    }
+
+    pub fn unroute(&self, run: &str) {
+        self.routes.lock().unwrap_or_else(|p| p.into_inner()).remove(run);
+    }
+
+    pub async fn send_frame(&self, frame: Frame) -> Result<(), ApiError> {
+        self.client.send_frame(frame).await
+    }
+
+    /// One round trip to the remote daemon: its status and how long it took.
+    pub async fn status(&self, host: &str) -> Result<(DaemonStatus, u64), ApiError> {
+        let started = Instant::now();
+        let value = self
+            .call(host, host, method::DAEMON_STATUS, serde_json::json!({}))
+            .await?;
+        let status: DaemonStatus = serde_json::from_value(value).map_err(ApiError::internal)?;
+        Ok((status, started.elapsed().as_millis() as u64))
+    }
+
+    pub async fn close(&self) {
+        self.ssh.disconnect().await;
+    }
+}
+
+/// Hands each unasked frame to the follower of its run.
+async fn route(mut events: mpsc::Receiver<Frame>, routes: Routes, closed: watch::Sender<bool>, epoch: u64) {
+    while let Some(frame) = events.recv().await {
+        let (run, event) = match frame {
+            Frame::Output { run, offset, bytes } => (run, RunEvent::Output { epoch, offset, bytes }),
+            Frame::Control(bytes) => {
+                let Ok(Message::Request(note)) = Message::parse(&bytes) else {
+                    continue;
+                };
+                let Some(run) = note.params.get("run").and_then(Value::as_str).map(str::to_string) else {
+                    continue;
+                };
+                match note.method.as_str() {
+                    method::OUTPUT_END => (
+                        run,
+                        RunEvent::End {
+                            epoch,
+                            is_final: note.params.get("final").and_then(Value::as_bool) == Some(true),
+                            error: note.params.get("error").and_then(Value::as_str).map(str::to_string),
+                        },
+                    ),
+                    method::RUN_CHANGED => (run, RunEvent::Changed { epoch }),
+                    _ => continue,
+                }
+            }
+            // Lossless subscriptions never get snapshots; input is ours to send.
+            Frame::Snapshot { .. } | Frame::Input { .. } => continue,
+        };
+        let mut routes = routes.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(tx) = routes.get(&run)
+            && tx.send(event).is_err()
+        {
+            routes.remove(&run);
+        }
+    }
+    closed.send_replace(true);
+    // Followers see their channel end and connect again.
+    routes.lock().unwrap_or_else(|p| p.into_inner()).clear();
+}
+
+/// The daemon's link to one host.
+pub struct HostLink {
+    pub name: String,
+    host: Mutex<HostRow>,
+    state: Mutex<LinkState>,
+    current: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    /// The live connection, for callers that must not wait (typed input).
+    live: Mutex<Option<Arc<Connection>>>,
+    epochs: AtomicU64,
+    /// Set when the host is removed: followers stop.
+    pub removed: watch::Sender<bool>,
+}
+
+impl HostLink {
+    fn new(host: HostRow) -> HostLink {
+        HostLink {
+            name: host.name.clone(),
+            host: Mutex::new(host),
+            state: Mutex::new(LinkState {
+                phase: Phase::Idle,
+                since_ms: None,
+                latency_ms: None,
+                error: None,
+                remote_version: None,
+            }),
+            current: tokio::sync::Mutex::new(None),
+            live: Mutex::new(None),
+            epochs: AtomicU64::new(0),
+            removed: watch::Sender::new(false),
+        }
+    }
+
+    pub fn state(&self) -> LinkState {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn host(&self) -> HostRow {
+        self.host.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn set_phase(&self, phase: Phase, error: Option<String>) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        // `since` is when the link went up, or when it stopped being up.
+        if (state.phase == Phase::Up) != (phase == Phase::Up) || state.since_ms.is_none() {
+            state.since_ms = Some(crate::store::now_ms());
+        }
+        state.phase = phase;
+        state.error = error;
+    }
+
+    /// The live connection, if there is one right now.
+    pub fn current(&self) -> Option<Arc<Connection>> {
+        self.live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .filter(|c| c.alive())
+    }
+
+    /// The live connection, opening one if there is none (one attempt at a
+    /// time; callers arriving meanwhile share its outcome).
+    pub async fn connection(self: &Arc<Self>) -> Result<Arc<Connection>, RemoteError> {
+        let mut current = self.current.lock().await;
+        if let Some(conn) = current.as_ref().filter(|c| c.alive()) {
+            return Ok(conn.clone());
+        }
+        if *self.removed.borrow() {
+            return Err(RemoteError::UnknownHost(self.name.clone()));
+        }
+        let was_up = self.state().remote_version.is_some();
+        self.set_phase(if was_up { Phase::Reconnecting } else { Phase::Connecting }, None);
+        let epoch = self.epochs.fetch_add(1, Ordering::Relaxed) + 1;
+        let host = self.host();
+        match Connection::open(&host, epoch).await {
+            Ok(conn) => {
+                let conn = Arc::new(conn);
+                let latency = conn.status(&self.name).await.ok().map(|(_, ms)| ms);
+                {
+                    self.set_phase(Phase::Up, None);
+                    let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+                    state.latency_ms = latency;
+                    state.remote_version = Some(conn.info.version.clone());
+                }
+                *current = Some(conn.clone());
+                *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn.clone());
+                tokio::spawn(watch_connection(self.clone(), conn.clone()));
+                tracing::info!("host {}: link up (epoch {epoch}, {})", self.name, conn.info.version);
+                Ok(conn)
+            }
+            Err(e) => {
+                tracing::info!("host {}: cannot connect: {e}", self.name);
+                self.set_phase(Phase::Down, Some(e.to_string()));
+                Err(e)
+            }
+        }
+    }
+
+    /// A call on the live connection, opening one if needed.
+    pub async fn call(self: &Arc<Self>, method: &str, params: Value) -> Result<Value, ApiError> {
+        let conn = self.connection().await?;
+        conn.call(&self.name, &self.name, method, params).await
+    }
+}
+
+/// Measures latency while the connection lives; marks the link down when it ends.
+async fn watch_connection(link: Arc<HostLink>, conn: Arc<Connection>) {
+    let mut tick = tokio::time::interval(LATENCY_EVERY);
+    tick.tick().await;
+    loop {
+        tokio::select! {
+            _ = conn.ended() => break,
+            _ = tick.tick() => {
+                if let Ok((_, ms)) = conn.status(&link.name).await {
+                    link.state.lock().unwrap_or_else(|p| p.into_inner()).latency_ms = Some(ms);
+                }
+            }
+        }
+    }
+    tracing::info!("host {}: link lost (epoch {})", link.name, conn.epoch);
+    let mut live = link.live.lock().unwrap_or_else(|p| p.into_inner());
+    if live.as_ref().is_some_and(|c| c.epoch == conn.epoch) {
+        *live = None;
+        drop(live);
+        link.set_phase(Phase::Down, Some("the link was lost".into()));
+    }
+}
+
+/// Every host's link, by name.
+#[derive(Default)]
+pub struct Links {
+    hosts: Mutex<HashMap<String, Arc<HostLink>>>,
+}
+
+impl Links {
+    /// The link for a stored host (created idle on first use).
+    pub fn for_host(&self, host: &HostRow) -> Arc<HostLink> {
+        let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        let link = hosts
+            .entry(host.name.clone())
+            .or_insert_with(|| Arc::new(HostLink::new(host.clone())));
+        *link.host.lock().unwrap_or_else(|p| p.into_inner()) = host.clone();
+        link.clone()
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<HostLink>> {
+        self.hosts.lock().unwrap_or_else(|p| p.into_inner()).get(name).cloned()
+    }
+
+    /// Drops a removed host's link and closes its connection.
+    pub async fn forget(&self, name: &str) {
+        let link = self.hosts.lock().unwrap_or_else(|p| p.into_inner()).remove(name);
+        if let Some(link) = link {
+            link.removed.send_replace(true);
+            if let Some(conn) = link.current() {
+                conn.close().await;
+            }
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! Placement on a remote host (DESIGN §4 step 3): the same normalized
+//! `runs.start`, sent to the host's daemon with the cwd and environment
+//! mapped to that host; a host that cannot take it ends the run `blocked`
+//! here, with the reason, before anything starts there. And the run
+//! methods that the remote daemon answers for its runs.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::link::RemoteInfo;
+use super::store::{self as mirror_store, HostRow};
+use crate::api::{ApiError, ErrorCode, RunRecord, StartParams, method};
+use crate::daemon::Daemon;
+use crate::store::runs::{self, Resolved, RunRow};
+
+/// `runs.start` with a remote host.
+pub async fn start(daemon: &Arc<Daemon>, params: StartParams, host_name: &str) -> Result<RunRecord, ApiError> {
+    let host = super::hosts::stored(daemon, host_name).await?;
+    if let Some(name) = &params.name {
+        validate_name(name)?;
+    }
+    // The parent: named, or the run this request comes from. One on the
+    // same host is the remote daemon's to know; any other only ours.
+    let parent_ref = params.parent.clone().or_else(|| {
+        params
+            .env
+            .iter()
+            .find(|(k, _)| k == "AGENTS_RUN_ID")
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    });
+    let parent = match parent_ref {
+        Some(reference) => Some(
+            row(daemon, &reference)
+                .await?
+                .ok_or_else(|| ApiError::new(ErrorCode::UnknownRun, format!("no run matches '{reference}'")))?,
+        ),
+        None => None,
+    };
+    let link = daemon.hosts.for_host(&host);
+    let conn = match link.connection().await {
+        Ok(conn) => conn,
+        Err(e) => return blocked(daemon, &params, &host, parent.as_ref(), e.to_string()).await,
+    };
+    let remote_parent = parent.as_ref().filter(|p| p.host == host.name).map(|p| p.id.clone());
+    let remote = StartParams {
+        host: None,
+        cwd: map_cwd(&params.cwd, &conn.info),
+        env: remote_env(&params, &conn.info, &host),
+        parent: remote_parent.clone(),
+        ..params.clone()
+    };
+    let value = conn
+        .call(
+            &host.name,
+            &host.name,
+            method::RUNS_START,
+            serde_json::to_value(&remote).map_err(ApiError::internal)?,
+        )
+        .await?;
+    let record: RunRecord = serde_json::from_value(value).map_err(ApiError::internal)?;
+    let local_parent = parent.as_ref().filter(|_| remote_parent.is_none());
+    let (inserted, args) = (record.clone(), params.args.clone());
+    let (parent_id, root_id) = (
+        local_parent.map(|p| p.id.clone()),
+        local_parent.map(|p| p.root_run_id.clone()),
+    );
+    let host_name = host.name.clone();
+    daemon
+        .store
+        .call(move |c| {
+            mirror_store::insert_mirror(
+                c,
+                &inserted,
+                &host_name,
+                parent_id.as_deref(),
+                root_id.as_deref(),
+                &args,
+            )
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+    if let Some(p) = local_parent {
+        let (pid, child) = (p.id.clone(), record.id.clone());
+        let _ = daemon
+            .store
+            .call(move |c| runs::append_event(c, &pid, "CHILD_STARTED", &json!({ "child": child })))
+            .await;
+    }
+    daemon.changed(&record.id);
+    // Even one that ended already (a quick command): its output comes over.
+    if record.state != crate::api::RunState::Blocked {
+        super::mirror::follow(daemon, link, &record.id).await?;
+    }
+    local_record(daemon, &record.id).await
+}
+
+/// The cwd on the host: absolute as given; `~/…`, relative or empty paths
+/// are taken from the remote home.
+fn map_cwd(cwd: &str, info: &RemoteInfo) -> String {
+    let home = info.home().unwrap_or("/");
+    let join = |rest: &str| format!("{}/{}", home.trim_end_matches('/'), rest);
+    match cwd {
+        "" | "~" => home.to_string(),
+        c if c.starts_with('/') => c.to_string(),
+        c => join(c.strip_prefix("~/").unwrap_or(c)),
+    }
+}
+
+/// The remote login environment (allowlisted), the remote `AGENTS_HOME`,
+/// and the variables the user named with `--env`, with their values from
+/// here. Nothing else of this machine's environment crosses over.
+fn remote_env(params: &StartParams, info: &RemoteInfo, host: &HostRow) -> Vec<(String, String)> {
+    let mut env = info.env.clone();
+    if let Some(home) = &host.remote_home {
+        env.push(("AGENTS_HOME".into(), home.clone()));
+    }
+    for name in &params.pass_env {
+        if let Some((k, v)) = params.env.iter().find(|(k, _)| k == name) {
+            env.retain(|(existing, _)| existing != k);
+            env.push((k.clone(), v.clone()));
+        }
+    }
+    env
+}
+
+/// A run the host could not take: recorded here, `blocked` with the reason.
+async fn blocked(
+    daemon: &Arc<Daemon>,
+    params: &StartParams,
+    host: &HostRow,
+    parent: Option<&RunRow>,
+    reason: String,
+) -> Result<RunRecord, ApiError> {
+    let id = ulid::Ulid::new().to_string();
+    let (key, params, host_name) = (id.clone(), params.clone(), host.name.clone());
+    let (parent_id, root_id) = (parent.map(|p| p.id.clone()), parent.map(|p| p.root_run_id.clone()));
+    daemon
+        .store
+        .call(move |c| {
+            mirror_store::insert_blocked(
+                c,
+                &key,
+                &params,
+                &host_name,
+                parent_id.as_deref(),
+                root_id.as_deref(),
+                &reason,
+            )
+        })
+        .await
+        .map_err(|e| match e {
+            crate::store::StoreError::Corrupt(msg) => ApiError::new(ErrorCode::Conflict, msg),
+            other => ApiError::new(ErrorCode::Storage, other.to_string()),
+        })?;
+    daemon.changed(&id);
+    local_record(daemon, &id).await
+}
+
+async fn local_record(daemon: &Arc<Daemon>, id: &str) -> Result<RunRecord, ApiError> {
+    let key = id.to_string();
+    daemon
+        .store
+        .call(move |c| runs::get_run(c, &key))
+        .await
+        .map_err(ApiError::internal)?
+        .map(|r| r.to_record())
+        .ok_or_else(|| ApiError::new(ErrorCode::UnknownRun, format!("no run {id}")))
+}
+
+/// A run by id, unique prefix or name; `None` when nothing matches.
+async fn row(daemon: &Arc<Daemon>, reference: &str) -> Result<Option<RunRow>, ApiError> {
+    let r = reference.to_string();
+    let found = daemon
+        .store
+        .call(move |c| match runs::resolve(c, &r)? {
+            Resolved::One(id) => runs::get_run(c, &id),
+            _ => Ok(None),
+        })
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(found)
+}
+
+fn validate_name(name: &str) -> Result<(), ApiError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !name.starts_with(['-', '.']);
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "bad run name '{name}': use up to 64 letters, digits, '-', '_' or '.'"
+        )))
+    }
+}
+
+/// Run methods the host's daemon answers for a remote run. `None`: not a
+/// remote run (or a reference that matches nothing): the local dispatcher
+/// answers.
+pub async fn forward(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Result<Value, ApiError>> {
+    if !matches!(
+        name,
+        method::RUNS_SHOW | method::RUNS_SEND | method::RUNS_CANCEL | method::RUNS_ANSWER | method::RUNS_RESIZE
+    ) {
+        return None;
+    }
+    let reference = p.get("run")?.as_str()?;
+    let row = row(daemon, reference).await.ok().flatten()?;
+    if row.host == "local" {
+        return None;
+    }
+    // An ended run's record is final in the mirror; ask the host only when
+    // the link is up anyway (its events are richer), never connect for it.
+    if name == method::RUNS_SHOW
+        && !row.state.is_live()
+        && daemon.hosts.get(&row.host).and_then(|l| l.current()).is_none()
+    {
+        return None;
+    }
+    let link = match daemon.hosts.get(&row.host) {
+        Some(link) => link,
+        None => match super::hosts::stored(daemon, &row.host).await {
+            Ok(host) => daemon.hosts.for_host(&host),
+            // The host was removed: what we have is the mirror.
+            Err(_) if name == method::RUNS_SHOW => return None,
+            Err(e) => return Some(Err(e)),
+        },
+    };
+    Some(forward_on(daemon, link, &row, name, p).await)
+}
+
+async fn forward_on(
+    daemon: &Arc<Daemon>,
+    link: Arc<super::link::HostLink>,
+    row: &RunRow,
+    name: &str,
+    p: &Value,
+) -> Result<Value, ApiError> {
+    let mut params = p.clone();
+    params["run"] = Value::String(row.id.clone());
+    if name == method::RUNS_SEND && params.get("prompt_id").is_none_or(Value::is_null) {
+        // Minted here, so a retry after a lost answer is delivered once there.
+        params["prompt_id"] = Value::String(ulid::Ulid::new().to_string());
+    }
+    let answer = link.call(name, params).await;
+    match (name, answer) {
+        (method::RUNS_SHOW, Ok(mut detail)) => {
+            // The record as the host knows it, under this host's name here.
+            detail["host"] = Value::String(row.host.clone());
+            detail["name"] = Value::String(row.name.clone());
+            detail["parent_id"] = row.parent_run_id.clone().map(Value::String).unwrap_or(Value::Null);
+            detail["root_id"] = Value::String(row.root_run_id.clone());
+            Ok(detail)
+        }
+        (method::RUNS_SHOW, Err(e)) => {
+            // The host is away: show what the mirror holds, and say so.
+            let id = row.id.clone();
+            let events = daemon
+                .store
+                .call(move |c| runs::events(c, &id))
+                .await
+                .map_err(ApiError::internal)?;
+            let mut detail = serde_json::to_value(row.to_record()).map_err(ApiError::internal)?;
+            detail["events"] = serde_json::to_value(events).map_err(ApiError::internal)?;
+            detail["host_error"] = Value::String(e.message);
+            Ok(detail)
+        }
+        (method::RUNS_RESIZE, Ok(v)) => {
+            if let (Some(rows), Some(cols)) = (p["rows"].as_u64(), p["cols"].as_u64()) {
+                let (id, rows, cols) = (row.id.clone(), rows as u16, cols as u16);
+                let _ = daemon.store.call(move |c| runs::set_size(c, &id, rows, cols)).await;
+            }
+            Ok(v)
+        }
+        (_, answer) => answer,
+    }
+}
+
+/// After a daemon restart: follow every remote run the database says is
+/// live (their hosts' links open in the background).
+pub async fn resume(daemon: &Arc<Daemon>) {
+    let live = match daemon.store.call(|c| mirror_store::live_remote_runs(c)).await {
+        Ok(live) => live,
+        Err(e) => {
+            tracing::error!("cannot list live remote runs: {e}");
+            return;
+        }
+    };
+    for (id, host_name) in live {
+        match super::hosts::stored(daemon, &host_name).await {
+            Ok(host) => {
+                let link = daemon.hosts.for_host(&host);
+                if let Err(e) = super::mirror::follow(daemon, link, &id).await {
+                    tracing::warn!("run {id}: cannot follow on host {host_name}: {e}");
+                }
+            }
+            Err(_) => {
+                let reason = format!("host {host_name} is no longer configured");
+                let _ = daemon
+                    .store
+                    .call(move |c| mirror_store::end_mirror(c, &id, crate::api::RunState::Lost, reason))
+                    .await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cwd_maps_onto_the_remote_home() {
+        let info = RemoteInfo {
+            version: "agents 0.1.0".into(),
+            env: vec![("HOME".into(), "/home/r".into())],
+        };
+        assert_eq!(map_cwd("", &info), "/home/r");
+        assert_eq!(map_cwd("~/src/app", &info), "/home/r/src/app");
+        assert_eq!(map_cwd("src", &info), "/home/r/src");
+        assert_eq!(map_cwd("/srv/x", &info), "/srv/x");
+    }
+
+    #[test]
+    fn only_named_variables_cross_over_with_local_values() {
+        let info = RemoteInfo {
+            version: String::new(),
+            env: vec![("PATH".into(), "/remote/bin".into()), ("HOME".into(), "/home/r".into())],
+        };
+        let params = StartParams {
+            env: vec![
+                ("PATH".into(), "/local/bin".into()),
+                ("API_KEY".into(), "k".into()),
+                ("SECRET".into(), "s".into()),
+            ],
+            pass_env: vec!["API_KEY".into()],
+            ..StartParams::default()
+        };
+        let host = HostRow {
+            name: "h".into(),
+            target: "h".into(),
+            remote_bin: "agents".into(),
+            remote_home: Some("/state".into()),
+            created_at: 0,
+        };
+        let env = remote_env(&params, &info, &host);
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("PATH"), Some("/remote/bin"));
+        assert_eq!(get("API_KEY"), Some("k"));
+        assert_eq!(get("SECRET"), None);
+        assert_eq!(get("AGENTS_HOME"), Some("/state"));
+    }
+}

@@ -1,0 +1,239 @@
+//! aider's `.aider.chat.history.md`: markdown appended as the chat goes.
+//!
+//! `# aider chat started at …` opens a chat; `#### ` lines are what the user
+//! typed (one message per run of them); `> ` lines are aider's own output
+//! (notices, command output, `Tokens: 2.1k sent, 85 received.`); everything
+//! else is the assistant's reply. A block ends only when another kind of
+//! block starts, so the block at the end of the file is provisional: it is
+//! emitted, and read again whole next time.
+
+use super::model::{Message, Role, Usage};
+use super::{Batch, LineReader};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    User,
+    Notice,
+    Reply,
+}
+
+#[derive(Debug)]
+struct Block {
+    kind: Kind,
+    start: u64,
+    text: String,
+    /// Inside a ``` code fence (replies only).
+    fenced: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct AiderReader {
+    block: Option<Block>,
+    /// When the current chat started (the only time the file records).
+    started_ms: Option<i64>,
+}
+
+impl LineReader for AiderReader {
+    fn line(&mut self, line: &[u8], offset: u64, out: &mut Batch) {
+        let line = String::from_utf8_lossy(line);
+        if line.trim().is_empty() {
+            // Paragraph breaks inside a reply; elsewhere they separate nothing.
+            if let Some(b) = self.block.as_mut().filter(|b| b.kind == Kind::Reply) {
+                b.text.push('\n');
+            }
+            return;
+        }
+        if let Some(when) = line.strip_prefix("# aider chat started at ") {
+            self.flush(out);
+            self.started_ms = parse_local_time(when.trim());
+            return;
+        }
+        let in_fence = self.block.as_ref().is_some_and(|b| b.kind == Kind::Reply && b.fenced);
+        let (kind, text) = if in_fence {
+            // Inside a code block of a reply (a `>>>>>>> REPLACE` marker
+            // is code, not a notice).
+            (Kind::Reply, line.as_ref())
+        } else if let Some(t) = line.strip_prefix("#### ") {
+            (Kind::User, t)
+        } else if let Some(t) = line.strip_prefix("> ") {
+            (Kind::Notice, t)
+        } else if line.trim_end() == ">" {
+            (Kind::Notice, "")
+        } else {
+            (Kind::Reply, line.as_ref())
+        };
+        let fence = kind == Kind::Reply && line.trim_start().starts_with("```");
+        match &mut self.block {
+            Some(b) if b.kind == kind => {
+                b.text.push('\n');
+                b.text.push_str(text);
+                b.fenced ^= fence;
+            }
+            _ => {
+                self.flush(out);
+                self.block = Some(Block {
+                    kind,
+                    start: offset,
+                    text: text.to_string(),
+                    fenced: fence,
+                });
+            }
+        }
+    }
+
+    fn wants_blank_lines(&self) -> bool {
+        true
+    }
+
+    fn pause(&mut self, out: &mut Batch) -> Option<u64> {
+        let start = self.block.as_ref()?.start;
+        let before = out.messages.len();
+        if let Some(b) = self.block.take() {
+            out.messages.push(self.message(b));
+        }
+        out.provisional = out.messages.len() - before;
+        Some(start)
+    }
+
+    fn state(&self) -> serde_json::Value {
+        serde_json::json!({ "started_ms": self.started_ms })
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) {
+        self.block = None;
+        self.started_ms = state["started_ms"].as_i64();
+    }
+}
+
+impl AiderReader {
+    fn flush(&mut self, out: &mut Batch) {
+        if let Some(b) = self.block.take() {
+            let m = self.message(b);
+            if let Some(u) = &m.usage {
+                out.usage.add(u);
+            }
+            out.messages.push(m);
+        }
+    }
+
+    fn message(&self, b: Block) -> Message {
+        let role = match b.kind {
+            Kind::User => Role::User,
+            Kind::Notice => Role::System,
+            Kind::Reply => Role::Assistant,
+        };
+        let mut m = Message::new(role, b.text.trim().to_string(), b.start);
+        m.at_ms = self.started_ms;
+        if b.kind == Kind::Notice {
+            m.usage = b.text.lines().find_map(tokens_line);
+        }
+        m
+    }
+}
+
+/// `Tokens: 2.1k sent, 1.0k cache write, 85 received. Cost: …`
+fn tokens_line(line: &str) -> Option<Usage> {
+    let rest = line.trim().strip_prefix("Tokens:")?;
+    let rest = rest.split(". ").next().unwrap_or(rest);
+    let mut usage = Usage::default();
+    for part in rest.split(',') {
+        let mut words = part.trim().trim_end_matches('.').split_whitespace();
+        let n = count(words.next()?)?;
+        match words.collect::<Vec<_>>().join(" ").as_str() {
+            "sent" => usage.input += n,
+            "received" => usage.output += n,
+            "cache write" => usage.cache_write += n,
+            "cache hit" => usage.cache_read += n,
+            _ => {}
+        }
+    }
+    // aider's "sent" includes the cached part.
+    usage.input -= usage.cache_read.min(usage.input);
+    Some(usage)
+}
+
+/// `2.1k`, `85`, `1.2M` → tokens. `2.1k` loses the precision aider dropped.
+fn count(s: &str) -> Option<i64> {
+    let (num, mult) = match s.chars().last()? {
+        'k' => (&s[..s.len() - 1], 1_000.0),
+        'M' => (&s[..s.len() - 1], 1_000_000.0),
+        _ => (s, 1.0),
+    };
+    num.parse::<f64>().ok().map(|n| (n * mult).round() as i64)
+}
+
+/// `2026-11-29 08:10:00`, a local time; read as UTC (the file has no zone).
+fn parse_local_time(s: &str) -> Option<i64> {
+    super::model::parse_time(&format!("{}Z", s.replacen(' ', "T", 1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::transcript::{Format, read_file};
+
+    fn history() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/transcripts/aider/.aider.chat.history.md")
+    }
+
+    #[test]
+    fn a_history_reads_into_user_reply_and_notice_messages() {
+        let b = read_file(&history(), Format::Aider).unwrap();
+        let got: Vec<(&str, &str)> = b
+            .messages
+            .iter()
+            .map(|m| (m.role.as_str(), m.text.lines().next().unwrap_or("")))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("system", "Aider v0.86.1"),
+                ("user", "add a greeting to hello.py"),
+                ("assistant", "I'll add a greeting to `hello.py`."),
+                (
+                    "system",
+                    "Tokens: 2.1k sent, 85 received. Cost: $0.0061 message, $0.0061 session."
+                ),
+                ("user", "/run python hello.py"),
+                ("system", "hello, axolotl"),
+            ]
+        );
+        assert_eq!(b.messages[1].text, "add a greeting to hello.py\nand keep it short");
+        assert!(b.messages[2].text.contains("print(\"hello, axolotl\")"));
+        assert_eq!(b.usage.input, 2100);
+        assert_eq!(b.usage.output, 85);
+        assert_eq!(
+            b.messages[0].at_ms,
+            crate::transcript::model::parse_time("2026-11-29T08:10:00Z")
+        );
+    }
+
+    #[test]
+    fn the_last_block_is_provisional_and_read_again_when_it_grows() {
+        let mut r = AiderReader::default();
+        let mut out = Batch::default();
+        r.line(b"#### hi", 0, &mut out);
+        r.line(b"first part of the reply", 8, &mut out);
+        assert_eq!(out.messages.len(), 1, "the user block ended when the reply began");
+        assert_eq!(r.pause(&mut out), Some(8));
+        assert_eq!(out.provisional, 1);
+        assert_eq!(out.messages[1].text, "first part of the reply");
+    }
+
+    #[test]
+    fn token_lines_parse_with_cache_parts() {
+        let u = tokens_line("Tokens: 12k sent, 10k cache hit, 1.5k received. Cost: $0.01").unwrap();
+        assert_eq!(
+            u,
+            Usage {
+                input: 2000,
+                output: 1500,
+                cache_read: 10000,
+                cache_write: 0
+            }
+        );
+        assert!(tokens_line("Applied edit to hello.py").is_none());
+    }
+}

@@ -1,0 +1,219 @@
+//! Reading transcript files into the database: register a file under its
+//! session (and run), then read what is new in bounded steps, each stored in
+//! one transaction with the offset it reached. Plain functions over a
+//! `Connection`: the daemon runs them on the store's thread, one step per
+//! job, so a large file never holds the database for long; the benchmark and
+//! tests call them directly.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use rusqlite::Connection;
+
+use super::claude::{self, SubagentLink};
+use super::tail::{self, Tail};
+use super::{Batch, Format, gemini, line_reader};
+use crate::store::StoreError;
+use crate::store::transcripts::{self as db, Progress, SourceRow};
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("reading {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{0}: not a transcript format this version reads (Claude or Codex JSONL, Gemini JSON, aider markdown)")]
+    UnknownFormat(String),
+    #[error("{0} is not registered as a transcript")]
+    NotRegistered(String),
+}
+
+impl From<rusqlite::Error> for IndexError {
+    fn from(e: rusqlite::Error) -> IndexError {
+        IndexError::Store(StoreError::Sqlite(e))
+    }
+}
+
+/// What indexing a transcript did.
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct IndexReport {
+    /// Every file of the session now registered (the transcript and, for
+    /// Claude, its subagents' files).
+    pub files: Vec<String>,
+    /// Messages stored by this call (a provisional block read again counts again).
+    pub messages: u64,
+    pub malformed: u64,
+    pub unknown: u64,
+}
+
+/// What one step did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Stepped {
+    pub messages: u64,
+    pub malformed: u64,
+    pub unknown: u64,
+    /// The step stopped at its byte limit; call again.
+    pub more: bool,
+    /// Anything was stored.
+    pub changed: bool,
+}
+
+/// The path as the index keys it: absolute, not resolved through symlinks
+/// (a harness reports the path it writes to).
+pub fn key(path: &Path) -> String {
+    std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Registers a transcript file under a session and, for a Claude session
+/// file, the subagent files beside it. Returns the registered paths.
+pub fn register(
+    conn: &mut Connection,
+    path: &Path,
+    session_id: &str,
+    run_id: Option<&str>,
+    format: Option<Format>,
+) -> Result<Vec<PathBuf>, IndexError> {
+    let format = format
+        .or_else(|| Format::detect(path))
+        .ok_or_else(|| IndexError::UnknownFormat(path.display().to_string()))?;
+    let path = PathBuf::from(key(path));
+    let link = (format == Format::Claude)
+        .then(|| SubagentLink::beside(&path))
+        .flatten();
+    db::register_source(
+        conn,
+        &key(&path),
+        session_id,
+        run_id,
+        format,
+        link.as_ref().map(|l| l.agent_id.as_str()),
+    )?;
+    let mut files = vec![path.clone()];
+    if format == Format::Claude && link.is_none() {
+        for sub in claude::subagent_files(&path) {
+            let agent = SubagentLink::beside(&sub).map(|l| l.agent_id);
+            db::register_source(conn, &key(&sub), session_id, run_id, format, agent.as_deref())?;
+            files.push(sub);
+        }
+    }
+    Ok(files)
+}
+
+/// `len:mtime_ns` of a file: unchanged means there is nothing new to read.
+fn signature(meta: &std::fs::Metadata) -> String {
+    format!("{}:{}:{}", meta.len(), meta.mtime(), meta.mtime_nsec())
+}
+
+/// Reads what is new in one registered file (at most about `max` bytes) and
+/// stores it.
+pub fn step(conn: &mut Connection, path: &Path, max: usize) -> Result<Stepped, IndexError> {
+    // FTS5 segment merges reread recent pages: with SQLite's default 2 MiB
+    // page cache they come from the file again. 32 MiB took 100 MB of JSONL
+    // from 3.7 s to 3.5 s of CPU and less I/O (benches/transcript_index.rs).
+    // Only the cache's upper bound: the connection grows to it only if used.
+    conn.pragma_update(None, "cache_size", -32 * 1024)?;
+    let k = key(path);
+    let src = db::get_source(conn, &k)?.ok_or_else(|| IndexError::NotRegistered(k.clone()))?;
+    let io = |source| IndexError::Io {
+        path: k.clone(),
+        source,
+    };
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        // Not written yet (Claude creates the file at the first message).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Stepped::default()),
+        Err(e) => return Err(io(e)),
+    };
+    let seen = signature(&meta);
+    if src.seen.as_deref() == Some(seen.as_str()) && src.file_id.as_deref() == Some(&tail::file_id(&meta)) {
+        return Ok(Stepped::default());
+    }
+    let (batch, progress, more) = if src.format == Format::Gemini {
+        read_gemini(&src, path, &meta).map_err(io)?
+    } else {
+        let link = (src.format == Format::Claude)
+            .then(|| SubagentLink::beside(path))
+            .flatten();
+        let mut reader = line_reader(src.format, link).expect("every format but Gemini reads lines");
+        reader.restore(&src.state);
+        let mut t = Tail::new(path, src.offset, src.file_id.clone());
+        let mut batch = Batch::default();
+        let s = t.read(reader.as_mut(), &mut batch, max).map_err(io)?;
+        let progress = Progress {
+            offset: t.offset,
+            file_id: t.file_id,
+            // Only a read that reached the end has seen this version whole.
+            seen: (!s.more).then_some(seen),
+            state: reader.state(),
+            reset: s.reset,
+        };
+        (batch, progress, s.more)
+    };
+    db::save_batch(conn, &src, &batch, &progress)?;
+    Ok(Stepped {
+        messages: batch.messages.len() as u64,
+        malformed: batch.stats.malformed,
+        unknown: batch.stats.unknown,
+        more,
+        changed: true,
+    })
+}
+
+fn read_gemini(src: &SourceRow, path: &Path, meta: &std::fs::Metadata) -> std::io::Result<(Batch, Progress, bool)> {
+    let bytes = std::fs::read(path)?;
+    let id = tail::file_id(meta);
+    let reset = src.file_id.as_ref().is_some_and(|old| *old != id);
+    let done = if reset { 0 } else { src.offset as usize };
+    let read = gemini::parse(&bytes, done, false);
+    let progress = Progress {
+        offset: read.records_done as u64,
+        file_id: Some(id),
+        seen: Some(signature(meta)),
+        state: serde_json::Value::Null,
+        reset,
+    };
+    Ok((read.batch, progress, false))
+}
+
+/// Reads everything new in a registered file, step by step.
+pub fn catch_up(conn: &mut Connection, path: &Path) -> Result<Stepped, IndexError> {
+    let mut total = Stepped::default();
+    loop {
+        let s = step(conn, path, tail::CHUNK)?;
+        total.messages += s.messages;
+        total.malformed += s.malformed;
+        total.unknown += s.unknown;
+        total.changed |= s.changed;
+        if !s.more {
+            return Ok(total);
+        }
+    }
+}
+
+/// Registers a transcript under a session (and run) and indexes all of it,
+/// subagent files included. What the harness layer calls when a hook names
+/// a transcript path; the daemon's version also watches the files.
+pub fn index_transcript(
+    conn: &mut Connection,
+    path: &Path,
+    session_id: &str,
+    run_id: Option<&str>,
+) -> Result<IndexReport, IndexError> {
+    let files = register(conn, path, session_id, run_id, None)?;
+    let mut report = IndexReport::default();
+    for f in &files {
+        let s = catch_up(conn, f)?;
+        report.messages += s.messages;
+        report.malformed += s.malformed;
+        report.unknown += s.unknown;
+        report.files.push(key(f));
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+#[path = "index_tests.rs"]
+mod tests;

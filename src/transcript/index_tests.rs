@@ -1,0 +1,289 @@
+//! Indexing: incremental reads, provisional blocks, replaced files, search.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::store::transcripts as db;
+
+const SESSION: &str = "11111111-2222-4333-8444-555555555555";
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/transcripts")
+}
+
+fn fresh() -> (tempfile::TempDir, Connection) {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = crate::store::open_migrated(&dir.path().join("agents.db")).unwrap();
+    (dir, conn)
+}
+
+/// A copy of the Claude fixture session (with its subagent) under `dir`.
+fn claude_copy(dir: &Path) -> PathBuf {
+    let project = dir.join("projects/-home-user-project");
+    let subagents = project.join(SESSION).join("subagents");
+    std::fs::create_dir_all(&subagents).unwrap();
+    let from = fixtures().join("claude");
+    std::fs::copy(
+        from.join(format!("{SESSION}.jsonl")),
+        project.join(format!("{SESSION}.jsonl")),
+    )
+    .unwrap();
+    for f in ["agent-a0b1c2d3e4f5a6b7c.jsonl", "agent-a0b1c2d3e4f5a6b7c.meta.json"] {
+        std::fs::copy(from.join(SESSION).join("subagents").join(f), subagents.join(f)).unwrap();
+    }
+    project.join(format!("{SESSION}.jsonl"))
+}
+
+/// (session, seq, role, agent, snippet) of each hit.
+type Hit = (String, i64, String, Option<String>, String);
+
+fn words(conn: &Connection, query: &str) -> Vec<Hit> {
+    db::search(conn, &db::plain_query(query), None, 10)
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.session_id, h.seq, h.role.as_str().to_string(), h.agent_id, h.snippet))
+        .collect()
+}
+
+#[test]
+fn a_session_and_its_subagent_are_indexed_with_totals() {
+    let (dir, mut conn) = fresh();
+    let path = claude_copy(dir.path());
+    let report = index_transcript(&mut conn, &path, SESSION, None).unwrap();
+    assert_eq!(report.files.len(), 2, "{report:?}");
+    assert_eq!(report.messages, 12 + 2);
+    let s = db::session(&conn, SESSION).unwrap().unwrap();
+    assert_eq!(s.messages, 14);
+    // Five responses in the session file and one in the subagent's.
+    assert_eq!((s.tokens.input, s.tokens.output, s.tokens.cache_read), (60, 72, 120));
+    assert_eq!(s.model.as_deref(), Some("claude-opus-4-8"));
+    assert_eq!(s.sources.len(), 2);
+    assert_eq!(s.sources[1].agent_id.as_deref(), Some("a0b1c2d3e4f5a6b7c"));
+    let all = db::messages(&conn, SESSION, None, 100).unwrap();
+    let seqs: Vec<i64> = all.iter().map(|m| m.seq).collect();
+    assert_eq!(seqs, (0..14).collect::<Vec<_>>());
+    // Indexing again finds nothing new.
+    let again = index_transcript(&mut conn, &path, SESSION, None).unwrap();
+    assert_eq!(again.messages, 0);
+}
+
+#[test]
+fn search_finds_words_of_assistant_messages_and_tool_results() {
+    let (dir, mut conn) = fresh();
+    index_transcript(&mut conn, &claude_copy(dir.path()), SESSION, Some("run-1")).unwrap();
+    let hits = words(&conn, "flamingo");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].2, "assistant");
+    assert!(hits[0].4.contains("«flamingo»"), "{:?}", hits[0]);
+    let hits = words(&conn, "zebrafish");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].2, "tool");
+    let hits = words(&conn, "okapi.txt");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].3.as_deref(), Some("a0b1c2d3e4f5a6b7c"));
+    assert!(words(&conn, "nonexistentword").is_empty());
+    // Punctuation in a plain query is literal, never FTS syntax.
+    assert!(words(&conn, "parser::zebrafish").len() == 1);
+    let hit = &db::search(&conn, &db::plain_query("flamingo"), None, 10).unwrap()[0];
+    assert_eq!(hit.run_id.as_deref(), Some("run-1"));
+}
+
+#[test]
+fn subagent_messages_are_linked_to_the_parent_tool_call() {
+    let (dir, mut conn) = fresh();
+    index_transcript(&mut conn, &claude_copy(dir.path()), SESSION, None).unwrap();
+    let all = db::messages(&conn, SESSION, None, 100).unwrap();
+    let call = all
+        .iter()
+        .find(|m| m.tool_calls.iter().any(|c| c.name == "Agent"))
+        .expect("the Agent call");
+    let call_id = call.tool_calls[0].id.clone().unwrap();
+    let side: Vec<_> = all.iter().filter(|m| m.sidechain).collect();
+    assert_eq!(side.len(), 2);
+    for m in &side {
+        assert_eq!(m.parent_tool_use_id.as_deref(), Some(call_id.as_str()));
+        assert_eq!(m.agent_id.as_deref(), Some("a0b1c2d3e4f5a6b7c"));
+    }
+    // And from the other side: the call's result names the agent.
+    let result = all
+        .iter()
+        .find(|m| m.tool_result.as_ref().and_then(|r| r.tool_use_id.as_deref()) == Some(call_id.as_str()))
+        .unwrap();
+    assert_eq!(
+        result.tool_result.as_ref().unwrap().agent_id.as_deref(),
+        Some("a0b1c2d3e4f5a6b7c")
+    );
+}
+
+#[test]
+fn appended_lines_are_indexed_once_and_a_partial_line_waits() {
+    let (dir, mut conn) = fresh();
+    let source = std::fs::read(fixtures().join(format!("claude/{SESSION}.jsonl"))).unwrap();
+    let lines: Vec<&[u8]> = source.split_inclusive(|b| *b == b'\n').collect();
+    let path = dir.path().join(format!("{SESSION}.jsonl"));
+    let mut f = std::fs::File::create(&path).unwrap();
+    register(&mut conn, &path, SESSION, None, None).unwrap();
+
+    // Half the lines, then half of the next line.
+    let half = lines.len() / 2;
+    for l in &lines[..half] {
+        f.write_all(l).unwrap();
+    }
+    let cut = lines[half].len() / 2;
+    f.write_all(&lines[half][..cut]).unwrap();
+    catch_up(&mut conn, &path).unwrap();
+    let first = db::messages(&conn, SESSION, None, 100).unwrap().len();
+    let src = db::get_source(&conn, &key(&path)).unwrap().unwrap();
+    assert_eq!(
+        src.offset as usize,
+        lines[..half].iter().map(|l| l.len()).sum::<usize>()
+    );
+    assert_eq!(
+        src.stats.malformed, 0,
+        "a partial line is not malformed, only unfinished"
+    );
+
+    // Nothing new: nothing stored.
+    assert!(!catch_up(&mut conn, &path).unwrap().changed);
+
+    f.write_all(&lines[half][cut..]).unwrap();
+    for l in &lines[half + 1..] {
+        f.write_all(l).unwrap();
+    }
+    catch_up(&mut conn, &path).unwrap();
+    let all = db::messages(&conn, SESSION, None, 100).unwrap();
+    assert!(first < all.len());
+    assert_eq!(all.len(), 12);
+    assert_eq!(
+        all.iter().map(|m| m.seq).collect::<Vec<_>>(),
+        (0..12).collect::<Vec<_>>()
+    );
+    let whole =
+        crate::transcript::read_file(&fixtures().join(format!("claude/{SESSION}.jsonl")), Format::Claude).unwrap();
+    let texts: Vec<&str> = all.iter().map(|m| m.text.as_str()).collect();
+    let expected: Vec<&str> = whole.messages.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(texts, expected);
+    // The split response was cut between reads: still counted once.
+    let s = db::session(&conn, SESSION).unwrap().unwrap();
+    assert_eq!((s.tokens.input, s.tokens.output), (50, 60));
+}
+
+#[test]
+fn damaged_lines_are_counted_on_the_source() {
+    let (_dir, mut conn) = fresh();
+    let path = fixtures().join("claude/damaged.jsonl");
+    index_transcript(&mut conn, &path, "damaged", None).unwrap();
+    let s = db::session(&conn, "damaged").unwrap().unwrap();
+    // The last line has no newline yet: it waits, as in a live file.
+    assert_eq!(s.messages, 2);
+    assert_eq!((s.sources[0].malformed, s.sources[0].unknown), (3, 1));
+}
+
+#[test]
+fn a_replaced_file_is_indexed_again_from_scratch() {
+    let (dir, mut conn) = fresh();
+    let path = dir.path().join("s.jsonl");
+    let line = |uuid: &str, text: &str| {
+        format!(
+            "{{\"type\":\"user\",\"uuid\":\"{uuid}\",\"sessionId\":\"s\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\"}}}}\n"
+        )
+    };
+    std::fs::write(&path, line("a", "old words") + &line("b", "more old words")).unwrap();
+    index_transcript(&mut conn, &path, "s", None).unwrap();
+    // A new file at the same path (a new inode).
+    let tmp = dir.path().join("s.new");
+    std::fs::write(&tmp, line("c", "brand new")).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    catch_up(&mut conn, &path).unwrap();
+    let all = db::messages(&conn, "s", None, 100).unwrap();
+    assert_eq!(all.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["brand new"]);
+    assert_eq!(db::session(&conn, "s").unwrap().unwrap().messages, 1);
+    assert!(words(&conn, "old").is_empty());
+}
+
+#[test]
+fn an_aider_reply_still_being_written_is_replaced_not_duplicated() {
+    let (dir, mut conn) = fresh();
+    let path = dir.path().join(".aider.chat.history.md");
+    std::fs::write(&path, "#### hello\n\nFirst half of the reply.\n").unwrap();
+    index_transcript(&mut conn, &path, "aider-1", None).unwrap();
+    let texts = |conn: &Connection| -> Vec<String> {
+        db::messages(conn, "aider-1", None, 100)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.text)
+            .collect()
+    };
+    assert_eq!(texts(&conn), ["hello", "First half of the reply."]);
+    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(b"\nSecond half.\n\n> Tokens: 1k sent, 20 received.\n")
+        .unwrap();
+    catch_up(&mut conn, &path).unwrap();
+    assert_eq!(
+        texts(&conn),
+        [
+            "hello",
+            "First half of the reply.\n\nSecond half.",
+            "Tokens: 1k sent, 20 received."
+        ]
+    );
+    f.write_all(b"#### thanks\n").unwrap();
+    catch_up(&mut conn, &path).unwrap();
+    assert_eq!(texts(&conn).len(), 4);
+    let s = db::session(&conn, "aider-1").unwrap().unwrap();
+    assert_eq!((s.messages, s.tokens.input, s.tokens.output), (4, 1000, 20));
+    let seqs: Vec<i64> = db::messages(&conn, "aider-1", None, 100)
+        .unwrap()
+        .iter()
+        .map(|m| m.seq)
+        .collect();
+    assert_eq!(seqs, [0, 1, 2, 3]);
+}
+
+#[test]
+fn a_gemini_chat_rewritten_with_a_new_record_adds_only_that_record() {
+    let (dir, mut conn) = fresh();
+    let chats = dir.path().join(".gemini/tmp/ab12/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let path = chats.join("session-1.json");
+    let fixture = fixtures().join("gemini/session-2026-11-29T08-00-7f3c2b1a.json");
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&fixture).unwrap()).unwrap();
+    let last = doc["messages"].as_array_mut().unwrap().pop().unwrap();
+    std::fs::write(&path, doc.to_string()).unwrap();
+    index_transcript(&mut conn, &path, "g", None).unwrap();
+    assert_eq!(db::messages(&conn, "g", None, 100).unwrap().len(), 5);
+    doc["messages"].as_array_mut().unwrap().push(last);
+    std::fs::write(&path, doc.to_string()).unwrap();
+    catch_up(&mut conn, &path).unwrap();
+    let all = db::messages(&conn, "g", None, 100).unwrap();
+    assert_eq!(all.len(), 6);
+    assert_eq!(all.last().unwrap().text, "Three files, one is narwhal.rs.");
+    assert_eq!(all.iter().filter(|m| m.text == "Request cancelled.").count(), 1);
+}
+
+#[test]
+fn a_run_named_later_is_filled_in_on_messages_already_read() {
+    let (dir, mut conn) = fresh();
+    let path = claude_copy(dir.path());
+    index_transcript(&mut conn, &path, SESSION, None).unwrap();
+    index_transcript(&mut conn, &path, SESSION, Some("run-9")).unwrap();
+    let all = db::messages(&conn, SESSION, None, 100).unwrap();
+    assert!(all.iter().all(|m| m.run_id.as_deref() == Some("run-9")));
+    assert_eq!(
+        db::session(&conn, SESSION).unwrap().unwrap().run_id.as_deref(),
+        Some("run-9")
+    );
+}
+
+#[test]
+fn codex_and_unknown_formats() {
+    let (_dir, mut conn) = fresh();
+    let rollout = fixtures().join("codex/rollout-2026-11-29T07-47-04-01a22645-9705-7352-9a7c-e05a97022f2e.jsonl");
+    let r = index_transcript(&mut conn, &rollout, "01a22645", None).unwrap();
+    assert_eq!(r.messages, 10);
+    assert_eq!(words(&conn, "capybara").len(), 1);
+    assert_eq!(words(&conn, "wombat.rs")[0].2, "tool");
+    let err = index_transcript(&mut conn, Path::new("/tmp/notes.txt"), "x", None).unwrap_err();
+    assert!(matches!(err, IndexError::UnknownFormat(_)), "{err}");
+}

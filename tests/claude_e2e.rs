@@ -1,0 +1,347 @@
+//! End to end with the real Claude Code CLI: `agents run claude` in a PTY
+//! against a small mock of the Anthropic Messages API on loopback (SSE
+//! streaming), as in `shared/reference/claude-code-2.1.197/`. The run's
+//! hooks drive its status (idle → working → needs_approval → idle), its
+//! session id is the one minted before spawn, and its name comes from its
+//! first prompt.
+//!
+//! Needs the CLI: `AGENTS_TEST_CLAUDE=/path/to/claude` (`.ci/run` installs
+//! `@anthropic-ai/claude-code` from npm and sets it, with
+//! `AGENTS_REQUIRE_CLAUDE=1` so a missing CLI fails instead of skipping).
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+
+use common::Home;
+use serde_json::{Value, json};
+
+/// The version the reference recordings and `.ci/run` use.
+const PINNED: &str = "2.1.197";
+
+fn claude_binary() -> Option<PathBuf> {
+    let path = PathBuf::from(std::env::var_os("AGENTS_TEST_CLAUDE")?);
+    path.is_file().then_some(path)
+}
+
+/// A mock Messages API: `hello` gets a greeting; a prompt with `ASKPERM`
+/// gets a `Bash(touch perm-marker)` tool call, and its tool result a
+/// closing line. Side requests without tools (titles) get plain text.
+struct MockApi {
+    url: String,
+}
+
+impl MockApi {
+    fn start() -> MockApi {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                std::thread::spawn(move || {
+                    let _ = serve(conn);
+                });
+            }
+        });
+        MockApi { url }
+    }
+}
+
+fn serve(conn: TcpStream) -> std::io::Result<()> {
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let (mut length, mut chunked) = (0usize, false);
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || line == "\r\n" {
+            break;
+        }
+        let lower = line.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+        if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+            chunked = true;
+        }
+    }
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size)?;
+            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            let mut chunk = vec![0; n + 2];
+            reader.read_exact(&mut chunk)?;
+            if n == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..n]);
+        }
+    } else {
+        body.resize(length, 0);
+        reader.read_exact(&mut body)?;
+    }
+    let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let (status, kind, payload) = if !request_line.starts_with("POST") || !path.starts_with("/v1/messages") {
+        ("404 Not Found", "application/json", b"{}".to_vec())
+    } else if path.starts_with("/v1/messages/count_tokens") {
+        ("200 OK", "application/json", br#"{"input_tokens": 10}"#.to_vec())
+    } else {
+        let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let (blocks, stop) = reply_to(&req);
+        if req["stream"] == true {
+            ("200 OK", "text/event-stream", sse(&req, &blocks, stop).into_bytes())
+        } else {
+            let message = message(&req, &blocks, stop);
+            ("200 OK", "application/json", message.to_string().into_bytes())
+        }
+    };
+    let mut conn = conn;
+    write!(
+        conn,
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        payload.len()
+    )?;
+    conn.write_all(&payload)?;
+    conn.flush()
+}
+
+/// The content blocks and stop reason for a request.
+fn reply_to(req: &Value) -> (Vec<Value>, &'static str) {
+    let messages = req["messages"].as_array().cloned().unwrap_or_default();
+    let is_text = |m: &Value| {
+        m["role"] == "user"
+            && (m["content"].is_string()
+                || m["content"]
+                    .as_array()
+                    .is_some_and(|c| c.iter().any(|b| b["type"] == "text")))
+    };
+    let is_result = |m: &Value| {
+        m["content"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
+    };
+    let last_text = messages.iter().rposition(is_text);
+    let last_result = messages.iter().rposition(is_result);
+    let text = |t: &str| json!({ "type": "text", "text": t });
+    if last_result.is_some() && last_result > last_text {
+        return (vec![text("Done after tool.")], "end_turn");
+    }
+    let asked = last_text.is_some_and(|i| messages[i].to_string().contains("ASKPERM"));
+    let has_tools = req["tools"].as_array().is_some_and(|t| !t.is_empty());
+    if asked && has_tools {
+        let call = json!({
+            "type": "tool_use",
+            "id": "toolu_mock0009",
+            "name": "Bash",
+            "input": { "command": "touch perm-marker", "description": "Create a marker file" },
+        });
+        return (vec![text("Running it."), call], "tool_use");
+    }
+    (vec![text("Hello from the mock model.")], "end_turn")
+}
+
+fn message(req: &Value, blocks: &[Value], stop: &str) -> Value {
+    json!({
+        "id": "msg_mock", "type": "message", "role": "assistant",
+        "model": req["model"].as_str().unwrap_or("mock"),
+        "content": blocks, "stop_reason": stop, "stop_sequence": null,
+        "usage": { "input_tokens": 10, "output_tokens": 12 },
+    })
+}
+
+fn sse(req: &Value, blocks: &[Value], stop: &str) -> String {
+    let mut out = String::new();
+    let mut event = |name: &str, data: Value| out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    let mut start = message(req, &[], "");
+    start["stop_reason"] = Value::Null;
+    event("message_start", json!({ "type": "message_start", "message": start }));
+    for (index, block) in blocks.iter().enumerate() {
+        let (opening, delta) = if block["type"] == "tool_use" {
+            let mut opening = block.clone();
+            opening["input"] = json!({});
+            let partial = block["input"].to_string();
+            (opening, json!({ "type": "input_json_delta", "partial_json": partial }))
+        } else {
+            (
+                json!({ "type": "text", "text": "" }),
+                json!({ "type": "text_delta", "text": block["text"] }),
+            )
+        };
+        event(
+            "content_block_start",
+            json!({ "type": "content_block_start", "index": index, "content_block": opening }),
+        );
+        event(
+            "content_block_delta",
+            json!({ "type": "content_block_delta", "index": index, "delta": delta }),
+        );
+        event(
+            "content_block_stop",
+            json!({ "type": "content_block_stop", "index": index }),
+        );
+    }
+    event(
+        "message_delta",
+        json!({ "type": "message_delta", "delta": { "stop_reason": stop, "stop_sequence": null }, "usage": { "output_tokens": 12 } }),
+    );
+    event("message_stop", json!({ "type": "message_stop" }));
+    out
+}
+
+fn last_status_why(home: &Home, run: &str) -> String {
+    home.events(run)
+        .into_iter()
+        .rev()
+        .find(|e| e["kind"] == "STATUS")
+        .and_then(|e| e["data"]["why"].as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The API key the mock accepts; Claude asks once about a key it has not
+/// seen, so `.claude.json` approves its last 20 characters in advance.
+const API_KEY: &str = "sk-ant-mock-0123456789abcdefghij";
+
+#[test]
+fn a_real_claude_run_reports_status_hooks_and_its_session() {
+    let Some(claude) = claude_binary() else {
+        assert!(
+            std::env::var_os("AGENTS_REQUIRE_CLAUDE").is_none(),
+            "AGENTS_REQUIRE_CLAUDE is set but AGENTS_TEST_CLAUDE names no file"
+        );
+        eprintln!("skipped: set AGENTS_TEST_CLAUDE to a claude {PINNED} binary to run this test");
+        return;
+    };
+    let api = MockApi::start();
+    let user_home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(project.path()).unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&claude, bin.path().join("claude")).unwrap();
+    let mut projects = serde_json::Map::new();
+    projects.insert(
+        cwd.to_string_lossy().into_owned(),
+        json!({ "hasTrustDialogAccepted": true }),
+    );
+    std::fs::write(
+        user_home.path().join(".claude.json"),
+        json!({
+            "hasCompletedOnboarding": true,
+            "customApiKeyResponses": { "approved": [&API_KEY[API_KEY.len() - 20..]], "rejected": [] },
+            "projects": projects,
+        })
+        .to_string(),
+    )
+    .unwrap();
+
+    let home = Home::new();
+    let pass = [
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "DISABLE_TELEMETRY",
+        "DISABLE_ERROR_REPORTING",
+        "DISABLE_AUTOUPDATER",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+    ];
+    let mut args = vec!["run", "-d", "claude", "--size", "120x40"];
+    for name in pass {
+        args.extend(["--env", name]);
+    }
+    let out = home
+        .cmd(&args)
+        .current_dir(&cwd)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.path().display()))
+        .env("HOME", user_home.path())
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("ANTHROPIC_BASE_URL", &api.url)
+        .env("ANTHROPIC_API_KEY", API_KEY)
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+
+    let started = home.show(&id);
+    assert_eq!(started["harness_version"], PINNED);
+    let session = started["session_id"].as_str().unwrap().to_string();
+    home.wait_until("claude started its session", || {
+        last_status_why(&home, &id) == "hook SessionStart (startup)"
+    });
+
+    home.ok(&["send", &id, "hello"]);
+    home.wait_until("the first turn ended", || {
+        let kinds = home.event_kinds(&id);
+        kinds.iter().any(|k| k == "RENAMED") && last_status_why(&home, &id) == "hook Stop"
+    });
+    let run = home.show(&id);
+    assert_eq!(run["name"], "hello", "named after the first prompt");
+    assert_eq!(run["status"], "idle");
+    assert_eq!(
+        run["session_id"],
+        session.as_str(),
+        "the minted id is Claude's session id"
+    );
+    let transcript = PathBuf::from(run["transcript_path"].as_str().unwrap());
+    assert!(
+        transcript.ends_with(format!("{session}.jsonl")),
+        "{}",
+        transcript.display()
+    );
+    assert!(
+        transcript.is_file(),
+        "claude wrote the transcript where the record says"
+    );
+
+    home.ok(&["send", &id, "ASKPERM now"]);
+    home.wait_until("claude asks for permission", || {
+        home.show(&id)["status"] == "needs_approval"
+    });
+    let why = last_status_why(&home, &id);
+    assert!(
+        why.starts_with("hook PermissionRequest") || why.starts_with("hook Notification"),
+        "{why}"
+    );
+    // The hook fires before Claude draws the question; an answer needs it
+    // on the screen.
+    home.wait_until("the question is on the screen", || {
+        home.logs(&id).contains("Do you want to proceed?")
+    });
+    home.ok(&["answer", &id, "yes"]);
+    home.wait_until("the tool ran and the turn ended", || {
+        cwd.join("perm-marker").exists() && last_status_why(&home, &id) == "hook Stop"
+    });
+    let kinds = home.event_kinds(&id);
+    for kind in ["INTERRUPT", "RUN_PAUSED", "RUN_RESUMED", "SESSION"] {
+        assert!(kinds.iter().any(|k| k == kind), "{kind} in {kinds:?}");
+    }
+    let hooks: Vec<String> = home
+        .events(&id)
+        .iter()
+        .filter(|e| e["kind"] == "HOOK")
+        .map(|e| e["data"]["event"].as_str().unwrap_or_default().to_string())
+        .collect();
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PermissionRequest",
+        "PostToolUse",
+        "Stop",
+    ] {
+        assert!(hooks.iter().any(|h| h == event), "{event} in {hooks:?}");
+    }
+
+    home.ok(&["send", &id, "/exit"]);
+    let ended = home.wait_end(&id);
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+    assert!(
+        home.events(&id)
+            .iter()
+            .any(|e| e["kind"] == "HOOK" && e["data"]["event"] == "SessionEnd")
+    );
+}

@@ -1,0 +1,280 @@
+//! A real OpenSSH server on loopback for the remote-host tests (DESIGN §11):
+//! its own host key, authorized_keys and config in a temporary folder, no
+//! system file touched, killed when dropped. And the client side of it: a
+//! temporary HOME with its own ~/.ssh (key, config, known_hosts), so nothing
+//! of the user's is read.
+
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{BIN, Home, PATIENCE};
+
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// The server: `sshd -D` on 127.0.0.1 and a free port.
+pub struct Sshd {
+    pub dir: tempfile::TempDir,
+    child: Child,
+    pub port: u16,
+}
+
+fn keygen(path: &Path) {
+    let status = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "agents-test", "-f"])
+        .arg(path)
+        .status()
+        .expect("ssh-keygen (install openssh-client)");
+    assert!(status.success(), "ssh-keygen failed");
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+impl Sshd {
+    /// Starts sshd accepting `client_pub` for the current user. Sessions get
+    /// `XDG_CONFIG_HOME=remote_config` so the remote agents reads the test's
+    /// config, not the user's.
+    pub fn start(client_pub: &Path, remote_config: &Path) -> Sshd {
+        assert!(
+            Path::new(SSHD).exists(),
+            "{SSHD} is missing: install openssh-server (.ci/run does)"
+        );
+        assert!(
+            !nix_is_root() || Path::new("/run/sshd").is_dir(),
+            "sshd run as root needs its privilege-separation directory /run/sshd (.ci/run creates it)"
+        );
+        let dir = tempfile::Builder::new().prefix("sshd").tempdir().expect("temp dir");
+        keygen(&dir.path().join("host_ed25519"));
+        std::fs::copy(client_pub, dir.path().join("authorized_keys")).expect("authorized_keys");
+        let mut last_log = String::new();
+        for _attempt in 0..3 {
+            let port = free_port();
+            let config = format!(
+                "ListenAddress 127.0.0.1\n\
+                 Port {port}\n\
+                 HostKey {dir}/host_ed25519\n\
+                 PidFile {dir}/sshd.pid\n\
+                 AuthorizedKeysFile {dir}/authorized_keys\n\
+                 StrictModes no\n\
+                 UsePAM no\n\
+                 PasswordAuthentication no\n\
+                 KbdInteractiveAuthentication no\n\
+                 PubkeyAuthentication yes\n\
+                 PermitRootLogin prohibit-password\n\
+                 SetEnv XDG_CONFIG_HOME={config_home}\n\
+                 LogLevel VERBOSE\n",
+                dir = dir.path().display(),
+                config_home = remote_config.display(),
+            );
+            let config_path = dir.path().join("sshd_config");
+            std::fs::write(&config_path, config).unwrap();
+            let log = std::fs::File::create(dir.path().join("sshd.log")).unwrap();
+            let child = Command::new(SSHD)
+                .arg("-D")
+                .arg("-e")
+                .arg("-f")
+                .arg(&config_path)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .expect("start sshd");
+            let mut child = child;
+            if wait_listening(&mut child, port) {
+                return Sshd { dir, child, port };
+            }
+            last_log = std::fs::read_to_string(dir.path().join("sshd.log")).unwrap_or_default();
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("sshd did not start: {last_log}");
+    }
+
+    pub fn host_key_pub(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("host_ed25519.pub")).unwrap()
+    }
+
+    /// `SHA256:…`, as `ssh-keygen -l` prints it.
+    pub fn fingerprint(&self) -> String {
+        let out = Command::new("ssh-keygen")
+            .arg("-lf")
+            .arg(self.dir.path().join("host_ed25519.pub"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .nth(1)
+            .expect("a fingerprint")
+            .to_string()
+    }
+
+    /// The known_hosts line OpenSSH would write for this server.
+    pub fn known_hosts_line(&self) -> String {
+        let text = self.host_key_pub();
+        let mut fields = text.split_whitespace();
+        let (kind, b64) = (fields.next().unwrap(), fields.next().unwrap());
+        format!("[127.0.0.1]:{} {kind} {b64}\n", self.port)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Listening means answering with an SSH banner.
+fn wait_listening(child: &mut Child, port: u16) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        if let Ok(Some(_)) = child.try_wait() {
+            return false;
+        }
+        if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) {
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+            let mut banner = [0u8; 7];
+            if stream.read_exact(&mut banner).is_ok() && &banner == b"SSH-2.0" {
+                return true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn nix_is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+pub fn local_user() -> String {
+    let out = Command::new("id").arg("-un").output().expect("id -un");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A local agents (its own AGENTS_HOME and HOME with ~/.ssh), a "remote"
+/// agents state on the same machine (another AGENTS_HOME), and the sshd
+/// between them. Dropped in order: local daemon, remote daemon, sshd.
+pub struct Net {
+    pub local: Home,
+    pub remote: Home,
+    pub sshd: Sshd,
+    /// HOME of the local side: .ssh/id_ed25519, .ssh/config, .ssh/known_hosts.
+    pub client_home: tempfile::TempDir,
+}
+
+impl Net {
+    pub fn new() -> Net {
+        let client_home = tempfile::Builder::new().prefix("cli").tempdir().unwrap();
+        let ssh = client_home.path().join(".ssh");
+        std::fs::create_dir_all(&ssh).unwrap();
+        keygen(&ssh.join("id_ed25519"));
+        let remote = Home::new();
+        let sshd = Sshd::start(&ssh.join("id_ed25519.pub"), remote.config.path());
+        Net {
+            local: Home::new(),
+            remote,
+            sshd,
+            client_home,
+        }
+    }
+
+    pub fn ssh_dir(&self) -> PathBuf {
+        self.client_home.path().join(".ssh")
+    }
+
+    pub fn known_hosts(&self) -> PathBuf {
+        self.ssh_dir().join("known_hosts")
+    }
+
+    /// Writes the server's real key into known_hosts (a user who has
+    /// connected with ssh before).
+    pub fn know_the_host(&self) {
+        std::fs::write(self.known_hosts(), self.sshd.known_hosts_line()).unwrap();
+    }
+
+    /// `user@127.0.0.1:port`.
+    pub fn target(&self) -> String {
+        format!("{}@127.0.0.1:{}", local_user(), self.sshd.port)
+    }
+
+    /// The remote state directory, for `--remote-home`.
+    pub fn remote_home(&self) -> String {
+        self.remote.path().display().to_string()
+    }
+
+    /// `hosts add NAME` for this server, this binary as the remote agents.
+    pub fn add_host(&self, name: &str, target: &str) {
+        self.ok(&[
+            "hosts",
+            "add",
+            name,
+            target,
+            "--remote-bin",
+            BIN,
+            "--remote-home",
+            &self.remote_home(),
+        ]);
+    }
+
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = self.local.cmd(args);
+        c.env("HOME", self.client_home.path()).env_remove("SSH_AUTH_SOCK");
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("run agents")
+    }
+
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "agents {args:?} failed: {}\n{}\nsshd log:\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout),
+            self.sshd.log()
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs and insists on failure; returns stderr.
+    pub fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            !out.status.success(),
+            "agents {args:?} succeeded: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
+    pub fn json(&self, args: &[&str]) -> Value {
+        serde_json::from_str(&self.ok(args)).expect("json output")
+    }
+
+    pub fn wait_until(&self, what: &str, f: impl FnMut() -> bool) {
+        let mut f = f;
+        crate::common::wait_until(what, PATIENCE, &mut f)
+    }
+}

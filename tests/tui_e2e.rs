@@ -1,0 +1,469 @@
+//! The TUI end to end: the real `agents` binary with no verb, in a real PTY,
+//! against a real daemon in a private `AGENTS_HOME`. What the user sees is
+//! checked by feeding the PTY's bytes to our own emulator, as their terminal
+//! would; every wait is on what the screen shows, never a fixed sleep.
+
+mod common;
+
+use std::io::{Read as _, Write as _};
+use std::os::fd::BorrowedFd;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::Instant;
+
+use agents::harness::demo::{BANNER_TITLE, PROMPT};
+use agents::term::Terminal;
+use common::{Home, PATIENCE};
+use nix::sys::signal::{Signal, kill};
+use nix::sys::termios::{LocalFlags, tcgetattr};
+use nix::unistd::Pid;
+use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
+
+/// Ctrl-a d: back to NORMAL from INSERT.
+const BACK_TO_NORMAL: &[u8] = &[0x01, b'd'];
+const ENTER: &[u8] = b"\r";
+const TAB: &[u8] = b"\t";
+/// What crossterm writes to leave the alternate screen.
+const LEAVE_ALTERNATE_SCREEN: &[u8] = b"\x1b[?1049l";
+/// The top of the help overlay (`?`).
+const HELP: &str = "╭ keys ─";
+
+/// `agents` (the TUI) in a PTY, read through an emulator.
+struct Tui {
+    child: Box<dyn Child + Send + Sync>,
+    keys: Box<dyn std::io::Write + Send>,
+    output: Receiver<Vec<u8>>,
+    /// Every byte read so far.
+    seen: Vec<u8>,
+    /// What a terminal showing those bytes would show.
+    term: Terminal,
+    eof: bool,
+    master: Box<dyn MasterPty + Send>,
+}
+
+impl Tui {
+    /// Opens the TUI on `home` (its `AGENTS_HOME` and config) in a
+    /// `cols`×`rows` terminal.
+    fn open(home: &Home, rows: u16, cols: u16) -> Tui {
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("open a PTY");
+        let mut command = CommandBuilder::new(common::BIN);
+        // The new-run form's cwd starts here.
+        command.cwd(home.config.path());
+        command.env("AGENTS_HOME", home.path());
+        command.env("XDG_CONFIG_HOME", home.config.path());
+        command.env("TERM", "xterm-256color");
+        command.env_remove("NO_COLOR");
+        command.env_remove("AGENTS_RUN_ID");
+        let child = pty.slave.spawn_command(command).expect("spawn the TUI in a PTY");
+        // Only the child may hold the slave, or the master never reads end of file.
+        drop(pty.slave);
+        let mut reader = pty.master.try_clone_reader().expect("PTY reader");
+        let (tx, output) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 64 * 1024];
+            // Linux reports the slave's last close as EIO: both mean end of file.
+            while let Ok(n @ 1..) = reader.read(&mut buf) {
+                if tx.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        let keys = pty.master.take_writer().expect("PTY writer");
+        Tui {
+            child,
+            keys,
+            output,
+            seen: Vec::new(),
+            term: Terminal::new(rows, cols),
+            eof: false,
+            master: pty.master,
+        }
+    }
+
+    fn pid(&self) -> Pid {
+        Pid::from_raw(self.child.process_id().expect("the TUI's pid") as i32)
+    }
+
+    /// Takes the next chunk of output; false at end of file or at `deadline`.
+    fn read_more(&mut self, deadline: Instant) -> bool {
+        if self.eof {
+            return false;
+        }
+        match self
+            .output
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            Ok(chunk) => {
+                self.seen.extend_from_slice(&chunk);
+                self.term.feed(&chunk);
+                // Answer what the program asks its terminal, as a terminal would.
+                let replies = self.term.take_replies();
+                if !replies.is_empty() {
+                    let _ = self.keys.write_all(&replies);
+                }
+                true
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                self.eof = true;
+                false
+            }
+            Err(RecvTimeoutError::Timeout) => false,
+        }
+    }
+
+    /// Reads until the screen satisfies `f`; returns the screen's lines.
+    fn wait_screen(&mut self, what: &str, f: impl Fn(&[String]) -> bool) -> Vec<String> {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let lines = self.term.visible_lines();
+            if f(&lines) {
+                return lines;
+            }
+            assert!(
+                self.read_more(deadline),
+                "the screen never showed {what} (before {}); it shows:\n{}",
+                if self.eof { "end of file" } else { "the timeout" },
+                lines.join("\n")
+            );
+        }
+    }
+
+    /// Reads until the screen shows `text` somewhere.
+    fn wait_text(&mut self, text: &str) -> Vec<String> {
+        self.wait_screen(&format!("{text:?}"), |l| shows(l, text))
+    }
+
+    /// Reads until the focused pane satisfies `f`; returns its lines.
+    fn wait_pane(&mut self, what: &str, f: impl Fn(&[String]) -> bool) -> Vec<String> {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let pane = focused_pane(&self.term);
+            if f(&pane) {
+                return pane;
+            }
+            assert!(
+                self.read_more(deadline),
+                "the focused pane never showed {what} (before {}); the screen shows:\n{}",
+                if self.eof { "end of file" } else { "the timeout" },
+                self.term.visible_lines().join("\n")
+            );
+        }
+    }
+
+    fn press(&mut self, bytes: &[u8]) {
+        self.keys.write_all(bytes).expect("type into the PTY");
+        self.keys.flush().expect("flush the PTY");
+    }
+
+    /// Reads to the end of the output, then returns the exit code.
+    fn exit_code(&mut self) -> u32 {
+        let deadline = Instant::now() + PATIENCE;
+        while self.read_more(deadline) {}
+        assert!(self.eof, "still running; the screen shows:\n{}", self.screen());
+        loop {
+            if let Some(status) = self.child.try_wait().expect("poll the child") {
+                return status.exit_code();
+            }
+            assert!(Instant::now() < deadline, "closed its terminal but did not exit");
+            std::thread::yield_now();
+        }
+    }
+
+    /// Resizes the terminal, as a user dragging its window would.
+    fn resize(&mut self, rows: u16, cols: u16) {
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("resize the PTY");
+        self.term.resize(rows, cols);
+    }
+
+    /// The terminal's line discipline flags (the TUI's raw mode shows here).
+    fn local_flags(&self) -> LocalFlags {
+        let fd = self.master.as_raw_fd().expect("the PTY master's fd");
+        // SAFETY: the fd belongs to `self.master`, which outlives this borrow.
+        let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+        tcgetattr(fd).expect("read the terminal's modes").local_flags
+    }
+
+    fn screen(&self) -> String {
+        self.term.visible_lines().join("\n")
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        // A failed test must not leave its TUI running (nor stopped).
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = kill(self.pid(), Signal::SIGCONT);
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn shows(lines: &[String], text: &str) -> bool {
+    lines.iter().any(|l| l.contains(text))
+}
+
+/// The run tree's row for `name`, if the screen shows one.
+fn tree_row<'a>(lines: &'a [String], name: &str) -> Option<&'a str> {
+    // The tree is the left column: its rows start with the tree's border.
+    lines
+        .iter()
+        .map(|l| l.split('│').nth(1).unwrap_or(""))
+        .find(|row| row.split_whitespace().any(|w| w == name))
+}
+
+/// The text inside the focused pane (the one with the thick border), row by
+/// row, trailing spaces trimmed; empty if no pane is focused.
+fn focused_pane(term: &Terminal) -> Vec<String> {
+    let screen = term.screen();
+    let (rows, cols) = term.size();
+    let at = |r: u16, c: u16| screen.cell(r, c).map(|c| c.contents()).unwrap_or_default();
+    // An empty cell reads as a space, a wide character's second cell as nothing.
+    let text = |r: u16, c: u16| match screen.cell(r, c) {
+        Some(cell) if cell.is_wide_continuation() => "",
+        Some(cell) if cell.has_contents() => cell.contents(),
+        _ => " ",
+    };
+    let Some((top, left)) = (0..rows).find_map(|r| (0..cols).find(|&c| at(r, c) == "┏").map(|c| (r, c))) else {
+        return Vec::new();
+    };
+    let Some(right) = (left + 1..cols).find(|&c| at(top, c) == "┓") else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    for r in top + 1..rows {
+        if at(r, left) != "┃" {
+            break;
+        }
+        let mut line: String = (left + 1..right).map(|c| text(r, c)).collect();
+        line.truncate(line.trim_end().len());
+        lines.push(line);
+    }
+    lines
+}
+
+/// The demo agent answered `said` and shows its prompt again: settled.
+fn answered(pane: &[String], said: &str) -> bool {
+    let answer = format!("● demo: you said \"{said}\"");
+    let at = pane.iter().position(|l| l.contains(&answer));
+    at.is_some_and(|at| pane[at + 1..].iter().any(|l| l.starts_with(PROMPT.trim_end())))
+}
+
+/// The pane's lines from the one where `typed` was typed at the prompt,
+/// without trailing blank lines.
+fn since_typed<'a>(pane: &'a [String], typed: &str) -> &'a [String] {
+    let line = format!("{PROMPT}{typed}");
+    let Some(from) = pane.iter().position(|l| *l == line) else {
+        return &[];
+    };
+    let to = pane.iter().rposition(|l| !l.is_empty()).map_or(from, |i| i + 1);
+    &pane[from..to.max(from)]
+}
+
+fn find_last(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).rposition(|w| w == needle)
+}
+
+fn run_named(home: &Home, name: &str) -> serde_json::Value {
+    let all = home.json(&["ls", "--all", "--json"]);
+    all.as_array()
+        .and_then(|runs| runs.iter().find(|r| r["name"] == name).cloned())
+        .unwrap_or_else(|| panic!("no run named {name} in {all}"))
+}
+
+#[test]
+fn a_run_started_in_the_tui_outlives_it_keeps_its_screen_and_is_cancelled_from_it() {
+    let home = Home::new();
+    // The TUI starts the daemon itself, as on a first use.
+    let mut tui = Tui::open(&home, 40, 120);
+    tui.wait_text("no runs yet");
+    tui.wait_text("local ●");
+
+    // n: the new-run form; demo is the default harness; harness → host → cwd → name.
+    tui.press(b"n");
+    tui.wait_text(" new run ");
+    tui.press(TAB);
+    tui.press(TAB);
+    tui.press(TAB);
+    tui.press(b"greeter");
+    tui.wait_screen("the name typed into the form", |l| {
+        l.iter().any(|l| l.contains("name greeter"))
+    });
+    tui.press(ENTER);
+    tui.wait_screen("the new run in the tree", |l| tree_row(l, "greeter").is_some());
+    tui.wait_pane("the demo agent's banner", |p| shows(p, BANNER_TITLE));
+
+    // Enter: INSERT, keys go to the agent.
+    tui.press(ENTER);
+    tui.wait_text(" INSERT ");
+    tui.press(b"hello\r");
+    let pane = tui.wait_pane("the agent's answer and its prompt", |p| answered(p, "hello"));
+
+    // Ctrl-a d: NORMAL again, so q quits rather than typing a q.
+    tui.press(BACK_TO_NORMAL);
+    tui.wait_text(" NORMAL ");
+    assert!(
+        !tui.local_flags().contains(LocalFlags::ICANON),
+        "the TUI runs its terminal raw"
+    );
+    tui.press(b"q");
+    assert_eq!(tui.exit_code(), 0, "{}", tui.screen());
+
+    // The terminal is the user's again: the alternate screen is left last,
+    // after the final frame, and the modes the TUI turned on are off.
+    let leave = find_last(&tui.seen, LEAVE_ALTERNATE_SCREEN).expect("the TUI leaves the alternate screen");
+    let after = &tui.seen[leave + LEAVE_ALTERNATE_SCREEN.len()..];
+    assert!(
+        after.is_empty() || after == b"\x1b[?25h",
+        "only showing the cursor may follow: {:?}",
+        String::from_utf8_lossy(after)
+    );
+    let screen = tui.term.screen();
+    assert!(!screen.alternate_screen());
+    assert!(!screen.hide_cursor());
+    assert!(!screen.bracketed_paste());
+    assert_eq!(screen.mouse_protocol_mode(), vt100::MouseProtocolMode::None);
+    let flags = tui.local_flags();
+    assert!(
+        flags.contains(LocalFlags::ICANON | LocalFlags::ECHO),
+        "raw mode is off again: {flags:?}"
+    );
+
+    // Quitting detached: the run goes on.
+    let live = home.json(&["ls", "--json"]);
+    let run = live
+        .as_array()
+        .and_then(|runs| runs.iter().find(|r| r["name"] == "greeter"))
+        .unwrap_or_else(|| panic!("greeter is not listed as live: {live}"));
+    assert_eq!(run["state"], "running", "{run}");
+    let id = run["id"].as_str().expect("an id").to_string();
+
+    // Opened again, the TUI shows the run and the same screen.
+    let mut again = Tui::open(&home, 40, 120);
+    again.wait_screen("the run in the tree", |l| tree_row(l, "greeter").is_some());
+    // Compared from the typed line on: the banner was printed while the
+    // pane's size was still changing, and where a resize lands between those
+    // bytes differs between the run's emulator and the TUI's copy of it.
+    let typed = since_typed(&pane, "hello");
+    assert!(!typed.is_empty(), "no typed line in {pane:#?}");
+    again.wait_pane("the same screen as before quitting", |p| {
+        shows(p, BANNER_TITLE) && since_typed(p, "hello") == typed
+    });
+
+    // x, then y: cancelled, and the tree says so.
+    again.press(b"x");
+    again.wait_text("Cancel greeter and the runs it owns?");
+    again.press(b"y");
+    let lines = again.wait_screen("the run cancelled in the tree", |l| {
+        tree_row(l, "greeter").is_some_and(|row| row.contains("cancelled"))
+    });
+    let row = tree_row(&lines, "greeter").unwrap_or_default();
+    assert!(row.contains('⊘'), "the cancelled glyph: {row:?}");
+    let record = home.show(&id);
+    assert_eq!(record["state"], "cancelled", "{record}");
+    again.press(b"q");
+    assert_eq!(again.exit_code(), 0, "{}", again.screen());
+}
+
+#[test]
+fn a_terminal_too_small_says_so_and_the_tui_fills_it_once_it_grows() {
+    let home = Home::new();
+    let mut tui = Tui::open(&home, 20, 70);
+    tui.wait_text("agents needs at least 80×24; this window is 70×20");
+    tui.resize(40, 120);
+    tui.wait_screen("the whole interface", |l| {
+        shows(l, " RUNS ") && shows(l, " NORMAL ") && !shows(l, "needs at least")
+    });
+    tui.press(b"q");
+    assert_eq!(tui.exit_code(), 0, "{}", tui.screen());
+}
+
+#[test]
+fn a_tui_started_where_no_daemon_can_start_says_so_and_connects_once_one_can() {
+    let home = Home::new();
+    // A file where AGENTS_HOME should be: the daemon cannot make its home.
+    std::fs::remove_dir(home.path()).expect("empty temporary home");
+    std::fs::write(home.path(), b"not a directory").expect("a file in the way");
+    let mut tui = Tui::open(&home, 40, 120);
+    tui.wait_text("daemon unreachable");
+    tui.wait_text("local ◌");
+    // The TUI keeps answering keys meanwhile.
+    tui.press(b"?");
+    tui.wait_text(HELP);
+    tui.press(b"?");
+    tui.wait_screen("the help closed", |l| !shows(l, HELP));
+
+    std::fs::remove_file(home.path()).expect("remove the file in the way");
+    home.ok(&["daemon", "start"]);
+    tui.wait_screen("the banner gone and the link up", |l| {
+        !shows(l, "daemon unreachable") && shows(l, "local ●")
+    });
+    tui.press(b"q");
+    assert_eq!(tui.exit_code(), 0, "{}", tui.screen());
+}
+
+#[test]
+fn killing_the_daemon_under_the_tui_shows_the_banner_and_the_tui_reconnects_by_itself() {
+    let home = Home::new();
+    let id = home.start(&["--name", "steady", "demo"]);
+    let mut tui = Tui::open(&home, 40, 120);
+    tui.wait_screen("the run in the tree", |l| tree_row(l, "steady").is_some());
+    tui.wait_pane("the demo agent's prompt", |p| {
+        shows(p, BANNER_TITLE) && shows(p, PROMPT.trim_end())
+    });
+    tui.wait_text("local ●");
+
+    // Kill the daemon while the TUI is stopped, then hold the daemon's lock,
+    // so the TUI's own attempts to start one fail until we let go.
+    let daemon = home.daemon_pid().expect("the daemon's pid");
+    kill(tui.pid(), Signal::SIGSTOP).expect("stop the TUI");
+    common::kill9(daemon);
+    let mut lock = None;
+    home.wait_until("the daemon's lock is free (its last thread has exited)", || {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(home.path().join("daemon.lock"))
+            .expect("open daemon.lock");
+        lock = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock).ok();
+        lock.is_some()
+    });
+    kill(tui.pid(), Signal::SIGCONT).expect("continue the TUI");
+
+    tui.wait_text("daemon unreachable");
+    tui.wait_text("local ◌");
+    // Still answering keys without a daemon.
+    tui.press(b"?");
+    tui.wait_text(HELP);
+    tui.press(b"?");
+    tui.wait_screen("the help closed", |l| !shows(l, HELP));
+
+    drop(lock);
+    home.ok(&["daemon", "start"]);
+    tui.wait_screen("the banner gone and the link up", |l| {
+        !shows(l, "daemon unreachable") && shows(l, "local ●")
+    });
+    // The run was re-adopted and its pane is live again.
+    assert_eq!(home.state(&id), "running");
+    tui.press(ENTER);
+    tui.wait_text(" INSERT ");
+    tui.press(b"again\r");
+    tui.wait_pane("the agent's answer after the reconnection", |p| answered(p, "again"));
+    tui.press(BACK_TO_NORMAL);
+    tui.wait_text(" NORMAL ");
+    tui.press(b"q");
+    assert_eq!(tui.exit_code(), 0, "{}", tui.screen());
+    assert_eq!(run_named(&home, "steady")["state"], "running");
+}
