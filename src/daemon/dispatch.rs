@@ -170,9 +170,16 @@ pub async fn call(
                     b
                 }
             };
+            // When a hook already said the agent asks, its question may not
+            // be drawn yet: let the supervisor wait a moment for it.
+            let wait_ms = if row.status == crate::api::ActivityStatus::NeedsApproval {
+                1500
+            } else {
+                0
+            };
             let answered = live
                 .link
-                .call(sup::ANSWER, json!({ "bytes": bytes }))
+                .call(sup::ANSWER, json!({ "bytes": bytes, "wait_ms": wait_ms }))
                 .await
                 .map_err(|e| ApiError::new(ErrorCode::Conflict, e.message))?;
             let id = row.id.clone();

@@ -290,6 +290,21 @@ async fn connection(stream: UnixStream, run: Arc<Supervised>) {
                 let Ok(Message::Request(req)) = Message::parse(&bytes) else {
                     continue;
                 };
+                if req.method == method::ANSWER {
+                    // May wait for the question to be drawn: off this loop.
+                    let (run, out) = (run.clone(), out.clone());
+                    tokio::spawn(async move {
+                        let result = answer(&run, &req).await;
+                        if let Some(id) = req.id {
+                            let resp = match result {
+                                Ok(v) => Response::ok(id, v),
+                                Err(msg) => Response::err(id, "bad_request", msg),
+                            };
+                            let _ = out.send(Frame::control(&resp)).await;
+                        }
+                    });
+                    continue;
+                }
                 let result = handle(&run, &req, &out, &mut watcher);
                 if let Some(id) = req.id {
                     let resp = match result {
@@ -339,31 +354,47 @@ fn handle(
             run.cancel(EndedBy::Cancel, force);
             Ok(Value::Null)
         }
-        method::ANSWER => {
-            let bytes: Vec<u8> = req
-                .params
-                .get("bytes")
-                .and_then(|b| serde_json::from_value(b.clone()).ok())
-                .ok_or("bytes missing")?;
-            // Read the screen now, under the emulator's lock: an answer to a
-            // question that is gone must not be typed into whatever is there.
-            let still = {
-                let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
-                waiting_on(&screen.term.visible_lines())
-            };
-            match still {
-                Some(found) => {
-                    run.write_input(bytes);
-                    Ok(json!({ "answered": found.why }))
-                }
-                None => Err("no question is waiting on the run's screen; the answer was not typed".into()),
-            }
-        }
         method::ACK_EXIT => {
             run.exit_acked.send_replace(true);
             Ok(Value::Null)
         }
         other => Err(format!("unknown method {other}")),
+    }
+}
+
+/// The longest an answer waits for its question to be drawn: a harness's
+/// hook can announce a permission prompt a moment before the screen shows it.
+const ANSWER_WAIT_MAX: Duration = Duration::from_millis(2000);
+
+/// Types an answer only if the screen shows a question, read under the
+/// emulator's lock at that moment: an answer to a question that is gone must
+/// never be typed into whatever is there now. With `wait_ms`, a question
+/// still being drawn gets that long to appear.
+async fn answer(run: &Arc<Supervised>, req: &Request) -> Result<Value, String> {
+    let bytes: Vec<u8> = req
+        .params
+        .get("bytes")
+        .and_then(|b| serde_json::from_value(b.clone()).ok())
+        .ok_or("bytes missing")?;
+    let wait =
+        Duration::from_millis(req.params.get("wait_ms").and_then(Value::as_u64).unwrap_or(0)).min(ANSWER_WAIT_MAX);
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut parsed = run.parsed.subscribe();
+    loop {
+        let found = {
+            let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
+            let found = waiting_on(&screen.term.visible_lines());
+            if found.is_some() {
+                run.write_input(bytes.clone());
+            }
+            found
+        };
+        if let Some(found) = found {
+            return Ok(json!({ "answered": found.why }));
+        }
+        if tokio::time::timeout_at(deadline, parsed.changed()).await.is_err() {
+            return Err("no question is waiting on the run's screen; the answer was not typed".into());
+        }
     }
 }
 

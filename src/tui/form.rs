@@ -62,7 +62,9 @@ impl Composer {
     }
 }
 
-pub const HARNESSES: &[&str] = &["demo", "shell", "cmd"];
+/// The new-run form offers the demo agent first (it runs anywhere), then
+/// every family the engine knows.
+pub const HARNESSES: &[&str] = &["demo", "claude", "codex", "gemini", "aider", "shell", "cmd"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
@@ -148,7 +150,8 @@ impl NewRunForm {
 
     fn text_mut(&mut self) -> Option<&mut String> {
         match self.field {
-            Field::Harness | Field::Host => None,
+            Field::Harness => None,
+            Field::Host => Some(&mut self.host),
             Field::Cwd => Some(&mut self.cwd),
             Field::Name => Some(&mut self.name),
             Field::Model => Some(&mut self.model),
@@ -198,14 +201,24 @@ impl NewRunForm {
 
     pub fn params(&self) -> Result<StartParams, String> {
         let harness = HARNESSES[self.harness].to_string();
-        if self.host != "local" {
-            return Err(format!("unknown host '{}' (only local for now)", self.host));
+        let host = self.host.trim();
+        if host.is_empty() {
+            return Err("host is empty: local, or a name from `agents hosts ls`".into());
         }
         let cwd = self.cwd.trim();
-        if cwd.is_empty() || !std::path::Path::new(cwd).is_dir() {
+        // A remote cwd is a path on that host: the remote engine checks it.
+        if host == "local" && (cwd.is_empty() || !std::path::Path::new(cwd).is_dir()) {
             return Err(format!("cwd '{cwd}' is not a directory"));
         }
-        let args: Vec<String> = self.args.split_whitespace().map(str::to_string).collect();
+        let mut args: Vec<String> = self.args.split_whitespace().map(str::to_string).collect();
+        let model = self.model.trim();
+        if !model.is_empty() {
+            // Every agent family takes `--model NAME`; a shell or command does not.
+            if !matches!(harness.as_str(), "claude" | "codex" | "gemini" | "aider") {
+                return Err(format!("the {harness} harness takes no model"));
+            }
+            args.extend(["--model".to_string(), model.to_string()]);
+        }
         if harness == "cmd" && args.is_empty() {
             return Err("the cmd harness needs a command in args".into());
         }
@@ -216,6 +229,7 @@ impl NewRunForm {
             cwd: cwd.to_string(),
             prompt: Some(self.prompt.clone()).filter(|p| !p.trim().is_empty()),
             env: std::env::vars().collect(),
+            host: (host != "local").then(|| host.to_string()),
             ..StartParams::default()
         })
     }

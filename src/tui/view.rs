@@ -525,7 +525,7 @@ fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
                     if active { theme.accent } else { theme.dim },
                 );
                 let mut value = form.value(field);
-                if active && !matches!(field, Field::Harness | Field::Host) {
+                if active && field != Field::Harness {
                     value.push('▏');
                 }
                 let value = if active {
