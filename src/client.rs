@@ -180,6 +180,12 @@ impl Client {
         }
     }
 
+    /// A JSON-RPC notification: no answer is expected (acks).
+    pub async fn notify(&self, method: &str, params: Value) -> Result<(), ApiError> {
+        self.send_frame(Frame::control(&Request::notification(method, params)))
+            .await
+    }
+
     pub async fn send_frame(&self, frame: Frame) -> Result<(), ApiError> {
         self.frames
             .send(frame)

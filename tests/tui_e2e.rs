@@ -391,12 +391,25 @@ fn a_terminal_too_small_says_so_and_the_tui_fills_it_once_it_grows() {
     assert_eq!(tui.exit_code(), 0, "{}", tui.screen());
 }
 
+/// A file where a directory belongs, removed however the test ends (so the
+/// temporary home can be cleaned up after a failure too).
+struct InTheWay(std::path::PathBuf);
+
+impl Drop for InTheWay {
+    fn drop(&mut self) {
+        if self.0.is_file() {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+}
+
 #[test]
 fn a_tui_started_where_no_daemon_can_start_says_so_and_connects_once_one_can() {
     let home = Home::new();
     // A file where AGENTS_HOME should be: the daemon cannot make its home.
     std::fs::remove_dir(home.path()).expect("empty temporary home");
-    std::fs::write(home.path(), b"not a directory").expect("a file in the way");
+    let in_the_way = InTheWay(home.path().to_path_buf());
+    std::fs::write(&in_the_way.0, b"not a directory").expect("a file in the way");
     let mut tui = Tui::open(&home, 40, 120);
     tui.wait_text("daemon unreachable");
     tui.wait_text("local ◌");
@@ -406,7 +419,7 @@ fn a_tui_started_where_no_daemon_can_start_says_so_and_connects_once_one_can() {
     tui.press(b"?");
     tui.wait_screen("the help closed", |l| !shows(l, HELP));
 
-    std::fs::remove_file(home.path()).expect("remove the file in the way");
+    drop(in_the_way);
     home.ok(&["daemon", "start"]);
     tui.wait_screen("the banner gone and the link up", |l| {
         !shows(l, "daemon unreachable") && shows(l, "local ●")

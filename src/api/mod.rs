@@ -24,6 +24,8 @@ pub mod method {
     pub const RUNS_ATTACH: &str = "runs.attach";
     pub const RUNS_DETACH: &str = "runs.detach";
     pub const RUNS_RESIZE: &str = "runs.resize";
+    /// Notification from a client: output of a run shown up to an offset.
+    pub const RUNS_ACK: &str = "runs.ack";
     pub const RUNS_WAIT: &str = "runs.wait";
     pub const RUNS_RERUN: &str = "runs.rerun";
     pub const RUNS_ANSWER: &str = "runs.answer";

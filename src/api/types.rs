@@ -229,6 +229,19 @@ pub struct AttachParams {
     /// Never replace missed bytes with a snapshot (`agents logs`).
     #[serde(default)]
     pub lossless: bool,
+    /// Flow control for screens (the TUI, attach): never more than this many
+    /// bytes sent beyond what the client acknowledged with `runs.ack`; a
+    /// client that falls behind is sent a fresh snapshot instead of old bytes.
+    /// Keeps one flooding run from delaying another's echo (DESIGN §9).
+    #[serde(default)]
+    pub window: Option<u64>,
+}
+
+/// `runs.ack`: the client has shown a run's output up to `offset`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AckParams {
+    pub run: String,
+    pub offset: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

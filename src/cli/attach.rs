@@ -25,6 +25,9 @@ pub use super::logs::{export_cast, logs};
 
 /// Ctrl-a, the prefix key: Ctrl-a d detaches, Ctrl-a Ctrl-a sends one Ctrl-a.
 const PREFIX: u8 = 0x01;
+/// Output in flight beyond what attach has shown (see `runs.ack`): a flood
+/// is shown as fresh screens instead of a backlog the keys wait behind.
+const ATTACH_WINDOW: u64 = 256 * 1024;
 /// At most ~60 frames per second (DESIGN §9).
 const FRAME: Duration = Duration::from_millis(16);
 
@@ -106,6 +109,7 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
                 run: id.clone(),
                 offset: None,
                 lossless: false,
+                window: Some(ATTACH_WINDOW),
             },
         )
         .await?;
@@ -117,6 +121,7 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
     execute!(std::io::stdout(), terminal::Clear(terminal::ClearType::All))?;
     let mut term = Terminal::new(rows, cols);
     let mut cursor_at: u64 = 0;
+    let mut unacked = false;
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
 
     // Raw bytes from the user's terminal, read on a thread (stdin is blocking).
@@ -145,6 +150,7 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
                         term = Terminal::new(rows, cols);
                         term.feed(&bytes);
                         cursor_at = offset;
+                        unacked = true;
                         dirty = true;
                     }
                     Frame::Output { run, offset, bytes } if run == id => {
@@ -153,6 +159,7 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
                             let skip = cursor_at.saturating_sub(offset) as usize;
                             term.feed(&bytes[skip..]);
                             cursor_at = end;
+                            unacked = true;
                             dirty = true;
                         }
                     }
@@ -210,6 +217,12 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
                 }
             }
             _ = tokio::time::sleep_until(next_draw.into()), if dirty => {}
+        }
+        if unacked {
+            unacked = false;
+            let _ = client
+                .notify(method::RUNS_ACK, serde_json::json!({ "run": id, "offset": cursor_at }))
+                .await;
         }
         if dirty && Instant::now() >= last_draw + FRAME {
             dirty = false;

@@ -30,6 +30,7 @@ async fn read_output(
                 run: run.into(),
                 offset: Some(0),
                 lossless: true,
+                window: None,
             },
         )
         .await?;

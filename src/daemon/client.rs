@@ -32,7 +32,14 @@ const IN_FLIGHT: usize = 256;
 /// A peer that connects and never says who it is gets this long.
 const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-pub type Subscriptions = Arc<std::sync::Mutex<HashMap<String, JoinHandle<()>>>>;
+/// A client's subscriptions by run: the streaming task, and what the client
+/// has acknowledged (for windowed subscriptions).
+pub struct Subscription {
+    pub task: JoinHandle<()>,
+    pub acked: tokio::sync::watch::Sender<u64>,
+}
+
+pub type Subscriptions = Arc<std::sync::Mutex<HashMap<String, Subscription>>>;
 
 pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
     let (r, mut w) = stream.into_split();
@@ -136,8 +143,8 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
             Frame::Output { .. } | Frame::Snapshot { .. } => {}
         }
     }
-    for (_, task) in subscriptions.lock().unwrap_or_else(|p| p.into_inner()).drain() {
-        task.abort();
+    for (_, sub) in subscriptions.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+        sub.task.abort();
     }
     forward_changes.abort();
     drop(outbox);

@@ -10,8 +10,8 @@ use super::client::Subscriptions;
 use super::start::{record, resolve_row};
 use super::subscribe::{self, Outbox};
 use crate::api::{
-    AnswerParams, ApiError, AttachParams, AttachResult, CancelParams, DaemonStatus, ErrorCode, ListParams, RerunParams,
-    ResizeParams, RunDetail, RunRef, RunState, SendParams, StartParams, method,
+    AckParams, AnswerParams, ApiError, AttachParams, AttachResult, CancelParams, DaemonStatus, ErrorCode, ListParams,
+    RerunParams, ResizeParams, RunDetail, RunRef, RunState, SendParams, StartParams, method,
 };
 use crate::pty::{Identity, Liveness};
 use crate::store::runs;
@@ -113,10 +113,12 @@ pub async fn call(
             }
             let id = row.id.clone();
             let record = row.to_record();
+            let acked = tokio::sync::watch::Sender::new(attach.offset.unwrap_or(0));
+            let acks = acked.subscribe();
             let task = tokio::spawn({
                 let (daemon, outbox, id) = (daemon.clone(), outbox.clone(), id.clone());
                 async move {
-                    if let Err(e) = subscribe::stream(daemon, outbox.clone(), row, attach).await {
+                    if let Err(e) = subscribe::stream(daemon, outbox.clone(), row, attach, acks).await {
                         outbox
                             .notify_in_stream(
                                 method::OUTPUT_END,
@@ -126,16 +128,31 @@ pub async fn call(
                     }
                 }
             });
-            if let Some(old) = subs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, task) {
-                old.abort();
+            let sub = super::client::Subscription { task, acked };
+            if let Some(old) = subs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, sub) {
+                old.task.abort();
             }
             to_value(AttachResult { run: record })
+        }
+        method::RUNS_ACK => {
+            let AckParams { run, offset } = params(p)?;
+            // Acks name full ids (they come from output frames): no lookup.
+            if let Some(sub) = subs.lock().unwrap_or_else(|p| p.into_inner()).get(&run) {
+                sub.acked.send_if_modified(|a| {
+                    let newer = offset > *a;
+                    if newer {
+                        *a = offset;
+                    }
+                    newer
+                });
+            }
+            Ok(Value::Null)
         }
         method::RUNS_DETACH => {
             let RunRef { run } = params(p)?;
             let row = resolve_row(daemon, &run).await?;
-            if let Some(task) = subs.lock().unwrap_or_else(|p| p.into_inner()).remove(&row.id) {
-                task.abort();
+            if let Some(sub) = subs.lock().unwrap_or_else(|p| p.into_inner()).remove(&row.id) {
+                sub.task.abort();
             }
             Ok(Value::Null)
         }

@@ -43,6 +43,11 @@ pub enum Command {
     },
     Start(Box<StartParams>),
     Rerun(String),
+    /// Tell the daemon a pane has shown its run's output up to `offset`.
+    Ack {
+        run: String,
+        offset: u64,
+    },
     /// Answer the question the run's screen shows (`yes`, `no`, or text).
     Answer {
         run: String,
@@ -192,6 +197,8 @@ pub struct App {
     pub copy: Option<CopyMode>,
     /// Scrollback lines per visible pane.
     pub history_lines: usize,
+    /// Output applied since the last acks went out, by run.
+    pub unacked: HashMap<String, u64>,
     /// Ring the terminal bell when a run starts waiting for an answer.
     pub bell: bool,
 }
@@ -236,12 +243,16 @@ impl App {
             keymap: Keymap::default(),
             copy: None,
             history_lines: PANE_HISTORY,
+            unacked: HashMap::new(),
             bell: true,
         }
     }
 
     pub fn take_commands(&mut self) -> Vec<Command> {
-        std::mem::take(&mut self.commands)
+        let mut commands = std::mem::take(&mut self.commands);
+        // One ack per run per batch of updates, after they were applied.
+        commands.extend(self.unacked.drain().map(|(run, offset)| Command::Ack { run, offset }));
+        commands
     }
 
     pub fn selected_run(&self) -> Option<&RunRecord> {
@@ -366,6 +377,7 @@ impl App {
                 // kept for scrolling back.
                 let mut term = Terminal::with_history(rows, cols, self.history_lines);
                 term.feed(&bytes);
+                self.unacked.insert(run.clone(), offset);
                 self.screens.insert(
                     run,
                     PaneScreen {
@@ -382,6 +394,7 @@ impl App {
                         let skip = screen.offset.saturating_sub(offset) as usize;
                         screen.term.feed(&bytes[skip..]);
                         screen.offset = end;
+                        self.unacked.insert(run.clone(), end);
                     }
                 }
             }

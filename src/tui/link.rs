@@ -20,6 +20,10 @@ use crate::protocol::rpc::{Message, Request};
 /// Run-change notifications arrive in bursts (a flood of status changes);
 /// the run list is fetched at most this often.
 const REFRESH_EVERY: Duration = Duration::from_millis(100);
+/// Bytes of a pane's output in flight beyond what the TUI has shown: about
+/// 1.5 ms of its parsing, so a flooding pane delays another pane's echo by at
+/// most that (DESIGN §9).
+const PANE_WINDOW: u64 = 32 * 1024;
 /// Waits between reconnection attempts, doubling up to the last.
 const BACKOFF: [u64; 5] = [100, 250, 500, 1000, 2000];
 
@@ -158,6 +162,7 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                     run,
                     offset: None,
                     lossless: false,
+                    window: Some(PANE_WINDOW),
                 };
                 match client.call::<_, Value>(method::RUNS_ATTACH, params).await {
                     Ok(_) => return,
@@ -221,6 +226,12 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                     Ok(_) => return,
                     Err(e) => Update::Failed(format!("not answered: {}", e.message)),
                 }
+            }
+            Command::Ack { run, offset } => {
+                let _ = client
+                    .notify(method::RUNS_ACK, json!({ "run": run, "offset": offset }))
+                    .await;
+                return;
             }
             Command::Terminal(_) => return,
         };
