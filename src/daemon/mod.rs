@@ -27,6 +27,7 @@ use crate::paths::Paths;
 use crate::store::Store;
 
 pub use link::{Link, LiveRun};
+pub use start::validate_name;
 pub use subscribe::LAG_LIMIT;
 
 /// Shared by every task of the daemon.

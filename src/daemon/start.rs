@@ -348,7 +348,8 @@ pub async fn resolve_row(daemon: &Arc<Daemon>, reference: &str) -> Result<RunRow
     }
 }
 
-fn validate_name(name: &str) -> Result<(), ApiError> {
+/// Run names: short, and safe as a branch name and a folder name.
+pub fn validate_name(name: &str) -> Result<(), ApiError> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && name

@@ -18,7 +18,7 @@ use crate::store::runs::{self, Resolved, RunRow};
 pub async fn start(daemon: &Arc<Daemon>, params: StartParams, host_name: &str) -> Result<RunRecord, ApiError> {
     let host = super::hosts::stored(daemon, host_name).await?;
     if let Some(name) = &params.name {
-        validate_name(name)?;
+        crate::daemon::validate_name(name)?;
     }
     // The parent: named, or the run this request comes from. One on the
     // same host is the remote daemon's to know; any other only ours.
@@ -181,22 +181,6 @@ async fn row(daemon: &Arc<Daemon>, reference: &str) -> Result<Option<RunRow>, Ap
         .await
         .map_err(ApiError::internal)?;
     Ok(found)
-}
-
-fn validate_name(name: &str) -> Result<(), ApiError> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        && !name.starts_with(['-', '.']);
-    if ok {
-        Ok(())
-    } else {
-        Err(ApiError::bad_request(format!(
-            "bad run name '{name}': use up to 64 letters, digits, '-', '_' or '.'"
-        )))
-    }
 }
 
 /// Run methods the host's daemon answers for a remote run. `None`: not a

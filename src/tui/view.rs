@@ -163,7 +163,11 @@ fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     let idle = live(&[ActivityStatus::Idle, ActivityStatus::Unknown]);
     let done = app.runs.iter().filter(|r| !r.state.is_live()).count();
     // The TUI loads the newest ended runs only (`agents ls --all` has all).
-    let more = if done >= crate::api::ListParams::DEFAULT_LIMIT { "+" } else { "" };
+    let more = if done >= crate::api::ListParams::DEFAULT_LIMIT {
+        "+"
+    } else {
+        ""
+    };
     let mut spans = vec![
         Span::styled(" agents ", theme.accent),
         Span::raw(format!(
