@@ -173,6 +173,19 @@ fn lineage<'a>(app: &App, run: &RunRecord, theme: &Theme) -> Vec<Line<'a>> {
     }
     let base = chain.len();
     descendants(app, &run.id, base, &mut lines, theme);
+    // Subagents the harness started inside this run (Claude's Agent tool).
+    if let Some(detail) = app.details.get(&run.id) {
+        for sub in &detail.harness.subagents {
+            let state = if sub.ended_at.is_some() { "done" } else { "running" };
+            let kind = sub.agent_type.as_deref().unwrap_or("subagent");
+            lines.push(Line::from(vec![
+                Span::raw(format!("{}└ ", "  ".repeat(base))),
+                Span::raw("◇ "),
+                Span::raw(format!("{kind} {}", &sub.agent_id[..sub.agent_id.len().min(12)])),
+                Span::styled(format!("  {state}"), theme.dim),
+            ]));
+        }
+    }
     if lines.len() == 1 {
         lines.push(Line::styled("no parent, no children", theme.dim));
     }
