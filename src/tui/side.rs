@@ -120,6 +120,17 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
         run.session_id.clone().unwrap_or_else(|| "—".into()),
         theme,
     ));
+    if let Some(detail) = app.details.get(&run.id) {
+        if let Some(v) = &detail.harness.harness_version {
+            lines.push(field("version", v.clone(), theme));
+        }
+        if let Some(p) = &detail.harness.profile {
+            lines.push(field("profile", p.clone(), theme));
+        }
+        if let Some(t) = &detail.harness.transcript_path {
+            lines.push(field("transcript", t.clone(), theme));
+        }
+    }
     if let Some(w) = &run.worktree {
         lines.push(field("worktree", w.clone(), theme));
     }
