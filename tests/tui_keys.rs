@@ -272,3 +272,47 @@ fn copy_mode_selects_and_copies_through_osc_52() {
     // base64("alpha one\nbeta two")
     assert_eq!(osc, b"\x1b]52;c;YWxwaGEgb25lCmJldGEgdHdv\x07");
 }
+
+#[test]
+fn the_transcript_tab_loads_the_native_transcript_and_shows_it() {
+    use ratatui::{Terminal, backend::TestBackend};
+    let mut app = app_with_runs();
+    app.take_commands();
+    press(&mut app, KeyCode::Char(']'));
+    assert_eq!(app.tab, agents::tui::app::Tab::Transcript);
+    assert!(app.take_commands().contains(&Command::Transcript("01A".into())));
+    let message = |seq: i64, role: &str, text: &str, tools: serde_json::Value| {
+        serde_json::from_value::<agents::api::TranscriptMessage>(serde_json::json!({
+            "seq": seq, "session_id": "s", "run_id": "01A", "role": role, "text": text,
+            "tool_calls": tools, "model": null, "at": null, "uuid": null, "parent_uuid": null,
+            "sidechain": false, "agent_id": null, "parent_tool_use_id": null, "source": "f", "offset": 0
+        }))
+        .unwrap()
+    };
+    app.update(Update::Transcript {
+        run: "01A".into(),
+        result: Ok(vec![
+            message(1, "user", "fix the parser", serde_json::json!([])),
+            message(
+                2,
+                "assistant",
+                "running the tests",
+                serde_json::json!([{ "name": "Bash", "input": { "command": "cargo test" } }]),
+            ),
+        ]),
+    });
+    let mut term = Terminal::new(TestBackend::new(160, 40)).unwrap();
+    term.draw(|f| agents::tui::view::draw(f, &mut app)).unwrap();
+    let text: String = term
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|c| c.symbol().to_string())
+        .collect();
+    assert!(text.contains("fix the parser"), "the user's prompt shows");
+    assert!(
+        text.contains("⏵ Bash(cargo test)"),
+        "the tool call is folded to one line"
+    );
+}

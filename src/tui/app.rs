@@ -43,6 +43,8 @@ pub enum Command {
     },
     Start(Box<StartParams>),
     Rerun(String),
+    /// Load the run's native transcript (the Transcript tab).
+    Transcript(String),
     /// Tell the daemon a pane has shown its run's output up to `offset`.
     Ack {
         run: String,
@@ -83,6 +85,11 @@ pub enum Update {
     },
     Started(Box<Result<RunRecord, String>>),
     Failed(String),
+    /// The newest messages of a run's transcript, or why there are none.
+    Transcript {
+        run: String,
+        result: Result<Vec<crate::api::TranscriptMessage>, String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,6 +206,8 @@ pub struct App {
     pub history_lines: usize,
     /// Output applied since the last acks went out, by run.
     pub unacked: HashMap<String, u64>,
+    /// Transcripts loaded for the Transcript tab: messages, or why none.
+    pub transcripts: HashMap<String, Result<Vec<crate::api::TranscriptMessage>, String>>,
     /// Ring the terminal bell when a run starts waiting for an answer.
     pub bell: bool,
 }
@@ -244,6 +253,7 @@ impl App {
             copy: None,
             history_lines: PANE_HISTORY,
             unacked: HashMap::new(),
+            transcripts: HashMap::new(),
             bell: true,
         }
     }
@@ -315,6 +325,17 @@ impl App {
             && !self.details.contains_key(&id)
         {
             self.commands.push(Command::Show(id));
+        }
+        self.want_transcript();
+    }
+
+    /// The Transcript tab shows the selected run's native transcript.
+    pub fn want_transcript(&mut self) {
+        if self.tab == Tab::Transcript
+            && let Some(id) = self.selected_run().map(|r| r.id.clone())
+            && !self.transcripts.contains_key(&id)
+        {
+            self.commands.push(Command::Transcript(id));
         }
     }
 
@@ -400,6 +421,10 @@ impl App {
             }
             Update::Changed(id) => {
                 self.details.remove(&id);
+                // Reloaded when next shown: hooks and output change it often.
+                if self.transcripts.remove(&id).is_some() {
+                    self.want_transcript();
+                }
                 if self.selected_run().is_some_and(|r| r.id == id) {
                     self.commands.push(Command::Show(id));
                 }
@@ -434,6 +459,9 @@ impl App {
                 Err(e) => self.message = Some(format!("not started: {e}")),
             },
             Update::Failed(e) => self.message = Some(e),
+            Update::Transcript { run, result } => {
+                self.transcripts.insert(run, result);
+            }
         }
     }
 

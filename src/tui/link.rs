@@ -227,6 +227,10 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                     Err(e) => Update::Failed(format!("not answered: {}", e.message)),
                 }
             }
+            Command::Transcript(run) => Update::Transcript {
+                result: newest_messages(&client, &run).await,
+                run,
+            },
             Command::Ack { run, offset } => {
                 let _ = client
                     .notify(method::RUNS_ACK, json!({ "run": run, "offset": offset }))
@@ -237,4 +241,39 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
         };
         let _ = updates.send(update).await;
     });
+}
+
+/// How many of a transcript's newest messages the Transcript tab keeps.
+const TRANSCRIPT_TAIL: usize = 400;
+
+/// Pages through a run's transcript, keeping the newest messages.
+async fn newest_messages(client: &Client, run: &str) -> Result<Vec<crate::api::TranscriptMessage>, String> {
+    let mut kept: std::collections::VecDeque<crate::api::TranscriptMessage> = std::collections::VecDeque::new();
+    let mut after: Option<i64> = None;
+    // Bounded: 64 pages of up to 1000 messages.
+    for _ in 0..64 {
+        let page: crate::api::TranscriptPage = client
+            .call(
+                method::TRANSCRIPT_READ,
+                crate::api::TranscriptParams {
+                    id: run.to_string(),
+                    after_seq: after,
+                    limit: None,
+                    wait_ms: None,
+                },
+            )
+            .await
+            .map_err(|e| e.message)?;
+        for m in page.messages {
+            kept.push_back(m);
+            if kept.len() > TRANSCRIPT_TAIL {
+                kept.pop_front();
+            }
+        }
+        if !page.more {
+            break;
+        }
+        after = page.last_seq;
+    }
+    Ok(kept.into())
 }

@@ -146,6 +146,57 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
 /// Until the harness adapters read native transcripts, the transcript is the
 /// run's output as text: its scrollback and screen.
 fn transcript<'a>(app: &App, run: &RunRecord, theme: &Theme, height: usize) -> Vec<Line<'a>> {
+    if let Some(Ok(messages)) = app.transcripts.get(&run.id)
+        && !messages.is_empty()
+    {
+        return conversation(messages, theme, height);
+    }
+    output_as_text(app, run, theme, height)
+}
+
+/// The harness's own conversation, newest at the bottom: a header per
+/// message, its text, tool calls folded to one line, errors marked.
+fn conversation<'a>(messages: &[crate::api::TranscriptMessage], theme: &Theme, height: usize) -> Vec<Line<'a>> {
+    use crate::transcript::Role;
+    let mut lines: Vec<Line> = Vec::new();
+    for m in messages {
+        let (who, style) = match m.role {
+            Role::User => ("you", theme.accent),
+            Role::Assistant => ("agent", theme.ok),
+            Role::System => ("system", theme.dim),
+            Role::Tool => ("tool", theme.dim),
+        };
+        let error = m.tool_result.as_ref().is_some_and(|r| r.is_error);
+        let sub = if m.sidechain { " (subagent)" } else { "" };
+        let head_style = if error { theme.bad } else { style };
+        lines.push(Line::styled(
+            format!("▌{who}{sub}{}", if error { " — error" } else { "" }),
+            head_style,
+        ));
+        for text in m.text.lines().take(12) {
+            lines.push(Line::raw(format!("  {text}")));
+        }
+        if m.text.lines().count() > 12 {
+            lines.push(Line::styled("  …", theme.dim));
+        }
+        for call in &m.tool_calls {
+            let input = match &call.input {
+                serde_json::Value::Object(map) => map
+                    .values()
+                    .next()
+                    .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                    .unwrap_or_default(),
+                other => other.to_string(),
+            };
+            let input: String = input.chars().take(60).collect();
+            lines.push(Line::styled(format!("  ⏵ {}({input})", call.name), theme.warn));
+        }
+    }
+    let start = lines.len().saturating_sub(height.max(1) * 4);
+    lines.split_off(start)
+}
+
+fn output_as_text<'a>(app: &App, run: &RunRecord, theme: &Theme, height: usize) -> Vec<Line<'a>> {
     let Some(screen) = app.screens.get(&run.id) else {
         return vec![Line::styled(
             "the output shows here once the pane has loaded",
