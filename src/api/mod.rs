@@ -29,6 +29,9 @@ pub mod method {
     pub const RUNS_WAIT: &str = "runs.wait";
     pub const RUNS_RERUN: &str = "runs.rerun";
     pub const RUNS_ANSWER: &str = "runs.answer";
+    pub const SESSIONS_LIST: &str = "sessions.list";
+    pub const SESSIONS_RESUME: &str = "sessions.resume";
+    pub const SESSIONS_FORK: &str = "sessions.fork";
     pub const RUNS_INDEX: &str = "runs.index";
     pub const DAEMON_STATUS: &str = "daemon.status";
     pub const DAEMON_STOP: &str = "daemon.stop";

@@ -265,6 +265,31 @@ pub struct AnswerParams {
     pub answer: String,
 }
 
+/// A harness conversation (`agents sessions list`), with the run that
+/// last held it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SessionRecord {
+    pub id: String,
+    pub harness: String,
+    pub run_id: Option<String>,
+    pub run_name: Option<String>,
+    pub run_state: Option<RunState>,
+    pub cwd: Option<String>,
+    pub transcript_path: Option<String>,
+    pub created_at: String,
+}
+
+/// `sessions.resume` / `sessions.fork`: a new run that continues (or copies)
+/// a session natively, in the same harness family and cwd.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ResumeParams {
+    /// Session id or unique prefix.
+    pub session: String,
+    /// The client's environment, as for `runs.start`.
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+}
+
 /// `runs.rerun`: start a run's command again (same harness, arguments, cwd).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RerunParams {

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
-use super::{Cli, Command, DaemonCommand, RunArgs, RunsCommand, attach, print};
+use super::{Cli, Command, DaemonCommand, RunArgs, RunsCommand, SessionsCommand, attach, print};
 use crate::api::{
     CancelParams, DaemonStatus, ListParams, RunDetail, RunRecord, RunRef, RunState, SendParams, SendResult,
     StartParams, method,
@@ -112,6 +112,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             println!("{} (prompt {})", sent.state, sent.prompt_id);
             Ok(0)
         }
+        Command::Sessions { command } => sessions(&paths, command).await,
         Command::Answer { run, answer } => {
             let client = Client::connect(&paths, false).await?;
             let _: serde_json::Value = client
@@ -379,4 +380,57 @@ async fn demo(paths: &Paths) -> Result<i32> {
     }
     drop(client);
     crate::tui::main(paths.clone()).await
+}
+
+async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
+    let client = Client::connect(paths, false).await?;
+    let fork = matches!(command, SessionsCommand::Fork { .. });
+    match command {
+        SessionsCommand::List { json } => {
+            let list: Vec<crate::api::SessionRecord> = client.call(method::SESSIONS_LIST, json!({})).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else if list.is_empty() {
+                println!("no sessions yet: agent harnesses (claude, codex, …) record theirs");
+            } else {
+                for s in &list {
+                    println!(
+                        "{}  {:<7} {:<12} {:<10} {}",
+                        s.id,
+                        s.harness,
+                        s.run_name.as_deref().unwrap_or("-"),
+                        s.run_state.map(|st| st.as_str()).unwrap_or("-"),
+                        s.cwd.as_deref().unwrap_or("-")
+                    );
+                }
+            }
+            Ok(0)
+        }
+        SessionsCommand::Resume { session, background } | SessionsCommand::Fork { session, background } => {
+            let m = if fork {
+                method::SESSIONS_FORK
+            } else {
+                method::SESSIONS_RESUME
+            };
+            let params = crate::api::ResumeParams {
+                session,
+                env: std::env::vars().collect(),
+            };
+            let record: RunRecord = client.call(m, params).await?;
+            if record.state == RunState::Blocked {
+                bail!(
+                    "run {} ({}) blocked: {}",
+                    record.id,
+                    record.name,
+                    record.reason.as_deref().unwrap_or("no reason recorded")
+                );
+            }
+            if background {
+                println!("{}", record.id);
+                return Ok(0);
+            }
+            drop(client);
+            attach::attach(paths, &record.id).await
+        }
+    }
 }

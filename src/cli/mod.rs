@@ -48,6 +48,11 @@ pub enum Command {
         #[arg(long)]
         id: Option<String>,
     },
+    /// Harness conversations: list them, resume or fork one natively.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
     /// Answer the question a run waits on: yes, no, or text.
     Answer { run: String, answer: String },
     /// Cancel a run and the children it owns.
@@ -135,6 +140,27 @@ pub enum Command {
         /// EVENT [PAYLOAD]
         #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true)]
         words: Vec<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SessionsCommand {
+    /// Sessions, newest first, with the run that last held each.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// A new run that continues the session in its own harness (attaches unless -d).
+    Resume {
+        session: String,
+        #[arg(short = 'd', long = "background")]
+        background: bool,
+    },
+    /// A new run that starts from a copy of the session (attaches unless -d).
+    Fork {
+        session: String,
+        #[arg(short = 'd', long = "background")]
+        background: bool,
     },
 }
 

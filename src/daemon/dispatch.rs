@@ -213,6 +213,9 @@ pub async fn call(
                 .await;
             Ok(answered)
         }
+        method::SESSIONS_LIST => to_value(super::sessions::list(daemon).await?),
+        method::SESSIONS_RESUME => to_value(super::sessions::resume(daemon, params(p)?, false).await?),
+        method::SESSIONS_FORK => to_value(super::sessions::resume(daemon, params(p)?, true).await?),
         method::RUNS_RERUN => {
             let RerunParams { run, env } = params(p)?;
             let row = resolve_row(daemon, &run).await?;

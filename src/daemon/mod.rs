@@ -9,6 +9,7 @@ mod dispatch;
 mod hooks;
 mod link;
 mod queue;
+mod sessions;
 mod start;
 mod subscribe;
 pub mod transcripts;

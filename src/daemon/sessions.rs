@@ -1,0 +1,150 @@
+//! Sessions as their own records, and resuming or forking one natively
+//! (DESIGN §7): a new run of the same harness family in the same cwd, never
+//! another family, refused while a run of that session may still be alive.
+
+use std::sync::Arc;
+
+use rusqlite::{OptionalExtension, params};
+use serde_json::json;
+
+use super::Daemon;
+use crate::api::{ApiError, ErrorCode, ResumeParams, RunRecord, RunState, SessionRecord, StartParams};
+use crate::store::{StoreError, format_ms, runs};
+
+/// Every session, newest first, with the run that last held it.
+pub async fn list(daemon: &Arc<Daemon>) -> Result<Vec<SessionRecord>, ApiError> {
+    daemon
+        .store
+        .call(|c| {
+            let mut stmt = c.prepare(
+                "SELECT s.id, s.harness, s.run_id, r.name, r.state, r.cwd, s.transcript_path, s.created_at
+                 FROM sessions s LEFT JOIN runs r ON r.id = s.run_id
+                 ORDER BY s.created_at DESC LIMIT 1000",
+            )?;
+            let rows = stmt
+                .query_map([], |r| {
+                    let state: Option<String> = r.get(4)?;
+                    Ok(SessionRecord {
+                        id: r.get(0)?,
+                        harness: r.get(1)?,
+                        run_id: r.get(2)?,
+                        run_name: r.get(3)?,
+                        run_state: state.as_deref().and_then(RunState::parse),
+                        cwd: r.get(5)?,
+                        transcript_path: r.get(6)?,
+                        created_at: format_ms(r.get(7)?),
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+        .await
+        .map_err(ApiError::internal)
+}
+
+enum Found {
+    One(String, String, Option<Box<runs::RunRow>>),
+    Many(Vec<String>),
+    Nothing,
+}
+
+/// The session a reference names (full id or unique prefix), its harness
+/// family, and the run that last held it.
+async fn find(daemon: &Arc<Daemon>, reference: &str) -> Result<(String, String, Option<runs::RunRow>), ApiError> {
+    let r = reference.to_string();
+    let found = daemon
+        .store
+        .call(move |c| {
+            let mut stmt = c.prepare("SELECT id, harness FROM sessions WHERE id = ?1 OR id LIKE ?1 || '%' LIMIT 3")?;
+            let hits: Vec<(String, String)> = stmt
+                .query_map(params![r], |row| Ok((row.get(0)?, row.get(1)?)))?
+                .collect::<Result<_, _>>()?;
+            let (id, harness) = match hits.iter().find(|(id, _)| *id == r) {
+                Some(exact) => exact.clone(),
+                None if hits.len() == 1 => hits[0].clone(),
+                None if hits.is_empty() => return Ok::<_, StoreError>(Found::Nothing),
+                None => return Ok(Found::Many(hits.into_iter().map(|h| h.0).collect())),
+            };
+            let run_id: Option<String> = c
+                .query_row(
+                    "SELECT id FROM runs WHERE session_id = ?1 ORDER BY created_at DESC LIMIT 1",
+                    [&id],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            let run = match run_id {
+                Some(run_id) => runs::get_run(c, &run_id)?.map(Box::new),
+                None => None,
+            };
+            Ok(Found::One(id, harness, run))
+        })
+        .await
+        .map_err(ApiError::internal)?;
+    match found {
+        Found::One(id, harness, run) => Ok((id, harness, run.map(|r| *r))),
+        Found::Many(ids) => Err(ApiError::new(
+            ErrorCode::AmbiguousRun,
+            format!("'{reference}' matches several sessions: {}", ids.join(", ")),
+        )),
+        Found::Nothing => Err(ApiError::new(
+            ErrorCode::UnknownSession,
+            format!("no session matches '{reference}'"),
+        )),
+    }
+}
+
+/// Starts a run that resumes (or forks) a session in its own harness.
+pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result<RunRecord, ApiError> {
+    let (session, family, last) = find(daemon, &p.session).await?;
+    let Some(last) = last else {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!("session {session} has no run to take its cwd and harness from"),
+        ));
+    };
+    if !fork && last.state.is_live() {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!(
+                "run {} ({}) of session {session} may still be alive: attach to it, or cancel it before resuming",
+                last.name, last.id
+            ),
+        ));
+    }
+    let adapter = crate::harness::adapter_for(&family)
+        .ok_or_else(|| ApiError::bad_request(format!("no adapter for harness family '{family}'")))?;
+    let args = if fork {
+        adapter.fork_args(&session)
+    } else {
+        adapter.resume_args(&session)
+    }
+    .map_err(|e| ApiError::new(ErrorCode::Conflict, e))?;
+    let start = StartParams {
+        // The run's own harness name keeps its profile (same family).
+        harness: last.harness.clone(),
+        args,
+        name: None,
+        cwd: last.cwd.clone(),
+        parent: None,
+        detached: false,
+        timeout_secs: None,
+        rows: Some(last.rows),
+        cols: Some(last.cols),
+        worktree: false,
+        prompt: None,
+        env: p.env,
+        pass_env: Vec::new(),
+        ..StartParams::default()
+    };
+    let record = super::start::start(daemon, start).await?;
+    let (new_id, old_id, kind) = (
+        record.id.clone(),
+        last.id.clone(),
+        if fork { "FORK_OF" } else { "RESUME_OF" },
+    );
+    let _ = daemon
+        .store
+        .call(move |c| runs::append_event(c, &new_id, kind, &json!({ "session": session, "run": old_id })))
+        .await;
+    Ok(record)
+}
