@@ -43,6 +43,8 @@ pub enum Command {
     },
     Start(Box<StartParams>),
     Rerun(String),
+    /// Resume a session natively (`r` on an ended run that had one).
+    Resume(String),
     /// Load the run's native transcript (the Transcript tab).
     Transcript(String),
     /// Tell the daemon a pane has shown its run's output up to `offset`.

@@ -216,8 +216,14 @@ impl App {
                 }
             }
             Action::Rerun => {
+                // A run with a conversation is resumed into it; any other
+                // run's command starts again.
                 if let Some(r) = self.selected_run() {
-                    self.commands.push(Command::Rerun(r.id.clone()));
+                    let command = match &r.session_id {
+                        Some(session) if !r.state.is_live() => Command::Resume(session.clone()),
+                        _ => Command::Rerun(r.id.clone()),
+                    };
+                    self.commands.push(command);
                 }
             }
             Action::Attach => {

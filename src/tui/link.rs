@@ -99,7 +99,9 @@ async fn refuse(cmd: Command, updates: &mpsc::Sender<Update>) {
             prompt_id,
             result: Err("the daemon is not reachable; the draft is kept".into()),
         },
-        Command::Start(_) | Command::Rerun(_) => Update::Started(Box::new(Err("the daemon is not reachable".into()))),
+        Command::Start(_) | Command::Rerun(_) | Command::Resume(_) => {
+            Update::Started(Box::new(Err("the daemon is not reachable".into())))
+        }
         Command::Cancel { .. } => Update::Failed("not cancelled: the daemon is not reachable".into()),
         _ => return,
     };
@@ -227,6 +229,18 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                     Err(e) => Update::Failed(format!("not answered: {}", e.message)),
                 }
             }
+            Command::Resume(session) => Update::Started(Box::new(
+                client
+                    .call(
+                        method::SESSIONS_RESUME,
+                        crate::api::ResumeParams {
+                            session,
+                            env: std::env::vars().collect(),
+                        },
+                    )
+                    .await
+                    .map_err(|e| e.message),
+            )),
             Command::Transcript(run) => Update::Transcript {
                 result: newest_messages(&client, &run).await,
                 run,

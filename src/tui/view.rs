@@ -474,7 +474,7 @@ fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
                 ("s", "send a prompt (queued while busy)"),
                 ("x / X", "cancel / force-cancel (asks first)"),
                 ("Y / N", "answer a run waiting for approval"),
-                ("r", "run the selected run's command again"),
+                ("r", "resume its conversation, or run it again"),
                 ("a", "attach full-screen (Ctrl-a d returns)"),
                 ("z", "zoom the pane"),
                 ("1 2 3", "one pane, side by side, grid"),
