@@ -5,16 +5,13 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{BufRead as _, BufReader};
 use std::process::Stdio;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::time::Instant;
+use std::sync::mpsc;
 
 use agents::harness::demo::{BANNER_TITLE, PROMPT};
 use agents::paths::Paths;
-use agents::term::Terminal;
 use common::{Home, PATIENCE};
-use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 use serde_json::Value;
 
 /// The size of the terminal the tests attach from.
@@ -22,151 +19,10 @@ const ROWS: u16 = 30;
 const COLS: u16 = 100;
 
 /// `agents ARGS` running in a PTY of `COLS`×`ROWS`, read through an emulator.
-struct InPty {
-    child: Box<dyn Child + Send + Sync>,
-    keys: Box<dyn std::io::Write + Send>,
-    output: Receiver<Vec<u8>>,
-    /// Every byte read so far.
-    seen: Vec<u8>,
-    /// What a terminal showing those bytes would show.
-    term: Terminal,
-    eof: bool,
-    master: Box<dyn MasterPty + Send>,
-}
+type InPty = common::pty::Pty;
 
-impl InPty {
-    fn spawn(home: &Home, args: &[&str]) -> InPty {
-        let pty = native_pty_system()
-            .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("open a PTY");
-        let mut command = CommandBuilder::new(common::BIN);
-        command.args(args);
-        command.cwd(home.path());
-        command.env("AGENTS_HOME", home.path());
-        command.env("XDG_CONFIG_HOME", home.config.path());
-        command.env("TERM", "xterm-256color");
-        command.env("NO_COLOR", "1");
-        command.env_remove("AGENTS_RUN_ID");
-        let child = pty.slave.spawn_command(command).expect("spawn agents in a PTY");
-        // Only the child may hold the slave, or the master never reads end of file.
-        drop(pty.slave);
-        let mut reader = pty.master.try_clone_reader().expect("PTY reader");
-        let (tx, output) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut buf = vec![0u8; 64 * 1024];
-            // Linux reports the slave's last close as EIO: both mean end of file.
-            while let Ok(n @ 1..) = reader.read(&mut buf) {
-                if tx.send(buf[..n].to_vec()).is_err() {
-                    break;
-                }
-            }
-        });
-        let keys = pty.master.take_writer().expect("PTY writer");
-        InPty {
-            child,
-            keys,
-            output,
-            seen: Vec::new(),
-            term: Terminal::new(ROWS, COLS),
-            eof: false,
-            master: pty.master,
-        }
-    }
-
-    /// Takes the next chunk of output; false at end of file or at `deadline`.
-    fn read_more(&mut self, deadline: Instant) -> bool {
-        if self.eof {
-            return false;
-        }
-        match self
-            .output
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-        {
-            Ok(chunk) => {
-                self.seen.extend_from_slice(&chunk);
-                self.term.feed(&chunk);
-                // Answer what the program asks its terminal, as a terminal would.
-                let replies = self.term.take_replies();
-                if !replies.is_empty() {
-                    let _ = self.keys.write_all(&replies);
-                }
-                true
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                self.eof = true;
-                false
-            }
-            Err(RecvTimeoutError::Timeout) => false,
-        }
-    }
-
-    /// Reads until the screen satisfies `f`; returns the screen's lines.
-    fn wait_screen(&mut self, what: &str, f: impl Fn(&[String]) -> bool) -> Vec<String> {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            let lines = self.term.visible_lines();
-            if f(&lines) {
-                return lines;
-            }
-            assert!(
-                self.read_more(deadline),
-                "the screen never showed {what} (before {}); it shows:\n{}",
-                if self.eof { "end of file" } else { "the timeout" },
-                lines.join("\n")
-            );
-        }
-    }
-
-    fn type_bytes(&mut self, bytes: &[u8]) {
-        self.keys.write_all(bytes).expect("type into the PTY");
-        self.keys.flush().expect("flush the PTY");
-    }
-
-    /// Reads to the end of the output, then returns the exit code.
-    fn exit_code(&mut self) -> u32 {
-        let deadline = Instant::now() + PATIENCE;
-        while self.read_more(deadline) {}
-        assert!(self.eof, "still running; it printed:\n{}", self.text());
-        loop {
-            if let Some(status) = self.child.try_wait().expect("poll the child") {
-                return status.exit_code();
-            }
-            assert!(Instant::now() < deadline, "closed its terminal but did not exit");
-            std::thread::yield_now();
-        }
-    }
-
-    /// Resizes the terminal, as a user dragging its window would.
-    fn resize(&mut self, rows: u16, cols: u16) {
-        self.master
-            .resize(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("resize the PTY");
-        self.term.resize(rows, cols);
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.seen).into_owned()
-    }
-}
-
-impl Drop for InPty {
-    fn drop(&mut self) {
-        // A failed test must not leave its client running.
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
+fn in_pty(home: &Home, args: &[&str]) -> InPty {
+    InPty::spawn(home, args, ROWS, COLS, home.path(), true)
 }
 
 /// Ctrl-a d.
@@ -221,7 +77,7 @@ fn attach_shows_the_run_passes_keys_and_ctrl_a_d_detaches_leaving_it_running() {
         (Some(30), Some(100))
     );
 
-    let mut attach = InPty::spawn(&home, &["attach", &id]);
+    let mut attach = in_pty(&home, &["attach", &id]);
     attach.wait_screen("the demo agent's banner", |l| shows(l, BANNER_TITLE));
     attach.type_bytes(b"hello\r");
     attach.wait_screen("the answer", |l| shows(l, "demo: you said \"hello\""));
@@ -247,7 +103,7 @@ fn attach_shows_the_run_passes_keys_and_ctrl_a_d_detaches_leaving_it_running() {
     assert_eq!(home.state(&id), "running");
 
     // Attaching again shows the same screen: the run kept it.
-    let mut again = InPty::spawn(&home, &["attach", &id]);
+    let mut again = in_pty(&home, &["attach", &id]);
     again.wait_screen("the same screen as before detaching", |l| l == screen.as_slice());
     again.type_bytes(DETACH);
     assert_eq!(again.exit_code(), 0, "{}", again.text());
@@ -259,7 +115,7 @@ fn resizing_the_attached_terminal_resizes_the_run() {
     let home = Home::new();
     let id = home.start(&["demo"]);
     wait_for_prompt(&home, &id);
-    let mut attach = InPty::spawn(&home, &["attach", &id]);
+    let mut attach = in_pty(&home, &["attach", &id]);
     attach.wait_screen("the demo agent's banner", |l| shows(l, BANNER_TITLE));
     attach.resize(40, 132);
     home.wait_until("the run takes the new size", || {
@@ -278,7 +134,7 @@ fn resizing_the_attached_terminal_resizes_the_run() {
 fn ctrl_a_ctrl_a_types_one_ctrl_a_into_the_run() {
     let home = Home::new();
     let id = home.start(&["cmd", "--", "sh", "-c", "echo ready; exec cat -v"]);
-    let mut attach = InPty::spawn(&home, &["attach", &id]);
+    let mut attach = in_pty(&home, &["attach", &id]);
     attach.wait_screen("the run's first line", |l| shows(l, "ready"));
     attach.type_bytes(b"x\x01\x01y\r");
     // `cat -v` shows a Ctrl-a as `^A`.
@@ -292,7 +148,7 @@ fn ctrl_a_ctrl_a_types_one_ctrl_a_into_the_run() {
 fn keys_typed_while_attach_starts_reach_the_run() {
     let home = Home::new();
     let id = home.start(&["cmd", "--", "cat", "-v"]);
-    let mut attach = InPty::spawn(&home, &["attach", &id]);
+    let mut attach = in_pty(&home, &["attach", &id]);
     // At once, before attach has even drawn: a user typing ahead.
     attach.type_bytes(b"early\r");
     attach.wait_screen("what cat read", |l| l.iter().any(|l| l == "early"));
@@ -306,7 +162,7 @@ fn when_the_run_ends_while_attached_attach_exits_with_its_outcome() {
     for (typed, state, code) in [("exit", "succeeded", 0), ("fail", "failed", 1)] {
         let id = home.start(&["demo"]);
         wait_for_prompt(&home, &id);
-        let mut attach = InPty::spawn(&home, &["attach", &id]);
+        let mut attach = in_pty(&home, &["attach", &id]);
         attach.wait_screen("the demo agent's banner", |l| shows(l, BANNER_TITLE));
         attach.type_bytes(format!("{typed}\r").as_bytes());
         assert_eq!(attach.exit_code(), code, "{}", attach.text());
@@ -321,7 +177,7 @@ fn attach_says_so_when_the_daemon_stops_and_the_run_goes_on() {
     let home = Home::new();
     let id = home.start(&["demo"]);
     wait_for_prompt(&home, &id);
-    let mut attach = InPty::spawn(&home, &["attach", &id]);
+    let mut attach = in_pty(&home, &["attach", &id]);
     attach.wait_screen("the demo agent's banner", |l| shows(l, BANNER_TITLE));
     home.ok(&["daemon", "stop"]);
     assert_eq!(attach.exit_code(), 1, "{}", attach.text());
@@ -334,7 +190,7 @@ fn attach_says_so_when_the_daemon_stops_and_the_run_goes_on() {
     );
     // The next command starts a daemon, which finds the run still going.
     assert_eq!(home.state(&id), "running");
-    let mut again = InPty::spawn(&home, &["attach", &id]);
+    let mut again = in_pty(&home, &["attach", &id]);
     again.wait_screen("the demo agent's banner", |l| shows(l, BANNER_TITLE));
     again.type_bytes(DETACH);
     assert_eq!(again.exit_code(), 0, "{}", again.text());
@@ -343,7 +199,7 @@ fn attach_says_so_when_the_daemon_stops_and_the_run_goes_on() {
 #[test]
 fn run_without_background_attaches_to_the_new_run() {
     let home = Home::new();
-    let mut run = InPty::spawn(&home, &["run", "demo"]);
+    let mut run = in_pty(&home, &["run", "demo"]);
     run.wait_screen("the demo agent's banner", |l| shows(l, BANNER_TITLE));
     run.type_bytes(DETACH);
     assert_eq!(run.exit_code(), 0, "{}", run.text());
@@ -364,7 +220,7 @@ fn attaching_to_an_ended_run_is_a_one_line_error() {
     let home = Home::new();
     let id = home.start(&["cmd", "--", "true"]);
     assert_eq!(home.wait_end(&id)["state"], "succeeded");
-    let mut attach = InPty::spawn(&home, &["attach", &id]);
+    let mut attach = in_pty(&home, &["attach", &id]);
     assert_eq!(attach.exit_code(), 1);
     let text = attach.text();
     let lines = printed_lines(&text);
@@ -414,7 +270,7 @@ fn logs_raw_to_a_terminal_is_refused_with_a_one_line_error() {
     let home = Home::new();
     let id = home.start(&["cmd", "--", "sh", "-c", "printf '\\033[2J\\033]0;pwned\\007'"]);
     home.wait_end(&id);
-    let mut logs = InPty::spawn(&home, &["logs", "--raw", &id]);
+    let mut logs = in_pty(&home, &["logs", "--raw", &id]);
     assert_eq!(logs.exit_code(), 1);
     let text = logs.text();
     let lines = printed_lines(&text);
@@ -543,7 +399,7 @@ fn a_home_too_deep_for_a_socket_path_still_runs_attaches_and_reads_logs() {
     assert!(paths.daemon_socket().starts_with(&socket_dir));
     assert!(paths.daemon_socket().exists());
 
-    let mut attach = InPty::spawn(&home, &["attach", &id]);
+    let mut attach = in_pty(&home, &["attach", &id]);
     attach.wait_screen("the demo agent's banner", |l| shows(l, BANNER_TITLE));
     attach.type_bytes(b"deep\r");
     attach.wait_screen("the answer", |l| shows(l, "demo: you said \"deep\""));

@@ -5,9 +5,7 @@
 
 mod common;
 
-use std::io::{Read as _, Write as _};
 use std::os::fd::BorrowedFd;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Instant;
 
 use agents::harness::demo::{BANNER_TITLE, PROMPT};
@@ -16,7 +14,6 @@ use common::{Home, PATIENCE};
 use nix::sys::signal::{Signal, kill};
 use nix::sys::termios::{LocalFlags, tcgetattr};
 use nix::unistd::Pid;
-use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 
 /// Ctrl-a d: back to NORMAL from INSERT.
 const BACK_TO_NORMAL: &[u8] = &[0x01, b'd'];
@@ -28,110 +25,32 @@ const LEAVE_ALTERNATE_SCREEN: &[u8] = b"\x1b[?1049l";
 const HELP: &str = "╭ keys ─";
 
 /// `agents` (the TUI) in a PTY, read through an emulator.
-struct Tui {
-    child: Box<dyn Child + Send + Sync>,
-    keys: Box<dyn std::io::Write + Send>,
-    output: Receiver<Vec<u8>>,
-    /// Every byte read so far.
-    seen: Vec<u8>,
-    /// What a terminal showing those bytes would show.
-    term: Terminal,
-    eof: bool,
-    master: Box<dyn MasterPty + Send>,
-}
+type Tui = common::pty::Pty;
 
-impl Tui {
+/// What the TUI tests ask of the shared PTY session beyond reading it.
+trait TuiSession {
     /// Opens the TUI on `home` (its `AGENTS_HOME` and config) in a
     /// `cols`×`rows` terminal.
+    fn open(home: &Home, rows: u16, cols: u16) -> Tui;
+    fn press(&mut self, bytes: &[u8]);
+    fn pid(&self) -> Pid;
+    fn wait_text(&mut self, text: &str) -> Vec<String>;
+    fn wait_pane(&mut self, what: &str, f: impl Fn(&[String]) -> bool) -> Vec<String>;
+    fn local_flags(&self) -> LocalFlags;
+}
+
+impl TuiSession for Tui {
     fn open(home: &Home, rows: u16, cols: u16) -> Tui {
-        let pty = native_pty_system()
-            .openpty(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("open a PTY");
-        let mut command = CommandBuilder::new(common::BIN);
-        // The new-run form's cwd starts here.
-        command.cwd(home.config.path());
-        command.env("AGENTS_HOME", home.path());
-        command.env("XDG_CONFIG_HOME", home.config.path());
-        command.env("TERM", "xterm-256color");
-        command.env_remove("NO_COLOR");
-        command.env_remove("AGENTS_RUN_ID");
-        let child = pty.slave.spawn_command(command).expect("spawn the TUI in a PTY");
-        // Only the child may hold the slave, or the master never reads end of file.
-        drop(pty.slave);
-        let mut reader = pty.master.try_clone_reader().expect("PTY reader");
-        let (tx, output) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut buf = vec![0u8; 64 * 1024];
-            // Linux reports the slave's last close as EIO: both mean end of file.
-            while let Ok(n @ 1..) = reader.read(&mut buf) {
-                if tx.send(buf[..n].to_vec()).is_err() {
-                    break;
-                }
-            }
-        });
-        let keys = pty.master.take_writer().expect("PTY writer");
-        Tui {
-            child,
-            keys,
-            output,
-            seen: Vec::new(),
-            term: Terminal::new(rows, cols),
-            eof: false,
-            master: pty.master,
-        }
+        // The new-run form's cwd starts there.
+        Tui::spawn(home, &[], rows, cols, home.config.path(), false)
+    }
+
+    fn press(&mut self, bytes: &[u8]) {
+        self.type_bytes(bytes);
     }
 
     fn pid(&self) -> Pid {
         Pid::from_raw(self.child.process_id().expect("the TUI's pid") as i32)
-    }
-
-    /// Takes the next chunk of output; false at end of file or at `deadline`.
-    fn read_more(&mut self, deadline: Instant) -> bool {
-        if self.eof {
-            return false;
-        }
-        match self
-            .output
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-        {
-            Ok(chunk) => {
-                self.seen.extend_from_slice(&chunk);
-                self.term.feed(&chunk);
-                // Answer what the program asks its terminal, as a terminal would.
-                let replies = self.term.take_replies();
-                if !replies.is_empty() {
-                    let _ = self.keys.write_all(&replies);
-                }
-                true
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                self.eof = true;
-                false
-            }
-            Err(RecvTimeoutError::Timeout) => false,
-        }
-    }
-
-    /// Reads until the screen satisfies `f`; returns the screen's lines.
-    fn wait_screen(&mut self, what: &str, f: impl Fn(&[String]) -> bool) -> Vec<String> {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            let lines = self.term.visible_lines();
-            if f(&lines) {
-                return lines;
-            }
-            assert!(
-                self.read_more(deadline),
-                "the screen never showed {what} (before {}); it shows:\n{}",
-                if self.eof { "end of file" } else { "the timeout" },
-                lines.join("\n")
-            );
-        }
     }
 
     /// Reads until the screen shows `text` somewhere.
@@ -156,59 +75,12 @@ impl Tui {
         }
     }
 
-    fn press(&mut self, bytes: &[u8]) {
-        self.keys.write_all(bytes).expect("type into the PTY");
-        self.keys.flush().expect("flush the PTY");
-    }
-
-    /// Reads to the end of the output, then returns the exit code.
-    fn exit_code(&mut self) -> u32 {
-        let deadline = Instant::now() + PATIENCE;
-        while self.read_more(deadline) {}
-        assert!(self.eof, "still running; the screen shows:\n{}", self.screen());
-        loop {
-            if let Some(status) = self.child.try_wait().expect("poll the child") {
-                return status.exit_code();
-            }
-            assert!(Instant::now() < deadline, "closed its terminal but did not exit");
-            std::thread::yield_now();
-        }
-    }
-
-    /// Resizes the terminal, as a user dragging its window would.
-    fn resize(&mut self, rows: u16, cols: u16) {
-        self.master
-            .resize(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("resize the PTY");
-        self.term.resize(rows, cols);
-    }
-
     /// The terminal's line discipline flags (the TUI's raw mode shows here).
     fn local_flags(&self) -> LocalFlags {
         let fd = self.master.as_raw_fd().expect("the PTY master's fd");
         // SAFETY: the fd belongs to `self.master`, which outlives this borrow.
         let fd = unsafe { BorrowedFd::borrow_raw(fd) };
         tcgetattr(fd).expect("read the terminal's modes").local_flags
-    }
-
-    fn screen(&self) -> String {
-        self.term.visible_lines().join("\n")
-    }
-}
-
-impl Drop for Tui {
-    fn drop(&mut self) {
-        // A failed test must not leave its TUI running (nor stopped).
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = kill(self.pid(), Signal::SIGCONT);
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
     }
 }
 
