@@ -85,8 +85,23 @@ pub trait Adapter: Sync {
 
     /// Interactive launch: the argv (program first), extra environment,
     /// per-run files and the session id if known before spawn. `Err` is the
-    /// reason the run is blocked.
-    fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String>;
+    /// reason the run is blocked. By default: the program (or the profile's
+    /// binary), `--model` when one is set, then the user's arguments.
+    fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
+        let binary = ctx
+            .profile
+            .and_then(|p| p.binary.clone())
+            .unwrap_or_else(|| self.program().into());
+        let mut argv = vec![binary];
+        if let Some(model) = ctx.model() {
+            argv.extend(["--model".into(), model.to_string()]);
+        }
+        argv.extend(ctx.args.iter().cloned());
+        Ok(Launch {
+            argv,
+            ..Launch::default()
+        })
+    }
 
     /// The arguments that resume a session.
     fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {

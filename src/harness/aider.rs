@@ -2,7 +2,7 @@
 //! project's `.aider.chat.history.md`, and status comes from the screen and
 //! output.
 
-use super::adapter::{Adapter, Launch, LaunchContext};
+use super::adapter::Adapter;
 
 pub struct Aider;
 
@@ -22,27 +22,12 @@ impl Adapter for Aider {
     fn has_sessions(&self) -> bool {
         false
     }
-
-    fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
-        let binary = ctx
-            .profile
-            .and_then(|p| p.binary.clone())
-            .unwrap_or_else(|| self.program().into());
-        let mut argv = vec![binary];
-        if let Some(model) = ctx.model() {
-            argv.extend(["--model".into(), model.to_string()]);
-        }
-        argv.extend(ctx.args.iter().cloned());
-        Ok(Launch {
-            argv,
-            ..Launch::default()
-        })
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::adapter::LaunchContext;
     use std::path::Path;
 
     #[test]

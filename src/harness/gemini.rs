@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, files_since};
+use super::adapter::{Adapter, KnownSession, SessionQuery, files_since};
 
 pub struct Gemini;
 
@@ -19,22 +19,6 @@ impl Adapter for Gemini {
 
     fn program(&self) -> &'static str {
         "gemini"
-    }
-
-    fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
-        let binary = ctx
-            .profile
-            .and_then(|p| p.binary.clone())
-            .unwrap_or_else(|| self.program().into());
-        let mut argv = vec![binary];
-        if let Some(model) = ctx.model() {
-            argv.extend(["--model".into(), model.to_string()]);
-        }
-        argv.extend(ctx.args.iter().cloned());
-        Ok(Launch {
-            argv,
-            ..Launch::default()
-        })
     }
 
     fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
@@ -80,6 +64,7 @@ fn session_id(path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::adapter::LaunchContext;
 
     #[test]
     fn launch_and_resume_take_the_user_s_arguments() {
