@@ -8,6 +8,7 @@ pub mod config;
 pub mod daemon;
 pub mod harness;
 pub mod history;
+pub mod mcp;
 pub mod paths;
 pub mod protocol;
 pub mod pty;

@@ -7,10 +7,24 @@ use std::os::unix::fs::PermissionsExt;
 
 use common::Home;
 
-/// A stand-in for Claude Code: answers --version, prints its arguments and
-/// waits for input, like the interactive CLI.
+/// A stand-in for Claude Code: answers --version, prints its arguments,
+/// writes the first line of a new session's transcript where Claude would
+/// (under $HOME/.claude), and waits for input, like the interactive CLI.
+/// It prints `$AGENTS_TEST_KEY` too, to show what `--env` passed it.
 fn fake_claude(dir: &std::path::Path) {
-    let script = "#!/bin/sh\nif [ \"$1\" = \"--version\" ]; then echo \"2.1.197 (Claude Code)\"; exit 0; fi\nprintf 'args:'; printf ' %s' \"$@\"; printf '\\n'\nread -r line\n";
+    let script = r#"#!/bin/sh
+if [ "$1" = "--version" ]; then echo "2.1.197 (Claude Code)"; exit 0; fi
+printf 'args:'; printf ' %s' "$@"; printf '\n'
+printf 'key=%s\n' "$AGENTS_TEST_KEY"
+sid=""; prev=""
+for a in "$@"; do [ "$prev" = "--session-id" ] && sid="$a"; prev="$a"; done
+if [ -n "$sid" ]; then
+  dir="$HOME/.claude/projects/$(printf %s "$PWD" | sed 's/[^A-Za-z0-9]/-/g')"
+  mkdir -p "$dir"
+  printf '{"type": "user", "message": {"role": "user", "content": "hello"}, "uuid": "u0", "sessionId": "%s"}\n' "$sid" >> "$dir/$sid.jsonl"
+fi
+read -r line
+"#;
     let path = dir.join("claude");
     std::fs::write(&path, script).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -22,8 +36,15 @@ fn a_session_resumes_natively_once_its_run_is_gone_and_not_before() {
     let bin = tempfile::tempdir().unwrap();
     fake_claude(bin.path());
     let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    // The harness's own files (transcripts) go under a HOME of the test's.
+    let user_home = tempfile::tempdir().unwrap();
     let start = |args: &[&str]| {
-        let out = home.cmd(args).env("PATH", &path).output().unwrap();
+        let out = home
+            .cmd(args)
+            .env("PATH", &path)
+            .env("HOME", user_home.path())
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
@@ -47,6 +68,7 @@ fn a_session_resumes_natively_once_its_run_is_gone_and_not_before() {
     let refused = home
         .cmd(&["sessions", "resume", "-d", &session])
         .env("PATH", &path)
+        .env("HOME", user_home.path())
         .output()
         .unwrap();
     assert!(!refused.status.success());
@@ -68,4 +90,57 @@ fn a_session_resumes_natively_once_its_run_is_gone_and_not_before() {
     let unknown = home.run(&["sessions", "resume", "no-such-session"]);
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no session matches"));
+}
+
+#[test]
+fn a_resumed_session_is_passed_the_variables_its_run_named_with_env_again() {
+    let home = Home::new();
+    let bin = tempfile::tempdir().unwrap();
+    fake_claude(bin.path());
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    let user_home = tempfile::tempdir().unwrap();
+    // Each command runs with its own value of the variable: a resumed run
+    // gets the resuming client's value, by the name the first run gave.
+    let agents = |args: &[&str], value: &str| {
+        let out = home
+            .cmd(args)
+            .env("PATH", &path)
+            .env("HOME", user_home.path())
+            .env("AGENTS_TEST_KEY", value)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = String::from_utf8_lossy(&out.stdout).into_owned();
+        out.trim().lines().last().unwrap_or_default().to_string()
+    };
+    let logged = |run: &str, text: &str| {
+        let text = text.to_string();
+        home.wait_until(&format!("{run} printed {text}"), || {
+            String::from_utf8_lossy(&home.raw_log(run)).contains(&text)
+        });
+    };
+    let first = agents(&["run", "-d", "--env", "AGENTS_TEST_KEY", "claude"], "value-at-launch");
+    logged(&first, "key=value-at-launch");
+    let session = home.show(&first)["session_id"].as_str().unwrap().to_string();
+    let record = home.ok(&["show", &first, "--json"]);
+    assert!(record.contains("AGENTS_TEST_KEY"), "the name is kept: {record}");
+    assert!(!record.contains("value-at-launch"), "never the value: {record}");
+    // Indexed now, so a reconstruction below has the conversation to give.
+    agents(&["transcript", &first, "--json"], "");
+    home.ok(&["cancel", "--force", &first]);
+
+    let native = agents(&["sessions", "resume", "-d", &session], "value-at-resume");
+    logged(&native, &format!("--resume {session}"));
+    logged(&native, "key=value-at-resume");
+    home.ok(&["cancel", "--force", &native]);
+
+    // The transcript gone, the session is resumed by reconstruction.
+    let transcript = home.show(&first)["transcript_path"].as_str().unwrap().to_string();
+    std::fs::remove_file(&transcript).unwrap();
+    let rebuilt = agents(&["sessions", "resume", "-d", &session], "value-at-rebuild");
+    assert_eq!(home.show(&rebuilt)["resume_mode"], "reconstructed");
+    logged(&rebuilt, "key=value-at-rebuild");
+
+    let forked = agents(&["sessions", "fork", "-d", &session], "value-at-fork");
+    logged(&forked, "key=value-at-fork");
 }

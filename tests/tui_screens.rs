@@ -190,6 +190,52 @@ fn the_tree_shows_parents_children_and_every_kind_of_state() {
     }
 }
 
+/// `populated()` with two subagents of `fix-tests`: one still running with
+/// its task, one done that only said its type.
+fn with_subagents() -> App {
+    use agents::api::{RunSubagent, SubagentRecord};
+    let mut app = populated();
+    let sub = |id: &str, kind: &str, task: Option<&str>, done: bool| RunSubagent {
+        run_id: "01AAAAAAAAAAAAAAAAAAAAAAAA".into(),
+        subagent: SubagentRecord {
+            agent_id: id.into(),
+            agent_type: Some(kind.into()),
+            session_id: None,
+            transcript_path: None,
+            started_at: at(30),
+            ended_at: done.then(|| at(10)),
+            description: task.map(str::to_string),
+        },
+    };
+    app.update(Update::Subagents(vec![
+        sub(
+            "a1b2c3d4e5f6a7b8c",
+            "general-purpose",
+            Some("Map the parser modules"),
+            false,
+        ),
+        sub("f00dfeedf00dfeed0", "Explore", None, true),
+    ]));
+    app.take_commands();
+    app
+}
+
+#[test]
+fn the_tree_shows_subagents_under_their_run() {
+    for (w, h) in [(80, 24), (120, 40)] {
+        let mut app = with_subagents();
+        let text = screen(&mut app, w, h);
+        assert!(text.contains("├◇ Map the pars"), "{text}");
+        snap!(format!("tree_subagents_{w}x{h}"), text);
+    }
+    // Selecting a subagent's row shows it, above the run that started it.
+    let mut app = with_subagents();
+    let row = app.rows.iter().position(|r| r.subagent.is_some()).unwrap();
+    app.selected = row;
+    assert_eq!(app.selected_run().unwrap().name, "fix-tests");
+    snap!("tree_subagent_selected_120x40", screen(&mut app, 120, 40));
+}
+
 #[test]
 fn each_side_tab_renders() {
     for tab in Tab::ALL {
@@ -205,6 +251,50 @@ fn each_side_tab_renders() {
             );
         }
     }
+}
+
+#[test]
+fn the_lineage_tab_shows_the_run_this_one_resumed_and_the_runs_that_forked_it() {
+    use agents::tui::app::Command;
+    let mut app = populated();
+    app.tab = Tab::Lineage;
+    app.want_tab_data();
+    let focus = "01AAAAAAAAAAAAAAAAAAAAAAAA";
+    assert_eq!(app.take_commands(), vec![Command::Lineage(focus.into())]);
+    // `runs.lineage`: fix-tests resumed lint's conversation natively, and
+    // docs forked fix-tests' conversation.
+    let node = |edge: &str, id: &str, name: &str, state: &str, mode: Option<&str>, children: serde_json::Value| {
+        serde_json::json!({
+            "edge": edge, "id": id, "name": name, "state": state, "harness": "claude",
+            "resume_mode": mode, "detached": false, "children": children,
+        })
+    };
+    let tree = node(
+        "root",
+        "01DDDDDDDDDDDDDDDDDDDDDDDD",
+        "lint",
+        "succeeded",
+        None,
+        serde_json::json!([node(
+            "resume_of",
+            focus,
+            "fix-tests",
+            "running",
+            Some("native"),
+            serde_json::json!([
+                node("child", "01BBBBBBBBBBBBBBBBBBBBBBBB", "explore", "running", None, serde_json::json!([])),
+                node("fork_of", "01CCCCCCCCCCCCCCCCCCCCCCCC", "docs", "running", None, serde_json::json!([])),
+            ]),
+        )]),
+    );
+    app.update(Update::Lineage {
+        run: focus.into(),
+        result: Ok(serde_json::from_value(serde_json::json!({ "focus": focus, "root": tree })).unwrap()),
+    });
+    let text = screen(&mut app, 120, 40);
+    assert!(text.contains("resumes ✓ lint  succeeded · native"), "{text}");
+    assert!(text.contains("forked by ◉ docs  running"), "{text}");
+    snap!("tab_lineage_resumes_and_forks_120x40", text);
 }
 
 #[test]
@@ -229,4 +319,64 @@ fn a_window_below_80x24_says_it_is_too_small() {
     let text = screen(&mut app, 79, 23);
     assert!(text.contains("at least 80×24"), "{text}");
     snap!("too_small_79x23", text);
+}
+
+fn host(
+    name: &str,
+    link: &str,
+    since_ago: u64,
+    latency_ms: Option<u64>,
+    error: Option<&str>,
+) -> agents::api::HostRecord {
+    agents::api::HostRecord {
+        name: name.into(),
+        target: format!("user@{name}"),
+        remote_bin: "agents".into(),
+        remote_home: None,
+        created_at: at(86_400),
+        link: link.into(),
+        since: Some(at(since_ago)),
+        latency_ms,
+        error: error.map(str::to_string),
+        remote_version: Some("agents 0.1.0".into()),
+        live_runs: 1,
+    }
+}
+
+#[test]
+fn each_hosts_link_state_shows_in_its_tree_row_and_the_header() {
+    for (w, h) in SIZES {
+        let mut app = populated();
+        let mut runs = app.runs.clone();
+        for (id, name, on, state) in [
+            ("01XAAAAAAAAAAAAAAAAAAAAAAA", "train", "gpu1", RunState::Running),
+            ("01XBBBBBBBBBBBBBBBBBBBBBBB", "eval", "lab", RunState::Running),
+            ("01XCCCCCCCCCCCCCCCCCCCCCCC", "sweep", "old", RunState::Failed),
+        ] {
+            let mut r = run(id, name, state, ActivityStatus::Working, 721);
+            r.host = on.into();
+            runs.push(r);
+        }
+        app.update(Update::Runs(runs));
+        app.update(Update::Hosts(vec![
+            host("gpu1", "up", 900, Some(12), None),
+            host("lab", "reconnecting", 34, None, Some("the link was lost")),
+            host(
+                "old",
+                "down",
+                600,
+                None,
+                Some("host old (user@10.0.0.9:22) is unreachable: Connection refused"),
+            ),
+        ]));
+        app.take_commands();
+        let text = screen(&mut app, w, h);
+        assert!(text.contains("▾ gpu1 up 12ms"), "{text}");
+        assert!(text.contains("▾ lab reconnecting 34s"), "{text}");
+        assert!(text.contains("▾ old down: host old"), "{text}");
+        if w >= 120 {
+            assert!(text.contains("local ● gpu1 ● lab ◌ old ✗"), "{text}");
+        }
+        snap!(format!("hosts_{w}x{h}"), text);
+    }
 }

@@ -44,6 +44,9 @@ pub struct SubagentRecord {
     pub transcript_path: Option<String>,
     pub started_at: String,
     pub ended_at: Option<String>,
+    /// The task the parent gave it (Claude's `description`), once known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// What `runs.show` says about a run's harness, beside its record.
@@ -58,4 +61,30 @@ pub struct HarnessDetail {
     pub transcript_path: Option<String>,
     /// Subagents the harness started, oldest first.
     pub subagents: Vec<SubagentRecord>,
+    /// For a run that resumed a session: `native` (the harness's own
+    /// resume) or `reconstructed` (a new conversation given the old one's
+    /// context, when native resume was impossible).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume_mode: Option<String>,
+    /// The session a resumed or forked run came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumed_from: Option<String>,
+    /// Each attempt of the run, first to last: more than one when an
+    /// account problem made it fall back to another profile.
+    pub attempts: Vec<AttemptRecord>,
+}
+
+/// One attempt of a run: which harness version and profile ran, and how
+/// that attempt ended.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AttemptRecord {
+    pub n: i64,
+    pub harness: String,
+    pub version: Option<String>,
+    pub profile: Option<String>,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    /// The run state this attempt ended in.
+    pub outcome: Option<String>,
+    pub reason: Option<String>,
 }

@@ -41,7 +41,8 @@ pub struct HostRecord {
     pub created_at: String,
     /// `idle` (no link yet), `connecting`, `up`, `reconnecting`, `down`.
     pub link: String,
-    /// When the link entered that state.
+    /// When the link went up, or stopped being up (retries while it is
+    /// `reconnecting` do not move it).
     pub since: Option<String>,
     /// Round trip of a request to the remote daemon, last measured.
     pub latency_ms: Option<u64>,
@@ -82,4 +83,26 @@ pub struct HostTrustResult {
     pub host_key: String,
     /// False when the key was already known (nothing written).
     pub added: bool,
+}
+
+/// `hosts.install`: what copying this daemon's binary to the host did.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostInstallResult {
+    pub name: String,
+    /// `agents X.Y.Z`, as the installed copy printed it.
+    pub version: String,
+    /// SHA-256 of the binary, hex.
+    pub sha256: String,
+    pub bytes: u64,
+    /// The binary in its versioned directory (never changed once complete).
+    pub path: String,
+    /// `…/bin/current/agents`: the symlink that now points at `path`'s directory.
+    pub current: String,
+    /// False when that version was already installed there (nothing copied).
+    pub installed: bool,
+    /// The host's `remote_bin` after the install.
+    pub remote_bin: String,
+    /// Whether `remote_bin` was switched to `current` (it is only when the
+    /// user had not named a binary with `--remote-bin`).
+    pub remote_bin_changed: bool,
 }

@@ -5,12 +5,14 @@
 mod error;
 mod harness;
 mod hosts;
+mod lineage;
 mod transcript;
 mod types;
 
 pub use error::{ApiError, ErrorCode};
 pub use harness::*;
 pub use hosts::*;
+pub use lineage::*;
 pub use transcript::*;
 pub use types::*;
 
@@ -32,6 +34,12 @@ pub mod method {
     pub const SESSIONS_LIST: &str = "sessions.list";
     pub const SESSIONS_RESUME: &str = "sessions.resume";
     pub const SESSIONS_FORK: &str = "sessions.fork";
+    /// One session with its runs, totals and subagents.
+    pub const SESSIONS_SHOW: &str = "sessions.show";
+    /// The lineage tree around a run: ancestors to the root, then its descendants.
+    pub const RUNS_LINEAGE: &str = "runs.lineage";
+    /// The subagents of a set of runs (the TUI's tree).
+    pub const SUBAGENTS_LIST: &str = "subagents.list";
     pub const RUNS_INDEX: &str = "runs.index";
     pub const DAEMON_STATUS: &str = "daemon.status";
     pub const DAEMON_STOP: &str = "daemon.stop";
@@ -42,6 +50,7 @@ pub mod method {
     pub const HOSTS_RM: &str = "hosts.rm";
     pub const HOSTS_CHECK: &str = "hosts.check";
     pub const HOSTS_TRUST: &str = "hosts.trust";
+    pub const HOSTS_INSTALL: &str = "hosts.install";
     /// A run's or a session's normalized transcript, a page at a time.
     pub const TRANSCRIPT_READ: &str = "transcript.read";
     /// Full-text search over every indexed transcript.

@@ -174,6 +174,12 @@ pub struct StartParams {
     /// runs here. On a remote host `cwd` is a path there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// The run's launch id (DESIGN §1), minted by the caller so a retried
+    /// start returns the run the first attempt created instead of starting
+    /// a second one (the local daemon sets it when it places a run on a
+    /// host). Letters and digits, at most 64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
@@ -259,10 +265,15 @@ pub struct ResizeParams {
 /// `runs.answer`: answer the question a run waits on (a permission prompt).
 /// `yes` picks the first choice, `no` dismisses (Esc), anything else is typed
 /// followed by Enter. Refused when no question is on the screen any more.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct AnswerParams {
     pub run: String,
     pub answer: String,
+    /// Minted by the caller so a retry is applied at most once: a repeated
+    /// id gets the first attempt's outcome, never a second answer typed
+    /// into whatever question came next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_id: Option<String>,
 }
 
 /// A harness conversation (`agents sessions list`), with the run that

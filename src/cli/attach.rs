@@ -30,6 +30,9 @@ const PREFIX: u8 = 0x01;
 const ATTACH_WINDOW: u64 = 256 * 1024;
 /// At most ~60 frames per second (DESIGN §9).
 const FRAME: Duration = Duration::from_millis(16);
+/// How often attach to a remote run asks the daemon for its host's link
+/// (`hosts.list`): the banner counts seconds, so once a second.
+const LINK_POLL: Duration = Duration::from_secs(1);
 
 /// Restores the user's terminal however we leave (error, panic, detach).
 struct RawGuard;
@@ -64,6 +67,89 @@ enum Leave {
     Detached,
     Ended,
     DaemonGone,
+    /// The run's host was removed: its link will not come back.
+    HostGone,
+}
+
+/// The link of a remote run's host while it is not up, as the banner says it.
+#[derive(Debug, Clone, PartialEq)]
+struct LinkTrouble {
+    host: String,
+    phase: String,
+    since: Option<std::time::SystemTime>,
+    error: Option<String>,
+}
+
+impl LinkTrouble {
+    /// `None` while the link is up (or has not been needed yet).
+    fn of(host: &crate::api::HostRecord) -> Option<LinkTrouble> {
+        if matches!(host.link.as_str(), "up" | "idle") {
+            return None;
+        }
+        Some(LinkTrouble {
+            host: host.name.clone(),
+            phase: host.link.clone(),
+            since: host.since.as_deref().and_then(|s| humantime::parse_rfc3339(s).ok()),
+            error: host.error.clone(),
+        })
+    }
+
+    /// ` link to gpu1 reconnecting 34s · the run goes on there · Ctrl-a d detaches · the link was lost `
+    fn banner(&self, now: std::time::SystemTime) -> String {
+        let secs = self
+            .since
+            .and_then(|t| now.duration_since(t).ok())
+            .map(|d| format!(" {}s", d.as_secs()))
+            .unwrap_or_default();
+        let why = self
+            .error
+            .as_deref()
+            .map(|e| {
+                format!(
+                    " · {}",
+                    crate::text::bounded(&e.split_whitespace().collect::<Vec<_>>().join(" "), 200)
+                )
+            })
+            .unwrap_or_default();
+        // The reason last: a narrow terminal cuts it, not the hint.
+        format!(
+            " link to {} {}{secs} · the run goes on there · Ctrl-a d detaches{why} ",
+            self.host, self.phase
+        )
+    }
+}
+
+/// Asks the daemon for `host`'s link once a second and reports each
+/// answer: `Some(None)` while up, `None` once the host is gone.
+fn poll_link(client: std::sync::Arc<Client>, host: String) -> mpsc::Receiver<Option<Option<LinkTrouble>>> {
+    let (tx, rx) = mpsc::channel(4);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(LINK_POLL);
+        loop {
+            tick.tick().await;
+            let Ok(hosts) = client
+                .call::<_, Vec<crate::api::HostRecord>>(method::HOSTS_LIST, serde_json::json!({}))
+                .await
+            else {
+                return;
+            };
+            let report = hosts.iter().find(|h| h.name == host).map(LinkTrouble::of);
+            let gone = report.is_none();
+            if tx.send(report).await.is_err() || gone {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// The command that takes the user back to this run's work: its
+/// conversation when the harness named one, else the run.
+fn way_back(run: &str, session: Option<&str>) -> String {
+    match session {
+        Some(session) => format!("agents sessions resume {session}"),
+        None => format!("agents attach {run}"),
+    }
 }
 
 pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
@@ -88,7 +174,8 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
     }
     let id = record.id.clone();
     if let Some(session) = &record.session_id {
-        println!("attaching to {} (session {session})", record.id);
+        // On stderr, before the screen is taken: the id stays in the scrollback.
+        eprintln!("attaching to {} (session {session})", record.id);
     }
     let (cols, rows) = terminal::size()?;
     let _ = client
@@ -139,6 +226,15 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
     let mut prefix = false;
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME;
+    // Whether the run's host link is being watched (a remote run, until the
+    // watcher stops).
+    let mut remote = record.host != "local";
+    let mut link_reports = if remote {
+        poll_link(client.clone(), record.host.clone())
+    } else {
+        mpsc::channel(1).1 // never read: `remote` is false
+    };
+    let mut trouble: Option<LinkTrouble> = None;
 
     let leave = loop {
         let next_draw = last_draw + FRAME;
@@ -216,6 +312,16 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
                     dirty = true;
                 }
             }
+            report = link_reports.recv(), if remote => match report {
+                // The host was removed: its link ends for good.
+                Some(None) => break Leave::HostGone,
+                Some(Some(now)) => {
+                    // Redrawn each report while in trouble: the banner counts seconds.
+                    dirty |= now.is_some() || trouble.is_some();
+                    trouble = now;
+                }
+                None => remote = false,
+            },
             _ = tokio::time::sleep_until(next_draw.into()), if dirty => {}
         }
         if unacked {
@@ -235,7 +341,16 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
                 let area = f.area();
                 let cursor = view.cursor(area);
                 f.render_widget(view, area);
-                if let Some(pos) = cursor {
+                if let Some(trouble) = &trouble {
+                    // Drawn by agents over the run's top line, not sent by the run.
+                    let line = ratatui::layout::Rect { height: 1, ..area };
+                    let style = ratatui::style::Style::default().add_modifier(ratatui::style::Modifier::REVERSED);
+                    f.render_widget(ratatui::widgets::Clear, line);
+                    f.render_widget(
+                        ratatui::widgets::Paragraph::new(trouble.banner(std::time::SystemTime::now())).style(style),
+                        line,
+                    );
+                } else if let Some(pos) = cursor {
                     f.set_cursor_position(pos);
                 }
             })?;
@@ -243,13 +358,41 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
     };
     drop(screen);
     drop(guard);
+    // The session may have been learnt while attached.
+    let session = match tokio::time::timeout(
+        Duration::from_secs(2),
+        client.call::<_, crate::api::RunDetail>(method::RUNS_SHOW, RunRef { run: id.clone() }),
+    )
+    .await
+    {
+        Ok(Ok(detail)) => detail.run.session_id,
+        _ => record.session_id.clone(),
+    };
+    let way_back = way_back(&id, session.as_deref());
     match leave {
+        Leave::Detached if trouble.is_some() => {
+            let host = &record.host;
+            println!(
+                "detached from {} ({id}) while the link to {host} is down; the run goes on there",
+                record.name
+            );
+            println!("back to it with: {way_back}");
+            Ok(0)
+        }
         Leave::Detached => {
             println!(
                 "detached from {} ({}); attach again with: agents attach {}",
                 record.name, id, id
             );
             Ok(0)
+        }
+        Leave::HostGone => {
+            println!(
+                "host {} was removed, so the link to run {} ({id}) is gone for good",
+                record.host, record.name
+            );
+            println!("back to its work with: {way_back}");
+            Ok(1)
         }
         Leave::Ended => {
             let end: RunRecord = client.call(method::RUNS_WAIT, RunRef { run: id.clone() }).await?;
@@ -268,7 +411,49 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
         }
         Leave::DaemonGone => {
             println!("lost the daemon; the run goes on. Attach again with: agents attach {id}");
+            if let Some(session) = &session {
+                println!("or resume its conversation with: agents sessions resume {session}");
+            }
             Ok(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(link: &str, error: Option<&str>) -> crate::api::HostRecord {
+        crate::api::HostRecord {
+            name: "gpu1".into(),
+            target: "u@gpu1".into(),
+            remote_bin: "agents".into(),
+            remote_home: None,
+            created_at: "2026-01-01T00:00:00Z".into(),
+            link: link.into(),
+            since: Some("2026-01-01T00:00:00Z".into()),
+            latency_ms: None,
+            error: error.map(str::to_string),
+            remote_version: None,
+            live_runs: 1,
+        }
+    }
+
+    #[test]
+    fn the_banner_counts_seconds_and_puts_the_reason_last() {
+        assert_eq!(LinkTrouble::of(&host("up", None)), None);
+        assert_eq!(LinkTrouble::of(&host("idle", None)), None);
+        let trouble = LinkTrouble::of(&host("reconnecting", Some("the link\nwas lost"))).unwrap();
+        let now = humantime::parse_rfc3339("2026-01-01T00:00:34Z").unwrap();
+        assert_eq!(
+            trouble.banner(now),
+            " link to gpu1 reconnecting 34s · the run goes on there · Ctrl-a d detaches · the link was lost "
+        );
+    }
+
+    #[test]
+    fn the_way_back_is_the_conversation_when_there_is_one() {
+        assert_eq!(way_back("01RUN", Some("5c1e")), "agents sessions resume 5c1e");
+        assert_eq!(way_back("01RUN", None), "agents attach 01RUN");
     }
 }

@@ -86,7 +86,8 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Show { run, json } => {
+        Command::Show { run, json, tree: true } => super::lineage::tree(&paths, run, json).await,
+        Command::Show { run, json, .. } => {
             let client = Client::connect(&paths, false).await?;
             let detail: RunDetail = client.call(method::RUNS_SHOW, RunRef { run }).await?;
             if json {
@@ -116,7 +117,14 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
         Command::Answer { run, answer } => {
             let client = Client::connect(&paths, false).await?;
             let _: serde_json::Value = client
-                .call(method::RUNS_ANSWER, crate::api::AnswerParams { run, answer })
+                .call(
+                    method::RUNS_ANSWER,
+                    crate::api::AnswerParams {
+                        run,
+                        answer,
+                        answer_id: None,
+                    },
+                )
                 .await?;
             println!("answered");
             Ok(0)
@@ -175,6 +183,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             json,
         } => super::transcript::search(&paths, words, within, raw, json).await,
         Command::Demo => demo(&paths).await,
+        Command::Mcp => crate::mcp::serve(&paths).await,
         Command::Supervise | Command::DemoAgent(_) | Command::Hook { .. } => {
             unreachable!("handled before the runtime starts")
         }
@@ -196,19 +205,17 @@ async fn list_all(client: &Client, all: bool) -> Result<Vec<RunRecord>> {
                 },
             )
             .await?;
-        // Live runs ride along on the first page; count only the paged ones.
-        let paged: Vec<&RunRecord> = page
-            .iter()
-            .filter(|r| before.as_ref().is_none_or(|b| r.id < *b))
-            .collect();
-        let oldest = page.iter().map(|r| r.id.clone()).min();
-        let full = paged.len() >= ListParams::MAX_LIMIT;
+        // Live runs older than the page ride along on the first one: the
+        // page proper is the newest MAX_LIMIT, and the next starts below it.
+        let mut ids: Vec<&str> = page.iter().map(|r| r.id.as_str()).collect();
+        ids.sort_unstable_by(|a, b| b.cmp(a));
+        let next = ids.get(ListParams::MAX_LIMIT - 1).map(|id| id.to_string());
         for r in page {
             runs.insert(r.id.clone(), r);
         }
-        match oldest {
-            Some(oldest) if full => before = Some(oldest),
-            _ => break,
+        match next {
+            Some(next) => before = Some(next),
+            None => break,
         }
     }
     Ok(runs.into_values().collect())
@@ -258,6 +265,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
         env: std::env::vars().collect(),
         pass_env: args.pass_env,
         host: remote,
+        launch_id: None,
     };
     let client = Client::connect(paths, false).await?;
     let record: RunRecord = client.call(method::RUNS_START, params).await?;
@@ -386,6 +394,7 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
     let fork = matches!(command, SessionsCommand::Fork { .. });
     match command {
+        SessionsCommand::Show { session, json } => super::lineage::session(&client, session, json).await,
         SessionsCommand::List { json } => {
             let list: Vec<crate::api::SessionRecord> = client.call(method::SESSIONS_LIST, json!({})).await?;
             if json {
@@ -417,6 +426,9 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
                 env: std::env::vars().collect(),
             };
             let record: RunRecord = client.call(m, params).await?;
+            if !fork && let Some(line) = super::lineage::reconstructed_notice(&client, &record).await {
+                println!("{line}");
+            }
             if record.state == RunState::Blocked {
                 bail!(
                     "run {} ({}) blocked: {}",

@@ -48,6 +48,16 @@ fn report(words: &[String], started: Instant) -> Option<()> {
     let event = words.first().map_or("unknown", String::as_str);
     let payload = serde_json::from_slice(&raw).unwrap_or(serde_json::Value::Null);
     let mut report = crate::harness::hooks::report_from(event, &payload);
+    if event == crate::harness::codex::NOTIFY_EVENT {
+        // Codex's notify names a thread, not its rollout; the config home
+        // that holds it is known only here, in the harness's environment.
+        let home = var("CODEX_HOME")
+            .map(std::path::PathBuf::from)
+            .or_else(|| var("HOME").map(|h| std::path::Path::new(&h).join(".codex")));
+        if let Some(home) = home {
+            crate::harness::codex::place_notify(&mut report, &home);
+        }
+    }
     report.run = run;
     report.launch_id = launch;
     report.at_ms = crate::store::now_ms();

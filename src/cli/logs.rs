@@ -80,32 +80,48 @@ pub async fn logs(paths: &Paths, run: &str, follow: bool, raw: bool) -> Result<i
         .await?;
         return Ok(0);
     }
+    if !follow {
+        let mut out = stdout.lock();
+        for line in screen_lines(paths, run, history_lines()).await? {
+            writeln!(out, "{line}")?;
+        }
+        return Ok(0);
+    }
     let client = Client::connect(paths, false).await?;
     let detail: crate::api::RunDetail = client.call(method::RUNS_SHOW, RunRef { run: run.into() }).await?;
     drop(client);
     let history = history_lines();
     let mut follower = crate::term::LineFollower::new(detail.run.rows, detail.run.cols, history);
     let mut out = stdout.lock();
-    read_output(paths, run, follow, |bytes| {
+    read_output(paths, run, true, |bytes| {
         follower.feed(bytes);
-        if follow {
-            for line in follower.take_finished() {
-                writeln!(out, "{line}")?;
-            }
-            out.flush()?;
+        for line in follower.take_finished() {
+            writeln!(out, "{line}")?;
         }
+        out.flush()?;
         Ok(())
     })
     .await?;
-    let lines = if follow {
-        follower.take_screen()
-    } else {
-        follower.finish()
-    };
-    for line in lines {
+    for line in follower.take_screen() {
         writeln!(out, "{line}")?;
     }
     Ok(0)
+}
+
+/// A run's output as the terminal showed it, up to now: at most
+/// `max_lines` lines of history and screen, the last ones (`agents logs`,
+/// and MCP's `run_logs`).
+pub(crate) async fn screen_lines(paths: &Paths, run: &str, max_lines: usize) -> Result<Vec<String>> {
+    let client = Client::connect(paths, false).await?;
+    let detail: crate::api::RunDetail = client.call(method::RUNS_SHOW, RunRef { run: run.into() }).await?;
+    drop(client);
+    let mut follower = crate::term::LineFollower::new(detail.run.rows, detail.run.cols, max_lines);
+    read_output(paths, &detail.run.id, false, |bytes| {
+        follower.feed(bytes);
+        Ok(())
+    })
+    .await?;
+    Ok(follower.finish())
 }
 
 fn history_lines() -> usize {

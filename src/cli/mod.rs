@@ -4,9 +4,12 @@ mod attach;
 mod commands;
 mod doctor;
 mod hook;
+mod lineage;
 mod logs;
 mod print;
 mod transcript;
+
+pub(crate) use logs::screen_lines;
 
 use std::path::PathBuf;
 
@@ -32,11 +35,15 @@ pub enum Command {
         #[command(subcommand)]
         command: RunsCommand,
     },
-    /// Show one run's record and events.
+    /// Show one run's record and events (--tree: its lineage tree).
     Show {
         run: String,
         #[arg(long)]
         json: bool,
+        /// The lineage around the run: ancestors to the root, then child
+        /// runs, subagents, resumes and forks.
+        #[arg(long)]
+        tree: bool,
     },
     /// Attach full-screen to a run; Ctrl-a d detaches.
     Attach { run: String },
@@ -125,6 +132,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the tool table over MCP on stdin/stdout (list, start, send,
+    /// answer, wait, cancel runs; read their logs and transcripts).
+    Mcp,
     /// Start a few demo agents and attach to one.
     Demo,
     /// The built-in demo agent (what `agents run demo` spawns).
@@ -147,6 +157,12 @@ pub enum Command {
 pub enum SessionsCommand {
     /// Sessions, newest first, with the run that last held each.
     List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One session: its harness, cwd, transcript, totals, runs and subagents.
+    Show {
+        session: String,
         #[arg(long)]
         json: bool,
     },

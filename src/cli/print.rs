@@ -102,6 +102,21 @@ pub fn detail(d: &RunDetail) -> String {
         harness = format!("{harness} (profile {p})");
     }
     field("harness", harness);
+    // More than one attempt: an account problem made the run fall back.
+    if d.harness.attempts.len() > 1 {
+        for a in &d.harness.attempts {
+            let mut line = format!(
+                "{} profile {} · {}",
+                a.n,
+                a.profile.as_deref().unwrap_or("-"),
+                a.outcome.as_deref().unwrap_or("running")
+            );
+            if let Some(reason) = &a.reason {
+                line.push_str(&format!(": {reason}"));
+            }
+            field("attempt", line);
+        }
+    }
     field("command", r.command.join(" "));
     field("host", r.host.clone());
     field("cwd", r.cwd.clone());
@@ -128,6 +143,10 @@ pub fn detail(d: &RunDetail) -> String {
     field("session", r.session_id.clone().unwrap_or_else(|| "-".into()));
     if let Some(t) = &d.harness.transcript_path {
         field("transcript", t.clone());
+    }
+    if let Some(from) = &d.harness.resumed_from {
+        let how = d.harness.resume_mode.as_deref().unwrap_or("fork");
+        field("from", format!("session {from} ({how})"));
     }
     for sub in &d.harness.subagents {
         let kind = sub.agent_type.as_deref().unwrap_or("subagent");

@@ -119,12 +119,16 @@ fn event_kind(state: RunState) -> &'static str {
 
 /// Ends a run (once) and tells its parent.
 pub async fn finish(daemon: &Arc<Daemon>, id: &str, ending: Ending) {
+    super::fallback::forget(id);
     let id_owned = id.to_string();
     let state = ending.state;
     let result = daemon
         .store
         .call(move |c| {
             let ended = runs::finish(c, &id_owned, &ending)?;
+            if ended {
+                crate::store::attempts::close(c, &id_owned, state.as_str(), ending.reason.as_deref())?;
+            }
             let parent = runs::get_run(c, &id_owned)?.and_then(|r| r.parent_run_id);
             if ended && let Some(parent) = &parent {
                 runs::append_event(

@@ -55,13 +55,15 @@ pub async fn call(
             let RunRef { run } = params(p)?;
             let row = resolve_row(daemon, &run).await?;
             let id = row.id.clone();
-            let (events, info, subagents) = daemon
+            let (events, info, subagents, edge, attempts) = daemon
                 .store
                 .call(move |c| {
                     Ok((
                         runs::events(c, &id)?,
                         crate::store::harness::harness_info(c, &id)?,
                         crate::store::harness::subagents(c, &id)?,
+                        crate::store::lineage::edge_of(c, &id)?,
+                        crate::store::attempts::list(c, &id)?,
                     ))
                 })
                 .await
@@ -74,12 +76,22 @@ pub async fn call(
                     profile: info.profile,
                     transcript_path: info.transcript_path,
                     subagents,
+                    resume_mode: edge.as_ref().and_then(|e| e.mode.clone()),
+                    resumed_from: edge.and_then(|e| e.session),
+                    attempts,
                 },
             })
         }
         method::RUNS_SEND => {
             let SendParams { run, text, prompt_id } = params(p)?;
             let row = resolve_row(daemon, &run).await?;
+            // A retry of a prompt this run holds learns its state, even
+            // once the run has ended.
+            if let Some(id) = &prompt_id
+                && let Some(known) = super::once::known_prompt(daemon, &row.id, id).await?
+            {
+                return to_value(known);
+            }
             if !row.state.is_live() {
                 return Err(super::start::ended_state_error(&row));
             }
@@ -173,11 +185,25 @@ pub async fn call(
             Ok(Value::Null)
         }
         method::RUNS_ANSWER => {
-            let AnswerParams { run, answer } = params(p)?;
+            let AnswerParams { run, answer, answer_id } = params(p)?;
             let row = resolve_row(daemon, &run).await?;
+            if let Some(id) = &answer_id {
+                super::once::validate_id("answer id", id)?;
+                if let Some(outcome) = super::once::answered(daemon, &row.id, id).await {
+                    return outcome;
+                }
+            }
             let live = daemon
                 .live(&row.id)
                 .ok_or_else(|| super::start::ended_state_error(&row))?;
+            // One answer (or prompt) typed at a time; a repeat of this
+            // answer's id waits here, then finds its outcome.
+            let _typing = live.delivery.lock().await;
+            if let Some(id) = &answer_id
+                && let Some(outcome) = super::once::answered(daemon, &row.id, id).await
+            {
+                return outcome;
+            }
             let bytes: Vec<u8> = match answer.to_ascii_lowercase().as_str() {
                 "yes" | "y" => b"1".to_vec(),
                 "no" | "n" => vec![0x1b],
@@ -197,36 +223,45 @@ pub async fn call(
             let answered = live
                 .link
                 .call(sup::ANSWER, json!({ "bytes": bytes, "wait_ms": wait_ms }))
-                .await
-                .map_err(|e| ApiError::new(ErrorCode::Conflict, e.message))?;
-            let id = row.id.clone();
-            let _ = daemon
-                .store
-                .call(move |c| {
-                    runs::append_event(
-                        c,
-                        &id,
-                        "ANSWERED",
-                        &json!({ "answer": answer.chars().take(64).collect::<String>() }),
-                    )
-                })
                 .await;
-            Ok(answered)
+            match answered {
+                // The supervisor looked and refused (no question on screen).
+                Err(e) if e.code == ErrorCode::BadRequest => {
+                    let refused = Err(ApiError::new(ErrorCode::Conflict, e.message));
+                    super::once::record_answer(daemon, &row.id, &answer, answer_id.as_deref(), &refused).await;
+                    refused
+                }
+                Err(e) => Err(ApiError::new(ErrorCode::Conflict, e.message)),
+                Ok(result) => {
+                    let answered = Ok(result);
+                    super::once::record_answer(daemon, &row.id, &answer, answer_id.as_deref(), &answered).await;
+                    answered
+                }
+            }
         }
         method::SESSIONS_LIST => to_value(super::sessions::list(daemon).await?),
         method::SESSIONS_RESUME => to_value(super::sessions::resume(daemon, params(p)?, false).await?),
         method::SESSIONS_FORK => to_value(super::sessions::resume(daemon, params(p)?, true).await?),
+        method::SESSIONS_SHOW => {
+            let crate::api::SessionRef { session } = params(p)?;
+            to_value(super::sessions::show(daemon, &session).await?)
+        }
+        method::RUNS_LINEAGE => {
+            let RunRef { run } = params(p)?;
+            to_value(super::sessions::tree(daemon, &run).await?)
+        }
+        method::SUBAGENTS_LIST => to_value(super::sessions::subagents(daemon, params(p)?).await?),
         method::RUNS_RERUN => {
             let RerunParams { run, env } = params(p)?;
             let row = resolve_row(daemon, &run).await?;
             // Started with a profile: again with it, not just its family.
             let id = row.id.clone();
-            let profile = daemon
+            let info = daemon
                 .store
                 .call(move |c| crate::store::harness::harness_info(c, &id))
                 .await
-                .map_err(ApiError::internal)?
-                .profile;
+                .map_err(ApiError::internal)?;
+            let profile = info.profile;
             let again = StartParams {
                 harness: profile.unwrap_or_else(|| row.harness.clone()),
                 args: row.args.clone(),
@@ -240,8 +275,9 @@ pub async fn call(
                 worktree: false,
                 prompt: None,
                 env,
-                pass_env: Vec::new(),
+                pass_env: info.pass_env,
                 host: (row.host != "local").then(|| row.host.clone()),
+                launch_id: None,
             };
             if again.host.is_some() {
                 return to_value(crate::remote::start(daemon, again).await?);
@@ -251,11 +287,24 @@ pub async fn call(
         method::RUNS_WAIT => {
             let RunRef { run } = params(p)?;
             let row = resolve_row(daemon, &run).await?;
-            if let Some(live) = daemon.live(&row.id) {
-                let mut ended = live.ended.subscribe();
-                let _ = ended.wait_for(|e| *e).await;
+            // Each attempt of a run is its own live run (account fallback):
+            // between two, the run is live with no supervisor for a moment.
+            const BETWEEN: std::time::Duration = std::time::Duration::from_secs(10);
+            let mut between = tokio::time::Instant::now() + BETWEEN;
+            loop {
+                let mut changes = daemon.changes.subscribe();
+                if let Some(live) = daemon.live(&row.id).filter(|l| !*l.ended.borrow()) {
+                    let mut ended = live.ended.subscribe();
+                    let _ = ended.wait_for(|e| *e).await;
+                    between = tokio::time::Instant::now() + BETWEEN;
+                    continue;
+                }
+                let now = record(daemon, &row.id).await?;
+                if !now.state.is_live() || tokio::time::Instant::now() >= between {
+                    return to_value(now);
+                }
+                let _ = tokio::time::timeout(std::time::Duration::from_millis(500), changes.recv()).await;
             }
-            to_value(record(daemon, &row.id).await?)
         }
         method::RUNS_INDEX => {
             let RunRef { run } = params(p)?;
@@ -302,7 +351,7 @@ pub async fn call(
 
 /// Cancels a run and, following ownership edges, its non-detached children
 /// (DESIGN §4). Returns the ids asked to end.
-async fn cancel_tree(daemon: &Arc<Daemon>, root: &str, force: bool) -> Result<Vec<String>, ApiError> {
+pub async fn cancel_tree(daemon: &Arc<Daemon>, root: &str, force: bool) -> Result<Vec<String>, ApiError> {
     let mut asked = Vec::new();
     let mut todo = vec![root.to_string()];
     let mut first = true;

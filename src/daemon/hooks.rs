@@ -60,6 +60,13 @@ pub async fn report(daemon: &Arc<Daemon>, mut r: HookReport) -> Result<Value, Ap
         .call(move |c| store::record_hook(c, &id, &family, &report))
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+    if let Some((agent, description)) = subagent_description(&r) {
+        let id = row.id.clone();
+        let _ = daemon
+            .store
+            .call(move |c| crate::store::lineage::set_subagent_description(c, &id, &agent, &description))
+            .await;
+    }
     if let Some((status, why)) = harness::hooks::status_of(&r) {
         let now_ms = crate::store::now_ms();
         let ran_ms = r.at_ms.clamp(now_ms - MAX_HOOK_AGE_MS, now_ms);
@@ -91,6 +98,30 @@ pub async fn report(daemon: &Arc<Daemon>, mut r: HookReport) -> Result<Value, Ap
         "session_learned": outcome.session_learned,
         "renamed": outcome.renamed,
     }))
+}
+
+/// A subagent's task description, from the `.meta.json` Claude writes
+/// beside the subagent's transcript: named by `SubagentStop`, or where
+/// `SubagentStart`'s session transcript says it will be.
+fn subagent_description(r: &HookReport) -> Option<(String, String)> {
+    use crate::transcript::claude::SubagentLink;
+    let agent = r.agent_id.as_deref()?;
+    if !agent.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return None;
+    }
+    let file = match (r.event.as_str(), &r.agent_transcript_path, &r.transcript_path) {
+        ("SubagentStop", Some(own), _) => std::path::PathBuf::from(own),
+        ("SubagentStart" | "SubagentStop", _, Some(session)) => std::path::Path::new(session)
+            .with_extension("")
+            .join("subagents")
+            .join(format!("agent-{agent}.jsonl")),
+        _ => return None,
+    };
+    let link = SubagentLink::beside(&file)?;
+    (link.agent_id == agent)
+        .then_some(link.description)
+        .flatten()
+        .map(|d| (agent.to_string(), d))
 }
 
 async fn index(daemon: Arc<Daemon>, run: String, session: String, paths: Vec<String>) {

@@ -201,6 +201,25 @@ impl Link {
         }
     }
 
+    /// Types a prompt and Enter (`sup.prompt`); with `paste`, the
+    /// supervisor pastes it if the program asked for bracketed paste.
+    pub async fn prompt(&self, run: &str, text: &str, paste: bool) -> Result<(), ApiError> {
+        match self
+            .call(sup::PROMPT, serde_json::json!({ "text": text, "paste": paste }))
+            .await
+        {
+            Ok(_) => Ok(()),
+            // A supervisor started by an older `agents` (re-adopted after an
+            // upgrade) only takes raw input: the text, then Enter.
+            Err(e) if e.message.starts_with("unknown method") => {
+                let mut bytes = text.as_bytes().to_vec();
+                bytes.push(b'\r');
+                self.input(run, bytes).await
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     pub async fn input(&self, run: &str, bytes: Vec<u8>) -> Result<(), ApiError> {
         self.frames
             .send(Frame::Input {
@@ -252,8 +271,11 @@ pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::R
             }
             Some(SupervisorNote::Exited(evidence)) => {
                 live.committed.send_replace(evidence.output_bytes);
-                super::adopt::record_exit(&daemon, &live.id, &evidence).await;
-                let _ = live.link.call(sup::ACK_EXIT, Value::Null).await;
+                // An account problem may hand the run to its next profile.
+                if !super::fallback::on_exit(&daemon, &live, &evidence).await {
+                    super::adopt::record_exit(&daemon, &live.id, &evidence).await;
+                    let _ = live.link.call(sup::ACK_EXIT, Value::Null).await;
+                }
                 break;
             }
             None => {
@@ -265,6 +287,12 @@ pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::R
     }
     live.ended.send_replace(true);
     live.wake.notify_waiters();
-    daemon.runs.lock().unwrap_or_else(|p| p.into_inner()).remove(&live.id);
+    {
+        // A next attempt of the run (account fallback) may hold the id now.
+        let mut live_runs = daemon.runs.lock().unwrap_or_else(|p| p.into_inner());
+        if live_runs.get(&live.id).is_some_and(|l| Arc::ptr_eq(l, &live)) {
+            live_runs.remove(&live.id);
+        }
+    }
     daemon.changed(&live.id);
 }

@@ -6,9 +6,12 @@
 mod adopt;
 mod client;
 mod dispatch;
+mod fallback;
 mod hooks;
 mod link;
+mod once;
 mod queue;
+mod recover;
 mod sessions;
 mod start;
 mod subscribe;
@@ -27,6 +30,7 @@ use crate::config::ConfigWatch;
 use crate::paths::Paths;
 use crate::store::Store;
 
+pub use dispatch::cancel_tree;
 pub use link::{Link, LiveRun};
 pub use start::validate_name;
 pub use subscribe::LAG_LIMIT;
@@ -46,6 +50,8 @@ pub struct Daemon {
     pub transcripts: transcripts::Transcripts,
     /// One SSH link per remote host (DESIGN §8).
     pub hosts: crate::remote::Links,
+    /// Starts in progress by the caller's launch id (a retry waits for them).
+    pub starts: once::Starts,
 }
 
 impl Daemon {
@@ -140,6 +146,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         shutdown: Notify::new(),
         transcripts,
         hosts: Default::default(),
+        starts: Default::default(),
     });
     adopt::reconcile_all(&daemon).await;
     crate::remote::resume(&daemon).await;

@@ -140,15 +140,22 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
         return;
     }
     let id = live.id.clone();
-    let Ok(queued) = daemon.store.call(move |c| runs::queued_prompts(c, &id)).await else {
+    let Ok((queued, run)) = daemon
+        .store
+        .call(move |c| Ok((runs::queued_prompts(c, &id)?, runs::get_run(c, &id)?)))
+        .await
+    else {
         return;
     };
     let Some(prompt) = queued.into_iter().next() else {
         return;
     };
-    let mut bytes = prompt.text.clone().into_bytes();
-    bytes.push(b'\r');
-    if live.link.input(&live.id, bytes).await.is_err() {
+    // The run records its harness family; how that harness takes a prompt
+    // is its adapter's to say.
+    let paste = run
+        .and_then(|r| crate::harness::adapter_for(&r.harness))
+        .is_some_and(|a| a.pastes_prompts());
+    if live.link.prompt(&live.id, &prompt.text, paste).await.is_err() {
         return;
     }
     // Count the delivery as output-to-come, so the next prompt waits for the

@@ -8,8 +8,11 @@ use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
 use super::Daemon;
-use crate::api::{ApiError, ErrorCode, ResumeParams, RunRecord, RunState, SessionRecord, StartParams};
-use crate::store::{StoreError, format_ms, runs};
+use crate::api::{
+    ApiError, ErrorCode, Lineage, ResumeParams, RunRecord, RunState, RunSubagent, SessionDetail, SessionRecord,
+    StartParams, SubagentsParams,
+};
+use crate::store::{StoreError, format_ms, lineage, runs};
 
 /// Every session, newest first, with the run that last held it.
 pub async fn list(daemon: &Arc<Daemon>) -> Result<Vec<SessionRecord>, ApiError> {
@@ -38,6 +41,45 @@ pub async fn list(daemon: &Arc<Daemon>) -> Result<Vec<SessionRecord>, ApiError> 
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(rows)
         })
+        .await
+        .map_err(ApiError::internal)
+}
+
+/// `sessions.show`: one session with its runs, totals and subagents.
+pub async fn show(daemon: &Arc<Daemon>, reference: &str) -> Result<SessionDetail, ApiError> {
+    let (session, _, _) = find(daemon, reference).await?;
+    let id = session.clone();
+    daemon
+        .store
+        .call(move |c| lineage::session_detail(c, &id))
+        .await
+        .map_err(ApiError::internal)?
+        .ok_or_else(|| ApiError::new(ErrorCode::UnknownSession, format!("no session matches '{reference}'")))
+}
+
+/// `runs.lineage`: the tree around a run.
+pub async fn tree(daemon: &Arc<Daemon>, run: &str) -> Result<Lineage, ApiError> {
+    let row = super::start::resolve_row(daemon, run).await?;
+    let id = row.id.clone();
+    daemon
+        .store
+        .call(move |c| lineage::lineage(c, &id))
+        .await
+        .map_err(ApiError::internal)?
+        .ok_or_else(|| ApiError::new(ErrorCode::UnknownRun, format!("no run matches '{run}'")))
+}
+
+/// `subagents.list`: the subagents of the runs named (full ids).
+pub async fn subagents(daemon: &Arc<Daemon>, p: SubagentsParams) -> Result<Vec<RunSubagent>, ApiError> {
+    if p.runs.len() > SubagentsParams::MAX_RUNS {
+        return Err(ApiError::bad_request(format!(
+            "at most {} runs at a time",
+            SubagentsParams::MAX_RUNS
+        )));
+    }
+    daemon
+        .store
+        .call(move |c| lineage::subagents_of(c, &p.runs))
         .await
         .map_err(ApiError::internal)
 }
@@ -113,17 +155,73 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
     }
     let adapter = crate::harness::adapter_for(&family)
         .ok_or_else(|| ApiError::bad_request(format!("no adapter for harness family '{family}'")))?;
-    let args = if fork {
-        adapter.fork_args(&session)
+    // Started with a profile: again with it (same family, same account).
+    // The variables named with `--env` are passed again, values from this
+    // request's environment.
+    let id = last.id.clone();
+    let info = daemon
+        .store
+        .call(move |c| crate::store::harness::harness_info(c, &id))
+        .await
+        .map_err(ApiError::internal)?;
+    let pass_env = info.pass_env;
+    let profile = info.profile.filter(|p| daemon.config().profiles.contains_key(p));
+    let blocker = if fork {
+        None
     } else {
-        adapter.resume_args(&session)
-    }
-    .map_err(|e| ApiError::new(ErrorCode::Conflict, e))?;
+        super::recover::native_blocker(daemon, adapter, &session, &last, &p.env).await?
+    };
+    let mut prompt = None;
+    let mut kept = (0, 0);
+    let (args, mode) = match &blocker {
+        None => (
+            if fork {
+                adapter.fork_args(&session)
+            } else {
+                adapter.resume_args(&session)
+            }
+            .map_err(|e| ApiError::new(ErrorCode::Conflict, e))?,
+            "native",
+        ),
+        Some(why) => {
+            // Native resume is impossible: the same family, a new
+            // conversation, the old one's recent part as its first prompt.
+            let (messages, total) = super::recover::recent_messages(daemon, &session).await?;
+            if messages.is_empty() {
+                return Err(super::recover::nothing_to_rebuild(&session, why));
+            }
+            let context = super::recover::reconstruct(&family, &session, why, &messages, total);
+            kept = (messages.len(), total);
+            let args = match adapter.prompt_args(&context) {
+                Some(args) => args,
+                None => {
+                    // Typed in: one line, so no newline submits it early.
+                    prompt = Some(context.lines().collect::<Vec<_>>().join(" / "));
+                    Vec::new()
+                }
+            };
+            (args, "reconstructed")
+        }
+    };
+    // A reconstructed conversation keeps the old run's name (its first
+    // prompt is the context, not a task to name it after).
+    let name = match &blocker {
+        Some(_) => {
+            let base = last.name.clone();
+            Some(
+                daemon
+                    .store
+                    .call(move |c| crate::store::harness::unique_name(c, &base))
+                    .await
+                    .map_err(ApiError::internal)?,
+            )
+        }
+        None => None,
+    };
     let start = StartParams {
-        // The run's own harness name keeps its profile (same family).
-        harness: last.harness.clone(),
+        harness: profile.unwrap_or_else(|| last.harness.clone()),
         args,
-        name: None,
+        name,
         cwd: last.cwd.clone(),
         parent: None,
         detached: false,
@@ -131,9 +229,9 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
         rows: Some(last.rows),
         cols: Some(last.cols),
         worktree: false,
-        prompt: None,
+        prompt,
         env: p.env,
-        pass_env: Vec::new(),
+        pass_env,
         ..StartParams::default()
     };
     let record = super::start::start(daemon, start).await?;
@@ -144,7 +242,22 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
     );
     let _ = daemon
         .store
-        .call(move |c| runs::append_event(c, &new_id, kind, &json!({ "session": session, "run": old_id })))
+        .call(move |c| {
+            let mut data = json!({ "session": session, "run": old_id, "mode": mode });
+            if let Some(why) = &blocker {
+                data["why"] = json!(why);
+            }
+            runs::append_event(c, &new_id, kind, &data)?;
+            if let Some(why) = &blocker {
+                runs::append_event(
+                    c,
+                    &new_id,
+                    "CONTEXT_RECONSTRUCTED",
+                    &json!({ "session": session, "why": why, "messages": kept.0, "of": kept.1 }),
+                )?;
+            }
+            Ok(())
+        })
         .await;
     Ok(record)
 }

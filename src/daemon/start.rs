@@ -48,6 +48,19 @@ const ENV_ALLOWLIST: &[&str] = &[
 ];
 
 pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecord, ApiError> {
+    // A caller's launch id makes a retry return the run the first attempt
+    // created (issue #5); held until this start is recorded.
+    let _once = match &params.launch_id {
+        Some(launch_id) => {
+            super::once::validate_id("launch id", launch_id)?;
+            let guard = daemon.starts.hold(launch_id).await;
+            if let Some(run) = super::once::started(daemon, launch_id).await? {
+                return Ok(run.to_record());
+            }
+            Some(guard)
+        }
+        None => None,
+    };
     let config = daemon.config();
     let id = ulid::Ulid::new().to_string();
     let (default_rows, default_cols) = config.default_size();
@@ -155,7 +168,10 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
             .unwrap_or_else(|| id.clone()),
         detached: params.detached,
         session_id: None,
-        launch_id: ulid::Ulid::new().to_string(),
+        launch_id: params
+            .launch_id
+            .clone()
+            .unwrap_or_else(|| ulid::Ulid::new().to_string()),
         pid: None,
         pgid: None,
         proc_start: None,
@@ -208,6 +224,14 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
     }
     let insert = row.clone();
     let profile = prepared.as_ref().ok().and_then(|p| p.profile.clone());
+    // The names passed with `--env`, so a resume passes them again; only
+    // well-formed names (`KEY=value` would carry a value into the store).
+    let pass_env: Vec<String> = params
+        .pass_env
+        .iter()
+        .filter(|n| crate::harness::is_env_name(n))
+        .cloned()
+        .collect();
     let known = launch.session.clone();
     daemon
         .store
@@ -223,6 +247,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
                     "name": insert.name,
                     "version": version,
                     "profile": profile,
+                    "pass_env": pass_env,
                 }),
             )?;
             let transcript = known
@@ -244,6 +269,16 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     daemon.changed(&id);
+    // The parent hears of it: a daemon that mirrors the parent from another
+    // host learns this way of children started inside it (DESIGN §8).
+    if let Some(parent) = &parent {
+        let (pid, child) = (parent.id.clone(), id.clone());
+        let _ = daemon
+            .store
+            .call(move |c| runs::append_event(c, &pid, "CHILD_STARTED", &json!({ "child": child })))
+            .await;
+        daemon.changed(&parent.id);
+    }
 
     let prepared = match (blocked, prepared) {
         (None, Ok(prepared)) => prepared,
@@ -264,6 +299,9 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
             after_sigterm_ms: config.engine.cancel_sigterm_grace_ms,
         },
     };
+    // A profile with fallbacks keeps what a next attempt needs, in memory,
+    // before the harness can end.
+    super::fallback::remember(&id, prepared.profile.as_deref(), &config.profiles, &params);
     let paths = daemon.paths.clone();
     let spawned = tokio::task::spawn_blocking(move || spawn_supervisor(&paths, &spec))
         .await
@@ -390,7 +428,7 @@ async fn free_name(daemon: &Arc<Daemon>, harness: &str) -> Result<String, ApiErr
 /// The harness's environment, by precedence (DESIGN §4): the client's
 /// allowlisted variables and those passed by name (run options and the
 /// profile), then the adapter's (config home), then ours.
-fn harness_env(
+pub(super) fn harness_env(
     daemon: &Daemon,
     params: &StartParams,
     row: &RunRow,
@@ -417,7 +455,7 @@ fn harness_env(
 
 /// Writes the files a launch needs (a harness's per-run hook settings)
 /// into the run's folder; a failure is the reason the run is blocked.
-fn write_run_files(run_dir: &std::path::Path, files: &[(std::path::PathBuf, String)]) -> Result<(), String> {
+pub(super) fn write_run_files(run_dir: &std::path::Path, files: &[(std::path::PathBuf, String)]) -> Result<(), String> {
     for (path, contents) in files {
         if !path.starts_with(run_dir) {
             return Err(format!("refusing to write {} outside the run folder", path.display()));
@@ -435,7 +473,7 @@ const SUPERVISOR_READY: Duration = Duration::from_secs(10);
 
 /// Starts `agents supervise` detached in its own session, hands it the spec on
 /// stdin, and waits for its ready line. Returns its pid and start time.
-fn spawn_supervisor(paths: &crate::paths::Paths, spec: &SuperviseSpec) -> Result<(i64, i64), String> {
+pub(super) fn spawn_supervisor(paths: &crate::paths::Paths, spec: &SuperviseSpec) -> Result<(i64, i64), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the agents binary: {e}"))?;
     std::fs::create_dir_all(paths.run_dir(&spec.run)).map_err(|e| format!("cannot create the run folder: {e}"))?;
     let log = std::fs::File::create(paths.supervisor_log(&spec.run))

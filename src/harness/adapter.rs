@@ -115,6 +115,33 @@ pub trait Adapter: Sync {
         Err(format!("{} cannot fork a session", self.family()))
     }
 
+    /// Arguments that start an interactive session with `prompt` as its
+    /// first message, when the harness takes one on its command line
+    /// (`None`: the prompt is typed in once the harness is idle).
+    fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
+        let _ = prompt;
+        None
+    }
+
+    /// Whether a session written by version `recorded` of the harness can be
+    /// resumed natively by version `current`. By default: the same major
+    /// version (the first number), and any version that cannot be read is
+    /// given the benefit of the doubt.
+    fn resume_compatible(&self, recorded: &str, current: &str) -> bool {
+        match (major_version(recorded), major_version(current)) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        }
+    }
+
+    /// Whether a run that ended early did so on an account problem, read
+    /// from the end of its screen and output: the kind and the words that
+    /// said so. Only these fall back to another profile (DESIGN §7). By
+    /// default, wordings common to many CLIs.
+    fn account_problem(&self, text: &str) -> Option<AccountProblem> {
+        match_account(text, GENERIC_ACCOUNT_PATTERNS)
+    }
+
     /// The environment variable a profile's `config_home` sets.
     fn config_home_var(&self) -> Option<&'static str> {
         None
@@ -123,6 +150,15 @@ pub trait Adapter: Sync {
     /// Whether `PROGRAM --version` says which version this is.
     fn has_version(&self) -> bool {
         true
+    }
+
+    /// Whether a queued prompt is typed as one bracketed paste (when the
+    /// program asked for bracketed paste) rather than as keystrokes. Codex
+    /// 0.171 takes fast keystrokes followed by Enter as a paste with a
+    /// newline and never submits it; Claude Code 2.1 drops an Enter that
+    /// arrives with a paste. So each harness gets what it submits.
+    fn pastes_prompts(&self) -> bool {
+        false
     }
 
     /// Whether the harness keeps conversations (sessions) a run links to.
@@ -136,6 +172,45 @@ pub trait Adapter: Sync {
         let _ = query;
         None
     }
+}
+
+/// An account problem a harness reported: `authentication` or `quota`,
+/// and the (lower-case) words it was recognised by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccountProblem {
+    pub kind: &'static str,
+    pub pattern: &'static str,
+}
+
+/// Lower-case phrases and the account problem each means.
+pub type AccountPatterns = &'static [(&'static str, &'static str)];
+
+pub const GENERIC_ACCOUNT_PATTERNS: AccountPatterns = &[
+    ("invalid api key", "authentication"),
+    ("authentication failed", "authentication"),
+    ("401 unauthorized", "authentication"),
+    ("not logged in", "authentication"),
+    ("quota exceeded", "quota"),
+    ("insufficient_quota", "quota"),
+    ("usage limit", "quota"),
+    ("rate limit", "quota"),
+    ("credit balance is too low", "quota"),
+];
+
+/// The first phrase of `patterns` found in `text`, case-insensitively.
+pub fn match_account(text: &str, patterns: AccountPatterns) -> Option<AccountProblem> {
+    let text = text.to_lowercase();
+    patterns
+        .iter()
+        .find(|(p, _)| text.contains(p))
+        .map(|(pattern, kind)| AccountProblem { kind, pattern })
+}
+
+/// The first number of a version string (`2` of `2.1.197 (Claude Code)`).
+pub fn major_version(version: &str) -> Option<u64> {
+    let start = version.find(|c: char| c.is_ascii_digit())?;
+    let digits: String = version[start..].chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
 }
 
 /// Shell-quotes one word for a hook command line (`sh -c`).
@@ -203,6 +278,24 @@ mod tests {
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "4");
         assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
+    }
+
+    #[test]
+    fn sessions_resume_natively_only_within_a_major_version() {
+        struct Any;
+        impl Adapter for Any {
+            fn family(&self) -> &'static str {
+                "any"
+            }
+            fn program(&self) -> &'static str {
+                "any"
+            }
+        }
+        assert_eq!(major_version("2.1.197 (Claude Code)"), Some(2));
+        assert_eq!(major_version("codex-cli 0.171.0"), Some(0));
+        assert!(Any.resume_compatible("2.1.197 (Claude Code)", "2.3.0 (Claude Code)"));
+        assert!(!Any.resume_compatible("2.1.197 (Claude Code)", "3.0.0 (Claude Code)"));
+        assert!(Any.resume_compatible("unknown", "3.0.0"));
     }
 
     #[test]

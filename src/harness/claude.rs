@@ -107,6 +107,17 @@ impl Adapter for Claude {
         Ok(vec!["--resume".into(), session.into(), "--fork-session".into()])
     }
 
+    /// Claude Code's own wordings: an API key or login refused, or an
+    /// account out of credit or over its limits.
+    fn account_problem(&self, text: &str) -> Option<super::AccountProblem> {
+        super::adapter::match_account(text, ACCOUNT_PATTERNS)
+    }
+
+    /// `claude [prompt]`: an interactive session that begins with it.
+    fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
+        Some(vec![prompt.to_string()])
+    }
+
     /// Only needed when the id was not known before spawn (`--continue`)
     /// and no hook has said it: the newest transcript of this cwd.
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {
@@ -120,6 +131,19 @@ impl Adapter for Claude {
         })
     }
 }
+
+/// What Claude Code says when the account cannot serve the run.
+const ACCOUNT_PATTERNS: super::adapter::AccountPatterns = &[
+    ("invalid api key", "authentication"),
+    ("please run /login", "authentication"),
+    ("oauth token has expired", "authentication"),
+    ("authentication_error", "authentication"),
+    ("not logged in", "authentication"),
+    ("credit balance is too low", "quota"),
+    ("usage limit", "quota"),
+    ("rate limit", "quota"),
+    ("rate_limit_error", "quota"),
+];
 
 /// The session options a user passed through to Claude.
 #[derive(Debug, Default, PartialEq)]
@@ -240,6 +264,27 @@ pub fn hook_settings(mut base: Value, agents_bin: &Path) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn account_problems_are_told_from_other_failures_by_claudes_words() {
+        let auth = Claude.account_problem("Invalid API key · Please run /login").unwrap();
+        assert_eq!((auth.kind, auth.pattern), ("authentication", "invalid api key"));
+        let quota = Claude
+            .account_problem("API Error: 400 Your credit balance is too low to access the Anthropic API")
+            .unwrap();
+        assert_eq!(quota.kind, "quota");
+        assert_eq!(
+            Claude
+                .account_problem("Claude usage limit reached. Your limit will reset at 5pm")
+                .unwrap()
+                .kind,
+            "quota"
+        );
+        assert_eq!(
+            Claude.account_problem("error: cannot find module 'x'\nsegmentation fault"),
+            None
+        );
+    }
+
     fn ctx<'a>(
         args: &'a [String],
         env: &'a [(String, String)],
@@ -303,6 +348,7 @@ mod tests {
             config_home: Some("~/.claude-work".into()),
             model: Some("opus".into()),
             pass_env: vec![],
+            fallback: vec![],
         };
         let env = vec![("HOME".to_string(), "/home/user".to_string())];
         let launch = Claude.launch(&ctx(&[], &env, Some(&profile))).unwrap();

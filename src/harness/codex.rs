@@ -1,9 +1,16 @@
-//! Codex CLI. Its `notify` program setting (`-c notify=[…]`, for this run
-//! only) calls `agents hook codex-notify JSON` when a turn completes; the
+//! Codex CLI: `resume ID`, `fork ID`. Its `notify` program setting
+//! (`-c notify=[…]`, for this run only) calls
+//! `agents hook codex-notify JSON` when a turn completes; the
 //! session id comes from that payload's `thread-id`, or from the newest
 //! rollout transcript of the run's cwd: `<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-*.jsonl`
 //! whose first line (`session_meta`) names the id and cwd (see
 //! `shared/reference/codex-0.171.0/`).
+//!
+//! Not every notify is the run's conversation: after the first prompt Codex
+//! 0.171 asks the model for a task title on a thread of its own, which
+//! notifies too (with its own `thread-id` and the title prompt as its input)
+//! but writes no rollout. [`place_notify`], run by `agents hook` where the
+//! config home is known, tells the two apart by the rollout file.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -12,11 +19,23 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 
 use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, files_since};
+use crate::api::HookReport;
 
 pub struct Codex;
 
 /// The event name `agents hook` is called with by Codex's `notify`.
 pub const NOTIFY_EVENT: &str = "codex-notify";
+
+/// What a notify's turn is reported as when its thread has no rollout:
+/// Codex's own side work, which says nothing about the run's status,
+/// session or name.
+pub const SIDE_TURN_EVENT: &str = "side-turn-complete";
+
+/// How many dated folders a notify's rollout is looked for in, newest
+/// first: a resumed session keeps writing the rollout of the day it began,
+/// so a year of daily sessions is searched (a few ms) within the hook's
+/// time budget.
+const MAX_DAY_DIRS: usize = 400;
 
 impl Adapter for Codex {
     fn family(&self) -> &'static str {
@@ -59,6 +78,16 @@ impl Adapter for Codex {
         Ok(vec!["resume".into(), session.into()])
     }
 
+    fn pastes_prompts(&self) -> bool {
+        true
+    }
+
+    /// `codex fork ID` (0.171): a new thread, with a rollout of its own,
+    /// that starts from a copy of the session's history.
+    fn fork_args(&self, session: &str) -> Result<Vec<String>, String> {
+        Ok(vec!["fork".into(), session.into()])
+    }
+
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {
         let base = match &q.config_home {
             Some(dir) => dir.clone(),
@@ -79,6 +108,60 @@ impl Adapter for Codex {
                 })
             })
     }
+}
+
+/// Completes the report of a notify in the harness's process, where the
+/// run's config home is known: a turn of a thread with a rollout names that
+/// rollout as the transcript (the payload does not); a turn of a thread
+/// without one is Codex's side work ([`SIDE_TURN_EVENT`]), stripped of the
+/// session and prompt it would otherwise give the run. Without a
+/// `sessions` folder nothing can be told, and the report is left alone.
+pub fn place_notify(report: &mut HookReport, codex_home: &Path) {
+    let sessions = codex_home.join("sessions");
+    if report.event != "agent-turn-complete" || !sessions.is_dir() {
+        return;
+    }
+    let Some(thread) = report.session_id.as_deref() else {
+        return;
+    };
+    match rollout_of(&sessions, thread) {
+        Some(path) => report.transcript_path = Some(path.to_string_lossy().into_owned()),
+        None => {
+            report.event = SIDE_TURN_EVENT.into();
+            report.session_id = None;
+            report.prompt = None;
+        }
+    }
+}
+
+/// The rollout of thread `id`: `sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`,
+/// newest day first. The id is only compared with file names, never joined
+/// into a path.
+fn rollout_of(sessions: &Path, id: &str) -> Option<PathBuf> {
+    let suffix = format!("-{id}.jsonl");
+    let newest_first = |dir: &Path| -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .collect();
+        dirs.sort_unstable_by(|a, b| b.cmp(a));
+        dirs
+    };
+    newest_first(sessions)
+        .iter()
+        .flat_map(|year| newest_first(year))
+        .flat_map(|month| newest_first(&month))
+        .take(MAX_DAY_DIRS)
+        .find_map(|day| {
+            std::fs::read_dir(day).ok()?.flatten().map(|e| e.path()).find(|p| {
+                p.file_name()
+                    .map(|n| n.to_string_lossy())
+                    .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(&suffix))
+            })
+        })
 }
 
 /// A TOML array of basic strings (JSON string escapes are valid TOML).
@@ -165,7 +248,54 @@ mod tests {
         );
         assert!(launch.files.is_empty() && launch.session.is_none());
         assert_eq!(Codex.resume_args("abc").unwrap(), vec!["resume", "abc"]);
-        assert!(Codex.fork_args("abc").unwrap_err().contains("cannot fork"));
+        assert_eq!(Codex.fork_args("abc").unwrap(), vec!["fork", "abc"]);
+    }
+
+    #[test]
+    fn a_notify_names_its_thread_s_rollout_and_a_thread_without_one_is_side_work() {
+        let home = tempfile::tempdir().unwrap();
+        let older = home.path().join("sessions/2026/11/28");
+        let newer = home.path().join("sessions/2026/11/29");
+        std::fs::create_dir_all(&older).unwrap();
+        std::fs::create_dir_all(&newer).unwrap();
+        // A resumed session keeps the rollout of the day it began.
+        let rollout = older.join("rollout-2026-11-28T23-59-01-01a2-main.jsonl");
+        std::fs::write(&rollout, "{}\n").unwrap();
+        std::fs::write(newer.join("rollout-2026-11-29T00-10-00-01a2-other.jsonl"), "{}\n").unwrap();
+        let notify = |thread: &str| HookReport {
+            event: "agent-turn-complete".into(),
+            session_id: Some(thread.into()),
+            prompt: Some("hello".into()),
+            ..HookReport::default()
+        };
+
+        let mut main = notify("01a2-main");
+        place_notify(&mut main, home.path());
+        assert_eq!(main.transcript_path.as_deref(), Some(rollout.to_str().unwrap()));
+        assert_eq!(main.session_id.as_deref(), Some("01a2-main"));
+        assert!(super::super::hooks::status_of(&main).is_some());
+
+        // The task-title thread: its own id, no rollout.
+        let mut side = notify("01a2-title");
+        place_notify(&mut side, home.path());
+        assert_eq!(side.event, SIDE_TURN_EVENT);
+        assert_eq!((side.session_id, side.prompt, side.transcript_path), (None, None, None));
+        assert_eq!(
+            super::super::hooks::status_of(&notify("x")).map(|s| s.1).as_deref(),
+            Some("hook agent-turn-complete")
+        );
+        assert!(
+            super::super::hooks::status_of(&HookReport {
+                event: SIDE_TURN_EVENT.into(),
+                ..HookReport::default()
+            })
+            .is_none()
+        );
+
+        // No sessions folder: nothing to tell the threads apart by.
+        let mut unknown = notify("01a2-title");
+        place_notify(&mut unknown, &home.path().join("elsewhere"));
+        assert_eq!(unknown, notify("01a2-title"));
     }
 
     #[test]

@@ -22,8 +22,8 @@ pub mod version;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery};
-pub use profile::{Profile, validate as validate_profiles};
+pub use adapter::{AccountProblem, Adapter, KnownSession, Launch, LaunchContext, SessionQuery};
+pub use profile::{Profile, is_env_name, validate as validate_profiles};
 
 /// Harness families this build can launch.
 pub const KNOWN: &[&str] = &["shell", "cmd", "demo", "claude", "codex", "gemini", "aider"];

@@ -24,7 +24,15 @@ pub struct Profile {
     /// Environment variables passed to the harness, by name (values come
     /// from the client's environment and are never stored).
     pub pass_env: Vec<String>,
+    /// Profiles of the same family to try, in order, when a run of this
+    /// one ends early on an account problem (authentication, quota): each
+    /// is a new attempt of the same run.
+    pub fallback: Vec<String>,
 }
+
+/// The most fallbacks a profile may name: enough for a few accounts, few
+/// enough that a broken setup fails quickly.
+pub const MAX_FALLBACKS: usize = 4;
 
 impl Profile {
     /// The family this profile runs when it is called `name`.
@@ -61,11 +69,32 @@ pub fn validate(profiles: &std::collections::BTreeMap<String, Profile>) -> Resul
         if let Some(bad) = profile.pass_env.iter().find(|n| !is_env_name(n)) {
             return Err(format!("profiles.{name}: '{bad}' is not an environment variable name"));
         }
+        if profile.fallback.len() > MAX_FALLBACKS {
+            return Err(format!(
+                "profiles.{name}: fallback names {} profiles, at most {MAX_FALLBACKS}",
+                profile.fallback.len()
+            ));
+        }
+        for (i, other) in profile.fallback.iter().enumerate() {
+            let Some(next) = profiles.get(other) else {
+                return Err(format!("profiles.{name}: fallback '{other}' is not a profile"));
+            };
+            if other == name || profile.fallback[..i].contains(other) {
+                return Err(format!("profiles.{name}: fallback '{other}' is named twice"));
+            }
+            let theirs = next.family_for(other);
+            if theirs != family {
+                return Err(format!(
+                    "profiles.{name}: fallback '{other}' is a {theirs} profile; fallbacks stay in the {family} family"
+                ));
+            }
+        }
     }
     Ok(())
 }
 
-fn is_env_name(name: &str) -> bool {
+/// A variable's name: letters, digits and `_`, not starting with a digit.
+pub fn is_env_name(name: &str) -> bool {
     !name.is_empty()
         && !name.starts_with(|c: char| c.is_ascii_digit())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -115,5 +144,24 @@ mod tests {
                 .contains("not an environment variable name")
         );
         assert!(parse("[c]\nfamily = \"claude\"\ncolour = 1\n").is_err());
+    }
+
+    #[test]
+    fn fallbacks_name_other_profiles_of_the_same_family_a_few_times_at_most() {
+        let ok = parse(
+            "[a]\nfamily = \"claude\"\nfallback = [\"b\"]\n[b]\nfamily = \"claude\"\nconfig_home = \"~/.claude-b\"\n",
+        )
+        .unwrap();
+        assert_eq!(ok["a"].fallback, ["b"]);
+        let err = |text: &str| parse(text).unwrap_err();
+        assert!(err("[a]\nfamily = \"claude\"\nfallback = [\"zz\"]\n").contains("fallback 'zz' is not a profile"));
+        assert!(
+            err("[a]\nfamily = \"claude\"\nfallback = [\"b\"]\n[b]\nfamily = \"codex\"\n")
+                .contains("fallback 'b' is a codex profile; fallbacks stay in the claude family")
+        );
+        assert!(err("[a]\nfamily = \"claude\"\nfallback = [\"a\"]\n").contains("named twice"));
+        let many =
+            "[a]\nfamily = \"claude\"\nfallback = [\"b\", \"b\", \"b\", \"b\", \"b\"]\n[b]\nfamily = \"claude\"\n";
+        assert!(err(many).contains("at most 4"));
     }
 }

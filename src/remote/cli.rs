@@ -7,7 +7,9 @@ use anyhow::{Result, bail};
 use clap::Subcommand;
 use serde_json::Value;
 
-use crate::api::{HostAddParams, HostCheck, HostRecord, HostRef, HostTrustParams, HostTrustResult, method};
+use crate::api::{
+    HostAddParams, HostCheck, HostInstallResult, HostRecord, HostRef, HostTrustParams, HostTrustResult, method,
+};
 use crate::client::Client;
 use crate::paths::Paths;
 
@@ -34,6 +36,12 @@ pub enum HostsCommand {
     Rm { name: String },
     /// Connect, run the remote `agents --version`, reach the remote daemon; say what is missing.
     Check {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy this agents binary to the host (same OS and architecture), verify it, and use it there.
+    Install {
         name: String,
         #[arg(long)]
         json: bool,
@@ -116,6 +124,37 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
                 print!("{}", check_report(&check));
             }
             Ok(if check.ok { 0 } else { 1 })
+        }
+        HostsCommand::Install { name, json } => {
+            let done: HostInstallResult = client.call(method::HOSTS_INSTALL, HostRef { name }).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&done)?);
+                return Ok(0);
+            }
+            let sha = &done.sha256[..done.sha256.len().min(12)];
+            if done.installed {
+                println!(
+                    "installed {} (sha256 {sha}…, {} MiB) on {} at {}",
+                    done.version,
+                    done.bytes.div_ceil(1 << 20),
+                    done.name,
+                    done.path
+                );
+            } else {
+                println!(
+                    "{} (sha256 {sha}…) is already installed on {} at {}; nothing copied",
+                    done.version, done.name, done.path
+                );
+            }
+            if done.remote_bin_changed {
+                println!("host {} now runs {}", done.name, done.remote_bin);
+            } else if done.remote_bin != done.current {
+                println!(
+                    "host {} keeps its --remote-bin {}; to run this copy, add the host again with --remote-bin {}",
+                    done.name, done.remote_bin, done.current
+                );
+            }
+            Ok(0)
         }
         HostsCommand::Trust { name, fingerprint } => {
             let trusted: HostTrustResult = client

@@ -47,6 +47,10 @@ pub async fn call(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Result<
             Ok(HostRef { name }) => check(daemon, &name).await.and_then(to_value),
             Err(e) => Err(e),
         },
+        method::HOSTS_INSTALL => match params::<HostRef>(p) {
+            Ok(HostRef { name }) => super::install::install(daemon, &name).await.and_then(to_value),
+            Err(e) => Err(e),
+        },
         method::HOSTS_TRUST => match params(p) {
             Ok(trust_params) => trust(daemon, trust_params).await.and_then(to_value),
             Err(e) => Err(e),

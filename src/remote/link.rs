@@ -10,7 +10,7 @@
 //! not its current one (DESIGN §5).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -61,8 +61,10 @@ pub enum Phase {
     Idle,
     Connecting,
     Up,
-    /// Was up, lost, and being connected again.
+    /// Not up, and being connected again because runs there are followed
+    /// (`HostLink::follow`).
     Reconnecting,
+    /// Not up, and nobody needs it until the next use.
     Down,
 }
 
@@ -81,7 +83,8 @@ impl Phase {
 #[derive(Debug, Clone)]
 pub struct LinkState {
     pub phase: Phase,
-    /// When the link last went up or stopped being up (ms since the epoch).
+    /// When the link last went up or stopped being up (ms since the epoch):
+    /// retries while it is down do not move it.
     pub since_ms: Option<i64>,
     pub latency_ms: Option<u64>,
     pub error: Option<String>,
@@ -265,21 +268,52 @@ async fn serve(ssh: &Ssh, host: &HostRow) -> Result<(Client, Arc<Mutex<Vec<u8>>>
 
 impl Connection {
     /// SSH, probe, serve: a connection ready for calls.
-    pub async fn open(host: &HostRow, epoch: u64) -> Result<Connection, RemoteError> {
+    ///
+    /// `proven`: this host's binary passed the probe on an earlier
+    /// connection. Then the probe and serve go on two channels at once
+    /// (each starts a remote process, ~0.3 s apiece on a busy loopback
+    /// host, and a reconnect waits for both), the probe's verdict still
+    /// first. Otherwise serve waits for the probe, so no program that is
+    /// not agents is ever started with `serve` arguments.
+    pub async fn open(host: &HostRow, epoch: u64, proven: bool) -> Result<Connection, RemoteError> {
         let resolved = resolve_host(host)?;
         let ssh = ssh::connect(&host.name, &resolved).await?;
-        let info = probe(&ssh, host).await?;
-        Connection::open_on(ssh, info, host, epoch).await
+        if !proven {
+            let info = probe(&ssh, host).await?;
+            return Connection::open_on(ssh, info, host, epoch).await;
+        }
+        let (info, (client, stderr)) = {
+            let probing = probe(&ssh, host);
+            let serving = serve(&ssh, host);
+            tokio::pin!(probing, serving);
+            let mut served = None;
+            let info = loop {
+                tokio::select! {
+                    info = &mut probing => break info?,
+                    done = &mut serving, if served.is_none() => served = Some(done),
+                }
+            };
+            let done = match served {
+                Some(done) => done,
+                None => serving.await,
+            };
+            (info, done?)
+        };
+        Ok(Connection::start(ssh, info, client, stderr, epoch))
     }
 
     /// The protocol part, on an SSH connection already probed.
     pub async fn open_on(ssh: Ssh, info: RemoteInfo, host: &HostRow, epoch: u64) -> Result<Connection, RemoteError> {
-        let (mut client, stderr) = serve(&ssh, host).await?;
+        let (client, stderr) = serve(&ssh, host).await?;
+        Ok(Connection::start(ssh, info, client, stderr, epoch))
+    }
+
+    fn start(ssh: Ssh, info: RemoteInfo, mut client: Client, stderr: Arc<Mutex<Vec<u8>>>, epoch: u64) -> Connection {
         let events = client.events.take().unwrap_or_else(|| mpsc::channel(1).1);
         let routes: Routes = Arc::default();
         let (closed_tx, closed) = watch::channel(false);
         tokio::spawn(route(events, routes.clone(), closed_tx, epoch));
-        Ok(Connection {
+        Connection {
             epoch,
             ssh,
             client,
@@ -287,7 +321,7 @@ impl Connection {
             routes,
             closed,
             stderr,
-        })
+        }
     }
 
     pub fn alive(&self) -> bool {
@@ -410,8 +444,32 @@ pub struct HostLink {
     /// The live connection, for callers that must not wait (typed input).
     live: Mutex<Option<Arc<Connection>>>,
     epochs: AtomicU64,
+    /// Connection attempts so far, and how the last one failed: callers
+    /// that waited on an attempt share its outcome instead of making their
+    /// own at once (many runs followed on one host retry as one).
+    attempts: AtomicU64,
+    last_failure: Mutex<Option<RemoteError>>,
+    /// Runs followed over this link (their followers retry while it is down).
+    followers: AtomicUsize,
+    /// The host as it was when its binary last passed the probe.
+    proven: Mutex<Option<HostRow>>,
     /// Set when the host is removed: followers stop.
     pub removed: watch::Sender<bool>,
+}
+
+/// A run followed over a link, while it lives: the link counts as
+/// `reconnecting` (someone will retry it), not `down`, while it has any.
+pub struct Following(Arc<HostLink>);
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        let link = &self.0;
+        if link.followers.fetch_sub(1, Ordering::Relaxed) == 1 && link.state().phase == Phase::Reconnecting {
+            // The last run followed there ended: nobody retries any more.
+            let error = link.state().error;
+            link.set_phase(Phase::Down, error);
+        }
+    }
 }
 
 impl HostLink {
@@ -429,7 +487,27 @@ impl HostLink {
             current: tokio::sync::Mutex::new(None),
             live: Mutex::new(None),
             epochs: AtomicU64::new(0),
+            attempts: AtomicU64::new(0),
+            last_failure: Mutex::new(None),
+            followers: AtomicUsize::new(0),
+            proven: Mutex::new(None),
             removed: watch::Sender::new(false),
+        }
+    }
+
+    /// Counts a follower until the guard is dropped.
+    pub fn follow(self: &Arc<Self>) -> Following {
+        self.followers.fetch_add(1, Ordering::Relaxed);
+        Following(self.clone())
+    }
+
+    /// What a link that is not up is: retried by its followers, or left
+    /// until the next use.
+    fn not_up(&self) -> Phase {
+        if self.followers.load(Ordering::Relaxed) > 0 {
+            Phase::Reconnecting
+        } else {
+            Phase::Down
         }
     }
 
@@ -463,6 +541,7 @@ impl HostLink {
     /// The live connection, opening one if there is none (one attempt at a
     /// time; callers arriving meanwhile share its outcome).
     pub async fn connection(self: &Arc<Self>) -> Result<Arc<Connection>, RemoteError> {
+        let seen = self.attempts.load(Ordering::SeqCst);
         let mut current = self.current.lock().await;
         if let Some(conn) = current.as_ref().filter(|c| c.alive()) {
             return Ok(conn.clone());
@@ -470,13 +549,29 @@ impl HostLink {
         if *self.removed.borrow() {
             return Err(RemoteError::UnknownHost(self.name.clone()));
         }
-        let was_up = self.state().remote_version.is_some();
-        self.set_phase(if was_up { Phase::Reconnecting } else { Phase::Connecting }, None);
+        if self.attempts.load(Ordering::SeqCst) != seen
+            && let Some(failure) = self.last_failure.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        {
+            return Err(failure);
+        }
+        let state = self.state();
+        if state.remote_version.is_some() || self.not_up() == Phase::Reconnecting {
+            // Still saying why it went down (or why the last retry failed).
+            self.set_phase(Phase::Reconnecting, state.error);
+        } else {
+            self.set_phase(Phase::Connecting, None);
+        }
         let epoch = self.epochs.fetch_add(1, Ordering::Relaxed) + 1;
         let host = self.host();
-        match Connection::open(&host, epoch).await {
+        let proven = self.proven.lock().unwrap_or_else(|p| p.into_inner()).as_ref() == Some(&host);
+        let started = Instant::now();
+        let opened = Connection::open(&host, epoch, proven).await;
+        self.attempts.fetch_add(1, Ordering::SeqCst);
+        *self.last_failure.lock().unwrap_or_else(|p| p.into_inner()) = opened.as_ref().err().cloned();
+        match opened {
             Ok(conn) => {
                 let conn = Arc::new(conn);
+                *self.proven.lock().unwrap_or_else(|p| p.into_inner()) = Some(host.clone());
                 let latency = conn.status(&self.name).await.ok().map(|(_, ms)| ms);
                 {
                     self.set_phase(Phase::Up, None);
@@ -487,12 +582,17 @@ impl HostLink {
                 *current = Some(conn.clone());
                 *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn.clone());
                 tokio::spawn(watch_connection(self.clone(), conn.clone()));
-                tracing::info!("host {}: link up (epoch {epoch}, {})", self.name, conn.info.version);
+                tracing::info!(
+                    "host {}: link up (epoch {epoch}, {}) in {} ms",
+                    self.name,
+                    conn.info.version,
+                    started.elapsed().as_millis()
+                );
                 Ok(conn)
             }
             Err(e) => {
                 tracing::info!("host {}: cannot connect: {e}", self.name);
-                self.set_phase(Phase::Down, Some(e.to_string()));
+                self.set_phase(self.not_up(), Some(e.to_string()));
                 Err(e)
             }
         }
@@ -524,7 +624,7 @@ async fn watch_connection(link: Arc<HostLink>, conn: Arc<Connection>) {
     if live.as_ref().is_some_and(|c| c.epoch == conn.epoch) {
         *live = None;
         drop(live);
-        link.set_phase(Phase::Down, Some("the link was lost".into()));
+        link.set_phase(link.not_up(), Some("the link was lost".into()));
     }
 }
 

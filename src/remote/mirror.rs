@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::io::{AsyncWriteExt, BufReader};
 
+use super::error::RemoteError;
 use super::link::{Connection, HostLink, RunEvent};
 use super::store as mirror_store;
 use crate::api::{ApiError, ErrorCode, RunRecord, RunState, method};
@@ -28,9 +29,14 @@ use crate::protocol::rpc::{Message, Response};
 use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
 use crate::supervise::server_method as sup;
 
-/// Reconnect backoff: quick first, capped so a host that comes back is
-/// noticed within half a minute.
-const BACKOFF_FIRST: Duration = Duration::from_millis(500);
+/// Reconnect backoff: quick first, doubling. While the host is merely
+/// unreachable the wait is capped at 1 s, so output flows again within the
+/// 2 s of a returning link that DESIGN §10 allows (a loopback reconnect —
+/// SSH, probe, serve — takes ~0.3 s); a failed attempt costs one TCP
+/// connect. A refusal a person must fix (host key, keys, version) is
+/// retried at most every 30 s.
+const BACKOFF_FIRST: Duration = Duration::from_millis(250);
+const BACKOFF_UNREACHABLE: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
 /// `output.idx` gets a time sample at most this often, as the supervisor's.
 const INDEX_EVERY: Duration = Duration::from_millis(100);
@@ -69,17 +75,65 @@ struct MirrorLog {
     sampled: Option<Instant>,
 }
 
+/// What one event from the link means for the mirror.
+#[derive(Debug, PartialEq)]
+enum Step {
+    /// Output taken: true when the log grew (false: a duplicate, dropped).
+    Appended(bool),
+    /// From a connection other than the current one: rejected.
+    Stale,
+    /// Bytes are missing before this frame: subscribe again from our length.
+    Gap,
+    /// The run's record changed there.
+    Changed,
+    /// Caught up with the output there; more may come.
+    CaughtUp,
+    /// The output ended there, and all of it is here.
+    Ended,
+    /// The subscription there failed (with why): subscribe again.
+    Failed(String),
+}
+
 impl MirrorLog {
     fn open(daemon: &Daemon, id: &str) -> std::io::Result<MirrorLog> {
+        MirrorLog::open_at(&daemon.paths.output_log(id), &daemon.paths.output_index(id))
+    }
+
+    fn open_at(log: &std::path::Path, index: &std::path::Path) -> std::io::Result<MirrorLog> {
         let open = |path| std::fs::OpenOptions::new().create(true).append(true).open(path);
-        let log = open(daemon.paths.output_log(id))?;
+        let log = open(log)?;
         let len = log.metadata()?.len();
-        let index = open(daemon.paths.output_index(id)).ok();
+        let index = open(index).ok();
         Ok(MirrorLog {
             log,
             index,
             len,
             sampled: None,
+        })
+    }
+
+    /// Takes one event that came over the connection of epoch `current`.
+    fn take(&mut self, current: u64, event: RunEvent) -> std::io::Result<Step> {
+        let epoch = match &event {
+            RunEvent::Output { epoch, .. } | RunEvent::End { epoch, .. } | RunEvent::Changed { epoch } => *epoch,
+        };
+        if epoch != current {
+            return Ok(Step::Stale);
+        }
+        Ok(match event {
+            RunEvent::Output { offset, bytes, .. } => {
+                let before = self.len;
+                match self.append(offset, &bytes)? {
+                    true => Step::Appended(self.len > before),
+                    false => Step::Gap,
+                }
+            }
+            RunEvent::Changed { .. } => Step::Changed,
+            // A failed subscription also says `final`: it is not the end
+            // of the output.
+            RunEvent::End { error: Some(e), .. } => Step::Failed(e),
+            RunEvent::End { is_final: true, .. } => Step::Ended,
+            RunEvent::End { .. } => Step::CaughtUp,
         })
     }
 
@@ -109,9 +163,23 @@ impl MirrorLog {
     }
 }
 
+/// How long to wait before connecting again after `error`.
+fn next_backoff(backoff: Duration, error: &RemoteError) -> Duration {
+    let cap = match error {
+        RemoteError::Unreachable { .. } | RemoteError::RemoteUnavailable { .. } | RemoteError::Other(_) => {
+            BACKOFF_UNREACHABLE
+        }
+        _ => BACKOFF_MAX,
+    };
+    (backoff * 2).min(cap)
+}
+
 /// Follows one run until it has ended there and its output is all here.
+/// The daemon drives this whoever is attached: the link is retried for as
+/// long as the run lives there.
 async fn run(daemon: Arc<Daemon>, link: Arc<HostLink>, live: Arc<LiveRun>) {
     let id = live.id.clone();
+    let _following = link.follow();
     let mut log = match MirrorLog::open(&daemon, &id) {
         Ok(log) => log,
         Err(e) => {
@@ -146,7 +214,7 @@ async fn run(daemon: Arc<Daemon>, link: Arc<HostLink>, live: Arc<LiveRun>) {
                     _ = tokio::time::sleep(backoff) => {}
                     _ = removed.changed() => {}
                 }
-                backoff = (backoff * 2).min(BACKOFF_MAX);
+                backoff = next_backoff(backoff, &e);
                 continue;
             }
         };
@@ -158,26 +226,33 @@ async fn run(daemon: Arc<Daemon>, link: Arc<HostLink>, live: Arc<LiveRun>) {
                 return;
             }
             Followed::LinkLost => continue,
+            Followed::Again => {
+                // Same connection: give the host a moment before asking again.
+                tokio::time::sleep(BACKOFF_FIRST).await;
+                continue;
+            }
         }
     }
     // The output is complete; the record there is final. Fetch it (over
     // whichever connection is up) and end the mirror with it.
     loop {
-        if let Ok(conn) = link.connection().await
-            && let Ok(ended) = refresh(&daemon, &link, &conn, &id, log.len, true).await
-        {
-            if !ended {
+        let failure = match link.connection().await {
+            Ok(conn) => match refresh(&daemon, &link, &conn, &id, log.len, true).await {
+                Ok(true) => break,
                 // Final output before the final record: rare; look again shortly.
-                tokio::time::sleep(BACKOFF_FIRST).await;
-                continue;
-            }
-            break;
-        }
+                Ok(false) => None,
+                Err(_) => None,
+            },
+            Err(e) => Some(e),
+        };
         if *removed.borrow() {
             break;
         }
         tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(BACKOFF_MAX);
+        backoff = match failure {
+            Some(e) => next_backoff(backoff, &e),
+            None => BACKOFF_FIRST,
+        };
     }
     live.committed.send_replace(log.len);
     release(&daemon, &live);
@@ -185,13 +260,17 @@ async fn run(daemon: Arc<Daemon>, link: Arc<HostLink>, live: Arc<LiveRun>) {
 
 enum Followed {
     Ended,
+    /// The connection ended: connect again.
     LinkLost,
+    /// The subscription ended but the connection lives: subscribe again.
+    Again,
     /// The remote daemon does not know the run (its state was wiped).
     Unknown(String),
 }
 
-/// One connection's worth of following: subscribe from the mirror's length,
-/// append until the output ends or the connection does.
+/// One connection's worth of following: subscribe from the mirror's length
+/// (what the mirror holds is what it has acknowledged), append until the
+/// output ends or the connection does.
 async fn follow_on(
     daemon: &Arc<Daemon>,
     link: &Arc<HostLink>,
@@ -210,48 +289,44 @@ async fn follow_on(
         Err(e) => {
             tracing::info!("run {id}: cannot subscribe on host {}: {e}", link.name);
             conn.unroute(&id);
-            tokio::time::sleep(BACKOFF_FIRST).await;
-            return Followed::LinkLost;
+            return if conn.alive() {
+                Followed::Again
+            } else {
+                Followed::LinkLost
+            };
         }
     }
     let _ = refresh(daemon, link, conn, &id, log.len, false).await;
     while let Some(event) = events.recv().await {
-        match event {
-            RunEvent::Output { epoch, .. } | RunEvent::End { epoch, .. } | RunEvent::Changed { epoch }
-                if epoch != conn.epoch =>
-            {
-                // A frame from an older connection: stale, rejected.
-                continue;
+        let step = match log.take(conn.epoch, event) {
+            Ok(step) => step,
+            Err(e) => return Followed::Unknown(format!("cannot write the mirror log: {e}")),
+        };
+        match step {
+            Step::Appended(true) => {
+                live.committed.send_replace(log.len);
+                *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+                live.wake.notify_waiters();
             }
-            RunEvent::Output { offset, bytes, .. } => match log.append(offset, &bytes) {
-                Ok(true) => {
-                    if live.committed.send_replace(log.len) < log.len {
-                        *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
-                        live.wake.notify_waiters();
-                    }
-                }
-                Ok(false) => {
-                    tracing::warn!("run {id}: gap before offset {offset} (have {}); resubscribing", log.len);
-                    conn.unroute(&id);
-                    return Followed::LinkLost;
-                }
-                Err(e) => {
-                    return Followed::Unknown(format!("cannot write the mirror log: {e}"));
-                }
-            },
-            RunEvent::Changed { .. } => {
+            Step::Appended(false) | Step::CaughtUp => {}
+            Step::Stale => tracing::debug!("run {id}: a frame of an older connection dropped"),
+            Step::Gap => {
+                tracing::warn!("run {id}: a gap before our {} bytes; subscribing again", log.len);
+                conn.unroute(&id);
+                return Followed::Again;
+            }
+            Step::Changed => {
                 let _ = refresh(daemon, link, conn, &id, log.len, false).await;
             }
-            RunEvent::End { is_final: true, .. } => {
+            Step::Ended => {
                 conn.unroute(&id);
                 return Followed::Ended;
             }
-            RunEvent::End { error: Some(e), .. } => {
-                tracing::warn!("run {id}: the remote subscription failed: {e}");
+            Step::Failed(e) => {
+                tracing::warn!("run {id}: the subscription on host {} failed: {e}", link.name);
                 conn.unroute(&id);
-                return Followed::LinkLost;
+                return Followed::Again;
             }
-            RunEvent::End { .. } => {}
         }
     }
     Followed::LinkLost
@@ -270,6 +345,7 @@ async fn refresh(
     let detail = conn
         .call(&link.name, &link.name, method::RUNS_SHOW, json!({ "run": id }))
         .await?;
+    super::place::mirror_children(daemon, link, conn, &detail).await;
     let record: RunRecord = serde_json::from_value(detail).map_err(ApiError::internal)?;
     let ended = daemon
         .store
@@ -355,7 +431,8 @@ async fn stand_in_call(link: &Arc<HostLink>, id: &str, name: &str, params: Value
     match name {
         sup::CANCEL => {
             let force = params.get("force").and_then(Value::as_bool).unwrap_or(false);
-            link.call(method::RUNS_CANCEL, json!({ "run": id, "force": force }))
+            // Sent again if its answer is lost: a cancel is idempotent.
+            super::retry::call(link, method::RUNS_CANCEL, json!({ "run": id, "force": force }))
                 .await
                 .map(|_| Value::Null)
         }
@@ -372,5 +449,115 @@ async fn stand_in_call(link: &Arc<HostLink>, id: &str, name: &str, params: Value
             ErrorCode::NotRunning,
             format!("{name} is not available for a remote run"),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mirror() -> (tempfile::TempDir, MirrorLog) {
+        let dir = tempfile::tempdir().unwrap();
+        let log = MirrorLog::open_at(&dir.path().join("output.log"), &dir.path().join("output.idx")).unwrap();
+        (dir, log)
+    }
+
+    fn output(epoch: u64, offset: u64, bytes: &[u8]) -> RunEvent {
+        RunEvent::Output {
+            epoch,
+            offset,
+            bytes: bytes.to_vec(),
+        }
+    }
+
+    fn held(dir: &tempfile::TempDir) -> Vec<u8> {
+        std::fs::read(dir.path().join("output.log")).unwrap()
+    }
+
+    #[test]
+    fn frames_of_an_older_epoch_are_rejected() {
+        let (dir, mut log) = mirror();
+        assert_eq!(log.take(2, output(2, 0, b"new ")).unwrap(), Step::Appended(true));
+        // The old connection's frame carries what the new one has not sent
+        // yet: taking it would put bytes of a stale stream in the log.
+        assert_eq!(log.take(2, output(1, 4, b"stale")).unwrap(), Step::Stale);
+        let end = RunEvent::End {
+            epoch: 1,
+            is_final: true,
+            error: None,
+        };
+        assert_eq!(log.take(2, end).unwrap(), Step::Stale);
+        assert_eq!(log.take(2, RunEvent::Changed { epoch: 1 }).unwrap(), Step::Stale);
+        assert_eq!(log.take(2, output(2, 4, b"link")).unwrap(), Step::Appended(true));
+        assert_eq!(held(&dir), b"new link");
+        assert_eq!(log.len, 8);
+    }
+
+    #[test]
+    fn replayed_bytes_are_kept_once() {
+        let (dir, mut log) = mirror();
+        assert_eq!(log.take(1, output(1, 0, b"hello ")).unwrap(), Step::Appended(true));
+        // A resubscription from an older offset replays: a whole duplicate
+        // is dropped, an overlapping frame adds only what is new.
+        assert_eq!(log.take(1, output(1, 0, b"hello ")).unwrap(), Step::Appended(false));
+        assert_eq!(log.take(1, output(1, 3, b"lo world")).unwrap(), Step::Appended(true));
+        assert_eq!(held(&dir), b"hello world");
+    }
+
+    #[test]
+    fn a_gap_is_not_written_and_asks_for_a_resubscription() {
+        let (dir, mut log) = mirror();
+        log.take(1, output(1, 0, b"abc")).unwrap();
+        assert_eq!(log.take(1, output(1, 5, b"fgh")).unwrap(), Step::Gap);
+        assert_eq!(held(&dir), b"abc");
+        // Reopened, the mirror resumes from what it holds.
+        drop(log);
+        let log = MirrorLog::open_at(&dir.path().join("output.log"), &dir.path().join("output.idx")).unwrap();
+        assert_eq!(log.len, 3);
+    }
+
+    #[test]
+    fn a_failed_subscription_is_not_the_end_of_the_output() {
+        let (_dir, mut log) = mirror();
+        let failed = RunEvent::End {
+            epoch: 1,
+            is_final: true,
+            error: Some("no output log".into()),
+        };
+        assert_eq!(log.take(1, failed).unwrap(), Step::Failed("no output log".into()));
+        let ended = RunEvent::End {
+            epoch: 1,
+            is_final: true,
+            error: None,
+        };
+        assert_eq!(log.take(1, ended).unwrap(), Step::Ended);
+        let caught_up = RunEvent::End {
+            epoch: 1,
+            is_final: false,
+            error: None,
+        };
+        assert_eq!(log.take(1, caught_up).unwrap(), Step::CaughtUp);
+    }
+
+    #[test]
+    fn only_a_host_that_is_merely_unreachable_is_retried_within_a_second() {
+        let unreachable = RemoteError::Unreachable {
+            name: "box".into(),
+            address: "u@h:22".into(),
+            why: "connection refused".into(),
+        };
+        let mut wait = BACKOFF_FIRST;
+        for _ in 0..10 {
+            wait = next_backoff(wait, &unreachable);
+        }
+        assert_eq!(wait, BACKOFF_UNREACHABLE);
+        let refused = RemoteError::AuthFailed {
+            address: "u@h:22".into(),
+            tried: "id_ed25519".into(),
+        };
+        for _ in 0..10 {
+            wait = next_backoff(wait, &refused);
+        }
+        assert_eq!(wait, BACKOFF_MAX);
     }
 }

@@ -6,16 +6,18 @@
 //! `agents serve --stdio` (`serve`) and is an ordinary client of the remote
 //! daemon. A run placed on a host (`place`) is started there and mirrored
 //! here under the same id (`mirror`, `store`); the run methods the remote
-//! daemon must answer are forwarded to it. `hosts` answers `hosts.*`;
+//! daemon must answer are forwarded to it. `hosts` answers `hosts.*` (`install` copies this binary to a host);
 //! `cli` is `agents hosts …` and `agents serve`.
 
 pub mod cli;
 mod error;
 mod hosts;
+mod install;
 mod known_hosts;
 mod link;
 mod mirror;
 mod place;
+mod retry;
 mod serve;
 mod ssh;
 mod store;

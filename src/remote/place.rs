@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::link::RemoteInfo;
+use super::link::{Connection, HostLink, RemoteInfo};
 use super::store::{self as mirror_store, HostRow};
 use crate::api::{ApiError, ErrorCode, RunRecord, StartParams, method};
 use crate::daemon::Daemon;
@@ -49,16 +49,22 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams, host_name: &str) -
         cwd: map_cwd(&params.cwd, &conn.info),
         env: remote_env(&params, &conn.info, &host),
         parent: remote_parent.clone(),
+        // Minted here: a start sent again after a lost answer returns the
+        // run the first one created there (issue #5).
+        launch_id: Some(
+            params
+                .launch_id
+                .clone()
+                .unwrap_or_else(|| ulid::Ulid::new().to_string()),
+        ),
         ..params.clone()
     };
-    let value = conn
-        .call(
-            &host.name,
-            &host.name,
-            method::RUNS_START,
-            serde_json::to_value(&remote).map_err(ApiError::internal)?,
-        )
-        .await?;
+    let value = super::retry::call(
+        &link,
+        method::RUNS_START,
+        serde_json::to_value(&remote).map_err(ApiError::internal)?,
+    )
+    .await?;
     let record: RunRecord = serde_json::from_value(value).map_err(ApiError::internal)?;
     let local_parent = parent.as_ref().filter(|_| remote_parent.is_none());
     let (inserted, args) = (record.clone(), params.args.clone());
@@ -70,6 +76,11 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams, host_name: &str) -
     daemon
         .store
         .call(move |c| {
+            // The parent's mirror may have learnt of it first (CHILD_STARTED
+            // there, `mirror_children`): then only the arguments are ours.
+            if runs::get_run(c, &inserted.id)?.is_some() {
+                return mirror_store::set_args(c, &inserted.id, &args);
+            }
             mirror_store::insert_mirror(
                 c,
                 &inserted,
@@ -227,11 +238,16 @@ async fn forward_on(
 ) -> Result<Value, ApiError> {
     let mut params = p.clone();
     params["run"] = Value::String(row.id.clone());
-    if name == method::RUNS_SEND && params.get("prompt_id").is_none_or(Value::is_null) {
-        // Minted here, so a retry after a lost answer is delivered once there.
-        params["prompt_id"] = Value::String(ulid::Ulid::new().to_string());
+    // Minted here, so a retry after a lost answer is applied once there.
+    for (method, key) in [(method::RUNS_SEND, "prompt_id"), (method::RUNS_ANSWER, "answer_id")] {
+        if name == method && params.get(key).is_none_or(Value::is_null) {
+            params[key] = Value::String(ulid::Ulid::new().to_string());
+        }
     }
-    let answer = link.call(name, params).await;
+    let answer = match name {
+        method::RUNS_SEND | method::RUNS_CANCEL | method::RUNS_ANSWER => super::retry::call(&link, name, params).await,
+        _ => link.call(name, params).await,
+    };
     match (name, answer) {
         (method::RUNS_SHOW, Ok(mut detail)) => {
             // The record as the host knows it, under this host's name here.
@@ -254,6 +270,17 @@ async fn forward_on(
             detail["host_error"] = Value::String(e.message);
             Ok(detail)
         }
+        (method::RUNS_CANCEL, Ok(v)) => {
+            // The host cancels the children it knows (those on it); the
+            // ones placed elsewhere only this daemon knows.
+            let force = p["force"].as_bool().unwrap_or(false);
+            let mut v = v;
+            let elsewhere = cancel_elsewhere(daemon, row, force).await;
+            if let Some(list) = v["cancelling"].as_array_mut() {
+                list.extend(elsewhere.into_iter().map(Value::String));
+            }
+            Ok(v)
+        }
         (method::RUNS_RESIZE, Ok(v)) => {
             if let (Some(rows), Some(cols)) = (p["rows"].as_u64(), p["cols"].as_u64()) {
                 let (id, rows, cols) = (row.id.clone(), rows as u16, cols as u16);
@@ -263,6 +290,118 @@ async fn forward_on(
         }
         (_, answer) => answer,
     }
+}
+
+/// Cancellation follows ownership edges (DESIGN §4) across hosts: the
+/// children of a remote run that are not on its host (a local run, or one
+/// on another host, started with `--parent` it) are cancelled from here,
+/// each with its own owned children. Returns the ids asked to end.
+async fn cancel_elsewhere(daemon: &Arc<Daemon>, root: &RunRow, force: bool) -> Vec<String> {
+    let mut asked = Vec::new();
+    let mut todo = vec![root.id.clone()];
+    while let Some(id) = todo.pop() {
+        let Ok(children) = daemon.store.call(move |c| runs::children(c, &id)).await else {
+            continue;
+        };
+        for child in children.into_iter().filter(|c| !c.detached) {
+            if child.host == root.host {
+                // Cancelled there; its own children may be elsewhere.
+                todo.push(child.id);
+            } else if child.state.is_live()
+                && let Ok(ids) = crate::daemon::cancel_tree(daemon, &child.id, force).await
+            {
+                asked.extend(ids);
+            }
+        }
+    }
+    asked
+}
+
+/// Children a mirrored run started on its host that are not mirrored here
+/// yet — started inside it (`agents run` there finds its parent through
+/// `AGENTS_RUN_ID`) — are mirrored and followed too, so both sides agree
+/// on the tree (DESIGN §8). `detail` is the host's `runs.show` of the
+/// parent; its `CHILD_STARTED` events name them.
+pub(super) async fn mirror_children(daemon: &Arc<Daemon>, link: &Arc<HostLink>, conn: &Connection, detail: &Value) {
+    let Some(parent) = detail["id"].as_str().map(str::to_string) else {
+        return;
+    };
+    let named: Vec<String> = detail["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["kind"] == "CHILD_STARTED")
+        .filter_map(|e| e["data"]["child"].as_str())
+        // Untrusted: only what looks like a run id.
+        .filter(|id| !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric()))
+        .map(str::to_string)
+        .collect();
+    if named.is_empty() {
+        return;
+    }
+    let (key, wanted) = (parent.clone(), named.clone());
+    let Ok((Some(local_parent), missing)) = daemon
+        .store
+        .call(move |c| {
+            let mut missing = Vec::new();
+            for id in wanted {
+                if runs::get_run(c, &id)?.is_none() {
+                    missing.push(id);
+                }
+            }
+            Ok((runs::get_run(c, &key)?, missing))
+        })
+        .await
+    else {
+        return;
+    };
+    for child in missing {
+        let Ok(value) = conn
+            .call(&link.name, &link.name, method::RUNS_SHOW, json!({ "run": child }))
+            .await
+        else {
+            continue;
+        };
+        let Ok(record) = serde_json::from_value::<RunRecord>(value) else {
+            continue;
+        };
+        if record.id != child || record.parent_id.as_deref() != Some(parent.as_str()) {
+            continue;
+        }
+        let (host, root, blocked) = (
+            link.name.clone(),
+            local_parent.root_run_id.clone(),
+            record.state == crate::api::RunState::Blocked,
+        );
+        let inserted = daemon
+            .store
+            .call(move |c| {
+                if runs::get_run(c, &record.id)?.is_some() {
+                    return Ok(false);
+                }
+                mirror_store::insert_mirror(c, &record, &host, None, Some(&root), &[])?;
+                Ok(true)
+            })
+            .await;
+        if !matches!(inserted, Ok(true)) {
+            continue;
+        }
+        daemon.changed(&child);
+        if !blocked && let Err(e) = follow_boxed(daemon, link.clone(), child.clone()).await {
+            tracing::warn!("run {child}: cannot follow on host {}: {e}", link.name);
+        }
+    }
+}
+
+/// `mirror::follow` behind a named future type: following a child is
+/// reached from inside a follower, and the compiler cannot check an
+/// opaque future that contains itself.
+fn follow_boxed(
+    daemon: &Arc<Daemon>,
+    link: Arc<HostLink>,
+    id: String,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), ApiError>> + Send + '_>> {
+    Box::pin(async move { super::mirror::follow(daemon, link, &id).await })
 }
 
 /// After a daemon restart: follow every remote run the database says is

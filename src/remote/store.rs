@@ -48,6 +48,11 @@ pub fn list_hosts(conn: &Connection) -> Result<Vec<HostRow>, StoreError> {
     Ok(rows)
 }
 
+/// Points the host at another agents binary (`hosts install`).
+pub fn set_remote_bin(conn: &Connection, name: &str, remote_bin: &str) -> Result<bool, StoreError> {
+    Ok(conn.execute("UPDATE hosts SET remote_bin = ?2 WHERE name = ?1", [name, remote_bin])? == 1)
+}
+
 pub fn remove_host(conn: &Connection, name: &str) -> Result<bool, StoreError> {
     Ok(conn.execute("DELETE FROM hosts WHERE name = ?1", [name])? == 1)
 }
@@ -170,6 +175,16 @@ pub fn insert_mirror(
     if record.state == RunState::Blocked {
         update_mirror(conn, record, 0, true)?;
     }
+    Ok(())
+}
+
+/// The harness arguments of a mirror, as given here (a mirror first
+/// recorded from its host's record has none).
+pub fn set_args(conn: &Connection, id: &str, args: &[String]) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE runs SET args = ?2 WHERE id = ?1",
+        params![id, serde_json::to_string(args).unwrap_or_else(|_| "[]".into())],
+    )?;
     Ok(())
 }
 

@@ -198,6 +198,8 @@ pub struct HarnessInfo {
     pub version: Option<String>,
     pub profile: Option<String>,
     pub transcript_path: Option<String>,
+    /// The variable names passed with `--env` at launch (never values).
+    pub pass_env: Vec<String>,
 }
 
 pub fn harness_info(conn: &Connection, run: &str) -> Result<HarnessInfo, StoreError> {
@@ -217,16 +219,28 @@ pub fn harness_info(conn: &Connection, run: &str) -> Result<HarnessInfo, StoreEr
         )
         .optional()?
         .flatten();
+    let created: Option<String> = conn
+        .query_row(
+            "SELECT data FROM events WHERE run_id = ?1 AND kind = 'RUN_CREATED' ORDER BY seq LIMIT 1",
+            [run],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let pass_env = created
+        .and_then(|data| serde_json::from_str::<serde_json::Value>(&data).ok())
+        .and_then(|data| serde_json::from_value(data["pass_env"].clone()).ok())
+        .unwrap_or_default();
     Ok(HarnessInfo {
         version,
         profile,
         transcript_path,
+        pass_env,
     })
 }
 
 pub fn subagents(conn: &Connection, run: &str) -> Result<Vec<SubagentRecord>, StoreError> {
     let mut stmt = conn.prepare(
-        "SELECT agent_id, agent_type, session_id, transcript_path, started_at, ended_at FROM subagents
+        "SELECT agent_id, agent_type, session_id, transcript_path, started_at, ended_at, description FROM subagents
          WHERE run_id = ?1 ORDER BY started_at, agent_id",
     )?;
     let rows = stmt
@@ -238,6 +252,7 @@ pub fn subagents(conn: &Connection, run: &str) -> Result<Vec<SubagentRecord>, St
                 transcript_path: r.get(3)?,
                 started_at: format_ms(r.get(4)?),
                 ended_at: r.get::<_, Option<i64>>(5)?.map(format_ms),
+                description: r.get(6)?,
             })
         })?
         .collect::<Result<_, _>>()?;

@@ -203,6 +203,15 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX runs_by_host ON runs(host, state);
     "#,
+    // 7: lineage and recovery (DESIGN §7): a subagent's task description;
+    // when each attempt of a run ended and why (account fallback); resume
+    // and fork edges found without scanning every event.
+    r#"
+    ALTER TABLE subagents ADD COLUMN description TEXT;
+    ALTER TABLE attempts ADD COLUMN ended_at INTEGER;
+    ALTER TABLE attempts ADD COLUMN reason TEXT;
+    CREATE INDEX events_lineage ON events(kind) WHERE kind IN ('RESUME_OF', 'FORK_OF');
+    "#,
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -1,7 +1,9 @@
 //! SQLite, owned by one thread (DESIGN §3): every query runs there, in order,
 //! and async callers await the answer.
 
+pub mod attempts;
 pub mod harness;
+pub mod lineage;
 mod migrations;
 pub mod runs;
 pub mod transcripts;

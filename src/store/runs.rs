@@ -481,6 +481,42 @@ pub fn set_prompt_state(conn: &Connection, id: &str, state: &str) -> Result<(), 
     Ok(())
 }
 
+/// The run whose launch id is `launch_id` (a retried `runs.start`, issue
+/// #5). No index: only starts that carry a caller's launch id look, and a
+/// scan of 10 000 rows takes about a millisecond.
+pub fn run_by_launch_id(conn: &Connection, launch_id: &str) -> Result<Option<RunRow>, StoreError> {
+    Ok(conn
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM runs WHERE launch_id = ?1 LIMIT 1"),
+            [launch_id],
+            RunRow::from_row,
+        )
+        .optional()?)
+}
+
+/// What became of the answer `answer_id` to a run's question: its
+/// `ANSWERED` or `ANSWER_REFUSED` event, if there is one.
+pub fn answer_outcome(conn: &Connection, run: &str, answer_id: &str) -> Result<Option<Event>, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT seq, kind, at, data FROM events
+             WHERE run_id = ?1 AND kind IN ('ANSWERED', 'ANSWER_REFUSED')
+               AND json_extract(data, '$.answer_id') = ?2
+             ORDER BY seq LIMIT 1",
+            [run, answer_id],
+            |r| {
+                let data: String = r.get(3)?;
+                Ok(Event {
+                    seq: r.get(0)?,
+                    kind: r.get(1)?,
+                    at: format_ms(r.get(2)?),
+                    data: serde_json::from_str(&data).unwrap_or(Value::Null),
+                })
+            },
+        )
+        .optional()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -519,6 +555,33 @@ mod tests {
             output_bytes: 0,
             args: vec!["a b".into()],
         }
+    }
+
+    #[test]
+    fn a_launch_id_finds_its_run_and_an_answer_id_its_outcome() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = super::super::open_connection(&dir.path().join("a.db")).unwrap();
+        super::super::migrations::migrate(&mut conn).unwrap();
+        insert_run(&conn, &row("R1", RunState::Running)).unwrap();
+        assert_eq!(run_by_launch_id(&conn, "lR1").unwrap().unwrap().id, "R1");
+        assert!(run_by_launch_id(&conn, "l-none").unwrap().is_none());
+
+        append_event(
+            &conn,
+            "R1",
+            "ANSWERED",
+            &serde_json::json!({ "answer_id": "A1", "result": 1 }),
+        )
+        .unwrap();
+        append_event(&conn, "R1", "ANSWER_REFUSED", &serde_json::json!({ "answer_id": "A2" })).unwrap();
+        append_event(&conn, "R1", "ANSWERED", &serde_json::json!({ "answer_id": null })).unwrap();
+        assert_eq!(answer_outcome(&conn, "R1", "A1").unwrap().unwrap().kind, "ANSWERED");
+        assert_eq!(
+            answer_outcome(&conn, "R1", "A2").unwrap().unwrap().kind,
+            "ANSWER_REFUSED"
+        );
+        assert!(answer_outcome(&conn, "R1", "A3").unwrap().is_none());
+        assert!(answer_outcome(&conn, "R2", "A1").unwrap().is_none(), "per run");
     }
 
     #[test]

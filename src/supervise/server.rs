@@ -36,6 +36,9 @@ pub mod method {
     pub const ANSWER: &str = "sup.answer";
     /// Notification: what the screen says the agent waits for (or null).
     pub const SCREEN: &str = "sup.screen";
+    /// Type a prompt, then Enter; with `paste`, as a bracketed paste if
+    /// the program asked for one (read from the screen at that moment).
+    pub const PROMPT: &str = "sup.prompt";
 }
 
 pub struct ParsedScreen {
@@ -358,8 +361,27 @@ fn handle(
             run.exit_acked.send_replace(true);
             Ok(Value::Null)
         }
+        method::PROMPT => {
+            let text = req.params.get("text").and_then(Value::as_str).ok_or("text missing")?;
+            let paste = req.params.get("paste").and_then(Value::as_bool).unwrap_or(false);
+            let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
+            run.write_input(prompt_bytes(text, paste && screen.term.screen().bracketed_paste()));
+            Ok(Value::Null)
+        }
         other => Err(format!("unknown method {other}")),
     }
+}
+
+/// A prompt as typed into a program, Enter included: the text as one
+/// bracketed paste, or as bare keystrokes (see `Adapter::pastes_prompts`).
+fn prompt_bytes(text: &str, bracketed: bool) -> Vec<u8> {
+    let mut bytes = if bracketed {
+        crate::tui::keys::encode_paste(text, true)
+    } else {
+        text.as_bytes().to_vec()
+    };
+    bytes.push(b'\r');
+    bytes
 }
 
 /// The longest an answer waits for its question to be drawn: a harness's
@@ -490,5 +512,17 @@ pub async fn screen_watch(run: Arc<Supervised>) {
                 false
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prompt_bytes;
+
+    #[test]
+    fn a_prompt_is_pasted_only_into_a_program_that_asked_for_bracketed_paste() {
+        assert_eq!(prompt_bytes("hi there", true), b"\x1b[200~hi there\x1b[201~\r");
+        assert_eq!(prompt_bytes("a\x1b[201~b", true), b"\x1b[200~ab\x1b[201~\r");
+        assert_eq!(prompt_bytes("hi there", false), b"hi there\r");
     }
 }

@@ -33,6 +33,8 @@ impl vt100::Callbacks for Capture {
 
 pub struct LineFollower {
     parser: vt100::Parser<Capture>,
+    /// A UTF-8 character cut at the end of the last chunk (`utf8.rs`).
+    whole: super::utf8::WholeChars,
 }
 
 fn nz(n: u16) -> NonZeroU16 {
@@ -49,11 +51,12 @@ impl LineFollower {
         };
         LineFollower {
             parser: vt100::Parser::new_with_callbacks(nz(rows), nz(cols), 0, capture),
+            whole: Default::default(),
         }
     }
 
     pub fn feed(&mut self, bytes: &[u8]) {
-        self.parser.process(bytes);
+        self.parser.process(self.whole.pass(bytes));
     }
 
     /// Lines that scrolled off since the last call: final, never redrawn.

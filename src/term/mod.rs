@@ -11,6 +11,7 @@ mod follow;
 mod history;
 mod hooks;
 mod queries;
+mod utf8;
 
 use std::num::NonZeroU16;
 
@@ -19,6 +20,7 @@ pub use history::render_history;
 
 use charset::DecGraphics;
 use hooks::{History, Hooks};
+use utf8::WholeChars;
 
 /// One run's terminal screen.
 pub struct Terminal {
@@ -26,6 +28,8 @@ pub struct Terminal {
     graphics: DecGraphics,
     /// Reused buffer for chunks that needed line-drawing translation.
     translated: Vec<u8>,
+    /// A UTF-8 character cut at the end of the last chunk (`utf8.rs`).
+    whole: WholeChars,
 }
 
 impl Terminal {
@@ -53,6 +57,7 @@ impl Terminal {
             parser: vt100::Parser::new_with_callbacks(rows, cols, 0, hooks),
             graphics: DecGraphics::default(),
             translated: Vec::new(),
+            whole: WholeChars::default(),
         }
     }
 
@@ -60,6 +65,7 @@ impl Terminal {
     /// including inside an escape sequence or a UTF-8 character.
     pub fn feed(&mut self, bytes: &[u8]) {
         let bytes = self.graphics.translate(bytes, &mut self.translated);
+        let bytes = self.whole.pass(bytes);
         self.parser.process(bytes);
     }
 

@@ -220,3 +220,20 @@ fn snapshot_of_the_alternate_screen_restores_into_it() {
     let term = term_with(3, 10, b"main\x1b[?1049h\x1b[2;2Halt");
     assert_snapshot_round_trips(&term);
 }
+
+/// Regression (tests/parsers_prop.rs): `vte` 0.15 dropped the space here
+/// when the `é` was cut between two reads.
+#[test]
+fn a_character_cut_between_reads_and_followed_by_a_bad_byte_loses_nothing() {
+    let whole = term_with(3, 17, b"\xc3\xa9 \x80x");
+    let mut cut = Terminal::new(3, 17);
+    cut.feed(b"\xc3");
+    cut.feed(b"\xa9 \x80x");
+    assert_eq!(cut.visible_lines(), whole.visible_lines());
+    assert_eq!(cut.cursor(), whole.cursor());
+    assert!(
+        whole.visible_lines()[0].starts_with("é "),
+        "{:?}",
+        whole.visible_lines()
+    );
+}

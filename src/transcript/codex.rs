@@ -362,6 +362,45 @@ mod tests {
         assert_eq!(last.at_ms, model::parse_time("2026-11-29T07:47:04.696Z"));
     }
 
+    /// Recorded from the interactive Codex 0.171.0 TUI against a mock
+    /// model (tests/codex_e2e.rs does the same): two prompts, then a third
+    /// after `codex resume ID`, all in one rollout. Long harness texts are
+    /// elided and paths normalized.
+    fn interactive_rollout() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "tests/fixtures/transcripts/codex/rollout-2026-11-29T10-47-05-01a226ea-66f4-7fc3-bbaa-d4aa6bcff7b0.jsonl",
+        )
+    }
+
+    #[test]
+    fn an_interactive_and_resumed_rollout_reads_every_turn_and_skips_nothing() {
+        let b = read_file(&interactive_rollout(), Format::Codex).unwrap();
+        let said: Vec<(&str, &str)> = b
+            .messages
+            .iter()
+            .filter(|m| m.role != Role::System)
+            .map(|m| (m.role.as_str(), m.text.as_str()))
+            .collect();
+        let reply = "Hello from the mock model.";
+        assert_eq!(
+            said,
+            [
+                ("user", "hello there"),
+                ("assistant", reply),
+                ("user", "second"),
+                ("assistant", reply),
+                ("user", "third"),
+                ("assistant", reply)
+            ]
+        );
+        // The developer instructions and the environment context.
+        assert_eq!(b.messages.iter().filter(|m| m.role == Role::System).count(), 2);
+        assert_eq!(b.session_id.as_deref(), Some("01a226ea-66f4-7fc3-bbaa-d4aa6bcff7b0"));
+        assert_eq!(b.model.as_deref(), Some("mock-model"));
+        assert_eq!((b.stats.malformed, b.stats.unknown), (0, 0), "{:?}", b.stats);
+        assert_eq!((b.usage.input, b.usage.output), (30, 15));
+    }
+
     #[test]
     fn tokens_come_from_token_count_events_only() {
         let b = read_file(&rollout(), Format::Codex).unwrap();

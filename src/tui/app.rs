@@ -47,6 +47,8 @@ pub enum Command {
     Resume(String),
     /// Load the run's native transcript (the Transcript tab).
     Transcript(String),
+    /// Load the tree around the run (the Lineage tab: resumes and forks).
+    Lineage(String),
     /// Tell the daemon a pane has shown its run's output up to `offset`.
     Ack {
         run: String,
@@ -87,10 +89,19 @@ pub enum Update {
     },
     Started(Box<Result<RunRecord, String>>),
     Failed(String),
+    /// The remote hosts and their links, when `hosts.list` changed.
+    Hosts(Vec<crate::api::HostRecord>),
+    /// The subagents of the listed runs (rows under them in the tree).
+    Subagents(Vec<crate::api::RunSubagent>),
     /// The newest messages of a run's transcript, or why there are none.
     Transcript {
         run: String,
         result: Result<Vec<crate::api::TranscriptMessage>, String>,
+    },
+    /// The tree around a run (`runs.lineage`), or why it could not be read.
+    Lineage {
+        run: String,
+        result: Result<crate::api::Lineage, String>,
     },
 }
 
@@ -212,6 +223,13 @@ pub struct App {
     pub transcripts: HashMap<String, Result<Vec<crate::api::TranscriptMessage>, String>>,
     /// Ring the terminal bell when a run starts waiting for an answer.
     pub bell: bool,
+    /// The remote hosts with their link state (header and host rows).
+    pub hosts: Vec<crate::api::HostRecord>,
+    /// Each run's subagents, shown as rows under it.
+    pub subagents: HashMap<String, Vec<crate::api::SubagentRecord>>,
+    /// The tree around a run for the Lineage tab (its resume and fork
+    /// edges), reloaded when a run appears or the run changes.
+    pub lineages: HashMap<String, crate::api::Lineage>,
 }
 
 impl Default for App {
@@ -257,6 +275,9 @@ impl App {
             unacked: HashMap::new(),
             transcripts: HashMap::new(),
             bell: true,
+            hosts: Vec::new(),
+            subagents: HashMap::new(),
+            lineages: HashMap::new(),
         }
     }
 
@@ -270,6 +291,13 @@ impl App {
     pub fn selected_run(&self) -> Option<&RunRecord> {
         let id = self.rows.get(self.selected)?.run.as_deref()?;
         self.runs.iter().find(|r| r.id == id)
+    }
+
+    /// The subagent on the selected row, if the row is one.
+    pub fn selected_subagent(&self) -> Option<&crate::api::SubagentRecord> {
+        let row = self.rows.get(self.selected)?;
+        let (run, agent) = (row.run.as_deref()?, row.subagent.as_deref()?);
+        self.subagents.get(run)?.iter().find(|s| s.agent_id == agent)
     }
 
     pub fn run(&self, id: &str) -> Option<&RunRecord> {
@@ -299,10 +327,19 @@ impl App {
     }
 
     pub(super) fn rebuild_tree(&mut self) {
-        let keep = self.rows.get(self.selected).and_then(|r| r.run.clone());
-        self.rows = tree::build(&self.runs, &self.filter);
+        let keep = self
+            .rows
+            .get(self.selected)
+            .map(|r| (r.run.clone(), r.subagent.clone()));
+        self.rows = tree::build_with(&self.runs, &self.subagents, &self.filter);
         self.selected = keep
-            .and_then(|id| self.rows.iter().position(|r| r.run.as_deref() == Some(&id)))
+            .and_then(|(id, agent)| {
+                let id = id?;
+                self.rows
+                    .iter()
+                    .position(|r| r.run.as_deref() == Some(&id) && r.subagent == agent)
+                    .or_else(|| self.rows.iter().position(|r| r.run.as_deref() == Some(&id)))
+            })
             .or_else(|| self.rows.iter().position(|r| r.run.is_some()))
             .unwrap_or(0);
         self.sync_subscriptions();
@@ -328,16 +365,20 @@ impl App {
         {
             self.commands.push(Command::Show(id));
         }
-        self.want_transcript();
+        self.want_tab_data();
     }
 
-    /// The Transcript tab shows the selected run's native transcript.
-    pub fn want_transcript(&mut self) {
-        if self.tab == Tab::Transcript
-            && let Some(id) = self.selected_run().map(|r| r.id.clone())
-            && !self.transcripts.contains_key(&id)
-        {
-            self.commands.push(Command::Transcript(id));
+    /// What the side tab shows that the run list does not carry: the
+    /// Transcript tab the run's native transcript, the Lineage tab the tree
+    /// around the run.
+    pub fn want_tab_data(&mut self) {
+        let Some(id) = self.selected_run().map(|r| r.id.clone()) else {
+            return;
+        };
+        match self.tab {
+            Tab::Transcript if !self.transcripts.contains_key(&id) => self.commands.push(Command::Transcript(id)),
+            Tab::Lineage if !self.lineages.contains_key(&id) => self.commands.push(Command::Lineage(id)),
+            _ => {}
         }
     }
 
@@ -378,6 +419,10 @@ impl App {
                 self.banner = Some(format!("daemon unreachable ({why}); reconnecting…"));
             }
             Update::Runs(runs) => {
+                // A new run may resume or fork one whose tree is loaded.
+                if runs.iter().any(|r| self.run(&r.id).is_none()) {
+                    self.lineages.clear();
+                }
                 self.runs = runs;
                 self.ring_for_waiting();
                 self.rebuild_tree();
@@ -424,8 +469,9 @@ impl App {
             Update::Changed(id) => {
                 self.details.remove(&id);
                 // Reloaded when next shown: hooks and output change it often.
-                if self.transcripts.remove(&id).is_some() {
-                    self.want_transcript();
+                let loaded = self.transcripts.remove(&id).is_some() | self.lineages.remove(&id).is_some();
+                if loaded {
+                    self.want_tab_data();
                 }
                 if self.selected_run().is_some_and(|r| r.id == id) {
                     self.commands.push(Command::Show(id));
@@ -461,9 +507,27 @@ impl App {
                 Err(e) => self.message = Some(format!("not started: {e}")),
             },
             Update::Failed(e) => self.message = Some(e),
+            Update::Hosts(hosts) => self.hosts = hosts,
+            Update::Subagents(list) => {
+                let mut by_run: HashMap<String, Vec<crate::api::SubagentRecord>> = HashMap::new();
+                for s in list {
+                    by_run.entry(s.run_id).or_default().push(s.subagent);
+                }
+                if by_run != self.subagents {
+                    self.subagents = by_run;
+                    self.rebuild_tree();
+                }
+            }
             Update::Transcript { run, result } => {
                 self.transcripts.insert(run, result);
             }
+            Update::Lineage { run, result } => match result {
+                Ok(lineage) => {
+                    self.lineages.insert(run, lineage);
+                }
+                // The tab still shows parents and children from the list.
+                Err(e) => self.message = Some(format!("lineage not loaded: {e}")),
+            },
         }
     }
 

@@ -278,7 +278,7 @@ impl App {
         let i = Tab::ALL.iter().position(|t| *t == self.tab).unwrap_or(0) as isize;
         self.tab = Tab::ALL[(i + by).rem_euclid(Tab::ALL.len() as isize) as usize];
         self.side_scroll = 0;
-        self.want_transcript();
+        self.want_tab_data();
     }
 
     fn type_key(&mut self, key: &KeyEvent) {

@@ -24,6 +24,10 @@ const REFRESH_EVERY: Duration = Duration::from_millis(100);
 /// 1.5 ms of its parsing, so a flooding pane delays another pane's echo by at
 /// most that (DESIGN §9).
 const PANE_WINDOW: u64 = 32 * 1024;
+/// How often the hosts' link state is read (`hosts.list`): the tree counts
+/// a reconnecting link's seconds, so once a second. Only a change is sent
+/// on to the UI.
+const HOSTS_EVERY: Duration = Duration::from_secs(1);
 /// Waits between reconnection attempts, doubling up to the last.
 const BACKOFF: [u64; 5] = [100, 250, 500, 1000, 2000];
 
@@ -59,6 +63,7 @@ pub async fn run(paths: Paths, mut commands: mpsc::UnboundedReceiver<Command>, u
             return;
         }
         let mut refresh_at: Option<tokio::time::Instant> = None;
+        let hosts = tokio::spawn(watch_hosts(client.clone(), updates.clone()));
         loop {
             tokio::select! {
                 cmd = commands.recv() => {
@@ -83,12 +88,35 @@ pub async fn run(paths: Paths, mut commands: mpsc::UnboundedReceiver<Command>, u
                 }
             }
         }
+        hosts.abort();
         if updates
             .send(Update::Disconnected("the daemon closed the connection".into()))
             .await
             .is_err()
         {
             return;
+        }
+    }
+}
+
+/// Reads the hosts' links once a second and sends them on when they change.
+async fn watch_hosts(client: Arc<Client>, updates: mpsc::Sender<Update>) {
+    let mut last: Option<Vec<crate::api::HostRecord>> = None;
+    let mut tick = tokio::time::interval(HOSTS_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Ok(hosts) = client
+            .call::<_, Vec<crate::api::HostRecord>>(method::HOSTS_LIST, json!({}))
+            .await
+        else {
+            continue;
+        };
+        if last.as_ref() != Some(&hosts) {
+            last = Some(hosts.clone());
+            if updates.send(Update::Hosts(hosts)).await.is_err() {
+                return;
+            }
         }
     }
 }
@@ -135,6 +163,24 @@ fn translate(frame: Frame) -> Option<Update> {
     }
 }
 
+/// The subagents of these runs; `None` when the daemon cannot say (an
+/// older daemon), so the tree keeps what it had.
+async fn subagents_of(client: &Client, runs: &[RunRecord]) -> Option<Vec<crate::api::RunSubagent>> {
+    let mut all = Vec::new();
+    for chunk in runs.chunks(crate::api::SubagentsParams::MAX_RUNS) {
+        let params = crate::api::SubagentsParams {
+            runs: chunk.iter().map(|r| r.id.clone()).collect(),
+        };
+        all.extend(
+            client
+                .call::<_, Vec<crate::api::RunSubagent>>(method::SUBAGENTS_LIST, params)
+                .await
+                .ok()?,
+        );
+    }
+    Some(all)
+}
+
 /// Each command on its own task, so a slow call never holds up the next key.
 fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
     tokio::spawn(async move {
@@ -152,7 +198,14 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                 )
                 .await
             {
-                Ok(runs) => Update::Runs(runs),
+                Ok(runs) => {
+                    // Subagents are rows of the tree too: before the runs,
+                    // so the tree is built once with both.
+                    if let Some(subagents) = subagents_of(&client, &runs).await {
+                        let _ = updates.send(Update::Subagents(subagents)).await;
+                    }
+                    Update::Runs(runs)
+                }
                 Err(e) => Update::Failed(e.message),
             },
             Command::Show(run) => match client.call::<_, RunDetail>(method::RUNS_SHOW, RunRef { run }).await {
@@ -222,7 +275,14 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
             }
             Command::Answer { run, answer } => {
                 match client
-                    .call::<_, Value>(method::RUNS_ANSWER, crate::api::AnswerParams { run, answer })
+                    .call::<_, Value>(
+                        method::RUNS_ANSWER,
+                        crate::api::AnswerParams {
+                            run,
+                            answer,
+                            answer_id: None,
+                        },
+                    )
                     .await
                 {
                     Ok(_) => return,
@@ -243,6 +303,13 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
             )),
             Command::Transcript(run) => Update::Transcript {
                 result: newest_messages(&client, &run).await,
+                run,
+            },
+            Command::Lineage(run) => Update::Lineage {
+                result: client
+                    .call(method::RUNS_LINEAGE, RunRef { run: run.clone() })
+                    .await
+                    .map_err(|e| e.message),
                 run,
             },
             Command::Ack { run, offset } => {

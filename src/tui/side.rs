@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};
 
 use super::app::{App, Panel, Tab};
 use super::view::{Theme, duration, glyph};
-use crate::api::RunRecord;
+use crate::api::{Edge, LineageNode, RunRecord};
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime) {
     let focused = app.panel == Panel::Side;
@@ -65,12 +65,29 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
     } else {
         format!("{} {}", run.state.as_str(), duration(run, now))
     };
-    let mut lines = vec![
+    let mut lines = Vec::new();
+    // A subagent's row: what it is, then the record of the run that started it.
+    if let Some(sub) = app.selected_subagent() {
+        lines.push(field("subagent", sub.agent_id.clone(), theme));
+        if let Some(kind) = &sub.agent_type {
+            lines.push(field("type", kind.clone(), theme));
+        }
+        if let Some(task) = &sub.description {
+            lines.push(field("task", task.clone(), theme));
+        }
+        let state = if sub.ended_at.is_some() { "done" } else { "running" };
+        lines.push(field("state", state.into(), theme));
+        if let Some(t) = &sub.transcript_path {
+            lines.push(field("transcript", t.clone(), theme));
+        }
+        lines.push(Line::styled("── started by", theme.dim));
+    }
+    lines.extend([
         field("name", run.name.clone(), theme),
         field("id", run.id.clone(), theme),
         field("harness", run.harness.clone(), theme),
         field("state", state, theme),
-    ];
+    ]);
     if run.state.is_live() {
         let why = app.details.get(&run.id).and_then(|d| {
             d.events.iter().rev().find(|e| e.kind == "STATUS").map(|e| {
@@ -129,6 +146,25 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
         }
         if let Some(t) = &detail.harness.transcript_path {
             lines.push(field("transcript", t.clone(), theme));
+        }
+        if let Some(from) = &detail.harness.resumed_from {
+            let how = detail.harness.resume_mode.as_deref().unwrap_or("fork");
+            lines.push(field("from", format!("session {from} ({how})"), theme));
+        }
+        if detail.harness.attempts.len() > 1 {
+            let tried: Vec<String> = detail
+                .harness
+                .attempts
+                .iter()
+                .map(|a| {
+                    format!(
+                        "{} {}",
+                        a.profile.as_deref().unwrap_or("-"),
+                        a.outcome.as_deref().unwrap_or("running")
+                    )
+                })
+                .collect();
+            lines.push(field("attempts", tried.join(" → "), theme));
         }
     }
     if let Some(w) = &run.worktree {
@@ -240,18 +276,68 @@ fn lineage<'a>(app: &App, run: &RunRecord, theme: &Theme) -> Vec<Line<'a>> {
         for sub in &detail.harness.subagents {
             let state = if sub.ended_at.is_some() { "done" } else { "running" };
             let kind = sub.agent_type.as_deref().unwrap_or("subagent");
+            let task = sub
+                .description
+                .as_deref()
+                .map(|d| format!(" \"{d}\""))
+                .unwrap_or_default();
             lines.push(Line::from(vec![
                 Span::raw(format!("{}└ ", "  ".repeat(base))),
                 Span::raw("◇ "),
                 Span::raw(format!("{kind} {}", &sub.agent_id[..sub.agent_id.len().min(12)])),
-                Span::styled(format!("  {state}"), theme.dim),
+                Span::styled(format!("  {state}{task}"), theme.dim),
             ]));
+        }
+    }
+    // Runs of the same conversation: the one this run resumed or forked,
+    // and those that resumed or forked this one.
+    if let Some(lineage) = app.lineages.get(&run.id)
+        && let Some((node, from)) = find_node(&lineage.root, &run.id, None)
+    {
+        if let Some(from) = from {
+            match node.edge {
+                Edge::ResumeOf => lines.push(session_edge(app, "resumes", from, node, theme)),
+                Edge::ForkOf => lines.push(session_edge(app, "forks", from, node, theme)),
+                _ => {}
+            }
+        }
+        for next in &node.children {
+            match next.edge {
+                Edge::ResumeOf => lines.push(session_edge(app, "resumed by", next, next, theme)),
+                Edge::ForkOf => lines.push(session_edge(app, "forked by", next, next, theme)),
+                _ => {}
+            }
         }
     }
     if lines.len() == 1 {
         lines.push(Line::styled("no parent, no children", theme.dim));
     }
     lines
+}
+
+/// The node of run `id` in a lineage tree, with the node it hangs under.
+fn find_node<'t>(
+    node: &'t LineageNode,
+    id: &str,
+    parent: Option<&'t LineageNode>,
+) -> Option<(&'t LineageNode, Option<&'t LineageNode>)> {
+    if node.id == id && node.edge != Edge::Subagent {
+        return Some((node, parent));
+    }
+    node.children.iter().find_map(|c| find_node(c, id, Some(node)))
+}
+
+/// `resumes ✓ old-run  succeeded · native`: the other run of the edge, and
+/// how the resuming run (`by`) took the conversation up.
+fn session_edge<'a>(app: &App, label: &str, other: &LineageNode, by: &LineageNode, theme: &Theme) -> Line<'a> {
+    let glyph = app.run(&other.id).map(glyph).unwrap_or("·");
+    let mode = by.resume_mode.as_deref().map(|m| format!(" · {m}")).unwrap_or_default();
+    Line::from(vec![
+        Span::styled(format!("{label} "), theme.dim),
+        Span::raw(format!("{glyph} ")),
+        Span::raw(other.name.clone()),
+        Span::styled(format!("  {}{mode}", other.state), theme.dim),
+    ])
 }
 
 fn descendants<'a>(app: &App, id: &str, depth: usize, lines: &mut Vec<Line<'a>>, theme: &Theme) {

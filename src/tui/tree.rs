@@ -1,22 +1,31 @@
-//! The runs as a tree: host → run → child runs, flattened into rows.
+//! The runs as a tree: host → run → subagents and child runs, flattened
+//! into rows.
 
 use std::collections::HashMap;
 
-use crate::api::RunRecord;
+use crate::api::{RunRecord, SubagentRecord};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct TreeRow {
-    /// `None` for a host heading.
+    /// `None` for a host heading; for a subagent, the run that started it.
     pub run: Option<String>,
     pub depth: usize,
     pub host: String,
     /// Whether this run is the last among its siblings (for the connector).
     pub last: bool,
+    /// A subagent of `run` (its agent id): a row of its own, under the run.
+    pub subagent: Option<String>,
 }
 
 /// Builds rows: each host, then its root runs in start order, each followed
 /// by its children. A filter keeps matching runs and their ancestors.
 pub fn build(runs: &[RunRecord], filter: &str) -> Vec<TreeRow> {
+    build_with(runs, &HashMap::new(), filter)
+}
+
+/// Like [`build`], with each run's subagents (Claude's `Agent` tool) as
+/// rows under it, before its child runs.
+pub fn build_with(runs: &[RunRecord], subagents: &HashMap<String, Vec<SubagentRecord>>, filter: &str) -> Vec<TreeRow> {
     let by_id: HashMap<&str, &RunRecord> = runs.iter().map(|r| (r.id.as_str(), r)).collect();
     let needle = filter.to_lowercase();
     let matches = |r: &RunRecord| {
@@ -66,11 +75,12 @@ pub fn build(runs: &[RunRecord], filter: &str) -> Vec<TreeRow> {
             depth: 0,
             host: host.to_string(),
             last: false,
+            subagent: None,
         });
         let host_roots: Vec<&RunRecord> = roots.iter().copied().filter(|r| r.host == host).collect();
         let n = host_roots.len();
         for (i, r) in host_roots.into_iter().enumerate() {
-            push(&mut rows, r, 1, i + 1 == n, &children);
+            push(&mut rows, r, 1, i + 1 == n, &children, subagents);
         }
     }
     rows
@@ -82,20 +92,31 @@ fn push<'a>(
     depth: usize,
     last: bool,
     children: &HashMap<&str, Vec<&'a RunRecord>>,
+    subagents: &HashMap<String, Vec<SubagentRecord>>,
 ) {
     rows.push(TreeRow {
         run: Some(run.id.clone()),
         depth,
         host: run.host.clone(),
         last,
+        subagent: None,
     });
     if depth > 16 {
         return; // a cycle cannot form through ids minted before parents, but stay bounded
     }
-    if let Some(kids) = children.get(run.id.as_str()) {
-        let n = kids.len();
-        for (i, k) in kids.iter().enumerate() {
-            push(rows, k, depth + 1, i + 1 == n, children);
-        }
+    let kids = children.get(run.id.as_str()).map(Vec::as_slice).unwrap_or_default();
+    let subs = subagents.get(&run.id).map(Vec::as_slice).unwrap_or_default();
+    for (i, sub) in subs.iter().enumerate() {
+        rows.push(TreeRow {
+            run: Some(run.id.clone()),
+            depth: depth + 1,
+            host: run.host.clone(),
+            last: kids.is_empty() && i + 1 == subs.len(),
+            subagent: Some(sub.agent_id.clone()),
+        });
+    }
+    let n = kids.len();
+    for (i, k) in kids.iter().enumerate() {
+        push(rows, k, depth + 1, i + 1 == n, children, subagents);
     }
 }

@@ -174,12 +174,80 @@ fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
             "── {working} working · {waiting} waiting · {idle} idle · {done}{more} done "
         )),
     ];
-    let link = if app.connected { "local ●" } else { "local ◌" };
+    let mut link = if app.connected { "local ●" } else { "local ◌" }.to_string();
+    // Each remote host with its link's glyph, while they fit.
+    let room = (area.width as usize).saturating_sub(spans.iter().map(|s| s.width()).sum::<usize>() + 12);
+    for host in &app.hosts {
+        let more = format!(" {} {}", host.name, link_glyph(&host.link));
+        if link.chars().count() + more.chars().count() > room {
+            break;
+        }
+        link.push_str(&more);
+    }
     let used: usize = spans.iter().map(|s| s.width()).sum::<usize>() + link.chars().count() + 2;
     let fill = (area.width as usize).saturating_sub(used);
     spans.push(Span::styled("─".repeat(fill), theme.dim));
     spans.push(Span::raw(format!(" {link} ")));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// A host's link in one glyph (the header): up, on its way, down, unused.
+fn link_glyph(link: &str) -> &'static str {
+    match link {
+        "up" => "●",
+        "connecting" | "reconnecting" => "◌",
+        "down" => "✗",
+        _ => "○",
+    }
+}
+
+/// A host's link in words: `up 12ms`, `reconnecting 34s`, `down: <reason>`.
+pub fn link_state(host: &crate::api::HostRecord, now: SystemTime) -> String {
+    let since = || {
+        host.since
+            .as_deref()
+            .and_then(|s| humantime::parse_rfc3339(s).ok())
+            .and_then(|t| now.duration_since(t).ok())
+            .map(|d| format!(" {}s", d.as_secs()))
+            .unwrap_or_default()
+    };
+    match host.link.as_str() {
+        "up" => match host.latency_ms {
+            Some(ms) => format!("up {ms}ms"),
+            None => "up".into(),
+        },
+        "connecting" | "reconnecting" => format!("{}{}", host.link, since()),
+        "down" => format!(
+            "down: {}",
+            host.error
+                .as_deref()
+                .map(|e| e.split_whitespace().collect::<Vec<_>>().join(" "))
+                .unwrap_or_else(|| "-".into())
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// A host heading in the tree: `▾ gpu1 up 12ms`, cut to the width.
+fn host_row<'a>(app: &App, name: &str, width: usize, theme: &Theme, now: SystemTime) -> Line<'a> {
+    let heading = format!("▾ {name}");
+    let Some(host) = app.hosts.iter().find(|h| h.name == name) else {
+        return Line::styled(heading, theme.dim);
+    };
+    let state = link_state(host, now);
+    let style = match host.link.as_str() {
+        "up" => theme.ok,
+        "down" => theme.bad,
+        "idle" => theme.dim,
+        _ => theme.warn,
+    };
+    let room = width.saturating_sub(heading.chars().count() + 1);
+    let state: String = state.chars().take(room).collect();
+    Line::from(vec![
+        Span::styled(heading, theme.dim),
+        Span::raw(" "),
+        Span::styled(state, style),
+    ])
 }
 
 fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
@@ -246,9 +314,21 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
     let mut lines = Vec::new();
     for (i, row) in app.rows.iter().enumerate().skip(top).take(height) {
         let Some(id) = &row.run else {
-            lines.push(Line::styled(format!("▾ {}", row.host), theme.dim));
+            lines.push(host_row(app, &row.host, inner.width as usize, theme, now));
             continue;
         };
+        if let Some(agent) = &row.subagent {
+            lines.push(subagent_row(
+                app,
+                id,
+                agent,
+                row,
+                inner.width as usize,
+                i == app.selected,
+                theme,
+            ));
+            continue;
+        }
         let Some(run) = app.run(id) else { continue };
         let indent = if row.depth <= 1 {
             " ".to_string()
@@ -279,6 +359,49 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
         lines.push(Line::from(spans));
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A subagent under its run: `◇`, its task (or its type), and whether it
+/// is still running.
+fn subagent_row<'a>(
+    app: &App,
+    run: &str,
+    agent: &str,
+    row: &super::tree::TreeRow,
+    width: usize,
+    selected: bool,
+    theme: &Theme,
+) -> Line<'a> {
+    let sub = app
+        .subagents
+        .get(run)
+        .and_then(|l| l.iter().find(|s| s.agent_id == agent));
+    let what = sub
+        .and_then(|s| s.description.clone().or_else(|| s.agent_type.clone()))
+        .unwrap_or_else(|| "subagent".into());
+    let done = sub.is_some_and(|s| s.ended_at.is_some());
+    let state = if done { "done" } else { "running" };
+    let indent = format!(
+        "{}{}",
+        "  ".repeat(row.depth.saturating_sub(2)),
+        if row.last { " └" } else { " ├" }
+    );
+    let left = indent.chars().count() + 2;
+    let room = width.saturating_sub(left + state.len() + 1);
+    let what: String = what.chars().take(room).collect();
+    let pad = width.saturating_sub(left + what.chars().count() + state.len());
+    let mut spans = vec![
+        Span::raw(indent),
+        Span::styled("◇", if done { theme.dim } else { theme.ok }),
+        Span::raw(" "),
+        Span::styled(what, theme.dim),
+        Span::raw(" ".repeat(pad)),
+        Span::styled(state, theme.dim),
+    ];
+    if selected {
+        spans = spans.into_iter().map(|s| s.patch_style(theme.selected)).collect();
+    }
+    Line::from(spans)
 }
 
 fn pane_areas(area: Rect, n: usize, layout: Layout, zoom: bool) -> Vec<Rect> {

@@ -6,6 +6,8 @@
 
 #![allow(dead_code)]
 
+pub mod proxy;
+
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -15,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::{BIN, Home, PATIENCE};
+pub use proxy::Proxy;
 
 const SSHD: &str = "/usr/sbin/sshd";
 
@@ -121,10 +124,16 @@ impl Sshd {
 
     /// The known_hosts line OpenSSH would write for this server.
     pub fn known_hosts_line(&self) -> String {
+        self.known_hosts_line_at(self.port)
+    }
+
+    /// The same key under another port (a proxy in front of this server):
+    /// known_hosts entries are per `[host]:port`.
+    pub fn known_hosts_line_at(&self, port: u16) -> String {
         let text = self.host_key_pub();
         let mut fields = text.split_whitespace();
         let (kind, b64) = (fields.next().unwrap(), fields.next().unwrap());
-        format!("[127.0.0.1]:{} {kind} {b64}\n", self.port)
+        format!("[127.0.0.1]:{port} {kind} {b64}\n")
     }
 
     pub fn log(&self) -> String {
@@ -173,8 +182,11 @@ pub fn local_user() -> String {
 
 /// A local agents (its own AGENTS_HOME and HOME with ~/.ssh), a "remote"
 /// agents state on the same machine (another AGENTS_HOME), and the sshd
-/// between them. Dropped in order: local daemon, remote daemon, sshd.
+/// between them. Dropped in order: the proxy (so a stalled one holds up
+/// nothing), local daemon, remote daemon, sshd.
 pub struct Net {
+    /// A fault-injecting proxy in front of sshd (`Net::with_proxy`).
+    pub proxy: Option<Proxy>,
     pub local: Home,
     pub remote: Home,
     pub sshd: Sshd,
@@ -191,11 +203,45 @@ impl Net {
         let remote = Home::new();
         let sshd = Sshd::start(&ssh.join("id_ed25519.pub"), remote.config.path());
         Net {
+            proxy: None,
             local: Home::new(),
             remote,
             sshd,
             client_home,
         }
+    }
+
+    /// As `new`, with a proxy in front of sshd: `target_via_proxy` goes
+    /// through it, and `know_the_host` knows the key under its port too.
+    pub fn with_proxy() -> Net {
+        let mut net = Net::new();
+        net.proxy = Some(Proxy::start(net.sshd.port));
+        net
+    }
+
+    pub fn proxy(&self) -> &Proxy {
+        self.proxy.as_ref().expect("a Net made with_proxy")
+    }
+
+    /// `user@127.0.0.1:proxyport`.
+    pub fn target_via_proxy(&self) -> String {
+        self.target_at(self.proxy().port)
+    }
+
+    /// `user@127.0.0.1:port` (a port that reaches this sshd, such as a proxy's).
+    pub fn target_at(&self, port: u16) -> String {
+        format!("{}@127.0.0.1:{port}", local_user())
+    }
+
+    /// Adds the server's key under `port` to known_hosts.
+    pub fn know_the_host_at(&self, port: u16) {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.known_hosts())
+            .unwrap();
+        file.write_all(self.sshd.known_hosts_line_at(port).as_bytes()).unwrap();
     }
 
     pub fn ssh_dir(&self) -> PathBuf {
@@ -210,6 +256,9 @@ impl Net {
     /// connected with ssh before).
     pub fn know_the_host(&self) {
         std::fs::write(self.known_hosts(), self.sshd.known_hosts_line()).unwrap();
+        if let Some(proxy) = &self.proxy {
+            self.know_the_host_at(proxy.port);
+        }
     }
 
     /// `user@127.0.0.1:port`.

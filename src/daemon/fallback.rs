@@ -1,0 +1,326 @@
+//! Account fallback (DESIGN §7): a run started with a profile that names
+//! `fallback = [...]` profiles, and that ends early on an account problem
+//! (the adapter reads authentication or quota failures from the end of
+//! its screen), goes on as a new attempt of the same run with the next
+//! profile of the same family. Any other failure ends the run as usual.
+//!
+//! What a next attempt needs — the client's environment, the arguments —
+//! is kept in memory only, for the run's life: environment values are
+//! never stored. A daemon restart forgets it, so a re-adopted run does not
+//! fall back.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::Daemon;
+use super::link::LiveRun;
+use crate::api::{RunState, StartParams};
+use crate::harness::Profile;
+use crate::store::{attempts, harness as harness_store, runs};
+use crate::supervise::server_method as sup;
+use crate::supervise::{ExitEvidence, Grace, SuperviseSpec};
+
+/// An attempt that ran longer than this did not fail on its account at
+/// start-up: Claude and Codex refuse a bad key or an exhausted account on
+/// their first request, within seconds; a generous bound for slow starts
+/// and a first prompt typed late.
+const EARLY: Duration = Duration::from_secs(300);
+
+/// How much of the end of the output is read for the harness's words:
+/// a full screen of a large terminal, with its escape sequences.
+const TAIL_BYTES: u64 = 64 * 1024;
+
+/// How long the last attempt's supervisor gets to let go of the run's
+/// socket once told its exit was recorded (it does so at once).
+const RELEASE: Duration = Duration::from_secs(5);
+
+pub struct Plan {
+    /// Profiles still to try, in order.
+    remaining: Vec<String>,
+    profile: String,
+    params: StartParams,
+    started: Instant,
+    /// Where this attempt's output begins in the run's log.
+    log_start: u64,
+}
+
+/// Plans by run id. Process-wide: run ids are unique, and a daemon is one
+/// per process.
+fn plans() -> &'static Mutex<HashMap<String, Plan>> {
+    static PLANS: OnceLock<Mutex<HashMap<String, Plan>>> = OnceLock::new();
+    PLANS.get_or_init(Default::default)
+}
+
+/// Keeps what a next attempt needs, when the run's profile has fallbacks.
+pub fn remember(run: &str, profile: Option<&str>, profiles: &BTreeMap<String, Profile>, params: &StartParams) {
+    let Some(name) = profile else { return };
+    let Some(p) = profiles.get(name).filter(|p| !p.fallback.is_empty()) else {
+        return;
+    };
+    start_adopter();
+    plans().lock().unwrap_or_else(|p| p.into_inner()).insert(
+        run.to_string(),
+        Plan {
+            remaining: p.fallback.clone(),
+            profile: name.to_string(),
+            params: params.clone(),
+            started: Instant::now(),
+            log_start: 0,
+        },
+    );
+}
+
+/// Drops a run's plan (its run ended, or took its next attempt).
+pub fn forget(run: &str) -> Option<Plan> {
+    plans().lock().unwrap_or_else(|p| p.into_inner()).remove(run)
+}
+
+/// Called when a run's supervisor reports the harness's exit, before the
+/// run is ended. Returns whether a next attempt took the run over; then
+/// the caller must not end it.
+pub async fn on_exit(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, evidence: &ExitEvidence) -> bool {
+    let Some(plan) = forget(&live.id) else {
+        return false;
+    };
+    let (state, how) = evidence.verdict();
+    if state != RunState::Failed || plan.started.elapsed() > EARLY || plan.remaining.is_empty() {
+        return false;
+    }
+    let key = live.id.clone();
+    let Ok(Some(row)) = daemon.store.call(move |c| runs::get_run(c, &key)).await else {
+        return false;
+    };
+    let Some(adapter) = crate::harness::adapter_for(&row.harness) else {
+        return false;
+    };
+    let text = screen_text(daemon, &row, plan.log_start);
+    let Some(problem) = adapter.account_problem(&text) else {
+        return false;
+    };
+    let reason = format!(
+        "account problem ({}): the harness said \"{}\"; {how}",
+        problem.kind, problem.pattern
+    );
+    next_attempt(daemon, live, row, plan, reason).await
+}
+
+/// The end of the attempt's output as text: its last screen and the lines
+/// that scrolled off before it.
+fn screen_text(daemon: &Daemon, row: &runs::RunRow, log_start: u64) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut log) = std::fs::File::open(daemon.paths.output_log(&row.id)) else {
+        return String::new();
+    };
+    let len = log.metadata().map(|m| m.len()).unwrap_or(0);
+    let from = len.saturating_sub(TAIL_BYTES).max(log_start.min(len));
+    let mut bytes = Vec::new();
+    if log.seek(SeekFrom::Start(from)).is_err() || log.read_to_end(&mut bytes).is_err() {
+        return String::new();
+    }
+    let mut term = crate::term::Terminal::with_history(row.rows, row.cols, 500);
+    term.feed(&bytes);
+    let mut lines: Vec<String> = term.history().cloned().collect();
+    lines.extend(term.visible_lines());
+    lines.join("\n")
+}
+
+/// Starts the next profile as a new attempt of the same run.
+async fn next_attempt(
+    daemon: &Arc<Daemon>,
+    live: &Arc<LiveRun>,
+    row: runs::RunRow,
+    mut plan: Plan,
+    reason: String,
+) -> bool {
+    let id = row.id.clone();
+    let next = plan.remaining.remove(0);
+    let config = daemon.config();
+    let Ok(agents_bin) = crate::harness::agents_binary() else {
+        return false;
+    };
+    let run_dir = daemon.paths.run_dir(&id);
+    let prepared = crate::harness::prepare(
+        &next,
+        &crate::harness::Request {
+            args: &plan.params.args,
+            env: &plan.params.env,
+            profiles: &config.profiles,
+            run_dir: &run_dir,
+            agents_bin: &agents_bin,
+            cwd: std::path::Path::new(&row.cwd),
+        },
+    );
+    let prepared = match prepared {
+        Ok(p) if p.adapter.family() == row.harness => p,
+        Ok(_) => return false, // validated at config load; never another family
+        Err(why) => {
+            note(
+                daemon,
+                &id,
+                "FALLBACK_BLOCKED",
+                json!({ "profile": next, "reason": why }),
+            )
+            .await;
+            return false;
+        }
+    };
+    if super::start::write_run_files(&run_dir, &prepared.launch.files).is_err() {
+        return false;
+    }
+    // The last attempt's supervisor lets go of the run (its socket) once
+    // told its exit is recorded; its evidence is kept beside the next one's.
+    let _ = live.link.call(sup::ACK_EXIT, Value::Null).await;
+    let socket = daemon.paths.run_socket(&id);
+    let deadline = tokio::time::Instant::now() + RELEASE;
+    while socket.exists() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let evidence = daemon.paths.exit_evidence(&id);
+    let from_profile = plan.profile.clone();
+
+    let binary = std::path::PathBuf::from(&prepared.launch.argv[0]);
+    let version = if prepared.adapter.has_version() {
+        tokio::task::spawn_blocking(move || crate::harness::version::version_of(&binary))
+            .await
+            .ok()
+            .flatten()
+    } else {
+        None
+    };
+    let (key, argv, family, profile, why) = (
+        id.clone(),
+        prepared.launch.argv.clone(),
+        row.harness.clone(),
+        next.clone(),
+        reason.clone(),
+    );
+    let session = prepared.launch.session.clone();
+    let begun = daemon
+        .store
+        .call(move |c| {
+            attempts::close(c, &key, RunState::Failed.as_str(), Some(&why))?;
+            let n = attempts::begin(
+                c,
+                &key,
+                &attempts::Next {
+                    harness: &family,
+                    version: version.as_deref(),
+                    profile: &profile,
+                    argv: &argv,
+                },
+            )?;
+            runs::append_event(
+                c,
+                &key,
+                "ATTEMPT_FAILED",
+                &json!({ "attempt": n - 1, "profile": from_profile, "reason": why, "next_profile": profile }),
+            )?;
+            if let Some(s) = &session {
+                let path = s.transcript.as_ref().map(|p| p.to_string_lossy().into_owned());
+                harness_store::learn_session(c, &key, &family, &s.id, path.as_deref(), "launch")?;
+            }
+            Ok(n)
+        })
+        .await;
+    let Ok(n) = begun else { return false };
+    let numbered = run_dir.join(format!("exit.{}.json", n - 1));
+    let _ = std::fs::rename(&evidence, numbered);
+
+    let spec = SuperviseSpec {
+        run: id.clone(),
+        argv: prepared.launch.argv.clone(),
+        cwd: row.cwd.clone(),
+        env: super::start::harness_env(daemon, &plan.params, &row, &prepared),
+        rows: row.rows,
+        cols: row.cols,
+        timeout_secs: row.timeout_secs,
+        grace: Grace {
+            after_sigint_ms: config.engine.cancel_sigint_grace_ms,
+            after_sigterm_ms: config.engine.cancel_sigterm_grace_ms,
+        },
+    };
+    let paths = daemon.paths.clone();
+    let spawned = tokio::task::spawn_blocking(move || super::start::spawn_supervisor(&paths, &spec))
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
+    let (sup_pid, sup_start) = match spawned {
+        Ok(identity) => identity,
+        Err(why) => {
+            let ending = runs::Ending {
+                state: RunState::Failed,
+                exit_code: None,
+                signal: None,
+                reason: Some(format!("attempt {n} (profile {next}) could not start: {why}")),
+                output_bytes: None,
+                event_kind: "RUN_ERROR",
+                evidence: json!({}),
+            };
+            super::adopt::finish(daemon, &id, ending).await;
+            return true;
+        }
+    };
+    let key = id.clone();
+    let row = daemon
+        .store
+        .call(move |c| {
+            attempts::supervised(c, &key, sup_pid, sup_start)?;
+            runs::get_run(c, &key)
+        })
+        .await;
+    let Ok(Some(row)) = row else { return true };
+    plan.profile = next;
+    plan.started = Instant::now();
+    plan.log_start = std::fs::metadata(daemon.paths.output_log(&id))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    plans()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(id.clone(), plan);
+    match adopter().get() {
+        Some(tx) if tx.send((daemon.clone(), row)).is_ok() => {}
+        _ => {
+            forget(&id);
+            super::adopt::supervisor_gone(daemon, &id).await;
+        }
+    }
+    true
+}
+
+/// A run handed to its next attempt's supervisor, to adopt.
+type Adoption = (Arc<Daemon>, runs::RunRow);
+
+/// Adoption happens on a task of its own: it starts the run's monitor,
+/// which is what called [`on_exit`], and a direct call would make each
+/// future contain the other.
+fn adopter() -> &'static OnceLock<tokio::sync::mpsc::UnboundedSender<Adoption>> {
+    static ADOPTER: OnceLock<tokio::sync::mpsc::UnboundedSender<Adoption>> = OnceLock::new();
+    &ADOPTER
+}
+
+fn start_adopter() {
+    adopter().get_or_init(|| {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Adoption>();
+        tokio::spawn(async move {
+            while let Some((daemon, row)) = rx.recv().await {
+                if let Err(e) = super::adopt::adopt(&daemon, &row).await {
+                    tracing::warn!("cannot adopt the next attempt of run {}: {e}", row.id);
+                    forget(&row.id);
+                    super::adopt::supervisor_gone(&daemon, &row.id).await;
+                }
+            }
+        });
+        tx
+    });
+}
+
+async fn note(daemon: &Arc<Daemon>, run: &str, kind: &'static str, data: Value) {
+    let run = run.to_string();
+    let _ = daemon
+        .store
+        .call(move |c| runs::append_event(c, &run, kind, &data))
+        .await;
+}

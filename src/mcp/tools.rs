@@ -1,0 +1,633 @@
+//! The MCP tools: one per method of the tool table, with typed arguments
+//! (their JSON schemas come from these structs and their doc comments).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{ErrorData, schemars, tool, tool_router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{AgentsMcp, error_with_code, respond, typed};
+use crate::api::{
+    AnswerParams, ApiError, CancelParams, ListParams, RunDetail, RunRecord, RunRef, RunState, SearchParams, SendParams,
+    SessionRef, StartParams, TranscriptParams, method,
+};
+use crate::client::Client;
+use crate::harness::Profile;
+
+/// `runs_list` answers at most this many runs unless asked for more.
+const DEFAULT_RUNS: usize = 50;
+/// `run_logs` lines unless asked otherwise: a screenful or two, enough to
+/// see what an agent is doing without flooding the caller's context.
+const DEFAULT_LOG_LINES: usize = 100;
+/// `run_logs` never renders more history than this.
+const MAX_LOG_LINES: usize = 5000;
+/// `run_wait`: MCP clients give up on a call after about a minute by
+/// default, so wait less than that unless asked, and never over ten minutes.
+const DEFAULT_WAIT_SECS: u64 = 30;
+const MAX_WAIT_SECS: u64 = 600;
+/// `run_cancel` waits for the end at most this long: a cancel escalates to
+/// SIGKILL within the configured grace periods (seconds by default).
+const CANCEL_WAIT: Duration = Duration::from_secs(60);
+/// The families whose launch puts `--model M` before the user's arguments
+/// (`harness::Adapter::launch` by default, and Claude's own).
+const MODEL_FAMILIES: [&str; 4] = ["claude", "codex", "gemini", "aider"];
+
+/// Describes the `run` argument every run tool takes.
+const RUN_REF: &str = "The run: its full id, a unique id prefix, or its name.";
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunsListArgs {
+    /// Only runs in this state: `live` (pending, starting or running),
+    /// `ended`, or one exact state: pending, starting, running, succeeded,
+    /// failed, cancelled, timed_out, blocked, interrupted, lost.
+    pub state: Option<String>,
+    /// Only runs on this host (`local`, or a name from `agents hosts`).
+    pub host: Option<String>,
+    /// At most this many runs, newest first (default 50, at most 1000).
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunRefArgs {
+    #[schemars(description = RUN_REF)]
+    pub run: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionRefArgs {
+    /// The session: its full id or a unique id prefix.
+    pub session: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunStartArgs {
+    /// shell, cmd, demo, claude, codex, gemini, aider, or a profile from
+    /// config.toml.
+    pub harness: String,
+    /// Arguments for the harness. For `cmd`, the command and its arguments
+    /// (`["sh", "-c", "make test"]`).
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Working directory (default: this server's). On a remote host, a path
+    /// there (default: the remote home).
+    pub cwd: Option<String>,
+    /// Run on this host (`agents hosts`); default here.
+    pub host: Option<String>,
+    /// A name to refer to the run by (default: from the prompt).
+    pub name: Option<String>,
+    /// The model, passed as the harness's `--model` (claude, codex, gemini,
+    /// aider).
+    pub model: Option<String>,
+    /// A first prompt, typed in once the agent is idle.
+    pub prompt: Option<String>,
+    /// The run that owns this one (default: $AGENTS_RUN_ID of this server,
+    /// when an agent run started it).
+    pub parent: Option<String>,
+    /// Survive the parent's cancellation.
+    #[serde(default)]
+    pub detached: bool,
+    /// End the run (timed_out) after this many seconds.
+    pub timeout_secs: Option<u64>,
+    /// Give the run its own git worktree and branch agents/<name>.
+    #[serde(default)]
+    pub worktree: bool,
+    /// Names of environment variables of this server to pass to the harness.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// Your id for this start (letters and digits, at most 64): a retry with
+    /// the same id returns the run the first attempt created.
+    pub launch_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunSendArgs {
+    #[schemars(description = RUN_REF)]
+    pub run: String,
+    /// Text typed into the run, then Enter; queued while the agent is busy.
+    pub text: String,
+    /// Your id for this prompt: resending the same id never delivers twice.
+    pub prompt_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunAnswerArgs {
+    #[schemars(description = RUN_REF)]
+    pub run: String,
+    /// `yes` picks the first choice, `no` dismisses, anything else is typed
+    /// followed by Enter. Refused when no question is on the screen.
+    pub answer: String,
+    /// Your id for this answer: a retry with the same id is applied once.
+    pub answer_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunCancelArgs {
+    #[schemars(description = RUN_REF)]
+    pub run: String,
+    /// SIGKILL at once instead of SIGINT → SIGTERM → SIGKILL.
+    #[serde(default)]
+    pub force: bool,
+    /// Return once the cancel is asked, without waiting for the run to end.
+    #[serde(default)]
+    pub no_wait: bool,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunWaitArgs {
+    #[schemars(description = RUN_REF)]
+    pub run: String,
+    /// Give up after this many seconds (default 30, at most 600) and answer
+    /// with the run as it is.
+    pub timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunLogsArgs {
+    #[schemars(description = RUN_REF)]
+    pub run: String,
+    /// The last this many lines of the run's history and screen (default
+    /// 100, at most 5000).
+    pub lines: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TranscriptReadArgs {
+    /// A run (id, prefix or name) or a transcript session id (or prefix).
+    pub id: String,
+    /// Only messages after this sequence number (the `last_seq` of the
+    /// previous page).
+    pub after_seq: Option<i64>,
+    /// Page size (default 200, at most 1000).
+    pub limit: Option<usize>,
+    /// With `after_seq`: when nothing newer exists yet, wait up to this many
+    /// milliseconds (at most 30000) for the transcript to grow.
+    pub wait_ms: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TranscriptsSearchArgs {
+    /// Words that must all appear (or an FTS5 query with `raw`).
+    pub query: String,
+    /// Only in this run's or session's transcript.
+    pub within: Option<String>,
+    /// At most this many hits (default 50, at most 500).
+    pub limit: Option<usize>,
+    /// Pass `query` to FTS5 as is (AND, OR, NEAR, "phrase", prefix*).
+    #[serde(default)]
+    pub raw: bool,
+}
+
+/// Which runs `runs_list` keeps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum StateFilter {
+    Any,
+    Live,
+    Ended,
+    Exactly(RunState),
+}
+
+impl StateFilter {
+    fn parse(s: Option<&str>) -> Result<StateFilter, ApiError> {
+        match s {
+            None => Ok(StateFilter::Any),
+            Some("live") => Ok(StateFilter::Live),
+            Some("ended") => Ok(StateFilter::Ended),
+            Some(other) => RunState::parse(other).map(StateFilter::Exactly).ok_or_else(|| {
+                let states: Vec<&str> = RunState::ALL.iter().map(|s| s.as_str()).collect();
+                ApiError::bad_request(format!(
+                    "state '{other}' is not one of: live, ended, {}",
+                    states.join(", ")
+                ))
+            }),
+        }
+    }
+
+    fn keeps(self, state: RunState) -> bool {
+        match self {
+            StateFilter::Any => true,
+            StateFilter::Live => state.is_live(),
+            StateFilter::Ended => !state.is_live(),
+            StateFilter::Exactly(s) => s == state,
+        }
+    }
+}
+
+/// `--model M` for a harness whose family takes one; refused for one that
+/// does not, and for a profile that pins its own (the harness would get two).
+fn model_args(profiles: &BTreeMap<String, Profile>, harness: &str, model: &str) -> Result<Vec<String>, ApiError> {
+    let profile = profiles.get(harness);
+    if let Some(pinned) = profile.and_then(|p| p.model.as_deref()) {
+        return Err(ApiError::bad_request(format!(
+            "profile '{harness}' already sets model '{pinned}'; start it without `model`"
+        )));
+    }
+    let family = profile.map_or(harness, |p| p.family_for(harness));
+    if MODEL_FAMILIES.contains(&family) {
+        Ok(vec!["--model".into(), model.into()])
+    } else {
+        Err(ApiError::bad_request(format!(
+            "the {family} harness takes no model (only {})",
+            MODEL_FAMILIES.join(", ")
+        )))
+    }
+}
+
+/// Where the page after this `runs.list` page starts, if one exists. A page
+/// is the newest `MAX_LIMIT` runs below its `before`, and the first page
+/// also carries every live run older than those: so the next page starts
+/// below the `MAX_LIMIT`-th newest, not below the oldest run on the page
+/// (which would skip the ended runs between).
+fn next_page(page: &[RunRecord]) -> Option<String> {
+    let mut ids: Vec<&str> = page.iter().map(|r| r.id.as_str()).collect();
+    ids.sort_unstable_by(|a, b| b.cmp(a));
+    ids.get(ListParams::MAX_LIMIT - 1).map(|id| id.to_string())
+}
+
+fn to_json<T: serde::Serialize>(value: T) -> Result<Value, ApiError> {
+    serde_json::to_value(value).map_err(ApiError::internal)
+}
+
+#[tool_router(router = tool_router, vis = "pub(super)")]
+impl AgentsMcp {
+    async fn client(&self) -> Result<Client, ApiError> {
+        Client::connect(&self.paths, false).await
+    }
+
+    #[tool(
+        description = "List runs, newest first, with their state (pending, running, succeeded, \
+        failed, cancelled, …) and activity (working, waiting_input, needs_approval, idle)."
+    )]
+    async fn runs_list(&self, Parameters(args): Parameters<RunsListArgs>) -> Result<CallToolResult, ErrorData> {
+        let filter = match StateFilter::parse(args.state.as_deref()) {
+            Ok(f) => f,
+            Err(e) => return respond(Err(e)),
+        };
+        let limit = args.limit.unwrap_or(DEFAULT_RUNS).clamp(1, ListParams::MAX_LIMIT);
+        respond(self.list(filter, args.host.as_deref(), limit).await)
+    }
+
+    /// Pages through `runs.list` (each page fits one frame) until `limit`
+    /// runs match or the pages run out.
+    async fn list(&self, filter: StateFilter, host: Option<&str>, limit: usize) -> Result<Value, ApiError> {
+        let client = self.client().await?;
+        let mut found: BTreeMap<String, RunRecord> = BTreeMap::new();
+        let mut before: Option<String> = None;
+        loop {
+            let page: Vec<RunRecord> = client
+                .call(
+                    method::RUNS_LIST,
+                    ListParams {
+                        all: filter != StateFilter::Live,
+                        limit: Some(ListParams::MAX_LIMIT),
+                        before: before.clone(),
+                    },
+                )
+                .await?;
+            let next = next_page(&page);
+            for r in page {
+                if filter.keeps(r.state) && host.is_none_or(|h| r.host == h) {
+                    found.insert(r.id.clone(), r);
+                }
+            }
+            match next {
+                Some(next) if found.len() < limit => before = Some(next),
+                _ => break,
+            }
+        }
+        // Ids are ULIDs: the newest sort last.
+        let runs: Vec<RunRecord> = found.into_values().rev().take(limit).collect();
+        Ok(json!({ "runs": runs }))
+    }
+
+    #[tool(
+        description = "One run's record (state, exit code, reason, harness, session, …) and \
+        its events."
+    )]
+    async fn run_show(&self, Parameters(args): Parameters<RunRefArgs>) -> Result<CallToolResult, ErrorData> {
+        respond(self.show(&args.run).await.and_then(to_json))
+    }
+
+    async fn show(&self, run: &str) -> Result<RunDetail, ApiError> {
+        let client = self.client().await?;
+        client.call(method::RUNS_SHOW, RunRef { run: run.into() }).await
+    }
+
+    #[tool(description = "Start a run in the background and answer its record. A run blocked \
+        before spawn (missing binary, bad cwd, unknown host) is an error result with code \
+        `blocked` and the reason.")]
+    async fn run_start(&self, Parameters(args): Parameters<RunStartArgs>) -> Result<CallToolResult, ErrorData> {
+        let params = match self.start_params(args) {
+            Ok(p) => p,
+            Err(e) => return respond(Err(e)),
+        };
+        let started: Result<RunRecord, ApiError> = async {
+            let client = self.client().await?;
+            client.call(method::RUNS_START, params).await
+        }
+        .await;
+        match started {
+            Ok(record) if record.state == RunState::Blocked => {
+                let message = format!(
+                    "run {} ({}) blocked: {}",
+                    record.id,
+                    record.name,
+                    record.reason.as_deref().unwrap_or("no reason recorded")
+                );
+                Ok(error_with_code("blocked", &message, json!({ "run": record })))
+            }
+            other => respond(other.and_then(to_json)),
+        }
+    }
+
+    /// The same intent `agents run -d` sends: paths resolved here, this
+    /// server's environment (so `AGENTS_RUN_ID` makes the new run a child).
+    fn start_params(&self, args: RunStartArgs) -> Result<StartParams, ApiError> {
+        let remote = args.host.clone().filter(|h| h != "local");
+        let cwd = match (&remote, args.cwd) {
+            // A path on the host, sent as given (DESIGN §4: explicit mapping).
+            (Some(_), cwd) => cwd.unwrap_or_default(),
+            (None, Some(dir)) => std::path::absolute(&dir)
+                .map_err(|e| ApiError::bad_request(format!("cwd '{dir}': {e}")))?
+                .to_string_lossy()
+                .into_owned(),
+            (None, None) => std::env::current_dir()
+                .map_err(|e| ApiError::internal(format!("reading the current directory: {e}")))?
+                .to_string_lossy()
+                .into_owned(),
+        };
+        let mut harness_args = match &args.model {
+            Some(model) => {
+                let config = crate::config::ConfigWatch::new(crate::paths::Paths::config_file()).current;
+                model_args(&config.profiles, &args.harness, model)?
+            }
+            None => Vec::new(),
+        };
+        harness_args.extend(args.args);
+        Ok(StartParams {
+            harness: args.harness,
+            args: harness_args,
+            name: args.name,
+            cwd,
+            parent: args.parent,
+            detached: args.detached,
+            timeout_secs: args.timeout_secs,
+            worktree: args.worktree,
+            prompt: args.prompt,
+            env: std::env::vars().collect(),
+            pass_env: args.env,
+            host: remote,
+            launch_id: args.launch_id,
+            ..StartParams::default()
+        })
+    }
+
+    #[tool(
+        description = "Type text and Enter into a run: now if its agent is idle, else queued \
+        until it is. Answers the prompt id and `delivered` or `queued`."
+    )]
+    async fn run_send(&self, Parameters(args): Parameters<RunSendArgs>) -> Result<CallToolResult, ErrorData> {
+        let params = SendParams {
+            run: args.run,
+            text: args.text,
+            prompt_id: args.prompt_id,
+        };
+        respond(self.call(method::RUNS_SEND, params).await)
+    }
+
+    #[tool(description = "Answer the question (permission prompt) a run waits on: yes, no, or \
+        text.")]
+    async fn run_answer(&self, Parameters(args): Parameters<RunAnswerArgs>) -> Result<CallToolResult, ErrorData> {
+        let params = AnswerParams {
+            run: args.run,
+            answer: args.answer,
+            answer_id: args.answer_id,
+        };
+        respond(self.call(method::RUNS_ANSWER, params).await)
+    }
+
+    #[tool(
+        description = "Cancel a run and the children it owns (SIGINT → SIGTERM → SIGKILL, or \
+        SIGKILL at once with force), then wait for it to end and answer its record."
+    )]
+    async fn run_cancel(&self, Parameters(args): Parameters<RunCancelArgs>) -> Result<CallToolResult, ErrorData> {
+        respond(self.cancel(args).await)
+    }
+
+    async fn cancel(&self, args: RunCancelArgs) -> Result<Value, ApiError> {
+        let client = self.client().await?;
+        let asked: Value = client
+            .call(
+                method::RUNS_CANCEL,
+                CancelParams {
+                    run: args.run.clone(),
+                    force: args.force,
+                },
+            )
+            .await?;
+        if args.no_wait {
+            return Ok(asked);
+        }
+        let id = asked["run"].as_str().unwrap_or(&args.run).to_string();
+        let (ended, record) = self.wait(&client, &id, CANCEL_WAIT).await?;
+        Ok(json!({ "cancelling": asked["cancelling"], "ended": ended, "run": record }))
+    }
+
+    #[tool(
+        description = "Wait until a run ends (or the timeout passes) and answer its record; \
+        `ended` says which."
+    )]
+    async fn run_wait(&self, Parameters(args): Parameters<RunWaitArgs>) -> Result<CallToolResult, ErrorData> {
+        let secs = args.timeout_secs.unwrap_or(DEFAULT_WAIT_SECS).min(MAX_WAIT_SECS);
+        respond(
+            async {
+                let client = self.client().await?;
+                let (ended, record) = self.wait(&client, &args.run, Duration::from_secs(secs)).await?;
+                Ok(json!({ "ended": ended, "run": record }))
+            }
+            .await,
+        )
+    }
+
+    /// `runs.wait` bounded by `limit`; past it, the record as it is.
+    async fn wait(&self, client: &Client, run: &str, limit: Duration) -> Result<(bool, RunRecord), ApiError> {
+        let waited = tokio::time::timeout(limit, client.call(method::RUNS_WAIT, RunRef { run: run.into() })).await;
+        match waited {
+            Ok(record) => Ok((true, record?)),
+            Err(_) => Ok((false, self.show(run).await?.run)),
+        }
+    }
+
+    #[tool(description = "A run's output as its terminal shows it: the last lines of its \
+        history and screen, as plain text.")]
+    async fn run_logs(&self, Parameters(args): Parameters<RunLogsArgs>) -> Result<CallToolResult, ErrorData> {
+        let max = args.lines.unwrap_or(DEFAULT_LOG_LINES).clamp(1, MAX_LOG_LINES);
+        let lines = match crate::cli::screen_lines(&self.paths, &args.run, max).await {
+            Ok(lines) => lines,
+            Err(e) => return respond(Err(typed(e))),
+        };
+        let mut result = CallToolResult::success(vec![ContentBlock::text(lines.join("\n"))]);
+        result.structured_content = Some(json!({ "lines": lines }));
+        Ok(result)
+    }
+
+    #[tool(description = "A run's or a session's transcript (the harness's own conversation, \
+        normalized: role, text, tool calls and results, tokens), a page at a time.")]
+    async fn transcript_read(
+        &self,
+        Parameters(args): Parameters<TranscriptReadArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let params = TranscriptParams {
+            id: args.id,
+            after_seq: args.after_seq,
+            limit: args.limit,
+            wait_ms: args.wait_ms,
+        };
+        respond(self.call(method::TRANSCRIPT_READ, params).await)
+    }
+
+    #[tool(description = "Full-text search over every indexed transcript; hits carry the \
+        session, run, message seq and a snippet with matches in « ».")]
+    async fn transcripts_search(
+        &self,
+        Parameters(args): Parameters<TranscriptsSearchArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let params = SearchParams {
+            query: args.query,
+            limit: args.limit,
+            within: args.within,
+            raw: args.raw,
+        };
+        respond(
+            self.call(method::TRANSCRIPTS_SEARCH, params)
+                .await
+                .map(|hits| json!({ "hits": hits })),
+        )
+    }
+
+    #[tool(
+        description = "Harness conversations (sessions), newest first, with the run that last \
+        held each."
+    )]
+    async fn sessions_list(&self) -> Result<CallToolResult, ErrorData> {
+        respond(
+            self.call(method::SESSIONS_LIST, json!({}))
+                .await
+                .map(|sessions| json!({ "sessions": sessions })),
+        )
+    }
+
+    #[tool(description = "One session (a harness conversation): its runs in order, each \
+        with how it came to hold the session (started, resume-of, fork-of), the transcript's \
+        title and token totals, and the subagents.")]
+    async fn sessions_show(&self, Parameters(args): Parameters<SessionRefArgs>) -> Result<CallToolResult, ErrorData> {
+        respond(self.call(method::SESSIONS_SHOW, SessionRef { session: args.session }).await)
+    }
+
+    #[tool(description = "The tree around a run, from its root down: child runs, subagents, \
+        and the runs that resumed or forked a conversation, each with its edge.")]
+    async fn run_lineage(&self, Parameters(args): Parameters<RunRefArgs>) -> Result<CallToolResult, ErrorData> {
+        respond(self.call(method::RUNS_LINEAGE, RunRef { run: args.run }).await)
+    }
+
+    async fn call(&self, name: &str, params: impl serde::Serialize) -> Result<Value, ApiError> {
+        let client = self.client().await?;
+        client.call(name, params).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_filters_name_live_ended_or_one_state() {
+        assert_eq!(StateFilter::parse(None).unwrap(), StateFilter::Any);
+        assert!(StateFilter::parse(Some("live")).unwrap().keeps(RunState::Starting));
+        assert!(!StateFilter::parse(Some("live")).unwrap().keeps(RunState::Failed));
+        assert!(StateFilter::parse(Some("ended")).unwrap().keeps(RunState::Lost));
+        let exact = StateFilter::parse(Some("timed_out")).unwrap();
+        assert!(exact.keeps(RunState::TimedOut) && !exact.keeps(RunState::Failed));
+        let e = StateFilter::parse(Some("finished")).unwrap_err();
+        assert_eq!(e.code, crate::api::ErrorCode::BadRequest);
+        assert!(
+            e.message.contains("'finished'") && e.message.contains("succeeded"),
+            "{}",
+            e.message
+        );
+    }
+
+    fn record(id: String) -> RunRecord {
+        serde_json::from_value(json!({
+            "id": id, "name": "r", "harness": "cmd", "host": "local", "cwd": "/", "command": [],
+            "state": "succeeded", "status": "idle", "parent_id": null, "root_id": "r",
+            "detached": false, "session_id": null, "pid": null, "exit_code": 0, "signal": null,
+            "reason": null, "created_at": "", "started_at": null, "ended_at": null, "rows": 40,
+            "cols": 120, "timeout_secs": null, "worktree": null, "output_bytes": 0
+        }))
+        .expect("a run record")
+    }
+
+    #[test]
+    fn the_next_page_starts_below_the_newest_page_not_below_old_live_runs() {
+        let max = ListParams::MAX_LIMIT;
+        // A full page of newest runs (ids 1000..1999 of width 4) plus two old
+        // live runs riding along.
+        let mut page: Vec<RunRecord> = (1000..1000 + max).map(|i| record(format!("{i:04}"))).collect();
+        page.push(record("0005".into()));
+        page.push(record("0007".into()));
+        assert_eq!(next_page(&page), Some("1000".to_string()));
+        // A short page is the last.
+        page.truncate(max - 1);
+        assert_eq!(next_page(&page), None);
+    }
+
+    #[test]
+    fn a_model_is_the_harness_option_only_for_families_that_take_one() {
+        let mut profiles = BTreeMap::new();
+        assert_eq!(
+            model_args(&profiles, "claude", "opus").unwrap(),
+            vec!["--model", "opus"]
+        );
+        assert!(model_args(&profiles, "cmd", "opus").is_err());
+        let work = Profile {
+            family: Some("codex".into()),
+            ..Profile::default()
+        };
+        profiles.insert("work".to_string(), work.clone());
+        assert_eq!(model_args(&profiles, "work", "o3").unwrap(), vec!["--model", "o3"]);
+        let pinned = Profile {
+            model: Some("gpt-5".into()),
+            ..work
+        };
+        profiles.insert("work".to_string(), pinned);
+        let e = model_args(&profiles, "work", "o3").unwrap_err();
+        assert!(e.message.contains("gpt-5"), "{}", e.message);
+    }
+
+    #[test]
+    fn every_tool_has_an_object_input_schema() {
+        let tools = AgentsMcp::tool_router().list_all();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        for expected in ["runs_list", "run_start", "run_send", "run_cancel", "transcript_read"] {
+            assert!(names.contains(&expected), "{names:?}");
+        }
+        for tool in &tools {
+            assert_eq!(tool.input_schema.get("type"), Some(&json!("object")), "{}", tool.name);
+        }
+    }
+}

@@ -1,0 +1,480 @@
+//! End to end with the real Codex CLI: `agents run codex` in a PTY, in a
+//! trusted git repository, with a profile that pins an isolated
+//! `CODEX_HOME` whose `config.toml` names a custom model provider: a small
+//! mock of the OpenAI Responses API on loopback (SSE streaming). Only the
+//! model is mocked; Codex writes its real rollout, calls its real `notify`
+//! program, and resumes its real session.
+//!
+//! What it proves: the TUI starts without a trust prompt; a prompt sent
+//! with `agents send` reaches the model and the reply comes back; the run
+//! learns its session id and rollout from `notify` (and not from Codex's
+//! task-title side thread, which notifies too but has no rollout); its
+//! status goes working → idle on each turn; `agents transcript` reads the
+//! reply from the real rollout; `agents sessions resume` continues the same
+//! session (`codex resume ID`) in the same rollout; `agents sessions fork`
+//! starts a session of its own (`codex fork ID`) with a rollout of its own.
+//! Prompts are pasted (Codex takes fast keystrokes and Enter as a paste
+//! with a newline), `/exit` included, and each run ends `succeeded`.
+//!
+//! Needs the CLI: `AGENTS_TEST_CODEX=/path/to/codex` (`.ci/run` installs
+//! `@openai/codex` from npm and sets it, with `AGENTS_REQUIRE_CODEX=1` so a
+//! missing CLI fails instead of skipping).
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::Home;
+use serde_json::{Value, json};
+
+/// The version of the reference recordings and `.ci/run`.
+const PINNED: &str = "0.171.0";
+
+/// The provider's `env_key`: Codex refuses to start a turn without it.
+const KEY_VAR: &str = "AGENTS_E2E_CODEX_KEY";
+
+fn codex_binary() -> Option<PathBuf> {
+    let path = PathBuf::from(std::env::var_os("AGENTS_TEST_CODEX")?);
+    path.is_file().then_some(path)
+}
+
+/// A mock Responses API (`POST /v1/responses`, always streamed). A turn of
+/// the conversation is answered `Mock reply to: <the last user text>`;
+/// Codex's task-title request (its turn metadata says `thread_title`) gets
+/// a title. Everything else is 404.
+struct MockApi {
+    url: String,
+    /// The user texts the conversation turns were asked with, in order.
+    prompts: Arc<Mutex<Vec<String>>>,
+    titles: Arc<AtomicUsize>,
+}
+
+impl MockApi {
+    fn start() -> MockApi {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let prompts = Arc::new(Mutex::new(Vec::new()));
+        let titles = Arc::new(AtomicUsize::new(0));
+        let (p, t) = (prompts.clone(), titles.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                let (p, t) = (p.clone(), t.clone());
+                std::thread::spawn(move || {
+                    let _ = serve(conn, &p, &t);
+                });
+            }
+        });
+        MockApi { url, prompts, titles }
+    }
+
+    fn prompts(&self) -> Vec<String> {
+        self.prompts.lock().unwrap().clone()
+    }
+}
+
+fn serve(conn: TcpStream, prompts: &Mutex<Vec<String>>, titles: &AtomicUsize) -> std::io::Result<()> {
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let (mut length, mut title) = (0usize, false);
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || line == "\r\n" {
+            break;
+        }
+        let lower = line.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+        if lower.starts_with("x-codex-turn-metadata:") && lower.contains("\"thread_source\":\"thread_title\"") {
+            title = true;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body)?;
+    let mut conn = conn;
+    if !request_line.starts_with("POST /v1/responses ") {
+        return write!(
+            conn,
+            "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+        );
+    }
+    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let text = if title {
+        titles.fetch_add(1, Ordering::SeqCst);
+        "Greet the capybara".to_string()
+    } else {
+        let prompt = last_user_text(&req);
+        prompts.lock().unwrap().push(prompt.clone());
+        format!("Mock reply to: {prompt}")
+    };
+    let payload = sse(&text);
+    write!(
+        conn,
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        payload.len()
+    )?;
+    conn.write_all(payload.as_bytes())?;
+    conn.flush()
+}
+
+/// The text of the last `user` message of a request's `input`.
+fn last_user_text(req: &Value) -> String {
+    req["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .rev()
+        .find(|item| item["role"] == "user")
+        .and_then(|item| item["content"].as_array())
+        .and_then(|parts| parts.iter().find_map(|p| p["text"].as_str()))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// One assistant message, streamed in two deltas, then the usage.
+fn sse(text: &str) -> String {
+    static RESPONSES: AtomicUsize = AtomicUsize::new(0);
+    let n = RESPONSES.fetch_add(1, Ordering::SeqCst);
+    let (id, item) = (format!("resp_mock{n}"), format!("msg_mock{n}"));
+    let (head, tail) = text.split_at(text.len() / 2);
+    let mut out = String::new();
+    let mut event = |data: Value| out.push_str(&format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap()));
+    event(json!({ "type": "response.created", "response": { "id": id } }));
+    event(json!({
+        "type": "response.output_item.added", "output_index": 0,
+        "item": { "type": "message", "id": item, "role": "assistant", "status": "in_progress", "content": [] },
+    }));
+    for delta in [head, tail] {
+        event(json!({
+            "type": "response.output_text.delta", "item_id": item,
+            "output_index": 0, "content_index": 0, "delta": delta,
+        }));
+    }
+    event(json!({
+        "type": "response.output_item.done", "output_index": 0,
+        "item": {
+            "type": "message", "id": item, "role": "assistant", "status": "completed",
+            "content": [{ "type": "output_text", "text": text, "annotations": [] }],
+        },
+    }));
+    event(json!({
+        "type": "response.completed",
+        "response": {
+            "id": id,
+            "usage": {
+                "input_tokens": 40, "input_tokens_details": { "cached_tokens": 10 },
+                "output_tokens": 7, "output_tokens_details": { "reasoning_tokens": 0 },
+                "total_tokens": 47,
+            },
+        },
+    }));
+    out
+}
+
+/// How long a step of a real Codex may take: it starts in seconds, but CI
+/// is a busy 2-core machine.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Waits until `f` holds; on time out, says what the run was doing.
+fn wait(home: &Home, run: &str, what: &str, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(10);
+    while !f() {
+        if start.elapsed() > PATIENCE {
+            let events: Vec<String> = home.events(run).iter().map(Value::to_string).collect();
+            panic!(
+                "timed out waiting until {what}\nevents:\n{}\nscreen:\n{}",
+                events.join("\n"),
+                home.logs(run)
+            );
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(200));
+    }
+}
+
+/// `(seq, status, why)` of the run's `STATUS` events after `seq`.
+fn statuses_after(home: &Home, run: &str, after: i64) -> Vec<(i64, String, String)> {
+    home.events(run)
+        .into_iter()
+        .filter(|e| e["kind"] == "STATUS" && e["seq"].as_i64() > Some(after))
+        .map(|e| {
+            let s = |k: &str| e["data"][k].as_str().unwrap_or_default().to_string();
+            (e["seq"].as_i64().unwrap_or_default(), s("status"), s("why"))
+        })
+        .collect()
+}
+
+fn last_seq(home: &Home, run: &str) -> i64 {
+    home.events(run)
+        .iter()
+        .filter_map(|e| e["seq"].as_i64())
+        .max()
+        .unwrap_or(0)
+}
+
+/// The hook events a run recorded, by name.
+fn hooks(home: &Home, run: &str) -> Vec<String> {
+    home.events(run)
+        .iter()
+        .filter(|e| e["kind"] == "HOOK")
+        .map(|e| e["data"]["event"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// `agents transcript ID --json`: one message per line.
+fn transcript(home: &Home, id: &str) -> Vec<Value> {
+    let out = home.run(&["transcript", id, "--json"]);
+    if !out.status.success() {
+        return Vec::new();
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn has_message(messages: &[Value], role: &str, text: &str) -> bool {
+    messages.iter().any(|m| m["role"] == role && m["text"] == text)
+}
+
+/// Every rollout Codex wrote under its config home.
+fn rollouts(codex_home: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
+            {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&codex_home.join("sessions"), &mut out);
+    out
+}
+
+/// Sends a prompt and waits for its turn to end: the mock answered it, a
+/// `notify` said the turn is complete, and the run went working → idle.
+fn turn(home: &Home, run: &str, api: &MockApi, prompt: &str) {
+    let mark = last_seq(home, run);
+    home.ok(&["send", run, prompt]);
+    wait(home, run, &format!("codex's turn for '{prompt}' completed"), || {
+        statuses_after(home, run, mark)
+            .last()
+            .is_some_and(|(_, status, why)| status == "idle" && why == "hook agent-turn-complete")
+    });
+    assert_eq!(api.prompts().last().map(String::as_str), Some(prompt));
+    let seen = statuses_after(home, run, mark);
+    let working = seen.iter().position(|(_, status, _)| status == "working");
+    let idle = seen.iter().rposition(|(_, status, _)| status == "idle");
+    assert!(working.is_some() && working < idle, "working, then idle: {seen:?}");
+}
+
+#[test]
+fn a_real_codex_run_reports_its_turns_session_and_transcript_and_resumes_and_forks() {
+    let Some(codex) = codex_binary() else {
+        assert!(
+            std::env::var_os("AGENTS_REQUIRE_CODEX").is_none(),
+            "AGENTS_REQUIRE_CODEX is set but AGENTS_TEST_CODEX names no file"
+        );
+        eprintln!("skipped: set AGENTS_TEST_CODEX to a codex {PINNED} binary to run this test");
+        return;
+    };
+    let api = MockApi::start();
+    let user_home = tempfile::tempdir().unwrap();
+    let codex_home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(project.path()).unwrap();
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&cwd)
+        .status()
+        .unwrap();
+    assert!(git.success(), "git init");
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&codex, bin.path().join("codex")).unwrap();
+    // JSON string escapes are valid in TOML basic strings.
+    let quoted = |p: &Path| serde_json::to_string(&p.to_string_lossy()).unwrap();
+    std::fs::write(
+        codex_home.path().join("config.toml"),
+        format!(
+            "model = \"mock-model\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\n\
+             [model_providers.mock]\nname = \"mock\"\nbase_url = \"{}\"\nwire_api = \"responses\"\nenv_key = \"{KEY_VAR}\"\n\n\
+             [projects.{}]\ntrust_level = \"trusted\"\n",
+            api.url,
+            quoted(&cwd),
+        ),
+    )
+    .unwrap();
+
+    // A profile named like the family changes what `agents run codex`
+    // means: its own config home, and the key passed by name (a resume
+    // starts from the profile too, so the key follows).
+    let home = Home::with_config(&format!(
+        "[engine]\nquiet_ms = 300\ncancel_sigint_grace_ms = 700\ncancel_sigterm_grace_ms = 700\n\n\
+         [profiles.codex]\nconfig_home = {}\npass_env = [\"{KEY_VAR}\"]\n",
+        quoted(codex_home.path()),
+    ));
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
+    );
+    let agents = |args: &[&str]| -> String {
+        let out = home
+            .cmd(args)
+            .current_dir(&cwd)
+            .env("PATH", &path)
+            .env("HOME", user_home.path())
+            .env_remove("CODEX_HOME")
+            .env(KEY_VAR, "sk-mock")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "agents {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+
+    let id = agents(&["run", "-d", "codex", "--size", "120x40"]);
+    let started = home.show(&id);
+    assert_eq!(started["harness_version"], PINNED, "{started}");
+    assert!(started["session_id"].is_null(), "codex names its session only later");
+    wait(&home, &id, "codex's composer is up", || {
+        home.logs(&id).contains("? for shortcuts")
+    });
+    assert!(!home.logs(&id).contains("Trust this folder"), "the cwd is trusted");
+
+    turn(&home, &id, &api, "hello capybara");
+    // After the first prompt Codex asks for a task title on a thread of its
+    // own, which notifies too: it must not become the run's session.
+    wait(&home, &id, "the title thread's notify was recorded", || {
+        hooks(&home, &id).iter().any(|h| h == "side-turn-complete")
+    });
+    assert!(api.titles.load(Ordering::SeqCst) >= 1);
+    let files = rollouts(codex_home.path());
+    assert_eq!(files.len(), 1, "one rollout, the conversation's: {files:?}");
+    let rollout = &files[0];
+    let run = home.show(&id);
+    let session = run["session_id"].as_str().expect("the session is known").to_string();
+    assert!(
+        rollout.to_string_lossy().ends_with(&format!("-{session}.jsonl")),
+        "{session} is the rollout's thread: {}",
+        rollout.display()
+    );
+    assert_eq!(run["transcript_path"], rollout.to_string_lossy().as_ref());
+    assert_eq!(
+        run["name"], "hello-capybara",
+        "named after the first prompt, not the title's"
+    );
+    let sessions: Vec<Value> = home
+        .events(&id)
+        .into_iter()
+        .filter(|e| e["kind"] == "SESSION")
+        .map(|e| e["data"]["session_id"].clone())
+        .collect();
+    assert!(
+        !sessions.is_empty() && sessions.iter().all(|s| *s == session.as_str()),
+        "{sessions:?}"
+    );
+
+    wait(&home, &id, "the reply is in the transcript", || {
+        has_message(&transcript(&home, &id), "assistant", "Mock reply to: hello capybara")
+    });
+    let messages = transcript(&home, &id);
+    assert!(has_message(&messages, "user", "hello capybara"), "{messages:?}");
+    let reply = messages.iter().find(|m| m["role"] == "assistant").unwrap();
+    assert_eq!(reply["model"], "mock-model");
+    assert_eq!(reply["session_id"], session.as_str());
+    assert_eq!(reply["source"], rollout.to_string_lossy().as_ref());
+
+    // A second turn: the prompt's delivery says working, notify says idle.
+    turn(&home, &id, &api, "second capybara");
+    wait(&home, &id, "the second reply is in the transcript", || {
+        has_message(&transcript(&home, &id), "assistant", "Mock reply to: second capybara")
+    });
+    assert_eq!(home.show(&id)["status"], "idle");
+
+    home.ok(&["send", &id, "/exit"]);
+    let ended = home.wait_end(&id);
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+
+    // Resume: `codex resume ID`, the same session, the same rollout.
+    let again = agents(&["sessions", "resume", &session, "-d"]);
+    let resumed = home.show(&again);
+    let argv: Vec<&str> = resumed["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(argv.ends_with(&["resume", session.as_str()]), "{argv:?}");
+    assert!(home.event_kinds(&again).iter().any(|k| k == "RESUME_OF"));
+    wait(&home, &again, "the resumed composer is up", || {
+        let screen = home.logs(&again);
+        screen.contains("? for shortcuts") && screen.contains("Mock reply to: second capybara")
+    });
+    turn(&home, &again, &api, "third capybara");
+    assert_eq!(home.show(&again)["session_id"], session.as_str());
+    assert_eq!(
+        rollouts(codex_home.path()),
+        files,
+        "resume appends to the session's rollout"
+    );
+    wait(&home, &again, "the resumed reply is in the transcript", || {
+        has_message(&transcript(&home, &again), "assistant", "Mock reply to: third capybara")
+    });
+    let whole = transcript(&home, &again);
+    for text in ["hello capybara", "second capybara", "third capybara"] {
+        assert!(has_message(&whole, "user", text), "{text} in {whole:?}");
+    }
+    home.ok(&["send", &again, "/exit"]);
+    let ended = home.wait_end(&again);
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+
+    // Fork: `codex fork ID`, a new thread with its own rollout and the
+    // history copied; the run learns the new session, not the old one.
+    let fork = agents(&["sessions", "fork", &session, "-d"]);
+    let argv = home.show(&fork)["command"].clone();
+    assert_eq!(argv.as_array().unwrap()[3..], [json!("fork"), json!(session)], "{argv}");
+    assert!(home.event_kinds(&fork).iter().any(|k| k == "FORK_OF"));
+    wait(&home, &fork, "the fork's composer is up", || {
+        home.logs(&fork).contains("? for shortcuts")
+    });
+    turn(&home, &fork, &api, "fourth capybara");
+    let forked = home.show(&fork);
+    let branch = forked["session_id"].as_str().expect("the fork's session is known");
+    assert_ne!(branch, session, "a fork is a session of its own");
+    let files = rollouts(codex_home.path());
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(
+        forked["transcript_path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with(&format!("-{branch}.jsonl"))),
+        "{forked}"
+    );
+    wait(&home, &fork, "the fork's reply is in its transcript", || {
+        has_message(&transcript(&home, &fork), "assistant", "Mock reply to: fourth capybara")
+    });
+    assert!(
+        !has_message(&transcript(&home, &session), "user", "fourth capybara"),
+        "the forked session is left as it was"
+    );
+    home.ok(&["send", &fork, "/exit"]);
+    let ended = home.wait_end(&fork);
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+}

@@ -1,0 +1,375 @@
+//! `agents mcp` through the real binary, driven by a scripted MCP client:
+//! raw JSON-RPC lines on the server's stdin and stdout, as an agent's MCP
+//! client speaks them (handshake, tools/list, tools/call).
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use common::{Home, PATIENCE, wait_until};
+use serde_json::{Value, json};
+
+/// The tools the server offers: the tool table, one tool per method.
+const TOOLS: [&str; 11] = [
+    "run_answer",
+    "run_cancel",
+    "run_logs",
+    "run_send",
+    "run_show",
+    "run_start",
+    "run_wait",
+    "runs_list",
+    "sessions_list",
+    "transcript_read",
+    "transcripts_search",
+];
+
+/// A scripted MCP client of `agents mcp`.
+struct McpClient {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    /// Every stdout line, parsed; `Err` holds a line that is not JSON.
+    lines: mpsc::Receiver<Result<Value, String>>,
+    next_id: u64,
+}
+
+impl McpClient {
+    fn start(home: &Home) -> McpClient {
+        McpClient::start_with(home, &[])
+    }
+
+    fn start_with(home: &Home, env: &[(&str, &str)]) -> McpClient {
+        let mut child = home
+            .cmd(&["mcp"])
+            .envs(env.iter().copied())
+            .current_dir(home.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn agents mcp");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let parsed = serde_json::from_str::<Value>(&line).map_err(|_| line);
+                if tx.send(parsed).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        McpClient {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").expect("write to agents mcp");
+        stdin.flush().expect("flush to agents mcp");
+    }
+
+    /// Sends a request and returns the whole response message.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = match self.lines.recv_timeout(left) {
+                Ok(Ok(message)) => message,
+                Ok(Err(line)) => panic!("agents mcp wrote a line that is not JSON-RPC on stdout: {line:?}"),
+                Err(_) => panic!("no answer to {method} within {PATIENCE:?}"),
+            };
+            assert_eq!(message["jsonrpc"], "2.0", "{message}");
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    fn notify(&mut self, method: &str) {
+        self.send(json!({ "jsonrpc": "2.0", "method": method }));
+    }
+
+    /// The handshake: initialize, then the initialized notification.
+    fn initialize(&mut self) -> Value {
+        let answer = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": { "name": "scripted-test-client", "version": "1.0" }
+            }),
+        );
+        self.notify("notifications/initialized");
+        answer["result"].clone()
+    }
+
+    /// `tools/call`: the result object (a JSON-RPC error fails the test).
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let answer = self.request("tools/call", json!({ "name": tool, "arguments": arguments }));
+        assert!(answer.get("error").is_none(), "{tool} {arguments}: {answer}");
+        answer["result"].clone()
+    }
+
+    /// A call that must succeed: its structured content.
+    fn ok(&mut self, tool: &str, arguments: Value) -> Value {
+        let result = self.call(tool, arguments.clone());
+        assert_eq!(result["isError"], false, "{tool} {arguments}: {result}");
+        // The same JSON as text, for clients that only read text.
+        let text = result["content"][0]["text"].as_str().expect("text content");
+        if tool != "run_logs" {
+            assert_eq!(
+                serde_json::from_str::<Value>(text).unwrap(),
+                result["structuredContent"]
+            );
+        }
+        result["structuredContent"].clone()
+    }
+
+    /// A call that must fail with `code`: its message.
+    fn fails(&mut self, tool: &str, arguments: Value, code: &str) -> String {
+        let result = self.call(tool, arguments.clone());
+        assert_eq!(result["isError"], true, "{tool} {arguments}: {result}");
+        let text = result["content"][0]["text"].as_str().expect("text content");
+        assert!(text.starts_with(&format!("{code}: ")), "{tool} {arguments}: {text}");
+        assert_eq!(result["structuredContent"]["code"], code, "{result}");
+        result["structuredContent"]["message"].as_str().unwrap().to_string()
+    }
+
+    fn state(&mut self, run: &str) -> String {
+        self.ok("run_show", json!({ "run": run }))["state"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// Closes stdin, as a client that goes away does; the server must exit 0.
+    fn close(mut self) {
+        drop(self.stdin.take());
+        let mut status = None;
+        wait_until("agents mcp exits after stdin closes", PATIENCE, &mut || {
+            status = self.child.try_wait().expect("try_wait");
+            status.is_some()
+        });
+        assert!(status.unwrap().success(), "agents mcp exited with {status:?}");
+    }
+}
+
+impl Drop for McpClient {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+#[test]
+fn an_mcp_client_starts_steers_reads_and_cancels_runs() {
+    let home = Home::new();
+    let mut mcp = McpClient::start(&home);
+
+    let info = mcp.initialize();
+    assert_eq!(info["protocolVersion"], "2025-06-18", "{info}");
+    assert_eq!(info["serverInfo"]["name"], "agents", "{info}");
+    assert!(info["capabilities"]["tools"].is_object(), "{info}");
+
+    let listed = mcp.request("tools/list", json!({}));
+    let tools = listed["result"]["tools"].as_array().expect("tools").clone();
+    let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, TOOLS);
+    for tool in &tools {
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        assert!(tool["description"].as_str().is_some_and(|d| !d.is_empty()), "{tool}");
+    }
+    let start_schema = &tools.iter().find(|t| t["name"] == "run_start").unwrap()["inputSchema"];
+    assert_eq!(start_schema["required"], json!(["harness"]), "{start_schema}");
+
+    // A run that waits for a line: start it, send the line, see it answer.
+    let echo = mcp.ok(
+        "run_start",
+        json!({ "harness": "cmd", "args": ["sh", "-c", "read x; echo got:$x"], "name": "echo" }),
+    );
+    let echo_id = echo["id"].as_str().expect("run id").to_string();
+    assert_eq!(echo["harness"], "cmd");
+    assert_eq!(echo["cwd"], home.path().to_str().unwrap(), "the server's cwd");
+    let sent = mcp.ok("run_send", json!({ "run": "echo", "text": "hello", "prompt_id": "p1" }));
+    assert_eq!(sent["prompt_id"], "p1");
+    wait_until("the echo run succeeds", PATIENCE, &mut || {
+        mcp.state(&echo_id) == "succeeded"
+    });
+    let shown = mcp.ok("run_show", json!({ "run": echo_id }));
+    assert_eq!(shown["exit_code"], 0, "{shown}");
+    let logs = mcp.ok("run_logs", json!({ "run": "echo" }));
+    let lines: Vec<&str> = logs["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(lines.contains(&"got:hello"), "{lines:?}");
+    let waited = mcp.ok("run_wait", json!({ "run": "echo" }));
+    assert_eq!(
+        (waited["ended"].clone(), waited["run"]["state"].clone()),
+        (json!(true), json!("succeeded"))
+    );
+    // The same record the CLI sees: one daemon, one tool table.
+    assert_eq!(home.state(&echo_id), "succeeded");
+    // An ended run takes no more input.
+    mcp.fails("run_send", json!({ "run": echo_id, "text": "again" }), "not_running");
+
+    // A long run, cancelled.
+    let sleeper = mcp.ok(
+        "run_start",
+        json!({ "harness": "cmd", "args": ["sleep", "600"], "name": "sleeper" }),
+    );
+    let sleeper_id = sleeper["id"].as_str().unwrap().to_string();
+    wait_until("the sleeper runs", PATIENCE, &mut || {
+        mcp.state(&sleeper_id) == "running"
+    });
+    let live = mcp.ok("runs_list", json!({ "state": "live" }));
+    let live_ids: Vec<&str> = live["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(live_ids, [sleeper_id.as_str()]);
+    // No question on its screen: nothing to answer.
+    mcp.fails("run_answer", json!({ "run": "sleeper", "answer": "yes" }), "conflict");
+    // An agent inside the sleeper run starts its own MCP server: what that
+    // server starts is the sleeper's child (AGENTS_RUN_ID), and is
+    // cancelled with it.
+    let mut inner = McpClient::start_with(&home, &[("AGENTS_RUN_ID", &sleeper_id)]);
+    inner.initialize();
+    let child = inner.ok(
+        "run_start",
+        json!({ "harness": "cmd", "args": ["sleep", "600"], "name": "child" }),
+    );
+    assert_eq!(child["parent_id"], sleeper_id.as_str(), "{child}");
+    inner.close();
+    let child_id = child["id"].as_str().unwrap().to_string();
+    let cancelled = mcp.ok("run_cancel", json!({ "run": "sleeper" }));
+    assert_eq!(cancelled["ended"], true, "{cancelled}");
+    assert_eq!(cancelled["run"]["state"], "cancelled", "{cancelled}");
+    assert!(
+        cancelled["cancelling"].as_array().unwrap().contains(&json!(child_id)),
+        "{cancelled}"
+    );
+    assert_eq!(home.state(&sleeper_id), "cancelled");
+    wait_until("the child is cancelled too", PATIENCE, &mut || {
+        mcp.state(&child_id) == "cancelled"
+    });
+
+    // Filters: state, host, limit; newest first.
+    let all = mcp.ok("runs_list", json!({}));
+    let all_ids: Vec<&str> = all["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(all_ids, [child_id.as_str(), sleeper_id.as_str(), echo_id.as_str()]);
+    let succeeded = mcp.ok("runs_list", json!({ "state": "succeeded", "host": "local" }));
+    assert_eq!(succeeded["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(succeeded["runs"][0]["id"], echo_id.as_str());
+    assert_eq!(
+        mcp.ok("runs_list", json!({ "limit": 1 }))["runs"][0]["id"],
+        child_id.as_str()
+    );
+    assert_eq!(mcp.ok("runs_list", json!({ "host": "elsewhere" }))["runs"], json!([]));
+
+    // A cmd run has no transcript: a typed error, not an empty page.
+    let message = mcp.fails("transcript_read", json!({ "id": echo_id }), "unknown_session");
+    assert!(message.contains("no transcript"), "{message}");
+    // Once the harness layer indexes one for it, the run's transcript reads
+    // and searches like `agents transcript` and `agents search`.
+    let files = tempfile::tempdir().unwrap();
+    index_claude_fixture(&home, files.path(), &echo_id);
+    let page = mcp.ok("transcript_read", json!({ "id": "echo", "limit": 3 }));
+    assert_eq!(page["session"]["session_id"], SESSION, "{page}");
+    assert_eq!(page["messages"].as_array().unwrap().len(), 3);
+    assert_eq!(page["messages"][0]["text"], "hello");
+    assert_eq!(page["more"], true);
+    let hits = mcp.ok("transcripts_search", json!({ "query": "zebrafish" }));
+    assert!(
+        hits["hits"]
+            .as_array()
+            .is_some_and(|h| !h.is_empty() && h[0]["run_id"] == echo_id.as_str()),
+        "{hits}"
+    );
+
+    mcp.close();
+}
+
+#[test]
+fn failures_are_typed_tool_errors_and_only_protocol_faults_are_json_rpc_errors() {
+    let home = Home::new();
+    let mut mcp = McpClient::start(&home);
+    mcp.initialize();
+
+    // The daemon's typed errors, code first.
+    let message = mcp.fails("run_show", json!({ "run": "no-such-run" }), "unknown_run");
+    assert!(message.contains("no-such-run"), "{message}");
+    mcp.fails("run_cancel", json!({ "run": "no-such-run" }), "unknown_run");
+    mcp.fails("run_logs", json!({ "run": "no-such-run" }), "unknown_run");
+
+    // Arguments that do not fit the schema: `bad_request`, readable by the
+    // calling model (MCP 2025-11-25: input validation is a tool error).
+    let missing = mcp.fails("run_show", json!({}), "bad_request");
+    assert!(missing.contains("run"), "{missing}");
+    mcp.fails("run_send", json!({ "run": "x", "text": 5 }), "bad_request");
+    mcp.fails("run_cancel", json!({ "run": "x", "forse": true }), "bad_request");
+    let state = mcp.fails("runs_list", json!({ "state": "finished" }), "bad_request");
+    assert!(state.contains("succeeded"), "{state}");
+    mcp.fails(
+        "run_start",
+        json!({ "harness": "cmd", "args": ["true"], "model": "opus" }),
+        "bad_request",
+    );
+
+    // A run that cannot start is recorded as blocked, and says why.
+    let blocked = mcp.call("run_start", json!({ "harness": "cmd" }));
+    assert_eq!(blocked["isError"], true, "{blocked}");
+    assert_eq!(blocked["structuredContent"]["code"], "blocked", "{blocked}");
+    assert_eq!(blocked["structuredContent"]["run"]["state"], "blocked", "{blocked}");
+    let blocked_id = blocked["structuredContent"]["run"]["id"].as_str().unwrap();
+    assert_eq!(home.state(blocked_id), "blocked");
+
+    // Protocol faults stay JSON-RPC errors: an unknown tool, an unknown method.
+    let unknown_tool = mcp.request("tools/call", json!({ "name": "runs_explode", "arguments": {} }));
+    assert_eq!(unknown_tool["error"]["code"], -32602, "{unknown_tool}");
+    let unknown_method = mcp.request("runs/list", json!({}));
+    assert_eq!(unknown_method["error"]["code"], -32601, "{unknown_method}");
+
+    // Still serving after all of that.
+    assert_eq!(mcp.ok("sessions_list", json!({}))["sessions"], json!([]));
+    mcp.close();
+}
+
+const SESSION: &str = "11111111-2222-4333-8444-555555555555";
+
+/// The Claude fixture session indexed for `run`, as the harness layer's
+/// `index_transcript` does when a hook names the file.
+fn index_claude_fixture(home: &Home, dir: &Path, run: &str) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/transcripts/claude");
+    let project = dir.join("projects/-home-user-project");
+    std::fs::create_dir_all(&project).unwrap();
+    let session: PathBuf = project.join(format!("{SESSION}.jsonl"));
+    std::fs::copy(from.join(format!("{SESSION}.jsonl")), &session).unwrap();
+    let mut conn = agents::store::open_migrated(&home.path().join("agents.db")).unwrap();
+    agents::transcript::index::index_transcript(&mut conn, &session, SESSION, Some(run)).unwrap();
+}
