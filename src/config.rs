@@ -16,6 +16,10 @@ pub struct Config {
     pub keys: std::collections::HashMap<String, String>,
     /// Harness profiles: `agents run NAME` (see `harness::Profile`).
     pub profiles: std::collections::BTreeMap<String, crate::harness::Profile>,
+    /// `[prices."MODEL-PREFIX"]`: USD per million tokens, replacing the
+    /// built-in estimate for models whose name starts with the prefix
+    /// (see `transcript::price`).
+    pub prices: std::collections::BTreeMap<String, crate::transcript::price::Price>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -73,6 +77,7 @@ impl Config {
         parse_size(&config.engine.default_size).map_err(|e| format!("engine.default_size: {e}"))?;
         crate::tui::keymap::Keymap::from_config(&config.keys).map_err(|e| format!("keys: {e}"))?;
         crate::harness::validate_profiles(&config.profiles)?;
+        crate::transcript::price::validate(&config.prices)?;
         Ok(config)
     }
 
@@ -178,6 +183,24 @@ mod tests {
         assert!(watch.refresh());
         assert_eq!(watch.current.engine.quiet_ms, 300);
         assert!(watch.problem.is_none());
+    }
+
+    #[test]
+    fn prices_override_by_prefix_and_bad_ones_are_refused() {
+        let config = Config::parse(
+            "[prices.\"claude-opus-4\"]\ninput = 3.0\noutput = 15.0\ncache_read = 0.3\ncache_write = 3.75\n",
+        )
+        .unwrap();
+        assert_eq!(config.prices["claude-opus-4"].output, 15.0);
+        let missing = Config::parse("[prices.\"gpt-5\"]\ninput = 1.0\noutput = 2.0\ncache_read = 0.1\n").unwrap_err();
+        assert!(missing.contains("cache_write"), "{missing}");
+        let negative =
+            Config::parse("[prices.\"gpt-5\"]\ninput = -1.0\noutput = 2.0\ncache_read = 0.1\ncache_write = 1.0\n")
+                .unwrap_err();
+        assert!(negative.contains("prices.\"gpt-5\": input = -1"), "{negative}");
+        let unknown =
+            Config::parse("[prices.x]\ninput = 1.0\noutput = 1.0\ncache_read = 0\ncache_write = 0\ncached = 1\n");
+        assert!(unknown.unwrap_err().contains("cached"));
     }
 
     #[test]

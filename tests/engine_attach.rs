@@ -337,6 +337,65 @@ fn logs_follow_prints_lines_as_they_scroll_and_exits_when_the_run_ends() {
     assert_eq!(got, all);
 }
 
+#[test]
+fn logs_follow_prints_each_line_once_it_is_complete_and_never_twice() {
+    let home = Home::new();
+    let (go, go2) = (home.path().join("go"), home.path().join("go2"));
+    let wait = |f: &std::path::Path| format!("while [ ! -e '{}' ]; do sleep 0.05; done", f.display());
+    // A screen taller than the output: nothing ever scrolls off.
+    let script = format!(
+        "echo alpha; echo beta; {}; printf gam; {}; echo ma; echo delta",
+        wait(&go),
+        wait(&go2)
+    );
+    let id = home.start(&["--size", "80x24", "cmd", "--", "sh", "-c", &script]);
+    home.wait_until("the run printed its first lines", || {
+        String::from_utf8_lossy(&home.raw_log(&id)).contains("beta")
+    });
+
+    let mut follow = Spawned(
+        home.cmd(&["logs", "--follow", &id])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("agents logs --follow"),
+    );
+    let stdout = follow.0.stdout.take().expect("piped stdout");
+    let (tx, lines) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut got: Vec<String> = Vec::new();
+    let mut next_line = || {
+        let line = lines.recv_timeout(PATIENCE).expect("a line from logs --follow");
+        got.push(line.clone());
+        line
+    };
+
+    // The screen's completed lines, at once, while the run waits.
+    assert_eq!(next_line(), "alpha");
+    assert_eq!(next_line(), "beta");
+    assert_eq!(home.state(&id), "running");
+
+    // A line is printed when it is complete, not in pieces.
+    std::fs::write(&go, b"").expect("create the go file");
+    std::fs::write(&go2, b"").expect("create the go2 file");
+    assert_eq!(next_line(), "gamma");
+    assert_eq!(next_line(), "delta");
+
+    home.wait_end(&id);
+    let status = follow.exit_status();
+    assert!(status.success(), "logs --follow exited with {status}");
+    while let Ok(line) = lines.recv_timeout(PATIENCE) {
+        got.push(line);
+    }
+    assert_eq!(got, ["alpha", "beta", "gamma", "delta"], "each line once");
+}
+
 // ── 6. Export ───────────────────────────────────────────────────────────
 
 #[test]

@@ -14,9 +14,10 @@ use common::{Home, PATIENCE, wait_until};
 use serde_json::{Value, json};
 
 /// The tools the server offers: the tool table, one tool per method.
-const TOOLS: [&str; 11] = [
+const TOOLS: [&str; 13] = [
     "run_answer",
     "run_cancel",
+    "run_lineage",
     "run_logs",
     "run_send",
     "run_show",
@@ -24,6 +25,7 @@ const TOOLS: [&str; 11] = [
     "run_wait",
     "runs_list",
     "sessions_list",
+    "sessions_show",
     "transcript_read",
     "transcripts_search",
 ];
@@ -312,6 +314,17 @@ fn an_mcp_client_starts_steers_reads_and_cancels_runs() {
         "{hits}"
     );
 
+    // The conversation as a session record, and the tree around a run.
+    let session = mcp.ok("sessions_show", json!({ "session": &SESSION[..8] }));
+    assert_eq!(session["id"], SESSION, "{session}");
+    assert_eq!(session["runs"][0]["id"], echo_id.as_str(), "{session}");
+    assert_eq!(session["runs"][0]["relation"], "started", "{session}");
+    let tree = mcp.ok("run_lineage", json!({ "run": "child" }));
+    assert_eq!(tree["focus"], child_id.as_str(), "{tree}");
+    assert_eq!(tree["root"]["id"], sleeper_id.as_str(), "{tree}");
+    assert_eq!(tree["root"]["children"][0]["id"], child_id.as_str(), "{tree}");
+    assert_eq!(tree["root"]["children"][0]["edge"], "child", "{tree}");
+
     mcp.close();
 }
 
@@ -355,6 +368,13 @@ fn failures_are_typed_tool_errors_and_only_protocol_faults_are_json_rpc_errors()
     let unknown_method = mcp.request("runs/list", json!({}));
     assert_eq!(unknown_method["error"]["code"], -32601, "{unknown_method}");
 
+    mcp.fails(
+        "sessions_show",
+        json!({ "session": "no-such-session" }),
+        "unknown_session",
+    );
+    mcp.fails("run_lineage", json!({ "run": "no-such-run" }), "unknown_run");
+
     // Still serving after all of that.
     assert_eq!(mcp.ok("sessions_list", json!({}))["sessions"], json!([]));
     mcp.close();
@@ -362,8 +382,8 @@ fn failures_are_typed_tool_errors_and_only_protocol_faults_are_json_rpc_errors()
 
 const SESSION: &str = "11111111-2222-4333-8444-555555555555";
 
-/// The Claude fixture session indexed for `run`, as the harness layer's
-/// `index_transcript` does when a hook names the file.
+/// The Claude fixture session indexed for `run` and linked to it, as the
+/// harness layer does when a hook names the file.
 fn index_claude_fixture(home: &Home, dir: &Path, run: &str) {
     let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/transcripts/claude");
     let project = dir.join("projects/-home-user-project");
@@ -372,4 +392,6 @@ fn index_claude_fixture(home: &Home, dir: &Path, run: &str) {
     std::fs::copy(from.join(format!("{SESSION}.jsonl")), &session).unwrap();
     let mut conn = agents::store::open_migrated(&home.path().join("agents.db")).unwrap();
     agents::transcript::index::index_transcript(&mut conn, &session, SESSION, Some(run)).unwrap();
+    let path = session.to_string_lossy();
+    agents::store::harness::learn_session(&conn, run, "claude", SESSION, Some(&path), "hook").unwrap();
 }

@@ -1,6 +1,6 @@
 //! Property tests (DESIGN §11) for everything that parses bytes we do not
-//! control: the transcript readers (Claude and Codex JSONL, Gemini JSON,
-//! aider markdown), the protocol's frame decoder, and the emulator wrapper.
+//! control: the transcript readers (Claude, Codex and Gemini JSONL, Gemini's
+//! older JSON document, aider markdown), the protocol's frame decoder, and the emulator wrapper.
 //! Inputs are arbitrary bytes, and real fixture lines cut, overwritten,
 //! padded and interleaved with garbage; proptest shrinks any failure to a
 //! small case. Case counts keep the file under ~30 s in a debug build;
@@ -89,7 +89,7 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 /// The JSONL fixtures, each with its format.
-const JSONL: [(Format, &str); 4] = [
+const JSONL: [(Format, &str); 5] = [
     (Format::Claude, "claude/11111111-2222-4333-8444-555555555555.jsonl"),
     (Format::Claude, "claude/damaged.jsonl"),
     (
@@ -100,12 +100,26 @@ const JSONL: [(Format, &str); 4] = [
         Format::Codex,
         "codex/rollout-2026-11-29T10-47-05-01a226ea-66f4-7fc3-bbaa-d4aa6bcff7b0.jsonl",
     ),
+    (Format::Gemini, GEMINI),
 ];
 
 const AIDER: &str = "aider/.aider.chat.history.md";
-const GEMINI: &str = "gemini/session-2026-11-29T08-00-7f3c2b1a.json";
+const GEMINI: &str = "gemini/session-2026-11-29T11-52-33573076.jsonl";
 
-const LINE_FORMATS: [Format; 3] = [Format::Claude, Format::Codex, Format::Aider];
+/// The recorded Gemini chat's messages as one document, the shape older
+/// Gemini CLIs wrote.
+fn gemini_document() -> Vec<u8> {
+    let records: Vec<serde_json::Value> = fixture(GEMINI)
+        .split(|b| *b == b'\n')
+        .filter_map(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
+        .filter(|r| r.get("id").is_some())
+        .collect();
+    serde_json::json!({ "sessionId": "s", "messages": records })
+        .to_string()
+        .into_bytes()
+}
+
+const LINE_FORMATS: [Format; 4] = [Format::Claude, Format::Codex, Format::Gemini, Format::Aider];
 
 /// Reads `bytes` as a whole file, handed over in chunks that end at `cuts`.
 fn read_chunked(format: Format, bytes: &[u8], cuts: &[usize]) -> Batch {
@@ -310,15 +324,16 @@ proptest! {
         prop_assert_eq!(read_chunked(Format::Aider, &doc, &[]), read_chunked(Format::Aider, &doc, &cuts));
     }
 
-    /// A Gemini chat caught mid-rewrite or damaged: never a panic; a
-    /// document that is not JSON is one malformed read with no messages.
+    /// A whole-document Gemini chat caught mid-rewrite or damaged: never a
+    /// panic; a document that is not JSON is one malformed read with no
+    /// messages.
     #[test]
     fn a_damaged_gemini_chat_is_counted_never_fatal(
         damage in prop::collection::vec(mutation(), 1..4),
         finished in any::<bool>(),
         done in 0..4usize,
     ) {
-        let mut doc = fixture(GEMINI);
+        let mut doc = gemini_document();
         for m in &damage {
             doc = m.apply(&doc);
         }

@@ -177,3 +177,136 @@ fn an_unknown_transcript_is_a_one_line_error() {
     );
     assert_eq!(err.lines().count(), 1);
 }
+
+/// The tokens a Claude JSONL file records, counted the way the API bills
+/// them: each response (`message.id`) once, however many lines repeat it.
+/// Returns `[input, output, cache_read, cache_write]` and the models named.
+fn recorded_tokens(path: &Path) -> ([i64; 4], Vec<String>) {
+    let mut responses: std::collections::BTreeMap<String, [i64; 4]> = Default::default();
+    let mut models = Vec::new();
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let m = &v["message"];
+        if m["usage"].is_null() {
+            continue;
+        }
+        let n = |k: &str| m["usage"][k].as_i64().unwrap_or(0);
+        let tokens = [
+            n("input_tokens"),
+            n("output_tokens"),
+            n("cache_read_input_tokens"),
+            n("cache_creation_input_tokens"),
+        ];
+        responses.insert(m["id"].as_str().unwrap().to_string(), tokens);
+        if let Some(model) = m["model"].as_str()
+            && !models.iter().any(|x| x == model)
+        {
+            models.push(model.to_string());
+        }
+    }
+    let mut sum = [0; 4];
+    for t in responses.values() {
+        for (s, x) in sum.iter_mut().zip(t) {
+            *s += x;
+        }
+    }
+    (sum, models)
+}
+
+fn tokens_json(t: [i64; 4]) -> Value {
+    serde_json::json!({ "input": t[0], "output": t[1], "cache_read": t[2], "cache_write": t[3] })
+}
+
+#[test]
+fn show_totals_a_runs_tokens_with_its_subagents_share_and_an_estimate() {
+    let home = Home::new();
+    let run = home.start(&["cmd", "--", "true"]);
+    home.wait_end(&run);
+    assert!(home.show(&run).get("usage").is_none(), "no transcript, no usage");
+    let files = tempfile::tempdir().unwrap();
+    let session = claude_session(files.path());
+    index(&home, &session, Some(&run));
+
+    let (main, models) = recorded_tokens(&session);
+    let subagent = session
+        .with_extension("")
+        .join(format!("subagents/agent-{AGENT}.jsonl"));
+    let (sub, sub_models) = recorded_tokens(&subagent);
+    assert!(
+        main.iter().any(|&n| n > 0) && sub.iter().any(|&n| n > 0),
+        "the fixture records usage"
+    );
+    let all: [i64; 4] = std::array::from_fn(|i| main[i] + sub[i]);
+    let messages = home.ok(&["transcript", &run, "--json"]).lines().count() as i64;
+
+    let usage = home.show(&run)["usage"].clone();
+    assert_eq!(usage["tokens"], tokens_json(all), "{usage:#}");
+    assert_eq!(usage["subagents"]["tokens"], tokens_json(sub), "{usage:#}");
+    assert_eq!(usage["messages"], messages);
+    assert_eq!(usage["subagents"]["messages"], 2, "the two sidechain messages");
+    // Main and subagent both ran the one model the fixture names.
+    assert_eq!(models, sub_models);
+    assert_eq!(models.len(), 1);
+    let by_model = usage["models"].as_array().unwrap();
+    assert_eq!(by_model.len(), 1);
+    assert_eq!(by_model[0]["model"], models[0].as_str());
+    assert_eq!(by_model[0]["tokens"], tokens_json(all));
+    // `claude-opus-4-8` is priced by the built-in `claude-opus-4` entry.
+    assert_eq!(by_model[0]["price"], "claude-opus-4");
+    let cost = usage["estimated_cost_usd"].as_f64().expect("a priced model has a cost");
+    assert!(cost > 0.0);
+    assert_eq!(by_model[0]["estimated_cost_usd"].as_f64(), Some(cost));
+
+    let text = home.ok(&["show", &run]);
+    let line = text.lines().find(|l| l.starts_with("tokens")).expect("a tokens line");
+    assert!(
+        line.contains(&format!("{} in · {} out", all[0], all[1])) && line.contains("— est. $"),
+        "{line}"
+    );
+    assert!(text.contains(&format!("subagents: {} in", sub[0])), "{text}");
+}
+
+#[test]
+fn prices_in_config_replace_the_built_in_estimate() {
+    let price = [2.0, 10.0, 0.5, 4.0];
+    let home = Home::with_config(&format!(
+        "[prices.\"claude-opus-4-8\"]\ninput = {}\noutput = {}\ncache_read = {}\ncache_write = {}\n",
+        price[0], price[1], price[2], price[3]
+    ));
+    let run = home.start(&["cmd", "--", "true"]);
+    home.wait_end(&run);
+    let files = tempfile::tempdir().unwrap();
+    let session = claude_session(files.path());
+    index(&home, &session, Some(&run));
+    let (main, _) = recorded_tokens(&session);
+    let (sub, _) = recorded_tokens(
+        &session
+            .with_extension("")
+            .join(format!("subagents/agent-{AGENT}.jsonl")),
+    );
+    let expected: f64 = (0..4).map(|i| (main[i] + sub[i]) as f64 * price[i]).sum::<f64>() / 1e6;
+
+    let usage = home.show(&run)["usage"].clone();
+    assert_eq!(usage["models"][0]["price"], "claude-opus-4-8");
+    let cost = usage["estimated_cost_usd"].as_f64().unwrap();
+    assert!((cost - expected).abs() < 1e-12, "{cost} != {expected}");
+
+    // A price that is not one is refused when the config is read.
+    std::fs::write(
+        home.config.path().join("agents/config.toml"),
+        "[prices.\"claude-opus-4-8\"]\ninput = -2\noutput = 10\ncache_read = 0.5\ncache_write = 4\n",
+    )
+    .unwrap();
+    let doctor = home.run(&["doctor"]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&doctor.stdout),
+        String::from_utf8_lossy(&doctor.stderr)
+    );
+    assert!(said.contains("prices.\"claude-opus-4-8\": input = -2"), "{said}");
+    // The daemon keeps the last valid prices.
+    let cost_after = home.show(&run)["usage"]["estimated_cost_usd"].as_f64().unwrap();
+    assert_eq!(cost_after, cost);
+}

@@ -144,9 +144,37 @@ fn populated() -> App {
         run: parent,
         events,
         harness: Default::default(),
+        usage: Some(usage()),
     })));
     app.take_commands();
     app
+}
+
+/// What `fix-tests` spent: its own conversation and one subagent's.
+fn usage() -> agents::api::RunUsage {
+    use agents::api::{ModelUsage, RunUsage, UsageShare};
+    use agents::transcript::Usage;
+    let tokens = |input, output, cache_read| Usage {
+        input,
+        output,
+        cache_read,
+        cache_write: 0,
+    };
+    RunUsage {
+        tokens: tokens(12_300, 4_100, 80_000),
+        messages: 42,
+        subagents: UsageShare {
+            tokens: tokens(1_200, 300, 9_000),
+            messages: 6,
+        },
+        models: vec![ModelUsage {
+            model: Some("claude-sonnet-4-5".into()),
+            tokens: tokens(12_300, 4_100, 80_000),
+            price: Some("claude-sonnet-4".into()),
+            estimated_cost_usd: Some(0.1224),
+        }],
+        estimated_cost_usd: Some(0.1224),
+    }
 }
 
 fn screen(app: &mut App, width: u16, height: u16) -> String {
@@ -282,8 +310,22 @@ fn the_lineage_tab_shows_the_run_this_one_resumed_and_the_runs_that_forked_it() 
             "running",
             Some("native"),
             serde_json::json!([
-                node("child", "01BBBBBBBBBBBBBBBBBBBBBBBB", "explore", "running", None, serde_json::json!([])),
-                node("fork_of", "01CCCCCCCCCCCCCCCCCCCCCCCC", "docs", "running", None, serde_json::json!([])),
+                node(
+                    "child",
+                    "01BBBBBBBBBBBBBBBBBBBBBBBB",
+                    "explore",
+                    "running",
+                    None,
+                    serde_json::json!([])
+                ),
+                node(
+                    "fork_of",
+                    "01CCCCCCCCCCCCCCCCCCCCCCCC",
+                    "docs",
+                    "running",
+                    None,
+                    serde_json::json!([])
+                ),
             ]),
         )]),
     );

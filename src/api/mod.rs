@@ -8,6 +8,7 @@ mod hosts;
 mod lineage;
 mod transcript;
 mod types;
+mod usage;
 
 pub use error::{ApiError, ErrorCode};
 pub use harness::*;
@@ -15,6 +16,7 @@ pub use hosts::*;
 pub use lineage::*;
 pub use transcript::*;
 pub use types::*;
+pub use usage::*;
 
 /// Method names of the tool table. Stable: clients of older versions use them.
 pub mod method {

@@ -143,6 +143,10 @@ pub struct RunDetail {
     /// subagents), flattened into the same object.
     #[serde(flatten, default)]
     pub harness: super::HarnessDetail,
+    /// Tokens and estimated cost from the run's transcripts; absent when
+    /// none recorded usage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<super::RunUsage>,
 }
 
 /// `runs.start`: the normalized intent, resolved by the client where only the

@@ -95,14 +95,14 @@ pub async fn logs(paths: &Paths, run: &str, follow: bool, raw: bool) -> Result<i
     let mut out = stdout.lock();
     read_output(paths, run, true, |bytes| {
         follower.feed(bytes);
-        for line in follower.take_finished() {
+        for line in follower.take_complete() {
             writeln!(out, "{line}")?;
         }
         out.flush()?;
         Ok(())
     })
     .await?;
-    for line in follower.take_screen() {
+    for line in follower.take_rest() {
         writeln!(out, "{line}")?;
     }
     Ok(0)

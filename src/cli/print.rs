@@ -144,6 +144,23 @@ pub fn detail(d: &RunDetail) -> String {
     if let Some(t) = &d.harness.transcript_path {
         field("transcript", t.clone());
     }
+    if let Some(u) = &d.usage {
+        use crate::transcript::usage;
+        field("tokens", usage::summary(u));
+        // Continuation lines: the subagents' share, and each model's when
+        // there are several (one model is the whole line already).
+        if let Some(sub) = usage::subagents_line(u) {
+            field("", format!("subagents: {sub}"));
+        }
+        if u.models.len() > 1 {
+            for m in &u.models {
+                let cost = m.estimated_cost_usd.map(usage::dollars).unwrap_or_else(|| "—".into());
+                let name = m.model.as_deref().unwrap_or("several models");
+                field("", format!("{name}: {} — est. {cost}", usage::tokens_line(&m.tokens)));
+            }
+        }
+        field("messages", u.messages.to_string());
+    }
     if let Some(from) = &d.harness.resumed_from {
         let how = d.harness.resume_mode.as_deref().unwrap_or("fork");
         field("from", format!("session {from} ({how})"));

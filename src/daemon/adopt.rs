@@ -147,6 +147,7 @@ pub async fn finish(daemon: &Arc<Daemon>, id: &str, ending: Ending) {
         Err(e) => tracing::error!("cannot record the end of run {id}: {e}"),
     }
     daemon.changed(id);
+    daemon.transcripts.release();
 }
 
 /// How long a harness gets to die of the hangup after its supervisor died,

@@ -55,7 +55,7 @@ pub async fn call(
             let RunRef { run } = params(p)?;
             let row = resolve_row(daemon, &run).await?;
             let id = row.id.clone();
-            let (events, info, subagents, edge, attempts) = daemon
+            let (events, info, subagents, edge, attempts, sources) = daemon
                 .store
                 .call(move |c| {
                     Ok((
@@ -64,10 +64,12 @@ pub async fn call(
                         crate::store::harness::subagents(c, &id)?,
                         crate::store::lineage::edge_of(c, &id)?,
                         crate::store::attempts::list(c, &id)?,
+                        crate::store::usage::run_sources(c, &id)?,
                     ))
                 })
                 .await
                 .map_err(ApiError::internal)?;
+            let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
             to_value(RunDetail {
                 run: row.to_record(),
                 events,
@@ -80,6 +82,7 @@ pub async fn call(
                     resumed_from: edge.and_then(|e| e.session),
                     attempts,
                 },
+                usage: crate::transcript::usage::run_usage(&sources, &prices),
             })
         }
         method::RUNS_SEND => {
@@ -204,15 +207,7 @@ pub async fn call(
             {
                 return outcome;
             }
-            let bytes: Vec<u8> = match answer.to_ascii_lowercase().as_str() {
-                "yes" | "y" => b"1".to_vec(),
-                "no" | "n" => vec![0x1b],
-                _ => {
-                    let mut b = answer.clone().into_bytes();
-                    b.push(b'\r');
-                    b
-                }
-            };
+            let mut typed = super::queue::answer_input(&row.harness, &answer);
             // When a hook already said the agent asks, its question may not
             // be drawn yet: let the supervisor wait a moment for it.
             let wait_ms = if row.status == crate::api::ActivityStatus::NeedsApproval {
@@ -220,10 +215,8 @@ pub async fn call(
             } else {
                 0
             };
-            let answered = live
-                .link
-                .call(sup::ANSWER, json!({ "bytes": bytes, "wait_ms": wait_ms }))
-                .await;
+            typed["wait_ms"] = wait_ms.into();
+            let answered = live.link.call(sup::ANSWER, typed).await;
             match answered {
                 // The supervisor looked and refused (no question on screen).
                 Err(e) if e.code == ErrorCode::BadRequest => {

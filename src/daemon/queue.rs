@@ -11,6 +11,29 @@ use crate::api::{ActivityStatus, ApiError, ErrorCode, SendResult};
 use crate::harness::status::{self, Rules, Verdict};
 use crate::store::runs;
 
+/// What `sup.answer` types for `agents answer` to a run of this harness
+/// family: `yes` / `no` are the one key a permission prompt takes (`1`,
+/// Esc); other text is typed the way a prompt is — as one paste when the
+/// adapter says the harness takes prompts so (`text` + `paste`: the
+/// supervisor pastes only if the screen asked for bracketed paste), else
+/// keystrokes then Enter. `bytes` is always given: a supervisor older than
+/// text answers types those.
+pub fn answer_input(family: &str, answer: &str) -> serde_json::Value {
+    let keys = |bytes: Vec<u8>| serde_json::json!({ "bytes": bytes });
+    match answer.to_ascii_lowercase().as_str() {
+        "yes" | "y" => keys(b"1".to_vec()),
+        "no" | "n" => keys(vec![0x1b]),
+        _ => {
+            let mut typed = keys(format!("{answer}\r").into_bytes());
+            if crate::harness::adapter_for(family).is_some_and(|a| a.pastes_prompts()) {
+                typed["text"] = answer.into();
+                typed["paste"] = true.into();
+            }
+            typed
+        }
+    }
+}
+
 /// Queues a prompt (idempotent by id) and wakes the run's delivery loop.
 pub async fn enqueue(daemon: &Arc<Daemon>, run: &str, prompt_id: &str, text: &str) -> Result<SendResult, ApiError> {
     let (r, p, t) = (run.to_string(), prompt_id.to_string(), text.to_string());
@@ -180,4 +203,33 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
             runs::append_event(c, &run, "PROMPT_DELIVERED", &serde_json::json!({ "prompt_id": pid }))
         })
         .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::answer_input;
+
+    #[test]
+    fn yes_and_no_are_single_keys_for_every_harness() {
+        for family in ["codex", "claude", "shell"] {
+            assert_eq!(answer_input(family, "yes"), json!({ "bytes": [b'1'] }));
+            assert_eq!(answer_input(family, "N"), json!({ "bytes": [0x1b] }));
+        }
+    }
+
+    #[test]
+    fn a_text_answer_is_pasted_like_a_prompt_only_for_a_harness_that_pastes_prompts() {
+        let typed = |text: &str| json!(format!("{text}\r").into_bytes());
+        assert_eq!(
+            answer_input("codex", "use the cache"),
+            json!({ "bytes": typed("use the cache"), "text": "use the cache", "paste": true })
+        );
+        assert_eq!(
+            answer_input("claude", "use the cache"),
+            json!({ "bytes": typed("use the cache") })
+        );
+        assert_eq!(answer_input("no-such-family", "x"), json!({ "bytes": typed("x") }));
+    }
 }

@@ -235,6 +235,10 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
         ..StartParams::default()
     };
     let record = super::start::start(daemon, start).await?;
+    if !fork && blocker.is_none() {
+        // The conversation goes on in the same files: tail them again.
+        daemon.transcripts.watch_session(&daemon.store, &session).await;
+    }
     let (new_id, old_id, kind) = (
         record.id.clone(),
         last.id.clone(),

@@ -32,6 +32,8 @@ enum Job {
     Watch(Vec<PathBuf>),
     /// Something changed at this path.
     Changed(PathBuf),
+    /// A run ended: stop tailing the sessions no live run uses.
+    Prune,
 }
 
 /// The transcript tailer: a task that owns the file watcher and indexes
@@ -93,6 +95,23 @@ impl Transcripts {
         let _ = self.grew.send(session_id.to_string());
         Ok(report)
     }
+
+    /// A run ended: the files of sessions no live run uses are no longer
+    /// tailed, and their folders no longer watched (inotify watches are a
+    /// per-user resource shared with every other program).
+    pub fn release(&self) {
+        let _ = self.jobs.send(Job::Prune);
+    }
+
+    /// A session is resumed: tail the files it has again.
+    pub async fn watch_session(&self, store: &Store, session_id: &str) {
+        let s = session_id.to_string();
+        if let Ok(sources) = store.call(move |c| db::session_sources(c, &s)).await {
+            let _ = self
+                .jobs
+                .send(Job::Watch(sources.into_iter().map(|s| PathBuf::from(s.path)).collect()));
+        }
+    }
 }
 
 /// What the harness layer calls when a hook names a transcript path.
@@ -140,6 +159,24 @@ async fn catch_up(store: &Store, path: &Path) -> Result<index::Stepped, IndexErr
     }
 }
 
+/// A Claude session's main file (not a subagent's): its subagents' files
+/// appear in a folder beside it.
+fn is_claude_session(file: &Path) -> bool {
+    Format::detect(file) == Some(Format::Claude) && SubagentLink::beside(file).is_none()
+}
+
+/// The folders watched to tail `file`: its own, and for a Claude session
+/// `<session>/` and `<session>/subagents/`.
+fn folders(file: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = file.parent().map(Path::to_path_buf).into_iter().collect();
+    if is_claude_session(file) {
+        let dir = file.with_extension("");
+        dirs.push(dir.join("subagents"));
+        dirs.push(dir);
+    }
+    dirs
+}
+
 struct Tailer {
     store: Store,
     grew: broadcast::Sender<String>,
@@ -163,6 +200,7 @@ impl Tailer {
         while let Some(first) = rx.recv().await {
             // Coalesce a burst: each changed file is read once per wake-up.
             let mut changed: Vec<PathBuf> = Vec::new();
+            let mut prune = false;
             let mut job = Some(first);
             while let Some(j) = job.take().or_else(|| rx.try_recv().ok()) {
                 match j {
@@ -180,10 +218,39 @@ impl Tailer {
                             changed.push(p);
                         }
                     }
+                    Job::Prune => prune = true,
                 }
             }
             for path in changed {
                 self.changed(&path).await;
+            }
+            // After the reads: what a run wrote last is indexed first.
+            if prune {
+                self.prune().await;
+            }
+        }
+    }
+
+    /// Stops tailing the files no live run uses, and unwatches the folders
+    /// that only they needed (a folder holds many sessions' files).
+    async fn prune(&mut self) {
+        let live = match self.store.call(|c| db::live_sources(c)).await {
+            Ok(live) => live,
+            Err(e) => return tracing::warn!("transcript watches not pruned: {e}"),
+        };
+        let live: HashSet<PathBuf> = live.into_iter().map(|s| PathBuf::from(s.path)).collect();
+        self.files.retain(|f| live.contains(f));
+        let files = &self.files;
+        self.claude_dirs.retain(|_, session_file| files.contains(session_file));
+        let needed: HashSet<PathBuf> = self.files.iter().flat_map(|f| folders(f)).collect();
+        if let Some(w) = self.watcher.as_mut() {
+            let stale: Vec<PathBuf> = w
+                .watched()
+                .filter(|d| !needed.contains(*d))
+                .map(Path::to_path_buf)
+                .collect();
+            for dir in stale {
+                w.unwatch_dir(&dir);
             }
         }
     }
@@ -194,19 +261,16 @@ impl Tailer {
             return false;
         }
         let Some(w) = self.watcher.as_mut() else { return false };
-        if let Some(dir) = file.parent()
-            && let Err(e) = w.watch_dir(dir)
-        {
-            tracing::debug!("cannot watch {}: {e}", dir.display());
+        for dir in folders(file) {
+            // A Claude session's own folders may not exist yet: their
+            // creation is seen one level up.
+            if let Err(e) = w.watch_dir(&dir) {
+                tracing::debug!("cannot watch {}: {e}", dir.display());
+            }
         }
         self.files.insert(file.to_path_buf());
-        let is_claude_session = Format::detect(file) == Some(Format::Claude) && SubagentLink::beside(file).is_none();
-        if is_claude_session {
-            let dir = file.with_extension("");
-            self.claude_dirs.insert(dir.clone(), file.to_path_buf());
-            // Either may not exist yet; their creation is seen one level up.
-            let _ = w.watch_dir(&dir);
-            let _ = w.watch_dir(&dir.join("subagents"));
+        if is_claude_session(file) {
+            self.claude_dirs.insert(file.with_extension(""), file.to_path_buf());
         }
         true
     }
@@ -484,4 +548,112 @@ pub async fn search(daemon: &Arc<Daemon>, p: SearchParams) -> Result<Vec<SearchH
         StoreError::Sqlite(e) if p.raw => ApiError::bad_request(format!("bad search query: {e}")),
         e => storage(e),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::params;
+
+    use super::*;
+
+    /// A tailer over a fresh store, with its watcher but not its task: the
+    /// test hands it jobs one at a time.
+    fn tailer(store: &Store) -> Tailer {
+        Tailer {
+            store: store.clone(),
+            grew: broadcast::channel(16).0,
+            watcher: Some(Watcher::new(|_| {}).unwrap()),
+            files: HashSet::new(),
+            claude_dirs: HashMap::new(),
+        }
+    }
+
+    async fn add_run(store: &Store, id: &str, state: &str, session: &str) {
+        let (id, state, session) = (id.to_string(), state.to_string(), session.to_string());
+        store
+            .call(move |c| {
+                c.execute(
+                    "INSERT INTO runs (id, name, harness, cwd, command, state, root_run_id, launch_id, created_at, rows, cols, session_id)
+                     VALUES (?1, ?1, 'codex', '/', '[]', ?2, ?1, ?1, 1, 40, 120, ?3)",
+                    params![id, state, session],
+                )?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+    }
+
+    async fn end_run(store: &Store, id: &str) {
+        let id = id.to_string();
+        store
+            .call(move |c| {
+                c.execute("UPDATE runs SET state = 'succeeded' WHERE id = ?1", [&id])?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+    }
+
+    fn watched(t: &Tailer) -> Vec<&Path> {
+        let mut dirs: Vec<&Path> = t.watcher.as_ref().unwrap().watched().collect();
+        dirs.sort();
+        dirs
+    }
+
+    #[tokio::test]
+    async fn a_sessions_folders_are_unwatched_once_no_live_run_uses_it_and_watched_again_on_resume() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("a.db")).unwrap();
+        // Two Codex sessions in folders of their own, and a third session
+        // sharing the first one's folder.
+        let file = |day: &str, name: &str| {
+            let folder = dir.path().join(day);
+            std::fs::create_dir_all(&folder).unwrap();
+            let f = folder.join(format!("rollout-{name}.jsonl"));
+            std::fs::write(&f, b"").unwrap();
+            f
+        };
+        let (a, b, c) = (file("d1", "a"), file("d2", "b"), file("d1", "c"));
+        add_run(&store, "RA", "running", "SA").await;
+        add_run(&store, "RB", "running", "SB").await;
+        add_run(&store, "RC", "running", "SC").await;
+        for (f, session, run) in [(&a, "SA", "RA"), (&b, "SB", "RB"), (&c, "SC", "RC")] {
+            let (f, session, run) = (f.clone(), session.to_string(), run.to_string());
+            store
+                .call(move |conn| Ok(index::register(conn, &f, &session, Some(&run), None)))
+                .await
+                .unwrap()
+                .unwrap();
+        }
+        let mut t = tailer(&store);
+        for f in [&a, &b, &c] {
+            assert!(t.watch(f));
+        }
+        let (d1, d2) = (dir.path().join("d1"), dir.path().join("d2"));
+        assert_eq!(watched(&t), [d1.as_path(), d2.as_path()]);
+
+        // B's run ends: its folder goes. A's ends: d1 stays for C's run.
+        end_run(&store, "RB").await;
+        t.prune().await;
+        assert_eq!(watched(&t), [d1.as_path()]);
+        end_run(&store, "RA").await;
+        t.prune().await;
+        assert_eq!(watched(&t), [d1.as_path()]);
+        assert!(!t.files.contains(&a) && t.files.contains(&c));
+        end_run(&store, "RC").await;
+        t.prune().await;
+        assert!(watched(&t).is_empty());
+        assert!(t.files.is_empty());
+
+        // A later run resumes session B (the source still names RB): its
+        // file is tailed again, and kept while that run lives.
+        add_run(&store, "RB2", "running", "SB").await;
+        let sources = store.call(|conn| db::session_sources(conn, "SB")).await.unwrap();
+        for src in sources {
+            t.watch(Path::new(&src.path));
+        }
+        t.prune().await;
+        assert_eq!(watched(&t), [d2.as_path()]);
+        assert!(t.files.contains(&b));
+    }
 }

@@ -1,12 +1,14 @@
 //! aider. It has no session ids and no resume: its transcript is the
-//! project's `.aider.chat.history.md`, and status comes from the screen and
+//! project's `.aider.chat.history.md` (aider 0.86: at the root of the git
+//! repository it runs in, else in its cwd; `--chat-history-file` moves it),
+//! appended to by every chat there; status comes from the screen and
 //! output.
 
 use super::adapter::Adapter;
 
 pub struct Aider;
 
-/// aider's chat log, in the directory it runs in.
+/// aider's chat log, at the repository root (or the cwd outside one).
 pub const HISTORY_FILE: &str = ".aider.chat.history.md";
 
 impl Adapter for Aider {

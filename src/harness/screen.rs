@@ -24,6 +24,8 @@ const APPROVAL_QUESTIONS: &[(&str, &str)] = &[
         "screen shows a command approval prompt",
     ),
     ("Allow command?", "screen shows a command approval prompt"),
+    // Gemini CLI 0.61: `Allow execution of [Shell]?`, `Allow edit?`…
+    ("Allow execution of", "screen shows a permission prompt"),
     ("Trust this folder?", "screen shows a folder trust prompt"),
     (
         "Do you trust the files in this folder?",
@@ -61,19 +63,27 @@ fn is_open(after: &[String]) -> bool {
     let last_choice = after.iter().rposition(|l| is_choice(l)).unwrap_or(0);
     after[last_choice + 1..]
         .iter()
-        .filter(|l| !l.trim().is_empty())
+        .map(|l| bare(l))
+        .filter(|l| !l.is_empty())
         .all(|l| l.to_lowercase().contains("esc") || l.to_lowercase().contains("enter"))
 }
 
+/// A line without the frame around it (Gemini draws its questions in a
+/// box: `│ ● 1. Allow once │`) and without the selection marker.
+fn bare(line: &str) -> &str {
+    const FRAME: &[char] = &['│', '╭', '╮', '╰', '╯', '─', ' '];
+    line.trim_matches(FRAME).trim_start_matches(['❯', '›', '>', '●', ' '])
+}
+
 fn is_choice(line: &str) -> bool {
-    let t = line.trim_start().trim_start_matches(['❯', '›', '>', ' ']);
+    let t = bare(line);
     t.chars().next().is_some_and(|c| c.is_ascii_digit()) && (t.contains(". ") || t.contains(") "))
 }
 
 /// A selectable option list: `❯ 1. Yes`, `› 1. Trust`, `> 1.` …
 fn has_choices(lines: &[String]) -> bool {
     lines.iter().take(12).any(|l| {
-        let t = l.trim_start().trim_start_matches(['❯', '›', '>', ' ']);
+        let t = bare(l);
         t.starts_with("1.") || t.starts_with("1)")
     })
 }
@@ -84,6 +94,44 @@ mod tests {
 
     fn lines(s: &str) -> Vec<String> {
         s.lines().map(str::to_string).collect()
+    }
+
+    /// As Gemini CLI 0.61.0 drew them (tmux `capture-pane`).
+    #[test]
+    fn gemini_s_boxed_permission_and_trust_prompts_are_recognised() {
+        let shell = lines(concat!(
+            " > SHELL now\n",
+            "╭──────────────────────────────────────────╮\n",
+            "│ ? Shell  touch perm-marker               │\n",
+            "│ ╭──────────────────────────────────────╮ │\n",
+            "│ │ touch perm-marker                    │ │\n",
+            "│ ╰──────────────────────────────────────╯ │\n",
+            "│ Allow execution of [Shell]?              │\n",
+            "│                                          │\n",
+            "│ ● 1. Allow once                          │\n",
+            "│   2. Allow for this session              │\n",
+            "│   3. No, suggest changes (esc)           │\n",
+            "╰──────────────────────────────────────────╯\n",
+        ));
+        assert!(waiting_on(&shell).unwrap().why.contains("permission"));
+        let trust = lines(concat!(
+            " ╭──────────────────────────────────────────╮\n",
+            " │ Do you trust the files in this folder?   │\n",
+            " │                                          │\n",
+            " │ ● 1. Trust folder (gproj)                │\n",
+            " │   2. Trust parent folder (gx)            │\n",
+            " │   3. Don't trust                         │\n",
+            " │                                          │\n",
+            " ╰──────────────────────────────────────────╯\n",
+        ));
+        assert!(waiting_on(&trust).unwrap().why.contains("trust"));
+        let answered = lines(concat!(
+            "│ Allow execution of [Shell]?              │\n",
+            "│ ● 1. Allow once                          │\n",
+            "╰──────────────────────────────────────────╯\n",
+            "✦ Tool said: done\n",
+        ));
+        assert_eq!(waiting_on(&answered), None);
     }
 
     #[test]

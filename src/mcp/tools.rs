@@ -535,7 +535,10 @@ impl AgentsMcp {
         with how it came to hold the session (started, resume-of, fork-of), the transcript's \
         title and token totals, and the subagents.")]
     async fn sessions_show(&self, Parameters(args): Parameters<SessionRefArgs>) -> Result<CallToolResult, ErrorData> {
-        respond(self.call(method::SESSIONS_SHOW, SessionRef { session: args.session }).await)
+        respond(
+            self.call(method::SESSIONS_SHOW, SessionRef { session: args.session })
+                .await,
+        )
     }
 
     #[tool(description = "The tree around a run, from its root down: child runs, subagents, \

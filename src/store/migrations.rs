@@ -212,6 +212,12 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE attempts ADD COLUMN reason TEXT;
     CREATE INDEX events_lineage ON events(kind) WHERE kind IN ('RESUME_OF', 'FORK_OF');
     "#,
+    // 8: a repeated `runs.start` finds the run its launch id made without
+    // scanning every run (daemon/once.rs). Not unique: a database may
+    // already hold a launch id twice, and the lookup takes the first.
+    r#"
+    CREATE INDEX runs_by_launch ON runs(launch_id);
+    "#,
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -304,6 +310,35 @@ mod tests {
                 assert_eq!(name, "old");
             }
         }
+    }
+
+    #[test]
+    fn migration_8_indexes_launch_ids_on_a_database_at_version_7() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agents.db");
+        let mut conn = super::super::open_connection(&path).unwrap();
+        migrate_to(&mut conn, 7).unwrap();
+        conn.execute(
+            "INSERT INTO runs (id, name, harness, cwd, command, state, root_run_id, launch_id, created_at, rows, cols)
+             VALUES ('r1', 'old', 'cmd', '/', '[\"true\"]', 'succeeded', 'r1', 'L1', 1, 40, 120)",
+            [],
+        )
+        .unwrap();
+        migrate_to(&mut conn, 8).unwrap();
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, 8);
+        let plan: Vec<String> = conn
+            .prepare("EXPLAIN QUERY PLAN SELECT id FROM runs WHERE launch_id = ?1")
+            .unwrap()
+            .query_map(["L1"], |r| r.get(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert!(plan.iter().any(|step| step.contains("runs_by_launch")), "{plan:?}");
+        assert_eq!(
+            super::super::harness::run_for_launch(&conn, "L1").unwrap().as_deref(),
+            Some("r1")
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod lineage;
 mod migrations;
 pub mod runs;
 pub mod transcripts;
+pub mod usage;
 
 use std::path::Path;
 use std::sync::mpsc;

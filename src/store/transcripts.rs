@@ -71,17 +71,14 @@ pub fn session_sources(conn: &Connection, session_id: &str) -> Result<Vec<Source
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// Sources whose run has not ended: the files to keep watching after a
-/// daemon restart.
+/// Sources a live run uses — the run that registered them, or a later run
+/// of their session (a resume): the files to keep watching.
 pub fn live_sources(conn: &Connection) -> Result<Vec<SourceRow>, StoreError> {
-    let cols = SOURCE_COLUMNS
-        .split(", ")
-        .map(|c| format!("s.{c}"))
-        .collect::<Vec<_>>()
-        .join(", ");
     let mut stmt = conn.prepare(&format!(
-        "SELECT {cols} FROM transcript_sources s JOIN runs r ON r.id = s.run_id
-         WHERE r.state IN ('pending', 'starting', 'running')"
+        "SELECT {SOURCE_COLUMNS} FROM transcript_sources
+         WHERE run_id IN (SELECT id FROM runs WHERE state IN ('pending', 'starting', 'running'))
+            OR session_id IN (SELECT session_id FROM runs
+                              WHERE state IN ('pending', 'starting', 'running') AND session_id IS NOT NULL)"
     ))?;
     let rows = stmt.query_map([], SourceRow::from_row)?;
     Ok(rows.collect::<Result<_, _>>()?)

@@ -391,13 +391,17 @@ const ANSWER_WAIT_MAX: Duration = Duration::from_millis(2000);
 /// Types an answer only if the screen shows a question, read under the
 /// emulator's lock at that moment: an answer to a question that is gone must
 /// never be typed into whatever is there now. With `wait_ms`, a question
-/// still being drawn gets that long to appear.
+/// still being drawn gets that long to appear. A `text` answer is typed as
+/// a prompt is (`paste`: as one bracketed paste if the screen asked for
+/// it); else the `bytes` as they are.
 async fn answer(run: &Arc<Supervised>, req: &Request) -> Result<Value, String> {
     let bytes: Vec<u8> = req
         .params
         .get("bytes")
         .and_then(|b| serde_json::from_value(b.clone()).ok())
         .ok_or("bytes missing")?;
+    let text = req.params.get("text").and_then(Value::as_str);
+    let paste = req.params.get("paste").and_then(Value::as_bool).unwrap_or(false);
     let wait =
         Duration::from_millis(req.params.get("wait_ms").and_then(Value::as_u64).unwrap_or(0)).min(ANSWER_WAIT_MAX);
     let deadline = tokio::time::Instant::now() + wait;
@@ -407,7 +411,10 @@ async fn answer(run: &Arc<Supervised>, req: &Request) -> Result<Value, String> {
             let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
             let found = waiting_on(&screen.term.visible_lines());
             if found.is_some() {
-                run.write_input(bytes.clone());
+                run.write_input(match text {
+                    Some(text) => prompt_bytes(text, paste && screen.term.screen().bracketed_paste()),
+                    None => bytes.clone(),
+                });
             }
             found
         };

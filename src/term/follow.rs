@@ -1,17 +1,27 @@
 //! Plain-text lines of a byte stream as a terminal would have shown them:
 //! the rows that scrolled off the top (history) and then the screen. Used by
 //! `agents logs`, which may follow a live run.
+//!
+//! Following, a line is printed once it is complete — the cursor has moved
+//! below it — and never twice: lines are numbered from the first row the
+//! screen ever had (a row that scrolls off keeps its number), and each
+//! number is printed once, unless the program redrew that line since, in
+//! which case its final text is printed when it leaves the screen.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::num::NonZeroU16;
 
 use vt100::capture::{BasicFormattedCaptureState, RowContents, basic_formatted_to_plain};
 
 struct Capture {
-    finished: VecDeque<String>,
-    /// How many of `finished` were already handed out by `take_finished`.
+    /// Rows that scrolled off the top of the main screen, with their number.
+    finished: VecDeque<(u64, String)>,
+    /// How many of `finished` were already handed out.
     taken: usize,
     max: usize,
+    /// How many rows scrolled off the top of the main screen so far: the
+    /// number of the screen's top row.
+    scrolled: u64,
 }
 
 impl vt100::Callbacks for Capture {
@@ -23,7 +33,8 @@ impl vt100::Callbacks for Capture {
         let mut formatted = String::new();
         let _ = row.write_formatted_basic(&mut formatted, &mut BasicFormattedCaptureState::new());
         let plain: String = basic_formatted_to_plain(&formatted).collect();
-        self.finished.push_back(plain.trim_end().to_string());
+        self.finished.push_back((self.scrolled, plain.trim_end().to_string()));
+        self.scrolled += 1;
         if self.finished.len() > self.max {
             self.finished.pop_front();
             self.taken = self.taken.saturating_sub(1);
@@ -35,6 +46,10 @@ pub struct LineFollower {
     parser: vt100::Parser<Capture>,
     /// A UTF-8 character cut at the end of the last chunk (`utf8.rs`).
     whole: super::utf8::WholeChars,
+    /// Lines numbered below this were handed out (`take_complete`).
+    printed: u64,
+    /// The text handed out for lines still on the screen, by number.
+    shown: BTreeMap<u64, String>,
 }
 
 fn nz(n: u16) -> NonZeroU16 {
@@ -48,10 +63,13 @@ impl LineFollower {
             finished: VecDeque::new(),
             taken: 0,
             max: max_lines.max(1),
+            scrolled: 0,
         };
         LineFollower {
             parser: vt100::Parser::new_with_callbacks(nz(rows), nz(cols), 0, capture),
             whole: Default::default(),
+            printed: 0,
+            shown: BTreeMap::new(),
         }
     }
 
@@ -59,16 +77,81 @@ impl LineFollower {
         self.parser.process(self.whole.pass(bytes));
     }
 
-    /// Lines that scrolled off since the last call: final, never redrawn.
-    pub fn take_finished(&mut self) -> Vec<String> {
+    /// The lines completed since the last call, in order: those that
+    /// scrolled off, then the screen's rows above the cursor (none while a
+    /// full-screen program has the alternate screen).
+    pub fn take_complete(&mut self) -> Vec<String> {
+        let mut out = self.take_scrolled();
+        if self.parser.screen().alternate_screen() {
+            return out;
+        }
+        let (cursor_row, _) = self.parser.screen().cursor_position();
+        let top = self.parser.callbacks().scrolled;
+        let rows = self.screen_rows();
+        for (r, text) in rows.into_iter().take(cursor_row.into()).enumerate() {
+            let n = top + r as u64;
+            if n >= self.printed {
+                self.shown.insert(n, text.clone());
+                out.push(text);
+                self.printed = n + 1;
+            }
+        }
+        out
+    }
+
+    /// At the end of the output: what `take_complete` has not handed out of
+    /// the screen (trailing blank rows dropped), and the final text of
+    /// lines redrawn since they were handed out.
+    pub fn take_rest(&mut self) -> Vec<String> {
+        let mut out = self.take_scrolled();
+        let top = self.parser.callbacks().scrolled;
+        let mut rows = self.take_screen();
+        if self.parser.screen().alternate_screen() {
+            rows.clear();
+        }
+        for (r, text) in rows.into_iter().enumerate() {
+            out.extend(self.leaving(top + r as u64, text));
+        }
+        self.shown.clear();
+        out
+    }
+
+    /// Rows that scrolled off since the last call, less those handed out
+    /// already with the same text.
+    fn take_scrolled(&mut self) -> Vec<String> {
         let capture = self.parser.callbacks_mut();
-        let fresh: Vec<String> = capture.finished.iter().skip(capture.taken).cloned().collect();
+        let fresh: Vec<(u64, String)> = capture.finished.iter().skip(capture.taken).cloned().collect();
         capture.taken = capture.finished.len();
-        fresh
+        let top = capture.scrolled;
+        let out = fresh
+            .into_iter()
+            .filter_map(|(n, text)| self.leaving(n, text))
+            .collect();
+        // Numbers above the screen's top row are gone for good.
+        self.shown = self.shown.split_off(&top);
+        out
+    }
+
+    /// Line `n` leaves the screen with `text`: handed out unless it was
+    /// already, as it is now.
+    fn leaving(&mut self, n: u64, text: String) -> Option<String> {
+        let shown = self.shown.remove(&n);
+        let new = n >= self.printed || shown.as_deref() != Some(text.as_str());
+        self.printed = self.printed.max(n + 1);
+        new.then_some(text)
+    }
+
+    fn screen_rows(&self) -> Vec<String> {
+        let (_, cols) = self.parser.screen().size();
+        self.parser
+            .screen()
+            .rows(0, cols.get())
+            .map(|r| r.trim_end().to_string())
+            .collect()
     }
 
     /// The current screen's rows, trailing blank rows dropped.
-    pub fn take_screen(&mut self) -> Vec<String> {
+    fn take_screen(&mut self) -> Vec<String> {
         let (_, cols) = self.parser.screen().size();
         let mut rows: Vec<String> = self
             .parser
@@ -87,7 +170,7 @@ impl LineFollower {
         let screen = self.take_screen();
         let capture = self.parser.callbacks_mut();
         let max = capture.max;
-        let mut all: Vec<String> = capture.finished.drain(..).collect();
+        let mut all: Vec<String> = capture.finished.drain(..).map(|(_, text)| text).collect();
         all.extend(screen);
         let cut = all.len().saturating_sub(max);
         all.drain(..cut);
@@ -105,8 +188,6 @@ mod tests {
         for i in 0..6 {
             f.feed(format!("\x1b[3{}mline {i}\x1b[0m\r\n", i % 8).as_bytes());
         }
-        assert_eq!(f.take_finished(), vec!["line 0", "line 1", "line 2", "line 3"]);
-        assert!(f.take_finished().is_empty());
         assert_eq!(
             f.finish(),
             vec!["line 0", "line 1", "line 2", "line 3", "line 4", "line 5"]
@@ -120,5 +201,41 @@ mod tests {
             f.feed(format!("{i}\r\n").as_bytes());
         }
         assert_eq!(f.finish(), vec!["7", "8", "9"]);
+    }
+
+    #[test]
+    fn a_line_is_handed_out_once_it_is_complete_and_only_once() {
+        let mut f = LineFollower::new(3, 20, 100);
+        f.feed(b"one\r\ntw");
+        assert_eq!(f.take_complete(), ["one"]);
+        f.feed(b"o");
+        assert!(f.take_complete().is_empty(), "'two' is not complete yet");
+        // Completed, then scrolled off: handed out once.
+        f.feed(b"\r\nthree\r\nfour\r\nfive");
+        assert_eq!(f.take_complete(), ["two", "three", "four"]);
+        assert!(f.take_complete().is_empty());
+        assert_eq!(f.take_rest(), ["five"]);
+    }
+
+    #[test]
+    fn a_redrawn_line_is_handed_out_again_when_it_leaves_the_screen() {
+        let mut f = LineFollower::new(3, 20, 100);
+        f.feed(b"50%\r\n");
+        assert_eq!(f.take_complete(), ["50%"]);
+        // The program goes back up and rewrites it, then output scrolls on.
+        f.feed(b"\x1b[1;1H100%\x1b[3;1Ha\r\nb");
+        assert_eq!(f.take_complete(), ["100%", "", "a"]);
+        assert_eq!(f.take_rest(), ["b"]);
+    }
+
+    #[test]
+    fn a_full_screen_program_hands_out_no_lines_until_it_leaves() {
+        let mut f = LineFollower::new(3, 20, 100);
+        f.feed(b"before\r\n");
+        assert_eq!(f.take_complete(), ["before"]);
+        f.feed(b"\x1b[?1049hmenu\r\nitem\r\n");
+        assert!(f.take_complete().is_empty());
+        f.feed(b"\x1b[?1049lafter\r\n");
+        assert_eq!(f.take_complete(), ["after"]);
     }
 }

@@ -1,11 +1,16 @@
 //! aider's `.aider.chat.history.md`: markdown appended as the chat goes.
 //!
-//! `# aider chat started at …` opens a chat; `#### ` lines are what the user
-//! typed (one message per run of them); `> ` lines are aider's own output
-//! (notices, command output, `Tokens: 2.1k sent, 85 received.`); everything
-//! else is the assistant's reply. A block ends only when another kind of
-//! block starts, so the block at the end of the file is provisional: it is
-//! emitted, and read again whole next time.
+//! As aider 0.86.2 writes it (recorded against a mock model:
+//! `tests/fixtures/transcripts/aider/`): `# aider chat started at
+//! 2026-11-29 11:54:26` (local time) opens a chat; `#### ` lines are what
+//! the user typed, one per line of the input (one message per run of them);
+//! `> ` lines are aider's own output (notices, questions with the answer it
+//! took, `Tokens: 730 sent, 27 received.`); both end in the two spaces of a
+//! markdown line break. Everything else is the assistant's reply, written
+//! as the model sent it. A block ends only when another kind of block
+//! starts, so the block at the end of the file is provisional: it is
+//! emitted, and read again whole next time. A reply line that itself starts
+//! with `> ` (a quote) reads as a notice: the file does not tell them apart.
 
 use super::model::{Message, Role, Usage};
 use super::{Batch, LineReader};
@@ -54,9 +59,9 @@ impl LineReader for AiderReader {
             // is code, not a notice).
             (Kind::Reply, line.as_ref())
         } else if let Some(t) = line.strip_prefix("#### ") {
-            (Kind::User, t)
+            (Kind::User, t.trim_end())
         } else if let Some(t) = line.strip_prefix("> ") {
-            (Kind::Notice, t)
+            (Kind::Notice, t.trim_end())
         } else if line.trim_end() == ">" {
             (Kind::Notice, "")
         } else {
@@ -178,6 +183,8 @@ mod tests {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/transcripts/aider/.aider.chat.history.md")
     }
 
+    /// Recorded from aider 0.86.2 against a mock model: a whole-file edit,
+    /// a question, `/run`, `/exit`.
     #[test]
     fn a_history_reads_into_user_reply_and_notice_messages() {
         let b = read_file(&history(), Format::Aider).unwrap();
@@ -189,25 +196,58 @@ mod tests {
         assert_eq!(
             got,
             [
-                ("system", "Aider v0.86.1"),
-                ("user", "add a greeting to hello.py"),
+                ("system", "Update git name with: git config user.name \"Your Name\""),
+                ("user", "EDIT add a greeting to hello.py"),
                 ("assistant", "I'll add a greeting to `hello.py`."),
+                ("system", "Tokens: 730 sent, 27 received."),
+                ("user", "what does it print?"),
+                ("assistant", "Mock reply to: Reply in English."),
+                ("system", "Tokens: 788 sent, 8 received."),
+                ("user", "/run python3 hello.py"),
                 (
                     "system",
-                    "Tokens: 2.1k sent, 85 received. Cost: $0.0061 message, $0.0061 session."
+                    "Add 0.0k tokens of command output to the chat? (Y)es/(N)o [Yes]: y"
                 ),
-                ("user", "/run python hello.py"),
-                ("system", "hello, axolotl"),
+                ("user", "/exit"),
             ]
         );
-        assert_eq!(b.messages[1].text, "add a greeting to hello.py\nand keep it short");
-        assert!(b.messages[2].text.contains("print(\"hello, axolotl\")"));
-        assert_eq!(b.usage.input, 2100);
-        assert_eq!(b.usage.output, 85);
+        assert!(
+            b.messages[0]
+                .text
+                .contains("\nAider v0.86.2\nModel: openai/mock with whole edit format\n")
+        );
+        assert_eq!(
+            b.messages[2].text,
+            "I'll add a greeting to `hello.py`.\n\nhello.py\n```python\nprint(\"hello, axolotl\")\n```"
+        );
+        assert_eq!(
+            b.messages[3].text,
+            "Tokens: 730 sent, 27 received.\nApplied edit to hello.py"
+        );
+        assert!(
+            b.messages.iter().all(|m| !m.text.ends_with(' ')),
+            "no markdown line breaks"
+        );
+        assert_eq!((b.usage.input, b.usage.output), (730 + 788, 27 + 8));
         assert_eq!(
             b.messages[0].at_ms,
-            crate::transcript::model::parse_time("2026-11-29T08:10:00Z")
+            crate::transcript::model::parse_time("2026-11-29T11:54:26Z")
         );
+    }
+
+    #[test]
+    fn a_multi_line_prompt_is_one_message() {
+        let mut r = AiderReader::default();
+        let mut out = Batch::default();
+        for (i, line) in ["#### add a greeting  ", "#### and keep it short  ", "", "Done."]
+            .iter()
+            .enumerate()
+        {
+            r.line(line.as_bytes(), i as u64 * 30, &mut out);
+        }
+        r.pause(&mut out);
+        assert_eq!(out.messages[0].text, "add a greeting\nand keep it short");
+        assert_eq!(out.messages[1].text, "Done.");
     }
 
     #[test]

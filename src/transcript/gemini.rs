@@ -1,40 +1,47 @@
-//! Gemini CLI chats (`~/.gemini/tmp/<project hash>/chats/*.json`).
+//! Gemini CLI chats (`~/.gemini/tmp/<project>/chats/session-*.jsonl`).
 //!
-//! BEST EFFORT: there is no recording of this format in
-//! `../shared/reference/`; this follows the documented shape of Gemini
-//! CLI's conversation record — one JSON document, rewritten whole on every
-//! change:
+//! As Gemini CLI 0.61.0 writes them (recorded against a mock model:
+//! `tests/fixtures/transcripts/gemini/`), one JSON record a line, appended:
 //!
-//! ```json
-//! {"sessionId": "…", "messages": [
-//!   {"id": "…", "timestamp": "…", "type": "user", "content": "text or [{text}]"},
-//!   {"type": "gemini", "content": "…", "model": "gemini-2.5-pro",
-//!    "tokens": {"input": 10, "output": 5, "cached": 0},
-//!    "toolCalls": [{"id": "…", "name": "…", "args": {…}, "status": "success",
-//!                   "result": [{"functionResponse": {"response": {"output": "…"}}}]}]}]}
-//! ```
+//! - first, the session: `{sessionId, projectHash, startTime, lastUpdated,
+//!   kind: "main"}`;
+//! - a message: `{id, timestamp, type: user|gemini|info|error|warning,
+//!   content}` (a string or a part list), a `gemini` one with `model`,
+//!   `tokens {input, output, cached, thoughts, tool, total}`, `thoughts` and
+//!   `toolCalls [{id, name, args, status, result: [{functionResponse}]}]`.
+//!   A message that changes (its tokens arrive, its tool calls run) is
+//!   written again whole under the same `id`; only the newest message ever
+//!   changes. The function responses are also written as a `user` message of
+//!   their own (what was sent back to the model);
+//! - `{"$set": {…}}`: metadata changes (`lastUpdated`, `summary`); a `$set`
+//!   of `messages` replaces the whole list — a new session's hidden
+//!   `<session_context>` message, and on resume the whole history again;
+//! - `{"$rewindTo": id}`: `/rewind` dropped the messages from `id` on.
 //!
-//! and the older checkpoint shape, a bare array of `{role: user|model,
-//! parts: [{text} | {functionCall} | {functionResponse}]}`. Because the file
-//! is rewritten rather than appended, "offsets" here are record indexes, and
-//! the last record stays provisional (its tool results may still be filled
-//! in) until another follows it.
+//! So the newest message stays provisional until another message follows
+//! it, and a message's tokens are counted once, the first time the record
+//! carries them. Messages already read stay read: a rewind or a `$set` of
+//! `messages` that drops them is not undone here.
+//!
+//! Older versions wrote one JSON document, rewritten whole on every change:
+//! `{sessionId, projectHash, startTime, lastUpdated, messages: [the same
+//! message records]}` (0.61 still reads these and turns them into `.jsonl`
+//! on resume); `parse` reads that, and the older checkpoint shape, a bare
+//! array of `{role: user|model, parts}`. There, "offsets" are record
+//! indexes.
+
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::Batch;
 use super::model::{self, Message, Role, ToolCall, ToolResult, Usage};
+use super::{Batch, LineReader};
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Document {
-    Conversation {
-        #[serde(rename = "sessionId")]
-        session_id: Option<String>,
-        messages: Vec<Value>,
-    },
-    Checkpoint(Vec<Value>),
+/// Whether a chat file is a whole JSON document (older versions) rather
+/// than JSONL.
+pub fn is_document(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "json")
 }
 
 #[derive(Deserialize, Default)]
@@ -64,6 +71,18 @@ struct Tokens {
     thoughts: i64,
 }
 
+impl Tokens {
+    /// Gemini's `input` (`promptTokenCount`) includes the cached part.
+    fn usage(&self) -> Usage {
+        Usage {
+            input: self.input - self.cached.min(self.input),
+            output: self.output + self.thoughts,
+            cache_read: self.cached,
+            cache_write: 0,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct CallRecord {
     id: Option<String>,
@@ -76,7 +95,125 @@ struct CallRecord {
     result_display: Option<Value>,
 }
 
-/// What one read of a Gemini chat produced.
+/// The reader of a `.jsonl` chat.
+#[derive(Debug, Default)]
+pub struct GeminiReader {
+    /// The newest message record (it may still be written again) and the
+    /// offset of the line to read again to see it whole.
+    pending: Option<(u64, Value)>,
+    /// The id of the last message read for good: a `$set` of `messages`
+    /// adds only what follows it.
+    last_id: Option<String>,
+    /// The message whose tokens were counted last (only the newest message
+    /// changes, so one id is enough to count each once).
+    counted: Option<String>,
+}
+
+impl LineReader for GeminiReader {
+    fn line(&mut self, line: &[u8], offset: u64, out: &mut Batch) {
+        let Ok(Value::Object(mut record)) = serde_json::from_slice::<Value>(line) else {
+            out.stats.malformed += 1;
+            return;
+        };
+        if let Some(Value::String(id)) = record.get("id") {
+            let id = id.clone();
+            if self.pending.as_ref().is_some_and(|(_, p)| p["id"] == id.as_str()) {
+                // The same message again, changed: it replaces the one held
+                // (whose line is read again on a resumed read, so the held
+                // offset stays).
+                let start = self.pending.as_ref().map_or(offset, |(o, _)| *o);
+                self.pending = Some((start, Value::Object(record)));
+            } else {
+                self.commit(out);
+                self.pending = Some((offset, Value::Object(record)));
+            }
+            return;
+        }
+        if let Some(Value::String(to)) = record.get("$rewindTo") {
+            if self.pending.as_ref().is_some_and(|(_, p)| p["id"] == to.as_str()) {
+                self.pending = None;
+            }
+            return;
+        }
+        let list = if let Some(set) = record.get_mut("$set") {
+            set.as_object_mut().and_then(|set| set.remove("messages"))
+        } else if let Some(Value::String(id)) = record.get("sessionId") {
+            // The session's first line (it may carry messages too).
+            out.session_id = Some(id.clone());
+            record.remove("messages")
+        } else {
+            out.stats.unknown += 1;
+            return;
+        };
+        if let Some(Value::Array(messages)) = list {
+            self.replace_all(messages, offset, out);
+        }
+    }
+
+    fn pause(&mut self, out: &mut Batch) -> Option<u64> {
+        let (start, record) = self.pending.take()?;
+        let before = out.messages.len();
+        self.messages(&record, start, out);
+        out.provisional = out.messages.len() - before;
+        Some(start)
+    }
+
+    fn state(&self) -> Value {
+        serde_json::json!({ "last_id": self.last_id, "counted": self.counted })
+    }
+
+    fn restore(&mut self, state: &Value) {
+        self.pending = None;
+        self.last_id = state["last_id"].as_str().map(str::to_string);
+        self.counted = state["counted"].as_str().map(str::to_string);
+    }
+}
+
+impl GeminiReader {
+    /// The held message is final: another followed it.
+    fn commit(&mut self, out: &mut Batch) {
+        if let Some((start, record)) = self.pending.take() {
+            self.messages(&record, start, out);
+            self.last_id = record["id"].as_str().map(str::to_string);
+        }
+    }
+
+    /// A `$set` of the whole message list: the messages after the last one
+    /// read are new (all of them when none was read yet; none when the
+    /// list no longer has it — the history was rewritten, not extended).
+    fn replace_all(&mut self, messages: Vec<Value>, offset: u64, out: &mut Batch) {
+        self.commit(out);
+        let from = match &self.last_id {
+            None => 0,
+            Some(last) => match messages.iter().position(|m| m["id"] == last.as_str()) {
+                Some(i) => i + 1,
+                None => messages.len(),
+            },
+        };
+        for m in messages.into_iter().skip(from) {
+            // The last may still be written again, as any newest message.
+            self.commit(out);
+            self.pending = Some((offset, m));
+        }
+    }
+
+    /// Appends one message record's messages, counting its tokens the first
+    /// time they appear.
+    fn messages(&mut self, record: &Value, offset: u64, out: &mut Batch) {
+        let Ok(r) = Record::deserialize(record) else {
+            out.stats.malformed += 1;
+            return;
+        };
+        let id = r.id.clone();
+        let usage = convert(r, offset, out);
+        if usage.is_some() && self.counted != id {
+            out.usage.add(&usage.unwrap_or_default());
+            self.counted = id;
+        }
+    }
+}
+
+/// What one read of a whole-document chat produced.
 #[derive(Debug, Default)]
 pub struct GeminiRead {
     pub batch: Batch,
@@ -84,8 +221,20 @@ pub struct GeminiRead {
     pub records_done: usize,
 }
 
-/// Reads the records after the first `records_done`. Unless `finished`, the
-/// last record's messages are provisional.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Document {
+    Conversation {
+        #[serde(rename = "sessionId")]
+        session_id: Option<String>,
+        messages: Vec<Value>,
+    },
+    Checkpoint(Vec<Value>),
+}
+
+/// Reads the records of a whole-document chat (older versions) after the
+/// first `records_done`. Unless `finished`, the last record's messages are
+/// provisional.
 pub fn parse(doc: &[u8], records_done: usize, finished: bool) -> GeminiRead {
     let mut read = GeminiRead {
         records_done,
@@ -111,27 +260,27 @@ pub fn parse(doc: &[u8], records_done: usize, finished: bool) -> GeminiRead {
             out.stats.malformed += 1;
             continue;
         };
-        let usage = record(r, i as u64, out);
+        let usage = convert(r, i as u64, out);
         if last {
             out.provisional = out.messages.len() - before;
         } else {
-            out.usage.add(&usage);
+            out.usage.add(&usage.unwrap_or_default());
             read.records_done = i + 1;
         }
     }
     read
 }
 
-/// Appends one record's messages; returns its tokens.
-fn record(r: Record, index: u64, out: &mut Batch) -> Usage {
+/// Appends one record's messages; returns its tokens, if it has any.
+fn convert(r: Record, offset: u64, out: &mut Batch) -> Option<Usage> {
     let kind = r.kind.as_deref().or(r.role.as_deref()).unwrap_or("");
-    let role = match kind {
+    let mut role = match kind {
         "user" => Role::User,
         "gemini" | "model" | "assistant" => Role::Assistant,
         "info" | "error" | "warning" | "system" => Role::System,
         _ => {
             out.stats.unknown += 1;
-            return Usage::default();
+            return None;
         }
     };
     let at = r.timestamp.as_deref().and_then(model::parse_time);
@@ -139,25 +288,30 @@ fn record(r: Record, index: u64, out: &mut Batch) -> Usage {
     for content in [&r.content, &r.parts].into_iter().flatten() {
         parts.read(content);
     }
-    let mut m = Message::new(role, parts.text, index);
+    // A `user` record of only function responses repeats the results of the
+    // calls before it (a JSONL chat has them on the call's record too).
+    let echoes_results = r.kind.as_deref() == Some("user") && !parts.results.is_empty() && parts.text.is_empty();
+    if echoes_results {
+        return None;
+    }
+    // Context the CLI itself sent as a user turn (Gemini skips these when
+    // it resumes, too).
+    if role == Role::User
+        && ["<session_context>", "<hook_context>"]
+            .iter()
+            .any(|p| parts.text.starts_with(p))
+    {
+        role = Role::System;
+    }
+    let mut m = Message::new(role, parts.text, offset);
     m.at_ms = at;
     m.uuid = r.id;
     m.model = r.model.clone();
     if r.model.is_some() {
         out.model = r.model;
     }
-    let usage = r
-        .tokens
-        .map(|t| Usage {
-            input: t.input - t.cached,
-            output: t.output + t.thoughts,
-            cache_read: t.cached,
-            cache_write: 0,
-        })
-        .unwrap_or_default();
-    if !usage.is_zero() {
-        m.usage = Some(usage);
-    }
+    let usage = r.tokens.map(|t| t.usage());
+    m.usage = usage.filter(|u| !u.is_zero());
     m.tool_calls = parts.calls;
     // The record's own message first, then one `tool` message per result.
     let mut results = Vec::new();
@@ -188,7 +342,7 @@ fn record(r: Record, index: u64, out: &mut Batch) -> Usage {
         out.messages.push(m);
     }
     for (id, text, is_error) in results {
-        let mut t = Message::new(Role::Tool, text, index);
+        let mut t = Message::new(Role::Tool, text, offset);
         t.at_ms = at;
         t.tool_result = Some(ToolResult {
             tool_use_id: id,
@@ -250,74 +404,5 @@ impl Parts {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::path::Path;
-
-    use super::*;
-
-    fn chat() -> Vec<u8> {
-        std::fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/transcripts/gemini/session-2026-11-29T08-00-7f3c2b1a.json"),
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn a_chat_reads_into_messages_with_tool_calls_and_results() {
-        let read = parse(&chat(), 0, true);
-        let b = &read.batch;
-        let roles: Vec<&str> = b.messages.iter().map(|m| m.role.as_str()).collect();
-        assert_eq!(roles, ["user", "assistant", "tool", "tool", "system", "assistant"]);
-        assert_eq!(b.session_id.as_deref(), Some("7f3c2b1a-0000-4000-8000-000000000001"));
-        let calls = &b.messages[1].tool_calls;
-        assert_eq!(calls[0].name, "list_directory");
-        assert_eq!(calls[0].input["path"], "/home/user/project");
-        assert!(b.messages[2].text.contains("narwhal.rs"));
-        assert!(!b.messages[2].tool_result.as_ref().unwrap().is_error);
-        assert!(b.messages[3].tool_result.as_ref().unwrap().is_error);
-        assert_eq!(b.messages[5].text, "Three files, one is narwhal.rs.");
-        assert_eq!(b.model.as_deref(), Some("gemini-2.5-pro"));
-        assert_eq!(
-            b.usage,
-            Usage {
-                input: 250,
-                output: 19,
-                cache_read: 20,
-                cache_write: 0
-            }
-        );
-        assert_eq!(read.records_done, 4);
-    }
-
-    #[test]
-    fn the_last_record_stays_provisional_until_another_follows() {
-        let read = parse(&chat(), 0, false);
-        assert_eq!(read.records_done, 3);
-        assert_eq!(read.batch.provisional, 1);
-        let again = parse(&chat(), read.records_done, false);
-        assert_eq!(again.batch.messages.len(), 1);
-        assert_eq!(again.batch.messages[0].text, "Three files, one is narwhal.rs.");
-    }
-
-    #[test]
-    fn a_half_written_file_is_counted_and_read_later() {
-        let doc = chat();
-        let read = parse(&doc[..doc.len() / 2], 0, false);
-        assert_eq!(read.batch.stats.malformed, 1);
-        assert_eq!(read.records_done, 0);
-        assert!(read.batch.messages.is_empty());
-    }
-
-    #[test]
-    fn the_older_checkpoint_shape_reads_too() {
-        let doc = br#"[{"role":"user","parts":[{"text":"hi"}]},
-            {"role":"model","parts":[{"text":"calling"},{"functionCall":{"name":"ls","args":{"path":"."}}}]},
-            {"role":"user","parts":[{"functionResponse":{"name":"ls","response":{"output":"a b"}}}]}]"#;
-        let b = parse(doc, 0, true).batch;
-        let roles: Vec<&str> = b.messages.iter().map(|m| m.role.as_str()).collect();
-        assert_eq!(roles, ["user", "assistant", "tool"]);
-        assert_eq!(b.messages[1].tool_calls[0].name, "ls");
-        assert_eq!(b.messages[2].text, "a b");
-    }
-}
+#[path = "gemini_tests.rs"]
+mod tests;

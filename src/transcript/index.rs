@@ -131,13 +131,13 @@ pub fn step(conn: &mut Connection, path: &Path, max: usize) -> Result<Stepped, I
     if src.seen.as_deref() == Some(seen.as_str()) && src.file_id.as_deref() == Some(&tail::file_id(&meta)) {
         return Ok(Stepped::default());
     }
-    let (batch, progress, more) = if src.format == Format::Gemini {
+    let (batch, progress, more) = if src.format == Format::Gemini && gemini::is_document(path) {
         read_gemini(&src, path, &meta).map_err(io)?
     } else {
         let link = (src.format == Format::Claude)
             .then(|| SubagentLink::beside(path))
             .flatten();
-        let mut reader = line_reader(src.format, link).expect("every format but Gemini reads lines");
+        let mut reader = line_reader(src.format, link).expect("every format reads lines but whole Gemini documents");
         reader.restore(&src.state);
         let mut t = Tail::new(path, src.offset, src.file_id.clone());
         let mut batch = Batch::default();

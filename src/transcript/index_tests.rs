@@ -242,24 +242,27 @@ fn an_aider_reply_still_being_written_is_replaced_not_duplicated() {
 }
 
 #[test]
-fn a_gemini_chat_rewritten_with_a_new_record_adds_only_that_record() {
+fn a_gemini_chat_that_grows_adds_only_its_new_messages() {
     let (dir, mut conn) = fresh();
-    let chats = dir.path().join(".gemini/tmp/ab12/chats");
+    let chats = dir.path().join(".gemini/tmp/narwhal/chats");
     std::fs::create_dir_all(&chats).unwrap();
-    let path = chats.join("session-1.json");
-    let fixture = fixtures().join("gemini/session-2026-11-29T08-00-7f3c2b1a.json");
-    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&fixture).unwrap()).unwrap();
-    let last = doc["messages"].as_array_mut().unwrap().pop().unwrap();
-    std::fs::write(&path, doc.to_string()).unwrap();
+    let path = chats.join("session-2026-11-29T11-52-33573076.jsonl");
+    let whole = std::fs::read_to_string(fixtures().join("gemini/session-2026-11-29T11-52-33573076.jsonl")).unwrap();
+    // Up to the first version of the `list_directory` reply, which is
+    // written again with its tool call and result.
+    let cut: usize = whole.split_inclusive('\n').take(10).map(str::len).sum();
+    std::fs::write(&path, &whole[..cut]).unwrap();
     index_transcript(&mut conn, &path, "g", None).unwrap();
-    assert_eq!(db::messages(&conn, "g", None, 100).unwrap().len(), 5);
-    doc["messages"].as_array_mut().unwrap().push(last);
-    std::fs::write(&path, doc.to_string()).unwrap();
+    let first = db::messages(&conn, "g", None, 100).unwrap();
+    assert_eq!(first.last().unwrap().text, "Looking.");
+    assert!(first.last().unwrap().tool_calls.is_empty());
+    std::fs::write(&path, &whole).unwrap();
     catch_up(&mut conn, &path).unwrap();
     let all = db::messages(&conn, "g", None, 100).unwrap();
-    assert_eq!(all.len(), 6);
-    assert_eq!(all.last().unwrap().text, "Three files, one is narwhal.rs.");
-    assert_eq!(all.iter().filter(|m| m.text == "Request cancelled.").count(), 1);
+    assert_eq!(all.len(), 13);
+    assert_eq!(all.iter().filter(|m| m.text == "Looking.").count(), 1);
+    assert_eq!(all[4].tool_calls[0].name, "list_directory");
+    assert_eq!(all.last().unwrap().text, "Mock reply to: back again");
 }
 
 #[test]

@@ -14,7 +14,9 @@ pub mod codex;
 pub mod gemini;
 pub mod index;
 pub mod model;
+pub mod price;
 pub mod tail;
+pub mod usage;
 pub mod watch;
 
 use std::path::Path;
@@ -32,7 +34,8 @@ pub enum Format {
     Claude,
     /// Codex CLI: `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`.
     Codex,
-    /// Gemini CLI: `~/.gemini/tmp/<hash>/chats/*.json` (best effort).
+    /// Gemini CLI: `~/.gemini/tmp/<project>/chats/session-*.jsonl` (older
+    /// versions: one `.json` document).
     Gemini,
     /// aider: `.aider.chat.history.md`.
     Aider,
@@ -65,7 +68,7 @@ impl Format {
         let in_dir = |dir: &str| path.components().any(|c| c.as_os_str() == dir);
         if name.ends_with(".md") && name.contains("aider") {
             Some(Format::Aider)
-        } else if name.ends_with(".json") && (in_dir("chats") || in_dir(".gemini")) {
+        } else if (name.ends_with(".json") || name.ends_with(".jsonl")) && (in_dir("chats") || in_dir(".gemini")) {
             Some(Format::Gemini)
         } else if name.ends_with(".jsonl") && (name.starts_with("rollout-") || in_dir(".codex")) {
             Some(Format::Codex)
@@ -143,14 +146,14 @@ pub trait LineReader: Send {
     fn restore(&mut self, _state: &serde_json::Value) {}
 }
 
-/// A fresh reader for a line-oriented format (`None` for Gemini, whose
-/// file is one JSON document rewritten whole).
+/// A fresh reader for a line-oriented format (a Gemini chat in the older
+/// `.json` shape is one document instead: `gemini::parse`).
 pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option<Box<dyn LineReader>> {
     match format {
         Format::Claude => Some(Box::new(claude::ClaudeReader::new(link))),
         Format::Codex => Some(Box::new(codex::CodexReader::default())),
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
-        Format::Gemini => None,
+        Format::Gemini => Some(Box::new(gemini::GeminiReader::default())),
     }
 }
 
@@ -158,7 +161,7 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
 /// the counts. Nothing is provisional at the end of a finished file.
 pub fn read_file(path: &Path, format: Format) -> std::io::Result<Batch> {
     let bytes = std::fs::read(path)?;
-    if format == Format::Gemini {
+    if format == Format::Gemini && gemini::is_document(path) {
         return Ok(gemini::parse(&bytes, 0, true).batch);
     }
     let link = if format == Format::Claude {
@@ -193,6 +196,10 @@ mod tests {
             Some(Format::Codex)
         );
         assert_eq!(f("/h/.gemini/tmp/abc/chats/session-1.json"), Some(Format::Gemini));
+        assert_eq!(
+            f("/h/.gemini/tmp/narwhal/chats/session-2026-11-29T11-52-33573076.jsonl"),
+            Some(Format::Gemini)
+        );
         assert_eq!(f("/src/app/.aider.chat.history.md"), Some(Format::Aider));
         assert_eq!(f("/src/app/notes.txt"), None);
     }
@@ -216,10 +223,11 @@ mod tests {
             "claude/damaged.jsonl",
             "codex/rollout-2026-11-29T07-47-04-01a22645-9705-7352-9a7c-e05a97022f2e.jsonl",
             "aider/.aider.chat.history.md",
+            "gemini/session-2026-11-29T11-52-33573076.jsonl",
         ];
         for file in files {
             let bytes = fixture(file);
-            for format in [Format::Claude, Format::Codex, Format::Aider] {
+            for format in [Format::Claude, Format::Codex, Format::Aider, Format::Gemini] {
                 for line in bytes.split(|b| *b == b'\n') {
                     for cut in (0..line.len()).step_by(5) {
                         let mut reader = line_reader(format, None).unwrap();
@@ -233,9 +241,16 @@ mod tests {
                 }
             }
         }
-        let doc = fixture("gemini/session-2026-11-29T08-00-7f3c2b1a.json");
+        // The older whole-document shape, cut anywhere.
+        let doc = fixture("gemini/session-2026-11-29T11-52-33573076.jsonl");
+        let lines: Vec<serde_json::Value> = doc
+            .split(|b| *b == b'\n')
+            .filter_map(|l| serde_json::from_slice(l).ok())
+            .filter(|r: &serde_json::Value| r.get("id").is_some())
+            .collect();
+        let doc = serde_json::json!({ "sessionId": "s", "messages": lines }).to_string();
         for cut in (0..doc.len()).step_by(11) {
-            let read = gemini::parse(&doc[..cut], 0, false);
+            let read = gemini::parse(&doc.as_bytes()[..cut], 0, false);
             assert!(read.batch.stats.malformed >= 1 || !read.batch.messages.is_empty() || cut < 2);
         }
     }

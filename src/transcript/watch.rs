@@ -55,8 +55,21 @@ impl Watcher {
         Ok(())
     }
 
+    /// Stops watching `dir`; nothing if it was not watched.
+    pub fn unwatch_dir(&mut self, dir: &Path) {
+        if self.dirs.remove(dir) {
+            // A directory deleted meanwhile lost its watch already.
+            let _ = self.inner.unwatch(dir);
+        }
+    }
+
     pub fn is_watching(&self, dir: &Path) -> bool {
         self.dirs.contains(dir)
+    }
+
+    /// The directories watched now.
+    pub fn watched(&self) -> impl Iterator<Item = &Path> {
+        self.dirs.iter().map(PathBuf::as_path)
     }
 }
 
@@ -81,6 +94,7 @@ mod tests {
         w.watch_dir(dir.path()).unwrap();
         w.watch_dir(dir.path()).unwrap();
         assert!(w.is_watching(dir.path()));
+        assert_eq!(w.watched().count(), 1);
         let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         f.write_all(b"{}\n").unwrap();
         f.flush().unwrap();

@@ -147,6 +147,26 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
         if let Some(t) = &detail.harness.transcript_path {
             lines.push(field("transcript", t.clone(), theme));
         }
+        // Short lines for a narrow pane; `agents show` has the whole of it.
+        if let Some(u) = &detail.usage {
+            use crate::transcript::usage::{count, dollars};
+            let in_out = |t: &crate::transcript::Usage| format!("{} in · {} out", count(t.input), count(t.output));
+            lines.push(field("tokens", in_out(&u.tokens), theme));
+            let t = &u.tokens;
+            let cache: Vec<String> = [(t.cache_read, "read"), (t.cache_write, "write")]
+                .iter()
+                .filter(|(n, _)| *n != 0)
+                .map(|(n, kind)| format!("{} {kind}", count(*n)))
+                .collect();
+            if !cache.is_empty() {
+                lines.push(field("cache", cache.join(" · "), theme));
+            }
+            let cost = u.estimated_cost_usd.map(dollars).unwrap_or_else(|| "—".into());
+            lines.push(field("cost", format!("est. {cost}"), theme));
+            if !u.subagents.tokens.is_zero() {
+                lines.push(field("subagents", in_out(&u.subagents.tokens), theme));
+            }
+        }
         if let Some(from) = &detail.harness.resumed_from {
             let how = detail.harness.resume_mode.as_deref().unwrap_or("fork");
             lines.push(field("from", format!("session {from} ({how})"), theme));
