@@ -149,7 +149,10 @@ impl Groups {
             .iter()
             .zip(before.iter().zip(&after))
             .map(|((name, _), (b, a))| {
-                let ns: u64 = a.iter().map(|(p, &t)| t.saturating_sub(b.get(p).copied().unwrap_or(0))).sum();
+                let ns: u64 = a
+                    .iter()
+                    .map(|(p, &t)| t.saturating_sub(b.get(p).copied().unwrap_or(0)))
+                    .sum();
                 (*name, ns as f64 / 1e9 / secs * 100.0)
             })
             .collect()
@@ -190,9 +193,7 @@ fn agents_side(dir: &Path, runs: usize, window: Duration, tick_ns: u64) -> Vec<(
     let mut tui = home.tui(ROWS, COLS);
     tui.wait("the runs", |t| shows(t, " spin00 "));
     tui.press(b"3");
-    tui.wait("four spinning panes", |t| {
-        spinners_shown(t) >= 4
-    });
+    tui.wait("four spinning panes", |t| spinners_shown(t) >= 4);
     let daemon: u32 = std::fs::read_to_string(home.home.join("daemon.pid"))
         .expect("daemon.pid")
         .trim()
@@ -208,7 +209,12 @@ fn agents_side(dir: &Path, runs: usize, window: Duration, tick_ns: u64) -> Vec<(
     let groups = Groups(vec![
         ("daemon", vec![daemon]),
         ("supervisors", supervisors),
-        ("TUI", std::iter::once(tui.pid()).chain(descendants(tui.pid(), &tree)).collect()),
+        (
+            "TUI",
+            std::iter::once(tui.pid())
+                .chain(descendants(tui.pid(), &tree))
+                .collect(),
+        ),
         ("spinners", spinners),
     ]);
     println!("agents: {runs} runs, TUI grid of four");
@@ -219,7 +225,10 @@ fn agents_side(dir: &Path, runs: usize, window: Duration, tick_ns: u64) -> Vec<(
 }
 
 fn spinners_shown(term: &agents::term::Terminal) -> usize {
-    term.visible_lines().iter().map(|l| l.matches(" working… ").count()).sum()
+    term.visible_lines()
+        .iter()
+        .map(|l| l.matches(" working… ").count())
+        .sum()
 }
 
 fn tmux(sock: &Path, args: &[&str]) -> String {
@@ -229,7 +238,11 @@ fn tmux(sock: &Path, args: &[&str]) -> String {
         .args(args)
         .output()
         .expect("tmux is needed for the side-by-side figures (apt-get install tmux)");
-    assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "tmux {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -241,7 +254,19 @@ fn tmux_side(dir: &Path, runs: usize, window: Duration, tick_ns: u64) -> Vec<(&'
     let (cols, rows) = (COLS.to_string(), ROWS.to_string());
     tmux(
         &sock,
-        &["-f", "/dev/null", "new-session", "-d", "-s", "spin", "-x", &cols, "-y", &rows, &spinner],
+        &[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "spin",
+            "-x",
+            &cols,
+            "-y",
+            &rows,
+            &spinner,
+        ],
     );
     for _ in 1..4.min(runs) {
         tmux(&sock, &["split-window", "-t", "spin:0", &spinner]);
@@ -250,12 +275,12 @@ fn tmux_side(dir: &Path, runs: usize, window: Duration, tick_ns: u64) -> Vec<(&'
     for _ in 4..runs {
         tmux(&sock, &["new-window", "-d", "-t", "spin", &spinner]);
     }
-    let server: u32 = tmux(&sock, &["display-message", "-p", "#{pid}"]).parse().expect("the server's pid");
+    let server: u32 = tmux(&sock, &["display-message", "-p", "#{pid}"])
+        .parse()
+        .expect("the server's pid");
     let sock_s = sock.to_str().expect("a UTF-8 path");
     let mut client = Pty::spawn("tmux", &["-S", sock_s, "attach", "-t", "spin:0"], &[], ROWS, COLS);
-    client.wait("four spinning panes", |t| {
-        spinners_shown(t) >= 4
-    });
+    client.wait("four spinning panes", |t| spinners_shown(t) >= 4);
     let tree = parents();
     let panes = descendants(server, &tree);
     assert_eq!(panes.len(), runs, "one spinner per pane");

@@ -103,6 +103,10 @@ pub fn parse_size(s: &str) -> Result<(u16, u16), String> {
 pub struct ConfigWatch {
     path: Option<PathBuf>,
     hash: Option<[u8; 32]>,
+    /// The file's stamp when last read, if it was already settled then: the
+    /// daemon asks for the config on every output wake of every run, and an
+    /// unchanged settled stamp spares reading and hashing the file.
+    settled: Option<FileStamp>,
     pub current: Config,
     /// The last problem seen with the file, if its newest revision is invalid.
     pub problem: Option<String>,
@@ -113,6 +117,7 @@ impl ConfigWatch {
         let mut watch = ConfigWatch {
             path,
             hash: None,
+            settled: None,
             current: Config::default(),
             problem: None,
         };
@@ -124,6 +129,14 @@ impl ConfigWatch {
     /// config changed.
     pub fn refresh(&mut self) -> bool {
         let Some(path) = &self.path else { return false };
+        // Stamped before reading: a rewrite during the read changes the stamp
+        // after it, so the next call reads again.
+        let stamp = FileStamp::of(path);
+        if stamp.is_some() && stamp == self.settled {
+            return false;
+        }
+        let read_at = std::time::SystemTime::now();
+        self.settled = stamp.filter(|s| s.settled_at(read_at));
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
@@ -161,6 +174,40 @@ impl ConfigWatch {
     }
 }
 
+/// What changes whenever a file is rewritten or replaced, short of its
+/// bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct FileStamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: std::time::SystemTime,
+    ctime: (i64, i64),
+}
+
+/// File times come from a coarse clock (a kernel tick; 2 s on FAT), so a
+/// rewrite soon after a read may keep the stamp. A stamp whose mtime was
+/// this much older than the read cannot be kept by a later rewrite.
+const STAMP_SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl FileStamp {
+    fn of(path: &Path) -> Option<FileStamp> {
+        use std::os::unix::fs::MetadataExt as _;
+        let m = std::fs::metadata(path).ok()?;
+        Some(FileStamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            mtime: m.modified().ok()?,
+            ctime: (m.ctime(), m.ctime_nsec()),
+        })
+    }
+
+    fn settled_at(&self, read_at: std::time::SystemTime) -> bool {
+        self.mtime + STAMP_SETTLED < read_at
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +230,26 @@ mod tests {
         assert!(watch.refresh());
         assert_eq!(watch.current.engine.quiet_ms, 300);
         assert!(watch.problem.is_none());
+    }
+
+    #[test]
+    fn a_rewrite_of_a_settled_config_is_seen_even_with_the_same_length_and_mtime() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        let write = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(long_ago).unwrap();
+        };
+        write("[engine]\nquiet_ms = 250\n");
+        let mut watch = ConfigWatch::new(Some(path.clone()));
+        assert!(!watch.refresh());
+        assert!(watch.settled.is_some(), "an old, unchanged file is not read again");
+
+        write("[engine]\nquiet_ms = 300\n");
+        assert!(watch.refresh());
+        assert_eq!(watch.current.engine.quiet_ms, 300);
     }
 
     #[test]

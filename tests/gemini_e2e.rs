@@ -14,9 +14,12 @@
 //! `agents sessions resume` continues the same session (`--resume ID`) in
 //! the same file.
 //!
-//! Needs the CLI: `AGENTS_TEST_GEMINI=/path/to/gemini` (`.ci/run` installs
-//! `@google/gemini-cli` from npm and sets it, with `AGENTS_REQUIRE_GEMINI=1`
-//! so a missing CLI fails instead of skipping).
+//! Needs the CLI: `AGENTS_TEST_GEMINI=/path/to/gemini` (and
+//! `AGENTS_REQUIRE_GEMINI=1` makes a missing CLI fail instead of skip).
+//!
+//! Gemini 0.61 takes an Enter that comes within 30 ms of typed text (its
+//! `FAST_RETURN_TIMEOUT`) as a newline; its adapter holds the Enter back
+//! (`Adapter::enter_delay_ms`), which this test depends on.
 
 mod common;
 

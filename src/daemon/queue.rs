@@ -25,9 +25,13 @@ pub fn answer_input(family: &str, answer: &str) -> serde_json::Value {
         "no" | "n" => keys(vec![0x1b]),
         _ => {
             let mut typed = keys(format!("{answer}\r").into_bytes());
-            if crate::harness::adapter_for(family).is_some_and(|a| a.pastes_prompts()) {
+            let adapter = crate::harness::adapter_for(family);
+            let paste = adapter.is_some_and(|a| a.pastes_prompts());
+            let enter_ms = adapter.map_or(0, |a| a.enter_delay_ms());
+            if paste || enter_ms > 0 {
                 typed["text"] = answer.into();
-                typed["paste"] = true.into();
+                typed["paste"] = paste.into();
+                typed["enter_ms"] = enter_ms.into();
             }
             typed
         }
@@ -175,10 +179,10 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
     };
     // The run records its harness family; how that harness takes a prompt
     // is its adapter's to say.
-    let paste = run
-        .and_then(|r| crate::harness::adapter_for(&r.harness))
-        .is_some_and(|a| a.pastes_prompts());
-    if live.link.prompt(&live.id, &prompt.text, paste).await.is_err() {
+    let adapter = run.and_then(|r| crate::harness::adapter_for(&r.harness));
+    let paste = adapter.is_some_and(|a| a.pastes_prompts());
+    let enter_ms = adapter.map_or(0, |a| a.enter_delay_ms());
+    if live.link.prompt(&live.id, &prompt.text, paste, enter_ms).await.is_err() {
         return;
     }
     // Count the delivery as output-to-come, so the next prompt waits for the
@@ -224,11 +228,16 @@ mod tests {
         let typed = |text: &str| json!(format!("{text}\r").into_bytes());
         assert_eq!(
             answer_input("codex", "use the cache"),
-            json!({ "bytes": typed("use the cache"), "text": "use the cache", "paste": true })
+            json!({ "bytes": typed("use the cache"), "text": "use the cache", "paste": true, "enter_ms": 0 })
         );
         assert_eq!(
             answer_input("claude", "use the cache"),
             json!({ "bytes": typed("use the cache") })
+        );
+        // Gemini types it, Enter held back until its newline window passed.
+        assert_eq!(
+            answer_input("gemini", "use the cache"),
+            json!({ "bytes": typed("use the cache"), "text": "use the cache", "paste": false, "enter_ms": 100 })
         );
         assert_eq!(answer_input("no-such-family", "x"), json!({ "bytes": typed("x") }));
     }

@@ -161,6 +161,13 @@ pub trait Adapter: Sync {
         false
     }
 
+    /// How long after a prompt's text its Enter is typed (ms). Gemini CLI
+    /// 0.61 takes an Enter that comes within ~30 ms of typed text as a
+    /// newline in the prompt, so a prompt written in one go never submits.
+    fn enter_delay_ms(&self) -> u64 {
+        0
+    }
+
     /// Whether the harness keeps conversations (sessions) a run links to.
     fn has_sessions(&self) -> bool {
         true

@@ -23,6 +23,11 @@ impl Adapter for Gemini {
         "gemini"
     }
 
+    fn enter_delay_ms(&self) -> u64 {
+        // Its window is ~30 ms; leave room for a busy machine.
+        100
+    }
+
     fn program(&self) -> &'static str {
         "gemini"
     }
@@ -132,7 +137,10 @@ mod tests {
         assert_eq!(launch.argv, vec!["gemini", "-y"]);
         assert_eq!(Gemini.resume_args("s1").unwrap(), vec!["--resume", "s1"]);
         assert!(Gemini.fork_args("s1").is_err());
-        assert_eq!(Gemini.prompt_args("go on\nfrom here").unwrap(), vec!["-i", "go on\nfrom here"]);
+        assert_eq!(
+            Gemini.prompt_args("go on\nfrom here").unwrap(),
+            vec!["-i", "go on\nfrom here"]
+        );
     }
 
     fn query(home: &Path, cwd: &str) -> SessionQuery {

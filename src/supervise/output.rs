@@ -3,7 +3,8 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -98,19 +99,66 @@ const PARSE_QUEUE: usize = 64;
 /// waits long behind a flood.
 const PARSE_BATCH: usize = 256 * 1024;
 
+/// A read this small is parsed by the reader itself when the parser has
+/// nothing queued: a spinner's frame or a keystroke's echo is tens of bytes,
+/// an agent's status line a few hundred, while a flood reads 4 KiB and more.
+/// Handing such a read to the parser thread costs a thread wake-up (tens of
+/// µs) for a few µs of parsing; with 50 spinning runs those wake-ups were
+/// most of the supervisors' CPU (`cargo bench --bench spinners`).
+const PARSE_INLINE_MAX: usize = 1024;
+
+/// Feeds `batch` (`queued` bytes) to the emulator, answers terminal
+/// queries, writes a checkpoint when one is due, and announces the parse.
+fn parse(run: &Supervised, batch: &[Vec<u8>], queued: usize, checkpoints: &Mutex<Checkpoints>) {
+    let mut checkpoints = checkpoints.lock().unwrap_or_else(|p| p.into_inner());
+    let (replies, checkpoint) = {
+        let mut screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
+        for bytes in batch {
+            screen.term.feed(bytes);
+        }
+        screen.offset += queued as u64;
+        let replies = screen.term.take_replies();
+        let checkpoint = (screen.offset - checkpoints.last >= CHECKPOINT_EVERY).then(|| {
+            let (rows, cols) = screen.term.size();
+            (
+                screen.offset,
+                rows,
+                cols,
+                screen.term.scrolled_lines(),
+                screen.term.snapshot(),
+            )
+        });
+        (replies, checkpoint)
+    };
+    if !replies.is_empty() {
+        run.write_input(replies);
+    }
+    run.parsed.send_modify(|p| *p += queued as u64);
+    if let Some((offset, rows, cols, scrolled, snapshot)) = checkpoint {
+        let _ = checkpoints.write(offset, rows, cols, scrolled, &snapshot);
+    }
+}
+
 /// Two threads per run. The reader appends each PTY read to the log and
 /// commits the offset (subscribers stream from the log); the parser feeds the
 /// emulator, answers terminal queries and writes checkpoints. Reading and
 /// parsing overlap, so a flood costs the slower of the two, not their sum.
-/// Nothing here waits on a client.
+/// A small read while the parser is idle is parsed by the reader, in order
+/// (`PARSE_INLINE_MAX`). Nothing here waits on a client.
 pub fn start_reader(
     run: Arc<Supervised>,
     mut reader: Box<dyn Read + Send>,
     mut log: OutputLog,
-    mut checkpoints: Checkpoints,
+    checkpoints: Checkpoints,
 ) -> Result<()> {
     let (chunks, parse_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(PARSE_QUEUE);
+    // Chunks sent to the parser and not yet parsed. Only the reader adds to
+    // it, so when it reads zero the parser is done with everything sent and
+    // the reader may parse the next chunk itself without reordering.
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let checkpoints = Arc::new(Mutex::new(checkpoints));
     let parser_run = run.clone();
+    let (parser_in_flight, parser_checkpoints) = (in_flight.clone(), checkpoints.clone());
     let parser = std::thread::Builder::new()
         .name("pty-parser".into())
         .spawn(move || {
@@ -127,32 +175,8 @@ pub fn start_reader(
                     queued += more.len();
                     batch.push(more);
                 }
-                let (replies, checkpoint) = {
-                    let mut screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
-                    for bytes in &batch {
-                        screen.term.feed(bytes);
-                    }
-                    screen.offset += queued as u64;
-                    let replies = screen.term.take_replies();
-                    let checkpoint = (screen.offset - checkpoints.last >= CHECKPOINT_EVERY).then(|| {
-                        let (rows, cols) = screen.term.size();
-                        (
-                            screen.offset,
-                            rows,
-                            cols,
-                            screen.term.scrolled_lines(),
-                            screen.term.snapshot(),
-                        )
-                    });
-                    (replies, checkpoint)
-                };
-                if !replies.is_empty() {
-                    run.write_input(replies);
-                }
-                run.parsed.send_modify(|p| *p += queued as u64);
-                if let Some((offset, rows, cols, scrolled, snapshot)) = checkpoint {
-                    let _ = checkpoints.write(offset, rows, cols, scrolled, &snapshot);
-                }
+                parse(&run, &batch, queued, &parser_checkpoints);
+                parser_in_flight.fetch_sub(batch.len(), Ordering::Release);
             }
             run.eof.send_replace(true);
         })
@@ -184,6 +208,11 @@ pub fn start_reader(
                     continue;
                 }
                 run.committed.send_replace(log.offset);
+                if n <= PARSE_INLINE_MAX && in_flight.load(Ordering::Acquire) == 0 {
+                    parse(&run, std::slice::from_ref(&chunk), n, &checkpoints);
+                    continue;
+                }
+                in_flight.fetch_add(1, Ordering::Relaxed);
                 if chunks.send(chunk).is_err() {
                     break;
                 }

@@ -365,11 +365,36 @@ fn handle(
             let text = req.params.get("text").and_then(Value::as_str).ok_or("text missing")?;
             let paste = req.params.get("paste").and_then(Value::as_bool).unwrap_or(false);
             let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
-            run.write_input(prompt_bytes(text, paste && screen.term.screen().bracketed_paste()));
+            type_prompt(run, text, paste && screen.term.screen().bracketed_paste(), enter_delay(req));
             Ok(Value::Null)
         }
         other => Err(format!("unknown method {other}")),
     }
+}
+
+/// The longest Enter is held back after a prompt's text.
+const ENTER_DELAY_MAX: Duration = Duration::from_millis(1000);
+
+/// `enter_ms` of a prompt or answer (`Adapter::enter_delay_ms`), bounded.
+fn enter_delay(req: &Request) -> Duration {
+    Duration::from_millis(req.params.get("enter_ms").and_then(Value::as_u64).unwrap_or(0)).min(ENTER_DELAY_MAX)
+}
+
+/// Types a prompt and its Enter: at once, or the Enter `enter` later for a
+/// harness that would take a quick Enter as a newline.
+fn type_prompt(run: &Arc<Supervised>, text: &str, bracketed: bool, enter: Duration) {
+    let mut bytes = prompt_bytes(text, bracketed);
+    if enter.is_zero() {
+        run.write_input(bytes);
+        return;
+    }
+    let return_key = bytes.pop().map(|b| vec![b]).unwrap_or_default();
+    run.write_input(bytes);
+    let run = run.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(enter).await;
+        run.write_input(return_key);
+    });
 }
 
 /// A prompt as typed into a program, Enter included: the text as one
@@ -411,10 +436,15 @@ async fn answer(run: &Arc<Supervised>, req: &Request) -> Result<Value, String> {
             let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
             let found = waiting_on(&screen.term.visible_lines());
             if found.is_some() {
-                run.write_input(match text {
-                    Some(text) => prompt_bytes(text, paste && screen.term.screen().bracketed_paste()),
-                    None => bytes.clone(),
-                });
+                match text {
+                    Some(text) => type_prompt(
+                        run,
+                        text,
+                        paste && screen.term.screen().bracketed_paste(),
+                        enter_delay(req),
+                    ),
+                    None => run.write_input(bytes.clone()),
+                }
             }
             found
         };

@@ -36,6 +36,10 @@ pub struct AiderReader {
     block: Option<Block>,
     /// When the current chat started (the only time the file records).
     started_ms: Option<i64>,
+    /// Where the last notice whose tokens were counted starts: a `Tokens:`
+    /// notice is counted once, the first time it is read, although the
+    /// last block of the file is read again (it may yet grow).
+    counted_at: Option<u64>,
 }
 
 impl LineReader for AiderReader {
@@ -93,29 +97,30 @@ impl LineReader for AiderReader {
     fn pause(&mut self, out: &mut Batch) -> Option<u64> {
         let start = self.block.as_ref()?.start;
         let before = out.messages.len();
-        if let Some(b) = self.block.take() {
-            out.messages.push(self.message(b));
-        }
+        self.flush(out);
         out.provisional = out.messages.len() - before;
         Some(start)
     }
 
     fn state(&self) -> serde_json::Value {
-        serde_json::json!({ "started_ms": self.started_ms })
+        serde_json::json!({ "started_ms": self.started_ms, "counted_at": self.counted_at })
     }
 
     fn restore(&mut self, state: &serde_json::Value) {
         self.block = None;
         self.started_ms = state["started_ms"].as_i64();
+        self.counted_at = state["counted_at"].as_u64();
     }
 }
 
 impl AiderReader {
     fn flush(&mut self, out: &mut Batch) {
         if let Some(b) = self.block.take() {
+            let start = b.start;
             let m = self.message(b);
-            if let Some(u) = &m.usage {
+            if let Some(u) = m.usage.as_ref().filter(|_| self.counted_at != Some(start)) {
                 out.usage.add(u);
+                self.counted_at = Some(start);
             }
             out.messages.push(m);
         }
@@ -260,6 +265,31 @@ mod tests {
         assert_eq!(r.pause(&mut out), Some(8));
         assert_eq!(out.provisional, 1);
         assert_eq!(out.messages[1].text, "first part of the reply");
+    }
+
+    #[test]
+    fn a_token_notice_at_the_end_counts_once_across_reads() {
+        let lines: [&[u8]; 3] = [b"#### hi  ", b"Hello.", b"> Tokens: 700 sent, 9 received.  "];
+        let mut r = AiderReader::default();
+        let mut out = Batch::default();
+        for (i, line) in lines.iter().enumerate() {
+            r.line(line, i as u64 * 40, &mut out);
+        }
+        assert_eq!(r.pause(&mut out), Some(80));
+        assert_eq!((out.usage.input, out.usage.output), (700, 9));
+        // The next read starts at the notice again, and it grew.
+        let state = r.state();
+        let mut again = AiderReader::default();
+        again.restore(&state);
+        let mut more = Batch::default();
+        again.line(lines[2], 80, &mut more);
+        again.line(b"> Applied edit to hello.py  ", 120, &mut more);
+        again.line(b"#### next  ", 160, &mut more);
+        assert!(more.usage.is_zero(), "{:?}", more.usage);
+        assert_eq!(
+            more.messages[0].text,
+            "Tokens: 700 sent, 9 received.\nApplied edit to hello.py"
+        );
     }
 
     #[test]
