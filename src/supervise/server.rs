@@ -365,7 +365,12 @@ fn handle(
             let text = req.params.get("text").and_then(Value::as_str).ok_or("text missing")?;
             let paste = req.params.get("paste").and_then(Value::as_bool).unwrap_or(false);
             let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
-            type_prompt(run, text, paste && screen.term.screen().bracketed_paste(), enter_delay(req));
+            type_prompt(
+                run,
+                text,
+                paste && screen.term.screen().bracketed_paste(),
+                enter_delay(req),
+            );
             Ok(Value::Null)
         }
         other => Err(format!("unknown method {other}")),
