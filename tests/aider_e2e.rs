@@ -7,7 +7,10 @@
 //! `agents send` is typed into aider's prompt and submitted; aider appends
 //! the exchange to the repository's `.aider.chat.history.md`, which reads
 //! back (`read_file`) as the prompt, the reply and aider's token notice;
-//! `/exit` ends the run `succeeded`.
+//! the run finds its chat in that file as its session, so `agents
+//! transcript RUN` shows the exchange and `agents search` finds it; `/exit`
+//! ends the run `succeeded`; a second run in the same repository appends a
+//! chat to the same file, and each run's transcript is its own chat only.
 //!
 //! Needs aider: `AGENTS_TEST_AIDER=/path/to/aider` (`.ci/run` installs
 //! `aider-chat` from PyPI into a venv and sets it, with
@@ -15,75 +18,24 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use agents::transcript::{Format, read_file};
 use common::Home;
+use common::real_cli::{self, BinDir, MockApi, Prompts, Reply, Request, transcript};
 use serde_json::{Value, json};
 
 /// The version the fixture was recorded with and `.ci/run` installs.
 const PINNED: &str = "0.86.2";
 
-fn aider_binary() -> Option<PathBuf> {
-    let path = PathBuf::from(std::env::var_os("AGENTS_TEST_AIDER")?);
-    path.is_file().then_some(path)
-}
-
 /// A mock `POST /v1/chat/completions`: `Mock reply to: <the first line of
 /// the last user message>`, streamed in two deltas and a usage chunk.
-struct MockApi {
-    url: String,
-    prompts: Arc<Mutex<Vec<String>>>,
-}
-
-impl MockApi {
-    fn start() -> MockApi {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let prompts = Arc::new(Mutex::new(Vec::new()));
-        let seen = prompts.clone();
-        std::thread::spawn(move || {
-            for conn in listener.incoming().flatten() {
-                let seen = seen.clone();
-                std::thread::spawn(move || {
-                    let _ = answer(conn, &seen);
-                });
-            }
-        });
-        MockApi { url, prompts }
+fn answer(r: &Request, prompts: &Prompts) -> Reply {
+    if !r.line.starts_with("POST /v1/chat/completions ") {
+        return Reply::not_found();
     }
-}
-
-/// One request, one response, then the connection closes.
-fn answer(conn: TcpStream, prompts: &Mutex<Vec<String>>) -> std::io::Result<()> {
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line)?;
-    let mut length = 0usize;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 || line == "\r\n" {
-            break;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body)?;
-    let mut conn = conn;
-    if !request_line.starts_with("POST /v1/chat/completions ") {
-        return write!(
-            conn,
-            "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
-        );
-    }
-    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let req = r.json();
     let prompt = req["messages"]
         .as_array()
         .into_iter()
@@ -94,7 +46,7 @@ fn answer(conn: TcpStream, prompts: &Mutex<Vec<String>>) -> std::io::Result<()> 
         .and_then(|c| c.lines().next())
         .unwrap_or_default()
         .to_string();
-    prompts.lock().unwrap().push(prompt.clone());
+    prompts.push(prompt.clone());
     let text = format!("Mock reply to: {prompt}");
     let (head, tail) = text.split_at(text.len() / 2);
     let chunk = |choices: Value, usage: Value| {
@@ -121,44 +73,23 @@ fn answer(conn: TcpStream, prompts: &Mutex<Vec<String>>) -> std::io::Result<()> 
     ];
     let mut payload: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
     payload.push_str("data: [DONE]\n\n");
-    write!(
-        conn,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        payload.len()
-    )?;
-    conn.write_all(payload.as_bytes())?;
-    conn.flush()
+    Reply::ok("text/event-stream", payload)
 }
 
 /// How long a step of a real aider may take: its imports take seconds, and
 /// CI is a busy 2-core machine.
 const PATIENCE: Duration = Duration::from_secs(45);
 
-fn wait(home: &Home, run: &str, what: &str, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    let mut pause = Duration::from_millis(10);
-    while !f() {
-        assert!(
-            start.elapsed() < PATIENCE,
-            "timed out waiting until {what}\nscreen:\n{}",
-            home.logs(run)
-        );
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(200));
-    }
+fn wait(home: &Home, run: &str, what: &str, f: impl FnMut() -> bool) {
+    real_cli::wait(home, run, PATIENCE, what, f)
 }
 
 #[test]
 fn a_real_aider_run_takes_a_prompt_and_writes_its_chat_history() {
-    let Some(aider) = aider_binary() else {
-        assert!(
-            std::env::var_os("AGENTS_REQUIRE_AIDER").is_none(),
-            "AGENTS_REQUIRE_AIDER is set but AGENTS_TEST_AIDER names no file"
-        );
-        eprintln!("skipped: set AGENTS_TEST_AIDER to an aider {PINNED} binary to run this test");
+    let Some(aider) = real_cli::pinned_binary("AIDER", "aider", PINNED) else {
         return;
     };
-    let api = MockApi::start();
+    let api = MockApi::start("/v1", answer);
     let user_home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let cwd = std::fs::canonicalize(project.path()).unwrap();
@@ -175,17 +106,12 @@ fn a_real_aider_run_takes_a_prompt_and_writes_its_chat_history() {
     std::fs::write(cwd.join("hello.py"), "print(\"hi\")\n").unwrap();
     git(&["add", "hello.py"]);
     git(&["commit", "-qm", "init"]);
-    let bin = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(&aider, bin.path().join("aider")).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.path().display(),
-        std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
-    );
+    let bin = BinDir::with(&aider, "aider");
+    let path = bin.path();
 
     let home = Home::new();
-    let out = home
-        .cmd(&[
+    let start = || {
+        let mut cmd = home.cmd(&[
             "run",
             "-d",
             "aider",
@@ -210,15 +136,14 @@ fn a_real_aider_run_takes_a_prompt_and_writes_its_chat_history() {
             "--no-auto-commits",
             "--yes-always",
             "hello.py",
-        ])
-        .current_dir(&cwd)
-        .env("PATH", &path)
-        .env("HOME", user_home.path())
-        .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        ]);
+        cmd.current_dir(&cwd)
+            .env("PATH", &path)
+            .env("HOME", user_home.path())
+            .env("LITELLM_LOCAL_MODEL_COST_MAP", "True");
+        real_cli::stdout_of(cmd, "run aider")
+    };
+    let id = start();
     assert_eq!(home.show(&id)["harness_version"], PINNED);
     wait(&home, &id, "aider's prompt is up", || {
         home.logs(&id).lines().any(|l| l.trim_end() == ">")
@@ -228,7 +153,7 @@ fn a_real_aider_run_takes_a_prompt_and_writes_its_chat_history() {
     wait(&home, &id, "the reply is on the screen", || {
         home.logs(&id).contains("Mock reply to: what does hello.py print?")
     });
-    assert_eq!(*api.prompts.lock().unwrap(), ["what does hello.py print?"]);
+    assert_eq!(api.prompts.all(), ["what does hello.py print?"]);
     let history = cwd.join(".aider.chat.history.md");
     wait(&home, &id, "the exchange is in the chat history", || {
         std::fs::read_to_string(&history).is_ok_and(|h| h.contains("Tokens:"))
@@ -252,7 +177,64 @@ fn a_real_aider_run_takes_a_prompt_and_writes_its_chat_history() {
     // for: some sent, some received.
     assert!(b.usage.input > 0 && b.usage.output > 0, "{:?}", b.usage);
 
+    // The run found its chat in the history and reads it as its transcript.
+    let first = vec![
+        ("user", "what does hello.py print?".to_string()),
+        ("assistant", "Mock reply to: what does hello.py print?".to_string()),
+    ];
+    wait(&home, &id, "the run's transcript has the exchange", || {
+        conversation(&home, &id) == first
+    });
+    let session = home.show(&id)["session_id"].as_str().unwrap_or_default().to_string();
+    assert!(session.starts_with("aider-"), "{}", home.show(&id));
+    let hits = home.json(&["search", "hello.py", "--json"]);
+    assert!(
+        hits.as_array()
+            .is_some_and(|h| h.iter().any(|hit| hit["run_id"] == id.as_str())),
+        "{hits}"
+    );
     home.ok(&["send", &id, "/exit"]);
     let ended = home.wait_end(&id);
     assert_eq!(ended["state"], "succeeded", "{ended}");
+
+    // A second run in the same repository appends to the same file; each
+    // run's transcript is its own chat only.
+    let second = start();
+    wait(&home, &second, "aider's prompt is up", || {
+        home.logs(&second).lines().any(|l| l.trim_end() == ">")
+    });
+    home.ok(&["send", &second, "say goodbye"]);
+    let own = vec![
+        ("user", "say goodbye".to_string()),
+        ("assistant", "Mock reply to: say goodbye".to_string()),
+    ];
+    wait(&home, &second, "the second run's transcript has its exchange", || {
+        conversation(&home, &second) == own
+    });
+    assert_ne!(home.show(&second)["session_id"], session.as_str());
+    // The first run's chat (its `/exit` included) has none of the second's.
+    let kept = conversation(&home, &id);
+    assert!(
+        kept.starts_with(&first) && !kept.iter().any(|m| own.contains(m)),
+        "{kept:?}"
+    );
+    home.ok(&["send", &second, "/exit"]);
+    let ended = home.wait_end(&second);
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+}
+
+/// What the user and the model said in a run, by `agents transcript --json`
+/// (aider's own notices left out); empty while none is indexed.
+fn conversation(home: &Home, run: &str) -> Vec<(&'static str, String)> {
+    transcript(home, run)
+        .iter()
+        .filter_map(|m| {
+            let role = match m["role"].as_str()? {
+                "user" => "user",
+                "assistant" => "assistant",
+                _ => return None,
+            };
+            Some((role, m["text"].as_str()?.to_string()))
+        })
+        .collect()
 }

@@ -11,101 +11,33 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 
 use common::Home;
+use common::real_cli::{self, BinDir, Reply, Request, hooks, last_status_why};
 use serde_json::{Value, json};
 
 /// The version the reference recordings and `.ci/run` use.
 const PINNED: &str = "2.1.197";
 
-fn claude_binary() -> Option<PathBuf> {
-    let path = PathBuf::from(std::env::var_os("AGENTS_TEST_CLAUDE")?);
-    path.is_file().then_some(path)
-}
-
 /// A mock Messages API: `hello` gets a greeting; a prompt with `ASKPERM`
 /// gets a `Bash(touch perm-marker)` tool call, and its tool result a
 /// closing line. Side requests without tools (titles) get plain text.
-struct MockApi {
-    url: String,
-}
-
-impl MockApi {
-    fn start() -> MockApi {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        std::thread::spawn(move || {
-            for conn in listener.incoming().flatten() {
-                std::thread::spawn(move || {
-                    let _ = serve(conn);
-                });
-            }
-        });
-        MockApi { url }
-    }
-}
-
-fn serve(conn: TcpStream) -> std::io::Result<()> {
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line)?;
-    let (mut length, mut chunked) = (0usize, false);
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 || line == "\r\n" {
-            break;
-        }
-        let lower = line.to_ascii_lowercase();
-        if let Some(v) = lower.strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap_or(0);
-        }
-        if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
-            chunked = true;
-        }
-    }
-    let mut body = Vec::new();
-    if chunked {
-        loop {
-            let mut size = String::new();
-            reader.read_line(&mut size)?;
-            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-            let mut chunk = vec![0; n + 2];
-            reader.read_exact(&mut chunk)?;
-            if n == 0 {
-                break;
-            }
-            body.extend_from_slice(&chunk[..n]);
-        }
-    } else {
-        body.resize(length, 0);
-        reader.read_exact(&mut body)?;
-    }
-    let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_string();
-    let (status, kind, payload) = if !request_line.starts_with("POST") || !path.starts_with("/v1/messages") {
-        ("404 Not Found", "application/json", b"{}".to_vec())
+fn answer(r: &Request) -> Reply {
+    let path = r.path();
+    if r.method() != "POST" || !path.starts_with("/v1/messages") {
+        Reply::not_found()
     } else if path.starts_with("/v1/messages/count_tokens") {
-        ("200 OK", "application/json", br#"{"input_tokens": 10}"#.to_vec())
+        Reply::ok("application/json", br#"{"input_tokens": 10}"#.to_vec())
     } else {
-        let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let req = r.json();
         let (blocks, stop) = reply_to(&req);
         if req["stream"] == true {
-            ("200 OK", "text/event-stream", sse(&req, &blocks, stop).into_bytes())
+            Reply::ok("text/event-stream", sse(&req, &blocks, stop))
         } else {
-            let message = message(&req, &blocks, stop);
-            ("200 OK", "application/json", message.to_string().into_bytes())
+            Reply::ok("application/json", message(&req, &blocks, stop).to_string())
         }
-    };
-    let mut conn = conn;
-    write!(
-        conn,
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        payload.len()
-    )?;
-    conn.write_all(&payload)?;
-    conn.flush()
+    }
 }
 
 /// The content blocks and stop reason for a request.
@@ -191,35 +123,20 @@ fn sse(req: &Value, blocks: &[Value], stop: &str) -> String {
     out
 }
 
-fn last_status_why(home: &Home, run: &str) -> String {
-    home.events(run)
-        .into_iter()
-        .rev()
-        .find(|e| e["kind"] == "STATUS")
-        .and_then(|e| e["data"]["why"].as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 /// The API key the mock accepts; Claude asks once about a key it has not
 /// seen, so `.claude.json` approves its last 20 characters in advance.
 const API_KEY: &str = "sk-ant-mock-0123456789abcdefghij";
 
 #[test]
 fn a_real_claude_run_reports_status_hooks_and_its_session() {
-    let Some(claude) = claude_binary() else {
-        assert!(
-            std::env::var_os("AGENTS_REQUIRE_CLAUDE").is_none(),
-            "AGENTS_REQUIRE_CLAUDE is set but AGENTS_TEST_CLAUDE names no file"
-        );
-        eprintln!("skipped: set AGENTS_TEST_CLAUDE to a claude {PINNED} binary to run this test");
+    let Some(claude) = real_cli::pinned_binary("CLAUDE", "claude", PINNED) else {
         return;
     };
-    let api = MockApi::start();
+    let api_url = real_cli::serve(answer);
     let user_home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let cwd = std::fs::canonicalize(project.path()).unwrap();
-    let bin = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(&claude, bin.path().join("claude")).unwrap();
+    let bin = BinDir::with(&claude, "claude");
     let mut projects = serde_json::Map::new();
     projects.insert(
         cwd.to_string_lossy().into_owned(),
@@ -249,22 +166,18 @@ fn a_real_claude_run_reports_status_hooks_and_its_session() {
     for name in pass {
         args.extend(["--env", name]);
     }
-    let out = home
-        .cmd(&args)
-        .current_dir(&cwd)
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.path().display()))
+    let mut run = home.cmd(&args);
+    run.current_dir(&cwd)
+        .env("PATH", bin.path_before("/usr/bin:/bin"))
         .env("HOME", user_home.path())
         .env_remove("CLAUDE_CONFIG_DIR")
-        .env("ANTHROPIC_BASE_URL", &api.url)
+        .env("ANTHROPIC_BASE_URL", &api_url)
         .env("ANTHROPIC_API_KEY", API_KEY)
         .env("DISABLE_TELEMETRY", "1")
         .env("DISABLE_ERROR_REPORTING", "1")
         .env("DISABLE_AUTOUPDATER", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    let id = real_cli::stdout_of(run, "run claude");
 
     let started = home.show(&id);
     assert_eq!(started["harness_version"], PINNED);
@@ -319,12 +232,7 @@ fn a_real_claude_run_reports_status_hooks_and_its_session() {
     for kind in ["INTERRUPT", "RUN_PAUSED", "RUN_RESUMED", "SESSION"] {
         assert!(kinds.iter().any(|k| k == kind), "{kind} in {kinds:?}");
     }
-    let hooks: Vec<String> = home
-        .events(&id)
-        .iter()
-        .filter(|e| e["kind"] == "HOOK")
-        .map(|e| e["data"]["event"].as_str().unwrap_or_default().to_string())
-        .collect();
+    let hooks = hooks(&home, &id);
     for event in [
         "SessionStart",
         "UserPromptSubmit",
@@ -339,9 +247,5 @@ fn a_real_claude_run_reports_status_hooks_and_its_session() {
     home.ok(&["send", &id, "/exit"]);
     let ended = home.wait_end(&id);
     assert_eq!(ended["state"], "succeeded", "{ended}");
-    assert!(
-        home.events(&id)
-            .iter()
-            .any(|e| e["kind"] == "HOOK" && e["data"]["event"] == "SessionEnd")
-    );
+    assert!(real_cli::hooks(&home, &id).iter().any(|h| h == "SessionEnd"));
 }

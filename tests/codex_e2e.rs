@@ -22,15 +22,16 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::Home;
+use common::real_cli::{
+    self, BinDir, MockApi, Prompts, Reply, Request, has_message, hooks, last_seq, statuses_after, transcript,
+};
 use serde_json::{Value, json};
 
 /// The version of the reference recordings and `.ci/run`.
@@ -39,89 +40,26 @@ const PINNED: &str = "0.171.0";
 /// The provider's `env_key`: Codex refuses to start a turn without it.
 const KEY_VAR: &str = "AGENTS_E2E_CODEX_KEY";
 
-fn codex_binary() -> Option<PathBuf> {
-    let path = PathBuf::from(std::env::var_os("AGENTS_TEST_CODEX")?);
-    path.is_file().then_some(path)
-}
-
 /// A mock Responses API (`POST /v1/responses`, always streamed). A turn of
 /// the conversation is answered `Mock reply to: <the last user text>`;
 /// Codex's task-title request (its turn metadata says `thread_title`) gets
 /// a title. Everything else is 404.
-struct MockApi {
-    url: String,
-    /// The user texts the conversation turns were asked with, in order.
-    prompts: Arc<Mutex<Vec<String>>>,
-    titles: Arc<AtomicUsize>,
-}
-
-impl MockApi {
-    fn start() -> MockApi {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let prompts = Arc::new(Mutex::new(Vec::new()));
-        let titles = Arc::new(AtomicUsize::new(0));
-        let (p, t) = (prompts.clone(), titles.clone());
-        std::thread::spawn(move || {
-            for conn in listener.incoming().flatten() {
-                let (p, t) = (p.clone(), t.clone());
-                std::thread::spawn(move || {
-                    let _ = serve(conn, &p, &t);
-                });
-            }
-        });
-        MockApi { url, prompts, titles }
+fn answer(r: &Request, prompts: &Prompts, titles: &AtomicUsize) -> Reply {
+    if !r.line.starts_with("POST /v1/responses ") {
+        return Reply::not_found();
     }
-
-    fn prompts(&self) -> Vec<String> {
-        self.prompts.lock().unwrap().clone()
-    }
-}
-
-fn serve(conn: TcpStream, prompts: &Mutex<Vec<String>>, titles: &AtomicUsize) -> std::io::Result<()> {
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line)?;
-    let (mut length, mut title) = (0usize, false);
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 || line == "\r\n" {
-            break;
-        }
-        let lower = line.to_ascii_lowercase();
-        if let Some(v) = lower.strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap_or(0);
-        }
-        if lower.starts_with("x-codex-turn-metadata:") && lower.contains("\"thread_source\":\"thread_title\"") {
-            title = true;
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body)?;
-    let mut conn = conn;
-    if !request_line.starts_with("POST /v1/responses ") {
-        return write!(
-            conn,
-            "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
-        );
-    }
-    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let title = r
+        .header("x-codex-turn-metadata")
+        .is_some_and(|v| v.contains("\"thread_source\":\"thread_title\""));
     let text = if title {
         titles.fetch_add(1, Ordering::SeqCst);
         "Greet the capybara".to_string()
     } else {
-        let prompt = last_user_text(&req);
-        prompts.lock().unwrap().push(prompt.clone());
+        let prompt = last_user_text(&r.json());
+        prompts.push(prompt.clone());
         format!("Mock reply to: {prompt}")
     };
-    let payload = sse(&text);
-    write!(
-        conn,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        payload.len()
-    )?;
-    conn.write_all(payload.as_bytes())?;
-    conn.flush()
+    Reply::ok("text/event-stream", sse(&text))
 }
 
 /// The text of the last `user` message of a request's `input`.
@@ -182,67 +120,8 @@ fn sse(text: &str) -> String {
 /// is a busy 2-core machine.
 const PATIENCE: Duration = Duration::from_secs(60);
 
-/// Waits until `f` holds; on time out, says what the run was doing.
-fn wait(home: &Home, run: &str, what: &str, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    let mut pause = Duration::from_millis(10);
-    while !f() {
-        if start.elapsed() > PATIENCE {
-            let events: Vec<String> = home.events(run).iter().map(Value::to_string).collect();
-            panic!(
-                "timed out waiting until {what}\nevents:\n{}\nscreen:\n{}",
-                events.join("\n"),
-                home.logs(run)
-            );
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(200));
-    }
-}
-
-/// `(seq, status, why)` of the run's `STATUS` events after `seq`.
-fn statuses_after(home: &Home, run: &str, after: i64) -> Vec<(i64, String, String)> {
-    home.events(run)
-        .into_iter()
-        .filter(|e| e["kind"] == "STATUS" && e["seq"].as_i64() > Some(after))
-        .map(|e| {
-            let s = |k: &str| e["data"][k].as_str().unwrap_or_default().to_string();
-            (e["seq"].as_i64().unwrap_or_default(), s("status"), s("why"))
-        })
-        .collect()
-}
-
-fn last_seq(home: &Home, run: &str) -> i64 {
-    home.events(run)
-        .iter()
-        .filter_map(|e| e["seq"].as_i64())
-        .max()
-        .unwrap_or(0)
-}
-
-/// The hook events a run recorded, by name.
-fn hooks(home: &Home, run: &str) -> Vec<String> {
-    home.events(run)
-        .iter()
-        .filter(|e| e["kind"] == "HOOK")
-        .map(|e| e["data"]["event"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
-/// `agents transcript ID --json`: one message per line.
-fn transcript(home: &Home, id: &str) -> Vec<Value> {
-    let out = home.run(&["transcript", id, "--json"]);
-    if !out.status.success() {
-        return Vec::new();
-    }
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
-fn has_message(messages: &[Value], role: &str, text: &str) -> bool {
-    messages.iter().any(|m| m["role"] == role && m["text"] == text)
+fn wait(home: &Home, run: &str, what: &str, f: impl FnMut() -> bool) {
+    real_cli::wait(home, run, PATIENCE, what, f)
 }
 
 /// Every rollout Codex wrote under its config home.
@@ -275,7 +154,7 @@ fn turn(home: &Home, run: &str, api: &MockApi, prompt: &str) {
             .last()
             .is_some_and(|(_, status, why)| status == "idle" && why == "hook agent-turn-complete")
     });
-    assert_eq!(api.prompts().last().map(String::as_str), Some(prompt));
+    assert_eq!(api.prompts.all().last().map(String::as_str), Some(prompt));
     let seen = statuses_after(home, run, mark);
     let working = seen.iter().position(|(_, status, _)| status == "working");
     let idle = seen.iter().rposition(|(_, status, _)| status == "idle");
@@ -284,15 +163,12 @@ fn turn(home: &Home, run: &str, api: &MockApi, prompt: &str) {
 
 #[test]
 fn a_real_codex_run_reports_its_turns_session_and_transcript_and_resumes_and_forks() {
-    let Some(codex) = codex_binary() else {
-        assert!(
-            std::env::var_os("AGENTS_REQUIRE_CODEX").is_none(),
-            "AGENTS_REQUIRE_CODEX is set but AGENTS_TEST_CODEX names no file"
-        );
-        eprintln!("skipped: set AGENTS_TEST_CODEX to a codex {PINNED} binary to run this test");
+    let Some(codex) = real_cli::pinned_binary("CODEX", "codex", PINNED) else {
         return;
     };
-    let api = MockApi::start();
+    let titles = Arc::new(AtomicUsize::new(0));
+    let asked = titles.clone();
+    let api = MockApi::start("/v1", move |r, prompts| answer(r, prompts, &asked));
     let user_home = tempfile::tempdir().unwrap();
     let codex_home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
@@ -303,8 +179,7 @@ fn a_real_codex_run_reports_its_turns_session_and_transcript_and_resumes_and_for
         .status()
         .unwrap();
     assert!(git.success(), "git init");
-    let bin = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(&codex, bin.path().join("codex")).unwrap();
+    let bin = BinDir::with(&codex, "codex");
     // JSON string escapes are valid in TOML basic strings.
     let quoted = |p: &Path| serde_json::to_string(&p.to_string_lossy()).unwrap();
     std::fs::write(
@@ -327,27 +202,15 @@ fn a_real_codex_run_reports_its_turns_session_and_transcript_and_resumes_and_for
          [profiles.codex]\nconfig_home = {}\npass_env = [\"{KEY_VAR}\"]\n",
         quoted(codex_home.path()),
     ));
-    let path = format!(
-        "{}:{}",
-        bin.path().display(),
-        std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
-    );
+    let path = bin.path();
     let agents = |args: &[&str]| -> String {
-        let out = home
-            .cmd(args)
-            .current_dir(&cwd)
+        let mut cmd = home.cmd(args);
+        cmd.current_dir(&cwd)
             .env("PATH", &path)
             .env("HOME", user_home.path())
             .env_remove("CODEX_HOME")
-            .env(KEY_VAR, "sk-mock")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "agents {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+            .env(KEY_VAR, "sk-mock");
+        real_cli::stdout_of(cmd, &format!("{args:?}"))
     };
 
     let id = agents(&["run", "-d", "codex", "--size", "120x40"]);
@@ -365,7 +228,7 @@ fn a_real_codex_run_reports_its_turns_session_and_transcript_and_resumes_and_for
     wait(&home, &id, "the title thread's notify was recorded", || {
         hooks(&home, &id).iter().any(|h| h == "side-turn-complete")
     });
-    assert!(api.titles.load(Ordering::SeqCst) >= 1);
+    assert!(titles.load(Ordering::SeqCst) >= 1);
     let files = rollouts(codex_home.path());
     assert_eq!(files.len(), 1, "one rollout, the conversation's: {files:?}");
     let rollout = &files[0];

@@ -23,109 +23,45 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::Home;
+use common::real_cli::{self, BinDir, MockApi, Prompts, Reply, Request, has_message, transcript};
 use serde_json::{Value, json};
 
 /// The version the fixture was recorded with and `.ci/run` installs.
 const PINNED: &str = "0.61.0";
-
-fn gemini_binary() -> Option<PathBuf> {
-    let path = PathBuf::from(std::env::var_os("AGENTS_TEST_GEMINI")?);
-    path.is_file().then_some(path)
-}
 
 /// The mock Gemini API. A conversation turn whose last user text holds
 /// `SHELL` is answered with a `run_shell_command` call (`touch
 /// perm-marker`); a turn that sends function responses back gets `Ran
 /// it.`; any other turn `Mock reply to: <the text>`. The model router's
 /// `generateContent` gets a low complexity score; other paths 404.
-struct MockApi {
-    url: String,
-    /// The user texts of the conversation turns, in order.
-    prompts: Arc<Mutex<Vec<String>>>,
-}
-
-impl MockApi {
-    fn start() -> MockApi {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let prompts = Arc::new(Mutex::new(Vec::new()));
-        let seen = prompts.clone();
-        std::thread::spawn(move || {
-            for conn in listener.incoming().flatten() {
-                let seen = seen.clone();
-                std::thread::spawn(move || {
-                    let _ = answer(conn, &seen);
-                });
-            }
-        });
-        MockApi { url, prompts }
-    }
-
-    fn prompts(&self) -> Vec<String> {
-        self.prompts.lock().unwrap().clone()
-    }
-}
-
-/// One request, one response, then the connection closes.
-fn answer(conn: TcpStream, prompts: &Mutex<Vec<String>>) -> std::io::Result<()> {
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line)?;
-    let mut length = 0usize;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 || line == "\r\n" {
-            break;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body)?;
-    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let path = request_line.split_whitespace().nth(1).unwrap_or("");
-    let (kind, payload) = if path.contains(":streamGenerateContent") {
-        let (parts, prompt) = turn(&req);
+fn answer(r: &Request, prompts: &Prompts) -> Reply {
+    let path = r.path();
+    if path.contains(":streamGenerateContent") {
+        let (parts, prompt) = turn(&r.json());
         if let Some(prompt) = prompt {
-            prompts.lock().unwrap().push(prompt);
+            prompts.push(prompt);
         }
         let chunk = json!({
             "candidates": [{ "content": { "role": "model", "parts": parts }, "finishReason": "STOP", "index": 0 }],
             "usageMetadata": { "promptTokenCount": 40, "candidatesTokenCount": 7, "cachedContentTokenCount": 10, "totalTokenCount": 47 },
         });
-        ("text/event-stream", format!("data: {chunk}\r\n\r\n"))
+        Reply::ok("text/event-stream", format!("data: {chunk}\r\n\r\n"))
     } else if path.contains(":generateContent") {
         let routed = json!({ "complexity_reasoning": "a mock", "complexity_score": 5 }).to_string();
         let reply = json!({
             "candidates": [{ "content": { "role": "model", "parts": [{ "text": routed }] }, "finishReason": "STOP", "index": 0 }],
             "usageMetadata": { "promptTokenCount": 5, "candidatesTokenCount": 3, "totalTokenCount": 8 },
         });
-        ("application/json", reply.to_string())
+        Reply::ok("application/json", reply.to_string())
     } else if path.contains(":countTokens") {
-        ("application/json", json!({ "totalTokens": 7 }).to_string())
+        Reply::ok("application/json", json!({ "totalTokens": 7 }).to_string())
     } else {
-        let mut conn = conn;
-        return write!(
-            conn,
-            "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
-        );
-    };
-    let mut conn = conn;
-    write!(
-        conn,
-        "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        payload.len()
-    )?;
-    conn.write_all(payload.as_bytes())?;
-    conn.flush()
+        Reply::not_found()
+    }
 }
 
 /// The model's parts for a conversation turn, and the user's text if the
@@ -159,38 +95,8 @@ fn turn(req: &Value) -> (Value, Option<String>) {
 /// but CI is a busy 2-core machine.
 const PATIENCE: Duration = Duration::from_secs(45);
 
-/// Waits until `f` holds; on time out, says what the run was doing.
-fn wait(home: &Home, run: &str, what: &str, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    let mut pause = Duration::from_millis(10);
-    while !f() {
-        if start.elapsed() > PATIENCE {
-            let events: Vec<String> = home.events(run).iter().map(Value::to_string).collect();
-            panic!(
-                "timed out waiting until {what}\nevents:\n{}\nscreen:\n{}",
-                events.join("\n"),
-                home.logs(run)
-            );
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(200));
-    }
-}
-
-/// `agents transcript ID --json`: one message per line.
-fn transcript(home: &Home, id: &str) -> Vec<Value> {
-    let out = home.run(&["transcript", id, "--json"]);
-    if !out.status.success() {
-        return Vec::new();
-    }
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
-fn has_message(messages: &[Value], role: &str, text: &str) -> bool {
-    messages.iter().any(|m| m["role"] == role && m["text"] == text)
+fn wait(home: &Home, run: &str, what: &str, f: impl FnMut() -> bool) {
+    real_cli::wait(home, run, PATIENCE, what, f)
 }
 
 /// Gemini's composer is up and empty: the run takes a prompt.
@@ -200,15 +106,10 @@ fn composer_up(home: &Home, run: &str) -> bool {
 
 #[test]
 fn a_real_gemini_run_finds_its_chat_asks_permission_and_resumes() {
-    let Some(gemini) = gemini_binary() else {
-        assert!(
-            std::env::var_os("AGENTS_REQUIRE_GEMINI").is_none(),
-            "AGENTS_REQUIRE_GEMINI is set but AGENTS_TEST_GEMINI names no file"
-        );
-        eprintln!("skipped: set AGENTS_TEST_GEMINI to a gemini {PINNED} binary to run this test");
+    let Some(gemini) = real_cli::pinned_binary("GEMINI", "gemini", PINNED) else {
         return;
     };
-    let api = MockApi::start();
+    let api = MockApi::start("", answer);
     let user_home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let cwd = std::fs::canonicalize(project.path()).unwrap();
@@ -229,32 +130,19 @@ fn a_real_gemini_run_finds_its_chat_asks_permission_and_resumes() {
     let mut trusted = serde_json::Map::new();
     trusted.insert(cwd.to_string_lossy().into_owned(), json!("TRUST_FOLDER"));
     std::fs::write(dot.join("trustedFolders.json"), Value::Object(trusted).to_string()).unwrap();
-    let bin = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(&gemini, bin.path().join("gemini")).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.path().display(),
-        std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
-    );
+    let bin = BinDir::with(&gemini, "gemini");
+    let path = bin.path();
 
     let home = Home::new();
     let agents = |args: &[&str]| -> String {
-        let out = home
-            .cmd(args)
-            .current_dir(&cwd)
+        let mut cmd = home.cmd(args);
+        cmd.current_dir(&cwd)
             .env("PATH", &path)
             .env("HOME", user_home.path())
             .env_remove("GEMINI_CLI_HOME")
             .env("GEMINI_API_KEY", "mock-key")
-            .env("GOOGLE_GEMINI_BASE_URL", &api.url)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "agents {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+            .env("GOOGLE_GEMINI_BASE_URL", &api.url);
+        real_cli::stdout_of(cmd, &format!("{args:?}"))
     };
     let pass = ["--env", "GEMINI_API_KEY", "--env", "GOOGLE_GEMINI_BASE_URL"];
 
@@ -289,7 +177,7 @@ fn a_real_gemini_run_finds_its_chat_asks_permission_and_resumes() {
     });
     let messages = transcript(&home, &id);
     assert!(has_message(&messages, "user", "hello narwhal"), "{messages:?}");
-    assert_eq!(api.prompts(), ["hello narwhal"]);
+    assert_eq!(api.prompts.all(), ["hello narwhal"]);
 
     // A shell command asks first: the box on screen is the evidence.
     wait(&home, &id, "the first turn is over", || composer_up(&home, &id));

@@ -154,9 +154,19 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             );
             Ok(0)
         }
-        Command::Wait { run, json } => {
+        Command::Wait { run, json, timeout } => {
             let client = Client::connect(&paths, false).await?;
-            let record: RunRecord = client.call(method::RUNS_WAIT, RunRef { run }).await?;
+            let waiting = client.call(method::RUNS_WAIT, RunRef { run: run.clone() });
+            let record: RunRecord = match timeout {
+                None => waiting.await?,
+                Some(secs) => match tokio::time::timeout(std::time::Duration::from_secs(secs), waiting).await {
+                    Ok(record) => record?,
+                    Err(_) => {
+                        eprintln!("agents: run {run} has not ended after {secs}s");
+                        return Ok(124);
+                    }
+                },
+            };
             if json {
                 println!("{}", serde_json::to_string_pretty(&record)?);
             } else {

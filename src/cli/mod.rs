@@ -92,6 +92,9 @@ pub enum Command {
         run: String,
         #[arg(long)]
         json: bool,
+        /// Give up after SECS (exit 124), leaving the run as it is.
+        #[arg(long, value_name = "SECS")]
+        timeout: Option<u64>,
     },
     /// Start, stop or inspect the daemon.
     Daemon {

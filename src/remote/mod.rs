@@ -6,7 +6,8 @@
 //! `agents serve --stdio` (`serve`) and is an ordinary client of the remote
 //! daemon. A run placed on a host (`place`) is started there and mirrored
 //! here under the same id (`mirror`, `store`); the run methods the remote
-//! daemon must answer are forwarded to it. `hosts` answers `hosts.*` (`install` copies this binary to a host);
+//! daemon must answer are forwarded to it, and so is the conversation of a
+//! remote run (`sessions`: transcript, resume, fork). `hosts` answers `hosts.*` (`install` copies this binary to a host);
 //! `cli` is `agents hosts …` and `agents serve`.
 
 pub mod cli;
@@ -19,6 +20,7 @@ mod mirror;
 mod place;
 mod retry;
 mod serve;
+mod sessions;
 mod ssh;
 mod store;
 mod target;
@@ -54,7 +56,10 @@ pub async fn dispatch(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Res
                 .and_then(|r| serde_json::to_value(r).map_err(ApiError::internal)),
         );
     }
-    place::forward(daemon, name, p).await
+    if let Some(answer) = place::forward(daemon, name, p).await {
+        return Some(answer);
+    }
+    sessions::forward(daemon, name, p).await
 }
 
 /// Starts a run on `params.host` (which must name a remote host).

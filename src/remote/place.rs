@@ -47,7 +47,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams, host_name: &str) -
     let remote = StartParams {
         host: None,
         cwd: map_cwd(&params.cwd, &conn.info),
-        env: remote_env(&params, &conn.info, &host),
+        env: remote_env(&params.pass_env, &params.env, &conn.info, &host),
         parent: remote_parent.clone(),
         // Minted here: a start sent again after a lost answer returns the
         // run the first one created there (issue #5).
@@ -67,12 +67,26 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams, host_name: &str) -
     .await?;
     let record: RunRecord = serde_json::from_value(value).map_err(ApiError::internal)?;
     let local_parent = parent.as_ref().filter(|_| remote_parent.is_none());
-    let (inserted, args) = (record.clone(), params.args.clone());
+    mirror_started(daemon, link, record, local_parent, &params.args).await
+}
+
+/// A run the host's daemon just started (placed from here, or a session
+/// resumed there): mirrored here under its id and followed. `local_parent`
+/// is a parent only this daemon knows; `args` the harness arguments as
+/// given here.
+pub(super) async fn mirror_started(
+    daemon: &Arc<Daemon>,
+    link: Arc<HostLink>,
+    record: RunRecord,
+    local_parent: Option<&RunRow>,
+    args: &[String],
+) -> Result<RunRecord, ApiError> {
+    let (inserted, args) = (record.clone(), args.to_vec());
     let (parent_id, root_id) = (
         local_parent.map(|p| p.id.clone()),
         local_parent.map(|p| p.root_run_id.clone()),
     );
-    let host_name = host.name.clone();
+    let host_name = link.name.clone();
     daemon
         .store
         .call(move |c| {
@@ -120,15 +134,21 @@ fn map_cwd(cwd: &str, info: &RemoteInfo) -> String {
 }
 
 /// The remote login environment (allowlisted), the remote `AGENTS_HOME`,
-/// and the variables the user named with `--env`, with their values from
-/// here. Nothing else of this machine's environment crosses over.
-fn remote_env(params: &StartParams, info: &RemoteInfo, host: &HostRow) -> Vec<(String, String)> {
+/// and the variables the user named with `--env` (`names`), with their
+/// values from here (`local`, the client's environment). Nothing else of
+/// this machine's environment crosses over.
+pub(super) fn remote_env(
+    names: &[String],
+    local: &[(String, String)],
+    info: &RemoteInfo,
+    host: &HostRow,
+) -> Vec<(String, String)> {
     let mut env = info.env.clone();
     if let Some(home) = &host.remote_home {
         env.push(("AGENTS_HOME".into(), home.clone()));
     }
-    for name in &params.pass_env {
-        if let Some((k, v)) = params.env.iter().find(|(k, _)| k == name) {
+    for name in names {
+        if let Some((k, v)) = local.iter().find(|(k, _)| k == name) {
             env.retain(|(existing, _)| existing != k);
             env.push((k.clone(), v.clone()));
         }
@@ -181,7 +201,7 @@ async fn local_record(daemon: &Arc<Daemon>, id: &str) -> Result<RunRecord, ApiEr
 }
 
 /// A run by id, unique prefix or name; `None` when nothing matches.
-async fn row(daemon: &Arc<Daemon>, reference: &str) -> Result<Option<RunRow>, ApiError> {
+pub(super) async fn row(daemon: &Arc<Daemon>, reference: &str) -> Result<Option<RunRow>, ApiError> {
     let r = reference.to_string();
     let found = daemon
         .store
@@ -217,16 +237,21 @@ pub async fn forward(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Resu
     {
         return None;
     }
-    let link = match daemon.hosts.get(&row.host) {
-        Some(link) => link,
-        None => match super::hosts::stored(daemon, &row.host).await {
-            Ok(host) => daemon.hosts.for_host(&host),
-            // The host was removed: what we have is the mirror.
-            Err(_) if name == method::RUNS_SHOW => return None,
-            Err(e) => return Some(Err(e)),
-        },
+    let link = match link_of(daemon, &row.host).await {
+        Ok(link) => link,
+        // The host was removed: what we have is the mirror.
+        Err(_) if name == method::RUNS_SHOW => return None,
+        Err(e) => return Some(Err(e)),
     };
     Some(forward_on(daemon, link, &row, name, p).await)
+}
+
+/// The link to a configured host (opened on first use, not here).
+pub(super) async fn link_of(daemon: &Arc<Daemon>, host: &str) -> Result<Arc<HostLink>, ApiError> {
+    match daemon.hosts.get(host) {
+        Some(link) => Ok(link),
+        None => Ok(daemon.hosts.for_host(&super::hosts::stored(daemon, host).await?)),
+    }
 }
 
 async fn forward_on(
@@ -471,7 +496,7 @@ mod tests {
             remote_home: Some("/state".into()),
             created_at: 0,
         };
-        let env = remote_env(&params, &info, &host);
+        let env = remote_env(&params.pass_env, &params.env, &info, &host);
         let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
         assert_eq!(get("PATH"), Some("/remote/bin"));
         assert_eq!(get("API_KEY"), Some("k"));

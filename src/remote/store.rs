@@ -86,6 +86,45 @@ pub fn live_remote_runs(conn: &Connection) -> Result<Vec<(String, String)>, Stor
     Ok(rows)
 }
 
+/// The sessions of mirrored remote runs that `reference` names (a full id
+/// or a prefix; at most 3), each with its newest mirrored run and that
+/// run's host. The remote daemon indexes them; here only the mirror's
+/// `session_id` says where they live.
+pub fn remote_sessions(conn: &Connection, reference: &str) -> Result<Vec<(String, String, String)>, StoreError> {
+    if reference.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut stmt = conn.prepare(
+        "SELECT r.session_id, r.id, r.host FROM runs r
+         WHERE r.host != 'local' AND r.session_id IS NOT NULL AND (r.session_id = ?1 OR r.session_id LIKE ?1 || '%')
+           AND r.created_at = (SELECT MAX(o.created_at) FROM runs o WHERE o.session_id = r.session_id AND o.host != 'local')
+         GROUP BY r.session_id ORDER BY r.session_id LIMIT 3",
+    )?;
+    let rows = stmt
+        .query_map([reference], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    // An exact id is never ambiguous with the longer ids it prefixes.
+    if let Some(exact) = rows.iter().find(|(s, _, _)| s == reference) {
+        return Ok(vec![exact.clone()]);
+    }
+    Ok(rows)
+}
+
+/// Whether this daemon holds a session (its own runs' conversations, or
+/// a transcript indexed here) that `reference` names or prefixes.
+pub fn local_session_matches(conn: &Connection, reference: &str) -> Result<bool, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT 1 FROM sessions WHERE id = ?1 OR id LIKE ?1 || '%'
+             UNION ALL SELECT 1 FROM transcript_sessions WHERE session_id = ?1 OR session_id LIKE ?1 || '%'
+             LIMIT 1",
+            [reference],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some())
+}
+
 fn ms(time: &Option<String>) -> Option<i64> {
     time.as_deref()
         .and_then(|t| humantime::parse_rfc3339(t).ok())
@@ -425,6 +464,31 @@ mod tests {
             assert_eq!((row.state, row.exit_code), (RunState::Failed, Some(3)));
             let kinds: Vec<String> = runs::events(c, "01REMOTE")?.into_iter().map(|e| e.kind).collect();
             assert_eq!(kinds, ["RUN_CREATED", "RUN_STARTED", "RUN_ERROR"]);
+            Ok(())
+        }))
+        .unwrap();
+    }
+
+    #[test]
+    fn a_remote_session_is_found_by_its_mirrors_newest_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::Store::open(&dir.path().join("a.db")).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(store.call(|c| {
+            let mirror = |c: &mut Connection, id: &str, session: &str, at: &str| {
+                let mut r = record(id, id, RunState::Running);
+                r.session_id = Some(session.into());
+                r.created_at = at.into();
+                insert_mirror(c, &r, "gpu", None, None, &[])
+            };
+            mirror(c, "01OLD", "abc-1", "2026-01-01T00:00:00.000Z")?;
+            mirror(c, "01NEW", "abc-1", "2026-01-02T00:00:00.000Z")?;
+            mirror(c, "01SIB", "abc-12", "2026-01-01T00:00:00.000Z")?;
+            let found = remote_sessions(c, "abc-1")?;
+            assert_eq!(found, [("abc-1".to_string(), "01NEW".to_string(), "gpu".to_string())]);
+            assert_eq!(remote_sessions(c, "abc")?.len(), 2, "a prefix of two is ambiguous");
+            assert!(remote_sessions(c, "zzz")?.is_empty());
+            assert!(!local_session_matches(c, "abc")?, "mirrors hold no session here");
             Ok(())
         }))
         .unwrap();

@@ -115,6 +115,26 @@ pub fn register_source(
     get_source(conn, path)?.ok_or_else(|| StoreError::Corrupt(format!("transcript source {path} vanished")))
 }
 
+/// Gives a file to a session that starts at `offset` in it (aider's history
+/// holds one chat after another): read from there afresh, with no tokens of
+/// its own yet. What the file's previous session read stays that session's.
+pub fn hand_over_source(
+    conn: &Connection,
+    path: &str,
+    session_id: &str,
+    run_id: Option<&str>,
+    offset: u64,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE transcript_sources SET session_id = ?2, run_id = ?3, offset = ?4, state = NULL,
+            provisional_seq = NULL, seen = NULL, input_tokens = 0, output_tokens = 0,
+            cache_read_tokens = 0, cache_write_tokens = 0
+         WHERE path = ?1",
+        params![path, session_id, run_id, offset as i64],
+    )?;
+    Ok(())
+}
+
 /// Where reading a source ended, to store with its batch.
 #[derive(Debug, Clone)]
 pub struct Progress {

@@ -378,15 +378,18 @@ fn handle(
 }
 
 /// The longest Enter is held back after a prompt's text.
-const ENTER_DELAY_MAX: Duration = Duration::from_millis(1000);
+const ENTER_DELAY_MAX: Duration = Duration::from_millis(2000);
 
 /// `enter_ms` of a prompt or answer (`Adapter::enter_delay_ms`), bounded.
 fn enter_delay(req: &Request) -> Duration {
     Duration::from_millis(req.params.get("enter_ms").and_then(Value::as_u64).unwrap_or(0)).min(ENTER_DELAY_MAX)
 }
 
-/// Types a prompt and its Enter: at once, or the Enter `enter` later for a
-/// harness that would take a quick Enter as a newline.
+/// Types a prompt and its Enter: at once, or, for a harness that takes a
+/// quick Enter as a newline, once the text has been echoed and the screen
+/// has then been quiet for `enter` — a gap measured from when the harness
+/// took the text, so a harness slowed down by a busy machine still sees it.
+/// The Enter never waits more than `ENTER_DELAY_MAX` in all.
 fn type_prompt(run: &Arc<Supervised>, text: &str, bracketed: bool, enter: Duration) {
     let mut bytes = prompt_bytes(text, bracketed);
     if enter.is_zero() {
@@ -394,10 +397,20 @@ fn type_prompt(run: &Arc<Supervised>, text: &str, bracketed: bool, enter: Durati
         return;
     }
     let return_key = bytes.pop().map(|b| vec![b]).unwrap_or_default();
+    let mut parsed = run.parsed.subscribe();
     run.write_input(bytes);
     let run = run.clone();
     tokio::spawn(async move {
-        tokio::time::sleep(enter).await;
+        let deadline = tokio::time::Instant::now() + ENTER_DELAY_MAX;
+        // The echo: the harness has read the text.
+        let _ = tokio::time::timeout_at(deadline, parsed.changed()).await;
+        // Then quiet for `enter`.
+        while tokio::time::Instant::now() < deadline {
+            match tokio::time::timeout(enter, parsed.changed()).await {
+                Ok(Ok(())) => continue,
+                _ => break,
+            }
+        }
         run.write_input(return_key);
     });
 }

@@ -12,8 +12,15 @@
 //! emitted, and read again whole next time. A reply line that itself starts
 //! with `> ` (a quote) reads as a notice: the file does not tell them apart.
 
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
 use super::model::{Message, Role, Usage};
 use super::{Batch, LineReader};
+
+/// The heading aider writes when a chat starts, before its local time.
+const CHAT_STARTED: &str = "# aider chat started at ";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -52,7 +59,7 @@ impl LineReader for AiderReader {
             }
             return;
         }
-        if let Some(when) = line.strip_prefix("# aider chat started at ") {
+        if let Some(when) = line.strip_prefix(CHAT_STARTED) {
             self.flush(out);
             self.started_ms = parse_local_time(when.trim());
             return;
@@ -170,6 +177,68 @@ fn count(s: &str) -> Option<i64> {
         _ => (s, 1.0),
     };
     num.parse::<f64>().ok().map(|n| (n * mult).round() as i64)
+}
+
+/// One chat in a history file, which holds every chat aider had there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chat {
+    /// Where its `# aider chat started at` heading begins.
+    pub offset: u64,
+    /// The heading's time as written (local, to the second).
+    pub started: String,
+}
+
+impl Chat {
+    /// The heading's time, read as UTC (as the reader stamps messages).
+    pub fn started_ms(&self) -> Option<i64> {
+        parse_local_time(&self.started)
+    }
+}
+
+/// The chats a history file holds, in the order aider appended them.
+pub fn chats(bytes: &[u8]) -> Vec<Chat> {
+    let mut found = Vec::new();
+    let mut offset = 0u64;
+    for line in bytes.split_inclusive(|b| *b == b'\n') {
+        if let Some(when) = line.strip_prefix(CHAT_STARTED.as_bytes()) {
+            found.push(Chat {
+                offset,
+                started: String::from_utf8_lossy(when).trim().to_string(),
+            });
+        }
+        offset += line.len() as u64;
+    }
+    found
+}
+
+/// The session id of a chat in the history file `path` (as the index keys
+/// it): `aider-20261129T115426-<8 hex digits of the path's SHA-256>`. The
+/// file has no ids of its own; the heading's time tells a file's chats
+/// apart (aider writes one a second at most per process) and the path
+/// tells files apart. Stable: the same chat always gets the same id.
+pub fn session_id(path: &Path, chat: &Chat) -> String {
+    let digest = Sha256::digest(path.as_os_str().as_encoded_bytes());
+    let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    let when: String = chat.started.chars().filter(char::is_ascii_digit).collect();
+    let (date, time) = when.split_at(when.len().min(8));
+    format!("aider-{date}T{time}-{hash}")
+}
+
+/// The heading time a session id names (`20261129T115426`), comparable
+/// between ids of one file; `None` for an id `session_id` did not make.
+pub fn session_time(id: &str) -> Option<&str> {
+    let rest = id.strip_prefix("aider-")?;
+    let (when, hash) = rest.split_once('-')?;
+    (when.len() == 15 && hash.len() == 8).then_some(when)
+}
+
+/// Where the chat of session `id` begins in the history file `path` holding
+/// `bytes`: its part of the file runs from there.
+pub fn session_offset(path: &Path, bytes: &[u8], id: &str) -> Option<u64> {
+    chats(bytes)
+        .into_iter()
+        .find(|c| session_id(path, c) == id)
+        .map(|c| c.offset)
 }
 
 /// `2026-11-29 08:10:00`, a local time; read as UTC (the file has no zone).
@@ -305,5 +374,53 @@ mod tests {
             }
         );
         assert!(tokens_line("Applied edit to hello.py").is_none());
+    }
+
+    const TWO_CHATS: &str = "\n# aider chat started at 2026-11-29 11:54:26\n\n#### first  \n\nOne.\n\n\
+        # aider chat started at 2026-11-29 12:01:09\n\n#### second  \n\nTwo.\n";
+
+    #[test]
+    fn a_history_splits_into_chats_at_their_headings() {
+        let got = chats(TWO_CHATS.as_bytes());
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].started, "2026-11-29 11:54:26");
+        assert_eq!(got[1].started, "2026-11-29 12:01:09");
+        for c in &got {
+            assert!(TWO_CHATS[c.offset as usize..].starts_with("# aider chat started at "));
+        }
+        assert_eq!(
+            got[1].started_ms(),
+            crate::transcript::model::parse_time("2026-11-29T12:01:09Z")
+        );
+    }
+
+    #[test]
+    fn a_chats_session_id_names_its_time_and_file_and_finds_its_offset_again() {
+        let path = Path::new("/w/repo/.aider.chat.history.md");
+        let got = chats(TWO_CHATS.as_bytes());
+        let (a, b) = (session_id(path, &got[0]), session_id(path, &got[1]));
+        assert!(a.starts_with("aider-20261129T115426-"), "{a}");
+        assert_eq!(a, session_id(path, &got[0]), "stable");
+        assert_ne!(a, session_id(Path::new("/w/other/.aider.chat.history.md"), &got[0]));
+        assert!(session_time(&a) < session_time(&b));
+        assert_eq!(session_time("aider-1"), None);
+        assert_eq!(session_offset(path, TWO_CHATS.as_bytes(), &b), Some(got[1].offset));
+        assert_eq!(session_offset(path, TWO_CHATS.as_bytes(), "aider-1"), None);
+    }
+
+    #[test]
+    fn reading_from_a_chats_offset_yields_only_that_chat() {
+        let second = &chats(TWO_CHATS.as_bytes())[1];
+        let mut r = AiderReader::default();
+        let mut out = Batch::default();
+        let mut offset = second.offset;
+        for line in TWO_CHATS[second.offset as usize..].split_inclusive('\n') {
+            r.line(line.trim_end_matches('\n').as_bytes(), offset, &mut out);
+            offset += line.len() as u64;
+        }
+        r.pause(&mut out);
+        let texts: Vec<&str> = out.messages.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(texts, ["second", "Two."]);
+        assert_eq!(out.messages[0].at_ms, second.started_ms());
     }
 }

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 
 use super::claude::{self, SubagentLink};
 use super::tail::{self, Tail};
-use super::{Batch, Format, gemini, line_reader};
+use super::{Batch, Format, aider, gemini, line_reader};
 use crate::store::StoreError;
 use crate::store::transcripts::{self as db, Progress, SourceRow};
 
@@ -83,6 +83,7 @@ pub fn register(
     let link = (format == Format::Claude)
         .then(|| SubagentLink::beside(&path))
         .flatten();
+    let before = db::get_source(conn, &key(&path))?;
     db::register_source(
         conn,
         &key(&path),
@@ -91,6 +92,9 @@ pub fn register(
         format,
         link.as_ref().map(|l| l.agent_id.as_str()),
     )?;
+    if format == Format::Aider {
+        hand_aider_chat_to(conn, &path, before.as_ref(), session_id, run_id)?;
+    }
     let mut files = vec![path.clone()];
     if format == Format::Claude && link.is_none() {
         for sub in claude::subagent_files(&path) {
@@ -100,6 +104,37 @@ pub fn register(
         }
     }
     Ok(files)
+}
+
+/// aider appends every chat in a repository to one file: a session's part
+/// begins at its chat's heading. A new registration reads from there; a
+/// session of a later chat takes the file over from the earlier one, which
+/// keeps what it read.
+fn hand_aider_chat_to(
+    conn: &mut Connection,
+    path: &Path,
+    before: Option<&SourceRow>,
+    session_id: &str,
+    run_id: Option<&str>,
+) -> Result<(), IndexError> {
+    let later = |owner: &str| aider::session_time(owner).is_some_and(|t| Some(t) < aider::session_time(session_id));
+    if before.is_some_and(|b| !later(&b.session_id)) {
+        return Ok(());
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(IndexError::Io {
+                path: key(path),
+                source,
+            });
+        }
+    };
+    if let Some(offset) = aider::session_offset(path, &bytes, session_id) {
+        db::hand_over_source(conn, &key(path), session_id, run_id, offset)?;
+    }
+    Ok(())
 }
 
 /// `len:mtime_ns` of a file: unchanged means there is nothing new to read.

@@ -290,3 +290,42 @@ fn codex_and_unknown_formats() {
     let err = index_transcript(&mut conn, Path::new("/tmp/notes.txt"), "x", None).unwrap_err();
     assert!(matches!(err, IndexError::UnknownFormat(_)), "{err}");
 }
+
+#[test]
+fn an_aider_history_is_read_from_each_sessions_chat_and_handed_to_the_later_one() {
+    let (dir, mut conn) = fresh();
+    let path = dir.path().join(".aider.chat.history.md");
+    let first = "# aider chat started at 2026-11-29 11:54:26\n\n#### first  \n\nOne.\n\n";
+    std::fs::write(&path, format!("#### before any agents run  \n\n{first}")).unwrap();
+    let key = PathBuf::from(super::key(&path));
+    let session = |n: usize| {
+        let bytes = std::fs::read(&path).unwrap();
+        crate::transcript::aider::session_id(&key, &crate::transcript::aider::chats(&bytes)[n])
+    };
+    let texts = |conn: &Connection, s: &str| -> Vec<String> {
+        db::messages(conn, s, None, 100)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.text)
+            .collect()
+    };
+    let s1 = session(0);
+    index_transcript(&mut conn, &path, &s1, Some("r1")).unwrap();
+    assert_eq!(texts(&conn, &s1), ["first", "One."]);
+
+    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(b"# aider chat started at 2026-11-29 12:01:09\n\n#### second  \n\nTwo.\n")
+        .unwrap();
+    let s2 = session(1);
+    index_transcript(&mut conn, &path, &s2, Some("r2")).unwrap();
+    assert_eq!(texts(&conn, &s2), ["second", "Two."]);
+    assert_eq!(texts(&conn, &s1), ["first", "One."], "the first session keeps its chat");
+    assert_eq!(db::session_of_run(&conn, "r2").unwrap().as_deref(), Some(s2.as_str()));
+
+    // The earlier session named again does not take the file back.
+    index_transcript(&mut conn, &path, &s1, Some("r1")).unwrap();
+    f.write_all(b"\n#### more  \n").unwrap();
+    catch_up(&mut conn, &path).unwrap();
+    assert_eq!(texts(&conn, &s2), ["second", "Two.", "more"]);
+    assert_eq!(texts(&conn, &s1), ["first", "One."]);
+}

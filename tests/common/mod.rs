@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod pty;
+pub mod real_cli;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -86,8 +87,13 @@ impl Home {
     }
 
     /// Blocks until the run ends (the daemon answers when it does).
+    /// Waits for the run to end (a test that hangs tells nobody anything:
+    /// after 180 s it fails with the run's screen).
     pub fn wait_end(&self, run: &str) -> Value {
-        let out = self.run(&["wait", run, "--json"]);
+        let out = self.run(&["wait", run, "--json", "--timeout", "180"]);
+        if out.status.code() == Some(124) {
+            panic!("run {run} did not end within 180 s; its screen:\n{}", self.logs(run));
+        }
         serde_json::from_slice(&out.stdout).expect("wait --json")
     }
 

@@ -1,0 +1,247 @@
+//! The conversation of a remote run (DESIGN §7, §8): its harness wrote the
+//! transcript on its host and the daemon there indexed it, so
+//! `transcript.read`, `sessions.show` and `runs.lineage` are asked of that
+//! daemon, and `sessions.resume` / `sessions.fork` start the new run there
+//! (the native resume needs the harness's own files) and mirror it here
+//! like a placement. A session is found by the `session_id` of its
+//! mirrored runs; one this daemon holds itself is answered here.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::error::RemoteError;
+use super::link::{Connection, HostLink};
+use super::store as mirror_store;
+use crate::api::{ApiError, ErrorCode, ResumeParams, RunRecord, TranscriptParams, method};
+use crate::daemon::Daemon;
+
+/// A forwarded `transcript.read` waits there at most this long, so its
+/// answer comes back inside the link's 30 s call timeout (`link.rs`) with
+/// room for a slow link; a follower asks again anyway.
+const FORWARDED_WAIT_MS: u64 = 25_000;
+
+/// Forwards the conversation methods of remote runs. `None`: the run or
+/// session is this daemon's (or nothing matches): the local dispatcher
+/// answers.
+pub async fn forward(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Result<Value, ApiError>> {
+    match name {
+        method::TRANSCRIPT_READ => {
+            let reference = p.get("id")?.as_str()?;
+            let (host, id, what) = match remote_run(daemon, reference).await? {
+                Some((host, run)) => (host, run.clone(), format!("the transcript of run {run}")),
+                None => match remote_session(daemon, reference).await? {
+                    Ok(s) => (s.host, s.id.clone(), format!("the transcript of session {}", s.id)),
+                    Err(e) => return Some(Err(e)),
+                },
+            };
+            Some(read(daemon, &host, &id, p, &what).await)
+        }
+        method::SESSIONS_RESUME | method::SESSIONS_FORK => {
+            let params: ResumeParams = serde_json::from_value(p.clone()).ok()?;
+            let session = match remote_session(daemon, &params.session).await? {
+                Ok(s) => s,
+                Err(e) => return Some(Err(e)),
+            };
+            Some(
+                resume(daemon, name, session, params)
+                    .await
+                    .and_then(|r| serde_json::to_value(r).map_err(ApiError::internal)),
+            )
+        }
+        method::SESSIONS_SHOW => {
+            let reference = p.get("session")?.as_str()?;
+            let session = match remote_session(daemon, reference).await? {
+                Ok(s) => s,
+                Err(e) => return Some(Err(e)),
+            };
+            let what = format!("session {}", session.id);
+            Some(ask(daemon, &session.host, name, json!({ "session": session.id }), &what).await)
+        }
+        method::RUNS_LINEAGE => {
+            let row = super::place::row(daemon, p.get("run")?.as_str()?).await.ok()??;
+            // The host's tree has the subagents and resumes its daemon saw,
+            // but not a parent here: asked only for a tree rooted there.
+            let root = super::place::row(daemon, &row.root_run_id).await.ok()??;
+            if row.host == "local" || root.host != row.host {
+                return None;
+            }
+            // While the host is away, the tree the mirrors make here will do.
+            let what = format!("the tree of run {}", row.id);
+            ask(daemon, &row.host, name, json!({ "run": row.id }), &what)
+                .await
+                .ok()
+                .map(Ok)
+        }
+        _ => None,
+    }
+}
+
+/// A session that lives on a host, and the newest run here that held it.
+struct RemoteSession {
+    id: String,
+    run: String,
+    host: String,
+}
+
+/// `Some(Some((host, id)))` for a remote run, `Some(None)` when the
+/// reference names no run, `None` for a local run (or a lookup failure,
+/// which the local dispatcher reports).
+async fn remote_run(daemon: &Arc<Daemon>, reference: &str) -> Option<Option<(String, String)>> {
+    let row = super::place::row(daemon, reference).await.ok()?;
+    match row {
+        Some(row) if row.host == "local" => None,
+        Some(row) => Some(Some((row.host, row.id))),
+        None => Some(None),
+    }
+}
+
+/// The session a reference names among the mirrored remote runs' ones.
+/// `None`: none of them, or one this daemon holds too (answered here).
+async fn remote_session(daemon: &Arc<Daemon>, reference: &str) -> Option<Result<RemoteSession, ApiError>> {
+    let r = reference.to_string();
+    let (remote, here) = daemon
+        .store
+        .call(move |c| {
+            Ok((
+                mirror_store::remote_sessions(c, &r)?,
+                mirror_store::local_session_matches(c, &r)?,
+            ))
+        })
+        .await
+        .ok()?;
+    match remote.as_slice() {
+        [] => None,
+        [(id, ..)] if here && id != reference => Some(Err(ambiguous(reference))),
+        [_] if here => None,
+        [(id, run, host)] => Some(Ok(RemoteSession {
+            id: id.clone(),
+            run: run.clone(),
+            host: host.clone(),
+        })),
+        _ => Some(Err(ambiguous(reference))),
+    }
+}
+
+fn ambiguous(reference: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::AmbiguousRun,
+        format!("'{reference}' matches several sessions; give more of the id"),
+    )
+}
+
+/// `transcript.read` of a remote run or session: the host's page, as is.
+async fn read(daemon: &Arc<Daemon>, host: &str, id: &str, p: &Value, what: &str) -> Result<Value, ApiError> {
+    let mut params: TranscriptParams =
+        serde_json::from_value(p.clone()).map_err(|e| ApiError::bad_request(format!("bad parameters: {e}")))?;
+    params.id = id.to_string();
+    params.wait_ms = params.wait_ms.map(|w| w.min(FORWARDED_WAIT_MS));
+    let params = serde_json::to_value(params).map_err(ApiError::internal)?;
+    ask(daemon, host, method::TRANSCRIPT_READ, params, what).await
+}
+
+/// One call to the host's daemon; its answer, or its typed error, as is.
+/// A host that cannot be reached is one `host_unreachable` line naming it
+/// and saying `what` lives there: never an answer made up here.
+async fn ask(daemon: &Arc<Daemon>, host: &str, name: &str, params: Value, what: &str) -> Result<Value, ApiError> {
+    let link = super::place::link_of(daemon, host).await?;
+    let conn = connect(&link, what).await?;
+    conn.call(&link.name, &link.name, name, params)
+        .await
+        .map_err(|e| one_line(e, what))
+}
+
+async fn connect(link: &Arc<HostLink>, what: &str) -> Result<Arc<Connection>, ApiError> {
+    link.connection().await.map_err(|e| {
+        let why = match &e {
+            // Says the host, its address and why already.
+            RemoteError::Unreachable { .. } => e.to_string(),
+            RemoteError::RemoteUnavailable { .. } | RemoteError::Other(_) => {
+                format!("host {} is unreachable ({e})", link.name)
+            }
+            // A refusal a person must fix (host key, keys, version): as is.
+            _ => return one_line(e.into(), what),
+        };
+        one_line(ApiError::new(ErrorCode::HostUnreachable, why), what)
+    })
+}
+
+/// Keeps an error to one line (a remote stderr may hold several).
+fn one_line(e: ApiError, what: &str) -> ApiError {
+    let mut message = e.message.split_whitespace().collect::<Vec<_>>().join(" ");
+    if e.code == ErrorCode::HostUnreachable && !message.contains(what) {
+        message = format!("{message}; {what} is kept there: try again once the link is back");
+    }
+    ApiError::new(e.code, message)
+}
+
+/// `sessions.resume` / `sessions.fork` of a session that lives on a host:
+/// the host's daemon starts the run (its refusals are its own and pass
+/// through), and the run is mirrored here under its id.
+async fn resume(
+    daemon: &Arc<Daemon>,
+    name: &str,
+    session: RemoteSession,
+    params: ResumeParams,
+) -> Result<RunRecord, ApiError> {
+    let host = super::hosts::stored(daemon, &session.host).await?;
+    let link = daemon.hosts.for_host(&host);
+    let what = format!("session {}", session.id);
+    let conn = connect(&link, &what).await?;
+    // The variables the session's run named with `--env` go again, with
+    // this client's values, as for a placement (DESIGN §8): the host's
+    // record of that run says which.
+    let shown = conn
+        .call(&link.name, &link.name, method::RUNS_SHOW, json!({ "run": session.run }))
+        .await
+        .map_err(|e| one_line(e, &what))?;
+    let names: Vec<String> = shown["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["kind"] == "RUN_CREATED")
+        .and_then(|e| serde_json::from_value(e["data"]["pass_env"].clone()).ok())
+        .unwrap_or_default();
+    let remote = ResumeParams {
+        session: session.id.clone(),
+        env: super::place::remote_env(&names, &params.env, &conn.info, &host),
+    };
+    // Sent once: a resume carries no id the host could know a repeat by,
+    // so an answer lost with the link is said, not sent again.
+    let value = conn
+        .call(
+            &link.name,
+            &link.name,
+            name,
+            serde_json::to_value(remote).map_err(ApiError::internal)?,
+        )
+        .await
+        .map_err(|e| match e.code {
+            ErrorCode::HostUnreachable => ApiError::new(
+                e.code,
+                format!(
+                    "the link to host {} was lost while it started a run of session {}: one may have started there; `agents sessions show {}` says once the link is back",
+                    link.name, session.id, session.id
+                ),
+            ),
+            _ => one_line(e, &what),
+        })?;
+    let record: RunRecord = serde_json::from_value(value).map_err(ApiError::internal)?;
+    let host_name = link.name.clone();
+    let record = super::place::mirror_started(daemon, link, record, None, &[]).await?;
+    // The edge, here too: the local tree of the mirrors shows the resume.
+    let (id, kind) = (
+        record.id.clone(),
+        if name == method::SESSIONS_FORK {
+            "FORK_OF"
+        } else {
+            "RESUME_OF"
+        },
+    );
+    let data = json!({ "session": session.id, "run": session.run, "host": host_name });
+    let _ = daemon
+        .store
+        .call(move |c| crate::store::runs::append_event(c, &id, kind, &data))
+        .await;
+    Ok(record)
+}

@@ -1,0 +1,293 @@
+//! The conversation of a remote run from this side (issue #5, DESIGN §7,
+//! §8): its transcript is read from the host's daemon, which indexed it
+//! there; resuming its session starts the new run on that host, mirrored
+//! here; with the link cut, reading it fails at once naming the host.
+//!
+//! The harness is a stand-in for Claude Code on the "remote" side (a
+//! `claude` profile in the remote config whose binary is a test script),
+//! writing its transcript in Claude's format under the profile's config
+//! home, where the host's adapter looks for it.
+
+mod common;
+mod sshd;
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{ChildStdout, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sshd::Net;
+
+/// Prints its arguments and two variables of its environment; writes a user and an assistant message to the
+/// session's transcript (`--session-id` for a new one, `--resume` for one
+/// it continues), saying which; a new one writes a third once the file
+/// `more` appears in its config home; then it waits for input like the CLI.
+const FAKE_CLAUDE: &str = r#"#!/bin/sh
+if [ "$1" = "--version" ]; then echo "2.1.197 (Claude Code)"; exit 0; fi
+printf 'args:'; printf ' %s' "$@"; printf '\n'
+printf 'key=%s home=%s\n' "$AGENTS_TEST_KEY" "$HOME"
+sid=""; how="started"; prev=""
+for a in "$@"; do
+  [ "$prev" = "--session-id" ] && sid="$a"
+  [ "$prev" = "--resume" ] && sid="$a" && how="resumed"
+  prev="$a"
+done
+dir="$CLAUDE_CONFIG_DIR/projects/$(printf %s "$PWD" | sed 's/[^A-Za-z0-9]/-/g')"
+mkdir -p "$dir"
+printf '{"type":"user","message":{"role":"user","content":"hello from the host (%s)"},"uuid":"u-%s","sessionId":"%s","timestamp":"2026-11-29T07:48:41.602Z"}\n' "$how" "$$" "$sid" >> "$dir/$sid.jsonl"
+printf '{"type":"assistant","message":{"role":"assistant","model":"claude-opus-4-8","content":[{"type":"text","text":"%s there"}]},"uuid":"a-%s","parentUuid":"u-%s","sessionId":"%s","timestamp":"2026-11-29T07:48:41.905Z"}\n' "$how" "$$" "$$" "$sid" >> "$dir/$sid.jsonl"
+echo ready
+if [ "$how" = started ]; then
+  # One more message once the test says (a follower sees it arrive).
+  while [ ! -e "$CLAUDE_CONFIG_DIR/more" ]; do sleep 0.05; done
+  printf '{"type":"assistant","message":{"role":"assistant","model":"claude-opus-4-8","content":[{"type":"text","text":"more there"}]},"uuid":"m-%s","parentUuid":"a-%s","sessionId":"%s","timestamp":"2026-11-29T07:48:42.905Z"}\n' "$$" "$$" "$sid" >> "$dir/$sid.jsonl"
+fi
+read -r line
+"#;
+
+/// A host `box` whose agents runs `claude` as the stand-in, and the cwd
+/// the runs there use.
+struct Remote {
+    net: Net,
+    cwd: tempfile::TempDir,
+    _bin: tempfile::TempDir,
+    claude_home: tempfile::TempDir,
+}
+
+impl Remote {
+    fn new(net: Net, target: &str) -> Remote {
+        let bin = tempfile::tempdir().unwrap();
+        let script = bin.path().join("claude");
+        std::fs::write(&script, FAKE_CLAUDE).unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let claude_home = tempfile::tempdir().unwrap();
+        // The host's config (sshd sets XDG_CONFIG_HOME for its sessions).
+        let config = net.remote.config.path().join("agents/config.toml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(&format!(
+            "\n[profiles.claude]\nbinary = \"{}\"\nconfig_home = \"{}\"\n",
+            script.display(),
+            claude_home.path().display()
+        ));
+        std::fs::write(&config, text).unwrap();
+        net.know_the_host();
+        net.add_host("box", target);
+        Remote {
+            net,
+            cwd: tempfile::tempdir().unwrap(),
+            _bin: bin,
+            claude_home,
+        }
+    }
+
+    fn cwd(&self) -> &str {
+        self.cwd.path().to_str().unwrap()
+    }
+
+    /// `agents run -d --host box --cwd CWD --env AGENTS_TEST_KEY claude`:
+    /// the run and its session.
+    fn start_claude(&self) -> (String, String) {
+        let run = self.agents(
+            &[
+                "run",
+                "-d",
+                "--host",
+                "box",
+                "--cwd",
+                self.cwd(),
+                "--env",
+                "AGENTS_TEST_KEY",
+                "claude",
+            ],
+            "at-launch",
+        );
+        let mut session = String::new();
+        self.net.wait_until("the mirror knows the run's session", || {
+            session = self.net.json(&["show", &run, "--json"])["session_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            !session.is_empty()
+        });
+        (run, session)
+    }
+
+    /// `agents ARGS` with `AGENTS_TEST_KEY=key` in the client's
+    /// environment: its output, trimmed.
+    fn agents(&self, args: &[&str], key: &str) -> String {
+        let out = self.net.cmd(args).env("AGENTS_TEST_KEY", key).output().unwrap();
+        assert!(
+            out.status.success(),
+            "agents {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// The messages of `agents transcript ID --json` (one JSON per line).
+    fn transcript(&self, id: &str) -> Vec<Value> {
+        let out = self.net.run(&["transcript", id, "--json"]);
+        if !out.status.success() {
+            return Vec::new();
+        }
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON message per line"))
+            .collect()
+    }
+
+    fn texts(&self, id: &str) -> Vec<String> {
+        self.transcript(id)
+            .iter()
+            .map(|m| m["text"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
+    fn ended_here(&self, run: &str) -> bool {
+        let state = self.net.json(&["show", run, "--json"])["state"].clone();
+        !matches!(state.as_str(), Some("pending" | "starting" | "running"))
+    }
+}
+
+/// The lines a child prints, as they come.
+fn lines_of(stdout: ChildStdout) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+fn logged(path: &Path) -> String {
+    String::from_utf8_lossy(&std::fs::read(path).unwrap_or_default()).into_owned()
+}
+
+#[test]
+fn a_remote_runs_transcript_is_read_from_its_host_and_its_session_resumes_there() {
+    let net = Net::new();
+    let target = net.target();
+    let box_ = Remote::new(net, &target);
+    let net = &box_.net;
+    let (first, session) = box_.start_claude();
+
+    // Followed from here: what the harness writes there arrives.
+    let mut follower = net
+        .cmd(&["transcript", &first, "--follow", "--json"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = lines_of(follower.stdout.take().unwrap());
+    let next = || {
+        let line = lines
+            .recv_timeout(common::PATIENCE)
+            .expect("the follower prints the next message");
+        let message: Value = serde_json::from_str(&line).expect("a JSON message per line");
+        message["text"].as_str().unwrap_or_default().to_string()
+    };
+    assert_eq!(next(), "hello from the host (started)");
+    assert_eq!(next(), "started there");
+    std::fs::write(box_.claude_home.path().join("more"), "").unwrap();
+    assert_eq!(next(), "more there");
+    follower.kill().unwrap();
+    follower.wait().unwrap();
+
+    // By run and by session: the host's index of the conversation.
+    assert_eq!(
+        box_.texts(&first),
+        ["hello from the host (started)", "started there", "more there"]
+    );
+    let by_session = box_.transcript(&session[..8]);
+    assert_eq!(by_session.len(), 3);
+    assert_eq!(by_session[0]["session_id"], session.as_str());
+    assert_eq!(by_session[0]["run_id"], first.as_str(), "the same run id on both sides");
+
+    // The host's refusal passes through: its run may still be alive.
+    let refused = net.fails(&["sessions", "resume", "-d", &session]);
+    assert!(refused.contains("may still be alive"), "{refused}");
+
+    net.ok(&["cancel", "--force", &first]);
+    net.wait_until("the mirror ends", || box_.ended_here(&first));
+    let resumed = box_.agents(&["sessions", "resume", "-d", &session[..8]], "at-resume");
+    assert_ne!(resumed, first);
+    let shown = net.json(&["show", &resumed, "--json"]);
+    assert_eq!(shown["host"], "box", "resumed on the session's host");
+    assert_eq!(shown["cwd"], box_.cwd());
+    assert_eq!(
+        net.remote.show(&resumed)["harness"],
+        "claude",
+        "the host's daemon started it"
+    );
+    net.wait_until("the harness there got --resume with the session", || {
+        logged(&net.local.log_path(&resumed)).contains(&format!("--resume {session}"))
+    });
+    // The name the first run gave with `--env` crosses with this client's
+    // value; the rest is the host's own login environment, as for a
+    // placement (the client's HOME here is a temporary one).
+    let client_home = format!("home={}", net.client_home.path().display());
+    for (run, key) in [(&first, "key=at-launch"), (&resumed, "key=at-resume")] {
+        let log = logged(&net.local.log_path(run));
+        assert!(log.contains(key), "{log}");
+        assert!(log.contains("home=/") && !log.contains(&client_home), "{log}");
+    }
+    net.wait_until("the conversation went on in the same files there", || {
+        box_.texts(&session).last().map(String::as_str) == Some("resumed there")
+    });
+    let detail = net.json(&["sessions", "show", &session, "--json"]);
+    let runs: Vec<&str> = detail["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert_eq!(runs, [first.as_str(), resumed.as_str()], "{detail}");
+    let tree = net.json(&["show", &resumed, "--tree", "--json"]);
+    assert_eq!(tree["root"]["id"], first.as_str(), "{tree}");
+    let again = tree["root"]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == resumed.as_str())
+        .expect("the resume is in the tree");
+    assert_eq!(again["edge"], "resume_of");
+    net.ok(&["cancel", "--force", &resumed]);
+    net.wait_until("the resumed mirror ends", || box_.ended_here(&resumed));
+}
+
+#[test]
+fn a_remote_transcript_fails_at_once_naming_the_host_when_the_link_is_cut() {
+    let net = Net::with_proxy();
+    let target = net.target_via_proxy();
+    let box_ = Remote::new(net, &target);
+    let net = &box_.net;
+    let (run, _session) = box_.start_claude();
+    net.wait_until("the transcript there is read from here", || box_.texts(&run).len() == 2);
+    // Ended while linked: nothing waits on the host when the test ends.
+    net.ok(&["cancel", "--force", &run]);
+    net.wait_until("the mirror ends", || box_.ended_here(&run));
+
+    net.proxy().cut();
+    net.wait_until("the local daemon sees the link down", || {
+        net.json(&["hosts", "ls", "--json"])[0]["link"] != "up"
+    });
+    let asked = Instant::now();
+    let out = net.run(&["transcript", &run]);
+    let took = asked.elapsed();
+    assert!(!out.status.success(), "never an empty transcript instead");
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(err.contains("host box (") && err.contains(") is unreachable"), "{err}");
+    assert!(
+        err.contains(&format!("the transcript of run {run} is kept there")),
+        "{err}"
+    );
+    // Not the 20 s a command waits for the link: a read is not worth it.
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}
