@@ -66,19 +66,7 @@ fn len(path: &Path) -> u64 {
 /// remote log was whole, seconds until the mirror was whole).
 fn agents_flood(net: &Net, file: &Path) -> (f64, f64) {
     let started = Instant::now();
-    let id = net
-        .ok(&[
-            "run",
-            "-d",
-            "--host",
-            "box",
-            "cmd",
-            "--",
-            "cat",
-            &file.display().to_string(),
-        ])
-        .trim()
-        .to_string();
+    let id = net.start_on("box", &["cmd", "--", "cat", &file.display().to_string()]);
     let (mirror, remote) = (net.local.log_path(&id), net.remote.log_path(&id));
     // Sampled until the run has ended here (the mirror ends last); the
     // final length is known only then.
@@ -111,19 +99,7 @@ fn agents_flood(net: &Net, file: &Path) -> (f64, f64) {
 
 /// The link alone (see the module comment): (bytes caught up, seconds).
 fn catch_up(net: &Net, file: &Path) -> (u64, f64) {
-    let id = net
-        .ok(&[
-            "run",
-            "-d",
-            "--host",
-            "box",
-            "cmd",
-            "--",
-            "cat",
-            &file.display().to_string(),
-        ])
-        .trim()
-        .to_string();
+    let id = net.start_on("box", &["cmd", "--", "cat", &file.display().to_string()]);
     net.ok(&["daemon", "stop"]);
     let started = Instant::now();
     while !matches!(net.remote.state(&id).as_str(), "succeeded" | "failed") {

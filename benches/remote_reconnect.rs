@@ -52,10 +52,7 @@ fn main() {
         "n=0; while [ ! -e '{}' ]; do echo \"line $n\"; n=$((n+1)); sleep 0.01; done",
         gate.display()
     );
-    let id = net
-        .ok(&["run", "-d", "--host", "box", "cmd", "--", "sh", "-c", &script])
-        .trim()
-        .to_string();
+    let id = net.start_on("box", &["cmd", "--", "sh", "-c", &script]);
     net.wait_until("the remote run's output arrives", || mirror_len(&net, &id) > 0);
 
     let mut times = Vec::with_capacity(rounds);

@@ -25,23 +25,11 @@ fn attach_shows_a_reconnecting_banner_while_the_link_is_cut_and_carries_on() {
     let net = Net::with_proxy();
     net.know_the_host();
     net.add_host("box", &net.target_via_proxy());
-    let id = net
-        .ok(&[
-            "run",
-            "-d",
-            "--host",
-            "box",
-            "cmd",
-            "--",
-            "sh",
-            "-c",
-            "echo first-line; read x; echo got-$x; read y",
-        ])
-        .trim()
-        .to_string();
-    net.wait_until("the first line is mirrored here", || {
-        std::fs::read(net.local.log_path(&id)).is_ok_and(|b| b.windows(10).any(|w| w == b"first-line"))
-    });
+    let id = net.start_on(
+        "box",
+        &["cmd", "--", "sh", "-c", "echo first-line; read x; echo got-$x; read y"],
+    );
+    net.wait_mirrored(&id, "first-line");
 
     let mut attach = Pty::spawn(&net.local, &["attach", &id], 24, 100, net.local.path(), true);
     attach.wait_screen("the run's first line", |l| shows(l, "first-line"));

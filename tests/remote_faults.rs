@@ -32,9 +32,7 @@ fn start_printer(net: &Net, host: &str, gate: &Path) -> String {
          flood $n $((n+{FLOOD_LINES}))",
         gate = gate.display()
     );
-    net.ok(&["run", "-d", "--host", host, "cmd", "--", "sh", "-c", &script])
-        .trim()
-        .to_string()
+    net.start_on(host, &["cmd", "--", "sh", "-c", &script])
 }
 
 /// The host as `agents hosts ls --json` shows it.
@@ -155,9 +153,7 @@ fn a_stalled_link_is_noticed_by_keepalives_and_resumes_without_loss() {
     let gates = tempfile::tempdir().unwrap();
     let gate = gate_in(&gates);
     let id = start_printer(&net, "box", &gate);
-    net.wait_until("the waiting lines arrive", || {
-        std::fs::read(net.local.log_path(&id)).is_ok_and(|b| b.windows(7).any(|w| w == b"waiting"))
-    });
+    net.wait_mirrored(&id, "waiting");
     net.proxy().stall();
     let stalled = Instant::now();
     common::wait_until("the keepalives give the stalled link up", KEEPALIVE_NOTICE, &mut || {
@@ -188,9 +184,7 @@ fn output_sent_but_never_persisted_here_is_sent_again_once() {
     let gates = tempfile::tempdir().unwrap();
     let gate = gate_in(&gates);
     let id = start_printer(&net, "box", &gate);
-    net.wait_until("the waiting lines arrive", || {
-        std::fs::read(net.local.log_path(&id)).is_ok_and(|b| b.windows(7).any(|w| w == b"waiting"))
-    });
+    net.wait_mirrored(&id, "waiting");
     // Held in the link: the remote side has written it, this side never
     // read it, so the mirror never acknowledged it (its length is the ack).
     net.proxy().stall();

@@ -132,12 +132,9 @@ fn a_remote_run_succeeds_and_its_output_is_read_here() {
     net.add_host("box", &net.target());
     let remote_cwd = tempfile::tempdir().unwrap();
 
-    let id = net
-        .ok(&[
-            "run",
-            "-d",
-            "--host",
-            "box",
+    let id = net.start_on(
+        "box",
+        &[
             "--cwd",
             &remote_cwd.path().display().to_string(),
             "cmd",
@@ -145,9 +142,8 @@ fn a_remote_run_succeeds_and_its_output_is_read_here() {
             "sh",
             "-c",
             "echo remote-ok; pwd",
-        ])
-        .trim()
-        .to_string();
+        ],
+    );
     let ended: Value = serde_json::from_str(&net.ok(&["wait", &id, "--json"])).unwrap();
     assert_eq!(ended["state"], "succeeded", "{ended}");
     assert_eq!(ended["host"], "box");
@@ -192,30 +188,14 @@ fn prompts_and_cancels_for_a_remote_run_go_over_the_link() {
     net.know_the_host();
     net.add_host("box", &net.target());
 
-    let reader = net
-        .ok(&[
-            "run",
-            "-d",
-            "--host",
-            "box",
-            "cmd",
-            "--",
-            "sh",
-            "-c",
-            "read line; echo got-$line",
-        ])
-        .trim()
-        .to_string();
+    let reader = net.start_on("box", &["cmd", "--", "sh", "-c", "read line; echo got-$line"]);
     let sent = net.ok(&["send", &reader, "hello"]);
     assert!(sent.contains("prompt"), "{sent}");
     let ended: Value = serde_json::from_str(&net.ok(&["wait", &reader, "--json"])).unwrap();
     assert_eq!(ended["state"], "succeeded", "{ended}");
     assert!(net.ok(&["logs", &reader]).contains("got-hello"));
 
-    let sleeper = net
-        .ok(&["run", "-d", "--host", "box", "cmd", "--", "sleep", "600"])
-        .trim()
-        .to_string();
+    let sleeper = net.start_on("box", &["cmd", "--", "sleep", "600"]);
     net.wait_until("the remote sleeper runs", || net.remote.state(&sleeper) == "running");
     let shown = net.json(&["show", &sleeper, "--json"]);
     assert_eq!(shown["host"], "box");
@@ -270,23 +250,8 @@ fn a_remote_run_is_followed_again_after_the_local_daemon_restarts() {
     let net = Net::new();
     net.know_the_host();
     net.add_host("box", &net.target());
-    let id = net
-        .ok(&[
-            "run",
-            "-d",
-            "--host",
-            "box",
-            "cmd",
-            "--",
-            "sh",
-            "-c",
-            "echo before; read x; echo got-$x",
-        ])
-        .trim()
-        .to_string();
-    net.wait_until("the first line is mirrored here", || {
-        std::fs::read(net.local.log_path(&id)).is_ok_and(|b| b.windows(6).any(|w| w == b"before"))
-    });
+    let id = net.start_on("box", &["cmd", "--", "sh", "-c", "echo before; read x; echo got-$x"]);
+    net.wait_mirrored(&id, "before");
     net.ok(&["daemon", "stop"]);
 
     // The next command starts the daemon again; it follows the run from

@@ -34,13 +34,6 @@ fn proxied() -> Net {
     net
 }
 
-/// `agents run -d --host box ARGS…`: the new run's id.
-fn start_on_box(net: &Net, args: &[&str]) -> String {
-    let mut all = vec!["run", "-d", "--host", "box"];
-    all.extend_from_slice(args);
-    net.ok(&all).trim().to_string()
-}
-
 fn state_here(net: &Net, id: &str) -> String {
     net.json(&["show", id, "--json"])["state"]
         .as_str()
@@ -108,8 +101,8 @@ fn cancelling_a_remote_parent_cancels_the_children_it_owns_there_and_here() {
     // The parent starts a child itself, from inside the run: `agents run`
     // there talks to the host's daemon, which takes the parent from
     // AGENTS_RUN_ID.
-    let parent = start_on_box(
-        &net,
+    let parent = net.start_on(
+        "box",
         &[
             "cmd",
             "--",
@@ -118,7 +111,7 @@ fn cancelling_a_remote_parent_cancels_the_children_it_owns_there_and_here() {
             &format!("'{}' run -d cmd -- sleep 600; exec sleep 600", common::BIN),
         ],
     );
-    let by_flag = start_on_box(&net, &["--parent", &parent, "cmd", "--", "sleep", "600"]);
+    let by_flag = net.start_on("box", &["--parent", &parent, "cmd", "--", "sleep", "600"]);
     // A local run owned by the remote one: only this daemon knows that edge.
     let local_child = net.ok(&["run", "-d", "--parent", &parent, "cmd", "--", "sleep", "600"]);
     let local_child = local_child.trim().to_string();
@@ -174,9 +167,9 @@ fn cancelling_a_remote_parent_cancels_the_children_it_owns_there_and_here() {
 #[test]
 fn a_detached_remote_child_survives_its_parents_cancellation_and_keeps_its_own() {
     let net = direct();
-    let parent = start_on_box(&net, &["cmd", "--", "sleep", "600"]);
-    let owned = start_on_box(&net, &["--parent", &parent, "cmd", "--", "sleep", "600"]);
-    let detached = start_on_box(&net, &["--parent", &parent, "--detached", "cmd", "--", "sleep", "600"]);
+    let parent = net.start_on("box", &["cmd", "--", "sleep", "600"]);
+    let owned = net.start_on("box", &["--parent", &parent, "cmd", "--", "sleep", "600"]);
+    let detached = net.start_on("box", &["--parent", &parent, "--detached", "cmd", "--", "sleep", "600"]);
     net.wait_until("all three run there", || {
         [&parent, &owned, &detached]
             .iter()
@@ -209,8 +202,8 @@ fn a_detached_remote_child_survives_its_parents_cancellation_and_keeps_its_own()
 #[test]
 fn a_remote_daemon_killed_with_sigkill_comes_back_and_its_runs_are_readopted_or_interrupted() {
     let net = direct();
-    let survivor = start_on_box(&net, &["cmd", "--", "sh", "-c", "echo before; read x; echo got-$x"]);
-    let orphan = start_on_box(&net, &["cmd", "--", "sleep", "600"]);
+    let survivor = net.start_on("box", &["cmd", "--", "sh", "-c", "echo before; read x; echo got-$x"]);
+    let orphan = net.start_on("box", &["cmd", "--", "sleep", "600"]);
     net.wait_until("both run there and the first line is here", || {
         net.remote.state(&orphan) == "running" && count_in_log(&net, &survivor, "before") == 1
     });
@@ -263,8 +256,8 @@ fn a_remote_daemon_killed_with_sigkill_comes_back_and_its_runs_are_readopted_or_
 #[test]
 fn a_prompt_and_a_cancel_sent_while_the_link_is_down_are_applied_once_it_returns() {
     let net = proxied();
-    let reader = start_on_box(&net, &["cmd", "--", "sh", "-c", "while read l; do echo got-$l; done"]);
-    let sleeper = start_on_box(&net, &["cmd", "--", "sleep", "600"]);
+    let reader = net.start_on("box", &["cmd", "--", "sh", "-c", "while read l; do echo got-$l; done"]);
+    let sleeper = net.start_on("box", &["cmd", "--", "sleep", "600"]);
     net.wait_until("both run there", || {
         net.remote.state(&reader) == "running" && net.remote.state(&sleeper) == "running"
     });
@@ -312,7 +305,7 @@ fn a_prompt_and_a_cancel_sent_while_the_link_is_down_are_applied_once_it_returns
 #[test]
 fn a_prompt_whose_answer_was_lost_goes_again_with_its_id_and_is_delivered_once() {
     let net = proxied();
-    let reader = start_on_box(&net, &["cmd", "--", "sh", "-c", "while read l; do echo got-$l; done"]);
+    let reader = net.start_on("box", &["cmd", "--", "sh", "-c", "while read l; do echo got-$l; done"]);
     net.wait_until("it runs there", || net.remote.state(&reader) == "running");
 
     // The prompt goes out into a link that holds every byte, which then
@@ -409,7 +402,7 @@ exec sleep 600
 #[test]
 fn a_command_during_a_long_outage_fails_naming_the_host_and_is_not_applied() {
     let net = proxied();
-    let reader = start_on_box(&net, &["cmd", "--", "sh", "-c", "while read l; do echo got-$l; done"]);
+    let reader = net.start_on("box", &["cmd", "--", "sh", "-c", "while read l; do echo got-$l; done"]);
     net.wait_until("it runs there", || net.remote.state(&reader) == "running");
 
     cut_and_wait(&net);
@@ -437,8 +430,8 @@ fn a_command_during_a_long_outage_fails_naming_the_host_and_is_not_applied() {
 #[test]
 fn a_late_permission_answer_after_a_reconnect_is_applied_only_while_its_question_is_there() {
     let net = proxied();
-    let still_asking = start_on_box(&net, &["demo", "--", "--ask"]);
-    let answered_there = start_on_box(&net, &["demo", "--", "--ask"]);
+    let still_asking = net.start_on("box", &["demo", "--", "--ask"]);
+    let answered_there = net.start_on("box", &["demo", "--", "--ask"]);
     net.wait_until("both wait for approval, as the mirror says", || {
         [&still_asking, &answered_there]
             .iter()

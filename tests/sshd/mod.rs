@@ -322,6 +322,22 @@ impl Net {
         serde_json::from_str(&self.ok(args)).expect("json output")
     }
 
+    /// `agents run -d --host HOST ARGS…`: the new run's id.
+    pub fn start_on(&self, host: &str, args: &[&str]) -> String {
+        let mut all = vec!["run", "-d", "--host", host];
+        all.extend_from_slice(args);
+        self.ok(&all).trim().to_string()
+    }
+
+    /// Waits until the local mirror of `run`'s output holds `needle`.
+    pub fn wait_mirrored(&self, run: &str, needle: &str) {
+        let needle = needle.as_bytes();
+        self.wait_until(
+            &format!("{:?} is mirrored here", String::from_utf8_lossy(needle)),
+            || std::fs::read(self.local.log_path(run)).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle)),
+        );
+    }
+
     pub fn wait_until(&self, what: &str, f: impl FnMut() -> bool) {
         let mut f = f;
         crate::common::wait_until(what, PATIENCE, &mut f)
