@@ -186,6 +186,20 @@ pub struct StartParams {
     pub launch_id: Option<String>,
 }
 
+impl StartParams {
+    /// The parent: named, or the run this request comes from (its
+    /// `AGENTS_RUN_ID`, set in every run's environment).
+    pub fn parent_reference(&self) -> Option<String> {
+        self.parent.clone().or_else(|| {
+            self.env
+                .iter()
+                .find(|(k, _)| k == "AGENTS_RUN_ID")
+                .map(|(_, v)| v.clone())
+                .filter(|v| !v.is_empty())
+        })
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct ListParams {
     /// Include ended runs.

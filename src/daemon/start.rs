@@ -68,14 +68,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
     let cols = params.cols.unwrap_or(default_cols);
 
     // The parent: named, or the run this request comes from.
-    let parent_ref = params.parent.clone().or_else(|| {
-        params
-            .env
-            .iter()
-            .find(|(k, _)| k == "AGENTS_RUN_ID")
-            .map(|(_, v)| v.clone())
-            .filter(|v| !v.is_empty())
-    });
+    let parent_ref = params.parent_reference();
     let parent = match parent_ref {
         Some(reference) => Some(resolve_row(daemon, &reference).await?),
         None => None,

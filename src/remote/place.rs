@@ -22,14 +22,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams, host_name: &str) -
     }
     // The parent: named, or the run this request comes from. One on the
     // same host is the remote daemon's to know; any other only ours.
-    let parent_ref = params.parent.clone().or_else(|| {
-        params
-            .env
-            .iter()
-            .find(|(k, _)| k == "AGENTS_RUN_ID")
-            .map(|(_, v)| v.clone())
-            .filter(|v| !v.is_empty())
-    });
+    let parent_ref = params.parent_reference();
     let parent = match parent_ref {
         Some(reference) => Some(
             row(daemon, &reference)
