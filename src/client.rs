@@ -21,7 +21,10 @@ use crate::paths::Paths;
 use crate::protocol::rpc::{Message, Request, Response};
 use crate::protocol::{Frame, HeaderError, exchange_headers, read_frame, write_frame};
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Response>>>>;
+/// Callers waiting for an answer, by request id; `None` once the connection
+/// is gone, so a call made after that fails at once instead of waiting on an
+/// answer that can never come.
+type Pending = Arc<Mutex<Option<HashMap<u64, oneshot::Sender<Response>>>>>;
 
 pub struct Client {
     frames: mpsc::Sender<Frame>,
@@ -110,7 +113,7 @@ impl Client {
                 }
             }
         });
-        let pending: Pending = Arc::default();
+        let pending: Pending = Arc::new(Mutex::new(Some(HashMap::new())));
         let (events_tx, events_rx) = if events {
             let (tx, rx) = mpsc::channel(256);
             (Some(tx), Some(rx))
@@ -126,7 +129,8 @@ impl Client {
                     let waiter = reader_pending
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
-                        .remove(&resp.id);
+                        .as_mut()
+                        .and_then(|waiters| waiters.remove(&resp.id));
                     if let Some(waiter) = waiter {
                         let _ = waiter.send(resp);
                     }
@@ -138,8 +142,9 @@ impl Client {
                     break;
                 }
             }
-            // Dropping the waiters tells every caller the daemon went away.
-            reader_pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
+            // Dropping the waiters tells every caller the daemon went away;
+            // later calls see `None` and fail without waiting.
+            reader_pending.lock().unwrap_or_else(|p| p.into_inner()).take();
         });
         Ok(Client {
             frames,
@@ -160,8 +165,13 @@ impl Client {
     pub async fn call_value(&self, method: &str, params: Value) -> Result<Value, ApiError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
         let gone = || unavailable("the daemon closed the connection".into());
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+            .ok_or_else(gone)?
+            .insert(id, tx);
         self.frames
             .send(Frame::control(&Request::new(id, method, params)))
             .await
@@ -247,5 +257,29 @@ pub fn start_daemon(paths: &Paths) -> Result<(), ApiError> {
             DAEMON_READY.as_secs(),
             paths.daemon_log().display()
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncWriteExt;
+
+    #[tokio::test]
+    async fn a_call_after_the_daemon_went_away_fails_instead_of_waiting() {
+        let (client_read, mut daemon_write) = tokio::io::duplex(1024);
+        // The daemon's reading side stays open, so writes still succeed: only
+        // the answers can never come.
+        let (client_write, _daemon_read) = tokio::io::duplex(64 * 1024);
+        let header = format!("agents/{} test\n", crate::protocol::PROTOCOL_VERSION);
+        daemon_write.write_all(header.as_bytes()).await.unwrap();
+        let client = Client::over(client_read, client_write, false).await.unwrap();
+        drop(daemon_write);
+        for _ in 0..2 {
+            let answer = tokio::time::timeout(Duration::from_secs(10), client.call_value("runs.list", Value::Null))
+                .await
+                .expect("a call on a closed connection must not wait forever");
+            assert_eq!(answer.unwrap_err().code, ErrorCode::DaemonUnavailable);
+        }
     }
 }
