@@ -189,7 +189,8 @@ fn a_real_aider_run_takes_a_prompt_and_writes_its_chat_history() {
     assert!(session.starts_with("aider-"), "{}", home.show(&id));
     let hits = home.json(&["search", "hello.py", "--json"]);
     assert!(
-        hits.as_array()
+        hits["hits"]
+            .as_array()
             .is_some_and(|h| h.iter().any(|hit| hit["run_id"] == id.as_str())),
         "{hits}"
     );

@@ -244,6 +244,41 @@ fn logs_prints_every_line_of_a_run_taller_than_its_screen() {
 }
 
 #[test]
+fn logs_of_a_busy_run_nobody_watches_show_all_its_log_held_when_asked() {
+    // While nobody watches a run, its supervisor announces its output at a
+    // pace (a quarter of `quiet_ms`: 250 ms here, slower than the run's 10
+    // lines a second); `agents logs` must still show every line already
+    // written.
+    let home = Home::with_config("[engine]\nquiet_ms = 1000\n");
+    let id = home.start(&[
+        "cmd",
+        "--",
+        "sh",
+        "-c",
+        "i=0; while :; do i=$((i+1)); echo line $i; sleep 0.1; done",
+    ]);
+    let last_line = |text: &str, end: &str| -> u64 {
+        text.split(end)
+            .filter_map(|l| l.trim().strip_prefix("line ")?.parse().ok())
+            .max()
+            .unwrap_or(0)
+    };
+    let on_disk = || String::from_utf8_lossy(&std::fs::read(home.log_path(&id)).unwrap_or_default()).into_owned();
+    home.wait_until("three lines", || last_line(&on_disk(), "\r\n") >= 3);
+    for _ in 0..10 {
+        // Complete lines only: the one being written may be cut short.
+        let text = on_disk();
+        let written = last_line(&text[..text.rfind("\r\n").unwrap_or(0)], "\r\n");
+        let shown = last_line(&home.logs(&id), "\n");
+        assert!(
+            shown >= written,
+            "logs showed up to line {shown}, the log held line {written}"
+        );
+    }
+    home.ok(&["cancel", &id]);
+}
+
+#[test]
 fn logs_raw_to_a_pipe_is_the_output_log_byte_for_byte() {
     let home = Home::new();
     let id = home.start(&[

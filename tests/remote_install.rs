@@ -24,6 +24,15 @@ fn sha256_of(path: &Path) -> String {
         .to_string()
 }
 
+/// `.current.*` links left in BASE (a switch that did not finish).
+fn temporary_links(base: &Path) -> Vec<String> {
+    std::fs::read_dir(base)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".current."))
+        .collect()
+}
+
 fn place(net: &Net, script: &str) -> (String, std::process::Output) {
     let out = net.run(&["run", "-d", "--host", "box", "cmd", "--", "sh", "-c", script]);
     (String::from_utf8_lossy(&out.stdout).trim().to_string(), out)
@@ -73,6 +82,11 @@ fn install_copies_this_binary_verifies_it_and_the_host_then_takes_runs() {
         PathBuf::from(dir.file_name().unwrap()),
         "current points at the new directory"
     );
+    assert_eq!(
+        temporary_links(&base),
+        Vec::<String>::new(),
+        "the switch renamed its temporary link onto current"
+    );
     let hosts = net.json(&["hosts", "ls", "--json"]);
     assert_eq!(hosts[0]["remote_bin"], current.display().to_string());
 
@@ -100,6 +114,19 @@ fn install_copies_this_binary_verifies_it_and_the_host_then_takes_runs() {
     std::fs::remove_file(&path).unwrap();
     std::fs::write(&path, b"#!/bin/sh\nexit 3\n").unwrap();
     std::fs::write(dir.join("agents.part"), b"half").unwrap();
+    // What the install runs on the host refuses a directory without its marker.
+    let refused = std::process::Command::new(common::BIN)
+        .args(["hosts", "switch-current"])
+        .arg(&base)
+        .arg(dir.file_name().unwrap())
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("not a complete install") && said.lines().count() == 1,
+        "{said}"
+    );
     let third: Value = net.json(&["hosts", "install", "box", "--json"]);
     assert_eq!(third["installed"], true, "{third}");
     assert_eq!(third["path"], first["path"]);
@@ -119,4 +146,106 @@ fn install_leaves_an_explicit_remote_bin_alone() {
     assert_eq!(done["remote_bin_changed"], false);
     let said = net.ok(&["hosts", "install", "box"]);
     assert!(said.contains("keeps its --remote-bin"), "{said}");
+}
+
+/// This binary with bytes appended: another build (another SHA-256, so
+/// another versioned directory) that runs exactly the same.
+fn another_build(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let copy = dir.join("agents");
+    let mut bytes = std::fs::read(common::BIN).unwrap();
+    bytes.extend_from_slice(b"\nanother build\n");
+    std::fs::write(&copy, bytes).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    copy
+}
+
+/// The host's daemon, asked on the host itself.
+fn remote_daemon(net: &Net) -> Value {
+    net.remote.json(&["daemon", "status", "--json"])
+}
+
+#[test]
+fn installing_another_build_restarts_the_hosts_daemon_and_its_runs_live_on() {
+    let net = Net::new();
+    net.know_the_host();
+    net.ok(&[
+        "hosts",
+        "add",
+        "box",
+        &net.target(),
+        "--remote-home",
+        &net.remote_home(),
+    ]);
+    let first: Value = net.json(&["hosts", "install", "box", "--json"]);
+    assert_eq!(first["daemon_restarted"], false, "no daemon ran there: {first}");
+    let first_path = std::fs::canonicalize(first["path"].as_str().unwrap()).unwrap();
+
+    // A run live on the host, echoing each line typed into it.
+    let id = net.start_on(
+        "box",
+        &[
+            "cmd",
+            "--",
+            "sh",
+            "-c",
+            "echo ready; while read l; do echo got-$l; done",
+        ],
+    );
+    net.wait_mirrored(&id, "ready");
+    net.ok(&["send", &id, "before"]);
+    net.wait_mirrored(&id, "got-before");
+    let before = remote_daemon(&net);
+    assert_eq!(before["exe"], first_path.display().to_string(), "{before}");
+    let harness_pid = net.remote.show(&id)["pid"].clone();
+    assert!(harness_pid.is_i64(), "{harness_pid}");
+
+    // The same build again leaves the daemon alone.
+    let same: Value = net.json(&["hosts", "install", "box", "--json"]);
+    assert_eq!(same["installed"], false);
+    assert_eq!(same["daemon_restarted"], false, "{same}");
+    assert_eq!(same["daemon_pid"], before["pid"]);
+    assert_eq!(remote_daemon(&net)["pid"], before["pid"]);
+
+    // Here, another build takes over (the daemon is started by its client's
+    // binary) and installs itself on the host.
+    let build = tempfile::tempdir().unwrap();
+    let other = another_build(build.path());
+    net.ok(&["daemon", "stop"]);
+    let template = net.cmd(&[]);
+    let mut install = std::process::Command::new(&other);
+    install.args(["hosts", "install", "box"]);
+    for (key, value) in template.get_envs() {
+        match value {
+            Some(v) => install.env(key, v),
+            None => install.env_remove(key),
+        };
+    }
+    let out = install.output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.starts_with("installed agents"), "{said}");
+    assert!(
+        said.contains("restarted the daemon on box on this build")
+            && said.contains(&format!("(pid {} → ", before["pid"]))
+            && said.contains("its 1 live run(s) carry on"),
+        "{said}"
+    );
+
+    let after = remote_daemon(&net);
+    assert_ne!(after["pid"], before["pid"], "{after}");
+    let second = std::fs::canonicalize(net.remote.path().join("bin/current/agents")).unwrap();
+    assert_ne!(second, first_path);
+    assert_eq!(after["exe"], second.display().to_string(), "{after}");
+    assert_eq!(after["live_runs"], 1, "{after}");
+
+    // The same run, the same harness process, still takes input and its
+    // output still reaches this side.
+    assert_eq!(net.remote.state(&id), "running");
+    assert_eq!(net.remote.show(&id)["pid"], harness_pid);
+    net.ok(&["send", &id, "after"]);
+    net.wait_mirrored(&id, "got-after");
+    assert_eq!(net.json(&["show", &id, "--json"])["state"], "running");
+    let local_daemon = net.json(&["daemon", "status", "--json"]);
+    assert_eq!(local_daemon["exe"], other.display().to_string());
 }

@@ -11,10 +11,10 @@
 mod common;
 mod sshd;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{ChildStdout, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -55,6 +55,7 @@ struct Remote {
     cwd: tempfile::TempDir,
     _bin: tempfile::TempDir,
     claude_home: tempfile::TempDir,
+    _local_claude_home: tempfile::TempDir,
 }
 
 impl Remote {
@@ -65,14 +66,10 @@ impl Remote {
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         let claude_home = tempfile::tempdir().unwrap();
         // The host's config (sshd sets XDG_CONFIG_HOME for its sessions).
-        let config = net.remote.config.path().join("agents/config.toml");
-        let mut text = std::fs::read_to_string(&config).unwrap();
-        text.push_str(&format!(
-            "\n[profiles.claude]\nbinary = \"{}\"\nconfig_home = \"{}\"\n",
-            script.display(),
-            claude_home.path().display()
-        ));
-        std::fs::write(&config, text).unwrap();
+        claude_profile(&net.remote, &script, claude_home.path());
+        // The same stand-in here, for runs that stay local.
+        let local_claude_home = tempfile::tempdir().unwrap();
+        claude_profile(&net.local, &script, local_claude_home.path());
         net.know_the_host();
         net.add_host("box", target);
         Remote {
@@ -80,6 +77,7 @@ impl Remote {
             cwd: tempfile::tempdir().unwrap(),
             _bin: bin,
             claude_home,
+            _local_claude_home: local_claude_home,
         }
     }
 
@@ -90,12 +88,17 @@ impl Remote {
     /// `agents run -d --host box --cwd CWD --env AGENTS_TEST_KEY claude`:
     /// the run and its session.
     fn start_claude(&self) -> (String, String) {
+        self.start_claude_on("box")
+    }
+
+    /// As `start_claude`, on `host` (`local`: a run of this daemon's).
+    fn start_claude_on(&self, host: &str) -> (String, String) {
         let run = self.agents(
             &[
                 "run",
                 "-d",
                 "--host",
-                "box",
+                host,
                 "--cwd",
                 self.cwd(),
                 "--env",
@@ -152,8 +155,21 @@ impl Remote {
     }
 }
 
+/// A `claude` profile in `home`'s config running `script` with its
+/// transcripts under `claude_home`.
+fn claude_profile(home: &common::Home, script: &Path, claude_home: &Path) {
+    let config = home.config.path().join("agents/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[profiles.claude]\nbinary = \"{}\"\nconfig_home = \"{}\"\n",
+        script.display(),
+        claude_home.display()
+    ));
+    std::fs::write(&config, text).unwrap();
+}
+
 /// The lines a child prints, as they come.
-fn lines_of(stdout: ChildStdout) -> mpsc::Receiver<String> {
+fn lines_of(stdout: impl Read + Send + 'static) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -261,6 +277,50 @@ fn a_remote_runs_transcript_is_read_from_its_host_and_its_session_resumes_there(
 }
 
 #[test]
+fn a_remote_transcript_follower_waits_out_a_cut_link_and_carries_on() {
+    let net = Net::with_proxy();
+    let target = net.target_via_proxy();
+    let box_ = Remote::new(net, &target);
+    let net = &box_.net;
+    let (run, _session) = box_.start_claude();
+    let mut follower = net
+        .cmd(&["transcript", &run, "--follow", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = lines_of(follower.stdout.take().unwrap());
+    let err = lines_of(follower.stderr.take().unwrap());
+    let next = |what: &str| {
+        let line = out.recv_timeout(common::PATIENCE).expect(what);
+        let message: Value = serde_json::from_str(&line).expect("a JSON message per line");
+        message["text"].as_str().unwrap_or_default().to_string()
+    };
+    assert_eq!(next("the first message"), "hello from the host (started)");
+    assert_eq!(next("the second message"), "started there");
+
+    net.proxy().cut();
+    let said = err
+        .recv_timeout(common::PATIENCE)
+        .expect("the follower says the link is down");
+    assert!(said.contains("box") && said.ends_with("still following"), "{said}");
+    assert!(follower.try_wait().unwrap().is_none(), "the follower waits: {said}");
+    // Written there while the link is down; seen here once it is back.
+    std::fs::write(box_.claude_home.path().join("more"), "").unwrap();
+    net.proxy().restore();
+    assert_eq!(next("the message written during the outage"), "more there");
+    let back = err
+        .recv_timeout(common::PATIENCE)
+        .expect("the follower says the link is back");
+    assert!(back.contains("link back"), "{back}");
+    assert!(out.try_recv().is_err(), "nothing printed twice");
+    follower.kill().unwrap();
+    follower.wait().unwrap();
+    net.ok(&["cancel", "--force", &run]);
+    net.wait_until("the mirror ends", || box_.ended_here(&run));
+}
+
+#[test]
 fn a_remote_transcript_fails_at_once_naming_the_host_when_the_link_is_cut() {
     let net = Net::with_proxy();
     let target = net.target_via_proxy();
@@ -290,4 +350,167 @@ fn a_remote_transcript_fails_at_once_naming_the_host_when_the_link_is_cut() {
     );
     // Not the 20 s a command waits for the link: a read is not worth it.
     assert!(took < Duration::from_secs(10), "took {took:?}");
+}
+
+/// `sessions list --json`: the row of `session`, if listed.
+fn listed(list: &Value, session: &str) -> Option<Value> {
+    list["sessions"]
+        .as_array()
+        .expect("a sessions array")
+        .iter()
+        .find(|s| s["id"] == session)
+        .cloned()
+}
+
+/// The hosts of the hits of `search WORDS --json`.
+fn hit_hosts(results: &Value) -> Vec<String> {
+    results["hits"]
+        .as_array()
+        .expect("a hits array")
+        .iter()
+        .map(|h| h["host"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn sessions_list_and_search_ask_the_host_and_say_where_each_row_lives() {
+    let net = Net::new();
+    let target = net.target();
+    let box_ = Remote::new(net, &target);
+    let net = &box_.net;
+    let (remote_run, remote_session) = box_.start_claude();
+    let (local_run, local_session) = box_.start_claude_on("local");
+    // Read once, each transcript is indexed (and followed) where it lives.
+    for run in [&remote_run, &local_run] {
+        net.wait_until("the transcript is indexed", || box_.texts(run).len() == 2);
+    }
+
+    let list = net.json(&["sessions", "list", "--json"]);
+    assert_eq!(list["partial"], false, "{list}");
+    assert_eq!(list["hosts_unreachable"], serde_json::json!([]), "{list}");
+    let there = listed(&list, &remote_session).expect("the host's session is listed");
+    assert_eq!(there["host"], "box", "{there}");
+    assert_eq!(there["run_id"], remote_run.as_str());
+    assert_eq!(there["harness"], "claude");
+    let here = listed(&list, &local_session).expect("this daemon's session is listed");
+    assert_eq!(here["host"], "local", "{here}");
+    assert_eq!(here["run_id"], local_run.as_str());
+    let human = net.ok(&["sessions", "list"]);
+    let row = human
+        .lines()
+        .find(|l| l.starts_with(&remote_session))
+        .expect("a line for the host's session");
+    assert!(row.contains(" box "), "{row}");
+
+    // Words only the host's transcript holds are found there.
+    std::fs::write(box_.claude_home.path().join("more"), "").unwrap();
+    net.wait_until("the host indexed the newest message", || {
+        box_.texts(&remote_run).len() == 3
+    });
+    let mut found = Value::Null;
+    net.wait_until("a search finds the host's newest message", || {
+        found = net.json(&["search", "more", "--json"]);
+        !hit_hosts(&found).is_empty()
+    });
+    assert_eq!(hit_hosts(&found), ["box"], "{found}");
+    let hit = &found["hits"][0];
+    assert_eq!(hit["session_id"], remote_session.as_str(), "{hit}");
+    assert_eq!(hit["run_id"], remote_run.as_str());
+    assert!(hit["snippet"].as_str().unwrap().contains("«more»"), "{hit}");
+    // Words both transcripts hold: a hit from each place.
+    net.wait_until("a search finds the local transcript too", || {
+        let mut hosts = hit_hosts(&net.json(&["search", "hello", "--json"]));
+        hosts.sort();
+        hosts == ["box", "local"]
+    });
+    let human = net.ok(&["search", "more"]);
+    assert!(human.contains(&format!("run {} on box", &remote_run[..10])), "{human}");
+    // Within the remote run: its host alone answers.
+    let within = net.json(&["search", "hello", "--in", &remote_run, "--json"]);
+    assert_eq!(hit_hosts(&within), ["box"], "{within}");
+    assert_eq!(within["hits"][0]["run_id"], remote_run.as_str());
+
+    for run in [&remote_run, &local_run] {
+        net.ok(&["cancel", "--force", run]);
+        net.wait_until("the run ends", || box_.ended_here(run));
+    }
+}
+
+#[test]
+fn with_the_link_stalled_or_cut_lists_answer_promptly_with_local_rows_naming_the_host() {
+    let net = Net::with_proxy();
+    let target = net.target_via_proxy();
+    let box_ = Remote::new(net, &target);
+    let net = &box_.net;
+    let (remote_run, remote_session) = box_.start_claude();
+    let (local_run, local_session) = box_.start_claude_on("local");
+    net.wait_until("the host's session is listed", || {
+        listed(&net.json(&["sessions", "list", "--json"]), &remote_session).is_some()
+    });
+    for run in [&remote_run, &local_run] {
+        net.wait_until("the transcript is indexed", || box_.texts(run).len() == 2);
+    }
+    // Ended while linked: nothing waits on the host when the test ends.
+    for run in [&remote_run, &local_run] {
+        net.ok(&["cancel", "--force", run]);
+        net.wait_until("the run ends", || box_.ended_here(run));
+    }
+    net.wait_until("both transcripts are searched", || {
+        let mut hosts = hit_hosts(&net.json(&["search", "hello", "--json"]));
+        hosts.sort();
+        hosts == ["box", "local"]
+    });
+
+    // The link looks up but nothing comes back: the host's budget runs out.
+    let partial = |why: &str| {
+        let asked = Instant::now();
+        let list = net.json(&["sessions", "list", "--json"]);
+        let took = asked.elapsed();
+        assert_eq!(list["partial"], true, "{list}");
+        assert_eq!(list["hosts_unreachable"][0]["host"], "box", "{list}");
+        let error = list["hosts_unreachable"][0]["error"].as_str().unwrap().to_string();
+        assert!(error.contains("host box") && error.contains(why), "{error}");
+        assert!(listed(&list, &local_session).is_some(), "local rows stay: {list}");
+        assert!(listed(&list, &remote_session).is_none(), "{list}");
+        // Not the 20 s a stalled link takes to be given up.
+        assert!(took < Duration::from_secs(6), "took {took:?}");
+
+        let asked = Instant::now();
+        let found = net.json(&["search", "hello", "--json"]);
+        assert!(asked.elapsed() < Duration::from_secs(6), "took {:?}", asked.elapsed());
+        assert_eq!(found["partial"], true, "{found}");
+        assert_eq!(found["hosts_unreachable"][0]["host"], "box", "{found}");
+        assert_eq!(hit_hosts(&found), ["local"], "{found}");
+
+        let out = net.run(&["sessions", "list"]);
+        assert!(out.status.success(), "never a failure of the whole");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(&local_session), "{stdout}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(
+            err.contains("host box") && err.contains("sessions are not listed"),
+            "{err}"
+        );
+        let out = net.run(&["search", "hello"]);
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("host box") && err.contains("matches are not listed"),
+            "{err}"
+        );
+    };
+    net.proxy().stall();
+    partial("did not answer within 2 s");
+
+    // Back: every row again.
+    net.proxy().restore();
+    net.wait_until("the host answers again", || {
+        let list = net.json(&["sessions", "list", "--json"]);
+        list["partial"] == false && listed(&list, &remote_session).is_some()
+    });
+
+    // Cut: connections refused at once.
+    net.proxy().cut();
+    partial("unreachable");
 }

@@ -55,7 +55,8 @@ fn a_session_resumes_natively_once_its_run_is_gone_and_not_before() {
         .to_string();
 
     let list = home.json(&["sessions", "list", "--json"]);
-    let row = list
+    assert_eq!(list["partial"], false, "{list}");
+    let row = list["sessions"]
         .as_array()
         .unwrap()
         .iter()

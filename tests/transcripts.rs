@@ -131,7 +131,7 @@ fn follow_prints_messages_appended_to_the_transcript() {
     let _ = child.wait();
     // Search sees it too.
     let hits = home.json(&["search", "pangolin", "--json"]);
-    assert_eq!(hits.as_array().unwrap().len(), 1);
+    assert_eq!(hits["hits"].as_array().unwrap().len(), 1);
 }
 
 #[test]
@@ -143,7 +143,8 @@ fn search_finds_assistant_words_and_tool_output() {
     index(&home, &claude_session(files.path()), Some(&run));
 
     let hits = home.json(&["search", "flamingo", "--json"]);
-    let hits = hits.as_array().unwrap();
+    assert_eq!(hits["partial"], false, "no hosts: nothing missing");
+    let hits = hits["hits"].as_array().unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0]["role"], "assistant");
     assert_eq!(hits[0]["session_id"], SESSION);
@@ -151,7 +152,7 @@ fn search_finds_assistant_words_and_tool_output() {
     assert!(hits[0]["snippet"].as_str().unwrap().contains("«flamingo»"));
 
     let hits = home.json(&["search", "zebrafish", "--json"]);
-    assert_eq!(hits[0]["role"], "tool");
+    assert_eq!(hits["hits"][0]["role"], "tool");
 
     let out = home.ok(&["search", "okapi.txt", "--in", &run]);
     assert!(out.contains(&format!("{SESSION}#")) && out.contains("«okapi"), "{out}");
@@ -309,4 +310,249 @@ fn prices_in_config_replace_the_built_in_estimate() {
     // The daemon keeps the last valid prices.
     let cost_after = home.show(&run)["usage"]["estimated_cost_usd"].as_f64().unwrap();
     assert_eq!(cost_after, cost);
+}
+
+#[test]
+fn ls_json_gives_each_run_the_totals_show_gives_it() {
+    let home = Home::new();
+    let with = home.start(&["cmd", "--", "true"]);
+    let without = home.start(&["cmd", "--", "true"]);
+    home.wait_end(&with);
+    home.wait_end(&without);
+    let files = tempfile::tempdir().unwrap();
+    index(&home, &claude_session(files.path()), Some(&with));
+
+    let shown = home.show(&with)["usage"].clone();
+    assert!(shown["estimated_cost_usd"].as_f64().is_some(), "{shown:#}");
+    let listed = home.json(&["ls", "--all", "--json"]);
+    let entry = |id: &str| {
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("{id} listed: {listed:#}"))
+            .clone()
+    };
+    let usage = entry(&with)["usage"].clone();
+    assert_eq!(usage["tokens"], shown["tokens"], "{usage:#}");
+    assert_eq!(usage["estimated_cost_usd"], shown["estimated_cost_usd"], "{usage:#}");
+    assert_eq!(entry(&without)["usage"], Value::Null);
+
+    // The table shows all of a run's tokens, cache included.
+    let t = &shown["tokens"];
+    let total: i64 = ["input", "output", "cache_read", "cache_write"]
+        .iter()
+        .map(|k| t[k].as_i64().unwrap())
+        .sum();
+    let table = home.ok(&["ls", "--all"]);
+    assert!(table.lines().next().unwrap().contains("TOKENS"), "{table}");
+    let row = table
+        .lines()
+        .find(|l| with.starts_with(l.split_whitespace().next().unwrap()))
+        .unwrap();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert!(
+        cells.contains(&agents::transcript::usage::count(total).as_str()),
+        "{total}: {table}"
+    );
+}
+
+#[test]
+fn ls_json_says_an_unpriced_models_cost_is_unknown() {
+    // The main conversation names a model no price matches (its subagent
+    // keeps a priced one): part of the tokens has no price, so the whole
+    // estimate is unknown, not smaller.
+    let home = Home::new();
+    let run = home.start(&["cmd", "--", "true"]);
+    home.wait_end(&run);
+    let files = tempfile::tempdir().unwrap();
+    let session = claude_session(files.path());
+    let text = std::fs::read_to_string(&session).unwrap();
+    std::fs::write(&session, text.replace("claude-opus-4-8", "mock-model-1")).unwrap();
+    index(&home, &session, Some(&run));
+
+    let shown = home.show(&run)["usage"].clone();
+    let listed = home.json(&["ls", "--all", "--json"]);
+    let usage = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == run.as_str())
+        .unwrap()["usage"]
+        .clone();
+    assert_eq!(usage["tokens"], shown["tokens"], "{usage:#}");
+    assert!(usage["tokens"]["input"].as_i64().unwrap() > 0);
+    assert_eq!(usage["estimated_cost_usd"], Value::Null, "{usage:#}");
+    assert_eq!(shown["estimated_cost_usd"], Value::Null, "{shown:#}");
+}
+
+/// A Claude message line for the fixture session, saying `text`.
+fn claude_line(uuid: &str, text: &str) -> String {
+    serde_json::json!({
+        "parentUuid": null, "isSidechain": false, "type": "assistant", "uuid": uuid,
+        "timestamp": "2026-11-29T07:50:00.000Z", "sessionId": SESSION,
+        "message": {"id": format!("msg-{uuid}"), "role": "assistant", "model": "claude-opus-4-8",
+            "content": [{"type": "text", "text": text}]}
+    })
+    .to_string()
+        + "\n"
+}
+
+fn hits_for(home: &Home, words: &str) -> Vec<Value> {
+    home.json(&["search", words, "--json"])["hits"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[test]
+fn search_finds_what_a_live_runs_transcript_just_gained_without_reading_it_first() {
+    let home = Home::new();
+    let run = home.start(&["cmd", "--", "sh", "-c", "read -r line"]);
+    assert_eq!(home.state(&run), "running");
+    // Indexed straight into the database, as if the daemon had not been
+    // told of the file yet: nothing tails it.
+    let files = tempfile::tempdir().unwrap();
+    let session = claude_session(files.path());
+    index(&home, &session, Some(&run));
+    let mut f = std::fs::OpenOptions::new().append(true).open(&session).unwrap();
+    f.write_all(claude_line("u-live", "just written: axolotl lantern").as_bytes())
+        .unwrap();
+
+    let hits = hits_for(&home, "axolotl lantern");
+    assert_eq!(hits.len(), 1, "{hits:#?}");
+    assert_eq!(hits[0]["run_id"], run.as_str());
+    assert_eq!(hits[0]["seq"], 14);
+}
+
+#[test]
+fn a_search_answers_before_a_large_backlog_is_read_and_the_rest_follows() {
+    let home = Home::new();
+    let run = home.start(&["cmd", "--", "sh", "-c", "read -r line"]);
+    let files = tempfile::tempdir().unwrap();
+    let session = claude_session(files.path());
+    index(&home, &session, Some(&run));
+    // 25 MB of messages, far more than a search reads before answering
+    // (200 ms: ~2 MB here): the first is found at once, the last only once
+    // the tailer has read the rest, with no read of the transcript asked.
+    let filler = "lorem ipsum ".repeat(416);
+    let mut backlog = claude_line("u-first", "first of the backlog: narwhal");
+    for i in 0..5000 {
+        backlog += &claude_line(&format!("u-{i}"), &filler);
+    }
+    backlog += &claude_line("u-last", "last of the backlog: ocelot");
+    let mut f = std::fs::OpenOptions::new().append(true).open(&session).unwrap();
+    f.write_all(backlog.as_bytes()).unwrap();
+
+    assert_eq!(hits_for(&home, "narwhal").len(), 1);
+    assert!(
+        hits_for(&home, "ocelot").is_empty(),
+        "the search waited for the whole backlog"
+    );
+    home.wait_until("the rest of the backlog is indexed", || {
+        hits_for(&home, "ocelot").len() == 1
+    });
+}
+
+/// A stand-in for aider: answers `--version`; else appends a chat to the
+/// history at the repository root (the cwd) as aider does — heading, the
+/// prompt, the reply, and its token notice with the tokens it is given
+/// (`aider SENT RECEIVED WORD`) — then waits for one line (`/exit`),
+/// records it and exits.
+fn fake_aider(dir: &Path) {
+    let script = r#"#!/bin/sh
+if [ "$1" = "--version" ]; then echo "aider 0.86.2"; exit 0; fi
+h="$PWD/.aider.chat.history.md"
+{
+  printf '\n# aider chat started at %s\n\n' "$(date '+%Y-%m-%d %H:%M:%S')"
+  printf '#### say %s  \n\n' "$3"
+  printf 'Mock reply: %s\n\n' "$3"
+  printf '> Tokens: %s sent, %s received.  \n\n' "$1" "$2"
+} >> "$h"
+echo ready
+read -r line
+printf '#### %s  \n' "$line" >> "$h"
+"#;
+    let path = dir.join("aider");
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn each_aider_run_in_a_repository_keeps_the_tokens_of_its_own_chat() {
+    let home = Home::new();
+    let bin = tempfile::tempdir().unwrap();
+    fake_aider(bin.path());
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    let repo = tempfile::tempdir().unwrap();
+    let repo = std::fs::canonicalize(repo.path()).unwrap();
+    std::fs::create_dir(repo.join(".git")).unwrap();
+    let start = |args: &[&str]| {
+        let mut full = vec!["run", "-d", "aider", "--"];
+        full.extend_from_slice(args);
+        let out = home.cmd(&full).current_dir(&repo).env("PATH", &path).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let tokens = |input: i64, output: i64| serde_json::json!({ "input": input, "output": output, "cache_read": 0, "cache_write": 0 });
+    let listed = |run: &str| {
+        home.json(&["ls", "--all", "--json"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == run)
+            .map(|r| r["usage"]["tokens"].clone())
+            .unwrap_or(Value::Null)
+    };
+
+    let first = start(&["700", "9", "okapi"]);
+    home.wait_until("the first run found its chat and its tokens", || {
+        home.show(&first)["usage"]["tokens"] == tokens(700, 9)
+    });
+    let first_chat = std::time::SystemTime::now();
+    home.ok(&["send", &first, "/exit"]);
+    home.wait_end(&first);
+    // A run's chat is the first one since two seconds before it started,
+    // to the second (headings are): start the next one past that, as a
+    // real aider, seconds in starting, does.
+    home.wait_until("the first chat is 3 s old", || {
+        first_chat
+            .elapsed()
+            .is_ok_and(|d| d >= std::time::Duration::from_secs(3))
+    });
+
+    let second = start(&["2500", "40", "zebu"]);
+    home.wait_until("the second run found its chat and its tokens", || {
+        home.show(&second)["usage"]["tokens"] == tokens(2500, 40)
+    });
+    assert_ne!(home.show(&second)["session_id"], home.show(&first)["session_id"]);
+    // The file now reads for the second run; the first keeps its own chat's
+    // tokens, in `show` and in `ls`.
+    assert_eq!(
+        home.show(&first)["usage"]["tokens"],
+        tokens(700, 9),
+        "{:#}",
+        home.show(&first)
+    );
+    assert_eq!(listed(&first), tokens(700, 9));
+    assert_eq!(listed(&second), tokens(2500, 40));
+    // And its transcript is its own chat only.
+    let texts: Vec<String> = home
+        .ok(&["transcript", &first, "--json"])
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert!(texts.iter().any(|t| t.contains("okapi")), "{texts:?}");
+    assert!(!texts.iter().any(|t| t.contains("zebu")), "{texts:?}");
+
+    home.ok(&["send", &second, "/exit"]);
+    home.wait_end(&second);
+    assert_eq!(listed(&first), tokens(700, 9));
+    assert_eq!(listed(&second), tokens(2500, 40));
 }

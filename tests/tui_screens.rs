@@ -422,3 +422,64 @@ fn each_hosts_link_state_shows_in_its_tree_row_and_the_header() {
         snap!(format!("hosts_{w}x{h}"), text);
     }
 }
+
+#[test]
+fn every_configured_host_has_a_row_with_its_link_even_without_runs() {
+    let hosts = || {
+        vec![
+            host("gpu1", "up", 900, Some(12), None),
+            host("lab", "reconnecting", 34, None, Some("the link was lost")),
+            host(
+                "old",
+                "down",
+                600,
+                None,
+                Some("host old (user@10.0.0.9:22) is unreachable: Connection refused"),
+            ),
+            host("spare", "idle", 0, None, None),
+        ]
+    };
+    for (w, h) in SIZES {
+        // Runs here and on gpu1 only: lab, old and spare have none.
+        let mut app = populated();
+        let mut runs = app.runs.clone();
+        let mut r = run(
+            "01XAAAAAAAAAAAAAAAAAAAAAAA",
+            "train",
+            RunState::Running,
+            ActivityStatus::Working,
+            721,
+        );
+        r.host = "gpu1".into();
+        runs.push(r);
+        app.update(Update::Runs(runs));
+        app.update(Update::Hosts(hosts()));
+        app.take_commands();
+        let headings: Vec<&str> = app
+            .rows
+            .iter()
+            .filter(|r| r.run.is_none())
+            .map(|r| r.host.as_str())
+            .collect();
+        assert_eq!(headings, ["local", "gpu1", "lab", "old", "spare"]);
+        let text = screen(&mut app, w, h);
+        assert!(text.contains("▾ gpu1 up 12ms"), "{text}");
+        assert!(text.contains("▾ lab reconnecting 34s"), "{text}");
+        assert!(text.contains("▾ old down: host old"), "{text}");
+        assert!(text.contains("▾ spare idle"), "{text}");
+        snap!(format!("hosts_without_runs_{w}x{h}"), text);
+    }
+
+    // No runs anywhere yet: the hosts' rows, then how to start one.
+    let mut app = App::new();
+    app.now = Some(UNIX_EPOCH + Duration::from_secs(T0));
+    app.no_color = true;
+    app.connected = true;
+    app.update(Update::Hosts(hosts()));
+    app.take_commands();
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("▾ local"), "{text}");
+    assert!(text.contains("▾ lab reconnecting 34s"), "{text}");
+    assert!(text.contains("no runs yet"), "{text}");
+    snap!("hosts_without_runs_empty_80x24", text);
+}

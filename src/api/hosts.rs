@@ -105,4 +105,30 @@ pub struct HostInstallResult {
     /// Whether `remote_bin` was switched to `current` (it is only when the
     /// user had not named a binary with `--remote-bin`).
     pub remote_bin_changed: bool,
+    /// The host's daemon ran another build and was stopped; the link
+    /// started this one there, which re-adopted the runs (they live on
+    /// under their supervisors).
+    #[serde(default)]
+    pub daemon_restarted: bool,
+    /// The host's daemon after the install, when it was reached.
+    #[serde(default)]
+    pub daemon_pid: Option<u32>,
+    /// The daemon it replaced, when it was restarted.
+    #[serde(default)]
+    pub previous_daemon_pid: Option<u32>,
+    /// Live runs the host's daemon holds after the install.
+    #[serde(default)]
+    pub daemon_live_runs: Option<usize>,
+    /// Why the host's daemon was not checked or not moved to this build.
+    #[serde(default)]
+    pub daemon_problem: Option<String>,
+}
+
+/// A host that did not answer a question asked of every host
+/// (`sessions.list`, `transcripts.search`): the answer is partial.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostUnreachable {
+    pub host: String,
+    /// Why, one line.
+    pub error: String,
 }

@@ -105,6 +105,9 @@ pub struct SearchParams {
     /// `prefix*`); otherwise each word must appear, as typed.
     #[serde(default)]
     pub raw: bool,
+    /// This daemon's transcripts only (what a daemon asks of its hosts).
+    #[serde(default)]
+    pub local_only: bool,
 }
 
 impl SearchParams {
@@ -124,4 +127,22 @@ pub struct SearchHit {
     pub tool_names: Option<String>,
     /// Words around the match; matches are wrapped in `«` and `»`.
     pub snippet: String,
+    /// Where the transcript lives: `local`, or the host that found it.
+    #[serde(default = "local_host")]
+    pub host: String,
+}
+
+fn local_host() -> String {
+    "local".into()
+}
+
+/// `transcripts.search`: the hits here and on every host that answered.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SearchResults {
+    /// Each place's hits in its own rank order, interleaved (bm25 scores
+    /// of two indexes do not compare).
+    pub hits: Vec<SearchHit>,
+    /// Some host did not answer: its hits are missing.
+    pub partial: bool,
+    pub hosts_unreachable: Vec<super::HostUnreachable>,
 }

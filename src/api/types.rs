@@ -306,6 +306,32 @@ pub struct SessionRecord {
     pub cwd: Option<String>,
     pub transcript_path: Option<String>,
     pub created_at: String,
+    /// Where the session lives: `local`, or the host whose daemon listed it.
+    #[serde(default = "local_host")]
+    pub host: String,
+}
+
+fn local_host() -> String {
+    "local".into()
+}
+
+/// `sessions.list`.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct SessionsListParams {
+    /// This daemon's sessions only: what a daemon asks of its hosts, so a
+    /// host never asks its own hosts in turn.
+    #[serde(default)]
+    pub local_only: bool,
+}
+
+/// `sessions.list`: the sessions here and on every host that answered,
+/// newest first.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SessionList {
+    pub sessions: Vec<SessionRecord>,
+    /// Some host did not answer: its sessions are missing.
+    pub partial: bool,
+    pub hosts_unreachable: Vec<super::HostUnreachable>,
 }
 
 /// `sessions.resume` / `sessions.fork`: a new run that continues (or copies)
@@ -317,6 +343,11 @@ pub struct ResumeParams {
     /// The client's environment, as for `runs.start`.
     #[serde(default)]
     pub env: Vec<(String, String)>,
+    /// As `StartParams::launch_id`: a repeat with the same id returns the
+    /// run the first attempt started (the local daemon mints one for a
+    /// session on a host, and sends it again after a lost answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_id: Option<String>,
 }
 
 /// `runs.rerun`: start a run's command again (same harness, arguments, cwd).
@@ -335,4 +366,9 @@ pub struct DaemonStatus {
     pub home: String,
     pub live_runs: usize,
     pub clients: usize,
+    /// The binary this daemon runs, resolved when it started: it tells
+    /// builds of one version apart (`hosts install` restarts a host's
+    /// daemon that runs another). Empty from a daemon older than the field.
+    #[serde(default)]
+    pub exe: String,
 }

@@ -41,3 +41,33 @@ pub struct ModelUsage {
     /// USD, estimated; absent when the model has no price.
     pub estimated_cost_usd: Option<f64>,
 }
+
+/// A run as `runs.list` (and `agents ls --json`) gives it: its record and
+/// its token totals. Clients that know only `RunRecord` read it as one.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ListedRun {
+    #[serde(flatten)]
+    pub run: super::RunRecord,
+    /// The totals of `runs.show`'s `usage`; null when no transcript of the
+    /// run recorded tokens.
+    #[serde(default)]
+    pub usage: Option<UsageTotals>,
+}
+
+/// The totals of a run's usage, without the breakdown.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct UsageTotals {
+    pub tokens: Usage,
+    /// USD, estimated; null when some of the tokens are of a model without
+    /// a price.
+    pub estimated_cost_usd: Option<f64>,
+}
+
+impl From<&RunUsage> for UsageTotals {
+    fn from(u: &RunUsage) -> Self {
+        UsageTotals {
+            tokens: u.tokens,
+            estimated_cost_usd: u.estimated_cost_usd,
+        }
+    }
+}

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::{Cli, Command, DaemonCommand, RunArgs, RunsCommand, SessionsCommand, attach, print};
 use crate::api::{
-    CancelParams, DaemonStatus, ListParams, RunDetail, RunRecord, RunRef, RunState, SendParams, SendResult,
+    CancelParams, DaemonStatus, ListParams, ListedRun, RunDetail, RunRecord, RunRef, RunState, SendParams, SendResult,
     StartParams, method,
 };
 use crate::client::Client;
@@ -201,11 +201,11 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
 }
 
 /// Every run, page by page (each answer fits in one frame).
-async fn list_all(client: &Client, all: bool) -> Result<Vec<RunRecord>> {
-    let mut runs: std::collections::BTreeMap<String, RunRecord> = std::collections::BTreeMap::new();
+async fn list_all(client: &Client, all: bool) -> Result<Vec<ListedRun>> {
+    let mut runs: std::collections::BTreeMap<String, ListedRun> = std::collections::BTreeMap::new();
     let mut before: Option<String> = None;
     loop {
-        let page: Vec<RunRecord> = client
+        let page: Vec<ListedRun> = client
             .call(
                 method::RUNS_LIST,
                 ListParams {
@@ -217,11 +217,11 @@ async fn list_all(client: &Client, all: bool) -> Result<Vec<RunRecord>> {
             .await?;
         // Live runs older than the page ride along on the first one: the
         // page proper is the newest MAX_LIMIT, and the next starts below it.
-        let mut ids: Vec<&str> = page.iter().map(|r| r.id.as_str()).collect();
+        let mut ids: Vec<&str> = page.iter().map(|r| r.run.id.as_str()).collect();
         ids.sort_unstable_by(|a, b| b.cmp(a));
         let next = ids.get(ListParams::MAX_LIMIT - 1).map(|id| id.to_string());
         for r in page {
-            runs.insert(r.id.clone(), r);
+            runs.insert(r.run.id.clone(), r);
         }
         match next {
             Some(next) => before = Some(next),
@@ -406,23 +406,26 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
     match command {
         SessionsCommand::Show { session, json } => super::lineage::session(&client, session, json).await,
         SessionsCommand::List { json } => {
-            let list: Vec<crate::api::SessionRecord> = client.call(method::SESSIONS_LIST, json!({})).await?;
+            let list: crate::api::SessionList = client.call(method::SESSIONS_LIST, json!({})).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&list)?);
-            } else if list.is_empty() {
-                println!("no sessions yet: agent harnesses (claude, codex, …) record theirs");
-            } else {
-                for s in &list {
-                    println!(
-                        "{}  {:<7} {:<12} {:<10} {}",
-                        s.id,
-                        s.harness,
-                        s.run_name.as_deref().unwrap_or("-"),
-                        s.run_state.map(|st| st.as_str()).unwrap_or("-"),
-                        s.cwd.as_deref().unwrap_or("-")
-                    );
-                }
+                return Ok(0);
             }
+            if list.sessions.is_empty() && !list.partial {
+                println!("no sessions yet: agent harnesses (claude, codex, …) record theirs");
+            }
+            for s in &list.sessions {
+                println!(
+                    "{}  {:<7} {:<12} {:<10} {:<8} {}",
+                    s.id,
+                    s.harness,
+                    s.run_name.as_deref().unwrap_or("-"),
+                    s.run_state.map(|st| st.as_str()).unwrap_or("-"),
+                    s.host,
+                    s.cwd.as_deref().unwrap_or("-")
+                );
+            }
+            super::print::unreachable_hosts(&list.hosts_unreachable, "sessions");
             Ok(0)
         }
         SessionsCommand::Resume { session, background } | SessionsCommand::Fork { session, background } => {
@@ -434,6 +437,7 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
             let params = crate::api::ResumeParams {
                 session,
                 env: std::env::vars().collect(),
+                launch_id: None,
             };
             let record: RunRecord = client.call(m, params).await?;
             if !fork && let Some(line) = super::lineage::reconstructed_notice(&client, &record).await {

@@ -1,11 +1,19 @@
 //! How the CLI shows records to a person.
 
-use crate::api::{RunDetail, RunRecord};
+use crate::api::{HostUnreachable, ListedRun, RunDetail, RunRecord};
 
 /// Errors print on one line, bounded.
 pub fn one_line(msg: &str) -> String {
     let flat: String = msg.split_whitespace().collect::<Vec<_>>().join(" ");
     crate::text::bounded(&flat, crate::text::MAX_DIAGNOSTIC)
+}
+
+/// On stderr, one line per host that did not answer a list asked of every
+/// host: the rows on stdout are all the others'.
+pub fn unreachable_hosts(hosts: &[HostUnreachable], what: &str) {
+    for h in hosts {
+        eprintln!("partial: {}; its {what} are not listed", one_line(&h.error));
+    }
 }
 
 fn parse_time(s: &str) -> Option<std::time::SystemTime> {
@@ -39,7 +47,9 @@ fn home_relative(path: &str) -> String {
     }
 }
 
-pub fn table(runs: &[RunRecord]) -> String {
+/// `agents ls`: one line per run; TOKENS is all of a run's tokens, cache
+/// included (`agents show` breaks them down).
+pub fn table(runs: &[ListedRun]) -> String {
     let mut rows = vec![[
         "ID".to_string(),
         "NAME".into(),
@@ -49,9 +59,10 @@ pub fn table(runs: &[RunRecord]) -> String {
         "STATUS".into(),
         "TIME".into(),
         "PID".into(),
+        "TOKENS".into(),
         "CWD".into(),
     ]];
-    for r in runs {
+    for ListedRun { run: r, usage } in runs {
         rows.push([
             r.id.chars().take(10).collect(),
             r.name.clone(),
@@ -65,10 +76,11 @@ pub fn table(runs: &[RunRecord]) -> String {
             },
             duration(r),
             r.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+            usage.as_ref().map_or_else(|| "-".into(), |u| tokens(&u.tokens)),
             home_relative(&r.cwd),
         ]);
     }
-    let mut widths = [0usize; 9];
+    let mut widths = [0usize; 10];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
@@ -80,12 +92,16 @@ pub fn table(runs: &[RunRecord]) -> String {
             .iter()
             .zip(widths)
             .enumerate()
-            .map(|(i, (cell, w))| if i == 8 { cell.clone() } else { format!("{cell:<w$}") })
+            .map(|(i, (cell, w))| if i == 9 { cell.clone() } else { format!("{cell:<w$}") })
             .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
     }
     out
+}
+
+fn tokens(u: &crate::transcript::Usage) -> String {
+    crate::transcript::usage::count(u.input + u.output + u.cache_read + u.cache_write)
 }
 
 pub fn detail(d: &RunDetail) -> String {

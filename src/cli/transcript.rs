@@ -1,9 +1,13 @@
 //! `agents transcript` and `agents search`: the harnesses' own conversations
 //! as the daemon indexed them.
 
+use std::time::Duration;
+
 use anyhow::Result;
 
-use crate::api::{SearchHit, SearchParams, TranscriptMessage, TranscriptPage, TranscriptParams, method};
+use crate::api::{
+    ApiError, ErrorCode, SearchParams, SearchResults, TranscriptMessage, TranscriptPage, TranscriptParams, method,
+};
 use crate::client::Client;
 use crate::paths::Paths;
 use crate::transcript::Role;
@@ -13,6 +17,10 @@ use crate::transcript::model::input_summary;
 /// asks again (the daemon caps it at 30 s).
 const FOLLOW_WAIT_MS: u64 = 25_000;
 
+/// How often a follower asks again while a remote run's link is down (the
+/// daemon reconnects on its own; this only asks whether it has).
+const LINK_RETRY: Duration = Duration::from_secs(1);
+
 /// A tool's output longer than this many lines is folded in human output.
 const RESULT_LINES: usize = 12;
 
@@ -20,8 +28,10 @@ pub async fn transcript(paths: &Paths, id: String, follow: bool, json: bool) -> 
     let client = Client::connect(paths, false).await?;
     let mut after: Option<i64> = None;
     let mut first = true;
+    // Following a remote run's transcript while its host's link is down.
+    let mut link_down = false;
     loop {
-        let page: TranscriptPage = client
+        let answer: Result<TranscriptPage, ApiError> = client
             .call(
                 method::TRANSCRIPT_READ,
                 TranscriptParams {
@@ -32,7 +42,23 @@ pub async fn transcript(paths: &Paths, id: String, follow: bool, json: bool) -> 
                     wait_ms: (follow && !first).then_some(FOLLOW_WAIT_MS),
                 },
             )
-            .await?;
+            .await;
+        let page = match answer {
+            // The conversation lives on the host and carries on there: a
+            // follower waits for the link like an attached pane does.
+            Err(e) if follow && !first && e.code == ErrorCode::HostUnreachable => {
+                if !link_down {
+                    eprintln!("agents: {}; still following", e.message);
+                    link_down = true;
+                }
+                tokio::time::sleep(LINK_RETRY).await;
+                continue;
+            }
+            answer => answer?,
+        };
+        if std::mem::take(&mut link_down) {
+            eprintln!("agents: link back; following from where it stopped");
+        }
         if first && !json {
             print!("{}", session_header(&page));
         }
@@ -121,31 +147,36 @@ pub fn render(m: &TranscriptMessage) -> String {
 
 pub async fn search(paths: &Paths, words: Vec<String>, within: Option<String>, raw: bool, json: bool) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
-    let hits: Vec<SearchHit> = client
+    let results: SearchResults = client
         .call(
             method::TRANSCRIPTS_SEARCH,
             SearchParams {
                 query: words.join(" "),
-                limit: None,
                 within,
                 raw,
+                ..SearchParams::default()
             },
         )
         .await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&hits)?);
+        println!("{}", serde_json::to_string_pretty(&results)?);
         return Ok(0);
     }
+    let hits = results.hits;
     if hits.is_empty() {
         println!("no matches");
+        super::print::unreachable_hosts(&results.hosts_unreachable, "matches");
         return Ok(1);
     }
     for h in &hits {
-        let run = h
+        let mut run = h
             .run_id
             .as_deref()
             .map(|r| format!(" run {}", r.chars().take(10).collect::<String>()))
             .unwrap_or_default();
+        if h.host != "local" {
+            run.push_str(&format!(" on {}", h.host));
+        }
         let at = h.at.as_deref().and_then(|a| a.get(..19)).unwrap_or("");
         println!(
             "{}#{}{run} {} {at}\n  {}",
@@ -155,6 +186,7 @@ pub async fn search(paths: &Paths, words: Vec<String>, within: Option<String>, r
             h.snippet.split_whitespace().collect::<Vec<_>>().join(" ")
         );
     }
+    super::print::unreachable_hosts(&results.hosts_unreachable, "matches");
     Ok(0)
 }
 

@@ -28,6 +28,9 @@ pub async fn reconcile_all(daemon: &Arc<Daemon>) {
         if row.host != "local" {
             continue;
         }
+        // Before the run's exit can be heard: a run of a profile with
+        // fallbacks may have failed on its account while we were away.
+        super::fallback::recover(daemon, &row).await;
         if let Err(e) = adopt(daemon, &row).await {
             tracing::info!("run {} not re-adopted: {e}", row.id);
             supervisor_gone(daemon, &row.id).await;

@@ -44,12 +44,24 @@ pub async fn call(
             let limit = limit
                 .unwrap_or(ListParams::DEFAULT_LIMIT)
                 .clamp(1, ListParams::MAX_LIMIT);
-            let rows = daemon
+            let (rows, sources) = daemon
                 .store
-                .call(move |c| runs::list_page(c, all, limit, before.as_deref()))
+                .call(move |c| {
+                    let rows = runs::list_page(c, all, limit, before.as_deref())?;
+                    let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+                    Ok((rows, crate::store::usage::runs_sources(c, &ids)?))
+                })
                 .await
                 .map_err(ApiError::internal)?;
-            to_value(rows.iter().map(|r| r.to_record()).collect::<Vec<_>>())
+            let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
+            let listed = rows.iter().map(|r| crate::api::ListedRun {
+                run: r.to_record(),
+                usage: sources
+                    .get(&r.id)
+                    .and_then(|s| crate::transcript::usage::run_usage(s, &prices))
+                    .map(|u| (&u).into()),
+            });
+            to_value(listed.collect::<Vec<_>>())
         }
         method::RUNS_SHOW => {
             let RunRef { run } = params(p)?;
@@ -183,6 +195,9 @@ pub async fn call(
             live.link
                 .call(sup::RESIZE, json!({ "rows": rows, "cols": cols }))
                 .await?;
+            // Screens resized their own copies when they asked, at whatever
+            // offset they stood; the supervisor's screen is the one to show.
+            // TEMP live.resized.send_modify(|n| *n += 1);
             let id = row.id.clone();
             let _ = daemon.store.call(move |c| runs::set_size(c, &id, rows, cols)).await;
             Ok(Value::Null)
@@ -232,7 +247,11 @@ pub async fn call(
                 }
             }
         }
-        method::SESSIONS_LIST => to_value(super::sessions::list(daemon).await?),
+        method::SESSIONS_LIST => {
+            // It took no parameters before `local_only`: none is still fine.
+            let list = if p.is_null() { Default::default() } else { params(p)? };
+            to_value(crate::remote::sessions_list(daemon, list, super::sessions::list(daemon)).await?)
+        }
         method::SESSIONS_RESUME => to_value(super::sessions::resume(daemon, params(p)?, false).await?),
         method::SESSIONS_FORK => to_value(super::sessions::resume(daemon, params(p)?, true).await?),
         method::SESSIONS_SHOW => {
@@ -314,7 +333,11 @@ pub async fn call(
             to_value(samples)
         }
         method::TRANSCRIPT_READ => to_value(super::transcripts::read(daemon, params(p)?).await?),
-        method::TRANSCRIPTS_SEARCH => to_value(super::transcripts::search(daemon, params(p)?).await?),
+        method::TRANSCRIPTS_SEARCH => {
+            let search: crate::api::SearchParams = params(p)?;
+            let local = super::transcripts::search(daemon, search.clone());
+            to_value(crate::remote::search(daemon, search, local).await?)
+        }
         method::HOOKS_REPORT => super::hooks::report(daemon, params(p)?).await,
         method::DAEMON_STATUS => {
             let live_runs = daemon.runs.lock().unwrap_or_else(|p| p.into_inner()).len();
@@ -324,6 +347,7 @@ pub async fn call(
                 home: daemon.paths.home.display().to_string(),
                 live_runs,
                 clients: daemon.clients.load(std::sync::atomic::Ordering::Relaxed),
+                exe: super::own_exe().to_string(),
             })
         }
         method::DAEMON_STOP => {

@@ -6,12 +6,16 @@
 //!
 //! What a next attempt needs — the client's environment, the arguments —
 //! is kept in memory only, for the run's life: environment values are
-//! never stored. A daemon restart forgets it, so a re-adopted run does not
-//! fall back.
+//! never stored. A daemon restart forgets it; the plan of a run it
+//! re-adopts is derived again from what is stored ([`recover`]): the
+//! profiles still to try from the first attempt's profile, the config's
+//! `fallback` list and the `attempts` rows; the arguments and `--env` names
+//! from the run's record; the environment values from the daemon's own
+//! (the client's are gone).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -19,7 +23,7 @@ use super::Daemon;
 use super::link::LiveRun;
 use crate::api::{RunState, StartParams};
 use crate::harness::Profile;
-use crate::store::{attempts, harness as harness_store, runs};
+use crate::store::{attempts, harness as harness_store, now_ms, runs};
 use crate::supervise::server_method as sup;
 use crate::supervise::{ExitEvidence, Grace, SuperviseSpec};
 
@@ -42,7 +46,8 @@ pub struct Plan {
     remaining: Vec<String>,
     profile: String,
     params: StartParams,
-    started: Instant,
+    /// When the attempt started, ms since the epoch (as `attempts` says).
+    started_ms: i64,
     /// Where this attempt's output begins in the run's log.
     log_start: u64,
 }
@@ -67,10 +72,78 @@ pub fn remember(run: &str, profile: Option<&str>, profiles: &BTreeMap<String, Pr
             remaining: p.fallback.clone(),
             profile: name.to_string(),
             params: params.clone(),
-            started: Instant::now(),
+            started_ms: now_ms(),
             log_start: 0,
         },
     );
+}
+
+/// Derives again, after a daemon restart, the plan of a run about to be
+/// re-adopted (before its exit can be heard), from what is stored.
+pub async fn recover(daemon: &Arc<Daemon>, row: &runs::RunRow) {
+    let id = row.id.clone();
+    let stored = daemon
+        .store
+        .call(move |c| Ok((attempts::tried(c, &id)?, harness_store::harness_info(c, &id)?.pass_env)))
+        .await;
+    let Ok((tried, pass_env)) = stored else { return };
+    let config = daemon.config();
+    let Some((profile, remaining)) = still_to_try(&tried, &config.profiles) else {
+        return;
+    };
+    let Some(current) = tried.last() else { return };
+    // Where this attempt's output begins: where the last one's ended, as
+    // its kept evidence says. Without it, the end of the log as it is now:
+    // an earlier attempt's words must never count for this one.
+    let log_start = match tried.len() {
+        1 => 0,
+        n => crate::supervise::ExitEvidence::read(&daemon.paths.run_dir(&row.id).join(format!("exit.{}.json", n - 1)))
+            .map(|e| e.output_bytes)
+            .unwrap_or_else(|| {
+                std::fs::metadata(daemon.paths.output_log(&row.id))
+                    .map(|m| m.len())
+                    .unwrap_or(0)
+            }),
+    };
+    let params = StartParams {
+        harness: row.harness.clone(),
+        args: row.args.clone(),
+        cwd: row.cwd.clone(),
+        env: std::env::vars().collect(),
+        pass_env,
+        ..StartParams::default()
+    };
+    start_adopter();
+    plans().lock().unwrap_or_else(|p| p.into_inner()).insert(
+        row.id.clone(),
+        Plan {
+            remaining,
+            profile,
+            params,
+            started_ms: current.started_at,
+            log_start,
+        },
+    );
+}
+
+/// The profile of a run's last attempt and those still to try after it:
+/// the first attempt's profile's `fallback` list, past the ones tried.
+/// `None` when that profile has no fallbacks (or is no longer configured).
+fn still_to_try(tried: &[attempts::Tried], profiles: &BTreeMap<String, Profile>) -> Option<(String, Vec<String>)> {
+    let first = tried.first()?.profile.as_deref()?;
+    let current = tried.last()?.profile.clone()?;
+    let fallback = &profiles.get(first)?.fallback;
+    let after = if tried.len() == 1 {
+        0
+    } else {
+        fallback.iter().position(|p| *p == current)? + 1
+    };
+    let remaining: Vec<String> = fallback[after..]
+        .iter()
+        .filter(|p| !tried.iter().any(|t| t.profile.as_ref() == Some(*p)))
+        .cloned()
+        .collect();
+    (!remaining.is_empty()).then_some((current, remaining))
 }
 
 /// Drops a run's plan (its run ended, or took its next attempt).
@@ -86,7 +159,8 @@ pub async fn on_exit(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, evidence: &ExitE
         return false;
     };
     let (state, how) = evidence.verdict();
-    if state != RunState::Failed || plan.started.elapsed() > EARLY || plan.remaining.is_empty() {
+    let elapsed = Duration::from_millis(now_ms().saturating_sub(plan.started_ms).max(0) as u64);
+    if state != RunState::Failed || elapsed > EARLY || plan.remaining.is_empty() {
         return false;
     }
     let key = live.id.clone();
@@ -272,7 +346,7 @@ async fn next_attempt(
         .await;
     let Ok(Some(row)) = row else { return true };
     plan.profile = next;
-    plan.started = Instant::now();
+    plan.started_ms = now_ms();
     plan.log_start = std::fs::metadata(daemon.paths.output_log(&id))
         .map(|m| m.len())
         .unwrap_or(0);
@@ -323,4 +397,52 @@ async fn note(daemon: &Arc<Daemon>, run: &str, kind: &'static str, data: Value) 
         .store
         .call(move |c| runs::append_event(c, &run, kind, &data))
         .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profiles() -> BTreeMap<String, Profile> {
+        let with = |fallback: &[&str]| Profile {
+            family: Some("claude".into()),
+            fallback: fallback.iter().map(|p| p.to_string()).collect(),
+            ..Profile::default()
+        };
+        [
+            ("work".to_string(), with(&["spare", "last"])),
+            ("spare".to_string(), with(&[])),
+            ("last".to_string(), with(&[])),
+        ]
+        .into_iter()
+        .collect()
+    }
+
+    fn tried(names: &[&str]) -> Vec<attempts::Tried> {
+        names
+            .iter()
+            .map(|p| attempts::Tried {
+                profile: Some(p.to_string()),
+                started_at: 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_profiles_still_to_try_follow_the_first_attempts_fallbacks_past_those_tried() {
+        let p = profiles();
+        let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            still_to_try(&tried(&["work"]), &p),
+            Some(("work".into(), owned(&["spare", "last"])))
+        );
+        assert_eq!(
+            still_to_try(&tried(&["work", "spare"]), &p),
+            Some(("spare".into(), owned(&["last"])))
+        );
+        assert_eq!(still_to_try(&tried(&["work", "spare", "last"]), &p), None, "all tried");
+        assert_eq!(still_to_try(&tried(&["spare"]), &p), None, "no fallbacks");
+        assert_eq!(still_to_try(&tried(&["gone"]), &p), None, "no longer configured");
+        assert_eq!(still_to_try(&[], &p), None);
+    }
 }

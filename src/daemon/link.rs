@@ -39,6 +39,37 @@ pub struct LiveRun {
     pub screen_at: Mutex<Option<Instant>>,
     /// The newest status a harness hook reported (`hooks.report`).
     pub hook: Mutex<Option<HookSeen>>,
+    /// `engine.quiet_ms` as the run's monitor or status loop last read it
+    /// (0 until then): output within this of the previous output cannot
+    /// change the status, so it does not wake the loop (`queue::spawn`).
+    pub quiet_ms: AtomicU64,
+    /// Subscriptions streaming the run's output now (`viewer`).
+    viewers: Mutex<usize>,
+    /// Counts the resizes of the run's PTY (`runs.resize`): each one makes
+    /// every screen subscription send a fresh snapshot (`subscribe.rs`).
+    pub resized: watch::Sender<u64>,
+}
+
+/// The longest pace asked of a run's supervisor while nobody watches its
+/// output: its offset then serves the run's status and the stored
+/// `output_bytes`, for which a quarter of a second late is on time. A run
+/// spinning at 10 Hz so sends 3 offsets a second instead of 10, each a
+/// wake-up of its supervisor and of the daemon (`cargo bench --bench
+/// spinners`).
+const UNWATCHED_PACE_MAX_MS: u64 = 250;
+
+/// A subscription streaming a run's output; while one lives, the run's
+/// supervisor announces every offset at once.
+pub struct Viewer(Arc<LiveRun>);
+
+impl Drop for Viewer {
+    fn drop(&mut self) {
+        let mut viewers = self.0.viewers.lock().unwrap_or_else(|p| p.into_inner());
+        *viewers = viewers.saturating_sub(1);
+        if *viewers == 0 {
+            self.0.link.pace(self.0.unwatched_pace_ms());
+        }
+    }
 }
 
 impl LiveRun {
@@ -54,6 +85,60 @@ impl LiveRun {
             screen: Mutex::new(None),
             screen_at: Mutex::new(None),
             hook: Mutex::new(None),
+            quiet_ms: AtomicU64::new(0),
+            viewers: Mutex::new(0),
+            resized: watch::Sender::new(0),
+        }
+    }
+
+    /// Counts a subscription to the run's output until the `Viewer` drops,
+    /// and returns once the run's offset includes everything its log held
+    /// when the subscription began (unannounced while paced): `agents logs`
+    /// must show the last line.
+    pub async fn viewer(self: &Arc<Self>) -> Viewer {
+        *self.viewers.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        let viewer = Viewer(self.clone());
+        // A supervisor that cannot pace (older, or a remote run's stand-in)
+        // announced everything already.
+        if let Ok(answer) = self.link.call(sup::PACE, serde_json::json!({ "every_ms": 0 })).await
+            && let Some(written) = answer.get("offset").and_then(Value::as_u64)
+        {
+            let mut committed = self.committed.subscribe();
+            let mut ended = self.ended.subscribe();
+            tokio::select! {
+                _ = committed.wait_for(|c| *c >= written) => {}
+                _ = ended.wait_for(|e| *e) => {}
+            }
+        }
+        viewer
+    }
+
+    /// The pace while nobody watches: a quarter of `engine.quiet_ms` at
+    /// most, so offsets still arrive well within the quiet that would make
+    /// a spinning run `idle` (announced at most pace + one output interval
+    /// apart, and the last at most pace late).
+    fn unwatched_pace_ms(&self) -> u64 {
+        (self.quiet_ms.load(Ordering::Relaxed) / 4).min(UNWATCHED_PACE_MAX_MS)
+    }
+
+    /// Paces the supervisor's offsets if nobody watches the run yet.
+    fn pace_if_unwatched(&self) {
+        let viewers = self.viewers.lock().unwrap_or_else(|p| p.into_inner());
+        if *viewers == 0 {
+            self.link.pace(self.unwatched_pace_ms());
+        }
+    }
+
+    /// Output arrived now. Wakes the status loop only when the run had been
+    /// quiet: output younger than `quiet` already counts as working, and the
+    /// loop's timer finds the newer output when it looks again. A spinner's
+    /// every frame used to wake it (`cargo bench --bench spinners`).
+    pub fn output_seen(&self) {
+        let now = Instant::now();
+        let quiet = Duration::from_millis(self.quiet_ms.load(Ordering::Relaxed));
+        let previous = self.last_output.lock().unwrap_or_else(|p| p.into_inner()).replace(now);
+        if previous.is_none_or(|t| now.saturating_duration_since(t) >= quiet) {
+            self.wake.notify_waiters();
         }
     }
 
@@ -223,6 +308,15 @@ impl Link {
         }
     }
 
+    /// Asks the supervisor to announce offsets at most every `every_ms`
+    /// while output goes on (`sup.pace`), as a notification sent in order
+    /// under the caller's lock. An older supervisor or a remote run's
+    /// stand-in ignores it, and announces every offset.
+    pub fn pace(&self, every_ms: u64) {
+        let note = Request::notification(sup::PACE, serde_json::json!({ "every_ms": every_ms }));
+        let _ = self.frames.try_send(Frame::control(&note));
+    }
+
     pub async fn input(&self, run: &str, bytes: Vec<u8>) -> Result<(), ApiError> {
         self.frames
             .send(Frame::Input {
@@ -234,33 +328,75 @@ impl Link {
     }
 }
 
-/// How often the stored `output_bytes` of a flooding run is brought up to date.
+/// How long the stored `output_bytes` of a live run may trail its log.
 const PERSIST_OFFSET_EVERY: Duration = Duration::from_secs(1);
+
+/// Live runs' offsets not yet stored. All runs that had output in the last
+/// `PERSIST_OFFSET_EVERY` are written in one transaction, once: with 50
+/// spinning runs a write per run each second was 50 store jobs a second.
+#[derive(Default)]
+pub struct OutputBytes {
+    pending: Arc<Mutex<HashMap<String, u64>>>,
+}
+
+impl OutputBytes {
+    /// Notes a run's offset; the first note since the last write schedules
+    /// the next one.
+    fn note(&self, daemon: &Arc<Daemon>, id: &str, offset: u64) {
+        let first = {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            let first = pending.is_empty();
+            match pending.get_mut(id) {
+                Some(o) => *o = offset,
+                None => {
+                    pending.insert(id.to_string(), offset);
+                }
+            }
+            first
+        };
+        if !first {
+            return;
+        }
+        let (store, pending) = (daemon.store.clone(), self.pending.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(PERSIST_OFFSET_EVERY).await;
+            // Taken on the store's thread, in order with its other jobs: an
+            // offset `forget` removed never lands after the run's end.
+            let _ = store
+                .call(move |c| {
+                    let batch = std::mem::take(&mut *pending.lock().unwrap_or_else(|p| p.into_inner()));
+                    let tx = c.transaction()?;
+                    for (id, offset) in batch {
+                        crate::store::runs::set_output_bytes(&tx, &id, offset)?;
+                    }
+                    tx.commit()?;
+                    Ok(())
+                })
+                .await;
+        });
+    }
+
+    /// The run ended: its final length is stored with its end.
+    fn forget(&self, id: &str) {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+    }
+}
 
 /// Follows one live run until it ends: offsets, activity, and the exit.
 pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::Receiver<SupervisorNote>) {
-    // The stored `output_bytes` trails the live offset by at most this long.
-    let mut persist_at: Option<tokio::time::Instant> = None;
+    live.quiet_ms.store(daemon.config().engine.quiet_ms, Ordering::Relaxed);
+    live.pace_if_unwatched();
     loop {
-        let note = tokio::select! {
-            note = notes.recv() => note,
-            _ = async { tokio::time::sleep_until(persist_at.unwrap_or_else(tokio::time::Instant::now)).await }, if persist_at.is_some() => {
-                persist_at = None;
-                let (id, offset) = (live.id.clone(), *live.committed.borrow());
-                let _ = daemon
-                    .store
-                    .call(move |c| crate::store::runs::set_output_bytes(c, &id, offset))
-                    .await;
-                continue;
-            }
-        };
+        let note = notes.recv().await;
+        if matches!(note, Some(SupervisorNote::Exited(_)) | None) {
+            daemon.output_bytes.forget(&live.id);
+        }
         match note {
             Some(SupervisorNote::Offset(offset)) => {
                 let previous = live.committed.send_replace(offset);
                 if offset > previous {
-                    *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
-                    live.wake.notify_waiters();
-                    persist_at.get_or_insert_with(|| tokio::time::Instant::now() + PERSIST_OFFSET_EVERY);
+                    live.output_seen();
+                    daemon.output_bytes.note(&daemon, &live.id, offset);
                 }
             }
             Some(SupervisorNote::Screen(finding)) => {

@@ -52,6 +52,8 @@ pub struct Daemon {
     pub hosts: crate::remote::Links,
     /// Starts in progress by the caller's launch id (a retry waits for them).
     pub starts: once::Starts,
+    /// Live runs' output offsets waiting to be stored, in one batch.
+    pub output_bytes: link::OutputBytes,
 }
 
 impl Daemon {
@@ -68,6 +70,18 @@ impl Daemon {
     pub fn changed(&self, id: &str) {
         let _ = self.changes.send(id.to_string());
     }
+}
+
+/// The binary this daemon runs, resolved once, at start: a symlink it was
+/// started through (a host's `bin/current`) may point elsewhere later.
+pub fn own_exe() -> &'static str {
+    static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| {
+        std::env::current_exe()
+            .and_then(std::fs::canonicalize)
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    })
 }
 
 /// The peer of a Unix socket runs as our user (SO_PEERCRED).
@@ -94,6 +108,7 @@ pub fn main(paths: Paths, mut ready: Option<std::fs::File>) -> Result<i32> {
 }
 
 fn start(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
+    own_exe();
     paths.ensure()?;
     // One daemon per AGENTS_HOME: an exclusive lock held for our lifetime.
     let lock_file = std::fs::OpenOptions::new()
@@ -147,6 +162,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         transcripts,
         hosts: Default::default(),
         starts: Default::default(),
+        output_bytes: Default::default(),
     });
     adopt::reconcile_all(&daemon).await;
     crate::remote::resume(&daemon).await;

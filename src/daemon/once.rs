@@ -2,7 +2,9 @@
 //! back — the SSH link to this host dropped mid-call — asks again with the
 //! same id, and the repeat gets the first attempt's outcome instead of
 //! acting a second time. Prompts carry a prompt id (`queue::enqueue`),
-//! starts a launch id (`start::start`), answers an answer id (here).
+//! starts a launch id (`start::start`), and so do resumes and forks of a
+//! session (`sessions::resume`, recorded on the run they start), answers an
+//! answer id (here).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -78,6 +80,19 @@ pub async fn started(daemon: &Daemon, launch_id: &str) -> Result<Option<RunRow>,
         .call(move |c| runs::run_by_launch_id(c, &key))
         .await
         .map_err(ApiError::internal)
+}
+
+/// A `sessions.resume` / `sessions.fork` with a caller's launch id: the
+/// run an earlier attempt started (`Err`), or the hold to keep while this
+/// one starts it (`Ok`). Held under a key of its own, since the start it
+/// makes holds the launch id itself (`start::start`).
+pub async fn resuming<'a>(daemon: &'a Daemon, launch_id: &str) -> Result<Result<StartGuard<'a>, RunRow>, ApiError> {
+    validate_id("launch id", launch_id)?;
+    let guard = daemon.starts.hold(&format!("resume {launch_id}")).await;
+    match started(daemon, launch_id).await? {
+        Some(run) => Ok(Err(run)),
+        None => Ok(Ok(guard)),
+    }
 }
 
 /// A prompt id this run already holds: its state, whatever the run's state

@@ -110,6 +110,8 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
             tokio::pin!(woken);
             woken.as_mut().enable();
             let rules = rules(&daemon);
+            live.quiet_ms
+                .store(rules.quiet.as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
             let Verdict {
                 status: now,
                 why,

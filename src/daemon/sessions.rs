@@ -36,6 +36,7 @@ pub async fn list(daemon: &Arc<Daemon>) -> Result<Vec<SessionRecord>, ApiError> 
                         cwd: r.get(5)?,
                         transcript_path: r.get(6)?,
                         created_at: format_ms(r.get(7)?),
+                        host: "local".into(),
                     })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
@@ -137,6 +138,15 @@ async fn find(daemon: &Arc<Daemon>, reference: &str) -> Result<(String, String, 
 
 /// Starts a run that resumes (or forks) a session in its own harness.
 pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result<RunRecord, ApiError> {
+    // A repeat of a launch id gets the run the first attempt started, even
+    // though that run now makes the session's last run live (issue #5).
+    let _once = match &p.launch_id {
+        Some(launch_id) => match super::once::resuming(daemon, launch_id).await? {
+            Ok(guard) => Some(guard),
+            Err(run) => return Ok(run.to_record()),
+        },
+        None => None,
+    };
     let (session, family, last) = find(daemon, &p.session).await?;
     let Some(last) = last else {
         return Err(ApiError::new(
@@ -232,6 +242,7 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
         prompt,
         env: p.env,
         pass_env,
+        launch_id: p.launch_id.clone(),
         ..StartParams::default()
     };
     let record = super::start::start(daemon, start).await?;

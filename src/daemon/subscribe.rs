@@ -77,6 +77,17 @@ pub async fn stream(
         None if row.state.is_live() => until_adopted(&daemon, &id).await,
         live => live,
     };
+    // A screen is sent the supervisor's screen again after each resize of
+    // the PTY (`runs.resize`): its own copy was resized at whatever offset it
+    // had reached, not where the supervisor's was, and the bytes between
+    // would wrap and crop differently. Resizes before the first snapshot
+    // are in it.
+    let mut resized = live
+        .as_ref()
+        .filter(|_| !params.lossless)
+        .map(|l| l.resized.subscribe());
+    // Set when a wait below saw a resize (which marks it seen).
+    let mut resize_seen = false;
     let mut cursor = match params.offset {
         Some(offset) => offset,
         None => send_snapshot(&daemon, &outbox, &row).await?,
@@ -84,9 +95,23 @@ pub async fn stream(
     let mut announced_caught_up = false;
     let mut file: Option<std::fs::File> = None;
     let mut buf = vec![0u8; chunk as usize];
+    // While this streams, the supervisor announces every offset at once.
+    let _viewer = match &live {
+        Some(l) => Some(l.viewer().await),
+        None => None,
+    };
     let mut committed = live.as_ref().map(|l| l.committed.subscribe());
     let mut ended = live.as_ref().map(|l| l.ended.subscribe());
     loop {
+        if std::mem::take(&mut resize_seen) || resized.as_ref().is_some_and(|r| r.has_changed().unwrap_or(false)) {
+            if let Some(r) = &mut resized {
+                r.borrow_and_update();
+            }
+            if let Some(offset) = send_resized_snapshot(&daemon, &outbox, &row).await? {
+                cursor = offset;
+            }
+            continue;
+        }
         let is_ended = ended.as_ref().is_none_or(|e| *e.borrow());
         let end = match (&committed, is_ended) {
             (Some(c), false) => *c.borrow(),
@@ -110,8 +135,12 @@ pub async fn stream(
                 // acks, a run that ran far ahead meanwhile is sent as a fresh
                 // screen rather than as the bytes the client would now chew
                 // through behind everything else.
-                if acked.changed().await.is_err() {
-                    return Ok(());
+                tokio::select! {
+                    r = acked.changed() => if r.is_err() { return Ok(()); },
+                    _ = changed(&mut resized) => {
+                        resize_seen = true;
+                        continue;
+                    }
                 }
                 let end_now = match (&committed, ended.as_ref().is_none_or(|e| *e.borrow())) {
                     (Some(c), false) => *c.borrow(),
@@ -168,6 +197,7 @@ pub async fn stream(
                 tokio::select! {
                     r = c.changed() => if r.is_err() { e.borrow_and_update(); },
                     _ = e.changed() => {}
+                    _ = changed(&mut resized) => resize_seen = true,
                 }
             }
             _ => break,
@@ -209,27 +239,64 @@ async fn until_adopted(daemon: &Arc<Daemon>, id: &str) -> Option<Arc<LiveRun>> {
     }
 }
 
+/// Resolves once a resize is announced; never without one to watch.
+async fn changed(resized: &mut Option<tokio::sync::watch::Receiver<u64>>) {
+    let watching = match resized {
+        Some(r) => r.changed().await.is_ok(),
+        None => false,
+    };
+    if !watching {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// After a resize: sends the supervisor's screen, which has the new size,
+/// and returns the log offset it stands for. `None` when the run has no
+/// live supervisor to ask (a remote run's stand-in): its screens keep their
+/// own copies, as a replay of the log could not do better.
+async fn send_resized_snapshot(daemon: &Arc<Daemon>, outbox: &Outbox, row: &RunRow) -> Result<Option<u64>, ApiError> {
+    let Some(live) = daemon.live(&row.id) else { return Ok(None) };
+    let Ok(snapshot) = live.link.call(sup::SNAPSHOT, Value::Null).await else {
+        return Ok(None);
+    };
+    send_live_snapshot(outbox, row, &snapshot).await.map(Some)
+}
+
 /// Sends the run's current screen; returns the log offset it stands for.
 async fn send_snapshot(daemon: &Arc<Daemon>, outbox: &Outbox, row: &RunRow) -> Result<u64, ApiError> {
     let snapshot = match daemon.live(&row.id) {
         Some(live) => live.link.call(sup::SNAPSHOT, Value::Null).await.ok(),
         None => None,
     };
-    let (offset, rows, cols, screen) = match snapshot {
-        Some(s) => (
-            s["offset"].as_u64().unwrap_or(0),
-            s["rows"].as_u64().unwrap_or(row.rows as u64) as u16,
-            s["cols"].as_u64().unwrap_or(row.cols as u64) as u16,
-            s["screen"].as_str().unwrap_or_default().as_bytes().to_vec(),
-        ),
-        None => {
-            let paths = daemon.paths.clone();
-            let (id, rows, cols) = (row.id.clone(), row.rows, row.cols);
-            tokio::task::spawn_blocking(move || crate::history::final_screen(&paths, &id, rows, cols))
-                .await
-                .map_err(ApiError::internal)?
-        }
-    };
+    if let Some(s) = &snapshot {
+        return send_live_snapshot(outbox, row, s).await;
+    }
+    let paths = daemon.paths.clone();
+    let (id, rows, cols) = (row.id.clone(), row.rows, row.cols);
+    let (offset, rows, cols, screen) =
+        tokio::task::spawn_blocking(move || crate::history::final_screen(&paths, &id, rows, cols))
+            .await
+            .map_err(ApiError::internal)?;
+    send_frame(outbox, row, offset, rows, cols, screen).await
+}
+
+/// Sends a supervisor's answer to `sup.snapshot`; returns its offset.
+async fn send_live_snapshot(outbox: &Outbox, row: &RunRow, s: &Value) -> Result<u64, ApiError> {
+    let offset = s["offset"].as_u64().unwrap_or(0);
+    let rows = s["rows"].as_u64().unwrap_or(row.rows as u64) as u16;
+    let cols = s["cols"].as_u64().unwrap_or(row.cols as u64) as u16;
+    let screen = s["screen"].as_str().unwrap_or_default().as_bytes().to_vec();
+    send_frame(outbox, row, offset, rows, cols, screen).await
+}
+
+async fn send_frame(
+    outbox: &Outbox,
+    row: &RunRow,
+    offset: u64,
+    rows: u16,
+    cols: u16,
+    screen: Vec<u8>,
+) -> Result<u64, ApiError> {
     let frame = Frame::Snapshot {
         run: row.id.clone(),
         offset,

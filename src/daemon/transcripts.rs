@@ -26,6 +26,17 @@ use crate::transcript::{Format, tail};
 /// so with the envelope it stays well inside the 1 MiB frame cap.
 const PAGE_BYTES: usize = 768 * 1024;
 
+/// How long `transcripts.search` reads what live runs' transcripts gained
+/// before it answers from the index; the rest is read in the background.
+/// Dozens of steps of `SEARCH_STEP` (≈ 7 ms each: 100 MB of JSONL index in
+/// ~2.6 s of CPU, benches/transcript_index.rs): any message written since
+/// the last read, unless a flood of them is pending.
+const SEARCH_CATCH_UP: Duration = Duration::from_millis(200);
+
+/// The bytes one step of that reads, so the deadline is overrun by one
+/// short step at most.
+const SEARCH_STEP: usize = 256 * 1024;
+
 enum Job {
     /// Files registered for a session: watch them (and, for Claude, the
     /// folder its subagents will write to).
@@ -485,6 +496,63 @@ async fn refresh(daemon: &Arc<Daemon>, session: &str) -> Result<Vec<PathBuf>, Ap
     Ok(files)
 }
 
+/// Reads what is new in the files live runs use (and `also`'s), in short
+/// steps until `deadline`. Returns the files with more to read.
+async fn catch_up_live(daemon: &Arc<Daemon>, also: Option<String>, deadline: tokio::time::Instant) -> Vec<PathBuf> {
+    let sources = daemon
+        .store
+        .call(move |c| {
+            let mut sources = db::live_sources(c)?;
+            if let Some(s) = also {
+                sources.extend(db::session_sources(c, &s)?);
+            }
+            Ok(sources)
+        })
+        .await;
+    let sources = match sources {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::debug!("transcripts not caught up before a search: {e}");
+            return Vec::new();
+        }
+    };
+    let mut seen: HashSet<PathBuf> = HashSet::new();
+    let mut unread = Vec::new();
+    for src in sources {
+        let path = PathBuf::from(&src.path);
+        if !seen.insert(path.clone()) {
+            continue;
+        }
+        let mut changed = false;
+        let mut done = false;
+        while !done && tokio::time::Instant::now() < deadline {
+            let p = path.clone();
+            match daemon.store.call(move |c| Ok(index::step(c, &p, SEARCH_STEP))).await {
+                Ok(Ok(s)) => {
+                    changed |= s.changed;
+                    done = !s.more;
+                }
+                // A file that cannot be read now keeps what was indexed of it.
+                Ok(Err(e)) => {
+                    tracing::debug!("reading {}: {e}", path.display());
+                    done = true;
+                }
+                Err(e) => {
+                    tracing::debug!("transcripts not caught up before a search: {e}");
+                    break;
+                }
+            }
+        }
+        if changed {
+            let _ = daemon.transcripts.grew.send(src.session_id.clone());
+        }
+        if !done {
+            unread.push(path);
+        }
+    }
+    unread
+}
+
 async fn page(
     daemon: &Arc<Daemon>,
     session: &str,
@@ -520,7 +588,9 @@ async fn page(
     })
 }
 
-/// `transcripts.search`.
+/// `transcripts.search`: first reads what the files of live runs' sessions
+/// (and of the session searched within) gained since they were last read,
+/// for `SEARCH_CATCH_UP` at most, so what a harness just wrote is found.
 pub async fn search(daemon: &Arc<Daemon>, p: SearchParams) -> Result<Vec<SearchHit>, ApiError> {
     if p.query.trim().is_empty() {
         return Err(ApiError::bad_request("an empty search"));
@@ -529,6 +599,7 @@ pub async fn search(daemon: &Arc<Daemon>, p: SearchParams) -> Result<Vec<SearchH
         Some(w) => Some(resolve_session(daemon, w).await?),
         None => None,
     };
+    let unread = catch_up_live(daemon, within.clone(), tokio::time::Instant::now() + SEARCH_CATCH_UP).await;
     let limit = p
         .limit
         .unwrap_or(SearchParams::DEFAULT_LIMIT)
@@ -543,6 +614,13 @@ pub async fn search(daemon: &Arc<Daemon>, p: SearchParams) -> Result<Vec<SearchH
         .call(move |c| Ok(db::search(c, &query, within.as_deref(), limit)))
         .await
         .map_err(storage)?;
+    // Only now, so the tailer's larger steps do not queue before the query
+    // on the store's one thread: it reads the rest (watching a file first if
+    // it did not yet).
+    for path in unread {
+        let _ = daemon.transcripts.jobs.send(Job::Watch(vec![path.clone()]));
+        let _ = daemon.transcripts.jobs.send(Job::Changed(path));
+    }
     // An FTS5 syntax error (only possible with `raw`) is the caller's.
     hits.map_err(|e| match e {
         StoreError::Sqlite(e) if p.raw => ApiError::bad_request(format!("bad search query: {e}")),

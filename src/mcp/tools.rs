@@ -500,8 +500,9 @@ impl AgentsMcp {
         respond(self.call(method::TRANSCRIPT_READ, params).await)
     }
 
-    #[tool(description = "Full-text search over every indexed transcript; hits carry the \
-        session, run, message seq and a snippet with matches in « ».")]
+    #[tool(description = "Full-text search over every indexed transcript, here and on every \
+        host; hits carry the session, run, host, message seq and a snippet with matches in « ». \
+        `partial` with `hosts_unreachable` names hosts that did not answer.")]
     async fn transcripts_search(
         &self,
         Parameters(args): Parameters<TranscriptsSearchArgs>,
@@ -511,24 +512,20 @@ impl AgentsMcp {
             limit: args.limit,
             within: args.within,
             raw: args.raw,
+            local_only: false,
         };
-        respond(
-            self.call(method::TRANSCRIPTS_SEARCH, params)
-                .await
-                .map(|hits| json!({ "hits": hits })),
-        )
+        // Already an object: `hits`, `partial`, `hosts_unreachable`.
+        respond(self.call(method::TRANSCRIPTS_SEARCH, params).await)
     }
 
     #[tool(
-        description = "Harness conversations (sessions), newest first, with the run that last \
-        held each."
+        description = "Harness conversations (sessions) here and on every host, newest first, \
+        with the run that last held each and its host. `partial` with `hosts_unreachable` names \
+        hosts that did not answer."
     )]
     async fn sessions_list(&self) -> Result<CallToolResult, ErrorData> {
-        respond(
-            self.call(method::SESSIONS_LIST, json!({}))
-                .await
-                .map(|sessions| json!({ "sessions": sessions })),
-        )
+        // Already an object: `sessions`, `partial`, `hosts_unreachable`.
+        respond(self.call(method::SESSIONS_LIST, json!({})).await)
     }
 
     #[tool(description = "One session (a harness conversation): its runs in order, each \

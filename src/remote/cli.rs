@@ -53,6 +53,11 @@ pub enum HostsCommand {
         #[arg(long)]
         fingerprint: Option<String>,
     },
+    /// What `hosts install` runs on the host with the binary it just
+    /// verified: point BASE/current at the complete directory BASE/LEAF
+    /// with one rename(2) (portable; `mv -T` is GNU only).
+    #[command(hide = true)]
+    SwitchCurrent { base: PathBuf, leaf: String },
 }
 
 #[derive(clap::Args, Debug)]
@@ -75,6 +80,12 @@ pub async fn serve(paths: &Paths, args: ServeArgs) -> Result<i32> {
 }
 
 pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
+    if let HostsCommand::SwitchCurrent { base, leaf } = &command {
+        // Runs on the host, with no daemon of its own to ask.
+        let exe = super::install::switch_current(base, leaf)?;
+        println!("{}{}", super::install::EXE_TAG, exe.display());
+        return Ok(0);
+    }
     let client = Client::connect(paths, false).await?;
     match command {
         HostsCommand::Add {
@@ -154,8 +165,19 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
                     done.name, done.remote_bin, done.current
                 );
             }
+            if let (true, Some(old), Some(new)) = (done.daemon_restarted, done.previous_daemon_pid, done.daemon_pid) {
+                println!(
+                    "restarted the daemon on {} on this build (pid {old} → {new}); its {} live run(s) carry on",
+                    done.name,
+                    done.daemon_live_runs.unwrap_or(0)
+                );
+            }
+            if let Some(problem) = &done.daemon_problem {
+                println!("the daemon on {}: {problem}", done.name);
+            }
             Ok(0)
         }
+        HostsCommand::SwitchCurrent { .. } => unreachable!("handled before connecting"),
         HostsCommand::Trust { name, fingerprint } => {
             let trusted: HostTrustResult = client
                 .call(method::HOSTS_TRUST, HostTrustParams { name, fingerprint })

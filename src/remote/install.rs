@@ -7,7 +7,7 @@
 //! ```text
 //! BASE/<version>-<sha256 prefix>/agents     the binary
 //! BASE/<version>-<sha256 prefix>/complete   written last: the directory is whole
-//! BASE/current -> <version>-<sha256 prefix> switched atomically (ln -s tmp; mv -T)
+//! BASE/current -> <version>-<sha256 prefix> switched atomically (symlink, rename(2))
 //! ```
 //!
 //! `BASE` is `<remote home>/bin` when the host has `--remote-home` (the
@@ -15,7 +15,11 @@
 //! A directory without `complete` is a failed or interrupted copy: it is
 //! never used, and the next install replaces it. The copy goes over a
 //! plain exec channel (`cat > file`), so the host needs no SFTP; it is
-//! checked with the host's `sha256sum` and by running `--version` there.
+//! checked with the host's `sha256sum` (or `shasum -a 256` where coreutils are
+//! missing, as on macOS) and by running `--version` there.
+//! The switch is made by that verified binary (`agents hosts
+//! switch-current`, hidden): a temporary symlink renamed onto `current`,
+//! which needs no GNU tool on the host.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -27,13 +31,21 @@ use super::hosts::{DEFAULT_REMOTE_BIN, stored};
 use super::link::resolve_host;
 use super::ssh::{self, Ssh, shell_quote};
 use super::store as host_store;
-use crate::api::{ApiError, ErrorCode, HostInstallResult};
+use crate::api::{ApiError, DaemonStatus, ErrorCode, HostInstallResult, method};
 use crate::daemon::Daemon;
 
 /// Hex digits of the SHA-256 in a version directory's name: 48 bits tell
 /// builds of one version apart; the full hash is checked and kept in
 /// `complete`.
 const HASH_PREFIX: usize = 12;
+/// How `hosts switch-current` names the binary `current` leads to.
+pub const EXE_TAG: &str = "agents-exe=";
+/// A host's daemon stopped for a new build gets this long to answer again:
+/// an SSH connection, the probe, and `serve` starting the daemon (≤ 10 s
+/// by the client's bound), with room for one failed attempt.
+const DAEMON_BACK: Duration = Duration::from_secs(40);
+/// How often the link is asked meanwhile.
+const DAEMON_POLL: Duration = Duration::from_millis(100);
 /// The name of the marker written last into a complete directory.
 const MARKER: &str = "complete";
 /// Room kept free beside the binary when checking space (logs, the
@@ -131,13 +143,15 @@ struct HostFacts {
     uname: String,
     home: String,
     xdg_data_home: String,
-    has_sha256sum: bool,
+    /// The command that prints a file's SHA-256, if the host has one.
+    sha256: Option<&'static str>,
 }
 
 const FACTS: &str = "printf 'agents-uname=%s\\n' \"$(uname -sm)\"; \
      printf 'agents-home=%s\\n' \"$HOME\"; \
      printf 'agents-data=%s\\n' \"${XDG_DATA_HOME:-}\"; \
-     if command -v sha256sum >/dev/null 2>&1; then echo agents-sha256sum=yes; fi";
+     if command -v sha256sum >/dev/null 2>&1; then echo agents-sha256=sha256sum; \
+     elif command -v shasum >/dev/null 2>&1; then echo agents-sha256=shasum; fi";
 
 fn parse_facts(stdout: &str) -> HostFacts {
     let get = |tag: &str| {
@@ -152,7 +166,11 @@ fn parse_facts(stdout: &str) -> HostFacts {
         uname: get("agents-uname="),
         home: get("agents-home="),
         xdg_data_home: get("agents-data="),
-        has_sha256sum: get("agents-sha256sum=") == "yes",
+        sha256: match get("agents-sha256=").as_str() {
+            "sha256sum" => Some("sha256sum"),
+            "shasum" => Some("shasum -a 256"),
+            _ => None,
+        },
     }
 }
 
@@ -219,6 +237,39 @@ async fn upload(ssh: &Ssh, path: &str, bytes: u64, host: &str, dir: &str) -> Res
     }
 }
 
+/// On the host: points `base/current` at `base/leaf`, a complete version
+/// directory, by renaming a new symlink onto it (rename(2) replaces the old
+/// link in one step, so `current` is never missing or half made).
+/// Returns the binary `current` now leads to, every symlink resolved: what
+/// a daemon started through it reports as its `exe`.
+pub fn switch_current(base: &std::path::Path, leaf: &str) -> anyhow::Result<std::path::PathBuf> {
+    use anyhow::{Context, bail};
+    let plain = !leaf.is_empty() && !leaf.starts_with('.') && !leaf.contains('/');
+    if !plain {
+        bail!("'{leaf}' is not a version directory name");
+    }
+    if !base.join(leaf).join(MARKER).is_file() {
+        bail!(
+            "{} is not a complete install (no '{MARKER}' marker); not switching to it",
+            base.join(leaf).display()
+        );
+    }
+    let tmp = base.join(format!(".current.{}", ulid::Ulid::new()));
+    std::os::unix::fs::symlink(leaf, &tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let current = base.join("current");
+    if let Err(e) = std::fs::rename(&tmp, &current) {
+        let _ = std::fs::remove_file(&tmp);
+        bail!("cannot rename a link onto {}: {e}", current.display());
+    }
+    // The rename is durable once the directory is: a crash right after an
+    // install then finds the new `current`, not the old one.
+    std::fs::File::open(base)
+        .and_then(|dir| dir.sync_all())
+        .with_context(|| format!("cannot sync {}", base.display()))?;
+    let dir = std::fs::canonicalize(&current).with_context(|| format!("cannot resolve {}", current.display()))?;
+    Ok(dir.join("agents"))
+}
+
 /// Installs this daemon's binary on host `name` (see the module comment).
 pub async fn install(daemon: &Arc<Daemon>, name: &str) -> Result<HostInstallResult, ApiError> {
     let host = stored(daemon, name).await?;
@@ -253,11 +304,11 @@ async fn install_over(
     if facts.home.is_empty() && !host.remote_home.as_deref().is_some_and(|h| h.starts_with('/')) {
         return Err(unavailable(format!("{name} has no HOME to install agents under")));
     }
-    if !facts.has_sha256sum {
+    let Some(sha256_tool) = facts.sha256 else {
         return Err(unavailable(format!(
-            "{name} has no sha256sum to verify the copy with; install coreutils there"
+            "{name} has neither sha256sum nor shasum to verify the copy with; install coreutils there"
         )));
-    }
+    };
     let version = env!("CARGO_PKG_VERSION");
     let base = base_dir(host.remote_home.as_deref(), &facts);
     let leaf = format!("{version}-{}", &sha256[..HASH_PREFIX]);
@@ -289,8 +340,8 @@ async fn install_over(
         let part = format!("{dir}/agents.part");
         upload(ssh, &part, bytes, name, &dir).await?;
         let q_part = shell_quote(&part);
-        let summed = run(ssh, &format!("sha256sum {q_part}"), |e| {
-            unavailable(format!("sha256sum on {name} failed: {}", one_line(&e)))
+        let summed = run(ssh, &format!("{sha256_tool} {q_part}"), |e| {
+            unavailable(format!("{sha256_tool} on {name} failed: {}", one_line(&e)))
         })
         .await?;
         let theirs = summed.split_whitespace().next().unwrap_or("");
@@ -328,17 +379,23 @@ async fn install_over(
         )
         .await?;
     }
-    // `current` is switched with a rename, so it is never missing or half made.
-    let link_tmp = format!(".current.{}", ulid::Ulid::new());
-    run(
+    // The verified binary itself renames a new link onto `current`: no
+    // host tool has a portable way to (`mv -T` is GNU and BusyBox only).
+    let switched = run(
         ssh,
         &format!(
-            "cd {q_base} && ln -s {leaf} {link_tmp} && mv -T {link_tmp} current",
-            leaf = shell_quote(&leaf)
+            "{} hosts switch-current {q_base} {}",
+            shell_quote(&binary),
+            shell_quote(&leaf)
         ),
         |e| unavailable(format!("switching {base}/current on {name} failed: {}", one_line(&e))),
     )
     .await?;
+    let exe = switched
+        .lines()
+        .find_map(|l| l.strip_prefix(EXE_TAG))
+        .unwrap_or(&binary)
+        .to_string();
 
     // The host follows `current` unless the user named a binary themselves.
     let follow = host.remote_bin == DEFAULT_REMOTE_BIN || host.remote_bin == current;
@@ -355,6 +412,15 @@ async fn install_over(
         daemon.hosts.for_host(&row);
         remote_bin = current.clone();
     }
+    // A host that runs what it is told to keeps its daemon: only one that
+    // follows `current` would start this build again.
+    let moved = if follow {
+        let mut row = host.clone();
+        row.remote_bin = current.clone();
+        move_daemon(daemon, &row, &exe).await
+    } else {
+        DaemonMove::default()
+    };
     Ok(HostInstallResult {
         name: name.to_string(),
         version: format!("agents {version}"),
@@ -365,7 +431,98 @@ async fn install_over(
         installed,
         remote_bin_changed: remote_bin != host.remote_bin,
         remote_bin,
+        daemon_restarted: moved.previous_pid.is_some() && moved.problem.is_none(),
+        daemon_pid: moved.pid,
+        previous_daemon_pid: moved.previous_pid,
+        daemon_live_runs: moved.live_runs,
+        daemon_problem: moved.problem,
     })
+}
+
+/// What became of the host's daemon after an install.
+#[derive(Default)]
+struct DaemonMove {
+    pid: Option<u32>,
+    previous_pid: Option<u32>,
+    live_runs: Option<usize>,
+    problem: Option<String>,
+}
+
+/// After the switch: a daemon on the host that runs another build is asked
+/// to stop (`daemon.stop` ends the daemon only; supervisors keep their
+/// runs), and the link's next connection runs `serve` from `current`, which
+/// starts this build there; it re-adopts every run before it listens. A
+/// host with no daemon gets this build's from the first connection.
+async fn move_daemon(daemon: &Arc<Daemon>, row: &host_store::HostRow, exe: &str) -> DaemonMove {
+    let link = daemon.hosts.for_host(row);
+    let status = |link: Arc<super::link::HostLink>| async move {
+        let value = link.call(method::DAEMON_STATUS, serde_json::json!({})).await?;
+        serde_json::from_value::<DaemonStatus>(value).map_err(ApiError::internal)
+    };
+    let problem = |why: String| DaemonMove {
+        problem: Some(why),
+        ..DaemonMove::default()
+    };
+    let old = match status(link.clone()).await {
+        Ok(old) => old,
+        Err(e) => return problem(format!("its daemon was not reached: {}", e.message)),
+    };
+    if old.exe == exe {
+        return DaemonMove {
+            pid: Some(old.pid),
+            live_runs: Some(old.live_runs),
+            ..DaemonMove::default()
+        };
+    }
+    tracing::info!(
+        "host {}: its daemon (pid {}) runs '{}', not '{exe}': restarting it",
+        row.name,
+        old.pid,
+        old.exe
+    );
+    if let Err(e) = link.call(method::DAEMON_STOP, serde_json::json!({})).await {
+        return problem(format!(
+            "its daemon (pid {}) runs another build and did not stop: {}",
+            old.pid, e.message
+        ));
+    }
+    let deadline = tokio::time::Instant::now() + DAEMON_BACK;
+    loop {
+        let last = match status(link.clone()).await {
+            Ok(new) if new.pid != old.pid && new.exe == exe => {
+                return DaemonMove {
+                    pid: Some(new.pid),
+                    previous_pid: Some(old.pid),
+                    live_runs: Some(new.live_runs),
+                    problem: None,
+                };
+            }
+            Ok(new) if new.pid != old.pid => {
+                return DaemonMove {
+                    pid: Some(new.pid),
+                    previous_pid: Some(old.pid),
+                    live_runs: Some(new.live_runs),
+                    problem: Some(format!("its daemon came back running '{}', not '{exe}'", new.exe)),
+                };
+            }
+            // The old daemon, answering on its way out.
+            Ok(_) => format!("pid {} still answers", old.pid),
+            Err(e) => e.message,
+        };
+        if tokio::time::Instant::now() >= deadline {
+            return DaemonMove {
+                previous_pid: Some(old.pid),
+                problem: Some(format!(
+                    "its daemon (pid {}) was stopped and none answered within {}s ({}); the next connection starts it",
+                    old.pid,
+                    DAEMON_BACK.as_secs(),
+                    crate::text::bounded(&one_line(&last), 300)
+                )),
+                ..DaemonMove::default()
+            };
+        }
+        tokio::time::sleep(DAEMON_POLL).await;
+    }
 }
 
 #[cfg(test)]
@@ -403,7 +560,7 @@ mod tests {
             uname: "Linux x86_64".into(),
             home: "/home/u".into(),
             xdg_data_home: data.into(),
-            has_sha256sum: true,
+            sha256: Some("sha256sum"),
         };
         assert_eq!(base_dir(Some("/srv/agents/"), &facts("")), "/srv/agents/bin");
         assert_eq!(base_dir(Some("~/state"), &facts("")), "/home/u/state/bin");
@@ -412,13 +569,75 @@ mod tests {
     }
 
     #[test]
+    fn current_is_switched_by_rename_and_only_to_a_complete_directory() {
+        let base = tempfile::tempdir().unwrap();
+        let make = |leaf: &str, complete: bool| {
+            std::fs::create_dir_all(base.path().join(leaf)).unwrap();
+            if complete {
+                std::fs::write(base.path().join(leaf).join(MARKER), "x\n").unwrap();
+            }
+        };
+        make("0.1.0-aaa", true);
+        make("0.1.0-bbb", true);
+        make("0.1.0-ccc", false);
+        let current = base.path().join("current");
+        let names = || {
+            let mut n: Vec<String> = std::fs::read_dir(base.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            n.sort();
+            n
+        };
+        let exe = switch_current(base.path(), "0.1.0-aaa").unwrap();
+        assert_eq!(std::fs::read_link(&current).unwrap().to_str(), Some("0.1.0-aaa"));
+        let real = std::fs::canonicalize(base.path()).unwrap();
+        assert_eq!(
+            exe,
+            real.join("0.1.0-aaa/agents"),
+            "what a daemon started through it reports"
+        );
+        // Over an existing link: replaced, not followed into the directory.
+        switch_current(base.path(), "0.1.0-bbb").unwrap();
+        assert_eq!(std::fs::read_link(&current).unwrap().to_str(), Some("0.1.0-bbb"));
+        assert!(!base.path().join("0.1.0-aaa/0.1.0-bbb").exists());
+        assert_eq!(
+            names(),
+            ["0.1.0-aaa", "0.1.0-bbb", "0.1.0-ccc", "current"],
+            "no temporary link left"
+        );
+
+        let e = switch_current(base.path(), "0.1.0-ccc").unwrap_err().to_string();
+        assert!(e.contains("not a complete install"), "{e}");
+        for bad in ["", "..", ".current.x", "a/b"] {
+            assert!(switch_current(base.path(), bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(std::fs::read_link(&current).unwrap().to_str(), Some("0.1.0-bbb"));
+
+        // A real directory named `current` is never replaced or written into.
+        let other = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(other.path().join("current/x")).unwrap();
+        std::fs::create_dir_all(other.path().join("0.1.0-aaa")).unwrap();
+        std::fs::write(other.path().join("0.1.0-aaa").join(MARKER), "x\n").unwrap();
+        assert!(switch_current(other.path(), "0.1.0-aaa").is_err());
+        assert!(other.path().join("current/x").is_dir());
+        assert_eq!(
+            std::fs::read_dir(other.path()).unwrap().count(),
+            2,
+            "the temporary link is removed"
+        );
+    }
+
+    #[test]
     fn facts_are_read_from_tagged_lines_only() {
         let f = parse_facts(
-            "welcome!\nagents-uname=Linux x86_64\nagents-home=/home/u\nagents-data=\nagents-sha256sum=yes\n",
+            "welcome!\nagents-uname=Linux x86_64\nagents-home=/home/u\nagents-data=\nagents-sha256=sha256sum\n",
         );
         assert_eq!(f.uname, "Linux x86_64");
         assert_eq!(f.home, "/home/u");
-        assert!(f.has_sha256sum && f.xdg_data_home.is_empty());
-        assert!(!parse_facts("agents-uname=Linux x86_64\n").has_sha256sum);
+        assert_eq!(f.sha256, Some("sha256sum"));
+        assert!(f.xdg_data_home.is_empty());
+        assert_eq!(parse_facts("agents-sha256=shasum\n").sha256, Some("shasum -a 256"));
+        assert_eq!(parse_facts("agents-uname=Linux x86_64\n").sha256, None);
     }
 }

@@ -7,11 +7,14 @@
 //! daemon. A run placed on a host (`place`) is started there and mirrored
 //! here under the same id (`mirror`, `store`); the run methods the remote
 //! daemon must answer are forwarded to it, and so is the conversation of a
-//! remote run (`sessions`: transcript, resume, fork). `hosts` answers `hosts.*` (`install` copies this binary to a host);
-//! `cli` is `agents hosts …` and `agents serve`.
+//! remote run (`sessions`: transcript, resume, fork); session lists and
+//! transcript searches ask every host too (`gather`). `hosts` answers
+//! `hosts.*` (`install` copies this binary to a host); `cli` is
+//! `agents hosts …` and `agents serve`.
 
 pub mod cli;
 mod error;
+mod gather;
 mod hosts;
 mod install;
 mod known_hosts;
@@ -33,6 +36,7 @@ use crate::api::{ApiError, RunRecord, StartParams, method};
 use crate::daemon::Daemon;
 
 pub use error::RemoteError;
+pub use gather::{search, sessions_list};
 pub use link::Links;
 
 /// The daemon's one entry: `hosts.*`, `runs.start` with a remote host, and

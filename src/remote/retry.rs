@@ -2,7 +2,8 @@
 //! once, or failed with a clear `host_unreachable` that names the host.
 //!
 //! Every command sent here is safe to send twice: `runs.send` carries a
-//! prompt id, `runs.answer` an answer id, `runs.start` a launch id, and the
+//! prompt id, `runs.answer` an answer id, `runs.start`, `sessions.resume`
+//! and `sessions.fork` a launch id, and the
 //! remote daemon answers a repeated id with the first attempt's outcome
 //! (`daemon::once`); `runs.cancel` is idempotent by nature. So when the link
 //! drops after a command went out and before its answer came back — its
@@ -110,6 +111,16 @@ fn what(method: &str, params: &Value) -> String {
         method::RUNS_ANSWER => format!("the answer to run {run}"),
         method::RUNS_CANCEL => format!("the cancel of run {run}"),
         method::RUNS_START => format!("the start of launch {}", params["launch_id"].as_str().unwrap_or("?")),
+        method::SESSIONS_RESUME | method::SESSIONS_FORK => format!(
+            "the {} of session {} (launch {})",
+            if method == method::SESSIONS_FORK {
+                "fork"
+            } else {
+                "resume"
+            },
+            params["session"].as_str().unwrap_or("?"),
+            params["launch_id"].as_str().unwrap_or("?")
+        ),
         other => format!("{other} for run {run}"),
     }
 }
@@ -164,6 +175,11 @@ mod tests {
         let params = json!({ "run": "R1", "prompt_id": "P1", "text": "hi" });
         assert_eq!(what(method::RUNS_SEND, &params), "prompt P1 to run R1");
         assert_eq!(what(method::RUNS_CANCEL, &params), "the cancel of run R1");
+        let resume = json!({ "session": "S1", "launch_id": "L1" });
+        assert_eq!(
+            what(method::SESSIONS_FORK, &resume),
+            "the fork of session S1 (launch L1)"
+        );
         assert!(transient(ErrorCode::HostUnreachable));
         assert!(!transient(ErrorCode::HostKeyChanged));
         assert!(!transient(ErrorCode::AuthFailed));

@@ -1,11 +1,11 @@
 //! The conversation of a remote run (DESIGN §7, §8): its harness wrote the
 //! transcript on its host and the daemon there indexed it, so
-//! `transcript.read`, `sessions.show` and `runs.lineage` are asked of that
-//! daemon, and `sessions.resume` / `sessions.fork` start the new run there
-//! (the native resume needs the harness's own files) and mirror it here
-//! like a placement. A session is found by the `session_id` of its
-//! mirrored runs; one this daemon holds itself is answered here.
-
+//! `transcript.read`, `sessions.show`, `runs.lineage` and a search within
+//! the run's transcript are asked of that daemon, and `sessions.resume` /
+//! `sessions.fork` start the new run there (the native resume needs the
+//! harness's own files) and mirror it here like a placement. A session is
+//! found by the `session_id` of its mirrored runs; one this daemon holds
+//! itself is answered here.
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 use super::error::RemoteError;
 use super::link::{Connection, HostLink};
 use super::store as mirror_store;
-use crate::api::{ApiError, ErrorCode, ResumeParams, RunRecord, TranscriptParams, method};
+use crate::api::{
+    ApiError, ErrorCode, ResumeParams, RunRecord, SearchHit, SearchParams, SearchResults, TranscriptParams, method,
+};
 use crate::daemon::Daemon;
 
 /// A forwarded `transcript.read` waits there at most this long, so its
@@ -27,15 +29,22 @@ const FORWARDED_WAIT_MS: u64 = 25_000;
 pub async fn forward(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Result<Value, ApiError>> {
     match name {
         method::TRANSCRIPT_READ => {
-            let reference = p.get("id")?.as_str()?;
-            let (host, id, what) = match remote_run(daemon, reference).await? {
-                Some((host, run)) => (host, run.clone(), format!("the transcript of run {run}")),
-                None => match remote_session(daemon, reference).await? {
-                    Ok(s) => (s.host, s.id.clone(), format!("the transcript of session {}", s.id)),
-                    Err(e) => return Some(Err(e)),
-                },
+            let (host, id, what) = match remote_transcript(daemon, p.get("id")?.as_str()?).await? {
+                Ok(found) => found,
+                Err(e) => return Some(Err(e)),
             };
             Some(read(daemon, &host, &id, p, &what).await)
+        }
+        method::TRANSCRIPTS_SEARCH => {
+            let params: SearchParams = serde_json::from_value(p.clone()).ok()?;
+            if params.local_only {
+                return None;
+            }
+            let (host, id, what) = match remote_transcript(daemon, params.within.as_deref()?).await? {
+                Ok(found) => found,
+                Err(e) => return Some(Err(e)),
+            };
+            Some(search(daemon, &host, &id, params, &what).await)
         }
         method::SESSIONS_RESUME | method::SESSIONS_FORK => {
             let params: ResumeParams = serde_json::from_value(p.clone()).ok()?;
@@ -75,6 +84,20 @@ pub async fn forward(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Resu
         }
         _ => None,
     }
+}
+
+/// The host, run or session id, and a description of the transcript a
+/// reference names when it lives on a host; `None` as `remote_run`.
+async fn remote_transcript(
+    daemon: &Arc<Daemon>,
+    reference: &str,
+) -> Option<Result<(String, String, String), ApiError>> {
+    Some(match remote_run(daemon, reference).await? {
+        Some((host, run)) => Ok((host, run.clone(), format!("the transcript of run {run}"))),
+        None => remote_session(daemon, reference)
+            .await?
+            .map(|s| (s.host, s.id.clone(), format!("the transcript of session {}", s.id))),
+    })
 }
 
 /// A session that lives on a host, and the newest run here that held it.
@@ -140,6 +163,33 @@ async fn read(daemon: &Arc<Daemon>, host: &str, id: &str, p: &Value, what: &str)
     ask(daemon, host, method::TRANSCRIPT_READ, params, what).await
 }
 
+/// `transcripts.search` within a remote run or session: the host's hits,
+/// each saying its host.
+async fn search(daemon: &Arc<Daemon>, host: &str, id: &str, p: SearchParams, what: &str) -> Result<Value, ApiError> {
+    let params = SearchParams {
+        within: Some(id.to_string()),
+        local_only: true,
+        ..p
+    };
+    let params = serde_json::to_value(params).map_err(ApiError::internal)?;
+    let answer = ask(daemon, host, method::TRANSCRIPTS_SEARCH, params, what).await?;
+    let hits: Vec<SearchHit> = super::gather::rows(answer, "hits")
+        .map_err(|e| ApiError::new(ErrorCode::Protocol, format!("host {host} gave {e}")))?;
+    let hits = hits
+        .into_iter()
+        .map(|h| SearchHit {
+            host: host.to_string(),
+            ..h
+        })
+        .collect();
+    serde_json::to_value(SearchResults {
+        hits,
+        partial: false,
+        hosts_unreachable: Vec::new(),
+    })
+    .map_err(ApiError::internal)
+}
+
 /// One call to the host's daemon; its answer, or its typed error, as is.
 /// A host that cannot be reached is one `host_unreachable` line naming it
 /// and saying `what` lives there: never an answer made up here.
@@ -177,7 +227,8 @@ fn one_line(e: ApiError, what: &str) -> ApiError {
 
 /// `sessions.resume` / `sessions.fork` of a session that lives on a host:
 /// the host's daemon starts the run (its refusals are its own and pass
-/// through), and the run is mirrored here under its id.
+/// through), exactly once across a lost answer (a launch id, `retry`), and
+/// the run is mirrored here under its id.
 async fn resume(
     daemon: &Arc<Daemon>,
     name: &str,
@@ -205,27 +256,18 @@ async fn resume(
     let remote = ResumeParams {
         session: session.id.clone(),
         env: super::place::remote_env(&names, &params.env, &conn.info, &host),
+        // Minted here, as for a placement: sent again after an answer lost
+        // with the link, the host returns the run the first attempt started.
+        launch_id: Some(
+            params
+                .launch_id
+                .clone()
+                .unwrap_or_else(|| ulid::Ulid::new().to_string()),
+        ),
     };
-    // Sent once: a resume carries no id the host could know a repeat by,
-    // so an answer lost with the link is said, not sent again.
-    let value = conn
-        .call(
-            &link.name,
-            &link.name,
-            name,
-            serde_json::to_value(remote).map_err(ApiError::internal)?,
-        )
+    let value = super::retry::call(&link, name, serde_json::to_value(remote).map_err(ApiError::internal)?)
         .await
-        .map_err(|e| match e.code {
-            ErrorCode::HostUnreachable => ApiError::new(
-                e.code,
-                format!(
-                    "the link to host {} was lost while it started a run of session {}: one may have started there; `agents sessions show {}` says once the link is back",
-                    link.name, session.id, session.id
-                ),
-            ),
-            _ => one_line(e, &what),
-        })?;
+        .map_err(|e| one_line(e, &what))?;
     let record: RunRecord = serde_json::from_value(value).map_err(ApiError::internal)?;
     let host_name = link.name.clone();
     let record = super::place::mirror_started(daemon, link, record, None, &[]).await?;

@@ -59,6 +59,28 @@ pub fn supervised(conn: &Connection, run: &str, pid: i64, start: i64) -> Result<
     Ok(())
 }
 
+/// One attempt as account fallback reads it back after a daemon restart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tried {
+    pub profile: Option<String>,
+    /// ms since the epoch.
+    pub started_at: i64,
+}
+
+/// The run's attempts, first to last.
+pub fn tried(conn: &Connection, run: &str) -> Result<Vec<Tried>, StoreError> {
+    let mut stmt = conn.prepare("SELECT profile, started_at FROM attempts WHERE run_id = ?1 ORDER BY n")?;
+    let rows = stmt
+        .query_map([run], |r| {
+            Ok(Tried {
+                profile: r.get(0)?,
+                started_at: r.get(1)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
 pub fn list(conn: &Connection, run: &str) -> Result<Vec<AttemptRecord>, StoreError> {
     let mut stmt = conn.prepare(
         "SELECT n, harness, version, profile, started_at, ended_at, outcome, reason FROM attempts

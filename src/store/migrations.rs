@@ -218,6 +218,43 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX runs_by_launch ON runs(launch_id);
     "#,
+    // 9: `runs.list` totals the tokens of a page of runs in one query
+    // (store/usage.rs): their files by run, and the models each file's
+    // messages name from this index alone, never the messages' rows (a page
+    // of 1000 runs with 60 000 messages: 190 ms → 17 ms).
+    r#"
+    CREATE INDEX transcript_sources_by_run ON transcript_sources(run_id);
+    CREATE INDEX transcript_messages_models ON transcript_messages(session_id, source, model)
+        WHERE model IS NOT NULL;
+    "#,
+    // 10: tokens per session and file, not per file: aider writes every
+    // chat of a repository to one history file, which a later run's session
+    // takes over (`hand_over_source`); the earlier run keeps its chat's
+    // tokens in its own row. `run_id` is the run that read the file for the
+    // session (kept when the file changes hands).
+    r#"
+    CREATE TABLE transcript_usage (
+        session_id          TEXT NOT NULL,
+        source              TEXT NOT NULL,
+        run_id              TEXT,
+        agent_id            TEXT,
+        input_tokens        INTEGER NOT NULL DEFAULT 0,
+        output_tokens       INTEGER NOT NULL DEFAULT 0,
+        cache_read_tokens   INTEGER NOT NULL DEFAULT 0,
+        cache_write_tokens  INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (session_id, source)
+    ) WITHOUT ROWID;
+    CREATE INDEX transcript_usage_by_run ON transcript_usage(run_id);
+    INSERT INTO transcript_usage (session_id, source, run_id, agent_id, input_tokens, output_tokens,
+        cache_read_tokens, cache_write_tokens)
+    SELECT session_id, path, run_id, agent_id, input_tokens, output_tokens, cache_read_tokens,
+        cache_write_tokens
+    FROM transcript_sources;
+    ALTER TABLE transcript_sources DROP COLUMN input_tokens;
+    ALTER TABLE transcript_sources DROP COLUMN output_tokens;
+    ALTER TABLE transcript_sources DROP COLUMN cache_read_tokens;
+    ALTER TABLE transcript_sources DROP COLUMN cache_write_tokens;
+    "#,
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -339,6 +376,56 @@ mod tests {
             super::super::harness::run_for_launch(&conn, "L1").unwrap().as_deref(),
             Some("r1")
         );
+    }
+
+    #[test]
+    fn migration_10_keeps_each_files_tokens_under_its_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agents.db");
+        let mut conn = super::super::open_connection(&path).unwrap();
+        migrate_to(&mut conn, 9).unwrap();
+        conn.execute(
+            "INSERT INTO transcript_sources (path, session_id, run_id, format, agent_id, input_tokens,
+                output_tokens, cache_read_tokens, cache_write_tokens)
+             VALUES ('/t/a.jsonl', 'S', 'r1', 'claude', 'a1', 1, 2, 3, 4)",
+            [],
+        )
+        .unwrap();
+        migrate_to(&mut conn, 10).unwrap();
+        let row: (String, String, Option<String>, Option<String>, [i64; 4]) = conn
+            .query_row(
+                "SELECT session_id, source, run_id, agent_id, input_tokens, output_tokens, cache_read_tokens,
+                    cache_write_tokens FROM transcript_usage",
+                [],
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        [r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?],
+                    ))
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            row,
+            (
+                "S".into(),
+                "/t/a.jsonl".into(),
+                Some("r1".into()),
+                Some("a1".into()),
+                [1, 2, 3, 4]
+            )
+        );
+        let offset: i64 = conn
+            .query_row(
+                "SELECT offset FROM transcript_sources WHERE path = '/t/a.jsonl'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(offset, 0, "the file's row stays, without its tokens");
     }
 
     #[test]

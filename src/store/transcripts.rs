@@ -85,7 +85,8 @@ pub fn live_sources(conn: &Connection) -> Result<Vec<SourceRow>, StoreError> {
 }
 
 /// Registers a file of a session (idempotent). A run id given later is
-/// filled in, on the file, the session and the messages already read.
+/// filled in, on the file, the session, the messages already read and
+/// their tokens.
 pub fn register_source(
     conn: &mut Connection,
     path: &str,
@@ -110,6 +111,10 @@ pub fn register_source(
             "UPDATE transcript_messages SET run_id = ?2 WHERE session_id = ?1 AND run_id IS NULL",
             params![session_id, run],
         )?;
+        tx.execute(
+            "UPDATE transcript_usage SET run_id = ?2 WHERE session_id = ?1 AND run_id IS NULL",
+            params![session_id, run],
+        )?;
     }
     tx.commit()?;
     get_source(conn, path)?.ok_or_else(|| StoreError::Corrupt(format!("transcript source {path} vanished")))
@@ -117,7 +122,8 @@ pub fn register_source(
 
 /// Gives a file to a session that starts at `offset` in it (aider's history
 /// holds one chat after another): read from there afresh, with no tokens of
-/// its own yet. What the file's previous session read stays that session's.
+/// its own yet. What the file's previous session read stays that session's,
+/// its tokens included (`transcript_usage` is per session and file).
 pub fn hand_over_source(
     conn: &Connection,
     path: &str,
@@ -127,8 +133,7 @@ pub fn hand_over_source(
 ) -> Result<(), StoreError> {
     conn.execute(
         "UPDATE transcript_sources SET session_id = ?2, run_id = ?3, offset = ?4, state = NULL,
-            provisional_seq = NULL, seen = NULL, input_tokens = 0, output_tokens = 0,
-            cache_read_tokens = 0, cache_write_tokens = 0
+            provisional_seq = NULL, seen = NULL
          WHERE path = ?1",
         params![path, session_id, run_id, offset as i64],
     )?;
@@ -149,7 +154,7 @@ pub struct Progress {
 /// Stores one read of a source in one transaction: drops what the last read
 /// left provisional (or everything, on a reset), appends the new messages
 /// with the next sequence numbers of their session, adds to the session's
-/// totals and moves the source's offset.
+/// totals and to the file's share of them, and moves the source's offset.
 pub fn save_batch(
     conn: &mut Connection,
     src: &SourceRow,
@@ -161,23 +166,27 @@ pub fn save_batch(
     if progress.reset {
         removed += tx.execute("DELETE FROM transcript_messages WHERE source = ?1", [&src.path])?;
         // The old file's tokens leave the session's totals with it.
-        let old: (i64, i64, i64, i64) = tx.query_row(
-            "SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens
-             FROM transcript_sources WHERE path = ?1",
-            [&src.path],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )?;
-        tx.execute(
-            "UPDATE transcript_sessions SET input_tokens = input_tokens - ?2, output_tokens = output_tokens - ?3,
-                cache_read_tokens = cache_read_tokens - ?4, cache_write_tokens = cache_write_tokens - ?5
-             WHERE session_id = ?1",
-            params![src.session_id, old.0, old.1, old.2, old.3],
-        )?;
-        tx.execute(
-            "UPDATE transcript_sources SET input_tokens = 0, output_tokens = 0, cache_read_tokens = 0,
-                cache_write_tokens = 0 WHERE path = ?1",
-            [&src.path],
-        )?;
+        let old: Option<(i64, i64, i64, i64)> = tx
+            .query_row(
+                "SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens
+                 FROM transcript_usage WHERE session_id = ?1 AND source = ?2",
+                params![src.session_id, src.path],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()?;
+        if let Some(old) = old {
+            tx.execute(
+                "UPDATE transcript_sessions SET input_tokens = input_tokens - ?2, output_tokens = output_tokens - ?3,
+                    cache_read_tokens = cache_read_tokens - ?4, cache_write_tokens = cache_write_tokens - ?5
+                 WHERE session_id = ?1",
+                params![src.session_id, old.0, old.1, old.2, old.3],
+            )?;
+            tx.execute(
+                "UPDATE transcript_usage SET input_tokens = 0, output_tokens = 0, cache_read_tokens = 0,
+                    cache_write_tokens = 0 WHERE session_id = ?1 AND source = ?2",
+                params![src.session_id, src.path],
+            )?;
+        }
     } else if let Some(from) = src.provisional_seq {
         removed += tx.execute(
             "DELETE FROM transcript_messages WHERE session_id = ?1 AND seq >= ?2 AND source = ?3",
@@ -241,10 +250,7 @@ pub fn save_batch(
     stats.add(&batch.stats);
     tx.execute(
         "UPDATE transcript_sources SET offset = ?2, file_id = ?3, state = ?4, provisional_seq = ?5,
-            lines = ?6, malformed = ?7, unknown = ?8, indexed_at = ?9,
-            input_tokens = input_tokens + ?10, output_tokens = output_tokens + ?11,
-            cache_read_tokens = cache_read_tokens + ?12, cache_write_tokens = cache_write_tokens + ?13,
-            seen = ?14
+            lines = ?6, malformed = ?7, unknown = ?8, indexed_at = ?9, seen = ?10
          WHERE path = ?1",
         params![
             src.path,
@@ -256,11 +262,30 @@ pub fn save_batch(
             stats.malformed as i64,
             stats.unknown as i64,
             now_ms(),
+            progress.seen,
+        ],
+    )?;
+    // Every file read gets its row, tokens or not: a run's files are the
+    // rows under it (`store::usage`).
+    tx.execute(
+        "INSERT INTO transcript_usage (session_id, source, run_id, agent_id, input_tokens, output_tokens,
+            cache_read_tokens, cache_write_tokens)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT(session_id, source) DO UPDATE SET
+            run_id = COALESCE(transcript_usage.run_id, excluded.run_id),
+            input_tokens = input_tokens + excluded.input_tokens,
+            output_tokens = output_tokens + excluded.output_tokens,
+            cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
+            cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens",
+        params![
+            src.session_id,
+            src.path,
+            src.run_id,
+            src.agent_id,
             u.input,
             u.output,
             u.cache_read,
             u.cache_write,
-            progress.seen,
         ],
     )?;
     tx.commit()?;
@@ -508,6 +533,7 @@ pub fn search(
             agent_id: r.get(5)?,
             tool_names: r.get(6)?,
             snippet: r.get(7)?,
+            host: "local".into(),
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

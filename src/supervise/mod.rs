@@ -93,7 +93,6 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
     let exited = child::watch_exit(run.clone(), started.leader.pid);
 
     let serve = tokio::spawn(server::serve(listener, run.clone()));
-    tokio::spawn(server::screen_watch(run.clone()));
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();

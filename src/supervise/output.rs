@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::evidence::EndedBy;
-use super::server::Supervised;
+use super::server::{SCREEN_QUIET, Supervised};
 use crate::paths::Paths;
 
 /// PTY reads of up to 64 KiB: large enough that a flood costs few syscalls,
@@ -114,9 +114,8 @@ fn parse(run: &Supervised, batch: &[Vec<u8>], queued: usize, checkpoints: &Mutex
     let (replies, checkpoint) = {
         let mut screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
         for bytes in batch {
-            screen.term.feed(bytes);
+            screen.feed(bytes, &run.finding);
         }
-        screen.offset += queued as u64;
         let replies = screen.term.take_replies();
         let checkpoint = (screen.offset - checkpoints.last >= CHECKPOINT_EVERY).then(|| {
             let (rows, cols) = screen.term.size();
@@ -139,12 +138,29 @@ fn parse(run: &Supervised, batch: &[Vec<u8>], queued: usize, checkpoints: &Mutex
     }
 }
 
+/// Waits up to `limit` for the PTY to have output (or an end) to read;
+/// false when it stayed quiet that long.
+fn readable_within(fd: std::os::fd::RawFd, limit: Duration) -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    // SAFETY: `fd` is the PTY master, owned by the run the calling thread
+    // holds, and never closed or replaced while the run lives.
+    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    // Rounded up: a timeout cut short would find nothing due yet and poll again.
+    let ms = limit.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+    let timeout = PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX);
+    // An error (EINTR …) is left to the read that follows.
+    !matches!(poll(&mut [PollFd::new(fd, PollFlags::POLLIN)], timeout), Ok(0))
+}
+
 /// Two threads per run. The reader appends each PTY read to the log and
 /// commits the offset (subscribers stream from the log); the parser feeds the
 /// emulator, answers terminal queries and writes checkpoints. Reading and
 /// parsing overlap, so a flood costs the slower of the two, not their sum.
 /// A small read while the parser is idle is parsed by the reader, in order
-/// (`PARSE_INLINE_MAX`). Nothing here waits on a client.
+/// (`PARSE_INLINE_MAX`). Whichever thread parsed last reads the screen for
+/// a question once output has been quiet for `SCREEN_QUIET` and no parse
+/// read it (the reader waiting in `poll`, the parser in `recv_timeout`: no
+/// other thread or timer wakes for it). Nothing here waits on a client.
 pub fn start_reader(
     run: Arc<Supervised>,
     mut reader: Box<dyn Read + Send>,
@@ -163,7 +179,25 @@ pub fn start_reader(
         .name("pty-parser".into())
         .spawn(move || {
             let run = parser_run;
-            while let Ok(first) = parse_rx.recv() {
+            // This thread parsed last and the screen is not read since.
+            let mut look_due = false;
+            loop {
+                let first = if look_due {
+                    match parse_rx.recv_timeout(SCREEN_QUIET) {
+                        Ok(first) => first,
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                            run.look_if_settled();
+                            look_due = false;
+                            continue;
+                        }
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                    }
+                } else {
+                    match parse_rx.recv() {
+                        Ok(first) => first,
+                        Err(_) => break,
+                    }
+                };
                 // Whatever else is queued is parsed under the same lock: in a
                 // flood the reader is ahead, and one lock per batch instead of
                 // per 4 KiB read keeps the emulator busy with bytes.
@@ -177,6 +211,7 @@ pub fn start_reader(
                 }
                 parse(&run, &batch, queued, &parser_checkpoints);
                 parser_in_flight.fetch_sub(batch.len(), Ordering::Release);
+                look_due = true;
             }
             run.eof.send_replace(true);
         })
@@ -186,7 +221,38 @@ pub fn start_reader(
         .spawn(move || {
             let mut writing = true;
             let mut buf = vec![0u8; READ_CHUNK];
+            let master = run.master_fd();
+            // This thread parsed last and the screen is not read since.
+            let mut look_due = false;
+            // When the last read was, and whether its offset is announced.
+            let mut last_read = Instant::now();
+            let mut announced_at: Option<Instant> = None;
+            let mut unannounced = false;
             loop {
+                if let Some(fd) = master {
+                    // Wait for output only as long as the first thing due
+                    // when output pauses: the paced offset, the screen's look.
+                    let pace = Duration::from_millis(run.pace_ms.load(Ordering::Relaxed));
+                    let due = [(unannounced, pace), (look_due, SCREEN_QUIET)]
+                        .into_iter()
+                        .filter_map(|(due, after)| due.then_some(after))
+                        .min();
+                    if let Some(after) = due
+                        && !readable_within(fd, after.saturating_sub(last_read.elapsed()))
+                    {
+                        let quiet = last_read.elapsed();
+                        if unannounced && quiet >= pace {
+                            run.committed.send_replace(log.offset);
+                            announced_at = Some(Instant::now());
+                            unannounced = false;
+                        }
+                        if look_due && quiet >= SCREEN_QUIET {
+                            run.look_if_settled();
+                            look_due = false;
+                        }
+                        continue;
+                    }
+                }
                 let n = match reader.read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => n,
@@ -207,16 +273,28 @@ pub fn start_reader(
                 if !writing {
                     continue;
                 }
-                run.committed.send_replace(log.offset);
+                run.written.store(log.offset, Ordering::Release);
+                last_read = Instant::now();
+                let pace = Duration::from_millis(run.pace_ms.load(Ordering::Relaxed));
+                if announced_at.is_none_or(|t| last_read.duration_since(t) >= pace) {
+                    run.committed.send_replace(log.offset);
+                    announced_at = Some(last_read);
+                    unannounced = false;
+                } else {
+                    unannounced = true;
+                }
                 if n <= PARSE_INLINE_MAX && in_flight.load(Ordering::Acquire) == 0 {
                     parse(&run, std::slice::from_ref(&chunk), n, &checkpoints);
+                    look_due = true;
                     continue;
                 }
+                look_due = false;
                 in_flight.fetch_add(1, Ordering::Relaxed);
                 if chunks.send(chunk).is_err() {
                     break;
                 }
             }
+            run.committed.send_replace(log.offset);
             let _ = log.log.sync_data();
             // Closing the queue lets the parser finish and announce the end.
             drop(chunks);

@@ -2,7 +2,7 @@
 
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 use portable_pty::{MasterPty, PtySize};
@@ -39,12 +39,80 @@ pub mod method {
     /// Type a prompt, then Enter; with `paste`, as a bracketed paste if
     /// the program asked for one (read from the screen at that moment).
     pub const PROMPT: &str = "sup.prompt";
+    /// `every_ms`: how long output may go on before its offset is announced
+    /// (0, the default: at once). The daemon asks for more while nobody
+    /// watches the run's output. Answers the log's length, which is then
+    /// announced too.
+    pub const PACE: &str = "sup.pace";
 }
+
+/// The longest pace the daemon may ask for (`method::PACE`).
+pub const PACE_MAX_MS: u64 = 1000;
 
 pub struct ParsedScreen {
     pub term: Terminal,
     /// Log bytes fed to `term` so far.
     pub offset: u64,
+    /// When `term` last took bytes.
+    pub fed_at: Instant,
+    /// The screen has been read for a question since it last took bytes.
+    pub looked: bool,
+    /// When the screen was last read for a question.
+    pub looked_at: Instant,
+}
+
+impl ParsedScreen {
+    fn new(term: Terminal) -> ParsedScreen {
+        let now = Instant::now();
+        ParsedScreen {
+            term,
+            offset: 0,
+            fed_at: now,
+            looked: false,
+            looked_at: now,
+        }
+    }
+
+    /// Feeds log bytes to the emulator, reading the screen for a question
+    /// first if it has settled since it last changed (`SCREEN_SETTLE`), and
+    /// after if it has not been read for `SCREEN_MAX_WAIT` (a flood, a fast
+    /// spinner). A spinner's screen is so read at its next frame, by the
+    /// thread that parses the frame anyway: no timer wakes the supervisor
+    /// between frames.
+    pub fn feed(&mut self, bytes: &[u8], finding: &watch::Sender<Option<ScreenFinding>>) {
+        self.look_if_settled(finding);
+        self.term.feed(bytes);
+        self.offset += bytes.len() as u64;
+        self.fed_at = Instant::now();
+        self.looked = false;
+        if self.looked_at.elapsed() >= SCREEN_MAX_WAIT {
+            self.look(finding);
+        }
+    }
+
+    /// Reads the screen for a question if it has not been since it last
+    /// changed and has been still since (`SCREEN_SETTLE`).
+    pub fn look_if_settled(&mut self, finding: &watch::Sender<Option<ScreenFinding>>) {
+        if !self.looked && self.fed_at.elapsed() >= SCREEN_SETTLE {
+            self.look(finding);
+        }
+    }
+
+    /// Reads the screen for a question and publishes what it finds if that
+    /// changed.
+    fn look(&mut self, finding: &watch::Sender<Option<ScreenFinding>>) {
+        let seen = waiting_on(&self.term.visible_lines());
+        self.looked = true;
+        self.looked_at = Instant::now();
+        finding.send_if_modified(|f| {
+            if *f != seen {
+                *f = seen;
+                true
+            } else {
+                false
+            }
+        });
+    }
 }
 
 pub struct Supervised {
@@ -54,8 +122,16 @@ pub struct Supervised {
     pub screen: Mutex<ParsedScreen>,
     master: Mutex<Box<dyn MasterPty + Send>>,
     input: std_mpsc::Sender<Vec<u8>>,
-    /// Bytes in the output log so far.
+    /// Bytes in the output log so far, as announced: at once, or paced
+    /// (`pace_ms`).
     pub committed: watch::Sender<u64>,
+    /// While output goes on, the reader announces its offset at most this
+    /// often (ms): the first output after a pause at once, the last once
+    /// output has paused that long (`method::PACE`). 0 between daemon
+    /// connections.
+    pub pace_ms: std::sync::atomic::AtomicU64,
+    /// Bytes in the output log so far, announced or not.
+    pub written: std::sync::atomic::AtomicU64,
     /// Log bytes the emulator has parsed.
     pub parsed: watch::Sender<u64>,
     /// What the screen says the agent waits for, if anything.
@@ -98,13 +174,12 @@ impl Supervised {
         Supervised {
             run: spec.run.clone(),
             leader,
-            screen: Mutex::new(ParsedScreen {
-                term: Terminal::new(spec.rows, spec.cols),
-                offset: 0,
-            }),
+            screen: Mutex::new(ParsedScreen::new(Terminal::new(spec.rows, spec.cols))),
             master: Mutex::new(master),
             input,
             committed: watch::Sender::new(0),
+            pace_ms: std::sync::atomic::AtomicU64::new(0),
+            written: std::sync::atomic::AtomicU64::new(0),
             parsed: watch::Sender::new(0),
             finding: watch::Sender::new(None),
             eof: watch::Sender::new(false),
@@ -118,6 +193,19 @@ impl Supervised {
 
     pub fn offset(&self) -> u64 {
         *self.committed.borrow()
+    }
+
+    /// The PTY master's descriptor, for waiting on output with a timeout.
+    pub fn master_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.master.lock().unwrap_or_else(|p| p.into_inner()).as_raw_fd()
+    }
+
+    /// Reads the screen for a question if it has settled unread.
+    pub fn look_if_settled(&self) {
+        self.screen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .look_if_settled(&self.finding);
     }
 
     pub fn write_input(&self, bytes: Vec<u8>) {
@@ -324,6 +412,8 @@ async fn connection(stream: UnixStream, run: Arc<Supervised>) {
     }
     if let Some(w) = watcher {
         w.abort();
+        // The next daemon hears every offset until it says otherwise.
+        run.pace_ms.store(0, std::sync::atomic::Ordering::Relaxed);
     }
     writer.abort();
 }
@@ -356,6 +446,24 @@ fn handle(
             let force = req.params.get("force").and_then(Value::as_bool).unwrap_or(false);
             run.cancel(EndedBy::Cancel, force);
             Ok(Value::Null)
+        }
+        method::PACE => {
+            let ms = req
+                .params
+                .get("every_ms")
+                .and_then(Value::as_u64)
+                .ok_or("every_ms missing")?;
+            run.pace_ms
+                .store(ms.min(PACE_MAX_MS), std::sync::atomic::Ordering::Relaxed);
+            // What the reader has not announced yet goes out now; never an
+            // offset older than one it announced meanwhile.
+            let written = run.written.load(std::sync::atomic::Ordering::Acquire);
+            run.committed.send_if_modified(|c| {
+                let newer = written > *c;
+                *c = (*c).max(written);
+                newer
+            });
+            Ok(json!({ "offset": written }))
         }
         method::ACK_EXIT => {
             run.exit_acked.send_replace(true);
@@ -529,46 +637,22 @@ async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>) {
 const OFFSET_EVERY: Duration = Duration::from_millis(5);
 
 /// Output pauses before a quiet moment: once parsing has been still this
-/// long, the screen is read for a prompt. Short enough that a waiting agent
+/// long, the screen is read for a prompt (by the next parse, or once output
+/// has been quiet for `SCREEN_QUIET`). Short enough that a waiting agent
 /// shows as waiting at once, long enough not to read a flooding screen.
 const SCREEN_SETTLE: Duration = Duration::from_millis(60);
-/// A screen that never settles (a spinner) is still read this often.
+/// A screen that never settles (a flood, a fast spinner) is still read this
+/// often, by the thread parsing it.
 const SCREEN_MAX_WAIT: Duration = Duration::from_millis(500);
-
-/// Reads the screen for a prompt whenever output settles.
-pub async fn screen_watch(run: Arc<Supervised>) {
-    let mut parsed = run.parsed.subscribe();
-    // Output parsed before we subscribed still needs a look.
-    parsed.mark_changed();
-    loop {
-        if parsed.changed().await.is_err() {
-            return;
-        }
-        // Wait for parsing to settle, looking only every SCREEN_SETTLE: a
-        // flood must not wake this task for every chunk.
-        let start = tokio::time::Instant::now();
-        loop {
-            let before = *parsed.borrow_and_update();
-            tokio::time::sleep(SCREEN_SETTLE).await;
-            let settled = *parsed.borrow() == before;
-            if settled || start.elapsed() >= SCREEN_MAX_WAIT {
-                break;
-            }
-        }
-        let seen = {
-            let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
-            waiting_on(&screen.term.visible_lines())
-        };
-        run.finding.send_if_modified(|f| {
-            if *f != seen {
-                *f = seen;
-                true
-            } else {
-                false
-            }
-        });
-    }
-}
+/// Output quiet this long has its screen read by the thread that parsed
+/// it last (`output::start_reader`), if no parse did. Longer than the frame
+/// interval of the spinners agents draw (10 Hz here: `cargo bench --bench
+/// spinners`), so a spinning run's screen is read by its next frame's parse,
+/// not by a timer between frames: that timer was a supervisor wake-up per
+/// frame (two with tokio's timer wheel, which wakes once to move a deadline
+/// over 64 ms away to a finer level). A question drawn before the agent
+/// falls quiet is so shown within 150 ms instead of 60.
+pub const SCREEN_QUIET: Duration = Duration::from_millis(150);
 
 #[cfg(test)]
 mod tests {

@@ -39,6 +39,14 @@ impl History {
         }
     }
 
+    /// Puts `older` rows before these, keeping the newest `capacity`.
+    pub(super) fn prepend(&mut self, mut older: VecDeque<String>) {
+        older.append(&mut self.rows);
+        let excess = older.len().saturating_sub(self.capacity);
+        older.drain(..excess);
+        self.rows = older;
+    }
+
     fn push(&mut self, row: &RowContents<'_>) {
         if self.capacity == 0 {
             return;

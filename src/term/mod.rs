@@ -163,6 +163,17 @@ impl Terminal {
         }
     }
 
+    /// Moves the rows `old` captured in front of this terminal's own, as
+    /// if they had scrolled off here: a pane sent a fresh screen (after a
+    /// resize) keeps its scrollback. Only between terminals made
+    /// `with_history`.
+    pub fn keep_history_of(&mut self, old: &mut Terminal) {
+        let older = old.parser.callbacks_mut().history.as_mut().map(|h| std::mem::take(&mut h.rows));
+        if let (Some(mine), Some(older)) = (self.parser.callbacks_mut().history.as_mut(), older) {
+            mine.prepend(older);
+        }
+    }
+
     /// Takes the rows captured for [`render_history`].
     fn take_history(&mut self) -> Vec<String> {
         self.parser

@@ -11,6 +11,8 @@
 //! starts, so the block at the end of the file is provisional: it is
 //! emitted, and read again whole next time. A reply line that itself starts
 //! with `> ` (a quote) reads as a notice: the file does not tell them apart.
+//! A reader is one chat's: what follows the next chat's heading is another
+//! session's (the index hands the file to it), so the reader skips it.
 
 use std::path::Path;
 
@@ -43,6 +45,10 @@ pub struct AiderReader {
     block: Option<Block>,
     /// When the current chat started (the only time the file records).
     started_ms: Option<i64>,
+    /// A chat's heading was read: the next heading begins another chat.
+    in_chat: bool,
+    /// Another chat began: the rest of the file is not this reader's.
+    past_chat: bool,
     /// Where the last notice whose tokens were counted starts: a `Tokens:`
     /// notice is counted once, the first time it is read, although the
     /// last block of the file is read again (it may yet grow).
@@ -51,6 +57,9 @@ pub struct AiderReader {
 
 impl LineReader for AiderReader {
     fn line(&mut self, line: &[u8], offset: u64, out: &mut Batch) {
+        if self.past_chat {
+            return;
+        }
         let line = String::from_utf8_lossy(line);
         if line.trim().is_empty() {
             // Paragraph breaks inside a reply; elsewhere they separate nothing.
@@ -61,7 +70,12 @@ impl LineReader for AiderReader {
         }
         if let Some(when) = line.strip_prefix(CHAT_STARTED) {
             self.flush(out);
-            self.started_ms = parse_local_time(when.trim());
+            if self.in_chat {
+                self.past_chat = true;
+            } else {
+                self.in_chat = true;
+                self.started_ms = parse_local_time(when.trim());
+            }
             return;
         }
         let in_fence = self.block.as_ref().is_some_and(|b| b.kind == Kind::Reply && b.fenced);
@@ -110,13 +124,21 @@ impl LineReader for AiderReader {
     }
 
     fn state(&self) -> serde_json::Value {
-        serde_json::json!({ "started_ms": self.started_ms, "counted_at": self.counted_at })
+        serde_json::json!({
+            "started_ms": self.started_ms,
+            "counted_at": self.counted_at,
+            "in_chat": self.in_chat,
+            "past_chat": self.past_chat,
+        })
     }
 
     fn restore(&mut self, state: &serde_json::Value) {
         self.block = None;
         self.started_ms = state["started_ms"].as_i64();
         self.counted_at = state["counted_at"].as_u64();
+        // A state saved before these were kept: in a chat if it had a time.
+        self.in_chat = state["in_chat"].as_bool().unwrap_or(self.started_ms.is_some());
+        self.past_chat = state["past_chat"].as_bool().unwrap_or(false);
     }
 }
 
@@ -406,6 +428,27 @@ mod tests {
         assert_eq!(session_time("aider-1"), None);
         assert_eq!(session_offset(path, TWO_CHATS.as_bytes(), &b), Some(got[1].offset));
         assert_eq!(session_offset(path, TWO_CHATS.as_bytes(), "aider-1"), None);
+    }
+
+    #[test]
+    fn a_chats_reader_stops_at_the_next_chats_heading() {
+        let mut r = AiderReader::default();
+        let mut out = Batch::default();
+        let mut offset = 0;
+        for line in TWO_CHATS.split_inclusive('\n') {
+            r.line(line.trim_end_matches('\n').as_bytes(), offset, &mut out);
+            offset += line.len() as u64;
+        }
+        r.pause(&mut out);
+        let texts: Vec<&str> = out.messages.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(texts, ["first", "One."]);
+        // The next read, from the saved state, stays out of the other chat.
+        let mut again = AiderReader::default();
+        again.restore(&r.state());
+        let mut more = Batch::default();
+        again.line(b"#### appended to the second chat  ", offset, &mut more);
+        again.pause(&mut more);
+        assert!(more.messages.is_empty(), "{more:?}");
     }
 
     #[test]

@@ -162,6 +162,8 @@ impl Tail {
         let mut buf = vec![0u8; (meta.len() - self.offset).min(max as u64) as usize];
         let mut pos = self.offset;
         let mut hit_limit = false;
+        // Where the last complete line ended when the limit was reached.
+        let mut cut: Option<u64> = None;
         loop {
             let n = read_full(&mut file, &mut buf)?;
             if n == 0 {
@@ -171,11 +173,15 @@ impl Tail {
             pos += n as u64;
             step.bytes += n as u64;
             if step.bytes >= max as u64 {
-                if lines.consumed() == pos {
+                // Stop at the end of a line: right here, or once the line
+                // the limit cut is complete (what follows it in this read
+                // waits for the next step, from the offset).
+                if lines.consumed() == pos || cut.is_some_and(|c| lines.consumed() > c) {
                     hit_limit = true;
                     break;
                 }
                 // The limit cut a line: finish it in small reads.
+                cut.get_or_insert(lines.consumed());
                 buf.truncate(64 * 1024);
             }
         }
@@ -293,6 +299,28 @@ mod tests {
         while tail.read(&mut Echo, &mut rest, 25).unwrap().more {}
         assert_eq!(first + rest.messages.len(), 100);
         assert_eq!(rest.messages.last().unwrap().text, "line 099");
+    }
+
+    #[test]
+    fn a_step_ends_soon_after_its_limit_though_no_read_ends_on_a_line_end() {
+        // Lines whose length divides no read size: a step stops at the first
+        // line end past its limit, not when a read happens to end on one.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let line = format!("{}\n", "x".repeat(4999));
+        std::fs::write(&path, line.repeat(2000)).unwrap();
+        let mut tail = Tail::new(&path, 0, None);
+        let mut out = Batch::default();
+        let step = tail.read(&mut Echo, &mut out, 256 * 1024).unwrap();
+        assert!(step.more);
+        assert!(step.bytes <= 256 * 1024 + 64 * 1024, "{}", step.bytes);
+        assert_eq!(tail.offset, out.messages.len() as u64 * 5000);
+        let mut steps = 1;
+        while tail.read(&mut Echo, &mut out, 256 * 1024).unwrap().more {
+            steps += 1;
+        }
+        assert_eq!(out.messages.len(), 2000);
+        assert!(steps >= 10_000_000 / (320 * 1024), "{steps} steps");
     }
 
     #[test]

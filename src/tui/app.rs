@@ -331,7 +331,8 @@ impl App {
             .rows
             .get(self.selected)
             .map(|r| (r.run.clone(), r.subagent.clone()));
-        self.rows = tree::build_with(&self.runs, &self.subagents, &self.filter);
+        let hosts: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
+        self.rows = tree::build_with(&self.runs, &self.subagents, &hosts, &self.filter);
         self.selected = keep
             .and_then(|(id, agent)| {
                 let id = id?;
@@ -441,19 +442,18 @@ impl App {
                 cols,
                 bytes,
             } => {
-                // A snapshot starts the pane over: history from here on is
-                // kept for scrolling back.
+                // A snapshot replaces the pane's screen (the daemon sends one
+                // after each resize, and when the pane fell behind); the
+                // rows scrolled back so far stay.
                 let mut term = Terminal::with_history(rows, cols, self.history_lines);
                 term.feed(&bytes);
+                let mut scroll = 0;
+                if let Some(old) = self.screens.get_mut(&run) {
+                    term.keep_history_of(&mut old.term);
+                    scroll = old.scroll.min(term.history().len());
+                }
                 self.unacked.insert(run.clone(), offset);
-                self.screens.insert(
-                    run,
-                    PaneScreen {
-                        term,
-                        offset,
-                        scroll: 0,
-                    },
-                );
+                self.screens.insert(run, PaneScreen { term, offset, scroll });
             }
             Update::Output { run, offset, bytes } => {
                 if let Some(screen) = self.screens.get_mut(&run) {
@@ -507,7 +507,14 @@ impl App {
                 Err(e) => self.message = Some(format!("not started: {e}")),
             },
             Update::Failed(e) => self.message = Some(e),
-            Update::Hosts(hosts) => self.hosts = hosts,
+            Update::Hosts(hosts) => {
+                // A host added or removed is a heading more or less.
+                let renamed = !hosts.iter().map(|h| &h.name).eq(self.hosts.iter().map(|h| &h.name));
+                self.hosts = hosts;
+                if renamed {
+                    self.rebuild_tree();
+                }
+            }
             Update::Subagents(list) => {
                 let mut by_run: HashMap<String, Vec<crate::api::SubagentRecord>> = HashMap::new();
                 for s in list {

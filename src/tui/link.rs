@@ -296,6 +296,7 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                         crate::api::ResumeParams {
                             session,
                             env: std::env::vars().collect(),
+                            launch_id: None,
                         },
                     )
                     .await

@@ -32,6 +32,11 @@ use crate::paths::Paths;
 
 /// At most ~60 frames a second (DESIGN §9).
 const FRAME: Duration = Duration::from_millis(16);
+/// Output alone (no key, no other change) is drawn at most this often: a
+/// frame redraws the whole screen, and four panes of 10 Hz spinners out of
+/// step asked for ~40 of them a second (`cargo bench --bench spinners`).
+/// At 50 ms each pane of a 10 Hz spinner still shows every frame.
+const OUTPUT_FRAME: Duration = Duration::from_millis(50);
 /// Durations on screen advance once a second even when nothing else changes.
 const TICK: Duration = Duration::from_secs(1);
 /// Updates handled per wake before drawing again: a flooding pane must not
@@ -140,7 +145,10 @@ where
     B::Error: Send + Sync + 'static,
 {
     let mut dirty = true;
-    let mut last_draw = Instant::now() - FRAME;
+    // Something besides pane output changed: drawn at the FRAME cap, not
+    // OUTPUT_FRAME.
+    let mut urgent = true;
+    let mut last_draw = Instant::now() - OUTPUT_FRAME;
     let mut tick = tokio::time::interval(TICK);
     // When a key last went to the focused pane, and whether output from that
     // pane has come since.
@@ -152,10 +160,12 @@ where
         if app.quit {
             return Ok(());
         }
-        if dirty && (echoed || last_draw.elapsed() >= FRAME) {
+        let cap = if urgent { FRAME } else { OUTPUT_FRAME };
+        if dirty && (echoed || last_draw.elapsed() >= cap) {
             term.draw(|f| view::draw(f, app))?;
             last_draw = Instant::now();
             dirty = false;
+            urgent = false;
             if echoed {
                 typed_at = None;
                 echoed = false;
@@ -163,7 +173,7 @@ where
             // Drawing lays panes out, which may resize their runs.
             send_commands(app, &commands, outer);
         }
-        let next_frame = last_draw + FRAME;
+        let next_frame = last_draw + cap;
         tokio::select! {
             biased;
             event = input.next() => match event {
@@ -173,6 +183,7 @@ where
                         typed_at = Some(Instant::now());
                     }
                     dirty = true;
+                    urgent = true;
                 }
                 Some(Err(e)) => return Err(e.into()),
                 None => return Ok(()),
@@ -183,8 +194,15 @@ where
                     .filter(|at| at.elapsed() < ECHO_WINDOW)
                     .and_then(|_| app.selected_run().map(|r| r.id.clone()));
                 let mut apply = |app: &mut App, update: Update| {
-                    if let (Some(focused), Update::Output { run, .. }) = (&focused, &update) {
-                        echoed |= run == focused;
+                    match &update {
+                        // Output of a run no pane shows changes nothing on screen.
+                        Update::Output { run, .. } => {
+                            dirty |= app.screens.contains_key(run);
+                            if let Some(focused) = &focused {
+                                echoed |= run == focused;
+                            }
+                        }
+                        _ => (dirty, urgent) = (true, true),
                     }
                     app.update(update);
                 };
@@ -195,10 +213,9 @@ where
                         Err(_) => break,
                     }
                 }
-                dirty = true;
             }
             _ = tokio::time::sleep_until(next_frame.into()), if dirty => {}
-            _ = tick.tick() => dirty = true,
+            _ = tick.tick() => (dirty, urgent) = (true, true),
         }
     }
 }

@@ -20,12 +20,19 @@ pub struct TreeRow {
 /// Builds rows: each host, then its root runs in start order, each followed
 /// by its children. A filter keeps matching runs and their ancestors.
 pub fn build(runs: &[RunRecord], filter: &str) -> Vec<TreeRow> {
-    build_with(runs, &HashMap::new(), filter)
+    build_with(runs, &HashMap::new(), &[], filter)
 }
 
 /// Like [`build`], with each run's subagents (Claude's `Agent` tool) as
-/// rows under it, before its child runs.
-pub fn build_with(runs: &[RunRecord], subagents: &HashMap<String, Vec<SubagentRecord>>, filter: &str) -> Vec<TreeRow> {
+/// rows under it, before its child runs, and a heading for every
+/// configured host in `hosts` even with no run (its link state is worth
+/// seeing before the first run is placed there, and after the last ends).
+pub fn build_with(
+    runs: &[RunRecord],
+    subagents: &HashMap<String, Vec<SubagentRecord>>,
+    hosts: &[&str],
+    filter: &str,
+) -> Vec<TreeRow> {
     let by_id: HashMap<&str, &RunRecord> = runs.iter().map(|r| (r.id.as_str(), r)).collect();
     let needle = filter.to_lowercase();
     let matches = |r: &RunRecord| {
@@ -62,12 +69,14 @@ pub fn build_with(runs: &[RunRecord], subagents: &HashMap<String, Vec<SubagentRe
     for list in children.values_mut() {
         list.sort_by(|a, b| a.id.cmp(&b.id));
     }
+    let configured = hosts;
     let mut hosts: Vec<&str> = roots.iter().map(|r| r.host.as_str()).collect();
-    hosts.sort_by_key(|h| (*h != "local", *h));
-    hosts.dedup();
-    if hosts.is_empty() {
+    if roots.is_empty() {
         hosts.push("local");
     }
+    hosts.extend(configured.iter().copied().filter(|h| *h != "local"));
+    hosts.sort_by_key(|h| (*h != "local", *h));
+    hosts.dedup();
     let mut rows = Vec::new();
     for host in hosts {
         rows.push(TreeRow {

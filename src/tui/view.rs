@@ -299,14 +299,24 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
     let inner = block.inner(area);
     f.render_widget(block, area);
     if app.runs.is_empty() {
-        let empty = Paragraph::new(vec![
+        // The hosts' headings first (their links), when there are hosts.
+        let mut lines: Vec<Line> = Vec::new();
+        if !app.hosts.is_empty() {
+            lines.extend(
+                app.rows
+                    .iter()
+                    .filter(|r| r.run.is_none())
+                    .map(|r| host_row(app, &r.host, inner.width as usize, theme, now)),
+            );
+            lines.push(Line::from(""));
+        }
+        lines.extend([
             Line::from("no runs yet"),
             Line::from(""),
             Line::styled("n  start one", theme.dim),
             Line::styled("?  all keys", theme.dim),
-        ])
-        .wrap(Wrap { trim: true });
-        f.render_widget(empty, inner);
+        ]);
+        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
         return;
     }
     let height = inner.height as usize;
