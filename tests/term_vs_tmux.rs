@@ -122,6 +122,73 @@ impl Drop for TmuxServer {
     }
 }
 
+impl TmuxServer {
+    /// `before` applied at `rows` × `cols`, the window resized to `to`, then
+    /// `after` applied: the pane waits for a file between the two.
+    fn start_resized(rows: u16, cols: u16, before: &[u8], to: (u16, u16), after: &[u8]) -> Self {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let socket = dir.path().join("tmux.sock");
+        let (first, second, go) = (
+            dir.path().join("before.bin"),
+            dir.path().join("after.bin"),
+            dir.path().join("go"),
+        );
+        std::fs::write(&first, before).expect("write stream file");
+        std::fs::write(&second, after).expect("write stream file");
+        let server = Self { _dir: dir, socket };
+        // The pane polls for `go` (tmux cannot be told to wait otherwise);
+        // this test waits on the pane's title only.
+        let script = format!(
+            "stty -opost -echo; cat '{}'; printf '\\033]2;{RESIZE_TITLE}\\033\\\\'; \
+             while [ ! -e '{}' ]; do sleep 0.01; done; \
+             cat '{}'; printf '\\033]2;{DONE_TITLE}\\033\\\\'; exec sleep 100000",
+            first.display(),
+            go.display(),
+            second.display()
+        );
+        let (c, r) = (cols.to_string(), rows.to_string());
+        server.tmux(&["-f", "/dev/null", "new-session", "-d", "-x", &c, "-y", &r, &script]);
+        server.wait_title(RESIZE_TITLE);
+        let (c, r) = (to.1.to_string(), to.0.to_string());
+        server.tmux(&["resize-window", "-x", &c, "-y", &r]);
+        std::fs::write(go, b"").expect("write the go file");
+        server
+    }
+
+    fn wait_title(&self, title: &str) {
+        let started = Instant::now();
+        while self.tmux(&["display", "-p", "#{pane_title}"]).trim_end() != title {
+            assert!(
+                started.elapsed() < TIMEOUT,
+                "tmux did not show {title:?} within {TIMEOUT:?}"
+            );
+            std::thread::sleep(POLL);
+        }
+    }
+}
+
+/// The title the pane sets once the bytes before a resize are applied.
+const RESIZE_TITLE: &str = "agents-term-vs-tmux-resize";
+
+/// Ours and tmux on `before`, a resize from `rows` × `cols` to `to`, then
+/// `after`.
+fn assert_resize_same_as_tmux(rows: u16, cols: u16, before: &[u8], to: (u16, u16), after: &[u8]) {
+    let tmux = TmuxServer::start_resized(rows, cols, before, to, after).screen();
+    let mut term = Terminal::new(rows, cols);
+    term.feed(before);
+    term.resize(to.0, to.1);
+    term.feed(after);
+    let ours = Screen {
+        lines: term.visible_lines(),
+        cursor: term.cursor(),
+    };
+    assert_eq!(
+        ours, tmux,
+        "differs from tmux after a resize from {cols}x{rows} to {}x{}",
+        to.1, to.0
+    );
+}
+
 fn tmux_command(socket: &Path, args: &[&str]) -> std::io::Result<Output> {
     Command::new("tmux").arg("-S").arg(socket).args(args).output()
 }
@@ -199,6 +266,46 @@ fn assert_same_as_tmux(stream: &[u8]) {
     for (rows, cols) in SIZES {
         assert_same_as_tmux_at(rows, cols, stream);
     }
+}
+
+// Resizes. Excluded: shrinking the width under a line longer than the new
+// width (tmux rewraps it, `vt100` crops it; DESIGN §6 keeps no reflow), and
+// growing the height after output scrolled (tmux pulls rows back from its
+// history; the supervisor keeps none, so blank rows come on top). A program
+// that repaints on SIGWINCH draws over both.
+
+#[test]
+fn shrinking_the_height_keeps_the_rows_around_the_cursor_like_tmux() {
+    let lines: String = (1..=8).map(|i| format!("line {i}\r\n")).collect();
+    assert_resize_same_as_tmux(10, 40, format!("{lines}prompt$ ").as_bytes(), (5, 40), b"typed");
+}
+
+#[test]
+fn growing_a_screen_that_never_scrolled_adds_rows_below_like_tmux() {
+    assert_resize_same_as_tmux(
+        6,
+        30,
+        b"one\r\ntwo\r\nthree",
+        (12, 60),
+        b"\r\nfour wider than thirty columns, yes",
+    );
+}
+
+#[test]
+fn narrowing_short_lines_then_printing_wraps_at_the_new_width_like_tmux() {
+    let before = b"short\r\nlines only\r\n";
+    let after = "then a line that is longer than twenty columns\r\nend".as_bytes();
+    assert_resize_same_as_tmux(8, 60, before, (8, 20), after);
+}
+
+#[test]
+fn a_repaint_after_a_resize_matches_tmux() {
+    let before: String = (1..=30).map(|i| format!("{i} {}\r\n", "x".repeat(70))).collect();
+    let mut after = String::from("\x1b[H\x1b[2J");
+    for row in 1..=15 {
+        after.push_str(&format!("\x1b[{row};1H{row}/15x50|"));
+    }
+    assert_resize_same_as_tmux(24, 80, before.as_bytes(), (15, 50), after.as_bytes());
 }
 
 fn fixture(name: &str) -> Vec<u8> {

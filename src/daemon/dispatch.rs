@@ -197,7 +197,7 @@ pub async fn call(
                 .await?;
             // Screens resized their own copies when they asked, at whatever
             // offset they stood; the supervisor's screen is the one to show.
-            // TEMP live.resized.send_modify(|n| *n += 1);
+            live.resized.send_modify(|n| *n += 1);
             let id = row.id.clone();
             let _ = daemon.store.call(move |c| runs::set_size(c, &id, rows, cols)).await;
             Ok(Value::Null)

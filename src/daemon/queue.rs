@@ -138,8 +138,11 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
                     .await;
                 daemon.changed(&live.id);
             }
-            if status.takes_prompts() {
-                deliver_next(&daemon, &live, &rules).await;
+            // A delivered prompt changes the verdict at once (the agent
+            // works on it): looked at again now, not at the next output,
+            // which may come too soon after the last one to wake this loop.
+            if status.takes_prompts() && deliver_next(&daemon, &live, &rules).await {
+                continue;
             }
             // Sleep until the verdict could change by itself (a hook
             // decays), output falls quiet (a queued prompt may go in then,
@@ -160,13 +163,14 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
     });
 }
 
-/// Types the oldest queued prompt into the run, then Enter.
-async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) {
+/// Types the oldest queued prompt into the run, then Enter; says whether it
+/// did.
+async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) -> bool {
     let _delivering = live.delivery.lock().await;
     // Never type a prompt into a question, or while the agent works: not
     // while hooks say it works, nor while its output is still moving.
     if !verdict(live, rules).status.takes_prompts() || live.quiet_for(rules.quiet).is_some() {
-        return;
+        return false;
     }
     let id = live.id.clone();
     let Ok((queued, run)) = daemon
@@ -174,10 +178,10 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
         .call(move |c| Ok((runs::queued_prompts(c, &id)?, runs::get_run(c, &id)?)))
         .await
     else {
-        return;
+        return false;
     };
     let Some(prompt) = queued.into_iter().next() else {
-        return;
+        return false;
     };
     // The run records its harness family; how that harness takes a prompt
     // is its adapter's to say.
@@ -185,7 +189,7 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
     let paste = adapter.is_some_and(|a| a.pastes_prompts());
     let enter_ms = adapter.map_or(0, |a| a.enter_delay_ms());
     if live.link.prompt(&live.id, &prompt.text, paste, enter_ms).await.is_err() {
-        return;
+        return false;
     }
     // Count the delivery as output-to-come, so the next prompt waits for the
     // agent to take this one and fall quiet again.
@@ -209,6 +213,7 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
             runs::append_event(c, &run, "PROMPT_DELIVERED", &serde_json::json!({ "prompt_id": pid }))
         })
         .await;
+    true
 }
 
 #[cfg(test)]

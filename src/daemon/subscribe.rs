@@ -255,7 +255,9 @@ async fn changed(resized: &mut Option<tokio::sync::watch::Receiver<u64>>) {
 /// live supervisor to ask (a remote run's stand-in): its screens keep their
 /// own copies, as a replay of the log could not do better.
 async fn send_resized_snapshot(daemon: &Arc<Daemon>, outbox: &Outbox, row: &RunRow) -> Result<Option<u64>, ApiError> {
-    let Some(live) = daemon.live(&row.id) else { return Ok(None) };
+    let Some(live) = daemon.live(&row.id) else {
+        return Ok(None);
+    };
     let Ok(snapshot) = live.link.call(sup::SNAPSHOT, Value::Null).await else {
         return Ok(None);
     };

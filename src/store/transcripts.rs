@@ -415,12 +415,7 @@ pub fn session(conn: &Connection, session_id: &str) -> Result<Option<TranscriptS
                     format: Format::parse(&r.get::<_, String>(2)?).unwrap_or(Format::Claude),
                     model: r.get(3)?,
                     messages: r.get(4)?,
-                    tokens: Usage {
-                        input: r.get(5)?,
-                        output: r.get(6)?,
-                        cache_read: r.get(7)?,
-                        cache_write: r.get(8)?,
-                    },
+                    tokens: super::usage::tokens_at(r, 5)?,
                     first_at: r.get::<_, Option<i64>>(9)?.map(format_ms),
                     last_at: r.get::<_, Option<i64>>(10)?.map(format_ms),
                     sources: Vec::new(),

@@ -9,11 +9,22 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, Row, params};
 
 use super::StoreError;
 use crate::transcript::Usage;
 use crate::transcript::usage::SourceTokens;
+
+/// The four token counts in the columns from `first` on: input, output,
+/// cache read, cache write.
+pub(super) fn tokens_at(r: &Row<'_>, first: usize) -> rusqlite::Result<Usage> {
+    Ok(Usage {
+        input: r.get(first)?,
+        output: r.get(first + 1)?,
+        cache_read: r.get(first + 2)?,
+        cache_write: r.get(first + 3)?,
+    })
+}
 
 /// The files indexed for a run: those read under it, and those of its
 /// session read before the run was known.
@@ -32,12 +43,7 @@ pub fn run_sources(conn: &Connection, run_id: &str) -> Result<Vec<SourceTokens>,
             SourceTokens {
                 path: r.get(0)?,
                 agent_id: r.get(2)?,
-                tokens: Usage {
-                    input: r.get(3)?,
-                    output: r.get(4)?,
-                    cache_read: r.get(5)?,
-                    cache_write: r.get(6)?,
-                },
+                tokens: tokens_at(r, 3)?,
                 messages: 0,
                 models: Vec::new(),
                 session_model: r.get(7)?,
@@ -129,12 +135,7 @@ pub fn runs_sources(conn: &Connection, runs: &[String]) -> Result<HashMap<String
             SourceTokens {
                 path: r.get(1)?,
                 agent_id: r.get(2)?,
-                tokens: Usage {
-                    input: r.get(3)?,
-                    output: r.get(4)?,
-                    cache_read: r.get(5)?,
-                    cache_write: r.get(6)?,
-                },
+                tokens: tokens_at(r, 3)?,
                 messages: 0,
                 models: r.get::<_, Option<String>>(8)?.into_iter().collect(),
                 session_model: r.get(7)?,

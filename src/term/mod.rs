@@ -168,7 +168,12 @@ impl Terminal {
     /// resize) keeps its scrollback. Only between terminals made
     /// `with_history`.
     pub fn keep_history_of(&mut self, old: &mut Terminal) {
-        let older = old.parser.callbacks_mut().history.as_mut().map(|h| std::mem::take(&mut h.rows));
+        let older = old
+            .parser
+            .callbacks_mut()
+            .history
+            .as_mut()
+            .map(|h| std::mem::take(&mut h.rows));
         if let (Some(mine), Some(older)) = (self.parser.callbacks_mut().history.as_mut(), older) {
             mine.prepend(older);
         }

@@ -180,6 +180,19 @@ fn growing_after_scrolling_adds_blank_rows_on_top() {
     assert_eq!(fresh.visible_lines(), ["a", "b", "", "", ""]);
 }
 
+#[test]
+fn a_fresh_screen_keeps_the_scrollback_of_the_one_it_replaces() {
+    let mut old = Terminal::with_history(2, 10, 3);
+    old.feed(b"1\r\n2\r\n3\r\n4\r\n5");
+    let mut fresh = Terminal::with_history(2, 5, 3);
+    fresh.feed(b"a\r\nb\r\nc");
+    fresh.keep_history_of(&mut old);
+    // The old rows first, then the fresh terminal's own; the newest 3 kept.
+    assert_eq!(fresh.history().collect::<Vec<_>>(), ["2", "3", "a"]);
+    assert_eq!(old.history().len(), 0);
+    assert_eq!(fresh.visible_lines(), ["b", "c"]);
+}
+
 fn assert_snapshot_round_trips(term: &Terminal) {
     let (rows, cols) = term.size();
     let mut copy = Terminal::new(rows, cols);

@@ -1,0 +1,304 @@
+//! A pane's screen after resizes (DESIGN §6, §9): the TUI's own emulator for
+//! a run must end up cell for cell what the run's supervisor shows, however
+//! the resizes fell among the output. Driven through the TUI's real state
+//! (`App`) and its real daemon link (`tui::link::run`), against a real
+//! daemon, supervisor and PTY; the pane sizes are given as a layout would.
+
+mod common;
+
+use std::time::Instant;
+
+use agents::api::{AttachParams, AttachResult, method};
+use agents::client::Client;
+use agents::paths::Paths;
+use agents::protocol::Frame;
+use agents::term::Terminal;
+use agents::tui::app::{App, Command, Update};
+use common::{Home, PATIENCE};
+use tokio::sync::mpsc;
+
+/// Long lines (they wrap differently at each width), and a full-screen
+/// repaint on every SIGWINCH, as a TUI program does: each row says its number
+/// and the size the program saw. At the size given as arguments the program
+/// stops instead, without a repaint, as an agent whose answer ends: the lines
+/// around that resize stay on the screen.
+const SCRIPT: &str = r#"
+stop=0
+last="$1 $2"
+draw() {
+  if [ "$(stty size)" = "$last" ]; then stop=1; return; fi
+  set -- $(stty size)
+  printf '\033[H\033[2J'
+  i=1
+  while [ $i -le $1 ]; do printf '\033[%d;1H%d/%dx%d|' $i $i $1 $2; i=$((i+1)); done
+  printf '\033[%d;1H' $1
+}
+trap draw WINCH
+n=0
+while [ $stop = 0 ] && [ $n -lt 100000 ]; do
+  n=$((n+1))
+  printf 'line %05d abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789 the end\n' $n
+  [ $((n % 20)) -eq 0 ] && sleep 0.01
+done
+trap - WINCH
+printf 'DONE'
+exec sleep 600
+"#;
+
+/// Pane sizes as a user dragging a split or a window edge would give them.
+const SIZES: &[(u16, u16)] = &[
+    (10, 40),
+    (30, 100),
+    (8, 25),
+    (24, 80),
+    (12, 50),
+    (40, 132),
+    (15, 60),
+    (20, 33),
+];
+
+fn log_text(home: &Home, run: &str) -> String {
+    String::from_utf8_lossy(&std::fs::read(home.log_path(run)).unwrap_or_default()).into_owned()
+}
+
+fn log_len(home: &Home, run: &str) -> u64 {
+    std::fs::metadata(home.log_path(run)).map(|m| m.len()).unwrap_or(0)
+}
+
+/// The TUI's state and its link to the daemon, pumped by hand instead of by
+/// the event loop (which would also draw).
+struct Tui {
+    app: App,
+    updates: mpsc::Receiver<Update>,
+    commands: mpsc::UnboundedSender<Command>,
+    link: tokio::task::JoinHandle<()>,
+}
+
+impl Tui {
+    fn open(home: &Home) -> Tui {
+        let (commands, commands_rx) = mpsc::unbounded_channel();
+        let (updates_tx, updates) = mpsc::channel(256);
+        let link = tokio::spawn(agents::tui::link::run(
+            Paths::at(home.path().to_path_buf()),
+            commands_rx,
+            updates_tx,
+        ));
+        Tui {
+            app: App::new(),
+            updates,
+            commands,
+            link,
+        }
+    }
+
+    /// Ends the link while the daemon still runs: one that lost its daemon
+    /// would start another, from this test's binary.
+    async fn close(self) {
+        let Tui {
+            updates,
+            commands,
+            link,
+            ..
+        } = self;
+        drop((updates, commands));
+        tokio::time::timeout(PATIENCE, link)
+            .await
+            .expect("the TUI's link ends with its channels")
+            .expect("the TUI's link task");
+    }
+
+    fn send_commands(&mut self) {
+        for cmd in self.app.take_commands() {
+            if !matches!(cmd, Command::Terminal(_)) {
+                let _ = self.commands.send(cmd);
+            }
+        }
+    }
+
+    /// Applies updates until `done` holds.
+    async fn pump_until(&mut self, what: &str, done: impl FnMut(&App) -> bool) {
+        if !self.try_pump_until(done).await {
+            panic!(
+                "{what}: not within {PATIENCE:?}; the panes stand at {:?}",
+                self.app
+                    .screens
+                    .iter()
+                    .map(|(id, s)| (id, s.offset))
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+
+    /// Applies updates until `done` holds (true) or for `PATIENCE` (false).
+    async fn try_pump_until(&mut self, mut done: impl FnMut(&App) -> bool) -> bool {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            self.send_commands();
+            if done(&self.app) {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            match tokio::time::timeout_at(deadline, self.updates.recv()).await {
+                Ok(Some(update)) => self.app.update(update),
+                Ok(None) => panic!("the TUI's link ended"),
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// The pane is laid out at `rows` × `cols`, as `view::draw` does.
+    fn lay_out(&mut self, run: &str, rows: u16, cols: u16) {
+        self.app.panes_laid_out(vec![(run.to_string(), rows, cols)]);
+        self.send_commands();
+    }
+}
+
+/// The supervisor's screen now, through the API: a fresh subscription
+/// starts with a snapshot of it.
+async fn supervisor_screen(home: &Home, run: &str) -> (u64, Terminal) {
+    let mut client = Client::connect_existing(&Paths::at(home.path().to_path_buf()), true)
+        .await
+        .expect("connect to the daemon");
+    let mut events = client.events.take().expect("events were asked for");
+    let _: AttachResult = client
+        .call(
+            method::RUNS_ATTACH,
+            AttachParams {
+                run: run.into(),
+                offset: None,
+                lossless: false,
+                window: None,
+            },
+        )
+        .await
+        .expect("runs.attach");
+    loop {
+        let frame = tokio::time::timeout(PATIENCE, events.recv())
+            .await
+            .expect("a snapshot within patience")
+            .expect("the daemon kept the connection");
+        if let Frame::Snapshot {
+            run: r,
+            offset,
+            rows,
+            cols,
+            bytes,
+        } = frame
+            && r == run
+        {
+            let mut term = Terminal::new(rows, cols);
+            term.feed(&bytes);
+            return (offset, term);
+        }
+    }
+}
+
+fn describe(term: &Terminal) -> String {
+    let (rows, cols) = term.size();
+    let mut out = format!("{rows}x{cols}, cursor {:?}\n", term.cursor());
+    for (i, line) in term.visible_lines().iter().enumerate() {
+        out.push_str(&format!("{i:>3}|{line}\n"));
+    }
+    out
+}
+
+/// Cell for cell: size, every cell's text and attributes, cursor.
+fn same_screen(pane: &Terminal, supervisor: &Terminal) -> bool {
+    pane.size() == supervisor.size()
+        && pane.cursor() == supervisor.cursor()
+        && pane.screen().contents_formatted() == supervisor.screen().contents_formatted()
+}
+
+fn assert_same_screen(pane: &Terminal, supervisor: &Terminal) {
+    assert!(
+        same_screen(pane, supervisor),
+        "the pane's screen differs from the supervisor's\n-- pane --\n{}-- supervisor --\n{}",
+        describe(pane),
+        describe(supervisor)
+    );
+}
+
+/// How often the race is run: where the last resize falls among the output
+/// is up to the scheduler, and one round may miss the window where it shows.
+const ROUNDS: usize = 3;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_resizes_among_output_a_pane_shows_exactly_the_supervisor_s_screen() {
+    for _ in 0..ROUNDS {
+        resizes_among_output(&Home::new()).await;
+    }
+}
+
+async fn resizes_among_output(home: &Home) {
+    let (last_rows, last_cols) = *SIZES.last().unwrap();
+    let id = home.start(&[
+        "cmd",
+        "--",
+        "bash",
+        "-c",
+        SCRIPT,
+        "bash",
+        &last_rows.to_string(),
+        &last_cols.to_string(),
+    ]);
+    home.wait_until("the script prints", || log_text(home, &id).contains("line 00001"));
+
+    let mut tui = Tui::open(home);
+    // As the TUI does: the pane is subscribed and laid out together, so
+    // the first resize races the subscription's snapshot.
+    tui.pump_until("the run is listed", |app| app.run(&id).is_some()).await;
+
+    for (i, &(rows, cols)) in SIZES.iter().enumerate() {
+        tui.lay_out(&id, rows, cols);
+        if i == SIZES.len() - 1 {
+            // The program stops printing when it sees this one.
+            break;
+        }
+        if i % 3 == 2 {
+            // Two resizes in a row: output between them is not waited for.
+            continue;
+        }
+        // More output comes after the resize (the program's repaint, if its
+        // SIGWINCH came in time, among it).
+        let at = log_len(home, &id);
+        let more = tui
+            .try_pump_until(|app| app.screens.get(&id).is_some_and(|s| s.offset > at + 20_000))
+            .await;
+        if !more {
+            let text = log_text(home, &id);
+            panic!(
+                "no output after the resize to {rows}x{cols} within {PATIENCE:?}: the log went from {at} to {} bytes, the pane at {}; the log ends {:?}",
+                text.len(),
+                tui.app.screens.get(&id).map_or(0, |s| s.offset),
+                &text[text.len().saturating_sub(300)..]
+            );
+        }
+    }
+
+    home.wait_until("the script stops", || log_text(home, &id).contains("DONE"));
+    let end = log_len(home, &id);
+    tui.pump_until("the pane has applied all output", |app| {
+        app.screens.get(&id).is_some_and(|s| s.offset >= end)
+    })
+    .await;
+    assert_eq!(log_len(home, &id), end, "nothing is printed after DONE");
+
+    let deadline = Instant::now() + PATIENCE;
+    let (offset, supervisor) = loop {
+        let (offset, term) = supervisor_screen(home, &id).await;
+        if offset >= end || Instant::now() > deadline {
+            break (offset, term);
+        }
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(offset, end, "the supervisor's screen stands for the whole log");
+    // The pane may still be sent what the last resize calls for.
+    tui.try_pump_until(|app| same_screen(&app.screens[&id].term, &supervisor))
+        .await;
+    assert_same_screen(&tui.app.screens[&id].term, &supervisor);
+    assert_eq!(supervisor.size(), (last_rows, last_cols));
+    tui.close().await;
+    home.ok(&["cancel", &id]);
+}
