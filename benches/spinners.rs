@@ -29,7 +29,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Home, Pty, shows};
+use common::{Home, Pty, shows, tmux};
 
 const ROWS: u16 = 50;
 const COLS: u16 = 200;
@@ -235,21 +235,6 @@ fn spinners_shown(term: &agents::term::Terminal) -> usize {
         .iter()
         .map(|l| l.matches(" working… ").count())
         .sum()
-}
-
-fn tmux(sock: &Path, args: &[&str]) -> String {
-    let out = Command::new("tmux")
-        .arg("-S")
-        .arg(sock)
-        .args(args)
-        .output()
-        .expect("tmux is needed for the side-by-side figures (apt-get install tmux)");
-    assert!(
-        out.status.success(),
-        "tmux {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 fn tmux_side(dir: &Path, runs: usize, window: Duration, tick_ns: u64) -> Vec<(&'static str, f64)> {

@@ -23,11 +23,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use agents::term::Terminal;
-use common::{BIN, Home, Pty, quantile, shows};
+use common::{BIN, Home, Pty, quantile, shows, tmux};
 
 const ROWS: u16 = 50;
 const COLS: u16 = 200;
@@ -126,16 +125,6 @@ fn agents_side(dir: &Path, keys: usize) -> Vec<f64> {
     tui.press(b"q");
     tui.wait_exit();
     latencies
-}
-
-fn tmux(sock: &Path, args: &[&str]) {
-    let status = Command::new("tmux")
-        .arg("-S")
-        .arg(sock)
-        .args(args)
-        .status()
-        .expect("tmux is needed for the side-by-side figures (apt-get install tmux)");
-    assert!(status.success(), "tmux {args:?} failed");
 }
 
 fn tmux_side(dir: &Path, keys: usize) -> Vec<f64> {

@@ -55,6 +55,27 @@ impl Drop for Spawned {
     }
 }
 
+/// `agents logs --follow RUN`, and the lines it prints as they come.
+fn follow_logs(home: &Home, run: &str) -> (Spawned, mpsc::Receiver<String>) {
+    let mut follow = Spawned(
+        home.cmd(&["logs", "--follow", run])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("agents logs --follow"),
+    );
+    let stdout = follow.0.stdout.take().expect("piped stdout");
+    let (tx, lines) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (follow, lines)
+}
+
 fn shows(lines: &[String], text: &str) -> bool {
     lines.iter().any(|l| l.contains(text))
 }
@@ -324,22 +345,7 @@ fn logs_follow_prints_lines_as_they_scroll_and_exits_when_the_run_ends() {
     );
     let id = home.start(&["--size", "80x4", "cmd", "--", "sh", "-c", &script]);
 
-    let mut follow = Spawned(
-        home.cmd(&["logs", "--follow", &id])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("agents logs --follow"),
-    );
-    let stdout = follow.0.stdout.take().expect("piped stdout");
-    let (tx, lines) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let (mut follow, lines) = follow_logs(&home, &id);
     let mut got = Vec::new();
     let next_line = |got: &mut Vec<String>| {
         let line = lines
@@ -388,22 +394,7 @@ fn logs_follow_prints_each_line_once_it_is_complete_and_never_twice() {
         String::from_utf8_lossy(&home.raw_log(&id)).contains("beta")
     });
 
-    let mut follow = Spawned(
-        home.cmd(&["logs", "--follow", &id])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("agents logs --follow"),
-    );
-    let stdout = follow.0.stdout.take().expect("piped stdout");
-    let (tx, lines) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let (mut follow, lines) = follow_logs(&home, &id);
     let mut got: Vec<String> = Vec::new();
     let mut next_line = || {
         let line = lines.recv_timeout(PATIENCE).expect("a line from logs --follow");

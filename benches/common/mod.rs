@@ -255,3 +255,19 @@ pub fn load_average() -> String {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }
+
+/// Runs a tmux command against the server on `sock`; its stdout, trimmed.
+pub fn tmux(sock: &Path, args: &[&str]) -> String {
+    let out = Command::new("tmux")
+        .arg("-S")
+        .arg(sock)
+        .args(args)
+        .output()
+        .expect("tmux is needed for the side-by-side figures (apt-get install tmux)");
+    assert!(
+        out.status.success(),
+        "tmux {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
