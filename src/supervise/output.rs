@@ -186,7 +186,7 @@ pub fn start_reader(
                     match parse_rx.recv_timeout(SCREEN_QUIET) {
                         Ok(first) => first,
                         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                            run.look_if_settled();
+                            run.look_if_unread();
                             look_due = false;
                             continue;
                         }
@@ -247,7 +247,7 @@ pub fn start_reader(
                             unannounced = false;
                         }
                         if look_due && quiet >= SCREEN_QUIET {
-                            run.look_if_settled();
+                            run.look_if_unread();
                             look_due = false;
                         }
                         continue;

@@ -200,12 +200,15 @@ impl Supervised {
         self.master.lock().unwrap_or_else(|p| p.into_inner()).as_raw_fd()
     }
 
-    /// Reads the screen for a question if it has settled unread.
-    pub fn look_if_settled(&self) {
-        self.screen
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .look_if_settled(&self.finding);
+    /// Output has been quiet `SCREEN_QUIET` (the caller timed it from its
+    /// last read): reads the screen for a question unless a parse already
+    /// did since it last changed. Not `ParsedScreen::look_if_settled`, whose
+    /// clock starts at the parse, a moment after the read.
+    pub fn look_if_unread(&self) {
+        let mut screen = self.screen.lock().unwrap_or_else(|p| p.into_inner());
+        if !screen.looked {
+            screen.look(&self.finding);
+        }
     }
 
     pub fn write_input(&self, bytes: Vec<u8>) {
@@ -638,9 +641,13 @@ const OFFSET_EVERY: Duration = Duration::from_millis(5);
 
 /// Output pauses before a quiet moment: once parsing has been still this
 /// long, the screen is read for a prompt (by the next parse, or once output
-/// has been quiet for `SCREEN_QUIET`). Short enough that a waiting agent
-/// shows as waiting at once, long enough not to read a flooding screen.
-const SCREEN_SETTLE: Duration = Duration::from_millis(60);
+/// has been quiet for `SCREEN_QUIET`). As long as `SCREEN_QUIET`, so a
+/// spinner's frames (10 Hz and faster) never count as pauses: reading the
+/// whole screen before each frame was a quarter of a spinning run's
+/// supervisor CPU (`cargo bench --bench spinners`); such a screen is read
+/// every `SCREEN_MAX_WAIT` instead, and a question, after which output
+/// stops, is read once it has been quiet `SCREEN_QUIET`, as before.
+const SCREEN_SETTLE: Duration = SCREEN_QUIET;
 /// A screen that never settles (a flood, a fast spinner) is still read this
 /// often, by the thread parsing it.
 const SCREEN_MAX_WAIT: Duration = Duration::from_millis(500);
