@@ -1,5 +1,5 @@
 //! End to end with the real aider: `agents run aider` in a PTY, in a git
-//! repository, with `--model openai/mock --openai-api-base` pointing at a
+//! repository, with `--model openai/mock` and `OPENAI_API_BASE` exported, pointing at a
 //! small mock of the OpenAI chat completions API on loopback (streamed).
 //! Only the model is mocked.
 //!
@@ -117,17 +117,9 @@ fn a_real_aider_run_takes_a_prompt_and_writes_its_chat_history() {
             "aider",
             "--size",
             "120x40",
-            // litellm fetches its model price list from GitHub at start
-            // unless told to use the copy it ships.
-            "--env",
-            "LITELLM_LOCAL_MODEL_COST_MAP",
             "--",
             "--model",
             "openai/mock",
-            "--openai-api-base",
-            &api.url,
-            "--openai-api-key",
-            "sk-mock",
             "--no-check-update",
             "--analytics-disable",
             "--no-show-model-warnings",
@@ -137,9 +129,14 @@ fn a_real_aider_run_takes_a_prompt_and_writes_its_chat_history() {
             "--yes-always",
             "hello.py",
         ]);
+        // The endpoint and key only exported, as in a user's shell: they
+        // pass by default (issue #9). litellm fetches its model price list
+        // from GitHub at start unless told to use the copy it ships.
         cmd.current_dir(&cwd)
             .env("PATH", &path)
             .env("HOME", user_home.path())
+            .env("OPENAI_API_BASE", &api.url)
+            .env("OPENAI_API_KEY", "sk-mock")
             .env("LITELLM_LOCAL_MODEL_COST_MAP", "True");
         real_cli::stdout_of(cmd, "run aider")
     };

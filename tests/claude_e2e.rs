@@ -153,20 +153,10 @@ fn a_real_claude_run_reports_status_hooks_and_its_session() {
     )
     .unwrap();
 
+    // Only exported, as a user has them in the shell: no `--env`. Claude
+    // Code's own variables pass by default (issue #9).
     let home = Home::new();
-    let pass = [
-        "ANTHROPIC_BASE_URL",
-        "ANTHROPIC_API_KEY",
-        "DISABLE_TELEMETRY",
-        "DISABLE_ERROR_REPORTING",
-        "DISABLE_AUTOUPDATER",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
-    ];
-    let mut args = vec!["run", "-d", "claude", "--size", "120x40"];
-    for name in pass {
-        args.extend(["--env", name]);
-    }
-    let mut run = home.cmd(&args);
+    let mut run = home.cmd(&["run", "-d", "claude", "--size", "120x40"]);
     run.current_dir(&cwd)
         .env("PATH", bin.path_before("/usr/bin:/bin"))
         .env("HOME", user_home.path())
@@ -181,6 +171,22 @@ fn a_real_claude_run_reports_status_hooks_and_its_session() {
 
     let started = home.show(&id);
     assert_eq!(started["harness_version"], PINNED);
+    // The names passed (never values): these, and whatever else of Claude
+    // Code's this machine exports (`AWS_*` here).
+    let passed = started["env_harness"].as_array().cloned().unwrap_or_default();
+    for name in [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+        "DISABLE_AUTOUPDATER",
+        "DISABLE_ERROR_REPORTING",
+        "DISABLE_TELEMETRY",
+    ] {
+        assert!(passed.contains(&json!(name)), "{name} in {passed:?}");
+    }
+    let shown = home.ok(&["show", &id]);
+    assert!(shown.contains("ANTHROPIC_API_KEY ANTHROPIC_BASE_URL"), "{shown}");
+    assert!(!shown.contains(API_KEY) && !home.ok(&["show", &id, "--json"]).contains(API_KEY));
     let session = started["session_id"].as_str().unwrap().to_string();
     home.wait_until("claude started its session", || {
         last_status_why(&home, &id) == "hook SessionStart (startup)"

@@ -195,11 +195,12 @@ fn a_real_codex_run_reports_its_turns_session_and_transcript_and_resumes_and_for
     .unwrap();
 
     // A profile named like the family changes what `agents run codex`
-    // means: its own config home, and the key passed by name (a resume
-    // starts from the profile too, so the key follows).
+    // means: its own config home. The provider's key is only exported: it
+    // passes because that config's provider names it (`env_key`), on every
+    // start and resume (issue #9).
     let home = Home::with_config(&format!(
         "[engine]\nquiet_ms = 300\ncancel_sigint_grace_ms = 700\ncancel_sigterm_grace_ms = 700\n\n\
-         [profiles.codex]\nconfig_home = {}\npass_env = [\"{KEY_VAR}\"]\n",
+         [profiles.codex]\nconfig_home = {}\n",
         quoted(codex_home.path()),
     ));
     let path = bin.path();
@@ -216,6 +217,7 @@ fn a_real_codex_run_reports_its_turns_session_and_transcript_and_resumes_and_for
     let id = agents(&["run", "-d", "codex", "--size", "120x40"]);
     let started = home.show(&id);
     assert_eq!(started["harness_version"], PINNED, "{started}");
+    assert_eq!(started["env_harness"], serde_json::json!([KEY_VAR]), "{started}");
     assert!(started["session_id"].is_null(), "codex names its session only later");
     wait(&home, &id, "codex's composer is up", || {
         home.logs(&id).contains("? for shortcuts")

@@ -144,10 +144,14 @@ fn a_real_gemini_run_finds_its_chat_asks_permission_and_resumes() {
             .env("GOOGLE_GEMINI_BASE_URL", &api.url);
         real_cli::stdout_of(cmd, &format!("{args:?}"))
     };
-    let pass = ["--env", "GEMINI_API_KEY", "--env", "GOOGLE_GEMINI_BASE_URL"];
-
-    let id = agents(&[&["run", "-d", "gemini", "--size", "120x40"][..], &pass[..]].concat());
+    // The key and endpoint are only exported, as in a user's shell: Gemini
+    // CLI's own variables pass by default (issue #9).
+    let id = agents(&["run", "-d", "gemini", "--size", "120x40"]);
     assert_eq!(home.show(&id)["harness_version"], PINNED);
+    assert_eq!(
+        home.show(&id)["env_harness"],
+        serde_json::json!(["GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"])
+    );
     wait(&home, &id, "gemini's composer is up", || composer_up(&home, &id));
     assert!(!home.logs(&id).contains("Do you trust"), "the project is trusted");
 

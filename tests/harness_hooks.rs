@@ -10,11 +10,14 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::{BIN, Home};
-use serde_json::Value;
+use serde_json::{Value, json};
 
-/// `agents hook` gives up after 1.5 s; this allows for starting the process
-/// on a busy machine.
-const HOOK_BOUND: Duration = Duration::from_millis(2500);
+/// `agents hook` gives up 1.5 s after it starts; this allows for starting
+/// the process, and the test noticing its end, on a busy machine, and stays
+/// short of the 5 s after which Claude Code gives up on a hook itself (what
+/// a hook must never reach). A hook that waits for the daemon or its stdin
+/// is caught all the same: the stuck daemon below holds on far longer.
+const HOOK_BOUND: Duration = Duration::from_millis(4000);
 
 const SESSION: &str = "22222222-3333-4444-8555-666666666666";
 const TRANSCRIPT: &str = "/home/user/.claude/projects/-home-user-project/22222222-3333-4444-8555-666666666666.jsonl";
@@ -119,14 +122,15 @@ fn hook_exits_zero_at_once_when_no_daemon_runs_and_starts_none() {
 fn hook_exits_zero_within_the_bound_when_the_daemon_is_stuck_and_stdin_stays_open() {
     let home = Home::new();
     std::fs::create_dir_all(home.path()).unwrap();
-    // A "daemon" that accepts and never says a word.
+    // A "daemon" that accepts and never says a word (for longer than either
+    // hook below may take, so a hook that waits for it times the test out).
     let listener = std::os::unix::net::UnixListener::bind(home.path().join("daemon.sock")).unwrap();
     let _held = std::thread::spawn(move || {
         let mut conns = Vec::new();
         for conn in listener.incoming().take(2) {
             conns.push(conn);
         }
-        std::thread::sleep(Duration::from_secs(10));
+        std::thread::sleep(HOOK_BOUND * 6);
     });
     for stdin_open in [false, true] {
         let started = Instant::now();
@@ -191,9 +195,14 @@ exec sleep 60"#,
     assert_eq!(kinds[interrupt + 1], "RUN_PAUSED");
 
     std::fs::write(&gate, "").unwrap();
-    home.wait_until("the turn ended", || {
+    // Each hook waits for the daemon's answer, within its 1.5 s budget: on
+    // a busy machine one may have given up waiting, and the daemon record
+    // it just after the script went on.
+    home.wait_until("the turn ended and every hook is recorded", || {
         let run = home.show(&id);
-        run["status"] == "idle" && String::from_utf8_lossy(&home.raw_log(&id)).contains("hooks-done")
+        run["status"] == "idle"
+            && String::from_utf8_lossy(&home.raw_log(&id)).contains("hooks-done")
+            && home.event_kinds(&id).iter().filter(|k| *k == "HOOK").count() >= payloads().len()
     });
     let why = status_event(&home, &id)["data"]["why"].as_str().unwrap().to_string();
     assert_eq!(why, "hook Stop");
@@ -251,6 +260,7 @@ fn fake_claude(dir: &Path) {
     let script = r#"#!/bin/sh
 if [ "$1" = "--version" ]; then echo "2.1.197 (Claude Code)"; exit 0; fi
 printf '%s\n' "${CLAUDE_CONFIG_DIR:-none}" > config-dir.txt
+printf '%s %s %s\n' "${ANTHROPIC_API_KEY:-unset}" "${ANTHROPIC_BASE_URL:-unset}" "${UNRELATED_SECRET:-unset}" > env.txt
 printf '%s\n' "$@" > args.txt
 settings="$2"; session="$4"
 hook() {
@@ -271,6 +281,9 @@ exec sleep 60
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// A key exported in the shell that starts `agents run claude`.
+const KEY: &str = "sk-ant-test-never-stored-7f3a";
+
 #[test]
 fn a_claude_run_has_its_session_id_and_hooks_before_it_starts() {
     let bin = tempfile::tempdir().unwrap();
@@ -283,9 +296,14 @@ fn a_claude_run_has_its_session_id_and_hooks_before_it_starts() {
     ));
     let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
     let run = |harness: &str| {
+        // Exported as in a user's shell, no `--env`: Claude Code's own
+        // variables reach it, nothing else does, and no value is stored.
         let out = home
             .cmd(&["run", "-d", harness, "--prompt", "write the release notes"])
             .env("PATH", &path)
+            .env("ANTHROPIC_API_KEY", KEY)
+            .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/mock")
+            .env("UNRELATED_SECRET", "hush")
             .env_remove("CLAUDE_CONFIG_DIR")
             .env("HOME", user_home.path())
             .current_dir(work.path())
@@ -342,9 +360,33 @@ fn a_claude_run_has_its_session_id_and_hooks_before_it_starts() {
         "none",
         "the user's own config home is left alone"
     );
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("env.txt")).unwrap().trim(),
+        format!("{KEY} http://127.0.0.1:9/mock unset")
+    );
+    // These, and whatever else of Claude Code's this machine exports.
+    let passed = started["env_harness"].as_array().cloned().unwrap_or_default();
+    assert!(
+        passed.contains(&json!("ANTHROPIC_API_KEY")) && passed.contains(&json!("ANTHROPIC_BASE_URL")),
+        "{passed:?}"
+    );
+    assert!(!passed.contains(&json!("UNRELATED_SECRET")), "{passed:?}");
+    let shown = home.ok(&["show", &id]);
+    let env_line = shown.lines().find(|l| l.starts_with("env ")).unwrap_or_default();
+    assert!(
+        env_line.contains("ANTHROPIC_API_KEY ANTHROPIC_BASE_URL") && env_line.ends_with("(the harness's own)"),
+        "{shown}"
+    );
     let kinds = home.event_kinds(&id);
     assert!(kinds.iter().filter(|k| *k == "HOOK").count() >= 3, "{kinds:?}");
     home.ok(&["cancel", "--force", &id]);
+    for file in ["agents.db", "agents.db-wal"] {
+        let bytes = std::fs::read(home.path().join(file)).unwrap_or_default();
+        assert!(
+            !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+            "the key's value is in {file}"
+        );
+    }
 
     // A profile: its binary, model and isolated config home.
     let id = run("work");

@@ -72,6 +72,11 @@ pub struct HarnessDetail {
     /// Each attempt of the run, first to last: more than one when an
     /// account problem made it fall back to another profile.
     pub attempts: Vec<AttemptRecord>,
+    /// Variables named with `--env` at launch (names, never values).
+    pub env_passed: Vec<String>,
+    /// The harness's own variables (keys, endpoints, models) passed from
+    /// the client's environment at launch, by default (names only).
+    pub env_harness: Vec<String>,
 }
 
 /// One attempt of a run: which harness version and profile ran, and how

@@ -145,4 +145,9 @@ pub struct SearchResults {
     /// Some host did not answer: its hits are missing.
     pub partial: bool,
     pub hosts_unreachable: Vec<super::HostUnreachable>,
+    /// Bytes that live runs' transcripts hold beyond what was indexed when
+    /// the search answered (here and on the hosts that answered): the
+    /// tailer is reading them, and a search a moment later finds them.
+    #[serde(default)]
+    pub unindexed_bytes: u64,
 }

@@ -107,7 +107,8 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         match crate::harness::find_binary(bin, path.as_deref()) {
             Some(p) if agent => {
                 let version = crate::harness::version::version_of(&p).unwrap_or_else(|| "version unknown".into());
-                ok(format!("{what} {version}: {}", p.display()))
+                ok(format!("{what} {version}: {}", p.display()));
+                println!("info     {what}: {}", credentials(what));
             }
             Some(p) => ok(format!("{what}: {}", p.display())),
             None if agent => println!("info     {what}: not installed ({fix})"),
@@ -115,4 +116,36 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         }
     }
     Ok(if problems == 0 { 0 } else { 1 })
+}
+
+/// What a run of `family` started from this shell would have to log in
+/// with: the harness's own variables set here (names only, values never
+/// shown), and its own login file, if it keeps one.
+fn credentials(family: &str) -> String {
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let names = crate::harness::harness_env_names(family, &Default::default(), &env, &cwd);
+    let mut said = if names.is_empty() {
+        "none of its variables set".to_string()
+    } else {
+        format!("{} set", names.join(", "))
+    };
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+    };
+    let config_home = crate::harness::adapter_for(family)
+        .and_then(|a| a.config_home_var())
+        .and_then(var);
+    if let Some(file) = crate::harness::credentials::login_file(family, config_home.as_deref(), var("HOME").as_deref())
+    {
+        let shown = super::print::home_relative(&file.to_string_lossy());
+        if file.exists() {
+            said.push_str(&format!("; login in {shown}"));
+        } else {
+            said.push_str(&format!("; no {shown}"));
+        }
+    }
+    said
 }

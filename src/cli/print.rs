@@ -16,6 +16,17 @@ pub fn unreachable_hosts(hosts: &[HostUnreachable], what: &str) {
     }
 }
 
+/// A search answered before live transcripts were read whole says so on
+/// stderr: its hits may miss what those bytes hold.
+pub fn unindexed(bytes: u64) {
+    if bytes > 0 {
+        eprintln!(
+            "partial: {:.1} MB of live transcripts not read yet; a search in a moment finds what they hold",
+            bytes as f64 / 1e6
+        );
+    }
+}
+
 fn parse_time(s: &str) -> Option<std::time::SystemTime> {
     humantime::parse_rfc3339(s).ok()
 }
@@ -38,7 +49,7 @@ pub fn duration(run: &RunRecord) -> String {
     }
 }
 
-fn home_relative(path: &str) -> String {
+pub fn home_relative(path: &str) -> String {
     match dirs::home_dir() {
         Some(home) if path.starts_with(&*home.to_string_lossy()) && home.as_os_str().len() > 1 => {
             format!("~{}", &path[home.as_os_str().len()..])
@@ -104,6 +115,26 @@ fn tokens(u: &crate::transcript::Usage) -> String {
     crate::transcript::usage::count(u.input + u.output + u.cache_read + u.cache_write)
 }
 
+/// The variable names a run was given from the client's environment
+/// (values are never kept): the harness's own, then those named with
+/// `--env`.
+fn env_line(h: &crate::api::HarnessDetail) -> Option<String> {
+    let mut parts = Vec::new();
+    if !h.env_harness.is_empty() {
+        parts.push(format!("{} (the harness's own)", h.env_harness.join(" ")));
+    }
+    let named: Vec<&str> = h
+        .env_passed
+        .iter()
+        .filter(|n| !h.env_harness.contains(n))
+        .map(String::as_str)
+        .collect();
+    if !named.is_empty() {
+        parts.push(format!("{} (--env)", named.join(" ")));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 pub fn detail(d: &RunDetail) -> String {
     let r = &d.run;
     let mut out = String::new();
@@ -134,6 +165,9 @@ pub fn detail(d: &RunDetail) -> String {
         }
     }
     field("command", r.command.join(" "));
+    if let Some(env) = env_line(&d.harness) {
+        field("env", env);
+    }
     field("host", r.host.clone());
     field("cwd", r.cwd.clone());
     let state = if r.state.is_live() {

@@ -166,6 +166,7 @@ pub async fn search(paths: &Paths, words: Vec<String>, within: Option<String>, r
     if hits.is_empty() {
         println!("no matches");
         super::print::unreachable_hosts(&results.hosts_unreachable, "matches");
+        super::print::unindexed(results.unindexed_bytes);
         return Ok(1);
     }
     for h in &hits {
@@ -187,6 +188,7 @@ pub async fn search(paths: &Paths, words: Vec<String>, within: Option<String>, r
         );
     }
     super::print::unreachable_hosts(&results.hosts_unreachable, "matches");
+    super::print::unindexed(results.unindexed_bytes);
     Ok(0)
 }
 

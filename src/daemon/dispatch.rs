@@ -93,6 +93,8 @@ pub async fn call(
                     resume_mode: edge.as_ref().and_then(|e| e.mode.clone()),
                     resumed_from: edge.and_then(|e| e.session),
                     attempts,
+                    env_passed: info.pass_env,
+                    env_harness: info.harness_env,
                 },
                 usage: crate::transcript::usage::run_usage(&sources, &prices),
             })

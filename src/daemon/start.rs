@@ -225,6 +225,8 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
         .filter(|n| crate::harness::is_env_name(n))
         .cloned()
         .collect();
+    // The harness's own variables the client had set (names only).
+    let env_names = prepared.as_ref().map(|p| p.harness_env.clone()).unwrap_or_default();
     let known = launch.session.clone();
     daemon
         .store
@@ -241,6 +243,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
                     "version": version,
                     "profile": profile,
                     "pass_env": pass_env,
+                    "harness_env": env_names,
                 }),
             )?;
             let transcript = known
@@ -419,15 +422,17 @@ async fn free_name(daemon: &Arc<Daemon>, harness: &str) -> Result<String, ApiErr
 }
 
 /// The harness's environment, by precedence (DESIGN §4): the client's
-/// allowlisted variables and those passed by name (run options and the
-/// profile), then the adapter's (config home), then ours.
+/// allowlisted variables, those the harness reads (`Adapter::env_names`)
+/// and those passed by name (run options and the profile), then the
+/// adapter's (config home), then ours.
 pub(super) fn harness_env(
     daemon: &Daemon,
     params: &StartParams,
     row: &RunRow,
     prepared: &crate::harness::Prepared,
 ) -> Vec<(String, String)> {
-    let passed = |k: &String| params.pass_env.contains(k) || prepared.pass_env.contains(k);
+    let passed =
+        |k: &String| params.pass_env.contains(k) || prepared.pass_env.contains(k) || prepared.harness_env.contains(k);
     let mut env: Vec<(String, String)> = params
         .env
         .iter()

@@ -14,7 +14,9 @@ use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
 
 use super::Daemon;
-use crate::api::{ApiError, ErrorCode, SearchHit, SearchParams, TranscriptMessage, TranscriptPage, TranscriptParams};
+use crate::api::{
+    ApiError, ErrorCode, SearchParams, SearchResults, TranscriptMessage, TranscriptPage, TranscriptParams,
+};
 use crate::store::transcripts as db;
 use crate::store::{Store, StoreError, runs};
 use crate::transcript::claude::SubagentLink;
@@ -36,6 +38,12 @@ const SEARCH_CATCH_UP: Duration = Duration::from_millis(200);
 /// The bytes one step of that reads, so the deadline is overrun by one
 /// short step at most.
 const SEARCH_STEP: usize = 256 * 1024;
+
+/// Steps of `SEARCH_STEP` a search reads at most before it answers (4 MiB,
+/// ~100 ms here), however fast the machine: far more than a turn writes,
+/// while a flood of backlog is left to the tailer and said so in the
+/// answer (`unindexed_bytes`), not waited for.
+const SEARCH_STEPS: usize = 16;
 
 enum Job {
     /// Files registered for a session: watch them (and, for Claude, the
@@ -496,9 +504,16 @@ async fn refresh(daemon: &Arc<Daemon>, session: &str) -> Result<Vec<PathBuf>, Ap
     Ok(files)
 }
 
+/// What a search's catch-up left for the tailer.
+#[derive(Default)]
+struct Unread {
+    files: Vec<PathBuf>,
+    bytes: u64,
+}
+
 /// Reads what is new in the files live runs use (and `also`'s), in short
-/// steps until `deadline`. Returns the files with more to read.
-async fn catch_up_live(daemon: &Arc<Daemon>, also: Option<String>, deadline: tokio::time::Instant) -> Vec<PathBuf> {
+/// steps until `deadline` or `SEARCH_STEPS` steps. Returns what it left.
+async fn catch_up_live(daemon: &Arc<Daemon>, also: Option<String>, deadline: tokio::time::Instant) -> Unread {
     let sources = daemon
         .store
         .call(move |c| {
@@ -513,11 +528,12 @@ async fn catch_up_live(daemon: &Arc<Daemon>, also: Option<String>, deadline: tok
         Ok(s) => s,
         Err(e) => {
             tracing::debug!("transcripts not caught up before a search: {e}");
-            return Vec::new();
+            return Unread::default();
         }
     };
     let mut seen: HashSet<PathBuf> = HashSet::new();
-    let mut unread = Vec::new();
+    let mut unread = Unread::default();
+    let mut steps = 0;
     for src in sources {
         let path = PathBuf::from(&src.path);
         if !seen.insert(path.clone()) {
@@ -525,12 +541,16 @@ async fn catch_up_live(daemon: &Arc<Daemon>, also: Option<String>, deadline: tok
         }
         let mut changed = false;
         let mut done = false;
-        while !done && tokio::time::Instant::now() < deadline {
+        // Until a step says otherwise, what the file holds past its offset.
+        let mut left = std::fs::metadata(&path).map_or(0, |m| m.len().saturating_sub(src.offset));
+        while !done && steps < SEARCH_STEPS && tokio::time::Instant::now() < deadline {
+            steps += 1;
             let p = path.clone();
             match daemon.store.call(move |c| Ok(index::step(c, &p, SEARCH_STEP))).await {
                 Ok(Ok(s)) => {
                     changed |= s.changed;
                     done = !s.more;
+                    left = s.left;
                 }
                 // A file that cannot be read now keeps what was indexed of it.
                 Ok(Err(e)) => {
@@ -546,8 +566,9 @@ async fn catch_up_live(daemon: &Arc<Daemon>, also: Option<String>, deadline: tok
         if changed {
             let _ = daemon.transcripts.grew.send(src.session_id.clone());
         }
-        if !done {
-            unread.push(path);
+        if !done && left > 0 {
+            unread.bytes += left;
+            unread.files.push(path);
         }
     }
     unread
@@ -590,8 +611,9 @@ async fn page(
 
 /// `transcripts.search`: first reads what the files of live runs' sessions
 /// (and of the session searched within) gained since they were last read,
-/// for `SEARCH_CATCH_UP` at most, so what a harness just wrote is found.
-pub async fn search(daemon: &Arc<Daemon>, p: SearchParams) -> Result<Vec<SearchHit>, ApiError> {
+/// for `SEARCH_CATCH_UP` and `SEARCH_STEPS` at most, so what a harness
+/// just wrote is found; the answer says how much it left to the tailer (`unindexed_bytes`).
+pub async fn search(daemon: &Arc<Daemon>, p: SearchParams) -> Result<SearchResults, ApiError> {
     if p.query.trim().is_empty() {
         return Err(ApiError::bad_request("an empty search"));
     }
@@ -617,14 +639,20 @@ pub async fn search(daemon: &Arc<Daemon>, p: SearchParams) -> Result<Vec<SearchH
     // Only now, so the tailer's larger steps do not queue before the query
     // on the store's one thread: it reads the rest (watching a file first if
     // it did not yet).
-    for path in unread {
+    for path in unread.files {
         let _ = daemon.transcripts.jobs.send(Job::Watch(vec![path.clone()]));
         let _ = daemon.transcripts.jobs.send(Job::Changed(path));
     }
     // An FTS5 syntax error (only possible with `raw`) is the caller's.
-    hits.map_err(|e| match e {
+    let hits = hits.map_err(|e| match e {
         StoreError::Sqlite(e) if p.raw => ApiError::bad_request(format!("bad search query: {e}")),
         e => storage(e),
+    })?;
+    Ok(SearchResults {
+        hits,
+        partial: false,
+        hosts_unreachable: Vec::new(),
+        unindexed_bytes: unread.bytes,
     })
 }
 

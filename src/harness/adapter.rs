@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::Profile;
+use super::credentials::HarnessEnv;
 
 /// Everything an adapter may look at to build a launch.
 pub struct LaunchContext<'a> {
@@ -140,6 +141,19 @@ pub trait Adapter: Sync {
     /// default, wordings common to many CLIs.
     fn account_problem(&self, text: &str) -> Option<AccountProblem> {
         match_account(text, GENERIC_ACCOUNT_PATTERNS)
+    }
+
+    /// The variables this harness reads (its documented keys, endpoints,
+    /// model names and switches): those set in the client's environment
+    /// are passed to it by default, as the same command typed in that
+    /// shell would see them. Names only; values are never stored.
+    fn env_names(&self, ctx: &LaunchContext) -> Vec<String> {
+        self.harness_env().present(ctx.env)
+    }
+
+    /// The names and prefixes `env_names` admits by default.
+    fn harness_env(&self) -> &'static HarnessEnv {
+        &HarnessEnv::NONE
     }
 
     /// The environment variable a profile's `config_home` sets.

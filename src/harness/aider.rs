@@ -22,6 +22,10 @@ impl Adapter for Aider {
         "aider"
     }
 
+    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
+        &super::credentials::AIDER
+    }
+
     fn program(&self) -> &'static str {
         "aider"
     }

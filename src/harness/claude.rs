@@ -50,6 +50,10 @@ impl Adapter for Claude {
         Some("CLAUDE_CONFIG_DIR")
     }
 
+    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
+        &super::credentials::CLAUDE
+    }
+
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
         let binary = ctx
             .profile

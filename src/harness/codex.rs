@@ -50,6 +50,27 @@ impl Adapter for Codex {
         Some("CODEX_HOME")
     }
 
+    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
+        &super::credentials::CODEX
+    }
+
+    /// Its own names, and each `env_key` the providers of its config name.
+    fn env_names(&self, ctx: &LaunchContext) -> Vec<String> {
+        let mut names = self.harness_env().present(ctx.env);
+        let home = ctx
+            .config_home("CODEX_HOME")
+            .or_else(|| ctx.var("HOME").map(|h| Path::new(h).join(".codex")));
+        if let Some(home) = home {
+            for key in super::credentials::codex_provider_keys(&home) {
+                if ctx.var(&key).is_some() && !names.contains(&key) {
+                    names.push(key);
+                }
+            }
+        }
+        names.sort();
+        names
+    }
+
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
         let binary = ctx
             .profile

@@ -23,6 +23,10 @@ impl Adapter for Gemini {
         "gemini"
     }
 
+    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
+        &super::credentials::GEMINI
+    }
+
     fn enter_delay_ms(&self) -> u64 {
         // Its window is ~30 ms; leave room for a busy machine.
         100

@@ -10,6 +10,7 @@ pub mod aider;
 mod builtin;
 pub mod claude;
 pub mod codex;
+pub mod credentials;
 pub mod demo;
 pub mod gemini;
 pub mod hooks;
@@ -49,6 +50,9 @@ pub struct Prepared {
     pub profile: Option<String>,
     /// Environment variables the profile passes by name.
     pub pass_env: Vec<String>,
+    /// The variables of the client's environment the harness reads
+    /// (`Adapter::env_names`), passed by default.
+    pub harness_env: Vec<String>,
     /// `argv[0]` is the resolved program path.
     pub launch: Launch,
 }
@@ -92,8 +96,34 @@ pub fn prepare(name: &str, req: &Request) -> Result<Prepared, String> {
         adapter,
         profile: profile.map(|_| name.to_string()),
         pass_env: profile.map(|p| p.pass_env.clone()).unwrap_or_default(),
+        harness_env: adapter.env_names(&ctx),
         launch,
     })
+}
+
+/// The variables of `env` the harness `name` (a family or profile) reads
+/// and would be passed by default: what a remote start carries across by
+/// name, its values from here.
+pub fn harness_env_names(
+    name: &str,
+    profiles: &BTreeMap<String, Profile>,
+    env: &[(String, String)],
+    cwd: &Path,
+) -> Vec<String> {
+    let profile = profiles.get(name);
+    let family = profile.map_or(name, |p| p.family_for(name));
+    let Some(adapter) = adapter_for(family) else {
+        return Vec::new();
+    };
+    let ctx = LaunchContext {
+        args: &[],
+        env,
+        profile,
+        run_dir: Path::new("/"),
+        agents_bin: Path::new("agents"),
+        cwd,
+    };
+    adapter.env_names(&ctx)
 }
 
 /// This `agents` binary, which harness hooks and the demo agent run. When

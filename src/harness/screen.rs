@@ -33,9 +33,72 @@ const APPROVAL_QUESTIONS: &[(&str, &str)] = &[
     ),
 ];
 
+/// What the CLIs print when they cannot reach their model for want of a
+/// login, lower-case: Claude Code ("Not logged in · Please run /login",
+/// "Invalid API key · Please run /login", "OAuth token has expired"),
+/// Codex ("unexpected status 401 Unauthorized"), Gemini CLI ("API key not
+/// valid"), OpenAI-style providers ("Incorrect API key provided") and
+/// litellm under aider ("AuthenticationError").
+const LOGIN_PROBLEMS: &[&str] = &[
+    "please run /login",
+    "not logged in",
+    "invalid api key",
+    "token has expired",
+    "401 unauthorized",
+    "api key not valid",
+    "incorrect api key provided",
+    "authenticationerror",
+];
+
+/// How many non-blank lines at the bottom a login problem must be among to
+/// count: the agent's last words above its input box (Claude's reply, box
+/// and hint line are five; Gemini's error, box and footer six). Once a
+/// later turn is drawn, the old complaint has moved above them.
+const LOGIN_WINDOW: usize = 6;
+
 /// Looks at the bottom of the screen (a prompt is always near the cursor)
-/// for a question followed by a numbered choice.
+/// for a question followed by a numbered choice, else for the harness
+/// saying it is not logged in.
 pub fn waiting_on(lines: &[String]) -> Option<ScreenFinding> {
+    question(lines).or_else(|| login_problem(lines))
+}
+
+/// The harness's last words say it cannot work until someone logs in
+/// (`waiting_input`, with the line that said so).
+fn login_problem(lines: &[String]) -> Option<ScreenFinding> {
+    let last: Vec<&str> = lines
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .take(LOGIN_WINDOW)
+        .collect();
+    let line = last.iter().find(|l| {
+        let l = l.to_lowercase();
+        LOGIN_PROBLEMS.iter().any(|p| l.contains(p))
+    })?;
+    let said: String = bare(line)
+        .trim_start_matches(['⎿', '■', '✕', ' '])
+        .chars()
+        .take(100)
+        .collect();
+    Some(ScreenFinding {
+        status: ActivityStatus::WaitingInput,
+        why: format!("{LOGIN_WHY}: {said}"),
+    })
+}
+
+/// How a login finding's reason begins (fusion lets it outrank a hook that
+/// says the turn merely ended).
+pub const LOGIN_WHY: &str = "screen says it is not logged in";
+
+impl ScreenFinding {
+    pub fn is_login_problem(&self) -> bool {
+        self.why.starts_with(LOGIN_WHY)
+    }
+}
+
+fn question(lines: &[String]) -> Option<ScreenFinding> {
     // The bottom of what is drawn, not of the window: blank rows below the
     // last text do not count.
     let used = lines.iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
@@ -161,6 +224,39 @@ mod tests {
     fn an_answered_question_still_on_screen_is_not_waiting() {
         let screen = lines(" Do you want to proceed?\n ❯ 1. Yes\n   2. No\n Esc to cancel\n  ⎿  approved\n> ");
         assert_eq!(waiting_on(&screen), None);
+    }
+
+    #[test]
+    fn a_harness_that_is_not_logged_in_waits_for_a_login_until_a_later_turn_is_drawn() {
+        let failed = lines(concat!(
+            "> hello\n",
+            "  ⎿  Not logged in · Please run /login\n",
+            "\n",
+            "────────────────\n",
+            "> \n",
+            "────────────────\n",
+            "  ? for shortcuts\n",
+        ));
+        let found = waiting_on(&failed).unwrap();
+        assert_eq!(found.status, ActivityStatus::WaitingInput);
+        assert!(found.is_login_problem());
+        assert_eq!(found.why, format!("{LOGIN_WHY}: Not logged in · Please run /login"));
+        let codex =
+            lines("■ unexpected status 401 Unauthorized: Incorrect API key provided\n\n› Ask Codex\n  ? for shortcuts");
+        assert!(waiting_on(&codex).unwrap().is_login_problem());
+
+        let later = lines(concat!(
+            "> hello\n",
+            "  ⎿  Not logged in · Please run /login\n",
+            "  Login successful\n",
+            "> hello again\n",
+            "⏺ Hello!\n",
+            "────────────────\n",
+            "> \n",
+            "────────────────\n",
+            "  ? for shortcuts\n",
+        ));
+        assert_eq!(waiting_on(&later), None);
     }
 
     #[test]

@@ -10,10 +10,12 @@
 //!    claimed;
 //! 5. otherwise quiet: idle.
 //!
-//! A screen change after the last hook outranks it: a permission prompt the
-//! hook announced and the user then answered (or dismissed, which fires no
-//! hook) is over once the screen says so. Pure: evidence and a clock in, a
-//! verdict out.
+//! A screen change after the last hook outranks it when it ends what the
+//! hook said: a question drawn after it, or the permission prompt the hook
+//! announced answered (or dismissed, which fires no hook). A question that
+//! merely went away hides no other hook. A login problem on the screen
+//! outranks every hook but one saying the agent works again. Pure:
+//! evidence and a clock in, a verdict out.
 
 use std::time::{Duration, Instant};
 
@@ -73,7 +75,15 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
         .filter(|d| !d.is_zero());
     let verdict = |status, why: String, recheck| Verdict { status, why, recheck };
 
-    let hook = ev.hook.as_ref().filter(|h| ev.screen_at.is_none_or(|s| s <= h.at));
+    // A login problem on the screen outranks a hook that says the turn
+    // merely ended (Claude's `Stop` follows "Not logged in"); a hook that
+    // says it works again (after a login) outranks it.
+    let login = ev.screen.as_ref().filter(|f| f.is_login_problem());
+    let hook = ev
+        .hook
+        .as_ref()
+        .filter(|h| !hidden_by_screen(ev, h))
+        .filter(|h| login.is_none() || h.status == ActivityStatus::Working);
     if let Some(h) = hook {
         let left = rules.decay.saturating_sub(age(h.at));
         if !left.is_zero() {
@@ -95,6 +105,17 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
         );
     }
     verdict(ActivityStatus::Idle, "no output for a while".into(), None)
+}
+
+/// Whether the screen changed after the hook in a way that ends what the
+/// hook said: a finding appeared (a question drawn after it), or the
+/// question the hook announced went away (answered, or dismissed with Esc,
+/// which fires no hook). A question going away says nothing about a hook
+/// of another kind: a cleared prompt read late must not hide the `Stop`
+/// that came after the answer.
+fn hidden_by_screen(ev: &Evidence, hook: &HookSeen) -> bool {
+    let changed_after = ev.screen_at.is_some_and(|s| s > hook.at);
+    changed_after && (ev.screen.is_some() || hook.status == ActivityStatus::NeedsApproval)
 }
 
 impl ActivityStatus {
@@ -124,6 +145,8 @@ mod tests {
         /// A hook that ran earlier than it arrived (by this many seconds).
         LateHook(ActivityStatus, &'static str, u64),
         Screen(Option<ActivityStatus>),
+        /// The screen says the harness is not logged in.
+        Login,
         Output,
     }
 
@@ -157,6 +180,13 @@ mod tests {
                     ev.screen = found.map(|status| ScreenFinding {
                         status,
                         why: "screen shows a permission prompt".into(),
+                    });
+                    ev.screen_at = Some(at(*s));
+                }
+                Seen::Login => {
+                    ev.screen = Some(ScreenFinding {
+                        status: WaitingInput,
+                        why: format!("{}: Not logged in", crate::harness::screen::LOGIN_WHY),
                     });
                     ev.screen_at = Some(at(*s));
                 }
@@ -281,6 +311,51 @@ mod tests {
                 11 + 700,
                 NeedsApproval,
                 "screen",
+            ),
+            (
+                "a cleared prompt read late does not hide the Stop after the answer",
+                vec![
+                    (10, Hook(NeedsApproval, "hook PermissionRequest Bash")),
+                    (11, Screen(Some(NeedsApproval))),
+                    (20, Hook(Working, "hook PostToolUse Bash")),
+                    (21, Hook(Idle, "hook Stop")),
+                    (22, Screen(None)),
+                ],
+                23,
+                Idle,
+                "hook Stop",
+            ),
+            (
+                "a question drawn after a working hook is waited on",
+                vec![
+                    (10, Hook(Working, "hook PreToolUse Bash")),
+                    (11, Screen(Some(NeedsApproval))),
+                ],
+                12,
+                NeedsApproval,
+                "screen",
+            ),
+            (
+                "not logged in: the Stop after the complaint does not make it idle",
+                vec![
+                    (10, Hook(Working, "hook UserPromptSubmit")),
+                    (11, Login),
+                    (12, Hook(Idle, "hook Stop")),
+                ],
+                13,
+                WaitingInput,
+                "not logged in",
+            ),
+            (
+                "logged in again: a working hook outranks the old complaint",
+                vec![
+                    (11, Login),
+                    (12, Hook(Idle, "hook Stop")),
+                    (30, Hook(Working, "hook UserPromptSubmit")),
+                ],
+                31,
+                Working,
+                "hook UserPromptSubmit",
             ),
             (
                 "a fresh hook after decay counts again",

@@ -502,7 +502,8 @@ impl AgentsMcp {
 
     #[tool(description = "Full-text search over every indexed transcript, here and on every \
         host; hits carry the session, run, host, message seq and a snippet with matches in « ». \
-        `partial` with `hosts_unreachable` names hosts that did not answer.")]
+        `partial` with `hosts_unreachable` names hosts that did not answer; `unindexed_bytes` > 0 \
+        means live transcripts held that much not yet indexed (search again shortly).")]
     async fn transcripts_search(
         &self,
         Parameters(args): Parameters<TranscriptsSearchArgs>,
@@ -514,7 +515,7 @@ impl AgentsMcp {
             raw: args.raw,
             local_only: false,
         };
-        // Already an object: `hits`, `partial`, `hosts_unreachable`.
+        // Already an object: `hits`, `partial`, `hosts_unreachable`, `unindexed_bytes`.
         respond(self.call(method::TRANSCRIPTS_SEARCH, params).await)
     }
 

@@ -152,14 +152,10 @@ pub async fn sessions_list(
 pub async fn search(
     daemon: &Arc<Daemon>,
     p: SearchParams,
-    local: impl Future<Output = Result<Vec<SearchHit>, ApiError>>,
+    local: impl Future<Output = Result<SearchResults, ApiError>>,
 ) -> Result<SearchResults, ApiError> {
     if p.local_only || p.within.is_some() {
-        return Ok(SearchResults {
-            hits: local.await?,
-            partial: false,
-            hosts_unreachable: Vec::new(),
-        });
+        return local.await;
     }
     let limit = p
         .limit
@@ -169,18 +165,27 @@ pub async fn search(
     let params = serde_json::to_value(there).map_err(ApiError::internal)?;
     let asking = ask_every_host(daemon, method::TRANSCRIPTS_SEARCH, params).await;
     // A bad query fails here, as it would there.
-    let mut lists = vec![local.await?];
+    let here = local.await?;
+    let mut unindexed_bytes = here.unindexed_bytes;
+    let mut lists = vec![here.hits];
     let mut hosts_unreachable = Vec::new();
     for (host, answer) in asking.answers().await {
-        match answer.and_then(|v| rows::<SearchHit>(v, "hits")) {
-            Ok(hits) => lists.push(
-                hits.into_iter()
-                    .map(|h| SearchHit {
-                        host: host.clone(),
-                        ..h
-                    })
-                    .collect(),
-            ),
+        let answer = answer.and_then(|v| {
+            let unindexed = v.get("unindexed_bytes").and_then(Value::as_u64).unwrap_or(0);
+            Ok((rows::<SearchHit>(v, "hits")?, unindexed))
+        });
+        match answer {
+            Ok((hits, unindexed)) => {
+                unindexed_bytes += unindexed;
+                lists.push(
+                    hits.into_iter()
+                        .map(|h| SearchHit {
+                            host: host.clone(),
+                            ..h
+                        })
+                        .collect(),
+                )
+            }
             Err(error) => hosts_unreachable.push(HostUnreachable { host, error }),
         }
     }
@@ -188,6 +193,7 @@ pub async fn search(
         hits: interleave(lists, limit),
         partial: !hosts_unreachable.is_empty(),
         hosts_unreachable,
+        unindexed_bytes,
     })
 }
 

@@ -37,10 +37,21 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams, host_name: &str) -
         Err(e) => return blocked(daemon, &params, &host, parent.as_ref(), e.to_string()).await,
     };
     let remote_parent = parent.as_ref().filter(|p| p.host == host.name).map(|p| p.id.clone());
+    // The harness's own variables travel by name like `--env` ones, their
+    // values from where the run is started (issue #9).
+    let mut names = params.pass_env.clone();
+    let profiles = daemon.config().profiles;
+    let cwd = std::path::Path::new(&params.cwd);
+    names.extend(crate::harness::harness_env_names(
+        &params.harness,
+        &profiles,
+        &params.env,
+        cwd,
+    ));
     let remote = StartParams {
         host: None,
         cwd: map_cwd(&params.cwd, &conn.info),
-        env: remote_env(&params.pass_env, &params.env, &conn.info, &host),
+        env: remote_env(&names, &params.env, &conn.info, &host),
         parent: remote_parent.clone(),
         // Minted here: a start sent again after a lost answer returns the
         // run the first one created there (issue #5).

@@ -173,6 +173,7 @@ async fn search(daemon: &Arc<Daemon>, host: &str, id: &str, p: SearchParams, wha
     };
     let params = serde_json::to_value(params).map_err(ApiError::internal)?;
     let answer = ask(daemon, host, method::TRANSCRIPTS_SEARCH, params, what).await?;
+    let unindexed_bytes = answer.get("unindexed_bytes").and_then(Value::as_u64).unwrap_or(0);
     let hits: Vec<SearchHit> = super::gather::rows(answer, "hits")
         .map_err(|e| ApiError::new(ErrorCode::Protocol, format!("host {host} gave {e}")))?;
     let hits = hits
@@ -186,6 +187,7 @@ async fn search(daemon: &Arc<Daemon>, host: &str, id: &str, p: SearchParams, wha
         hits,
         partial: false,
         hosts_unreachable: Vec::new(),
+        unindexed_bytes,
     })
     .map_err(ApiError::internal)
 }

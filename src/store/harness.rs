@@ -200,6 +200,9 @@ pub struct HarnessInfo {
     pub transcript_path: Option<String>,
     /// The variable names passed with `--env` at launch (never values).
     pub pass_env: Vec<String>,
+    /// The harness's own variables passed from the client's environment
+    /// at launch (names only).
+    pub harness_env: Vec<String>,
 }
 
 pub fn harness_info(conn: &Connection, run: &str) -> Result<HarnessInfo, StoreError> {
@@ -226,15 +229,19 @@ pub fn harness_info(conn: &Connection, run: &str) -> Result<HarnessInfo, StoreEr
             |r| r.get(0),
         )
         .optional()?;
-    let pass_env = created
-        .and_then(|data| serde_json::from_str::<serde_json::Value>(&data).ok())
-        .and_then(|data| serde_json::from_value(data["pass_env"].clone()).ok())
-        .unwrap_or_default();
+    let created = created.and_then(|data| serde_json::from_str::<serde_json::Value>(&data).ok());
+    let names = |key: &str| -> Vec<String> {
+        created
+            .as_ref()
+            .and_then(|data| serde_json::from_value(data[key].clone()).ok())
+            .unwrap_or_default()
+    };
     Ok(HarnessInfo {
         version,
         profile,
         transcript_path,
-        pass_env,
+        pass_env: names("pass_env"),
+        harness_env: names("harness_env"),
     })
 }
 

@@ -56,6 +56,9 @@ pub struct Stepped {
     pub more: bool,
     /// Anything was stored.
     pub changed: bool,
+    /// Bytes of the file past what has been read, as its length was when
+    /// this step looked (0 for a whole-document format).
+    pub left: u64,
 }
 
 /// The path as the index keys it: absolute, not resolved through symlinks
@@ -188,12 +191,18 @@ pub fn step(conn: &mut Connection, path: &Path, max: usize) -> Result<Stepped, I
         (batch, progress, s.more)
     };
     db::save_batch(conn, &src, &batch, &progress)?;
+    let left = if more {
+        meta.len().saturating_sub(progress.offset)
+    } else {
+        0
+    };
     Ok(Stepped {
         messages: batch.messages.len() as u64,
         malformed: batch.stats.malformed,
         unknown: batch.stats.unknown,
         more,
         changed: true,
+        left,
     })
 }
 

@@ -1,0 +1,201 @@
+//! The environment each harness documents and reads — its keys, endpoints,
+//! model names and switches — so that a run gets what the same command
+//! typed in the user's shell would get (issue #9). The allowlist stays an
+//! allowlist: these names, and only while the client has them set; values
+//! pass through to the harness and are never stored. Also where a harness
+//! keeps a login of its own, for `agents doctor`.
+
+use std::path::{Path, PathBuf};
+
+/// Variable names a harness reads: exact names and name prefixes.
+pub struct HarnessEnv {
+    pub names: &'static [&'static str],
+    pub prefixes: &'static [&'static str],
+}
+
+impl HarnessEnv {
+    pub const NONE: HarnessEnv = HarnessEnv {
+        names: &[],
+        prefixes: &[],
+    };
+
+    pub fn admits(&self, name: &str) -> bool {
+        self.names.contains(&name) || self.prefixes.iter().any(|p| name.starts_with(p))
+    }
+
+    /// The names of `env` this admits, sorted, each once.
+    pub fn present(&self, env: &[(String, String)]) -> Vec<String> {
+        let mut names: Vec<String> = env
+            .iter()
+            .filter(|(k, v)| !v.is_empty() && self.admits(k))
+            .map(|(k, _)| k.clone())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
+/// Claude Code: its settings reference (API key and token, base URL, model
+/// names, `CLAUDE_CODE_*` and `DISABLE_*` switches, limits), Bedrock
+/// (`AWS_*`, `CLAUDE_CODE_USE_BEDROCK`) and Vertex (`CLOUD_ML_REGION`,
+/// `VERTEX_REGION_*`, `ANTHROPIC_VERTEX_PROJECT_ID`, Google credentials).
+pub const CLAUDE: HarnessEnv = HarnessEnv {
+    names: &[
+        "CLOUD_ML_REGION",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "MAX_THINKING_TOKENS",
+        "MAX_MCP_OUTPUT_TOKENS",
+        "MCP_TIMEOUT",
+        "MCP_TOOL_TIMEOUT",
+        "BASH_DEFAULT_TIMEOUT_MS",
+        "BASH_MAX_TIMEOUT_MS",
+        "BASH_MAX_OUTPUT_LENGTH",
+    ],
+    prefixes: &["ANTHROPIC_", "CLAUDE_CODE_", "DISABLE_", "AWS_", "VERTEX_REGION_"],
+};
+
+/// Codex CLI: the OpenAI key and endpoint (plus each `env_key` its
+/// `config.toml` names, read at launch: `codex_provider_keys`).
+pub const CODEX: HarnessEnv = HarnessEnv {
+    names: &[
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_ORGANIZATION",
+        "OPENAI_PROJECT",
+        "CODEX_API_KEY",
+    ],
+    prefixes: &[],
+};
+
+/// Gemini CLI: API keys, Vertex and Cloud project settings, its own
+/// `GEMINI_*` switches and `GOOGLE_GEMINI_BASE_URL`.
+pub const GEMINI: HarnessEnv = HarnessEnv {
+    names: &[
+        "GOOGLE_API_KEY",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_GENAI_USE_GCA",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_GEMINI_BASE_URL",
+    ],
+    prefixes: &["GEMINI_"],
+};
+
+/// aider: the provider keys and endpoints litellm reads for the models
+/// aider documents, litellm's own `LITELLM_*` switches, and aider's
+/// `AIDER_*` options.
+pub const AIDER: HarnessEnv = HarnessEnv {
+    names: &[
+        "GEMINI_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "OPENROUTER_API_KEY",
+        "GROQ_API_KEY",
+        "MISTRAL_API_KEY",
+        "COHERE_API_KEY",
+        "XAI_API_KEY",
+        "FIREWORKS_API_KEY",
+        "TOGETHERAI_API_KEY",
+        "OLLAMA_API_BASE",
+        "AZURE_API_KEY",
+        "AZURE_API_BASE",
+        "AZURE_API_VERSION",
+        "VERTEXAI_PROJECT",
+        "VERTEXAI_LOCATION",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+    ],
+    prefixes: &["OPENAI_", "ANTHROPIC_", "AIDER_", "LITELLM_", "AWS_"],
+};
+
+/// The `env_key` of every `[model_providers.NAME]` in Codex's
+/// `config.toml` under `codex_home`: a provider's key is read from the
+/// variable its entry names. An unreadable file names none (Codex itself
+/// reports a broken config).
+pub fn codex_provider_keys(codex_home: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(codex_home.join("config.toml")) else {
+        return Vec::new();
+    };
+    let Ok(config) = text.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let Some(providers) = config.get("model_providers").and_then(|p| p.as_table()) else {
+        return Vec::new();
+    };
+    providers
+        .values()
+        .filter_map(|p| p.get("env_key")?.as_str())
+        .filter(|k| super::is_env_name(k))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The file a harness keeps its own login in, when it has one: what
+/// `agents doctor` looks for beside the variables.
+pub fn login_file(family: &str, config_home: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
+    let under_home = |rest: &str| home.map(|h| h.join(rest));
+    match family {
+        "claude" => config_home
+            .map(|c| c.join(".credentials.json"))
+            .or_else(|| under_home(".claude/.credentials.json")),
+        "codex" => config_home
+            .map(|c| c.join("auth.json"))
+            .or_else(|| under_home(".codex/auth.json")),
+        "gemini" => under_home(".gemini/oauth_creds.json"),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn each_family_takes_its_own_variables_and_no_one_elses() {
+        let shell = env(&[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
+            ("CLAUDE_CODE_USE_BEDROCK", "1"),
+            ("OPENAI_API_KEY", "o"),
+            ("GEMINI_API_KEY", "g"),
+            ("AIDER_MODEL", "m"),
+            ("SECRET_TOKEN", "s"),
+            ("ANTHROPIC_MODEL", ""),
+        ]);
+        assert_eq!(
+            CLAUDE.present(&shell),
+            ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_USE_BEDROCK"]
+        );
+        assert_eq!(CODEX.present(&shell), ["OPENAI_API_KEY"]);
+        assert_eq!(GEMINI.present(&shell), ["GEMINI_API_KEY"]);
+        assert_eq!(
+            AIDER.present(&shell),
+            [
+                "AIDER_MODEL",
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_BASE_URL",
+                "GEMINI_API_KEY",
+                "OPENAI_API_KEY"
+            ]
+        );
+    }
+
+    #[test]
+    fn codex_providers_name_the_variables_their_keys_are_read_from() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(codex_provider_keys(dir.path()).is_empty());
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "model = \"m\"\n[model_providers.mock]\nbase_url = \"http://x\"\nenv_key = \"MOCK_KEY\"\n\
+             [model_providers.azure]\nenv_key = \"AZURE_OPENAI_API_KEY\"\n[model_providers.bad]\nenv_key = \"A=B\"\n",
+        )
+        .unwrap();
+        let mut keys = codex_provider_keys(dir.path());
+        keys.sort();
+        assert_eq!(keys, ["AZURE_OPENAI_API_KEY", "MOCK_KEY"]);
+    }
+}
