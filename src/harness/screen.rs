@@ -73,11 +73,15 @@ fn login_problem(lines: &[String]) -> Option<ScreenFinding> {
         .filter(|l| !l.is_empty())
         .take(LOGIN_WINDOW)
         .collect();
-    let line = last.iter().find(|l| {
+    let complains = |l: &str| {
         let l = l.to_lowercase();
         LOGIN_PROBLEMS.iter().any(|p| l.contains(p))
-    })?;
-    let said: String = bare(line)
+    };
+    let line = last.iter().find(|l| complains(l))?;
+    // The words that said so, not the whole row: a status line holds other
+    // hints, apart by runs of spaces.
+    let part = line.split("  ").find(|p| complains(p)).unwrap_or(line);
+    let said: String = bare(part.trim())
         .trim_start_matches(['⎿', '■', '✕', ' '])
         .chars()
         .take(100)
@@ -88,8 +92,7 @@ fn login_problem(lines: &[String]) -> Option<ScreenFinding> {
     })
 }
 
-/// How a login finding's reason begins (fusion lets it outrank a hook that
-/// says the turn merely ended).
+/// How a login finding's reason begins (fusion lets it outrank hooks).
 pub const LOGIN_WHY: &str = "screen says it is not logged in";
 
 impl ScreenFinding {
@@ -241,6 +244,12 @@ mod tests {
         assert_eq!(found.status, ActivityStatus::WaitingInput);
         assert!(found.is_login_problem());
         assert_eq!(found.why, format!("{LOGIN_WHY}: Not logged in · Please run /login"));
+        // As Claude Code 2.1.197 draws its status line with no login.
+        let hint = lines("❯ \n────\n  ? for shortcuts · ← for agents                      Not logged in · Run /login");
+        assert_eq!(
+            waiting_on(&hint).unwrap().why,
+            format!("{LOGIN_WHY}: Not logged in · Run /login")
+        );
         let codex =
             lines("■ unexpected status 401 Unauthorized: Incorrect API key provided\n\n› Ask Codex\n  ? for shortcuts");
         assert!(waiting_on(&codex).unwrap().is_login_problem());

@@ -14,7 +14,7 @@
 //! hook said: a question drawn after it, or the permission prompt the hook
 //! announced answered (or dismissed, which fires no hook). A question that
 //! merely went away hides no other hook. A login problem on the screen
-//! outranks every hook but one saying the agent works again. Pure:
+//! outranks every hook; only moving output is work then. Pure:
 //! evidence and a clock in, a verdict out.
 
 use std::time::{Duration, Instant};
@@ -75,15 +75,16 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
         .filter(|d| !d.is_zero());
     let verdict = |status, why: String, recheck| Verdict { status, why, recheck };
 
-    // A login problem on the screen outranks a hook that says the turn
-    // merely ended (Claude's `Stop` follows "Not logged in"); a hook that
-    // says it works again (after a login) outranks it.
-    let login = ev.screen.as_ref().filter(|f| f.is_login_problem());
-    let hook = ev
-        .hook
-        .as_ref()
-        .filter(|h| !hidden_by_screen(ev, h))
-        .filter(|h| login.is_none() || h.status == ActivityStatus::Working);
+    // A login problem on the screen outranks every hook: Claude Code says
+    // "Not logged in" from the start, fires `UserPromptSubmit` for a prompt
+    // it then refuses, and no `Stop`. Only output still moving is work.
+    if let Some(found) = ev.screen.as_ref().filter(|f| f.is_login_problem()) {
+        if let Some(left) = quiet_left {
+            return verdict(ActivityStatus::Working, "output in the last moment".into(), Some(left));
+        }
+        return verdict(found.status, found.why.clone(), None);
+    }
+    let hook = ev.hook.as_ref().filter(|h| !hidden_by_screen(ev, h));
     if let Some(h) = hook {
         let left = rules.decay.saturating_sub(age(h.at));
         if !left.is_zero() {
@@ -347,10 +348,24 @@ mod tests {
                 "not logged in",
             ),
             (
-                "logged in again: a working hook outranks the old complaint",
+                "not logged in: a prompt it refused, with no Stop, is not work",
+                vec![(5, Login), (10, Hook(Working, "hook UserPromptSubmit")), (10, Output)],
+                20,
+                WaitingInput,
+                "not logged in",
+            ),
+            (
+                "not logged in, but output moving: working",
+                vec![(5, Login), (10, Output)],
+                10,
+                Working,
+                "output",
+            ),
+            (
+                "logged in again: once the complaint is gone, hooks count",
                 vec![
-                    (11, Login),
-                    (12, Hook(Idle, "hook Stop")),
+                    (5, Login),
+                    (20, Screen(None)),
                     (30, Hook(Working, "hook UserPromptSubmit")),
                 ],
                 31,
