@@ -331,7 +331,12 @@ fn a_run_started_from_inside_a_run_is_its_child() {
 #[test]
 fn prompts_to_a_busy_agent_are_queued_and_delivered_once_in_order() {
     let home = Home::new();
-    let id = home.start(&["demo", "--", "--think-ms", "1500"]);
+    // The agent thinks until `go` exists: every send below comes while it
+    // is busy with the first prompt, however slowly the sends go.
+    let hold = tempfile::tempdir().unwrap();
+    let go = hold.path().join("go");
+    let go_arg = go.to_string_lossy().into_owned();
+    let id = home.start(&["demo", "--", "--think-ms", "300", "--think-until", &go_arg]);
     wait_idle(&home, &id);
 
     let send = |text: &str, prompt_id: Option<&str>| -> (String, String) {
@@ -359,6 +364,7 @@ fn prompts_to_a_busy_agent_are_queued_and_delivered_once_in_order() {
         assert_eq!(state, "queued", "{text} is sent while the agent thinks");
         expected.push(id);
     }
+    std::fs::write(&go, b"").unwrap();
 
     wait_for_output(&home, &id, "you said \"four\"");
     // A retry of a delivered prompt is not typed again; a later prompt is

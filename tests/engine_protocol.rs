@@ -506,30 +506,38 @@ fn a_client_that_falls_too_far_behind_gets_a_snapshot_while_a_lossless_client_ge
 
     home.ok(&["send", &id, &format!("flood {flood}")]);
     // The daemon answers while the flood runs and the slow client reads
-    // nothing: once per MiB of flood.
-    let mut answered_while_flooding = 0;
+    // nothing: once per MiB of flood, and at least once however soon the
+    // flood was over (a fast machine floods 24 MiB in a fraction of a
+    // second): the slow client is then behind by all of it, unread.
     let mut at = log_len(&home, &id);
-    while at < flood {
+    loop {
         assert_daemon_serves(&home);
-        answered_while_flooding += 1;
+        if at >= flood {
+            break;
+        }
         home.wait_until("the flood goes on", || {
             let now = log_len(&home, &id);
             (now >= at + (1 << 20) || now >= flood).then(|| at = now).is_some()
         });
     }
-    assert!(
-        answered_while_flooding > 0,
-        "the flood ended before `agents ls` was tried"
-    );
     home.wait_until("the flood is over", || log_tail_contains(&home, &id, FLOOD_END));
 
-    // Only now does the slow client read what the daemon kept for it.
-    let (before, snapshot_at, screen, after) = rt.block_on(async {
+    // Only now does the slow client read what the daemon kept for it: the
+    // output it was sent before it stalled, then a snapshot and the skip
+    // notice, then the output from there. Most often it is skipped once, as
+    // it starts reading; it is skipped during the flood too when the daemon
+    // got round to its stream only once the flood was far ahead (a busy
+    // machine), and then again as it starts reading if still too far behind.
+    let mut segments = rt.block_on(async {
         let mut sub = slow.start_reading(&id);
-        let mut before = Contiguous::new(0);
-        let (snapshot_at, screen) = loop {
+        let mut segments = vec![Segment {
+            screen: None,
+            got: Contiguous::new(0),
+        }];
+        let mut exit_sent = false;
+        loop {
             match sub.next().await {
-                Seen::Output { offset, bytes } => before.push(offset, &bytes),
+                Seen::Output { offset, bytes } => segments.last_mut().unwrap().got.push(offset, &bytes),
                 Seen::Snapshot {
                     offset,
                     rows,
@@ -538,57 +546,81 @@ fn a_client_that_falls_too_far_behind_gets_a_snapshot_while_a_lossless_client_ge
                 } => {
                     let mut term = Terminal::new(rows, cols);
                     term.feed(&screen);
-                    break (offset, term);
+                    match sub.next().await {
+                        Seen::End {
+                            skipped: true,
+                            last: false,
+                            offset: skip,
+                            ..
+                        } => assert_eq!(skip, Some(offset), "the skip names the snapshot's offset"),
+                        other => panic!("after the snapshot, expected the skip notice, got {other:?}"),
+                    }
+                    segments.push(Segment {
+                        screen: Some(term),
+                        got: Contiguous::new(offset),
+                    });
+                    if !exit_sent {
+                        home.ok(&["send", &id, "exit"]);
+                        exit_sent = true;
+                    }
                 }
                 Seen::End {
                     last: false,
                     skipped: false,
                     ..
                 } => {}
-                other => panic!("before the snapshot: {other:?}"),
-            }
-        };
-        match sub.next().await {
-            Seen::End {
-                skipped: true,
-                last: false,
-                offset,
-                ..
-            } => assert_eq!(offset, Some(snapshot_at), "the skip names the snapshot's offset"),
-            other => panic!("after the snapshot, expected the skip notice, got {other:?}"),
-        }
-        let mut after = Contiguous::new(snapshot_at);
-        home.ok(&["send", &id, "exit"]);
-        loop {
-            match sub.next().await {
-                Seen::Output { offset, bytes } => after.push(offset, &bytes),
-                Seen::End { last: true, .. } => break,
-                other => panic!("at the end: {other:?}"),
+                Seen::End { last: true, error, .. } => {
+                    assert_eq!(error, None);
+                    break segments;
+                }
+                other => panic!("the slow client was sent {other:?}"),
             }
         }
-        (before, snapshot_at, screen, after)
     });
     let fast = rt.block_on(fast_reader).expect("the lossless reader");
     assert_eq!(home.wait_end(&id)["state"], "succeeded");
     let log = std::fs::read(home.log_path(&id)).expect("the output log");
 
-    assert!(snapshot_at > 0);
-    assert!(
-        snapshot_at > before.end() + LAG_LIMIT,
-        "skipped from {} to {snapshot_at}: less than the lag limit",
-        before.end()
-    );
-    // The snapshot and the output after it make the run's last screen.
-    let mut screen = screen;
-    screen.feed(&after.bytes);
+    assert!(segments.len() > 1, "the slow client was never skipped ahead");
+    for pair in segments.windows(2) {
+        let (before, after) = (&pair[0].got, &pair[1].got);
+        assert!(
+            after.from > before.end() + LAG_LIMIT,
+            "skipped from {} to {}: less than the lag limit",
+            before.end(),
+            after.from
+        );
+    }
+    let last = segments.pop().expect("a last segment");
+    for (i, segment) in segments.iter().enumerate() {
+        let what = format!("segment {i} of the slow client's output");
+        assert_same_bytes(
+            &segment.got.bytes,
+            &log[segment.got.from as usize..segment.got.end() as usize],
+            &what,
+        );
+    }
+    // The last snapshot and the output after it make the run's last screen.
+    let mut screen = last.screen.expect("the last segment starts at a snapshot");
+    screen.feed(&last.got.bytes);
     let lines = screen.visible_lines();
     assert!(
         shows_line(&lines, FLOOD_END) && shows_line(&lines, BYE),
-        "the screen from the snapshot on: {lines:#?}"
+        "the screen from the last snapshot on: {lines:#?}"
     );
-    assert_same_bytes(&before.bytes, &log[..before.end() as usize], "before the snapshot");
-    assert_same_bytes(&after.bytes, &log[snapshot_at as usize..], "after the snapshot");
+    assert_same_bytes(
+        &last.got.bytes,
+        &log[last.got.from as usize..],
+        "after the last snapshot",
+    );
     assert_same_bytes(&fast.bytes, &log, "the lossless client");
+}
+
+/// What a client that is not lossless got from one point on: from the
+/// start, or from a snapshot it was sent when skipped ahead.
+struct Segment {
+    screen: Option<Terminal>,
+    got: Contiguous,
 }
 
 // ── 3. Bad input on the socket ──────────────────────────────────────────

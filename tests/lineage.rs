@@ -183,6 +183,13 @@ fn a_session_and_a_runs_tree_show_child_runs_subagents_and_resumes() {
     assert!(!unknown.status.success());
 }
 
+/// The stand-in's first transcript line is all there: the file exists as
+/// soon as its `>>` opens it, and a file written over before the line lands
+/// would get that line appended after what was written.
+fn wrote_its_line(transcript: &Path) -> bool {
+    std::fs::read(transcript).is_ok_and(|b| b.ends_with(b"}\n"))
+}
+
 /// A short Claude Code transcript: a prompt, a tool call and its result,
 /// and the answer (shaped like `shared/reference/claude-code-2.1.197`).
 fn conversation(session: &str) -> String {
@@ -205,7 +212,7 @@ fn a_session_whose_transcript_is_gone_is_resumed_with_its_context_reconstructed(
     let session = shown["session_id"].as_str().unwrap().to_string();
     let transcript = std::path::PathBuf::from(shown["transcript_path"].as_str().unwrap());
     b.home
-        .wait_until("the harness wrote its transcript", || transcript.is_file());
+        .wait_until("the harness wrote its transcript", || wrote_its_line(&transcript));
     std::fs::write(&transcript, conversation(&session)).unwrap();
     let indexed = b.ok(&["transcript", &first, "--json"]);
     assert!(indexed.contains("nested_lists fails"), "{indexed}");
@@ -267,7 +274,7 @@ fn a_session_whose_transcript_is_gone_is_resumed_with_its_context_reconstructed(
     let bare_session = b.home.show(&bare)["session_id"].as_str().unwrap().to_string();
     let bare_transcript = b.home.show(&bare)["transcript_path"].as_str().unwrap().to_string();
     b.home.wait_until("the harness wrote its transcript", || {
-        Path::new(&bare_transcript).is_file()
+        wrote_its_line(Path::new(&bare_transcript))
     });
     b.ok(&["cancel", "--force", &bare]);
     std::fs::remove_file(&bare_transcript).unwrap();
@@ -291,7 +298,7 @@ fn a_session_written_by_another_major_version_is_resumed_by_reconstruction() {
     let session = shown["session_id"].as_str().unwrap().to_string();
     let transcript = std::path::PathBuf::from(shown["transcript_path"].as_str().unwrap());
     b.home
-        .wait_until("the harness wrote its transcript", || transcript.is_file());
+        .wait_until("the harness wrote its transcript", || wrote_its_line(&transcript));
     std::fs::write(&transcript, conversation(&session)).unwrap();
     b.ok(&["transcript", &first, "--json"]);
     b.ok(&["cancel", "--force", &first]);

@@ -23,13 +23,14 @@ use sshd::Net;
 
 /// Writes a user message to its session's transcript (`--session-id` for a
 /// new one, `--resume` for one it continues or forks) and waits for input.
-/// Its `--version` takes two seconds, and says it was asked, once the file
-/// `slow` is beside it (and the script changed, so the host asks again):
-/// the host is then still at work on a resume when the test drops the link.
+/// Once the file `slow` is beside it (and the script changed, so the host
+/// asks again), its `--version` says it was asked and answers only once the
+/// file `go` is there too: the host is then still at work on a resume when
+/// the test drops the link, however long the test takes to drop it.
 const FAKE_CLAUDE: &str = r#"#!/bin/sh
 d=$(dirname "$0")
 if [ "$1" = "--version" ]; then
-  if [ -e "$d/slow" ]; then touch "$d/asked"; sleep 2; fi
+  if [ -e "$d/slow" ]; then touch "$d/asked"; while [ ! -e "$d/go" ]; do sleep 0.02; done; fi
   echo "2.1.197 (Claude Code)"; exit 0
 fi
 sid=""; prev=""
@@ -247,6 +248,8 @@ fn a_resume_whose_answer_was_lost_returns_the_run_the_host_started_not_a_second_
     net.wait_until("the resume's answer is known lost", || {
         host.daemon_log().contains("lost its answer")
     });
+    // The host finishes the resume it was at (its answer goes nowhere).
+    std::fs::write(host.bin.path().join("go"), "").unwrap();
     net.proxy().restore();
 
     let out = resume.join().unwrap();

@@ -341,19 +341,22 @@ fn a_prompt_whose_answer_was_lost_goes_again_with_its_id_and_is_delivered_once()
 #[test]
 fn a_start_whose_answer_was_lost_returns_the_run_the_host_started_not_a_second_one() {
     let net = proxied();
-    // A harness whose `--version` is slow, so the start is still at work
-    // there when the link drops; it says when it is asked.
+    // A harness whose `--version` answers only once the test says so, so
+    // the start is still at work there when the link drops; it says when it
+    // is asked.
     let bin = tempfile::tempdir().unwrap();
     let asked = bin.path().join("asked");
+    let go = bin.path().join("go");
     let slow = bin.path().join("slowclaude");
     std::fs::write(
         &slow,
         format!(
             "#!/bin/sh
-if [ \"$1\" = --version ]; then touch '{}'; sleep 2; echo '2.0.0 (Claude Code)'; exit 0; fi
+if [ \"$1\" = --version ]; then touch '{}'; while [ ! -e '{}' ]; do sleep 0.02; done; echo '2.0.0 (Claude Code)'; exit 0; fi
 exec sleep 600
 ",
-            asked.display()
+            asked.display(),
+            go.display()
         ),
     )
     .unwrap();
@@ -377,6 +380,8 @@ exec sleep 600
     net.wait_until("the start's answer is known lost", || {
         daemon_log(&net).contains("lost its answer")
     });
+    // The host finishes the start it was at (its answer goes nowhere).
+    std::fs::write(&go, b"").unwrap();
     net.proxy().restore();
 
     let out = start.join().unwrap();
@@ -439,8 +444,12 @@ fn a_late_permission_answer_after_a_reconnect_is_applied_only_while_its_question
     });
 
     cut_and_wait(&net);
-    // Meanwhile someone on the host answers one of the questions.
+    // Meanwhile someone on the host answers one of the questions, and it is
+    // gone from the screen there (which is what an answer is refused by).
     net.remote.ok(&["answer", &answered_there, "no"]);
+    net.remote.wait_until("the host's own answer took", || {
+        net.remote.show(&answered_there)["status"] != "needs_approval"
+    });
     let late = in_background(net.cmd(&["answer", &still_asking, "yes"]));
     net.wait_until("the answer waits for the link", || {
         daemon_log(&net).contains(&format!("the answer to run {still_asking} waits"))
@@ -592,8 +601,10 @@ fn a_daemon_answers_a_repeated_launch_or_answer_id_with_the_first_outcome() {
             json!({ "run": id, "answer": "no", "answer_id": "ANSWER-2" }),
         )
         .unwrap();
+    // Denied, and gone from the screen: the log is written before the
+    // supervisor's screen reads it, and an answer is refused by the screen.
     home.wait_until("the second question was denied", || {
-        text(&home.raw_log(&id)).contains("denied")
+        text(&home.raw_log(&id)).contains("denied") && home.show(&id)["status"] != "needs_approval"
     });
     assert_eq!(text(&home.raw_log(&id)).matches("approved").count(), 1, "answered once");
 

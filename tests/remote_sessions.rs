@@ -385,8 +385,14 @@ fn sessions_list_and_search_ask_the_host_and_say_where_each_row_lives() {
         net.wait_until("the transcript is indexed", || box_.texts(run).len() == 2);
     }
 
-    let list = net.json(&["sessions", "list", "--json"]);
-    assert_eq!(list["partial"], false, "{list}");
+    // A list gives each host 2 s to answer (`remote::gather`): the host
+    // answers in milliseconds over the link that is up, but a busy machine
+    // may take longer once; what is tested here is what a whole answer says.
+    let mut list = Value::Null;
+    net.wait_until("a list the host answered", || {
+        list = net.json(&["sessions", "list", "--json"]);
+        list["partial"] == false
+    });
     assert_eq!(list["hosts_unreachable"], serde_json::json!([]), "{list}");
     let there = listed(&list, &remote_session).expect("the host's session is listed");
     assert_eq!(there["host"], "box", "{there}");
@@ -395,7 +401,11 @@ fn sessions_list_and_search_ask_the_host_and_say_where_each_row_lives() {
     let here = listed(&list, &local_session).expect("this daemon's session is listed");
     assert_eq!(here["host"], "local", "{here}");
     assert_eq!(here["run_id"], local_run.as_str());
-    let human = net.ok(&["sessions", "list"]);
+    let mut human = String::new();
+    net.wait_until("a printed list the host answered", || {
+        human = net.ok(&["sessions", "list"]);
+        human.lines().any(|l| l.starts_with(&remote_session))
+    });
     let row = human
         .lines()
         .find(|l| l.starts_with(&remote_session))
@@ -423,8 +433,14 @@ fn sessions_list_and_search_ask_the_host_and_say_where_each_row_lives() {
         hosts.sort();
         hosts == ["box", "local"]
     });
-    let human = net.ok(&["search", "more"]);
-    assert!(human.contains(&format!("run {} on box", &remote_run[..10])), "{human}");
+    let on_box = format!("run {} on box", &remote_run[..10]);
+    let mut human = String::new();
+    net.wait_until("a printed search the host answered", || {
+        // `search` exits 1 when nothing matches: here, when the host did not
+        // answer in time.
+        human = String::from_utf8_lossy(&net.run(&["search", "more"]).stdout).into_owned();
+        human.contains(&on_box)
+    });
     // Within the remote run: its host alone answers.
     let within = net.json(&["search", "hello", "--in", &remote_run, "--json"]);
     assert_eq!(hit_hosts(&within), ["box"], "{within}");
@@ -435,6 +451,11 @@ fn sessions_list_and_search_ask_the_host_and_say_where_each_row_lives() {
         net.wait_until("the run ends", || box_.ended_here(run));
     }
 }
+
+/// What "promptly" is with a host that does not answer: well past the 2 s a
+/// list waits for a host, well short of the 15 s and more a stalled link
+/// takes to be given up.
+const PROMPTLY: Duration = Duration::from_secs(12);
 
 #[test]
 fn with_the_link_stalled_or_cut_lists_answer_promptly_with_local_rows_naming_the_host() {
@@ -472,12 +493,13 @@ fn with_the_link_stalled_or_cut_lists_answer_promptly_with_local_rows_naming_the
         assert!(error.contains("host box") && error.contains(why), "{error}");
         assert!(listed(&list, &local_session).is_some(), "local rows stay: {list}");
         assert!(listed(&list, &remote_session).is_none(), "{list}");
-        // Not the 20 s a stalled link takes to be given up.
-        assert!(took < Duration::from_secs(6), "took {took:?}");
+        // Not the 15 to 20 s a stalled link takes to be given up (the 2 s
+        // budget, and room for a busy machine).
+        assert!(took < PROMPTLY, "took {took:?}");
 
         let asked = Instant::now();
         let found = net.json(&["search", "hello", "--json"]);
-        assert!(asked.elapsed() < Duration::from_secs(6), "took {:?}", asked.elapsed());
+        assert!(asked.elapsed() < PROMPTLY, "took {:?}", asked.elapsed());
         assert_eq!(found["partial"], true, "{found}");
         assert_eq!(found["hosts_unreachable"][0]["host"], "box", "{found}");
         assert_eq!(hit_hosts(&found), ["local"], "{found}");
@@ -510,7 +532,12 @@ fn with_the_link_stalled_or_cut_lists_answer_promptly_with_local_rows_naming_the
         list["partial"] == false && listed(&list, &remote_session).is_some()
     });
 
-    // Cut: connections refused at once.
+    // Cut: connections refused at once. Until the local daemon has seen the
+    // old connection end, a call may still go out on it and fail as "the
+    // link ended during" the call instead.
     net.proxy().cut();
+    net.wait_until("the local daemon sees the link down", || {
+        net.json(&["hosts", "ls", "--json"])[0]["link"] != "up"
+    });
     partial("unreachable");
 }

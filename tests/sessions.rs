@@ -127,7 +127,16 @@ fn a_resumed_session_is_passed_the_variables_its_run_named_with_env_again() {
     assert!(record.contains("AGENTS_TEST_KEY"), "the name is kept: {record}");
     assert!(!record.contains("value-at-launch"), "never the value: {record}");
     // Indexed now, so a reconstruction below has the conversation to give.
-    agents(&["transcript", &first, "--json"], "");
+    // The stand-in writes its transcript line after it prints the key (a
+    // `sed` later): wait until a read of the transcript returns that line.
+    home.wait_until("the first run's transcript line is written and indexed", || {
+        let out = home.run(&["transcript", &first, "--json"]);
+        out.status.success()
+            && String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .any(|m| m["role"] == "user" && m["text"] == "hello")
+    });
     home.ok(&["cancel", "--force", &first]);
 
     let native = agents(&["sessions", "resume", "-d", &session], "value-at-resume");

@@ -512,8 +512,10 @@ struct Unread {
 }
 
 /// Reads what is new in the files live runs use (and `also`'s), in short
-/// steps until `deadline` or `SEARCH_STEPS` steps. Returns what it left.
-async fn catch_up_live(daemon: &Arc<Daemon>, also: Option<String>, deadline: tokio::time::Instant) -> Unread {
+/// steps, for `SEARCH_CATCH_UP` from when the files are known and at most
+/// `SEARCH_STEPS` steps; the first step is always taken, however busy the
+/// machine. Returns what it left.
+async fn catch_up_live(daemon: &Arc<Daemon>, also: Option<String>) -> Unread {
     let sources = daemon
         .store
         .call(move |c| {
@@ -531,6 +533,7 @@ async fn catch_up_live(daemon: &Arc<Daemon>, also: Option<String>, deadline: tok
             return Unread::default();
         }
     };
+    let deadline = tokio::time::Instant::now() + SEARCH_CATCH_UP;
     let mut seen: HashSet<PathBuf> = HashSet::new();
     let mut unread = Unread::default();
     let mut steps = 0;
@@ -543,7 +546,7 @@ async fn catch_up_live(daemon: &Arc<Daemon>, also: Option<String>, deadline: tok
         let mut done = false;
         // Until a step says otherwise, what the file holds past its offset.
         let mut left = std::fs::metadata(&path).map_or(0, |m| m.len().saturating_sub(src.offset));
-        while !done && steps < SEARCH_STEPS && tokio::time::Instant::now() < deadline {
+        while !done && (steps == 0 || (steps < SEARCH_STEPS && tokio::time::Instant::now() < deadline)) {
             steps += 1;
             let p = path.clone();
             match daemon.store.call(move |c| Ok(index::step(c, &p, SEARCH_STEP))).await {
@@ -621,7 +624,7 @@ pub async fn search(daemon: &Arc<Daemon>, p: SearchParams) -> Result<SearchResul
         Some(w) => Some(resolve_session(daemon, w).await?),
         None => None,
     };
-    let unread = catch_up_live(daemon, within.clone(), tokio::time::Instant::now() + SEARCH_CATCH_UP).await;
+    let unread = catch_up_live(daemon, within.clone()).await;
     let limit = p
         .limit
         .unwrap_or(SearchParams::DEFAULT_LIMIT)

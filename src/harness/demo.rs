@@ -288,10 +288,12 @@ impl Agent<'_> {
         Ok(None)
     }
 
-    /// The spinner, redrawn in place until `--think-ms` has passed.
+    /// The spinner, redrawn in place until `--think-ms` has passed (and
+    /// the `--think-until` file exists).
     fn think(&mut self) -> Result<(), Stop> {
         let deadline = Instant::now() + Duration::from_millis(self.args.think_ms);
-        if self.args.think_ms == 0 {
+        let held = || self.args.think_until.as_ref().is_some_and(|p| !p.exists());
+        if self.args.think_ms == 0 && !held() {
             return Ok(());
         }
         if !self.screen.is_tty() {
@@ -302,10 +304,12 @@ impl Agent<'_> {
         for frame in 0.. {
             self.screen.spinner(frame)?;
             let now = Instant::now();
-            if now >= deadline {
+            let held = self.args.think_until.as_ref().is_some_and(|p| !p.exists());
+            if now >= deadline && !held {
                 break;
             }
-            self.signals.sleep_until(deadline.min(now + screen::SPINNER_INTERVAL))?;
+            let next = now + screen::SPINNER_INTERVAL;
+            self.signals.sleep_until(if held { next } else { deadline.min(next) })?;
         }
         self.screen.clear_line()
     }

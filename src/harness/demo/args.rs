@@ -67,6 +67,11 @@ pub struct DemoArgs {
     #[arg(long, value_name = "MS", default_value_t = DEFAULT_THINK_MS)]
     pub think_ms: u64,
 
+    /// Think, past `--think-ms`, until PATH exists: a test holds the agent
+    /// busy for exactly as long as it needs to, not for a guessed time.
+    #[arg(long, value_name = "PATH")]
+    pub think_until: Option<std::path::PathBuf>,
+
     /// Internal: be a descendant — do nothing for SECS seconds, then exit 0.
     #[arg(long, value_name = "SECS", hide = true)]
     pub linger_secs: Option<u64>,
@@ -90,6 +95,7 @@ impl Default for DemoArgs {
             escaped_descendant: false,
             slow_start: None,
             think_ms: DEFAULT_THINK_MS,
+            think_until: None,
             linger_secs: None,
         }
     }
@@ -127,6 +133,10 @@ impl DemoArgs {
         value(
             "think-ms",
             (self.think_ms != DEFAULT_THINK_MS).then(|| self.think_ms.to_string()),
+        );
+        value(
+            "think-until",
+            self.think_until.as_ref().map(|p| p.to_string_lossy().into_owned()),
         );
         value("linger-secs", self.linger_secs.map(|n| n.to_string()));
         args
@@ -198,6 +208,7 @@ mod tests {
             escaped_descendant: true,
             slow_start: Some(50),
             think_ms: 10,
+            think_until: Some("/tmp/go".into()),
             linger_secs: Some(5),
         };
         let cli = args.to_cli_args();
