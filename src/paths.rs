@@ -104,6 +104,11 @@ impl Paths {
         self.run_dir(run).join("checkpoints")
     }
 
+    /// The screen's size from each offset on (`protocol::run_files::SizeChange`).
+    pub fn sizes(&self, run: &str) -> PathBuf {
+        self.run_dir(run).join("sizes")
+    }
+
     pub fn supervisor_log(&self, run: &str) -> PathBuf {
         self.run_dir(run).join("supervise.log")
     }

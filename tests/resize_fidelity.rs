@@ -302,3 +302,83 @@ async fn resizes_among_output(home: &Home) {
     tui.close().await;
     home.ok(&["cancel", &id]);
 }
+
+/// `agents logs` and an exported cast replay the log at the sizes the
+/// run's screen took, each from the offset it took it at: a line printed
+/// before a resize wraps as it did then (and is cropped as the screen
+/// cropped it), not at the run's last size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_and_casts_replay_each_size_from_the_offset_it_was_taken_at() {
+    let home = Home::new();
+    let id = home.start(&[
+        "cmd",
+        "--size",
+        "80x24",
+        "--",
+        "sh",
+        "-c",
+        "printf '%0150d\\n' 0 | tr 0 A; read -r x; printf '%0150d\\n' 0 | tr 0 B; echo DONE; exec sleep 600",
+    ]);
+    home.wait_until("the first long line is out", || {
+        log_text(&home, &id).contains(&"A".repeat(150))
+    });
+    let client = Client::connect_existing(&Paths::at(home.path().to_path_buf()), false)
+        .await
+        .expect("connect to the daemon");
+    let _: serde_json::Value = client
+        .call(
+            method::RUNS_RESIZE,
+            agents::api::ResizeParams {
+                run: id.clone(),
+                rows: 24,
+                cols: 40,
+            },
+        )
+        .await
+        .expect("runs.resize");
+    home.ok(&["send", &id, "go"]);
+    home.wait_until("the second long line is out", || log_text(&home, &id).contains("DONE"));
+
+    // The supervisor's screen: the A line wrapped at 80 and was cropped to
+    // 40; the B line wrapped at 40.
+    let (_, supervisor) = supervisor_screen(&home, &id).await;
+    let mut screen: Vec<String> = supervisor
+        .visible_lines()
+        .iter()
+        .map(|l| l.trim_end().to_string())
+        .collect();
+    while screen.last().is_some_and(|l| l.is_empty()) {
+        screen.pop();
+    }
+    assert_eq!(screen.iter().filter(|l| l.starts_with('A')).count(), 2, "{screen:#?}");
+    let logs = home.logs(&id);
+    let lines: Vec<&str> = logs.lines().collect();
+    assert_eq!(
+        lines[lines.len().saturating_sub(screen.len())..],
+        screen.iter().map(String::as_str).collect::<Vec<_>>()[..],
+        "logs end with the supervisor's screen\n-- logs --\n{logs}-- supervisor --\n{}",
+        describe(&supervisor)
+    );
+
+    let cast = home.path().join("run.cast");
+    home.ok(&["export", &id, "--cast", &cast.to_string_lossy()]);
+    let text = std::fs::read_to_string(&cast).unwrap();
+    let mut lines = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap());
+    let header = lines.next().unwrap();
+    assert_eq!(
+        (header["width"].as_u64(), header["height"].as_u64()),
+        (Some(80), Some(24)),
+        "{header}"
+    );
+    let events: Vec<serde_json::Value> = lines.collect();
+    let at = |what: &dyn Fn(&serde_json::Value) -> bool| events.iter().position(what);
+    let resized = at(&|e| e[1] == "r").unwrap_or_else(|| panic!("no \"r\" event: {events:?}"));
+    assert_eq!(events[resized][2], "40x24");
+    let a = at(&|e| e[1] == "o" && e[2].as_str().is_some_and(|t| t.contains('A'))).unwrap();
+    let b = at(&|e| e[1] == "o" && e[2].as_str().is_some_and(|t| t.contains('B'))).unwrap();
+    assert!(a < resized && resized < b, "{events:?}");
+    let times: Vec<f64> = events.iter().filter_map(|e| e[0].as_f64()).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "times never go back: {times:?}");
+}

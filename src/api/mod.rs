@@ -43,6 +43,8 @@ pub mod method {
     /// The subagents of a set of runs (the TUI's tree).
     pub const SUBAGENTS_LIST: &str = "subagents.list";
     pub const RUNS_INDEX: &str = "runs.index";
+    /// The screen's size from each log offset on (`[{offset, at_ms, rows, cols}]`).
+    pub const RUNS_SIZES: &str = "runs.sizes";
     pub const DAEMON_STATUS: &str = "daemon.status";
     pub const DAEMON_STOP: &str = "daemon.stop";
     /// From `agents hook EVENT`: a harness hook fired in a run.

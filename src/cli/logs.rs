@@ -12,6 +12,7 @@ use crate::api::{AttachParams, AttachResult, RunRef, method};
 use crate::client::Client;
 use crate::paths::Paths;
 use crate::protocol::Frame;
+use crate::protocol::run_files::{SizeChange, TimeSample};
 
 /// Reads a run's output from the start; calls `each` with every chunk, in
 /// order, until the output ends (or, without `follow`, until caught up).
@@ -87,11 +88,7 @@ pub async fn logs(paths: &Paths, run: &str, follow: bool, raw: bool) -> Result<i
         }
         return Ok(0);
     }
-    let client = Client::connect(paths, false).await?;
-    let detail: crate::api::RunDetail = client.call(method::RUNS_SHOW, RunRef { run: run.into() }).await?;
-    drop(client);
-    let history = history_lines();
-    let mut follower = crate::term::LineFollower::new(detail.run.rows, detail.run.cols, history);
+    let mut follower = follower(paths, run, history_lines()).await?.1;
     let mut out = stdout.lock();
     read_output(paths, run, true, |bytes| {
         follower.feed(bytes);
@@ -112,16 +109,33 @@ pub async fn logs(paths: &Paths, run: &str, follow: bool, raw: bool) -> Result<i
 /// `max_lines` lines of history and screen, the last ones (`agents logs`,
 /// and MCP's `run_logs`).
 pub(crate) async fn screen_lines(paths: &Paths, run: &str, max_lines: usize) -> Result<Vec<String>> {
-    let client = Client::connect(paths, false).await?;
-    let detail: crate::api::RunDetail = client.call(method::RUNS_SHOW, RunRef { run: run.into() }).await?;
-    drop(client);
-    let mut follower = crate::term::LineFollower::new(detail.run.rows, detail.run.cols, max_lines);
-    read_output(paths, &detail.run.id, false, |bytes| {
+    let (id, mut follower) = follower(paths, run, max_lines).await?;
+    read_output(paths, &id, false, |bytes| {
         follower.feed(bytes);
         Ok(())
     })
     .await?;
     Ok(follower.finish())
+}
+
+/// The run's id, and a follower of its log that takes each size the run's
+/// screen took at its offset (the run's size throughout when none were
+/// kept: a run from an older build, or one mirrored from a host). Sizes
+/// taken while following are not known to it.
+async fn follower(paths: &Paths, run: &str, max_lines: usize) -> Result<(String, crate::term::LineFollower)> {
+    let client = Client::connect(paths, false).await?;
+    let detail: crate::api::RunDetail = client.call(method::RUNS_SHOW, RunRef { run: run.into() }).await?;
+    let sizes = run_sizes(&client, &detail.run.id).await;
+    let f = crate::term::LineFollower::with_sizes(detail.run.rows, detail.run.cols, max_lines, sizes);
+    Ok((detail.run.id, f))
+}
+
+/// The run's sizes by offset; none from a daemon that does not keep them.
+async fn run_sizes(client: &Client, id: &str) -> Vec<SizeChange> {
+    client
+        .call(method::RUNS_SIZES, RunRef { run: id.into() })
+        .await
+        .unwrap_or_default()
 }
 
 fn history_lines() -> usize {
@@ -131,8 +145,9 @@ fn history_lines() -> usize {
         .history_lines
 }
 
-/// asciicast v2: a header line, then `[seconds, "o", text]` events timed by
-/// the run's `output.idx` samples.
+/// asciicast v2: a header line at the run's first size, then `[seconds,
+/// "o", text]` events timed by the run's `output.idx` samples, and `[seconds,
+/// "r", "COLSxROWS"]` where the screen took another size.
 pub async fn export_cast(paths: &Paths, run: &str, file: &Path) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
     let detail: crate::api::RunDetail = client.call(method::RUNS_SHOW, RunRef { run: run.into() }).await?;
@@ -144,6 +159,7 @@ pub async fn export_cast(paths: &Paths, run: &str, file: &Path) -> Result<i32> {
             },
         )
         .await?;
+    let mut sizes = run_sizes(&client, &detail.run.id).await;
     drop(client);
     let mut bytes = Vec::new();
     read_output(paths, &detail.run.id, false, |chunk| {
@@ -151,46 +167,117 @@ pub async fn export_cast(paths: &Paths, run: &str, file: &Path) -> Result<i32> {
         Ok(())
     })
     .await?;
-    let start_ms = samples.first().map(|s| s[1]).unwrap_or(0);
+    let samples: Vec<TimeSample> = samples
+        .iter()
+        .map(|s| TimeSample {
+            offset: s[0],
+            at_ms: s[1],
+        })
+        .collect();
+    let start_ms = samples.first().map(|s| s.at_ms).unwrap_or(0);
+    // The size the log starts at is the header's; the rest are events.
+    let (cols, rows) = match sizes.first() {
+        Some(first) if first.offset == 0 => (first.cols, first.rows),
+        _ => (detail.run.cols, detail.run.rows),
+    };
+    if sizes.first().is_some_and(|f| f.offset == 0) {
+        sizes.remove(0);
+    }
     let mut out =
         std::io::BufWriter::new(std::fs::File::create(file).with_context(|| format!("creating {}", file.display()))?);
     let header = json!({
         "version": 2,
-        "width": detail.run.cols,
-        "height": detail.run.rows,
+        "width": cols,
+        "height": rows,
         "timestamp": start_ms / 1000,
         "title": detail.run.name,
         "env": { "TERM": "xterm-256color" },
     });
     writeln!(out, "{header}")?;
-    // Cut the log at each sample; carry an incomplete UTF-8 sequence over to
-    // the next event rather than mangling it.
+    for event in cast_events(&bytes, &samples, &sizes) {
+        writeln!(out, "{event}")?;
+    }
+    out.flush()?;
+    println!("wrote {}", file.display());
+    Ok(0)
+}
+
+/// The events of a cast of `bytes`: output cut at each time sample and at
+/// each size change, a size change as an `"r"` event at its offset, times
+/// in seconds from the first sample and never going back. An incomplete
+/// UTF-8 sequence is carried over to the next output event rather than
+/// mangled.
+fn cast_events(bytes: &[u8], samples: &[TimeSample], sizes: &[SizeChange]) -> Vec<Value> {
+    let start_ms = samples.first().map(|s| s.at_ms).unwrap_or(0);
+    let secs = |ms: u64| ms.saturating_sub(start_ms) as f64 / 1000.0;
+    // Each stretch of the log, from where, and when it was written.
+    let mut cuts: Vec<(u64, Option<&SizeChange>, u64)> = samples.iter().map(|s| (s.offset, None, s.at_ms)).collect();
+    cuts.extend(sizes.iter().map(|c| (c.offset, Some(c), c.at_ms)));
+    // At one offset the size comes first: the bytes there were parsed at it.
+    cuts.sort_by_key(|(offset, change, _)| (*offset, change.is_none()));
+    let mut events = Vec::new();
     let mut pending: Vec<u8> = Vec::new();
-    for (i, sample) in samples.iter().enumerate() {
-        let from = sample[0] as usize;
-        let to = samples.get(i + 1).map(|s| s[0] as usize).unwrap_or(bytes.len());
-        if from >= bytes.len() || to <= from {
-            continue;
+    let mut last_t = 0.0f64;
+    for (i, &(from, change, at_ms)) in cuts.iter().enumerate() {
+        let t = secs(at_ms).max(last_t);
+        last_t = t;
+        if let Some(c) = change {
+            events.push(json!([t, "r", format!("{}x{}", c.cols, c.rows)]));
         }
-        pending.extend_from_slice(&bytes[from..to.min(bytes.len())]);
+        let to = cuts
+            .get(i + 1)
+            .map_or(bytes.len() as u64, |c| c.0)
+            .min(bytes.len() as u64);
+        if from < to {
+            pending.extend_from_slice(&bytes[from as usize..to as usize]);
+        }
         let valid = match std::str::from_utf8(&pending) {
             Ok(_) => pending.len(),
             Err(e) if e.error_len().is_none() => e.valid_up_to(),
             Err(_) => pending.len(),
         };
-        let text = String::from_utf8_lossy(&pending[..valid]).into_owned();
-        pending.drain(..valid);
-        if text.is_empty() {
-            continue;
+        if valid > 0 {
+            let text = String::from_utf8_lossy(&pending[..valid]).into_owned();
+            pending.drain(..valid);
+            events.push(json!([t, "o", text]));
         }
-        let t = sample[1].saturating_sub(start_ms) as f64 / 1000.0;
-        writeln!(out, "{}", json!([t, "o", text]))?;
     }
     if !pending.is_empty() {
-        let t = samples.last().map(|s| s[1].saturating_sub(start_ms)).unwrap_or(0) as f64 / 1000.0;
-        writeln!(out, "{}", json!([t, "o", String::from_utf8_lossy(&pending)]))?;
+        events.push(json!([last_t, "o", String::from_utf8_lossy(&pending)]));
     }
-    out.flush()?;
-    println!("wrote {}", file.display());
-    Ok(0)
+    events
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resize_is_an_r_event_between_the_output_before_and_after_it() {
+        let bytes = "one\r\ntwo é\r\n".as_bytes();
+        let samples = [
+            TimeSample { offset: 0, at_ms: 1000 },
+            // A sample that cuts `é` in two.
+            TimeSample {
+                offset: 10,
+                at_ms: 1500,
+            },
+        ];
+        let resized = SizeChange {
+            offset: 5,
+            at_ms: 1200,
+            rows: 30,
+            cols: 100,
+        };
+        let events = cast_events(bytes, &samples, &[resized]);
+        assert_eq!(
+            events,
+            [
+                json!([0.0, "o", "one\r\n"]),
+                json!([0.2, "r", "100x30"]),
+                json!([0.2, "o", "two "]),
+                json!([0.5, "o", "é\r\n"]),
+            ]
+        );
+    }
 }

@@ -13,6 +13,7 @@ use crate::api::{
     AckParams, AnswerParams, ApiError, AttachParams, AttachResult, CancelParams, DaemonStatus, ErrorCode, ListParams,
     RerunParams, ResizeParams, RunDetail, RunRef, RunState, SendParams, StartParams, method,
 };
+use crate::protocol::run_files::{SizeChange, TimeSample};
 use crate::pty::{Identity, Liveness};
 use crate::store::runs;
 use crate::supervise::server_method as sup;
@@ -324,15 +325,19 @@ pub async fn call(
             let RunRef { run } = params(p)?;
             let row = resolve_row(daemon, &run).await?;
             let bytes = std::fs::read(daemon.paths.output_index(&row.id)).unwrap_or_default();
-            let samples: Vec<[u64; 2]> = bytes
-                .chunks_exact(16)
-                .map(|c| {
-                    let offset = u64::from_le_bytes(c[..8].try_into().unwrap_or([0; 8]));
-                    let ms = u64::from_le_bytes(c[8..].try_into().unwrap_or([0; 8]));
-                    [offset, ms]
-                })
+            let samples: Vec<[u64; 2]> = TimeSample::decode_all(&bytes)
+                .into_iter()
+                .map(|s| [s.offset, s.at_ms])
                 .collect();
             to_value(samples)
+        }
+        method::RUNS_SIZES => {
+            let RunRef { run } = params(p)?;
+            let row = resolve_row(daemon, &run).await?;
+            // Empty for a run from before sizes were kept, or mirrored from
+            // a host: replays then take the run's size.
+            let bytes = std::fs::read(daemon.paths.sizes(&row.id)).unwrap_or_default();
+            to_value(SizeChange::decode_all(&bytes))
         }
         method::TRANSCRIPT_READ => to_value(super::transcripts::read(daemon, params(p)?).await?),
         method::TRANSCRIPTS_SEARCH => {

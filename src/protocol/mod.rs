@@ -7,6 +7,7 @@
 mod frame;
 mod header;
 pub mod rpc;
+pub mod run_files;
 
 pub use frame::{Frame, FrameError, MAX_FRAME, read_frame, write_frame};
 pub use header::{HeaderError, PROTOCOL_VERSION, exchange_headers};

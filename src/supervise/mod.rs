@@ -83,12 +83,20 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
             return Ok(1);
         }
     };
+    let sizes = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(paths.sizes(&spec.run))
+        .ok();
     let run = Arc::new(server::Supervised::new(
         &spec,
         started.master,
         started.writer,
         started.leader.clone(),
+        sizes,
+        log.end_offset(),
     ));
+    run.record_first_size();
     output::start_reader(run.clone(), started.reader, log, checkpoints)?;
     let exited = child::watch_exit(run.clone(), started.leader.pid);
 

@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use super::evidence::EndedBy;
 use super::server::{SCREEN_QUIET, Supervised};
 use crate::paths::Paths;
+use crate::protocol::run_files::TimeSample;
 
 /// PTY reads of up to 64 KiB: large enough that a flood costs few syscalls,
 /// small enough that a keystroke's echo is never held back.
@@ -61,15 +62,21 @@ impl OutputLog {
         ))
     }
 
+    /// Bytes in the log (a next attempt's supervisor appends to the same one).
+    pub fn end_offset(&self) -> u64 {
+        self.offset
+    }
+
     fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.log.write_all(bytes)?;
         let now = Instant::now();
         if self.last_sample.is_none_or(|t| now.duration_since(t) >= SAMPLE_EVERY) {
             self.last_sample = Some(now);
-            let mut rec = [0u8; 16];
-            rec[..8].copy_from_slice(&self.offset.to_le_bytes());
-            rec[8..].copy_from_slice(&(crate::store::now_ms() as u64).to_le_bytes());
-            self.index.write_all(&rec)?;
+            let sample = TimeSample {
+                offset: self.offset,
+                at_ms: crate::store::now_ms() as u64,
+            };
+            self.index.write_all(&sample.encode())?;
         }
         self.offset += bytes.len() as u64;
         Ok(())

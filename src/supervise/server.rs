@@ -15,6 +15,7 @@ use super::evidence::{EndedBy, ExitEvidence};
 use super::{Grace, SuperviseSpec};
 use crate::harness::screen::{ScreenFinding, waiting_on};
 use crate::protocol::rpc::{Message, Request, Response};
+use crate::protocol::run_files::SizeChange;
 use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
 use crate::pty::Identity;
 use crate::pty::signal::signal_group;
@@ -143,6 +144,11 @@ pub struct Supervised {
     leader_gone: watch::Sender<bool>,
     ending: Mutex<Ending>,
     grace: Grace,
+    /// `sizes`: the screen's size from each offset on, for replays.
+    sizes: Mutex<Option<std::fs::File>>,
+    /// The log's length when this supervisor started: the emulator counts
+    /// from there.
+    log_base: u64,
 }
 
 #[derive(Default)]
@@ -159,6 +165,8 @@ impl Supervised {
         master: Box<dyn MasterPty + Send>,
         mut writer: Box<dyn std::io::Write + Send>,
         leader: Identity,
+        sizes: Option<std::fs::File>,
+        log_base: u64,
     ) -> Supervised {
         // Input goes through its own thread: a harness that stops reading
         // must never block the PTY reader (which writes query replies) or the
@@ -188,7 +196,33 @@ impl Supervised {
             leader_gone: watch::Sender::new(false),
             ending: Mutex::new(Ending::default()),
             grace: spec.grace,
+            sizes: Mutex::new(sizes),
+            log_base,
         }
+    }
+
+    /// Appends the screen's size from the emulator's offset on to `sizes`
+    /// (called under the screen lock, so no byte is parsed in between).
+    fn record_size(&self, screen: &ParsedScreen) {
+        let (rows, cols) = screen.term.size();
+        let change = SizeChange {
+            offset: self.log_base + screen.offset,
+            at_ms: crate::store::now_ms() as u64,
+            rows,
+            cols,
+        };
+        if let Some(file) = self.sizes.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            use std::io::Write;
+            // A full disk loses the record, not the run: replays then take
+            // the size before it.
+            let _ = file.write_all(&change.encode());
+        }
+    }
+
+    /// Records the size the run starts at.
+    pub fn record_first_size(&self) {
+        let screen = self.screen.lock().unwrap_or_else(|p| p.into_inner());
+        self.record_size(&screen);
     }
 
     pub fn offset(&self) -> u64 {
@@ -301,11 +335,11 @@ impl Supervised {
             pixel_width: 0,
             pixel_height: 0,
         });
-        self.screen
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .term
-            .resize(rows, cols);
+        let mut screen = self.screen.lock().unwrap_or_else(|p| p.into_inner());
+        if screen.term.size() != (rows, cols) {
+            screen.term.resize(rows, cols);
+            self.record_size(&screen);
+        }
     }
 
     pub fn snapshot(&self) -> Value {

@@ -13,6 +13,8 @@ use std::num::NonZeroU16;
 
 use vt100::capture::{BasicFormattedCaptureState, RowContents, basic_formatted_to_plain};
 
+use crate::protocol::run_files::SizeChange;
+
 struct Capture {
     /// Rows that scrolled off the top of the main screen, with their number.
     finished: VecDeque<(u64, String)>,
@@ -44,8 +46,15 @@ impl vt100::Callbacks for Capture {
 
 pub struct LineFollower {
     parser: vt100::Parser<Capture>,
+    /// Line-drawing glyphs, as the run's own emulator maps them (`charset.rs`).
+    graphics: super::charset::DecGraphics,
+    translated: Vec<u8>,
     /// A UTF-8 character cut at the end of the last chunk (`utf8.rs`).
     whole: super::utf8::WholeChars,
+    /// Log bytes fed so far.
+    offset: u64,
+    /// Sizes still to take, at their offsets (`protocol::run_files`).
+    sizes: std::collections::VecDeque<SizeChange>,
     /// Lines numbered below this were handed out (`take_complete`).
     printed: u64,
     /// The text handed out for lines still on the screen, by number.
@@ -67,14 +76,55 @@ impl LineFollower {
         };
         LineFollower {
             parser: vt100::Parser::new_with_callbacks(nz(rows), nz(cols), 0, capture),
+            graphics: Default::default(),
+            translated: Vec::new(),
             whole: Default::default(),
+            offset: 0,
+            sizes: Default::default(),
             printed: 0,
             shown: BTreeMap::new(),
         }
     }
 
-    pub fn feed(&mut self, bytes: &[u8]) {
+    /// A follower of a log from its start that takes each size at the
+    /// offset the run's screen took it, so its lines wrap and crop as the
+    /// run's screen did; `rows` × `cols` until the first.
+    pub fn with_sizes(rows: u16, cols: u16, max_lines: usize, sizes: Vec<SizeChange>) -> LineFollower {
+        let mut f = LineFollower::new(rows, cols, max_lines);
+        f.sizes = sizes.into();
+        f.take_sizes_due();
+        f
+    }
+
+    /// Feeds the next log bytes.
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        while let Some(next) = self.sizes.front() {
+            let before = next.offset.saturating_sub(self.offset);
+            if before >= bytes.len() as u64 {
+                break;
+            }
+            let (now, rest) = bytes.split_at(before as usize);
+            self.process(now);
+            bytes = rest;
+            self.take_sizes_due();
+        }
+        self.process(bytes);
+    }
+
+    fn process(&mut self, bytes: &[u8]) {
+        self.offset += bytes.len() as u64;
+        let bytes = self.graphics.translate(bytes, &mut self.translated);
         self.parser.process(self.whole.pass(bytes));
+    }
+
+    /// Takes every size whose offset has been reached.
+    fn take_sizes_due(&mut self) {
+        while let Some(next) = self.sizes.front().copied()
+            && next.offset <= self.offset
+        {
+            self.sizes.pop_front();
+            self.parser.set_size(nz(next.rows), nz(next.cols));
+        }
     }
 
     /// The lines completed since the last call, in order: those that
@@ -226,6 +276,32 @@ mod tests {
         f.feed(b"\x1b[1;1H100%\x1b[3;1Ha\r\nb");
         assert_eq!(f.take_complete(), ["100%", "", "a"]);
         assert_eq!(f.take_rest(), ["b"]);
+    }
+
+    #[test]
+    fn sizes_are_taken_at_their_offsets_as_the_run_s_screen_took_them() {
+        let size = |offset, rows, cols| SizeChange {
+            offset,
+            at_ms: 0,
+            rows,
+            cols,
+        };
+        // 12 columns, then 6 from the second line on: the first line wrapped
+        // at 12 and was cropped, the second wraps at 6.
+        let log = b"abcdefghijklmnop\r\n0123456789\r\n";
+        let mut f = LineFollower::with_sizes(24, 80, 100, vec![size(0, 4, 12), size(18, 4, 6)]);
+        // Fed in pieces that do not line up with the size change.
+        for piece in log.chunks(5) {
+            f.feed(piece);
+        }
+        assert_eq!(f.finish(), ["abcdef", "mnop", "012345", "6789"]);
+    }
+
+    #[test]
+    fn line_drawing_glyphs_are_drawn_as_lines() {
+        let mut f = LineFollower::new(3, 20, 100);
+        f.feed(b"\x1b(0lqk\x1b(B ok\r\n");
+        assert_eq!(f.finish(), ["┌─┐ ok"]);
     }
 
     #[test]
