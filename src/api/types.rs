@@ -371,4 +371,15 @@ pub struct DaemonStatus {
     /// daemon that runs another). Empty from a daemon older than the field.
     #[serde(default)]
     pub exe: String,
+    /// The binaries the live runs' supervisors run, with how many runs
+    /// each (a file replaced since shows as `… (deleted)`: an older build,
+    /// still served through the versioned protocol).
+    #[serde(default)]
+    pub supervisors: Vec<SupervisorBuild>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SupervisorBuild {
+    pub exe: String,
+    pub runs: usize,
 }

@@ -42,10 +42,22 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
 
     match Client::connect_existing(paths, false).await {
         Ok(client) => match client.call::<_, DaemonStatus>(method::DAEMON_STATUS, json!({})).await {
-            Ok(s) => ok(format!(
-                "daemon running (pid {}, version {}), {} live run(s)",
-                s.pid, s.version, s.live_runs
-            )),
+            Ok(s) => {
+                ok(format!(
+                    "daemon running (pid {}, version {}, {}), {} live run(s)",
+                    s.pid, s.version, s.exe, s.live_runs
+                ));
+                for b in &s.supervisors {
+                    // A supervisor of a replaced build keeps its run; the
+                    // daemon speaks the versioned protocol to it.
+                    let older = if b.exe.ends_with(" (deleted)") {
+                        " (an earlier build of this file, still served)"
+                    } else {
+                        ""
+                    };
+                    println!("info     {} run(s) supervised by {}{older}", b.runs, b.exe);
+                }
+            }
             Err(e) => bad(
                 format!("daemon answered with an error: {e}"),
                 "agents daemon stop; agents daemon start",

@@ -152,11 +152,14 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
 }
 
 async fn answer(daemon: Arc<Daemon>, outbox: Outbox, subs: Subscriptions, req: Request) {
+    daemon.requests.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     let result = super::dispatch::call(&daemon, &outbox, &subs, &req.method, req.params).await;
-    let Some(id) = req.id else { return };
-    let resp = match result {
-        Ok(value) => Response::ok(id, value),
-        Err(e) => Response::err(id, e.code.as_str(), e.message),
-    };
-    let _ = outbox.control.send(Frame::control(&resp)).await;
+    if let Some(id) = req.id {
+        let resp = match result {
+            Ok(value) => Response::ok(id, value),
+            Err(e) => Response::err(id, e.code.as_str(), e.message),
+        };
+        let _ = outbox.control.send(Frame::control(&resp)).await;
+    }
+    daemon.requests.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
 }

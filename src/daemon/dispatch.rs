@@ -347,7 +347,14 @@ pub async fn call(
         }
         method::HOOKS_REPORT => super::hooks::report(daemon, params(p)?).await,
         method::DAEMON_STATUS => {
-            let live_runs = daemon.runs.lock().unwrap_or_else(|p| p.into_inner()).len();
+            let live: Vec<String> = daemon
+                .runs
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .keys()
+                .cloned()
+                .collect();
+            let live_runs = live.len();
             to_value(DaemonStatus {
                 pid: std::process::id(),
                 version: env!("CARGO_PKG_VERSION").into(),
@@ -355,6 +362,7 @@ pub async fn call(
                 live_runs,
                 clients: daemon.clients.load(std::sync::atomic::Ordering::Relaxed),
                 exe: super::own_exe().to_string(),
+                supervisors: super::upgrade::supervisor_builds(daemon, live).await,
             })
         }
         method::DAEMON_STOP => {

@@ -16,6 +16,7 @@ mod sessions;
 mod start;
 mod subscribe;
 pub mod transcripts;
+mod upgrade;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -54,6 +55,8 @@ pub struct Daemon {
     pub starts: once::Starts,
     /// Live runs' output offsets waiting to be stored, in one batch.
     pub output_bytes: link::OutputBytes,
+    /// Requests being answered (an upgrade's re-exec waits for them).
+    pub requests: AtomicUsize,
 }
 
 impl Daemon {
@@ -163,6 +166,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         hosts: Default::default(),
         starts: Default::default(),
         output_bytes: Default::default(),
+        requests: AtomicUsize::new(0),
     });
     adopt::reconcile_all(&daemon).await;
     crate::remote::resume(&daemon).await;
@@ -171,6 +175,9 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         let _ = ready.write_all(b"ready\n");
     }
     let mut config_tick = tokio::time::interval(std::time::Duration::from_secs(60));
+    let binary = Arc::new(Mutex::new(upgrade::Binary::new(own_exe().into())));
+    let mut upgrade_tick = tokio::time::interval(upgrade::CHECK_EVERY);
+    let mut upgrade_to = None;
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -189,10 +196,45 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
             _ = config_tick.tick() => {
                 daemon.config.lock().unwrap_or_else(|p| p.into_inner()).refresh();
             }
+            _ = upgrade_tick.tick() => {
+                let binary = binary.clone();
+                // Off the runtime: a replaced file is run once (`--version`).
+                let replaced = tokio::task::spawn_blocking(move || {
+                    binary.lock().unwrap_or_else(|p| p.into_inner()).replaced().map(std::path::Path::to_path_buf)
+                })
+                .await
+                .ok()
+                .flatten();
+                if replaced.is_some() {
+                    upgrade_to = replaced;
+                    break;
+                }
+            }
             _ = daemon.shutdown.notified() => break,
         }
     }
     let _ = std::fs::remove_file(&socket);
+    if let Some(binary) = upgrade_to {
+        return Err(reexec(&daemon, &binary).await);
+    }
     let _ = std::fs::remove_file(daemon.paths.daemon_pid());
     Ok(0)
+}
+
+/// Hands this daemon over to the binary that replaced its file: no new
+/// connections (the socket is gone: clients wait for the new one), the
+/// requests in flight answered (for `upgrade::DRAIN` at most), the store's
+/// queue written, then the new image in this process. Returns only if
+/// that failed, with why.
+async fn reexec(daemon: &Daemon, binary: &std::path::Path) -> anyhow::Error {
+    tracing::info!("{} was replaced: re-executing on the new binary", binary.display());
+    let deadline = tokio::time::Instant::now() + upgrade::DRAIN;
+    while daemon.requests.load(Ordering::Acquire) > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    // The last answers are queued to their clients' writers: let them go out.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let _ = daemon.store.call(|_| Ok(())).await;
+    let e = upgrade::exec(binary, &daemon.paths.home);
+    anyhow::anyhow!("cannot re-execute on {}: {e}", binary.display())
 }

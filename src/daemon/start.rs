@@ -472,7 +472,9 @@ const SUPERVISOR_READY: Duration = Duration::from_secs(10);
 /// Starts `agents supervise` detached in its own session, hands it the spec on
 /// stdin, and waits for its ready line. Returns its pid and start time.
 pub(super) fn spawn_supervisor(paths: &crate::paths::Paths, spec: &SuperviseSpec) -> Result<(i64, i64), String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the agents binary: {e}"))?;
+    // The file at our path, even when it was replaced since we started (the
+    // daemon re-executes on it within `upgrade::CHECK_EVERY`).
+    let exe = crate::harness::agents_binary()?;
     std::fs::create_dir_all(paths.run_dir(&spec.run)).map_err(|e| format!("cannot create the run folder: {e}"))?;
     let log = std::fs::File::create(paths.supervisor_log(&spec.run))
         .map_err(|e| format!("cannot create the supervisor log: {e}"))?;

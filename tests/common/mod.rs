@@ -42,7 +42,12 @@ impl Home {
     }
 
     pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(BIN);
+        self.cmd_of(Path::new(BIN), args)
+    }
+
+    /// `agents ARGS` run from another copy of the binary (an upgrade test's).
+    pub fn cmd_of(&self, bin: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(bin);
         c.args(args)
             .env("AGENTS_HOME", self.dir.path())
             .env("XDG_CONFIG_HOME", self.config.path())
