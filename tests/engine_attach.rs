@@ -122,6 +122,11 @@ fn attach_shows_the_run_passes_keys_and_ctrl_a_d_detaches_leaving_it_running() {
     let detach_line = format!("detached from {name} ({id}); attach again with: agents attach {id}");
     assert!(text.contains(&format!("{detach_line}\r\n")), "{text}");
     assert_eq!(home.state(&id), "running");
+    // Nobody shows it any more: it is back at its own size.
+    home.wait_until("the run is back at its own size", || {
+        let run = home.show(&id);
+        (run["rows"].as_u64(), run["cols"].as_u64()) == (before["rows"].as_u64(), before["cols"].as_u64())
+    });
 
     // Attaching again shows the same screen: the run kept it.
     let mut again = in_pty(&home, &["attach", &id]);

@@ -382,3 +382,77 @@ async fn logs_and_casts_replay_each_size_from_the_offset_it_was_taken_at() {
     let times: Vec<f64> = events.iter().filter_map(|e| e[0].as_f64()).collect();
     assert!(times.windows(2).all(|w| w[0] <= w[1]), "times never go back: {times:?}");
 }
+
+/// Asks for `size` (rows, cols) for `run` as the viewer `client` is.
+async fn ask_size(client: &Client, run: &str, (rows, cols): (u16, u16)) {
+    let _: serde_json::Value = client
+        .call(
+            method::RUNS_RESIZE,
+            agents::api::ResizeParams {
+                run: run.into(),
+                rows,
+                cols,
+            },
+        )
+        .await
+        .expect("runs.resize");
+}
+
+fn size_of(home: &Home, run: &str) -> (u64, u64) {
+    let shown = home.show(run);
+    (
+        shown["rows"].as_u64().unwrap_or_default(),
+        shown["cols"].as_u64().unwrap_or_default(),
+    )
+}
+
+/// The viewer that last resized or typed sets the size (tmux's
+/// `window-size latest`); when it leaves, the latest one still there does,
+/// and when the last has left the run is back at its `--size`, as the
+/// program itself sees (`stty size`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_latest_viewer_sets_the_size_and_the_run_returns_to_its_own_once_all_have_left() {
+    let home = Home::new();
+    let id = home.start(&[
+        "cmd",
+        "--size",
+        "80x24",
+        "--",
+        "sh",
+        "-c",
+        "while read -r line; do echo \"size $line: $(stty size)\"; done",
+    ]);
+    let paths = Paths::at(home.path().to_path_buf());
+    let seen = |label: &str, size: &str| {
+        home.ok(&["send", &id, label]);
+        let expected = format!("size {label}: {size}");
+        home.wait_until(&format!("the program sees {size}"), || {
+            log_text(&home, &id).contains(&expected)
+        });
+    };
+    let first = Client::connect_existing(&paths, false).await.unwrap();
+    let second = Client::connect_existing(&paths, false).await.unwrap();
+    ask_size(&first, &id, (30, 100)).await;
+    ask_size(&second, &id, (40, 120)).await;
+    seen("a", "40 120");
+    // The first viewer types: its size is the run's again.
+    first
+        .send_frame(Frame::Input {
+            run: id.clone(),
+            bytes: b"b\r".to_vec(),
+        })
+        .await
+        .unwrap();
+    home.wait_until("the typist's size", || log_text(&home, &id).contains("size b: 30 100"));
+    // It leaves: the other's size.
+    drop(first);
+    home.wait_until("the remaining viewer's size", || size_of(&home, &id) == (40, 120));
+    seen("c", "40 120");
+    // The last leaves (detaching, not even closing): the run's own size.
+    let _: serde_json::Value = second
+        .call(method::RUNS_DETACH, agents::api::RunRef { run: id.clone() })
+        .await
+        .unwrap();
+    home.wait_until("the run's own size", || size_of(&home, &id) == (24, 80));
+    seen("d", "24 80");
+}

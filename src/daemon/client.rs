@@ -79,7 +79,11 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
             }
         }
     });
-    let outbox = Outbox { control, output };
+    let outbox = Outbox {
+        control,
+        output,
+        viewer: super::size::new_viewer(),
+    };
     let subscriptions: Subscriptions = Arc::default();
     let in_flight = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT));
 
@@ -137,6 +141,8 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
             },
             Frame::Input { run, bytes } => {
                 if let Some(live) = daemon.live(&run) {
+                    // Who types sets the size (tmux's `window-size latest`).
+                    super::size::touch(&daemon, &live, outbox.viewer).await;
                     let _ = live.link.input(&run, bytes).await;
                 }
             }
@@ -147,6 +153,7 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
         sub.task.abort();
     }
     forward_changes.abort();
+    super::size::release_all(&daemon, outbox.viewer).await;
     drop(outbox);
     let _ = writer.await;
 }

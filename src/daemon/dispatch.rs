@@ -184,6 +184,9 @@ pub async fn call(
             if let Some(sub) = subs.lock().unwrap_or_else(|p| p.into_inner()).remove(&row.id) {
                 sub.task.abort();
             }
+            if let Some(live) = daemon.live(&row.id) {
+                super::size::release(daemon, &live, outbox.viewer).await;
+            }
             Ok(Value::Null)
         }
         method::RUNS_RESIZE => {
@@ -195,14 +198,7 @@ pub async fn call(
             let live = daemon
                 .live(&row.id)
                 .ok_or_else(|| super::start::ended_state_error(&row))?;
-            live.link
-                .call(sup::RESIZE, json!({ "rows": rows, "cols": cols }))
-                .await?;
-            // Screens resized their own copies when they asked, at whatever
-            // offset they stood; the supervisor's screen is the one to show.
-            live.resized.send_modify(|n| *n += 1);
-            let id = row.id.clone();
-            let _ = daemon.store.call(move |c| runs::set_size(c, &id, rows, cols)).await;
+            super::size::hold(daemon, &live, outbox.viewer, (rows, cols)).await?;
             Ok(Value::Null)
         }
         method::RUNS_ANSWER => {

@@ -48,6 +48,8 @@ pub struct LiveRun {
     /// Counts the resizes of the run's PTY (`runs.resize`): each one makes
     /// every screen subscription send a fresh snapshot (`subscribe.rs`).
     pub resized: watch::Sender<u64>,
+    /// The viewers holding a size for the run, the latest last (`size.rs`).
+    pub holders: Mutex<super::size::Holders>,
 }
 
 /// The longest pace asked of a run's supervisor while nobody watches its
@@ -88,6 +90,7 @@ impl LiveRun {
             quiet_ms: AtomicU64::new(0),
             viewers: Mutex::new(0),
             resized: watch::Sender::new(0),
+            holders: Default::default(),
         }
     }
 

@@ -13,6 +13,7 @@ mod once;
 mod queue;
 mod recover;
 mod sessions;
+mod size;
 mod start;
 mod subscribe;
 pub mod transcripts;

@@ -38,6 +38,8 @@ const SKIP_AHEAD: u64 = 256 * 1024;
 pub struct Outbox {
     pub control: mpsc::Sender<Frame>,
     pub output: mpsc::Sender<Frame>,
+    /// The connection, as a viewer that may hold runs' sizes (`size.rs`).
+    pub viewer: super::size::ViewerId,
 }
 
 impl Outbox {
