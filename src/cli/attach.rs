@@ -16,7 +16,6 @@ use crate::api::{AttachParams, AttachResult, ResizeParams, RunRecord, RunRef, me
 use crate::client::Client;
 use crate::paths::Paths;
 use crate::protocol::Frame;
-use crate::protocol::rpc::{Message, Request};
 use crate::term::Terminal;
 use crate::tui::pane::PaneView;
 
@@ -50,16 +49,6 @@ impl Drop for RawGuard {
     fn drop(&mut self) {
         let _ = execute!(std::io::stdout(), terminal::LeaveAlternateScreen, cursor::Show);
         let _ = terminal::disable_raw_mode();
-    }
-}
-
-pub fn parse_notification(frame: &Frame) -> Option<Request> {
-    match frame {
-        Frame::Control(bytes) => match Message::parse(bytes) {
-            Ok(Message::Request(r)) => Some(r),
-            _ => None,
-        },
-        _ => None,
     }
 }
 
@@ -260,7 +249,7 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
                         }
                     }
                     other => {
-                        if let Some(note) = parse_notification(&other)
+                        if let Some(note) = crate::protocol::rpc::notification_of(&other)
                             && note.method == method::OUTPUT_END
                             && note.params.get("run").and_then(Value::as_str) == Some(id.as_str())
                             && note.params.get("final").and_then(Value::as_bool) == Some(true)

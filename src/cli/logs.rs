@@ -1,5 +1,5 @@
-//! `agents logs` and `agents export`: a run's whole output, read through a
-//! lossless subscription from offset 0.
+//! `agents logs` and `agents export`: a run's whole output, read back
+//! through the daemon (`crate::replay`).
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -7,64 +7,11 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use super::attach::parse_notification;
-use crate::api::{AttachParams, AttachResult, RunRef, method};
+use crate::api::{RunRef, method};
 use crate::client::Client;
 use crate::paths::Paths;
-use crate::protocol::Frame;
 use crate::protocol::run_files::{SizeChange, TimeSample};
-
-/// Reads a run's output from the start; calls `each` with every chunk, in
-/// order, until the output ends (or, without `follow`, until caught up).
-async fn read_output(
-    paths: &Paths,
-    run: &str,
-    follow: bool,
-    mut each: impl FnMut(&[u8]) -> Result<()>,
-) -> Result<AttachResult> {
-    let mut client = Client::connect(paths, true).await?;
-    let mut events = client.events.take().expect("asked for events");
-    let attached: AttachResult = client
-        .call(
-            method::RUNS_ATTACH,
-            AttachParams {
-                run: run.into(),
-                offset: Some(0),
-                lossless: true,
-                window: None,
-            },
-        )
-        .await?;
-    let id = attached.run.id.clone();
-    let mut cursor = 0u64;
-    while let Some(frame) = events.recv().await {
-        match frame {
-            Frame::Output { run, offset, bytes } if run == id => {
-                let end = offset + bytes.len() as u64;
-                if end > cursor {
-                    let skip = cursor.saturating_sub(offset) as usize;
-                    each(&bytes[skip..])?;
-                    cursor = end;
-                }
-            }
-            other => {
-                if let Some(note) = parse_notification(&other)
-                    && note.method == method::OUTPUT_END
-                    && note.params.get("run").and_then(Value::as_str) == Some(id.as_str())
-                {
-                    if let Some(err) = note.params.get("error").and_then(Value::as_str) {
-                        bail!("{err}");
-                    }
-                    let is_final = note.params.get("final").and_then(Value::as_bool) == Some(true);
-                    if is_final || !follow {
-                        break;
-                    }
-                }
-            }
-        }
-    }
-    Ok(attached)
-}
+use crate::replay::{follower, read_output, run_sizes, screen_lines};
 
 pub async fn logs(paths: &Paths, run: &str, follow: bool, raw: bool) -> Result<i32> {
     let stdout = std::io::stdout();
@@ -103,39 +50,6 @@ pub async fn logs(paths: &Paths, run: &str, follow: bool, raw: bool) -> Result<i
         writeln!(out, "{line}")?;
     }
     Ok(0)
-}
-
-/// A run's output as the terminal showed it, up to now: at most
-/// `max_lines` lines of history and screen, the last ones (`agents logs`,
-/// and MCP's `run_logs`).
-pub(crate) async fn screen_lines(paths: &Paths, run: &str, max_lines: usize) -> Result<Vec<String>> {
-    let (id, mut follower) = follower(paths, run, max_lines).await?;
-    read_output(paths, &id, false, |bytes| {
-        follower.feed(bytes);
-        Ok(())
-    })
-    .await?;
-    Ok(follower.finish())
-}
-
-/// The run's id, and a follower of its log that takes each size the run's
-/// screen took at its offset (the run's size throughout when none were
-/// kept: a run from an older build, or one mirrored from a host). Sizes
-/// taken while following are not known to it.
-async fn follower(paths: &Paths, run: &str, max_lines: usize) -> Result<(String, crate::term::LineFollower)> {
-    let client = Client::connect(paths, false).await?;
-    let detail: crate::api::RunDetail = client.call(method::RUNS_SHOW, RunRef { run: run.into() }).await?;
-    let sizes = run_sizes(&client, &detail.run.id).await;
-    let f = crate::term::LineFollower::with_sizes(detail.run.rows, detail.run.cols, max_lines, sizes);
-    Ok((detail.run.id, f))
-}
-
-/// The run's sizes by offset; none from a daemon that does not keep them.
-async fn run_sizes(client: &Client, id: &str) -> Vec<SizeChange> {
-    client
-        .call(method::RUNS_SIZES, RunRef { run: id.into() })
-        .await
-        .unwrap_or_default()
 }
 
 fn history_lines() -> usize {

@@ -9,8 +9,6 @@ mod logs;
 mod print;
 mod transcript;
 
-pub(crate) use logs::screen_lines;
-
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};

@@ -55,9 +55,13 @@ pub async fn report(daemon: &Arc<Daemon>, mut r: HookReport) -> Result<Value, Ap
         return Ok(json!({ "run": row.id, "ignored": "the run has ended" }));
     }
     let (id, family, report) = (row.id.clone(), row.harness.clone(), r.clone());
+    let said = store::HookSaid {
+        summary: harness::hooks::summary(&r),
+        name: r.prompt.as_deref().and_then(harness::naming::slug),
+    };
     let outcome = daemon
         .store
-        .call(move |c| store::record_hook(c, &id, &family, &report))
+        .call(move |c| store::record_hook(c, &id, &family, &report, &said))
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     if let Some((agent, description)) = subagent_description(&r) {

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
-use tokio::net::{UnixListener, UnixStream};
+use tokio::net::UnixListener;
 use tokio::sync::{Notify, broadcast};
 
 use crate::config::ConfigWatch;
@@ -86,14 +86,6 @@ pub fn own_exe() -> &'static str {
             .map(|p| p.display().to_string())
             .unwrap_or_default()
     })
-}
-
-/// The peer of a Unix socket runs as our user (SO_PEERCRED).
-pub fn peer_is_same_user(stream: &UnixStream) -> bool {
-    match stream.peer_cred() {
-        Ok(cred) => cred.uid() == nix::unistd::getuid().as_raw(),
-        Err(_) => false,
-    }
 }
 
 /// Runs the daemon in this process until `daemon.stop`. `ready` is told once
@@ -183,7 +175,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
-                if !peer_is_same_user(&stream) {
+                if !crate::peer::is_same_user(&stream) {
                     tracing::warn!("refused a connection from another user");
                     continue;
                 }

@@ -47,17 +47,6 @@ pub fn slug(prompt: &str) -> Option<String> {
     (!out.is_empty()).then_some(out)
 }
 
-/// `base`, else `base-2`, `base-3`, … : the first `taken` says is free.
-pub fn unique(base: &str, mut taken: impl FnMut(&str) -> bool) -> String {
-    if !taken(base) {
-        return base.to_string();
-    }
-    (2..)
-        .map(|n| format!("{base}-{n}"))
-        .find(|candidate| !taken(candidate))
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,12 +73,5 @@ mod tests {
         for (prompt, want) in cases {
             assert_eq!(slug(prompt).as_deref(), want, "{prompt}");
         }
-    }
-
-    #[test]
-    fn a_taken_name_gets_the_next_free_number() {
-        let taken = ["fix-tests", "fix-tests-2"];
-        assert_eq!(unique("fix-tests", |n| taken.contains(&n)), "fix-tests-3");
-        assert_eq!(unique("docs", |n| taken.contains(&n)), "docs");
     }
 }

@@ -476,7 +476,7 @@ impl AgentsMcp {
         history and screen, as plain text.")]
     async fn run_logs(&self, Parameters(args): Parameters<RunLogsArgs>) -> Result<CallToolResult, ErrorData> {
         let max = args.lines.unwrap_or(DEFAULT_LOG_LINES).clamp(1, MAX_LOG_LINES);
-        let lines = match crate::cli::screen_lines(&self.paths, &args.run, max).await {
+        let lines = match crate::replay::screen_lines(&self.paths, &args.run, max).await {
             Ok(lines) => lines,
             Err(e) => return respond(Err(typed(e))),
         };

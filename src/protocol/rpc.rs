@@ -103,6 +103,17 @@ impl Response {
     }
 }
 
+/// The notification (or request) a control frame carries, if any.
+pub fn notification_of(frame: &super::Frame) -> Option<Request> {
+    match frame {
+        super::Frame::Control(bytes) => match Message::parse(bytes) {
+            Ok(Message::Request(r)) => Some(r),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -92,13 +92,28 @@ pub struct HookOutcome {
     pub renamed: Option<String>,
 }
 
+/// What the harness layer made of a hook before it is stored: the `HOOK`
+/// event's data, and the name its prompt gives a run (before it is made
+/// unique). The store computes neither.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HookSaid {
+    pub summary: serde_json::Value,
+    pub name: Option<String>,
+}
+
 /// Records one hook in one transaction: its `HOOK` event, the session it
 /// names, the subagent it starts or stops, and the run's name from the
 /// first prompt.
-pub fn record_hook(conn: &mut Connection, run: &str, family: &str, r: &HookReport) -> Result<HookOutcome, StoreError> {
+pub fn record_hook(
+    conn: &mut Connection,
+    run: &str,
+    family: &str,
+    r: &HookReport,
+    said: &HookSaid,
+) -> Result<HookOutcome, StoreError> {
     let tx = conn.transaction()?;
     let mut outcome = HookOutcome::default();
-    append_event(&tx, run, "HOOK", &crate::harness::hooks::summary(r))?;
+    append_event(&tx, run, "HOOK", &said.summary)?;
     if let Some(session) = &r.session_id {
         outcome.session_learned = learn_session(&tx, run, family, session, r.transcript_path.as_deref(), "hook")?;
     }
@@ -138,16 +153,16 @@ pub fn record_hook(conn: &mut Connection, run: &str, family: &str, r: &HookRepor
             _ => {}
         }
     }
-    if let ("UserPromptSubmit" | "agent-turn-complete", Some(prompt)) = (r.event.as_str(), &r.prompt) {
-        outcome.renamed = name_from_prompt(&tx, run, prompt)?;
+    if let ("UserPromptSubmit" | "agent-turn-complete", Some(name)) = (r.event.as_str(), &said.name) {
+        outcome.renamed = name_from_prompt(&tx, run, name)?;
     }
     tx.commit()?;
     Ok(outcome)
 }
 
-/// Renames a run still wearing its placeholder name after `prompt`, unique
-/// among all runs. Returns the new name.
-pub fn name_from_prompt(conn: &Connection, run: &str, prompt: &str) -> Result<Option<String>, StoreError> {
+/// Renames a run still wearing its placeholder name to `base` (a name its
+/// prompt gave), made unique among all runs. Returns the new name.
+pub fn name_from_prompt(conn: &Connection, run: &str, base: &str) -> Result<Option<String>, StoreError> {
     let current: Option<(String, String)> = conn
         .query_row("SELECT name, name_source FROM runs WHERE id = ?1", [run], |r| {
             Ok((r.get(0)?, r.get(1)?))
@@ -157,10 +172,7 @@ pub fn name_from_prompt(conn: &Connection, run: &str, prompt: &str) -> Result<Op
     if source != NAME_PLACEHOLDER {
         return Ok(None);
     }
-    let Some(base) = crate::harness::naming::slug(prompt) else {
-        return Ok(None);
-    };
-    let name = unique_name(conn, &base)?;
+    let name = unique_name(conn, base)?;
     conn.execute(
         "UPDATE runs SET name = ?2, name_source = ?3 WHERE id = ?1",
         params![run, name, NAME_FROM_PROMPT],
@@ -171,18 +183,16 @@ pub fn name_from_prompt(conn: &Connection, run: &str, prompt: &str) -> Result<Op
 
 /// `base`, or `base-N` for the first free N (names are unique across runs).
 pub fn unique_name(conn: &Connection, base: &str) -> Result<String, StoreError> {
-    let mut failure = None;
-    let name = crate::harness::naming::unique(base, |candidate| match runs::name_taken(conn, candidate) {
-        Ok(taken) => taken,
-        Err(e) => {
-            failure = Some(e);
-            false
-        }
-    });
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(name),
+    if !runs::name_taken(conn, base)? {
+        return Ok(base.to_string());
     }
+    for n in 2.. {
+        let candidate = format!("{base}-{n}");
+        if !runs::name_taken(conn, &candidate)? {
+            return Ok(candidate);
+        }
+    }
+    unreachable!("the loop above is unbounded")
 }
 
 /// The run a launch id was minted for.
@@ -285,6 +295,13 @@ mod tests {
         (dir, conn)
     }
 
+    fn named(name: &str) -> HookSaid {
+        HookSaid {
+            summary: json!({ "event": "UserPromptSubmit" }),
+            name: Some(name.into()),
+        }
+    }
+
     fn hook(event: &str) -> HookReport {
         HookReport {
             event: event.into(),
@@ -310,11 +327,16 @@ mod tests {
         .unwrap();
         let mut submit = hook("UserPromptSubmit");
         submit.prompt = Some("fix the tests".into());
-        let out = record_hook(&mut conn, "R1", "claude", &submit).unwrap();
+        let out = record_hook(&mut conn, "R1", "claude", &submit, &named("fix-tests")).unwrap();
         assert_eq!(out.renamed.as_deref(), Some("fix-tests-2"), "fix-tests is taken");
         assert!(!out.session_learned, "known since launch");
         submit.prompt = Some("something else".into());
-        assert_eq!(record_hook(&mut conn, "R1", "claude", &submit).unwrap().renamed, None);
+        assert_eq!(
+            record_hook(&mut conn, "R1", "claude", &submit, &named("something-else"))
+                .unwrap()
+                .renamed,
+            None
+        );
         let info = harness_info(&conn, "R1").unwrap();
         assert_eq!(info.version.as_deref(), Some("2.1.197"));
         assert_eq!(info.transcript_path.as_deref(), Some("/h/.claude/projects/-w/S1.jsonl"));
@@ -326,11 +348,15 @@ mod tests {
         let mut start = hook("SubagentStart");
         start.agent_id = Some("a1".into());
         start.agent_type = Some("general-purpose".into());
-        assert!(record_hook(&mut conn, "R2", "claude", &start).unwrap().session_learned);
+        assert!(
+            record_hook(&mut conn, "R2", "claude", &start, &HookSaid::default())
+                .unwrap()
+                .session_learned
+        );
         let mut stop = start.clone();
         stop.event = "SubagentStop".into();
         stop.agent_transcript_path = Some("/t/S1/subagents/agent-a1.jsonl".into());
-        record_hook(&mut conn, "R2", "claude", &stop).unwrap();
+        record_hook(&mut conn, "R2", "claude", &stop, &HookSaid::default()).unwrap();
         let subs = subagents(&conn, "R2").unwrap();
         assert_eq!(subs.len(), 1);
         assert_eq!(subs[0].agent_type.as_deref(), Some("general-purpose"));

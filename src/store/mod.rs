@@ -97,13 +97,7 @@ pub fn open_connection(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
-/// Milliseconds since the Unix epoch, the unit of every stored time.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
+pub use crate::clock::now_ms;
 
 /// RFC 3339 in UTC with milliseconds, as `--json` shows times.
 pub fn format_ms(ms: i64) -> String {

@@ -155,7 +155,7 @@ pub async fn finish(
         ended_by: run.ended_by(),
         last_signal_sent: run.last_signal_sent(),
         log_error: run.log_error(),
-        ended_at: crate::store::now_ms(),
+        ended_at: crate::clock::now_ms(),
     }
 }
 

@@ -74,7 +74,7 @@ impl OutputLog {
             self.last_sample = Some(now);
             let sample = TimeSample {
                 offset: self.offset,
-                at_ms: crate::store::now_ms() as u64,
+                at_ms: crate::clock::now_ms() as u64,
             };
             self.index.write_all(&sample.encode())?;
         }

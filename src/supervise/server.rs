@@ -207,7 +207,7 @@ impl Supervised {
         let (rows, cols) = screen.term.size();
         let change = SizeChange {
             offset: self.log_base + screen.offset,
-            at_ms: crate::store::now_ms() as u64,
+            at_ms: crate::clock::now_ms() as u64,
             rows,
             cols,
         };
@@ -385,7 +385,7 @@ pub async fn serve(listener: UnixListener, run: Arc<Supervised>) {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
-        if !crate::daemon::peer_is_same_user(&stream) {
+        if !crate::peer::is_same_user(&stream) {
             continue;
         }
         tokio::spawn(connection(stream, run.clone()));
@@ -564,7 +564,7 @@ fn type_prompt(run: &Arc<Supervised>, text: &str, bracketed: bool, enter: Durati
 /// bracketed paste, or as bare keystrokes (see `Adapter::pastes_prompts`).
 fn prompt_bytes(text: &str, bracketed: bool) -> Vec<u8> {
     let mut bytes = if bracketed {
-        crate::tui::keys::encode_paste(text, true)
+        crate::input::encode_paste(text, true)
     } else {
         text.as_bytes().to_vec()
     };

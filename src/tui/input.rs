@@ -36,7 +36,7 @@ impl App {
                         .is_some_and(|s| s.term.screen().bracketed_paste());
                     self.commands.push(Command::Input {
                         run,
-                        bytes: keys::encode_paste(text, bracketed),
+                        bytes: crate::input::encode_paste(text, bracketed),
                     });
                 }
             }

@@ -100,18 +100,6 @@ fn with_alt(alt: bool, bytes: Vec<u8>) -> Vec<u8> {
     }
 }
 
-/// Text pasted into a program: wrapped in bracketed-paste markers when it
-/// asked for them, with any end marker inside the text removed so a paste
-/// cannot end the bracket early.
-pub fn encode_paste(text: &str, bracketed: bool) -> Vec<u8> {
-    if bracketed {
-        let clean = text.replace("\x1b[201~", "");
-        format!("\x1b[200~{clean}\x1b[201~").into_bytes()
-    } else {
-        text.replace("\r\n", "\r").replace('\n', "\r").into_bytes()
-    }
-}
-
 /// A mouse event in SGR encoding (1006), at a position relative to the pane.
 pub fn encode_mouse(event: &MouseEvent, col: u16, row: u16) -> Option<Vec<u8>> {
     let (button, release) = match event.kind {
@@ -160,11 +148,5 @@ mod tests {
             encode_key(&key(KeyCode::Char('é'), KeyModifiers::NONE), false),
             "é".as_bytes()
         );
-    }
-
-    #[test]
-    fn a_paste_cannot_close_its_own_bracket() {
-        assert_eq!(encode_paste("a\x1b[201~b", true), b"\x1b[200~ab\x1b[201~");
-        assert_eq!(encode_paste("a\nb", false), b"a\rb");
     }
 }

@@ -1,0 +1,153 @@
+//! The import rules of `docs/architecture.md`, checked over `src/`: which
+//! of the crate's own modules (and which outside crates) each subsystem
+//! may take from. A `crate::` path in code (not in a comment) counts.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// (subsystem, what it takes nothing from). Crate modules by name; outside
+/// crates as `name::`.
+const RULES: &[(&str, &[&str])] = &[
+    // The emulator: bytes in, screen out; no I/O, no runtime, no UI.
+    (
+        "term",
+        &[
+            "daemon",
+            "store",
+            "tui",
+            "cli",
+            "remote",
+            "mcp",
+            "supervise",
+            "client",
+            "harness",
+            "tokio::",
+            "ratatui::",
+            "crossterm::",
+            "rusqlite::",
+        ],
+    ),
+    // The wire: values and frames only.
+    (
+        "protocol",
+        &[
+            "daemon",
+            "store",
+            "tui",
+            "cli",
+            "remote",
+            "mcp",
+            "supervise",
+            "client",
+            "harness",
+            "term",
+            "rusqlite::",
+            "ratatui::",
+        ],
+    ),
+    // A run's supervisor outlives daemons and clients of other builds.
+    (
+        "supervise",
+        &[
+            "store",
+            "daemon",
+            "tui",
+            "cli",
+            "remote",
+            "mcp",
+            "client",
+            "rusqlite::",
+            "ratatui::",
+        ],
+    ),
+    // The store keeps records; what they mean is the harness layer's.
+    (
+        "store",
+        &["harness", "daemon", "tui", "cli", "remote", "mcp", "supervise"],
+    ),
+    // MCP is a client of the tool table like the CLI, not a user of it.
+    ("mcp", &["cli", "tui", "daemon", "store", "supervise"]),
+];
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// A subsystem's files: `src/NAME/**` and `src/NAME.rs`.
+fn subsystem(name: &str) -> Vec<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = Vec::new();
+    if src.join(name).is_dir() {
+        files(&src.join(name), &mut out);
+    }
+    if src.join(format!("{name}.rs")).is_file() {
+        out.push(src.join(format!("{name}.rs")));
+    }
+    assert!(!out.is_empty(), "no subsystem {name} under src/");
+    out
+}
+
+/// What code takes, line by line: `crate::NAME` (also inside `crate::{…}`)
+/// and `NAME::` of outside crates; comments left out.
+fn taken(text: &str) -> BTreeSet<(String, usize)> {
+    let mut out = BTreeSet::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or_default();
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            rest = &rest[at + "crate::".len()..];
+            let names: Vec<&str> = match rest.strip_prefix('{') {
+                Some(group) => group.split('}').next().unwrap_or_default().split(',').collect(),
+                None => vec![rest],
+            };
+            for name in names {
+                let name: String = name
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                out.insert((name, n + 1));
+            }
+        }
+        for outside in ["tokio::", "ratatui::", "crossterm::", "rusqlite::", "russh::"] {
+            let starts_path = code
+                .match_indices(outside)
+                .any(|(at, _)| !code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':'));
+            if starts_path {
+                out.insert((outside.to_string(), n + 1));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn each_subsystem_takes_only_what_the_import_rules_allow() {
+    let mut broken = Vec::new();
+    for (name, forbidden) in RULES {
+        for file in subsystem(name) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (took, line) in taken(&text) {
+                if forbidden.contains(&took.as_str()) {
+                    broken.push(format!("{}:{line} takes {took}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "import rules broken:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_checker_sees_grouped_and_plain_paths_but_not_comments() {
+    let text =
+        "use crate::{api::X, store};\nlet t = crate::tui::draw();\n// crate::daemon in a comment\nuse tokio::net;";
+    let names: Vec<String> = taken(text).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["api", "store", "tokio::", "tui"]);
+}
