@@ -255,3 +255,50 @@ fn a_real_claude_run_reports_status_hooks_and_its_session() {
     assert_eq!(ended["state"], "succeeded", "{ended}");
     assert!(real_cli::hooks(&home, &id).iter().any(|h| h == "SessionEnd"));
 }
+
+/// With no key in the environment and no login of its own, Claude Code
+/// says "Not logged in" from its first screen: the run shows that as
+/// `waiting_input` with the words, and holds a prompt rather than typing it
+/// into a harness that would refuse it.
+#[test]
+fn a_real_claude_run_with_no_login_says_so_and_holds_prompts() {
+    let Some(claude) = real_cli::pinned_binary("CLAUDE", "claude", PINNED) else {
+        return;
+    };
+    let user_home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(project.path()).unwrap();
+    let bin = BinDir::with(&claude, "claude");
+    let mut projects = serde_json::Map::new();
+    projects.insert(
+        cwd.to_string_lossy().into_owned(),
+        json!({ "hasTrustDialogAccepted": true }),
+    );
+    std::fs::write(
+        user_home.path().join(".claude.json"),
+        json!({ "hasCompletedOnboarding": true, "projects": projects }).to_string(),
+    )
+    .unwrap();
+    let home = Home::new();
+    let mut run = home.cmd(&["run", "-d", "claude", "--size", "120x40"]);
+    run.current_dir(&cwd)
+        .env("PATH", bin.path_before("/usr/bin:/bin"))
+        .env("HOME", user_home.path())
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .env_remove("CLAUDE_CODE_OAUTH_TOKEN");
+    let id = real_cli::stdout_of(run, "run claude");
+    home.wait_until("the run says it is not logged in", || {
+        let shown = home.show(&id);
+        shown["status"] == "waiting_input"
+            && last_status_why(&home, &id).starts_with("screen says it is not logged in: Not logged in")
+    });
+    let out = home.ok(&["send", &id, "hello"]);
+    assert!(out.starts_with("queued"), "held, not typed into a harness that refuses it: {out}");
+    assert!(!home.logs(&id).contains("❯ hello"), "{}", home.logs(&id));
+    assert_eq!(home.show(&id)["status"], "waiting_input");
+}

@@ -375,7 +375,7 @@ fn a_claude_run_has_its_session_id_and_hooks_before_it_starts() {
     let shown = home.ok(&["show", &id]);
     let env_line = shown.lines().find(|l| l.starts_with("env ")).unwrap_or_default();
     assert!(
-        env_line.contains("ANTHROPIC_API_KEY ANTHROPIC_BASE_URL") && env_line.ends_with("(the harness's own)"),
+        env_line.contains("ANTHROPIC_API_KEY ANTHROPIC_BASE_URL") && env_line.ends_with("(passed by default)"),
         "{shown}"
     );
     let kinds = home.event_kinds(&id);

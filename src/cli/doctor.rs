@@ -130,18 +130,17 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
     Ok(if problems == 0 { 0 } else { 1 })
 }
 
-/// What a run of `family` started from this shell would have to log in
-/// with: the harness's own variables set here (names only, values never
-/// shown), and its own login file, if it keeps one.
+/// What a run of `family` started from this shell would log in with: the
+/// credential variables of the harness's set here (names only, values
+/// never shown), else its own login file, else a plain word that its runs
+/// will not be logged in. Its other variables are counted.
 fn credentials(family: &str) -> String {
     let env: Vec<(String, String)> = std::env::vars().collect();
     let cwd = std::env::current_dir().unwrap_or_default();
     let names = crate::harness::harness_env_names(family, &Default::default(), &env, &cwd);
-    let mut said = if names.is_empty() {
-        "none of its variables set".to_string()
-    } else {
-        format!("{} set", names.join(", "))
-    };
+    let (keys, others): (Vec<&String>, Vec<&String>) = names
+        .iter()
+        .partition(|n| crate::harness::credentials::is_credential(n));
     let var = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -150,14 +149,22 @@ fn credentials(family: &str) -> String {
     let config_home = crate::harness::adapter_for(family)
         .and_then(|a| a.config_home_var())
         .and_then(var);
-    if let Some(file) = crate::harness::credentials::login_file(family, config_home.as_deref(), var("HOME").as_deref())
-    {
-        let shown = super::print::home_relative(&file.to_string_lossy());
-        if file.exists() {
-            said.push_str(&format!("; login in {shown}"));
-        } else {
-            said.push_str(&format!("; no {shown}"));
-        }
+    let login = crate::harness::credentials::login_file(family, config_home.as_deref(), var("HOME").as_deref());
+    let shown = |f: &std::path::Path| super::print::home_relative(&f.to_string_lossy());
+    let mut said = match (&login, keys.is_empty()) {
+        (_, false) => format!(
+            "runs get {} from this environment",
+            keys.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+        (Some(file), true) if file.exists() => format!("runs use its own login in {}", shown(file)),
+        (Some(file), true) => format!(
+            "no key variable set and no {}: its runs will say they are not logged in",
+            shown(file)
+        ),
+        (None, true) => "no key variable set: its runs need one, or a key in its own config".to_string(),
+    };
+    if !others.is_empty() {
+        said.push_str(&format!(" (and {} more of its variables)", others.len()));
     }
     said
 }

@@ -89,7 +89,12 @@ pub async fn export_cast(paths: &Paths, run: &str, file: &Path) -> Result<i32> {
         })
         .collect();
     let start_ms = samples.first().map(|s| s.at_ms).unwrap_or(0);
-    // The size the log starts at is the header's; the rest are events.
+    // The size the first byte was parsed at is the header's (an attach
+    // that resized the run before it printed anything counts there); the
+    // rest are events.
+    while sizes.len() >= 2 && sizes[1].offset == 0 {
+        sizes.remove(0);
+    }
     let (cols, rows) = match sizes.first() {
         Some(first) if first.offset == 0 => (first.cols, first.rows),
         _ => (detail.run.cols, detail.run.rows),

@@ -21,9 +21,19 @@ pub fn unreachable_hosts(hosts: &[HostUnreachable], what: &str) {
 pub fn unindexed(bytes: u64) {
     if bytes > 0 {
         eprintln!(
-            "partial: {:.1} MB of live transcripts not read yet; a search in a moment finds what they hold",
-            bytes as f64 / 1e6
+            "note: {} of live transcripts not indexed yet; search again in a moment to include them",
+            size(bytes)
         );
+    }
+}
+
+/// Bytes as a person reads them: `812 B`, `4.2 KB`, `23.1 MB`.
+pub fn size(bytes: u64) -> String {
+    match bytes {
+        b if b < 1000 => format!("{b} B"),
+        b if b < 1_000_000 => format!("{:.1} KB", b as f64 / 1e3),
+        b if b < 1_000_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        b => format!("{:.1} GB", b as f64 / 1e9),
     }
 }
 
@@ -121,7 +131,7 @@ fn tokens(u: &crate::transcript::Usage) -> String {
 fn env_line(h: &crate::api::HarnessDetail) -> Option<String> {
     let mut parts = Vec::new();
     if !h.env_harness.is_empty() {
-        parts.push(format!("{} (the harness's own)", h.env_harness.join(" ")));
+        parts.push(format!("{} (passed by default)", h.env_harness.join(" ")));
     }
     let named: Vec<&str> = h
         .env_passed

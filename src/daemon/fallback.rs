@@ -315,6 +315,7 @@ async fn next_attempt(
             after_sigint_ms: config.engine.cancel_sigint_grace_ms,
             after_sigterm_ms: config.engine.cancel_sigterm_grace_ms,
         },
+        family: row.harness.clone(),
     };
     let paths = daemon.paths.clone();
     let spawned = tokio::task::spawn_blocking(move || super::start::spawn_supervisor(&paths, &spec))

@@ -168,8 +168,19 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
 async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) -> bool {
     let _delivering = live.delivery.lock().await;
     // Never type a prompt into a question, or while the agent works: not
-    // while hooks say it works, nor while its output is still moving.
+    // while hooks say it works, nor while its output is still moving. Nor
+    // into a harness that says it is not logged in: it would refuse the
+    // prompt; it is held until a login clears the complaint.
     if !verdict(live, rules).status.takes_prompts() || live.quiet_for(rules.quiet).is_some() {
+        return false;
+    }
+    let login = live
+        .screen
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .is_some_and(|f| f.is_login_problem());
+    if login {
         return false;
     }
     let id = live.id.clone();

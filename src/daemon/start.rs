@@ -294,6 +294,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
             after_sigint_ms: config.engine.cancel_sigint_grace_ms,
             after_sigterm_ms: config.engine.cancel_sigterm_grace_ms,
         },
+        family: row.harness.clone(),
     };
     // A profile with fallbacks keeps what a next attempt needs, in memory,
     // before the harness can end.

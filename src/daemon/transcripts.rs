@@ -544,8 +544,13 @@ async fn catch_up_live(daemon: &Arc<Daemon>, also: Option<String>) -> Unread {
         }
         let mut changed = false;
         let mut done = false;
-        // Until a step says otherwise, what the file holds past its offset.
-        let mut left = std::fs::metadata(&path).map_or(0, |m| m.len().saturating_sub(src.offset));
+        // Until a step says otherwise, what the file holds past its offset
+        // (a whole-document format counts records, not bytes: none).
+        let document = src.format == Format::Gemini && crate::transcript::gemini::is_document(&path);
+        let mut left = match document {
+            true => 0,
+            false => std::fs::metadata(&path).map_or(0, |m| m.len().saturating_sub(src.offset)),
+        };
         while !done && (steps == 0 || (steps < SEARCH_STEPS && tokio::time::Instant::now() < deadline)) {
             steps += 1;
             let p = path.clone();

@@ -54,6 +54,10 @@ impl Adapter for Claude {
         &super::credentials::CLAUDE
     }
 
+    fn env_names(&self, ctx: &LaunchContext) -> Vec<String> {
+        super::credentials::claude_names(ctx.env)
+    }
+
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
         let binary = ctx
             .profile

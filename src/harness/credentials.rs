@@ -108,9 +108,36 @@ pub const AIDER: HarnessEnv = HarnessEnv {
     prefixes: &["OPENAI_", "ANTHROPIC_", "AIDER_", "LITELLM_", "AWS_"],
 };
 
+/// Claude Code's variables in `env`: its cloud credentials only when the
+/// switch that makes it read them is on (`CLAUDE_CODE_USE_BEDROCK` for
+/// `AWS_*`, `CLAUDE_CODE_USE_VERTEX` for Google's), so an AWS secret in
+/// the shell does not reach every agent's tools by default.
+pub fn claude_names(env: &[(String, String)]) -> Vec<String> {
+    let on = |k: &str| env.iter().any(|(n, v)| n == k && !v.is_empty());
+    let (bedrock, vertex) = (on("CLAUDE_CODE_USE_BEDROCK"), on("CLAUDE_CODE_USE_VERTEX"));
+    CLAUDE
+        .present(env)
+        .into_iter()
+        .filter(|n| match n.as_str() {
+            n if n.starts_with("AWS_") => bedrock,
+            "GOOGLE_APPLICATION_CREDENTIALS" | "CLOUD_ML_REGION" => vertex,
+            n if n.starts_with("VERTEX_REGION_") => vertex,
+            _ => true,
+        })
+        .collect()
+}
+
+/// Whether a variable's name says it holds a credential (a key, a token,
+/// a credentials file), as `agents doctor` tells them from switches.
+pub fn is_credential(name: &str) -> bool {
+    ["KEY", "TOKEN", "CREDENTIALS", "SECRET"]
+        .iter()
+        .any(|w| name.contains(w))
+}
+
 /// The `env_key` of every `[model_providers.NAME]` in Codex's
-/// `config.toml` under `codex_home`: a provider's key is read from the
-/// variable its entry names. An unreadable file names none (Codex itself
+/// `config.toml` under `codex_home`, and the variables its
+/// `env_http_headers` name: a provider's key is read from them. An unreadable file names none (Codex itself
 /// reports a broken config).
 pub fn codex_provider_keys(codex_home: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(codex_home.join("config.toml")) else {
@@ -124,7 +151,15 @@ pub fn codex_provider_keys(codex_home: &Path) -> Vec<String> {
     };
     providers
         .values()
-        .filter_map(|p| p.get("env_key")?.as_str())
+        .flat_map(|p| {
+            // `env_http_headers` maps a header to the variable it is read from.
+            let headers = p.get("env_http_headers").and_then(|h| h.as_table());
+            let from_headers = headers.into_iter().flat_map(|h| h.values()).filter_map(|v| v.as_str());
+            p.get("env_key")
+                .and_then(|k| k.as_str())
+                .into_iter()
+                .chain(from_headers)
+        })
         .filter(|k| super::is_env_name(k))
         .map(str::to_string)
         .collect()
@@ -185,17 +220,44 @@ mod tests {
     }
 
     #[test]
+    fn claude_gets_cloud_credentials_only_with_the_cloud_switched_on() {
+        let shell = env(&[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("AWS_SECRET_ACCESS_KEY", "s"),
+            ("GOOGLE_APPLICATION_CREDENTIALS", "/c.json"),
+        ]);
+        assert_eq!(claude_names(&shell), ["ANTHROPIC_API_KEY"]);
+        let mut bedrock = shell.clone();
+        bedrock.push(("CLAUDE_CODE_USE_BEDROCK".into(), "1".into()));
+        assert_eq!(
+            claude_names(&bedrock),
+            ["ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "CLAUDE_CODE_USE_BEDROCK"]
+        );
+        let mut vertex = shell;
+        vertex.push(("CLAUDE_CODE_USE_VERTEX".into(), "1".into()));
+        assert_eq!(
+            claude_names(&vertex),
+            [
+                "ANTHROPIC_API_KEY",
+                "CLAUDE_CODE_USE_VERTEX",
+                "GOOGLE_APPLICATION_CREDENTIALS"
+            ]
+        );
+    }
+
+    #[test]
     fn codex_providers_name_the_variables_their_keys_are_read_from() {
         let dir = tempfile::tempdir().unwrap();
         assert!(codex_provider_keys(dir.path()).is_empty());
         std::fs::write(
             dir.path().join("config.toml"),
             "model = \"m\"\n[model_providers.mock]\nbase_url = \"http://x\"\nenv_key = \"MOCK_KEY\"\n\
-             [model_providers.azure]\nenv_key = \"AZURE_OPENAI_API_KEY\"\n[model_providers.bad]\nenv_key = \"A=B\"\n",
+             [model_providers.azure]\nenv_key = \"AZURE_OPENAI_API_KEY\"\n[model_providers.bad]\nenv_key = \"A=B\"\n\
+             [model_providers.proxy.env_http_headers]\nX-Org = \"PROXY_ORG\"\n",
         )
         .unwrap();
         let mut keys = codex_provider_keys(dir.path());
         keys.sort();
-        assert_eq!(keys, ["AZURE_OPENAI_API_KEY", "MOCK_KEY"]);
+        assert_eq!(keys, ["AZURE_OPENAI_API_KEY", "MOCK_KEY", "PROXY_ORG"]);
     }
 }

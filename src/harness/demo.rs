@@ -299,7 +299,11 @@ impl Agent<'_> {
         if !self.screen.is_tty() {
             // A pipe (a subagent's stdout) gets one line, not frames.
             self.screen.line(&format!("✻ {THINKING}"))?;
-            return self.signals.sleep_until(deadline);
+            self.signals.sleep_until(deadline)?;
+            while self.args.think_until.as_ref().is_some_and(|p| !p.exists()) {
+                self.signals.sleep_until(Instant::now() + screen::SPINNER_INTERVAL)?;
+            }
+            return Ok(());
         }
         for frame in 0.. {
             self.screen.spinner(frame)?;

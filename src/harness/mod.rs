@@ -14,6 +14,7 @@ pub mod credentials;
 pub mod demo;
 pub mod gemini;
 pub mod hooks;
+pub mod login;
 pub mod naming;
 mod profile;
 pub mod screen;

@@ -27,77 +27,28 @@ const APPROVAL_QUESTIONS: &[(&str, &str)] = &[
     // Gemini CLI 0.61: `Allow execution of [Shell]?`, `Allow edit?`…
     ("Allow execution of", "screen shows a permission prompt"),
     ("Trust this folder?", "screen shows a folder trust prompt"),
+    // Claude Code 2.1: "Quick safety check: Is this a project you created
+    // or one you trust? … ❯ 1. Yes, I trust this folder".
+    (
+        "Is this a project you created or one you trust?",
+        "screen shows a folder trust prompt",
+    ),
     (
         "Do you trust the files in this folder?",
         "screen shows a folder trust prompt",
     ),
 ];
 
-/// What the CLIs print when they cannot reach their model for want of a
-/// login, lower-case: Claude Code ("Not logged in · Please run /login",
-/// "Invalid API key · Please run /login", "OAuth token has expired"),
-/// Codex ("unexpected status 401 Unauthorized"), Gemini CLI ("API key not
-/// valid"), OpenAI-style providers ("Incorrect API key provided") and
-/// litellm under aider ("AuthenticationError").
-const LOGIN_PROBLEMS: &[&str] = &[
-    "please run /login",
-    "not logged in",
-    "invalid api key",
-    "token has expired",
-    "401 unauthorized",
-    "api key not valid",
-    "incorrect api key provided",
-    "authenticationerror",
-];
-
-/// How many non-blank lines at the bottom a login problem must be among to
-/// count: the agent's last words above its input box (Claude's reply, box
-/// and hint line are five; Gemini's error, box and footer six). Once a
-/// later turn is drawn, the old complaint has moved above them.
-const LOGIN_WINDOW: usize = 6;
-
 /// Looks at the bottom of the screen (a prompt is always near the cursor)
-/// for a question followed by a numbered choice, else for the harness
-/// saying it is not logged in.
-pub fn waiting_on(lines: &[String]) -> Option<ScreenFinding> {
-    question(lines).or_else(|| login_problem(lines))
+/// for a question followed by a numbered choice, else for the harness of
+/// `family` saying it is not logged in (`login.rs`).
+pub fn waiting_on(lines: &[String], family: &str) -> Option<ScreenFinding> {
+    question(lines).or_else(|| super::login::problem(lines, family))
 }
-
-/// The harness's last words say it cannot work until someone logs in
-/// (`waiting_input`, with the line that said so).
-fn login_problem(lines: &[String]) -> Option<ScreenFinding> {
-    let last: Vec<&str> = lines
-        .iter()
-        .rev()
-        .map(|l| l.trim())
-        .filter(|l| !l.is_empty())
-        .take(LOGIN_WINDOW)
-        .collect();
-    let complains = |l: &str| {
-        let l = l.to_lowercase();
-        LOGIN_PROBLEMS.iter().any(|p| l.contains(p))
-    };
-    let line = last.iter().find(|l| complains(l))?;
-    // The words that said so, not the whole row: a status line holds other
-    // hints, apart by runs of spaces.
-    let part = line.split("  ").find(|p| complains(p)).unwrap_or(line);
-    let said: String = bare(part.trim())
-        .trim_start_matches(['⎿', '■', '✕', ' '])
-        .chars()
-        .take(100)
-        .collect();
-    Some(ScreenFinding {
-        status: ActivityStatus::WaitingInput,
-        why: format!("{LOGIN_WHY}: {said}"),
-    })
-}
-
-/// How a login finding's reason begins (fusion lets it outrank hooks).
-pub const LOGIN_WHY: &str = "screen says it is not logged in";
 
 impl ScreenFinding {
     pub fn is_login_problem(&self) -> bool {
-        self.why.starts_with(LOGIN_WHY)
+        self.why.starts_with(super::login::LOGIN_WHY)
     }
 }
 
@@ -136,7 +87,7 @@ fn is_open(after: &[String]) -> bool {
 
 /// A line without the frame around it (Gemini draws its questions in a
 /// box: `│ ● 1. Allow once │`) and without the selection marker.
-fn bare(line: &str) -> &str {
+pub(super) fn bare(line: &str) -> &str {
     const FRAME: &[char] = &['│', '╭', '╮', '╰', '╯', '─', ' '];
     line.trim_matches(FRAME).trim_start_matches(['❯', '›', '>', '●', ' '])
 }
@@ -162,6 +113,11 @@ mod tests {
         s.lines().map(str::to_string).collect()
     }
 
+    /// Questions look the same whoever asks.
+    fn waiting_on_any(lines: &[String]) -> Option<ScreenFinding> {
+        waiting_on(lines, "cmd")
+    }
+
     /// As Gemini CLI 0.61.0 drew them (tmux `capture-pane`).
     #[test]
     fn gemini_s_boxed_permission_and_trust_prompts_are_recognised() {
@@ -179,7 +135,7 @@ mod tests {
             "│   3. No, suggest changes (esc)           │\n",
             "╰──────────────────────────────────────────╯\n",
         ));
-        assert!(waiting_on(&shell).unwrap().why.contains("permission"));
+        assert!(waiting_on_any(&shell).unwrap().why.contains("permission"));
         let trust = lines(concat!(
             " ╭──────────────────────────────────────────╮\n",
             " │ Do you trust the files in this folder?   │\n",
@@ -190,14 +146,14 @@ mod tests {
             " │                                          │\n",
             " ╰──────────────────────────────────────────╯\n",
         ));
-        assert!(waiting_on(&trust).unwrap().why.contains("trust"));
+        assert!(waiting_on_any(&trust).unwrap().why.contains("trust"));
         let answered = lines(concat!(
             "│ Allow execution of [Shell]?              │\n",
             "│ ● 1. Allow once                          │\n",
             "╰──────────────────────────────────────────╯\n",
             "✦ Tool said: done\n",
         ));
-        assert_eq!(waiting_on(&answered), None);
+        assert_eq!(waiting_on_any(&answered), None);
     }
 
     #[test]
@@ -205,7 +161,7 @@ mod tests {
         let screen = lines(
             "❯ ASKPERM now\n● Bash(touch perm-marker)\n  ⎿  Waiting…\n──────\n Bash command\n   touch perm-marker\n Do you want to proceed?\n ❯ 1. Yes\n   2. Yes, and always allow\n   3. No\n Esc to cancel",
         );
-        let found = waiting_on(&screen).unwrap();
+        let found = waiting_on_any(&screen).unwrap();
         assert_eq!(found.status, ActivityStatus::NeedsApproval);
         assert!(found.why.contains("permission"));
     }
@@ -213,64 +169,25 @@ mod tests {
     #[test]
     fn the_recorded_codex_trust_prompt_is_recognised() {
         let screen = lines("  Folder access\n  Trust this folder? Codex can read\n› 1. Trust and continue\n  2. Back");
-        assert!(waiting_on(&screen).unwrap().why.contains("trust"));
+        assert!(waiting_on_any(&screen).unwrap().why.contains("trust"));
     }
 
     #[test]
     fn a_prompt_at_the_top_of_a_tall_mostly_empty_screen_is_found() {
         let mut screen = lines(" Do you want to proceed?\n ❯ 1. Yes\n   2. No");
         screen.extend(std::iter::repeat_n(String::new(), 60));
-        assert!(waiting_on(&screen).is_some());
+        assert!(waiting_on_any(&screen).is_some());
     }
 
     #[test]
     fn an_answered_question_still_on_screen_is_not_waiting() {
         let screen = lines(" Do you want to proceed?\n ❯ 1. Yes\n   2. No\n Esc to cancel\n  ⎿  approved\n> ");
-        assert_eq!(waiting_on(&screen), None);
-    }
-
-    #[test]
-    fn a_harness_that_is_not_logged_in_waits_for_a_login_until_a_later_turn_is_drawn() {
-        let failed = lines(concat!(
-            "> hello\n",
-            "  ⎿  Not logged in · Please run /login\n",
-            "\n",
-            "────────────────\n",
-            "> \n",
-            "────────────────\n",
-            "  ? for shortcuts\n",
-        ));
-        let found = waiting_on(&failed).unwrap();
-        assert_eq!(found.status, ActivityStatus::WaitingInput);
-        assert!(found.is_login_problem());
-        assert_eq!(found.why, format!("{LOGIN_WHY}: Not logged in · Please run /login"));
-        // As Claude Code 2.1.197 draws its status line with no login.
-        let hint = lines("❯ \n────\n  ? for shortcuts · ← for agents                      Not logged in · Run /login");
-        assert_eq!(
-            waiting_on(&hint).unwrap().why,
-            format!("{LOGIN_WHY}: Not logged in · Run /login")
-        );
-        let codex =
-            lines("■ unexpected status 401 Unauthorized: Incorrect API key provided\n\n› Ask Codex\n  ? for shortcuts");
-        assert!(waiting_on(&codex).unwrap().is_login_problem());
-
-        let later = lines(concat!(
-            "> hello\n",
-            "  ⎿  Not logged in · Please run /login\n",
-            "  Login successful\n",
-            "> hello again\n",
-            "⏺ Hello!\n",
-            "────────────────\n",
-            "> \n",
-            "────────────────\n",
-            "  ? for shortcuts\n",
-        ));
-        assert_eq!(waiting_on(&later), None);
+        assert_eq!(waiting_on_any(&screen), None);
     }
 
     #[test]
     fn a_question_in_ordinary_output_is_not_a_prompt() {
         let screen = lines("the docs ask: Do you want to proceed? with care\nthen we compiled\n> ");
-        assert_eq!(waiting_on(&screen), None);
+        assert_eq!(waiting_on_any(&screen), None);
     }
 }

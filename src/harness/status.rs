@@ -187,7 +187,7 @@ mod tests {
                 Seen::Login => {
                     ev.screen = Some(ScreenFinding {
                         status: WaitingInput,
-                        why: format!("{}: Not logged in", crate::harness::screen::LOGIN_WHY),
+                        why: format!("{}: Not logged in", crate::harness::login::LOGIN_WHY),
                     });
                     ev.screen_at = Some(at(*s));
                 }

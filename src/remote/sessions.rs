@@ -248,13 +248,20 @@ async fn resume(
         .call(&link.name, &link.name, method::RUNS_SHOW, json!({ "run": session.run }))
         .await
         .map_err(|e| one_line(e, &what))?;
-    let names: Vec<String> = shown["events"]
+    let mut names: Vec<String> = shown["events"]
         .as_array()
         .into_iter()
         .flatten()
         .find(|e| e["kind"] == "RUN_CREATED")
         .and_then(|e| serde_json::from_value(e["data"]["pass_env"].clone()).ok())
         .unwrap_or_default();
+    // And the variables its harness reads, from this client's environment
+    // (issue #9), as a placement passes them.
+    if let Some(family) = shown["harness"].as_str() {
+        let cwd = std::path::Path::new(shown["cwd"].as_str().unwrap_or("/"));
+        let profiles = daemon.config().profiles;
+        names.extend(crate::harness::harness_env_names(family, &profiles, &params.env, cwd));
+    }
     let remote = ResumeParams {
         session: session.id.clone(),
         env: super::place::remote_env(&names, &params.env, &conn.info, &host),

@@ -30,6 +30,10 @@ pub struct SuperviseSpec {
     pub cols: u16,
     pub timeout_secs: Option<u64>,
     pub grace: Grace,
+    /// The harness family, for reading its screen in its own words (a
+    /// login problem). Empty from a daemon older than the field.
+    #[serde(default)]
+    pub family: String,
 }
 
 /// Cancel escalation: SIGINT, wait, SIGTERM, wait, SIGKILL.

@@ -52,8 +52,11 @@ pub const PACE_MAX_MS: u64 = 1000;
 
 pub struct ParsedScreen {
     pub term: Terminal,
-    /// Log bytes fed to `term` so far.
+    /// The log offset `term` has parsed up to (a next attempt's supervisor
+    /// starts where the log ended).
     pub offset: u64,
+    /// The harness family, whose words the screen is read in.
+    family: String,
     /// When `term` last took bytes.
     pub fed_at: Instant,
     /// The screen has been read for a question since it last took bytes.
@@ -63,11 +66,12 @@ pub struct ParsedScreen {
 }
 
 impl ParsedScreen {
-    fn new(term: Terminal) -> ParsedScreen {
+    fn new(term: Terminal, offset: u64, family: String) -> ParsedScreen {
         let now = Instant::now();
         ParsedScreen {
             term,
-            offset: 0,
+            offset,
+            family,
             fed_at: now,
             looked: false,
             looked_at: now,
@@ -102,7 +106,7 @@ impl ParsedScreen {
     /// Reads the screen for a question and publishes what it finds if that
     /// changed.
     fn look(&mut self, finding: &watch::Sender<Option<ScreenFinding>>) {
-        let seen = waiting_on(&self.term.visible_lines());
+        let seen = waiting_on(&self.term.visible_lines(), &self.family);
         self.looked = true;
         self.looked_at = Instant::now();
         finding.send_if_modified(|f| {
@@ -146,9 +150,6 @@ pub struct Supervised {
     grace: Grace,
     /// `sizes`: the screen's size from each offset on, for replays.
     sizes: Mutex<Option<std::fs::File>>,
-    /// The log's length when this supervisor started: the emulator counts
-    /// from there.
-    log_base: u64,
 }
 
 #[derive(Default)]
@@ -182,7 +183,11 @@ impl Supervised {
         Supervised {
             run: spec.run.clone(),
             leader,
-            screen: Mutex::new(ParsedScreen::new(Terminal::new(spec.rows, spec.cols))),
+            screen: Mutex::new(ParsedScreen::new(
+                Terminal::new(spec.rows, spec.cols),
+                log_base,
+                spec.family.clone(),
+            )),
             master: Mutex::new(master),
             input,
             committed: watch::Sender::new(0),
@@ -197,7 +202,6 @@ impl Supervised {
             ending: Mutex::new(Ending::default()),
             grace: spec.grace,
             sizes: Mutex::new(sizes),
-            log_base,
         }
     }
 
@@ -206,7 +210,7 @@ impl Supervised {
     fn record_size(&self, screen: &ParsedScreen) {
         let (rows, cols) = screen.term.size();
         let change = SizeChange {
-            offset: self.log_base + screen.offset,
+            offset: screen.offset,
             at_ms: crate::clock::now_ms() as u64,
             rows,
             cols,
@@ -326,8 +330,13 @@ impl Supervised {
         }
     }
 
+    /// Resizes the PTY and the screen together: the screen lock is held
+    /// across the PTY's resize, so the program's redraw in answer to its
+    /// SIGWINCH is parsed at the new size, and the size is recorded at the
+    /// offset before it.
     pub fn resize(&self, rows: u16, cols: u16) {
         let (rows, cols) = (rows.max(1), cols.max(1));
+        let mut screen = self.screen.lock().unwrap_or_else(|p| p.into_inner());
         let master = self.master.lock().unwrap_or_else(|p| p.into_inner());
         let _ = master.resize(PtySize {
             rows,
@@ -335,7 +344,7 @@ impl Supervised {
             pixel_width: 0,
             pixel_height: 0,
         });
-        let mut screen = self.screen.lock().unwrap_or_else(|p| p.into_inner());
+        drop(master);
         if screen.term.size() != (rows, cols) {
             screen.term.resize(rows, cols);
             self.record_size(&screen);
@@ -597,7 +606,8 @@ async fn answer(run: &Arc<Supervised>, req: &Request) -> Result<Value, String> {
     loop {
         let found = {
             let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
-            let found = waiting_on(&screen.term.visible_lines());
+            // A question to answer; a login problem is not one.
+            let found = waiting_on(&screen.term.visible_lines(), &screen.family).filter(|f| !f.is_login_problem());
             if found.is_some() {
                 match text {
                     Some(text) => type_prompt(

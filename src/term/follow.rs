@@ -109,6 +109,9 @@ impl LineFollower {
             self.take_sizes_due();
         }
         self.process(bytes);
+        // A size taken right after the last byte (a resize once output
+        // stopped) counts now, not at a next feed that may never come.
+        self.take_sizes_due();
     }
 
     fn process(&mut self, bytes: &[u8]) {
@@ -295,6 +298,19 @@ mod tests {
             f.feed(piece);
         }
         assert_eq!(f.finish(), ["abcdef", "mnop", "012345", "6789"]);
+    }
+
+    #[test]
+    fn a_size_taken_after_the_last_byte_is_taken() {
+        let size = |offset, cols| SizeChange {
+            offset,
+            at_ms: 0,
+            rows: 3,
+            cols,
+        };
+        let mut f = LineFollower::with_sizes(24, 80, 100, vec![size(0, 12), size(10, 4)]);
+        f.feed(b"abcdefgh\r\n");
+        assert_eq!(f.finish(), ["abcd"]);
     }
 
     #[test]

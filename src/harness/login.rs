@@ -1,0 +1,182 @@
+//! A harness saying it cannot reach its model for want of a login: each
+//! family's own words, where it draws them. Only the agent CLIs are read
+//! this way (a `cmd` run printing "401 Unauthorized" is just output), and
+//! only where the CLI draws its own complaints (Claude's status row and the
+//! `⎿` result under a prompt, Codex's `■` error line), never a reply that
+//! mentions a login. Pure: screen lines in, a finding out.
+
+use super::screen::ScreenFinding;
+use crate::api::ActivityStatus;
+
+/// How a login finding's reason begins (fusion lets it outrank hooks).
+pub const LOGIN_WHY: &str = "screen says it is not logged in";
+
+/// How many non-blank lines at the bottom a complaint must be among to
+/// count: the agent's last words above its input box (Claude's result, box
+/// and hint row are five; Gemini's error, box and footer six). Once a later
+/// turn is drawn, the old complaint has moved above them.
+const WINDOW: usize = 6;
+
+/// One way a family says so: the line starts with `marker` (after
+/// indentation; `None`: anywhere in the window, `Some("")`: the last line,
+/// the status row) and holds `phrase` (lower-case).
+struct Sign {
+    family: &'static str,
+    marker: Option<&'static str>,
+    phrase: &'static str,
+}
+
+const SIGNS: &[Sign] = &[
+    // Claude Code 2.1: "Not logged in · Run /login" at the right of its
+    // hint row from the start; "Not logged in · Please run /login",
+    // "Invalid API key · Please run /login", "OAuth token has expired …"
+    // as the result of a prompt.
+    Sign {
+        family: "claude",
+        marker: Some(""),
+        phrase: "not logged in",
+    },
+    Sign {
+        family: "claude",
+        marker: Some("⎿"),
+        phrase: "please run /login",
+    },
+    Sign {
+        family: "claude",
+        marker: Some("⎿"),
+        phrase: "oauth token has expired",
+    },
+    // Codex: "■ unexpected status 401 Unauthorized: …".
+    Sign {
+        family: "codex",
+        marker: Some("■"),
+        phrase: "401 unauthorized",
+    },
+    Sign {
+        family: "codex",
+        marker: Some("■"),
+        phrase: "incorrect api key",
+    },
+    // Gemini CLI: "[API Error: API key not valid. Please pass a valid API key.]".
+    Sign {
+        family: "gemini",
+        marker: None,
+        phrase: "api key not valid",
+    },
+    // aider, through litellm: "litellm.AuthenticationError: …".
+    Sign {
+        family: "aider",
+        marker: None,
+        phrase: "litellm.authenticationerror",
+    },
+];
+
+/// The harness's last words say it cannot work until someone logs in
+/// (`waiting_input`, with the words that said so).
+pub fn problem(lines: &[String], family: &str) -> Option<ScreenFinding> {
+    let last: Vec<&str> = lines
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .take(WINDOW)
+        .collect();
+    for sign in SIGNS.iter().filter(|s| s.family == family) {
+        let candidates: &[&str] = match sign.marker {
+            Some("") => &last[..last.len().min(1)],
+            _ => &last,
+        };
+        let found = candidates.iter().find(|line| {
+            let starts = match sign.marker {
+                Some(m) if !m.is_empty() => line.starts_with(m),
+                _ => true,
+            };
+            starts && line.to_lowercase().contains(sign.phrase)
+        });
+        if let Some(line) = found {
+            return Some(finding(line, sign.phrase));
+        }
+    }
+    None
+}
+
+/// The words that said so, not the whole row: a status row holds other
+/// hints, apart by runs of spaces.
+fn finding(line: &str, phrase: &str) -> ScreenFinding {
+    let part = line
+        .split("  ")
+        .find(|p| p.to_lowercase().contains(phrase))
+        .unwrap_or(line);
+    let said: String = super::screen::bare(part.trim())
+        .trim_start_matches(['⎿', '■', '✕', ' ', '\u{a0}'])
+        .chars()
+        .take(100)
+        .collect();
+    ScreenFinding {
+        status: ActivityStatus::WaitingInput,
+        why: format!("{LOGIN_WHY}: {said}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(s: &str) -> Vec<String> {
+        s.lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn claude_not_logged_in_waits_for_a_login_until_a_later_turn_is_drawn() {
+        let failed = lines(concat!(
+            "> hello\n",
+            "  ⎿  Not logged in · Please run /login\n",
+            "\n",
+            "────────────────\n",
+            "> \n",
+            "────────────────\n",
+            "  ? for shortcuts\n",
+        ));
+        let found = problem(&failed, "claude").unwrap();
+        assert_eq!(found.status, ActivityStatus::WaitingInput);
+        assert!(found.is_login_problem());
+        assert_eq!(found.why, format!("{LOGIN_WHY}: Not logged in · Please run /login"));
+        // As Claude Code 2.1.197 draws its status row with no login.
+        let hint = lines("❯ \n────\n  ? for shortcuts · ← for agents                      Not logged in · Run /login");
+        assert_eq!(
+            problem(&hint, "claude").unwrap().why,
+            format!("{LOGIN_WHY}: Not logged in · Run /login")
+        );
+        let later = lines(concat!(
+            "> hello\n",
+            "  ⎿  Not logged in · Please run /login\n",
+            "  Login successful\n",
+            "> hello again\n",
+            "⏺ Hello!\n",
+            "────────────────\n",
+            "> \n",
+            "────────────────\n",
+            "  ? for shortcuts\n",
+        ));
+        assert_eq!(problem(&later, "claude"), None);
+    }
+
+    #[test]
+    fn each_family_is_read_in_its_own_words_only() {
+        let codex =
+            lines("■ unexpected status 401 Unauthorized: Incorrect API key provided\n\n› Ask Codex\n  ? for shortcuts");
+        assert!(problem(&codex, "codex").unwrap().is_login_problem());
+        let gemini =
+            lines("✕ [API Error: API key not valid. Please pass a valid API key.]\n╭──╮\n│ > │\n╰──╯\n~/p  no sandbox");
+        assert!(problem(&gemini, "gemini").is_some());
+        // The same words from another program, or in a reply, are output.
+        let said = lines("GET /admin -> 401 Unauthorized (expected)\n$ ");
+        for family in ["cmd", "shell", "demo", "claude", "codex"] {
+            assert_eq!(problem(&said, family), None, "{family}");
+        }
+        let reply = lines(
+            "> why does it say not logged in?\n⏺ The page returns 401 Unauthorized when not logged in.\n────\n> \n────\n  ? for shortcuts",
+        );
+        assert_eq!(problem(&reply, "claude"), None);
+    }
+}
