@@ -16,9 +16,56 @@ pub fn bounded(s: &str, max: usize) -> String {
     format!("{}{MARK}", &s[..end])
 }
 
+/// Text for a terminal with every control character made inert, shown
+/// escaped (`\x1b`, `\x07`, `\u{9b}`): an agent's output, a transcript's
+/// words or a path can then neither move the cursor, set the title, write
+/// the clipboard (OSC 52) nor hide what is printed. Newlines and tabs stay
+/// (a `\r` before a newline is dropped); see [`inert_line`] for one line.
+pub fn inert(s: &str) -> std::borrow::Cow<'_, str> {
+    escape_controls(s, false)
+}
+
+/// [`inert`] for a value that must stay on one line (a name, a cwd, a
+/// table cell): newlines and tabs are shown escaped too.
+pub fn inert_line(s: &str) -> std::borrow::Cow<'_, str> {
+    escape_controls(s, true)
+}
+
+fn escape_controls(s: &str, one_line: bool) -> std::borrow::Cow<'_, str> {
+    let kept = |c: char| !one_line && (c == '\n' || c == '\t');
+    let is_control = |c: char| (c.is_control() && !kept(c)) || c == '\u{2028}' || c == '\u{2029}';
+    if !s.chars().any(is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if !is_control(c) {
+            out.push(c);
+        } else if c == '\r' && !one_line && chars.peek() == Some(&'\n') {
+            // A CRLF line ending is a line ending.
+        } else if (c as u32) < 0x100 {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_bytes_are_shown_escaped_and_nothing_else_changes() {
+        // A title set, a clipboard write, a CSI in its one-character form.
+        let hostile = "a\x1b]2;pwned\x07b\x1b]52;c;ZXZpbA==\x07c\u{9b}31md";
+        assert_eq!(inert(hostile), "a\\x1b]2;pwned\\x07b\\x1b]52;c;ZXZpbA==\\x07c\\x9b31md");
+        assert_eq!(inert("two\r\nlines\tand é ✓"), "two\nlines\tand é ✓");
+        assert!(matches!(inert("plain"), std::borrow::Cow::Borrowed("plain")));
+        assert_eq!(inert_line("a\nb\tc\rd"), "a\\x0ab\\x09c\\x0dd");
+    }
 
     #[test]
     fn bounded_cuts_on_a_char_boundary_within_the_limit() {

@@ -298,7 +298,10 @@ fn a_real_claude_run_with_no_login_says_so_and_holds_prompts() {
             && last_status_why(&home, &id).starts_with("screen says it is not logged in: Not logged in")
     });
     let out = home.ok(&["send", &id, "hello"]);
-    assert!(out.starts_with("queued"), "held, not typed into a harness that refuses it: {out}");
+    assert!(
+        out.starts_with("queued"),
+        "held, not typed into a harness that refuses it: {out}"
+    );
     assert!(!home.logs(&id).contains("❯ hello"), "{}", home.logs(&id));
     assert_eq!(home.show(&id)["status"], "waiting_input");
 }

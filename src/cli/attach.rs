@@ -164,7 +164,7 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
     let id = record.id.clone();
     if let Some(session) = &record.session_id {
         // On stderr, before the screen is taken: the id stays in the scrollback.
-        eprintln!("attaching to {} (session {session})", record.id);
+        say_err!("attaching to {} (session {session})", record.id);
     }
     let (cols, rows) = terminal::size()?;
     let _ = client
@@ -361,31 +361,34 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
     match leave {
         Leave::Detached if trouble.is_some() => {
             let host = &record.host;
-            println!(
+            say!(
                 "detached from {} ({id}) while the link to {host} is down; the run goes on there",
                 record.name
             );
-            println!("back to it with: {way_back}");
+            say!("back to it with: {way_back}");
             Ok(0)
         }
         Leave::Detached => {
-            println!(
+            say!(
                 "detached from {} ({}); attach again with: agents attach {}",
-                record.name, id, id
+                record.name,
+                id,
+                id
             );
             Ok(0)
         }
         Leave::HostGone => {
-            println!(
+            say!(
                 "host {} was removed, so the link to run {} ({id}) is gone for good",
-                record.host, record.name
+                record.host,
+                record.name
             );
-            println!("back to its work with: {way_back}");
+            say!("back to its work with: {way_back}");
             Ok(1)
         }
         Leave::Ended => {
             let end: RunRecord = client.call(method::RUNS_WAIT, RunRef { run: id.clone() }).await?;
-            println!(
+            say!(
                 "run {} ({}) {}: {}",
                 end.name,
                 id,
@@ -399,9 +402,9 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
             })
         }
         Leave::DaemonGone => {
-            println!("lost the daemon; the run goes on. Attach again with: agents attach {id}");
+            say!("lost the daemon; the run goes on. Attach again with: agents attach {id}");
             if let Some(session) = &session {
-                println!("or resume its conversation with: agents sessions resume {session}");
+                say!("or resume its conversation with: agents sessions resume {session}");
             }
             Ok(1)
         }

@@ -77,12 +77,12 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&runs)?);
             } else if runs.is_empty() {
-                println!(
+                say!(
                     "no {}runs; start one with: agents run demo",
                     if args.all { "" } else { "live " }
                 );
             } else {
-                print!("{}", print::table(&runs));
+                print!("{}", crate::text::inert(&print::table(&runs)));
             }
             Ok(0)
         }
@@ -93,7 +93,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&detail)?);
             } else {
-                print!("{}", print::detail(&detail));
+                print!("{}", crate::text::inert(&print::detail(&detail)));
             }
             Ok(0)
         }
@@ -110,7 +110,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
                     },
                 )
                 .await?;
-            println!("{} (prompt {})", sent.state, sent.prompt_id);
+            say!("{} (prompt {})", sent.state, sent.prompt_id);
             Ok(0)
         }
         Command::Sessions { command } => sessions(&paths, command).await,
@@ -126,7 +126,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
                     },
                 )
                 .await?;
-            println!("answered");
+            say!("answered");
             Ok(0)
         }
         Command::Cancel { run, force, no_wait } => {
@@ -142,11 +142,11 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
                 .await?;
             let id = answer["run"].as_str().unwrap_or(&run).to_string();
             if no_wait {
-                println!("cancelling {id}");
+                say!("cancelling {id}");
                 return Ok(0);
             }
             let record: RunRecord = client.call(method::RUNS_WAIT, RunRef { run: id }).await?;
-            println!(
+            say!(
                 "{} {}: {}",
                 record.name,
                 record.state.as_str(),
@@ -162,7 +162,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
                 Some(secs) => match tokio::time::timeout(std::time::Duration::from_secs(secs), waiting).await {
                     Ok(record) => record?,
                     Err(_) => {
-                        eprintln!("agents: run {run} has not ended after {secs}s");
+                        say_err!("agents: run {run} has not ended after {secs}s");
                         return Ok(124);
                     }
                 },
@@ -170,7 +170,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&record)?);
             } else {
-                println!(
+                say!(
                     "{} {}: {}",
                     record.name,
                     record.state.as_str(),
@@ -281,7 +281,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
     let record: RunRecord = client.call(method::RUNS_START, params).await?;
     if record.state == RunState::Blocked {
         if args.background {
-            println!("{}", record.id);
+            say!("{}", record.id);
         }
         bail!(
             "run {} ({}) blocked: {}",
@@ -291,7 +291,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
         );
     }
     if args.background {
-        println!("{}", record.id);
+        say!("{}", record.id);
         return Ok(0);
     }
     drop(client);
@@ -303,7 +303,7 @@ async fn daemon_command(paths: &Paths, command: Option<DaemonCommand>) -> Result
         DaemonCommand::Start => {
             let client = Client::connect(paths, false).await?;
             let status: DaemonStatus = client.call(method::DAEMON_STATUS, json!({})).await?;
-            println!("daemon running (pid {}) for {}", status.pid, status.home);
+            say!("daemon running (pid {}) for {}", status.pid, status.home);
             Ok(0)
         }
         DaemonCommand::Status { json } => match Client::connect_existing(paths, false).await {
@@ -312,15 +312,19 @@ async fn daemon_command(paths: &Paths, command: Option<DaemonCommand>) -> Result
                 if json {
                     println!("{}", serde_json::to_string_pretty(&status)?);
                 } else {
-                    println!(
+                    say!(
                         "daemon running (pid {}, version {}) for {}: {} live run(s), {} client(s)",
-                        status.pid, status.version, status.home, status.live_runs, status.clients
+                        status.pid,
+                        status.version,
+                        status.home,
+                        status.live_runs,
+                        status.clients
                     );
                 }
                 Ok(0)
             }
             Err(_) => {
-                println!("daemon not running for {}", paths.home.display());
+                say!("daemon not running for {}", paths.home.display());
                 Ok(1)
             }
         },
@@ -329,14 +333,14 @@ async fn daemon_command(paths: &Paths, command: Option<DaemonCommand>) -> Result
                 let status: DaemonStatus = client.call(method::DAEMON_STATUS, json!({})).await?;
                 let _: serde_json::Value = client.call(method::DAEMON_STOP, json!({})).await?;
                 wait_for_exit(status.pid as i32).await;
-                println!(
+                say!(
                     "daemon stopped (pid {}); runs keep going under their supervisors",
                     status.pid
                 );
                 Ok(0)
             }
             Err(_) => {
-                println!("daemon not running for {}", paths.home.display());
+                say!("daemon not running for {}", paths.home.display());
                 Ok(0)
             }
         },
@@ -412,10 +416,10 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
                 return Ok(0);
             }
             if list.sessions.is_empty() && !list.partial {
-                println!("no sessions yet: agent harnesses (claude, codex, …) record theirs");
+                say!("no sessions yet: agent harnesses (claude, codex, …) record theirs");
             }
             for s in &list.sessions {
-                println!(
+                say!(
                     "{}  {:<7} {:<12} {:<10} {:<8} {}",
                     s.id,
                     s.harness,
@@ -441,7 +445,7 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
             };
             let record: RunRecord = client.call(m, params).await?;
             if !fork && let Some(line) = super::lineage::reconstructed_notice(&client, &record).await {
-                println!("{line}");
+                say!("{line}");
             }
             if record.state == RunState::Blocked {
                 bail!(
@@ -452,7 +456,7 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
                 );
             }
             if background {
-                println!("{}", record.id);
+                say!("{}", record.id);
                 return Ok(0);
             }
             drop(client);

@@ -11,9 +11,9 @@ use crate::paths::Paths;
 
 pub async fn doctor(paths: &Paths) -> Result<i32> {
     let mut problems = 0;
-    let ok = |what: String| println!("ok       {what}");
+    let ok = |what: String| say!("ok       {what}");
     let mut bad = |what: String, fix: &str| {
-        println!("problem  {what}\n         fix: {fix}");
+        say!("problem  {what}\n         fix: {fix}");
         problems += 1;
     };
 
@@ -55,7 +55,7 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
                     } else {
                         ""
                     };
-                    println!("info     {} run(s) supervised by {}{older}", b.runs, b.exe);
+                    say!("info     {} run(s) supervised by {}{older}", b.runs, b.exe);
                 }
             }
             Err(e) => bad(
@@ -120,10 +120,10 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
             Some(p) if agent => {
                 let version = crate::harness::version::version_of(&p).unwrap_or_else(|| "version unknown".into());
                 ok(format!("{what} {version}: {}", p.display()));
-                println!("info     {what}: {}", credentials(what));
+                say!("info     {what}: {}", credentials(what));
             }
             Some(p) => ok(format!("{what}: {}", p.display())),
-            None if agent => println!("info     {what}: not installed ({fix})"),
+            None if agent => say!("info     {what}: not installed ({fix})"),
             None => bad(format!("{what}: {bin} not found"), fix),
         }
     }

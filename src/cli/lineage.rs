@@ -13,7 +13,7 @@ pub async fn tree(paths: &Paths, run: String, json: bool) -> Result<i32> {
     if json {
         println!("{}", serde_json::to_string_pretty(&lineage)?);
     } else {
-        print!("{}", tree_text(&lineage));
+        print!("{}", crate::text::inert(&tree_text(&lineage)));
     }
     Ok(0)
 }
@@ -23,7 +23,7 @@ pub async fn session(client: &Client, session: String, json: bool) -> Result<i32
     if json {
         println!("{}", serde_json::to_string_pretty(&detail)?);
     } else {
-        print!("{}", session_text(&detail));
+        print!("{}", crate::text::inert(&session_text(&detail)));
     }
     Ok(0)
 }

@@ -31,7 +31,7 @@ pub async fn logs(paths: &Paths, run: &str, follow: bool, raw: bool) -> Result<i
     if !follow {
         let mut out = stdout.lock();
         for line in screen_lines(paths, run, history_lines()).await? {
-            writeln!(out, "{line}")?;
+            writeln!(out, "{}", crate::text::inert(&line))?;
         }
         return Ok(0);
     }
@@ -40,14 +40,14 @@ pub async fn logs(paths: &Paths, run: &str, follow: bool, raw: bool) -> Result<i
     read_output(paths, run, true, |bytes| {
         follower.feed(bytes);
         for line in follower.take_complete() {
-            writeln!(out, "{line}")?;
+            writeln!(out, "{}", crate::text::inert(&line))?;
         }
         out.flush()?;
         Ok(())
     })
     .await?;
     for line in follower.take_rest() {
-        writeln!(out, "{line}")?;
+        writeln!(out, "{}", crate::text::inert(&line))?;
     }
     Ok(0)
 }
@@ -117,7 +117,7 @@ pub async fn export_cast(paths: &Paths, run: &str, file: &Path) -> Result<i32> {
         writeln!(out, "{event}")?;
     }
     out.flush()?;
-    println!("wrote {}", file.display());
+    say!("wrote {}", file.display());
     Ok(0)
 }
 

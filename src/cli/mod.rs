@@ -263,7 +263,7 @@ pub fn main() -> i32 {
     match commands::dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("agents: {}", print::one_line(&format!("{e:#}")));
+            say_err!("agents: {}", print::one_line(&format!("{e:#}")));
             1
         }
     }

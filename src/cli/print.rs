@@ -12,7 +12,7 @@ pub fn one_line(msg: &str) -> String {
 /// host: the rows on stdout are all the others'.
 pub fn unreachable_hosts(hosts: &[HostUnreachable], what: &str) {
     for h in hosts {
-        eprintln!("partial: {}; its {what} are not listed", one_line(&h.error));
+        say_err!("partial: {}; its {what} are not listed", one_line(&h.error));
     }
 }
 
@@ -20,7 +20,7 @@ pub fn unreachable_hosts(hosts: &[HostUnreachable], what: &str) {
 /// stderr: its hits may miss what those bytes hold.
 pub fn unindexed(bytes: u64) {
     if bytes > 0 {
-        eprintln!(
+        say_err!(
             "note: {} of live transcripts not indexed yet; search again in a moment to include them",
             size(bytes)
         );
@@ -101,6 +101,12 @@ pub fn table(runs: &[ListedRun]) -> String {
             home_relative(&r.cwd),
         ]);
     }
+    // Names and paths come from agents and users: one line each, inert.
+    for row in rows.iter_mut() {
+        for cell in row.iter_mut() {
+            *cell = crate::text::inert_line(cell).into_owned();
+        }
+    }
     let mut widths = [0usize; 10];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -148,7 +154,7 @@ fn env_line(h: &crate::api::HarnessDetail) -> Option<String> {
 pub fn detail(d: &RunDetail) -> String {
     let r = &d.run;
     let mut out = String::new();
-    let mut field = |k: &str, v: String| out.push_str(&format!("{k:<10} {v}\n"));
+    let mut field = |k: &str, v: String| out.push_str(&format!("{k:<10} {}\n", crate::text::inert_line(&v)));
     field("id", r.id.clone());
     field("name", r.name.clone());
     let mut harness = r.harness.clone();

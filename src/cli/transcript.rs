@@ -48,7 +48,7 @@ pub async fn transcript(paths: &Paths, id: String, follow: bool, json: bool) -> 
             // follower waits for the link like an attached pane does.
             Err(e) if follow && !first && e.code == ErrorCode::HostUnreachable => {
                 if !link_down {
-                    eprintln!("agents: {}; still following", e.message);
+                    say_err!("agents: {}; still following", e.message);
                     link_down = true;
                 }
                 tokio::time::sleep(LINK_RETRY).await;
@@ -57,17 +57,17 @@ pub async fn transcript(paths: &Paths, id: String, follow: bool, json: bool) -> 
             answer => answer?,
         };
         if std::mem::take(&mut link_down) {
-            eprintln!("agents: link back; following from where it stopped");
+            say_err!("agents: link back; following from where it stopped");
         }
         if first && !json {
-            print!("{}", session_header(&page));
+            print!("{}", crate::text::inert(&session_header(&page)));
         }
         first = false;
         for m in &page.messages {
             if json {
                 println!("{}", serde_json::to_string(m)?);
             } else {
-                print!("{}", render(m));
+                print!("{}", crate::text::inert(&render(m)));
             }
         }
         after = page.last_seq.or(after);
@@ -164,7 +164,7 @@ pub async fn search(paths: &Paths, words: Vec<String>, within: Option<String>, r
     }
     let hits = results.hits;
     if hits.is_empty() {
-        println!("no matches");
+        say!("no matches");
         super::print::unreachable_hosts(&results.hosts_unreachable, "matches");
         super::print::unindexed(results.unindexed_bytes);
         return Ok(1);
@@ -179,7 +179,7 @@ pub async fn search(paths: &Paths, words: Vec<String>, within: Option<String>, r
             run.push_str(&format!(" on {}", h.host));
         }
         let at = h.at.as_deref().and_then(|a| a.get(..19)).unwrap_or("");
-        println!(
+        say!(
             "{}#{}{run} {} {at}\n  {}",
             h.session_id,
             h.seq,

@@ -83,7 +83,7 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
     if let HostsCommand::SwitchCurrent { base, leaf } = &command {
         // Runs on the host, with no daemon of its own to ask.
         let exe = super::install::switch_current(base, leaf)?;
-        println!("{}{}", super::install::EXE_TAG, exe.display());
+        say!("{}{}", super::install::EXE_TAG, exe.display());
         return Ok(0);
     }
     let client = Client::connect(paths, false).await?;
@@ -105,9 +105,11 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
                     },
                 )
                 .await?;
-            println!(
+            say!(
                 "added host {} ({}); check it with: agents hosts check {}",
-                host.name, host.target, host.name
+                host.name,
+                host.target,
+                host.name
             );
             Ok(0)
         }
@@ -116,15 +118,15 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&hosts)?);
             } else if hosts.is_empty() {
-                println!("no hosts; add one with: agents hosts add NAME user@host");
+                say!("no hosts; add one with: agents hosts add NAME user@host");
             } else {
-                print!("{}", table(&hosts));
+                print!("{}", crate::text::inert(&table(&hosts)));
             }
             Ok(0)
         }
         HostsCommand::Rm { name } => {
             let _: Value = client.call(method::HOSTS_RM, HostRef { name: name.clone() }).await?;
-            println!("removed host {name}");
+            say!("removed host {name}");
             Ok(0)
         }
         HostsCommand::Check { name, json } => {
@@ -132,7 +134,7 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&check)?);
             } else {
-                print!("{}", check_report(&check));
+                print!("{}", crate::text::inert(&check_report(&check)));
             }
             Ok(if check.ok { 0 } else { 1 })
         }
@@ -144,7 +146,7 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
             }
             let sha = &done.sha256[..done.sha256.len().min(12)];
             if done.installed {
-                println!(
+                say!(
                     "installed {} (sha256 {sha}…, {} MiB) on {} at {}",
                     done.version,
                     done.bytes.div_ceil(1 << 20),
@@ -152,28 +154,32 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
                     done.path
                 );
             } else {
-                println!(
+                say!(
                     "{} (sha256 {sha}…) is already installed on {} at {}; nothing copied",
-                    done.version, done.name, done.path
+                    done.version,
+                    done.name,
+                    done.path
                 );
             }
             if done.remote_bin_changed {
-                println!("host {} now runs {}", done.name, done.remote_bin);
+                say!("host {} now runs {}", done.name, done.remote_bin);
             } else if done.remote_bin != done.current {
-                println!(
+                say!(
                     "host {} keeps its --remote-bin {}; to run this copy, add the host again with --remote-bin {}",
-                    done.name, done.remote_bin, done.current
+                    done.name,
+                    done.remote_bin,
+                    done.current
                 );
             }
             if let (true, Some(old), Some(new)) = (done.daemon_restarted, done.previous_daemon_pid, done.daemon_pid) {
-                println!(
+                say!(
                     "restarted the daemon on {} on this build (pid {old} → {new}); its {} live run(s) carry on",
                     done.name,
                     done.daemon_live_runs.unwrap_or(0)
                 );
             }
             if let Some(problem) = &done.daemon_problem {
-                println!("the daemon on {}: {problem}", done.name);
+                say!("the daemon on {}: {problem}", done.name);
             }
             Ok(0)
         }
@@ -183,14 +189,19 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
                 .call(method::HOSTS_TRUST, HostTrustParams { name, fingerprint })
                 .await?;
             if trusted.added {
-                println!(
+                say!(
                     "trusted {} for host {}: added {} to {}",
-                    trusted.host_key, trusted.name, trusted.entry, trusted.known_hosts
+                    trusted.host_key,
+                    trusted.name,
+                    trusted.entry,
+                    trusted.known_hosts
                 );
             } else {
-                println!(
+                say!(
                     "{} of host {} is already known ({})",
-                    trusted.host_key, trusted.name, trusted.known_hosts
+                    trusted.host_key,
+                    trusted.name,
+                    trusted.known_hosts
                 );
             }
             Ok(0)
