@@ -164,6 +164,16 @@ impl Client {
 
     pub async fn call_value(&self, method: &str, params: Value) -> Result<Value, ApiError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let frame = Frame::control(&Request::new(id, method, params));
+        if let Frame::Control(bytes) = &frame
+            && bytes.len() >= crate::protocol::MAX_FRAME
+        {
+            return Err(ApiError::bad_request(format!(
+                "the request is {} bytes; one holds at most {} (1 MiB)",
+                bytes.len(),
+                crate::protocol::MAX_FRAME - 1
+            )));
+        }
         let (tx, rx) = oneshot::channel();
         let gone = || unavailable("the daemon closed the connection".into());
         self.pending
@@ -172,10 +182,7 @@ impl Client {
             .as_mut()
             .ok_or_else(gone)?
             .insert(id, tx);
-        self.frames
-            .send(Frame::control(&Request::new(id, method, params)))
-            .await
-            .map_err(|_| gone())?;
+        self.frames.send(frame).await.map_err(|_| gone())?;
         let resp = rx.await.map_err(|_| gone())?;
         match (resp.result, resp.error) {
             (_, Some(err)) => {

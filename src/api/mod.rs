@@ -2,6 +2,7 @@
 //! the typed errors every transport carries (DESIGN §2). The daemon implements
 //! it (`daemon::dispatch`); the CLI, the socket and later MCP call it.
 
+pub mod bounds;
 mod error;
 mod harness;
 mod hosts;

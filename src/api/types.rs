@@ -210,6 +210,20 @@ pub struct ListParams {
     pub limit: Option<usize>,
     /// Only runs older than this id (the oldest id of the previous page).
     pub before: Option<String>,
+    /// Answer a [`ListPage`]: runs older than `before`, newest first, as
+    /// many as fit in `api::bounds::LIST_BYTES`, and where the next page
+    /// starts. Without it: a bare list (every live run and the newest
+    /// `limit`), cut to the same bytes, ended runs first.
+    #[serde(default)]
+    pub paged: bool,
+}
+
+/// One page of `runs.list` with `paged`: the runs (oldest first) and the
+/// `before` of the next page, if more may remain.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ListPage<T> {
+    pub runs: Vec<T>,
+    pub next: Option<String>,
 }
 
 impl ListParams {

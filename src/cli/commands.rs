@@ -200,30 +200,27 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
     }
 }
 
-/// Every run, page by page (each answer fits in one frame).
+/// Every run, page by page (each answer fits in one frame, by rows and by
+/// bytes), oldest first.
 async fn list_all(client: &Client, all: bool) -> Result<Vec<ListedRun>> {
     let mut runs: std::collections::BTreeMap<String, ListedRun> = std::collections::BTreeMap::new();
     let mut before: Option<String> = None;
     loop {
-        let page: Vec<ListedRun> = client
+        let page: crate::api::ListPage<ListedRun> = client
             .call(
                 method::RUNS_LIST,
                 ListParams {
                     all,
                     limit: Some(ListParams::MAX_LIMIT),
                     before: before.clone(),
+                    paged: true,
                 },
             )
             .await?;
-        // Live runs older than the page ride along on the first one: the
-        // page proper is the newest MAX_LIMIT, and the next starts below it.
-        let mut ids: Vec<&str> = page.iter().map(|r| r.run.id.as_str()).collect();
-        ids.sort_unstable_by(|a, b| b.cmp(a));
-        let next = ids.get(ListParams::MAX_LIMIT - 1).map(|id| id.to_string());
-        for r in page {
+        for r in page.runs {
             runs.insert(r.run.id.clone(), r);
         }
-        match next {
+        match page.next {
             Some(next) => before = Some(next),
             None => break,
         }

@@ -166,7 +166,22 @@ async fn answer(daemon: Arc<Daemon>, outbox: Outbox, subs: Subscriptions, req: R
             Ok(value) => Response::ok(id, value),
             Err(e) => Response::err(id, e.code.as_str(), e.message),
         };
-        let _ = outbox.control.send(Frame::control(&resp)).await;
+        let mut frame = Frame::control(&resp);
+        // An answer that does not fit its frame would end the connection
+        // with nothing said: say so instead (answers are bounded by
+        // construction, so this is a bug to report, never a silent break).
+        if let Frame::Control(bytes) = &frame
+            && bytes.len() >= crate::protocol::MAX_FRAME
+        {
+            let why = format!(
+                "the answer to {} is {} bytes, more than one frame holds; please report this",
+                req.method,
+                bytes.len()
+            );
+            tracing::error!("{why}");
+            frame = Frame::control(&Response::err(id, ErrorCode::Internal.as_str(), why));
+        }
+        let _ = outbox.control.send(frame).await;
     }
     daemon.requests.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
 }

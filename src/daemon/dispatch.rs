@@ -41,28 +41,48 @@ pub async fn call(
     match name {
         method::RUNS_START => to_value(super::start::start(daemon, params::<StartParams>(p)?).await?),
         method::RUNS_LIST => {
-            let ListParams { all, limit, before } = params(p)?;
+            let ListParams {
+                all,
+                limit,
+                before,
+                paged,
+            } = params(p)?;
             let limit = limit
                 .unwrap_or(ListParams::DEFAULT_LIMIT)
                 .clamp(1, ListParams::MAX_LIMIT);
             let (rows, sources) = daemon
                 .store
                 .call(move |c| {
-                    let rows = runs::list_page(c, all, limit, before.as_deref())?;
+                    let rows = match paged {
+                        true => runs::list_older(c, all, limit, before.as_deref())?,
+                        false => runs::list_page(c, all, limit, before.as_deref())?,
+                    };
                     let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
                     Ok((rows, crate::store::usage::runs_sources(c, &ids)?))
                 })
                 .await
                 .map_err(ApiError::internal)?;
             let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
-            let listed = rows.iter().map(|r| crate::api::ListedRun {
-                run: r.to_record(),
-                usage: sources
-                    .get(&r.id)
-                    .and_then(|s| crate::transcript::usage::run_usage(s, &prices))
-                    .map(|u| (&u).into()),
-            });
-            to_value(listed.collect::<Vec<_>>())
+            let fetched = rows.len();
+            let listed: Vec<crate::api::ListedRun> = rows
+                .iter()
+                .map(|r| crate::api::ListedRun {
+                    run: r.to_record(),
+                    usage: sources
+                        .get(&r.id)
+                        .and_then(|s| crate::transcript::usage::run_usage(s, &prices))
+                        .map(|u| (&u).into()),
+                })
+                .collect();
+            let kept = super::listing::fit(listed, !paged);
+            if !paged {
+                return to_value(kept);
+            }
+            // More may follow when the page was full, or cut to fit.
+            let next = (kept.len() < fetched || fetched == limit)
+                .then(|| kept.first().map(|r| r.run.id.clone()))
+                .flatten();
+            to_value(crate::api::ListPage { runs: kept, next })
         }
         method::RUNS_SHOW => {
             let RunRef { run } = params(p)?;
@@ -102,6 +122,7 @@ pub async fn call(
         }
         method::RUNS_SEND => {
             let SendParams { run, text, prompt_id } = params(p)?;
+            crate::api::bounds::check("the prompt", &text, crate::api::bounds::PROMPT)?;
             let row = resolve_row(daemon, &run).await?;
             // A retry of a prompt this run holds learns its state, even
             // once the run has ended.
@@ -203,6 +224,7 @@ pub async fn call(
         }
         method::RUNS_ANSWER => {
             let AnswerParams { run, answer, answer_id } = params(p)?;
+            crate::api::bounds::check("the answer", &answer, crate::api::bounds::PROMPT)?;
             let row = resolve_row(daemon, &run).await?;
             if let Some(id) = &answer_id {
                 super::once::validate_id("answer id", id)?;

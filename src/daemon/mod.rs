@@ -9,6 +9,7 @@ mod dispatch;
 mod fallback;
 mod hooks;
 mod link;
+mod listing;
 mod once;
 mod queue;
 mod recover;

@@ -48,6 +48,8 @@ const ENV_ALLOWLIST: &[&str] = &[
 ];
 
 pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecord, ApiError> {
+    // Nothing too large to list or show again is stored (issue #11).
+    crate::api::bounds::check_start(&params)?;
     // A caller's launch id makes a retry return the run the first attempt
     // created (issue #5); held until this start is recorded.
     let _once = match &params.launch_id {

@@ -252,12 +252,6 @@ fn model_args(profiles: &BTreeMap<String, Profile>, harness: &str, model: &str) 
 /// also carries every live run older than those: so the next page starts
 /// below the `MAX_LIMIT`-th newest, not below the oldest run on the page
 /// (which would skip the ended runs between).
-fn next_page(page: &[RunRecord]) -> Option<String> {
-    let mut ids: Vec<&str> = page.iter().map(|r| r.id.as_str()).collect();
-    ids.sort_unstable_by(|a, b| b.cmp(a));
-    ids.get(ListParams::MAX_LIMIT - 1).map(|id| id.to_string())
-}
-
 fn to_json<T: serde::Serialize>(value: T) -> Result<Value, ApiError> {
     serde_json::to_value(value).map_err(ApiError::internal)
 }
@@ -288,18 +282,19 @@ impl AgentsMcp {
         let mut found: BTreeMap<String, RunRecord> = BTreeMap::new();
         let mut before: Option<String> = None;
         loop {
-            let page: Vec<RunRecord> = client
+            let page: crate::api::ListPage<RunRecord> = client
                 .call(
                     method::RUNS_LIST,
                     ListParams {
                         all: filter != StateFilter::Live,
                         limit: Some(ListParams::MAX_LIMIT),
                         before: before.clone(),
+                        paged: true,
                     },
                 )
                 .await?;
-            let next = next_page(&page);
-            for r in page {
+            let next = page.next;
+            for r in page.runs {
                 if filter.keeps(r.state) && host.is_none_or(|h| r.host == h) {
                     found.insert(r.id.clone(), r);
                 }
@@ -570,31 +565,6 @@ mod tests {
             "{}",
             e.message
         );
-    }
-
-    fn record(id: String) -> RunRecord {
-        serde_json::from_value(json!({
-            "id": id, "name": "r", "harness": "cmd", "host": "local", "cwd": "/", "command": [],
-            "state": "succeeded", "status": "idle", "parent_id": null, "root_id": "r",
-            "detached": false, "session_id": null, "pid": null, "exit_code": 0, "signal": null,
-            "reason": null, "created_at": "", "started_at": null, "ended_at": null, "rows": 40,
-            "cols": 120, "timeout_secs": null, "worktree": null, "output_bytes": 0
-        }))
-        .expect("a run record")
-    }
-
-    #[test]
-    fn the_next_page_starts_below_the_newest_page_not_below_old_live_runs() {
-        let max = ListParams::MAX_LIMIT;
-        // A full page of newest runs (ids 1000..1999 of width 4) plus two old
-        // live runs riding along.
-        let mut page: Vec<RunRecord> = (1000..1000 + max).map(|i| record(format!("{i:04}"))).collect();
-        page.push(record("0005".into()));
-        page.push(record("0007".into()));
-        assert_eq!(next_page(&page), Some("1000".to_string()));
-        // A short page is the last.
-        page.truncate(max - 1);
-        assert_eq!(next_page(&page), None);
     }
 
     #[test]

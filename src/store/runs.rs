@@ -236,15 +236,8 @@ pub fn list_runs(conn: &Connection, all: bool) -> Result<Vec<RunRow>, StoreError
 /// Returned in ascending id order.
 pub fn list_page(conn: &Connection, all: bool, limit: usize, before: Option<&str>) -> Result<Vec<RunRow>, StoreError> {
     let live = "state IN ('pending', 'starting', 'running')";
-    let filter = if all { "1" } else { live };
-    let before = before.unwrap_or("\u{7f}");
-    let mut stmt = conn.prepare(&format!(
-        "SELECT {COLUMNS} FROM runs WHERE id < ?1 AND {filter} ORDER BY id DESC LIMIT ?2"
-    ))?;
-    let mut rows: Vec<RunRow> = stmt
-        .query_map(params![before, limit as i64], RunRow::from_row)?
-        .collect::<Result<_, _>>()?;
-    if before == "\u{7f}" {
+    let mut rows = list_older(conn, all, limit, before)?;
+    if before.is_none() {
         let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM runs WHERE {live}"))?;
         let extra: Vec<RunRow> = stmt.query_map([], RunRow::from_row)?.collect::<Result<_, _>>()?;
         for r in extra {
@@ -254,6 +247,25 @@ pub fn list_page(conn: &Connection, all: bool, limit: usize, before: Option<&str
         }
     }
     rows.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(rows)
+}
+
+/// At most `limit` runs older than `before` (live ones only unless `all`),
+/// oldest first.
+pub fn list_older(conn: &Connection, all: bool, limit: usize, before: Option<&str>) -> Result<Vec<RunRow>, StoreError> {
+    let filter = if all {
+        "1"
+    } else {
+        "state IN ('pending', 'starting', 'running')"
+    };
+    let before = before.unwrap_or("\u{7f}");
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM runs WHERE id < ?1 AND {filter} ORDER BY id DESC LIMIT ?2"
+    ))?;
+    let mut rows: Vec<RunRow> = stmt
+        .query_map(params![before, limit as i64], RunRow::from_row)?
+        .collect::<Result<_, _>>()?;
+    rows.reverse();
     Ok(rows)
 }
 

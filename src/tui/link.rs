@@ -194,6 +194,7 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                         all: true,
                         limit: Some(ListParams::DEFAULT_LIMIT),
                         before: None,
+                        paged: false,
                     },
                 )
                 .await

@@ -1,0 +1,91 @@
+//! Size bounds of what a request may ask to store, checked before anything
+//! is stored, and of what an answer may hold, so that every answer fits its
+//! frame (`protocol::MAX_FRAME`, 1 MiB) by construction.
+
+use super::{ApiError, StartParams};
+
+/// A harness or profile name: family names are a few letters; profiles
+/// are names a person types.
+pub const HARNESS: usize = 64;
+/// A cwd: `PATH_MAX` on Linux.
+pub const CWD: usize = 4096;
+/// One argument, and all of them: a reconstructed conversation handed to a
+/// harness as its first prompt runs to tens of KiB; a page of `runs.list`
+/// holds many runs' commands.
+pub const ARG: usize = 64 * 1024;
+pub const ARGS: usize = 128 * 1024;
+/// A prompt or an answer typed into a run.
+pub const PROMPT: usize = 128 * 1024;
+/// Names of variables passed with `--env`.
+pub const ENV_NAMES: usize = 256;
+/// How many bytes of runs one `runs.list` answer carries at most: with the
+/// JSON-RPC envelope it stays well inside the 1 MiB frame.
+pub const LIST_BYTES: usize = 768 * 1024;
+
+fn too_long(what: &str, len: usize, max: usize) -> ApiError {
+    ApiError::bad_request(format!("{what}: {len} bytes; at most {max}"))
+}
+
+/// `at most max bytes`, else a one-line `bad_request` naming `what`.
+pub fn check(what: &str, value: &str, max: usize) -> Result<(), ApiError> {
+    match value.len() {
+        len if len > max => Err(too_long(what, len, max)),
+        _ => Ok(()),
+    }
+}
+
+/// Every field of a start that would be stored, within its bound.
+pub fn check_start(p: &StartParams) -> Result<(), ApiError> {
+    check("the harness name", &p.harness, HARNESS)?;
+    check("the cwd", &p.cwd, CWD)?;
+    for arg in &p.args {
+        check("an argument", arg, ARG)?;
+    }
+    let total: usize = p.args.iter().map(String::len).sum();
+    if total > ARGS {
+        return Err(too_long("the arguments", total, ARGS));
+    }
+    if let Some(prompt) = &p.prompt {
+        check("the prompt", prompt, PROMPT)?;
+    }
+    if p.pass_env.len() > ENV_NAMES {
+        return Err(ApiError::bad_request(format!(
+            "{} variable names passed; at most {ENV_NAMES}",
+            p.pass_env.len()
+        )));
+    }
+    for name in &p.pass_env {
+        check("a variable name", name, HARNESS * 4)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_start_too_large_to_store_is_refused_naming_the_field() {
+        let ok = StartParams {
+            harness: "cmd".into(),
+            cwd: "/".into(),
+            args: vec!["x".repeat(12 * 1024)],
+            ..StartParams::default()
+        };
+        assert!(check_start(&ok).is_ok());
+        let big_name = StartParams {
+            harness: "h".repeat(900 * 1024),
+            ..ok.clone()
+        };
+        let e = check_start(&big_name).unwrap_err();
+        assert_eq!(e.message, format!("the harness name: {} bytes; at most 64", 900 * 1024));
+        let many = StartParams {
+            args: vec!["a".repeat(60 * 1024); 3],
+            ..ok
+        };
+        assert_eq!(
+            check_start(&many).unwrap_err().message,
+            format!("the arguments: {} bytes; at most {ARGS}", 180 * 1024)
+        );
+    }
+}

@@ -1,0 +1,78 @@
+//! `runs.list` answers that fit their frame by construction: a page holds
+//! as many runs as fit in `api::bounds::LIST_BYTES` of JSON.
+
+use crate::api::ListedRun;
+use crate::api::bounds::LIST_BYTES;
+
+/// The runs of `listed` (oldest first) that fit in `LIST_BYTES`, oldest
+/// first: the newest are kept, and with `live_first` every live run before
+/// any ended one. At least one run, whatever its size (the stored fields
+/// are bounded, so one run is far below a frame).
+pub fn fit(listed: Vec<ListedRun>, live_first: bool) -> Vec<ListedRun> {
+    let mut order: Vec<(usize, ListedRun)> = listed
+        .into_iter()
+        .map(|r| (serde_json::to_vec(&r).map_or(0, |v| v.len()) + 1, r))
+        .collect();
+    // Newest first, live ones ahead when asked.
+    order.sort_by(|(_, a), (_, b)| {
+        let live = |r: &ListedRun| live_first && r.run.state.is_live();
+        live(b).cmp(&live(a)).then_with(|| b.run.id.cmp(&a.run.id))
+    });
+    let mut bytes = 0;
+    let mut kept: Vec<ListedRun> = Vec::new();
+    for (size, run) in order {
+        if !kept.is_empty() && bytes + size > LIST_BYTES {
+            break;
+        }
+        bytes += size;
+        kept.push(run);
+    }
+    kept.sort_by(|a, b| a.run.id.cmp(&b.run.id));
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::RunRecord;
+
+    fn run(id: usize, state: &str, arg: usize) -> ListedRun {
+        let record: RunRecord = serde_json::from_value(serde_json::json!({
+            "id": format!("{id:04}"), "name": "r", "harness": "cmd", "host": "local", "cwd": "/",
+            "command": ["x".repeat(arg)], "state": state, "status": "idle", "parent_id": null,
+            "root_id": "r", "detached": false, "session_id": null, "pid": null, "exit_code": null,
+            "signal": null, "reason": null, "created_at": "", "started_at": null, "ended_at": null,
+            "rows": 40, "cols": 120, "timeout_secs": null, "worktree": null, "output_bytes": 0
+        }))
+        .expect("a run record");
+        ListedRun {
+            run: record,
+            usage: None,
+        }
+    }
+
+    #[test]
+    fn a_page_keeps_the_newest_runs_that_fit_and_live_ones_first_when_asked() {
+        // 200 runs of 12 KiB each: 2.4 MB, three frames' worth.
+        let listed: Vec<ListedRun> = (0..200)
+            .map(|i| run(i, if i == 3 { "running" } else { "succeeded" }, 12 * 1024))
+            .collect();
+        let kept = fit(listed.clone(), false);
+        let bytes: usize = kept.iter().map(|r| serde_json::to_vec(r).unwrap().len()).sum();
+        assert!(
+            bytes <= LIST_BYTES && kept.len() > 50,
+            "{} runs, {bytes} bytes",
+            kept.len()
+        );
+        assert_eq!(kept.last().unwrap().run.id, "0199", "the newest");
+        assert!(kept.windows(2).all(|w| w[0].run.id < w[1].run.id), "oldest first");
+        assert!(!kept.iter().any(|r| r.run.id == "0003"));
+        let live_first = fit(listed, true);
+        assert!(
+            live_first.iter().any(|r| r.run.id == "0003"),
+            "the old live run is kept"
+        );
+        // One run larger than the budget still comes.
+        assert_eq!(fit(vec![run(1, "succeeded", LIST_BYTES)], false).len(), 1);
+    }
+}

@@ -1,0 +1,67 @@
+//! Every answer fits its frame, and what a request would store is bounded
+//! before it is stored (issue #11): many runs with long arguments still
+//! list, by pages; a start too large to store is refused naming the field;
+//! a request too large for a frame is refused by the client, saying so.
+
+mod common;
+
+use common::Home;
+use serde_json::Value;
+
+#[test]
+fn runs_with_long_arguments_list_in_pages_that_fit_their_frames() {
+    let home = Home::new();
+    // 90 runs with a 12 KB argument each (as a reconstructed conversation
+    // is): 1.1 MB of records, more than one frame.
+    let arg = "x".repeat(12 * 1024);
+    let mut ids = Vec::new();
+    for _ in 0..90 {
+        ids.push(home.start(&["cmd", "--", "true", &arg]));
+    }
+    for id in &ids {
+        home.wait_end(id);
+    }
+    let listed: Value = home.json(&["ls", "--all", "--json"]);
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), ids.len(), "every run, over several pages");
+    assert!(
+        listed
+            .iter()
+            .all(|r| r["command"][1].as_str().map(str::len) == Some(arg.len()))
+    );
+    let table = home.ok(&["ls", "--all"]);
+    assert_eq!(table.lines().count(), ids.len() + 1, "a header and a line per run");
+    // The daemon still answers on the same footing.
+    assert!(home.run(&["daemon", "status"]).status.success());
+}
+
+#[test]
+fn a_start_too_large_to_store_is_refused_and_nothing_is_stored() {
+    let home = Home::new();
+    let huge = "h".repeat(100 * 1024);
+    let out = home.run(&["run", "-d", &huge]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("the harness name: 102400 bytes; at most 64"),
+        "{stderr}"
+    );
+    let listed: Value = home.json(&["ls", "--all", "--json"]);
+    assert_eq!(listed.as_array().map(Vec::len), Some(0), "{listed}");
+}
+
+#[test]
+fn a_request_larger_than_a_frame_is_refused_by_the_client_saying_so() {
+    let home = Home::new();
+    let part = "y".repeat(100 * 1024);
+    let mut args = vec!["run", "-d", "cmd", "--", "true"];
+    for _ in 0..12 {
+        args.push(&part);
+    }
+    let out = home.run(&args);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("one holds at most 1048575 (1 MiB)"), "{stderr}");
+    assert!(home.run(&["daemon", "status"]).status.success(), "the daemon is up");
+}
