@@ -7,14 +7,14 @@
 /// `println!`.
 macro_rules! say {
     ($($arg:tt)*) => {
-        println!("{}", $crate::text::inert(&format!($($arg)*)))
+        $crate::cli::print::out(&format!("{}\n", $crate::text::inert(&format!($($arg)*))))
     };
 }
 
 /// `eprintln!` made inert, as `say!`.
 macro_rules! say_err {
     ($($arg:tt)*) => {
-        eprintln!("{}", $crate::text::inert(&format!($($arg)*)))
+        $crate::cli::print::err(&format!("{}\n", $crate::text::inert(&format!($($arg)*))))
     };
 }
 

@@ -91,3 +91,38 @@ fn control_bytes_from_runs_and_transcripts_are_printed_escaped_and_json_stays_ex
     assert!(!out.status.success());
     assert_inert("an error naming the reference", &out.stderr);
 }
+
+/// `agents doctor | head -1`, `agents ls | true`: a reader that went away
+/// ends the verb quietly (as other tools do), never with a panic.
+#[test]
+fn a_verb_whose_reader_went_away_ends_quietly() {
+    let home = Home::new();
+    let id = home.start(&["cmd", "--", "sh", "-c", "echo hi; sleep 30"]);
+    for args in [
+        &["doctor"][..],
+        &["ls", "--all"][..],
+        &["daemon", "status"][..],
+        &["logs", &id][..],
+        &["ls", "--json"][..],
+    ] {
+        let (read, write) = nix::unistd::pipe().unwrap();
+        drop(read);
+        let out = home
+            .cmd(args)
+            .stdout(std::process::Stdio::from(write))
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(141),
+            "{args:?} ends as a tool killed by SIGPIPE does: {:?}",
+            out.status
+        );
+    }
+}

@@ -75,14 +75,14 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             let client = Client::connect(&paths, false).await?;
             let runs = list_all(&client, args.all).await?;
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&runs)?);
+                crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&runs)?));
             } else if runs.is_empty() {
                 say!(
                     "no {}runs; start one with: agents run demo",
                     if args.all { "" } else { "live " }
                 );
             } else {
-                print!("{}", crate::text::inert(&print::table(&runs)));
+                crate::cli::print::out(&crate::text::inert(&print::table(&runs)));
             }
             Ok(0)
         }
@@ -91,9 +91,9 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             let client = Client::connect(&paths, false).await?;
             let detail: RunDetail = client.call(method::RUNS_SHOW, RunRef { run }).await?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&detail)?);
+                crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&detail)?));
             } else {
-                print!("{}", crate::text::inert(&print::detail(&detail)));
+                crate::cli::print::out(&crate::text::inert(&print::detail(&detail)));
             }
             Ok(0)
         }
@@ -168,7 +168,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
                 },
             };
             if json {
-                println!("{}", serde_json::to_string_pretty(&record)?);
+                crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&record)?));
             } else {
                 say!(
                     "{} {}: {}",
@@ -307,7 +307,7 @@ async fn daemon_command(paths: &Paths, command: Option<DaemonCommand>) -> Result
             Ok(client) => {
                 let status: DaemonStatus = client.call(method::DAEMON_STATUS, json!({})).await?;
                 if json {
-                    println!("{}", serde_json::to_string_pretty(&status)?);
+                    crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&status)?));
                 } else {
                     say!(
                         "daemon running (pid {}, version {}) for {}: {} live run(s), {} client(s)",
@@ -409,7 +409,7 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
         SessionsCommand::List { json } => {
             let list: crate::api::SessionList = client.call(method::SESSIONS_LIST, json!({})).await?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&list)?);
+                crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&list)?));
                 return Ok(0);
             }
             if list.sessions.is_empty() && !list.partial {

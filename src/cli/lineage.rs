@@ -11,9 +11,9 @@ pub async fn tree(paths: &Paths, run: String, json: bool) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
     let lineage: Lineage = client.call(method::RUNS_LINEAGE, RunRef { run }).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&lineage)?);
+        crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&lineage)?));
     } else {
-        print!("{}", crate::text::inert(&tree_text(&lineage)));
+        crate::cli::print::out(&crate::text::inert(&tree_text(&lineage)));
     }
     Ok(0)
 }
@@ -21,9 +21,9 @@ pub async fn tree(paths: &Paths, run: String, json: bool) -> Result<i32> {
 pub async fn session(client: &Client, session: String, json: bool) -> Result<i32> {
     let detail: SessionDetail = client.call(method::SESSIONS_SHOW, SessionRef { session }).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&detail)?);
+        crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&detail)?));
     } else {
-        print!("{}", crate::text::inert(&session_text(&detail)));
+        crate::cli::print::out(&crate::text::inert(&session_text(&detail)));
     }
     Ok(0)
 }

@@ -6,7 +6,7 @@ mod doctor;
 mod hook;
 mod lineage;
 mod logs;
-mod print;
+pub(crate) mod print;
 mod transcript;
 
 use std::path::PathBuf;
@@ -262,9 +262,17 @@ pub fn main() -> i32 {
     let cli = Cli::parse();
     match commands::dispatch(cli) {
         Ok(code) => code,
+        // `agents logs | head`: the reader left; nothing to say to it.
+        Err(e) if is_closed_pipe(&e) => print::CLOSED_PIPE,
         Err(e) => {
             say_err!("agents: {}", print::one_line(&format!("{e:#}")));
             1
         }
     }
+}
+
+fn is_closed_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }

@@ -16,6 +16,29 @@ pub fn unreachable_hosts(hosts: &[HostUnreachable], what: &str) {
     }
 }
 
+/// Writes human or JSON output to stdout. A reader that went away (`agents
+/// ls | head -1`) ends the verb quietly, with the status a shell gives a
+/// tool that died of SIGPIPE, instead of a panic on the next line.
+pub fn out(text: &str) {
+    write_or_quit(&mut std::io::stdout().lock(), text);
+}
+
+/// [`out`] for stderr.
+pub fn err(text: &str) {
+    write_or_quit(&mut std::io::stderr().lock(), text);
+}
+
+/// The exit status of a verb whose reader went away: 128 + SIGPIPE.
+pub const CLOSED_PIPE: i32 = 141;
+
+fn write_or_quit(w: &mut dyn std::io::Write, text: &str) {
+    if let Err(e) = w.write_all(text.as_bytes()).and_then(|()| w.flush())
+        && e.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        std::process::exit(CLOSED_PIPE);
+    }
+}
+
 /// A search answered before live transcripts were read whole says so on
 /// stderr: its hits may miss what those bytes hold.
 pub fn unindexed(bytes: u64) {

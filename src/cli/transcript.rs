@@ -60,14 +60,14 @@ pub async fn transcript(paths: &Paths, id: String, follow: bool, json: bool) -> 
             say_err!("agents: link back; following from where it stopped");
         }
         if first && !json {
-            print!("{}", crate::text::inert(&session_header(&page)));
+            crate::cli::print::out(&crate::text::inert(&session_header(&page)));
         }
         first = false;
         for m in &page.messages {
             if json {
-                println!("{}", serde_json::to_string(m)?);
+                crate::cli::print::out(&format!("{}\n", serde_json::to_string(m)?));
             } else {
-                print!("{}", crate::text::inert(&render(m)));
+                crate::cli::print::out(&crate::text::inert(&render(m)));
             }
         }
         after = page.last_seq.or(after);
@@ -159,7 +159,7 @@ pub async fn search(paths: &Paths, words: Vec<String>, within: Option<String>, r
         )
         .await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&results)?);
+        crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&results)?));
         return Ok(0);
     }
     let hits = results.hits;

@@ -116,11 +116,11 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
         HostsCommand::Ls { json } => {
             let hosts: Vec<HostRecord> = client.call(method::HOSTS_LIST, serde_json::json!({})).await?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&hosts)?);
+                crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&hosts)?));
             } else if hosts.is_empty() {
                 say!("no hosts; add one with: agents hosts add NAME user@host");
             } else {
-                print!("{}", crate::text::inert(&table(&hosts)));
+                crate::cli::print::out(&crate::text::inert(&table(&hosts)));
             }
             Ok(0)
         }
@@ -132,16 +132,16 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
         HostsCommand::Check { name, json } => {
             let check: HostCheck = client.call(method::HOSTS_CHECK, HostRef { name }).await?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&check)?);
+                crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&check)?));
             } else {
-                print!("{}", crate::text::inert(&check_report(&check)));
+                crate::cli::print::out(&crate::text::inert(&check_report(&check)));
             }
             Ok(if check.ok { 0 } else { 1 })
         }
         HostsCommand::Install { name, json } => {
             let done: HostInstallResult = client.call(method::HOSTS_INSTALL, HostRef { name }).await?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&done)?);
+                crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&done)?));
                 return Ok(0);
             }
             let sha = &done.sha256[..done.sha256.len().min(12)];
