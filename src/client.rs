@@ -37,6 +37,10 @@ pub struct Client {
 }
 
 /// How long a freshly started daemon has to accept connections.
+/// How long a daemon that accepted a connection has to send its header:
+/// milliseconds on a busy machine; a stopped daemon never does.
+const DAEMON_ANSWER: Duration = Duration::from_secs(5);
+
 const DAEMON_READY: Duration = Duration::from_secs(10);
 /// How often to look for a daemon that another client is starting: a debug
 /// build's daemon takes tens of milliseconds to listen.
@@ -82,7 +86,21 @@ impl Client {
             .await
             .map_err(|e| unavailable(format!("no daemon at {}: {e}", socket.display())))?;
         let (r, w) = stream.into_split();
-        Client::over(r, w, events).await.map_err(|e| match e {
+        // A daemon that accepted (the kernel does, even for a stopped
+        // process) but never says its header is stopped or stuck: say so
+        // rather than wait forever.
+        let Ok(over) = tokio::time::timeout(DAEMON_ANSWER, Client::over(r, w, events)).await else {
+            let pid = std::fs::read_to_string(paths.daemon_pid()).unwrap_or_default();
+            let pid = pid.trim();
+            return Err(ApiError::new(
+                ErrorCode::DaemonNotAnswering,
+                format!(
+                    "the daemon (pid {pid}) does not answer within {}s: it may be stopped (kill -CONT {pid}) or stuck (agents daemon stop)",
+                    DAEMON_ANSWER.as_secs()
+                ),
+            ));
+        };
+        over.map_err(|e| match e {
             HeaderError::Mismatch { .. } => ApiError::new(
                 ErrorCode::VersionMismatch,
                 format!("{e}; stop the old daemon with `agents daemon stop`"),

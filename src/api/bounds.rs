@@ -45,6 +45,14 @@ pub fn check_start(p: &StartParams) -> Result<(), ApiError> {
     if total > ARGS {
         return Err(too_long("the arguments", total, ARGS));
     }
+    let out_of_range = |n: Option<u16>, range: std::ops::RangeInclusive<u16>| n.is_some_and(|n| !range.contains(&n));
+    if out_of_range(p.rows, 2..=1000) || out_of_range(p.cols, 2..=2000) {
+        return Err(ApiError::bad_request(format!(
+            "size {}x{} out of range (2-2000 columns, 2-1000 rows)",
+            p.cols.unwrap_or(0),
+            p.rows.unwrap_or(0)
+        )));
+    }
     if let Some(prompt) = &p.prompt {
         check("the prompt", prompt, PROMPT)?;
     }

@@ -320,6 +320,7 @@ async fn daemon_command(paths: &Paths, command: Option<DaemonCommand>) -> Result
                 }
                 Ok(0)
             }
+            Err(e) if e.code == crate::api::ErrorCode::DaemonNotAnswering => Err(e.into()),
             Err(_) => {
                 say!("daemon not running for {}", paths.home.display());
                 Ok(1)

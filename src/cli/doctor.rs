@@ -66,6 +66,10 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         Err(e) if e.code == crate::api::ErrorCode::VersionMismatch => {
             bad(e.message.clone(), "agents daemon stop, then run any agents command")
         }
+        Err(e) if e.code == crate::api::ErrorCode::DaemonNotAnswering => bad(
+            e.message.clone(),
+            "kill -CONT the pid if it was stopped; else kill it and run any agents command (runs go on)",
+        ),
         Err(_) => ok("daemon not running (any agents command starts it)".to_string()),
     }
 
