@@ -16,7 +16,38 @@ pub struct Paths {
     socket_dir: Option<PathBuf>,
 }
 
+/// The umask of the daemon and supervisors: every file and folder they
+/// create (the database and its WAL, run folders, logs) is owner-only, not
+/// only the home that holds them.
+pub const OWNER_ONLY: u32 = 0o077;
+
+/// Makes this process create owner-only files from now on; returns the
+/// umask it had (the user's), for the harnesses it starts.
+pub fn create_owner_only() -> u32 {
+    use nix::sys::stat::{Mode, umask};
+    umask(Mode::from_bits_truncate(OWNER_ONLY as _)).bits() as u32
+}
+
 impl Paths {
+    /// An empty (or missing) `agents.db` beside run folders: the records
+    /// of those runs were lost. How many run folders there are.
+    pub fn lost_database(&self) -> Option<usize> {
+        let empty = std::fs::metadata(self.db()).map_or(true, |m| m.len() == 0);
+        let runs = std::fs::read_dir(self.home.join("runs")).map_or(0, |d| d.flatten().count());
+        (empty && runs > 0).then_some(runs)
+    }
+
+    /// The database and its WAL owner-only, also in a home an older build
+    /// created them world-readable in.
+    pub fn make_database_owner_only(&self) {
+        use std::os::unix::fs::PermissionsExt;
+        let db = self.db();
+        for suffix in ["", "-wal", "-shm"] {
+            let file = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
+            let _ = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600));
+        }
+    }
+
     /// Resolves `AGENTS_HOME`, else `$XDG_STATE_HOME/agents`, else
     /// `~/.local/state/agents`.
     pub fn from_env() -> Result<Paths> {

@@ -62,3 +62,66 @@ fn a_name_that_reads_as_an_id_and_a_size_out_of_range_are_refused_before_anythin
             .success()
     );
 }
+
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .map(|m| m.permissions().mode() & 0o777)
+        .unwrap_or(0)
+}
+
+#[test]
+fn the_daemon_s_files_are_owner_only_the_agent_s_keep_the_user_s_modes_and_a_stop_merges_the_wal() {
+    let home = Home::new();
+    let work = tempfile::tempdir().unwrap();
+    let id = home.start(&[
+        "cmd",
+        "--cwd",
+        &work.path().to_string_lossy(),
+        "--",
+        "sh",
+        "-c",
+        "echo made > made.txt",
+    ]);
+    home.wait_end(&id);
+    let run_dir = home.path().join("runs").join(&id);
+    assert_eq!(mode(&run_dir), 0o700, "the run's folder");
+    for file in ["output.log", "output.idx", "sizes", "exit.json", "supervise.log"] {
+        assert_eq!(mode(&run_dir.join(file)), 0o600, "{file}");
+    }
+    assert_eq!(mode(&home.path().join("agents.db")), 0o600);
+    // What the agent wrote in the user's folder has the user's umask.
+    let user_umask = {
+        let was = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o022));
+        nix::sys::stat::umask(was);
+        was.bits() as u32
+    };
+    assert_eq!(mode(&work.path().join("made.txt")), 0o666 & !user_umask);
+
+    home.ok(&["daemon", "stop"]);
+    let wal = home.path().join("agents.db-wal");
+    assert!(
+        std::fs::metadata(&wal).map_or(true, |m| m.len() == 0),
+        "a clean stop merges the WAL: {} bytes left",
+        std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0)
+    );
+}
+
+#[test]
+fn doctor_says_so_when_the_database_is_empty_beside_run_folders() {
+    let home = Home::new();
+    let id = home.start(&["cmd", "--", "true"]);
+    home.wait_end(&id);
+    home.ok(&["daemon", "stop"]);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(home.path().join(format!("agents.db{suffix}")));
+    }
+    std::fs::write(home.path().join("agents.db"), b"").unwrap();
+    let out = home.run(&["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("is empty but 1 run folder(s) exist: their records were lost"),
+        "{text}"
+    );
+}

@@ -73,6 +73,15 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         Err(_) => ok("daemon not running (any agents command starts it)".to_string()),
     }
 
+    if let Some(runs) = paths.lost_database() {
+        bad(
+            format!(
+                "{} is empty but {runs} run folder(s) exist: their records were lost",
+                paths.db().display()
+            ),
+            "restore agents.db from a backup; their output logs are still in runs/",
+        );
+    }
     if paths.db().exists() {
         match crate::store::open_connection(&paths.db()).and_then(|c| {
             let v: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0))?;

@@ -316,6 +316,7 @@ async fn next_attempt(
             after_sigterm_ms: config.engine.cancel_sigterm_grace_ms,
         },
         family: row.harness.clone(),
+        umask: super::user_umask(),
     };
     let paths = daemon.paths.clone();
     let spawned = tokio::task::spawn_blocking(move || super::start::spawn_supervisor(&paths, &spec))

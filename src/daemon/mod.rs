@@ -89,6 +89,26 @@ pub fn own_exe() -> &'static str {
     })
 }
 
+/// The user's umask, which harnesses get (`SuperviseSpec::umask`): read at
+/// start, before this daemon makes its own files owner-only (a daemon
+/// re-executed on an upgrade is handed it in `AGENTS_USER_UMASK`).
+pub fn user_umask() -> u32 {
+    *USER_UMASK.get().unwrap_or(&0o022)
+}
+
+static USER_UMASK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+fn keep_user_umask() {
+    let was = crate::paths::create_owner_only();
+    let handed = std::env::var(UMASK_VAR)
+        .ok()
+        .and_then(|v| u32::from_str_radix(&v, 8).ok());
+    let _ = USER_UMASK.set(handed.unwrap_or(was));
+}
+
+/// Carries the user's umask across an upgrade's re-exec.
+pub const UMASK_VAR: &str = "AGENTS_USER_UMASK";
+
 /// Runs the daemon in this process until `daemon.stop`. `ready` is told once
 /// the socket accepts connections (the client that started us waits for it).
 pub fn main(paths: Paths, mut ready: Option<std::fs::File>) -> Result<i32> {
@@ -106,6 +126,7 @@ pub fn main(paths: Paths, mut ready: Option<std::fs::File>) -> Result<i32> {
 
 fn start(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     own_exe();
+    keep_user_umask();
     paths.ensure()?;
     // One daemon per AGENTS_HOME: an exclusive lock held for our lifetime.
     let lock_file = std::fs::OpenOptions::new()
@@ -137,7 +158,14 @@ fn start(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
 /// `ready` is taken only once the socket accepts connections: an error before
 /// that leaves it with `main`, which tells the waiting client why.
 async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
+    if let Some(runs) = paths.lost_database() {
+        tracing::warn!(
+            "{} is empty but {runs} run folder(s) exist: the records were lost; starting a new database (see agents doctor)",
+            paths.db().display()
+        );
+    }
     let store = Store::open(&paths.db()).with_context(|| format!("cannot open {}", paths.db().display()))?;
+    paths.make_database_owner_only();
     // We hold the lock, so any socket file left here is from a dead daemon.
     std::fs::write(paths.daemon_pid(), format!("{}\n", std::process::id()))?;
     let socket = paths.daemon_socket();
@@ -211,6 +239,11 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     if let Some(binary) = upgrade_to {
         return Err(reexec(&daemon, &binary).await);
     }
+    // A clean stop leaves one file, not a small database beside a large WAL.
+    let _ = daemon
+        .store
+        .call(|c| Ok(c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?))
+        .await;
     let _ = std::fs::remove_file(daemon.paths.daemon_pid());
     Ok(0)
 }

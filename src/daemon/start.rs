@@ -297,6 +297,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
             after_sigterm_ms: config.engine.cancel_sigterm_grace_ms,
         },
         family: row.harness.clone(),
+        umask: super::user_umask(),
     };
     // A profile with fallbacks keeps what a next attempt needs, in memory,
     // before the harness can end.

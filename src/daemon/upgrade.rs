@@ -121,6 +121,7 @@ pub fn exec(binary: &Path, home: &Path) -> std::io::Error {
     std::process::Command::new(binary)
         .args(["daemon", "run"])
         .env("AGENTS_HOME", home)
+        .env(super::UMASK_VAR, format!("{:o}", super::user_umask()))
         .exec()
 }
 

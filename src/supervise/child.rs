@@ -43,7 +43,12 @@ pub fn spawn(spec: &SuperviseSpec) -> Result<Started> {
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
-    let child = pair.slave.spawn_command(cmd).context("spawning the harness")?;
+    // The user's umask for the harness only: the process-wide mask is set
+    // back at once, and no other thread creates files yet.
+    let ours = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(spec.umask as _));
+    let spawned = pair.slave.spawn_command(cmd);
+    nix::sys::stat::umask(ours);
+    let child = spawned.context("spawning the harness")?;
     // Our copy of the slave must close, or the PTY never reports end of file.
     drop(pair.slave);
     let pid = child.process_id().context("the harness has no pid")? as i32;

@@ -34,6 +34,15 @@ pub struct SuperviseSpec {
     /// login problem). Empty from a daemon older than the field.
     #[serde(default)]
     pub family: String,
+    /// The user's umask, for the harness: the daemon and supervisors create
+    /// their own files owner-only (`paths::OWNER_ONLY`), but what the agent
+    /// writes in the user's repository keeps the user's modes.
+    #[serde(default = "default_umask")]
+    pub umask: u32,
+}
+
+fn default_umask() -> u32 {
+    0o022
 }
 
 /// Cancel escalation: SIGINT, wait, SIGTERM, wait, SIGKILL.
