@@ -240,6 +240,8 @@ pub fn start_daemon(paths: &Paths) -> Result<(), ApiError> {
         .map_err(|e| unavailable(format!("cannot open {}: {e}", paths.daemon_log().display())))?;
     let mut cmd = Command::new(exe);
     cmd.args(["daemon", "run", "--ready"])
+        .env_clear()
+        .envs(crate::paths::process_env())
         .env("AGENTS_HOME", &paths.home)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

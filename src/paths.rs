@@ -16,6 +16,37 @@ pub struct Paths {
     socket_dir: Option<PathBuf>,
 }
 
+/// The environment the daemon and supervisors keep of the one they were
+/// started from: where things are, the locale, the ssh-agent the remote
+/// links use, and their own log level. Nothing else: a token exported in
+/// the shell that happened to start the daemon would otherwise be readable
+/// in `/proc/<pid>/environ` of it and of every supervisor for as long as
+/// they live. A run's environment is built from what its request carried.
+pub fn process_env() -> Vec<(String, String)> {
+    const KEPT: &[&str] = &[
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+        "XDG_RUNTIME_DIR",
+        "XDG_CACHE_HOME",
+        "XDG_DATA_HOME",
+        "AGENTS_HOME",
+        "AGENTS_LOG",
+        "SSH_AUTH_SOCK",
+    ];
+    std::env::vars()
+        .filter(|(k, _)| KEPT.contains(&k.as_str()) || k.starts_with("LC_"))
+        .collect()
+}
+
 /// The umask of the daemon and supervisors: every file and folder they
 /// create (the database and its WAL, run folders, logs) is owner-only, not
 /// only the home that holds them.

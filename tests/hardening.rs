@@ -125,3 +125,43 @@ fn doctor_says_so_when_the_database_is_empty_beside_run_folders() {
         "{text}"
     );
 }
+
+fn environ(pid: i64) -> String {
+    String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default()).replace('\0', "\n")
+}
+
+#[test]
+fn a_token_in_the_shell_that_started_the_daemon_reaches_no_daemon_supervisor_or_run() {
+    let home = Home::new();
+    let out = home
+        .cmd(&["run", "-d", "cmd", "--", "sh", "-c", "env > env.txt; sleep 60"])
+        .current_dir(tempfile::tempdir().unwrap().keep())
+        .env("UNRELATED_TOKEN", "tok-never-anywhere")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let shown = home.show(&id);
+    let daemon = home.json(&["daemon", "status", "--json"])["pid"].as_i64().unwrap();
+    let cwd = std::path::PathBuf::from(shown["cwd"].as_str().unwrap());
+    home.wait_until("the run wrote its environment", || {
+        std::fs::read_to_string(cwd.join("env.txt")).is_ok_and(|e| e.contains("AGENTS_RUN_ID"))
+    });
+    let supervisor = std::fs::read_to_string(format!("/proc/{}/stat", shown["pid"].as_i64().unwrap()))
+        .ok()
+        .and_then(|s| s.rsplit(')').next().map(str::to_string))
+        .and_then(|rest| rest.split_whitespace().nth(1).and_then(|p| p.parse::<i64>().ok()))
+        .expect("the run's parent, its supervisor");
+    for (what, env) in [
+        ("the daemon", environ(daemon)),
+        ("the supervisor", environ(supervisor)),
+        ("the run", std::fs::read_to_string(cwd.join("env.txt")).unwrap()),
+    ] {
+        assert!(!env.is_empty(), "{what}'s environment was read");
+        assert!(!env.contains("tok-never-anywhere"), "{what} holds the token:\n{env}");
+    }
+    assert!(
+        environ(daemon).contains("AGENTS_HOME="),
+        "what the daemon needs is kept"
+    );
+}

@@ -491,6 +491,8 @@ pub(super) fn spawn_supervisor(paths: &crate::paths::Paths, spec: &SuperviseSpec
         .map_err(|e| format!("cannot create the supervisor log: {e}"))?;
     let mut cmd = Command::new(exe);
     cmd.arg("supervise")
+        .env_clear()
+        .envs(crate::paths::process_env())
         .env("AGENTS_HOME", &paths.home)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

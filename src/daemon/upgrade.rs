@@ -120,6 +120,8 @@ pub fn exec(binary: &Path, home: &Path) -> std::io::Error {
     use std::os::unix::process::CommandExt;
     std::process::Command::new(binary)
         .args(["daemon", "run"])
+        .env_clear()
+        .envs(crate::paths::process_env())
         .env("AGENTS_HOME", home)
         .env(super::UMASK_VAR, format!("{:o}", super::user_umask()))
         .exec()
