@@ -110,18 +110,37 @@ pub struct ConfigWatch {
     pub current: Config,
     /// The last problem seen with the file, if its newest revision is invalid.
     pub problem: Option<String>,
+    /// Where the last valid revision is kept (`config.valid.toml` in the
+    /// home), so that a restart with an invalid file still uses it.
+    kept: Option<PathBuf>,
 }
 
 impl ConfigWatch {
     pub fn new(path: Option<PathBuf>) -> ConfigWatch {
+        Self::keeping(path, None)
+    }
+
+    /// A watch that keeps each valid revision in `kept` (with its SHA-256)
+    /// and, when the file is invalid from the start (a restart after a bad
+    /// edit), uses the kept revision instead of the built-in defaults.
+    pub fn keeping(path: Option<PathBuf>, kept: Option<PathBuf>) -> ConfigWatch {
         let mut watch = ConfigWatch {
             path,
             hash: None,
             settled: None,
             current: Config::default(),
             problem: None,
+            kept,
         };
         watch.refresh();
+        if watch.problem.is_some()
+            && let Some((config, hash)) = watch.kept.as_deref().and_then(read_kept)
+        {
+            watch.current = config;
+            if let Some(problem) = &mut watch.problem {
+                problem.push_str(&format!(" (revision {} kept from before)", &hash[..12]));
+            }
+        }
         watch
     }
 
@@ -156,6 +175,9 @@ impl ConfigWatch {
         {
             Ok(config) => {
                 self.problem = None;
+                if let Some(kept) = &self.kept {
+                    keep(kept, &bytes, &hash);
+                }
                 let changed = config != self.current;
                 self.current = config;
                 changed
@@ -172,6 +194,36 @@ impl ConfigWatch {
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
+}
+
+/// The first line of a kept revision names its SHA-256; the rest is the
+/// file as it was.
+const KEPT_HEADER: &str = "# agents: the last valid config.toml, sha256 ";
+
+fn keep(kept: &Path, bytes: &[u8], hash: &[u8; 32]) {
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    let mut text = format!("{KEPT_HEADER}{hex}\n").into_bytes();
+    text.extend_from_slice(bytes);
+    let tmp = kept.with_extension("tmp");
+    // A home that cannot be written keeps the previous copy; the daemon
+    // says so elsewhere (every write to the home fails alike).
+    if std::fs::write(&tmp, &text).is_ok() {
+        let _ = std::fs::rename(&tmp, kept);
+    }
+}
+
+/// The kept revision, if it is whole (its hash matches) and valid.
+fn read_kept(kept: &Path) -> Option<(Config, String)> {
+    let text = std::fs::read_to_string(kept).ok()?;
+    let (first, body) = text.split_once('\n')?;
+    let hex = first.strip_prefix(KEPT_HEADER)?;
+    let hash: [u8; 32] = Sha256::digest(body.as_bytes()).into();
+    let actual: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    if actual != hex {
+        tracing::warn!("{} does not match its hash; not used", kept.display());
+        return None;
+    }
+    Some((Config::parse(body).ok()?, actual))
 }
 
 /// What changes whenever a file is rewritten or replaced, short of its
@@ -230,6 +282,25 @@ mod tests {
         assert!(watch.refresh());
         assert_eq!(watch.current.engine.quiet_ms, 300);
         assert!(watch.problem.is_none());
+    }
+
+    #[test]
+    fn the_last_valid_revision_is_kept_and_used_when_the_file_is_invalid_from_the_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, kept) = (dir.path().join("config.toml"), dir.path().join("config.valid.toml"));
+        std::fs::write(&path, "[engine]\nquiet_ms = 250\n").unwrap();
+        let watch = ConfigWatch::keeping(Some(path.clone()), Some(kept.clone()));
+        assert_eq!(watch.current.engine.quiet_ms, 250);
+        // A bad edit, then a restart: the kept revision, and a problem saying so.
+        std::fs::write(&path, "[engine]\nquiet_ms = \"soon\"\n").unwrap();
+        let restarted = ConfigWatch::keeping(Some(path.clone()), Some(kept.clone()));
+        assert_eq!(restarted.current.engine.quiet_ms, 250);
+        assert!(restarted.problem.as_deref().unwrap().contains("kept from before"));
+        // A kept copy that was tampered with is not used.
+        let text = std::fs::read_to_string(&kept).unwrap().replace("250", "999");
+        std::fs::write(&kept, text).unwrap();
+        let tampered = ConfigWatch::keeping(Some(path), Some(kept));
+        assert_eq!(tampered.current.engine.quiet_ms, Config::default().engine.quiet_ms);
     }
 
     #[test]

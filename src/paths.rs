@@ -60,6 +60,11 @@ pub fn create_owner_only() -> u32 {
 }
 
 impl Paths {
+    /// The last valid revision of the config file, kept by the daemon.
+    pub fn kept_config(&self) -> PathBuf {
+        self.home.join("config.valid.toml")
+    }
+
     /// An empty (or missing) `agents.db` beside run folders: the records
     /// of those runs were lost. How many run folders there are.
     pub fn lost_database(&self) -> Option<usize> {

@@ -165,3 +165,29 @@ fn a_token_in_the_shell_that_started_the_daemon_reaches_no_daemon_supervisor_or_
         "what the daemon needs is kept"
     );
 }
+
+#[test]
+fn a_restart_after_a_bad_edit_keeps_the_last_valid_config() {
+    let home = Home::with_config("[engine]\nquiet_ms = 300\n[profiles.mine]\nfamily = \"demo\"\n");
+    let first = home.start(&["mine"]);
+    assert_eq!(home.show(&first)["profile"], "mine");
+    home.ok(&["cancel", "--force", &first]);
+    home.ok(&["daemon", "stop"]);
+    std::fs::write(
+        home.config.path().join("agents/config.toml"),
+        "[profiles.mine\nfamily = ",
+    )
+    .unwrap();
+
+    // The daemon that starts now has only the bad file: it uses the kept one.
+    let again = home.start(&["mine"]);
+    let shown = home.show(&again);
+    assert_eq!(shown["state"], "running", "{shown}");
+    assert_eq!(shown["profile"], "mine");
+    let doctor = home.run(&["doctor"]);
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        text.contains("is invalid, keeping the last valid config") && text.contains("kept from before"),
+        "{text}"
+    );
+}

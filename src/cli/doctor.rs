@@ -108,7 +108,8 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         ok("database not created yet".to_string());
     }
 
-    let config = crate::config::ConfigWatch::new(Paths::config_file());
+    // As the daemon reads it: with the last valid revision it kept.
+    let config = crate::config::ConfigWatch::keeping(Paths::config_file(), Some(paths.kept_config()));
     match (&config.problem, config.path()) {
         (Some(problem), _) => bad(
             problem.clone(),

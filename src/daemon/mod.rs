@@ -176,10 +176,11 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
     }
     let transcripts = transcripts::Transcripts::start(store.clone());
+    let config = ConfigWatch::keeping(Paths::config_file(), Some(paths.kept_config()));
     let daemon = Arc::new(Daemon {
         paths,
         store,
-        config: Mutex::new(ConfigWatch::new(Paths::config_file())),
+        config: Mutex::new(config),
         runs: Mutex::new(HashMap::new()),
         changes: broadcast::channel(1024).0,
         clients: AtomicUsize::new(0),
