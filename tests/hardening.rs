@@ -191,3 +191,47 @@ fn a_restart_after_a_bad_edit_keeps_the_last_valid_config() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_of_descriptors_the_daemon_backs_off_says_so_once_and_keeps_serving_its_clients() {
+    let home = Home::new();
+    home.start(&["cmd", "--", "sleep", "60"]);
+    let paths = agents::paths::Paths::at(home.path().to_path_buf());
+    let held = agents::client::Client::connect_existing(&paths, false).await.unwrap();
+    let pid = home.json(&["daemon", "status", "--json"])["pid"].as_i64().unwrap();
+    let open = std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().count();
+    // The soft limit only: the hard one cannot be raised again here.
+    let limit = |n: usize| {
+        let out = std::process::Command::new("prlimit")
+            .args(["--pid", &pid.to_string(), &format!("--nofile={n}:")])
+            .output()
+            .expect("prlimit (util-linux)");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    limit(open);
+    // Connections the kernel queues and the daemon cannot take.
+    let waiting: Vec<_> = (0..4)
+        .map(|_| std::os::unix::net::UnixStream::connect(paths.daemon_socket()).unwrap())
+        .collect();
+    let log = || std::fs::read_to_string(home.path().join("daemon.log")).unwrap_or_default();
+    home.wait_until("the daemon says it cannot accept", || {
+        log().contains("cannot accept connections")
+    });
+    // The connection it has is served meanwhile.
+    let status: serde_json::Value = held
+        .call(agents::api::method::DAEMON_STATUS, serde_json::json!({}))
+        .await
+        .unwrap();
+    assert_eq!(status["pid"].as_i64(), Some(pid));
+    assert_eq!(
+        log().matches("cannot accept connections").count(),
+        1,
+        "said once:\n{}",
+        log()
+    );
+
+    limit(1024);
+    drop(waiting);
+    home.wait_until("it accepts again", || log().contains("accepting connections again"));
+    assert!(home.run(&["ls"]).status.success());
+}

@@ -201,10 +201,23 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     let binary = Arc::new(Mutex::new(upgrade::Binary::new(own_exe().into())));
     let mut upgrade_tick = tokio::time::interval(upgrade::CHECK_EVERY);
     let mut upgrade_to = None;
+    let mut refusing = AcceptBackoff::default();
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
+                let stream = match accepted {
+                    Ok((stream, _)) => {
+                        refusing.ok();
+                        stream
+                    }
+                    Err(e) => {
+                        // Out of descriptors (EMFILE) the same connection
+                        // waits again at once: back off rather than spin,
+                        // say so once, keep serving the connections we have.
+                        tokio::time::sleep(refusing.failed(&e)).await;
+                        continue;
+                    }
+                };
                 if !crate::peer::is_same_user(&stream) {
                     tracing::warn!("refused a connection from another user");
                     continue;
@@ -247,6 +260,34 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         .await;
     let _ = std::fs::remove_file(daemon.paths.daemon_pid());
     Ok(0)
+}
+
+/// Accept failures in a row: the wait before the next try (10 ms doubling to
+/// 1 s: a descriptor freed by a closing client is taken within a second),
+/// and whether they were reported (once a run of them).
+#[derive(Default)]
+struct AcceptBackoff {
+    wait: Option<std::time::Duration>,
+}
+
+impl AcceptBackoff {
+    fn failed(&mut self, e: &std::io::Error) -> std::time::Duration {
+        let wait = match self.wait {
+            None => {
+                tracing::warn!("cannot accept connections ({e}); trying again, serving the ones already open");
+                std::time::Duration::from_millis(10)
+            }
+            Some(w) => (w * 2).min(std::time::Duration::from_secs(1)),
+        };
+        self.wait = Some(wait);
+        wait
+    }
+
+    fn ok(&mut self) {
+        if self.wait.take().is_some() {
+            tracing::info!("accepting connections again");
+        }
+    }
 }
 
 /// Hands this daemon over to the binary that replaced its file: no new
