@@ -55,6 +55,9 @@ fn run(i: usize) -> RunRecord {
         timeout_secs: None,
         worktree: None,
         output_bytes: 0,
+        status_since: None,
+        evidence: None,
+        evidence_at: None,
     }
 }
 

@@ -48,3 +48,44 @@ fn a_permission_prompt_makes_the_run_need_approval_and_holds_prompts_until_answe
     assert!(err.contains("no question is waiting"), "{err}");
     assert_eq!(err.trim().lines().count(), 1);
 }
+
+/// A live run's status says what it rests on and how old that is, in
+/// `show` (human and `--json`) and `ls --json`.
+#[test]
+fn a_status_says_what_it_rests_on_and_how_old_that_is() {
+    let home = Home::new();
+    let id = home.start(&["cmd", "--", "sh", "-c", "echo hello; exec sleep 60"]);
+    home.wait_until("the run falls quiet", || home.show(&id)["status"] == "idle");
+    let shown = home.show(&id);
+    assert_eq!(shown["evidence"], "no output for a while", "{shown}");
+    let time = |v: &serde_json::Value| humantime::parse_rfc3339(v.as_str().unwrap_or_default()).ok();
+    let (started, seen, since) = (
+        time(&shown["started_at"]),
+        time(&shown["evidence_at"]),
+        time(&shown["status_since"]),
+    );
+    let (started, seen, since) = (
+        started.unwrap(),
+        seen.expect("evidence_at"),
+        since.expect("status_since"),
+    );
+    assert!(
+        started <= seen && seen <= since && since <= std::time::SystemTime::now(),
+        "{shown}"
+    );
+    let listed = home.json(&["ls", "--json"]);
+    let row = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(row["evidence"], "no output for a while");
+    let text = home.ok(&["show", &id]);
+    let why = text.lines().find(|l| l.starts_with("why ")).unwrap_or_default();
+    assert!(
+        why.contains("no output for a while, ") && why.contains(" s ago (status since "),
+        "{text}"
+    );
+}

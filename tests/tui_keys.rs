@@ -31,6 +31,9 @@ fn run(id: &str, name: &str, state: RunState) -> RunRecord {
         timeout_secs: None,
         worktree: None,
         output_bytes: 0,
+        status_since: None,
+        evidence: None,
+        evidence_at: None,
     }
 }
 

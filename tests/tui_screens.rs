@@ -51,6 +51,9 @@ fn run(id: &str, name: &str, state: RunState, status: ActivityStatus, started_ag
         timeout_secs: None,
         worktree: None,
         output_bytes: 1234,
+        status_since: None,
+        evidence: None,
+        evidence_at: None,
     }
 }
 

@@ -123,6 +123,47 @@ pub struct RunRecord {
     pub worktree: Option<String>,
     /// Bytes in the run's output log.
     pub output_bytes: u64,
+    /// A live run: since when its activity status holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_since: Option<String>,
+    /// A live run: what its status rests on (`hook Stop`, `screen shows a
+    /// permission prompt`, `no output for a while`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+    /// A live run: when that evidence was seen (the hook ran, the screen
+    /// changed, the last output came).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence_at: Option<String>,
+}
+
+impl RunRecord {
+    /// What a live run's status rests on and how old it is: `hook Stop,
+    /// 40 s ago (status since 10:21:03 UTC)`.
+    pub fn evidence_line(&self, now: std::time::SystemTime) -> Option<String> {
+        let why = self.evidence.as_ref()?;
+        let age = self
+            .evidence_at
+            .as_deref()
+            .and_then(|t| humantime::parse_rfc3339(t).ok())
+            .map(|t| format!(", {} ago", ago(now.duration_since(t).unwrap_or_default())))
+            .unwrap_or_default();
+        let since = self
+            .status_since
+            .as_deref()
+            .and_then(|s| s.get(11..19))
+            .map(|t| format!(" (status since {t} UTC)"))
+            .unwrap_or_default();
+        Some(format!("{why}{age}{since}"))
+    }
+}
+
+/// A duration as a person says it: `3 s`, `4 min`, `2 h`.
+pub fn ago(d: std::time::Duration) -> String {
+    match d.as_secs() {
+        s if s < 120 => format!("{s} s"),
+        s if s < 7200 => format!("{} min", s / 60),
+        s => format!("{} h", s / 3600),
+    }
 }
 
 /// One row of a run's event log (DESIGN §4): `seq` is dense per run.

@@ -215,6 +215,9 @@ pub fn detail(d: &RunDetail) -> String {
         r.state.as_str().to_string()
     };
     field("state", state);
+    if let Some(why) = r.evidence_line(std::time::SystemTime::now()) {
+        field("why", why);
+    }
     if let Some(reason) = &r.reason {
         field("reason", reason.clone());
     }

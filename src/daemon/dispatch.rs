@@ -67,7 +67,7 @@ pub async fn call(
             let listed: Vec<crate::api::ListedRun> = rows
                 .iter()
                 .map(|r| crate::api::ListedRun {
-                    run: r.to_record(),
+                    run: with_evidence(daemon, r.to_record()),
                     usage: sources
                         .get(&r.id)
                         .and_then(|s| crate::transcript::usage::run_usage(s, &prices))
@@ -104,7 +104,7 @@ pub async fn call(
                 .map_err(ApiError::internal)?;
             let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
             to_value(RunDetail {
-                run: row.to_record(),
+                run: with_evidence(daemon, row.to_record()),
                 events,
                 harness: crate::api::HarnessDetail {
                     harness_version: info.version,
@@ -486,4 +486,12 @@ async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool) -> Re
         ));
     }
     Err(super::start::ended_state_error(row))
+}
+
+/// A live run's record with what its status rests on and how old that is.
+fn with_evidence(daemon: &Daemon, mut record: crate::api::RunRecord) -> crate::api::RunRecord {
+    if let Some(live) = daemon.live(&record.id) {
+        super::queue::status_evidence(daemon, &live, &mut record);
+    }
+    record
 }

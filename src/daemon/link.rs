@@ -50,6 +50,9 @@ pub struct LiveRun {
     pub resized: watch::Sender<u64>,
     /// The viewers holding a size for the run, the latest last (`size.rs`).
     pub holders: Mutex<super::size::Holders>,
+    /// When the activity status last changed (ms since the epoch; 0: not
+    /// yet judged by this daemon).
+    pub status_since_ms: std::sync::atomic::AtomicI64,
 }
 
 /// The longest pace asked of a run's supervisor while nobody watches its
@@ -91,6 +94,7 @@ impl LiveRun {
             viewers: Mutex::new(0),
             resized: watch::Sender::new(0),
             holders: Default::default(),
+            status_since_ms: Default::default(),
         }
     }
 

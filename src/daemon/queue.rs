@@ -94,6 +94,22 @@ fn verdict(live: &LiveRun, rules: &Rules) -> Verdict {
     status::fuse(&live.evidence(), rules, Instant::now())
 }
 
+/// What a live run's status rests on now, with how old it is, for
+/// `runs.show` and `runs.list` (read from memory: nothing is stored per
+/// output to keep an age fresh).
+pub fn status_evidence(daemon: &Daemon, live: &LiveRun, record: &mut crate::api::RunRecord) {
+    let v = verdict(live, &rules(daemon));
+    let now = Instant::now();
+    let wall = |t: Instant| {
+        let ms = crate::clock::now_ms() - now.saturating_duration_since(t).as_millis() as i64;
+        crate::store::format_ms(ms)
+    };
+    record.evidence = Some(v.why);
+    record.evidence_at = v.evidence_at.map(wall);
+    let since = live.status_since_ms.load(std::sync::atomic::Ordering::Relaxed);
+    record.status_since = (since > 0).then(|| crate::store::format_ms(since));
+}
+
 /// One task per live run: keeps its activity status (the only writer of
 /// it) and delivers queued prompts when the agent is at rest.
 pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
@@ -116,8 +132,11 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
                 status: now,
                 why,
                 recheck,
+                ..
             } = verdict(&live, &rules);
             if now != status {
+                live.status_since_ms
+                    .store(crate::clock::now_ms(), std::sync::atomic::Ordering::Relaxed);
                 let was = status;
                 status = now;
                 let id = live.id.clone();

@@ -58,6 +58,9 @@ pub struct Verdict {
     /// When the verdict could change with no new evidence (output falling
     /// quiet, a hook decaying): look again then.
     pub recheck: Option<Duration>,
+    /// When the evidence behind it was seen: the hook ran, the screen's
+    /// finding changed, the last output came (none: nothing seen yet).
+    pub evidence_at: Option<Instant>,
 }
 
 /// Keeps the newer of the held hook and `seen`, by the time each ran.
@@ -73,29 +76,42 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
         .last_output
         .map(|t| rules.quiet.saturating_sub(age(t)))
         .filter(|d| !d.is_zero());
-    let verdict = |status, why: String, recheck| Verdict { status, why, recheck };
+    let verdict = |status, why: String, recheck, evidence_at| Verdict {
+        status,
+        why,
+        recheck,
+        evidence_at,
+    };
+    let working = |left| {
+        verdict(
+            ActivityStatus::Working,
+            "output in the last moment".into(),
+            Some(left),
+            ev.last_output,
+        )
+    };
 
     // A login problem on the screen outranks every hook: Claude Code says
     // "Not logged in" from the start, fires `UserPromptSubmit` for a prompt
     // it then refuses, and no `Stop`. Only output still moving is work.
     if let Some(found) = ev.screen.as_ref().filter(|f| f.is_login_problem()) {
         if let Some(left) = quiet_left {
-            return verdict(ActivityStatus::Working, "output in the last moment".into(), Some(left));
+            return working(left);
         }
-        return verdict(found.status, found.why.clone(), None);
+        return verdict(found.status, found.why.clone(), None, ev.screen_at);
     }
     let hook = ev.hook.as_ref().filter(|h| !hidden_by_screen(ev, h));
     if let Some(h) = hook {
         let left = rules.decay.saturating_sub(age(h.at));
         if !left.is_zero() {
-            return verdict(h.status, h.why.clone(), Some(left));
+            return verdict(h.status, h.why.clone(), Some(left), Some(h.at));
         }
     }
     if let Some(found) = &ev.screen {
-        return verdict(found.status, found.why.clone(), None);
+        return verdict(found.status, found.why.clone(), None, ev.screen_at);
     }
     if let Some(left) = quiet_left {
-        return verdict(ActivityStatus::Working, "output in the last moment".into(), Some(left));
+        return working(left);
     }
     if let Some(h) = hook {
         let mins = age(h.at).as_secs() / 60;
@@ -103,9 +119,15 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
             ActivityStatus::Unknown,
             format!("nothing confirmed for {mins} min (last: {})", h.why),
             None,
+            Some(h.at),
         );
     }
-    verdict(ActivityStatus::Idle, "no output for a while".into(), None)
+    verdict(
+        ActivityStatus::Idle,
+        "no output for a while".into(),
+        None,
+        ev.last_output,
+    )
 }
 
 /// Whether the screen changed after the hook in a way that ends what the

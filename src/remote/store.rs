@@ -412,6 +412,9 @@ mod tests {
             timeout_secs: None,
             worktree: None,
             output_bytes: 0,
+            status_since: None,
+            evidence: None,
+            evidence_at: None,
         }
     }
 

@@ -119,6 +119,9 @@ impl RunRow {
             timeout_secs: self.timeout_secs,
             worktree: self.worktree.clone(),
             output_bytes: self.output_bytes,
+            status_since: None,
+            evidence: None,
+            evidence_at: None,
         }
     }
 }

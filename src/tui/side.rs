@@ -89,15 +89,18 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
         field("state", state, theme),
     ]);
     if run.state.is_live() {
-        let why = app.details.get(&run.id).and_then(|d| {
-            d.events.iter().rev().find(|e| e.kind == "STATUS").map(|e| {
-                let why = e.data["why"].as_str().unwrap_or("").to_string();
-                let ago = humantime::parse_rfc3339(&e.at)
-                    .ok()
-                    .and_then(|t| now.duration_since(t).ok())
-                    .map(|d| format!(" ({}s ago)", d.as_secs()))
-                    .unwrap_or_default();
-                format!("{why}{ago}")
+        let fresh = app.details.get(&run.id).and_then(|d| d.run.evidence_line(now));
+        let why = fresh.or_else(|| run.evidence_line(now)).or_else(|| {
+            app.details.get(&run.id).and_then(|d| {
+                d.events.iter().rev().find(|e| e.kind == "STATUS").map(|e| {
+                    let why = e.data["why"].as_str().unwrap_or("").to_string();
+                    let ago = humantime::parse_rfc3339(&e.at)
+                        .ok()
+                        .and_then(|t| now.duration_since(t).ok())
+                        .map(|d| format!(" ({}s ago)", d.as_secs()))
+                        .unwrap_or_default();
+                    format!("{why}{ago}")
+                })
             })
         });
         lines.push(field(
