@@ -235,3 +235,34 @@ async fn out_of_descriptors_the_daemon_backs_off_says_so_once_and_keeps_serving_
     home.wait_until("it accepts again", || log().contains("accepting connections again"));
     assert!(home.run(&["ls"]).status.success());
 }
+
+#[test]
+fn silent_connections_to_a_run_s_socket_are_bounded_and_closed_and_the_run_goes_on() {
+    use std::io::Read;
+    let home = Home::new();
+    let id = home.start(&["cmd", "--", "sh", "-c", "while read -r l; do echo \"got $l\"; done"]);
+    let paths = agents::paths::Paths::at(home.path().to_path_buf());
+    let socket = paths.run_socket(&id);
+    let silent: Vec<std::os::unix::net::UnixStream> = (0..24)
+        .map(|_| std::os::unix::net::UnixStream::connect(&socket).unwrap())
+        .collect();
+    // Every one ends: past the bound at once, the others at the header
+    // timeout; none is held open for good.
+    let (done, ended) = std::sync::mpsc::channel();
+    for mut conn in silent {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 256];
+            while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
+            let _ = done.send(());
+        });
+    }
+    for n in 0..24 {
+        ended
+            .recv_timeout(common::PATIENCE)
+            .unwrap_or_else(|_| panic!("silent connection {n} still open"));
+    }
+    // The run and its daemon's link carried on meanwhile.
+    home.ok(&["send", &id, "ping"]);
+    home.wait_until("the run answers", || home.logs(&id).contains("got ping"));
+}

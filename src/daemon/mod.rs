@@ -202,6 +202,8 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     let mut upgrade_tick = tokio::time::interval(upgrade::CHECK_EVERY);
     let mut upgrade_to = None;
     let mut refusing = AcceptBackoff::default();
+    let open = Arc::new(tokio::sync::Semaphore::new(MAX_CLIENTS));
+    let mut full = false;
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -222,11 +224,21 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
                     tracing::warn!("refused a connection from another user");
                     continue;
                 }
+                // Full: closed at once, said once a run of them.
+                let Ok(permit) = open.clone().try_acquire_owned() else {
+                    if !full {
+                        tracing::warn!("{MAX_CLIENTS} connections open: refusing more until one closes");
+                        full = true;
+                    }
+                    continue;
+                };
+                full = false;
                 let daemon = daemon.clone();
                 daemon.clients.fetch_add(1, Ordering::Relaxed);
                 tokio::spawn(async move {
                     client::serve(daemon.clone(), stream).await;
                     daemon.clients.fetch_sub(1, Ordering::Relaxed);
+                    drop(permit);
                 });
             }
             _ = config_tick.tick() => {
@@ -261,6 +273,12 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     let _ = std::fs::remove_file(daemon.paths.daemon_pid());
     Ok(0)
 }
+
+/// Client connections the daemon serves at once: TUIs, attaches, CLI verbs,
+/// MCP servers, hooks of every live agent firing together. Each may hold a
+/// 1 MiB partial frame, so this bounds what peers can make it hold (256
+/// MiB at worst); a silent one is closed after its header timeout.
+const MAX_CLIENTS: usize = 256;
 
 /// Accept failures in a row: the wait before the next try (10 ms doubling to
 /// 1 s: a descriptor freed by a closing client is taken within a second),

@@ -389,23 +389,47 @@ impl Supervised {
     }
 }
 
+/// Connections a run's socket serves at once: its daemon holds one, and a
+/// restarted or upgraded daemon briefly a second; each may hold a 1 MiB
+/// partial frame, so a peer opening many cannot grow the supervisor.
+const MAX_CONNECTIONS: usize = 16;
+
+/// A peer that connects and never says who it is gets this long, as on
+/// the daemon's socket.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
 pub async fn serve(listener: UnixListener, run: Arc<Supervised>) {
+    let open = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(_) => {
+                // Out of descriptors: wait for one to be freed, never spin.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
         };
         if !crate::peer::is_same_user(&stream) {
             continue;
         }
-        tokio::spawn(connection(stream, run.clone()));
+        // Full: the connection is closed at once (the daemon retries).
+        let Ok(permit) = open.clone().try_acquire_owned() else {
+            continue;
+        };
+        let run = run.clone();
+        tokio::spawn(async move {
+            connection(stream, run).await;
+            drop(permit);
+        });
     }
 }
 
 async fn connection(stream: UnixStream, run: Arc<Supervised>) {
     let (r, mut w) = stream.into_split();
     let mut r = BufReader::new(r);
-    if exchange_headers(&mut r, &mut w).await.is_err() {
-        return;
+    match tokio::time::timeout(HEADER_TIMEOUT, exchange_headers(&mut r, &mut w)).await {
+        Ok(Ok(_)) => {}
+        _ => return,
     }
     let (out, mut out_rx) = mpsc::channel::<Frame>(64);
     let writer = tokio::spawn(async move {
