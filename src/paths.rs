@@ -23,28 +23,34 @@ pub struct Paths {
 /// in `/proc/<pid>/environ` of it and of every supervisor for as long as
 /// they live. A run's environment is built from what its request carried.
 pub fn process_env() -> Vec<(String, String)> {
-    const KEPT: &[&str] = &[
-        "PATH",
-        "HOME",
-        "USER",
-        "LOGNAME",
-        "SHELL",
-        "LANG",
-        "LANGUAGE",
-        "TZ",
-        "TMPDIR",
-        "XDG_CONFIG_HOME",
-        "XDG_STATE_HOME",
-        "XDG_RUNTIME_DIR",
-        "XDG_CACHE_HOME",
-        "XDG_DATA_HOME",
-        "AGENTS_HOME",
-        "AGENTS_LOG",
-        "SSH_AUTH_SOCK",
-    ];
     std::env::vars()
-        .filter(|(k, _)| KEPT.contains(&k.as_str()) || k.starts_with("LC_"))
+        .filter(|(k, _)| is_place_or_locale(k) || matches!(k.as_str(), "AGENTS_HOME" | "AGENTS_LOG" | "SSH_AUTH_SOCK"))
         .collect()
+}
+
+/// Where things are and the locale: what every process of ours keeps and
+/// every harness is given (`daemon::start`), here or on a host
+/// (`remote::link`).
+pub const PLACE_AND_LOCALE: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_RUNTIME_DIR",
+];
+
+/// A name of [`PLACE_AND_LOCALE`], or a `LC_*` locale category.
+pub fn is_place_or_locale(name: &str) -> bool {
+    PLACE_AND_LOCALE.contains(&name) || name.starts_with("LC_")
 }
 
 /// The umask of the daemon and supervisors: every file and folder they

@@ -127,31 +127,34 @@ fn sse(req: &Value, blocks: &[Value], stop: &str) -> String {
 /// seen, so `.claude.json` approves its last 20 characters in advance.
 const API_KEY: &str = "sk-ant-mock-0123456789abcdefghij";
 
+/// A HOME for Claude Code past its onboarding, and a project folder it
+/// trusts; with `key`, that API key approved in advance (Claude asks once
+/// about a key it has not seen). The folders live as long as the values.
+fn claude_home(key: Option<&str>) -> (tempfile::TempDir, tempfile::TempDir, PathBuf) {
+    let user_home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(project.path()).unwrap();
+    let mut projects = serde_json::Map::new();
+    projects.insert(
+        cwd.to_string_lossy().into_owned(),
+        json!({ "hasTrustDialogAccepted": true }),
+    );
+    let mut config = json!({ "hasCompletedOnboarding": true, "projects": projects });
+    if let Some(key) = key {
+        config["customApiKeyResponses"] = json!({ "approved": [&key[key.len() - 20..]], "rejected": [] });
+    }
+    std::fs::write(user_home.path().join(".claude.json"), config.to_string()).unwrap();
+    (user_home, project, cwd)
+}
+
 #[test]
 fn a_real_claude_run_reports_status_hooks_and_its_session() {
     let Some(claude) = real_cli::pinned_binary("CLAUDE", "claude", PINNED) else {
         return;
     };
     let api_url = real_cli::serve(answer);
-    let user_home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let cwd = std::fs::canonicalize(project.path()).unwrap();
+    let (user_home, _project, cwd) = claude_home(Some(API_KEY));
     let bin = BinDir::with(&claude, "claude");
-    let mut projects = serde_json::Map::new();
-    projects.insert(
-        cwd.to_string_lossy().into_owned(),
-        json!({ "hasTrustDialogAccepted": true }),
-    );
-    std::fs::write(
-        user_home.path().join(".claude.json"),
-        json!({
-            "hasCompletedOnboarding": true,
-            "customApiKeyResponses": { "approved": [&API_KEY[API_KEY.len() - 20..]], "rejected": [] },
-            "projects": projects,
-        })
-        .to_string(),
-    )
-    .unwrap();
 
     // Only exported, as a user has them in the shell: no `--env`. Claude
     // Code's own variables pass by default (issue #9).
@@ -265,20 +268,8 @@ fn a_real_claude_run_with_no_login_says_so_and_holds_prompts() {
     let Some(claude) = real_cli::pinned_binary("CLAUDE", "claude", PINNED) else {
         return;
     };
-    let user_home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let cwd = std::fs::canonicalize(project.path()).unwrap();
+    let (user_home, _project, cwd) = claude_home(None);
     let bin = BinDir::with(&claude, "claude");
-    let mut projects = serde_json::Map::new();
-    projects.insert(
-        cwd.to_string_lossy().into_owned(),
-        json!({ "hasTrustDialogAccepted": true }),
-    );
-    std::fs::write(
-        user_home.path().join(".claude.json"),
-        json!({ "hasCompletedOnboarding": true, "projects": projects }).to_string(),
-    )
-    .unwrap();
     let home = Home::new();
     let mut run = home.cmd(&["run", "-d", "claude", "--size", "120x40"]);
     run.current_dir(&cwd)

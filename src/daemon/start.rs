@@ -17,26 +17,13 @@ use crate::store::runs::{self, Ending, Resolved, RunRow};
 use crate::supervise::{Grace, SuperviseSpec};
 
 /// Environment variables a harness gets from the client's environment
-/// (DESIGN §4: an allowlist; values are passed, never stored).
+/// (DESIGN §4: an allowlist; values are passed, never stored): where things
+/// are and the locale (`paths::PLACE_AND_LOCALE`), and these.
 const ENV_ALLOWLIST: &[&str] = &[
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LANGUAGE",
-    "TZ",
-    "TMPDIR",
     "EDITOR",
     "VISUAL",
     "PAGER",
     "AGENTS_HOME",
-    "XDG_CONFIG_HOME",
-    "XDG_DATA_HOME",
-    "XDG_STATE_HOME",
-    "XDG_CACHE_HOME",
-    "XDG_RUNTIME_DIR",
     "HTTP_PROXY",
     "HTTPS_PROXY",
     "NO_PROXY",
@@ -447,7 +434,7 @@ pub(super) fn harness_env(
     let mut env: Vec<(String, String)> = params
         .env
         .iter()
-        .filter(|(k, _)| ENV_ALLOWLIST.contains(&k.as_str()) || k.starts_with("LC_") || passed(k))
+        .filter(|(k, _)| ENV_ALLOWLIST.contains(&k.as_str()) || crate::paths::is_place_or_locale(k) || passed(k))
         .filter(|(k, _)| k != "AGENTS_HOME" && !prepared.launch.env.iter().any(|(a, _)| a == k))
         .cloned()
         .collect();

@@ -35,26 +35,6 @@ const SERVE_TIMEOUT: Duration = Duration::from_secs(20);
 /// How often a live link's latency is measured (one `daemon.status`).
 const LATENCY_EVERY: Duration = Duration::from_secs(15);
 
-/// Environment variables a remote run takes from the remote login
-/// environment (the same allowlist idea as a local run's, DESIGN §4): the
-/// local machine's PATH or HOME mean nothing there.
-const REMOTE_ENV: &[&str] = &[
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LANGUAGE",
-    "TZ",
-    "TMPDIR",
-    "XDG_CONFIG_HOME",
-    "XDG_DATA_HOME",
-    "XDG_STATE_HOME",
-    "XDG_CACHE_HOME",
-    "XDG_RUNTIME_DIR",
-];
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     /// Never connected since the daemon started.
@@ -213,7 +193,10 @@ pub async fn probe(ssh: &Ssh, host: &HostRow) -> Result<RemoteInfo, RemoteError>
     let env = stdout
         .lines()
         .filter_map(|line| line.split_once('='))
-        .filter(|(k, _)| REMOTE_ENV.contains(k) || k.starts_with("LC_"))
+        // A remote run takes where things are and the locale from the
+        // remote login environment: this machine's PATH or HOME mean
+        // nothing there.
+        .filter(|(k, _)| crate::paths::is_place_or_locale(k))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     Ok(RemoteInfo { version, env })
