@@ -64,10 +64,11 @@ pub async fn call(
                 .map_err(ApiError::internal)?;
             let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
             let fetched = rows.len();
+            let rules = super::queue::rules(daemon);
             let listed: Vec<crate::api::ListedRun> = rows
                 .iter()
                 .map(|r| crate::api::ListedRun {
-                    run: with_evidence(daemon, r.to_record()),
+                    run: with_evidence(daemon, &rules, r.to_record()),
                     usage: sources
                         .get(&r.id)
                         .and_then(|s| crate::transcript::usage::run_usage(s, &prices))
@@ -104,7 +105,7 @@ pub async fn call(
                 .map_err(ApiError::internal)?;
             let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
             to_value(RunDetail {
-                run: with_evidence(daemon, row.to_record()),
+                run: with_evidence(daemon, &super::queue::rules(daemon), row.to_record()),
                 events,
                 harness: crate::api::HarnessDetail {
                     harness_version: info.version,
@@ -488,10 +489,15 @@ async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool) -> Re
     Err(super::start::ended_state_error(row))
 }
 
-/// A live run's record with what its status rests on and how old that is.
-fn with_evidence(daemon: &Daemon, mut record: crate::api::RunRecord) -> crate::api::RunRecord {
+/// A live run's record with what its status rests on and how old that is
+/// (`rules` read once per answer: a list holds many runs).
+fn with_evidence(
+    daemon: &Daemon,
+    rules: &crate::harness::status::Rules,
+    mut record: crate::api::RunRecord,
+) -> crate::api::RunRecord {
     if let Some(live) = daemon.live(&record.id) {
-        super::queue::status_evidence(daemon, &live, &mut record);
+        super::queue::status_evidence(&live, rules, &mut record);
     }
     record
 }

@@ -82,7 +82,7 @@ pub async fn enqueue(daemon: &Arc<Daemon>, run: &str, prompt_id: &str, text: &st
     })
 }
 
-fn rules(daemon: &Daemon) -> Rules {
+pub(super) fn rules(daemon: &Daemon) -> Rules {
     let engine = daemon.config().engine;
     Rules {
         quiet: Duration::from_millis(engine.quiet_ms),
@@ -97,8 +97,8 @@ fn verdict(live: &LiveRun, rules: &Rules) -> Verdict {
 /// What a live run's status rests on now, with how old it is, for
 /// `runs.show` and `runs.list` (read from memory: nothing is stored per
 /// output to keep an age fresh).
-pub fn status_evidence(daemon: &Daemon, live: &LiveRun, record: &mut crate::api::RunRecord) {
-    let v = verdict(live, &rules(daemon));
+pub fn status_evidence(live: &LiveRun, rules: &Rules, record: &mut crate::api::RunRecord) {
+    let v = verdict(live, rules);
     let now = Instant::now();
     let wall = |t: Instant| {
         let ms = crate::clock::now_ms() - now.saturating_duration_since(t).as_millis() as i64;

@@ -50,10 +50,7 @@ impl Adapter for Claude {
         Some("CLAUDE_CONFIG_DIR")
     }
 
-    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
-        &super::credentials::CLAUDE
-    }
-
+    /// `credentials::CLAUDE`, less the cloud credentials unless switched on.
     fn env_names(&self, ctx: &LaunchContext) -> Vec<String> {
         super::credentials::claude_names(ctx.env)
     }
