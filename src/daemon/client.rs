@@ -146,7 +146,7 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
                     let _ = live.link.input(&run, bytes).await;
                 }
             }
-            Frame::Output { .. } | Frame::Snapshot { .. } => {}
+            Frame::Output { .. } | Frame::Snapshot { .. } | Frame::Screen { .. } => {}
         }
     }
     for (_, sub) in subscriptions.lock().unwrap_or_else(|p| p.into_inner()).drain() {

@@ -10,6 +10,7 @@ const KIND_CONTROL: u8 = 1;
 const KIND_OUTPUT: u8 = 2;
 const KIND_SNAPSHOT: u8 = 3;
 const KIND_INPUT: u8 = 4;
+const KIND_SCREEN: u8 = 5;
 
 /// Run ids on the wire are short ASCII (ULIDs, 26 bytes); anything longer is malformed.
 const MAX_RUN_ID: usize = 64;
@@ -31,6 +32,9 @@ pub enum Frame {
     },
     /// Bytes typed into a run's terminal.
     Input { run: String, bytes: Vec<u8> },
+    /// A screen update (`protocol::screen::ScreenUpdate`, encoded) of the
+    /// screen subscription `sub` of a run.
+    Screen { run: String, sub: u64, bytes: Vec<u8> },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +89,12 @@ impl Frame {
                 put_run(&mut body, run)?;
                 body.extend_from_slice(bytes);
             }
+            Frame::Screen { run, sub, bytes } => {
+                body.push(KIND_SCREEN);
+                put_run(&mut body, run)?;
+                body.extend_from_slice(&sub.to_be_bytes());
+                body.extend_from_slice(bytes);
+            }
         }
         if body.len() > MAX_FRAME {
             return Err(FrameError::TooLarge(body.len()));
@@ -129,6 +139,15 @@ impl Frame {
                 let (run, bytes) = take_run(rest)?;
                 Ok(Frame::Input {
                     run,
+                    bytes: bytes.to_vec(),
+                })
+            }
+            KIND_SCREEN => {
+                let (run, rest) = take_run(rest)?;
+                let (sub, bytes) = take_u64(rest)?;
+                Ok(Frame::Screen {
+                    run,
+                    sub,
                     bytes: bytes.to_vec(),
                 })
             }
@@ -222,6 +241,11 @@ mod tests {
             run: "r".into(),
             bytes: b"\x01d".to_vec(),
         });
+        roundtrip(Frame::Screen {
+            run: "r".into(),
+            sub: 3,
+            bytes: vec![1, 2],
+        });
     }
 
     #[test]
@@ -234,6 +258,7 @@ mod tests {
             &[KIND_OUTPUT, 1, b'a', 0, 0][..],
             &[KIND_SNAPSHOT, 1, b'a', 0, 0, 0, 0, 0, 0, 0, 1, 0][..],
             &[KIND_INPUT, 1, b'/'][..],
+            &[KIND_SCREEN, 1, b'a', 0, 0][..],
         ] {
             assert!(Frame::decode(body).is_err(), "{body:?}");
         }

@@ -8,6 +8,7 @@ mod frame;
 mod header;
 pub mod rpc;
 pub mod run_files;
+pub mod screen;
 
 pub use frame::{Frame, FrameError, MAX_FRAME, read_frame, write_frame};
 pub use header::{HeaderError, PROTOCOL_VERSION, exchange_headers};

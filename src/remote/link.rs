@@ -404,7 +404,7 @@ async fn route(mut events: mpsc::Receiver<Frame>, routes: Routes, closed: watch:
                 }
             }
             // Lossless subscriptions never get snapshots; input is ours to send.
-            Frame::Snapshot { .. } | Frame::Input { .. } => continue,
+            Frame::Snapshot { .. } | Frame::Input { .. } | Frame::Screen { .. } => continue,
         };
         let mut routes = routes.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(tx) = routes.get(&run)

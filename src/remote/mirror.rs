@@ -422,7 +422,7 @@ async fn serve_stand_in(link: Arc<HostLink>, id: String, stream: tokio::io::Dupl
                     let _ = conn.send_frame(Frame::Input { run: id.clone(), bytes }).await;
                 }
             }
-            Frame::Output { .. } | Frame::Snapshot { .. } => {}
+            Frame::Output { .. } | Frame::Snapshot { .. } | Frame::Screen { .. } => {}
         }
     }
 }

@@ -39,6 +39,12 @@ impl History {
         }
     }
 
+    pub(super) fn set_capacity(&mut self, capacity: usize) {
+        self.capacity = capacity;
+        let excess = self.rows.len().saturating_sub(capacity);
+        self.rows.drain(..excess);
+    }
+
     /// Puts `older` rows before these, keeping the newest `capacity`.
     pub(super) fn prepend(&mut self, mut older: VecDeque<String>) {
         older.append(&mut self.rows);

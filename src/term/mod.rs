@@ -11,12 +11,14 @@ mod follow;
 mod history;
 mod hooks;
 mod queries;
+mod state;
 mod utf8;
 
 use std::num::NonZeroU16;
 
 pub use follow::LineFollower;
 pub use history::render_history;
+pub use state::ScreenWatch;
 
 use charset::DecGraphics;
 use hooks::{History, Hooks};

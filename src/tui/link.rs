@@ -159,7 +159,7 @@ fn translate(frame: Frame) -> Option<Update> {
                 .map(|id| Update::Changed(id.to_string())),
             _ => None,
         },
-        Frame::Input { .. } => None,
+        Frame::Input { .. } | Frame::Screen { .. } => None,
     }
 }
 

@@ -1,0 +1,639 @@
+//! Screen states: a run's screen cell by cell, as its one emulator (the
+//! supervisor's) sees it, and the updates that carry it to the clients
+//! that draw it. A client keeps a [`ScreenMirror`] and applies updates to
+//! it; it never parses the agent's bytes. The wire form is compact binary
+//! (about two bytes a cell, trailing blanks left out) in a `Frame::Screen`.
+
+use std::collections::VecDeque;
+
+/// Version of the update encoding, its first byte.
+const VERSION: u8 = 1;
+/// The largest screen an update may describe (the bounds of `runs.resize`).
+pub const MAX_ROWS: u16 = 1000;
+pub const MAX_COLS: u16 = 2000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Color {
+    #[default]
+    Default,
+    Idx(u8),
+    Rgb(u8, u8, u8),
+}
+
+/// Cell attributes, as bits of [`Style::flags`].
+pub mod flag {
+    pub const BOLD: u8 = 1;
+    pub const DIM: u8 = 2;
+    pub const ITALIC: u8 = 4;
+    pub const UNDERLINE: u8 = 8;
+    pub const INVERSE: u8 = 16;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Style {
+    pub fg: Color,
+    pub bg: Color,
+    pub flags: u8,
+}
+
+/// What a cell shows.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Glyph {
+    #[default]
+    Blank,
+    /// The right half of the wide character in the cell to its left.
+    Continuation,
+    /// A printable ASCII character.
+    Ascii(u8),
+    /// Any other character, with its combining marks.
+    Cluster(Box<str>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Cell {
+    pub glyph: Glyph,
+    pub style: Style,
+    /// Takes two columns (the next cell is its `Continuation`).
+    pub wide: bool,
+}
+
+impl Cell {
+    /// The text drawn in the cell; empty for a blank or a continuation.
+    pub fn text(&self) -> &str {
+        match &self.glyph {
+            Glyph::Blank | Glyph::Continuation => "",
+            // Checked ASCII where made (`glyph_of`, the decoder).
+            Glyph::Ascii(b) => std::str::from_utf8(std::slice::from_ref(b)).unwrap_or(""),
+            Glyph::Cluster(s) => s,
+        }
+    }
+}
+
+pub type Row = Vec<Cell>;
+
+/// What a client must mirror to send the right keys and show the screen:
+/// bits of [`Modes::bits`], and the mouse reporting asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Modes {
+    pub bits: u8,
+    /// 0 none, 1 press, 2 press and release, 3 button motion, 4 any motion.
+    pub mouse: u8,
+    /// 0 default, 1 UTF-8, 2 SGR.
+    pub mouse_encoding: u8,
+}
+
+pub mod mode {
+    pub const APP_CURSOR: u8 = 1;
+    pub const APP_KEYPAD: u8 = 2;
+    pub const BRACKETED_PASTE: u8 = 4;
+    pub const ALT_SCREEN: u8 = 8;
+    pub const HIDE_CURSOR: u8 = 16;
+}
+
+impl Modes {
+    pub fn has(&self, bit: u8) -> bool {
+        self.bits & bit != 0
+    }
+}
+
+/// One step from the screen a client last acknowledged to the screen now.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ScreenUpdate {
+    /// Counts the updates of one subscription, from 1.
+    pub seq: u64,
+    /// The output log offset this screen stands for.
+    pub offset: u64,
+    pub rows: u16,
+    pub cols: u16,
+    /// `(row, col)`; the column may be `cols` (a wrap pending).
+    pub cursor: (u16, u16),
+    pub modes: Modes,
+    /// Set when the title changed (or on a full update).
+    pub title: Option<String>,
+    /// Every row follows: the client starts from a blank screen this size.
+    pub full: bool,
+    /// The rows that changed, by index.
+    pub lines: Vec<(u16, Row)>,
+    /// Rows that scrolled off the main screen since the last update, oldest
+    /// first, as plain text.
+    pub scrolled: Vec<String>,
+    /// Rows that scrolled off too but are not in `scrolled` (more than one
+    /// update carries): the client's history has a gap there.
+    pub dropped: u64,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("malformed screen update: {0}")]
+pub struct Malformed(&'static str);
+
+impl ScreenUpdate {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + self.lines.len() * (self.cols as usize + 8));
+        out.push(VERSION);
+        out.extend_from_slice(&self.seq.to_be_bytes());
+        out.extend_from_slice(&self.offset.to_be_bytes());
+        for n in [self.rows, self.cols, self.cursor.0, self.cursor.1] {
+            out.extend_from_slice(&n.to_be_bytes());
+        }
+        out.extend_from_slice(&[self.modes.bits, self.modes.mouse, self.modes.mouse_encoding]);
+        out.push(u8::from(self.full) | if self.title.is_some() { 2 } else { 0 });
+        if let Some(title) = &self.title {
+            put_str(&mut out, title);
+        }
+        out.extend_from_slice(&(self.lines.len() as u16).to_be_bytes());
+        for (index, row) in &self.lines {
+            out.extend_from_slice(&index.to_be_bytes());
+            encode_row(&mut out, row);
+        }
+        out.extend_from_slice(&(self.scrolled.len() as u32).to_be_bytes());
+        for line in &self.scrolled {
+            put_str(&mut out, line);
+        }
+        out.extend_from_slice(&self.dropped.to_be_bytes());
+        out
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<ScreenUpdate, Malformed> {
+        let mut r = Reader(bytes);
+        if r.u8()? != VERSION {
+            return Err(Malformed("unknown version"));
+        }
+        let seq = r.u64()?;
+        let offset = r.u64()?;
+        let (rows, cols) = (r.u16()?, r.u16()?);
+        if rows == 0 || cols == 0 || rows > MAX_ROWS || cols > MAX_COLS {
+            return Err(Malformed("screen size"));
+        }
+        let cursor = (r.u16()?, r.u16()?);
+        let modes = Modes {
+            bits: r.u8()?,
+            mouse: r.u8()?,
+            mouse_encoding: r.u8()?,
+        };
+        let flags = r.u8()?;
+        let title = if flags & 2 != 0 { Some(r.str()?) } else { None };
+        let count = r.u16()?;
+        if count > rows {
+            return Err(Malformed("more rows than the screen has"));
+        }
+        let mut lines = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            let index = r.u16()?;
+            if index >= rows {
+                return Err(Malformed("row index"));
+            }
+            lines.push((index, r.row(cols)?));
+        }
+        let scrolled_count = r.u32()? as usize;
+        // Each line takes at least its 4-byte length.
+        if scrolled_count > r.0.len() / 4 {
+            return Err(Malformed("scrolled lines truncated"));
+        }
+        let mut scrolled = Vec::with_capacity(scrolled_count);
+        for _ in 0..scrolled_count {
+            scrolled.push(r.str()?);
+        }
+        let dropped = r.u64()?;
+        if !r.0.is_empty() {
+            return Err(Malformed("trailing bytes"));
+        }
+        Ok(ScreenUpdate {
+            seq,
+            offset,
+            rows,
+            cols,
+            cursor,
+            modes,
+            title,
+            full: flags & 1 != 0,
+            lines,
+            scrolled,
+            dropped,
+        })
+    }
+}
+
+/// Rewrites the `seq` of an encoded update in place: a relay (the daemon)
+/// numbers the updates of its own subscription.
+pub fn set_seq(encoded: &mut [u8], seq: u64) {
+    if let Some(field) = encoded.get_mut(1..9) {
+        field.copy_from_slice(&seq.to_be_bytes());
+    }
+}
+
+/// The `seq` of an encoded update, without decoding the rest.
+pub fn seq_of(encoded: &[u8]) -> Option<u64> {
+    let field: [u8; 8] = encoded.get(1..9)?.try_into().ok()?;
+    Some(u64::from_be_bytes(field))
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u32).to_be_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn put_color(out: &mut Vec<u8>, c: Color) {
+    match c {
+        Color::Default => out.push(0),
+        Color::Idx(i) => out.extend_from_slice(&[1, i]),
+        Color::Rgb(r, g, b) => out.extend_from_slice(&[2, r, g, b]),
+    }
+}
+
+// A cell's glyph: these tags, or a printable ASCII byte for itself.
+const BLANK: u8 = 0;
+const CONTINUATION: u8 = 1;
+const CLUSTER: u8 = 2;
+const WIDE_CLUSTER: u8 = 3;
+
+/// A row as runs of cells of one style: `u16` run count, then each run's
+/// style, `u16` cell count and cells. Blank default cells at its end are
+/// left out; the reader fills them in.
+pub fn encode_row(out: &mut Vec<u8>, row: &Row) {
+    let blank = Cell::default();
+    let used = row.len() - row.iter().rev().take_while(|c| **c == blank).count();
+    let count_at = out.len();
+    out.extend_from_slice(&[0, 0]);
+    let mut runs: u16 = 0;
+    let mut cells = row[..used].iter().peekable();
+    while let Some(first) = cells.next() {
+        runs += 1;
+        put_color(out, first.style.fg);
+        put_color(out, first.style.bg);
+        out.push(first.style.flags);
+        let len_at = out.len();
+        out.extend_from_slice(&[0, 0]);
+        let mut len: u16 = 1;
+        put_glyph(out, first);
+        while let Some(cell) = cells.next_if(|c| c.style == first.style) {
+            put_glyph(out, cell);
+            len += 1;
+        }
+        out[len_at..len_at + 2].copy_from_slice(&len.to_be_bytes());
+    }
+    out[count_at..count_at + 2].copy_from_slice(&runs.to_be_bytes());
+}
+
+fn put_glyph(out: &mut Vec<u8>, cell: &Cell) {
+    match &cell.glyph {
+        Glyph::Blank => out.push(BLANK),
+        Glyph::Continuation => out.push(CONTINUATION),
+        Glyph::Ascii(b) if !cell.wide && (b' '..=b'~').contains(b) => out.push(*b),
+        Glyph::Ascii(b) => put_cluster(
+            out,
+            cell.wide,
+            std::str::from_utf8(std::slice::from_ref(b)).unwrap_or(" "),
+        ),
+        Glyph::Cluster(s) => put_cluster(out, cell.wide, s),
+    }
+}
+
+fn put_cluster(out: &mut Vec<u8>, wide: bool, s: &str) {
+    // A cell holds one character and its combining marks: 255 bytes is
+    // far more than any real one, and longer is cut at a character.
+    let mut end = s.len().min(255);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    out.push(if wide { WIDE_CLUSTER } else { CLUSTER });
+    out.push(end as u8);
+    out.extend_from_slice(&s.as_bytes()[..end]);
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], Malformed> {
+        if self.0.len() < n {
+            return Err(Malformed("truncated"));
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+
+    fn u8(&mut self) -> Result<u8, Malformed> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn u16(&mut self) -> Result<u16, Malformed> {
+        let b = self.take(2)?;
+        Ok(u16::from_be_bytes([b[0], b[1]]))
+    }
+
+    fn u32(&mut self) -> Result<u32, Malformed> {
+        let b = self.take(4)?;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn u64(&mut self) -> Result<u64, Malformed> {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(self.take(8)?);
+        Ok(u64::from_be_bytes(b))
+    }
+
+    fn str(&mut self) -> Result<String, Malformed> {
+        let len = self.u32()? as usize;
+        let bytes = self.take(len)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| Malformed("text is not UTF-8"))
+    }
+
+    fn color(&mut self) -> Result<Color, Malformed> {
+        match self.u8()? {
+            0 => Ok(Color::Default),
+            1 => Ok(Color::Idx(self.u8()?)),
+            2 => {
+                let b = self.take(3)?;
+                Ok(Color::Rgb(b[0], b[1], b[2]))
+            }
+            _ => Err(Malformed("colour")),
+        }
+    }
+
+    fn row(&mut self, cols: u16) -> Result<Row, Malformed> {
+        let runs = self.u16()?;
+        let mut row = Vec::with_capacity(cols as usize);
+        for _ in 0..runs {
+            let style = Style {
+                fg: self.color()?,
+                bg: self.color()?,
+                flags: self.u8()?,
+            };
+            let len = self.u16()?;
+            if row.len() + len as usize > cols as usize {
+                return Err(Malformed("row wider than the screen"));
+            }
+            for _ in 0..len {
+                let (glyph, wide) = self.glyph()?;
+                row.push(Cell { glyph, style, wide });
+            }
+        }
+        row.resize(cols as usize, Cell::default());
+        Ok(row)
+    }
+
+    fn glyph(&mut self) -> Result<(Glyph, bool), Malformed> {
+        match self.u8()? {
+            BLANK => Ok((Glyph::Blank, false)),
+            CONTINUATION => Ok((Glyph::Continuation, false)),
+            tag @ (CLUSTER | WIDE_CLUSTER) => {
+                let len = self.u8()? as usize;
+                let text = std::str::from_utf8(self.take(len)?).map_err(|_| Malformed("cell is not UTF-8"))?;
+                Ok((glyph_of(text), tag == WIDE_CLUSTER))
+            }
+            b @ b' '..=b'~' => Ok((Glyph::Ascii(b), false)),
+            _ => Err(Malformed("cell")),
+        }
+    }
+}
+
+/// The glyph for a cell's text: printable ASCII as an `Ascii`, anything
+/// else kept whole.
+pub fn glyph_of(text: &str) -> Glyph {
+    match text.as_bytes() {
+        // A space written and a cell never written look the same.
+        [] | [b' '] => Glyph::Blank,
+        [b @ b'!'..=b'~'] => Glyph::Ascii(*b),
+        _ => Glyph::Cluster(text.into()),
+    }
+}
+
+/// A client's copy of a run's screen, kept by applying updates; plus the
+/// rows that scrolled off while it watched (plain text, the newest
+/// `history_max`).
+#[derive(Debug, Clone)]
+pub struct ScreenMirror {
+    pub rows: u16,
+    pub cols: u16,
+    lines: Vec<Row>,
+    pub cursor: (u16, u16),
+    pub modes: Modes,
+    pub title: String,
+    /// The log offset the screen stands for.
+    pub offset: u64,
+    /// The `seq` of the last update applied.
+    pub seq: u64,
+    history: VecDeque<String>,
+    history_max: usize,
+    /// Rows scrolled off that this mirror never got (`ScreenUpdate::dropped`),
+    /// or that scrolled before it began: its history is not whole.
+    pub history_gap: bool,
+}
+
+impl ScreenMirror {
+    /// A blank `rows` × `cols` screen that keeps `history_max` rows of history.
+    pub fn new(rows: u16, cols: u16, history_max: usize) -> ScreenMirror {
+        let (rows, cols) = (rows.max(1), cols.max(1));
+        ScreenMirror {
+            rows,
+            cols,
+            lines: vec![vec![Cell::default(); cols as usize]; rows as usize],
+            cursor: (0, 0),
+            modes: Modes::default(),
+            title: String::new(),
+            offset: 0,
+            seq: 0,
+            history: VecDeque::new(),
+            history_max,
+            history_gap: false,
+        }
+    }
+
+    /// Applies an update. One that is not full must be of this size (the
+    /// sender sends a full one after a resize); another is refused.
+    pub fn apply(&mut self, update: ScreenUpdate) -> Result<(), Malformed> {
+        if !update.full && (update.rows, update.cols) != (self.rows, self.cols) {
+            return Err(Malformed("a partial update of another size"));
+        }
+        if update.full {
+            self.rows = update.rows;
+            self.cols = update.cols;
+            self.lines = vec![vec![Cell::default(); update.cols as usize]; update.rows as usize];
+        }
+        for (index, row) in update.lines {
+            if let Some(line) = self.lines.get_mut(index as usize) {
+                *line = row;
+            }
+        }
+        self.cursor = update.cursor;
+        self.modes = update.modes;
+        if let Some(title) = update.title {
+            self.title = title;
+        }
+        self.offset = update.offset;
+        self.seq = update.seq;
+        self.history_gap |= update.dropped > 0;
+        self.push_history(update.scrolled);
+        Ok(())
+    }
+
+    fn push_history(&mut self, rows: impl IntoIterator<Item = String>) {
+        for row in rows {
+            if self.history.len() == self.history_max {
+                self.history.pop_front();
+            }
+            if self.history_max > 0 {
+                self.history.push_back(row);
+            }
+        }
+    }
+
+    /// Puts `older` rows (history fetched from the log, oldest first) in
+    /// front of the `kept_from`-th row onward of this mirror's history:
+    /// the rows it got before asking are in `older` already.
+    pub fn replace_history(&mut self, older: Vec<String>, kept_from: usize) {
+        let newer: Vec<String> = self.history.drain(..).skip(kept_from).collect();
+        self.history_gap = false;
+        self.push_history(older);
+        self.push_history(newer);
+    }
+
+    pub fn cell(&self, row: u16, col: u16) -> Option<&Cell> {
+        self.lines.get(row as usize)?.get(col as usize)
+    }
+
+    pub fn history(&self) -> impl ExactSizeIterator<Item = &String> + DoubleEndedIterator {
+        self.history.iter()
+    }
+
+    /// The screen's rows as text, trailing spaces trimmed.
+    pub fn visible_lines(&self) -> Vec<String> {
+        self.lines
+            .iter()
+            .map(|row| {
+                let mut line: String = row
+                    .iter()
+                    .map(|c| if c.glyph == Glyph::Blank { " " } else { c.text() })
+                    .collect();
+                line.truncate(line.trim_end_matches(' ').len());
+                line
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row_of(text: &str, cols: u16, style: Style) -> Row {
+        let mut row: Row = text
+            .chars()
+            .map(|c| Cell {
+                glyph: glyph_of(&c.to_string()),
+                style,
+                wide: false,
+            })
+            .collect();
+        row.resize(cols as usize, Cell::default());
+        row
+    }
+
+    fn sample() -> ScreenUpdate {
+        let red = Style {
+            fg: Color::Idx(1),
+            bg: Color::Rgb(1, 2, 3),
+            flags: flag::BOLD | flag::INVERSE,
+        };
+        let mut wide = row_of("a", 10, Style::default());
+        wide[1] = Cell {
+            glyph: Glyph::Cluster("界".into()),
+            style: red,
+            wide: true,
+        };
+        wide[2] = Cell {
+            glyph: Glyph::Continuation,
+            style: red,
+            wide: false,
+        };
+        wide[3] = Cell {
+            glyph: Glyph::Cluster("e\u{301}".into()),
+            ..Cell::default()
+        };
+        ScreenUpdate {
+            seq: 7,
+            offset: 1 << 33,
+            rows: 3,
+            cols: 10,
+            cursor: (2, 10),
+            modes: Modes {
+                bits: mode::APP_CURSOR | mode::BRACKETED_PASTE,
+                mouse: 2,
+                mouse_encoding: 2,
+            },
+            title: Some("vim: a;b".into()),
+            full: true,
+            lines: vec![
+                (0, row_of("hello", 10, red)),
+                (1, wide),
+                (2, row_of("", 10, Style::default())),
+            ],
+            scrolled: vec!["gone".into(), String::new()],
+            dropped: 3,
+        }
+    }
+
+    #[test]
+    fn an_update_round_trips() {
+        let update = sample();
+        assert_eq!(ScreenUpdate::decode(&update.encode()).unwrap(), update);
+    }
+
+    #[test]
+    fn a_relay_renumbers_an_update_in_place() {
+        let mut bytes = sample().encode();
+        set_seq(&mut bytes, 99);
+        assert_eq!(seq_of(&bytes), Some(99));
+        assert_eq!(ScreenUpdate::decode(&bytes).unwrap().seq, 99);
+    }
+
+    #[test]
+    fn every_truncation_and_corruption_is_an_error_not_a_panic() {
+        let bytes = sample().encode();
+        for end in 0..bytes.len() {
+            assert!(ScreenUpdate::decode(&bytes[..end]).is_err(), "prefix {end}");
+        }
+        for at in 0..bytes.len() {
+            for b in [0u8, 1, 0x7f, 0xff] {
+                let mut bad = bytes.clone();
+                bad[at] = b;
+                let _ = ScreenUpdate::decode(&bad);
+            }
+        }
+    }
+
+    #[test]
+    fn a_mirror_takes_full_then_partial_updates() {
+        let mut mirror = ScreenMirror::new(1, 1, 10);
+        mirror.apply(sample()).unwrap();
+        assert_eq!(mirror.visible_lines(), ["hello", "a界 é", ""]);
+        assert_eq!(mirror.title, "vim: a;b");
+        assert_eq!(mirror.history().cloned().collect::<Vec<_>>(), ["gone", ""]);
+        assert!(mirror.history_gap);
+        let next = ScreenUpdate {
+            seq: 8,
+            rows: 3,
+            cols: 10,
+            lines: vec![(2, row_of("$ ls", 10, Style::default()))],
+            ..ScreenUpdate::default()
+        };
+        mirror.apply(next).unwrap();
+        assert_eq!(mirror.visible_lines(), ["hello", "a界 é", "$ ls"]);
+        assert_eq!(mirror.title, "vim: a;b", "a title is sent when it changes");
+        let other_size = ScreenUpdate {
+            rows: 4,
+            cols: 10,
+            ..ScreenUpdate::default()
+        };
+        assert!(mirror.apply(other_size).is_err());
+    }
+
+    #[test]
+    fn fetched_history_goes_before_rows_received_since_asking() {
+        let mut mirror = ScreenMirror::new(2, 5, 4);
+        mirror.push_history(["x".to_string(), "y".into(), "z".into()]);
+        // Asked when it held one row ("x", which the log has too).
+        mirror.replace_history(vec!["a".into(), "b".into(), "x".into()], 1);
+        assert_eq!(mirror.history().cloned().collect::<Vec<_>>(), ["b", "x", "y", "z"]);
+    }
+}
