@@ -140,14 +140,19 @@ where
     app.update(Update::Runs((0..PANES).map(run).collect()));
     app.layout = Layout::Grid;
     app.sync_subscriptions();
-    for i in 0..PANES {
-        app.update(Update::Snapshot {
-            run: run(i).id,
-            offset: 0,
-            rows: 50,
-            cols: 200,
-            bytes: coloured_screen(i, 50),
-        });
+    // Each pane's run as its supervisor has it: an emulator, and what its
+    // pane was last sent.
+    let mut sources: Vec<(agents::term::Terminal, agents::term::ScreenWatch)> = (0..PANES)
+        .map(|_| (agents::term::Terminal::new(50, 200), agents::term::ScreenWatch::new()))
+        .collect();
+    for (i, (term, watch)) in sources.iter_mut().enumerate() {
+        term.feed(&coloured_screen(i, 50));
+        if let Some(update) = watch.next(term, 0) {
+            app.update(Update::Screen {
+                run: run(i).id,
+                update: Box::new(update),
+            });
+        }
     }
     // The first frame lays the panes out (and sizes their screens).
     terminal.draw(|f| view::draw(f, &mut app)).expect("draw");
@@ -161,13 +166,15 @@ where
     for frame in 0..frames + warmup {
         let pane = frame % PANES;
         let bytes = coloured_screen(frame + PANES, 50);
-        let offset = offsets[pane];
         offsets[pane] += bytes.len() as u64;
-        app.update(Update::Output {
-            run: run(pane).id,
-            offset,
-            bytes,
-        });
+        let (term, watch) = &mut sources[pane];
+        term.feed(&bytes);
+        if let Some(update) = watch.next(term, offsets[pane]) {
+            app.update(Update::Screen {
+                run: run(pane).id,
+                update: Box::new(update),
+            });
+        }
         let t = Instant::now();
         terminal.draw(|f| view::draw(f, &mut app)).expect("draw");
         let took = t.elapsed();

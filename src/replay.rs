@@ -30,6 +30,7 @@ pub async fn read_output(
                 offset: Some(0),
                 lossless: true,
                 window: None,
+                screen: false,
             },
         )
         .await?;

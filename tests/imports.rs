@@ -67,6 +67,9 @@ const RULES: &[(&str, &[&str])] = &[
     ),
     // MCP is a client of the tool table like the CLI, not a user of it.
     ("mcp", &["cli", "tui", "daemon", "store", "supervise"]),
+    // The TUI draws the screens its runs' emulators send; it parses no
+    // agent's bytes.
+    ("tui", &["term", "vt100::", "store", "supervise"]),
 ];
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -1,5 +1,5 @@
-//! A pane's screen after resizes (DESIGN §6, §9): the TUI's own emulator for
-//! a run must end up cell for cell what the run's supervisor shows, however
+//! A pane's screen after resizes (DESIGN §6, §9): the screen the TUI is sent
+//! for a run must end up cell for cell what the run's supervisor shows, however
 //! the resizes fell among the output. Driven through the TUI's real state
 //! (`App`) and its real daemon link (`tui::link::run`), against a real
 //! daemon, supervisor and PTY; the pane sizes are given as a layout would.
@@ -12,6 +12,7 @@ use agents::api::{AttachParams, AttachResult, method};
 use agents::client::Client;
 use agents::paths::Paths;
 use agents::protocol::Frame;
+use agents::protocol::screen::ScreenMirror;
 use agents::term::Terminal;
 use agents::tui::app::{App, Command, Update};
 use common::{Home, PATIENCE};
@@ -123,7 +124,7 @@ impl Tui {
                 self.app
                     .screens
                     .iter()
-                    .map(|(id, s)| (id, s.offset))
+                    .map(|(id, s)| (id, s.mirror.offset))
                     .collect::<Vec<_>>()
             );
         }
@@ -170,6 +171,7 @@ async fn supervisor_screen(home: &Home, run: &str) -> (u64, Terminal) {
                 offset: None,
                 lossless: false,
                 window: None,
+                screen: false,
             },
         )
         .await
@@ -205,17 +207,22 @@ fn describe(term: &Terminal) -> String {
 }
 
 /// Cell for cell: size, every cell's text and attributes, cursor.
-fn same_screen(pane: &Terminal, supervisor: &Terminal) -> bool {
-    pane.size() == supervisor.size()
-        && pane.cursor() == supervisor.cursor()
-        && pane.screen().contents_formatted() == supervisor.screen().contents_formatted()
+fn same_screen(pane: &ScreenMirror, supervisor: &Terminal) -> bool {
+    let (rows, cols) = supervisor.size();
+    let mut row = Vec::new();
+    (pane.rows, pane.cols) == (rows, cols)
+        && pane.cursor == supervisor.cursor()
+        && (0..rows).all(|r| {
+            supervisor.row_cells(r, &mut row);
+            (0..cols).all(|c| pane.cell(r, c) == row.get(c as usize))
+        })
 }
 
-fn assert_same_screen(pane: &Terminal, supervisor: &Terminal) {
+fn assert_same_screen(pane: &ScreenMirror, supervisor: &Terminal) {
     assert!(
         same_screen(pane, supervisor),
         "the pane's screen differs from the supervisor's\n-- pane --\n{}-- supervisor --\n{}",
-        describe(pane),
+        pane.visible_lines().join("\n"),
         describe(supervisor)
     );
 }
@@ -264,14 +271,14 @@ async fn resizes_among_output(home: &Home) {
         // SIGWINCH came in time, among it).
         let at = log_len(home, &id);
         let more = tui
-            .try_pump_until(|app| app.screens.get(&id).is_some_and(|s| s.offset > at + 20_000))
+            .try_pump_until(|app| app.screens.get(&id).is_some_and(|s| s.mirror.offset > at + 20_000))
             .await;
         if !more {
             let text = log_text(home, &id);
             panic!(
                 "no output after the resize to {rows}x{cols} within {PATIENCE:?}: the log went from {at} to {} bytes, the pane at {}; the log ends {:?}",
                 text.len(),
-                tui.app.screens.get(&id).map_or(0, |s| s.offset),
+                tui.app.screens.get(&id).map_or(0, |s| s.mirror.offset),
                 &text[text.len().saturating_sub(300)..]
             );
         }
@@ -280,7 +287,7 @@ async fn resizes_among_output(home: &Home) {
     home.wait_until("the script stops", || log_text(home, &id).contains("DONE"));
     let end = log_len(home, &id);
     tui.pump_until("the pane has applied all output", |app| {
-        app.screens.get(&id).is_some_and(|s| s.offset >= end)
+        app.screens.get(&id).is_some_and(|s| s.mirror.offset >= end)
     })
     .await;
     assert_eq!(log_len(home, &id), end, "nothing is printed after DONE");
@@ -295,9 +302,9 @@ async fn resizes_among_output(home: &Home) {
     };
     assert_eq!(offset, end, "the supervisor's screen stands for the whole log");
     // The pane may still be sent what the last resize calls for.
-    tui.try_pump_until(|app| same_screen(&app.screens[&id].term, &supervisor))
+    tui.try_pump_until(|app| same_screen(&app.screens[&id].mirror, &supervisor))
         .await;
-    assert_same_screen(&tui.app.screens[&id].term, &supervisor);
+    assert_same_screen(&tui.app.screens[&id].mirror, &supervisor);
     assert_eq!(supervisor.size(), (last_rows, last_cols));
     tui.close().await;
     home.ok(&["cancel", &id]);

@@ -249,13 +249,7 @@ fn a_lost_daemon_shows_a_banner_and_the_app_keeps_answering_keys() {
 #[test]
 fn copy_mode_selects_and_copies_through_osc_52() {
     let mut app = app_with_runs();
-    app.update(Update::Snapshot {
-        run: "01A".into(),
-        offset: 0,
-        rows: 5,
-        cols: 20,
-        bytes: b"alpha one\r\nbeta two".to_vec(),
-    });
+    app.update(screen_of("01A", 5, 20, b"alpha one\r\nbeta two"));
     app.take_commands();
     press(&mut app, KeyCode::Char('v'));
     assert!(app.copy.is_some());
@@ -318,4 +312,17 @@ fn the_transcript_tab_loads_the_native_transcript_and_shows_it() {
         text.contains("⏵ Bash(cargo test)"),
         "the tool call is folded to one line"
     );
+}
+
+/// The update a run's emulator sends for a screen that printed `bytes`.
+fn screen_of(run: impl Into<String>, rows: u16, cols: u16, bytes: &[u8]) -> Update {
+    let mut term = agents::term::Terminal::new(rows, cols);
+    term.feed(bytes);
+    let update = agents::term::ScreenWatch::new()
+        .next(&term, bytes.len() as u64)
+        .expect("a first update");
+    Update::Screen {
+        run: run.into(),
+        update: Box::new(update),
+    }
 }

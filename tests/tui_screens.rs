@@ -116,13 +116,7 @@ fn populated() -> App {
     app.no_color = true;
     app.connected = true;
     app.update(Update::Runs(vec![parent.clone(), child, child2, waiting, done, failed]));
-    app.update(Update::Snapshot {
-        run: parent.id.clone(),
-        offset: 0,
-        rows: 20,
-        cols: 60,
-        bytes: b"\x1b[1m\xe2\x9c\xbb demo-agent\x1b[0m\r\n> fix the failing tests\r\n\x1b[32m\xe2\x97\x8f\x1b[0m Running cargo test\r\n  \xe2\x8e\xbf 3 passed, 1 failed\r\n> ".to_vec(),
-    });
+    app.update(screen_of(parent.id.clone(), 20, 60, b"\x1b[1m\xe2\x9c\xbb demo-agent\x1b[0m\r\n> fix the failing tests\r\n\x1b[32m\xe2\x97\x8f\x1b[0m Running cargo test\r\n  \xe2\x8e\xbf 3 passed, 1 failed\r\n> "));
     let events = vec![
         Event {
             seq: 1,
@@ -485,4 +479,17 @@ fn every_configured_host_has_a_row_with_its_link_even_without_runs() {
     assert!(text.contains("▾ lab reconnecting 34s"), "{text}");
     assert!(text.contains("no runs yet"), "{text}");
     snap!("hosts_without_runs_empty_80x24", text);
+}
+
+/// The update a run's emulator sends for a screen that printed `bytes`.
+fn screen_of(run: impl Into<String>, rows: u16, cols: u16, bytes: &[u8]) -> Update {
+    let mut term = agents::term::Terminal::new(rows, cols);
+    term.feed(bytes);
+    let update = agents::term::ScreenWatch::new()
+        .next(&term, bytes.len() as u64)
+        .expect("a first update");
+    Update::Screen {
+        run: run.into(),
+        update: Box::new(update),
+    }
 }

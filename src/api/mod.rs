@@ -46,6 +46,8 @@ pub mod method {
     pub const RUNS_INDEX: &str = "runs.index";
     /// The screen's size from each log offset on (`[{offset, at_ms, rows, cols}]`).
     pub const RUNS_SIZES: &str = "runs.sizes";
+    /// The rows that scrolled off a run's screen before an offset (`HistoryParams`).
+    pub const RUNS_HISTORY: &str = "runs.history";
     pub const DAEMON_STATUS: &str = "daemon.status";
     pub const DAEMON_STOP: &str = "daemon.stop";
     /// From `agents hook EVENT`: a harness hook fired in a run.

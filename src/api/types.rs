@@ -314,6 +314,23 @@ pub struct AttachParams {
     /// Keeps one flooding run from delaying another's echo (DESIGN §9).
     #[serde(default)]
     pub window: Option<u64>,
+    /// Screen updates instead of bytes (`protocol::screen`): the whole
+    /// screen, then what changed, in `screen` frames; each acknowledged
+    /// with `runs.ack` (`offset`: the update's `seq`) before the next is
+    /// sent. `offset`, `lossless` and `window` do not apply.
+    #[serde(default)]
+    pub screen: bool,
+}
+
+/// `runs.history`: the rows that scrolled off the run's main screen before
+/// log offset `before` (a screen subscription's first update names the
+/// offset it stands for), the newest `max_lines` that fit one answer,
+/// oldest first, as plain text.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HistoryParams {
+    pub run: String,
+    pub before: u64,
+    pub max_lines: usize,
 }
 
 /// `runs.ack`: the client has shown a run's output up to `offset`.

@@ -16,7 +16,7 @@ use crate::api::{AttachParams, AttachResult, ResizeParams, RunRecord, RunRef, me
 use crate::client::Client;
 use crate::paths::Paths;
 use crate::protocol::Frame;
-use crate::term::Terminal;
+use crate::protocol::screen::{Modes, ScreenMirror, ScreenUpdate, mode};
 use crate::tui::pane::PaneView;
 
 pub use super::doctor::doctor;
@@ -24,9 +24,6 @@ pub use super::logs::{export_cast, logs};
 
 /// Ctrl-a, the prefix key: Ctrl-a d detaches, Ctrl-a Ctrl-a sends one Ctrl-a.
 const PREFIX: u8 = 0x01;
-/// Output in flight beyond what attach has shown (see `runs.ack`): a flood
-/// is shown as fresh screens instead of a backlog the keys wait behind.
-const ATTACH_WINDOW: u64 = 256 * 1024;
 /// At most ~60 frames per second (DESIGN §9).
 const FRAME: Duration = Duration::from_millis(16);
 /// How often attach to a remote run asks the daemon for its host's link
@@ -49,6 +46,58 @@ impl Drop for RawGuard {
     fn drop(&mut self) {
         let _ = execute!(std::io::stdout(), terminal::LeaveAlternateScreen, cursor::Show);
         let _ = terminal::disable_raw_mode();
+    }
+}
+
+/// The input modes of the user's terminal that follow the run's: which
+/// sequences its cursor keys, keypad, pastes and mouse send. All off again
+/// when attach ends.
+#[derive(Default)]
+struct TerminalModes(Modes);
+
+impl TerminalModes {
+    fn mirror(&mut self, want: Modes) {
+        let have = self.0;
+        if have == want {
+            return;
+        }
+        let mut out = String::new();
+        for (bit, on, off) in [
+            (mode::APP_CURSOR, "\x1b[?1h", "\x1b[?1l"),
+            (mode::APP_KEYPAD, "\x1b=", "\x1b>"),
+            (mode::BRACKETED_PASTE, "\x1b[?2004h", "\x1b[?2004l"),
+        ] {
+            if have.has(bit) != want.has(bit) {
+                out.push_str(if want.has(bit) { on } else { off });
+            }
+        }
+        if (have.mouse, have.mouse_encoding) != (want.mouse, want.mouse_encoding) {
+            out.push_str("\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l");
+            let reporting = match want.mouse {
+                1 | 2 => "\x1b[?1000h",
+                3 => "\x1b[?1002h",
+                4 => "\x1b[?1003h",
+                _ => "",
+            };
+            out.push_str(reporting);
+            if !reporting.is_empty() {
+                out.push_str(match want.mouse_encoding {
+                    1 => "\x1b[?1005h",
+                    2 => "\x1b[?1006h",
+                    _ => "",
+                });
+            }
+        }
+        use std::io::Write;
+        let mut stdout = std::io::stdout();
+        let _ = stdout.write_all(out.as_bytes()).and_then(|_| stdout.flush());
+        self.0 = want;
+    }
+}
+
+impl Drop for TerminalModes {
+    fn drop(&mut self) {
+        self.mirror(Modes::default());
     }
 }
 
@@ -185,7 +234,8 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
                 run: id.clone(),
                 offset: None,
                 lossless: false,
-                window: Some(ATTACH_WINDOW),
+                window: None,
+                screen: true,
             },
         )
         .await?;
@@ -195,9 +245,11 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
     // crossterm reads the answer from stdin, swallowing keys typed ahead
     // (and failing after 2 s on a terminal that does not answer).
     execute!(std::io::stdout(), terminal::Clear(terminal::ClearType::All))?;
-    let mut term = Terminal::new(rows, cols);
-    let mut cursor_at: u64 = 0;
+    let mut mirror = ScreenMirror::new(rows, cols, 0);
     let mut unacked = false;
+    // The modes the run asked of its terminal, mirrored on the user's, so
+    // the keys it sends are the ones the run expects.
+    let mut modes = TerminalModes::default();
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
 
     // Raw bytes from the user's terminal, read on a thread (stdin is blocking).
@@ -231,21 +283,14 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
             frame = events.recv() => {
                 let Some(frame) = frame else { break Leave::DaemonGone };
                 match frame {
-                    Frame::Snapshot { run, offset, rows, cols, bytes } if run == id => {
-                        term = Terminal::new(rows, cols);
-                        term.feed(&bytes);
-                        cursor_at = offset;
-                        unacked = true;
-                        dirty = true;
-                    }
-                    Frame::Output { run, offset, bytes } if run == id => {
-                        let end = offset + bytes.len() as u64;
-                        if end > cursor_at {
-                            let skip = cursor_at.saturating_sub(offset) as usize;
-                            term.feed(&bytes[skip..]);
-                            cursor_at = end;
+                    Frame::Screen { run, bytes, .. } if run == id => {
+                        // A refused update leaves the screen as it was.
+                        if let Ok(update) = ScreenUpdate::decode(&bytes)
+                            && mirror.apply(update).is_ok()
+                        {
                             unacked = true;
                             dirty = true;
+                            modes.mirror(mirror.modes);
                         }
                     }
                     other => {
@@ -297,7 +342,6 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
                             .call::<_, Value>(method::RUNS_RESIZE, ResizeParams { run, rows, cols })
                             .await;
                     });
-                    term.resize(rows, cols);
                     dirty = true;
                 }
             }
@@ -316,7 +360,7 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
         if unacked {
             unacked = false;
             let _ = client
-                .notify(method::RUNS_ACK, serde_json::json!({ "run": id, "offset": cursor_at }))
+                .notify(method::RUNS_ACK, serde_json::json!({ "run": id, "offset": mirror.seq }))
                 .await;
         }
         if dirty && Instant::now() >= last_draw + FRAME {
@@ -324,7 +368,7 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
             last_draw = Instant::now();
             screen.draw(|f| {
                 let view = PaneView {
-                    screen: term.screen(),
+                    screen: &mirror,
                     no_color,
                 };
                 let area = f.area();

@@ -170,7 +170,12 @@ pub async fn call(
             let task = tokio::spawn({
                 let (daemon, outbox, id) = (daemon.clone(), outbox.clone(), id.clone());
                 async move {
-                    if let Err(e) = subscribe::stream(daemon, outbox.clone(), row, attach, acks).await {
+                    let streamed = if attach.screen {
+                        super::screens::stream(daemon, outbox.clone(), row, acks).await
+                    } else {
+                        subscribe::stream(daemon, outbox.clone(), row, attach, acks).await
+                    };
+                    if let Err(e) = streamed {
                         outbox
                             .notify_in_stream(
                                 method::OUTPUT_END,
@@ -350,6 +355,29 @@ pub async fn call(
                 .collect();
             to_value(samples)
         }
+        method::RUNS_HISTORY => {
+            let crate::api::HistoryParams { run, before, max_lines } = params(p)?;
+            let row = resolve_row(daemon, &run).await?;
+            let paths = daemon.paths.clone();
+            let max_lines = max_lines.min(HISTORY_MAX_LINES);
+            let mut lines = tokio::task::spawn_blocking(move || {
+                crate::history::scrolled_before(&paths, &row.id, before, row.rows, row.cols, max_lines)
+            })
+            .await
+            .map_err(ApiError::internal)?;
+            // The newest lines that fit one answer.
+            let mut bytes = 0;
+            let keep = lines
+                .iter()
+                .rev()
+                .take_while(|l| {
+                    bytes += l.len() + 8;
+                    bytes <= crate::api::bounds::LIST_BYTES
+                })
+                .count();
+            lines.drain(..lines.len() - keep);
+            to_value(lines)
+        }
         method::RUNS_SIZES => {
             let RunRef { run } = params(p)?;
             let row = resolve_row(daemon, &run).await?;
@@ -501,3 +529,7 @@ fn with_evidence(
     }
     record
 }
+
+/// The most history rows one `runs.history` answer renders: the TUI's
+/// default scrollback (`engine.history_lines`) and then some.
+const HISTORY_MAX_LINES: usize = 50_000;

@@ -19,6 +19,7 @@ use crate::harness::status::{Evidence, HookSeen};
 use crate::protocol::rpc::{Message, Request, Response};
 use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
 use crate::supervise::ExitEvidence;
+use crate::supervise::screen_method as screen;
 use crate::supervise::server_method as sup;
 
 /// What the daemon holds for a run that has not ended.
@@ -181,6 +182,38 @@ pub struct Link {
     frames: mpsc::Sender<Frame>,
     pending: Pending,
     next_id: Arc<AtomicU64>,
+    /// Where each screen subscription's updates go, by its id.
+    screens: ScreenRoutes,
+}
+
+type ScreenRoutes = Arc<Mutex<HashMap<u64, mpsc::Sender<Vec<u8>>>>>;
+
+/// A screen subscription on a supervisor (`supervise::screens`): its
+/// encoded updates, one in flight until acknowledged. Closed on drop.
+pub struct ScreenSub {
+    link: Link,
+    sub: u64,
+    pub updates: mpsc::Receiver<Vec<u8>>,
+}
+
+impl ScreenSub {
+    /// The client has shown update `seq` (the supervisor's numbering).
+    pub fn ack(&self, seq: u64) {
+        let note = Request::notification(screen::ACK, serde_json::json!({ "sub": self.sub, "seq": seq }));
+        let _ = self.link.frames.try_send(Frame::control(&note));
+    }
+}
+
+impl Drop for ScreenSub {
+    fn drop(&mut self) {
+        self.link
+            .screens
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.sub);
+        let note = Request::notification(screen::CLOSE, serde_json::json!({ "sub": self.sub }));
+        let _ = self.link.frames.try_send(Frame::control(&note));
+    }
 }
 
 /// What a supervisor tells the daemon unasked.
@@ -218,11 +251,29 @@ impl Link {
             }
         });
         let pending: Pending = Arc::default();
+        let screens: ScreenRoutes = Arc::default();
         let (notes, notes_rx) = mpsc::channel(64);
         let reader_pending = pending.clone();
+        let reader_screens = screens.clone();
         tokio::spawn(async move {
             while let Ok(frame) = read_frame(&mut r).await {
-                let Frame::Control(bytes) = frame else { continue };
+                let bytes = match frame {
+                    Frame::Control(bytes) => bytes,
+                    Frame::Screen { sub, bytes, .. } => {
+                        let route = reader_screens
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .get(&sub)
+                            .cloned();
+                        // One update is in flight per subscription, so a
+                        // full route is a misbehaving peer: drop, never wait.
+                        if let Some(route) = route {
+                            let _ = route.try_send(bytes);
+                        }
+                        continue;
+                    }
+                    _ => continue,
+                };
                 match Message::parse(&bytes) {
                     Ok(Message::Response(resp)) => {
                         let waiter = reader_pending
@@ -260,14 +311,17 @@ impl Link {
                     Err(_) => {}
                 }
             }
-            // Dropping `notes` tells the monitor the link is gone.
+            // Dropping `notes` tells the monitor the link is gone, and
+            // dropping the routes ends each screen subscription's stream.
             reader_pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
+            reader_screens.lock().unwrap_or_else(|p| p.into_inner()).clear();
         });
         Ok((
             Link {
                 frames,
                 pending,
                 next_id: Arc::new(AtomicU64::new(1)),
+                screens,
             },
             notes_rx,
         ))
@@ -291,6 +345,23 @@ impl Link {
             (Some(v), None) => Ok(v),
             (None, None) => Ok(Value::Null),
         }
+    }
+
+    /// Opens a screen subscription: the supervisor's screen, then what
+    /// changes. An error from a supervisor that serves none (an older
+    /// build, a remote run's stand-in).
+    pub async fn watch_screen(&self, frame_ms: Option<u64>) -> Result<ScreenSub, ApiError> {
+        let sub = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, updates) = mpsc::channel(4);
+        self.screens.lock().unwrap_or_else(|p| p.into_inner()).insert(sub, tx);
+        let screen_sub = ScreenSub {
+            link: self.clone(),
+            sub,
+            updates,
+        };
+        self.call(screen::WATCH, serde_json::json!({ "sub": sub, "frame_ms": frame_ms }))
+            .await?;
+        Ok(screen_sub)
     }
 
     /// Types a prompt and Enter (`sup.prompt`); with `paste`, the

@@ -13,6 +13,7 @@ mod listing;
 mod once;
 mod queue;
 mod recover;
+mod screens;
 mod sessions;
 mod size;
 mod start;

@@ -63,6 +63,11 @@ impl Holders {
         self.apply(next)
     }
 
+    /// The size last applied, if any was.
+    pub fn applied(&self) -> Option<(u16, u16)> {
+        self.applied
+    }
+
     /// Whether `viewer` holds a size (then `release` needs the home size).
     pub fn is_held_by(&self, viewer: ViewerId) -> bool {
         self.held.iter().any(|(v, _)| *v == viewer)

@@ -217,7 +217,7 @@ pub async fn stream(
 /// `runs.start` announces a run before its supervisor is adopted, so a client
 /// can subscribe in between: wait for the adoption (or the run's end) rather
 /// than stream the run as if it had ended, empty.
-async fn until_adopted(daemon: &Arc<Daemon>, id: &str) -> Option<Arc<LiveRun>> {
+pub(super) async fn until_adopted(daemon: &Arc<Daemon>, id: &str) -> Option<Arc<LiveRun>> {
     let mut changes = daemon.changes.subscribe();
     loop {
         if let Some(live) = daemon.live(id) {

@@ -332,10 +332,15 @@ impl Reader<'_> {
         Ok(u64::from_be_bytes(b))
     }
 
+    /// A title or a scrolled row: drawn too, so no control characters.
     fn str(&mut self) -> Result<String, Malformed> {
         let len = self.u32()? as usize;
         let bytes = self.take(len)?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| Malformed("text is not UTF-8"))
+        let text = String::from_utf8(bytes.to_vec()).map_err(|_| Malformed("text is not UTF-8"))?;
+        if text.chars().any(char::is_control) {
+            return Err(Malformed("control character in text"));
+        }
+        Ok(text)
     }
 
     fn color(&mut self) -> Result<Color, Malformed> {
@@ -379,11 +384,25 @@ impl Reader<'_> {
             tag @ (CLUSTER | WIDE_CLUSTER) => {
                 let len = self.u8()? as usize;
                 let text = std::str::from_utf8(self.take(len)?).map_err(|_| Malformed("cell is not UTF-8"))?;
+                // A cell is drawn as it is: it must hold no control
+                // character that a client's terminal would act on.
+                if text.chars().any(char::is_control) {
+                    return Err(Malformed("control character in a cell"));
+                }
                 Ok((glyph_of(text), tag == WIDE_CLUSTER))
             }
             b @ b' '..=b'~' => Ok((Glyph::Ascii(b), false)),
             _ => Err(Malformed("cell")),
         }
+    }
+}
+
+/// `text` without the control characters a client would refuse.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.chars().any(char::is_control) {
+        text.chars().filter(|c| !c.is_control()).collect::<String>().into()
+    } else {
+        text.into()
     }
 }
 
@@ -394,6 +413,8 @@ pub fn glyph_of(text: &str) -> Glyph {
         // A space written and a cell never written look the same.
         [] | [b' '] => Glyph::Blank,
         [b @ b'!'..=b'~'] => Glyph::Ascii(*b),
+        // Never drawn as it is (a client refuses it): shown as nothing.
+        _ if text.chars().any(char::is_control) => Glyph::Blank,
         _ => Glyph::Cluster(text.into()),
     }
 }
@@ -580,6 +601,16 @@ mod tests {
     }
 
     #[test]
+    fn a_cell_or_title_holding_a_control_character_is_refused() {
+        let mut update = sample();
+        update.lines[0].1[0].glyph = Glyph::Cluster("\x1b]52;c;aGk=\x07".into());
+        assert!(ScreenUpdate::decode(&update.encode()).is_err());
+        let mut update = sample();
+        update.title = Some("\x1b[2J".into());
+        assert!(ScreenUpdate::decode(&update.encode()).is_err());
+    }
+
+    #[test]
     fn a_relay_renumbers_an_update_in_place() {
         let mut bytes = sample().encode();
         set_seq(&mut bytes, 99);
@@ -606,7 +637,7 @@ mod tests {
     fn a_mirror_takes_full_then_partial_updates() {
         let mut mirror = ScreenMirror::new(1, 1, 10);
         mirror.apply(sample()).unwrap();
-        assert_eq!(mirror.visible_lines(), ["hello", "a界 é", ""]);
+        assert_eq!(mirror.visible_lines(), ["hello", "a界e\u{301}", ""]);
         assert_eq!(mirror.title, "vim: a;b");
         assert_eq!(mirror.history().cloned().collect::<Vec<_>>(), ["gone", ""]);
         assert!(mirror.history_gap);
@@ -618,7 +649,7 @@ mod tests {
             ..ScreenUpdate::default()
         };
         mirror.apply(next).unwrap();
-        assert_eq!(mirror.visible_lines(), ["hello", "a界 é", "$ ls"]);
+        assert_eq!(mirror.visible_lines(), ["hello", "a界e\u{301}", "$ ls"]);
         assert_eq!(mirror.title, "vim: a;b", "a title is sent when it changes");
         let other_size = ScreenUpdate {
             rows: 4,

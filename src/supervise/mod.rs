@@ -6,7 +6,9 @@
 mod child;
 mod evidence;
 mod output;
+mod screens;
 mod server;
+pub use screens::{FRAME as SCREEN_FRAME, method as screen_method};
 pub use server::method as server_method;
 
 use std::sync::Arc;

@@ -12,6 +12,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, watch};
 
 use super::evidence::{EndedBy, ExitEvidence};
+use super::screens::Screens;
 use super::{Grace, SuperviseSpec};
 use crate::harness::screen::{ScreenFinding, waiting_on};
 use crate::protocol::rpc::{Message, Request, Response};
@@ -139,6 +140,10 @@ pub struct Supervised {
     pub written: std::sync::atomic::AtomicU64,
     /// Log bytes the emulator has parsed.
     pub parsed: watch::Sender<u64>,
+    /// Counts the screen's resizes (a change no parse announces).
+    pub redrawn: watch::Sender<u64>,
+    /// Screen subscriptions open (`screens.rs`).
+    pub screen_watchers: std::sync::atomic::AtomicUsize,
     /// What the screen says the agent waits for, if anything.
     pub finding: watch::Sender<Option<ScreenFinding>>,
     /// The PTY reported end of file.
@@ -194,6 +199,8 @@ impl Supervised {
             pace_ms: std::sync::atomic::AtomicU64::new(0),
             written: std::sync::atomic::AtomicU64::new(0),
             parsed: watch::Sender::new(0),
+            redrawn: watch::Sender::new(0),
+            screen_watchers: Default::default(),
             finding: watch::Sender::new(None),
             eof: watch::Sender::new(false),
             exited: watch::Sender::new(None),
@@ -348,6 +355,7 @@ impl Supervised {
         if screen.term.size() != (rows, cols) {
             screen.term.resize(rows, cols);
             self.record_size(&screen);
+            self.redrawn.send_modify(|n| *n += 1);
         }
     }
 
@@ -440,6 +448,7 @@ async fn connection(stream: UnixStream, run: Arc<Supervised>) {
         }
     });
     let mut watcher: Option<tokio::task::JoinHandle<()>> = None;
+    let mut screens = Screens::default();
     loop {
         let frame = match read_frame(&mut r).await {
             Ok(frame) => frame,
@@ -466,7 +475,10 @@ async fn connection(stream: UnixStream, run: Arc<Supervised>) {
                     });
                     continue;
                 }
-                let result = handle(&run, &req, &out, &mut watcher);
+                let result = match screens.handle(&run, &req, &out) {
+                    Some(result) => result,
+                    None => handle(&run, &req, &out, &mut watcher),
+                };
                 if let Some(id) = req.id {
                     let resp = match result {
                         Ok(v) => Response::ok(id, v),
@@ -480,6 +492,7 @@ async fn connection(stream: UnixStream, run: Arc<Supervised>) {
             _ => {}
         }
     }
+    screens.close_all(&run);
     if let Some(w) = watcher {
         w.abort();
         // The next daemon hears every offset until it says otherwise.

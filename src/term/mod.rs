@@ -181,8 +181,8 @@ impl Terminal {
         }
     }
 
-    /// Takes the rows captured for [`render_history`].
-    fn take_history(&mut self) -> Vec<String> {
+    /// Takes the rows captured so far (made `with_history`).
+    pub fn take_history(&mut self) -> Vec<String> {
         self.parser
             .callbacks_mut()
             .history

@@ -160,6 +160,10 @@ impl ScreenWatch {
         let (scrolled, dropped) = self.scrolled_rows(term, &mut budget);
         let (cursor, modes) = (term.cursor(), term.modes());
         let title = (full || self.title != term.title()).then(|| term.title().to_string());
+        if let Some(t) = &title {
+            self.title.clone_from(t);
+        }
+        let title = title.map(|t| screen::printable(&t).into_owned());
         let changed = full
             || !lines.is_empty()
             || !scrolled.is_empty()
@@ -169,9 +173,6 @@ impl ScreenWatch {
             || title.is_some();
         if !changed {
             return None;
-        }
-        if let Some(t) = &title {
-            self.title.clone_from(t);
         }
         self.cursor = cursor;
         self.modes = modes;
@@ -207,7 +208,7 @@ impl ScreenWatch {
             if bytes > *budget {
                 break;
             }
-            rows.push(line.clone());
+            rows.push(screen::printable(line).into_owned());
         }
         rows.reverse();
         *budget = budget.saturating_sub(bytes);

@@ -10,7 +10,7 @@ use super::form::{Composer, NewRunForm};
 use super::keymap::Keymap;
 use super::tree::{self, TreeRow};
 use crate::api::{RunDetail, RunRecord, SendResult, StartParams};
-use crate::term::Terminal;
+use crate::protocol::screen::{ScreenMirror, ScreenUpdate};
 
 /// Lines of scrollback each visible pane keeps by default (plain text,
 /// client side); `engine.history_lines` in the config sets it.
@@ -49,7 +49,16 @@ pub enum Command {
     Transcript(String),
     /// Load the tree around the run (the Lineage tab: resumes and forks).
     Lineage(String),
-    /// Tell the daemon a pane has shown its run's output up to `offset`.
+    /// Ask for the rows that scrolled off a run's screen before `before`,
+    /// when the pane had `kept_from` rows of its own history.
+    History {
+        run: String,
+        before: u64,
+        kept_from: usize,
+        max_lines: usize,
+    },
+    /// Tell the daemon a pane has shown its run's screen update `offset`
+    /// (its `seq`).
     Ack {
         run: String,
         offset: u64,
@@ -70,17 +79,18 @@ pub enum Update {
     Disconnected(String),
     Runs(Vec<RunRecord>),
     Detail(Box<RunDetail>),
-    Snapshot {
+    /// A screen update of a pane's run (`runs.attach` with `screen`).
+    Screen {
         run: String,
-        offset: u64,
-        rows: u16,
-        cols: u16,
-        bytes: Vec<u8>,
+        update: Box<ScreenUpdate>,
     },
-    Output {
+    /// The rows that scrolled off a run's screen before a pane began
+    /// watching it (`runs.history`), for the history the pane asked at
+    /// `kept_from` rows.
+    History {
         run: String,
-        offset: u64,
-        bytes: Vec<u8>,
+        kept_from: usize,
+        lines: Vec<String>,
     },
     Changed(String),
     Sent {
@@ -164,11 +174,9 @@ pub enum Overlay {
     Confirm { run: String, name: String, force: bool },
 }
 
-/// A run's screen as this client sees it: a local emulator fed by the
-/// subscription, and where in the run's log it stands.
+/// A run's screen as this client sees it: the cells its emulator sent.
 pub struct PaneScreen {
-    pub term: Terminal,
-    pub offset: u64,
+    pub mirror: ScreenMirror,
     /// Lines scrolled back (0 = live).
     pub scroll: usize,
 }
@@ -389,15 +397,7 @@ impl App {
             let live = self.run(&id).is_some_and(|r| r.state.is_live());
             if self.pane_sizes.get(&id) != Some(&(rows, cols)) {
                 self.pane_sizes.insert(id.clone(), (rows, cols));
-                // Our copy of the screen follows the PTY's new size at once;
-                // the program's redraw arrives as output.
-                if live
-                    && rows >= 2
-                    && cols >= 2
-                    && let Some(screen) = self.screens.get_mut(&id)
-                {
-                    screen.term.resize(rows, cols);
-                }
+                // The run's screen at the new size arrives as an update.
                 if live && rows >= 2 && cols >= 2 {
                     self.commands.push(Command::Resize { run: id, rows, cols });
                 }
@@ -435,35 +435,37 @@ impl App {
                 }
                 self.details.insert(id, *detail);
             }
-            Update::Snapshot {
-                run,
-                offset,
-                rows,
-                cols,
-                bytes,
-            } => {
-                // A snapshot replaces the pane's screen (the daemon sends one
-                // after each resize, and when the pane fell behind); the
-                // rows scrolled back so far stay.
-                let mut term = Terminal::with_history(rows, cols, self.history_lines);
-                term.feed(&bytes);
-                let mut scroll = 0;
-                if let Some(old) = self.screens.get_mut(&run) {
-                    term.keep_history_of(&mut old.term);
-                    scroll = old.scroll.min(term.history().len());
+            Update::Screen { run, update } => {
+                if !self.subscribed.contains(&run) {
+                    return;
                 }
-                self.unacked.insert(run.clone(), offset);
-                self.screens.insert(run, PaneScreen { term, offset, scroll });
+                let history_lines = self.history_lines;
+                let screen = self.screens.entry(run.clone()).or_insert_with(|| PaneScreen {
+                    mirror: ScreenMirror::new(update.rows, update.cols, history_lines),
+                    scroll: 0,
+                });
+                // A new subscription (this pane's first, or after a
+                // reconnect) counts from 1.
+                let kept_from = (update.seq == 1).then(|| screen.mirror.history().len());
+                let (seq, offset) = (update.seq, update.offset);
+                // A refused update leaves the screen as it was; the next
+                // full one (a resize, a reconnect) mends it.
+                if screen.mirror.apply(*update).is_ok()
+                    && let Some(kept_from) = kept_from
+                {
+                    // What scrolled off before it began watching.
+                    self.commands.push(Command::History {
+                        run: run.clone(),
+                        before: offset,
+                        kept_from,
+                        max_lines: self.history_lines,
+                    });
+                }
+                self.unacked.insert(run, seq);
             }
-            Update::Output { run, offset, bytes } => {
+            Update::History { run, kept_from, lines } => {
                 if let Some(screen) = self.screens.get_mut(&run) {
-                    let end = offset + bytes.len() as u64;
-                    if end > screen.offset {
-                        let skip = screen.offset.saturating_sub(offset) as usize;
-                        screen.term.feed(&bytes[skip..]);
-                        screen.offset = end;
-                        self.unacked.insert(run.clone(), end);
-                    }
+                    screen.mirror.replace_history(lines, kept_from);
                 }
             }
             Update::Changed(id) => {

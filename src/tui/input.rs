@@ -8,6 +8,7 @@ use super::copy::{CopyMode, CopyOutcome};
 use super::form::{Composer, NewRunForm};
 use super::keymap::Action;
 use super::keys;
+use crate::protocol::screen::mode;
 
 impl App {
     pub fn handle(&mut self, event: Event) {
@@ -33,7 +34,7 @@ impl App {
                     let bracketed = self
                         .screens
                         .get(&run)
-                        .is_some_and(|s| s.term.screen().bracketed_paste());
+                        .is_some_and(|s| s.mirror.modes.has(mode::BRACKETED_PASTE));
                     self.commands.push(Command::Input {
                         run,
                         bytes: crate::input::encode_paste(text, bracketed),
@@ -70,7 +71,7 @@ impl App {
             return;
         }
         let Some(screen) = self.screens.get(&id) else { return };
-        if screen.term.screen().mouse_protocol_mode() == vt100::MouseProtocolMode::None {
+        if screen.mirror.modes.mouse == 0 {
             return;
         }
         if let Some(bytes) = keys::encode_mouse(m, col, row) {
@@ -84,7 +85,7 @@ impl App {
             && self
                 .selected_run()
                 .and_then(|r| self.screens.get(&r.id))
-                .is_some_and(|s| s.term.screen().mouse_protocol_mode() != vt100::MouseProtocolMode::None)
+                .is_some_and(|s| s.mirror.modes.mouse != 0)
     }
 
     fn scroll_pane(&mut self, lines: isize) {
@@ -289,7 +290,7 @@ impl App {
         let app_cursor = self
             .screens
             .get(&run)
-            .is_some_and(|s| s.term.screen().application_cursor());
+            .is_some_and(|s| s.mirror.modes.has(mode::APP_CURSOR));
         let bytes = keys::encode_key(key, app_cursor);
         if !bytes.is_empty() {
             self.commands.push(Command::Input { run, bytes });
@@ -302,8 +303,8 @@ impl App {
             return;
         };
         let Some(screen) = self.screens.get(&run) else { return };
-        let mut lines: Vec<String> = screen.term.history().cloned().collect();
-        lines.extend(screen.term.visible_lines());
+        let mut lines: Vec<String> = screen.mirror.history().cloned().collect();
+        lines.extend(screen.mirror.visible_lines());
         self.copy = Some(CopyMode::new(&run, lines));
     }
 

@@ -16,14 +16,11 @@ use crate::client::Client;
 use crate::paths::Paths;
 use crate::protocol::Frame;
 use crate::protocol::rpc::{Message, Request};
+use crate::protocol::screen::ScreenUpdate;
 
 /// Run-change notifications arrive in bursts (a flood of status changes);
 /// the run list is fetched at most this often.
 const REFRESH_EVERY: Duration = Duration::from_millis(100);
-/// Bytes of a pane's output in flight beyond what the TUI has shown: about
-/// 1.5 ms of its parsing, so a flooding pane delays another pane's echo by at
-/// most that (DESIGN §9).
-const PANE_WINDOW: u64 = 32 * 1024;
 /// How often the hosts' link state is read (`hosts.list`): the tree counts
 /// a reconnecting link's seconds, so once a second. Only a change is sent
 /// on to the UI.
@@ -138,20 +135,16 @@ async fn refuse(cmd: Command, updates: &mpsc::Sender<Update>) {
 
 fn translate(frame: Frame) -> Option<Update> {
     match frame {
-        Frame::Output { run, offset, bytes } => Some(Update::Output { run, offset, bytes }),
-        Frame::Snapshot {
-            run,
-            offset,
-            rows,
-            cols,
-            bytes,
-        } => Some(Update::Snapshot {
-            run,
-            offset,
-            rows,
-            cols,
-            bytes,
-        }),
+        Frame::Screen { run, bytes, .. } => match ScreenUpdate::decode(&bytes) {
+            Ok(update) => Some(Update::Screen {
+                run,
+                update: Box::new(update),
+            }),
+            Err(e) => {
+                tracing::warn!("run {run}: {e}");
+                None
+            }
+        },
         Frame::Control(bytes) => match Message::parse(&bytes) {
             Ok(Message::Request(Request { method: m, params, .. })) if m == method::RUN_CHANGED => params
                 .get("run")
@@ -159,7 +152,8 @@ fn translate(frame: Frame) -> Option<Update> {
                 .map(|id| Update::Changed(id.to_string())),
             _ => None,
         },
-        Frame::Input { .. } | Frame::Screen { .. } => None,
+        // Panes subscribe to screens: no bytes, no snapshots.
+        Frame::Output { .. } | Frame::Snapshot { .. } | Frame::Input { .. } => None,
     }
 }
 
@@ -218,7 +212,8 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                     run,
                     offset: None,
                     lossless: false,
-                    window: Some(PANE_WINDOW),
+                    window: None,
+                    screen: true,
                 };
                 match client.call::<_, Value>(method::RUNS_ATTACH, params).await {
                     Ok(_) => return,
@@ -314,6 +309,23 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                     .map_err(|e| e.message),
                 run,
             },
+            Command::History {
+                run,
+                before,
+                kept_from,
+                max_lines,
+            } => {
+                let params = crate::api::HistoryParams {
+                    run: run.clone(),
+                    before,
+                    max_lines,
+                };
+                match client.call::<_, Vec<String>>(method::RUNS_HISTORY, params).await {
+                    Ok(lines) => Update::History { run, kept_from, lines },
+                    // An older daemon: the pane's history starts when it opened.
+                    Err(_) => return,
+                }
+            }
             Command::Ack { run, offset } => {
                 let _ = client
                     .notify(method::RUNS_ACK, json!({ "run": run, "offset": offset }))

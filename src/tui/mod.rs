@@ -195,8 +195,8 @@ where
                     .and_then(|_| app.selected_run().map(|r| r.id.clone()));
                 let mut apply = |app: &mut App, update: Update| {
                     match &update {
-                        // Output of a run no pane shows changes nothing on screen.
-                        Update::Output { run, .. } => {
+                        // A screen no pane shows changes nothing on screen.
+                        Update::Screen { run, .. } => {
                             dirty |= app.screens.contains_key(run);
                             if let Some(focused) = &focused {
                                 echoed |= run == focused;

@@ -7,8 +7,10 @@ use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::Widget;
 
+use crate::protocol::screen::{self, Glyph, ScreenMirror, flag, mode};
+
 pub struct PaneView<'a> {
-    pub screen: &'a vt100::Screen,
+    pub screen: &'a ScreenMirror,
     /// Honour `NO_COLOR`: draw attributes but no colours.
     pub no_color: bool,
 }
@@ -16,26 +18,42 @@ pub struct PaneView<'a> {
 impl PaneView<'_> {
     /// Where the cursor should show, if the program shows it and it is inside `area`.
     pub fn cursor(&self, area: Rect) -> Option<Position> {
-        if self.screen.hide_cursor() {
+        if self.screen.modes.has(mode::HIDE_CURSOR) {
             return None;
         }
-        let (row, col) = self.screen.cursor_position();
+        let (row, col) = self.screen.cursor;
         (row < area.height && col < area.width).then(|| Position::new(area.x + col, area.y + row))
     }
 }
 
-fn color(c: vt100::Color) -> Color {
+fn color(c: screen::Color) -> Color {
     match c {
-        vt100::Color::Default => Color::Reset,
-        vt100::Color::Idx(i) => Color::Indexed(i),
-        vt100::Color::Rgb(r, g, b) => Color::Rgb(r, g, b),
+        screen::Color::Default => Color::Reset,
+        screen::Color::Idx(i) => Color::Indexed(i),
+        screen::Color::Rgb(r, g, b) => Color::Rgb(r, g, b),
     }
+}
+
+fn modifiers(flags: u8) -> Modifier {
+    let mut m = Modifier::empty();
+    for (bit, modifier) in [
+        (flag::BOLD, Modifier::BOLD),
+        (flag::DIM, Modifier::DIM),
+        (flag::ITALIC, Modifier::ITALIC),
+        (flag::UNDERLINE, Modifier::UNDERLINED),
+        (flag::INVERSE, Modifier::REVERSED),
+    ] {
+        if flags & bit != 0 {
+            m |= modifier;
+        }
+    }
+    m
 }
 
 impl Widget for PaneView<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let (rows, cols) = self.screen.size();
-        let (rows, cols) = (rows.get().min(area.height), cols.get().min(area.width));
+        let rows = self.screen.rows.min(area.height);
+        let cols = self.screen.cols.min(area.width);
         for row in 0..rows {
             for col in 0..cols {
                 let Some(cell) = self.screen.cell(row, col) else {
@@ -44,33 +62,17 @@ impl Widget for PaneView<'_> {
                 let Some(out) = buf.cell_mut((area.x + col, area.y + row)) else {
                     continue;
                 };
-                if cell.is_wide_continuation() {
+                if cell.glyph == Glyph::Continuation {
                     // The wide character to the left covers this cell.
                     out.set_diff_option(ratatui::buffer::CellDiffOption::Skip);
                     continue;
                 }
                 let mut style = Style::default();
                 if !self.no_color {
-                    style = style.fg(color(cell.fgcolor())).bg(color(cell.bgcolor()));
+                    style = style.fg(color(cell.style.fg)).bg(color(cell.style.bg));
                 }
-                let mut m = Modifier::empty();
-                if cell.bold() {
-                    m |= Modifier::BOLD;
-                }
-                if cell.dim() {
-                    m |= Modifier::DIM;
-                }
-                if cell.italic() {
-                    m |= Modifier::ITALIC;
-                }
-                if cell.underline() {
-                    m |= Modifier::UNDERLINED;
-                }
-                if cell.inverse() {
-                    m |= Modifier::REVERSED;
-                }
-                style = style.add_modifier(m);
-                let text = cell.contents();
+                style = style.add_modifier(modifiers(cell.style.flags));
+                let text = cell.text();
                 out.set_symbol(if text.is_empty() { " " } else { text });
                 out.set_style(style);
             }
@@ -81,27 +83,49 @@ impl Widget for PaneView<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::screen::{Cell, ScreenUpdate, Style, glyph_of};
 
     #[test]
-    fn escape_sequences_become_cells_not_bytes() {
-        let mut parser = vt100::Parser::new(
-            std::num::NonZeroU16::new(3).unwrap(),
-            std::num::NonZeroU16::new(10).unwrap(),
-            0,
+    fn cells_are_drawn_with_their_colours_and_wide_characters_once() {
+        let red = Style {
+            fg: screen::Color::Idx(1),
+            ..Style::default()
+        };
+        let mut row: Vec<Cell> = "red 界"
+            .chars()
+            .map(|c| Cell {
+                glyph: glyph_of(&c.to_string()),
+                style: if c == ' ' { Style::default() } else { red },
+                wide: c == '界',
+            })
+            .collect();
+        row.insert(
+            5,
+            Cell {
+                glyph: Glyph::Continuation,
+                ..Cell::default()
+            },
         );
-        parser.process(b"\x1b[31mred\x1b[0m \x1b]52;c;aGk=\x07ok");
+        let mut mirror = ScreenMirror::new(3, 10, 0);
+        mirror
+            .apply(ScreenUpdate {
+                rows: 3,
+                cols: 10,
+                full: true,
+                lines: vec![(0, row)],
+                ..ScreenUpdate::default()
+            })
+            .unwrap();
         let area = Rect::new(0, 0, 10, 3);
         let mut buf = Buffer::empty(area);
         PaneView {
-            screen: parser.screen(),
+            screen: &mirror,
             no_color: false,
         }
         .render(area, &mut buf);
         let line: String = (0..10).map(|x| buf[(x, 0)].symbol().to_string()).collect();
-        assert_eq!(line.trim_end(), "red ok");
+        assert_eq!(line.trim_end(), "red 界");
         assert_eq!(buf[(0, 0)].fg, Color::Indexed(1));
-        for x in 0..10 {
-            assert!(!buf[(x, 0)].symbol().contains('\x1b'));
-        }
+        assert_eq!(buf[(3, 0)].fg, Color::Reset);
     }
 }

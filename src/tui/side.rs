@@ -262,8 +262,8 @@ fn output_as_text<'a>(app: &App, run: &RunRecord, theme: &Theme, height: usize) 
             theme.dim,
         )];
     };
-    let mut all: Vec<String> = screen.term.history().cloned().collect();
-    all.extend(screen.term.visible_lines());
+    let mut all: Vec<String> = screen.mirror.history().cloned().collect();
+    all.extend(screen.mirror.visible_lines());
     while all.last().is_some_and(|l| l.trim().is_empty()) {
         all.pop();
     }

@@ -502,7 +502,7 @@ fn draw_panes(f: &mut Frame, app: &mut App, area: Rect, theme: &Theme, now: Syst
             continue;
         }
         let view = PaneView {
-            screen: screen.term.screen(),
+            screen: &screen.mirror,
             no_color: app.no_color,
         };
         let cursor = view.cursor(inner);
@@ -527,7 +527,7 @@ fn draw_fullscreen(f: &mut Frame, app: &mut App, area: Rect) {
     app.pane_rects = vec![(id.clone(), [area.x, area.y, area.width, area.height])];
     if let Some(screen) = app.screens.get(&id) {
         let view = PaneView {
-            screen: screen.term.screen(),
+            screen: &screen.mirror,
             no_color: app.no_color,
         };
         let cursor = view.cursor(area);
@@ -572,8 +572,8 @@ fn draw_copy(f: &mut Frame, copy: &super::copy::CopyMode, area: Rect, theme: &Th
 /// Scrolled back: history rows then screen rows as plain text, a window of
 /// them ending `scroll` lines above the live bottom.
 fn draw_scrolled(f: &mut Frame, screen: &super::app::PaneScreen, area: Rect, theme: &Theme) {
-    let mut all: Vec<String> = screen.term.history().cloned().collect();
-    all.extend(screen.term.visible_lines());
+    let mut all: Vec<String> = screen.mirror.history().cloned().collect();
+    all.extend(screen.mirror.visible_lines());
     let h = area.height as usize;
     let max_scroll = all.len().saturating_sub(h);
     let scroll = screen.scroll.min(max_scroll);

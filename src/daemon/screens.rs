@@ -1,0 +1,200 @@
+//! Screen subscriptions (`runs.attach` with `screen`): a client is sent a
+//! run's screen as cells, never its bytes. For a run whose supervisor
+//! serves screens the daemon relays its updates, renumbered for the client
+//! and acknowledged on its behalf, so one update is in flight end to end.
+//! A run whose supervisor serves none (a remote run's stand-in, a
+//! supervisor of an older build) and an ended run get their screen from
+//! an emulator here, fed from the log: the same updates, one source less
+//! exact in timing only.
+
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::sync::watch;
+
+use super::Daemon;
+use super::link::LiveRun;
+use super::subscribe::Outbox;
+use crate::api::{ApiError, method};
+use crate::protocol::Frame;
+use crate::protocol::screen;
+use crate::store::runs::RunRow;
+use crate::supervise::SCREEN_FRAME as FRAME;
+use crate::term::{ScreenWatch, Terminal};
+
+/// Rows scrolled off an emulator here keeps for its one subscriber.
+const SCROLLED_KEPT: usize = 4000;
+/// Log bytes an emulator here parses between two updates at most; a run
+/// further ahead than `subscribe::LAG_LIMIT` is taken up from its newest
+/// checkpoint instead.
+const FEED_MAX: usize = 1 << 20;
+
+/// Streams the run's screen to the client until the run has ended (and
+/// its last screen is sent) or the client goes away.
+pub async fn stream(
+    daemon: Arc<Daemon>,
+    outbox: Outbox,
+    row: RunRow,
+    mut acked: watch::Receiver<u64>,
+) -> Result<(), ApiError> {
+    let mut relay = Numbering::default();
+    loop {
+        let live = match daemon.live(&row.id) {
+            None if row.state.is_live() => super::subscribe::until_adopted(&daemon, &row.id).await,
+            live => live,
+        };
+        let Some(live) = live.filter(|l| !*l.ended.borrow()) else {
+            break;
+        };
+        match live.link.watch_screen(None).await {
+            Ok(sub) => relay_until_gone(&outbox, &row.id, sub, &mut acked, &mut relay).await?,
+            Err(_) => emulate(&daemon, &outbox, &row, Some(&live), &mut acked, &mut relay).await?,
+        }
+        // The supervisor's link ended: the run ended, or a next attempt of
+        // it (account fallback) took over. Wait for the monitor to say.
+        let mut ended = live.ended.subscribe();
+        let _ = ended.wait_for(|e| *e).await;
+    }
+    // The run's last screen, from its log.
+    emulate(&daemon, &outbox, &row, None, &mut acked, &mut relay).await?;
+    outbox
+        .notify_in_stream(method::OUTPUT_END, json!({ "run": row.id, "final": true }))
+        .await;
+    Ok(())
+}
+
+/// The client's numbering of updates across sources (each supervisor
+/// attempt and each emulator here counts from 1).
+#[derive(Default)]
+struct Numbering {
+    sent: u64,
+}
+
+impl Numbering {
+    /// Waits until the client has shown every update sent.
+    async fn shown(&self, acked: &mut watch::Receiver<u64>) -> Result<(), ApiError> {
+        let sent = self.sent;
+        acked
+            .wait_for(|a| *a >= sent)
+            .await
+            .map(|_| ())
+            .map_err(|_| ApiError::internal("client gone"))
+    }
+
+    async fn send(&mut self, outbox: &Outbox, run: &str, mut bytes: Vec<u8>) -> Result<(), ApiError> {
+        self.sent += 1;
+        screen::set_seq(&mut bytes, self.sent);
+        outbox
+            .output
+            .send(Frame::Screen {
+                run: run.to_string(),
+                sub: 0,
+                bytes,
+            })
+            .await
+            .map_err(|_| ApiError::internal("client gone"))
+    }
+}
+
+async fn relay_until_gone(
+    outbox: &Outbox,
+    run: &str,
+    mut sub: super::link::ScreenSub,
+    acked: &mut watch::Receiver<u64>,
+    numbering: &mut Numbering,
+) -> Result<(), ApiError> {
+    while let Some(bytes) = sub.updates.recv().await {
+        let theirs = screen::seq_of(&bytes).unwrap_or(0);
+        numbering.send(outbox, run, bytes).await?;
+        numbering.shown(acked).await?;
+        sub.ack(theirs);
+    }
+    Ok(())
+}
+
+/// A screen from the log: the newest checkpoint, then the bytes after it,
+/// followed live while `live` lasts; just the last screen without it.
+async fn emulate(
+    daemon: &Arc<Daemon>,
+    outbox: &Outbox,
+    row: &RunRow,
+    live: Option<&Arc<LiveRun>>,
+    acked: &mut watch::Receiver<u64>,
+    numbering: &mut Numbering,
+) -> Result<(), ApiError> {
+    let (mut term, mut cursor) = from_checkpoint(daemon, row).await?;
+    let mut watch = ScreenWatch::new();
+    let log_path = daemon.paths.output_log(&row.id);
+    let mut resized = live.map(|l| l.resized.subscribe());
+    let mut committed = live.map(|l| l.committed.subscribe());
+    let mut ended = live.map(|l| l.ended.subscribe());
+    let mut buf = vec![0u8; FEED_MAX];
+    let mut sent_at: Option<tokio::time::Instant> = None;
+    loop {
+        numbering.shown(acked).await?;
+        if let Some(at) = sent_at {
+            tokio::time::sleep_until(at + FRAME).await;
+        }
+        if let (Some(r), Some(live)) = (&mut resized, live)
+            && r.has_changed().unwrap_or(false)
+        {
+            r.borrow_and_update();
+            let applied = live.holders.lock().unwrap_or_else(|p| p.into_inner()).applied();
+            let (rows, cols) = applied.unwrap_or((row.rows, row.cols));
+            term.resize(rows, cols);
+        }
+        let end = match &mut committed {
+            Some(c) => *c.borrow_and_update(),
+            None => std::fs::metadata(&log_path).map(|m| m.len()).unwrap_or(0),
+        };
+        if end.saturating_sub(cursor) > super::subscribe::LAG_LIMIT {
+            (term, cursor) = from_checkpoint(daemon, row).await?;
+            watch = ScreenWatch::new();
+        }
+        if cursor < end
+            && let Ok(file) = std::fs::File::open(&log_path)
+        {
+            let want = (end - cursor).min(FEED_MAX as u64) as usize;
+            let n = file.read_at(&mut buf[..want], cursor).unwrap_or(0);
+            term.feed(&buf[..n]);
+            term.take_replies();
+            cursor += n as u64;
+        }
+        if let Some(update) = watch.next(&term, cursor) {
+            sent_at = Some(tokio::time::Instant::now());
+            numbering.send(outbox, &row.id, update.encode()).await?;
+        }
+        if watch.more || cursor < end {
+            continue;
+        }
+        let (Some(c), Some(e), Some(r)) = (&mut committed, &mut ended, &mut resized) else {
+            return Ok(());
+        };
+        if *e.borrow() {
+            return Ok(());
+        }
+        tokio::select! {
+            _ = c.changed() => {}
+            _ = e.changed() => {}
+            _ = r.changed() => {}
+        }
+    }
+}
+
+/// An emulator at the run's newest checkpoint (or its start) and the log
+/// offset it stands for; with no checkpoint, the log replayed from there
+/// is the caller's to feed.
+async fn from_checkpoint(daemon: &Arc<Daemon>, row: &RunRow) -> Result<(Terminal, u64), ApiError> {
+    let paths = daemon.paths.clone();
+    let (id, rows, cols) = (row.id.clone(), row.rows, row.cols);
+    let (offset, rows, cols, snapshot) =
+        tokio::task::spawn_blocking(move || crate::history::final_screen(&paths, &id, rows, cols))
+            .await
+            .map_err(ApiError::internal)?;
+    let mut term = Terminal::new(rows, cols);
+    term.feed(&snapshot);
+    term.take_replies();
+    term.keep_scrolled(SCROLLED_KEPT);
+    Ok((term, offset))
+}

@@ -1,0 +1,180 @@
+//! Screen subscriptions on the run socket: the run's one emulator sends
+//! each subscriber its whole screen, then what changed, as
+//! `Frame::Screen` updates (`protocol::screen`). One update is in flight
+//! per subscription: the next is computed once the last is acknowledged,
+//! so a subscriber that falls behind gets the newest screen, never a
+//! backlog. Updates are at most `FRAME` apart, but a change on a screen
+//! that has been still goes out at once, so an echo never waits a frame.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, watch};
+
+use super::server::Supervised;
+use crate::protocol::Frame;
+use crate::protocol::rpc::Request;
+use crate::term::ScreenWatch;
+
+/// Methods of screen subscriptions (the supervisor protocol).
+pub mod method {
+    /// `{sub, frame_ms?}`: start subscription `sub` (an id the caller picks).
+    pub const WATCH: &str = "sup.screen_watch";
+    /// `{sub, seq}`: the subscriber has shown update `seq`.
+    pub const ACK: &str = "sup.screen_ack";
+    /// `{sub}`: end the subscription.
+    pub const CLOSE: &str = "sup.screen_close";
+}
+
+/// The shortest time between two updates of a busy screen: 60 a second,
+/// the rate of the displays people watch agents on.
+pub const FRAME: Duration = Duration::from_micros(16_667);
+
+/// Rows scrolled off kept for subscribers while any watches: more than one
+/// update carries (`term::state`), so a subscriber that is a frame behind
+/// loses none.
+const SCROLLED_KEPT: usize = 4000;
+
+struct Subscription {
+    acked: watch::Sender<u64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// The screen subscriptions of one connection.
+#[derive(Default)]
+pub struct Screens {
+    subs: HashMap<u64, Subscription>,
+}
+
+impl Screens {
+    /// Handles a screen method; `None` when `req` is not one.
+    pub fn handle(
+        &mut self,
+        run: &Arc<Supervised>,
+        req: &Request,
+        out: &mpsc::Sender<Frame>,
+    ) -> Option<Result<Value, String>> {
+        let sub = req.params.get("sub").and_then(Value::as_u64);
+        let result = match req.method.as_str() {
+            method::WATCH => {
+                let sub = sub?;
+                let frame = req
+                    .params
+                    .get("frame_ms")
+                    .and_then(Value::as_u64)
+                    .map_or(FRAME, |ms| Duration::from_millis(ms.clamp(1, 1000)));
+                self.close(run, sub);
+                if self.subs.len() >= MAX_SUBSCRIPTIONS {
+                    return Some(Err("too many screen subscriptions on one connection".into()));
+                }
+                watching(run, 1);
+                let (acked, acked_rx) = watch::channel(0);
+                let task = tokio::spawn(stream(run.clone(), sub, frame, out.clone(), acked_rx));
+                self.subs.insert(sub, Subscription { acked, task });
+                Ok(json!({ "sub": sub }))
+            }
+            method::ACK => {
+                let seq = req.params.get("seq").and_then(Value::as_u64).unwrap_or(0);
+                if let Some(s) = sub.and_then(|sub| self.subs.get(&sub)) {
+                    s.acked.send_if_modified(|a| {
+                        let newer = seq > *a;
+                        *a = (*a).max(seq);
+                        newer
+                    });
+                }
+                Ok(Value::Null)
+            }
+            method::CLOSE => {
+                self.close(run, sub?);
+                Ok(Value::Null)
+            }
+            _ => return None,
+        };
+        Some(result)
+    }
+
+    fn close(&mut self, run: &Arc<Supervised>, sub: u64) {
+        if let Some(s) = self.subs.remove(&sub) {
+            s.task.abort();
+            watching(run, -1);
+        }
+    }
+
+    /// The connection ended: its subscriptions with it.
+    pub fn close_all(&mut self, run: &Arc<Supervised>) {
+        let subs: Vec<u64> = self.subs.keys().copied().collect();
+        for sub in subs {
+            self.close(run, sub);
+        }
+    }
+}
+
+/// A connection (the daemon's) holds one subscription per client screen
+/// of the run: 256 is more than the daemon's client connections.
+const MAX_SUBSCRIPTIONS: usize = 256;
+
+/// Counts subscriptions; the emulator keeps scrolled rows while there are.
+fn watching(run: &Supervised, delta: isize) {
+    let before = if delta > 0 {
+        run.screen_watchers.fetch_add(1, Ordering::AcqRel)
+    } else {
+        run.screen_watchers.fetch_sub(1, Ordering::AcqRel)
+    };
+    let now = before as isize + delta;
+    if (before == 0) != (now == 0) {
+        let mut screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
+        screen.term.keep_scrolled(if now > 0 { SCROLLED_KEPT } else { 0 });
+    }
+}
+
+async fn stream(
+    run: Arc<Supervised>,
+    sub: u64,
+    frame: Duration,
+    out: mpsc::Sender<Frame>,
+    mut acked: watch::Receiver<u64>,
+) {
+    let mut watch = ScreenWatch::new();
+    let mut parsed = run.parsed.subscribe();
+    let mut redrawn = run.redrawn.subscribe();
+    let mut sent_seq = 0;
+    let mut sent_at: Option<tokio::time::Instant> = None;
+    loop {
+        // One update in flight: wait until the last is shown.
+        if acked.wait_for(|a| *a >= sent_seq).await.is_err() {
+            return;
+        }
+        if let Some(at) = sent_at {
+            tokio::time::sleep_until(at + frame).await;
+        }
+        // Marked seen before the screen is read: a change after is new.
+        parsed.borrow_and_update();
+        redrawn.borrow_and_update();
+        let update = {
+            let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
+            watch.next(&screen.term, screen.offset)
+        };
+        if let Some(update) = update {
+            sent_seq = update.seq;
+            sent_at = Some(tokio::time::Instant::now());
+            let frame = Frame::Screen {
+                run: run.run.clone(),
+                sub,
+                bytes: update.encode(),
+            };
+            if out.send(frame).await.is_err() {
+                return;
+            }
+            if watch.more {
+                continue;
+            }
+        }
+        tokio::select! {
+            r = parsed.changed() => if r.is_err() { return },
+            r = redrawn.changed() => if r.is_err() { return },
+        }
+    }
+}
