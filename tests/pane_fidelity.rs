@@ -1,5 +1,5 @@
-//! A pane's screen after resizes (DESIGN §6, §9): the screen the TUI is sent
-//! for a run must end up cell for cell what the run's supervisor shows, however
+//! A pane's screen and history. After resizes (DESIGN §6, §9), the screen the
+//! TUI is sent for a run must end up cell for cell what the run's supervisor shows, however
 //! the resizes fell among the output. Driven through the TUI's real state
 //! (`App`) and its real daemon link (`tui::link::run`), against a real
 //! daemon, supervisor and PTY; the pane sizes are given as a layout would.
@@ -462,4 +462,40 @@ async fn the_latest_viewer_sets_the_size_and_the_run_returns_to_its_own_once_all
         .unwrap();
     home.wait_until("the run's own size", || size_of(&home, &id) == (24, 80));
     seen("d", "24 80");
+}
+
+/// History on demand: a TUI opened after a run printed thousands of lines
+/// scrolls back through all of them, and shows, line for line, what
+/// `agents logs` prints for the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pane_scrolls_back_through_output_printed_before_the_tui_opened() {
+    let home = Home::new();
+    let id = home.start(&[
+        "cmd",
+        "--size",
+        "80x20",
+        "--",
+        "bash",
+        "-c",
+        "for i in $(seq 1 3000); do echo \"row $i, printed before the TUI opened\"; done; echo DONE; exec sleep 600",
+    ]);
+    home.wait_until("the output is all printed", || log_text(&home, &id).contains("DONE"));
+
+    let mut tui = Tui::open(&home);
+    tui.pump_until("the pane has the rows that scrolled off before it opened", |app| {
+        app.screens.get(&id).is_some_and(|s| s.mirror.history().len() >= 2980)
+    })
+    .await;
+    let screen = &tui.app.screens[&id].mirror;
+    let mut pane: Vec<String> = screen.history().cloned().collect();
+    pane.extend(screen.visible_lines());
+    while pane.last().is_some_and(String::is_empty) {
+        pane.pop();
+    }
+    assert_eq!(pane[0], "row 1, printed before the TUI opened");
+    let logs = home.ok(&["logs", &id]);
+    let logs: Vec<&str> = logs.lines().collect();
+    assert_eq!(pane, logs, "the pane's history and screen are what `agents logs` prints");
+    tui.close().await;
+    home.ok(&["cancel", &id]);
 }
