@@ -495,7 +495,152 @@ async fn a_pane_scrolls_back_through_output_printed_before_the_tui_opened() {
     assert_eq!(pane[0], "row 1, printed before the TUI opened");
     let logs = home.ok(&["logs", &id]);
     let logs: Vec<&str> = logs.lines().collect();
-    assert_eq!(pane, logs, "the pane's history and screen are what `agents logs` prints");
+    assert_eq!(
+        pane, logs,
+        "the pane's history and screen are what `agents logs` prints"
+    );
+    tui.close().await;
+    home.ok(&["cancel", &id]);
+}
+
+/// Each run's screen size as its emulator last sent it to the pane.
+fn shown_sizes(app: &App) -> Vec<(String, (u16, u16))> {
+    let mut out: Vec<_> = app
+        .screens
+        .iter()
+        .map(|(id, s)| (id.clone(), (s.mirror.rows, s.mirror.cols)))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The size each visible pane was laid out at.
+fn pane_sizes(app: &App) -> Vec<(String, (u16, u16))> {
+    let shown = app.pane_runs();
+    let mut out: Vec<_> = app
+        .pane_sizes
+        .iter()
+        .filter(|(id, _)| shown.contains(id))
+        .map(|(id, size)| (id.clone(), *size))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Who sets the size: in the split and grid layouts, and after the user's
+/// terminal is resized, every visible pane's run has its pane's size (its
+/// screen is sent at that size, and the daemon stores it); a run no pane
+/// shows any more is back at its `--size`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_every_layout_and_after_a_terminal_resize_each_visible_pane_s_run_has_its_pane_s_size() {
+    use agents::tui::app::Layout;
+    use ratatui::backend::TestBackend;
+    let home = Home::new();
+    let ids: Vec<String> = (0..4)
+        .map(|_| home.start(&["cmd", "--size", "70x21", "--", "sh", "-c", "echo ready; exec sleep 600"]))
+        .collect();
+    let mut tui = Tui::open(&home);
+    tui.pump_until("the runs are listed", |app| ids.iter().all(|id| app.run(id).is_some()))
+        .await;
+    let mut terminal = ratatui::Terminal::new(TestBackend::new(160, 48)).unwrap();
+    for (layout, size) in [
+        (Layout::Split, (160, 48)),
+        (Layout::Grid, (160, 48)),
+        (Layout::Grid, (121, 37)),
+        (Layout::Split, (121, 37)),
+    ] {
+        tui.app.layout = layout;
+        tui.app.sync_subscriptions();
+        terminal.backend_mut().resize(size.0, size.1);
+        terminal.autoresize().unwrap();
+        terminal.draw(|f| agents::tui::view::draw(f, &mut tui.app)).unwrap();
+        let want = pane_sizes(&tui.app);
+        assert_eq!(want.len(), layout.capacity(), "{layout:?}: {want:?}");
+        tui.pump_until(
+            &format!("{layout:?} at {size:?}: every pane's run at its pane's size"),
+            |app| {
+                shown_sizes(app)
+                    .iter()
+                    .filter(|(id, _)| want.iter().any(|(w, _)| w == id))
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    == want
+            },
+        )
+        .await;
+        for (id, (rows, cols)) in &want {
+            let record = home.json(&["show", id, "--json"]);
+            assert_eq!(
+                (record["rows"].as_u64(), record["cols"].as_u64()),
+                (Some(*rows as u64), Some(*cols as u64)),
+                "{layout:?}: run {id}'s stored size"
+            );
+        }
+    }
+    // The split layout shows two of the four: the other two are back at
+    // the size they were started at.
+    let shown = tui.app.pane_runs();
+    for id in ids.iter().filter(|id| !shown.contains(id)) {
+        home.wait_until("a run no pane shows is back at its --size", || {
+            let record = home.json(&["show", id, "--json"]);
+            (record["rows"].as_u64(), record["cols"].as_u64()) == (Some(21), Some(70))
+        });
+    }
+    tui.close().await;
+    for id in &ids {
+        home.ok(&["cancel", id]);
+    }
+}
+
+/// `agents logs` prints what the pane shows: history and screen, line for
+/// line, after a resize between long lines and with line-drawing
+/// characters (DEC special graphics) among them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_print_what_the_pane_shows_after_a_resize_and_with_line_drawing() {
+    let home = Home::new();
+    let gates = tempfile::tempdir().unwrap();
+    let gate = gates.path().join("gate");
+    let script = format!(
+        "box() {{ printf '\\033(0lqqqqk\\033(B %s\\n\\033(0x\\033(B    \\033(0x\\033(B\\n\\033(0mqqqqj\\033(B\\n' \"$1\"; }}; \
+         i=0; while [ $i -lt 30 ]; do box before$i; printf '%0100d\\n' $i | tr 0 a; i=$((i+1)); done; \
+         while [ ! -e '{gate}' ]; do sleep 0.02; done; \
+         i=0; while [ $i -lt 30 ]; do box after$i; printf '%0100d\\n' $i | tr 0 b; i=$((i+1)); done; \
+         echo DONE; exec sleep 600",
+        gate = gate.display()
+    );
+    let id = home.start(&["cmd", "--size", "80x12", "--", "sh", "-c", &script]);
+    home.wait_until("the first half is printed", || {
+        log_text(&home, &id).contains("before29")
+    });
+    let mut tui = Tui::open(&home);
+    tui.pump_until("the run is listed", |app| app.run(&id).is_some()).await;
+    tui.lay_out(&id, 12, 45);
+    tui.pump_until("the pane is at its size", |app| {
+        app.screens
+            .get(&id)
+            .is_some_and(|s| (s.mirror.rows, s.mirror.cols) == (12, 45))
+    })
+    .await;
+    std::fs::write(&gate, b"").unwrap();
+    home.wait_until("the second half is printed", || log_text(&home, &id).contains("DONE"));
+    let end = log_len(&home, &id);
+    tui.pump_until("the pane has it all", |app| {
+        app.screens.get(&id).is_some_and(|s| s.mirror.offset >= end)
+    })
+    .await;
+    let screen = &tui.app.screens[&id].mirror;
+    let mut pane: Vec<String> = screen.history().cloned().collect();
+    pane.extend(screen.visible_lines());
+    while pane.last().is_some_and(String::is_empty) {
+        pane.pop();
+    }
+    assert!(pane.iter().any(|l| l.contains("┌────┐ after0")), "{pane:#?}");
+    let logs = home.ok(&["logs", &id]);
+    let logs: Vec<&str> = logs.lines().collect();
+    assert_eq!(
+        pane, logs,
+        "the pane's history and screen are what `agents logs` prints"
+    );
     tui.close().await;
     home.ok(&["cancel", &id]);
 }

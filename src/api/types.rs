@@ -338,6 +338,19 @@ pub struct HistoryParams {
 pub struct AckParams {
     pub run: String,
     pub offset: u64,
+    /// Of the screen subscription (`offset`: the update's `seq`).
+    #[serde(default)]
+    pub screen: bool,
+}
+
+/// `runs.detach`: ends this connection's subscriptions to a run: its
+/// screen, its byte stream (`screen: false`), or both (no `screen`). The
+/// size the connection held is released once it shows the run no more.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DetachParams {
+    pub run: String,
+    #[serde(default)]
+    pub screen: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -448,6 +461,11 @@ pub struct DaemonStatus {
     /// still served through the versioned protocol).
     #[serde(default)]
     pub supervisors: Vec<SupervisorBuild>,
+    /// Serves screen subscriptions (`runs.attach` with `screen`); false
+    /// from a daemon older than them, whose runs' screens a daemon that
+    /// links to it builds from its mirror instead.
+    #[serde(default)]
+    pub screens: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

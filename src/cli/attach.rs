@@ -360,7 +360,10 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
         if unacked {
             unacked = false;
             let _ = client
-                .notify(method::RUNS_ACK, serde_json::json!({ "run": id, "offset": mirror.seq }))
+                .notify(
+                    method::RUNS_ACK,
+                    serde_json::json!({ "run": id, "offset": mirror.seq, "screen": true }),
+                )
                 .await;
         }
         if dirty && Instant::now() >= last_draw + FRAME {

@@ -165,7 +165,8 @@ pub async fn call(
             }
             let id = row.id.clone();
             let record = row.to_record();
-            let acked = tokio::sync::watch::Sender::new(attach.offset.unwrap_or(0));
+            let screen = attach.screen;
+            let acked = tokio::sync::watch::Sender::new(if screen { 0 } else { attach.offset.unwrap_or(0) });
             let acks = acked.subscribe();
             let task = tokio::spawn({
                 let (daemon, outbox, id) = (daemon.clone(), outbox.clone(), id.clone());
@@ -186,15 +187,20 @@ pub async fn call(
                 }
             });
             let sub = super::client::Subscription { task, acked };
-            if let Some(old) = subs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, sub) {
+            let key = subscription_key(&id, screen);
+            if let Some(old) = subs.lock().unwrap_or_else(|p| p.into_inner()).insert(key, sub) {
                 old.task.abort();
             }
             to_value(AttachResult { run: record })
         }
         method::RUNS_ACK => {
-            let AckParams { run, offset } = params(p)?;
+            let AckParams { run, offset, screen } = params(p)?;
             // Acks name full ids (they come from output frames): no lookup.
-            if let Some(sub) = subs.lock().unwrap_or_else(|p| p.into_inner()).get(&run) {
+            if let Some(sub) = subs
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&subscription_key(&run, screen))
+            {
                 sub.acked.send_if_modified(|a| {
                     let newer = offset > *a;
                     if newer {
@@ -206,12 +212,21 @@ pub async fn call(
             Ok(Value::Null)
         }
         method::RUNS_DETACH => {
-            let RunRef { run } = params(p)?;
+            let crate::api::DetachParams { run, screen } = params(p)?;
             let row = resolve_row(daemon, &run).await?;
-            if let Some(sub) = subs.lock().unwrap_or_else(|p| p.into_inner()).remove(&row.id) {
-                sub.task.abort();
-            }
-            if let Some(live) = daemon.live(&row.id) {
+            let still_shown = {
+                let mut subs = subs.lock().unwrap_or_else(|p| p.into_inner());
+                for kind in [false, true] {
+                    if screen.is_none_or(|s| s == kind)
+                        && let Some(sub) = subs.remove(&subscription_key(&row.id, kind))
+                    {
+                        sub.task.abort();
+                    }
+                }
+                subs.contains_key(&subscription_key(&row.id, true))
+            };
+            // A connection that still shows the run keeps its size.
+            if !still_shown && let Some(live) = daemon.live(&row.id) {
                 super::size::release(daemon, &live, outbox.viewer).await;
             }
             Ok(Value::Null)
@@ -410,6 +425,7 @@ pub async fn call(
                 clients: daemon.clients.load(std::sync::atomic::Ordering::Relaxed),
                 exe: super::own_exe().to_string(),
                 supervisors: super::upgrade::supervisor_builds(daemon, live).await,
+                screens: true,
             })
         }
         method::DAEMON_STOP => {
@@ -533,3 +549,13 @@ fn with_evidence(
 /// The most history rows one `runs.history` answer renders: the TUI's
 /// default scrollback (`engine.history_lines`) and then some.
 const HISTORY_MAX_LINES: usize = 50_000;
+
+/// A connection's subscriptions by run: its byte stream and its screen are
+/// two (a remote host's link mirrors a run's log and shows its screen).
+fn subscription_key(run: &str, screen: bool) -> String {
+    if screen {
+        format!("{run}/screen")
+    } else {
+        run.to_string()
+    }
+}

@@ -20,7 +20,7 @@ use crate::api::{ApiError, method};
 use crate::protocol::Frame;
 use crate::protocol::screen;
 use crate::store::runs::RunRow;
-use crate::supervise::SCREEN_FRAME as FRAME;
+use crate::supervise::{SCREEN_FRAME as FRAME, SMALL_CHANGE_ROWS};
 use crate::term::{ScreenWatch, Terminal};
 
 /// Rows scrolled off an emulator here keeps for its one subscriber.
@@ -85,8 +85,10 @@ impl Numbering {
     async fn send(&mut self, outbox: &Outbox, run: &str, mut bytes: Vec<u8>) -> Result<(), ApiError> {
         self.sent += 1;
         screen::set_seq(&mut bytes, self.sent);
+        // With answers, ahead of byte output (a remote run's mirror
+        // catching up shares the host's link with its screen).
         outbox
-            .output
+            .control
             .send(Frame::Screen {
                 run: run.to_string(),
                 sub: 0,
@@ -133,9 +135,6 @@ async fn emulate(
     let mut sent_at: Option<tokio::time::Instant> = None;
     loop {
         numbering.shown(acked).await?;
-        if let Some(at) = sent_at {
-            tokio::time::sleep_until(at + FRAME).await;
-        }
         if let (Some(r), Some(live)) = (&mut resized, live)
             && r.has_changed().unwrap_or(false)
         {
@@ -160,6 +159,14 @@ async fn emulate(
             term.feed(&buf[..n]);
             term.take_replies();
             cursor += n as u64;
+        }
+        let due = sent_at.is_none_or(|at| at.elapsed() >= FRAME);
+        if !due && !watch.is_small_change(&term, SMALL_CHANGE_ROWS) {
+            // A large change within a frame of the last: in its frame.
+            if let Some(at) = sent_at {
+                tokio::time::sleep_until(at + FRAME).await;
+            }
+            continue;
         }
         if let Some(update) = watch.next(&term, cursor) {
             sent_at = Some(tokio::time::Instant::now());

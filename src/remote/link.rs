@@ -93,6 +93,8 @@ pub enum RunEvent {
 }
 
 type Routes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<RunEvent>>>>;
+/// Where the remote daemon's screen updates of each run go (encoded).
+type ScreenRoutes = Arc<Mutex<HashMap<String, mpsc::Sender<Vec<u8>>>>>;
 
 /// What the probe learnt about the host.
 #[derive(Debug, Clone, Default)]
@@ -116,6 +118,7 @@ pub struct Connection {
     client: Client,
     pub info: RemoteInfo,
     routes: Routes,
+    screens: ScreenRoutes,
     closed: watch::Receiver<bool>,
     stderr: Arc<Mutex<Vec<u8>>>,
 }
@@ -294,14 +297,16 @@ impl Connection {
     fn start(ssh: Ssh, info: RemoteInfo, mut client: Client, stderr: Arc<Mutex<Vec<u8>>>, epoch: u64) -> Connection {
         let events = client.events.take().unwrap_or_else(|| mpsc::channel(1).1);
         let routes: Routes = Arc::default();
+        let screens: ScreenRoutes = Arc::default();
         let (closed_tx, closed) = watch::channel(false);
-        tokio::spawn(route(events, routes.clone(), closed_tx, epoch));
+        tokio::spawn(route(events, routes.clone(), screens.clone(), closed_tx, epoch));
         Connection {
             epoch,
             ssh,
             client,
             info,
             routes,
+            screens,
             closed,
             stderr,
         }
@@ -355,6 +360,26 @@ impl Connection {
         rx
     }
 
+    /// The remote daemon's screen updates of `run` from now on (one in
+    /// flight: each waits for `runs.ack` with `screen`), until the
+    /// connection ends.
+    pub fn route_screen(&self, run: &str) -> mpsc::Receiver<Vec<u8>> {
+        let (tx, rx) = mpsc::channel(4);
+        self.screens
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(run.to_string(), tx);
+        rx
+    }
+
+    pub fn unroute_screen(&self, run: &str) {
+        self.screens.lock().unwrap_or_else(|p| p.into_inner()).remove(run);
+    }
+
+    pub async fn notify(&self, method: &str, params: Value) -> Result<(), ApiError> {
+        self.client.notify(method, params).await
+    }
+
     pub fn unroute(&self, run: &str) {
         self.routes.lock().unwrap_or_else(|p| p.into_inner()).remove(run);
     }
@@ -379,9 +404,24 @@ impl Connection {
 }
 
 /// Hands each unasked frame to the follower of its run.
-async fn route(mut events: mpsc::Receiver<Frame>, routes: Routes, closed: watch::Sender<bool>, epoch: u64) {
+async fn route(
+    mut events: mpsc::Receiver<Frame>,
+    routes: Routes,
+    screens: ScreenRoutes,
+    closed: watch::Sender<bool>,
+    epoch: u64,
+) {
     while let Some(frame) = events.recv().await {
         let (run, event) = match frame {
+            Frame::Screen { run, bytes, .. } => {
+                let route = screens.lock().unwrap_or_else(|p| p.into_inner()).get(&run).cloned();
+                // One update is in flight per run: a full route is a
+                // misbehaving peer, dropped, never waited on.
+                if let Some(route) = route {
+                    let _ = route.try_send(bytes);
+                }
+                continue;
+            }
             Frame::Output { run, offset, bytes } => (run, RunEvent::Output { epoch, offset, bytes }),
             Frame::Control(bytes) => {
                 let Ok(Message::Request(note)) = Message::parse(&bytes) else {
@@ -404,7 +444,7 @@ async fn route(mut events: mpsc::Receiver<Frame>, routes: Routes, closed: watch:
                 }
             }
             // Lossless subscriptions never get snapshots; input is ours to send.
-            Frame::Snapshot { .. } | Frame::Input { .. } | Frame::Screen { .. } => continue,
+            Frame::Snapshot { .. } | Frame::Input { .. } => continue,
         };
         let mut routes = routes.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(tx) = routes.get(&run)
@@ -416,6 +456,7 @@ async fn route(mut events: mpsc::Receiver<Frame>, routes: Routes, closed: watch:
     closed.send_replace(true);
     // Followers see their channel end and connect again.
     routes.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    screens.lock().unwrap_or_else(|p| p.into_inner()).clear();
 }
 
 /// The daemon's link to one host.
@@ -438,6 +479,12 @@ pub struct HostLink {
     proven: Mutex<Option<HostRow>>,
     /// Set when the host is removed: followers stop.
     pub removed: watch::Sender<bool>,
+    /// The epoch of the last connection that came up: whoever waits for
+    /// the link wakes the moment anyone has brought it back.
+    pub connected: watch::Sender<u64>,
+    /// The host's daemon serves screen subscriptions (its `daemon.status`
+    /// says so; true until a connection has asked).
+    pub serves_screens: std::sync::atomic::AtomicBool,
 }
 
 /// A run followed over a link, while it lives: the link counts as
@@ -475,6 +522,8 @@ impl HostLink {
             followers: AtomicUsize::new(0),
             proven: Mutex::new(None),
             removed: watch::Sender::new(false),
+            connected: watch::Sender::new(0),
+            serves_screens: std::sync::atomic::AtomicBool::new(true),
         }
     }
 
@@ -555,7 +604,11 @@ impl HostLink {
             Ok(conn) => {
                 let conn = Arc::new(conn);
                 *self.proven.lock().unwrap_or_else(|p| p.into_inner()) = Some(host.clone());
-                let latency = conn.status(&self.name).await.ok().map(|(_, ms)| ms);
+                let status = conn.status(&self.name).await.ok();
+                let latency = status.as_ref().map(|(_, ms)| *ms);
+                // Unknown (no answer): as this build, which serves them.
+                let screens = status.is_none_or(|(s, _)| s.screens);
+                self.serves_screens.store(screens, Ordering::Relaxed);
                 {
                     self.set_phase(Phase::Up, None);
                     let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -565,6 +618,7 @@ impl HostLink {
                 *current = Some(conn.clone());
                 *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn.clone());
                 tokio::spawn(watch_connection(self.clone(), conn.clone()));
+                self.connected.send_replace(epoch);
                 tracing::info!(
                     "host {}: link up (epoch {epoch}, {}) in {} ms",
                     self.name,

@@ -22,6 +22,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 
 use super::error::RemoteError;
 use super::link::{Connection, HostLink, RunEvent};
+use super::screens::StandInScreens;
 use super::store as mirror_store;
 use crate::api::{ApiError, ErrorCode, RunRecord, RunState, method};
 use crate::daemon::{Daemon, Link, LiveRun};
@@ -398,12 +399,23 @@ async fn serve_stand_in(link: Arc<HostLink>, id: String, stream: tokio::io::Dupl
             let _ = w.flush().await;
         }
     });
+    let mut screens = StandInScreens::default();
     while let Ok(frame) = read_frame(&mut r).await {
         match frame {
             Frame::Control(bytes) => {
                 let Ok(Message::Request(req)) = Message::parse(&bytes) else {
                     continue;
                 };
+                if let Some(result) = screens.handle(&link, &id, &req, &answers) {
+                    if let Some(request_id) = req.id {
+                        let resp = match result {
+                            Ok(v) => Response::ok(request_id, v),
+                            Err(e) => Response::err(request_id, e.code.as_str(), e.message),
+                        };
+                        let _ = answers.send(Frame::control(&resp)).await;
+                    }
+                    continue;
+                }
                 let Some(request_id) = req.id else { continue };
                 let (link, id, answers) = (link.clone(), id.clone(), answers.clone());
                 tokio::spawn(async move {
@@ -425,6 +437,7 @@ async fn serve_stand_in(link: Arc<HostLink>, id: String, stream: tokio::io::Dupl
             Frame::Output { .. } | Frame::Snapshot { .. } | Frame::Screen { .. } => {}
         }
     }
+    screens.close_all();
 }
 
 async fn stand_in_call(link: &Arc<HostLink>, id: &str, name: &str, params: Value) -> Result<Value, ApiError> {

@@ -22,6 +22,7 @@ mod link;
 mod mirror;
 mod place;
 mod retry;
+mod screens;
 mod serve;
 mod sessions;
 mod ssh;

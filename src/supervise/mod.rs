@@ -8,7 +8,7 @@ mod evidence;
 mod output;
 mod screens;
 mod server;
-pub use screens::{FRAME as SCREEN_FRAME, method as screen_method};
+pub use screens::{FRAME as SCREEN_FRAME, SMALL_CHANGE_ROWS, method as screen_method};
 pub use server::method as server_method;
 
 use std::sync::Arc;

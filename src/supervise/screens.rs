@@ -33,6 +33,11 @@ pub mod method {
 /// the rate of the displays people watch agents on.
 pub const FRAME: Duration = Duration::from_micros(16_667);
 
+/// A change of at most this many rows, with nothing scrolled, goes out at
+/// once, however soon after the last update: typing, a spinner, a status
+/// line. Anything larger (a flood scrolls every row) waits for its frame.
+pub const SMALL_CHANGE_ROWS: usize = 3;
+
 /// Rows scrolled off kept for subscribers while any watches: more than one
 /// update carries (`term::state`), so a subscriber that is a frame behind
 /// loses none.
@@ -147,15 +152,22 @@ async fn stream(
         if acked.wait_for(|a| *a >= sent_seq).await.is_err() {
             return;
         }
-        if let Some(at) = sent_at {
-            tokio::time::sleep_until(at + frame).await;
-        }
         // Marked seen before the screen is read: a change after is new.
         parsed.borrow_and_update();
         redrawn.borrow_and_update();
         let update = {
             let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
-            watch.next(&screen.term, screen.offset)
+            let due = sent_at.is_none_or(|at| at.elapsed() >= frame);
+            (due || watch.is_small_change(&screen.term, SMALL_CHANGE_ROWS))
+                .then(|| watch.next(&screen.term, screen.offset))
+        };
+        let Some(update) = update else {
+            // A large change within a frame of the last: in its frame, with
+            // whatever else changes until then.
+            if let Some(at) = sent_at {
+                tokio::time::sleep_until(at + frame).await;
+            }
+            continue;
         };
         if let Some(update) = update {
             sent_seq = update.seq;

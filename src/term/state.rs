@@ -192,6 +192,27 @@ impl ScreenWatch {
         })
     }
 
+    /// Whether what changed since the last update is at most `rows` rows
+    /// of the screen, and nothing scrolled off: an echo, a spinner's
+    /// frame, a status line. Such a change may go out at once; a larger
+    /// one waits for its frame.
+    pub fn is_small_change(&mut self, term: &Terminal, rows: usize) -> bool {
+        if self.scrolled.is_none_or(|s| s != term.scrolled_lines()) || term.size() != self.size {
+            return false;
+        }
+        let mut changed = 0;
+        for index in 0..self.size.0 {
+            term.row_cells(index, &mut self.row);
+            if self.sent[index as usize] != self.row {
+                changed += 1;
+                if changed > rows {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
     /// The rows scrolled off since the last update, within `budget`, and
     /// how many more scrolled that are not sent.
     fn scrolled_rows(&mut self, term: &Terminal, budget: &mut usize) -> (Vec<String>, u64) {

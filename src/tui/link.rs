@@ -328,7 +328,10 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
             }
             Command::Ack { run, offset } => {
                 let _ = client
-                    .notify(method::RUNS_ACK, json!({ "run": run, "offset": offset }))
+                    .notify(
+                        method::RUNS_ACK,
+                        json!({ "run": run, "offset": offset, "screen": true }),
+                    )
                     .await;
                 return;
             }
