@@ -16,6 +16,9 @@
 //!   start, SSH connection and `serve` included, as `ssh cat`'s set-up is);
 //! - the same run placed locally (PTY, supervisor, log, emulator; no SSH):
 //!   the ceiling the remote run's own PTY side puts on it;
+//! - a pane here (a screen subscription, as the TUI's): from the run's
+//!   start until it shows the run's final screen, and how much of the log
+//!   was mirrored by then (screens cross the link ahead of the mirror);
 //! - OpenSSH: `ssh -p PORT user@127.0.0.1 cat FILE > /dev/null` of the same
 //!   file with the system client (connection set-up included, as agents'
 //!   run start is);
@@ -58,6 +61,20 @@ fn coloured_log(bytes: usize) -> Vec<u8> {
     out
 }
 
+/// Whether the file's last bytes are `tail` (read without the rest).
+fn ends_with(path: &Path, tail: &str) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let n = tail.len() as u64;
+    if len(path) < n || f.seek(SeekFrom::End(-(n as i64))).is_err() {
+        return false;
+    }
+    let mut last = Vec::new();
+    f.read_to_end(&mut last).is_ok() && last == tail.as_bytes()
+}
+
 fn len(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
@@ -95,6 +112,36 @@ fn agents_flood(net: &Net, file: &Path) -> (f64, f64) {
             .unwrap()
     };
     (first(|s| s.1), first(|s| s.2))
+}
+
+/// A pane here showing the remote run while it floods: (seconds until the
+/// pane shows the run's final screen, seconds until the remote log was
+/// whole, bytes in the mirror when the pane showed it). The run stays on
+/// after its flood, so its screen is its host's, not the mirror's.
+fn pane_flood(net: &Net, file: &Path) -> (f64, f64, u64) {
+    const MARK: &str = "THE FLOOD HAS ENDED";
+    let script = format!("cat '{}'; printf '\\n{MARK}'; exec sleep 600", file.display());
+    let started = Instant::now();
+    let id = net.start_on("box", &["cmd", "--", "sh", "-c", &script]);
+    let rt = tokio::runtime::Runtime::new().expect("a runtime");
+    let mut pane = rt.block_on(common::pane::Pane::open(net.local.path(), &id));
+    let remote = net.remote.log_path(&id);
+    let mirror = net.local.log_path(&id);
+    let watcher = {
+        let remote = remote.clone();
+        std::thread::spawn(move || {
+            loop {
+                if ends_with(&remote, MARK) {
+                    break started.elapsed().as_secs_f64();
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    let (shown, mirrored) = rt.block_on(pane.until_shows(MARK, || (started.elapsed().as_secs_f64(), len(&mirror))));
+    let remote_done = watcher.join().expect("the remote log watcher");
+    net.ok(&["cancel", &id]);
+    (shown, remote_done, mirrored)
 }
 
 /// The link alone (see the module comment): (bytes caught up, seconds).
@@ -168,6 +215,7 @@ fn main() {
     openssh_flood(&net, &file); // the file in the page cache for both
 
     let (remote_done, mirror_done) = agents_flood(&net, &file);
+    let (pane_shown, pane_remote_done, pane_mirrored) = pane_flood(&net, &file);
     let (caught_up, catch_up_secs) = catch_up(&net, &file);
     let local = local_flood(&net, &file);
     let ssh = openssh_flood(&net, &file);
@@ -178,6 +226,10 @@ fn main() {
         rate(mirror_done),
         (mirror_done - remote_done) * 1000.0
     );
+    println!(
+        "  a pane here: the run's final screen shown after {pane_shown:.2}s (its remote log whole after {pane_remote_done:.2}s; {:.1} of {mb} MB mirrored by then)",
+        pane_mirrored as f64 / MB as f64
+    );
     let link_rate = caught_up as f64 / MB as f64 / catch_up_secs;
     println!(
         "  the link alone: {:.1} MB of log caught up after a daemon restart in {catch_up_secs:.2}s: {link_rate:.1} MB/s",
@@ -186,6 +238,7 @@ fn main() {
     println!("  the same run placed locally: {local:.2}s: {:.1} MB/s", rate(local));
     println!("  ssh cat: {ssh:.2}s: {:.1} MB/s", rate(ssh));
     println!("  agents / ssh throughput: {:.2}", rate(mirror_done) / rate(ssh));
+    println!("  final screen shown / ssh cat time: {:.2}", pane_shown / ssh);
     println!("  link alone / ssh throughput: {:.2}", link_rate / rate(ssh));
     println!(
         "  remote / local run throughput: {:.2}",

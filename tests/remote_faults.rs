@@ -10,6 +10,7 @@ mod sshd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use common::pane::Pane;
 use serde_json::Value;
 use sshd::{Net, Proxy};
 
@@ -285,65 +286,6 @@ fn hosts_ls_says_reconnecting_and_since_when_while_the_link_is_down() {
     assert_mirror_complete(&net, &id);
 }
 
-/// A screen subscription as a pane has one: every update applied to a
-/// mirror of the screen and acknowledged, so the next one comes.
-struct Pane {
-    client: agents::client::Client,
-    events: tokio::sync::mpsc::Receiver<agents::protocol::Frame>,
-    run: String,
-    screen: agents::protocol::screen::ScreenMirror,
-}
-
-impl Pane {
-    async fn open(net: &Net, run: &str) -> Pane {
-        let paths = agents::paths::Paths::at(net.local.path().to_path_buf());
-        let mut client = agents::client::Client::connect_existing(&paths, true)
-            .await
-            .expect("connect to the local daemon");
-        let events = client.events.take().expect("events were asked for");
-        let _: Value = client
-            .call(
-                agents::api::method::RUNS_ATTACH,
-                serde_json::json!({ "run": run, "screen": true }),
-            )
-            .await
-            .expect("a screen subscription");
-        Pane {
-            client,
-            events,
-            run: run.to_string(),
-            screen: agents::protocol::screen::ScreenMirror::new(1, 1, 0),
-        }
-    }
-
-    /// Applies updates until the screen shows `text`; then `then` is read.
-    async fn until_shows<T>(&mut self, text: &str, mut then: impl FnMut() -> T) -> T {
-        let deadline = tokio::time::Instant::now() + common::PATIENCE;
-        loop {
-            if self.screen.visible_lines().iter().any(|l| l.contains(text)) {
-                return then();
-            }
-            let frame = tokio::time::timeout_at(deadline, self.events.recv())
-                .await
-                .unwrap_or_else(|_| panic!("the pane shows {text:?}: it shows {:?}", self.screen.visible_lines()))
-                .expect("the daemon kept the connection");
-            if let agents::protocol::Frame::Screen { run, bytes, .. } = frame
-                && run == self.run
-            {
-                let update = agents::protocol::screen::ScreenUpdate::decode(&bytes).expect("an update decodes");
-                self.screen.apply(update).expect("an update applies");
-                self.client
-                    .notify(
-                        agents::api::method::RUNS_ACK,
-                        serde_json::json!({ "run": run, "offset": self.screen.seq, "screen": true }),
-                    )
-                    .await
-                    .expect("ack");
-            }
-        }
-    }
-}
-
 /// After a cut, a remote run's pane shows the run's screen as it is now,
 /// before the mirror of its log has caught up with what was printed while
 /// the link was down: screens cross the link ahead of the byte mirror.
@@ -360,7 +302,7 @@ fn after_a_cut_a_remote_pane_shows_the_current_screen_before_the_mirror_catches_
     );
     let id = net.start_on("box", &["cmd", "--", "sh", "-c", &script]);
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let mut pane = rt.block_on(Pane::open(&net, &id));
+    let mut pane = rt.block_on(Pane::open(net.local.path(), &id));
     rt.block_on(pane.until_shows("tick", || ()));
 
     net.proxy().cut();
