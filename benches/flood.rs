@@ -1,4 +1,4 @@
-//! Flood throughput and history memory, `agents` beside `tmux` (DESIGN §10).
+//! Flood throughput and history memory, `agents` beside `tmux` (docs/design.md §10).
 //!
 //! `cargo bench --bench flood` (release build). Prints figures and ratios:
 //! - 100 MB of coloured log output `cat` into one run at 200×50: the time

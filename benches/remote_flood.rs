@@ -1,4 +1,4 @@
-//! A flood from a remote run, through SSH, into the local mirror (DESIGN
+//! A flood from a remote run, through SSH, into the local mirror (docs/design.md
 //! §8, §10), beside OpenSSH moving the same bytes.
 //!
 //! `cargo bench --bench remote_flood` (release build). A real `sshd` on

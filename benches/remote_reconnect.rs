@@ -1,4 +1,4 @@
-//! Output flowing again after a remote link returns (DESIGN §10: within
+//! Output flowing again after a remote link returns (docs/design.md §10: within
 //! 2 s, no byte lost or doubled).
 //!
 //! `cargo bench --bench remote_reconnect` (needs `/usr/sbin/sshd`). The

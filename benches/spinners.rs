@@ -1,4 +1,4 @@
-//! CPU with 50 runs each redrawing a spinner at 10 Hz (DESIGN §10: daemon +
+//! CPU with 50 runs each redrawing a spinner at 10 Hz (docs/design.md §10: daemon +
 //! TUI no worse than tmux side by side; no per-run polling, no per-pane
 //! process scans).
 //!

@@ -1,4 +1,4 @@
-//! Transcript indexing throughput (DESIGN §10: 100 MB of JSONL under 5 s).
+//! Transcript indexing throughput (docs/design.md §10: 100 MB of JSONL under 5 s).
 //!
 //! `cargo bench --bench transcript_index` (release build). Generates about
 //! 100 MB of Claude Code session JSONL shaped like the real thing (see

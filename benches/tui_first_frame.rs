@@ -1,4 +1,4 @@
-//! TUI first frame with 10 000 runs in the database (DESIGN §10: under 150 ms).
+//! TUI first frame with 10 000 runs in the database (docs/design.md §10: under 150 ms).
 //!
 //! `cargo bench --bench tui_first_frame` (release build). Builds a real
 //! `AGENTS_HOME`: the daemon creates the database, then 10 000 ended runs

@@ -1,4 +1,4 @@
-//! Key → echo latency in a pane while another visible pane floods (DESIGN
+//! Key → echo latency in a pane while another visible pane floods (docs/design.md
 //! §10: p99 under 10 ms, and no worse than tmux side by side).
 //!
 //! `cargo bench --bench tui_latency` (release build; needs tmux). Both sides

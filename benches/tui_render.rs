@@ -1,4 +1,4 @@
-//! TUI frame render time (DESIGN §10: 4 panes of 200×50, under 4 ms).
+//! TUI frame render time (docs/design.md §10: 4 panes of 200×50, under 4 ms).
 //!
 //! `cargo bench --bench tui_render` (release build). An `App` with 4 live
 //! runs in the grid layout, each pane's screen full of coloured text. Each

@@ -1,4 +1,4 @@
-//! `config.toml` (DESIGN §3). The daemon re-reads it when its SHA-256
+//! `config.toml` (docs/design.md §3). The daemon re-reads it when its SHA-256
 //! changes; an invalid revision is reported and never replaces the last
 //! valid one.
 
@@ -38,7 +38,7 @@ impl Default for Tui {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Engine {
-    /// Lines of history `agents logs` and scrollback render (DESIGN §6).
+    /// Lines of history `agents logs` and scrollback render (docs/design.md §6).
     pub history_lines: usize,
     /// An agent is busy while its output is younger than this; prompts queue
     /// until it has been quiet this long.
@@ -48,7 +48,7 @@ pub struct Engine {
     /// PTY size while no client is attached, `COLSxROWS`.
     pub default_size: String,
     /// A status no evidence has confirmed for this long becomes `unknown`
-    /// (DESIGN §7).
+    /// (docs/design.md §7).
     pub status_decay_secs: u64,
 }
 

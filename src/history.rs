@@ -1,5 +1,5 @@
 //! A run's screen and history re-rendered from its output log, starting at the
-//! nearest screen checkpoint (DESIGN §6): the emulator keeps no scrollback.
+//! nearest screen checkpoint (docs/design.md §6): the emulator keeps no scrollback.
 
 use std::io::Read;
 

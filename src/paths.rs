@@ -1,4 +1,4 @@
-//! Where the state lives (DESIGN §3): `AGENTS_HOME`, the database, the
+//! Where the state lives (docs/design.md §3): `AGENTS_HOME`, the database, the
 //! sockets, and each run's folder.
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! Small text rules shared by every diagnostic the program stores or prints.
 
-/// DESIGN §4: reasons and diagnostics are bounded to 4096 UTF-8 bytes.
+/// docs/design.md §4: reasons and diagnostics are bounded to 4096 UTF-8 bytes.
 pub const MAX_DIAGNOSTIC: usize = 4096;
 
 /// Cuts `s` to at most `max` bytes on a character boundary, marking the cut.

@@ -1,4 +1,4 @@
-//! `--worktree`: a run gets its own git worktree and branch (DESIGN §4), so
+//! `--worktree`: a run gets its own git worktree and branch (docs/design.md §4), so
 //! parallel agents never edit the same checkout. Nothing existing is ever
 //! overwritten: an existing branch or directory blocks the run.
 

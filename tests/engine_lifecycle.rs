@@ -1,4 +1,4 @@
-//! A run's life when things go wrong around it (DESIGN §4): the daemon or a
+//! A run's life when things go wrong around it (docs/design.md §4): the daemon or a
 //! supervisor dies, ownership decides who a cancel reaches, prompts wait for
 //! a busy agent, worktrees never overwrite, the database is from the future,
 //! the disk fills up, a reference names nothing or too much.

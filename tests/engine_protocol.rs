@@ -1,4 +1,4 @@
-//! The daemon's socket (DESIGN §5) from the outside: subscriptions through
+//! The daemon's socket (docs/design.md §5) from the outside: subscriptions through
 //! the library's client, a client too slow to keep up, bad input on a raw
 //! connection, and the daemon's own lifecycle on its state directory.
 

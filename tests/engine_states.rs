@@ -1,4 +1,4 @@
-//! Every run state of DESIGN §4, reached through the real binary.
+//! Every run state of docs/design.md §4, reached through the real binary.
 
 mod common;
 

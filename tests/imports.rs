@@ -154,3 +154,47 @@ fn the_checker_sees_grouped_and_plain_paths_but_not_comments() {
     let names: Vec<String> = taken(text).into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["api", "store", "tokio::", "tui"]);
 }
+
+/// The code cites the design by section (`docs/design.md §N`), a file in
+/// the repository; every section it cites is there.
+#[test]
+fn every_design_section_the_code_cites_is_in_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let design = std::fs::read_to_string(root.join("docs/design.md")).expect("docs/design.md");
+    let mut sources = Vec::new();
+    for dir in ["src", "tests", "benches"] {
+        files(&root.join(dir), &mut sources);
+    }
+    let mut cited = BTreeSet::new();
+    for path in &sources {
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(
+            !text.contains(concat!("DESIGN", " §")),
+            "{} cites a design outside the repository",
+            path.display()
+        );
+        for (at, _) in text.match_indices("design.md") {
+            // `design.md §6`, `design.md §2, §4`, a line break between.
+            let rest = &text[at + "design.md".len()..];
+            let rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '/');
+            for part in rest.split(',').take_while(|p| p.trim_start().starts_with('§')) {
+                let n: String = part
+                    .trim_start()
+                    .trim_start_matches('§')
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                if !n.is_empty() {
+                    cited.insert(n);
+                }
+            }
+        }
+    }
+    assert!(!cited.is_empty());
+    for n in cited {
+        assert!(
+            design.contains(&format!("\n## {n}. ")),
+            "docs/design.md has no section {n}"
+        );
+    }
+}

@@ -1,4 +1,4 @@
-//! A pane's screen and history. After resizes (DESIGN §6, §9), the screen the
+//! A pane's screen and history. After resizes (docs/design.md §6, §9), the screen the
 //! TUI is sent for a run must end up cell for cell what the run's supervisor shows, however
 //! the resizes fell among the output. Driven through the TUI's real state
 //! (`App`) and its real daemon link (`tui::link::run`), against a real
@@ -626,6 +626,15 @@ async fn logs_print_what_the_pane_shows_after_a_resize_and_with_line_drawing() {
     let end = log_len(&home, &id);
     tui.pump_until("the pane has it all", |app| {
         app.screens.get(&id).is_some_and(|s| s.mirror.offset >= end)
+    })
+    .await;
+    // Rows that scrolled past faster than a frame carries are a gap in
+    // the pane's history until its user scrolls back over it.
+    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+    tui.app
+        .handle(Event::Key(KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE)));
+    tui.pump_until("the pane's history is whole", |app| {
+        app.screens.get(&id).is_some_and(|s| !s.mirror.history_gap)
     })
     .await;
     let screen = &tui.app.screens[&id].mirror;

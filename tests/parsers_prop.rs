@@ -1,4 +1,4 @@
-//! Property tests (DESIGN §11) for everything that parses bytes we do not
+//! Property tests (docs/design.md §11) for everything that parses bytes we do not
 //! control: the transcript readers (Claude, Codex and Gemini JSONL, Gemini's
 //! older JSON document, aider markdown), the protocol's frame decoder, and the emulator wrapper.
 //! Inputs are arbitrary bytes, and real fixture lines cut, overwritten,

@@ -1,4 +1,4 @@
-//! `agents attach` to a remote run whose link drops (DESIGN §8): a banner
+//! `agents attach` to a remote run whose link drops (docs/design.md §8): a banner
 //! drawn by agents says the link is reconnecting, the view carries on when
 //! it returns, and giving up leaves the way back on the shell. And the
 //! session id printed before the screen is taken.

@@ -1,4 +1,4 @@
-//! Link loss between this daemon and a remote host (DESIGN §5, §8, §11): a
+//! Link loss between this daemon and a remote host (docs/design.md §5, §8, §11): a
 //! real sshd on loopback behind a fault-injecting proxy that cuts, stalls
 //! and restores the link while a remote run prints numbered lines. The
 //! remote run lives on; the local mirror of its output ends up byte for

@@ -1,4 +1,4 @@
-//! Remote hosts over a real OpenSSH server on loopback (DESIGN §8, §11):
+//! Remote hosts over a real OpenSSH server on loopback (docs/design.md §8, §11):
 //! host keys verified strictly, runs placed on the host through
 //! `agents serve --stdio` and mirrored here with the same ids.
 //!

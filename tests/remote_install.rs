@@ -1,5 +1,5 @@
 //! `agents hosts install` through a real OpenSSH server on loopback
-//! (DESIGN §8): this binary is copied into a versioned directory on the
+//! (docs/design.md §8): this binary is copied into a versioned directory on the
 //! host, verified, marked complete, and `current` switched to it.
 //!
 //! The host is added without `--remote-bin`, so until the install it has

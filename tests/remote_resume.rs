@@ -1,5 +1,5 @@
 //! Resuming or forking a session that lives on a host, exactly once across
-//! a lost answer (issue #5, DESIGN §7, §8): the local daemon mints a launch
+//! a lost answer (issue #5, docs/design.md §7, §8): the local daemon mints a launch
 //! id and, when the link drops before the answer comes back, sends the
 //! request again with it once the link returns; the host's daemon answers a
 //! repeated launch id with the run the first attempt started.

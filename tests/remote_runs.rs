@@ -1,4 +1,4 @@
-//! Run semantics on a remote host across link loss (issue #5, DESIGN §4,
+//! Run semantics on a remote host across link loss (issue #5, docs/design.md §4,
 //! §8, §11): commands sent while the link is down are applied exactly once
 //! or fail naming the host; a late permission answer is applied only while
 //! its question is still there; cancellation follows ownership edges there

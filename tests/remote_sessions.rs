@@ -1,4 +1,4 @@
-//! The conversation of a remote run from this side (issue #5, DESIGN §7,
+//! The conversation of a remote run from this side (issue #5, docs/design.md §7,
 //! §8): its transcript is read from the host's daemon, which indexed it
 //! there; resuming its session starts the new run on that host, mirrored
 //! here; with the link cut, reading it fails at once naming the host.

@@ -133,7 +133,7 @@ proptest! {
         let history: Vec<String> = mirror.history().cloned().collect();
         let expected: Vec<String> = watched
             .scrolled_since(scrolled_at_start.unwrap_or(0))
-            .cloned()
+            .map(|(_, line)| line.clone())
             .collect();
         prop_assert_eq!(history, expected);
         prop_assert!(!mirror.history_gap);

@@ -3,7 +3,7 @@
 //! Each byte stream is written to a file and `cat` into a tmux pane of the
 //! same size (with output post-processing off, so tmux sees exactly the
 //! bytes `Terminal` gets), then the visible text and cursor of both are
-//! compared. tmux is the reference users compare us with (DESIGN §6, §10).
+//! compared. tmux is the reference users compare us with (docs/design.md §6, §10).
 //!
 //! Every case runs its own tmux server on a private socket, so cases run in
 //! parallel and a failing case still kills its server (`TmuxServer::drop`).
@@ -269,7 +269,7 @@ fn assert_same_as_tmux(stream: &[u8]) {
 }
 
 // Resizes. Excluded: shrinking the width under a line longer than the new
-// width (tmux rewraps it, `vt100` crops it; DESIGN §6 keeps no reflow), and
+// width (tmux rewraps it, `vt100` crops it; docs/design.md §6 keeps no reflow), and
 // growing the height after output scrolled (tmux pulls rows back from its
 // history; the supervisor keeps none, so blank rows come on top). A program
 // that repaints on SIGWINCH draws over both.

@@ -326,3 +326,34 @@ fn screen_of(run: impl Into<String>, rows: u16, cols: u16, bytes: &[u8]) -> Upda
         update: Box::new(update),
     }
 }
+
+#[test]
+fn scrolling_back_over_a_gap_in_a_panes_history_asks_the_log_for_it() {
+    let mut app = app_with_runs();
+    let mut term = agents::term::Terminal::new(5, 20);
+    term.feed(b"one\r\n");
+    let mut watch = agents::term::ScreenWatch::new();
+    let first = watch.next(&term, 5).unwrap();
+    app.update(Update::Screen {
+        run: "01A".into(),
+        update: Box::new(first),
+    });
+    app.take_commands();
+    // A flood scrolled rows past faster than they were sent.
+    term.feed(b"1\r\n2\r\n3\r\n4\r\n5\r\n6\r\n");
+    let flooded = watch.next(&term, 17).unwrap();
+    assert!(flooded.dropped > 0);
+    app.update(Update::Screen {
+        run: "01A".into(),
+        update: Box::new(flooded),
+    });
+    app.take_commands();
+    press(&mut app, KeyCode::PageUp);
+    let asked = app.take_commands();
+    assert!(
+        asked
+            .iter()
+            .any(|c| matches!(c, Command::History { run, before: 17, .. } if run == "01A")),
+        "{asked:?}"
+    );
+}

@@ -1,4 +1,4 @@
-//! Parameter and result types of the `hosts.*` methods (DESIGN §8). Field
+//! Parameter and result types of the `hosts.*` methods (docs/design.md §8). Field
 //! names are a public contract (`agents hosts ls --json`).
 
 use serde::{Deserialize, Serialize};

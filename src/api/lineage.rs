@@ -1,4 +1,4 @@
-//! Tool-table types of lineage (DESIGN §7): one session with its runs
+//! Tool-table types of lineage (docs/design.md §7): one session with its runs
 //! (`sessions.show`), the tree around a run (`runs.lineage`), and the
 //! subagents of many runs at once for the TUI's tree (`subagents.list`).
 

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A run's lifecycle state (DESIGN §4), as stored and shown.
+/// A run's lifecycle state (docs/design.md §4), as stored and shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunState {
@@ -58,7 +58,7 @@ impl RunState {
     }
 }
 
-/// What a live run's agent is doing (DESIGN §7), fused from hooks, the
+/// What a live run's agent is doing (docs/design.md §7), fused from hooks, the
 /// screen and output (`harness::status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -166,7 +166,7 @@ pub fn ago(d: std::time::Duration) -> String {
     }
 }
 
-/// One row of a run's event log (DESIGN §4): `seq` is dense per run.
+/// One row of a run's event log (docs/design.md §4): `seq` is dense per run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Event {
     pub seq: i64,
@@ -215,11 +215,11 @@ pub struct StartParams {
     /// Names of extra environment variables to pass through (values from `env`).
     #[serde(default)]
     pub pass_env: Vec<String>,
-    /// Placement (DESIGN §4): a host from `agents hosts`; `None` or `local`
+    /// Placement (docs/design.md §4): a host from `agents hosts`; `None` or `local`
     /// runs here. On a remote host `cwd` is a path there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
-    /// The run's launch id (DESIGN §1), minted by the caller so a retried
+    /// The run's launch id (docs/design.md §1), minted by the caller so a retried
     /// start returns the run the first attempt created instead of starting
     /// a second one (the local daemon sets it when it places a run on a
     /// host). Letters and digits, at most 64.
@@ -311,7 +311,7 @@ pub struct AttachParams {
     /// Flow control for screens (the TUI, attach): never more than this many
     /// bytes sent beyond what the client acknowledged with `runs.ack`; a
     /// client that falls behind is sent a fresh snapshot instead of old bytes.
-    /// Keeps one flooding run from delaying another's echo (DESIGN §9).
+    /// Keeps one flooding run from delaying another's echo (docs/design.md §9).
     #[serde(default)]
     pub window: Option<u64>,
     /// Screen updates instead of bytes (`protocol::screen`): the whole

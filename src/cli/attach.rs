@@ -24,7 +24,7 @@ pub use super::logs::{export_cast, logs};
 
 /// Ctrl-a, the prefix key: Ctrl-a d detaches, Ctrl-a Ctrl-a sends one Ctrl-a.
 const PREFIX: u8 = 0x01;
-/// At most ~60 frames per second (DESIGN §9).
+/// At most ~60 frames per second (docs/design.md §9).
 const FRAME: Duration = Duration::from_millis(16);
 /// How often attach to a remote run asks the daemon for its host's link
 /// (`hosts.list`): the banner counts seconds, so once a second.

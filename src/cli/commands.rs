@@ -251,7 +251,7 @@ fn size_arg(size: Option<&str>) -> Result<(Option<u16>, Option<u16>)> {
 async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
     let remote = args.host.clone().filter(|h| h != "local");
     let cwd = match (&remote, &args.cwd) {
-        // A path on the remote host, mapped there (DESIGN §4: explicit cwd mapping).
+        // A path on the remote host, mapped there (docs/design.md §4: explicit cwd mapping).
         (Some(_), cwd) => std::path::PathBuf::from(crate::remote::cli::remote_cwd(cwd.as_deref())?),
         (None, Some(dir)) => std::path::absolute(dir)?,
         (None, None) => std::env::current_dir().context("reading the current directory")?,

@@ -18,7 +18,7 @@ use crate::paths::Paths;
 /// second, and the harness's own hook timeout (5 s) is never reached.
 pub const BUDGET: Duration = Duration::from_millis(1500);
 
-/// The largest payload read (DESIGN §5: 1 MiB is the frame cap; a payload
+/// The largest payload read (docs/design.md §5: 1 MiB is the frame cap; a payload
 /// past it carries tool output we would not keep anyway).
 const MAX_PAYLOAD: usize = 1 << 20;
 

@@ -1,5 +1,5 @@
 //! Re-adoption after a daemon restart, and what happens when a supervisor
-//! ends or disappears (DESIGN §4 "Daemon restart").
+//! ends or disappears (docs/design.md §4 "Daemon restart").
 
 use std::sync::Arc;
 use std::time::Duration;

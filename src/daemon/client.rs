@@ -19,7 +19,7 @@ use crate::protocol::{Frame, FrameError, HeaderError, exchange_headers, read_fra
 /// reads cannot grow the daemon; responses wait their turn instead.
 const CONTROL_QUEUE: usize = 256;
 /// Output frames queued for one client (each ≤ 256 KiB): the per-client
-/// bound of DESIGN §5; past it the subscription blocks, falls behind and is
+/// bound of docs/design.md §5; past it the subscription blocks, falls behind and is
 /// given a snapshot.
 const OUTPUT_QUEUE: usize = 16;
 /// Requests of one client being answered at once. Past it the daemon stops

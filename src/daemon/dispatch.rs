@@ -1,4 +1,4 @@
-//! The tool table (DESIGN §2): every method a client can call, one place.
+//! The tool table (docs/design.md §2): every method a client can call, one place.
 
 use std::sync::Arc;
 
@@ -34,7 +34,7 @@ pub async fn call(
     p: Value,
 ) -> Result<Value, ApiError> {
     // `hosts.*`, runs placed on a remote host, and the run methods a remote
-    // run's own daemon answers (DESIGN §8).
+    // run's own daemon answers (docs/design.md §8).
     if let Some(answer) = crate::remote::dispatch(daemon, name, &p).await {
         return answer;
     }
@@ -445,7 +445,7 @@ pub async fn call(
 }
 
 /// Cancels a run and, following ownership edges, its non-detached children
-/// (DESIGN §4). Returns the ids asked to end.
+/// (docs/design.md §4). Returns the ids asked to end.
 pub async fn cancel_tree(daemon: &Arc<Daemon>, root: &str, force: bool) -> Result<Vec<String>, ApiError> {
     let mut asked = Vec::new();
     let mut todo = vec![root.to_string()];

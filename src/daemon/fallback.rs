@@ -1,4 +1,4 @@
-//! Account fallback (DESIGN §7): a run started with a profile that names
+//! Account fallback (docs/design.md §7): a run started with a profile that names
 //! `fallback = [...]` profiles, and that ends early on an account problem
 //! (the adapter reads authentication or quota failures from the end of
 //! its screen), goes on as a new attempt of the same run with the next

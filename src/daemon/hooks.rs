@@ -1,4 +1,4 @@
-//! `hooks.report` (DESIGN §7): a harness hook fired in a run. The report is
+//! `hooks.report` (docs/design.md §7): a harness hook fired in a run. The report is
 //! recorded (a `HOOK` event, the session and transcript it names, subagent
 //! lineage, the run's name from its first prompt) and its status handed to
 //! the run's status loop (`queue.rs`), the one writer of status. Also the

@@ -1,4 +1,4 @@
-//! `agents daemon`: the broker (DESIGN §2). It owns the database, the
+//! `agents daemon`: the broker (docs/design.md §2). It owns the database, the
 //! registry of live runs and their supervisor links, fan-out of output to
 //! clients, and the prompt queues. Runs live in their supervisors, so this
 //! process can die or be upgraded without losing one.
@@ -52,7 +52,7 @@ pub struct Daemon {
     pub shutdown: Notify,
     /// Tails and indexes the harnesses' transcripts.
     pub transcripts: transcripts::Transcripts,
-    /// One SSH link per remote host (DESIGN §8).
+    /// One SSH link per remote host (docs/design.md §8).
     pub hosts: crate::remote::Links,
     /// Starts in progress by the caller's launch id (a retry waits for them).
     pub starts: once::Starts,

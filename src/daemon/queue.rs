@@ -1,4 +1,4 @@
-//! Prompts to a busy agent wait their turn (DESIGN §4), and the one writer
+//! Prompts to a busy agent wait their turn (docs/design.md §4), and the one writer
 //! of a live run's activity status: it fuses hooks, the screen and output
 //! (`harness::status`) and stores each change with its evidence.
 
@@ -145,7 +145,7 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
                     .call(move |c| {
                         runs::set_status(c, &id, now, &why)?;
                         // An agent stopped for an answer: INTERRUPT, then
-                        // RUN_PAUSED; answered: RUN_RESUMED (DESIGN §4).
+                        // RUN_PAUSED; answered: RUN_RESUMED (docs/design.md §4).
                         if now == ActivityStatus::NeedsApproval {
                             runs::append_event(c, &id, "INTERRUPT", &serde_json::json!({ "why": why }))?;
                             runs::append_event(c, &id, "RUN_PAUSED", &serde_json::json!({}))?;

@@ -1,4 +1,4 @@
-//! Recovery by context reconstruction (DESIGN §7): when a session cannot
+//! Recovery by context reconstruction (docs/design.md §7): when a session cannot
 //! be resumed natively — its harness cannot resume, its transcript file is
 //! gone, or the harness installed now is a version that cannot read it — a
 //! new conversation of the *same* family is started with, as its first

@@ -20,7 +20,7 @@ use crate::api::{ApiError, method};
 use crate::protocol::Frame;
 use crate::protocol::screen;
 use crate::store::runs::RunRow;
-use crate::supervise::{SCREEN_FRAME as FRAME, SMALL_CHANGE_ROWS};
+use crate::supervise::{SCREEN_FRAME as FRAME, SMALL_CHANGE_ROWS, scrolled_budget};
 use crate::term::{ScreenWatch, Terminal};
 
 /// Rows scrolled off an emulator here keeps for its one subscriber.
@@ -161,14 +161,21 @@ async fn emulate(
             cursor += n as u64;
         }
         let due = sent_at.is_none_or(|at| at.elapsed() >= FRAME);
-        if !due && !watch.is_small_change(&term, SMALL_CHANGE_ROWS) {
-            // A large change within a frame of the last: in its frame.
-            if let Some(at) = sent_at {
-                tokio::time::sleep_until(at + FRAME).await;
-            }
-            continue;
-        }
-        if let Some(update) = watch.next(&term, cursor) {
+        let update = match due {
+            true => watch.next(&term, cursor),
+            false => match watch.next_small(&term, cursor, SMALL_CHANGE_ROWS) {
+                Ok(update) => update,
+                Err(_) => {
+                    // A large change within a frame of the last: in its frame.
+                    if let Some(at) = sent_at {
+                        tokio::time::sleep_until(at + FRAME).await;
+                    }
+                    continue;
+                }
+            },
+        };
+        if let Some(update) = update {
+            term.refill_scrolled(scrolled_budget(term.size().0 as usize));
             sent_at = Some(tokio::time::Instant::now());
             numbering.send(outbox, &row.id, update.encode()).await?;
         }

@@ -1,5 +1,5 @@
 //! Sessions as their own records, and resuming or forking one natively
-//! (DESIGN §7): a new run of the same harness family in the same cwd, never
+//! (docs/design.md §7): a new run of the same harness family in the same cwd, never
 //! another family, refused while a run of that session may still be alive.
 
 use std::sync::Arc;

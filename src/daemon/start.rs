@@ -17,7 +17,7 @@ use crate::store::runs::{self, Ending, Resolved, RunRow};
 use crate::supervise::{Grace, SuperviseSpec};
 
 /// Environment variables a harness gets from the client's environment
-/// (DESIGN §4: an allowlist; values are passed, never stored): where things
+/// (docs/design.md §4: an allowlist; values are passed, never stored): where things
 /// are and the locale (`paths::PLACE_AND_LOCALE`), and these.
 const ENV_ALLOWLIST: &[&str] = &[
     "EDITOR",
@@ -255,7 +255,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     daemon.changed(&id);
     // The parent hears of it: a daemon that mirrors the parent from another
-    // host learns this way of children started inside it (DESIGN §8).
+    // host learns this way of children started inside it (docs/design.md §8).
     if let Some(parent) = &parent {
         let (pid, child) = (parent.id.clone(), id.clone());
         let _ = daemon
@@ -419,7 +419,7 @@ async fn free_name(daemon: &Arc<Daemon>, harness: &str) -> Result<String, ApiErr
         .map_err(ApiError::internal)
 }
 
-/// The harness's environment, by precedence (DESIGN §4): the client's
+/// The harness's environment, by precedence (docs/design.md §4): the client's
 /// allowlisted variables, those the harness reads (`Adapter::env_names`)
 /// and those passed by name (run options and the profile), then the
 /// adapter's (config home), then ours.

@@ -1,4 +1,4 @@
-//! Output fan-out (DESIGN §5): a subscription replays a run's output log from
+//! Output fan-out (docs/design.md §5): a subscription replays a run's output log from
 //! an offset and continues live. The log file is the buffer: each
 //! subscription reads it at its own pace, so a slow client never holds up the
 //! PTY reader or another client. One that falls too far behind is sent a
@@ -32,7 +32,7 @@ const MIN_WINDOW: u64 = 16 * 1024;
 /// few tens of MB/s, so 256 KiB is about 10 ms of its time.
 const SKIP_AHEAD: u64 = 256 * 1024;
 
-/// Where a client's frames go: control first, output after (DESIGN §9: keys
+/// Where a client's frames go: control first, output after (docs/design.md §9: keys
 /// and commands travel ahead of output).
 #[derive(Clone)]
 pub struct Outbox {

@@ -1,4 +1,4 @@
-//! The seam every harness family plugs into (DESIGN §7): how to launch it
+//! The seam every harness family plugs into (docs/design.md §7): how to launch it
 //! interactively, resume and fork its sessions, where its transcripts live,
 //! how a run learns its session id, and which status hooks it takes. Pure
 //! apart from reading the harness's own files in `find_session`; the daemon
@@ -137,7 +137,7 @@ pub trait Adapter: Sync {
 
     /// Whether a run that ended early did so on an account problem, read
     /// from the end of its screen and output: the kind and the words that
-    /// said so. Only these fall back to another profile (DESIGN §7). By
+    /// said so. Only these fall back to another profile (docs/design.md §7). By
     /// default, wordings common to many CLIs.
     fn account_problem(&self, text: &str) -> Option<AccountProblem> {
         match_account(text, GENERIC_ACCOUNT_PATTERNS)

@@ -13,7 +13,7 @@ use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery,
 
 pub struct Claude;
 
-/// Every hook the run's settings install (DESIGN §7).
+/// Every hook the run's settings install (docs/design.md §7).
 pub const HOOK_EVENTS: &[&str] = &[
     "SessionStart",
     "UserPromptSubmit",

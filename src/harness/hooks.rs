@@ -1,6 +1,6 @@
 //! What a harness hook says, in our words. Pure: a hook's JSON payload in,
 //! a small bounded [`HookReport`] out (never whole messages, tool inputs or
-//! outputs), and the activity status each hook event stands for (DESIGN §7).
+//! outputs), and the activity status each hook event stands for (docs/design.md §7).
 //! `agents hook` builds the report in the harness's process, so only the
 //! report crosses the socket; the daemon bounds it again.
 

@@ -1,4 +1,4 @@
-//! Harness adapters (DESIGN §7): one per family — `claude`, `codex`,
+//! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
 //! `gemini`, `aider`, and the engine's own `shell`, `cmd` and `demo` — behind
 //! the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.

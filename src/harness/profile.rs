@@ -1,4 +1,4 @@
-//! Harness profiles from `config.toml` (DESIGN §4): `[profiles.NAME]` picks
+//! Harness profiles from `config.toml` (docs/design.md §4): `[profiles.NAME]` picks
 //! a family, and may pin the binary, an isolated config home, a model, and
 //! environment variables to pass by name. `agents run NAME` starts one; a
 //! profile named like a family (`[profiles.claude]`) changes what

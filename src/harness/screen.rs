@@ -1,6 +1,6 @@
 //! What a harness's screen says about it: a permission or trust prompt
 //! waiting for an answer. Pure: screen lines in, a finding out. Hooks, when a
-//! harness has them, are stronger evidence (DESIGN §7); the screen is what
+//! harness has them, are stronger evidence (docs/design.md §7); the screen is what
 //! every harness has.
 
 use crate::api::ActivityStatus;

@@ -1,4 +1,4 @@
-//! Status fusion (DESIGN §7): what a live run's agent is doing, from every
+//! Status fusion (docs/design.md §7): what a live run's agent is doing, from every
 //! piece of evidence the daemon holds, strongest first —
 //!
 //! 1. a **hook** (the harness said so) newer than the last change of the

@@ -1,4 +1,4 @@
-//! Which version of a harness a run starts (DESIGN §4: resolved before spawn
+//! Which version of a harness a run starts (docs/design.md §4: resolved before spawn
 //! and written to the run record). `PROGRAM --version` is asked once per
 //! binary: the answer is cached by path, modification time and size, so an
 //! upgrade in place is noticed and a hundred runs ask once.

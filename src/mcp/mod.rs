@@ -1,5 +1,5 @@
 //! `agents mcp`: the tool table as a Model Context Protocol server on
-//! stdin/stdout (DESIGN §2), so an orchestrating agent can list, start,
+//! stdin/stdout (docs/design.md §2), so an orchestrating agent can list, start,
 //! steer and cancel other agents.
 //!
 //! Each tool is a client of the daemon, like a CLI verb: it connects (the

@@ -354,7 +354,7 @@ impl AgentsMcp {
     fn start_params(&self, args: RunStartArgs) -> Result<StartParams, ApiError> {
         let remote = args.host.clone().filter(|h| h != "local");
         let cwd = match (&remote, args.cwd) {
-            // A path on the host, sent as given (DESIGN §4: explicit mapping).
+            // A path on the host, sent as given (docs/design.md §4: explicit mapping).
             (Some(_), cwd) => cwd.unwrap_or_default(),
             (None, Some(dir)) => std::path::absolute(&dir)
                 .map_err(|e| ApiError::bad_request(format!("cwd '{dir}': {e}")))?

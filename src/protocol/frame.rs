@@ -2,7 +2,7 @@
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-/// The cap on one frame (kind byte + payload). DESIGN §5: 1 MiB, so a peer
+/// The cap on one frame (kind byte + payload). docs/design.md §5: 1 MiB, so a peer
 /// cannot make us allocate more than that per read.
 pub const MAX_FRAME: usize = 1 << 20;
 

@@ -1,4 +1,4 @@
-//! The wire: a version header each way, then length-prefixed frames (DESIGN §5).
+//! The wire: a version header each way, then length-prefixed frames (docs/design.md §5).
 //!
 //! This module knows bytes and values only; reading and writing go through
 //! `AsyncRead`/`AsyncWrite` so the same code serves the daemon socket, the run

@@ -1,4 +1,4 @@
-//! Signalling with the identity checked first (DESIGN §4 process safety).
+//! Signalling with the identity checked first (docs/design.md §4 process safety).
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;

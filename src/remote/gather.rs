@@ -1,4 +1,4 @@
-//! The questions asked of every host (DESIGN §7, §8): a remote run's
+//! The questions asked of every host (docs/design.md §7, §8): a remote run's
 //! session and transcript live on its host, so `sessions.list` and
 //! `transcripts.search` answer with this daemon's rows and those of each
 //! stored host, every row saying its host. The hosts are asked in

@@ -1,4 +1,4 @@
-//! `hosts.install` (DESIGN §8): copy this daemon's own binary to a host
+//! `hosts.install` (docs/design.md §8): copy this daemon's own binary to a host
 //! whose OS and architecture match, into a versioned directory that is
 //! never changed once complete, then point a `current` symlink at it.
 //!

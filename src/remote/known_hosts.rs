@@ -1,4 +1,4 @@
-//! Strict host-key verification against known_hosts (DESIGN §8): a known
+//! Strict host-key verification against known_hosts (docs/design.md §8): a known
 //! key passes; an unknown host or a changed key is a typed error carrying
 //! the fingerprint; trusting is an explicit user action that never replaces
 //! a key already recorded.

@@ -1,4 +1,4 @@
-//! One SSH link per host, held by the daemon (DESIGN §8). A link opens on
+//! One SSH link per host, held by the daemon (docs/design.md §8). A link opens on
 //! first use: SSH, then `agents --version` and the remote login
 //! environment, then `agents serve --stdio` on an exec channel, over which
 //! this daemon is an ordinary client of the remote one. Frames the remote
@@ -7,7 +7,7 @@
 //!
 //! Every connection has an epoch, one more than the last: frames are
 //! delivered tagged with it, and a follower drops any from an epoch that is
-//! not its current one (DESIGN §5).
+//! not its current one (docs/design.md §5).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -1,10 +1,10 @@
-//! A remote run, mirrored here (DESIGN §8): its record in the local
+//! A remote run, mirrored here (docs/design.md §8): its record in the local
 //! database under the same id, and its output appended to a local
 //! `runs/<id>/output.log` through one lossless subscription over the host's
 //! link. Local clients then attach, read logs and export exactly as for a
 //! local run: the daemon's fan-out reads the mirror log.
 //!
-//! The mirror's length is the acked offset (DESIGN §5): after a lost link
+//! The mirror's length is the acked offset (docs/design.md §5): after a lost link
 //! the subscription resumes from it, bytes the mirror already holds are
 //! dropped by offset, and frames of an older connection's epoch are
 //! rejected.
@@ -32,7 +32,7 @@ use crate::supervise::server_method as sup;
 
 /// Reconnect backoff: quick first, doubling. While the host is merely
 /// unreachable the wait is capped at 1 s, so output flows again within the
-/// 2 s of a returning link that DESIGN §10 allows (a loopback reconnect —
+/// 2 s of a returning link that docs/design.md §10 allows (a loopback reconnect —
 /// SSH, probe, serve — takes ~0.3 s); a failed attempt costs one TCP
 /// connect. A refusal a person must fix (host key, keys, version) is
 /// retried at most every 30 s.

@@ -1,4 +1,4 @@
-//! Remote hosts over SSH (DESIGN §8): the same engine on every host.
+//! Remote hosts over SSH (docs/design.md §8): the same engine on every host.
 //!
 //! The daemon holds one SSH link per host (`link`), opened with russh
 //! (`ssh`) after strict host-key verification (`known_hosts`) of a target

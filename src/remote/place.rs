@@ -1,4 +1,4 @@
-//! Placement on a remote host (DESIGN §4 step 3): the same normalized
+//! Placement on a remote host (docs/design.md §4 step 3): the same normalized
 //! `runs.start`, sent to the host's daemon with the cwd and environment
 //! mapped to that host; a host that cannot take it ends the run `blocked`
 //! here, with the reason, before anything starts there. And the run
@@ -321,7 +321,7 @@ async fn forward_on(
     }
 }
 
-/// Cancellation follows ownership edges (DESIGN §4) across hosts: the
+/// Cancellation follows ownership edges (docs/design.md §4) across hosts: the
 /// children of a remote run that are not on its host (a local run, or one
 /// on another host, started with `--parent` it) are cancelled from here,
 /// each with its own owned children. Returns the ids asked to end.
@@ -349,7 +349,7 @@ async fn cancel_elsewhere(daemon: &Arc<Daemon>, root: &RunRow, force: bool) -> V
 /// Children a mirrored run started on its host that are not mirrored here
 /// yet — started inside it (`agents run` there finds its parent through
 /// `AGENTS_RUN_ID`) — are mirrored and followed too, so both sides agree
-/// on the tree (DESIGN §8). `detail` is the host's `runs.show` of the
+/// on the tree (docs/design.md §8). `detail` is the host's `runs.show` of the
 /// parent; its `CHILD_STARTED` events name them.
 pub(super) async fn mirror_children(daemon: &Arc<Daemon>, link: &Arc<HostLink>, conn: &Connection, detail: &Value) {
     let Some(parent) = detail["id"].as_str().map(str::to_string) else {

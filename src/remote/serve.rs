@@ -1,4 +1,4 @@
-//! `agents serve --stdio` (DESIGN §2): what the local daemon runs on a
+//! `agents serve --stdio` (docs/design.md §2): what the local daemon runs on a
 //! remote host over SSH. It exchanges version headers with the peer on
 //! stdin/stdout and with this host's daemon (started if needed, like any
 //! client starts it), then relays bytes both ways untouched, so the daemon

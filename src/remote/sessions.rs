@@ -1,4 +1,4 @@
-//! The conversation of a remote run (DESIGN §7, §8): its harness wrote the
+//! The conversation of a remote run (docs/design.md §7, §8): its harness wrote the
 //! transcript on its host and the daemon there indexed it, so
 //! `transcript.read`, `sessions.show`, `runs.lineage` and a search within
 //! the run's transcript are asked of that daemon, and `sessions.resume` /
@@ -242,7 +242,7 @@ async fn resume(
     let what = format!("session {}", session.id);
     let conn = connect(&link, &what).await?;
     // The variables the session's run named with `--env` go again, with
-    // this client's values, as for a placement (DESIGN §8): the host's
+    // this client's values, as for a placement (docs/design.md §8): the host's
     // record of that run says which.
     let shown = conn
         .call(&link.name, &link.name, method::RUNS_SHOW, json!({ "run": session.run }))

@@ -1,4 +1,4 @@
-//! One SSH connection with russh (DESIGN §8): TCP, strict host-key check,
+//! One SSH connection with russh (docs/design.md §8): TCP, strict host-key check,
 //! ssh-agent then key-file authentication, keepalives; then exec channels —
 //! a command whose output we collect, or a long-lived byte stream (the
 //! remote `agents serve --stdio`).

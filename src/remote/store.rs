@@ -290,7 +290,7 @@ pub fn update_mirror(
 }
 
 /// A run the host could not take, recorded here and ended `blocked` with
-/// the reason (DESIGN §4: before anything starts). A name given and taken
+/// the reason (docs/design.md §4: before anything starts). A name given and taken
 /// is an error (`Corrupt` carries the message); none given gets `harness-N`.
 #[allow(clippy::too_many_arguments)]
 pub fn insert_blocked(

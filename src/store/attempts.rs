@@ -1,4 +1,4 @@
-//! A run's attempts (DESIGN §7, "which attempt actually ran is recorded"):
+//! A run's attempts (docs/design.md §7, "which attempt actually ran is recorded"):
 //! the first is written with the run (`harness::record_launch`); an account
 //! fallback adds the next under the same run, and each attempt is closed
 //! with its outcome and reason.

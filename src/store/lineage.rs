@@ -1,4 +1,4 @@
-//! Lineage in the store (DESIGN §7): the edges between runs — parent runs,
+//! Lineage in the store (docs/design.md §7): the edges between runs — parent runs,
 //! subagents, resume-of and fork-of (`RESUME_OF` / `FORK_OF` events on the
 //! new run, naming the session and the run it came from) — assembled into
 //! a session's record and the tree around a run.

@@ -88,7 +88,7 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE runs ADD COLUMN args TEXT NOT NULL DEFAULT '[]';
     "#,
-    // 4: harness transcripts, normalized and indexed for search (DESIGN §7).
+    // 4: harness transcripts, normalized and indexed for search (docs/design.md §7).
     // run_id and session_id are plain text, not foreign keys: a transcript
     // may be indexed before its run or session row exists, or without one.
     r#"
@@ -174,7 +174,7 @@ const MIGRATIONS: &[&str] = &[
     END;
     "#,
     // 5: what harness hooks teach: a run's subagents (Claude `Task`/`Agent`
-    // sidechains, DESIGN §7 lineage), and whether a run's name may still
+    // sidechains, docs/design.md §7 lineage), and whether a run's name may still
     // follow its first prompt ('given' by the user, 'harness' while it is the
     // placeholder, 'prompt' once taken from one).
     r#"
@@ -191,7 +191,7 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE runs ADD COLUMN name_source TEXT NOT NULL DEFAULT 'given';
     CREATE INDEX sessions_by_run ON sessions(run_id);
     "#,
-    // 6: remote hosts reached over SSH (DESIGN §8); their runs are mirrored
+    // 6: remote hosts reached over SSH (docs/design.md §8); their runs are mirrored
     // in `runs` with `host` set to the host's name.
     r#"
     CREATE TABLE hosts (
@@ -203,7 +203,7 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX runs_by_host ON runs(host, state);
     "#,
-    // 7: lineage and recovery (DESIGN §7): a subagent's task description;
+    // 7: lineage and recovery (docs/design.md §7): a subagent's task description;
     // when each attempt of a run ended and why (account fallback); resume
     // and fork edges found without scanning every event.
     r#"

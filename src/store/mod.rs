@@ -1,4 +1,4 @@
-//! SQLite, owned by one thread (DESIGN §3): every query runs there, in order,
+//! SQLite, owned by one thread (docs/design.md §3): every query runs there, in order,
 //! and async callers await the answer.
 
 pub mod attempts;

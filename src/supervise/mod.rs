@@ -1,4 +1,4 @@
-//! `agents supervise`: one small process per run (DESIGN §2). It owns the PTY
+//! `agents supervise`: one small process per run (docs/design.md §2). It owns the PTY
 //! and the harness child, appends every output byte to the run's log, feeds
 //! the run's emulator, and serves the run socket. It never exits because a
 //! client or the daemon left: only when the run has ended.
@@ -8,7 +8,7 @@ mod evidence;
 mod output;
 mod screens;
 mod server;
-pub use screens::{FRAME as SCREEN_FRAME, SMALL_CHANGE_ROWS, method as screen_method};
+pub use screens::{FRAME as SCREEN_FRAME, SMALL_CHANGE_ROWS, method as screen_method, scrolled_budget};
 pub use server::method as server_method;
 
 use std::sync::Arc;
@@ -71,7 +71,7 @@ pub fn main(paths: Paths) -> Result<i32> {
     let spec: SuperviseSpec =
         serde_json::from_reader(std::io::stdin().lock()).context("reading the run spec from stdin")?;
     // Orphaned descendants of the harness are re-parented to us, so we can
-    // report the ones that escaped the process group (DESIGN §4).
+    // report the ones that escaped the process group (docs/design.md §4).
     nix::sys::prctl::set_child_subreaper(true).context("becoming a child subreaper")?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

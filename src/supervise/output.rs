@@ -1,5 +1,5 @@
 //! The output log: every PTY byte appended, addressed by byte offset, with
-//! time samples (`output.idx`) and screen checkpoints (DESIGN §6).
+//! time samples (`output.idx`) and screen checkpoints (docs/design.md §6).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -20,7 +20,7 @@ const READ_CHUNK: usize = 64 * 1024;
 /// At most one time sample per this interval: enough for asciicast replay
 /// timing, a few bytes per second of idle output.
 const SAMPLE_EVERY: Duration = Duration::from_millis(10);
-/// A checkpoint of the screen every ~1 MB of output (DESIGN §6): replaying
+/// A checkpoint of the screen every ~1 MB of output (docs/design.md §6): replaying
 /// history then costs at most ~1 MB of parsing, tens of milliseconds.
 pub const CHECKPOINT_EVERY: u64 = 1 << 20;
 

@@ -38,10 +38,18 @@ pub const FRAME: Duration = Duration::from_micros(16_667);
 /// line. Anything larger (a flood scrolls every row) waits for its frame.
 pub const SMALL_CHANGE_ROWS: usize = 3;
 
-/// Rows scrolled off kept for subscribers while any watches: more than one
-/// update carries (`term::state`), so a subscriber that is a frame behind
-/// loses none.
+/// Rows scrolled off kept for subscribers while any watches.
 const SCROLLED_KEPT: usize = 4000;
+
+/// Rows scrolled off read for subscribers between two updates: four
+/// screens' worth. What scrolls faster than that (a flood) is only
+/// counted; a client's history then has a gap, filled from the log when
+/// its user scrolls back (`runs.history`). Reading every row of a 100 MB
+/// flood cost a watched run a third of its throughput (`cargo bench
+/// --bench remote_flood`, the pane's run).
+pub fn scrolled_budget(rows: usize) -> usize {
+    (rows * 4).clamp(100, SCROLLED_KEPT)
+}
 
 struct Subscription {
     acked: watch::Sender<u64>,
@@ -156,10 +164,18 @@ async fn stream(
         parsed.borrow_and_update();
         redrawn.borrow_and_update();
         let update = {
-            let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
+            let mut screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
             let due = sent_at.is_none_or(|at| at.elapsed() >= frame);
-            (due || watch.is_small_change(&screen.term, SMALL_CHANGE_ROWS))
-                .then(|| watch.next(&screen.term, screen.offset))
+            let offset = screen.offset;
+            let update = match due {
+                true => Some(watch.next(&screen.term, offset)),
+                false => watch.next_small(&screen.term, offset, SMALL_CHANGE_ROWS).ok(),
+            };
+            if update.as_ref().is_some_and(Option::is_some) {
+                let rows = screen.term.size().0 as usize;
+                screen.term.refill_scrolled(scrolled_budget(rows));
+            }
+            update
         };
         let Some(update) = update else {
             // A large change within a frame of the last: in its frame, with

@@ -1,4 +1,4 @@
-//! History re-rendered from the output log (DESIGN §6).
+//! History re-rendered from the output log (docs/design.md §6).
 //!
 //! The live emulator keeps only its screen. When someone wants more (a user
 //! scrolls back, `agents logs`, a search) the log is replayed, from the

@@ -17,8 +17,62 @@ pub(super) struct Hooks {
     /// Rows pushed off the top of the main screen.
     pub(super) scrolled_lines: u64,
     /// Set only when replaying for [`super::render_history`]: the live
-    /// emulator keeps no history (DESIGN §6).
+    /// emulator keeps no history (docs/design.md §6).
     pub(super) history: Option<History>,
+    /// Rows scrolled off kept for screen subscriptions, while there are.
+    pub(super) scrolled: Option<Scrolled>,
+}
+
+/// Rows that scrolled off, each with its number (`scrolled_lines` before
+/// it), for screen subscriptions to send: at most `capacity`, and at most
+/// `budget` until the next refill. Reading a row's text is most of what a
+/// flood costs beyond parsing it, and nobody reads a flood's lines as they
+/// pass: past the budget, rows are only counted, and a client that wants
+/// them asks the log (`runs.history`).
+#[derive(Debug)]
+pub(super) struct Scrolled {
+    pub(super) rows: VecDeque<(u64, String)>,
+    capacity: usize,
+    pub(super) budget: usize,
+    formatted: String,
+}
+
+impl Scrolled {
+    pub(super) fn new(capacity: usize) -> Scrolled {
+        Scrolled {
+            rows: VecDeque::new(),
+            capacity,
+            budget: capacity,
+            formatted: String::new(),
+        }
+    }
+
+    fn push(&mut self, index: u64, row: &RowContents<'_>) {
+        if self.budget == 0 || self.capacity == 0 {
+            return;
+        }
+        self.budget -= 1;
+        let line = plain_text(row, &mut self.formatted);
+        if self.rows.len() == self.capacity {
+            self.rows.pop_front();
+        }
+        self.rows.push_back((index, line));
+    }
+}
+
+/// A row's text, without its attributes or trailing spaces.
+fn plain_text(row: &RowContents<'_>, formatted: &mut String) -> String {
+    // `RowContents` offers only its SGR-formatted text; strip the SGR.
+    // A fresh capture state per row keeps rows from joining with '\n'.
+    formatted.clear();
+    let mut state = BasicFormattedCaptureState::new();
+    if row.write_formatted_basic(formatted, &mut state).is_err() {
+        // Unreachable: writing into a `String` cannot fail.
+        return String::new();
+    }
+    let mut line: String = basic_formatted_to_plain(formatted).collect();
+    line.truncate(line.trim_end_matches(' ').len());
+    line
 }
 
 /// The last `capacity` rows that scrolled off, as plain text.
@@ -39,34 +93,11 @@ impl History {
         }
     }
 
-    pub(super) fn set_capacity(&mut self, capacity: usize) {
-        self.capacity = capacity;
-        let excess = self.rows.len().saturating_sub(capacity);
-        self.rows.drain(..excess);
-    }
-
-    /// Puts `older` rows before these, keeping the newest `capacity`.
-    pub(super) fn prepend(&mut self, mut older: VecDeque<String>) {
-        older.append(&mut self.rows);
-        let excess = older.len().saturating_sub(self.capacity);
-        older.drain(..excess);
-        self.rows = older;
-    }
-
     fn push(&mut self, row: &RowContents<'_>) {
         if self.capacity == 0 {
             return;
         }
-        // `RowContents` offers only its SGR-formatted text; strip the SGR.
-        // A fresh capture state per row keeps rows from joining with '\n'.
-        self.formatted.clear();
-        let mut state = BasicFormattedCaptureState::new();
-        if row.write_formatted_basic(&mut self.formatted, &mut state).is_err() {
-            // Unreachable: writing into a `String` cannot fail.
-            return;
-        }
-        let mut line: String = basic_formatted_to_plain(&self.formatted).collect();
-        line.truncate(line.trim_end_matches(' ').len());
+        let line = plain_text(row, &mut self.formatted);
         if self.rows.len() == self.capacity {
             self.rows.pop_front();
         }
@@ -109,6 +140,9 @@ impl vt100::Callbacks for Hooks {
         // off it is a full-screen program's redraw, not output.
         if alternate_screen {
             return;
+        }
+        if let Some(scrolled) = &mut self.scrolled {
+            scrolled.push(self.scrolled_lines, &row);
         }
         self.scrolled_lines += 1;
         if let Some(history) = &mut self.history {

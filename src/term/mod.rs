@@ -1,4 +1,4 @@
-//! Terminal emulation: bytes in, screen out (DESIGN §6).
+//! Terminal emulation: bytes in, screen out (docs/design.md §6).
 //!
 //! [`Terminal`] wraps `vt100` and adds what it lacks: answers to terminal
 //! queries (`queries.rs`), the DEC line-drawing charset (`charset.rs`), the
@@ -54,7 +54,7 @@ impl Terminal {
     fn with_hooks(rows: u16, cols: u16, hooks: Hooks) -> Self {
         let (rows, cols) = (non_zero(rows), non_zero(cols));
         // Scrollback capacity 0: rows that leave the screen are dropped (after
-        // `on_scroll` has seen them); DESIGN §6 explains why.
+        // `on_scroll` has seen them); docs/design.md §6 explains why.
         Self {
             parser: vt100::Parser::new_with_callbacks(rows, cols, 0, hooks),
             graphics: DecGraphics::default(),
@@ -162,22 +162,6 @@ impl Terminal {
         match &self.parser.callbacks().history {
             Some(h) => h.rows.iter(),
             None => EMPTY.iter(),
-        }
-    }
-
-    /// Moves the rows `old` captured in front of this terminal's own, as
-    /// if they had scrolled off here: a pane sent a fresh screen (after a
-    /// resize) keeps its scrollback. Only between terminals made
-    /// `with_history`.
-    pub fn keep_history_of(&mut self, old: &mut Terminal) {
-        let older = old
-            .parser
-            .callbacks_mut()
-            .history
-            .as_mut()
-            .map(|h| std::mem::take(&mut h.rows));
-        if let (Some(mine), Some(older)) = (self.parser.callbacks_mut().history.as_mut(), older) {
-            mine.prepend(older);
         }
     }
 

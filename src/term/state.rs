@@ -96,6 +96,10 @@ fn color(c: vt100::Color) -> Color {
     }
 }
 
+/// A change too large to send at once (`ScreenWatch::next_small`).
+#[derive(Debug, PartialEq, Eq)]
+pub struct TooLarge;
+
 /// What one screen subscription was last sent, to send it only what
 /// changed since.
 #[derive(Debug, Default)]
@@ -127,8 +131,29 @@ impl ScreenWatch {
     /// the first after a resize, is full. Rows that would not fit one
     /// update's budget are left for the next (`more`).
     pub fn next(&mut self, term: &Terminal, offset: u64) -> Option<ScreenUpdate> {
+        self.step(term, offset, None).unwrap_or_default()
+    }
+
+    /// As [`Self::next`], only if what changed is small: at most
+    /// `max_rows` rows, nothing scrolled off, the same size (an echo, a
+    /// spinner's frame, a status line: such a change may go out at once,
+    /// a larger one waits for its frame). Otherwise `Err(TooLarge)`, and
+    /// nothing is taken.
+    pub fn next_small(
+        &mut self,
+        term: &Terminal,
+        offset: u64,
+        max_rows: usize,
+    ) -> Result<Option<ScreenUpdate>, TooLarge> {
+        self.step(term, offset, Some(max_rows))
+    }
+
+    fn step(&mut self, term: &Terminal, offset: u64, small: Option<usize>) -> Result<Option<ScreenUpdate>, TooLarge> {
         let size = term.size();
         let full = self.scrolled.is_none() || size != self.size;
+        if small.is_some() && (full || self.scrolled != Some(term.scrolled_lines())) {
+            return Err(TooLarge);
+        }
         if full {
             self.sent = vec![Vec::new(); size.0 as usize];
             self.size = size;
@@ -139,23 +164,28 @@ impl ScreenWatch {
             }
         }
         let mut budget = UPDATE_BUDGET;
-        self.more = false;
-        let mut lines = Vec::new();
+        let mut more = false;
+        let mut lines: Vec<(u16, Row)> = Vec::new();
         for index in 0..size.0 {
             term.row_cells(index, &mut self.row);
-            let sent = &mut self.sent[index as usize];
-            if *sent == self.row {
+            if self.sent[index as usize] == self.row {
                 continue;
+            }
+            if small.is_some_and(|max| lines.len() >= max) {
+                return Err(TooLarge);
             }
             self.scratch.clear();
             screen::encode_row(&mut self.scratch, &self.row);
             if self.scratch.len() + 2 > budget && !lines.is_empty() {
-                self.more = true;
+                more = true;
                 break;
             }
             budget = budget.saturating_sub(self.scratch.len() + 2);
-            sent.clone_from(&self.row);
             lines.push((index, self.row.clone()));
+        }
+        self.more = more;
+        for (index, row) in &lines {
+            self.sent[*index as usize].clone_from(row);
         }
         let (scrolled, dropped) = self.scrolled_rows(term, &mut budget);
         let (cursor, modes) = (term.cursor(), term.modes());
@@ -172,12 +202,12 @@ impl ScreenWatch {
             || modes != self.modes
             || title.is_some();
         if !changed {
-            return None;
+            return Ok(None);
         }
         self.cursor = cursor;
         self.modes = modes;
         self.seq += 1;
-        Some(ScreenUpdate {
+        Ok(Some(ScreenUpdate {
             seq: self.seq,
             offset,
             rows: size.0,
@@ -189,28 +219,7 @@ impl ScreenWatch {
             lines,
             scrolled,
             dropped,
-        })
-    }
-
-    /// Whether what changed since the last update is at most `rows` rows
-    /// of the screen, and nothing scrolled off: an echo, a spinner's
-    /// frame, a status line. Such a change may go out at once; a larger
-    /// one waits for its frame.
-    pub fn is_small_change(&mut self, term: &Terminal, rows: usize) -> bool {
-        if self.scrolled.is_none_or(|s| s != term.scrolled_lines()) || term.size() != self.size {
-            return false;
-        }
-        let mut changed = 0;
-        for index in 0..self.size.0 {
-            term.row_cells(index, &mut self.row);
-            if self.sent[index as usize] != self.row {
-                changed += 1;
-                if changed > rows {
-                    return false;
-                }
-            }
-        }
-        true
+        }))
     }
 
     /// The rows scrolled off since the last update, within `budget`, and
@@ -224,7 +233,7 @@ impl ScreenWatch {
         // The newest rows matter most: a gap goes before them.
         let mut rows: Vec<String> = Vec::new();
         let mut bytes = 0;
-        for line in term.scrolled_since(since).rev().take(SCROLLED_MAX) {
+        for (_, line) in term.scrolled_since(since).rev().take(SCROLLED_MAX) {
             bytes += line.len() + 4;
             if bytes > *budget {
                 break;
@@ -239,24 +248,33 @@ impl ScreenWatch {
 }
 
 impl Terminal {
-    /// Keeps the last `capacity` rows that scroll off the main screen (plain
-    /// text) for [`ScreenWatch`] to send; 0 keeps none. The supervisor keeps
+    /// Keeps up to `capacity` rows that scroll off the main screen (plain
+    /// text) for [`ScreenWatch`] to send, reading at most `capacity` until
+    /// [`Terminal::refill_scrolled`]; 0 keeps none. The supervisor keeps
     /// them only while a screen subscription watches the run.
     pub fn keep_scrolled(&mut self, capacity: usize) {
         let hooks = self.parser.callbacks_mut();
-        match &mut hooks.history {
-            _ if capacity == 0 => hooks.history = None,
-            Some(history) => history.set_capacity(capacity),
-            None => hooks.history = Some(super::hooks::History::new(capacity)),
+        hooks.scrolled = (capacity > 0).then(|| super::hooks::Scrolled::new(capacity));
+    }
+
+    /// Lets the next `budget` rows that scroll off be kept (each update a
+    /// subscription takes refills it: a frame's worth of rows).
+    pub fn refill_scrolled(&mut self, budget: usize) {
+        if let Some(scrolled) = &mut self.parser.callbacks_mut().scrolled {
+            scrolled.budget = budget;
         }
     }
 
     /// The rows kept that scrolled off at or after the `index`-th scroll
-    /// (counted by [`Terminal::scrolled_lines`]), oldest first.
-    pub fn scrolled_since(&self, index: u64) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
-        let kept = self.history();
-        let first = self.scrolled_lines().saturating_sub(kept.len() as u64);
-        let skip = index.saturating_sub(first).min(kept.len() as u64) as usize;
-        kept.skip(skip)
+    /// (counted by [`Terminal::scrolled_lines`]), oldest first, each with
+    /// its number.
+    pub fn scrolled_since(&self, index: u64) -> impl DoubleEndedIterator<Item = &(u64, String)> {
+        static EMPTY: std::collections::VecDeque<(u64, String)> = std::collections::VecDeque::new();
+        let kept = match &self.parser.callbacks().scrolled {
+            Some(s) => &s.rows,
+            None => &EMPTY,
+        };
+        let skip = kept.partition_point(|(i, _)| *i < index);
+        kept.range(skip..)
     }
 }

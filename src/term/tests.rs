@@ -180,19 +180,6 @@ fn growing_after_scrolling_adds_blank_rows_on_top() {
     assert_eq!(fresh.visible_lines(), ["a", "b", "", "", ""]);
 }
 
-#[test]
-fn a_fresh_screen_keeps_the_scrollback_of_the_one_it_replaces() {
-    let mut old = Terminal::with_history(2, 10, 3);
-    old.feed(b"1\r\n2\r\n3\r\n4\r\n5");
-    let mut fresh = Terminal::with_history(2, 5, 3);
-    fresh.feed(b"a\r\nb\r\nc");
-    fresh.keep_history_of(&mut old);
-    // The old rows first, then the fresh terminal's own; the newest 3 kept.
-    assert_eq!(fresh.history().collect::<Vec<_>>(), ["2", "3", "a"]);
-    assert_eq!(old.history().len(), 0);
-    assert_eq!(fresh.visible_lines(), ["b", "c"]);
-}
-
 fn assert_snapshot_round_trips(term: &Terminal) {
     let (rows, cols) = term.size();
     let mut copy = Terminal::new(rows, cols);
@@ -249,4 +236,30 @@ fn a_character_cut_between_reads_and_followed_by_a_bad_byte_loses_nothing() {
         "{:?}",
         whole.visible_lines()
     );
+}
+
+#[test]
+fn rows_scrolled_past_the_budget_are_counted_not_kept() {
+    let mut term = Terminal::new(5, 20);
+    term.keep_scrolled(1000);
+    term.refill_scrolled(10);
+    let lines: String = (0..100).map(|n| format!("line {n}\r\n")).collect();
+    term.feed(lines.as_bytes());
+    // 96 scrolled off; the first 10 were kept, the rest only counted.
+    assert_eq!(term.scrolled_lines(), 96);
+    let kept: Vec<_> = term.scrolled_since(0).cloned().collect();
+    assert_eq!(kept.len(), 10);
+    assert_eq!(kept[9], (9, "line 9".to_string()));
+    let mut watch = crate::term::ScreenWatch::new();
+    watch.next(&term, 0);
+    term.refill_scrolled(10);
+    term.feed(b"more\r\n");
+    let update = watch.next(&term, 1).unwrap();
+    assert_eq!(update.scrolled, ["line 96"]);
+    assert_eq!(update.dropped, 0);
+    term.refill_scrolled(0);
+    term.feed(b"a\r\nb\r\n");
+    let update = watch.next(&term, 2).unwrap();
+    assert!(update.scrolled.is_empty());
+    assert_eq!(update.dropped, 2, "a client's history has a gap there");
 }

@@ -11,7 +11,7 @@
 //!
 //! Lines are deserialized into borrowed structs with only the fields used,
 //! so the rest of a line is skipped without building a JSON tree (the
-//! indexing budget is 100 MB in 5 s, DESIGN §10).
+//! indexing budget is 100 MB in 5 s, docs/design.md §10).
 
 use std::borrow::Cow;
 use std::path::Path;

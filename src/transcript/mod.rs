@@ -1,4 +1,4 @@
-//! The harnesses' own transcripts (DESIGN §7): readers for each native
+//! The harnesses' own transcripts (docs/design.md §7): readers for each native
 //! format, the normalized message they produce, incremental tailing of a
 //! growing file, and indexing into SQLite (FTS5) for search.
 //!

@@ -92,8 +92,20 @@ impl App {
         let Some(run) = self.selected_run().map(|r| r.id.clone()) else {
             return;
         };
+        let history_lines = self.history_lines;
         if let Some(screen) = self.screens.get_mut(&run) {
+            let starts = screen.scroll == 0 && lines > 0;
             screen.scroll = (screen.scroll as isize + lines).max(0) as usize;
+            if starts && screen.mirror.history_gap {
+                // Rows that scrolled past faster than they were sent (a
+                // flood): the log has them all.
+                self.commands.push(Command::History {
+                    run,
+                    before: screen.mirror.offset,
+                    kept_from: screen.mirror.history().len(),
+                    max_lines: history_lines,
+                });
+            }
         }
     }
 

@@ -1,6 +1,6 @@
 //! The TUI's connection to the daemon, on its own task: it turns commands
 //! into calls and frames into updates, and reconnects by itself. The UI loop
-//! never waits on it (DESIGN §9).
+//! never waits on it (docs/design.md §9).
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! The full-screen interface (DESIGN §9): a client of the daemon like any
+//! The full-screen interface (docs/design.md §9): a client of the daemon like any
 //! other. The loop takes its input as a stream so tests can drive it.
 
 pub mod app;
@@ -30,7 +30,7 @@ use app::{App, Command, Update};
 
 use crate::paths::Paths;
 
-/// At most ~60 frames a second (DESIGN §9).
+/// At most ~60 frames a second (docs/design.md §9).
 const FRAME: Duration = Duration::from_millis(16);
 /// Output alone (no key, no other change) is drawn at most this often: a
 /// frame redraws the whole screen, and four panes of 10 Hz spinners out of
@@ -45,7 +45,7 @@ const UPDATE_BATCH: usize = 64;
 /// After a key goes to the focused pane, that pane's next output (its echo,
 /// most often) is drawn at once instead of at the next frame: waiting out the
 /// frame cap added ~9 ms to every echo (`cargo bench --bench tui_latency`,
-/// DESIGN §10 asks for under 10 ms at p99). One early frame per key.
+/// docs/design.md §10 asks for under 10 ms at p99). One early frame per key.
 const ECHO_WINDOW: Duration = Duration::from_millis(100);
 
 /// Restores the terminal however the TUI ends, panics included.

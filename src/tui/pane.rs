@@ -1,6 +1,6 @@
 //! Draws a run's emulated screen into a ratatui buffer. The user's terminal
 //! only ever sees what ratatui writes for these cells: an agent's own escape
-//! sequences never pass through (DESIGN §6).
+//! sequences never pass through (docs/design.md §6).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};

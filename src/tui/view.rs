@@ -1,4 +1,4 @@
-//! Drawing the whole screen from the app state (DESIGN §9).
+//! Drawing the whole screen from the app state (docs/design.md §9).
 
 use std::time::SystemTime;
 

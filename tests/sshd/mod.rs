@@ -1,4 +1,4 @@
-//! A real OpenSSH server on loopback for the remote-host tests (DESIGN §11):
+//! A real OpenSSH server on loopback for the remote-host tests (docs/design.md §11):
 //! its own host key, authorized_keys and config in a temporary folder, no
 //! system file touched, killed when dropped. And the client side of it: a
 //! temporary HOME with its own ~/.ssh (key, config, known_hosts), so nothing

@@ -1,4 +1,4 @@
-//! A fault-injecting TCP proxy for the remote tests (DESIGN §11): it sits
+//! A fault-injecting TCP proxy for the remote tests (docs/design.md §11): it sits
 //! between the local daemon and the loopback sshd and can cut the link
 //! (every connection closed both ways, new ones dropped), stall it (bytes
 //! held in both directions, nothing closed) and restore it.

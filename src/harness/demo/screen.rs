@@ -12,7 +12,7 @@ use super::{BANNER_TITLE, PERMISSION_QUESTION, Stop, THINKING};
 
 /// Spinner frames, as Claude Code cycles them.
 const SPINNER_FRAMES: [char; 6] = ['·', '✢', '✳', '✶', '✻', '✽'];
-/// 10 Hz: the redraw rate DESIGN §10's spinner budget assumes.
+/// 10 Hz: the redraw rate docs/design.md §10's spinner budget assumes.
 pub(super) const SPINNER_INTERVAL: Duration = Duration::from_millis(100);
 /// Rule width when the terminal does not say (a pipe, or no size set).
 const DEFAULT_COLUMNS: u16 = 80;
