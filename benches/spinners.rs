@@ -112,17 +112,7 @@ fn clock_ticks() -> u64 {
 /// CPU time a process has used so far, in ns: its threads' time on a CPU
 /// (exact, unlike the tick-rounded `utime`) and its reaped children's.
 fn cpu_ns(pid: u32, tick_ns: u64) -> u64 {
-    let mut ns = 0;
-    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-        for task in tasks.flatten() {
-            let schedstat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
-            ns += schedstat
-                .split_whitespace()
-                .next()
-                .and_then(|s| s.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
+    let mut ns = common::threads_cpu_ns(pid);
     if let Some(f) = stat_fields(pid) {
         let children: u64 = f[13].parse::<u64>().unwrap_or(0) + f[14].parse::<u64>().unwrap_or(0);
         ns += children * tick_ns;

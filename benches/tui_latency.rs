@@ -26,7 +26,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use agents::term::Terminal;
-use common::{BIN, Home, Pty, quantile, shows, tmux};
+use common::{BIN, Home, Pty, quantile, shows, threads_cpu_ns, tmux};
 
 const ROWS: u16 = 50;
 const COLS: u16 = 200;
@@ -94,6 +94,18 @@ fn focused_pane_origin(term: &Terminal) -> Option<(u16, u16)> {
     })
 }
 
+/// A number field of a verb's `--json` answer.
+fn shown_u32(home: &Home, args: &[&str], field: &str) -> Option<u32> {
+    let shown: serde_json::Value = serde_json::from_str(&home.agents(args)).ok()?;
+    shown[field].as_u64().map(|n| n as u32)
+}
+
+/// A process's parent: a run's harness is its supervisor's child.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+}
+
 fn output_bytes(home: &Home, run: &str) -> u64 {
     let show: serde_json::Value = serde_json::from_str(&home.agents(&["show", run, "--json"])).expect("show --json");
     show["output_bytes"].as_u64().unwrap_or(0)
@@ -113,14 +125,44 @@ fn agents_side(dir: &Path, keys: usize) -> Vec<f64> {
     tui.press(b"\r");
     tui.wait("INSERT mode", |t| shows(t, " INSERT "));
     let origin = focused_pane_origin(&tui.term).expect("the focused pane");
+    let processes = [
+        ("TUI", Some(tui.pid())),
+        (
+            "flood's supervisor",
+            shown_u32(&home, &["show", "flood", "--json"], "pid").and_then(parent_of),
+        ),
+        ("daemon", shown_u32(&home, &["daemon", "status", "--json"], "pid")),
+    ];
+    let cpu_before: Vec<u64> = processes.iter().map(|(_, p)| p.map_or(0, threads_cpu_ns)).collect();
     let before = (Instant::now(), output_bytes(&home, "flood"));
     let latencies = type_and_time(&mut tui, origin, keys);
+    let secs = before.0.elapsed().as_secs_f64();
     let flooded = output_bytes(&home, "flood") - before.1;
     println!(
         "agents: the flood pane took {:.0} MB/s meanwhile ({:.0} KB/s of frames to the terminal)",
-        flooded as f64 / before.0.elapsed().as_secs_f64() / 1e6,
-        tui.bytes as f64 / before.0.elapsed().as_secs_f64() / 1e3,
+        flooded as f64 / secs / 1e6,
+        tui.bytes as f64 / secs / 1e3,
     );
+    let percent: Vec<f64> = processes
+        .iter()
+        .zip(&cpu_before)
+        .map(|((_, p), was)| p.map_or(0, threads_cpu_ns).saturating_sub(*was) as f64 / 1e9 / secs * 100.0)
+        .collect();
+    let shares: Vec<String> = processes
+        .iter()
+        .zip(&percent)
+        .map(|((name, pid), pc)| match pid {
+            Some(_) => format!("{name} {pc:.1} %"),
+            None => format!("{name} not found"),
+        })
+        .collect();
+    println!("agents: CPU meanwhile, % of one core: {}", shares.join(", "));
+    if percent[1] > 0.0 {
+        println!(
+            "agents: the TUI's CPU / the flooding supervisor's: {:.3} (aim: under 0.1)",
+            percent[0] / percent[1]
+        );
+    }
     tui.press(&[0x01, b'd']);
     tui.press(b"q");
     tui.wait_exit();

@@ -266,3 +266,53 @@ fn silent_connections_to_a_run_s_socket_are_bounded_and_closed_and_the_run_goes_
     home.ok(&["send", &id, "ping"]);
     home.wait_until("the run answers", || home.logs(&id).contains("got ping"));
 }
+
+fn alive(pid: i32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
+}
+
+/// The daemon heals itself: killed with `kill -9`, it is started again by
+/// the supervisors of the runs it left, with no command typed, and a prompt
+/// it had queued is delivered. Stopped on purpose, it stays stopped.
+#[test]
+fn a_daemon_killed_is_started_again_by_its_runs_and_one_stopped_stays_stopped() {
+    let home = Home::new();
+    let gates = tempfile::tempdir().unwrap();
+    let gate = gates.path().join("gate");
+    let script = format!(
+        "i=0; while [ ! -e '{}' ]; do echo tick $i; i=$((i+1)); sleep 0.05; done; exec cat",
+        gate.display()
+    );
+    let id = home.start(&["cmd", "--", "sh", "-c", &script]);
+    home.wait_until("the run prints", || {
+        String::from_utf8_lossy(&std::fs::read(home.log_path(&id)).unwrap_or_default()).contains("tick 3")
+    });
+    // Busy: the prompt waits in the daemon's queue.
+    let sent = home.ok(&["send", &id, "healed-prompt"]);
+    assert!(sent.contains("queued"), "{sent}");
+    let killed = home.daemon_pid().expect("daemon.pid");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(killed), nix::sys::signal::Signal::SIGKILL).unwrap();
+    std::fs::write(&gate, b"").unwrap();
+    // No command from here on: the log file and the pid file are read.
+    home.wait_until(
+        "a daemon started by the run's supervisor delivers the queued prompt",
+        || String::from_utf8_lossy(&std::fs::read(home.log_path(&id)).unwrap_or_default()).contains("healed-prompt"),
+    );
+    let healed = home.daemon_pid().expect("the new daemon's pid file");
+    assert_ne!(healed, killed);
+    assert!(alive(healed));
+
+    home.ok(&["daemon", "stop"]);
+    // Longer than a supervisor waits for its daemon to come back, and the
+    // spread between supervisors (`supervise::keeper`).
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(8);
+    while std::time::Instant::now() < until {
+        assert!(
+            home.daemon_pid().is_none(),
+            "a daemon stopped on purpose was started again"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(!alive(healed));
+}

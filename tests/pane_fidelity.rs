@@ -149,6 +149,13 @@ impl Tui {
         }
     }
 
+    /// PgUp on the selected pane, as its user scrolls back.
+    fn scroll_back(&mut self) {
+        use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+        self.app
+            .handle(Event::Key(KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE)));
+    }
+
     /// The pane is laid out at `rows` × `cols`, as `view::draw` does.
     fn lay_out(&mut self, run: &str, rows: u16, cols: u16) {
         self.app.panes_laid_out(vec![(run.to_string(), rows, cols)]);
@@ -481,9 +488,19 @@ async fn a_pane_scrolls_back_through_output_printed_before_the_tui_opened() {
     ]);
     home.wait_until("the output is all printed", || log_text(&home, &id).contains("DONE"));
 
+    let end = log_len(&home, &id);
     let mut tui = Tui::open(&home);
+    tui.pump_until("the pane shows the run's screen", |app| {
+        app.screens.get(&id).is_some_and(|s| s.mirror.offset >= end)
+    })
+    .await;
+    // As the user scrolls back. (A supervisor still parsing when the pane
+    // opened sends the rows it then scrolls off as a gap, filled now.)
+    tui.scroll_back();
     tui.pump_until("the pane has the rows that scrolled off before it opened", |app| {
-        app.screens.get(&id).is_some_and(|s| s.mirror.history().len() >= 2980)
+        app.screens
+            .get(&id)
+            .is_some_and(|s| !s.mirror.history_gap && s.mirror.history().len() >= 2980)
     })
     .await;
     let screen = &tui.app.screens[&id].mirror;
@@ -630,9 +647,7 @@ async fn logs_print_what_the_pane_shows_after_a_resize_and_with_line_drawing() {
     .await;
     // Rows that scrolled past faster than a frame carries are a gap in
     // the pane's history until its user scrolls back over it.
-    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-    tui.app
-        .handle(Event::Key(KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE)));
+    tui.scroll_back();
     tui.pump_until("the pane's history is whole", |app| {
         app.screens.get(&id).is_some_and(|s| !s.mirror.history_gap)
     })

@@ -271,3 +271,18 @@ pub fn tmux(sock: &Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// CPU time a process's threads have had so far, in ns
+/// (`/proc/PID/task/*/schedstat`: exact, unlike the tick-rounded `utime`).
+pub fn threads_cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| {
+            let schedstat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+            schedstat.split_whitespace().next()?.parse::<u64>().ok()
+        })
+        .sum()
+}

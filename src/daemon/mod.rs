@@ -266,6 +266,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     if let Some(binary) = upgrade_to {
         return Err(reexec(&daemon, &binary).await);
     }
+    release_supervisors(&daemon).await;
     // A clean stop leaves one file, not a small database beside a large WAL.
     let _ = daemon
         .store
@@ -273,6 +274,27 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         .await;
     let _ = std::fs::remove_file(daemon.paths.daemon_pid());
     Ok(0)
+}
+
+/// A stop on purpose: each live run's supervisor is told, so it does not
+/// start a daemon in this one's place (`supervise::keeper`). Bounded: a
+/// supervisor that does not answer within a second is not waited for.
+async fn release_supervisors(daemon: &Arc<Daemon>) {
+    let live: Vec<Arc<LiveRun>> = daemon
+        .runs
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .values()
+        .cloned()
+        .collect();
+    let told = live.iter().map(|run| {
+        tokio::time::timeout(
+            std::time::Duration::from_secs(1),
+            run.link
+                .call(crate::supervise::server_method::RELEASE, serde_json::Value::Null),
+        )
+    });
+    futures::future::join_all(told).await;
 }
 
 /// Client connections the daemon serves at once: TUIs, attaches, CLI verbs,

@@ -5,6 +5,7 @@
 
 mod child;
 mod evidence;
+mod keeper;
 mod output;
 mod screens;
 mod server;
@@ -116,6 +117,7 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
     let exited = child::watch_exit(run.clone(), started.leader.pid);
 
     let serve = tokio::spawn(server::serve(listener, run.clone()));
+    let keeper = tokio::spawn(keeper::keep_daemon(run.clone(), paths.clone()));
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -140,6 +142,7 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
     // daemon that is down reads exit.json when it comes back.
     run.wait_for_exit_ack(std::time::Duration::from_secs(10)).await;
     serve.abort();
+    keeper.abort();
     let _ = std::fs::remove_file(&socket);
     Ok(0)
 }

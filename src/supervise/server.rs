@@ -46,6 +46,8 @@ pub mod method {
     /// watches the run's output. Answers the log's length, which is then
     /// announced too.
     pub const PACE: &str = "sup.pace";
+    /// Notification: the daemon stops on purpose; do not start another.
+    pub const RELEASE: &str = "sup.release";
 }
 
 /// The longest pace the daemon may ask for (`method::PACE`).
@@ -144,6 +146,14 @@ pub struct Supervised {
     pub redrawn: watch::Sender<u64>,
     /// Screen subscriptions open (`screens.rs`).
     pub screen_watchers: std::sync::atomic::AtomicUsize,
+    /// Connections watching the run (`method::WATCH`): the daemon's link.
+    pub watchers: watch::Sender<usize>,
+    /// The daemon said it stops on purpose (`method::RELEASE`): none is
+    /// started in its place (`keeper.rs`) until one connects again.
+    released: std::sync::atomic::AtomicBool,
+    /// Daemons this supervisor started (`keeper.rs`): its children, never
+    /// reported as the run's escaped descendants.
+    pub started_daemons: Mutex<Vec<i32>>,
     /// What the screen says the agent waits for, if anything.
     pub finding: watch::Sender<Option<ScreenFinding>>,
     /// The PTY reported end of file.
@@ -201,6 +211,9 @@ impl Supervised {
             parsed: watch::Sender::new(0),
             redrawn: watch::Sender::new(0),
             screen_watchers: Default::default(),
+            watchers: watch::Sender::new(0),
+            released: Default::default(),
+            started_daemons: Default::default(),
             finding: watch::Sender::new(None),
             eof: watch::Sender::new(false),
             exited: watch::Sender::new(None),
@@ -234,6 +247,10 @@ impl Supervised {
     pub fn record_first_size(&self) {
         let screen = self.screen.lock().unwrap_or_else(|p| p.into_inner());
         self.record_size(&screen);
+    }
+
+    pub fn released(&self) -> bool {
+        self.released.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn offset(&self) -> u64 {
@@ -495,6 +512,7 @@ async fn connection(stream: UnixStream, run: Arc<Supervised>) {
     screens.close_all(&run);
     if let Some(w) = watcher {
         w.abort();
+        run.watchers.send_modify(|w| *w = w.saturating_sub(1));
         // The next daemon hears every offset until it says otherwise.
         run.pace_ms.store(0, std::sync::atomic::Ordering::Relaxed);
     }
@@ -512,7 +530,13 @@ fn handle(
         method::WATCH => {
             if watcher.is_none() {
                 *watcher = Some(tokio::spawn(watch_loop(run.clone(), out.clone())));
+                run.released.store(false, std::sync::atomic::Ordering::Relaxed);
+                run.watchers.send_modify(|w| *w += 1);
             }
+            Ok(Value::Null)
+        }
+        method::RELEASE => {
+            run.released.store(true, std::sync::atomic::Ordering::Relaxed);
             Ok(Value::Null)
         }
         method::SNAPSHOT => Ok(run.snapshot()),

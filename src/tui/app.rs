@@ -89,6 +89,7 @@ pub enum Update {
     /// `kept_from` rows.
     History {
         run: String,
+        before: u64,
         kept_from: usize,
         lines: Vec<String>,
     },
@@ -179,6 +180,22 @@ pub struct PaneScreen {
     pub mirror: ScreenMirror,
     /// Lines scrolled back (0 = live).
     pub scroll: usize,
+    /// The offset of the newest `runs.history` asked for: only its answer
+    /// is taken (an older one may come later).
+    pub history_asked: Option<u64>,
+}
+
+impl PaneScreen {
+    /// Asks for the rows that scrolled off before the screen shown now.
+    pub fn ask_history(&mut self, run: &str, max_lines: usize) -> Command {
+        self.history_asked = Some(self.mirror.offset);
+        Command::History {
+            run: run.to_string(),
+            before: self.mirror.offset,
+            kept_from: self.mirror.history().len(),
+            max_lines,
+        }
+    }
 }
 
 pub struct App {
@@ -443,28 +460,29 @@ impl App {
                 let screen = self.screens.entry(run.clone()).or_insert_with(|| PaneScreen {
                     mirror: ScreenMirror::new(update.rows, update.cols, history_lines),
                     scroll: 0,
+                    history_asked: None,
                 });
                 // A new subscription (this pane's first, or after a
-                // reconnect) counts from 1.
-                let kept_from = (update.seq == 1).then(|| screen.mirror.history().len());
-                let (seq, offset) = (update.seq, update.offset);
+                // reconnect) counts from 1; it carries no scrolled rows.
+                let (seq, first) = (update.seq, update.seq == 1);
                 // A refused update leaves the screen as it was; the next
                 // full one (a resize, a reconnect) mends it.
-                if screen.mirror.apply(*update).is_ok()
-                    && let Some(kept_from) = kept_from
-                {
+                if screen.mirror.apply(*update).is_ok() && first {
                     // What scrolled off before it began watching.
-                    self.commands.push(Command::History {
-                        run: run.clone(),
-                        before: offset,
-                        kept_from,
-                        max_lines: self.history_lines,
-                    });
+                    self.commands.push(screen.ask_history(&run, history_lines));
                 }
                 self.unacked.insert(run, seq);
             }
-            Update::History { run, kept_from, lines } => {
-                if let Some(screen) = self.screens.get_mut(&run) {
+            Update::History {
+                run,
+                before,
+                kept_from,
+                lines,
+            } => {
+                if let Some(screen) = self.screens.get_mut(&run)
+                    && screen.history_asked == Some(before)
+                {
+                    screen.history_asked = None;
                     screen.mirror.replace_history(lines, kept_from);
                 }
             }

@@ -99,12 +99,7 @@ impl App {
             if starts && screen.mirror.history_gap {
                 // Rows that scrolled past faster than they were sent (a
                 // flood): the log has them all.
-                self.commands.push(Command::History {
-                    run,
-                    before: screen.mirror.offset,
-                    kept_from: screen.mirror.history().len(),
-                    max_lines: history_lines,
-                });
+                self.commands.push(screen.ask_history(&run, history_lines));
             }
         }
     }

@@ -321,7 +321,12 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                     max_lines,
                 };
                 match client.call::<_, Vec<String>>(method::RUNS_HISTORY, params).await {
-                    Ok(lines) => Update::History { run, kept_from, lines },
+                    Ok(lines) => Update::History {
+                        run,
+                        before,
+                        kept_from,
+                        lines,
+                    },
                     // An older daemon: the pane's history starts when it opened.
                     Err(_) => return,
                 }
