@@ -67,6 +67,16 @@ impl Daemon {
         self.runs.lock().unwrap_or_else(|p| p.into_inner()).get(id).cloned()
     }
 
+    /// Every live run now.
+    pub fn live_runs(&self) -> Vec<Arc<link::LiveRun>> {
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
     pub fn config(&self) -> crate::config::Config {
         let mut watch = self.config.lock().unwrap_or_else(|p| p.into_inner());
         watch.refresh();
@@ -280,13 +290,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
 /// start a daemon in this one's place (`supervise::keeper`). Bounded: a
 /// supervisor that does not answer within a second is not waited for.
 async fn release_supervisors(daemon: &Arc<Daemon>) {
-    let live: Vec<Arc<LiveRun>> = daemon
-        .runs
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .values()
-        .cloned()
-        .collect();
+    let live = daemon.live_runs();
     let told = live.iter().map(|run| {
         tokio::time::timeout(
             std::time::Duration::from_secs(1),

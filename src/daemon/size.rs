@@ -127,14 +127,7 @@ pub async fn release(daemon: &Daemon, live: &LiveRun, viewer: ViewerId) {
 
 /// A connection ended: every run it held a size for is released.
 pub async fn release_all(daemon: &Arc<Daemon>, viewer: ViewerId) {
-    let live: Vec<Arc<LiveRun>> = daemon
-        .runs
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .values()
-        .cloned()
-        .collect();
-    for run in live {
+    for run in daemon.live_runs() {
         release(daemon, &run, viewer).await;
     }
 }

@@ -6,7 +6,6 @@
 //! When the link drops, each subscription waits for it to come back and
 //! starts again from the whole current screen.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,17 +17,12 @@ use crate::api::{ApiError, ErrorCode, method};
 use crate::protocol::Frame;
 use crate::protocol::rpc::Request;
 use crate::protocol::screen;
-use crate::supervise::screen_method;
-
-struct Subscription {
-    acked: watch::Sender<u64>,
-    task: tokio::task::JoinHandle<()>,
-}
+use crate::supervise::{ScreenSubscriptions, screen_method};
 
 /// The screen subscriptions of one remote run's stand-in.
 #[derive(Default)]
 pub struct StandInScreens {
-    subs: HashMap<u64, Subscription>,
+    subs: ScreenSubscriptions,
 }
 
 impl StandInScreens {
@@ -54,21 +48,13 @@ impl StandInScreens {
                         format!("host {} serves no screens (an older agents)", link.name),
                     )));
                 }
-                self.close(link, run, sub);
-                let (acked, acked_rx) = watch::channel(0);
-                let task = tokio::spawn(forward(link.clone(), run.to_string(), sub, out.clone(), acked_rx));
-                self.subs.insert(sub, Subscription { acked, task });
+                let (link, run, out) = (link.clone(), run.to_string(), out.clone());
+                self.subs
+                    .open(sub, |acked| tokio::spawn(forward(link, run, sub, out, acked)));
                 Ok(json!({ "sub": sub }))
             }
             screen_method::ACK => {
-                let seq = req.params.get("seq").and_then(Value::as_u64).unwrap_or(0);
-                if let Some(s) = sub.and_then(|sub| self.subs.get(&sub)) {
-                    s.acked.send_if_modified(|a| {
-                        let newer = seq > *a;
-                        *a = (*a).max(seq);
-                        newer
-                    });
-                }
+                self.subs.ack(&req.params);
                 Ok(Value::Null)
             }
             screen_method::CLOSE => {
@@ -83,26 +69,24 @@ impl StandInScreens {
     }
 
     fn close(&mut self, link: &Arc<HostLink>, run: &str, sub: u64) {
-        if let Some(s) = self.subs.remove(&sub) {
-            s.task.abort();
-            if self.subs.is_empty()
-                && let Some(conn) = link.current()
-            {
-                conn.unroute_screen(run);
-                let run = run.to_string();
-                tokio::spawn(async move {
-                    let _ = conn
-                        .notify(method::RUNS_DETACH, json!({ "run": run, "screen": true }))
-                        .await;
-                });
-            }
+        if self.subs.close(sub)
+            && self.subs.is_empty()
+            && let Some(conn) = link.current()
+        {
+            conn.unroute_screen(run);
+            let run = run.to_string();
+            tokio::spawn(async move {
+                let _ = conn
+                    .notify(method::RUNS_DETACH, json!({ "run": run, "screen": true }))
+                    .await;
+            });
         }
     }
 
     /// The stand-in's link ended: every subscription with it.
     pub fn close_all(&mut self) {
-        for (_, s) in self.subs.drain() {
-            s.task.abort();
+        for sub in self.subs.ids() {
+            self.subs.close(sub);
         }
     }
 }

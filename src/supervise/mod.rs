@@ -9,7 +9,10 @@ mod keeper;
 mod output;
 mod screens;
 mod server;
-pub use screens::{FRAME as SCREEN_FRAME, SMALL_CHANGE_ROWS, method as screen_method, scrolled_budget};
+pub use screens::{
+    FRAME as SCREEN_FRAME, SMALL_CHANGE_ROWS, Subscriptions as ScreenSubscriptions, method as screen_method,
+    scrolled_budget,
+};
 pub use server::method as server_method;
 
 use std::sync::Arc;

@@ -51,15 +51,57 @@ pub fn scrolled_budget(rows: usize) -> usize {
     (rows * 4).clamp(100, SCROLLED_KEPT)
 }
 
-struct Subscription {
-    acked: watch::Sender<u64>,
-    task: tokio::task::JoinHandle<()>,
+/// Screen subscriptions by id, each a task streaming updates and what its
+/// subscriber has acknowledged (the supervisor's, and a remote run's
+/// stand-in's).
+#[derive(Default)]
+pub struct Subscriptions {
+    subs: HashMap<u64, (watch::Sender<u64>, tokio::task::JoinHandle<()>)>,
+}
+
+impl Subscriptions {
+    /// Starts `stream` as subscription `sub` (one of that id is closed first).
+    pub fn open(&mut self, sub: u64, stream: impl FnOnce(watch::Receiver<u64>) -> tokio::task::JoinHandle<()>) {
+        self.close(sub);
+        let (acked, acked_rx) = watch::channel(0);
+        self.subs.insert(sub, (acked, stream(acked_rx)));
+    }
+
+    /// The subscriber has shown update `seq` (`method::ACK`'s params).
+    pub fn ack(&self, params: &Value) {
+        let sub = params.get("sub").and_then(Value::as_u64);
+        let seq = params.get("seq").and_then(Value::as_u64).unwrap_or(0);
+        if let Some((acked, _)) = sub.and_then(|sub| self.subs.get(&sub)) {
+            acked.send_if_modified(|a| {
+                let newer = seq > *a;
+                *a = (*a).max(seq);
+                newer
+            });
+        }
+    }
+
+    /// Ends subscription `sub`; whether there was one.
+    pub fn close(&mut self, sub: u64) -> bool {
+        self.subs.remove(&sub).map(|(_, task)| task.abort()).is_some()
+    }
+
+    pub fn len(&self) -> usize {
+        self.subs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.subs.is_empty()
+    }
+
+    pub fn ids(&self) -> Vec<u64> {
+        self.subs.keys().copied().collect()
+    }
 }
 
 /// The screen subscriptions of one connection.
 #[derive(Default)]
 pub struct Screens {
-    subs: HashMap<u64, Subscription>,
+    subs: Subscriptions,
 }
 
 impl Screens {
@@ -84,20 +126,13 @@ impl Screens {
                     return Some(Err("too many screen subscriptions on one connection".into()));
                 }
                 watching(run, 1);
-                let (acked, acked_rx) = watch::channel(0);
-                let task = tokio::spawn(stream(run.clone(), sub, frame, out.clone(), acked_rx));
-                self.subs.insert(sub, Subscription { acked, task });
+                let (run, out) = (run.clone(), out.clone());
+                self.subs
+                    .open(sub, |acked| tokio::spawn(stream(run, sub, frame, out, acked)));
                 Ok(json!({ "sub": sub }))
             }
             method::ACK => {
-                let seq = req.params.get("seq").and_then(Value::as_u64).unwrap_or(0);
-                if let Some(s) = sub.and_then(|sub| self.subs.get(&sub)) {
-                    s.acked.send_if_modified(|a| {
-                        let newer = seq > *a;
-                        *a = (*a).max(seq);
-                        newer
-                    });
-                }
+                self.subs.ack(&req.params);
                 Ok(Value::Null)
             }
             method::CLOSE => {
@@ -110,16 +145,14 @@ impl Screens {
     }
 
     fn close(&mut self, run: &Arc<Supervised>, sub: u64) {
-        if let Some(s) = self.subs.remove(&sub) {
-            s.task.abort();
+        if self.subs.close(sub) {
             watching(run, -1);
         }
     }
 
     /// The connection ended: its subscriptions with it.
     pub fn close_all(&mut self, run: &Arc<Supervised>) {
-        let subs: Vec<u64> = self.subs.keys().copied().collect();
-        for sub in subs {
+        for sub in self.subs.ids() {
             self.close(run, sub);
         }
     }
