@@ -316,3 +316,71 @@ fn a_daemon_killed_is_started_again_by_its_runs_and_one_stopped_stays_stopped() 
     }
     assert!(!alive(healed));
 }
+
+/// `agents doctor` in a home set up by `prepare`: (exit status, stdout).
+/// A home `prepare` mounted something on (it says so) is unmounted after.
+fn doctor_in(prepare: impl FnOnce(&std::path::Path) -> bool) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    std::fs::set_permissions(&home, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let mounted = prepare(&home);
+    let out = std::process::Command::new(common::BIN)
+        .arg("doctor")
+        .env("AGENTS_HOME", &home)
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .output();
+    if mounted {
+        let _ = std::process::Command::new("umount").arg(&home).status();
+    }
+    let out = out.unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// Doctor says what is wrong where nothing would work: a database that is
+/// not one, a socket directory of another user, a read-only home.
+#[test]
+fn doctor_names_a_broken_database_another_users_socket_directory_and_a_read_only_home() {
+    let (status, out) = doctor_in(|home| {
+        std::fs::write(home.join("agents.db"), [0x5a; 4096]).unwrap();
+        false
+    });
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("problem  database") && out.contains("not a database"),
+        "{out}"
+    );
+    assert!(out.contains("fix: move agents.db aside"), "{out}");
+
+    // Root owns no directory it gives to another user: that is how a
+    // second user's socket directory looks from here.
+    let (status, out) = doctor_in(|home| {
+        // Only root may give a directory away; others skip this case.
+        let _ = nix::unistd::chown(home, Some(nix::unistd::Uid::from_raw(65534)), None);
+        false
+    });
+    if nix::unistd::geteuid().is_root() {
+        assert_eq!(status, 1, "{out}");
+        assert!(out.contains("belongs to another user (uid 65534)"), "{out}");
+    }
+
+    let mounted = std::cell::Cell::new(false);
+    let (status, out) = doctor_in(|home| {
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "ro,size=1m,mode=700", "tmpfs"])
+            .arg(home)
+            .status()
+            .is_ok_and(|s| s.success());
+        mounted.set(ok);
+        ok
+    });
+    if mounted.get() {
+        assert_eq!(status, 1, "{out}");
+        assert!(out.contains("cannot be written: Read-only file system"), "{out}");
+    } else {
+        eprintln!("no read-only mount here (needs root with CAP_SYS_ADMIN): that case is not checked");
+    }
+}

@@ -32,6 +32,27 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
             paths.home.display()
         )),
     }
+    if paths.home.is_dir()
+        && let Err(e) = writable(&paths.home)
+    {
+        bad(
+            format!("state directory {} cannot be written: {e}", paths.home.display()),
+            "make it writable (remount read-write, free space), or set AGENTS_HOME to a directory that is",
+        );
+    }
+    if let Some(dir) = paths.daemon_socket().parent()
+        && let Ok(m) = std::fs::metadata(dir)
+        && m.uid() != nix::unistd::geteuid().as_raw()
+    {
+        bad(
+            format!(
+                "socket directory {} belongs to another user (uid {}): a daemon there is not yours",
+                dir.display(),
+                m.uid()
+            ),
+            "set AGENTS_HOME to a directory of your own (or remove that one, if it is yours to remove)",
+        );
+    }
     match paths.socket_dir() {
         Some(dir) => ok(format!(
             "AGENTS_HOME is too deep for Unix socket paths; sockets live in {}",
@@ -101,6 +122,10 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
             Ok((_, check)) => bad(
                 format!("database integrity: {check}"),
                 "restore agents.db from a backup",
+            ),
+            Err(e) if is_not_a_database(&e) => bad(
+                format!("database {}: {e}", paths.db().display()),
+                "move agents.db aside and restore a backup; without one, agents starts a new database (run output stays in runs/)",
             ),
             Err(e) => bad(format!("database: {e}"), "check the file's permissions"),
         }
@@ -181,4 +206,19 @@ fn credentials(family: &str) -> String {
         said.push_str(&format!(" (and {} more of its variables)", others.len()));
     }
     said
+}
+
+/// Whether a file can be created in `dir` (a read-only mount, a full disk,
+/// another owner's directory say no).
+fn writable(dir: &std::path::Path) -> std::io::Result<()> {
+    let probe = dir.join(format!(".doctor-{}", std::process::id()));
+    std::fs::write(&probe, b"")?;
+    std::fs::remove_file(&probe)
+}
+
+/// SQLite's word for a file that is not one of its databases (malformed,
+/// truncated, overwritten).
+fn is_not_a_database(e: &impl std::fmt::Display) -> bool {
+    let text = e.to_string();
+    text.contains("not a database") || text.contains("malformed")
 }
