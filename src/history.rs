@@ -4,42 +4,14 @@
 use std::io::Read;
 
 use crate::paths::Paths;
-use crate::protocol::run_files::SizeChange;
+use crate::protocol::run_files::{Checkpoint, SizeChange};
 use crate::term::Terminal;
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct Checkpoint {
-    pub offset: u64,
-    pub scrolled: u64,
-    pub rows: u16,
-    pub cols: u16,
-    pub screen: Vec<u8>,
-}
-
-/// Reads every complete checkpoint record; a torn last record is ignored.
+/// Every complete checkpoint of the run; a torn last record is ignored.
 pub fn checkpoints(paths: &Paths, run: &str) -> Vec<Checkpoint> {
-    let Ok(bytes) = std::fs::read(paths.checkpoints(run)) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    let mut at = 0usize;
-    while at + 28 <= bytes.len() {
-        let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
-        let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
-        let len = u32::from_le_bytes(bytes[at + 24..at + 28].try_into().unwrap_or([0; 4])) as usize;
-        if at + 28 + len > bytes.len() {
-            break;
-        }
-        out.push(Checkpoint {
-            offset: u64_at(at),
-            scrolled: u64_at(at + 8),
-            rows: u16_at(at + 16),
-            cols: u16_at(at + 18),
-            screen: bytes[at + 28..at + 28 + len].to_vec(),
-        });
-        at += 28 + len;
-    }
-    out
+    std::fs::read(paths.checkpoints(run))
+        .map(|bytes| Checkpoint::decode_all(&bytes))
+        .unwrap_or_default()
 }
 
 /// The screen at the end of the log: the last checkpoint plus what followed.

@@ -501,3 +501,40 @@ fn a_home_too_deep_for_a_socket_path_still_runs_attaches_and_reads_logs() {
     drop(home);
     let _ = std::fs::remove_dir_all(&socket_dir);
 }
+
+/// The supervisor's checkpoints (a screen every ~1 MiB of output) are read
+/// back as written, so an ended run's screen is rebuilt from the last one
+/// and the log after it, not from the whole log.
+#[test]
+fn the_checkpoints_a_supervisor_writes_are_read_back() {
+    let home = Home::new();
+    let id = home.start(&[
+        "cmd",
+        "--size",
+        "100x30",
+        "--",
+        "sh",
+        "-c",
+        "yes 'a line of output for the checkpoints' | head -c 3500000; echo; echo END; exec sleep 600",
+    ]);
+    home.wait_until("the output is all written", || {
+        std::fs::read(home.log_path(&id)).is_ok_and(|b| b.ends_with(b"END\r\n"))
+    });
+    let paths = agents::paths::Paths::at(home.path().to_path_buf());
+    home.wait_until("three checkpoints are written", || {
+        agents::history::checkpoints(&paths, &id).len() >= 3
+    });
+    let checkpoints = agents::history::checkpoints(&paths, &id);
+    let log_len = std::fs::metadata(home.log_path(&id)).unwrap().len();
+    for (i, c) in checkpoints.iter().enumerate() {
+        assert_eq!((c.rows, c.cols), (30, 100), "checkpoint {i}");
+        assert!(
+            c.offset <= log_len && c.scrolled > 0 && !c.screen.is_empty(),
+            "checkpoint {i}"
+        );
+        if i > 0 {
+            assert!(c.offset > checkpoints[i - 1].offset);
+        }
+    }
+    home.ok(&["cancel", &id]);
+}

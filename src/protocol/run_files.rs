@@ -9,6 +9,8 @@
 //!   had parsed when it took the new size. Replaying the log through an
 //!   emulator that takes each size at its offset gives the screen the
 //!   supervisor had (`agents logs`, asciicast `"r"` events).
+//! - `checkpoints`: [`Checkpoint`]s, the screen every ~1 MiB of output, so
+//!   a screen is rebuilt from the last one and the log after it.
 
 use serde::{Deserialize, Serialize};
 
@@ -98,6 +100,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn checkpoints_round_trip_and_a_torn_one_is_left_out() {
+        let checkpoints = [
+            Checkpoint {
+                offset: 1 << 20,
+                scrolled: 7,
+                rows: 40,
+                cols: 120,
+                screen: b"\x1b[Hhello".to_vec(),
+            },
+            Checkpoint {
+                offset: 2 << 20,
+                scrolled: 9,
+                rows: 50,
+                cols: 200,
+                screen: Vec::new(),
+            },
+        ];
+        let mut bytes: Vec<u8> = checkpoints.iter().flat_map(Checkpoint::encode).collect();
+        assert_eq!(Checkpoint::decode_all(&bytes), checkpoints);
+        bytes.extend_from_slice(&checkpoints[0].encode()[..30]);
+        assert_eq!(Checkpoint::decode_all(&bytes), checkpoints);
+    }
+
+    #[test]
     fn records_round_trip_and_a_torn_tail_is_left_out() {
         let samples = [
             TimeSample { offset: 0, at_ms: 5 },
@@ -139,5 +165,54 @@ mod tests {
         };
         let bytes: Vec<u8> = [at(10), at(5), at(20)].iter().flat_map(|s| s.encode()).collect();
         assert_eq!(SizeChange::decode_all(&bytes), [at(10)]);
+    }
+}
+
+/// The screen at log offset `offset`: its size, how many rows had
+/// scrolled off, and the bytes that redraw it (`Terminal::snapshot`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub offset: u64,
+    pub scrolled: u64,
+    pub rows: u16,
+    pub cols: u16,
+    pub screen: Vec<u8>,
+}
+
+impl Checkpoint {
+    /// Bytes before the screen: offset and scrolled rows (u64), rows and
+    /// cols (u16), the screen's length (u32), all little-endian.
+    pub const HEADER: usize = 24;
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut rec = Vec::with_capacity(Self::HEADER + self.screen.len());
+        rec.extend_from_slice(&self.offset.to_le_bytes());
+        rec.extend_from_slice(&self.scrolled.to_le_bytes());
+        rec.extend_from_slice(&self.rows.to_le_bytes());
+        rec.extend_from_slice(&self.cols.to_le_bytes());
+        rec.extend_from_slice(&(self.screen.len() as u32).to_le_bytes());
+        rec.extend_from_slice(&self.screen);
+        rec
+    }
+
+    /// Every whole record of `bytes`; a torn last one is left out.
+    pub fn decode_all(bytes: &[u8]) -> Vec<Checkpoint> {
+        let mut out = Vec::new();
+        let mut rest = bytes;
+        while rest.len() >= Self::HEADER {
+            let len = u32::from_le_bytes([rest[20], rest[21], rest[22], rest[23]]) as usize;
+            let Some(screen) = rest.get(Self::HEADER..Self::HEADER + len) else {
+                break;
+            };
+            out.push(Checkpoint {
+                offset: u64_at(rest, 0),
+                scrolled: u64_at(rest, 8),
+                rows: u16::from_le_bytes([rest[16], rest[17]]),
+                cols: u16::from_le_bytes([rest[18], rest[19]]),
+                screen: screen.to_vec(),
+            });
+            rest = &rest[Self::HEADER + len..];
+        }
+        out
     }
 }

@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use super::evidence::EndedBy;
 use super::server::{SCREEN_QUIET, Supervised};
 use crate::paths::Paths;
-use crate::protocol::run_files::TimeSample;
+use crate::protocol::run_files::{Checkpoint, TimeSample};
 
 /// PTY reads of up to 64 KiB: large enough that a flood costs few syscalls,
 /// small enough that a keystroke's echo is never held back.
@@ -84,16 +84,9 @@ impl OutputLog {
 }
 
 impl Checkpoints {
-    fn write(&mut self, offset: u64, rows: u16, cols: u16, scrolled: u64, screen: &[u8]) -> std::io::Result<()> {
-        let mut rec = Vec::with_capacity(28 + screen.len());
-        rec.extend_from_slice(&offset.to_le_bytes());
-        rec.extend_from_slice(&scrolled.to_le_bytes());
-        rec.extend_from_slice(&rows.to_le_bytes());
-        rec.extend_from_slice(&cols.to_le_bytes());
-        rec.extend_from_slice(&(screen.len() as u32).to_le_bytes());
-        rec.extend_from_slice(screen);
-        self.file.write_all(&rec)?;
-        self.last = offset;
+    fn write(&mut self, checkpoint: &Checkpoint) -> std::io::Result<()> {
+        self.file.write_all(&checkpoint.encode())?;
+        self.last = checkpoint.offset;
         Ok(())
     }
 }
@@ -126,13 +119,13 @@ fn parse(run: &Supervised, batch: &[Vec<u8>], queued: usize, checkpoints: &Mutex
         let replies = screen.term.take_replies();
         let checkpoint = (screen.offset - checkpoints.last >= CHECKPOINT_EVERY).then(|| {
             let (rows, cols) = screen.term.size();
-            (
-                screen.offset,
+            Checkpoint {
+                offset: screen.offset,
+                scrolled: screen.term.scrolled_lines(),
                 rows,
                 cols,
-                screen.term.scrolled_lines(),
-                screen.term.snapshot(),
-            )
+                screen: screen.term.snapshot(),
+            }
         });
         (replies, checkpoint)
     };
@@ -140,8 +133,8 @@ fn parse(run: &Supervised, batch: &[Vec<u8>], queued: usize, checkpoints: &Mutex
         run.write_input(replies);
     }
     run.parsed.send_modify(|p| *p += queued as u64);
-    if let Some((offset, rows, cols, scrolled, snapshot)) = checkpoint {
-        let _ = checkpoints.write(offset, rows, cols, scrolled, &snapshot);
+    if let Some(checkpoint) = checkpoint {
+        let _ = checkpoints.write(&checkpoint);
     }
 }
 
