@@ -44,24 +44,61 @@ pub fn final_screen(paths: &Paths, run: &str, rows: u16, cols: u16) -> (u64, u16
     (offset, r, c, term.snapshot())
 }
 
+/// A history replay starts at most this much log before what it is asked
+/// for (from the checkpoint there): 16 MiB is well over the 10 000 rows a
+/// pane keeps (`engine.history_lines`) at any line length agents print,
+/// and replays in well under a second, where a 1 GB log replayed from its
+/// start took many.
+const HISTORY_REPLAY_MAX: u64 = 16 << 20;
+
 /// The rows that scrolled off the main screen before log offset `before`
-/// (at most the last `max_lines`, plain text, oldest first), the log
-/// replayed from its start at the sizes the run's screen took
-/// (`runs/<id>/sizes`, else `rows` × `cols`). A screen that began watching
-/// at `before` gets the history it missed this way (`runs.history`).
+/// (at most the last `max_lines`, plain text, oldest first): the log
+/// replayed at the sizes the run's screen took (`runs/<id>/sizes`, else
+/// `rows` × `cols`), from its start or, for a long log, from the newest
+/// checkpoint `HISTORY_REPLAY_MAX` before `before`. A screen that began
+/// watching at `before` gets the history it missed this way
+/// (`runs.history`).
 pub fn scrolled_before(paths: &Paths, run: &str, before: u64, rows: u16, cols: u16, max_lines: usize) -> Vec<String> {
+    scrolled_within(paths, run, before, (rows, cols), max_lines, HISTORY_REPLAY_MAX)
+}
+
+fn scrolled_within(
+    paths: &Paths,
+    run: &str,
+    before: u64,
+    (rows, cols): (u16, u16),
+    max_lines: usize,
+    replay_max: u64,
+) -> Vec<String> {
     let sizes = std::fs::read(paths.sizes(run)).unwrap_or_default();
     let mut sizes: std::collections::VecDeque<SizeChange> = SizeChange::decode_all(&sizes).into();
     let (rows, cols) = match sizes.front() {
         Some(first) if first.offset == 0 => (first.rows, first.cols),
         _ => (rows, cols),
     };
-    let mut term = Terminal::with_history(rows, cols, max_lines);
+    let start = checkpoints(paths, run)
+        .into_iter()
+        .rev()
+        .find(|c| c.offset <= before.saturating_sub(replay_max));
+    let mut term = match &start {
+        Some(c) => {
+            let mut term = Terminal::with_history(c.rows, c.cols, max_lines);
+            term.feed(&c.screen);
+            term
+        }
+        None => Terminal::with_history(rows, cols, max_lines),
+    };
+    let mut offset = start.as_ref().map_or(0, |c| c.offset);
+    // The checkpoint's screen holds the size taken before it.
+    sizes.retain(|s| s.offset > offset || (start.is_none() && s.offset == 0));
     let Ok(mut f) = std::fs::File::open(paths.output_log(run)) else {
         return Vec::new();
     };
+    use std::io::Seek;
+    if f.seek(std::io::SeekFrom::Start(offset)).is_err() {
+        return Vec::new();
+    }
     let mut buf = vec![0u8; 64 * 1024];
-    let mut offset = 0u64;
     while offset < before {
         let want = (before - offset).min(buf.len() as u64) as usize;
         let n = match f.read(&mut buf[..want]) {
@@ -83,4 +120,49 @@ pub fn scrolled_before(paths: &Paths, run: &str, before: u64, rows: u16, cols: u
         term.take_replies();
     }
     term.take_history()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run folder holding `lines` numbered lines printed on a 5-row
+    /// screen, with a checkpoint after the first `at` of them.
+    fn run_with_checkpoint(lines: usize, at: usize) -> (tempfile::TempDir, Paths) {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::at(dir.path().to_path_buf());
+        std::fs::create_dir_all(paths.run_dir("r")).unwrap();
+        let line = |n: usize| format!("line {n}\r\n");
+        let head: String = (0..at).map(line).collect();
+        let tail: String = (at..lines).map(line).collect();
+        let mut term = Terminal::new(5, 20);
+        term.feed(head.as_bytes());
+        let checkpoint = Checkpoint {
+            offset: head.len() as u64,
+            scrolled: term.scrolled_lines(),
+            rows: 5,
+            cols: 20,
+            screen: term.snapshot(),
+        };
+        std::fs::write(paths.checkpoints("r"), checkpoint.encode()).unwrap();
+        std::fs::write(paths.output_log("r"), format!("{head}{tail}")).unwrap();
+        (dir, paths)
+    }
+
+    #[test]
+    fn a_long_log_is_replayed_from_the_checkpoint_before_what_is_asked() {
+        let (_dir, paths) = run_with_checkpoint(1000, 900);
+        let end = std::fs::metadata(paths.output_log("r")).unwrap().len();
+        // Asked for far less than the log before the checkpoint: the rows
+        // from the checkpoint's screen on, not the log's first ones.
+        let rows = scrolled_within(&paths, "r", end, (5, 20), 50, 1000);
+        let expected: Vec<String> = (946..996).map(|n| format!("line {n}")).collect();
+        assert_eq!(rows, expected);
+        let from_checkpoint = scrolled_within(&paths, "r", end, (5, 20), 10_000, 1000);
+        assert_eq!(from_checkpoint.first().map(String::as_str), Some("line 896"));
+        // Unbounded, the log is replayed from its start.
+        let whole = scrolled_within(&paths, "r", end, (5, 20), 10_000, u64::MAX);
+        assert_eq!(whole.first().map(String::as_str), Some("line 0"));
+        assert_eq!(whole.len(), 996);
+    }
 }

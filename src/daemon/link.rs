@@ -46,8 +46,9 @@ pub struct LiveRun {
     pub quiet_ms: AtomicU64,
     /// Subscriptions streaming the run's output now (`viewer`).
     viewers: Mutex<usize>,
-    /// Counts the resizes of the run's PTY (`runs.resize`): each one makes
-    /// every screen subscription send a fresh snapshot (`subscribe.rs`).
+    /// Counts the resizes of the run's PTY (`runs.resize`): a byte
+    /// subscription of a screen is sent a fresh snapshot (`subscribe.rs`),
+    /// an emulator here takes the new size (`screens.rs`).
     pub resized: watch::Sender<u64>,
     /// The viewers holding a size for the run, the latest last (`size.rs`).
     pub holders: Mutex<super::size::Holders>,

@@ -20,11 +20,9 @@ use crate::api::{ApiError, method};
 use crate::protocol::Frame;
 use crate::protocol::screen;
 use crate::store::runs::RunRow;
-use crate::supervise::{SCREEN_FRAME as FRAME, SMALL_CHANGE_ROWS, scrolled_budget};
+use crate::supervise::{SCREEN_FRAME as FRAME, SCROLLED_KEPT, SMALL_CHANGE_ROWS, scrolled_budget};
 use crate::term::{ScreenWatch, Terminal};
 
-/// Rows scrolled off an emulator here keeps for its one subscriber.
-const SCROLLED_KEPT: usize = 4000;
 /// Log bytes an emulator here parses between two updates at most; a run
 /// further ahead than `subscribe::LAG_LIMIT` is taken up from its newest
 /// checkpoint instead.

@@ -436,8 +436,8 @@ pub struct ScreenMirror {
     pub seq: u64,
     history: VecDeque<String>,
     history_max: usize,
-    /// Rows scrolled off that this mirror never got (`ScreenUpdate::dropped`),
-    /// or that scrolled before it began: its history is not whole.
+    /// Rows scrolled off that this mirror never got (`ScreenUpdate::dropped`):
+    /// its history is not whole until it asks the log again.
     pub history_gap: bool,
 }
 

@@ -10,8 +10,8 @@ mod output;
 mod screens;
 mod server;
 pub use screens::{
-    FRAME as SCREEN_FRAME, SMALL_CHANGE_ROWS, Subscriptions as ScreenSubscriptions, method as screen_method,
-    scrolled_budget,
+    FRAME as SCREEN_FRAME, SCROLLED_KEPT, SMALL_CHANGE_ROWS, Subscriptions as ScreenSubscriptions,
+    method as screen_method, scrolled_budget,
 };
 pub use server::method as server_method;
 

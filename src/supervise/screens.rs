@@ -39,7 +39,7 @@ pub const FRAME: Duration = Duration::from_micros(16_667);
 pub const SMALL_CHANGE_ROWS: usize = 3;
 
 /// Rows scrolled off kept for subscribers while any watches.
-const SCROLLED_KEPT: usize = 4000;
+pub const SCROLLED_KEPT: usize = 4000;
 
 /// Rows scrolled off read for subscribers between two updates: four
 /// screens' worth. What scrolls faster than that (a flood) is only
