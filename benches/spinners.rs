@@ -175,7 +175,7 @@ fn agents_side(dir: &Path, runs: usize, window: Duration, tick_ns: u64) -> Vec<(
     let home = Home::new(dir);
     // The engine as a user runs it: the tests' short quiet window (300 ms)
     // also shortens the pace at which the daemon hears the offsets of runs
-    // nobody watches (a quarter of it), to under a 10 Hz spinner's frame.
+    // nobody watches (to half of it, 150 ms).
     // `AGENTS_BENCH_TEST_CONFIG=1` keeps the tests' settings.
     if std::env::var_os("AGENTS_BENCH_TEST_CONFIG").is_none() {
         std::fs::write(home.config.join("agents/config.toml"), "").expect("config file");

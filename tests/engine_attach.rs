@@ -272,7 +272,7 @@ fn logs_prints_every_line_of_a_run_taller_than_its_screen() {
 #[test]
 fn logs_of_a_busy_run_nobody_watches_show_all_its_log_held_when_asked() {
     // While nobody watches a run, its supervisor announces its output at a
-    // pace (a quarter of `quiet_ms`: 250 ms here, slower than the run's 10
+    // pace (half of `quiet_ms`: 500 ms here, slower than the run's 10
     // lines a second); `agents logs` must still show every line already
     // written.
     let home = Home::with_config("[engine]\nquiet_ms = 1000\n");

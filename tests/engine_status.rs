@@ -89,3 +89,35 @@ fn a_status_says_what_it_rests_on_and_how_old_that_is() {
         "{text}"
     );
 }
+
+/// While nobody watches a run, its supervisor announces its offset only
+/// every few seconds, and says when output pauses instead: a run printing
+/// without pause for longer than that stays `working` all along, and is
+/// `idle` once it stops.
+#[test]
+fn a_run_nobody_watches_stays_working_while_it_prints_and_idles_once_it_stops() {
+    let home = Home::with_config("[engine]\nquiet_ms = 2000\n");
+    // 7 s of a dot every 50 ms: longer than the 5 s between offsets.
+    let id = home.start(&[
+        "cmd",
+        "--",
+        "sh",
+        "-c",
+        "i=0; while [ $i -lt 140 ]; do printf .; sleep 0.05; i=$((i+1)); done; echo done; exec sleep 60",
+    ]);
+    let log = || std::fs::read_to_string(home.log_path(&id)).unwrap_or_default();
+    home.wait_until("the run works", || home.show(&id)["status"] == "working");
+    let mut looks = 0;
+    while !log().contains("done") {
+        let shown = home.show(&id);
+        // The log is read after the status: a stop that came between is no
+        // fault.
+        if shown["status"] != "working" && !log().contains("done") {
+            panic!("status while printing: {shown}");
+        }
+        looks += 1;
+    }
+    assert!(looks > 10, "looked only {looks} times while it printed");
+    home.wait_until("the run falls quiet", || home.show(&id)["status"] == "idle");
+    assert_eq!(home.show(&id)["evidence"], "no output for a while");
+}

@@ -127,13 +127,24 @@ pub async fn export_cast(paths: &Paths, run: &str, file: &Path) -> Result<i32> {
 /// UTF-8 sequence is carried over to the next output event rather than
 /// mangled.
 fn cast_events(bytes: &[u8], samples: &[TimeSample], sizes: &[SizeChange]) -> Vec<Value> {
-    let start_ms = samples.first().map(|s| s.at_ms).unwrap_or(0);
+    // The first sample, or with none yet the first size change.
+    let start_ms = samples
+        .first()
+        .map(|s| s.at_ms)
+        .or_else(|| sizes.iter().map(|c| c.at_ms).min())
+        .unwrap_or(0);
     let secs = |ms: u64| ms.saturating_sub(start_ms) as f64 / 1000.0;
     // Each stretch of the log, from where, and when it was written.
     let mut cuts: Vec<(u64, Option<&SizeChange>, u64)> = samples.iter().map(|s| (s.offset, None, s.at_ms)).collect();
     cuts.extend(sizes.iter().map(|c| (c.offset, Some(c), c.at_ms)));
     // At one offset the size comes first: the bytes there were parsed at it.
     cuts.sort_by_key(|(offset, change, _)| (*offset, change.is_none()));
+    // Bytes before the first cut (a log with no time sample yet, as a live
+    // run's first second may be) go out at the first time known.
+    if cuts.first().is_none_or(|c| c.0 > 0) {
+        let at_ms = cuts.first().map_or(start_ms, |c| c.2);
+        cuts.insert(0, (0, None, at_ms));
+    }
     let mut events = Vec::new();
     let mut pending: Vec<u8> = Vec::new();
     let mut last_t = 0.0f64;
@@ -196,6 +207,25 @@ mod tests {
                 json!([0.2, "r", "100x30"]),
                 json!([0.2, "o", "two "]),
                 json!([0.5, "o", "é\r\n"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn bytes_before_the_first_time_sample_are_not_left_out() {
+        let bytes = b"before\r\nafter\r\n";
+        let resized = SizeChange {
+            offset: 8,
+            at_ms: 1200,
+            rows: 30,
+            cols: 100,
+        };
+        assert_eq!(
+            cast_events(bytes, &[], &[resized]),
+            [
+                json!([0.0, "o", "before\r\n"]),
+                json!([0.0, "r", "100x30"]),
+                json!([0.0, "o", "after\r\n"]),
             ]
         );
     }

@@ -67,6 +67,10 @@ pub async fn adopt(daemon: &Arc<Daemon>, row: &RunRow) -> anyhow::Result<Arc<Liv
     }
     let offset = hello["offset"].as_u64().unwrap_or(0);
     let live = Arc::new(LiveRun::new(row.id.clone(), link.clone(), offset));
+    live.says_busy.store(
+        hello["busy"].as_bool() == Some(true),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     *live.screen.lock().unwrap_or_else(|p| p.into_inner()) =
         serde_json::from_value(hello["screen"].clone()).unwrap_or(None);
     // Queued prompts wait for a quiet moment. A harness that just started is

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -44,6 +44,12 @@ pub struct LiveRun {
     /// (0 until then): output within this of the previous output cannot
     /// change the status, so it does not wake the loop (`queue::spawn`).
     pub quiet_ms: AtomicU64,
+    /// The supervisor says when output pauses (its `hello` says `busy`).
+    pub says_busy: AtomicBool,
+    /// It said output is going on, and will say when it has paused for
+    /// `busy_ms` (`sup.pace`): until then the run's output counts as new.
+    busy: AtomicBool,
+    busy_ms: AtomicU64,
     /// Subscriptions streaming the run's output now (`viewer`).
     viewers: Mutex<usize>,
     /// Counts the resizes of the run's PTY (`runs.resize`): a byte
@@ -59,11 +65,14 @@ pub struct LiveRun {
 
 /// The longest pace asked of a run's supervisor while nobody watches its
 /// output: its offset then serves the run's status and the stored
-/// `output_bytes`, for which a quarter of a second late is on time. A run
-/// spinning at 10 Hz so sends 3 offsets a second instead of 10, each a
-/// wake-up of its supervisor and of the daemon (`cargo bench --bench
-/// spinners`).
-const UNWATCHED_PACE_MAX_MS: u64 = 250;
+/// `output_bytes`, for which half a second late is on time. A run spinning
+/// at 10 Hz so sends 2 offsets a second instead of 10, each a wake-up of its
+/// supervisor and of the daemon (`cargo bench --bench spinners`).
+const UNWATCHED_PACE_MAX_MS: u64 = 500;
+/// The pace while nobody watches, from a supervisor that says when output
+/// pauses: the offsets then only keep `output_bytes` fresh, and a run
+/// spinning at 10 Hz sends one every 5 s.
+const BUSY_PACE_MS: u64 = 5000;
 
 /// A subscription streaming a run's output; while one lives, the run's
 /// supervisor announces every offset at once.
@@ -74,7 +83,7 @@ impl Drop for Viewer {
         let mut viewers = self.0.viewers.lock().unwrap_or_else(|p| p.into_inner());
         *viewers = viewers.saturating_sub(1);
         if *viewers == 0 {
-            self.0.link.pace(self.0.unwatched_pace_ms());
+            self.0.pace_unwatched();
         }
     }
 }
@@ -93,6 +102,9 @@ impl LiveRun {
             screen_at: Mutex::new(None),
             hook: Mutex::new(None),
             quiet_ms: AtomicU64::new(0),
+            says_busy: AtomicBool::new(false),
+            busy: AtomicBool::new(false),
+            busy_ms: AtomicU64::new(0),
             viewers: Mutex::new(0),
             resized: watch::Sender::new(0),
             holders: Default::default(),
@@ -122,20 +134,56 @@ impl LiveRun {
         viewer
     }
 
-    /// The pace while nobody watches: a quarter of `engine.quiet_ms` at
-    /// most, so offsets still arrive well within the quiet that would make
-    /// a spinning run `idle` (announced at most pace + one output interval
-    /// apart, and the last at most pace late).
-    fn unwatched_pace_ms(&self) -> u64 {
-        (self.quiet_ms.load(Ordering::Relaxed) / 4).min(UNWATCHED_PACE_MAX_MS)
+    /// Paces the supervisor while nobody watches. One that says when output
+    /// pauses is asked to, after half of `engine.quiet_ms`, and otherwise
+    /// only for an offset every `BUSY_PACE_MS`. An older one gets half of
+    /// `engine.quiet_ms` at most (`UNWATCHED_PACE_MAX_MS`): any pace under
+    /// the quiet window keeps a busy run `working`, since an offset held back
+    /// goes out at most a pace after the one before, so two announcements
+    /// are never further apart than the outputs were or than the pace; the
+    /// last output is heard at most a pace late.
+    fn pace_unwatched(&self) {
+        let half_quiet = self.quiet_ms.load(Ordering::Relaxed) / 2;
+        if self.says_busy.load(Ordering::Relaxed) {
+            let busy_ms = half_quiet.clamp(1, crate::supervise::PACE_MAX_MS);
+            self.busy_ms.store(busy_ms, Ordering::Relaxed);
+            self.link.pace(BUSY_PACE_MS, Some(busy_ms));
+        } else {
+            self.link.pace(half_quiet.min(UNWATCHED_PACE_MAX_MS), None);
+        }
     }
 
     /// Paces the supervisor's offsets if nobody watches the run yet.
     fn pace_if_unwatched(&self) {
         let viewers = self.viewers.lock().unwrap_or_else(|p| p.into_inner());
         if *viewers == 0 {
-            self.link.pace(self.unwatched_pace_ms());
+            self.pace_unwatched();
         }
+    }
+
+    /// What the supervisor said with an offset about the output going on:
+    /// `busy`, or nothing (not asked, as while a subscription watches, or a
+    /// supervisor too old to say).
+    fn said_busy(&self, busy: Option<bool>) {
+        let was = self.busy.swap(busy == Some(true), Ordering::Relaxed);
+        let mut last = self.last_output.lock().unwrap_or_else(|p| p.into_inner());
+        match busy {
+            // It paused `busy_ms` ago: the quiet window runs from then.
+            Some(false) if was => {
+                let ago = Duration::from_millis(self.busy_ms.load(Ordering::Relaxed));
+                *last = Instant::now().checked_sub(ago).or(*last);
+                drop(last);
+                self.wake.notify_waiters();
+            }
+            // No longer said: it was going on until now.
+            None if was => *last = Some(Instant::now()),
+            _ => {}
+        }
+    }
+
+    /// The supervisor said output is going on and has not said it paused.
+    pub fn is_busy(&self) -> bool {
+        self.busy.load(Ordering::Relaxed)
     }
 
     /// Output arrived now. Wakes the status loop only when the run had been
@@ -157,13 +205,19 @@ impl LiveRun {
             hook: self.hook.lock().unwrap_or_else(|p| p.into_inner()).clone(),
             screen: self.screen.lock().unwrap_or_else(|p| p.into_inner()).clone(),
             screen_at: *self.screen_at.lock().unwrap_or_else(|p| p.into_inner()),
-            last_output: *self.last_output.lock().unwrap_or_else(|p| p.into_inner()),
+            last_output: match self.is_busy() {
+                true => Some(Instant::now()),
+                false => *self.last_output.lock().unwrap_or_else(|p| p.into_inner()),
+            },
         }
     }
 
     /// Quiet means no output for `quiet`: the weakest evidence of status
     /// fusion (`harness::status`), and the condition for typing a prompt.
     pub fn quiet_for(&self, quiet: Duration) -> Option<Duration> {
+        if self.is_busy() {
+            return Some(quiet);
+        }
         let last = *self.last_output.lock().unwrap_or_else(|p| p.into_inner());
         match last {
             None => None,
@@ -219,7 +273,12 @@ impl Drop for ScreenSub {
 
 /// What a supervisor tells the daemon unasked.
 pub enum SupervisorNote {
-    Offset(u64),
+    /// The log's length, and whether output is going on (`sup.pace`'s
+    /// `busy_ms`).
+    Offset {
+        offset: u64,
+        busy: Option<bool>,
+    },
     Screen(Option<ScreenFinding>),
     Exited(Box<ExitEvidence>),
 }
@@ -286,23 +345,25 @@ impl Link {
                         }
                     }
                     Ok(Message::Request(note)) => {
-                        let note = match note.method.as_str() {
-                            sup::OFFSET => note
-                                .params
-                                .get("offset")
-                                .and_then(Value::as_u64)
-                                .map(SupervisorNote::Offset),
-                            sup::SCREEN => Some(SupervisorNote::Screen(
-                                serde_json::from_value(note.params.get("finding").cloned().unwrap_or(Value::Null))
-                                    .unwrap_or(None),
-                            )),
-                            sup::EXITED => note
-                                .params
-                                .get("evidence")
-                                .and_then(|e| serde_json::from_value(e.clone()).ok())
-                                .map(|e| SupervisorNote::Exited(Box::new(e))),
-                            _ => None,
-                        };
+                        let note =
+                            match note.method.as_str() {
+                                sup::OFFSET => note.params.get("offset").and_then(Value::as_u64).map(|offset| {
+                                    SupervisorNote::Offset {
+                                        offset,
+                                        busy: note.params.get("busy").and_then(Value::as_bool),
+                                    }
+                                }),
+                                sup::SCREEN => Some(SupervisorNote::Screen(
+                                    serde_json::from_value(note.params.get("finding").cloned().unwrap_or(Value::Null))
+                                        .unwrap_or(None),
+                                )),
+                                sup::EXITED => note
+                                    .params
+                                    .get("evidence")
+                                    .and_then(|e| serde_json::from_value(e.clone()).ok())
+                                    .map(|e| SupervisorNote::Exited(Box::new(e))),
+                                _ => None,
+                            };
                         if let Some(note) = note
                             && notes.send(note).await.is_err()
                         {
@@ -388,11 +449,16 @@ impl Link {
     }
 
     /// Asks the supervisor to announce offsets at most every `every_ms`
-    /// while output goes on (`sup.pace`), as a notification sent in order
-    /// under the caller's lock. An older supervisor or a remote run's
-    /// stand-in ignores it, and announces every offset.
-    pub fn pace(&self, every_ms: u64) {
-        let note = Request::notification(sup::PACE, serde_json::json!({ "every_ms": every_ms }));
+    /// while output goes on, and with `busy_ms` to say when output pauses
+    /// (`sup.pace`), as a notification sent in order under the caller's
+    /// lock. An older supervisor or a remote run's stand-in ignores it, and
+    /// announces every offset.
+    pub fn pace(&self, every_ms: u64, busy_ms: Option<u64>) {
+        let mut params = serde_json::json!({ "every_ms": every_ms });
+        if let Some(busy_ms) = busy_ms {
+            params["busy_ms"] = busy_ms.into();
+        }
+        let note = Request::notification(sup::PACE, params);
         let _ = self.frames.try_send(Frame::control(&note));
     }
 
@@ -471,12 +537,13 @@ pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::R
             daemon.output_bytes.forget(&live.id);
         }
         match note {
-            Some(SupervisorNote::Offset(offset)) => {
+            Some(SupervisorNote::Offset { offset, busy }) => {
                 let previous = live.committed.send_replace(offset);
                 if offset > previous {
                     live.output_seen();
                     daemon.output_bytes.note(&daemon, &live.id, offset);
                 }
+                live.said_busy(busy);
             }
             Some(SupervisorNote::Screen(finding)) => {
                 let mut screen = live.screen.lock().unwrap_or_else(|p| p.into_inner());

@@ -83,6 +83,15 @@ impl Daemon {
         watch.current.clone()
     }
 
+    /// The engine settings as last read, without looking at the file: for
+    /// loops that run often (each run's status loop wakes every quiet
+    /// window; with 50 runs a `stat` each was 50 a second). Every
+    /// `config()` call and the minute's tick read edits.
+    pub fn engine_as_read(&self) -> crate::config::Engine {
+        let watch = self.config.lock().unwrap_or_else(|p| p.into_inner());
+        watch.current.engine.clone()
+    }
+
     pub fn changed(&self, id: &str) {
         let _ = self.changes.send(id.to_string());
     }

@@ -3,7 +3,7 @@
 //! (`harness::status`) and stores each change with its evidence.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::Daemon;
 use super::link::LiveRun;
@@ -83,11 +83,7 @@ pub async fn enqueue(daemon: &Arc<Daemon>, run: &str, prompt_id: &str, text: &st
 }
 
 pub(super) fn rules(daemon: &Daemon) -> Rules {
-    let engine = daemon.config().engine;
-    Rules {
-        quiet: Duration::from_millis(engine.quiet_ms),
-        decay: Duration::from_secs(engine.status_decay_secs),
-    }
+    Rules::of(&daemon.config().engine)
 }
 
 fn verdict(live: &LiveRun, rules: &Rules) -> Verdict {
@@ -125,7 +121,7 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
             let woken = live.wake.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            let rules = rules(&daemon);
+            let rules = Rules::of(&daemon.engine_as_read());
             live.quiet_ms
                 .store(rules.quiet.as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
             let Verdict {
@@ -167,7 +163,10 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
             // decays), output falls quiet (a queued prompt may go in then,
             // whatever the status), or until woken by new evidence, a new
             // prompt, or the end.
-            let wait = recheck.into_iter().chain(live.quiet_for(rules.quiet)).min();
+            // While the supervisor says output goes on, its word that it
+            // paused wakes the loop; no timer need look.
+            let falls_quiet = live.quiet_for(rules.quiet).filter(|_| !live.is_busy());
+            let wait = recheck.into_iter().chain(falls_quiet).min();
             tokio::select! {
                 _ = woken => {}
                 _ = ended.changed() => {}

@@ -51,6 +51,15 @@ pub struct Rules {
     pub decay: Duration,
 }
 
+impl Rules {
+    pub fn of(engine: &crate::config::Engine) -> Rules {
+        Rules {
+            quiet: Duration::from_millis(engine.quiet_ms),
+            decay: Duration::from_secs(engine.status_decay_secs),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
     pub status: ActivityStatus,

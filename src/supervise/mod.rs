@@ -13,6 +13,7 @@ pub use screens::{
     FRAME as SCREEN_FRAME, SCROLLED_KEPT, SMALL_CHANGE_ROWS, Subscriptions as ScreenSubscriptions,
     method as screen_method, scrolled_budget,
 };
+pub use server::PACE_MAX_MS;
 pub use server::method as server_method;
 
 use std::sync::Arc;

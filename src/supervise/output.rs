@@ -20,6 +20,14 @@ const READ_CHUNK: usize = 64 * 1024;
 /// At most one time sample per this interval: enough for asciicast replay
 /// timing, a few bytes per second of idle output.
 const SAMPLE_EVERY: Duration = Duration::from_millis(10);
+/// Time samples are written in batches, at least this often while output
+/// goes on and once output pauses this long (the first after a pause at
+/// once): a write per sample was a third of the writes of a spinning run
+/// (one frame, one log write, one index write). A supervisor killed
+/// outright loses at most this much of the timing, never a byte of output;
+/// an export of a live run times its last second's bytes at the last
+/// sample written.
+const SAMPLES_HELD: Duration = Duration::from_secs(1);
 /// A checkpoint of the screen every ~1 MB of output (docs/design.md §6): replaying
 /// history then costs at most ~1 MB of parsing, tens of milliseconds.
 pub const CHECKPOINT_EVERY: u64 = 1 << 20;
@@ -29,6 +37,9 @@ pub struct OutputLog {
     index: File,
     offset: u64,
     last_sample: Option<Instant>,
+    /// Encoded samples not yet written, and when the last batch was.
+    samples: Vec<u8>,
+    samples_written: Instant,
 }
 
 /// Screen checkpoints, written by the parser thread.
@@ -54,6 +65,10 @@ impl OutputLog {
                 index: open(paths.output_index(run))?,
                 offset,
                 last_sample: None,
+                samples: Vec::new(),
+                // The first sample is written at once, as is the first after
+                // a quiet second.
+                samples_written: Instant::now() - SAMPLES_HELD,
             },
             Checkpoints {
                 file: open(paths.checkpoints(run))?,
@@ -76,10 +91,24 @@ impl OutputLog {
                 offset: self.offset,
                 at_ms: crate::clock::now_ms() as u64,
             };
-            self.index.write_all(&sample.encode())?;
+            self.samples.extend_from_slice(&sample.encode());
+            if now.duration_since(self.samples_written) >= SAMPLES_HELD {
+                self.write_samples()?;
+            }
         }
         self.offset += bytes.len() as u64;
         Ok(())
+    }
+
+    /// Writes the samples held back, if any.
+    fn write_samples(&mut self) -> std::io::Result<()> {
+        self.samples_written = Instant::now();
+        if self.samples.is_empty() {
+            return Ok(());
+        }
+        let written = self.index.write_all(&self.samples);
+        self.samples.clear();
+        written
     }
 }
 
@@ -228,20 +257,45 @@ pub fn start_reader(
             let mut last_read = Instant::now();
             let mut announced_at: Option<Instant> = None;
             let mut unannounced = false;
+            // Output is going on, as last said (`Supervised::busy`).
+            let mut busy = false;
             loop {
+                // The pause after which output is said to have paused, if
+                // the daemon asked to hear it.
+                let busy_after = match run.busy_ms.load(Ordering::Relaxed) {
+                    0 => None,
+                    ms => Some(Duration::from_millis(ms)),
+                };
+                if busy && busy_after.is_none() {
+                    busy = false;
+                    run.busy.send_replace(false);
+                }
                 if let Some(fd) = master {
                     // Wait for output only as long as the first thing due
-                    // when output pauses: the paced offset, the screen's look.
+                    // when output pauses: the paced offset, the pause said,
+                    // the screen's look, the held time samples.
                     let pace = Duration::from_millis(run.pace_ms.load(Ordering::Relaxed));
-                    let due = [(unannounced, pace), (look_due, SCREEN_QUIET)]
-                        .into_iter()
-                        .filter_map(|(due, after)| due.then_some(after))
-                        .min();
+                    let held = !log.samples.is_empty();
+                    let due = [
+                        (unannounced, pace),
+                        (busy, busy_after.unwrap_or_default()),
+                        (look_due, SCREEN_QUIET),
+                        (held, SAMPLES_HELD),
+                    ]
+                    .into_iter()
+                    .filter_map(|(due, after)| due.then_some(after))
+                    .min();
                     if let Some(after) = due
                         && !readable_within(fd, after.saturating_sub(last_read.elapsed()))
                     {
                         let quiet = last_read.elapsed();
-                        if unannounced && quiet >= pace {
+                        // The pause is said with the offset it paused at.
+                        let paused = busy && busy_after.is_some_and(|after| quiet >= after);
+                        if paused {
+                            busy = false;
+                            run.busy.send_replace(false);
+                        }
+                        if (unannounced && quiet >= pace) || paused {
                             run.committed.send_replace(log.offset);
                             announced_at = Some(Instant::now());
                             unannounced = false;
@@ -249,6 +303,9 @@ pub fn start_reader(
                         if look_due && quiet >= SCREEN_QUIET {
                             run.look_if_unread();
                             look_due = false;
+                        }
+                        if held && quiet >= SAMPLES_HELD {
+                            let _ = log.write_samples();
                         }
                         continue;
                     }
@@ -276,7 +333,13 @@ pub fn start_reader(
                 run.written.store(log.offset, Ordering::Release);
                 last_read = Instant::now();
                 let pace = Duration::from_millis(run.pace_ms.load(Ordering::Relaxed));
-                if announced_at.is_none_or(|t| last_read.duration_since(t) >= pace) {
+                // The first output after a pause said is announced at once.
+                let resumed = busy_after.is_some() && !busy;
+                if resumed {
+                    busy = true;
+                    run.busy.send_replace(true);
+                }
+                if resumed || announced_at.is_none_or(|t| last_read.duration_since(t) >= pace) {
                     run.committed.send_replace(log.offset);
                     announced_at = Some(last_read);
                     unannounced = false;
@@ -295,6 +358,7 @@ pub fn start_reader(
                 }
             }
             run.committed.send_replace(log.offset);
+            let _ = log.write_samples();
             let _ = log.log.sync_data();
             // Closing the queue lets the parser finish and announce the end.
             drop(chunks);

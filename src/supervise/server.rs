@@ -43,8 +43,12 @@ pub mod method {
     pub const PROMPT: &str = "sup.prompt";
     /// `every_ms`: how long output may go on before its offset is announced
     /// (0, the default: at once). The daemon asks for more while nobody
-    /// watches the run's output. Answers the log's length, which is then
-    /// announced too.
+    /// watches the run's output. With `busy_ms` (a supervisor whose `hello`
+    /// says `busy`), each offset says whether output is still going
+    /// (`busy`), and once it has paused `busy_ms` an offset says so: the
+    /// daemon then needs no offsets in between to know the run works, and
+    /// `every_ms` may be up to `BUSY_PACE_MAX_MS`. Answers the log's
+    /// length, which is then announced too.
     pub const PACE: &str = "sup.pace";
     /// Notification: the daemon stops on purpose; do not start another.
     pub const RELEASE: &str = "sup.release";
@@ -52,6 +56,9 @@ pub mod method {
 
 /// The longest pace the daemon may ask for (`method::PACE`).
 pub const PACE_MAX_MS: u64 = 1000;
+/// The longest pace with `busy_ms`: offsets then only keep the daemon's
+/// count of the log's bytes fresh.
+pub const BUSY_PACE_MAX_MS: u64 = 10_000;
 
 pub struct ParsedScreen {
     pub term: Terminal,
@@ -138,6 +145,11 @@ pub struct Supervised {
     /// output has paused that long (`method::PACE`). 0 between daemon
     /// connections.
     pub pace_ms: std::sync::atomic::AtomicU64,
+    /// With a pace: how long output pauses before the reader says it has
+    /// (`busy` false); 0 when the daemon did not ask (`method::PACE`).
+    pub busy_ms: std::sync::atomic::AtomicU64,
+    /// Output is going on, as the reader last said (only with `busy_ms`).
+    pub busy: watch::Sender<bool>,
     /// Bytes in the output log so far, announced or not.
     pub written: std::sync::atomic::AtomicU64,
     /// Log bytes the emulator has parsed.
@@ -207,6 +219,8 @@ impl Supervised {
             input,
             committed: watch::Sender::new(0),
             pace_ms: std::sync::atomic::AtomicU64::new(0),
+            busy_ms: std::sync::atomic::AtomicU64::new(0),
+            busy: watch::Sender::new(false),
             written: std::sync::atomic::AtomicU64::new(0),
             parsed: watch::Sender::new(0),
             redrawn: watch::Sender::new(0),
@@ -410,6 +424,8 @@ impl Supervised {
             "offset": self.offset(),
             "exited": *self.exited.borrow(),
             "screen": *self.finding.borrow(),
+            // Says when output pauses (`method::PACE` with `busy_ms`).
+            "busy": true,
         })
     }
 }
@@ -515,6 +531,7 @@ async fn connection(stream: UnixStream, run: Arc<Supervised>) {
         run.watchers.send_modify(|w| *w = w.saturating_sub(1));
         // The next daemon hears every offset until it says otherwise.
         run.pace_ms.store(0, std::sync::atomic::Ordering::Relaxed);
+        run.busy_ms.store(0, std::sync::atomic::Ordering::Relaxed);
     }
     writer.abort();
 }
@@ -560,8 +577,11 @@ fn handle(
                 .get("every_ms")
                 .and_then(Value::as_u64)
                 .ok_or("every_ms missing")?;
-            run.pace_ms
-                .store(ms.min(PACE_MAX_MS), std::sync::atomic::Ordering::Relaxed);
+            let busy_ms = req.params.get("busy_ms").and_then(Value::as_u64).unwrap_or(0);
+            let max = if busy_ms > 0 { BUSY_PACE_MAX_MS } else { PACE_MAX_MS };
+            run.busy_ms
+                .store(busy_ms.min(PACE_MAX_MS), std::sync::atomic::Ordering::Relaxed);
+            run.pace_ms.store(ms.min(max), std::sync::atomic::Ordering::Relaxed);
             // What the reader has not announced yet goes out now; never an
             // offset older than one it announced meanwhile.
             let written = run.written.load(std::sync::atomic::Ordering::Acquire);
@@ -697,9 +717,11 @@ async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>) {
     let mut committed = run.committed.subscribe();
     let mut exited = run.exited.subscribe();
     let mut finding = run.finding.subscribe();
+    let mut busy = run.busy.subscribe();
     // The watcher learns the screen's current finding first, whatever it is.
     let mut finding_sent: Option<Option<ScreenFinding>> = None;
     let mut last_sent = u64::MAX;
+    let mut busy_sent: Option<bool> = None;
     let mut last_sent_at = tokio::time::Instant::now() - OFFSET_EVERY;
     loop {
         // A flood commits a chunk every few microseconds; the watcher hears
@@ -710,10 +732,18 @@ async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>) {
             tokio::time::sleep(OFFSET_EVERY - since).await;
         }
         let offset = *committed.borrow_and_update();
-        if offset != last_sent {
+        // Marked seen whatever the daemon asked, so `changed` waits.
+        let going = *busy.borrow_and_update();
+        let going = (run.busy_ms.load(std::sync::atomic::Ordering::Relaxed) > 0).then_some(going);
+        if offset != last_sent || going != busy_sent {
             last_sent = offset;
+            busy_sent = going;
             last_sent_at = tokio::time::Instant::now();
-            let note = Request::notification(method::OFFSET, json!({ "offset": offset }));
+            let mut params = json!({ "offset": offset });
+            if let Some(going) = going {
+                params["busy"] = going.into();
+            }
+            let note = Request::notification(method::OFFSET, params);
             if out.send(Frame::control(&note)).await.is_err() {
                 return;
             }
@@ -734,6 +764,7 @@ async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>) {
         }
         tokio::select! {
             changed = committed.changed() => if changed.is_err() { return },
+            changed = busy.changed() => if changed.is_err() { return },
             changed = finding.changed() => if changed.is_err() { return },
             changed = exited.changed() => if changed.is_err() { return },
         }
@@ -754,8 +785,10 @@ const OFFSET_EVERY: Duration = Duration::from_millis(5);
 /// stops, is read once it has been quiet `SCREEN_QUIET`, as before.
 const SCREEN_SETTLE: Duration = SCREEN_QUIET;
 /// A screen that never settles (a flood, a fast spinner) is still read this
-/// often, by the thread parsing it.
-const SCREEN_MAX_WAIT: Duration = Duration::from_millis(500);
+/// often, by the thread parsing it: a question drawn while something else
+/// on screen keeps moving is seen within a second. (Every 500 ms, the reads
+/// were a tenth of a spinning run's supervisor CPU.)
+const SCREEN_MAX_WAIT: Duration = Duration::from_secs(1);
 /// Output quiet this long has its screen read by the thread that parsed
 /// it last (`output::start_reader`), if no parse did. Longer than the frame
 /// interval of the spinners agents draw (10 Hz here: `cargo bench --bench

@@ -17,13 +17,12 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event, EventStream,
-};
+use crossterm::event::{DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event};
 use crossterm::{cursor, execute, terminal};
 use futures::{Stream, StreamExt};
-use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::layout::Rect;
+use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
 
 use app::{App, Command, Update};
@@ -32,11 +31,14 @@ use crate::paths::Paths;
 
 /// At most ~60 frames a second (docs/design.md §9).
 const FRAME: Duration = Duration::from_millis(16);
-/// Output alone (no key, no other change) is drawn at most this often: a
-/// frame redraws the whole screen, and four panes of 10 Hz spinners out of
-/// step asked for ~40 of them a second (`cargo bench --bench spinners`).
-/// At 50 ms each pane of a 10 Hz spinner still shows every frame.
+/// Output alone (no key, no other change) in the focused pane is drawn at
+/// most this often: a frame redraws the whole screen, and four panes of
+/// 10 Hz spinners out of step asked for ~40 of them a second (`cargo bench
+/// --bench spinners`).
 const OUTPUT_FRAME: Duration = Duration::from_millis(50);
+/// Output in the other panes, while the focused one is still, at most this
+/// often: 10 frames a second, as fast as an agent's spinner turns.
+const BACKGROUND_FRAME: Duration = Duration::from_millis(100);
 /// Durations on screen advance once a second even when nothing else changes.
 const TICK: Duration = Duration::from_secs(1);
 /// Updates handled per wake before drawing again: a flooding pane must not
@@ -88,7 +90,16 @@ pub async fn main(paths: Paths) -> Result<i32> {
         EnableBracketedPaste,
         EnableMouseCapture
     )?;
-    let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    // A fixed viewport, resized on the terminal's resize events: a
+    // full-screen one asks the terminal its size before every frame (opening
+    // `/dev/tty` each time, twenty times a second with four busy panes).
+    let (cols, rows) = terminal::size()?;
+    let mut term = Terminal::with_options(
+        CrosstermBackend::new(std::io::stdout()),
+        TerminalOptions {
+            viewport: Viewport::Fixed(Rect::new(0, 0, cols, rows)),
+        },
+    )?;
     term.clear()?;
 
     let (commands_tx, commands_rx) = mpsc::unbounded_channel();
@@ -109,13 +120,39 @@ pub async fn main(paths: Paths) -> Result<i32> {
     run_app(
         &mut term,
         &mut app,
-        EventStream::new(),
+        terminal_input(),
         updates_rx,
         commands_tx,
         &mut std::io::stdout(),
     )
     .await?;
     Ok(0)
+}
+
+/// The terminal's input, read on a thread of its own that does nothing else.
+/// crossterm's `EventStream` keeps a thread waiting in `poll` while holding
+/// the event reader's lock, and each look for input from the loop spun on
+/// that lock (`sched_yield` several times per look: 840 a second with four
+/// spinning panes, `cargo bench --bench spinners`). The thread ends at the
+/// first event after the loop has gone, or with the process.
+fn terminal_input() -> impl Stream<Item = std::io::Result<Event>> + Unpin {
+    let (tx, mut rx) = mpsc::channel(256);
+    let reader = std::thread::Builder::new().name("tty-input".into()).spawn(move || {
+        loop {
+            let event = crossterm::event::read();
+            let failed = event.is_err();
+            if tx.blocking_send(event).is_err() || failed {
+                break;
+            }
+        }
+    });
+    if let Err(e) = reader {
+        // No input at all: the stream ends with the reason, and the TUI with it.
+        let (tx, failed) = mpsc::channel(1);
+        let _ = tx.try_send(Err(e));
+        rx = failed;
+    }
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }
 
 fn send_commands(app: &mut App, commands: &mpsc::UnboundedSender<Command>, outer: &mut impl Write) {
@@ -148,6 +185,8 @@ where
     // Something besides pane output changed: drawn at the FRAME cap, not
     // OUTPUT_FRAME.
     let mut urgent = true;
+    // The focused pane's output changed: OUTPUT_FRAME, not BACKGROUND_FRAME.
+    let mut focused_moved = false;
     let mut last_draw = Instant::now() - OUTPUT_FRAME;
     let mut tick = tokio::time::interval(TICK);
     // When a key last went to the focused pane, and whether output from that
@@ -160,12 +199,17 @@ where
         if app.quit {
             return Ok(());
         }
-        let cap = if urgent { FRAME } else { OUTPUT_FRAME };
+        let cap = match (urgent, focused_moved) {
+            (true, _) => FRAME,
+            (false, true) => OUTPUT_FRAME,
+            (false, false) => BACKGROUND_FRAME,
+        };
         if dirty && (echoed || last_draw.elapsed() >= cap) {
             term.draw(|f| view::draw(f, app))?;
             last_draw = Instant::now();
             dirty = false;
             urgent = false;
+            focused_moved = false;
             if echoed {
                 typed_at = None;
                 echoed = false;
@@ -178,6 +222,9 @@ where
             biased;
             event = input.next() => match event {
                 Some(Ok(event)) => {
+                    if let Event::Resize(cols, rows) = event {
+                        term.resize(Rect::new(0, 0, cols, rows))?;
+                    }
                     app.handle(event);
                     if app.mode == app::Mode::Insert {
                         typed_at = Some(Instant::now());
@@ -190,17 +237,17 @@ where
             },
             update = updates.recv() => {
                 let Some(update) = update else { return Ok(()) };
-                let focused = typed_at
-                    .filter(|at| at.elapsed() < ECHO_WINDOW)
-                    .and_then(|_| app.selected_run().map(|r| r.id.clone()));
+                let focused = app.selected_run().map(|r| r.id.clone());
+                let typed = typed_at.is_some_and(|at| at.elapsed() < ECHO_WINDOW);
                 let mut apply = |app: &mut App, update: Update| {
                     match &update {
                         // A screen no pane shows changes nothing on screen.
                         Update::Screen { run, .. } => {
-                            dirty |= app.screens.contains_key(run);
-                            if let Some(focused) = &focused {
-                                echoed |= run == focused;
-                            }
+                            let shown = app.screens.contains_key(run);
+                            dirty |= shown;
+                            let in_focus = shown && focused.as_ref() == Some(run);
+                            focused_moved |= in_focus;
+                            echoed |= in_focus && typed;
                         }
                         _ => (dirty, urgent) = (true, true),
                     }
