@@ -1,6 +1,7 @@
 //! Hardening (issue #11): a stopped daemon answers clients with a bounded
 //! wait and a one-line error naming it; names that read as ids and sizes
-//! out of range are refused alike, before anything is stored.
+//! out of range are refused alike, before anything is stored; a run that
+//! fills the disk ends and its end is not lost.
 
 mod common;
 
@@ -383,4 +384,78 @@ fn doctor_names_a_broken_database_another_users_socket_directory_and_a_read_only
     } else {
         eprintln!("no read-only mount here (needs root with CAP_SYS_ADMIN): that case is not checked");
     }
+}
+
+/// A home on a small file system of its own, unmounted (after its daemon
+/// stopped) however the test ends.
+struct SmallDisk {
+    home: common::Home,
+}
+
+impl SmallDisk {
+    /// `None` where nothing can be mounted (needs root with CAP_SYS_ADMIN).
+    fn mount(size: &str) -> Option<SmallDisk> {
+        let home = common::Home::new();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=700"), "tmpfs"])
+            .arg(home.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(SmallDisk { home })
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = self.home.cmd(&["daemon", "stop"]).output();
+        let _ = std::process::Command::new("umount").arg(self.home.path()).status();
+    }
+}
+
+/// A run that fills the disk ends, and its end is not lost: `wait`,
+/// `cancel` and `logs` answer while the database cannot take the write, the
+/// reason says the disk is full, and once space returns the end is stored
+/// (a daemon killed after that still says so, not "supervisor died").
+#[test]
+fn a_run_that_fills_the_disk_ends_with_the_reason_and_its_end_is_stored_once_space_returns() {
+    let Some(disk) = SmallDisk::mount("8m") else {
+        eprintln!("no tmpfs mount here (needs root with CAP_SYS_ADMIN): the full disk is not checked");
+        return;
+    };
+    let home = &disk.home;
+    home.ok(&["daemon", "start"]);
+    // Space to give back later.
+    let filler = home.path().join("filler");
+    std::fs::write(&filler, vec![0u8; 1 << 20]).unwrap();
+    let id = home.start(&["cmd", "--", "yes", "a line of flood that fills the disk"]);
+
+    let out = home.run(&["wait", &id, "--json", "--timeout", "60"]);
+    assert!(
+        out.status.code() != Some(124),
+        "wait did not return: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ended: Value = serde_json::from_slice(&out.stdout).expect("wait --json");
+    assert_eq!(ended["state"], "failed", "{ended}");
+    let reason = ended["reason"].as_str().unwrap_or_default().to_string();
+    assert!(reason.contains("the disk is full"), "{reason}");
+    assert_eq!(home.show(&id)["state"], "failed");
+
+    let cancel = home.run(&["cancel", &id]);
+    let said = String::from_utf8_lossy(&cancel.stderr);
+    assert!(!cancel.status.success() && said.contains("failed"), "{said}");
+    assert!(!said.contains("still starting"), "{said}");
+    let logs = home.run(&["logs", &id]);
+    assert!(logs.status.success(), "{}", String::from_utf8_lossy(&logs.stderr));
+    assert!(String::from_utf8_lossy(&logs.stdout).contains("a line of flood"));
+
+    std::fs::remove_file(&filler).unwrap();
+    home.wait_until("the end is stored once space returns", || {
+        home.event_kinds(&id).iter().any(|k| k == "RUN_ERROR")
+    });
+    common::kill9(home.daemon_pid().expect("daemon.pid"));
+    let after = home.show(&id);
+    assert_eq!(after["state"], "failed", "{after}");
+    assert_eq!(after["reason"].as_str(), Some(reason.as_str()), "{after}");
 }

@@ -102,7 +102,7 @@ pub async fn adopt(daemon: &Arc<Daemon>, row: &RunRow) -> anyhow::Result<Arc<Liv
 }
 
 /// Writes a run's end from its supervisor's evidence, and tells its parent.
-pub async fn record_exit(daemon: &Arc<Daemon>, id: &str, evidence: &ExitEvidence) {
+pub async fn record_exit(daemon: &Arc<Daemon>, id: &str, evidence: &ExitEvidence) -> Recorded {
     let (state, reason) = evidence.verdict();
     let ending = Ending {
         state,
@@ -112,8 +112,9 @@ pub async fn record_exit(daemon: &Arc<Daemon>, id: &str, evidence: &ExitEvidence
         output_bytes: Some(evidence.output_bytes),
         event_kind: event_kind(state),
         evidence: serde_json::to_value(evidence).unwrap_or(Value::Null),
+        ended_at: Some(evidence.ended_at),
     };
-    finish(daemon, id, ending).await;
+    finish(daemon, id, ending).await
 }
 
 fn event_kind(state: RunState) -> &'static str {
@@ -124,12 +125,34 @@ fn event_kind(state: RunState) -> &'static str {
     }
 }
 
+/// Whether a run's end is in the database yet.
+pub enum Recorded {
+    Now,
+    /// The database refused it (a full disk): it is held in memory and
+    /// written again; the task ends once it is stored.
+    Later(tokio::task::JoinHandle<()>),
+}
+
 /// Ends a run (once) and tells its parent.
-pub async fn finish(daemon: &Arc<Daemon>, id: &str, ending: Ending) {
+pub async fn finish(daemon: &Arc<Daemon>, id: &str, ending: Ending) -> Recorded {
     super::fallback::forget(id);
+    let recorded = match store_end(daemon, id, ending.clone()).await {
+        Ok(()) => Recorded::Now,
+        Err(e) => {
+            tracing::error!("cannot record the end of run {id}: {e}; holding it in memory and trying again");
+            Recorded::Later(super::ends::hold(daemon, id, ending))
+        }
+    };
+    daemon.changed(id);
+    daemon.transcripts.release();
+    recorded
+}
+
+/// Writes a run's end and its parent's `CHILD_ENDED` in one transaction.
+pub(super) async fn store_end(daemon: &Arc<Daemon>, id: &str, ending: Ending) -> Result<(), crate::store::StoreError> {
     let id_owned = id.to_string();
     let state = ending.state;
-    let result = daemon
+    let parent = daemon
         .store
         .call(move |c| {
             let ended = runs::finish(c, &id_owned, &ending)?;
@@ -147,14 +170,11 @@ pub async fn finish(daemon: &Arc<Daemon>, id: &str, ending: Ending) {
             }
             Ok(parent.filter(|_| ended))
         })
-        .await;
-    match result {
-        Ok(Some(parent)) => daemon.changed(&parent),
-        Ok(None) => {}
-        Err(e) => tracing::error!("cannot record the end of run {id}: {e}"),
+        .await?;
+    if let Some(parent) = parent {
+        daemon.changed(&parent);
     }
-    daemon.changed(id);
-    daemon.transcripts.release();
+    Ok(())
 }
 
 /// How long a harness gets to die of the hangup after its supervisor died,
@@ -164,7 +184,8 @@ const HANGUP_GRACE: Duration = Duration::from_millis(2000);
 /// The supervisor is gone without telling us how the run ended.
 pub async fn supervisor_gone(daemon: &Arc<Daemon>, id: &str) {
     if let Some(evidence) = ExitEvidence::read(&daemon.paths.exit_evidence(id)) {
-        record_exit(daemon, id, &evidence).await;
+        // Held or not, the evidence is on disk for a next daemon.
+        let _ = record_exit(daemon, id, &evidence).await;
         return;
     }
     let key = id.to_string();
@@ -222,8 +243,9 @@ pub async fn supervisor_gone(daemon: &Arc<Daemon>, id: &str) {
         output_bytes: std::fs::metadata(daemon.paths.output_log(id)).ok().map(|m| m.len()),
         event_kind: "RUN_ERROR",
         evidence: json!({ "supervisor_pid": row.supervisor_pid }),
+        ended_at: None,
     };
-    finish(daemon, id, ending).await;
+    let _ = finish(daemon, id, ending).await;
 }
 
 /// Error code for operations on a run that has ended.

@@ -62,6 +62,7 @@ pub async fn call(
                 })
                 .await
                 .map_err(ApiError::internal)?;
+            let rows: Vec<_> = rows.into_iter().map(|r| daemon.held_ends.apply(r)).collect();
             let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
             let fetched = rows.len();
             let rules = super::queue::rules(daemon);
@@ -457,7 +458,9 @@ pub async fn cancel_tree(daemon: &Arc<Daemon>, root: &str, force: bool) -> Resul
             .call(move |c| Ok((runs::get_run(c, &key)?, runs::children(c, &key)?)))
             .await
             .map_err(ApiError::internal)?;
-        let Some(row) = row else { continue };
+        let Some(row) = row.map(|r| daemon.held_ends.apply(r)) else {
+            continue;
+        };
         match cancel_one(daemon, &row, force).await {
             Ok(true) => asked.push(id.clone()),
             Ok(false) => {}

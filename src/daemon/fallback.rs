@@ -333,6 +333,7 @@ async fn next_attempt(
                 output_bytes: None,
                 event_kind: "RUN_ERROR",
                 evidence: json!({}),
+                ended_at: None,
             };
             super::adopt::finish(daemon, &id, ending).await;
             return true;

@@ -558,8 +558,21 @@ pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::R
                 live.committed.send_replace(evidence.output_bytes);
                 // An account problem may hand the run to its next profile.
                 if !super::fallback::on_exit(&daemon, &live, &evidence).await {
-                    super::adopt::record_exit(&daemon, &live.id, &evidence).await;
-                    let _ = live.link.call(sup::ACK_EXIT, Value::Null).await;
+                    // The supervisor lets go of its evidence once told the
+                    // end is stored, and not before.
+                    match super::adopt::record_exit(&daemon, &live.id, &evidence).await {
+                        super::adopt::Recorded::Now => {
+                            let _ = live.link.call(sup::ACK_EXIT, Value::Null).await;
+                        }
+                        super::adopt::Recorded::Later(stored) => {
+                            let link = live.link.clone();
+                            tokio::spawn(async move {
+                                if stored.await.is_ok() {
+                                    let _ = link.call(sup::ACK_EXIT, Value::Null).await;
+                                }
+                            });
+                        }
+                    }
                 }
                 break;
             }

@@ -6,6 +6,7 @@
 mod adopt;
 mod client;
 mod dispatch;
+mod ends;
 mod fallback;
 mod hooks;
 mod link;
@@ -60,6 +61,8 @@ pub struct Daemon {
     pub output_bytes: link::OutputBytes,
     /// Requests being answered (an upgrade's re-exec waits for them).
     pub requests: AtomicUsize,
+    /// Ends the database refused (a full disk), until they are written.
+    pub held_ends: ends::HeldEnds,
 }
 
 impl Daemon {
@@ -210,6 +213,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         starts: Default::default(),
         output_bytes: Default::default(),
         requests: AtomicUsize::new(0),
+        held_ends: Default::default(),
     });
     adopt::reconcile_all(&daemon).await;
     crate::remote::resume(&daemon).await;

@@ -331,6 +331,7 @@ async fn end_blocked(daemon: &Arc<Daemon>, id: &str, reason: String) -> Result<R
         output_bytes: None,
         event_kind: "RUN_ERROR",
         evidence: json!({}),
+        ended_at: None,
     };
     super::adopt::finish(daemon, id, ending).await;
     record(daemon, id).await
@@ -343,7 +344,7 @@ pub async fn record(daemon: &Arc<Daemon>, id: &str) -> Result<RunRecord, ApiErro
         .call(move |c| runs::get_run(c, &key))
         .await
         .map_err(ApiError::internal)?
-        .map(|r| r.to_record())
+        .map(|r| daemon.held_ends.apply(r).to_record())
         .ok_or_else(|| ApiError::new(ErrorCode::UnknownRun, format!("no run {id}")))
 }
 
@@ -361,7 +362,7 @@ pub async fn resolve_row(daemon: &Arc<Daemon>, reference: &str) -> Result<RunRow
         .await
         .map_err(ApiError::internal)?;
     match found {
-        Ok(Some(row)) => Ok(row),
+        Ok(Some(row)) => Ok(daemon.held_ends.apply(row)),
         Ok(None) | Err(Resolved::None) | Err(Resolved::One(_)) => Err(ApiError::new(
             ErrorCode::UnknownRun,
             format!("no run matches '{reference}'"),

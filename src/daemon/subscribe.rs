@@ -230,7 +230,7 @@ pub(super) async fn until_adopted(daemon: &Arc<Daemon>, id: &str) -> Option<Arc<
             .await
             .ok()
             .flatten()?;
-        if !row.state.is_live() {
+        if !daemon.held_ends.apply(row).state.is_live() {
             return None;
         }
         // Adoption and every end announce a change; a lagging receiver

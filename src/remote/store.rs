@@ -255,6 +255,7 @@ pub fn update_mirror(
                 _ => "RUN_ERROR",
             },
             evidence: json!({ "host": local.host, "remote": true }),
+            ended_at: None,
         };
         runs::finish(conn, &record.id, &ending)?;
         return Ok(true);
@@ -361,6 +362,7 @@ pub fn insert_blocked(
         output_bytes: None,
         event_kind: "RUN_ERROR",
         evidence: json!({ "host": host }),
+        ended_at: None,
     };
     runs::finish(conn, id, &ending)?;
     Ok(())
@@ -376,6 +378,7 @@ pub fn end_mirror(conn: &mut Connection, id: &str, state: RunState, reason: Stri
         output_bytes: None,
         event_kind: "RUN_ERROR",
         evidence: json!({ "remote": true }),
+        ended_at: None,
     };
     runs::finish(conn, id, &ending)?;
     Ok(())

@@ -371,6 +371,8 @@ pub struct Ending {
     pub output_bytes: Option<u64>,
     pub event_kind: &'static str,
     pub evidence: Value,
+    /// When the run ended, if known better than "now" (an end written late).
+    pub ended_at: Option<i64>,
 }
 
 /// Writes the terminal state and its event in one transaction. A run that
@@ -391,7 +393,7 @@ pub fn finish(conn: &mut Connection, id: &str, ending: &Ending) -> Result<bool, 
             ending.exit_code,
             ending.signal,
             reason,
-            now_ms(),
+            ending.ended_at.unwrap_or_else(now_ms),
             ending.output_bytes.map(|b| b as i64),
         ],
     )?;

@@ -137,11 +137,15 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
     }
 
     let evidence = child::finish(run.clone(), exited, &paths, &spec).await;
-    // A full disk can refuse exit.json too: the connected daemon must still
-    // hear how the run ended rather than find a supervisor gone silent. (Not
-    // logged: supervise.log is on the same full disk.)
-    let _ = evidence.write(&paths.exit_evidence(&spec.run));
-    run.exited.send_replace(Some(evidence));
+    let written = evidence.write(&paths.exit_evidence(&spec.run)).is_ok();
+    run.exited.send_replace(Some(evidence.clone()));
+    if !written {
+        // A full disk refused exit.json (and the daemon's database may be
+        // on it too): this process is then the only keeper of how the run
+        // ended, so it stays until a daemon says the end is stored or the
+        // file can be written. (Not logged: supervise.log is on that disk.)
+        keep_evidence(&run, &evidence, &paths.exit_evidence(&spec.run)).await;
+    }
     // Give a connected daemon a bounded moment to record the evidence; a
     // daemon that is down reads exit.json when it comes back.
     run.wait_for_exit_ack(std::time::Duration::from_secs(10)).await;
@@ -149,4 +153,15 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
     keeper.abort();
     let _ = std::fs::remove_file(&socket);
     Ok(0)
+}
+
+/// Waits for the daemon's word that the end is stored, writing `exit.json`
+/// again now and then; returns at the first of the two.
+async fn keep_evidence(run: &server::Supervised, evidence: &ExitEvidence, path: &std::path::Path) {
+    const RETRY: std::time::Duration = std::time::Duration::from_secs(5);
+    loop {
+        if run.wait_for_exit_ack(RETRY).await || evidence.write(path).is_ok() {
+            return;
+        }
+    }
 }

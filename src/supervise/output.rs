@@ -324,7 +324,10 @@ pub fn start_reader(
                     // keep draining the PTY so the harness never blocks, and end
                     // the run with the reason.
                     writing = false;
-                    run.set_log_error(e.to_string());
+                    run.set_log_error(match e.kind() {
+                        std::io::ErrorKind::StorageFull => format!("the disk is full ({e})"),
+                        _ => e.to_string(),
+                    });
                     run.cancel(EndedBy::LogFailure, false);
                 }
                 if !writing {

@@ -407,9 +407,10 @@ impl Supervised {
         tokio::time::timeout(limit, eof.wait_for(|e| *e)).await.is_ok()
     }
 
-    pub async fn wait_for_exit_ack(&self, limit: Duration) {
+    /// Whether the daemon said the run's end is stored, within `limit`.
+    pub async fn wait_for_exit_ack(&self, limit: Duration) -> bool {
         let mut acked = self.exit_acked.subscribe();
-        let _ = tokio::time::timeout(limit, acked.wait_for(|a| *a)).await;
+        tokio::time::timeout(limit, acked.wait_for(|a| *a)).await.is_ok()
     }
 
     fn hello(&self) -> Value {

@@ -1,0 +1,85 @@
+//! Ends the database refused to take (a full disk): held in memory, shown by
+//! every answer about the run, and written again until the write holds.
+//!
+//! Without this a run whose end could not be stored stayed `running` for
+//! good: `wait` never returned, `cancel` said "still starting", and after a
+//! restart the reason became "supervisor died". The supervisor keeps its
+//! evidence until the end is stored (it is told so, `sup.ack_exit`), so a
+//! daemon restarted meanwhile hears the end again.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+
+use super::Daemon;
+use crate::store::runs::{Ending, RunRow};
+
+/// The first retry waits this long, each next one twice as long.
+const RETRY_FIRST: Duration = Duration::from_secs(1);
+/// Space freed on the disk is noticed within this long.
+const RETRY_MAX: Duration = Duration::from_secs(30);
+
+/// Ends waiting to be stored, by run id.
+#[derive(Default)]
+pub struct HeldEnds(Mutex<HashMap<String, Held>>);
+
+struct Held {
+    ending: Ending,
+    /// When the run ended, for the record until the database has it.
+    at_ms: i64,
+}
+
+impl HeldEnds {
+    /// The row as it stands once its held end (if any) is written.
+    pub fn apply(&self, mut row: RunRow) -> RunRow {
+        let held = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(Held { ending, at_ms }) = held.get(&row.id)
+            && row.state.is_live()
+        {
+            row.state = ending.state;
+            row.exit_code = ending.exit_code;
+            row.signal = ending.signal.clone();
+            row.reason = ending.reason.clone();
+            row.ended_at = Some(*at_ms);
+            row.output_bytes = ending.output_bytes.unwrap_or(row.output_bytes);
+        }
+        row
+    }
+
+    fn release(&self, id: &str) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+    }
+}
+
+/// Holds an end the database refused and writes it again, with backoff,
+/// until it is stored; the returned task ends then.
+pub fn hold(daemon: &Arc<Daemon>, id: &str, ending: Ending) -> JoinHandle<()> {
+    let held = Held {
+        ending: ending.clone(),
+        at_ms: crate::store::now_ms(),
+    };
+    daemon
+        .held_ends
+        .0
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(id.to_string(), held);
+    let (daemon, id) = (daemon.clone(), id.to_string());
+    tokio::spawn(async move {
+        let mut wait = RETRY_FIRST;
+        let mut tries = 1u32;
+        loop {
+            tokio::time::sleep(wait).await;
+            tries += 1;
+            if super::adopt::store_end(&daemon, &id, ending.clone()).await.is_ok() {
+                break;
+            }
+            wait = (wait * 2).min(RETRY_MAX);
+        }
+        daemon.held_ends.release(&id);
+        tracing::info!("recorded the end of run {id} (try {tries})");
+        daemon.changed(&id);
+    })
+}
