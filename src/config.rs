@@ -50,6 +50,9 @@ pub struct Engine {
     /// A status no evidence has confirmed for this long becomes `unknown`
     /// (docs/design.md §7).
     pub status_decay_secs: u64,
+    /// A run whose output the disk refuses (full) is paused this long,
+    /// the harness held on its next write, before it is ended.
+    pub disk_full_patience_ms: u64,
 }
 
 impl Default for Engine {
@@ -67,6 +70,9 @@ impl Default for Engine {
             // between hooks (a long build, a slow model), short enough that a
             // status left behind by a missed hook does not mislead for long.
             status_decay_secs: 600,
+            // Half a minute: a build that filled the disk and cleaned up
+            // after itself, or a user freeing space, costs no agent.
+            disk_full_patience_ms: 30_000,
         }
     }
 }

@@ -600,14 +600,20 @@ fn a_full_disk_fails_the_run_and_the_daemon_stays_up() {
         eprintln!("skipped: mounting a small tmpfs needs root");
         return;
     }
-    let home = Home::new();
+    // The run is paused on the full disk only briefly before it is ended.
+    let home = Home::with_config(
+        "[engine]\nquiet_ms = 300\ncancel_sigint_grace_ms = 700\ncancel_sigterm_grace_ms = 700\ndisk_full_patience_ms = 500\n",
+    );
     let _disk = Tmpfs::mount(&home.path().join("runs"), "2m").expect("mount a 2 MiB tmpfs as root");
 
     let id = home.start(&["demo", "--", "--flood", "8000000"]);
     let end = home.wait_end(&id);
     assert_eq!(end["state"], "failed", "{end}");
     assert!(
-        end["reason"].as_str().unwrap().contains("output log write failed"),
+        end["reason"]
+            .as_str()
+            .unwrap()
+            .contains("output log write failed: the disk is full"),
         "{end}"
     );
 

@@ -394,8 +394,11 @@ struct SmallDisk {
 
 impl SmallDisk {
     /// `None` where nothing can be mounted (needs root with CAP_SYS_ADMIN).
-    fn mount(size: &str) -> Option<SmallDisk> {
-        let home = common::Home::new();
+    /// A run is paused on a full disk for `patience_ms` before it is ended.
+    fn mount(size: &str, patience_ms: u64) -> Option<SmallDisk> {
+        let home = common::Home::with_config(&format!(
+            "[engine]\nquiet_ms = 300\ncancel_sigint_grace_ms = 700\ncancel_sigterm_grace_ms = 700\ndisk_full_patience_ms = {patience_ms}\n"
+        ));
         let ok = std::process::Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size},mode=700"), "tmpfs"])
             .arg(home.path())
@@ -419,7 +422,7 @@ impl Drop for SmallDisk {
 /// (a daemon killed after that still says so, not "supervisor died").
 #[test]
 fn a_run_that_fills_the_disk_ends_with_the_reason_and_its_end_is_stored_once_space_returns() {
-    let Some(disk) = SmallDisk::mount("8m") else {
+    let Some(disk) = SmallDisk::mount("8m", 1000) else {
         eprintln!("no tmpfs mount here (needs root with CAP_SYS_ADMIN): the full disk is not checked");
         return;
     };
@@ -458,4 +461,66 @@ fn a_run_that_fills_the_disk_ends_with_the_reason_and_its_end_is_stored_once_spa
     let after = home.show(&id);
     assert_eq!(after["state"], "failed", "{after}");
     assert_eq!(after["reason"].as_str(), Some(reason.as_str()), "{after}");
+}
+
+/// Fills the file system under `dir` with `name`, to the last byte it takes.
+fn fill(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    use std::io::Write as _;
+    let path = dir.join(name);
+    let mut file = std::fs::File::create(&path).unwrap();
+    for size in [1 << 20, 4096, 1] {
+        let block = vec![0u8; size];
+        while file.write_all(&block).is_ok() {}
+    }
+    path
+}
+
+/// A disk full for a moment costs no agent and no byte: the run is paused
+/// (held on its next write to the terminal) while the log is refused, and
+/// goes on once space returns, every line it printed in its log.
+#[test]
+fn a_run_paused_by_a_full_disk_goes_on_once_space_returns_with_every_line() {
+    let Some(disk) = SmallDisk::mount("8m", 60_000) else {
+        eprintln!("no tmpfs mount here (needs root with CAP_SYS_ADMIN): the full disk is not checked");
+        return;
+    };
+    let home = &disk.home;
+    let outside = tempfile::tempdir().unwrap();
+    let (gate, count) = (outside.path().join("gate"), outside.path().join("count"));
+    // Its count is written outside the full disk, so the test can tell it
+    // went on printing while the disk was full. Lines of 200 bytes: 50 of
+    // them are more than the free end of the log's last page (4 KiB) and
+    // less than the terminal holds before the harness waits (64 KiB).
+    let pad = "x".repeat(192);
+    let script = format!(
+        "i=0; while [ ! -e '{gate}' ]; do echo line $i {pad}; i=$((i+1)); echo $i > '{count}'; sleep 0.01; done; echo last $i",
+        gate = gate.display(),
+        count = count.display()
+    );
+    let id = home.start(&["cmd", "--", "sh", "-c", &script]);
+    let printed = || -> u64 {
+        std::fs::read_to_string(&count)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    home.wait_until("the run prints", || printed() >= 20);
+    let filler = fill(home.path(), "filler");
+    let at_full = printed();
+    home.wait_until("the run prints 50 lines more while the disk is full", || {
+        printed() >= at_full + 50
+    });
+    assert_eq!(home.state(&id), "running");
+    std::fs::remove_file(&filler).unwrap();
+    std::fs::write(&gate, b"").unwrap();
+    let end = home.wait_end(&id);
+    assert_eq!(end["state"], "succeeded", "{end}");
+    let last = printed();
+    let log = String::from_utf8_lossy(&home.raw_log(&id)).replace('\r', "");
+    let lines: Vec<&str> = log.lines().collect();
+    let expected: Vec<String> = (0..last)
+        .map(|i| format!("line {i} {pad}"))
+        .chain([format!("last {last}")])
+        .collect();
+    assert_eq!(lines, expected, "every line, in order, once");
 }

@@ -317,6 +317,7 @@ async fn next_attempt(
         },
         family: row.harness.clone(),
         umask: super::user_umask(),
+        disk_full_patience_ms: config.engine.disk_full_patience_ms,
     };
     let paths = daemon.paths.clone();
     let spawned = tokio::task::spawn_blocking(move || super::start::spawn_supervisor(&paths, &spec))

@@ -46,6 +46,10 @@ pub struct SuperviseSpec {
     /// writes in the user's repository keeps the user's modes.
     #[serde(default = "default_umask")]
     pub umask: u32,
+    /// How long the output log may be refused by a full disk, the harness
+    /// paused meanwhile, before the run is ended (`engine.disk_full_patience_ms`).
+    #[serde(default)]
+    pub disk_full_patience_ms: u64,
 }
 
 fn default_umask() -> u32 {
@@ -117,7 +121,13 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
         log.end_offset(),
     ));
     run.record_first_size();
-    output::start_reader(run.clone(), started.reader, log, checkpoints)?;
+    output::start_reader(
+        run.clone(),
+        started.reader,
+        log,
+        checkpoints,
+        std::time::Duration::from_millis(spec.disk_full_patience_ms),
+    )?;
     let exited = child::watch_exit(run.clone(), started.leader.pid);
 
     let serve = tokio::spawn(server::serve(listener, run.clone()));

@@ -82,8 +82,14 @@ impl OutputLog {
         self.offset
     }
 
+    /// Appends `bytes` whole, or not at all: a write the disk cut short is
+    /// taken back, so the log's length is always `offset` and the same
+    /// bytes can be tried again.
     fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.log.write_all(bytes)?;
+        if let Err(e) = self.log.write_all(bytes) {
+            let _ = self.log.set_len(self.offset);
+            return Err(e);
+        }
         let now = Instant::now();
         if self.last_sample.is_none_or(|t| now.duration_since(t) >= SAMPLE_EVERY) {
             self.last_sample = Some(now);
@@ -93,22 +99,30 @@ impl OutputLog {
             };
             self.samples.extend_from_slice(&sample.encode());
             if now.duration_since(self.samples_written) >= SAMPLES_HELD {
-                self.write_samples()?;
+                self.write_samples();
             }
         }
         self.offset += bytes.len() as u64;
         Ok(())
     }
 
-    /// Writes the samples held back, if any.
-    fn write_samples(&mut self) -> std::io::Result<()> {
+    /// Writes the samples held back, if any. Samples the disk refused stay
+    /// held for the next try (16 bytes a second: no bound needed for the
+    /// length of any full disk): they say when output came, never what.
+    fn write_samples(&mut self) {
         self.samples_written = Instant::now();
         if self.samples.is_empty() {
-            return Ok(());
+            return;
         }
-        let written = self.index.write_all(&self.samples);
-        self.samples.clear();
-        written
+        let before = self.index.metadata().map(|m| m.len());
+        match (self.index.write_all(&self.samples), before) {
+            (Ok(()), _) => self.samples.clear(),
+            // A part written is taken back: all of them go on the next try.
+            (Err(_), Ok(len)) => {
+                let _ = self.index.set_len(len);
+            }
+            (Err(_), Err(_)) => {}
+        }
     }
 }
 
@@ -167,6 +181,43 @@ fn parse(run: &Supervised, batch: &[Vec<u8>], queued: usize, checkpoints: &Mutex
     }
 }
 
+/// How often a full disk is tried again while a run is paused on it.
+const DISK_RETRY: Duration = Duration::from_millis(250);
+
+/// A full disk pauses the run rather than ending it at once: this thread
+/// stops reading, so the harness is held on its next write to the terminal
+/// (nothing it prints is lost, nothing is buffered here), and the chunk is
+/// tried again until the disk takes it, `patience` passes, or the run is
+/// being ended. Another error is returned as it came.
+fn ride_out_full_disk(
+    run: &Supervised,
+    log: &mut OutputLog,
+    chunk: &[u8],
+    error: std::io::Error,
+    patience: Duration,
+) -> std::io::Result<()> {
+    let full = |e: &std::io::Error| {
+        matches!(
+            e.kind(),
+            std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+        )
+    };
+    if !full(&error) {
+        return Err(error);
+    }
+    let since = Instant::now();
+    let mut last = error;
+    while since.elapsed() < patience && run.ended_by().is_none() {
+        std::thread::sleep(DISK_RETRY);
+        match log.append(chunk) {
+            Ok(()) => return Ok(()),
+            Err(e) if full(&e) => last = e,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last)
+}
+
 /// Waits up to `limit` for the PTY to have output (or an end) to read;
 /// false when it stayed quiet that long.
 fn readable_within(fd: std::os::fd::RawFd, limit: Duration) -> bool {
@@ -195,6 +246,7 @@ pub fn start_reader(
     mut reader: Box<dyn Read + Send>,
     mut log: OutputLog,
     checkpoints: Checkpoints,
+    disk_full_patience: Duration,
 ) -> Result<()> {
     let (chunks, parse_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(PARSE_QUEUE);
     // Chunks sent to the parser and not yet parsed. Only the reader adds to
@@ -305,7 +357,7 @@ pub fn start_reader(
                             look_due = false;
                         }
                         if held && quiet >= SAMPLES_HELD {
-                            let _ = log.write_samples();
+                            log.write_samples();
                         }
                         continue;
                     }
@@ -319,9 +371,12 @@ pub fn start_reader(
                 };
                 // A right-sized copy: queued chunks hold only what was read.
                 let chunk = buf[..n].to_vec();
-                if writing && let Err(e) = log.append(&chunk) {
-                    // A full disk must not lose the run silently: stop writing,
-                    // keep draining the PTY so the harness never blocks, and end
+                if writing
+                    && let Err(e) = log.append(&chunk)
+                    && let Err(e) = ride_out_full_disk(&run, &mut log, &chunk, e, disk_full_patience)
+                {
+                    // The run must not be lost silently: stop writing, keep
+                    // draining the PTY so the harness never blocks, and end
                     // the run with the reason.
                     writing = false;
                     run.set_log_error(match e.kind() {
@@ -361,7 +416,7 @@ pub fn start_reader(
                 }
             }
             run.committed.send_replace(log.offset);
-            let _ = log.write_samples();
+            log.write_samples();
             let _ = log.log.sync_data();
             // Closing the queue lets the parser finish and announce the end.
             drop(chunks);
