@@ -635,7 +635,12 @@ struct Wire {
 impl Wire {
     /// Connects and reads the daemon's version header.
     fn connect(home: &Home) -> Wire {
-        let stream = StdUnixStream::connect(paths(home).daemon_socket()).expect("connect to daemon.sock");
+        Wire::connect_to(&paths(home).daemon_socket())
+    }
+
+    /// Connects to a daemon's or a run's socket and reads its header.
+    fn connect_to(socket: &std::path::Path) -> Wire {
+        let stream = StdUnixStream::connect(socket).expect("connect to the socket");
         stream.set_read_timeout(Some(PATIENCE)).expect("a read timeout");
         let mut wire = Wire { stream };
         let header = wire.line();
@@ -1049,4 +1054,34 @@ fn the_socket_is_private_to_the_user_and_the_home_is_0700() {
     let mode = |p: &std::path::Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
     assert_eq!(mode(home.path()), 0o700, "AGENTS_HOME");
     assert_eq!(mode(&paths(&home).daemon_socket()), 0o600, "daemon.sock");
+}
+
+/// A prompt typed twice under one id goes in once: a daemon killed (or
+/// refused by a full disk) between typing a prompt and recording that it
+/// did types it again, and the supervisor, which outlives it, knows the id.
+#[test]
+fn a_prompt_a_supervisor_is_asked_twice_to_type_goes_in_once() {
+    let home = Home::new();
+    let id = home.start(&[
+        "cmd",
+        "--",
+        "bash",
+        "-c",
+        "stty -echo; echo ready; while IFS= read -r p; do echo \"got $p\"; done",
+    ]);
+    home.wait_until("the run reads", || log_tail_contains(&home, &id, "ready"));
+    let mut wire = Wire::connect_to(&paths(&home).run_socket(&id));
+    wire.send(format!("agents/{PROTOCOL_VERSION} test\n").as_bytes());
+    let prompts = [("P-1", "once"), ("P-1", "once"), ("P-2", "after")];
+    let mut answers = Vec::new();
+    for (n, (prompt, text)) in prompts.iter().enumerate() {
+        wire.request(n as u64 + 1, "sup.prompt", json!({ "id": prompt, "text": text }));
+        answers.push(wire.response());
+    }
+    assert_eq!(answers[1]["result"]["again"], true, "{answers:?}");
+    home.wait_until("the prompt after it is typed", || {
+        log_tail_contains(&home, &id, "got after")
+    });
+    let log = String::from_utf8_lossy(&home.raw_log(&id)).into_owned();
+    assert_eq!(log.matches("got once").count(), 1, "{log}");
 }

@@ -428,11 +428,12 @@ impl Link {
 
     /// Types a prompt and Enter (`sup.prompt`); with `paste`, the
     /// supervisor pastes it if the program asked for bracketed paste.
-    pub async fn prompt(&self, run: &str, text: &str, paste: bool, enter_ms: u64) -> Result<(), ApiError> {
+    /// Types prompt `id` (never twice: `sup.prompt`).
+    pub async fn prompt(&self, run: &str, id: &str, text: &str, paste: bool, enter_ms: u64) -> Result<(), ApiError> {
         match self
             .call(
                 sup::PROMPT,
-                serde_json::json!({ "text": text, "paste": paste, "enter_ms": enter_ms }),
+                serde_json::json!({ "id": id, "text": text, "paste": paste, "enter_ms": enter_ms }),
             )
             .await
         {

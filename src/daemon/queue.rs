@@ -217,7 +217,12 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
     let adapter = run.and_then(|r| crate::harness::adapter_for(&r.harness));
     let paste = adapter.is_some_and(|a| a.pastes_prompts());
     let enter_ms = adapter.map_or(0, |a| a.enter_delay_ms());
-    if live.link.prompt(&live.id, &prompt.text, paste, enter_ms).await.is_err() {
+    if live
+        .link
+        .prompt(&live.id, &prompt.id, &prompt.text, paste, enter_ms)
+        .await
+        .is_err()
+    {
         return false;
     }
     // Count the delivery as output-to-come, so the next prompt waits for the

@@ -40,6 +40,8 @@ pub mod method {
     pub const SCREEN: &str = "sup.screen";
     /// Type a prompt, then Enter; with `paste`, as a bracketed paste if
     /// the program asked for one (read from the screen at that moment).
+    /// With `id`, a prompt already typed is not typed again: the answer
+    /// says `again`.
     pub const PROMPT: &str = "sup.prompt";
     /// `every_ms`: how long output may go on before its offset is announced
     /// (0, the default: at once). The daemon asks for more while nobody
@@ -53,6 +55,10 @@ pub mod method {
     /// Notification: the daemon stops on purpose; do not start another.
     pub const RELEASE: &str = "sup.release";
 }
+
+/// Prompt ids remembered as typed: far more than are ever queued for one
+/// run between two daemon restarts.
+const TYPED_KEPT: usize = 1024;
 
 /// The longest pace the daemon may ask for (`method::PACE`).
 pub const PACE_MAX_MS: u64 = 1000;
@@ -133,6 +139,8 @@ impl ParsedScreen {
 pub struct Supervised {
     pub run: String,
     pub leader: Identity,
+    /// Ids of the prompts typed lately, newest last (`method::PROMPT`).
+    typed: Mutex<std::collections::VecDeque<String>>,
     /// The emulator and how many log bytes it has parsed.
     pub screen: Mutex<ParsedScreen>,
     master: Mutex<Box<dyn MasterPty + Send>>,
@@ -232,6 +240,7 @@ impl Supervised {
             eof: watch::Sender::new(false),
             exited: watch::Sender::new(None),
             exit_acked: watch::Sender::new(false),
+            typed: Mutex::new(std::collections::VecDeque::new()),
             leader_gone: watch::Sender::new(false),
             ending: Mutex::new(Ending::default()),
             grace: spec.grace,
@@ -405,6 +414,22 @@ impl Supervised {
     pub async fn wait_for_eof(&self, limit: Duration) -> bool {
         let mut eof = self.eof.subscribe();
         tokio::time::timeout(limit, eof.wait_for(|e| *e)).await.is_ok()
+    }
+
+    /// Notes a prompt as typed; false if it was already. The daemon marks a
+    /// prompt delivered after typing it: one killed, or refused by a full
+    /// disk, in between types it again, and only this process, which
+    /// outlives daemons, can tell. The last `TYPED_KEPT` ids are kept.
+    fn first_time_typed(&self, id: &str) -> bool {
+        let mut typed = self.typed.lock().unwrap_or_else(|p| p.into_inner());
+        if typed.iter().any(|t| t == id) {
+            return false;
+        }
+        if typed.len() == TYPED_KEPT {
+            typed.pop_front();
+        }
+        typed.push_back(id.to_string());
+        true
     }
 
     /// Whether the daemon said the run's end is stored, within `limit`.
@@ -600,6 +625,12 @@ fn handle(
         method::PROMPT => {
             let text = req.params.get("text").and_then(Value::as_str).ok_or("text missing")?;
             let paste = req.params.get("paste").and_then(Value::as_bool).unwrap_or(false);
+            let id = req.params.get("id").and_then(Value::as_str);
+            if let Some(id) = id
+                && !run.first_time_typed(id)
+            {
+                return Ok(json!({ "again": true }));
+            }
             let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
             type_prompt(
                 run,

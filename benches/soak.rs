@@ -1,0 +1,342 @@
+//! Soak: many runs for minutes while the daemon is killed again and again
+//! and the disk fills once; prints what was lost (issue #11, "Done means").
+//!
+//! `cargo bench --bench soak` (release build; the full disk needs root to
+//! mount a tmpfs, and is skipped with a line saying so without it).
+//! - 200 `cmd` runs, each a bash loop printing a numbered line every half
+//!   second and answering each prompt it reads with `got <text>`;
+//! - a prompt every 250 ms, to each run in turn, by `agents send --id`
+//!   (a send that fails, as one racing a killed daemon can, is sent again
+//!   with the same id, as a user would: the id makes it count once);
+//! - the daemon `kill -9`ed every 30 s (its runs' supervisors start it
+//!   again, or the next command does);
+//! - halfway, the home's file system filled to its last byte for 5 s.
+//!
+//! At the end every run is sent `stop`; each then prints `last N` and
+//! exits. Its output log must hold `line 0` … `line N-1` once each, in
+//! order, and `got P` exactly once for each prompt it was sent. Printed:
+//! lines lost, prompts lost or duplicated, runs not `succeeded`, the
+//! daemon's peak RSS (VmHWM of each daemon process, the largest) and peak
+//! open descriptors, sampled every second.
+//!
+//! `AGENTS_SOAK_RUNS` (200) and `AGENTS_SOAK_SECS` (300) change the size.
+
+mod common;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{BIN, Home};
+
+const KILL_EVERY: Duration = Duration::from_secs(30);
+const PROMPT_EVERY: Duration = Duration::from_millis(250);
+const FULL_FOR: Duration = Duration::from_secs(5);
+
+/// Prints `line N` every half second; answers each prompt read with
+/// `got <prompt>`; `stop` ends it with `last N`. No echo: the log holds
+/// only what the loop printed.
+const LOOP: &str = r#"stty -echo; i=0
+while :; do
+  echo "line $i"; i=$((i+1))
+  if IFS= read -r -t 0.5 p; then echo "got $p"; [ "$p" = stop ] && break; fi
+done
+echo "last $i""#;
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// A tmpfs on the home, unmounted after the home's daemon stopped (it is
+/// dropped after the `Home` declared below it).
+struct Mount(PathBuf);
+
+impl Mount {
+    fn tmpfs(at: &Path, size: &str) -> Option<Mount> {
+        std::fs::create_dir_all(at).ok()?;
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=700"), "tmpfs"])
+            .arg(at)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Mount(at.to_path_buf()))
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let ok = Command::new("umount").arg(&self.0).status().is_ok_and(|s| s.success());
+        if !ok {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+}
+
+fn agents(home: &Home, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("AGENTS_HOME", &home.home)
+        .env("XDG_CONFIG_HOME", &home.config)
+        .env_remove("AGENTS_RUN_ID")
+        .output()
+        .expect("run agents")
+}
+
+/// `agents ARGS` until it succeeds; how many tries it took.
+fn until_ok(home: &Home, args: &[&str]) -> u32 {
+    let mut tries = 1;
+    loop {
+        let out = agents(home, args);
+        if out.status.success() {
+            return tries;
+        }
+        assert!(
+            tries < 600,
+            "agents {args:?} kept failing: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        tries += 1;
+    }
+}
+
+fn daemon_pid(home: &Home) -> Option<i32> {
+    std::fs::read_to_string(home.home.join("daemon.pid"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// `VmHWM` (peak resident set) of a process, in KiB.
+fn peak_rss_kib(pid: i32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn open_fds(pid: i32) -> Option<usize> {
+    Some(std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count())
+}
+
+/// Fills the file system under `dir`, to the last byte it takes.
+fn fill(dir: &Path) -> PathBuf {
+    use std::io::Write as _;
+    let path = dir.join("filler");
+    let mut file = std::fs::File::create(&path).expect("filler");
+    for size in [1 << 20, 4096, 1] {
+        let block = vec![0u8; size];
+        while file.write_all(&block).is_ok() {}
+    }
+    path
+}
+
+/// Kills the daemon every `KILL_EVERY` and fills the disk at `full_at`
+/// for `FULL_FOR`, until `done`; returns the kills.
+fn faults(home: &Home, done: &AtomicBool, start: Instant, mut full_at: Option<Instant>) -> u32 {
+    let (mut kills, mut next_kill) = (0, start + KILL_EVERY);
+    let mut filler: Option<(PathBuf, Instant)> = None;
+    while !done.load(Ordering::Relaxed) || filler.is_some() {
+        let now = Instant::now();
+        if now >= next_kill && !done.load(Ordering::Relaxed) {
+            if let Some(pid) = daemon_pid(home) {
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+                kills += 1;
+            }
+            next_kill += KILL_EVERY;
+        }
+        if full_at.is_some_and(|at| now >= at) {
+            full_at = None;
+            filler = Some((fill(&home.home), now));
+            println!("disk full at {:.0} s", now.duration_since(start).as_secs_f64());
+        }
+        if let Some((path, since)) = &filler
+            && now.duration_since(*since) >= FULL_FOR
+        {
+            std::fs::remove_file(path).expect("free the disk");
+            filler = None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    kills
+}
+
+#[derive(Default)]
+struct Peaks {
+    rss_kib: u64,
+    fds: usize,
+    daemons: HashSet<i32>,
+}
+
+/// Samples the daemon every second until `done`.
+fn watch_daemon(home: &Home, peaks: &Mutex<Peaks>, done: &AtomicBool) {
+    while !done.load(Ordering::Relaxed) {
+        if let Some(pid) = daemon_pid(home) {
+            let mut p = peaks.lock().unwrap();
+            p.daemons.insert(pid);
+            p.rss_kib = p.rss_kib.max(peak_rss_kib(pid).unwrap_or(0));
+            p.fds = p.fds.max(open_fds(pid).unwrap_or(0));
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// What one run's log says: the numbered lines, `last N`, prompts got.
+struct Heard {
+    lines: Vec<u64>,
+    last: Option<u64>,
+    got: HashMap<String, u32>,
+}
+
+fn hear(log: &[u8]) -> Heard {
+    let text = String::from_utf8_lossy(log);
+    let mut heard = Heard {
+        lines: Vec::new(),
+        last: None,
+        got: HashMap::new(),
+    };
+    for line in text.split('\n').map(|l| l.trim_end_matches('\r')) {
+        if let Some(n) = line.strip_prefix("line ").and_then(|n| n.parse().ok()) {
+            heard.lines.push(n);
+        } else if let Some(n) = line.strip_prefix("last ").and_then(|n| n.parse().ok()) {
+            heard.last = Some(n);
+        } else if let Some(p) = line.strip_prefix("got ") {
+            *heard.got.entry(p.to_string()).or_default() += 1;
+        }
+    }
+    heard
+}
+
+fn main() {
+    let runs = env_or("AGENTS_SOAK_RUNS", 200) as usize;
+    let secs = env_or("AGENTS_SOAK_SECS", 300);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mount = Mount::tmpfs(&dir.path().join("home"), "512m");
+    let home = Home::new(dir.path());
+    println!(
+        "soak: {runs} runs for {secs} s, daemon kill -9 every {} s, disk full once for {} s{}",
+        KILL_EVERY.as_secs(),
+        FULL_FOR.as_secs(),
+        if mount.is_some() {
+            ""
+        } else {
+            " (skipped: no tmpfs mount without root)"
+        }
+    );
+    home.agents(&["daemon", "start"]);
+    let ids: Vec<String> = (0..runs)
+        .map(|_| home.agents(&["run", "-d", "cmd", "--", "bash", "-c", LOOP]))
+        .collect();
+
+    let home = Arc::new(home);
+    let (peaks, done) = (Arc::new(Mutex::new(Peaks::default())), Arc::new(AtomicBool::new(false)));
+    let sampled = Arc::new(AtomicBool::new(false));
+    let watcher = std::thread::spawn({
+        let (home, peaks, sampled) = (home.clone(), peaks.clone(), sampled.clone());
+        move || watch_daemon(&home, &peaks, &sampled)
+    });
+    let start = Instant::now();
+    let until = start + Duration::from_secs(secs);
+    let faults = std::thread::spawn({
+        let (home, done, full) = (home.clone(), done.clone(), mount.is_some());
+        move || faults(&home, &done, start, full.then(|| start + Duration::from_secs(secs / 2)))
+    });
+    let mut sent: Vec<HashSet<String>> = vec![HashSet::new(); runs];
+    let (mut retries, mut prompt) = (0u32, 0usize);
+    while Instant::now() < until {
+        let now = Instant::now();
+        let run = prompt % runs;
+        let text = format!("p{prompt}");
+        retries += until_ok(&home, &["send", "--id", &text, &ids[run], &text]) - 1;
+        sent[run].insert(text);
+        prompt += 1;
+        std::thread::sleep(PROMPT_EVERY.saturating_sub(now.elapsed()));
+    }
+    done.store(true, Ordering::Relaxed);
+    let kills = faults.join().expect("faults thread");
+    for id in &ids {
+        retries += until_ok(&home, &["send", "--id", &format!("stop-{id}"), id, "stop"]) - 1;
+    }
+    let mut not_succeeded = Vec::new();
+    for id in &ids {
+        let out = agents(&home, &["wait", id, "--json", "--timeout", "120"]);
+        let end: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        if end["state"] != "succeeded" {
+            let shown = agents(&home, &["show", id, "--json"]);
+            let shown: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap_or_default();
+            not_succeeded.push(format!(
+                "{id}: {} · {} ({}); wait said: {}",
+                shown["state"],
+                shown["status"],
+                shown["reason"],
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+    }
+    sampled.store(true, Ordering::Relaxed);
+    let watching = watcher.join();
+    assert!(watching.is_ok(), "the daemon's sampler");
+    report(&home, &ids, &sent, &not_succeeded);
+    let peaks = peaks.lock().unwrap();
+    println!(
+        "daemon: {kills} kill -9, {} daemon processes seen, peak RSS {:.1} MiB, peak fds {}",
+        peaks.daemons.len(),
+        peaks.rss_kib as f64 / 1024.0,
+        peaks.fds
+    );
+    println!("prompts sent: {prompt} (+{runs} stop); sends tried again after a failure: {retries}");
+    drop(home);
+    drop(mount);
+}
+
+/// Lines lost, prompts lost and duplicated, runs not succeeded.
+fn report(home: &Home, ids: &[String], sent: &[HashSet<String>], not_succeeded: &[String]) {
+    let (mut lines_lost, mut lines_twice, mut lost, mut twice) = (0u64, 0u64, 0u64, 0u64);
+    let mut unknown = Vec::new();
+    for (run, id) in ids.iter().enumerate() {
+        let log = std::fs::read(home.home.join("runs").join(id).join("output.log")).unwrap_or_default();
+        let heard = hear(&log);
+        let last = heard
+            .last
+            .unwrap_or_else(|| heard.lines.iter().max().map_or(0, |m| m + 1));
+        let mut seen = vec![0u32; last as usize];
+        for n in &heard.lines {
+            match seen.get_mut(*n as usize) {
+                Some(count) => *count += 1,
+                None => lines_twice += 1,
+            }
+        }
+        lines_lost += seen.iter().filter(|c| **c == 0).count() as u64;
+        lines_twice += seen.iter().map(|c| c.saturating_sub(1) as u64).sum::<u64>();
+        for p in &sent[run] {
+            match heard.got.get(p).copied().unwrap_or(0) {
+                0 => lost += 1,
+                1 => {}
+                n => twice += u64::from(n - 1),
+            }
+        }
+        unknown.extend(
+            heard
+                .got
+                .keys()
+                .filter(|p| *p != "stop" && !sent[run].contains(*p))
+                .map(|p| format!("{id}: got {p:?}")),
+        );
+    }
+    println!("lines lost: {lines_lost}; lines twice: {lines_twice}");
+    println!(
+        "prompts lost: {lost}; delivered twice: {twice}; not sent to that run: {}",
+        unknown.len()
+    );
+    for line in unknown.iter().take(5) {
+        println!("  {line}");
+    }
+    println!("runs not succeeded: {}", not_succeeded.len());
+    for line in not_succeeded.iter().take(5) {
+        println!("  {line}");
+    }
+}
