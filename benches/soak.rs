@@ -3,8 +3,8 @@
 //!
 //! `cargo bench --bench soak` (release build; the full disk needs root to
 //! mount a tmpfs, and is skipped with a line saying so without it).
-//! - 200 `cmd` runs, each a bash loop printing a numbered line every half
-//!   second and answering each prompt it reads with `got <text>`;
+//! - 200 `cmd` runs, each a bash script printing a numbered line every
+//!   half second and answering each prompt it reads with `got <text>`;
 //! - a prompt every 250 ms, to each run in turn, by `agents send --id`
 //!   (a send that fails, as one racing a killed daemon can, is sent again
 //!   with the same id, as a user would: the id makes it count once);
@@ -36,15 +36,18 @@ const KILL_EVERY: Duration = Duration::from_secs(30);
 const PROMPT_EVERY: Duration = Duration::from_millis(250);
 const FULL_FOR: Duration = Duration::from_secs(5);
 
-/// Prints `line N` every half second; answers each prompt read with
-/// `got <prompt>`; `stop` ends it with `last N`. No echo: the log holds
-/// only what the loop printed.
-const LOOP: &str = r#"stty -echo; i=0
-while :; do
-  echo "line $i"; i=$((i+1))
-  if IFS= read -r -t 0.5 p; then echo "got $p"; [ "$p" = stop ] && break; fi
-done
-echo "last $i""#;
+/// Prints `line N` every half second (in the background); answers each
+/// prompt read with `got <prompt>`; `stop` ends it with `last N`. No echo:
+/// the log holds only what the loop printed. The reading never times out
+/// (bash's `read -t` drops the first byte of a line that arrives as it
+/// times out), and the printer stops only at the top of its loop, so
+/// `last N` is exact.
+const LOOP: &str = r#"stty -echo
+( i=0; trap 'stop=1' TERM
+  while [ -z "$stop" ]; do echo "line $i"; i=$((i+1)); sleep 0.5; done
+  echo "last $i" ) &
+while IFS= read -r p; do echo "got $p"; [ "$p" = stop ] && break; done
+kill -TERM $!; wait $!"#;
 
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)

@@ -189,7 +189,12 @@ fn a_daemon_crash_loses_no_run_and_no_byte() {
 
 #[test]
 fn a_prompt_queued_before_a_daemon_crash_still_waits_for_the_agent_to_be_idle() {
-    let home = Home::new();
+    // The engine's own quiet window (1 s): the tests' 300 ms is three of
+    // the spinner's frames, which a busy 2-core machine can hold back
+    // while the new daemon adopts the run, so the agent would rightly be
+    // judged at rest in the middle of its turn.
+    let home =
+        Home::with_config("[engine]\nquiet_ms = 1000\ncancel_sigint_grace_ms = 700\ncancel_sigterm_grace_ms = 700\n");
     let id = home.start(&["demo", "--", "--think-ms", "2000"]);
     wait_idle(&home, &id);
     assert!(home.ok(&["send", &id, "one"]).starts_with("delivered"));
@@ -204,8 +209,12 @@ fn a_prompt_queued_before_a_daemon_crash_still_waits_for_the_agent_to_be_idle() 
 
     wait_for_output(&home, &id, "you said \"two\"");
     let log = disk_log(&home, &id);
-    let answer_one = log.find("you said \"one\"").expect("one answered");
-    let typed_two = log.find("> two").expect("two typed at the prompt");
+    let answer_one = log
+        .find("you said \"one\"")
+        .unwrap_or_else(|| panic!("one answered: {log:?}"));
+    let typed_two = log
+        .find("> two")
+        .unwrap_or_else(|| panic!("two typed at the prompt: {log:?}"));
     assert!(
         answer_one < typed_two,
         "`two` was typed only once the agent had answered `one`: {log:?}"

@@ -9,10 +9,10 @@ use serde_json::{Value, json};
 use super::Daemon;
 use super::link::{Link, LiveRun, monitor};
 use crate::api::{ErrorCode, RunState};
+use crate::protocol::supervisor::{Hello, method as sup};
 use crate::pty::{Identity, Liveness};
 use crate::store::runs::{self, Ending, RunRow};
 use crate::supervise::ExitEvidence;
-use crate::supervise::server_method as sup;
 
 /// Checks every run the database says is live.
 pub async fn reconcile_all(daemon: &Arc<Daemon>) {
@@ -43,17 +43,16 @@ pub async fn reconcile_all(daemon: &Arc<Daemon>) {
 pub async fn adopt(daemon: &Arc<Daemon>, row: &RunRow) -> anyhow::Result<Arc<LiveRun>> {
     let socket = daemon.paths.run_socket(&row.id);
     let (link, notes) = Link::connect(&socket).await?;
-    let hello = link.call(sup::HELLO, Value::Null).await?;
-    if hello.get("run").and_then(Value::as_str) != Some(row.id.as_str()) {
+    let hello: Hello = serde_json::from_value(link.call(sup::HELLO, Value::Null).await?)?;
+    if hello.run != row.id {
         anyhow::bail!("the socket answered for another run");
     }
-    let supervisor: Option<Identity> = serde_json::from_value(hello["supervisor"].clone()).ok();
-    if let (Some(sup), Some(pid), Some(start)) = (&supervisor, row.supervisor_pid, row.supervisor_start)
+    if let (Some(sup), Some(pid), Some(start)) = (&hello.supervisor, row.supervisor_pid, row.supervisor_start)
         && (i64::from(sup.pid) != pid || sup.start_ticks as i64 != start)
     {
         anyhow::bail!("the supervisor's identity does not match the record");
     }
-    let leader: Identity = serde_json::from_value(hello["leader"].clone())?;
+    let leader = hello.leader;
     if row.state != RunState::Running {
         let spawned = runs::Spawned {
             pid: leader.pid.into(),
@@ -65,14 +64,9 @@ pub async fn adopt(daemon: &Arc<Daemon>, row: &RunRow) -> anyhow::Result<Arc<Liv
         let id = row.id.clone();
         daemon.store.call(move |c| runs::mark_running(c, &id, &spawned)).await?;
     }
-    let offset = hello["offset"].as_u64().unwrap_or(0);
-    let live = Arc::new(LiveRun::new(row.id.clone(), link.clone(), offset));
-    live.says_busy.store(
-        hello["busy"].as_bool() == Some(true),
-        std::sync::atomic::Ordering::Relaxed,
-    );
-    *live.screen.lock().unwrap_or_else(|p| p.into_inner()) =
-        serde_json::from_value(hello["screen"].clone()).unwrap_or(None);
+    let live = Arc::new(LiveRun::new(row.id.clone(), link.clone(), hello.offset));
+    live.says_busy.store(hello.busy, std::sync::atomic::Ordering::Relaxed);
+    *live.screen.lock().unwrap_or_else(|p| p.into_inner()) = hello.screen;
     // Queued prompts wait for a quiet moment. A harness that just started is
     // busy starting; one re-adopted after a daemon restart may be mid-turn,
     // and its log's mtime says when it last wrote (unknown: assume just now).

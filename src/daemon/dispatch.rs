@@ -14,9 +14,9 @@ use crate::api::{
     RerunParams, ResizeParams, RunDetail, RunRef, RunState, SendParams, StartParams, method,
 };
 use crate::protocol::run_files::{SizeChange, TimeSample};
+use crate::protocol::supervisor::method as sup;
 use crate::pty::{Identity, Liveness};
 use crate::store::runs;
-use crate::supervise::server_method as sup;
 
 fn params<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
     serde_json::from_value(value).map_err(|e| ApiError::bad_request(format!("bad parameters: {e}")))

@@ -23,8 +23,8 @@ use super::Daemon;
 use super::link::LiveRun;
 use crate::api::{RunState, StartParams};
 use crate::harness::Profile;
+use crate::protocol::supervisor::method as sup;
 use crate::store::{attempts, harness as harness_store, now_ms, runs};
-use crate::supervise::server_method as sup;
 use crate::supervise::{ExitEvidence, Grace, SuperviseSpec};
 
 /// An attempt that ran longer than this did not fail on its account at

@@ -17,10 +17,9 @@ use crate::api::{ApiError, ErrorCode};
 use crate::harness::screen::ScreenFinding;
 use crate::harness::status::{Evidence, HookSeen};
 use crate::protocol::rpc::{Message, Request, Response};
+use crate::protocol::supervisor::{self as wire, Note, method as sup};
 use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
-use crate::supervise::ExitEvidence;
 use crate::supervise::screen_method as screen;
-use crate::supervise::server_method as sup;
 
 /// What the daemon holds for a run that has not ended.
 pub struct LiveRun {
@@ -145,7 +144,7 @@ impl LiveRun {
     fn pace_unwatched(&self) {
         let half_quiet = self.quiet_ms.load(Ordering::Relaxed) / 2;
         if self.says_busy.load(Ordering::Relaxed) {
-            let busy_ms = half_quiet.clamp(1, crate::supervise::PACE_MAX_MS);
+            let busy_ms = half_quiet.clamp(1, crate::protocol::supervisor::PACE_MAX_MS);
             self.busy_ms.store(busy_ms, Ordering::Relaxed);
             self.link.pace(BUSY_PACE_MS, Some(busy_ms));
         } else {
@@ -271,23 +270,11 @@ impl Drop for ScreenSub {
     }
 }
 
-/// What a supervisor tells the daemon unasked.
-pub enum SupervisorNote {
-    /// The log's length, and whether output is going on (`sup.pace`'s
-    /// `busy_ms`).
-    Offset {
-        offset: u64,
-        busy: Option<bool>,
-    },
-    Screen(Option<ScreenFinding>),
-    Exited(Box<ExitEvidence>),
-}
-
 /// How long a supervisor has to answer one request.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Link {
-    pub async fn connect(socket: &Path) -> std::io::Result<(Link, mpsc::Receiver<SupervisorNote>)> {
+    pub async fn connect(socket: &Path) -> std::io::Result<(Link, mpsc::Receiver<Note>)> {
         let stream = UnixStream::connect(socket).await?;
         let (r, w) = stream.into_split();
         Link::over(r, w).await
@@ -295,7 +282,7 @@ impl Link {
 
     /// A link over any stream that speaks the supervisor protocol (a remote
     /// run's stand-in supervisor, `remote::mirror`, is one).
-    pub async fn over<R, W>(r: R, mut w: W) -> std::io::Result<(Link, mpsc::Receiver<SupervisorNote>)>
+    pub async fn over<R, W>(r: R, mut w: W) -> std::io::Result<(Link, mpsc::Receiver<Note>)>
     where
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -345,25 +332,7 @@ impl Link {
                         }
                     }
                     Ok(Message::Request(note)) => {
-                        let note =
-                            match note.method.as_str() {
-                                sup::OFFSET => note.params.get("offset").and_then(Value::as_u64).map(|offset| {
-                                    SupervisorNote::Offset {
-                                        offset,
-                                        busy: note.params.get("busy").and_then(Value::as_bool),
-                                    }
-                                }),
-                                sup::SCREEN => Some(SupervisorNote::Screen(
-                                    serde_json::from_value(note.params.get("finding").cloned().unwrap_or(Value::Null))
-                                        .unwrap_or(None),
-                                )),
-                                sup::EXITED => note
-                                    .params
-                                    .get("evidence")
-                                    .and_then(|e| serde_json::from_value(e.clone()).ok())
-                                    .map(|e| SupervisorNote::Exited(Box::new(e))),
-                                _ => None,
-                            };
+                        let note = Note::from_request(&note);
                         if let Some(note) = note
                             && notes.send(note).await.is_err()
                         {
@@ -426,17 +395,17 @@ impl Link {
         Ok(screen_sub)
     }
 
-    /// Types a prompt and Enter (`sup.prompt`); with `paste`, the
-    /// supervisor pastes it if the program asked for bracketed paste.
-    /// Types prompt `id` (never twice: `sup.prompt`).
+    /// Types prompt `id` and Enter (`sup.prompt`), never twice; with
+    /// `paste`, the supervisor pastes it if the program asked for
+    /// bracketed paste.
     pub async fn prompt(&self, run: &str, id: &str, text: &str, paste: bool, enter_ms: u64) -> Result<(), ApiError> {
-        match self
-            .call(
-                sup::PROMPT,
-                serde_json::json!({ "id": id, "text": text, "paste": paste, "enter_ms": enter_ms }),
-            )
-            .await
-        {
+        let params = wire::Prompt {
+            id: Some(id.to_string()),
+            text: text.to_string(),
+            paste,
+            enter_ms,
+        };
+        match self.call(sup::PROMPT, to_params(&params)).await {
             Ok(_) => Ok(()),
             // A supervisor started by an older `agents` (re-adopted after an
             // upgrade) only takes raw input: the text, then Enter.
@@ -455,11 +424,7 @@ impl Link {
     /// lock. An older supervisor or a remote run's stand-in ignores it, and
     /// announces every offset.
     pub fn pace(&self, every_ms: u64, busy_ms: Option<u64>) {
-        let mut params = serde_json::json!({ "every_ms": every_ms });
-        if let Some(busy_ms) = busy_ms {
-            params["busy_ms"] = busy_ms.into();
-        }
-        let note = Request::notification(sup::PACE, params);
+        let note = Request::notification(sup::PACE, to_params(&wire::Pace { every_ms, busy_ms }));
         let _ = self.frames.try_send(Frame::control(&note));
     }
 
@@ -529,16 +494,16 @@ impl OutputBytes {
 }
 
 /// Follows one live run until it ends: offsets, activity, and the exit.
-pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::Receiver<SupervisorNote>) {
+pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::Receiver<Note>) {
     live.quiet_ms.store(daemon.config().engine.quiet_ms, Ordering::Relaxed);
     live.pace_if_unwatched();
     loop {
         let note = notes.recv().await;
-        if matches!(note, Some(SupervisorNote::Exited(_)) | None) {
+        if matches!(note, Some(Note::Exited(_)) | None) {
             daemon.output_bytes.forget(&live.id);
         }
         match note {
-            Some(SupervisorNote::Offset { offset, busy }) => {
+            Some(Note::Offset { offset, busy }) => {
                 let previous = live.committed.send_replace(offset);
                 if offset > previous {
                     live.output_seen();
@@ -546,7 +511,7 @@ pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::R
                 }
                 live.said_busy(busy);
             }
-            Some(SupervisorNote::Screen(finding)) => {
+            Some(Note::Screen(finding)) => {
                 let mut screen = live.screen.lock().unwrap_or_else(|p| p.into_inner());
                 if *screen != finding {
                     *screen = finding;
@@ -555,7 +520,7 @@ pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::R
                 drop(screen);
                 live.wake.notify_waiters();
             }
-            Some(SupervisorNote::Exited(evidence)) => {
+            Some(Note::Exited(evidence)) => {
                 live.committed.send_replace(evidence.output_bytes);
                 // An account problem may hand the run to its next profile.
                 if !super::fallback::on_exit(&daemon, &live, &evidence).await {
@@ -594,4 +559,9 @@ pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::R
         }
     }
     daemon.changed(&live.id);
+}
+
+/// A request's parameters as JSON (a struct of plain fields: never fails).
+fn to_params(params: &impl serde::Serialize) -> Value {
+    serde_json::to_value(params).unwrap_or(Value::Null)
 }

@@ -308,7 +308,7 @@ async fn release_supervisors(daemon: &Arc<Daemon>) {
         tokio::time::timeout(
             std::time::Duration::from_secs(1),
             run.link
-                .call(crate::supervise::server_method::RELEASE, serde_json::Value::Null),
+                .call(crate::protocol::supervisor::method::RELEASE, serde_json::Value::Null),
         )
     });
     futures::future::join_all(told).await;

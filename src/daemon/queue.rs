@@ -247,6 +247,10 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
             runs::append_event(c, &run, "PROMPT_DELIVERED", &serde_json::json!({ "prompt_id": pid }))
         })
         .await;
+    // A delivery by `runs.send` (not this run's status loop) wakes the loop
+    // to record `working`: a turn that ends before anything else wakes it
+    // (a quick reply's hook) would otherwise leave no sign it ever worked.
+    live.wake.notify_waiters();
     true
 }
 

@@ -14,8 +14,8 @@ use serde_json::json;
 use super::{Daemon, LiveRun};
 use crate::api::ApiError;
 use crate::protocol::run_files::SizeChange;
+use crate::protocol::supervisor::method as sup;
 use crate::store::runs;
-use crate::supervise::server_method as sup;
 
 /// A client connection, as far as sizes go.
 pub type ViewerId = u64;

@@ -15,8 +15,8 @@ use super::link::LiveRun;
 use crate::api::{ApiError, AttachParams, method};
 use crate::protocol::Frame;
 use crate::protocol::rpc::Request;
+use crate::protocol::supervisor::method as sup;
 use crate::store::runs::{self, RunRow};
-use crate::supervise::server_method as sup;
 
 /// Output frames carry at most this much: a quarter of the frame cap.
 const CHUNK: u64 = 256 * 1024;

@@ -4,14 +4,7 @@
 //! every harness has.
 
 use crate::api::ActivityStatus;
-
-/// A prompt the screen shows, with the words the TUI and `agents show` use
-/// to say why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ScreenFinding {
-    pub status: ActivityStatus,
-    pub why: String,
-}
+pub use crate::protocol::supervisor::ScreenFinding;
 
 /// Questions that block an agent until a person answers, as the real CLIs
 /// and the demo agent print them (see shared/reference/*/screens/).

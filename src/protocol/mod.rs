@@ -4,11 +4,13 @@
 //! `AsyncRead`/`AsyncWrite` so the same code serves the daemon socket, the run
 //! sockets and (later) the SSH bridge.
 
+pub mod exit;
 mod frame;
 mod header;
 pub mod rpc;
 pub mod run_files;
 pub mod screen;
+pub mod supervisor;
 
 pub use frame::{Frame, FrameError, MAX_FRAME, read_frame, write_frame};
 pub use header::{HeaderError, PROTOCOL_VERSION, exchange_headers};

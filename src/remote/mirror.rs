@@ -27,8 +27,8 @@ use super::store as mirror_store;
 use crate::api::{ApiError, ErrorCode, RunRecord, RunState, method};
 use crate::daemon::{Daemon, Link, LiveRun};
 use crate::protocol::rpc::{Message, Response};
+use crate::protocol::supervisor::{self as wire, method as sup};
 use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
-use crate::supervise::server_method as sup;
 
 /// Reconnect backoff: quick first, doubling. While the host is merely
 /// unreachable the wait is capped at 1 s, so output flows again within the
@@ -443,18 +443,16 @@ async fn serve_stand_in(link: Arc<HostLink>, id: String, stream: tokio::io::Dupl
 async fn stand_in_call(link: &Arc<HostLink>, id: &str, name: &str, params: Value) -> Result<Value, ApiError> {
     match name {
         sup::CANCEL => {
-            let force = params.get("force").and_then(Value::as_bool).unwrap_or(false);
+            let wire::Cancel { force } = typed(name, params)?;
             // Sent again if its answer is lost: a cancel is idempotent.
             super::retry::call(link, method::RUNS_CANCEL, json!({ "run": id, "force": force }))
                 .await
                 .map(|_| Value::Null)
         }
         sup::RESIZE => {
-            link.call(
-                method::RUNS_RESIZE,
-                json!({ "run": id, "rows": params["rows"], "cols": params["cols"] }),
-            )
-            .await
+            let wire::Resize { rows, cols } = typed(name, params)?;
+            link.call(method::RUNS_RESIZE, json!({ "run": id, "rows": rows, "cols": cols }))
+                .await
         }
         // The screen of a remote run is rebuilt here from its mirror log
         // (the fan-out falls back to that when this is refused).
@@ -463,6 +461,11 @@ async fn stand_in_call(link: &Arc<HostLink>, id: &str, name: &str, params: Value
             format!("{name} is not available for a remote run"),
         )),
     }
+}
+
+/// A supervisor request's parameters as the protocol types them.
+fn typed<T: serde::de::DeserializeOwned>(name: &str, params: Value) -> Result<T, ApiError> {
+    serde_json::from_value(params).map_err(|e| ApiError::bad_request(format!("{name}: {e}")))
 }
 
 #[cfg(test)]

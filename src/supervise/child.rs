@@ -13,9 +13,9 @@ use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use tokio::sync::oneshot;
 
 use super::SuperviseSpec;
-use super::evidence::{ExitEvidence, ProcessNote};
 use super::server::Supervised;
 use crate::paths::Paths;
+use crate::protocol::exit::{ExitEvidence, ProcessNote};
 use crate::pty::identity::{self, Identity};
 use crate::pty::signal::{group_exists, signal_name};
 

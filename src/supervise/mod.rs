@@ -4,7 +4,6 @@
 //! client or the daemon left: only when the run has ended.
 
 mod child;
-mod evidence;
 mod keeper;
 mod output;
 mod screens;
@@ -13,15 +12,13 @@ pub use screens::{
     FRAME as SCREEN_FRAME, SCROLLED_KEPT, SMALL_CHANGE_ROWS, Subscriptions as ScreenSubscriptions,
     method as screen_method, scrolled_budget,
 };
-pub use server::PACE_MAX_MS;
-pub use server::method as server_method;
 
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-pub use evidence::{ExitEvidence, ProcessNote};
+pub use crate::protocol::exit::{EndedBy, ExitEvidence, ProcessNote};
 
 use crate::paths::Paths;
 
@@ -142,7 +139,7 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
         let run = run.clone();
         tokio::spawn(async move {
             tokio::time::sleep(std::time::Duration::from_secs(secs)).await;
-            run.cancel(evidence::EndedBy::Timeout, false);
+            run.cancel(EndedBy::Timeout, false);
         });
     }
 

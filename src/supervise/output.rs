@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::evidence::EndedBy;
 use super::server::{SCREEN_QUIET, Supervised};
 use crate::paths::Paths;
+use crate::protocol::exit::EndedBy;
 use crate::protocol::run_files::{Checkpoint, TimeSample};
 
 /// PTY reads of up to 64 KiB: large enough that a flood costs few syscalls,

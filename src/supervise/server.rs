@@ -11,60 +11,21 @@ use tokio::io::BufReader;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, watch};
 
-use super::evidence::{EndedBy, ExitEvidence};
 use super::screens::Screens;
 use super::{Grace, SuperviseSpec};
 use crate::harness::screen::{ScreenFinding, waiting_on};
+use crate::protocol::exit::{EndedBy, ExitEvidence};
 use crate::protocol::rpc::{Message, Request, Response};
 use crate::protocol::run_files::SizeChange;
+use crate::protocol::supervisor::{self as wire, BUSY_PACE_MAX_MS, Hello, Note, PACE_MAX_MS, method};
 use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
 use crate::pty::Identity;
 use crate::pty::signal::signal_group;
 use crate::term::Terminal;
 
-/// Methods of the run socket (the supervisor protocol, kept stable).
-pub mod method {
-    pub const HELLO: &str = "sup.hello";
-    pub const WATCH: &str = "sup.watch";
-    pub const SNAPSHOT: &str = "sup.snapshot";
-    pub const RESIZE: &str = "sup.resize";
-    pub const CANCEL: &str = "sup.cancel";
-    pub const ACK_EXIT: &str = "sup.ack_exit";
-    /// Notification: the log's committed length.
-    pub const OFFSET: &str = "sup.offset";
-    /// Notification: the run ended; carries the evidence.
-    pub const EXITED: &str = "sup.exited";
-    /// Type an answer, only if the screen still shows a question right now.
-    pub const ANSWER: &str = "sup.answer";
-    /// Notification: what the screen says the agent waits for (or null).
-    pub const SCREEN: &str = "sup.screen";
-    /// Type a prompt, then Enter; with `paste`, as a bracketed paste if
-    /// the program asked for one (read from the screen at that moment).
-    /// With `id`, a prompt already typed is not typed again: the answer
-    /// says `again`.
-    pub const PROMPT: &str = "sup.prompt";
-    /// `every_ms`: how long output may go on before its offset is announced
-    /// (0, the default: at once). The daemon asks for more while nobody
-    /// watches the run's output. With `busy_ms` (a supervisor whose `hello`
-    /// says `busy`), each offset says whether output is still going
-    /// (`busy`), and once it has paused `busy_ms` an offset says so: the
-    /// daemon then needs no offsets in between to know the run works, and
-    /// `every_ms` may be up to `BUSY_PACE_MAX_MS`. Answers the log's
-    /// length, which is then announced too.
-    pub const PACE: &str = "sup.pace";
-    /// Notification: the daemon stops on purpose; do not start another.
-    pub const RELEASE: &str = "sup.release";
-}
-
 /// Prompt ids remembered as typed: far more than are ever queued for one
 /// run between two daemon restarts.
 const TYPED_KEPT: usize = 1024;
-
-/// The longest pace the daemon may ask for (`method::PACE`).
-pub const PACE_MAX_MS: u64 = 1000;
-/// The longest pace with `busy_ms`: offsets then only keep the daemon's
-/// count of the log's bytes fresh.
-pub const BUSY_PACE_MAX_MS: u64 = 10_000;
 
 pub struct ParsedScreen {
     pub term: Terminal,
@@ -438,21 +399,19 @@ impl Supervised {
         tokio::time::timeout(limit, acked.wait_for(|a| *a)).await.is_ok()
     }
 
-    fn hello(&self) -> Value {
+    fn hello(&self) -> Hello {
         let (rows, cols) = self.screen.lock().unwrap_or_else(|p| p.into_inner()).term.size();
-        let me = std::process::id() as i32;
-        json!({
-            "run": self.run,
-            "supervisor": Identity::of(me),
-            "leader": self.leader,
-            "rows": rows,
-            "cols": cols,
-            "offset": self.offset(),
-            "exited": *self.exited.borrow(),
-            "screen": *self.finding.borrow(),
-            // Says when output pauses (`method::PACE` with `busy_ms`).
-            "busy": true,
-        })
+        Hello {
+            run: self.run.clone(),
+            supervisor: Identity::of(std::process::id() as i32),
+            leader: self.leader.clone(),
+            rows,
+            cols,
+            offset: self.offset(),
+            exited: self.exited.borrow().clone(),
+            screen: self.finding.borrow().clone(),
+            busy: true,
+        }
     }
 }
 
@@ -569,7 +528,7 @@ fn handle(
     watcher: &mut Option<tokio::task::JoinHandle<()>>,
 ) -> Result<Value, String> {
     match req.method.as_str() {
-        method::HELLO => Ok(run.hello()),
+        method::HELLO => serde_json::to_value(run.hello()).map_err(|e| e.to_string()),
         method::WATCH => {
             if watcher.is_none() {
                 *watcher = Some(tokio::spawn(watch_loop(run.clone(), out.clone())));
@@ -584,26 +543,21 @@ fn handle(
         }
         method::SNAPSHOT => Ok(run.snapshot()),
         method::RESIZE => {
-            let rows = req.params.get("rows").and_then(Value::as_u64).ok_or("rows missing")?;
-            let cols = req.params.get("cols").and_then(Value::as_u64).ok_or("cols missing")?;
+            let wire::Resize { rows, cols } = wire::params(req)?;
             if rows == 0 || cols == 0 || rows > 1000 || cols > 2000 {
                 return Err(format!("size {cols}x{rows} out of range"));
             }
-            run.resize(rows as u16, cols as u16);
+            run.resize(rows, cols);
             Ok(Value::Null)
         }
         method::CANCEL => {
-            let force = req.params.get("force").and_then(Value::as_bool).unwrap_or(false);
+            let wire::Cancel { force } = wire::params(req)?;
             run.cancel(EndedBy::Cancel, force);
             Ok(Value::Null)
         }
         method::PACE => {
-            let ms = req
-                .params
-                .get("every_ms")
-                .and_then(Value::as_u64)
-                .ok_or("every_ms missing")?;
-            let busy_ms = req.params.get("busy_ms").and_then(Value::as_u64).unwrap_or(0);
+            let wire::Pace { every_ms: ms, busy_ms } = wire::params(req)?;
+            let busy_ms = busy_ms.unwrap_or(0);
             let max = if busy_ms > 0 { BUSY_PACE_MAX_MS } else { PACE_MAX_MS };
             run.busy_ms
                 .store(busy_ms.min(PACE_MAX_MS), std::sync::atomic::Ordering::Relaxed);
@@ -623,10 +577,8 @@ fn handle(
             Ok(Value::Null)
         }
         method::PROMPT => {
-            let text = req.params.get("text").and_then(Value::as_str).ok_or("text missing")?;
-            let paste = req.params.get("paste").and_then(Value::as_bool).unwrap_or(false);
-            let id = req.params.get("id").and_then(Value::as_str);
-            if let Some(id) = id
+            let prompt: wire::Prompt = wire::params(req)?;
+            if let Some(id) = &prompt.id
                 && !run.first_time_typed(id)
             {
                 return Ok(json!({ "again": true }));
@@ -634,9 +586,9 @@ fn handle(
             let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
             type_prompt(
                 run,
-                text,
-                paste && screen.term.screen().bracketed_paste(),
-                enter_delay(req),
+                &prompt.text,
+                prompt.paste && screen.term.screen().bracketed_paste(),
+                enter_delay(prompt.enter_ms),
             );
             Ok(Value::Null)
         }
@@ -648,8 +600,8 @@ fn handle(
 const ENTER_DELAY_MAX: Duration = Duration::from_millis(2000);
 
 /// `enter_ms` of a prompt or answer (`Adapter::enter_delay_ms`), bounded.
-fn enter_delay(req: &Request) -> Duration {
-    Duration::from_millis(req.params.get("enter_ms").and_then(Value::as_u64).unwrap_or(0)).min(ENTER_DELAY_MAX)
+fn enter_delay(enter_ms: u64) -> Duration {
+    Duration::from_millis(enter_ms).min(ENTER_DELAY_MAX)
 }
 
 /// Types a prompt and its Enter: at once, or, for a harness that takes a
@@ -705,15 +657,14 @@ const ANSWER_WAIT_MAX: Duration = Duration::from_millis(2000);
 /// a prompt is (`paste`: as one bracketed paste if the screen asked for
 /// it); else the `bytes` as they are.
 async fn answer(run: &Arc<Supervised>, req: &Request) -> Result<Value, String> {
-    let bytes: Vec<u8> = req
-        .params
-        .get("bytes")
-        .and_then(|b| serde_json::from_value(b.clone()).ok())
-        .ok_or("bytes missing")?;
-    let text = req.params.get("text").and_then(Value::as_str);
-    let paste = req.params.get("paste").and_then(Value::as_bool).unwrap_or(false);
-    let wait =
-        Duration::from_millis(req.params.get("wait_ms").and_then(Value::as_u64).unwrap_or(0)).min(ANSWER_WAIT_MAX);
+    let wire::Answer {
+        bytes,
+        text,
+        paste,
+        wait_ms,
+        enter_ms,
+    } = wire::params(req)?;
+    let wait = Duration::from_millis(wait_ms).min(ANSWER_WAIT_MAX);
     let deadline = tokio::time::Instant::now() + wait;
     let mut parsed = run.parsed.subscribe();
     loop {
@@ -722,12 +673,12 @@ async fn answer(run: &Arc<Supervised>, req: &Request) -> Result<Value, String> {
             // A question to answer; a login problem is not one.
             let found = waiting_on(&screen.term.visible_lines(), &screen.family).filter(|f| !f.is_login_problem());
             if found.is_some() {
-                match text {
+                match &text {
                     Some(text) => type_prompt(
                         run,
                         text,
                         paste && screen.term.screen().bracketed_paste(),
-                        enter_delay(req),
+                        enter_delay(enter_ms),
                     ),
                     None => run.write_input(bytes.clone()),
                 }
@@ -771,11 +722,7 @@ async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>) {
             last_sent = offset;
             busy_sent = going;
             last_sent_at = tokio::time::Instant::now();
-            let mut params = json!({ "offset": offset });
-            if let Some(going) = going {
-                params["busy"] = going.into();
-            }
-            let note = Request::notification(method::OFFSET, params);
+            let note = Note::Offset { offset, busy: going }.to_request();
             if out.send(Frame::control(&note)).await.is_err() {
                 return;
             }
@@ -783,14 +730,14 @@ async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>) {
         let seen = finding.borrow_and_update().clone();
         if finding_sent.as_ref() != Some(&seen) {
             finding_sent = Some(seen.clone());
-            let note = Request::notification(method::SCREEN, json!({ "finding": seen }));
+            let note = Note::Screen(seen).to_request();
             if out.send(Frame::control(&note)).await.is_err() {
                 return;
             }
         }
         let evidence = exited.borrow_and_update().clone();
         if let Some(evidence) = evidence {
-            let note = Request::notification(method::EXITED, json!({ "evidence": evidence }));
+            let note = Note::Exited(Box::new(evidence)).to_request();
             let _ = out.send(Frame::control(&note)).await;
             return;
         }

@@ -1,5 +1,8 @@
-//! How a run ended, as the supervisor saw it. Written to `exit.json` before the
-//! supervisor tells anyone, so a daemon that was down can still learn it.
+//! How a run ended, as the supervisor saw it (the one owner of `exit.json`
+//! and of the `sup.exited` notification's evidence). Written to `exit.json`
+//! before the supervisor tells anyone, so a daemon that was down can still
+//! learn it; read by a daemon of any later build, so fields are only added,
+//! with defaults.
 
 use std::path::Path;
 

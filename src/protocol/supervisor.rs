@@ -1,0 +1,255 @@
+//! The run socket: what a daemon (or a remote run's stand-in) and a run's
+//! supervisor say to each other, as JSON-RPC in control frames, and the
+//! screen subscriptions in screen frames (`protocol::screen`).
+//!
+//! A supervisor outlives daemons of other builds, so this is kept stable:
+//! fields are added with defaults and never renamed, and a method a peer
+//! does not know is answered "unknown method" (the caller falls back).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::exit::ExitEvidence;
+use super::rpc::Request;
+use crate::api::ActivityStatus;
+use crate::pty::Identity;
+
+/// Methods of the run socket.
+pub mod method {
+    pub const HELLO: &str = "sup.hello";
+    pub const WATCH: &str = "sup.watch";
+    pub const SNAPSHOT: &str = "sup.snapshot";
+    pub const RESIZE: &str = "sup.resize";
+    pub const CANCEL: &str = "sup.cancel";
+    pub const ACK_EXIT: &str = "sup.ack_exit";
+    /// Notification: the log's committed length.
+    pub const OFFSET: &str = "sup.offset";
+    /// Notification: the run ended; carries the evidence.
+    pub const EXITED: &str = "sup.exited";
+    /// Type an answer, only if the screen still shows a question right now.
+    pub const ANSWER: &str = "sup.answer";
+    /// Notification: what the screen says the agent waits for (or null).
+    pub const SCREEN: &str = "sup.screen";
+    /// Type a prompt, then Enter; with `paste`, as a bracketed paste if
+    /// the program asked for one (read from the screen at that moment).
+    /// With `id`, a prompt already typed is not typed again: the answer
+    /// says `again`.
+    pub const PROMPT: &str = "sup.prompt";
+    /// `every_ms`: how long output may go on before its offset is announced
+    /// (0, the default: at once). The daemon asks for more while nobody
+    /// watches the run's output. With `busy_ms` (a supervisor whose `hello`
+    /// says `busy`), each offset says whether output is still going
+    /// (`busy`), and once it has paused `busy_ms` an offset says so: the
+    /// daemon then needs no offsets in between to know the run works, and
+    /// `every_ms` may be up to `BUSY_PACE_MAX_MS`. Answers the log's
+    /// length, which is then announced too.
+    pub const PACE: &str = "sup.pace";
+    /// Notification: the daemon stops on purpose; do not start another.
+    pub const RELEASE: &str = "sup.release";
+}
+
+/// The longest pace the daemon may ask for (`method::PACE`).
+pub const PACE_MAX_MS: u64 = 1000;
+/// The longest pace with `busy_ms`: offsets then only keep the daemon's
+/// count of the log's bytes fresh.
+pub const BUSY_PACE_MAX_MS: u64 = 10_000;
+
+/// A prompt the screen shows, with the words the TUI and `agents show` use
+/// to say why (the harness layer reads screens for them).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScreenFinding {
+    pub status: ActivityStatus,
+    pub why: String,
+}
+
+/// The answer to `sup.hello`: who is supervising what, and where it stands.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Hello {
+    pub run: String,
+    /// The supervisor itself (checked against the record before adopting).
+    pub supervisor: Option<Identity>,
+    /// The harness, leader of its process group.
+    pub leader: Identity,
+    pub rows: u16,
+    pub cols: u16,
+    /// Bytes in the output log.
+    pub offset: u64,
+    /// How the run ended, once it has.
+    #[serde(default)]
+    pub exited: Option<ExitEvidence>,
+    /// What the screen says the agent waits for.
+    #[serde(default)]
+    pub screen: Option<ScreenFinding>,
+    /// Says when output pauses (`method::PACE` with `busy_ms`); false from
+    /// a supervisor older than the field.
+    #[serde(default)]
+    pub busy: bool,
+}
+
+/// `sup.pace`'s parameters.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Pace {
+    pub every_ms: u64,
+    /// Absent for a supervisor that does not say `busy`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_ms: Option<u64>,
+}
+
+/// `sup.prompt`'s parameters.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Prompt {
+    /// The queued prompt's id: typed once however often asked.
+    #[serde(default)]
+    pub id: Option<String>,
+    pub text: String,
+    #[serde(default)]
+    pub paste: bool,
+    /// How long Enter waits after the text (bounded by the supervisor).
+    #[serde(default)]
+    pub enter_ms: u64,
+}
+
+/// `sup.answer`'s parameters: the keys of the answer, or with `text` a
+/// prompt typed like `sup.prompt`'s; waiting up to `wait_ms` for the
+/// question to be drawn.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Answer {
+    pub bytes: Vec<u8>,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub paste: bool,
+    #[serde(default)]
+    pub wait_ms: u64,
+    #[serde(default)]
+    pub enter_ms: u64,
+}
+
+/// `sup.resize`'s parameters.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Resize {
+    pub rows: u16,
+    pub cols: u16,
+}
+
+/// `sup.cancel`'s parameters.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct Cancel {
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// What a supervisor tells its watcher (`sup.watch`) unasked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// The log's length, and whether output is going on (`sup.pace`'s
+    /// `busy_ms`; `None` when not asked).
+    Offset {
+        offset: u64,
+        busy: Option<bool>,
+    },
+    Screen(Option<ScreenFinding>),
+    Exited(Box<ExitEvidence>),
+}
+
+impl Note {
+    pub fn to_request(&self) -> Request {
+        match self {
+            Note::Offset { offset, busy } => {
+                let mut params = serde_json::json!({ "offset": offset });
+                if let Some(busy) = busy {
+                    params["busy"] = (*busy).into();
+                }
+                Request::notification(method::OFFSET, params)
+            }
+            Note::Screen(finding) => Request::notification(method::SCREEN, serde_json::json!({ "finding": finding })),
+            Note::Exited(evidence) => {
+                Request::notification(method::EXITED, serde_json::json!({ "evidence": evidence }))
+            }
+        }
+    }
+
+    /// The note a notification carries; `None` for one this build does not
+    /// know, or a malformed one.
+    pub fn from_request(req: &Request) -> Option<Note> {
+        let param = |name: &str| req.params.get(name).cloned().unwrap_or(Value::Null);
+        match req.method.as_str() {
+            method::OFFSET => Some(Note::Offset {
+                offset: req.params.get("offset")?.as_u64()?,
+                busy: req.params.get("busy").and_then(Value::as_bool),
+            }),
+            method::SCREEN => Some(Note::Screen(serde_json::from_value(param("finding")).unwrap_or(None))),
+            method::EXITED => serde_json::from_value(param("evidence"))
+                .ok()
+                .map(|e| Note::Exited(Box::new(e))),
+            _ => None,
+        }
+    }
+}
+
+/// A request's parameters as `T`, or the error answered for them.
+pub fn params<T: serde::de::DeserializeOwned>(req: &Request) -> Result<T, String> {
+    serde_json::from_value(req.params.clone()).map_err(|e| format!("{}: {e}", req.method))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn evidence() -> ExitEvidence {
+        ExitEvidence {
+            exit_code: Some(0),
+            signal: None,
+            reaped: true,
+            group_gone: true,
+            group_leftovers: vec![],
+            escaped: vec![],
+            output_complete: true,
+            output_bytes: 12,
+            ended_by: None,
+            last_signal_sent: None,
+            log_error: None,
+            ended_at: 1,
+        }
+    }
+
+    #[test]
+    fn every_note_reads_back_as_sent() {
+        let finding = ScreenFinding {
+            status: ActivityStatus::NeedsApproval,
+            why: "screen shows a permission prompt".into(),
+        };
+        for note in [
+            Note::Offset { offset: 7, busy: None },
+            Note::Offset {
+                offset: 9,
+                busy: Some(false),
+            },
+            Note::Screen(None),
+            Note::Screen(Some(finding)),
+            Note::Exited(Box::new(evidence())),
+        ] {
+            assert_eq!(Note::from_request(&note.to_request()), Some(note));
+        }
+    }
+
+    #[test]
+    fn a_hello_from_a_supervisor_older_than_busy_reads_as_not_saying_it() {
+        let old = serde_json::json!({
+            "run": "R", "supervisor": null, "rows": 24, "cols": 80, "offset": 3,
+            "leader": { "pid": 5, "start_ticks": 6, "boot_id": "b" },
+            "exited": null, "screen": null,
+        });
+        let hello: Hello = serde_json::from_value(old).unwrap();
+        assert!(!hello.busy && hello.exited.is_none() && hello.offset == 3);
+    }
+
+    #[test]
+    fn prompt_params_from_an_older_daemon_have_no_id_and_type_at_once() {
+        let req = Request::new(1, method::PROMPT, serde_json::json!({ "text": "hi" }));
+        let p: Prompt = params(&req).unwrap();
+        assert_eq!((p.id, p.text.as_str(), p.paste, p.enter_ms), (None, "hi", false, 0));
+        let bad = Request::new(2, method::RESIZE, serde_json::json!({ "rows": "x" }));
+        assert!(params::<Resize>(&bad).unwrap_err().starts_with("sup.resize"));
+    }
+}
