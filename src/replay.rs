@@ -29,7 +29,6 @@ pub async fn read_output(
                 run: run.into(),
                 offset: Some(0),
                 lossless: true,
-                window: None,
                 screen: false,
             },
         )

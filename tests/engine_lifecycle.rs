@@ -189,12 +189,7 @@ fn a_daemon_crash_loses_no_run_and_no_byte() {
 
 #[test]
 fn a_prompt_queued_before_a_daemon_crash_still_waits_for_the_agent_to_be_idle() {
-    // The engine's own quiet window (1 s): the tests' 300 ms is three of
-    // the spinner's frames, which a busy 2-core machine can hold back
-    // while the new daemon adopts the run, so the agent would rightly be
-    // judged at rest in the middle of its turn.
-    let home =
-        Home::with_config("[engine]\nquiet_ms = 1000\ncancel_sigint_grace_ms = 700\ncancel_sigterm_grace_ms = 700\n");
+    let home = Home::new();
     let id = home.start(&["demo", "--", "--think-ms", "2000"]);
     wait_idle(&home, &id);
     assert!(home.ok(&["send", &id, "one"]).starts_with("delivered"));

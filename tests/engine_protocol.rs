@@ -201,7 +201,6 @@ async fn subscribe(home: &Home, run: &str, offset: Option<u64>, lossless: bool) 
                 run: run.into(),
                 offset,
                 lossless,
-                window: None,
                 screen: false,
             },
         )
@@ -375,7 +374,6 @@ fn a_subscription_from_the_end_gets_only_the_end_and_one_past_it_is_a_bad_reques
                     run: id.clone(),
                     offset: Some(len + 1),
                     lossless: true,
-                    window: None,
                     screen: false,
                 },
             )

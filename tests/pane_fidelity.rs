@@ -177,7 +177,6 @@ async fn supervisor_screen(home: &Home, run: &str) -> (u64, Terminal) {
                 run: run.into(),
                 offset: None,
                 lossless: false,
-                window: None,
                 screen: false,
             },
         )

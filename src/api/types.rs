@@ -308,16 +308,10 @@ pub struct AttachParams {
     /// Never replace missed bytes with a snapshot (`agents logs`).
     #[serde(default)]
     pub lossless: bool,
-    /// Flow control for screens (the TUI, attach): never more than this many
-    /// bytes sent beyond what the client acknowledged with `runs.ack`; a
-    /// client that falls behind is sent a fresh snapshot instead of old bytes.
-    /// Keeps one flooding run from delaying another's echo (docs/design.md §9).
-    #[serde(default)]
-    pub window: Option<u64>,
     /// Screen updates instead of bytes (`protocol::screen`): the whole
     /// screen, then what changed, in `screen` frames; each acknowledged
     /// with `runs.ack` (`offset`: the update's `seq`) before the next is
-    /// sent. `offset`, `lossless` and `window` do not apply.
+    /// sent. `offset` and `lossless` do not apply.
     #[serde(default)]
     pub screen: bool,
 }

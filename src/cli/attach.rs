@@ -234,7 +234,6 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
                 run: id.clone(),
                 offset: None,
                 lossless: false,
-                window: None,
                 screen: true,
             },
         )

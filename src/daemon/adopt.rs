@@ -9,10 +9,10 @@ use serde_json::{Value, json};
 use super::Daemon;
 use super::link::{Link, LiveRun, monitor};
 use crate::api::{ErrorCode, RunState};
+use crate::protocol::exit::ExitEvidence;
 use crate::protocol::supervisor::{Hello, method as sup};
 use crate::pty::{Identity, Liveness};
 use crate::store::runs::{self, Ending, RunRow};
-use crate::supervise::ExitEvidence;
 
 /// Checks every run the database says is live.
 pub async fn reconcile_all(daemon: &Arc<Daemon>) {
@@ -142,26 +142,30 @@ pub async fn finish(daemon: &Arc<Daemon>, id: &str, ending: Ending) -> Recorded 
     recorded
 }
 
-/// Writes a run's end and its parent's `CHILD_ENDED` in one transaction.
+/// Writes a run's end, its attempt's close and its parent's `CHILD_ENDED`
+/// in one transaction: a write refused halfway (a full disk) leaves none
+/// of them, so writing it again writes all.
 pub(super) async fn store_end(daemon: &Arc<Daemon>, id: &str, ending: Ending) -> Result<(), crate::store::StoreError> {
     let id_owned = id.to_string();
     let state = ending.state;
     let parent = daemon
         .store
         .call(move |c| {
-            let ended = runs::finish(c, &id_owned, &ending)?;
+            let tx = c.transaction()?;
+            let ended = runs::finish_in(&tx, &id_owned, &ending)?;
             if ended {
-                crate::store::attempts::close(c, &id_owned, state.as_str(), ending.reason.as_deref())?;
+                crate::store::attempts::close(&tx, &id_owned, state.as_str(), ending.reason.as_deref())?;
             }
-            let parent = runs::get_run(c, &id_owned)?.and_then(|r| r.parent_run_id);
+            let parent = runs::get_run(&tx, &id_owned)?.and_then(|r| r.parent_run_id);
             if ended && let Some(parent) = &parent {
                 runs::append_event(
-                    c,
+                    &tx,
                     parent,
                     "CHILD_ENDED",
                     &json!({ "child": id_owned, "state": state.as_str() }),
                 )?;
             }
+            tx.commit()?;
             Ok(parent.filter(|_| ended))
         })
         .await?;

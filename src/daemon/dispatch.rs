@@ -175,7 +175,7 @@ pub async fn call(
                     let streamed = if attach.screen {
                         super::screens::stream(daemon, outbox.clone(), row, acks).await
                     } else {
-                        subscribe::stream(daemon, outbox.clone(), row, attach, acks).await
+                        subscribe::stream(daemon, outbox.clone(), row, attach).await
                     };
                     if let Err(e) = streamed {
                         outbox

@@ -55,10 +55,12 @@ impl HeldEnds {
 
 /// Holds an end the database refused and writes it again, with backoff,
 /// until it is stored; the returned task ends then.
-pub fn hold(daemon: &Arc<Daemon>, id: &str, ending: Ending) -> JoinHandle<()> {
+pub fn hold(daemon: &Arc<Daemon>, id: &str, mut ending: Ending) -> JoinHandle<()> {
+    // Stored, when it is, with the time the run ended, not of the write.
+    let at_ms = *ending.ended_at.get_or_insert_with(crate::store::now_ms);
     let held = Held {
         ending: ending.clone(),
-        at_ms: crate::store::now_ms(),
+        at_ms,
     };
     daemon
         .held_ends

@@ -23,9 +23,10 @@ use super::Daemon;
 use super::link::LiveRun;
 use crate::api::{RunState, StartParams};
 use crate::harness::Profile;
+use crate::protocol::exit::ExitEvidence;
 use crate::protocol::supervisor::method as sup;
+use crate::protocol::supervisor::{Grace, SuperviseSpec};
 use crate::store::{attempts, harness as harness_store, now_ms, runs};
-use crate::supervise::{ExitEvidence, Grace, SuperviseSpec};
 
 /// An attempt that ran longer than this did not fail on its account at
 /// start-up: Claude and Codex refuse a bad key or an exhausted account on
@@ -97,13 +98,15 @@ pub async fn recover(daemon: &Arc<Daemon>, row: &runs::RunRow) {
     // an earlier attempt's words must never count for this one.
     let log_start = match tried.len() {
         1 => 0,
-        n => crate::supervise::ExitEvidence::read(&daemon.paths.run_dir(&row.id).join(format!("exit.{}.json", n - 1)))
-            .map(|e| e.output_bytes)
-            .unwrap_or_else(|| {
-                std::fs::metadata(daemon.paths.output_log(&row.id))
-                    .map(|m| m.len())
-                    .unwrap_or(0)
-            }),
+        n => crate::protocol::exit::ExitEvidence::read(
+            &daemon.paths.run_dir(&row.id).join(format!("exit.{}.json", n - 1)),
+        )
+        .map(|e| e.output_bytes)
+        .unwrap_or_else(|| {
+            std::fs::metadata(daemon.paths.output_log(&row.id))
+                .map(|m| m.len())
+                .unwrap_or(0)
+        }),
     };
     let params = StartParams {
         harness: row.harness.clone(),

@@ -17,9 +17,8 @@ use crate::api::{ApiError, ErrorCode};
 use crate::harness::screen::ScreenFinding;
 use crate::harness::status::{Evidence, HookSeen};
 use crate::protocol::rpc::{Message, Request, Response};
-use crate::protocol::supervisor::{self as wire, Note, method as sup};
+use crate::protocol::supervisor::{self as wire, Note, method as sup, screen_method as screen};
 use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
-use crate::supervise::screen_method as screen;
 
 /// What the daemon holds for a run that has not ended.
 pub struct LiveRun {
@@ -397,8 +396,8 @@ impl Link {
 
     /// Types prompt `id` and Enter (`sup.prompt`), never twice; with
     /// `paste`, the supervisor pastes it if the program asked for
-    /// bracketed paste.
-    pub async fn prompt(&self, run: &str, id: &str, text: &str, paste: bool, enter_ms: u64) -> Result<(), ApiError> {
+    /// bracketed paste. False when it had been typed already.
+    pub async fn prompt(&self, run: &str, id: &str, text: &str, paste: bool, enter_ms: u64) -> Result<bool, ApiError> {
         let params = wire::Prompt {
             id: Some(id.to_string()),
             text: text.to_string(),
@@ -406,13 +405,13 @@ impl Link {
             enter_ms,
         };
         match self.call(sup::PROMPT, to_params(&params)).await {
-            Ok(_) => Ok(()),
+            Ok(answer) => Ok(answer.get("again").and_then(Value::as_bool) != Some(true)),
             // A supervisor started by an older `agents` (re-adopted after an
             // upgrade) only takes raw input: the text, then Enter.
             Err(e) if e.message.starts_with("unknown method") => {
                 let mut bytes = text.as_bytes().to_vec();
                 bytes.push(b'\r');
-                self.input(run, bytes).await
+                self.input(run, bytes).await.map(|()| true)
             }
             Err(e) => Err(e),
         }

@@ -217,27 +217,17 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
     let adapter = run.and_then(|r| crate::harness::adapter_for(&r.harness));
     let paste = adapter.is_some_and(|a| a.pastes_prompts());
     let enter_ms = adapter.map_or(0, |a| a.enter_delay_ms());
-    if live
+    let Ok(typed) = live
         .link
         .prompt(&live.id, &prompt.id, &prompt.text, paste, enter_ms)
         .await
-        .is_err()
-    {
+    else {
         return false;
-    }
-    // Count the delivery as output-to-come, so the next prompt waits for the
-    // agent to take this one and fall quiet again.
-    let now = Instant::now();
-    *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(now);
-    // A run that reports hooks is working from here until a hook says
-    // otherwise; its last word (idle, waiting) is now out of date.
-    if let Some(held) = live.hook.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
-        *held = status::HookSeen {
-            status: ActivityStatus::Working,
-            why: "prompt delivered".into(),
-            at: now,
-            at_ms: crate::store::now_ms(),
-        };
+    };
+    // Typed before, by a daemon that could not record it (killed, or a
+    // full disk): the agent took it long ago; only the record is missing.
+    if typed {
+        took_prompt(live);
     }
     let (run, pid) = (live.id.clone(), prompt.id.clone());
     let _ = daemon
@@ -252,6 +242,24 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
     // (a quick reply's hook) would otherwise leave no sign it ever worked.
     live.wake.notify_waiters();
     true
+}
+
+/// A prompt just typed: the next waits for the agent to take this one and
+/// fall quiet again, and a run that reports hooks is working from here
+/// until a hook says otherwise.
+fn took_prompt(live: &LiveRun) {
+    let now = Instant::now();
+    *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(now);
+    // A run that reports hooks is working from here until a hook says
+    // otherwise; its last word (idle, waiting) is now out of date.
+    if let Some(held) = live.hook.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        *held = status::HookSeen {
+            status: ActivityStatus::Working,
+            why: "prompt delivered".into(),
+            at: now,
+            at_ms: crate::store::now_ms(),
+        };
+    }
 }
 
 #[cfg(test)]

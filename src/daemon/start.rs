@@ -12,9 +12,9 @@ use serde_json::json;
 
 use super::Daemon;
 use crate::api::{ActivityStatus, ApiError, ErrorCode, RunRecord, RunState, StartParams};
+use crate::protocol::supervisor::{Grace, SuperviseSpec};
 use crate::store::harness as harness_store;
 use crate::store::runs::{self, Ending, Resolved, RunRow};
-use crate::supervise::{Grace, SuperviseSpec};
 
 /// Environment variables a harness gets from the client's environment
 /// (docs/design.md §4: an allowlist; values are passed, never stored): where things

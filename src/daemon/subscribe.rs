@@ -25,13 +25,6 @@ const CHUNK: u64 = 256 * 1024;
 /// into a client's emulator would take longer than redrawing one screen.
 pub const LAG_LIMIT: u64 = 8 * 1024 * 1024;
 
-/// The smallest window a client may ask for.
-const MIN_WINDOW: u64 = 16 * 1024;
-/// A windowed subscription this far behind the run (after its client caught
-/// up with what was sent) jumps to a snapshot: the client parses bytes at a
-/// few tens of MB/s, so 256 KiB is about 10 ms of its time.
-const SKIP_AHEAD: u64 = 256 * 1024;
-
 /// Where a client's frames go: control first, output after (docs/design.md §9: keys
 /// and commands travel ahead of output).
 #[derive(Clone)]
@@ -62,17 +55,7 @@ impl Outbox {
 
 /// Streams one run to one client until the run's output ends (and the end is
 /// announced) or the client goes away.
-pub async fn stream(
-    daemon: Arc<Daemon>,
-    outbox: Outbox,
-    row: RunRow,
-    params: AttachParams,
-    mut acked: tokio::sync::watch::Receiver<u64>,
-) -> Result<(), ApiError> {
-    let window = params.window.filter(|_| !params.lossless).map(|w| w.max(MIN_WINDOW));
-    // Windowed subscriptions send smaller frames, so the window holds several
-    // and an echo never waits behind one big frame.
-    let chunk = window.map_or(CHUNK, |w| (w / 4).clamp(4096, CHUNK));
+pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: AttachParams) -> Result<(), ApiError> {
     let id = row.id.clone();
     let log_path = daemon.paths.output_log(&id);
     let live = match daemon.live(&id) {
@@ -96,7 +79,7 @@ pub async fn stream(
     };
     let mut announced_caught_up = false;
     let mut file: Option<std::fs::File> = None;
-    let mut buf = vec![0u8; chunk as usize];
+    let mut buf = vec![0u8; CHUNK as usize];
     // While this streams, the supervisor announces every offset at once.
     let _viewer = match &live {
         Some(l) => Some(l.viewer().await),
@@ -130,42 +113,13 @@ pub async fn stream(
             continue;
         }
         if cursor < end {
-            if let Some(w) = window
-                && cursor.saturating_sub(*acked.borrow_and_update()) >= w
-            {
-                // The client has not shown what we sent: wait for it. Once it
-                // acks, a run that ran far ahead meanwhile is sent as a fresh
-                // screen rather than as the bytes the client would now chew
-                // through behind everything else.
-                tokio::select! {
-                    r = acked.changed() => if r.is_err() { return Ok(()); },
-                    _ = changed(&mut resized) => {
-                        resize_seen = true;
-                        continue;
-                    }
-                }
-                let end_now = match (&committed, ended.as_ref().is_none_or(|e| *e.borrow())) {
-                    (Some(c), false) => *c.borrow(),
-                    _ => std::fs::metadata(&log_path).map(|m| m.len()).unwrap_or(0),
-                };
-                if end_now.saturating_sub(cursor) > SKIP_AHEAD {
-                    cursor = send_snapshot(&daemon, &outbox, &row).await?;
-                    outbox
-                        .notify_in_stream(
-                            method::OUTPUT_END,
-                            json!({ "run": id, "offset": cursor, "final": false, "skipped": true }),
-                        )
-                        .await;
-                }
-                continue;
-            }
             if file.is_none() {
                 file = std::fs::File::open(&log_path).ok();
             }
             let Some(f) = &file else {
                 return Err(ApiError::internal(format!("run {id} has no output log")));
             };
-            let want = (end - cursor).min(chunk) as usize;
+            let want = (end - cursor).min(CHUNK) as usize;
             let n = f.read_at(&mut buf[..want], cursor).map_err(ApiError::internal)?;
             if n == 0 {
                 // The log is shorter than announced (truncated by hand?): stop here.

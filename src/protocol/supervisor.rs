@@ -48,6 +48,66 @@ pub mod method {
     pub const RELEASE: &str = "sup.release";
 }
 
+/// The spawn spec: what the daemon hands a new supervisor on its stdin.
+/// Holds environment values, so it is never written to disk.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SuperviseSpec {
+    pub run: String,
+    pub argv: Vec<String>,
+    pub cwd: String,
+    pub env: Vec<(String, String)>,
+    pub rows: u16,
+    pub cols: u16,
+    pub timeout_secs: Option<u64>,
+    pub grace: Grace,
+    /// The harness family, for reading its screen in its own words (a
+    /// login problem). Empty from a daemon older than the field.
+    #[serde(default)]
+    pub family: String,
+    /// The user's umask, for the harness: the daemon and supervisors create
+    /// their own files owner-only (`paths::OWNER_ONLY`), but what the agent
+    /// writes in the user's repository keeps the user's modes.
+    #[serde(default = "default_umask")]
+    pub umask: u32,
+    /// How long the output log may be refused by a full disk, the harness
+    /// paused meanwhile, before the run is ended (`engine.disk_full_patience_ms`).
+    #[serde(default)]
+    pub disk_full_patience_ms: u64,
+}
+
+fn default_umask() -> u32 {
+    0o022
+}
+
+/// Cancel escalation: SIGINT, wait, SIGTERM, wait, SIGKILL.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Grace {
+    pub after_sigint_ms: u64,
+    pub after_sigterm_ms: u64,
+}
+
+impl Default for Grace {
+    /// Long enough for an agent to save its conversation on SIGINT and to run
+    /// its exit handlers on SIGTERM; short enough that a cancel feels prompt.
+    fn default() -> Self {
+        Grace {
+            after_sigint_ms: 3000,
+            after_sigterm_ms: 3000,
+        }
+    }
+}
+
+/// Methods of a screen subscription on the run socket: the whole screen,
+/// then what changed, in `screen` frames (`protocol::screen`).
+pub mod screen_method {
+    /// `{sub, frame_ms?}`: start subscription `sub` (an id the caller picks).
+    pub const WATCH: &str = "sup.screen_watch";
+    /// `{sub, seq}`: the subscriber has shown update `seq`.
+    pub const ACK: &str = "sup.screen_ack";
+    /// `{sub}`: end the subscription.
+    pub const CLOSE: &str = "sup.screen_close";
+}
+
 /// The longest pace the daemon may ask for (`method::PACE`).
 pub const PACE_MAX_MS: u64 = 1000;
 /// The longest pace with `busy_ms`: offsets then only keep the daemon's

@@ -17,7 +17,8 @@ use crate::api::{ApiError, ErrorCode, method};
 use crate::protocol::Frame;
 use crate::protocol::rpc::Request;
 use crate::protocol::screen;
-use crate::supervise::{ScreenSubscriptions, screen_method};
+use crate::protocol::supervisor::screen_method;
+use crate::supervise::ScreenSubscriptions;
 
 /// The screen subscriptions of one remote run's stand-in.
 #[derive(Default)]

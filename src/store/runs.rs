@@ -379,6 +379,14 @@ pub struct Ending {
 /// already ended is left as it is; returns whether this call ended it.
 pub fn finish(conn: &mut Connection, id: &str, ending: &Ending) -> Result<bool, StoreError> {
     let tx = conn.transaction()?;
+    let ended = finish_in(&tx, id, ending)?;
+    tx.commit()?;
+    Ok(ended)
+}
+
+/// `finish` inside the caller's transaction (with what else the end
+/// writes: nothing of it may be stored without the rest).
+pub fn finish_in(tx: &Connection, id: &str, ending: &Ending) -> Result<bool, StoreError> {
     let reason = ending
         .reason
         .as_deref()
@@ -402,9 +410,8 @@ pub fn finish(conn: &mut Connection, id: &str, ending: &Ending) -> Result<bool, 
         if let Value::Object(map) = &mut data {
             map.insert("state".into(), ending.state.as_str().into());
         }
-        append_event(&tx, id, ending.event_kind, &data)?;
+        append_event(tx, id, ending.event_kind, &data)?;
     }
-    tx.commit()?;
     Ok(changed == 1)
 }
 

@@ -147,8 +147,15 @@ pub async fn finish(
         .map(note)
         .collect();
 
-    let output_complete = run.wait_for_eof(DRAIN_LIMIT).await;
-    let _ = (paths, spec);
+    let mut output_complete = run.wait_for_eof(DRAIN_LIMIT).await;
+    if !output_complete && run.disk_paused.load(std::sync::atomic::Ordering::Relaxed) {
+        // Its last output waits for space on a full disk: as long as the
+        // harness would have been paused, then the log's end is known (and
+        // a refusal is in `log_error`) before the evidence is taken.
+        let patience = Duration::from_millis(spec.disk_full_patience_ms);
+        output_complete = run.wait_for_eof(patience + DRAIN_LIMIT).await;
+    }
+    let _ = paths;
     ExitEvidence {
         exit_code,
         signal,

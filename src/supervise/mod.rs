@@ -16,60 +16,11 @@ pub use screens::{
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
 pub use crate::protocol::exit::{EndedBy, ExitEvidence, ProcessNote};
+pub use crate::protocol::supervisor::{Grace, SuperviseSpec};
 
 use crate::paths::Paths;
-
-/// What the daemon hands a new supervisor on its stdin. Holds environment
-/// values, so it is never written to disk.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SuperviseSpec {
-    pub run: String,
-    pub argv: Vec<String>,
-    pub cwd: String,
-    pub env: Vec<(String, String)>,
-    pub rows: u16,
-    pub cols: u16,
-    pub timeout_secs: Option<u64>,
-    pub grace: Grace,
-    /// The harness family, for reading its screen in its own words (a
-    /// login problem). Empty from a daemon older than the field.
-    #[serde(default)]
-    pub family: String,
-    /// The user's umask, for the harness: the daemon and supervisors create
-    /// their own files owner-only (`paths::OWNER_ONLY`), but what the agent
-    /// writes in the user's repository keeps the user's modes.
-    #[serde(default = "default_umask")]
-    pub umask: u32,
-    /// How long the output log may be refused by a full disk, the harness
-    /// paused meanwhile, before the run is ended (`engine.disk_full_patience_ms`).
-    #[serde(default)]
-    pub disk_full_patience_ms: u64,
-}
-
-fn default_umask() -> u32 {
-    0o022
-}
-
-/// Cancel escalation: SIGINT, wait, SIGTERM, wait, SIGKILL.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-pub struct Grace {
-    pub after_sigint_ms: u64,
-    pub after_sigterm_ms: u64,
-}
-
-impl Default for Grace {
-    /// Long enough for an agent to save its conversation on SIGINT and to run
-    /// its exit handlers on SIGTERM; short enough that a cancel feels prompt.
-    fn default() -> Self {
-        Grace {
-            after_sigint_ms: 3000,
-            after_sigterm_ms: 3000,
-        }
-    }
-}
 
 /// Entry point of `agents supervise`: reads the spec from stdin and runs
 /// until the harness has ended and the daemon has the evidence (or is gone).

@@ -207,15 +207,20 @@ fn ride_out_full_disk(
     }
     let since = Instant::now();
     let mut last = error;
-    while since.elapsed() < patience && run.ended_by().is_none() {
+    run.disk_paused.store(true, Ordering::Relaxed);
+    let outcome = loop {
+        if since.elapsed() >= patience || run.ended_by().is_some() {
+            break Err(last);
+        }
         std::thread::sleep(DISK_RETRY);
         match log.append(chunk) {
-            Ok(()) => return Ok(()),
+            Ok(()) => break Ok(()),
             Err(e) if full(&e) => last = e,
-            Err(e) => return Err(e),
+            Err(e) => break Err(e),
         }
-    }
-    Err(last)
+    };
+    run.disk_paused.store(false, Ordering::Relaxed);
+    outcome
 }
 
 /// Waits up to `limit` for the PTY to have output (or an end) to read;
@@ -377,13 +382,16 @@ pub fn start_reader(
                 {
                     // The run must not be lost silently: stop writing, keep
                     // draining the PTY so the harness never blocks, and end
-                    // the run with the reason.
+                    // the run with the reason. (A run being cancelled or
+                    // timed out meanwhile ends for that reason.)
                     writing = false;
-                    run.set_log_error(match e.kind() {
-                        std::io::ErrorKind::StorageFull => format!("the disk is full ({e})"),
-                        _ => e.to_string(),
-                    });
-                    run.cancel(EndedBy::LogFailure, false);
+                    if run.ended_by().is_none() {
+                        run.set_log_error(match e.kind() {
+                            std::io::ErrorKind::StorageFull => format!("the disk is full ({e})"),
+                            _ => e.to_string(),
+                        });
+                        run.cancel(EndedBy::LogFailure, false);
+                    }
                 }
                 if !writing {
                     continue;

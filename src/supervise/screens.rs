@@ -20,14 +20,7 @@ use crate::protocol::rpc::Request;
 use crate::term::ScreenWatch;
 
 /// Methods of screen subscriptions (the supervisor protocol).
-pub mod method {
-    /// `{sub, frame_ms?}`: start subscription `sub` (an id the caller picks).
-    pub const WATCH: &str = "sup.screen_watch";
-    /// `{sub, seq}`: the subscriber has shown update `seq`.
-    pub const ACK: &str = "sup.screen_ack";
-    /// `{sub}`: end the subscription.
-    pub const CLOSE: &str = "sup.screen_close";
-}
+pub use crate::protocol::supervisor::screen_method as method;
 
 /// The shortest time between two updates of a busy screen: 60 a second,
 /// the rate of the displays people watch agents on.

@@ -139,6 +139,8 @@ pub struct Supervised {
     pub finding: watch::Sender<Option<ScreenFinding>>,
     /// The PTY reported end of file.
     pub eof: watch::Sender<bool>,
+    /// The reader waits for space on a full disk (`output::ride_out_full_disk`).
+    pub disk_paused: std::sync::atomic::AtomicBool,
     pub exited: watch::Sender<Option<ExitEvidence>>,
     exit_acked: watch::Sender<bool>,
     leader_gone: watch::Sender<bool>,
@@ -199,6 +201,7 @@ impl Supervised {
             started_daemons: Default::default(),
             finding: watch::Sender::new(None),
             eof: watch::Sender::new(false),
+            disk_paused: std::sync::atomic::AtomicBool::new(false),
             exited: watch::Sender::new(None),
             exit_acked: watch::Sender::new(false),
             typed: Mutex::new(std::collections::VecDeque::new()),
@@ -562,6 +565,11 @@ fn handle(
             run.busy_ms
                 .store(busy_ms.min(PACE_MAX_MS), std::sync::atomic::Ordering::Relaxed);
             run.pace_ms.store(ms.min(max), std::sync::atomic::Ordering::Relaxed);
+            // The watcher says now whether output is going on: the reader
+            // says so only when that changes, and a daemon that asked after
+            // its `sup.watch` (a restarted one) would otherwise hear nothing
+            // until the next paced offset, and take a busy run for quiet.
+            run.busy.send_modify(|_| {});
             // What the reader has not announced yet goes out now; never an
             // offset older than one it announced meanwhile.
             let written = run.written.load(std::sync::atomic::Ordering::Acquire);

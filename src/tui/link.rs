@@ -212,7 +212,6 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                     run,
                     offset: None,
                     lossless: false,
-                    window: None,
                     screen: true,
                 };
                 match client.call::<_, Value>(method::RUNS_ATTACH, params).await {
