@@ -124,7 +124,7 @@ async fn find(daemon: &Arc<Daemon>, reference: &str) -> Result<(String, String, 
         .await
         .map_err(ApiError::internal)?;
     match found {
-        Found::One(id, harness, run) => Ok((id, harness, run.map(|r| *r))),
+        Found::One(id, harness, run) => Ok((id, harness, run.map(|r| daemon.held_ends.apply(*r)))),
         Found::Many(ids) => Err(ApiError::new(
             ErrorCode::AmbiguousRun,
             format!("'{reference}' matches several sessions: {}", ids.join(", ")),
