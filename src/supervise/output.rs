@@ -160,7 +160,11 @@ fn parse(run: &Supervised, batch: &[Vec<u8>], queued: usize, checkpoints: &Mutex
             screen.feed(bytes, &run.finding);
         }
         let replies = screen.term.take_replies();
-        let checkpoint = (screen.offset - checkpoints.last >= CHECKPOINT_EVERY).then(|| {
+        // Due at each multiple of CHECKPOINT_EVERY the parse crossed: a
+        // batch (up to PARSE_BATCH) overshoots, and counting from the last
+        // checkpoint would let each overshoot push every later one back.
+        let due = screen.offset / CHECKPOINT_EVERY > checkpoints.last / CHECKPOINT_EVERY;
+        let checkpoint = due.then(|| {
             let (rows, cols) = screen.term.size();
             Checkpoint {
                 offset: screen.offset,
