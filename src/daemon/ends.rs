@@ -23,26 +23,20 @@ const RETRY_MAX: Duration = Duration::from_secs(30);
 
 /// Ends waiting to be stored, by run id.
 #[derive(Default)]
-pub struct HeldEnds(Mutex<HashMap<String, Held>>);
-
-struct Held {
-    ending: Ending,
-    /// When the run ended, for the record until the database has it.
-    at_ms: i64,
-}
+pub struct HeldEnds(Mutex<HashMap<String, Ending>>);
 
 impl HeldEnds {
     /// The row as it stands once its held end (if any) is written.
     pub fn apply(&self, mut row: RunRow) -> RunRow {
         let held = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(Held { ending, at_ms }) = held.get(&row.id)
+        if let Some(ending) = held.get(&row.id)
             && row.state.is_live()
         {
             row.state = ending.state;
             row.exit_code = ending.exit_code;
             row.signal = ending.signal.clone();
             row.reason = ending.reason.clone();
-            row.ended_at = Some(*at_ms);
+            row.ended_at = ending.ended_at;
             row.output_bytes = ending.output_bytes.unwrap_or(row.output_bytes);
         }
         row
@@ -56,18 +50,15 @@ impl HeldEnds {
 /// Holds an end the database refused and writes it again, with backoff,
 /// until it is stored; the returned task ends then.
 pub fn hold(daemon: &Arc<Daemon>, id: &str, mut ending: Ending) -> JoinHandle<()> {
-    // Stored, when it is, with the time the run ended, not of the write.
-    let at_ms = *ending.ended_at.get_or_insert_with(crate::store::now_ms);
-    let held = Held {
-        ending: ending.clone(),
-        at_ms,
-    };
+    // Shown, and stored when it is, with the time the run ended, not of
+    // the write.
+    ending.ended_at.get_or_insert_with(crate::store::now_ms);
     daemon
         .held_ends
         .0
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(id.to_string(), held);
+        .insert(id.to_string(), ending.clone());
     let (daemon, id) = (daemon.clone(), id.to_string());
     tokio::spawn(async move {
         let mut wait = RETRY_FIRST;
