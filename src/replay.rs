@@ -20,6 +20,27 @@ pub async fn read_output(
     follow: bool,
     mut each: impl FnMut(&[u8]) -> Result<()>,
 ) -> Result<AttachResult> {
+    read(paths, run, follow, false, |piece| match piece {
+        Piece::Bytes(bytes) => each(bytes),
+        Piece::Size(_) => Ok(()),
+    })
+    .await
+}
+
+/// What a byte subscription brings, in log order.
+enum Piece<'a> {
+    Bytes(&'a [u8]),
+    /// A size the run's screen took at an offset (asked with `sizes`).
+    Size(SizeChange),
+}
+
+async fn read(
+    paths: &Paths,
+    run: &str,
+    follow: bool,
+    sizes: bool,
+    mut each: impl FnMut(Piece) -> Result<()>,
+) -> Result<AttachResult> {
     let mut client = Client::connect(paths, true).await?;
     let mut events = client.events.take().expect("asked for events");
     let attached: AttachResult = client
@@ -30,6 +51,8 @@ pub async fn read_output(
                 offset: Some(0),
                 lossless: true,
                 screen: false,
+                sizes,
+                sub: 0,
             },
         )
         .await?;
@@ -41,15 +64,22 @@ pub async fn read_output(
                 let end = offset + bytes.len() as u64;
                 if end > cursor {
                     let skip = cursor.saturating_sub(offset) as usize;
-                    each(&bytes[skip..])?;
+                    each(Piece::Bytes(&bytes[skip..]))?;
                     cursor = end;
                 }
             }
             other => {
-                if let Some(note) = crate::protocol::rpc::notification_of(&other)
-                    && note.method == method::OUTPUT_END
-                    && note.params.get("run").and_then(Value::as_str) == Some(id.as_str())
+                let Some(note) = crate::protocol::rpc::notification_of(&other)
+                    .filter(|n| n.params.get("run").and_then(Value::as_str) == Some(id.as_str()))
+                else {
+                    continue;
+                };
+                if note.method == method::OUTPUT_SIZE
+                    && let Some(size) = note.params.get("size")
+                    && let Ok(size) = serde_json::from_value(size.clone())
                 {
+                    each(Piece::Size(size))?;
+                } else if note.method == method::OUTPUT_END {
                     if let Some(err) = note.params.get("error").and_then(Value::as_str) {
                         bail!("{err}");
                     }
@@ -68,25 +98,38 @@ pub async fn read_output(
 /// `max_lines` lines of history and screen, the last ones (`agents logs`,
 /// and MCP's `run_logs`).
 pub async fn screen_lines(paths: &Paths, run: &str, max_lines: usize) -> Result<Vec<String>> {
-    let (id, mut follower) = follower(paths, run, max_lines).await?;
-    read_output(paths, &id, false, |bytes| {
-        follower.feed(bytes);
-        Ok(())
-    })
-    .await?;
-    Ok(follower.finish())
+    Ok(read_lines(paths, run, false, max_lines, |_| Ok(())).await?.finish())
 }
 
-/// The run's id, and a follower of its log that takes each size the run's
-/// screen took at its offset (the run's size throughout when none were
-/// kept: a run from an older build, or one mirrored from a host). Sizes
-/// taken while following are not known to it.
-pub async fn follower(paths: &Paths, run: &str, max_lines: usize) -> Result<(String, crate::term::LineFollower)> {
+/// Reads a run's output from the start through a follower of its lines
+/// that takes each size the run's screen took, at its offset, those taken
+/// while it follows too (the run's size throughout when none were kept: a
+/// run from an older build, or one mirrored from a host). Calls `each`
+/// after every chunk fed, until the output ends (or, without `follow`,
+/// until caught up); returns the follower.
+pub async fn read_lines(
+    paths: &Paths,
+    run: &str,
+    follow: bool,
+    max_lines: usize,
+    mut each: impl FnMut(&mut crate::term::LineFollower) -> Result<()>,
+) -> Result<crate::term::LineFollower> {
     let client = Client::connect(paths, false).await?;
     let detail: crate::api::RunDetail = client.call(method::RUNS_SHOW, RunRef { run: run.into() }).await?;
-    let sizes = run_sizes(&client, &detail.run.id).await;
-    let f = crate::term::LineFollower::with_sizes(detail.run.rows, detail.run.cols, max_lines, sizes);
-    Ok((detail.run.id, f))
+    drop(client);
+    let mut follower = crate::term::LineFollower::new(detail.run.rows, detail.run.cols, max_lines);
+    read(paths, &detail.run.id, follow, true, |piece| match piece {
+        Piece::Bytes(bytes) => {
+            follower.feed(bytes);
+            each(&mut follower)
+        }
+        Piece::Size(size) => {
+            follower.take_size(size);
+            Ok(())
+        }
+    })
+    .await?;
+    Ok(follower)
 }
 
 /// The run's sizes by offset; none from a daemon that does not keep them.

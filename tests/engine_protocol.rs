@@ -202,6 +202,7 @@ async fn subscribe(home: &Home, run: &str, offset: Option<u64>, lossless: bool) 
                 offset,
                 lossless,
                 screen: false,
+                ..Default::default()
             },
         )
         .await
@@ -375,6 +376,7 @@ fn a_subscription_from_the_end_gets_only_the_end_and_one_past_it_is_a_bad_reques
                     offset: Some(len + 1),
                     lossless: true,
                     screen: false,
+                    ..Default::default()
                 },
             )
             .await

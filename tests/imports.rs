@@ -65,6 +65,9 @@ const RULES: &[(&str, &[&str])] = &[
         "store",
         &["harness", "daemon", "tui", "cli", "remote", "mcp", "supervise"],
     ),
+    // Remote hosts take what they need of the daemon through
+    // `remote::Local`, which the daemon implements: no cycle.
+    ("remote", &["daemon", "tui", "mcp", "supervise"]),
     // MCP is a client of the tool table like the CLI, not a user of it.
     ("mcp", &["cli", "tui", "daemon", "store", "supervise"]),
     // The TUI draws the screens its runs' emulators send; it parses no

@@ -178,6 +178,7 @@ async fn supervisor_screen(home: &Home, run: &str) -> (u64, Terminal) {
                 offset: None,
                 lossless: false,
                 screen: false,
+                ..Default::default()
             },
         )
         .await
@@ -665,5 +666,81 @@ async fn logs_print_what_the_pane_shows_after_a_resize_and_with_line_drawing() {
         "the pane's history and screen are what `agents logs` prints"
     );
     tui.close().await;
+    home.ok(&["cancel", &id]);
+}
+
+/// `agents logs --follow` started before a resize wraps the lines printed
+/// after it at the new width, as the run's screen did, and prints what
+/// `agents logs` prints once the run is done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_follow_takes_each_size_the_run_takes_while_it_follows() {
+    let home = Home::new();
+    let gates = tempfile::tempdir().unwrap();
+    let gate = gates.path().join("gate");
+    let script = format!(
+        "printf '%0100d\\n' 0 | tr 0 a; echo FIRST; \
+         while [ ! -e '{gate}' ]; do sleep 0.02; done; \
+         printf '%0100d\\n' 0 | tr 0 b; echo DONE; exec sleep 600",
+        gate = gate.display()
+    );
+    let id = home.start(&["cmd", "--size", "80x12", "--", "sh", "-c", &script]);
+    home.wait_until("the first line is out", || log_text(&home, &id).contains("FIRST"));
+    let mut follow = home
+        .cmd(&["logs", "--follow", &id])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let printed = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let reader = {
+        let (stdout, printed) = (follow.stdout.take().unwrap(), printed.clone());
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                printed.lock().unwrap().push(line);
+            }
+        })
+    };
+    let has = |text: &str| printed.lock().unwrap().iter().any(|l| l.contains(text));
+    home.wait_until("logs --follow printed the first line", || has("FIRST"));
+    let client = Client::connect_existing(&Paths::at(home.path().to_path_buf()), false)
+        .await
+        .expect("connect to the daemon");
+    let _: serde_json::Value = client
+        .call(
+            method::RUNS_RESIZE,
+            agents::api::ResizeParams {
+                run: id.clone(),
+                rows: 12,
+                cols: 40,
+            },
+        )
+        .await
+        .expect("runs.resize");
+    std::fs::write(&gate, b"").unwrap();
+    home.wait_until("logs --follow printed the last line", || has("DONE"));
+    let followed = printed.lock().unwrap().clone();
+    let b_rows: Vec<&String> = followed.iter().filter(|l| l.starts_with('b')).collect();
+    assert_eq!(
+        b_rows.iter().map(|l| l.len()).collect::<Vec<_>>(),
+        vec![40, 40, 20],
+        "the line after the resize wraps at 40 columns: {followed:#?}"
+    );
+    let _ = follow.kill();
+    let _ = follow.wait();
+    let _ = reader.join();
+    // From the resize on, as `agents logs` prints them. (A row printed
+    // before it stays as printed: the screen cropped the first line's row
+    // at the resize, which a follower cannot take back.)
+    let logs = home.ok(&["logs", &id]);
+    let from_first = |lines: Vec<String>| -> Vec<String> {
+        lines
+            .into_iter()
+            .skip_while(|l| l != "FIRST")
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    let logs = from_first(logs.lines().map(str::to_string).collect());
+    assert_eq!(logs.len(), 5, "{logs:#?}");
+    assert_eq!(from_first(followed), logs, "logs --follow printed what logs prints");
     home.ok(&["cancel", &id]);
 }

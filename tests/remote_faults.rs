@@ -322,3 +322,37 @@ fn after_a_cut_a_remote_pane_shows_the_current_screen_before_the_mirror_catches_
     net.wait_until("the mirror catches up", || mirror_len(&net, &id) >= remote_end);
     net.ok(&["cancel", &id]);
 }
+
+/// Two panes here of one remote run (the TUI and an `agents attach`, say)
+/// each hold their own screen subscription on the host: both follow the
+/// run, and neither takes the host's updates from the other (each taking
+/// them back was an endless round of re-subscriptions, every one a whole
+/// screen sent again).
+#[test]
+fn two_panes_of_one_remote_run_both_follow_it_without_taking_turns() {
+    let net = net_with_host();
+    let gates = tempfile::tempdir().unwrap();
+    let gate = gate_in(&gates);
+    let script = format!(
+        "echo ready; while [ ! -e '{gate}' ]; do sleep 0.05; done; echo the gate opened; exec sleep 600",
+        gate = gate.display()
+    );
+    let id = net.start_on("box", &["cmd", "--", "sh", "-c", &script]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut first = rt.block_on(Pane::open(net.local.path(), &id));
+    rt.block_on(first.until_shows("ready", || ()));
+    let mut second = rt.block_on(Pane::open(net.local.path(), &id));
+    rt.block_on(second.until_shows("ready", || ()));
+    // The first pane, still shown, goes on receiving: it is not cut off.
+    open_gate(&gate);
+    rt.block_on(first.until_shows("the gate opened", || ()));
+    rt.block_on(second.until_shows("the gate opened", || ()));
+    // One subscription on the host for each pane, held.
+    let log = std::fs::read_to_string(net.local.path().join("daemon.log")).unwrap();
+    let subscribed = log
+        .lines()
+        .filter(|l| l.contains(&format!("run {id}: screen")) && l.contains("subscribed"))
+        .count();
+    assert_eq!(subscribed, 2, "screen subscriptions made on the host:\n{log}");
+    net.ok(&["cancel", &id]);
+}

@@ -68,6 +68,30 @@ pub fn check_start(p: &StartParams) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Run names: short, and safe as a branch name and a folder name.
+pub fn validate_name(name: &str) -> Result<(), ApiError> {
+    // Run ids (ULIDs) are upper-case letters and digits, and a reference
+    // may be an id prefix: a name made of those alone could be read as one.
+    if !name.is_empty() && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()) {
+        return Err(ApiError::bad_request(format!(
+            "bad run name '{name}': it could be read as a run id; use a lower-case letter, '-', '_' or '.' in it"
+        )));
+    }
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !name.starts_with(['-', '.']);
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "bad run name '{name}': use up to 64 letters, digits, '-', '_' or '.'"
+        )))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

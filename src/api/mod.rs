@@ -64,6 +64,9 @@ pub mod method {
     pub const TRANSCRIPTS_SEARCH: &str = "transcripts.search";
     /// Notification from the daemon: a subscription reached the end of a run's output.
     pub const OUTPUT_END: &str = "output.end";
+    /// Notification from the daemon, in a byte stream asked `sizes`: a size
+    /// the run's screen took, before the bytes at its offset.
+    pub const OUTPUT_SIZE: &str = "output.size";
     /// Notification from the daemon: a run's record changed (carries the id only).
     pub const RUN_CHANGED: &str = "run.changed";
 }

@@ -300,7 +300,7 @@ pub struct CancelParams {
     pub force: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct AttachParams {
     pub run: String,
     /// Replay from this offset; `None` starts from the current screen.
@@ -314,6 +314,19 @@ pub struct AttachParams {
     /// sent. `offset` and `lossless` do not apply.
     #[serde(default)]
     pub screen: bool,
+    /// With a byte subscription: every size the run's screen took (as
+    /// `runs.sizes` gives them), each in an `output.size` notification sent
+    /// before the bytes at its offset, and each later one as it is taken —
+    /// so a follower of the bytes wraps them as the screen did.
+    #[serde(default)]
+    pub sizes: bool,
+    /// Which of the connection's screen subscriptions of the run this is
+    /// (its updates' `screen` frames carry it; `runs.ack` and
+    /// `runs.detach` name it): a daemon showing one remote run in several
+    /// places holds one on the host for each. Attaching again with the
+    /// same id starts that one over.
+    #[serde(default)]
+    pub sub: u64,
 }
 
 /// `runs.history`: the rows that scrolled off the run's main screen before
@@ -335,6 +348,9 @@ pub struct AckParams {
     /// Of the screen subscription (`offset`: the update's `seq`).
     #[serde(default)]
     pub screen: bool,
+    /// Which screen subscription (`AttachParams::sub`).
+    #[serde(default)]
+    pub sub: u64,
 }
 
 /// `runs.detach`: ends this connection's subscriptions to a run: its
@@ -345,6 +361,10 @@ pub struct DetachParams {
     pub run: String,
     #[serde(default)]
     pub screen: Option<bool>,
+    /// Only this screen subscription (`AttachParams::sub`); without, all
+    /// of the run's.
+    #[serde(default)]
+    pub sub: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -235,6 +235,8 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
                 offset: None,
                 lossless: false,
                 screen: true,
+                sizes: false,
+                sub: 0,
             },
         )
         .await?;

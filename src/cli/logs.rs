@@ -11,7 +11,7 @@ use crate::api::{RunRef, method};
 use crate::client::Client;
 use crate::paths::Paths;
 use crate::protocol::run_files::{SizeChange, TimeSample};
-use crate::replay::{follower, read_output, run_sizes, screen_lines};
+use crate::replay::{read_lines, read_output, run_sizes, screen_lines};
 
 pub async fn logs(paths: &Paths, run: &str, follow: bool, raw: bool) -> Result<i32> {
     let stdout = std::io::stdout();
@@ -35,10 +35,8 @@ pub async fn logs(paths: &Paths, run: &str, follow: bool, raw: bool) -> Result<i
         }
         return Ok(0);
     }
-    let mut follower = follower(paths, run, history_lines()).await?.1;
     let mut out = stdout.lock();
-    read_output(paths, run, true, |bytes| {
-        follower.feed(bytes);
+    let mut follower = read_lines(paths, run, true, history_lines(), |follower| {
         for line in follower.take_complete() {
             writeln!(out, "{}", crate::text::inert(&line))?;
         }

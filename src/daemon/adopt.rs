@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::Daemon;
 use super::link::{Link, LiveRun, monitor};
+use super::run_link::RunLink;
 use crate::api::{ErrorCode, RunState};
 use crate::protocol::exit::ExitEvidence;
 use crate::protocol::supervisor::{Hello, method as sup};
@@ -64,7 +65,7 @@ pub async fn adopt(daemon: &Arc<Daemon>, row: &RunRow) -> anyhow::Result<Arc<Liv
         let id = row.id.clone();
         daemon.store.call(move |c| runs::mark_running(c, &id, &spawned)).await?;
     }
-    let live = Arc::new(LiveRun::new(row.id.clone(), link.clone(), hello.offset));
+    let live = Arc::new(LiveRun::new(row.id.clone(), RunLink::Local(link.clone()), hello.offset));
     live.says_busy.store(hello.busy, std::sync::atomic::Ordering::Relaxed);
     *live.screen.lock().unwrap_or_else(|p| p.into_inner()) = hello.screen;
     // Queued prompts wait for a quiet moment. A harness that just started is

@@ -24,7 +24,6 @@ use super::link::LiveRun;
 use crate::api::{RunState, StartParams};
 use crate::harness::Profile;
 use crate::protocol::exit::ExitEvidence;
-use crate::protocol::supervisor::method as sup;
 use crate::protocol::supervisor::{Grace, SuperviseSpec};
 use crate::store::{attempts, harness as harness_store, now_ms, runs};
 
@@ -249,7 +248,7 @@ async fn next_attempt(
     }
     // The last attempt's supervisor lets go of the run (its socket) once
     // told its exit is recorded; its evidence is kept beside the next one's.
-    let _ = live.link.call(sup::ACK_EXIT, Value::Null).await;
+    live.link.ack_exit().await;
     let socket = daemon.paths.run_socket(&id);
     let deadline = tokio::time::Instant::now() + RELEASE;
     while socket.exists() && tokio::time::Instant::now() < deadline {

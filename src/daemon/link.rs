@@ -13,6 +13,7 @@ use tokio::net::UnixStream;
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 use super::Daemon;
+use super::run_link::RunLink;
 use crate::api::{ApiError, ErrorCode};
 use crate::harness::screen::ScreenFinding;
 use crate::harness::status::{Evidence, HookSeen};
@@ -27,7 +28,8 @@ pub struct LiveRun {
     pub committed: watch::Sender<u64>,
     pub ended: watch::Sender<bool>,
     pub last_output: Mutex<Option<Instant>>,
-    pub link: Link,
+    /// How the daemon drives it: its supervisor, or the host it runs on.
+    pub link: RunLink,
     /// Woken when a prompt is queued or output arrives.
     pub wake: Notify,
     /// Held while a prompt is being delivered, so one is never typed twice.
@@ -87,7 +89,7 @@ impl Drop for Viewer {
 }
 
 impl LiveRun {
-    pub fn new(id: String, link: Link, offset: u64) -> LiveRun {
+    pub fn new(id: String, link: RunLink, offset: u64) -> LiveRun {
         LiveRun {
             id,
             committed: watch::Sender::new(offset),
@@ -117,11 +119,9 @@ impl LiveRun {
     pub async fn viewer(self: &Arc<Self>) -> Viewer {
         *self.viewers.lock().unwrap_or_else(|p| p.into_inner()) += 1;
         let viewer = Viewer(self.clone());
-        // A supervisor that cannot pace (older, or a remote run's stand-in)
-        // announced everything already.
-        if let Ok(answer) = self.link.call(sup::PACE, serde_json::json!({ "every_ms": 0 })).await
-            && let Some(written) = answer.get("offset").and_then(Value::as_u64)
-        {
+        // A remote run, or a supervisor too old to pace, announced
+        // everything already.
+        if let Some(written) = self.link.unpaced().await {
             let mut committed = self.committed.subscribe();
             let mut ended = self.ended.subscribe();
             tokio::select! {
@@ -279,8 +279,7 @@ impl Link {
         Link::over(r, w).await
     }
 
-    /// A link over any stream that speaks the supervisor protocol (a remote
-    /// run's stand-in supervisor, `remote::mirror`, is one).
+    /// A link over any stream that speaks the supervisor protocol.
     pub async fn over<R, W>(r: R, mut w: W) -> std::io::Result<(Link, mpsc::Receiver<Note>)>
     where
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
@@ -379,7 +378,7 @@ impl Link {
 
     /// Opens a screen subscription: the supervisor's screen, then what
     /// changes. An error from a supervisor that serves none (an older
-    /// build, a remote run's stand-in).
+    /// build).
     pub async fn watch_screen(&self, frame_ms: Option<u64>) -> Result<ScreenSub, ApiError> {
         let sub = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, updates) = mpsc::channel(4);
@@ -420,7 +419,7 @@ impl Link {
     /// Asks the supervisor to announce offsets at most every `every_ms`
     /// while output goes on, and with `busy_ms` to say when output pauses
     /// (`sup.pace`), as a notification sent in order under the caller's
-    /// lock. An older supervisor or a remote run's stand-in ignores it, and
+    /// lock. An older supervisor ignores it, and
     /// announces every offset.
     pub fn pace(&self, every_ms: u64, busy_ms: Option<u64>) {
         let note = Request::notification(sup::PACE, to_params(&wire::Pace { every_ms, busy_ms }));
@@ -526,14 +525,12 @@ pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::R
                     // The supervisor lets go of its evidence once told the
                     // end is stored, and not before.
                     match super::adopt::record_exit(&daemon, &live.id, &evidence).await {
-                        super::adopt::Recorded::Now => {
-                            let _ = live.link.call(sup::ACK_EXIT, Value::Null).await;
-                        }
+                        super::adopt::Recorded::Now => live.link.ack_exit().await,
                         super::adopt::Recorded::Later(stored) => {
                             let link = live.link.clone();
                             tokio::spawn(async move {
                                 if stored.await.is_ok() {
-                                    let _ = link.call(sup::ACK_EXIT, Value::Null).await;
+                                    link.ack_exit().await;
                                 }
                             });
                         }

@@ -14,6 +14,9 @@ mod listing;
 mod once;
 mod queue;
 mod recover;
+mod remote;
+mod run_link;
+mod run_methods;
 mod screens;
 mod sessions;
 mod size;
@@ -35,9 +38,6 @@ use crate::config::ConfigWatch;
 use crate::paths::Paths;
 use crate::store::Store;
 
-pub use dispatch::cancel_tree;
-pub use link::{Link, LiveRun};
-pub use start::validate_name;
 pub use subscribe::LAG_LIMIT;
 
 /// Shared by every task of the daemon.
@@ -216,7 +216,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         held_ends: Default::default(),
     });
     adopt::reconcile_all(&daemon).await;
-    crate::remote::resume(&daemon).await;
+    crate::remote::resume(&daemon.here()).await;
     tracing::info!("daemon {} listening on {}", std::process::id(), socket.display());
     if let Some(mut ready) = ready.take() {
         let _ = ready.write_all(b"ready\n");
@@ -304,13 +304,9 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
 /// supervisor that does not answer within a second is not waited for.
 async fn release_supervisors(daemon: &Arc<Daemon>) {
     let live = daemon.live_runs();
-    let told = live.iter().map(|run| {
-        tokio::time::timeout(
-            std::time::Duration::from_secs(1),
-            run.link
-                .call(crate::protocol::supervisor::method::RELEASE, serde_json::Value::Null),
-        )
-    });
+    let told = live
+        .iter()
+        .map(|run| tokio::time::timeout(std::time::Duration::from_secs(1), run.link.release()));
     futures::future::join_all(told).await;
 }
 

@@ -1,9 +1,10 @@
 //! Screen subscriptions (`runs.attach` with `screen`): a client is sent a
 //! run's screen as cells, never its bytes. For a run whose supervisor
 //! serves screens the daemon relays its updates, renumbered for the client
-//! and acknowledged on its behalf, so one update is in flight end to end.
-//! A run whose supervisor serves none (a remote run's stand-in, a
-//! supervisor of an older build) and an ended run get their screen from
+//! and acknowledged on its behalf, so one update is in flight end to end;
+//! for a remote run, those of its host's daemon (`RunLink::Remote`).
+//! A run whose supervisor or host serves none (one of an older build) and
+//! an ended run get their screen from
 //! an emulator here, fed from the log: the same updates, one source less
 //! exact in timing only.
 
@@ -34,9 +35,10 @@ pub async fn stream(
     daemon: Arc<Daemon>,
     outbox: Outbox,
     row: RunRow,
+    sub: u64,
     mut acked: watch::Receiver<u64>,
 ) -> Result<(), ApiError> {
-    let mut relay = Numbering::default();
+    let mut relay = Numbering { sent: 0, sub };
     loop {
         let live = match daemon.live(&row.id) {
             None if row.state.is_live() => super::subscribe::until_adopted(&daemon, &row.id).await,
@@ -64,9 +66,10 @@ pub async fn stream(
 
 /// The client's numbering of updates across sources (each supervisor
 /// attempt and each emulator here counts from 1).
-#[derive(Default)]
 struct Numbering {
     sent: u64,
+    /// The client's id of the subscription, in each frame.
+    sub: u64,
 }
 
 impl Numbering {
@@ -89,7 +92,7 @@ impl Numbering {
             .control
             .send(Frame::Screen {
                 run: run.to_string(),
-                sub: 0,
+                sub: self.sub,
                 bytes,
             })
             .await
@@ -100,11 +103,11 @@ impl Numbering {
 async fn relay_until_gone(
     outbox: &Outbox,
     run: &str,
-    mut sub: super::link::ScreenSub,
+    mut sub: super::run_link::ScreenSub,
     acked: &mut watch::Receiver<u64>,
     numbering: &mut Numbering,
 ) -> Result<(), ApiError> {
-    while let Some(bytes) = sub.updates.recv().await {
+    while let Some(bytes) = sub.next().await {
         let theirs = screen::seq_of(&bytes).unwrap_or(0);
         numbering.send(outbox, run, bytes).await?;
         numbering.shown(acked).await?;

@@ -9,12 +9,10 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde_json::json;
-
-use super::{Daemon, LiveRun};
+use super::Daemon;
+use super::link::LiveRun;
 use crate::api::ApiError;
 use crate::protocol::run_files::SizeChange;
-use crate::protocol::supervisor::method as sup;
 use crate::store::runs;
 
 /// A client connection, as far as sizes go.
@@ -85,9 +83,7 @@ impl Holders {
 /// log), has every screen subscription sent the supervisor's screen at it,
 /// and stores it as the run's size.
 pub async fn apply(daemon: &Daemon, live: &LiveRun, (rows, cols): (u16, u16)) -> Result<(), ApiError> {
-    live.link
-        .call(sup::RESIZE, json!({ "rows": rows, "cols": cols }))
-        .await?;
+    live.link.resize(rows, cols).await?;
     // Screens resized their own copies when they asked, at whatever offset
     // they stood; the supervisor's screen is the one to show.
     live.resized.send_modify(|n| *n += 1);

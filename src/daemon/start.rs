@@ -65,7 +65,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
 
     let (name, name_source) = match &params.name {
         Some(name) => {
-            validate_name(name)?;
+            crate::api::bounds::validate_name(name)?;
             let n = name.clone();
             if daemon
                 .store
@@ -372,30 +372,6 @@ pub async fn resolve_row(daemon: &Arc<Daemon>, reference: &str) -> Result<RunRow
             ErrorCode::AmbiguousRun,
             format!("'{reference}' matches several runs: {}", ids.join(", ")),
         )),
-    }
-}
-
-/// Run names: short, and safe as a branch name and a folder name.
-pub fn validate_name(name: &str) -> Result<(), ApiError> {
-    // Run ids (ULIDs) are upper-case letters and digits, and a reference
-    // may be an id prefix: a name made of those alone could be read as one.
-    if !name.is_empty() && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()) {
-        return Err(ApiError::bad_request(format!(
-            "bad run name '{name}': it could be read as a run id; use a lower-case letter, '-', '_' or '.' in it"
-        )));
-    }
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        && !name.starts_with(['-', '.']);
-    if ok {
-        Ok(())
-    } else {
-        Err(ApiError::bad_request(format!(
-            "bad run name '{name}': use up to 64 letters, digits, '-', '_' or '.'"
-        )))
     }
 }
 

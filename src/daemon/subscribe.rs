@@ -15,7 +15,7 @@ use super::link::LiveRun;
 use crate::api::{ApiError, AttachParams, method};
 use crate::protocol::Frame;
 use crate::protocol::rpc::Request;
-use crate::protocol::supervisor::method as sup;
+use crate::protocol::run_files::SizeChange;
 use crate::store::runs::{self, RunRow};
 
 /// Output frames carry at most this much: a quarter of the frame cap.
@@ -67,10 +67,12 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
     // had reached, not where the supervisor's was, and the bytes between
     // would wrap and crop differently. Resizes before the first snapshot
     // are in it.
+    // A follower of the bytes is sent each size instead (`Sizes`).
     let mut resized = live
         .as_ref()
-        .filter(|_| !params.lossless)
+        .filter(|_| !params.lossless || params.sizes)
         .map(|l| l.resized.subscribe());
+    let mut sizes = params.sizes.then(|| Sizes::new(&daemon, &id));
     // Set when a wait below saw a resize (which marks it seen).
     let mut resize_seen = false;
     let mut cursor = match params.offset {
@@ -92,7 +94,9 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
             if let Some(r) = &mut resized {
                 r.borrow_and_update();
             }
-            if let Some(offset) = send_resized_snapshot(&daemon, &outbox, &row).await? {
+            if let Some(sizes) = &mut sizes {
+                sizes.send_new(&outbox).await;
+            } else if let Some(offset) = send_resized_snapshot(&daemon, &outbox, &row).await? {
                 cursor = offset;
             }
             continue;
@@ -125,6 +129,9 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
                 // The log is shorter than announced (truncated by hand?): stop here.
                 break;
             }
+            if let Some(sizes) = &mut sizes {
+                sizes.send_new(&outbox).await;
+            }
             let frame = Frame::Output {
                 run: id.clone(),
                 offset: cursor,
@@ -135,6 +142,10 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
             }
             cursor += n as u64;
             continue;
+        }
+        if let Some(sizes) = &mut sizes {
+            // A resize once output stopped.
+            sizes.send_new(&outbox).await;
         }
         if is_ended {
             break;
@@ -166,6 +177,48 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
         )
         .await;
     Ok(())
+}
+
+/// The sizes a byte subscription's follower is sent (`AttachParams::sizes`):
+/// the run's `sizes` record read on from where it was last read, each entry
+/// sent once, in order, before any byte after it was read. The supervisor
+/// records a size before it answers the resize that took it, and the
+/// bytes parsed at that size come after it in the log.
+struct Sizes {
+    path: std::path::PathBuf,
+    run: String,
+    read: u64,
+}
+
+impl Sizes {
+    fn new(daemon: &Daemon, run: &str) -> Sizes {
+        Sizes {
+            path: daemon.paths.sizes(run),
+            run: run.to_string(),
+            read: 0,
+        }
+    }
+
+    /// Sends the sizes recorded since the last look.
+    async fn send_new(&mut self, outbox: &Outbox) {
+        let len = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
+        let whole = len - len % SizeChange::LEN as u64;
+        if whole <= self.read {
+            return;
+        }
+        let Ok(file) = std::fs::File::open(&self.path) else {
+            return;
+        };
+        let mut bytes = vec![0u8; (whole - self.read) as usize];
+        if file.read_exact_at(&mut bytes, self.read).is_err() {
+            return;
+        }
+        self.read = whole;
+        for change in SizeChange::decode_all(&bytes) {
+            let params = json!({ "run": self.run, "size": change });
+            outbox.notify_in_stream(method::OUTPUT_SIZE, params).await;
+        }
+    }
 }
 
 /// `runs.start` announces a run before its supervisor is adopted, so a client
@@ -208,13 +261,13 @@ async fn changed(resized: &mut Option<tokio::sync::watch::Receiver<u64>>) {
 
 /// After a resize: sends the supervisor's screen, which has the new size,
 /// and returns the log offset it stands for. `None` when the run has no
-/// live supervisor to ask (a remote run's stand-in): its screens keep their
+/// live supervisor to ask (a remote run): its screens keep their
 /// own copies, as a replay of the log could not do better.
 async fn send_resized_snapshot(daemon: &Arc<Daemon>, outbox: &Outbox, row: &RunRow) -> Result<Option<u64>, ApiError> {
     let Some(live) = daemon.live(&row.id) else {
         return Ok(None);
     };
-    let Ok(snapshot) = live.link.call(sup::SNAPSHOT, Value::Null).await else {
+    let Ok(snapshot) = live.link.snapshot().await else {
         return Ok(None);
     };
     send_live_snapshot(outbox, row, &snapshot).await.map(Some)
@@ -223,7 +276,7 @@ async fn send_resized_snapshot(daemon: &Arc<Daemon>, outbox: &Outbox, row: &RunR
 /// Sends the run's current screen; returns the log offset it stands for.
 async fn send_snapshot(daemon: &Arc<Daemon>, outbox: &Outbox, row: &RunRow) -> Result<u64, ApiError> {
     let snapshot = match daemon.live(&row.id) {
-        Some(live) => live.link.call(sup::SNAPSHOT, Value::Null).await.ok(),
+        Some(live) => live.link.snapshot().await.ok(),
         None => None,
     };
     if let Some(s) = &snapshot {

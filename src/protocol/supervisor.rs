@@ -1,5 +1,4 @@
-//! The run socket: what a daemon (or a remote run's stand-in) and a run's
-//! supervisor say to each other, as JSON-RPC in control frames, and the
+//! The run socket: what a daemon and a run's supervisor say to each other, as JSON-RPC in control frames, and the
 //! screen subscriptions in screen frames (`protocol::screen`).
 //!
 //! A supervisor outlives daemons of other builds, so this is kept stable:

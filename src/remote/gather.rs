@@ -10,7 +10,6 @@
 
 use std::collections::HashSet;
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -18,12 +17,12 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use super::Here;
 use super::store as host_store;
 use crate::api::{
     ApiError, HostUnreachable, SearchHit, SearchParams, SearchResults, SessionList, SessionRecord, SessionsListParams,
     method,
 };
-use crate::daemon::Daemon;
 
 /// How long a listing waits for each host. An up link answers in one round
 /// trip plus a query there (~10 ms on loopback, a few hundred over a slow
@@ -44,10 +43,10 @@ struct Asking {
 
 /// Starts asking every stored host `name`; collect the answers with
 /// `Asking::answers`.
-async fn ask_every_host(daemon: &Arc<Daemon>, name: &'static str, params: Value) -> Asking {
+async fn ask_every_host(daemon: &Here, name: &'static str, params: Value) -> Asking {
     let deadline = Instant::now() + HOST_BUDGET;
     let hosts = daemon
-        .store
+        .store()
         .call(|c| host_store::list_hosts(c))
         .await
         .unwrap_or_else(|e| {
@@ -57,7 +56,7 @@ async fn ask_every_host(daemon: &Arc<Daemon>, name: &'static str, params: Value)
     let hosts = hosts
         .into_iter()
         .map(|host| {
-            let link = daemon.hosts.for_host(&host);
+            let link = daemon.hosts().for_host(&host);
             let params = params.clone();
             // Its own task: past the budget it goes on rather than being
             // dropped mid-connection (which would leave the link's state
@@ -110,7 +109,7 @@ pub fn rows<T: DeserializeOwned>(value: Value, key: &str) -> Result<Vec<T>, Stri
 /// `sessions.list`: `local` (this daemon's sessions) and every host's,
 /// newest first.
 pub async fn sessions_list(
-    daemon: &Arc<Daemon>,
+    daemon: &Here,
     p: SessionsListParams,
     local: impl Future<Output = Result<Vec<SessionRecord>, ApiError>>,
 ) -> Result<SessionList, ApiError> {
@@ -150,7 +149,7 @@ pub async fn sessions_list(
 /// every host's. (A `within` naming a remote run or session is asked of
 /// its host alone: `sessions::forward`.)
 pub async fn search(
-    daemon: &Arc<Daemon>,
+    daemon: &Here,
     p: SearchParams,
     local: impl Future<Output = Result<SearchResults, ApiError>>,
 ) -> Result<SearchResults, ApiError> {

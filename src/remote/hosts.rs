@@ -2,12 +2,12 @@
 //! remove, check (a fresh connection, step by step, saying what is
 //! missing), and trust (the explicit acceptance of a new host key).
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::Here;
 use super::error::RemoteError;
 use super::link::{self, Phase, resolve_host};
 use super::store::{self as host_store, HostRow};
@@ -15,7 +15,6 @@ use super::{known_hosts, ssh};
 use crate::api::{
     ApiError, ErrorCode, HostAddParams, HostCheck, HostRecord, HostRef, HostTrustParams, HostTrustResult, method,
 };
-use crate::daemon::Daemon;
 use crate::store::format_ms;
 
 /// The binary looked for on a host when none is named: the remote login
@@ -31,7 +30,7 @@ fn to_value<T: serde::Serialize>(v: T) -> Result<Value, ApiError> {
 }
 
 /// Answers a `hosts.*` method; `None` for any other.
-pub async fn call(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Result<Value, ApiError>> {
+pub async fn call(daemon: &Here, name: &str, p: &Value) -> Option<Result<Value, ApiError>> {
     let p = p.clone();
     Some(match name {
         method::HOSTS_ADD => match params(p) {
@@ -60,10 +59,10 @@ pub async fn call(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Result<
 }
 
 /// The stored host, or `unknown_host`.
-pub async fn stored(daemon: &Arc<Daemon>, name: &str) -> Result<HostRow, ApiError> {
+pub async fn stored(daemon: &Here, name: &str) -> Result<HostRow, ApiError> {
     let key = name.to_string();
     daemon
-        .store
+        .store()
         .call(move |c| host_store::get_host(c, &key))
         .await
         .map_err(ApiError::internal)?
@@ -87,7 +86,7 @@ fn validate_host_name(name: &str) -> Result<(), ApiError> {
     }
 }
 
-async fn add_host(daemon: &Arc<Daemon>, add: HostAddParams) -> Result<HostRecord, ApiError> {
+async fn add_host(daemon: &Here, add: HostAddParams) -> Result<HostRecord, ApiError> {
     validate_host_name(&add.name)?;
     super::target::parse_target(&add.target).map_err(ApiError::bad_request)?;
     let remote_bin = add
@@ -103,7 +102,7 @@ async fn add_host(daemon: &Arc<Daemon>, add: HostAddParams) -> Result<HostRecord
     };
     let insert = row.clone();
     let added = daemon
-        .store
+        .store()
         .call(move |c| host_store::insert_host(c, &insert))
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
@@ -119,8 +118,8 @@ async fn add_host(daemon: &Arc<Daemon>, add: HostAddParams) -> Result<HostRecord
     Ok(record(daemon, &row, 0))
 }
 
-fn record(daemon: &Daemon, host: &HostRow, live_runs: usize) -> HostRecord {
-    let state = daemon.hosts.get(&host.name).map(|l| l.state());
+fn record(daemon: &Here, host: &HostRow, live_runs: usize) -> HostRecord {
+    let state = daemon.hosts().get(&host.name).map(|l| l.state());
     HostRecord {
         name: host.name.clone(),
         target: host.target.clone(),
@@ -139,9 +138,9 @@ fn record(daemon: &Daemon, host: &HostRow, live_runs: usize) -> HostRecord {
     }
 }
 
-async fn list(daemon: &Arc<Daemon>) -> Result<Vec<HostRecord>, ApiError> {
+async fn list(daemon: &Here) -> Result<Vec<HostRecord>, ApiError> {
     let rows = daemon
-        .store
+        .store()
         .call(|c| {
             let hosts = host_store::list_hosts(c)?;
             hosts
@@ -157,11 +156,11 @@ async fn list(daemon: &Arc<Daemon>) -> Result<Vec<HostRecord>, ApiError> {
     Ok(rows.iter().map(|(h, live)| record(daemon, h, *live)).collect())
 }
 
-async fn remove(daemon: &Arc<Daemon>, name: &str) -> Result<Value, ApiError> {
+async fn remove(daemon: &Here, name: &str) -> Result<Value, ApiError> {
     stored(daemon, name).await?;
     let key = name.to_string();
     let live = daemon
-        .store
+        .store()
         .call(move |c| host_store::live_runs_on(c, &key))
         .await
         .map_err(ApiError::internal)?;
@@ -177,17 +176,17 @@ async fn remove(daemon: &Arc<Daemon>, name: &str) -> Result<Value, ApiError> {
     }
     let key = name.to_string();
     daemon
-        .store
+        .store()
         .call(move |c| host_store::remove_host(c, &key))
         .await
         .map_err(ApiError::internal)?;
-    daemon.hosts.forget(name).await;
+    daemon.hosts().forget(name).await;
     Ok(Value::Null)
 }
 
 /// A fresh connection, step by step. SSH-level failures (unreachable, host
 /// key, authentication) are errors; what is missing past them is listed.
-async fn check(daemon: &Arc<Daemon>, name: &str) -> Result<HostCheck, ApiError> {
+async fn check(daemon: &Here, name: &str) -> Result<HostCheck, ApiError> {
     let host = stored(daemon, name).await?;
     let resolved = resolve_host(&host)?;
     let connection = ssh::connect(&host.name, &resolved).await?;
@@ -238,7 +237,7 @@ async fn check(daemon: &Arc<Daemon>, name: &str) -> Result<HostCheck, ApiError> 
     Ok(report)
 }
 
-async fn trust(daemon: &Arc<Daemon>, p: HostTrustParams) -> Result<HostTrustResult, ApiError> {
+async fn trust(daemon: &Here, p: HostTrustParams) -> Result<HostTrustResult, ApiError> {
     let host = stored(daemon, &p.name).await?;
     let resolved = resolve_host(&host)?;
     let key = ssh::offered_key(&host.name, &resolved).await?;

@@ -27,12 +27,12 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use super::Here;
 use super::hosts::{DEFAULT_REMOTE_BIN, stored};
 use super::link::resolve_host;
 use super::ssh::{self, Ssh, shell_quote};
 use super::store as host_store;
 use crate::api::{ApiError, DaemonStatus, ErrorCode, HostInstallResult, method};
-use crate::daemon::Daemon;
 
 /// Hex digits of the SHA-256 in a version directory's name: 48 bits tell
 /// builds of one version apart; the full hash is checked and kept in
@@ -271,7 +271,7 @@ pub fn switch_current(base: &std::path::Path, leaf: &str) -> anyhow::Result<std:
 }
 
 /// Installs this daemon's binary on host `name` (see the module comment).
-pub async fn install(daemon: &Arc<Daemon>, name: &str) -> Result<HostInstallResult, ApiError> {
+pub async fn install(daemon: &Here, name: &str) -> Result<HostInstallResult, ApiError> {
     let host = stored(daemon, name).await?;
     let resolved = resolve_host(&host)?;
     let (sha256, bytes) = own_digest().await?;
@@ -282,7 +282,7 @@ pub async fn install(daemon: &Arc<Daemon>, name: &str) -> Result<HostInstallResu
 }
 
 async fn install_over(
-    daemon: &Arc<Daemon>,
+    daemon: &Here,
     ssh: &Ssh,
     host: &host_store::HostRow,
     sha256: &str,
@@ -403,13 +403,13 @@ async fn install_over(
     if follow && host.remote_bin != current {
         let (key, bin) = (name.to_string(), current.clone());
         daemon
-            .store
+            .store()
             .call(move |c| host_store::set_remote_bin(c, &key, &bin))
             .await
             .map_err(ApiError::internal)?;
         let mut row = host.clone();
         row.remote_bin = current.clone();
-        daemon.hosts.for_host(&row);
+        daemon.hosts().for_host(&row);
         remote_bin = current.clone();
     }
     // A host that runs what it is told to keeps its daemon: only one that
@@ -453,8 +453,8 @@ struct DaemonMove {
 /// runs), and the link's next connection runs `serve` from `current`, which
 /// starts this build there; it re-adopts every run before it listens. A
 /// host with no daemon gets this build's from the first connection.
-async fn move_daemon(daemon: &Arc<Daemon>, row: &host_store::HostRow, exe: &str) -> DaemonMove {
-    let link = daemon.hosts.for_host(row);
+async fn move_daemon(daemon: &Here, row: &host_store::HostRow, exe: &str) -> DaemonMove {
+    let link = daemon.hosts().for_host(row);
     let status = |link: Arc<super::link::HostLink>| async move {
         let value = link.call(method::DAEMON_STATUS, serde_json::json!({})).await?;
         serde_json::from_value::<DaemonStatus>(value).map_err(ApiError::internal)

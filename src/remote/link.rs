@@ -94,7 +94,8 @@ pub enum RunEvent {
 
 type Routes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<RunEvent>>>>;
 /// Where the remote daemon's screen updates of each run go (encoded).
-type ScreenRoutes = Arc<Mutex<HashMap<String, mpsc::Sender<Vec<u8>>>>>;
+/// Screen updates by run and subscription id (`AttachParams::sub`).
+type ScreenRoutes = Arc<Mutex<HashMap<(String, u64), mpsc::Sender<Vec<u8>>>>>;
 
 /// What the probe learnt about the host.
 #[derive(Debug, Clone, Default)]
@@ -363,17 +364,20 @@ impl Connection {
     /// The remote daemon's screen updates of `run` from now on (one in
     /// flight: each waits for `runs.ack` with `screen`), until the
     /// connection ends.
-    pub fn route_screen(&self, run: &str) -> mpsc::Receiver<Vec<u8>> {
+    pub fn route_screen(&self, run: &str, sub: u64) -> mpsc::Receiver<Vec<u8>> {
         let (tx, rx) = mpsc::channel(4);
         self.screens
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(run.to_string(), tx);
+            .insert((run.to_string(), sub), tx);
         rx
     }
 
-    pub fn unroute_screen(&self, run: &str) {
-        self.screens.lock().unwrap_or_else(|p| p.into_inner()).remove(run);
+    pub fn unroute_screen(&self, run: &str, sub: u64) {
+        self.screens
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(run.to_string(), sub));
     }
 
     pub async fn notify(&self, method: &str, params: Value) -> Result<(), ApiError> {
@@ -413,8 +417,17 @@ async fn route(
 ) {
     while let Some(frame) = events.recv().await {
         let (run, event) = match frame {
-            Frame::Screen { run, bytes, .. } => {
-                let route = screens.lock().unwrap_or_else(|p| p.into_inner()).get(&run).cloned();
+            Frame::Screen { run, sub, bytes } => {
+                let route = {
+                    let screens = screens.lock().unwrap_or_else(|p| p.into_inner());
+                    // A host of an older build numbers no subscriptions
+                    // (0): it keeps one a run, the latest asked.
+                    match screens.get(&(run.clone(), sub)) {
+                        None if sub == 0 => screens.iter().find(|((r, _), _)| *r == run).map(|(_, tx)| tx),
+                        route => route,
+                    }
+                    .cloned()
+                };
                 // One update is in flight per run: a full route is a
                 // misbehaving peer, dropped, never waited on.
                 if let Some(route) = route {

@@ -9,26 +9,22 @@
 //! dropped by offset, and frames of an older connection's epoch are
 //! rejected.
 //!
-//! The run's `LiveRun` needs a supervisor link; a remote run's is a stand-in
-//! served here that forwards typed input, resize and cancel to the remote
-//! daemon.
+//! The daemon drives the run as live here through its `RemoteRun` (typed
+//! input, resizes, cancels and screens go to the host's daemon) and hears
+//! the mirror's progress as `Mirrored` events.
 
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use tokio::io::{AsyncWriteExt, BufReader};
+use serde_json::json;
+use tokio::sync::mpsc;
 
 use super::error::RemoteError;
 use super::link::{Connection, HostLink, RunEvent};
-use super::screens::StandInScreens;
 use super::store as mirror_store;
+use super::{Here, Mirrored, RemoteRun};
 use crate::api::{ApiError, ErrorCode, RunRecord, RunState, method};
-use crate::daemon::{Daemon, Link, LiveRun};
-use crate::protocol::rpc::{Message, Response};
-use crate::protocol::supervisor::{self as wire, method as sup};
-use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
 
 /// Reconnect backoff: quick first, doubling. While the host is merely
 /// unreachable the wait is capped at 1 s, so output flows again within the
@@ -43,28 +39,19 @@ const BACKOFF_MAX: Duration = Duration::from_secs(30);
 const INDEX_EVERY: Duration = Duration::from_millis(100);
 
 /// Starts following a remote run (no-op if already followed).
-pub async fn follow(daemon: &Arc<Daemon>, link: Arc<HostLink>, id: &str) -> Result<(), ApiError> {
-    if daemon.live(id).is_some() {
+pub async fn follow(daemon: &Here, link: Arc<HostLink>, id: &str) -> Result<(), ApiError> {
+    if daemon.is_live(id) {
         return Ok(());
     }
-    let dir = daemon.paths.run_dir(id);
+    let dir = daemon.paths().run_dir(id);
     std::fs::create_dir_all(&dir).map_err(ApiError::internal)?;
-    let have = std::fs::metadata(daemon.paths.output_log(id))
+    let have = std::fs::metadata(daemon.paths().output_log(id))
         .map(|m| m.len())
         .unwrap_or(0);
-    let stand_in = stand_in(link.clone(), id.to_string())
-        .await
-        .map_err(ApiError::internal)?;
-    let live = Arc::new(LiveRun::new(id.to_string(), stand_in, have));
-    {
-        let mut runs = daemon.runs.lock().unwrap_or_else(|p| p.into_inner());
-        if runs.contains_key(id) {
-            return Ok(());
-        }
-        runs.insert(id.to_string(), live.clone());
+    let driven = daemon.clone().drive(RemoteRun::new(link.clone(), id.to_string()), have);
+    if let Some(events) = driven {
+        tokio::spawn(run(daemon.clone(), link, id.to_string(), events));
     }
-    tokio::spawn(run(daemon.clone(), link, live));
-    daemon.changed(id);
     Ok(())
 }
 
@@ -96,8 +83,8 @@ enum Step {
 }
 
 impl MirrorLog {
-    fn open(daemon: &Daemon, id: &str) -> std::io::Result<MirrorLog> {
-        MirrorLog::open_at(&daemon.paths.output_log(id), &daemon.paths.output_index(id))
+    fn open(daemon: &Here, id: &str) -> std::io::Result<MirrorLog> {
+        MirrorLog::open_at(&daemon.paths().output_log(id), &daemon.paths().output_index(id))
     }
 
     fn open_at(log: &std::path::Path, index: &std::path::Path) -> std::io::Result<MirrorLog> {
@@ -178,19 +165,13 @@ fn next_backoff(backoff: Duration, error: &RemoteError) -> Duration {
 /// Follows one run until it has ended there and its output is all here.
 /// The daemon drives this whoever is attached: the link is retried for as
 /// long as the run lives there.
-async fn run(daemon: Arc<Daemon>, link: Arc<HostLink>, live: Arc<LiveRun>) {
-    let id = live.id.clone();
+async fn run(daemon: Here, link: Arc<HostLink>, id: String, events: mpsc::Sender<Mirrored>) {
     let _following = link.follow();
     let mut log = match MirrorLog::open(&daemon, &id) {
         Ok(log) => log,
         Err(e) => {
-            end(
-                &daemon,
-                &live,
-                RunState::Lost,
-                format!("cannot write the mirror log: {e}"),
-            )
-            .await;
+            let reason = format!("cannot write the mirror log: {e}");
+            end(&daemon, &id, &events, 0, RunState::Lost, reason).await;
             return;
         }
     };
@@ -198,13 +179,8 @@ async fn run(daemon: Arc<Daemon>, link: Arc<HostLink>, live: Arc<LiveRun>) {
     let mut removed = link.removed.subscribe();
     loop {
         if *removed.borrow() {
-            end(
-                &daemon,
-                &live,
-                RunState::Lost,
-                format!("host {} was removed while the run was live", link.name),
-            )
-            .await;
+            let reason = format!("host {} was removed while the run was live", link.name);
+            end(&daemon, &id, &events, log.len, RunState::Lost, reason).await;
             return;
         }
         let conn = match link.connection().await {
@@ -220,10 +196,10 @@ async fn run(daemon: Arc<Daemon>, link: Arc<HostLink>, live: Arc<LiveRun>) {
             }
         };
         backoff = BACKOFF_FIRST;
-        match follow_on(&daemon, &link, &conn, &live, &mut log).await {
+        match follow_on(&daemon, &link, &conn, &id, &events, &mut log).await {
             Followed::Ended => break,
             Followed::Unknown(reason) => {
-                end(&daemon, &live, RunState::Lost, reason).await;
+                end(&daemon, &id, &events, log.len, RunState::Lost, reason).await;
                 return;
             }
             Followed::LinkLost => continue,
@@ -255,8 +231,7 @@ async fn run(daemon: Arc<Daemon>, link: Arc<HostLink>, live: Arc<LiveRun>) {
             None => BACKOFF_FIRST,
         };
     }
-    live.committed.send_replace(log.len);
-    release(&daemon, &live);
+    let _ = events.send(Mirrored::Ended(log.len)).await;
 }
 
 enum Followed {
@@ -273,14 +248,14 @@ enum Followed {
 /// (what the mirror holds is what it has acknowledged), append until the
 /// output ends or the connection does.
 async fn follow_on(
-    daemon: &Arc<Daemon>,
+    daemon: &Here,
     link: &Arc<HostLink>,
     conn: &Arc<Connection>,
-    live: &Arc<LiveRun>,
+    id: &str,
+    mirrored: &mpsc::Sender<Mirrored>,
     log: &mut MirrorLog,
 ) -> Followed {
-    let id = live.id.clone();
-    let mut events = conn.route(&id);
+    let mut events = conn.route(id);
     let attach = json!({ "run": id, "offset": log.len, "lossless": true });
     match conn.call(&link.name, &link.name, method::RUNS_ATTACH, attach).await {
         Ok(_) => {}
@@ -289,7 +264,7 @@ async fn follow_on(
         }
         Err(e) => {
             tracing::info!("run {id}: cannot subscribe on host {}: {e}", link.name);
-            conn.unroute(&id);
+            conn.unroute(id);
             return if conn.alive() {
                 Followed::Again
             } else {
@@ -297,7 +272,7 @@ async fn follow_on(
             };
         }
     }
-    let _ = refresh(daemon, link, conn, &id, log.len, false).await;
+    let _ = refresh(daemon, link, conn, id, log.len, false).await;
     while let Some(event) = events.recv().await {
         let step = match log.take(conn.epoch, event) {
             Ok(step) => step,
@@ -305,27 +280,25 @@ async fn follow_on(
         };
         match step {
             Step::Appended(true) => {
-                live.committed.send_replace(log.len);
-                *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
-                live.wake.notify_waiters();
+                let _ = mirrored.send(Mirrored::Output(log.len)).await;
             }
             Step::Appended(false) | Step::CaughtUp => {}
             Step::Stale => tracing::debug!("run {id}: a frame of an older connection dropped"),
             Step::Gap => {
                 tracing::warn!("run {id}: a gap before our {} bytes; subscribing again", log.len);
-                conn.unroute(&id);
+                conn.unroute(id);
                 return Followed::Again;
             }
             Step::Changed => {
-                let _ = refresh(daemon, link, conn, &id, log.len, false).await;
+                let _ = refresh(daemon, link, conn, id, log.len, false).await;
             }
             Step::Ended => {
-                conn.unroute(&id);
+                conn.unroute(id);
                 return Followed::Ended;
             }
             Step::Failed(e) => {
                 tracing::warn!("run {id}: the subscription on host {} failed: {e}", link.name);
-                conn.unroute(&id);
+                conn.unroute(id);
                 return Followed::Again;
             }
         }
@@ -336,7 +309,7 @@ async fn follow_on(
 /// Fetches the remote record and brings the mirror up to date. Returns
 /// whether the run has ended.
 async fn refresh(
-    daemon: &Arc<Daemon>,
+    daemon: &Here,
     link: &Arc<HostLink>,
     conn: &Arc<Connection>,
     id: &str,
@@ -349,7 +322,7 @@ async fn refresh(
     super::place::mirror_children(daemon, link, conn, &detail).await;
     let record: RunRecord = serde_json::from_value(detail).map_err(ApiError::internal)?;
     let ended = daemon
-        .store
+        .store()
         .call(move |c| mirror_store::update_mirror(c, &record, have, may_end))
         .await
         .map_err(ApiError::internal)?;
@@ -358,114 +331,13 @@ async fn refresh(
 }
 
 /// Ends a mirror we can no longer follow, with the reason.
-async fn end(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, state: RunState, reason: String) {
-    let id = live.id.clone();
+async fn end(daemon: &Here, id: &str, events: &mpsc::Sender<Mirrored>, held: u64, state: RunState, reason: String) {
+    let run = id.to_string();
     let _ = daemon
-        .store
-        .call(move |c| mirror_store::end_mirror(c, &id, state, reason))
+        .store()
+        .call(move |c| mirror_store::end_mirror(c, &run, state, reason))
         .await;
-    release(daemon, live);
-}
-
-fn release(daemon: &Arc<Daemon>, live: &Arc<LiveRun>) {
-    live.ended.send_replace(true);
-    live.wake.notify_waiters();
-    daemon.runs.lock().unwrap_or_else(|p| p.into_inner()).remove(&live.id);
-    daemon.changed(&live.id);
-}
-
-/// A stand-in supervisor for a remote run, on an in-memory stream: the
-/// daemon's usual `Link` talks to it.
-async fn stand_in(link: Arc<HostLink>, id: String) -> std::io::Result<Link> {
-    let (ours, theirs) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(serve_stand_in(link, id, ours));
-    let (r, w) = tokio::io::split(theirs);
-    let (stand_in, _notes) = Link::over(r, w).await?;
-    Ok(stand_in)
-}
-
-async fn serve_stand_in(link: Arc<HostLink>, id: String, stream: tokio::io::DuplexStream) {
-    let (r, mut w) = tokio::io::split(stream);
-    let mut r = BufReader::new(r);
-    if exchange_headers(&mut r, &mut w).await.is_err() {
-        return;
-    }
-    let (answers, mut answers_rx) = tokio::sync::mpsc::channel::<Frame>(16);
-    tokio::spawn(async move {
-        while let Some(frame) = answers_rx.recv().await {
-            if write_frame(&mut w, &frame).await.is_err() {
-                break;
-            }
-            let _ = w.flush().await;
-        }
-    });
-    let mut screens = StandInScreens::default();
-    while let Ok(frame) = read_frame(&mut r).await {
-        match frame {
-            Frame::Control(bytes) => {
-                let Ok(Message::Request(req)) = Message::parse(&bytes) else {
-                    continue;
-                };
-                if let Some(result) = screens.handle(&link, &id, &req, &answers) {
-                    if let Some(request_id) = req.id {
-                        let resp = match result {
-                            Ok(v) => Response::ok(request_id, v),
-                            Err(e) => Response::err(request_id, e.code.as_str(), e.message),
-                        };
-                        let _ = answers.send(Frame::control(&resp)).await;
-                    }
-                    continue;
-                }
-                let Some(request_id) = req.id else { continue };
-                let (link, id, answers) = (link.clone(), id.clone(), answers.clone());
-                tokio::spawn(async move {
-                    let result = stand_in_call(&link, &id, &req.method, req.params).await;
-                    let resp = match result {
-                        Ok(v) => Response::ok(request_id, v),
-                        Err(e) => Response::err(request_id, e.code.as_str(), e.message),
-                    };
-                    let _ = answers.send(Frame::control(&resp)).await;
-                });
-            }
-            Frame::Input { bytes, .. } => {
-                // Keys typed while the link is down are dropped, not queued
-                // to land later in a different screen.
-                if let Some(conn) = link.current() {
-                    let _ = conn.send_frame(Frame::Input { run: id.clone(), bytes }).await;
-                }
-            }
-            Frame::Output { .. } | Frame::Snapshot { .. } | Frame::Screen { .. } => {}
-        }
-    }
-    screens.close_all();
-}
-
-async fn stand_in_call(link: &Arc<HostLink>, id: &str, name: &str, params: Value) -> Result<Value, ApiError> {
-    match name {
-        sup::CANCEL => {
-            let wire::Cancel { force } = typed(name, params)?;
-            // Sent again if its answer is lost: a cancel is idempotent.
-            super::retry::call(link, method::RUNS_CANCEL, json!({ "run": id, "force": force }))
-                .await
-                .map(|_| Value::Null)
-        }
-        sup::RESIZE => {
-            let wire::Resize { rows, cols } = typed(name, params)?;
-            link.call(method::RUNS_RESIZE, json!({ "run": id, "rows": rows, "cols": cols }))
-                .await
-        }
-        // The screen of a remote run is rebuilt here from its mirror log
-        // (the fan-out falls back to that when this is refused).
-        _ => Err(ApiError::new(
-            ErrorCode::NotRunning,
-            format!("{name} is not available for a remote run"),
-        )),
-    }
-}
-
-/// A supervisor request's parameters as the protocol types them.
-fn typed<T: serde::de::DeserializeOwned>(name: &str, params: Value) -> Result<T, ApiError> {
-    serde_json::from_value(params).map_err(|e| ApiError::bad_request(format!("{name}: {e}")))
+    let _ = events.send(Mirrored::Ended(held)).await;
 }
 
 #[cfg(test)]

@@ -11,6 +11,11 @@
 //! transcript searches ask every host too (`gather`). `hosts` answers
 //! `hosts.*` (`install` copies this binary to a host); `cli` is
 //! `agents hosts …` and `agents serve`.
+//!
+//! The daemon drives a remote run through the remote variant of its seam
+//! to a live run (`run::RemoteRun`, beside the supervisor link of a local
+//! one), and `remote/` takes what it needs of the daemon through [`Local`]:
+//! nothing of `daemon/` itself.
 
 pub mod cli;
 mod error;
@@ -22,6 +27,7 @@ mod link;
 mod mirror;
 mod place;
 mod retry;
+mod run;
 mod screens;
 mod serve;
 mod sessions;
@@ -29,21 +35,66 @@ mod ssh;
 mod store;
 mod target;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use serde_json::Value;
+use tokio::sync::mpsc;
 
 use crate::api::{ApiError, RunRecord, StartParams, method};
-use crate::daemon::Daemon;
+use crate::config::Config;
+use crate::paths::Paths;
+use crate::store::Store;
 
 pub use error::RemoteError;
 pub use gather::{search, sessions_list};
 pub use link::Links;
+pub use run::RemoteRun;
+pub use screens::RemoteScreen;
 
-/// The daemon's one entry: `hosts.*`, `runs.start` with a remote host, and
-/// the run methods the remote daemon answers for its runs. `None` leaves
-/// the call to the local dispatcher.
-pub async fn dispatch(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Result<Value, ApiError>> {
+/// What remote hosts take from the daemon that holds their links: its
+/// folders, records and settings, its `run.changed` notices, and the live
+/// runs it drives. The daemon is the one implementation.
+pub trait Local: Send + Sync + 'static {
+    fn paths(&self) -> &Paths;
+    fn store(&self) -> &Store;
+    /// One SSH link per host.
+    fn hosts(&self) -> &Links;
+    fn config(&self) -> Config;
+    /// Tells every client the run's record changed.
+    fn changed(&self, id: &str);
+    /// Whether the run is live here (a remote one: being mirrored).
+    fn is_live(&self, id: &str) -> bool;
+    /// Takes a remote run as live here, driven through `run`, its mirror
+    /// holding `offset` bytes so far; the mirror tells its progress on the
+    /// returned sender. `None` when the run is live here already.
+    fn drive(self: Arc<Self>, run: RemoteRun, offset: u64) -> Option<mpsc::Sender<Mirrored>>;
+    /// Cancels a run here and every run it owns, as `runs.cancel` does;
+    /// the ids asked to end.
+    fn cancel_tree(self: Arc<Self>, id: String, force: bool) -> Boxed<Result<Vec<String>, ApiError>>;
+}
+
+/// The daemon, as `remote/` sees it.
+pub type Here = Arc<dyn Local>;
+
+/// An answer still to come from the daemon (a trait's async call).
+pub type Boxed<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// A remote run's mirror, as it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mirrored {
+    /// The mirror log holds this many bytes now.
+    Output(u64),
+    /// The run ended there, all its output is here (this many bytes) and
+    /// its final record is stored: it is live no more.
+    Ended(u64),
+}
+
+/// The daemon's entry for what is not a method of one run: `hosts.*`,
+/// `runs.start` with a remote host, and a remote run's conversation.
+/// `None` leaves the call to the local dispatcher.
+pub async fn dispatch(daemon: &Here, name: &str, p: &Value) -> Option<Result<Value, ApiError>> {
     if name.starts_with("hosts.") {
         return hosts::call(daemon, name, p).await;
     }
@@ -61,19 +112,30 @@ pub async fn dispatch(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Res
                 .and_then(|r| serde_json::to_value(r).map_err(ApiError::internal)),
         );
     }
-    if let Some(answer) = place::forward(daemon, name, p).await {
-        return Some(answer);
-    }
     sessions::forward(daemon, name, p).await
 }
 
+/// A method of one run (`row`, resolved by the caller) that the daemon of
+/// the host the run lives on answers; `None` leaves it to the caller.
+pub async fn forward(
+    daemon: &Here,
+    name: &str,
+    row: &crate::store::runs::RunRow,
+    p: &Value,
+) -> Option<Result<Value, ApiError>> {
+    match name {
+        method::RUNS_LINEAGE => sessions::lineage(daemon, row).await,
+        _ => place::forward(daemon, name, row, p).await,
+    }
+}
+
 /// Starts a run on `params.host` (which must name a remote host).
-pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecord, ApiError> {
+pub async fn start(daemon: &Here, params: StartParams) -> Result<RunRecord, ApiError> {
     let host = params.host.clone().unwrap_or_default();
     place::start(daemon, params, &host).await
 }
 
 /// After a daemon (re)start: follow every remote run still live.
-pub async fn resume(daemon: &Arc<Daemon>) {
+pub async fn resume(daemon: &Here) {
     place::resume(daemon).await
 }

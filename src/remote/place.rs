@@ -8,17 +8,17 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::Here;
 use super::link::{Connection, HostLink, RemoteInfo};
 use super::store::{self as mirror_store, HostRow};
 use crate::api::{ApiError, ErrorCode, RunRecord, StartParams, method};
-use crate::daemon::Daemon;
 use crate::store::runs::{self, Resolved, RunRow};
 
 /// `runs.start` with a remote host.
-pub async fn start(daemon: &Arc<Daemon>, params: StartParams, host_name: &str) -> Result<RunRecord, ApiError> {
+pub async fn start(daemon: &Here, params: StartParams, host_name: &str) -> Result<RunRecord, ApiError> {
     let host = super::hosts::stored(daemon, host_name).await?;
     if let Some(name) = &params.name {
-        crate::daemon::validate_name(name)?;
+        crate::api::bounds::validate_name(name)?;
     }
     // The parent: named, or the run this request comes from. One on the
     // same host is the remote daemon's to know; any other only ours.
@@ -31,7 +31,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams, host_name: &str) -
         ),
         None => None,
     };
-    let link = daemon.hosts.for_host(&host);
+    let link = daemon.hosts().for_host(&host);
     let conn = match link.connection().await {
         Ok(conn) => conn,
         Err(e) => return blocked(daemon, &params, &host, parent.as_ref(), e.to_string()).await,
@@ -79,7 +79,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams, host_name: &str) -
 /// is a parent only this daemon knows; `args` the harness arguments as
 /// given here.
 pub(super) async fn mirror_started(
-    daemon: &Arc<Daemon>,
+    daemon: &Here,
     link: Arc<HostLink>,
     record: RunRecord,
     local_parent: Option<&RunRow>,
@@ -92,7 +92,7 @@ pub(super) async fn mirror_started(
     );
     let host_name = link.name.clone();
     daemon
-        .store
+        .store()
         .call(move |c| {
             // The parent's mirror may have learnt of it first (CHILD_STARTED
             // there, `mirror_children`): then only the arguments are ours.
@@ -113,7 +113,7 @@ pub(super) async fn mirror_started(
     if let Some(p) = local_parent {
         let (pid, child) = (p.id.clone(), record.id.clone());
         let _ = daemon
-            .store
+            .store()
             .call(move |c| runs::append_event(c, &pid, "CHILD_STARTED", &json!({ "child": child })))
             .await;
     }
@@ -162,7 +162,7 @@ pub(super) fn remote_env(
 
 /// A run the host could not take: recorded here, `blocked` with the reason.
 async fn blocked(
-    daemon: &Arc<Daemon>,
+    daemon: &Here,
     params: &StartParams,
     host: &HostRow,
     parent: Option<&RunRow>,
@@ -172,7 +172,7 @@ async fn blocked(
     let (key, params, host_name) = (id.clone(), params.clone(), host.name.clone());
     let (parent_id, root_id) = (parent.map(|p| p.id.clone()), parent.map(|p| p.root_run_id.clone()));
     daemon
-        .store
+        .store()
         .call(move |c| {
             mirror_store::insert_blocked(
                 c,
@@ -193,10 +193,10 @@ async fn blocked(
     local_record(daemon, &id).await
 }
 
-async fn local_record(daemon: &Arc<Daemon>, id: &str) -> Result<RunRecord, ApiError> {
+async fn local_record(daemon: &Here, id: &str) -> Result<RunRecord, ApiError> {
     let key = id.to_string();
     daemon
-        .store
+        .store()
         .call(move |c| runs::get_run(c, &key))
         .await
         .map_err(ApiError::internal)?
@@ -205,10 +205,10 @@ async fn local_record(daemon: &Arc<Daemon>, id: &str) -> Result<RunRecord, ApiEr
 }
 
 /// A run by id, unique prefix or name; `None` when nothing matches.
-pub(super) async fn row(daemon: &Arc<Daemon>, reference: &str) -> Result<Option<RunRow>, ApiError> {
+pub(super) async fn row(daemon: &Here, reference: &str) -> Result<Option<RunRow>, ApiError> {
     let r = reference.to_string();
     let found = daemon
-        .store
+        .store()
         .call(move |c| match runs::resolve(c, &r)? {
             Resolved::One(id) => runs::get_run(c, &id),
             _ => Ok(None),
@@ -218,26 +218,22 @@ pub(super) async fn row(daemon: &Arc<Daemon>, reference: &str) -> Result<Option<
     Ok(found)
 }
 
-/// Run methods the host's daemon answers for a remote run. `None`: not a
-/// remote run (or a reference that matches nothing): the local dispatcher
-/// answers.
-pub async fn forward(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Result<Value, ApiError>> {
+/// Run methods the host's daemon answers for a remote run (`row`).
+/// `None`: the local dispatcher answers (a method the host need not, or
+/// an ended run's record while the host is away).
+pub async fn forward(daemon: &Here, name: &str, row: &RunRow, p: &Value) -> Option<Result<Value, ApiError>> {
     if !matches!(
         name,
         method::RUNS_SHOW | method::RUNS_SEND | method::RUNS_CANCEL | method::RUNS_ANSWER | method::RUNS_RESIZE
-    ) {
-        return None;
-    }
-    let reference = p.get("run")?.as_str()?;
-    let row = row(daemon, reference).await.ok().flatten()?;
-    if row.host == "local" {
+    ) || row.host == "local"
+    {
         return None;
     }
     // An ended run's record is final in the mirror; ask the host only when
     // the link is up anyway (its events are richer), never connect for it.
     if name == method::RUNS_SHOW
         && !row.state.is_live()
-        && daemon.hosts.get(&row.host).and_then(|l| l.current()).is_none()
+        && daemon.hosts().get(&row.host).and_then(|l| l.current()).is_none()
     {
         return None;
     }
@@ -247,19 +243,19 @@ pub async fn forward(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Resu
         Err(_) if name == method::RUNS_SHOW => return None,
         Err(e) => return Some(Err(e)),
     };
-    Some(forward_on(daemon, link, &row, name, p).await)
+    Some(forward_on(daemon, link, row, name, p).await)
 }
 
 /// The link to a configured host (opened on first use, not here).
-pub(super) async fn link_of(daemon: &Arc<Daemon>, host: &str) -> Result<Arc<HostLink>, ApiError> {
-    match daemon.hosts.get(host) {
+pub(super) async fn link_of(daemon: &Here, host: &str) -> Result<Arc<HostLink>, ApiError> {
+    match daemon.hosts().get(host) {
         Some(link) => Ok(link),
-        None => Ok(daemon.hosts.for_host(&super::hosts::stored(daemon, host).await?)),
+        None => Ok(daemon.hosts().for_host(&super::hosts::stored(daemon, host).await?)),
     }
 }
 
 async fn forward_on(
-    daemon: &Arc<Daemon>,
+    daemon: &Here,
     link: Arc<super::link::HostLink>,
     row: &RunRow,
     name: &str,
@@ -290,7 +286,7 @@ async fn forward_on(
             // The host is away: show what the mirror holds, and say so.
             let id = row.id.clone();
             let events = daemon
-                .store
+                .store()
                 .call(move |c| runs::events(c, &id))
                 .await
                 .map_err(ApiError::internal)?;
@@ -313,7 +309,7 @@ async fn forward_on(
         (method::RUNS_RESIZE, Ok(v)) => {
             if let (Some(rows), Some(cols)) = (p["rows"].as_u64(), p["cols"].as_u64()) {
                 let (id, rows, cols) = (row.id.clone(), rows as u16, cols as u16);
-                let _ = daemon.store.call(move |c| runs::set_size(c, &id, rows, cols)).await;
+                let _ = daemon.store().call(move |c| runs::set_size(c, &id, rows, cols)).await;
             }
             Ok(v)
         }
@@ -325,11 +321,11 @@ async fn forward_on(
 /// children of a remote run that are not on its host (a local run, or one
 /// on another host, started with `--parent` it) are cancelled from here,
 /// each with its own owned children. Returns the ids asked to end.
-async fn cancel_elsewhere(daemon: &Arc<Daemon>, root: &RunRow, force: bool) -> Vec<String> {
+async fn cancel_elsewhere(daemon: &Here, root: &RunRow, force: bool) -> Vec<String> {
     let mut asked = Vec::new();
     let mut todo = vec![root.id.clone()];
     while let Some(id) = todo.pop() {
-        let Ok(children) = daemon.store.call(move |c| runs::children(c, &id)).await else {
+        let Ok(children) = daemon.store().call(move |c| runs::children(c, &id)).await else {
             continue;
         };
         for child in children.into_iter().filter(|c| !c.detached) {
@@ -337,7 +333,7 @@ async fn cancel_elsewhere(daemon: &Arc<Daemon>, root: &RunRow, force: bool) -> V
                 // Cancelled there; its own children may be elsewhere.
                 todo.push(child.id);
             } else if child.state.is_live()
-                && let Ok(ids) = crate::daemon::cancel_tree(daemon, &child.id, force).await
+                && let Ok(ids) = daemon.clone().cancel_tree(child.id.clone(), force).await
             {
                 asked.extend(ids);
             }
@@ -351,7 +347,7 @@ async fn cancel_elsewhere(daemon: &Arc<Daemon>, root: &RunRow, force: bool) -> V
 /// `AGENTS_RUN_ID`) — are mirrored and followed too, so both sides agree
 /// on the tree (docs/design.md §8). `detail` is the host's `runs.show` of the
 /// parent; its `CHILD_STARTED` events name them.
-pub(super) async fn mirror_children(daemon: &Arc<Daemon>, link: &Arc<HostLink>, conn: &Connection, detail: &Value) {
+pub(super) async fn mirror_children(daemon: &Here, link: &Arc<HostLink>, conn: &Connection, detail: &Value) {
     let Some(parent) = detail["id"].as_str().map(str::to_string) else {
         return;
     };
@@ -370,7 +366,7 @@ pub(super) async fn mirror_children(daemon: &Arc<Daemon>, link: &Arc<HostLink>, 
     }
     let (key, wanted) = (parent.clone(), named.clone());
     let Ok((Some(local_parent), missing)) = daemon
-        .store
+        .store()
         .call(move |c| {
             let mut missing = Vec::new();
             for id in wanted {
@@ -403,7 +399,7 @@ pub(super) async fn mirror_children(daemon: &Arc<Daemon>, link: &Arc<HostLink>, 
             record.state == crate::api::RunState::Blocked,
         );
         let inserted = daemon
-            .store
+            .store()
             .call(move |c| {
                 if runs::get_run(c, &record.id)?.is_some() {
                     return Ok(false);
@@ -426,7 +422,7 @@ pub(super) async fn mirror_children(daemon: &Arc<Daemon>, link: &Arc<HostLink>, 
 /// reached from inside a follower, and the compiler cannot check an
 /// opaque future that contains itself.
 fn follow_boxed(
-    daemon: &Arc<Daemon>,
+    daemon: &Here,
     link: Arc<HostLink>,
     id: String,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), ApiError>> + Send + '_>> {
@@ -435,8 +431,8 @@ fn follow_boxed(
 
 /// After a daemon restart: follow every remote run the database says is
 /// live (their hosts' links open in the background).
-pub async fn resume(daemon: &Arc<Daemon>) {
-    let live = match daemon.store.call(|c| mirror_store::live_remote_runs(c)).await {
+pub async fn resume(daemon: &Here) {
+    let live = match daemon.store().call(|c| mirror_store::live_remote_runs(c)).await {
         Ok(live) => live,
         Err(e) => {
             tracing::error!("cannot list live remote runs: {e}");
@@ -446,7 +442,7 @@ pub async fn resume(daemon: &Arc<Daemon>) {
     for (id, host_name) in live {
         match super::hosts::stored(daemon, &host_name).await {
             Ok(host) => {
-                let link = daemon.hosts.for_host(&host);
+                let link = daemon.hosts().for_host(&host);
                 if let Err(e) = super::mirror::follow(daemon, link, &id).await {
                     tracing::warn!("run {id}: cannot follow on host {host_name}: {e}");
                 }
@@ -454,7 +450,7 @@ pub async fn resume(daemon: &Arc<Daemon>) {
             Err(_) => {
                 let reason = format!("host {host_name} is no longer configured");
                 let _ = daemon
-                    .store
+                    .store()
                     .call(move |c| mirror_store::end_mirror(c, &id, crate::api::RunState::Lost, reason))
                     .await;
             }

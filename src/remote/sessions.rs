@@ -10,13 +10,14 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::Here;
 use super::error::RemoteError;
 use super::link::{Connection, HostLink};
 use super::store as mirror_store;
 use crate::api::{
     ApiError, ErrorCode, ResumeParams, RunRecord, SearchHit, SearchParams, SearchResults, TranscriptParams, method,
 };
-use crate::daemon::Daemon;
+use crate::store::runs::RunRow;
 
 /// A forwarded `transcript.read` waits there at most this long, so its
 /// answer comes back inside the link's 30 s call timeout (`link.rs`) with
@@ -26,7 +27,7 @@ const FORWARDED_WAIT_MS: u64 = 25_000;
 /// Forwards the conversation methods of remote runs. `None`: the run or
 /// session is this daemon's (or nothing matches): the local dispatcher
 /// answers.
-pub async fn forward(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Result<Value, ApiError>> {
+pub async fn forward(daemon: &Here, name: &str, p: &Value) -> Option<Result<Value, ApiError>> {
     match name {
         method::TRANSCRIPT_READ => {
             let (host, id, what) = match remote_transcript(daemon, p.get("id")?.as_str()?).await? {
@@ -67,31 +68,29 @@ pub async fn forward(daemon: &Arc<Daemon>, name: &str, p: &Value) -> Option<Resu
             let what = format!("session {}", session.id);
             Some(ask(daemon, &session.host, name, json!({ "session": session.id }), &what).await)
         }
-        method::RUNS_LINEAGE => {
-            let row = super::place::row(daemon, p.get("run")?.as_str()?).await.ok()??;
-            // The host's tree has the subagents and resumes its daemon saw,
-            // but not a parent here: asked only for a tree rooted there.
-            let root = super::place::row(daemon, &row.root_run_id).await.ok()??;
-            if row.host == "local" || root.host != row.host {
-                return None;
-            }
-            // While the host is away, the tree the mirrors make here will do.
-            let what = format!("the tree of run {}", row.id);
-            ask(daemon, &row.host, name, json!({ "run": row.id }), &what)
-                .await
-                .ok()
-                .map(Ok)
-        }
         _ => None,
     }
 }
 
+/// `runs.lineage` of a remote run: the host's tree has the subagents and
+/// resumes its daemon saw, but not a parent here, so it is asked only for
+/// a tree rooted there. `None`: the tree the mirrors make here (also while
+/// the host is away).
+pub(super) async fn lineage(daemon: &Here, row: &RunRow) -> Option<Result<Value, ApiError>> {
+    let root = super::place::row(daemon, &row.root_run_id).await.ok()??;
+    if row.host == "local" || root.host != row.host {
+        return None;
+    }
+    let what = format!("the tree of run {}", row.id);
+    ask(daemon, &row.host, method::RUNS_LINEAGE, json!({ "run": row.id }), &what)
+        .await
+        .ok()
+        .map(Ok)
+}
+
 /// The host, run or session id, and a description of the transcript a
 /// reference names when it lives on a host; `None` as `remote_run`.
-async fn remote_transcript(
-    daemon: &Arc<Daemon>,
-    reference: &str,
-) -> Option<Result<(String, String, String), ApiError>> {
+async fn remote_transcript(daemon: &Here, reference: &str) -> Option<Result<(String, String, String), ApiError>> {
     Some(match remote_run(daemon, reference).await? {
         Some((host, run)) => Ok((host, run.clone(), format!("the transcript of run {run}"))),
         None => remote_session(daemon, reference)
@@ -110,7 +109,7 @@ struct RemoteSession {
 /// `Some(Some((host, id)))` for a remote run, `Some(None)` when the
 /// reference names no run, `None` for a local run (or a lookup failure,
 /// which the local dispatcher reports).
-async fn remote_run(daemon: &Arc<Daemon>, reference: &str) -> Option<Option<(String, String)>> {
+async fn remote_run(daemon: &Here, reference: &str) -> Option<Option<(String, String)>> {
     let row = super::place::row(daemon, reference).await.ok()?;
     match row {
         Some(row) if row.host == "local" => None,
@@ -121,10 +120,10 @@ async fn remote_run(daemon: &Arc<Daemon>, reference: &str) -> Option<Option<(Str
 
 /// The session a reference names among the mirrored remote runs' ones.
 /// `None`: none of them, or one this daemon holds too (answered here).
-async fn remote_session(daemon: &Arc<Daemon>, reference: &str) -> Option<Result<RemoteSession, ApiError>> {
+async fn remote_session(daemon: &Here, reference: &str) -> Option<Result<RemoteSession, ApiError>> {
     let r = reference.to_string();
     let (remote, here) = daemon
-        .store
+        .store()
         .call(move |c| {
             Ok((
                 mirror_store::remote_sessions(c, &r)?,
@@ -154,7 +153,7 @@ fn ambiguous(reference: &str) -> ApiError {
 }
 
 /// `transcript.read` of a remote run or session: the host's page, as is.
-async fn read(daemon: &Arc<Daemon>, host: &str, id: &str, p: &Value, what: &str) -> Result<Value, ApiError> {
+async fn read(daemon: &Here, host: &str, id: &str, p: &Value, what: &str) -> Result<Value, ApiError> {
     let mut params: TranscriptParams =
         serde_json::from_value(p.clone()).map_err(|e| ApiError::bad_request(format!("bad parameters: {e}")))?;
     params.id = id.to_string();
@@ -165,7 +164,7 @@ async fn read(daemon: &Arc<Daemon>, host: &str, id: &str, p: &Value, what: &str)
 
 /// `transcripts.search` within a remote run or session: the host's hits,
 /// each saying its host.
-async fn search(daemon: &Arc<Daemon>, host: &str, id: &str, p: SearchParams, what: &str) -> Result<Value, ApiError> {
+async fn search(daemon: &Here, host: &str, id: &str, p: SearchParams, what: &str) -> Result<Value, ApiError> {
     let params = SearchParams {
         within: Some(id.to_string()),
         local_only: true,
@@ -195,7 +194,7 @@ async fn search(daemon: &Arc<Daemon>, host: &str, id: &str, p: SearchParams, wha
 /// One call to the host's daemon; its answer, or its typed error, as is.
 /// A host that cannot be reached is one `host_unreachable` line naming it
 /// and saying `what` lives there: never an answer made up here.
-async fn ask(daemon: &Arc<Daemon>, host: &str, name: &str, params: Value, what: &str) -> Result<Value, ApiError> {
+async fn ask(daemon: &Here, host: &str, name: &str, params: Value, what: &str) -> Result<Value, ApiError> {
     let link = super::place::link_of(daemon, host).await?;
     let conn = connect(&link, what).await?;
     conn.call(&link.name, &link.name, name, params)
@@ -232,13 +231,13 @@ fn one_line(e: ApiError, what: &str) -> ApiError {
 /// through), exactly once across a lost answer (a launch id, `retry`), and
 /// the run is mirrored here under its id.
 async fn resume(
-    daemon: &Arc<Daemon>,
+    daemon: &Here,
     name: &str,
     session: RemoteSession,
     params: ResumeParams,
 ) -> Result<RunRecord, ApiError> {
     let host = super::hosts::stored(daemon, &session.host).await?;
-    let link = daemon.hosts.for_host(&host);
+    let link = daemon.hosts().for_host(&host);
     let what = format!("session {}", session.id);
     let conn = connect(&link, &what).await?;
     // The variables the session's run named with `--env` go again, with
@@ -291,7 +290,7 @@ async fn resume(
     );
     let data = json!({ "session": session.id, "run": session.run, "host": host_name });
     let _ = daemon
-        .store
+        .store()
         .call(move |c| crate::store::runs::append_event(c, &id, kind, &data))
         .await;
     Ok(record)

@@ -8,10 +8,7 @@ mod keeper;
 mod output;
 mod screens;
 mod server;
-pub use screens::{
-    FRAME as SCREEN_FRAME, SCROLLED_KEPT, SMALL_CHANGE_ROWS, Subscriptions as ScreenSubscriptions,
-    method as screen_method, scrolled_budget,
-};
+pub use screens::{FRAME as SCREEN_FRAME, SCROLLED_KEPT, SMALL_CHANGE_ROWS, method as screen_method, scrolled_budget};
 
 use std::sync::Arc;
 

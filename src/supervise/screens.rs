@@ -45,10 +45,9 @@ pub fn scrolled_budget(rows: usize) -> usize {
 }
 
 /// Screen subscriptions by id, each a task streaming updates and what its
-/// subscriber has acknowledged (the supervisor's, and a remote run's
-/// stand-in's).
+/// subscriber has acknowledged.
 #[derive(Default)]
-pub struct Subscriptions {
+struct Subscriptions {
     subs: HashMap<u64, (watch::Sender<u64>, tokio::task::JoinHandle<()>)>,
 }
 
@@ -80,10 +79,6 @@ impl Subscriptions {
 
     pub fn len(&self) -> usize {
         self.subs.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.subs.is_empty()
     }
 
     pub fn ids(&self) -> Vec<u64> {

@@ -55,6 +55,8 @@ pub struct LineFollower {
     offset: u64,
     /// Sizes still to take, at their offsets (`protocol::run_files`).
     sizes: std::collections::VecDeque<SizeChange>,
+    /// The offset of the last size taken.
+    sized_at: u64,
     /// Lines numbered below this were handed out (`take_complete`).
     printed: u64,
     /// The text handed out for lines still on the screen, by number.
@@ -81,6 +83,7 @@ impl LineFollower {
             whole: Default::default(),
             offset: 0,
             sizes: Default::default(),
+            sized_at: 0,
             printed: 0,
             shown: BTreeMap::new(),
         }
@@ -94,6 +97,18 @@ impl LineFollower {
         f.sizes = sizes.into();
         f.take_sizes_due();
         f
+    }
+
+    /// Takes a size the run's screen took at its offset, learned while
+    /// following: from that offset on, or now if the bytes there were fed
+    /// already. One known already, or older than one taken, is let be.
+    pub fn take_size(&mut self, size: SizeChange) {
+        if size.offset < self.sized_at || self.sizes.contains(&size) {
+            return;
+        }
+        let at = self.sizes.partition_point(|s| s.offset <= size.offset);
+        self.sizes.insert(at, size);
+        self.take_sizes_due();
     }
 
     /// Feeds the next log bytes.
@@ -126,6 +141,7 @@ impl LineFollower {
             && next.offset <= self.offset
         {
             self.sizes.pop_front();
+            self.sized_at = next.offset;
             self.parser.set_size(nz(next.rows), nz(next.cols));
         }
     }

@@ -213,6 +213,8 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                     offset: None,
                     lossless: false,
                     screen: true,
+                    sizes: false,
+                    sub: 0,
                 };
                 match client.call::<_, Value>(method::RUNS_ATTACH, params).await {
                     Ok(_) => return,

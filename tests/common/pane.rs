@@ -7,6 +7,8 @@ pub struct Pane {
     events: tokio::sync::mpsc::Receiver<agents::protocol::Frame>,
     run: String,
     screen: agents::protocol::screen::ScreenMirror,
+    /// Updates applied so far.
+    pub updates: usize,
 }
 
 impl Pane {
@@ -28,6 +30,7 @@ impl Pane {
             events,
             run: run.to_string(),
             screen: agents::protocol::screen::ScreenMirror::new(1, 1, 0),
+            updates: 0,
         }
     }
 
@@ -47,6 +50,7 @@ impl Pane {
             {
                 let update = agents::protocol::screen::ScreenUpdate::decode(&bytes).expect("an update decodes");
                 self.screen.apply(update).expect("an update applies");
+                self.updates += 1;
                 self.client
                     .notify(
                         agents::api::method::RUNS_ACK,

@@ -1,0 +1,91 @@
+//! What remote hosts take of the daemon (`remote::Local`), and the live
+//! state here of a run mirrored from a host: driven through its
+//! `RemoteRun`, its offsets as its mirror log grows.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::Daemon;
+use super::link::LiveRun;
+use super::run_link::RunLink;
+use crate::api::ApiError;
+use crate::config::Config;
+use crate::paths::Paths;
+use crate::remote::{Boxed, Here, Links, Local, Mirrored, RemoteRun};
+use crate::store::Store;
+
+impl Daemon {
+    /// This daemon as `remote/` takes it.
+    pub fn here(self: &Arc<Self>) -> Here {
+        self.clone()
+    }
+}
+
+impl Local for Daemon {
+    fn paths(&self) -> &Paths {
+        &self.paths
+    }
+
+    fn store(&self) -> &Store {
+        &self.store
+    }
+
+    fn hosts(&self) -> &Links {
+        &self.hosts
+    }
+
+    fn config(&self) -> Config {
+        Daemon::config(self)
+    }
+
+    fn changed(&self, id: &str) {
+        Daemon::changed(self, id);
+    }
+
+    fn is_live(&self, id: &str) -> bool {
+        self.live(id).is_some()
+    }
+
+    fn drive(self: Arc<Self>, run: RemoteRun, offset: u64) -> Option<mpsc::Sender<Mirrored>> {
+        let id = run.id().to_string();
+        let live = Arc::new(LiveRun::new(id.clone(), RunLink::Remote(run), offset));
+        {
+            let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+            if runs.contains_key(&id) {
+                return None;
+            }
+            runs.insert(id.clone(), live.clone());
+        }
+        let (events, events_rx) = mpsc::channel(64);
+        tokio::spawn(follow(self.clone(), live, events_rx));
+        self.changed(&id);
+        Some(events)
+    }
+
+    fn cancel_tree(self: Arc<Self>, id: String, force: bool) -> Boxed<Result<Vec<String>, ApiError>> {
+        Box::pin(async move { super::dispatch::cancel_tree(&self, &id, force).await })
+    }
+}
+
+/// A mirrored run's live state, until its mirror says it ended (or goes).
+async fn follow(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut events: mpsc::Receiver<Mirrored>) {
+    live.quiet_ms
+        .store(daemon.engine_as_read().quiet_ms, std::sync::atomic::Ordering::Relaxed);
+    while let Some(event) = events.recv().await {
+        match event {
+            Mirrored::Output(offset) => {
+                live.committed.send_replace(offset);
+                live.output_seen();
+            }
+            Mirrored::Ended(offset) => {
+                live.committed.send_replace(offset);
+                break;
+            }
+        }
+    }
+    live.ended.send_replace(true);
+    live.wake.notify_waiters();
+    daemon.runs.lock().unwrap_or_else(|p| p.into_inner()).remove(&live.id);
+    daemon.changed(&live.id);
+}

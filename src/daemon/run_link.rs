@@ -1,0 +1,149 @@
+//! The daemon's one seam to a live run: every command to a run goes
+//! through [`RunLink`], whose local variant is the run's supervisor over
+//! its socket (`link.rs`) and whose remote variant is the daemon of the
+//! host the run lives on, over that host's link (`remote::RemoteRun`).
+//! What a remote run cannot take here (a prompt, an answer: forwarded
+//! whole to its host before they reach this seam) is refused with
+//! `not_running`, and the callers fall back as for an older supervisor.
+
+use serde_json::{Value, json};
+
+use super::link::{Link, ScreenSub as SupervisorScreen};
+use crate::api::{ApiError, ErrorCode};
+use crate::protocol::supervisor::method as sup;
+use crate::remote::{RemoteRun, RemoteScreen};
+
+/// How the daemon drives one live run.
+#[derive(Clone)]
+pub enum RunLink {
+    /// Its supervisor on this host.
+    Local(Link),
+    /// A run on a host, driven by that host's daemon.
+    Remote(RemoteRun),
+}
+
+impl RunLink {
+    /// Types `bytes` into the run's terminal.
+    pub async fn input(&self, run: &str, bytes: Vec<u8>) -> Result<(), ApiError> {
+        match self {
+            RunLink::Local(link) => link.input(run, bytes).await,
+            RunLink::Remote(remote) => remote.input(bytes).await,
+        }
+    }
+
+    /// Resizes the run's PTY (and its screen, whose log records the size).
+    pub async fn resize(&self, rows: u16, cols: u16) -> Result<(), ApiError> {
+        match self {
+            RunLink::Local(link) => link
+                .call(sup::RESIZE, json!({ "rows": rows, "cols": cols }))
+                .await
+                .map(|_| ()),
+            RunLink::Remote(remote) => remote.resize(rows, cols).await,
+        }
+    }
+
+    /// Asks the run to end: its process group signalled, politely first
+    /// unless `force`.
+    pub async fn cancel(&self, force: bool) -> Result<(), ApiError> {
+        match self {
+            RunLink::Local(link) => link.call(sup::CANCEL, json!({ "force": force })).await.map(|_| ()),
+            RunLink::Remote(remote) => remote.cancel(force).await,
+        }
+    }
+
+    /// Answers the question on the run's screen (`sup.answer`'s parameters).
+    pub async fn answer(&self, params: Value) -> Result<Value, ApiError> {
+        match self {
+            RunLink::Local(link) => link.call(sup::ANSWER, params).await,
+            RunLink::Remote(remote) => Err(not_here(remote, "an answer")),
+        }
+    }
+
+    /// Types prompt `id` once (`Link::prompt`); false when typed before.
+    pub async fn prompt(&self, run: &str, id: &str, text: &str, paste: bool, enter_ms: u64) -> Result<bool, ApiError> {
+        match self {
+            RunLink::Local(link) => link.prompt(run, id, text, paste, enter_ms).await,
+            RunLink::Remote(remote) => Err(not_here(remote, "a prompt")),
+        }
+    }
+
+    /// Paces the run's offsets (`Link::pace`); a remote run's come as its
+    /// mirror grows.
+    pub fn pace(&self, every_ms: u64, busy_ms: Option<u64>) {
+        if let RunLink::Local(link) = self {
+            link.pace(every_ms, busy_ms);
+        }
+    }
+
+    /// Has every offset announced from now on, and says how much the log
+    /// holds now; `None` when all was announced already (a remote run, a
+    /// supervisor too old to pace).
+    pub async fn unpaced(&self) -> Option<u64> {
+        let RunLink::Local(link) = self else { return None };
+        let answer = link.call(sup::PACE, json!({ "every_ms": 0 })).await.ok()?;
+        answer.get("offset").and_then(Value::as_u64)
+    }
+
+    /// The run's screen now, as the snapshot of a byte subscription.
+    pub async fn snapshot(&self) -> Result<Value, ApiError> {
+        match self {
+            RunLink::Local(link) => link.call(sup::SNAPSHOT, Value::Null).await,
+            RunLink::Remote(remote) => Err(not_here(remote, "a snapshot")),
+        }
+    }
+
+    /// Tells the supervisor the run's end is stored: it may let go.
+    pub async fn ack_exit(&self) {
+        if let RunLink::Local(link) = self {
+            let _ = link.call(sup::ACK_EXIT, Value::Null).await;
+        }
+    }
+
+    /// Tells the supervisor this daemon is going (an upgrade's re-exec).
+    pub async fn release(&self) {
+        if let RunLink::Local(link) = self {
+            let _ = link.call(sup::RELEASE, Value::Null).await;
+        }
+    }
+
+    /// The run's screen as its emulator keeps it, then what changes. An
+    /// error when none is served (a supervisor or host of an older build).
+    pub async fn watch_screen(&self, frame_ms: Option<u64>) -> Result<ScreenSub, ApiError> {
+        match self {
+            RunLink::Local(link) => link.watch_screen(frame_ms).await.map(ScreenSub::Local),
+            RunLink::Remote(remote) => remote.watch_screen().map(ScreenSub::Remote),
+        }
+    }
+}
+
+fn not_here(remote: &RemoteRun, what: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::NotRunning,
+        format!("{what} for a run on host {} goes to that host", remote.host()),
+    )
+}
+
+/// A screen subscription on a run: encoded updates, one in flight until
+/// acknowledged. Closed on drop.
+pub enum ScreenSub {
+    Local(SupervisorScreen),
+    Remote(RemoteScreen),
+}
+
+impl ScreenSub {
+    /// The next update; `None` once the run's screen source is gone.
+    pub async fn next(&mut self) -> Option<Vec<u8>> {
+        match self {
+            ScreenSub::Local(sub) => sub.updates.recv().await,
+            ScreenSub::Remote(sub) => sub.updates.recv().await,
+        }
+    }
+
+    /// The client has shown update `seq` (the source's numbering).
+    pub fn ack(&self, seq: u64) {
+        match self {
+            ScreenSub::Local(sub) => sub.ack(seq),
+            ScreenSub::Remote(sub) => sub.ack(seq),
+        }
+    }
+}

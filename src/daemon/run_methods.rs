@@ -1,0 +1,375 @@
+//! The methods of one run (those with a `run` in their parameters): the
+//! dispatcher resolves the reference once, has the run's host answer for a
+//! run that lives on one (`remote::forward`), and calls [`call`] with the
+//! run's row for the rest.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::Daemon;
+use super::client::Subscriptions;
+use super::dispatch::{HISTORY_MAX_LINES, cancel_tree, params, subscription_key, to_value, with_evidence};
+use super::start::record;
+use super::subscribe::{self, Outbox};
+use crate::api::{
+    AnswerParams, ApiError, AttachParams, AttachResult, CancelParams, DetachParams, ErrorCode, HistoryParams,
+    RerunParams, ResizeParams, RunDetail, RunRef, SendParams, StartParams, bounds, method,
+};
+use crate::protocol::run_files::{SizeChange, TimeSample};
+use crate::store::runs::{self, RunRow};
+
+/// A method of one run, its parameters parsed and checked before the run
+/// is resolved.
+pub enum RunCall {
+    Show,
+    Send(SendParams),
+    Cancel(CancelParams),
+    Attach(AttachParams),
+    Detach(DetachParams),
+    Resize(ResizeParams),
+    Answer(AnswerParams),
+    Rerun(RerunParams),
+    Wait,
+    Index,
+    History(HistoryParams),
+    Sizes,
+    Lineage,
+}
+
+impl RunCall {
+    /// `name` with parameters `p`, and the reference to its run; `None`
+    /// when `name` is not a method of one run.
+    pub fn parse(name: &str, p: &Value) -> Option<Result<(RunCall, String), ApiError>> {
+        let p = p.clone();
+        let parsed = match name {
+            method::RUNS_SHOW => of(p, |r: &RunRef| &r.run, |_| RunCall::Show),
+            method::RUNS_WAIT => of(p, |r: &RunRef| &r.run, |_| RunCall::Wait),
+            method::RUNS_INDEX => of(p, |r: &RunRef| &r.run, |_| RunCall::Index),
+            method::RUNS_SIZES => of(p, |r: &RunRef| &r.run, |_| RunCall::Sizes),
+            method::RUNS_LINEAGE => of(p, |r: &RunRef| &r.run, |_| RunCall::Lineage),
+            method::RUNS_SEND => of(p, |s: &SendParams| &s.run, RunCall::Send),
+            method::RUNS_CANCEL => of(p, |c: &CancelParams| &c.run, RunCall::Cancel),
+            method::RUNS_ATTACH => of(p, |a: &AttachParams| &a.run, RunCall::Attach),
+            method::RUNS_DETACH => of(p, |d: &DetachParams| &d.run, RunCall::Detach),
+            method::RUNS_RESIZE => of(p, |r: &ResizeParams| &r.run, RunCall::Resize),
+            method::RUNS_ANSWER => of(p, |a: &AnswerParams| &a.run, RunCall::Answer),
+            method::RUNS_RERUN => of(p, |r: &RerunParams| &r.run, RunCall::Rerun),
+            method::RUNS_HISTORY => of(p, |h: &HistoryParams| &h.run, RunCall::History),
+            _ => return None,
+        };
+        Some(parsed.and_then(|(call, run)| call.check().map(|()| (call, run))))
+    }
+
+    /// What can be refused before the run is looked up.
+    fn check(&self) -> Result<(), ApiError> {
+        match self {
+            RunCall::Send(s) => bounds::check("the prompt", &s.text, bounds::PROMPT),
+            RunCall::Answer(a) => bounds::check("the answer", &a.answer, bounds::PROMPT),
+            RunCall::Resize(ResizeParams { rows, cols, .. })
+                if !(2..=1000).contains(rows) || !(2..=2000).contains(cols) =>
+            {
+                Err(ApiError::bad_request(format!("size {cols}x{rows} out of range")))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Parameters of type `T`, the run they name, and the call they make.
+fn of<T: serde::de::DeserializeOwned>(
+    p: Value,
+    run: fn(&T) -> &String,
+    call: fn(T) -> RunCall,
+) -> Result<(RunCall, String), ApiError> {
+    let typed: T = params(p)?;
+    let reference = run(&typed).clone();
+    Ok((call(typed), reference))
+}
+
+/// Answers `call` for the run `row` (its reference resolved).
+pub async fn call(
+    daemon: &Arc<Daemon>,
+    outbox: &Outbox,
+    subs: &Subscriptions,
+    call: RunCall,
+    row: RunRow,
+) -> Result<Value, ApiError> {
+    match call {
+        RunCall::Show => {
+            let id = row.id.clone();
+            let (events, info, subagents, edge, attempts, sources) = daemon
+                .store
+                .call(move |c| {
+                    Ok((
+                        runs::events(c, &id)?,
+                        crate::store::harness::harness_info(c, &id)?,
+                        crate::store::harness::subagents(c, &id)?,
+                        crate::store::lineage::edge_of(c, &id)?,
+                        crate::store::attempts::list(c, &id)?,
+                        crate::store::usage::run_sources(c, &id)?,
+                    ))
+                })
+                .await
+                .map_err(ApiError::internal)?;
+            let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
+            to_value(RunDetail {
+                run: with_evidence(daemon, &super::queue::rules(daemon), row.to_record()),
+                events,
+                harness: crate::api::HarnessDetail {
+                    harness_version: info.version,
+                    profile: info.profile,
+                    transcript_path: info.transcript_path,
+                    subagents,
+                    resume_mode: edge.as_ref().and_then(|e| e.mode.clone()),
+                    resumed_from: edge.and_then(|e| e.session),
+                    attempts,
+                    env_passed: info.pass_env,
+                    env_harness: info.harness_env,
+                },
+                usage: crate::transcript::usage::run_usage(&sources, &prices),
+            })
+        }
+        RunCall::Send(SendParams {
+            run: _,
+            text,
+            prompt_id,
+        }) => {
+            // A retry of a prompt this run holds learns its state, even
+            // once the run has ended.
+            if let Some(id) = &prompt_id
+                && let Some(known) = super::once::known_prompt(daemon, &row.id, id).await?
+            {
+                return to_value(known);
+            }
+            if !row.state.is_live() {
+                return Err(super::start::ended_state_error(&row));
+            }
+            if text.len() > 64 * 1024 {
+                return Err(ApiError::bad_request("prompt longer than 64 KiB"));
+            }
+            let prompt_id = prompt_id.unwrap_or_else(|| ulid::Ulid::new().to_string());
+            to_value(super::queue::enqueue(daemon, &row.id, &prompt_id, &text).await?)
+        }
+        RunCall::Cancel(CancelParams { run: _, force }) => {
+            let cancelled = cancel_tree(daemon, &row.id, force).await?;
+            Ok(json!({ "run": row.id, "cancelling": cancelled }))
+        }
+        RunCall::Attach(attach) => {
+            if let Some(offset) = attach.offset {
+                // The log only grows, so no frame ever named an offset past
+                // its end: refuse one rather than report it "caught up".
+                let len = std::fs::metadata(daemon.paths.output_log(&row.id))
+                    .map(|m| m.len())
+                    .unwrap_or(0);
+                if offset > len {
+                    return Err(ApiError::bad_request(format!(
+                        "offset {offset} is past the end of run {}'s output ({len} bytes)",
+                        row.id
+                    )));
+                }
+            }
+            let id = row.id.clone();
+            let record = row.to_record();
+            let (screen, screen_sub) = (attach.screen, attach.sub);
+            let acked = tokio::sync::watch::Sender::new(if screen { 0 } else { attach.offset.unwrap_or(0) });
+            let acks = acked.subscribe();
+            let task = tokio::spawn({
+                let (daemon, outbox, id) = (daemon.clone(), outbox.clone(), id.clone());
+                async move {
+                    let streamed = if attach.screen {
+                        super::screens::stream(daemon, outbox.clone(), row, attach.sub, acks).await
+                    } else {
+                        subscribe::stream(daemon, outbox.clone(), row, attach).await
+                    };
+                    if let Err(e) = streamed {
+                        outbox
+                            .notify_in_stream(
+                                method::OUTPUT_END,
+                                json!({ "run": id, "final": true, "error": e.message }),
+                            )
+                            .await;
+                    }
+                }
+            });
+            let sub = super::client::Subscription { task, acked };
+            let key = subscription_key(&id, screen.then_some(screen_sub));
+            if let Some(old) = subs.lock().unwrap_or_else(|p| p.into_inner()).insert(key, sub) {
+                old.task.abort();
+            }
+            to_value(AttachResult { run: record })
+        }
+        RunCall::Detach(DetachParams { run: _, screen, sub }) => {
+            let still_shown = {
+                let mut subs = subs.lock().unwrap_or_else(|p| p.into_inner());
+                let bytes = subscription_key(&row.id, None);
+                let screens = subscription_key(&row.id, Some(0));
+                subs.retain(|key, held| {
+                    let ends = match key == &bytes {
+                        true => screen != Some(true),
+                        false => {
+                            key.starts_with(&screens)
+                                && screen != Some(false)
+                                && sub.is_none_or(|n| key == &subscription_key(&row.id, Some(n)))
+                        }
+                    };
+                    if ends {
+                        held.task.abort();
+                    }
+                    !ends
+                });
+                subs.keys().any(|key| key.starts_with(&screens))
+            };
+            // A connection that still shows the run keeps its size.
+            if !still_shown && let Some(live) = daemon.live(&row.id) {
+                super::size::release(daemon, &live, outbox.viewer).await;
+            }
+            Ok(Value::Null)
+        }
+        RunCall::Resize(ResizeParams { run: _, rows, cols }) => {
+            let live = daemon
+                .live(&row.id)
+                .ok_or_else(|| super::start::ended_state_error(&row))?;
+            super::size::hold(daemon, &live, outbox.viewer, (rows, cols)).await?;
+            Ok(Value::Null)
+        }
+        RunCall::Answer(AnswerParams {
+            run: _,
+            answer,
+            answer_id,
+        }) => {
+            if let Some(id) = &answer_id {
+                super::once::validate_id("answer id", id)?;
+                if let Some(outcome) = super::once::answered(daemon, &row.id, id).await {
+                    return outcome;
+                }
+            }
+            let live = daemon
+                .live(&row.id)
+                .ok_or_else(|| super::start::ended_state_error(&row))?;
+            // One answer (or prompt) typed at a time; a repeat of this
+            // answer's id waits here, then finds its outcome.
+            let _typing = live.delivery.lock().await;
+            if let Some(id) = &answer_id
+                && let Some(outcome) = super::once::answered(daemon, &row.id, id).await
+            {
+                return outcome;
+            }
+            let mut typed = super::queue::answer_input(&row.harness, &answer);
+            // When a hook already said the agent asks, its question may not
+            // be drawn yet: let the supervisor wait a moment for it.
+            let wait_ms = if row.status == crate::api::ActivityStatus::NeedsApproval {
+                1500
+            } else {
+                0
+            };
+            typed["wait_ms"] = wait_ms.into();
+            let answered = live.link.answer(typed).await;
+            match answered {
+                // The supervisor looked and refused (no question on screen).
+                Err(e) if e.code == ErrorCode::BadRequest => {
+                    let refused = Err(ApiError::new(ErrorCode::Conflict, e.message));
+                    super::once::record_answer(daemon, &row.id, &answer, answer_id.as_deref(), &refused).await;
+                    refused
+                }
+                Err(e) => Err(ApiError::new(ErrorCode::Conflict, e.message)),
+                Ok(result) => {
+                    let answered = Ok(result);
+                    super::once::record_answer(daemon, &row.id, &answer, answer_id.as_deref(), &answered).await;
+                    answered
+                }
+            }
+        }
+        RunCall::Rerun(RerunParams { run: _, env }) => {
+            // Started with a profile: again with it, not just its family.
+            let id = row.id.clone();
+            let info = daemon
+                .store
+                .call(move |c| crate::store::harness::harness_info(c, &id))
+                .await
+                .map_err(ApiError::internal)?;
+            let profile = info.profile;
+            let again = StartParams {
+                harness: profile.unwrap_or_else(|| row.harness.clone()),
+                args: row.args.clone(),
+                name: None,
+                cwd: row.cwd.clone(),
+                parent: row.parent_run_id.clone(),
+                detached: row.detached,
+                timeout_secs: row.timeout_secs,
+                rows: Some(row.rows),
+                cols: Some(row.cols),
+                worktree: false,
+                prompt: None,
+                env,
+                pass_env: info.pass_env,
+                host: (row.host != "local").then(|| row.host.clone()),
+                launch_id: None,
+            };
+            if again.host.is_some() {
+                return to_value(crate::remote::start(&daemon.here(), again).await?);
+            }
+            to_value(super::start::start(daemon, again).await?)
+        }
+        RunCall::Wait => {
+            // Each attempt of a run is its own live run (account fallback):
+            // between two, the run is live with no supervisor for a moment.
+            const BETWEEN: std::time::Duration = std::time::Duration::from_secs(10);
+            let mut between = tokio::time::Instant::now() + BETWEEN;
+            loop {
+                let mut changes = daemon.changes.subscribe();
+                if let Some(live) = daemon.live(&row.id).filter(|l| !*l.ended.borrow()) {
+                    let mut ended = live.ended.subscribe();
+                    let _ = ended.wait_for(|e| *e).await;
+                    between = tokio::time::Instant::now() + BETWEEN;
+                    continue;
+                }
+                let now = record(daemon, &row.id).await?;
+                if !now.state.is_live() || tokio::time::Instant::now() >= between {
+                    return to_value(now);
+                }
+                let _ = tokio::time::timeout(std::time::Duration::from_millis(500), changes.recv()).await;
+            }
+        }
+        RunCall::Index => {
+            let bytes = std::fs::read(daemon.paths.output_index(&row.id)).unwrap_or_default();
+            let samples: Vec<[u64; 2]> = TimeSample::decode_all(&bytes)
+                .into_iter()
+                .map(|s| [s.offset, s.at_ms])
+                .collect();
+            to_value(samples)
+        }
+        RunCall::History(HistoryParams {
+            run: _,
+            before,
+            max_lines,
+        }) => {
+            let paths = daemon.paths.clone();
+            let max_lines = max_lines.min(HISTORY_MAX_LINES);
+            let mut lines = tokio::task::spawn_blocking(move || {
+                crate::history::scrolled_before(&paths, &row.id, before, row.rows, row.cols, max_lines)
+            })
+            .await
+            .map_err(ApiError::internal)?;
+            // The newest lines that fit one answer.
+            let mut bytes = 0;
+            let keep = lines
+                .iter()
+                .rev()
+                .take_while(|l| {
+                    bytes += l.len() + 8;
+                    bytes <= crate::api::bounds::LIST_BYTES
+                })
+                .count();
+            lines.drain(..lines.len() - keep);
+            to_value(lines)
+        }
+        RunCall::Sizes => {
+            // Empty for a run from before sizes were kept, or mirrored from
+            // a host: replays then take the run's size.
+            let bytes = std::fs::read(daemon.paths.sizes(&row.id)).unwrap_or_default();
+            to_value(SizeChange::decode_all(&bytes))
+        }
+        RunCall::Lineage => to_value(super::sessions::tree(daemon, &row.id).await?),
+    }
+}

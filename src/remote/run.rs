@@ -1,0 +1,81 @@
+//! The remote variant of the daemon's seam to a live run
+//! (`daemon::RunLink`): what a supervisor here does over its socket, done
+//! for a run on a host by that host's daemon, over the host's link. Typed
+//! input, resizes, cancels and screen subscriptions go there; prompts and
+//! answers are forwarded whole before they reach the run's link
+//! (`place::forward`), and its output comes back through the mirror.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::link::HostLink;
+use super::screens::RemoteScreen;
+use crate::api::{ApiError, ErrorCode, method};
+use crate::protocol::Frame;
+
+/// One remote run as the daemon here drives it.
+#[derive(Clone)]
+pub struct RemoteRun {
+    link: Arc<HostLink>,
+    id: String,
+}
+
+impl RemoteRun {
+    pub(super) fn new(link: Arc<HostLink>, id: String) -> RemoteRun {
+        RemoteRun { link, id }
+    }
+
+    /// The run's id, here and there.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The host the run lives on.
+    pub fn host(&self) -> &str {
+        &self.link.name
+    }
+
+    /// Types `bytes` into the run. Keys typed while the link is down are
+    /// dropped, not queued to land later on a different screen.
+    pub async fn input(&self, bytes: Vec<u8>) -> Result<(), ApiError> {
+        let Some(conn) = self.link.current() else {
+            return Err(ApiError::new(
+                ErrorCode::HostUnreachable,
+                format!("host {} is not connected; the keys were not sent", self.link.name),
+            ));
+        };
+        conn.send_frame(Frame::Input {
+            run: self.id.clone(),
+            bytes,
+        })
+        .await
+    }
+
+    pub async fn resize(&self, rows: u16, cols: u16) -> Result<(), ApiError> {
+        let params = json!({ "run": self.id, "rows": rows, "cols": cols });
+        self.link.call(method::RUNS_RESIZE, params).await.map(|_| ())
+    }
+
+    /// Cancels the run there; sent again if its answer is lost (a cancel
+    /// is idempotent).
+    pub async fn cancel(&self, force: bool) -> Result<(), ApiError> {
+        let params = json!({ "run": self.id, "force": force });
+        super::retry::call(&self.link, method::RUNS_CANCEL, params)
+            .await
+            .map(|_| ())
+    }
+
+    /// The run's screen as the host's emulator keeps it, then what changes,
+    /// across link drops. An error from a host whose build serves no
+    /// screens: the caller builds the screen from the mirror log instead.
+    pub fn watch_screen(&self) -> Result<RemoteScreen, ApiError> {
+        if !self.link.serves_screens.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(ApiError::new(
+                ErrorCode::NotRunning,
+                format!("host {} serves no screens (an older agents)", self.link.name),
+            ));
+        }
+        Ok(RemoteScreen::open(self.link.clone(), self.id.clone()))
+    }
+}
