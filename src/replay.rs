@@ -116,8 +116,11 @@ pub async fn read_lines(
 ) -> Result<crate::term::LineFollower> {
     let client = Client::connect(paths, false).await?;
     let detail: crate::api::RunDetail = client.call(method::RUNS_SHOW, RunRef { run: run.into() }).await?;
+    // The sizes so far also come in the stream; a daemon of an older build
+    // sends none there.
+    let sizes = run_sizes(&client, &detail.run.id).await;
     drop(client);
-    let mut follower = crate::term::LineFollower::new(detail.run.rows, detail.run.cols, max_lines);
+    let mut follower = crate::term::LineFollower::with_sizes(detail.run.rows, detail.run.cols, max_lines, sizes);
     read(paths, &detail.run.id, follow, true, |piece| match piece {
         Piece::Bytes(bytes) => {
             follower.feed(bytes);

@@ -356,3 +356,42 @@ fn two_panes_of_one_remote_run_both_follow_it_without_taking_turns() {
     assert_eq!(subscribed, 2, "screen subscriptions made on the host:\n{log}");
     net.ok(&["cancel", &id]);
 }
+
+/// A remote run that ends while a pane here shows it, its mirror still
+/// catching up after a cut: the screen subscription's end (the host sends
+/// it as soon as the last screen is out) is not the byte stream's, so the
+/// mirror goes on until it holds every byte, and the pane ends after the
+/// run's last screen.
+#[test]
+fn a_remote_run_ending_while_a_pane_shows_it_is_still_mirrored_whole() {
+    let net = net_with_host();
+    let gates = tempfile::tempdir().unwrap();
+    let gate = gate_in(&gates);
+    let script = format!(
+        "echo started; while [ ! -e '{gate}' ]; do sleep 0.05; done; \
+         yes 'the quick brown fox jumps over the lazy dog, printed while the link was cut' | head -c 30000000; \
+         echo THE LAST LINE",
+        gate = gate.display()
+    );
+    let id = net.start_on("box", &["cmd", "--", "sh", "-c", &script]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut pane = rt.block_on(Pane::open(net.local.path(), &id));
+    rt.block_on(pane.until_shows("started", || ()));
+    net.proxy().cut();
+    net.wait_until("the cut is noticed", || link(&net, "box") != "up");
+    open_gate(&gate);
+    net.wait_until("the run has ended there", || {
+        String::from_utf8_lossy(&std::fs::read(net.remote.log_path(&id)).unwrap_or_default()).contains("THE LAST LINE")
+            && net.remote.json(&["show", &id, "--json"])["state"] == "succeeded"
+    });
+    let remote_end = remote_len(&net, &id);
+    net.proxy().restore();
+    rt.block_on(pane.until_shows("THE LAST LINE", || ()));
+    let ended = net.json(&["wait", &id, "--json"]);
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+    assert_eq!(
+        mirror_len(&net, &id),
+        remote_end,
+        "the mirror ended with part of the output"
+    );
+}

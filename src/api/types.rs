@@ -480,6 +480,12 @@ pub struct DaemonStatus {
     /// links to it builds from its mirror instead.
     #[serde(default)]
     pub screens: bool,
+    /// Keeps several screen subscriptions of one run on a connection,
+    /// each by its `sub` (`AttachParams::sub`), and marks each one's
+    /// `output.end` with `screen` and `sub`; false from a daemon older than
+    /// them, which keeps one a run.
+    #[serde(default)]
+    pub screen_subs: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

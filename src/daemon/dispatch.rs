@@ -153,6 +153,7 @@ pub async fn call(
                 exe: super::own_exe().to_string(),
                 supervisors: super::upgrade::supervisor_builds(daemon, live).await,
                 screens: true,
+                screen_subs: true,
             })
         }
         method::DAEMON_STOP => {

@@ -75,11 +75,11 @@ async fn follow(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut events: mpsc::Recei
     while let Some(event) = events.recv().await {
         match event {
             Mirrored::Output(offset) => {
-                live.committed.send_replace(offset);
+                live.committed.send_modify(|c| *c = (*c).max(offset));
                 live.output_seen();
             }
             Mirrored::Ended(offset) => {
-                live.committed.send_replace(offset);
+                live.committed.send_modify(|c| *c = (*c).max(offset));
                 break;
             }
         }

@@ -2,9 +2,9 @@
 //! through [`RunLink`], whose local variant is the run's supervisor over
 //! its socket (`link.rs`) and whose remote variant is the daemon of the
 //! host the run lives on, over that host's link (`remote::RemoteRun`).
-//! What a remote run cannot take here (a prompt, an answer: forwarded
-//! whole to its host before they reach this seam) is refused with
-//! `not_running`, and the callers fall back as for an older supervisor.
+//! What a remote run does not take here (a prompt, an answer: forwarded
+//! whole to its host before they reach this seam; a snapshot, which its
+//! byte subscribers do without) is refused with `not_running`.
 
 use serde_json::{Value, json};
 

@@ -177,18 +177,19 @@ pub async fn call(
             let task = tokio::spawn({
                 let (daemon, outbox, id) = (daemon.clone(), outbox.clone(), id.clone());
                 async move {
+                    let screen = attach.screen.then_some(attach.sub);
                     let streamed = if attach.screen {
                         super::screens::stream(daemon, outbox.clone(), row, attach.sub, acks).await
                     } else {
                         subscribe::stream(daemon, outbox.clone(), row, attach).await
                     };
                     if let Err(e) = streamed {
-                        outbox
-                            .notify_in_stream(
-                                method::OUTPUT_END,
-                                json!({ "run": id, "final": true, "error": e.message }),
-                            )
-                            .await;
+                        let mut end = json!({ "run": id, "final": true, "error": e.message });
+                        if let Some(sub) = screen {
+                            end["screen"] = true.into();
+                            end["sub"] = sub.into();
+                        }
+                        outbox.notify_in_stream(method::OUTPUT_END, end).await;
                     }
                 }
             });

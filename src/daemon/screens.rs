@@ -59,7 +59,10 @@ pub async fn stream(
     // The run's last screen, from its log.
     emulate(&daemon, &outbox, &row, None, &mut acked, &mut relay).await?;
     outbox
-        .notify_in_stream(method::OUTPUT_END, json!({ "run": row.id, "final": true }))
+        .notify_in_stream(
+            method::OUTPUT_END,
+            json!({ "run": row.id, "final": true, "screen": true, "sub": sub }),
+        )
         .await;
     Ok(())
 }

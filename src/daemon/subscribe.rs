@@ -180,10 +180,13 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
 }
 
 /// The sizes a byte subscription's follower is sent (`AttachParams::sizes`):
-/// the run's `sizes` record read on from where it was last read, each entry
-/// sent once, in order, before any byte after it was read. The supervisor
-/// records a size before it answers the resize that took it, and the
-/// bytes parsed at that size come after it in the log.
+/// the run's `sizes` record read on from where it was last read before each
+/// chunk, each entry sent once, in order. Those recorded before the
+/// subscription are all sent ahead of its first byte. One taken while it
+/// streams is recorded at the offset the run's emulator had parsed, which
+/// in a flood trails the log the chunks come from (by up to the parser's
+/// queue, 4 MiB): a follower may hear it after bytes past that offset, and
+/// takes it where it stands (`LineFollower::take_size`).
 struct Sizes {
     path: std::path::PathBuf,
     run: String,

@@ -94,8 +94,18 @@ pub enum RunEvent {
 
 type Routes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<RunEvent>>>>;
 /// Where the remote daemon's screen updates of each run go (encoded).
-/// Screen updates by run and subscription id (`AttachParams::sub`).
-type ScreenRoutes = Arc<Mutex<HashMap<(String, u64), mpsc::Sender<Vec<u8>>>>>;
+/// What comes for one screen subscription.
+pub enum ScreenEvent {
+    Update(Vec<u8>),
+    /// The host ended it: the run ended there (its last screen sent), or,
+    /// with an error, the subscription failed.
+    End {
+        error: Option<String>,
+    },
+}
+
+/// Screen subscriptions by run and subscription id (`AttachParams::sub`).
+type ScreenRoutes = Arc<Mutex<HashMap<(String, u64), mpsc::Sender<ScreenEvent>>>>;
 
 /// What the probe learnt about the host.
 #[derive(Debug, Clone, Default)]
@@ -364,7 +374,7 @@ impl Connection {
     /// The remote daemon's screen updates of `run` from now on (one in
     /// flight: each waits for `runs.ack` with `screen`), until the
     /// connection ends.
-    pub fn route_screen(&self, run: &str, sub: u64) -> mpsc::Receiver<Vec<u8>> {
+    pub fn route_screen(&self, run: &str, sub: u64) -> mpsc::Receiver<ScreenEvent> {
         let (tx, rx) = mpsc::channel(4);
         self.screens
             .lock()
@@ -418,20 +428,15 @@ async fn route(
     while let Some(frame) = events.recv().await {
         let (run, event) = match frame {
             Frame::Screen { run, sub, bytes } => {
-                let route = {
-                    let screens = screens.lock().unwrap_or_else(|p| p.into_inner());
-                    // A host of an older build numbers no subscriptions
-                    // (0): it keeps one a run, the latest asked.
-                    match screens.get(&(run.clone(), sub)) {
-                        None if sub == 0 => screens.iter().find(|((r, _), _)| *r == run).map(|(_, tx)| tx),
-                        route => route,
-                    }
-                    .cloned()
-                };
-                // One update is in flight per run: a full route is a
-                // misbehaving peer, dropped, never waited on.
+                let route = screens
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(&(run, sub))
+                    .cloned();
+                // One update is in flight per subscription: a full route
+                // is a misbehaving peer, dropped, never waited on.
                 if let Some(route) = route {
-                    let _ = route.try_send(bytes);
+                    let _ = route.try_send(ScreenEvent::Update(bytes));
                 }
                 continue;
             }
@@ -443,13 +448,25 @@ async fn route(
                 let Some(run) = note.params.get("run").and_then(Value::as_str).map(str::to_string) else {
                     continue;
                 };
+                let error = note.params.get("error").and_then(Value::as_str).map(str::to_string);
                 match note.method.as_str() {
+                    // A screen subscription's end is its own, never the
+                    // byte stream's: the mirror would stop short of the
+                    // output still to come.
+                    method::OUTPUT_END if note.params.get("screen").and_then(Value::as_bool) == Some(true) => {
+                        let sub = note.params.get("sub").and_then(Value::as_u64).unwrap_or(0);
+                        let route = screens.lock().unwrap_or_else(|p| p.into_inner()).remove(&(run, sub));
+                        if let Some(route) = route {
+                            let _ = route.try_send(ScreenEvent::End { error });
+                        }
+                        continue;
+                    }
                     method::OUTPUT_END => (
                         run,
                         RunEvent::End {
                             epoch,
                             is_final: note.params.get("final").and_then(Value::as_bool) == Some(true),
-                            error: note.params.get("error").and_then(Value::as_str).map(str::to_string),
+                            error,
                         },
                     ),
                     method::RUN_CHANGED => (run, RunEvent::Changed { epoch }),
@@ -498,6 +515,8 @@ pub struct HostLink {
     /// The host's daemon serves screen subscriptions (its `daemon.status`
     /// says so; true until a connection has asked).
     pub serves_screens: std::sync::atomic::AtomicBool,
+    /// And keeps several of one run on a connection, each by its `sub`.
+    pub screen_subs: std::sync::atomic::AtomicBool,
 }
 
 /// A run followed over a link, while it lives: the link counts as
@@ -537,6 +556,7 @@ impl HostLink {
             removed: watch::Sender::new(false),
             connected: watch::Sender::new(0),
             serves_screens: std::sync::atomic::AtomicBool::new(true),
+            screen_subs: std::sync::atomic::AtomicBool::new(true),
         }
     }
 
@@ -620,8 +640,10 @@ impl HostLink {
                 let status = conn.status(&self.name).await.ok();
                 let latency = status.as_ref().map(|(_, ms)| *ms);
                 // Unknown (no answer): as this build, which serves them.
-                let screens = status.is_none_or(|(s, _)| s.screens);
+                let screens = status.as_ref().is_none_or(|(s, _)| s.screens);
                 self.serves_screens.store(screens, Ordering::Relaxed);
+                let subs = status.as_ref().is_none_or(|(s, _)| s.screen_subs);
+                self.screen_subs.store(subs, Ordering::Relaxed);
                 {
                     self.set_phase(Phase::Up, None);
                     let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());

@@ -5,7 +5,7 @@
 //! answers are forwarded whole before they reach the run's link
 //! (`place::forward`), and its output comes back through the mirror.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
@@ -19,11 +19,17 @@ use crate::protocol::Frame;
 pub struct RemoteRun {
     link: Arc<HostLink>,
     id: String,
+    /// Its screen subscriptions open here (`screens.rs`).
+    screens: Arc<Mutex<usize>>,
 }
 
 impl RemoteRun {
     pub(super) fn new(link: Arc<HostLink>, id: String) -> RemoteRun {
-        RemoteRun { link, id }
+        RemoteRun {
+            link,
+            id,
+            screens: Arc::default(),
+        }
     }
 
     /// The run's id, here and there.
@@ -76,6 +82,10 @@ impl RemoteRun {
                 format!("host {} serves no screens (an older agents)", self.link.name),
             ));
         }
-        Ok(RemoteScreen::open(self.link.clone(), self.id.clone()))
+        Ok(RemoteScreen::open(
+            self.link.clone(),
+            self.id.clone(),
+            self.screens.clone(),
+        ))
     }
 }
