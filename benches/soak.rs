@@ -22,9 +22,11 @@
 //! `AGENTS_SOAK_RUNS` (200) and `AGENTS_SOAK_SECS` (300) change the size.
 
 mod common;
+#[path = "../tests/common/disk.rs"]
+mod disk;
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -51,32 +53,6 @@ kill -TERM $!; wait $!"#;
 
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// A tmpfs on the home, unmounted after the home's daemon stopped (it is
-/// dropped after the `Home` declared below it).
-struct Mount(PathBuf);
-
-impl Mount {
-    fn tmpfs(at: &Path, size: &str) -> Option<Mount> {
-        std::fs::create_dir_all(at).ok()?;
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=700"), "tmpfs"])
-            .arg(at)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then(|| Mount(at.to_path_buf()))
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let ok = Command::new("umount").arg(&self.0).status().is_ok_and(|s| s.success());
-        if !ok {
-            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-        }
-    }
 }
 
 fn agents(home: &Home, args: &[&str]) -> Output {
@@ -126,18 +102,6 @@ fn open_fds(pid: i32) -> Option<usize> {
     Some(std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count())
 }
 
-/// Fills the file system under `dir`, to the last byte it takes.
-fn fill(dir: &Path) -> PathBuf {
-    use std::io::Write as _;
-    let path = dir.join("filler");
-    let mut file = std::fs::File::create(&path).expect("filler");
-    for size in [1 << 20, 4096, 1] {
-        let block = vec![0u8; size];
-        while file.write_all(&block).is_ok() {}
-    }
-    path
-}
-
 /// Kills the daemon every `KILL_EVERY` and fills the disk at `full_at`
 /// for `FULL_FOR`, until `done`; returns the kills.
 fn faults(home: &Home, done: &AtomicBool, start: Instant, mut full_at: Option<Instant>) -> u32 {
@@ -154,7 +118,7 @@ fn faults(home: &Home, done: &AtomicBool, start: Instant, mut full_at: Option<In
         }
         if full_at.is_some_and(|at| now >= at) {
             full_at = None;
-            filler = Some((fill(&home.home), now));
+            filler = Some((disk::fill(&home.home, "filler"), now));
             println!("disk full at {:.0} s", now.duration_since(start).as_secs_f64());
         }
         if let Some((path, since)) = &filler
@@ -218,7 +182,7 @@ fn main() {
     let runs = env_or("AGENTS_SOAK_RUNS", 200) as usize;
     let secs = env_or("AGENTS_SOAK_SECS", 300);
     let dir = tempfile::tempdir().expect("temp dir");
-    let mount = Mount::tmpfs(&dir.path().join("home"), "512m");
+    let mount = disk::Tmpfs::mount(&dir.path().join("home"), "512m").ok();
     let home = Home::new(dir.path());
     println!(
         "soak: {runs} runs for {secs} s, daemon kill -9 every {} s, disk full once for {} s{}",

@@ -569,35 +569,6 @@ fn a_database_from_a_newer_version_is_refused_and_left_alone() {
     );
 }
 
-/// A small tmpfs, unmounted however the test ends.
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    fn mount(at: &Path, size: &str) -> Result<Tmpfs, String> {
-        std::fs::create_dir_all(at).map_err(|e| e.to_string())?;
-        let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0700"), "tmpfs"])
-            .arg(at)
-            .output()
-            .map_err(|e| format!("cannot run mount: {e}"))?;
-        if out.status.success() {
-            Ok(Tmpfs(at.to_path_buf()))
-        } else {
-            Err(text(&out.stderr))
-        }
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        // Lazily if something still holds a file there: never leave a mount.
-        let ok = Command::new("umount").arg(&self.0).status().is_ok_and(|s| s.success());
-        if !ok {
-            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-        }
-    }
-}
-
 #[test]
 fn a_full_disk_fails_the_run_and_the_daemon_stays_up() {
     if !nix::unistd::geteuid().is_root() {
@@ -608,7 +579,7 @@ fn a_full_disk_fails_the_run_and_the_daemon_stays_up() {
     let home = Home::with_config(
         "[engine]\nquiet_ms = 300\ncancel_sigint_grace_ms = 700\ncancel_sigterm_grace_ms = 700\ndisk_full_patience_ms = 500\n",
     );
-    let _disk = Tmpfs::mount(&home.path().join("runs"), "2m").expect("mount a 2 MiB tmpfs as root");
+    let _disk = common::disk::Tmpfs::mount(&home.path().join("runs"), "2m").expect("mount a 2 MiB tmpfs as root");
 
     let id = home.start(&["demo", "--", "--flood", "8000000"]);
     let end = home.wait_end(&id);

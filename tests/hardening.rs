@@ -389,6 +389,8 @@ fn doctor_names_a_broken_database_another_users_socket_directory_and_a_read_only
 /// A home on a small file system of its own, unmounted (after its daemon
 /// stopped) however the test ends.
 struct SmallDisk {
+    // Unmounted before the home's directory is removed.
+    _disk: common::disk::Tmpfs,
     home: common::Home,
 }
 
@@ -399,13 +401,8 @@ impl SmallDisk {
         let home = common::Home::with_config(&format!(
             "[engine]\nquiet_ms = 300\ncancel_sigint_grace_ms = 700\ncancel_sigterm_grace_ms = 700\ndisk_full_patience_ms = {patience_ms}\n"
         ));
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=700"), "tmpfs"])
-            .arg(home.path())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then_some(SmallDisk { home })
+        let disk = common::disk::Tmpfs::mount(home.path(), size).ok()?;
+        Some(SmallDisk { _disk: disk, home })
     }
 }
 
@@ -419,18 +416,6 @@ impl Drop for SmallDisk {
             }
         }
         let _ = self.home.cmd(&["daemon", "stop"]).output();
-        // Lazily if a supervisor still keeps an end there (a test that
-        // failed with the disk full): never leave a mount behind.
-        let umount = |lazy: bool| {
-            let mut c = std::process::Command::new("umount");
-            if lazy {
-                c.arg("-l");
-            }
-            c.arg(self.home.path()).status().is_ok_and(|s| s.success())
-        };
-        if !umount(false) {
-            umount(true);
-        }
     }
 }
 
@@ -481,18 +466,6 @@ fn a_run_that_fills_the_disk_ends_with_the_reason_and_its_end_is_stored_once_spa
     assert_eq!(after["reason"].as_str(), Some(reason.as_str()), "{after}");
 }
 
-/// Fills the file system under `dir` with `name`, to the last byte it takes.
-fn fill(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
-    use std::io::Write as _;
-    let path = dir.join(name);
-    let mut file = std::fs::File::create(&path).unwrap();
-    for size in [1 << 20, 4096, 1] {
-        let block = vec![0u8; size];
-        while file.write_all(&block).is_ok() {}
-    }
-    path
-}
-
 /// A disk full for a moment costs no agent and no byte: the run is paused
 /// (held on its next write to the terminal) while the log is refused, and
 /// goes on once space returns, every line it printed in its log.
@@ -523,7 +496,7 @@ fn a_run_paused_by_a_full_disk_goes_on_once_space_returns_with_every_line() {
             .unwrap_or(0)
     };
     home.wait_until("the run prints", || printed() >= 20);
-    let filler = fill(home.path(), "filler");
+    let filler = common::disk::fill(home.path(), "filler");
     let at_full = printed();
     home.wait_until("the run prints 50 lines more while the disk is full", || {
         printed() >= at_full + 50

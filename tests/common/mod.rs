@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod disk;
 pub mod pane;
 pub mod pty;
 pub mod real_cli;
