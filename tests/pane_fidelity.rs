@@ -339,17 +339,7 @@ async fn logs_and_casts_replay_each_size_from_the_offset_it_was_taken_at() {
     let client = Client::connect_existing(&Paths::at(home.path().to_path_buf()), false)
         .await
         .expect("connect to the daemon");
-    let _: serde_json::Value = client
-        .call(
-            method::RUNS_RESIZE,
-            agents::api::ResizeParams {
-                run: id.clone(),
-                rows: 24,
-                cols: 40,
-            },
-        )
-        .await
-        .expect("runs.resize");
+    ask_size(&client, &id, (24, 40)).await;
     home.ok(&["send", &id, "go"]);
     home.wait_until("the second long line is out", || log_text(&home, &id).contains("DONE"));
 
@@ -705,17 +695,7 @@ async fn logs_follow_takes_each_size_the_run_takes_while_it_follows() {
     let client = Client::connect_existing(&Paths::at(home.path().to_path_buf()), false)
         .await
         .expect("connect to the daemon");
-    let _: serde_json::Value = client
-        .call(
-            method::RUNS_RESIZE,
-            agents::api::ResizeParams {
-                run: id.clone(),
-                rows: 12,
-                cols: 40,
-            },
-        )
-        .await
-        .expect("runs.resize");
+    ask_size(&client, &id, (12, 40)).await;
     std::fs::write(&gate, b"").unwrap();
     home.wait_until("logs --follow printed the last line", || has("DONE"));
     let followed = printed.lock().unwrap().clone();
