@@ -86,6 +86,54 @@ fn moving_the_selection_subscribes_to_the_selected_run() {
     assert_eq!(app.selected_run().unwrap().name, "alpha");
 }
 
+/// One press of the prefix leaves INSERT at once and says so; pressed
+/// again right after, it types itself into the run and goes back; any
+/// other key after it is a NORMAL key, typed into nothing.
+#[test]
+fn one_press_of_the_prefix_leaves_insert_and_a_second_types_it() {
+    let mut app = app_with_runs();
+    press(&mut app, KeyCode::Enter);
+    app.take_commands();
+    ctrl(&mut app, 'a');
+    assert_eq!(app.mode, Mode::Normal, "one press leaves INSERT");
+    assert!(
+        app.message.as_deref().is_some_and(|m| m.contains("Ctrl-a again")),
+        "{:?}",
+        app.message
+    );
+    ctrl(&mut app, 'a');
+    assert_eq!(app.mode, Mode::Insert);
+    assert_eq!(inputs(&app.take_commands()), b"\x01");
+    // Then a NORMAL key acts as one: j moves the selection, nothing typed.
+    ctrl(&mut app, 'a');
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.selected_run().unwrap().name, "beta");
+    assert_eq!(inputs(&app.take_commands()), b"");
+    // `Ctrl-a d`, as in tmux, leaves and does nothing more.
+    press(&mut app, KeyCode::Enter);
+    ctrl(&mut app, 'a');
+    press(&mut app, KeyCode::Char('d'));
+    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.selected_run().unwrap().name, "beta");
+    assert_eq!(inputs(&app.take_commands()), b"");
+}
+
+/// INSERT ends by itself when the focused run ends, with a message.
+#[test]
+fn insert_ends_with_a_message_when_the_focused_run_ends() {
+    let mut app = app_with_runs();
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.mode, Mode::Insert);
+    app.update(Update::Runs(vec![
+        run("01A", "alpha", RunState::Succeeded),
+        run("01B", "beta", RunState::Running),
+        run("01C", "gamma", RunState::Succeeded),
+    ]));
+    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.message.as_deref(), Some("alpha succeeded: back to NORMAL"));
+}
+
 #[test]
 fn insert_mode_types_into_the_run_and_the_prefix_returns_to_normal() {
     let mut app = app_with_runs();

@@ -217,7 +217,10 @@ pub struct App {
     pub message: Option<String>,
     /// Set while the daemon cannot be reached.
     pub banner: Option<String>,
-    pub prefix: bool,
+    /// INSERT was just left by the prefix key, from full screen or not:
+    /// the prefix pressed again right after types itself into the run and
+    /// goes back (tmux's `send-prefix`).
+    pub prefix: Option<bool>,
     pub quit: bool,
     pub commands: Vec<Command>,
     /// Runs whose output we subscribe to (the visible panes).
@@ -282,7 +285,7 @@ impl App {
             overlay: None,
             message: None,
             banner: None,
-            prefix: false,
+            prefix: None,
             quit: false,
             commands: Vec::new(),
             subscribed: Vec::new(),
@@ -311,6 +314,23 @@ impl App {
         // One ack per run per batch of updates, after they were applied.
         commands.extend(self.unacked.drain().map(|(run, offset)| Command::Ack { run, offset }));
         commands
+    }
+
+    /// INSERT ends with the focused run, saying so: its keys would go
+    /// nowhere.
+    fn leave_insert_if_ended(&mut self) {
+        if self.mode != Mode::Insert {
+            return;
+        }
+        let ended = match self.selected_run() {
+            Some(run) if run.state.is_live() => return,
+            Some(run) => format!("{} {}: back to NORMAL", run.name, run.state.as_str()),
+            None => "the run is gone: back to NORMAL".to_string(),
+        };
+        self.mode = Mode::Normal;
+        self.fullscreen = false;
+        self.prefix = None;
+        self.message = Some(ended);
     }
 
     pub fn selected_run(&self) -> Option<&RunRecord> {
@@ -442,6 +462,7 @@ impl App {
                     self.lineages.clear();
                 }
                 self.runs = runs;
+                self.leave_insert_if_ended();
                 self.ring_for_waiting();
                 self.rebuild_tree();
             }

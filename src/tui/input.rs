@@ -106,26 +106,29 @@ impl App {
 
     fn key(&mut self, key: KeyEvent) {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        // The prefix key works in every mode: back to NORMAL.
-        if self.mode == Mode::Insert {
-            if self.prefix {
-                self.prefix = false;
-                match key.code {
-                    _ if self.keymap.is_prefix(&key) => self.type_key(&key),
-                    KeyCode::Char('d') => {
-                        self.mode = Mode::Normal;
-                        self.fullscreen = false;
-                    }
-                    _ => {
-                        self.mode = Mode::Normal;
-                        self.fullscreen = false;
-                        self.key(key);
-                    }
-                }
+        if let Some(fullscreen) = self.prefix.take() {
+            // Twice: the prefix itself, typed into the run.
+            if self.keymap.is_prefix(&key) {
+                self.mode = Mode::Insert;
+                self.fullscreen = fullscreen;
+                self.message = None;
+                self.type_key(&key);
                 return;
             }
+            // `d` after it, as tmux detaches: already done.
+            if key.code == KeyCode::Char('d') && key.modifiers.is_empty() {
+                self.message = None;
+                return;
+            }
+        }
+        // The prefix leaves INSERT at once, visibly.
+        if self.mode == Mode::Insert {
             if self.keymap.is_prefix(&key) {
-                self.prefix = true;
+                self.prefix = Some(self.fullscreen);
+                self.mode = Mode::Normal;
+                self.fullscreen = false;
+                let p = self.keymap.prefix.to_string();
+                self.message = Some(format!("back to NORMAL · {p} again types {p} into the run"));
                 return;
             }
             self.type_key(&key);

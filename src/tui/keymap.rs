@@ -130,6 +130,26 @@ impl Key {
     }
 }
 
+/// As hints and help name a key: `Ctrl-a`, `Alt-x`, `Enter`, `q`.
+impl std::fmt::Display for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.ctrl {
+            f.write_str("Ctrl-")?;
+        }
+        if self.alt {
+            f.write_str("Alt-")?;
+        }
+        match self.code {
+            KeyCode::Char(' ') => f.write_str("Space"),
+            KeyCode::Char(c) => write!(f, "{c}"),
+            KeyCode::F(n) => write!(f, "F{n}"),
+            KeyCode::PageUp => f.write_str("PgUp"),
+            KeyCode::PageDown => f.write_str("PgDn"),
+            other => write!(f, "{other:?}"),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Keymap {
     keys: HashMap<Key, Action>,

@@ -260,7 +260,10 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         (Mode::Normal, _, _) if app.copy.is_some() => {
             "hjkl move · v select · V select lines · y copy · Esc leave".to_string()
         }
-        (Mode::Insert, _, _) => "keys go to the run · Ctrl-a back to NORMAL · Ctrl-a Ctrl-a sends Ctrl-a".to_string(),
+        (Mode::Insert, _, _) => {
+            let p = app.keymap.prefix.to_string();
+            format!("keys go to the run · {p} back to NORMAL · {p} {p} sends {p}")
+        }
         (_, Some(Overlay::Compose(_)), _) => "Enter send · Alt-Enter new line · Esc close".into(),
         (_, Some(Overlay::NewRun(_)), _) => "Tab next field · ←/→ harness · Enter start · Esc close".into(),
         (_, Some(Overlay::Confirm { .. }), _) => "y confirm · any other key keeps it running".into(),
@@ -599,16 +602,18 @@ fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         Overlay::Help => {
             let rect = centered(area, 64, 25);
             f.render_widget(Clear, rect);
+            let prefix = app.keymap.prefix.to_string();
+            let attach = format!("attach full-screen ({prefix} returns)");
             let keys = [
                 ("j/k ↑/↓", "move in the run tree"),
                 ("Enter / i", "type into the run (INSERT)"),
-                ("Ctrl-a", "back to NORMAL from INSERT"),
+                (prefix.as_str(), "back to NORMAL from INSERT"),
                 ("n", "new run"),
                 ("s", "send a prompt (queued while busy)"),
                 ("x / X", "cancel / force-cancel (asks first)"),
                 ("Y / N", "answer a run waiting for approval"),
                 ("r", "resume its conversation, or run it again"),
-                ("a", "attach full-screen (Ctrl-a d returns)"),
+                ("a", attach.as_str()),
                 ("z", "zoom the pane"),
                 ("1 2 3", "one pane, side by side, grid"),
                 ("Tab", "next panel: tree, panes, side"),
