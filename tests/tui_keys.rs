@@ -405,3 +405,50 @@ fn scrolling_back_over_a_gap_in_a_panes_history_asks_the_log_for_it() {
         "{asked:?}"
     );
 }
+
+/// Scrolled back, the view stays on its lines while output arrives (and
+/// counts what came below); PgUp and PgDn move a page of the pane; a pane
+/// with nothing above its screen does not scroll.
+#[test]
+fn a_scrolled_back_pane_stays_on_its_lines_and_pages_by_its_height() {
+    let mut app = app_with_runs();
+    let mut term = agents::term::Terminal::new(5, 20);
+    term.keep_scrolled(100);
+    term.refill_scrolled(100);
+    let mut watch = agents::term::ScreenWatch::new();
+    term.feed(b"only\r\n");
+    let first = watch.next(&term, 6).unwrap();
+    app.update(Update::Screen {
+        run: "01A".into(),
+        update: Box::new(first),
+    });
+    app.pane_sizes.insert("01A".into(), (5, 20));
+    press(&mut app, KeyCode::PageUp);
+    assert_eq!(app.screens["01A"].scroll, 0, "nothing above the screen yet");
+    assert!(app.message.is_some());
+
+    let mut offset = 6;
+    let mut print = |app: &mut App, from: usize, to: usize| {
+        let text: String = (from..to).map(|i| format!("line {i}\r\n")).collect();
+        term.feed(text.as_bytes());
+        offset += text.len() as u64;
+        term.refill_scrolled(100);
+        let update = watch.next(&term, offset).unwrap();
+        app.update(Update::Screen {
+            run: "01A".into(),
+            update: Box::new(update),
+        });
+    };
+    print(&mut app, 0, 20);
+    press(&mut app, KeyCode::PageUp);
+    // A page of a 5-row pane: 3 lines (the banner, and one kept in view).
+    assert_eq!(app.screens["01A"].scroll, 3);
+    print(&mut app, 20, 24);
+    let screen = &app.screens["01A"];
+    assert_eq!((screen.scroll, screen.unseen), (7, 4), "the view kept its lines");
+    for _ in 0..3 {
+        press(&mut app, KeyCode::PageDown);
+    }
+    let screen = &app.screens["01A"];
+    assert_eq!((screen.scroll, screen.unseen), (0, 0), "back at the live screen");
+}

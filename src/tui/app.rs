@@ -178,8 +178,11 @@ pub enum Overlay {
 /// A run's screen as this client sees it: the cells its emulator sent.
 pub struct PaneScreen {
     pub mirror: ScreenMirror,
-    /// Lines scrolled back (0 = live).
+    /// Lines scrolled back (0 = live). Output arriving meanwhile adds to
+    /// it, so the view stays on the same lines.
     pub scroll: usize,
+    /// Lines that arrived below the view while scrolled back.
+    pub unseen: usize,
     /// The offset of the newest `runs.history` asked for: only its answer
     /// is taken (an older one may come later).
     pub history_asked: Option<u64>,
@@ -481,6 +484,7 @@ impl App {
                 let screen = self.screens.entry(run.clone()).or_insert_with(|| PaneScreen {
                     mirror: ScreenMirror::new(update.rows, update.cols, history_lines),
                     scroll: 0,
+                    unseen: 0,
                     history_asked: None,
                 });
                 // A new subscription (this pane's first, or after a
@@ -488,7 +492,15 @@ impl App {
                 let (seq, first) = (update.seq, update.seq == 1);
                 // A refused update leaves the screen as it was; the next
                 // full one (a resize, a reconnect) mends it.
-                if screen.mirror.apply(*update).is_ok() && first {
+                // Scrolled back, the view stays on its lines: as many more
+                // back as rows went into history below it.
+                let pushed = update.scrolled.len();
+                let applied = screen.mirror.apply(*update).is_ok();
+                if applied && screen.scroll > 0 {
+                    screen.scroll = (screen.scroll + pushed).min(screen.mirror.history().len().max(screen.scroll));
+                    screen.unseen += pushed;
+                }
+                if applied && first {
                     // What scrolled off before it began watching.
                     self.commands.push(screen.ask_history(&run, history_lines));
                 }

@@ -88,6 +88,16 @@ impl App {
                 .is_some_and(|s| s.mirror.modes.mouse != 0)
     }
 
+    /// A page of the selected pane: its rows as last drawn, less the
+    /// scrolled-back banner and one line kept in view.
+    fn pane_page(&self) -> isize {
+        let rows = self
+            .selected_run()
+            .and_then(|r| self.pane_sizes.get(&r.id))
+            .map_or(24, |(rows, _)| *rows as isize);
+        (rows - 2).max(1)
+    }
+
     fn scroll_pane(&mut self, lines: isize) {
         let Some(run) = self.selected_run().map(|r| r.id.clone()) else {
             return;
@@ -95,7 +105,20 @@ impl App {
         let history_lines = self.history_lines;
         if let Some(screen) = self.screens.get_mut(&run) {
             let starts = screen.scroll == 0 && lines > 0;
-            screen.scroll = (screen.scroll as isize + lines).max(0) as usize;
+            if starts && screen.mirror.history().len() == 0 && !screen.mirror.history_gap {
+                self.message = Some("nothing above the screen to scroll back to".into());
+                return;
+            }
+            // Never further back than there is, so PgDn returns at once
+            // (unless rows are still to come from the log).
+            let most = match screen.mirror.history_gap {
+                true => usize::MAX / 2,
+                false => screen.mirror.history().len(),
+            };
+            screen.scroll = (screen.scroll as isize + lines).clamp(0, most as isize) as usize;
+            if screen.scroll == 0 {
+                screen.unseen = 0;
+            }
             if starts && screen.mirror.history_gap {
                 // Rows that scrolled past faster than they were sent (a
                 // flood): the log has them all.
@@ -271,14 +294,14 @@ impl App {
                 if self.panel == Panel::Side {
                     self.side_scroll = self.side_scroll.saturating_sub(10);
                 } else {
-                    self.scroll_pane(10)
+                    self.scroll_pane(self.pane_page())
                 }
             }
             Action::ScrollDown => {
                 if self.panel == Panel::Side {
                     self.side_scroll = self.side_scroll.saturating_add(10);
                 } else {
-                    self.scroll_pane(-10)
+                    self.scroll_pane(-self.pane_page())
                 }
             }
             Action::Copy => self.copy_screen(),

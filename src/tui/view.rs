@@ -582,8 +582,12 @@ fn draw_scrolled(f: &mut Frame, screen: &super::app::PaneScreen, area: Rect, the
     let scroll = screen.scroll.min(max_scroll);
     let end = all.len() - scroll;
     let start = end.saturating_sub(h.saturating_sub(1));
+    let unseen = match screen.unseen {
+        0 => String::new(),
+        n => format!(" · {n} new below"),
+    };
     let mut lines: Vec<Line> = vec![Line::styled(
-        format!("── scrolled back {scroll} lines · PgDn / wheel to return ──"),
+        format!("── scrolled back {scroll} lines{unseen} · PgDn / wheel to return ──"),
         theme.warn,
     )];
     lines.extend(all[start..end].iter().map(|l| Line::raw(l.clone())));
