@@ -267,7 +267,7 @@ fn each_side_tab_renders() {
         for (w, h) in SIZES {
             let mut app = populated();
             app.tab = tab;
-            if w < 120 {
+            if w < view::SIDE_BESIDE_FROM {
                 app.panel = agents::tui::app::Panel::Side;
             }
             snap!(
@@ -283,6 +283,8 @@ fn the_lineage_tab_shows_the_run_this_one_resumed_and_the_runs_that_forked_it() 
     use agents::tui::app::Command;
     let mut app = populated();
     app.tab = Tab::Lineage;
+    // Beside the panes at 120 columns (it starts hidden there).
+    app.side_shown = Some(true);
     app.want_tab_data();
     let focus = "01AAAAAAAAAAAAAAAAAAAAAAAA";
     assert_eq!(app.take_commands(), vec![Command::Lineage(focus.into())]);
@@ -492,4 +494,29 @@ fn screen_of(run: impl Into<String>, rows: u16, cols: u16, bytes: &[u8]) -> Upda
         run: run.into(),
         update: Box::new(update),
     }
+}
+
+/// At 120 columns the agent's pane gets the room (the side panel starts
+/// hidden below 140: Claude Code's first screen was cut at 54 columns);
+/// `p` puts the side panel beside the panes, and takes it away again.
+#[test]
+fn the_side_panel_starts_hidden_below_140_columns_and_p_toggles_it() {
+    use crossterm::event::{Event as Input, KeyCode, KeyEvent, KeyModifiers};
+    let p = || Input::Key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE));
+    let mut app = populated();
+    screen(&mut app, 120, 40);
+    let alone = app_pane_width(&app);
+    assert!(alone >= 90, "the pane has {alone} columns at 120");
+    app.handle(p());
+    screen(&mut app, 120, 40);
+    let beside = app_pane_width(&app);
+    assert!(beside + 30 < alone, "the side panel took its room: {beside} of {alone}");
+    app.handle(p());
+    screen(&mut app, 120, 40);
+    assert_eq!(app_pane_width(&app), alone);
+}
+
+/// The widest pane's columns as last drawn.
+fn app_pane_width(app: &App) -> u16 {
+    app.pane_sizes.values().map(|(_, cols)| *cols).max().unwrap_or(0)
 }

@@ -211,6 +211,11 @@ pub struct App {
     pub panel: Panel,
     pub layout: Layout,
     pub zoom: bool,
+    /// The side panel beside the panes: shown or hidden by `p`; `None`
+    /// until then, shown from `view::SIDE_BESIDE_FROM` columns.
+    pub side_shown: Option<bool>,
+    /// Whether the last draw was wide enough to show it beside by default.
+    pub side_beside_by_width: bool,
     pub tab: Tab,
     pub side_scroll: u16,
     pub screens: HashMap<String, PaneScreen>,
@@ -281,6 +286,8 @@ impl App {
             panel: Panel::Tree,
             layout: Layout::Single,
             zoom: false,
+            side_shown: None,
+            side_beside_by_width: false,
             tab: Tab::Record,
             side_scroll: 0,
             screens: HashMap::new(),

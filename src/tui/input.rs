@@ -270,6 +270,12 @@ impl App {
                 self.zoom = !self.zoom;
                 self.sync_subscriptions();
             }
+            Action::ToggleSide => {
+                let shown = self.side_shown.unwrap_or(self.side_beside_by_width);
+                self.side_shown = Some(!shown);
+                // Its room goes to the panes: their runs take the new size.
+                self.pane_sizes.clear();
+            }
             Action::Single | Action::Split | Action::Grid => {
                 self.layout = match action {
                     Action::Single => Layout::Single,

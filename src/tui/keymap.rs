@@ -26,6 +26,8 @@ pub enum Action {
     Rerun,
     Attach,
     Zoom,
+    /// Shows or hides the side panel beside the panes.
+    ToggleSide,
     Single,
     Split,
     Grid,
@@ -54,6 +56,7 @@ const DEFAULTS: &[(Action, &str, &str)] = &[
     (Action::Rerun, "rerun", "r"),
     (Action::Attach, "attach", "a"),
     (Action::Zoom, "zoom", "z"),
+    (Action::ToggleSide, "toggle_side", "p"),
     (Action::Single, "layout_single", "1"),
     (Action::Split, "layout_split", "2"),
     (Action::Grid, "layout_grid", "3 4"),

@@ -18,8 +18,12 @@ pub const MIN_WIDTH: u16 = 80;
 pub const MIN_HEIGHT: u16 = 24;
 const TREE_WIDTH: u16 = 26;
 const SIDE_WIDTH: u16 = 38;
-/// The side panel sits beside the panes only when there is room for both.
-const SIDE_BESIDE_FROM: u16 = 120;
+/// The side panel starts beside the panes from this width: below it the
+/// agent's own UI would be cut (Claude Code's first screen wants ~80
+/// columns besides the tree); `p` shows or hides it at any width.
+pub const SIDE_BESIDE_FROM: u16 = 140;
+/// Below this, the side panel is never beside the panes (Tab shows it).
+const SIDE_BESIDE_MIN: u16 = 100;
 
 pub struct Theme {
     pub accent: Style,
@@ -124,7 +128,9 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     draw_header(f, app, header, &theme);
     draw_status(f, app, status, &theme);
 
-    let show_side_beside = area.width >= SIDE_BESIDE_FROM && !app.zoom;
+    app.side_beside_by_width = area.width >= SIDE_BESIDE_FROM;
+    let show_side_beside =
+        app.side_shown.unwrap_or(app.side_beside_by_width) && area.width >= SIDE_BESIDE_MIN && !app.zoom;
     let mut constraints = Vec::new();
     if !app.zoom {
         constraints.push(Constraint::Length(TREE_WIDTH));
@@ -619,6 +625,7 @@ fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
                 ("r", "resume its conversation, or run it again"),
                 ("a", attach.as_str()),
                 ("z", "zoom the pane"),
+                ("p", "side panel beside the panes, or not"),
                 ("1 2 3", "one pane, side by side, grid"),
                 ("Tab", "next panel: tree, panes, side"),
                 ("[ ]", "previous / next side tab"),
