@@ -452,3 +452,26 @@ fn a_scrolled_back_pane_stays_on_its_lines_and_pages_by_its_height() {
     let screen = &app.screens["01A"];
     assert_eq!((screen.scroll, screen.unseen), (0, 0), "back at the live screen");
 }
+
+/// `r` on a live run asks before it starts another copy (another paid
+/// agent); on an ended one it starts again at once.
+#[test]
+fn rerun_of_a_live_run_asks_first() {
+    let mut app = app_with_runs();
+    app.take_commands();
+    press(&mut app, KeyCode::Char('r'));
+    assert!(matches!(app.overlay, Some(Overlay::ConfirmRerun { .. })));
+    assert!(!app.take_commands().iter().any(|c| matches!(c, Command::Rerun(_))));
+    press(&mut app, KeyCode::Char('n'));
+    assert!(app.overlay.is_none());
+    assert!(!app.take_commands().iter().any(|c| matches!(c, Command::Rerun(_))));
+    press(&mut app, KeyCode::Char('r'));
+    press(&mut app, KeyCode::Char('y'));
+    assert!(app.take_commands().contains(&Command::Rerun("01A".into())));
+    // gamma has ended: again at once.
+    press(&mut app, KeyCode::Char('G'));
+    assert_eq!(app.selected_run().unwrap().name, "gamma");
+    press(&mut app, KeyCode::Char('r'));
+    assert!(app.overlay.is_none());
+    assert!(app.take_commands().contains(&Command::Rerun("01C".into())));
+}

@@ -172,7 +172,17 @@ pub enum Overlay {
     Help,
     NewRun(NewRunForm),
     Compose(Box<Composer>),
-    Confirm { run: String, name: String, force: bool },
+    Confirm {
+        run: String,
+        name: String,
+        force: bool,
+    },
+    /// `r` on a live run: another copy of it (another paid agent) only
+    /// when confirmed.
+    ConfirmRerun {
+        run: String,
+        name: String,
+    },
 }
 
 /// A run's screen as this client sees it: the cells its emulator sent.

@@ -254,8 +254,15 @@ impl App {
                 // run's command starts again.
                 if let Some(r) = self.selected_run() {
                     let command = match &r.session_id {
-                        Some(session) if !r.state.is_live() => Command::Resume(session.clone()),
-                        _ => Command::Rerun(r.id.clone()),
+                        _ if r.state.is_live() => {
+                            self.overlay = Some(Overlay::ConfirmRerun {
+                                run: r.id.clone(),
+                                name: r.name.clone(),
+                            });
+                            return;
+                        }
+                        Some(session) => Command::Resume(session.clone()),
+                        None => Command::Rerun(r.id.clone()),
                     };
                     self.commands.push(command);
                 }
@@ -398,6 +405,14 @@ impl App {
                 KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
                     self.commands.push(Command::Cancel { run, force });
                     self.message = Some(format!("cancelling {name}"));
+                    None
+                }
+                _ => None,
+            },
+            Overlay::ConfirmRerun { run, name } => match key.code {
+                KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
+                    self.commands.push(Command::Rerun(run));
+                    self.message = Some(format!("starting another {name}"));
                     None
                 }
                 _ => None,

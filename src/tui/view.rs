@@ -273,6 +273,7 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         (_, Some(Overlay::Compose(_)), _) => "Enter send · Alt-Enter new line · Esc close".into(),
         (_, Some(Overlay::NewRun(_)), _) => "Tab next field · ←/→ harness · Enter start · Esc close".into(),
         (_, Some(Overlay::Confirm { .. }), _) => "y confirm · any other key keeps it running".into(),
+        (_, Some(Overlay::ConfirmRerun { .. }), _) => "y start another · any other key: no".into(),
         (_, Some(Overlay::Help), _) => "Esc close".into(),
         (_, None, true) => format!("filter: {}▏ Enter keep · Esc clear", app.filter),
         _ => "⏎ focus  n new  s send  x cancel  r rerun  a attach  z zoom  1-3 layout  / filter  ? help  q quit".into(),
@@ -656,6 +657,19 @@ fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
                 .borders(Borders::ALL)
                 .border_type(BorderType::Rounded)
                 .title(" cancel ");
+            f.render_widget(Paragraph::new(text).block(block), rect);
+        }
+        Overlay::ConfirmRerun { name, .. } => {
+            let rect = centered(area, 56, 5);
+            f.render_widget(Clear, rect);
+            let text = vec![
+                Line::from(format!("{name} is still running. Start another one?")),
+                Line::styled("y yes · any other key no", theme.dim),
+            ];
+            let block = Block::default()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Rounded)
+                .title(" run again ");
             f.render_widget(Paragraph::new(text).block(block), rect);
         }
         Overlay::Compose(c) => {
