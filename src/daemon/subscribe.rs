@@ -72,7 +72,12 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
         .as_ref()
         .filter(|_| !params.lossless || params.sizes)
         .map(|l| l.resized.subscribe());
+    // Those so far before the first byte; each later one as its resize is
+    // announced (below).
     let mut sizes = params.sizes.then(|| Sizes::new(&daemon, &id));
+    if let Some(sizes) = &mut sizes {
+        sizes.send_new(&outbox).await;
+    }
     // Set when a wait below saw a resize (which marks it seen).
     let mut resize_seen = false;
     let mut cursor = match params.offset {
@@ -129,9 +134,6 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
                 // The log is shorter than announced (truncated by hand?): stop here.
                 break;
             }
-            if let Some(sizes) = &mut sizes {
-                sizes.send_new(&outbox).await;
-            }
             let frame = Frame::Output {
                 run: id.clone(),
                 offset: cursor,
@@ -142,10 +144,6 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
             }
             cursor += n as u64;
             continue;
-        }
-        if let Some(sizes) = &mut sizes {
-            // A resize once output stopped.
-            sizes.send_new(&outbox).await;
         }
         if is_ended {
             break;
@@ -180,9 +178,11 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
 }
 
 /// The sizes a byte subscription's follower is sent (`AttachParams::sizes`):
-/// the run's `sizes` record read on from where it was last read before each
-/// chunk, each entry sent once, in order. Those recorded before the
-/// subscription are all sent ahead of its first byte. One taken while it
+/// the run's `sizes` record read on from where it was last read, when the
+/// subscription starts and after each resize the daemon applied (the
+/// supervisor records the size before it answers the resize), each entry
+/// sent once, in order. Those recorded before the subscription are all
+/// sent ahead of its first byte. One taken while it
 /// streams is recorded at the offset the run's emulator had parsed, which
 /// in a flood trails the log the chunks come from (by up to the parser's
 /// queue, 4 MiB): a follower may hear it after bytes past that offset, and

@@ -601,6 +601,20 @@ fn draw_scrolled(f: &mut Frame, screen: &super::app::PaneScreen, area: Rect, the
     f.render_widget(Paragraph::new(lines), area);
 }
 
+/// A yes-or-no question in a box.
+fn draw_question(f: &mut Frame, rect: Rect, title: &str, question: &str, theme: &Theme) {
+    f.render_widget(Clear, rect);
+    let text = vec![
+        Line::from(question.to_string()),
+        Line::styled("y yes · any other key no", theme.dim),
+    ];
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .title(title.to_string());
+    f.render_widget(Paragraph::new(text).block(block), rect);
+}
+
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width.saturating_sub(4));
     let h = height.min(area.height.saturating_sub(2));
@@ -646,31 +660,13 @@ fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
             f.render_widget(Paragraph::new(lines).block(block), rect);
         }
         Overlay::Confirm { name, force, .. } => {
-            let rect = centered(area, 50, 5);
-            f.render_widget(Clear, rect);
             let how = if *force { "Force-cancel (SIGKILL)" } else { "Cancel" };
-            let text = vec![
-                Line::from(format!("{how} {name} and the runs it owns?")),
-                Line::styled("y yes · any other key no", theme.dim),
-            ];
-            let block = Block::default()
-                .borders(Borders::ALL)
-                .border_type(BorderType::Rounded)
-                .title(" cancel ");
-            f.render_widget(Paragraph::new(text).block(block), rect);
+            let question = format!("{how} {name} and the runs it owns?");
+            draw_question(f, centered(area, 50, 5), " cancel ", &question, theme);
         }
         Overlay::ConfirmRerun { name, .. } => {
-            let rect = centered(area, 56, 5);
-            f.render_widget(Clear, rect);
-            let text = vec![
-                Line::from(format!("{name} is still running. Start another one?")),
-                Line::styled("y yes · any other key no", theme.dim),
-            ];
-            let block = Block::default()
-                .borders(Borders::ALL)
-                .border_type(BorderType::Rounded)
-                .title(" run again ");
-            f.render_widget(Paragraph::new(text).block(block), rect);
+            let question = format!("{name} is still running. Start another one?");
+            draw_question(f, centered(area, 56, 5), " run again ", &question, theme);
         }
         Overlay::Compose(c) => {
             let rect = centered(area, 72, 10);
