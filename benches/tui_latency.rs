@@ -39,15 +39,11 @@ const BUDGET_P99_MS: f64 = 10.0;
 const CTRL_U: u8 = 0x15;
 
 fn cell_is(term: &Terminal, row: u16, col: u16, ch: u8) -> bool {
-    term.screen()
-        .cell(row, col)
-        .is_some_and(|c| c.contents().as_bytes() == [ch])
+    term.cell(row, col).is_some_and(|c| c.text().as_bytes() == [ch])
 }
 
 fn cell_is_blank(term: &Terminal, row: u16, col: u16) -> bool {
-    term.screen()
-        .cell(row, col)
-        .is_none_or(|c| !c.has_contents() || c.contents() == " ")
+    term.cell(row, col).is_none_or(|c| c.text().is_empty())
 }
 
 /// Types `keys` characters into the pane whose first cell is `origin`;
@@ -89,7 +85,7 @@ fn focused_pane_origin(term: &Terminal) -> Option<(u16, u16)> {
     let (rows, cols) = term.size();
     (0..rows).find_map(|r| {
         (0..cols)
-            .find(|&c| term.screen().cell(r, c).is_some_and(|cell| cell.contents() == "┏"))
+            .find(|&c| term.cell(r, c).is_some_and(|cell| cell.text() == "┏"))
             .map(|c| (r + 1, c + 1))
     })
 }

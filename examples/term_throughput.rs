@@ -1,11 +1,10 @@
-//! Emulator throughput on coloured log output (DESIGN §6, §10).
+//! Emulator throughput on coloured log output (docs/design.md §6, §10).
 //!
 //! `cargo run --release --example term_throughput [MB]`
 //!
 //! Feeds ~50 MB (or MB) of generated coloured log lines to `agents::term` at
 //! 200×50 in 64 KiB chunks (a typical PTY read size) and prints MB/s, next to
-//! bare `vt100` on the same bytes so the wrapper's own cost is visible. The
-//! budget is ≥ 70 MB/s; bare `vt100` does ~87 MB/s on the reference machine.
+//! the `vt100` crate (the emulator `agents::term` replaced) on the same bytes.
 
 use std::num::NonZeroU16;
 use std::time::{Duration, Instant};
@@ -51,7 +50,8 @@ fn main() {
 
     println!("{mb:.1} MB of coloured log at {COLS}x{ROWS}, {scrolled} lines scrolled");
     println!("agents::term  {:7.1} MB/s", mb / wrapper.as_secs_f64());
-    println!("bare vt100    {:7.1} MB/s", mb / bare.as_secs_f64());
+    println!("vt100 crate   {:7.1} MB/s", mb / bare.as_secs_f64());
+    println!("ratio         {:7.2}x", bare.as_secs_f64() / wrapper.as_secs_f64());
 }
 
 /// Log lines in the style of a build or test run: a dim timestamp, a coloured

@@ -72,7 +72,7 @@ const RULES: &[(&str, &[&str])] = &[
     ("mcp", &["cli", "tui", "daemon", "store", "supervise"]),
     // The TUI draws the screens its runs' emulators send; it parses no
     // agent's bytes.
-    ("tui", &["term", "vt100::", "store", "supervise"]),
+    ("tui", &["term", "store", "supervise"]),
 ];
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -510,6 +510,14 @@ proptest! {
 /// Pieces of terminal output: plain text, UTF-8, controls, and the escape
 /// sequences the wrapper itself looks at (charsets, queries, titles, modes).
 fn tty_piece() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        9 => tty_piece_not_raw(),
+        1 => prop::collection::vec(any::<u8>(), 1..8),
+    ]
+}
+
+/// The pieces of [`tty_piece`] but raw bytes.
+fn tty_piece_not_raw() -> impl Strategy<Value = Vec<u8>> {
     let fixed: Vec<&'static [u8]> = vec![
         b"\r\n",
         b"\n",
@@ -555,18 +563,48 @@ fn tty_piece() -> impl Strategy<Value = Vec<u8>> {
         b"lqqk",
         b"x  x",
         b"mqqj",
+        b"\x1b[4h",
+        b"\x1b[4l",
+        b"\x1b[?7l",
+        b"\x1b[?7h",
+        b"\x1bH",
+        b"\x1b[3g",
+        b"\x1b[g",
+        b"\x1b[?6h",
+        b"\x1b[?6l",
+        b"\x1b[?47h",
+        b"\x1b[?47l",
+        b"\x1b[2I",
+        b"\x1b[Z",
+        b"\x1b[s",
+        b"\x1b[u",
+        b"\x1b[?1048h",
+        b"\x1b[?1048l",
+        b"\x1bD",
+        b"\x1bE",
+        b"\x1b#8",
+        b"\x1b[38;2;1;2;3m",
+        b"\x1b[48:5:200m",
+        b"\x1b[?1000h\x1b[?1006h",
+        "e\u{301}".as_bytes(),
     ];
     prop_oneof![
         4 => "[ -~]{1,12}".prop_map(String::into_bytes),
         4 => prop::sample::select(fixed).prop_map(<[u8]>::to_vec),
         1 => (1..40u16, 1..40u16, prop::sample::select(vec!['H', 'A', 'B', 'C', 'D', 'J', 'K', 'S', 'T', '@', 'P', 'X']))
             .prop_map(|(a, b, f)| format!("\x1b[{a};{b}{f}").into_bytes()),
-        1 => prop::collection::vec(any::<u8>(), 1..8),
     ]
 }
 
 fn tty_stream() -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(tty_piece(), 0..120).prop_map(|p| p.concat())
+}
+
+/// As [`tty_stream`], without raw bytes: so every sequence is whole, and
+/// there is no REP (`CSI b`), whose character (the last one printed) a
+/// snapshot does not carry.
+fn tty_stream_no_rep() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(tty_piece_not_raw(), 0..120).prop_map(|p| p.concat())
 }
 
 /// Everything the wrapper says about its screen.
@@ -650,5 +688,52 @@ proptest! {
         observe(&mut t);
         let mut copy = Terminal::new(t.size().0, t.size().1);
         copy.feed(&t.snapshot());
+    }
+}
+
+/// The screen as a client gets it: every cell, the cursor, the modes.
+fn screen_of(
+    t: &Terminal,
+) -> (
+    Vec<agents::protocol::screen::Row>,
+    (u16, u16),
+    agents::protocol::screen::Modes,
+    String,
+) {
+    let rows = (0..t.size().0)
+        .map(|r| {
+            let mut row = Vec::new();
+            t.row_cells(r, &mut row);
+            row
+        })
+        .collect();
+    (rows, t.cursor(), t.modes(), t.title().to_string())
+}
+
+proptest! {
+    #![proptest_config(cases(512))]
+
+    /// A checkpoint's snapshot redraws the screen it was taken of, cell for
+    /// cell, and carries what the screen does not show (the saved cursor,
+    /// the scroll region, origin and insert mode, tab stops, charsets, the
+    /// main screen under the alternate one): what follows plays out the
+    /// same on the copy as on the original.
+    #[test]
+    fn a_snapshot_redraws_the_screen_and_what_follows_plays_out_the_same(
+        // Whole sequences before: a snapshot is of the screen, not of a
+        // parser left inside an escape sequence.
+        before in tty_stream_no_rep(),
+        after in tty_stream_no_rep(),
+        rows in 1..30u16,
+        cols in 1..90u16,
+    ) {
+        let mut live = Terminal::new(rows, cols);
+        live.feed(&before);
+        let mut copy = Terminal::new(rows, cols);
+        copy.feed(&live.snapshot());
+        prop_assert_eq!(screen_of(&copy), screen_of(&live));
+        live.feed(&after);
+        copy.feed(&after);
+        prop_assert_eq!(screen_of(&copy), screen_of(&live));
     }
 }

@@ -11,7 +11,7 @@
 //! title marker, and since tmux parses its input in order, seeing that title
 //! means every earlier byte has been applied.
 //!
-//! Where tmux and `vt100` legitimately differ, the stream says so in a
+//! Where tmux and our emulator legitimately differ, the stream says so in a
 //! comment beginning "Excluded:" and leaves out exactly that operation.
 
 use std::path::{Path, PathBuf};
@@ -269,7 +269,7 @@ fn assert_same_as_tmux(stream: &[u8]) {
 }
 
 // Resizes. Excluded: shrinking the width under a line longer than the new
-// width (tmux rewraps it, `vt100` crops it; docs/design.md §6 keeps no reflow), and
+// width (tmux rewraps it, ours crops it; docs/design.md §6 keeps no reflow), and
 // growing the height after output scrolled (tmux pulls rows back from its
 // history; the supervisor keeps none, so blank rows come on top). A program
 // that repaints on SIGWINCH draws over both.
@@ -474,7 +474,7 @@ mod streams {
         s.push_str("\x1b[3;1H\x1b[2Linserted\x1b[10;1H\x1b[3M");
         s.push_str("\x1b[4;12r\x1b[6;1H\x1b[2L\x1b[8;1H\x1b[1Mregion");
         // Excluded: IL/DL with the cursor outside the scroll region. The VT
-        // manuals and xterm ignore them, and so does vt100; tmux 3.3a instead
+        // manuals and xterm ignore them, and so do we; tmux 3.3a instead
         // inserts or deletes over the rows from the cursor to the bottom.
         s.push_str("\x1b[12;1H\x1b[2Lat the bottom margin");
         s.push_str("\x1b[r\x1b[7;4H\x1b[99Mcleared below");
@@ -491,10 +491,10 @@ mod streams {
         // count above half the columns left). tmux 3.3a blanks only as many
         // cells as it moved (`grid_move_cells`), leaving stale text in the
         // gap, or the whole line when the count reaches the margin; xterm and
-        // vt100 blank the full count. With 6 columns left, 3 is safe.
+        // ours blank the full count. With 6 columns left, 3 is safe.
         s.push_str("\x1b[4;75H\x1b[3@\x1b[5;78H\x1b[9P\x1b[6;2H\x1b[200X");
         // Excluded: DCH on the left half of a wide character. tmux removes
-        // the whole character, vt100 removes one cell and blanks the orphaned
+        // the whole character, ours removes one cell and blanks the orphaned
         // right half; splitting a wide character has no defined result.
         // Inserting in front of one is well defined and kept.
         s.push_str("\x1b[9;1Hab漢字cd\x1b[9;3H\x1b[2@\x1b[9;9H\x1b[1P");

@@ -100,14 +100,23 @@ fn tree_row<'a>(lines: &'a [String], name: &str) -> Option<&'a str> {
 /// The text inside the focused pane (the one with the thick border), row by
 /// row, trailing spaces trimmed; empty if no pane is focused.
 fn focused_pane(term: &Terminal) -> Vec<String> {
-    let screen = term.screen();
     let (rows, cols) = term.size();
-    let at = |r: u16, c: u16| screen.cell(r, c).map(|c| c.contents()).unwrap_or_default();
+    let grid: Vec<Vec<agents::protocol::screen::Cell>> = (0..rows)
+        .map(|r| {
+            let mut row = Vec::new();
+            term.row_cells(r, &mut row);
+            row
+        })
+        .collect();
+    let at = |r: u16, c: u16| grid[usize::from(r)][usize::from(c)].text();
     // An empty cell reads as a space, a wide character's second cell as nothing.
-    let text = |r: u16, c: u16| match screen.cell(r, c) {
-        Some(cell) if cell.is_wide_continuation() => "",
-        Some(cell) if cell.has_contents() => cell.contents(),
-        _ => " ",
+    let text = |r: u16, c: u16| {
+        let cell = &grid[usize::from(r)][usize::from(c)];
+        match cell.glyph {
+            agents::protocol::screen::Glyph::Continuation => "",
+            agents::protocol::screen::Glyph::Blank => " ",
+            _ => cell.text(),
+        }
     };
     let Some((top, left)) = (0..rows).find_map(|r| (0..cols).find(|&c| at(r, c) == "┏").map(|c| (r, c))) else {
         return Vec::new();
@@ -203,11 +212,11 @@ fn a_run_started_in_the_tui_outlives_it_keeps_its_screen_and_is_cancelled_from_i
         "only showing the cursor may follow: {:?}",
         String::from_utf8_lossy(after)
     );
-    let screen = tui.term.screen();
-    assert!(!screen.alternate_screen());
-    assert!(!screen.hide_cursor());
-    assert!(!screen.bracketed_paste());
-    assert_eq!(screen.mouse_protocol_mode(), vt100::MouseProtocolMode::None);
+    let modes = tui.term.modes();
+    assert!(!tui.term.alternate_screen());
+    assert!(!modes.has(agents::protocol::screen::mode::HIDE_CURSOR));
+    assert!(!tui.term.bracketed_paste());
+    assert_eq!(modes.mouse, 0, "mouse reporting is off");
     let flags = tui.local_flags();
     assert!(
         flags.contains(LocalFlags::ICANON | LocalFlags::ECHO),

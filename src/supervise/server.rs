@@ -595,7 +595,7 @@ fn handle(
             type_prompt(
                 run,
                 &prompt.text,
-                prompt.paste && screen.term.screen().bracketed_paste(),
+                prompt.paste && screen.term.bracketed_paste(),
                 enter_delay(prompt.enter_ms),
             );
             Ok(Value::Null)
@@ -682,12 +682,7 @@ async fn answer(run: &Arc<Supervised>, req: &Request) -> Result<Value, String> {
             let found = waiting_on(&screen.term.visible_lines(), &screen.family).filter(|f| !f.is_login_problem());
             if found.is_some() {
                 match &text {
-                    Some(text) => type_prompt(
-                        run,
-                        text,
-                        paste && screen.term.screen().bracketed_paste(),
-                        enter_delay(enter_ms),
-                    ),
+                    Some(text) => type_prompt(run, text, paste && screen.term.bracketed_paste(), enter_delay(enter_ms)),
                     None => run.write_input(bytes.clone()),
                 }
             }

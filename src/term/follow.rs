@@ -9,10 +9,9 @@
 //! which case its final text is printed when it leaves the screen.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::num::NonZeroU16;
 
-use vt100::capture::{BasicFormattedCaptureState, RowContents, basic_formatted_to_plain};
-
+use super::emulator::{Emulator, Sink};
+use super::grid::Row;
 use crate::protocol::run_files::SizeChange;
 
 struct Capture {
@@ -26,16 +25,9 @@ struct Capture {
     scrolled: u64,
 }
 
-impl vt100::Callbacks for Capture {
-    fn on_scroll(&mut self, row: RowContents<'_>, alternate_screen: bool) {
-        // A full-screen program's alternate screen is not history.
-        if alternate_screen {
-            return;
-        }
-        let mut formatted = String::new();
-        let _ = row.write_formatted_basic(&mut formatted, &mut BasicFormattedCaptureState::new());
-        let plain: String = basic_formatted_to_plain(&formatted).collect();
-        self.finished.push_back((self.scrolled, plain.trim_end().to_string()));
+impl Sink for Capture {
+    fn scrolled(&mut self, _: u64, row: &Row) {
+        self.finished.push_back((self.scrolled, row.text()));
         self.scrolled += 1;
         if self.finished.len() > self.max {
             self.finished.pop_front();
@@ -45,10 +37,8 @@ impl vt100::Callbacks for Capture {
 }
 
 pub struct LineFollower {
-    parser: vt100::Parser<Capture>,
-    /// Line-drawing glyphs, as the run's own emulator maps them (`charset.rs`).
-    graphics: super::charset::DecGraphics,
-    translated: Vec<u8>,
+    parser: vte::Parser,
+    emu: Emulator<Capture>,
     /// A UTF-8 character cut at the end of the last chunk (`utf8.rs`).
     whole: super::utf8::WholeChars,
     /// Log bytes fed so far.
@@ -63,10 +53,6 @@ pub struct LineFollower {
     shown: BTreeMap<u64, String>,
 }
 
-fn nz(n: u16) -> NonZeroU16 {
-    NonZeroU16::new(n.max(1)).unwrap_or(NonZeroU16::MIN)
-}
-
 impl LineFollower {
     /// Keeps at most `max_lines` of history.
     pub fn new(rows: u16, cols: u16, max_lines: usize) -> LineFollower {
@@ -77,9 +63,8 @@ impl LineFollower {
             scrolled: 0,
         };
         LineFollower {
-            parser: vt100::Parser::new_with_callbacks(nz(rows), nz(cols), 0, capture),
-            graphics: Default::default(),
-            translated: Vec::new(),
+            parser: vte::Parser::new(),
+            emu: Emulator::new(rows.max(1), cols.max(1), capture),
             whole: Default::default(),
             offset: 0,
             sizes: Default::default(),
@@ -131,8 +116,7 @@ impl LineFollower {
 
     fn process(&mut self, bytes: &[u8]) {
         self.offset += bytes.len() as u64;
-        let bytes = self.graphics.translate(bytes, &mut self.translated);
-        self.parser.process(self.whole.pass(bytes));
+        self.parser.advance(&mut self.emu, self.whole.pass(bytes));
     }
 
     /// Takes every size whose offset has been reached.
@@ -142,7 +126,7 @@ impl LineFollower {
         {
             self.sizes.pop_front();
             self.sized_at = next.offset;
-            self.parser.set_size(nz(next.rows), nz(next.cols));
+            self.emu.resize(next.rows.max(1), next.cols.max(1));
         }
     }
 
@@ -151,11 +135,11 @@ impl LineFollower {
     /// full-screen program has the alternate screen).
     pub fn take_complete(&mut self) -> Vec<String> {
         let mut out = self.take_scrolled();
-        if self.parser.screen().alternate_screen() {
+        if self.emu.alt_on {
             return out;
         }
-        let (cursor_row, _) = self.parser.screen().cursor_position();
-        let top = self.parser.callbacks().scrolled;
+        let (cursor_row, _) = self.emu.cursor();
+        let top = self.emu.sink.scrolled;
         let rows = self.screen_rows();
         for (r, text) in rows.into_iter().take(cursor_row.into()).enumerate() {
             let n = top + r as u64;
@@ -173,9 +157,9 @@ impl LineFollower {
     /// lines redrawn since they were handed out.
     pub fn take_rest(&mut self) -> Vec<String> {
         let mut out = self.take_scrolled();
-        let top = self.parser.callbacks().scrolled;
+        let top = self.emu.sink.scrolled;
         let mut rows = self.take_screen();
-        if self.parser.screen().alternate_screen() {
+        if self.emu.alt_on {
             rows.clear();
         }
         for (r, text) in rows.into_iter().enumerate() {
@@ -188,7 +172,7 @@ impl LineFollower {
     /// Rows that scrolled off since the last call, less those handed out
     /// already with the same text.
     fn take_scrolled(&mut self) -> Vec<String> {
-        let capture = self.parser.callbacks_mut();
+        let capture = &mut self.emu.sink;
         let fresh: Vec<(u64, String)> = capture.finished.iter().skip(capture.taken).cloned().collect();
         capture.taken = capture.finished.len();
         let top = capture.scrolled;
@@ -211,23 +195,12 @@ impl LineFollower {
     }
 
     fn screen_rows(&self) -> Vec<String> {
-        let (_, cols) = self.parser.screen().size();
-        self.parser
-            .screen()
-            .rows(0, cols.get())
-            .map(|r| r.trim_end().to_string())
-            .collect()
+        self.emu.lines()
     }
 
     /// The current screen's rows, trailing blank rows dropped.
     fn take_screen(&mut self) -> Vec<String> {
-        let (_, cols) = self.parser.screen().size();
-        let mut rows: Vec<String> = self
-            .parser
-            .screen()
-            .rows(0, cols.get())
-            .map(|r| r.trim_end().to_string())
-            .collect();
+        let mut rows = self.emu.lines();
         while rows.last().is_some_and(|r| r.is_empty()) {
             rows.pop();
         }
@@ -237,7 +210,7 @@ impl LineFollower {
     /// Everything: the history (at most `max_lines` in all) then the screen.
     pub fn finish(mut self) -> Vec<String> {
         let screen = self.take_screen();
-        let capture = self.parser.callbacks_mut();
+        let capture = &mut self.emu.sink;
         let max = capture.max;
         let mut all: Vec<String> = capture.finished.drain(..).map(|(_, text)| text).collect();
         all.extend(screen);

@@ -2,9 +2,10 @@
 //! since a client was last sent it: the one emulator of a run feeds every
 //! screen that shows the run this way.
 
-use crate::protocol::screen::{self, Cell, Color, Glyph, Modes, Row, ScreenUpdate, Style, flag, mode};
+use crate::protocol::screen::{self, Cell, Glyph, Modes, Row, ScreenUpdate, mode};
 
 use super::Terminal;
+use super::grid::Width;
 
 /// One update carries at most this much (rows and scrolled lines; the rest
 /// go in the next): under the 1 MiB frame cap with room for the header.
@@ -16,83 +17,55 @@ const SCROLLED_MAX: usize = 2000;
 impl Terminal {
     /// Row `index` of the screen as cells.
     pub fn row_cells(&self, index: u16, out: &mut Row) {
-        let screen = self.screen();
-        let (_, cols) = self.size();
         out.clear();
-        for col in 0..cols {
-            let Some(cell) = screen.cell(index, col) else {
-                out.push(Cell::default());
-                continue;
-            };
-            let glyph = if cell.is_wide_continuation() {
-                Glyph::Continuation
-            } else {
-                screen::glyph_of(cell.contents())
-            };
-            let mut flags = 0;
-            for (on, bit) in [
-                (cell.bold(), flag::BOLD),
-                (cell.dim(), flag::DIM),
-                (cell.italic(), flag::ITALIC),
-                (cell.underline(), flag::UNDERLINE),
-                (cell.inverse(), flag::INVERSE),
-            ] {
-                if on {
-                    flags |= bit;
-                }
-            }
-            out.push(Cell {
-                glyph,
-                style: Style {
-                    fg: color(cell.fgcolor()),
-                    bg: color(cell.bgcolor()),
-                    flags,
-                },
-                wide: cell.is_wide(),
-            });
-        }
+        let Some(row) = self.emu.grid().rows.get(usize::from(index)) else {
+            return;
+        };
+        out.extend((0..row.cells.len()).map(|col| client_cell(row, col)));
+    }
+
+    /// The cell at `row`, `col`, as a client gets it.
+    pub fn cell(&self, row: u16, col: u16) -> Option<Cell> {
+        let row = self.emu.grid().rows.get(usize::from(row))?;
+        (usize::from(col) < row.cells.len()).then(|| client_cell(row, usize::from(col)))
     }
 
     /// The modes a client mirrors to send the right keys.
     pub fn modes(&self) -> Modes {
-        let screen = self.screen();
+        let m = &self.emu.modes;
         let mut bits = 0;
         for (on, bit) in [
-            (screen.application_cursor(), mode::APP_CURSOR),
-            (screen.application_keypad(), mode::APP_KEYPAD),
-            (screen.bracketed_paste(), mode::BRACKETED_PASTE),
-            (screen.alternate_screen(), mode::ALT_SCREEN),
-            (screen.hide_cursor(), mode::HIDE_CURSOR),
+            (m.app_cursor, mode::APP_CURSOR),
+            (m.app_keypad, mode::APP_KEYPAD),
+            (m.bracketed_paste, mode::BRACKETED_PASTE),
+            (self.emu.alt_on, mode::ALT_SCREEN),
+            (m.hide_cursor, mode::HIDE_CURSOR),
         ] {
             if on {
                 bits |= bit;
             }
         }
-        let mouse = match screen.mouse_protocol_mode() {
-            vt100::MouseProtocolMode::None => 0,
-            vt100::MouseProtocolMode::Press => 1,
-            vt100::MouseProtocolMode::PressRelease => 2,
-            vt100::MouseProtocolMode::ButtonMotion => 3,
-            vt100::MouseProtocolMode::AnyMotion => 4,
-        };
-        let mouse_encoding = match screen.mouse_protocol_encoding() {
-            vt100::MouseProtocolEncoding::Default => 0,
-            vt100::MouseProtocolEncoding::Utf8 => 1,
-            vt100::MouseProtocolEncoding::Sgr => 2,
-        };
         Modes {
             bits,
-            mouse,
-            mouse_encoding,
+            mouse: m.mouse,
+            mouse_encoding: m.mouse_encoding,
         }
     }
 }
 
-fn color(c: vt100::Color) -> Color {
-    match c {
-        vt100::Color::Default => Color::Default,
-        vt100::Color::Idx(i) => Color::Idx(i),
-        vt100::Color::Rgb(r, g, b) => Color::Rgb(r, g, b),
+fn client_cell(row: &super::grid::Row, col: usize) -> Cell {
+    let cell = &row.cells[col];
+    let glyph = match (cell.ch, cell.width) {
+        (_, Width::Continuation) => Glyph::Continuation,
+        _ if cell.marks => row.cluster(col).map_or(Glyph::Blank, screen::glyph_of),
+        ('\0' | ' ', _) => Glyph::Blank,
+        (c, _) if c.is_ascii_graphic() => Glyph::Ascii(c as u8),
+        (c, _) => screen::glyph_of(c.encode_utf8(&mut [0; 4])),
+    };
+    Cell {
+        glyph,
+        style: cell.style,
+        wide: cell.width == Width::Wide,
     }
 }
 
@@ -253,14 +226,13 @@ impl Terminal {
     /// [`Terminal::refill_scrolled`]; 0 keeps none. The supervisor keeps
     /// them only while a screen subscription watches the run.
     pub fn keep_scrolled(&mut self, capacity: usize) {
-        let hooks = self.parser.callbacks_mut();
-        hooks.scrolled = (capacity > 0).then(|| super::hooks::Scrolled::new(capacity));
+        self.emu.sink.scrolled = (capacity > 0).then(|| super::hooks::Scrolled::new(capacity));
     }
 
     /// Lets the next `budget` rows that scroll off be kept (each update a
     /// subscription takes refills it: a frame's worth of rows).
     pub fn refill_scrolled(&mut self, budget: usize) {
-        if let Some(scrolled) = &mut self.parser.callbacks_mut().scrolled {
+        if let Some(scrolled) = &mut self.emu.sink.scrolled {
             scrolled.budget = budget;
         }
     }
@@ -270,7 +242,7 @@ impl Terminal {
     /// its number.
     pub fn scrolled_since(&self, index: u64) -> impl DoubleEndedIterator<Item = &(u64, String)> {
         static EMPTY: std::collections::VecDeque<(u64, String)> = std::collections::VecDeque::new();
-        let kept = match &self.parser.callbacks().scrolled {
+        let kept = match &self.emu.sink.scrolled {
             Some(s) => &s.rows,
             None => &EMPTY,
         };

@@ -65,7 +65,7 @@ fn mode_queries_report_what_the_screen_holds() {
     term.feed(b"\x1b[?2004$p\x1b[?25$p\x1b[?1$p\x1b[?2026$p\x1b[4$p");
     assert_eq!(
         term.take_replies(),
-        b"\x1b[?2004;1$y\x1b[?25;2$y\x1b[?1;2$y\x1b[?2026;0$y\x1b[4;0$y"
+        b"\x1b[?2004;1$y\x1b[?25;2$y\x1b[?1;2$y\x1b[?2026;0$y\x1b[4;2$y"
     );
 }
 
@@ -187,8 +187,48 @@ fn assert_snapshot_round_trips(term: &Terminal) {
     assert_eq!(copy.visible_lines(), term.visible_lines());
     assert_eq!(copy.cursor(), term.cursor());
     assert_eq!(copy.title(), term.title());
-    assert_eq!(copy.screen().contents_formatted(), term.screen().contents_formatted());
-    assert_eq!(copy.screen().alternate_screen(), term.screen().alternate_screen());
+    assert_eq!(copy.modes(), term.modes());
+    assert_eq!(copy.alternate_screen(), term.alternate_screen());
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for row in 0..rows {
+        copy.row_cells(row, &mut a);
+        term.row_cells(row, &mut b);
+        assert_eq!(a, b, "row {row}");
+    }
+}
+
+/// Feeds `then` to `term` and to a copy made from its snapshot: both show
+/// the same afterwards (what the snapshot carries that the screen does not
+/// show yet: the saved cursor, the region, the main screen under the
+/// alternate one, modes and charsets).
+fn assert_behaves_the_same_after_snapshot(mut term: Terminal, then: &[u8]) {
+    let (rows, cols) = term.size();
+    let mut copy = Terminal::new(rows, cols);
+    copy.feed(&term.snapshot());
+    term.feed(then);
+    copy.feed(then);
+    assert_snapshot_round_trips(&term);
+    assert_eq!(copy.visible_lines(), term.visible_lines());
+    assert_eq!(copy.cursor(), term.cursor());
+}
+
+#[test]
+fn a_snapshot_carries_the_main_screen_under_the_alternate_one() {
+    let term = term_with(4, 20, b"shell $ ls\r\nfile\x1b[?1049h\x1b[2;3Hmenu");
+    assert_behaves_the_same_after_snapshot(term, b"\x1b[?1049lafter");
+}
+
+#[test]
+fn a_snapshot_carries_the_saved_cursor_region_and_origin_mode() {
+    let term = term_with(6, 20, b"\x1b[3;5H\x1b[1;32m\x1b7\x1b[m\x1b[2;5r\x1b[?6h\x1b[2;1Hin");
+    assert_behaves_the_same_after_snapshot(term, b"\r\nx\r\ny\r\nz\r\nw\x1b8saved\x1b[1;1Htop");
+}
+
+#[test]
+fn a_snapshot_carries_a_pending_wrap_modes_tabs_and_charsets() {
+    let term = term_with(3, 10, b"\x1b[3g\x1b[1;4H\x1bH\x1b)0\x0e\x1b[4h\x1b[2;1H0123456789");
+    assert!(term.cursor().1 == 10, "a wrap is pending");
+    assert_behaves_the_same_after_snapshot(term, b"q\tq\x0fq\x1b[1;1Hab");
 }
 
 #[test]
@@ -262,4 +302,51 @@ fn rows_scrolled_past_the_budget_are_counted_not_kept() {
     let update = watch.next(&term, 2).unwrap();
     assert!(update.scrolled.is_empty());
     assert_eq!(update.dropped, 2, "a client's history has a gap there");
+}
+
+#[test]
+fn insert_mode_pushes_the_rest_of_the_row_right() {
+    let term = term_with(2, 10, b"abcdef\x1b[1;3H\x1b[4hXY\x1b[4lZ");
+    assert_eq!(term.visible_lines()[0], "abXYZdef");
+}
+
+#[test]
+fn with_autowrap_off_the_last_column_is_written_over() {
+    let term = term_with(2, 5, b"\x1b[?7labcdefg");
+    assert_eq!(term.visible_lines(), ["abcdg", ""]);
+}
+
+#[test]
+fn tab_stops_can_be_set_and_cleared() {
+    let term = term_with(
+        2,
+        30,
+        b"\x1b[3g\x1b[1;5H\x1bH\x1b[1;12H\x1bH\r\ta\tb\tc\x1b[2;1H\x1b[2Id",
+    );
+    assert_eq!(term.visible_lines(), ["    a      b                 c", "           d"]);
+}
+
+#[test]
+fn combining_marks_stay_with_their_character() {
+    let term = term_with(1, 10, "e\u{301}x".as_bytes());
+    assert_eq!(term.visible_lines(), ["e\u{301}x"]);
+    assert_eq!(term.cursor(), (0, 2));
+}
+
+#[test]
+fn erased_cells_take_only_the_background_colour() {
+    use crate::protocol::screen::{Color, Glyph};
+    let term = term_with(1, 10, b"\x1b[1;7;31;44mab\x1b[K");
+    let cell = term.cell(0, 5).expect("a cell");
+    assert_eq!(cell.glyph, Glyph::Blank);
+    assert_eq!(
+        (cell.style.fg, cell.style.bg, cell.style.flags),
+        (Color::Default, Color::Idx(4), 0)
+    );
+}
+
+#[test]
+fn a_wide_character_written_over_loses_both_halves() {
+    let term = term_with(1, 10, "漢字\x1b[1;2Hx".as_bytes());
+    assert_eq!(term.visible_lines(), [" x字"]);
 }

@@ -1,0 +1,196 @@
+//! The bytes that redraw a screen on a fresh emulator of the same size: a
+//! checkpoint of the log (`protocol::run_files`) is one of these.
+//!
+//! They carry the cells with their colours, the cursor (a pending wrap
+//! too), the saved cursor, the scroll region, origin mode, the modes a
+//! client mirrors, autowrap and insert mode, tab stops, the charsets and the
+//! title; while the alternate screen is shown, the main screen under it
+//! too. Not carried: how many rows a taller size would pull back in at the
+//! top, and the last character (for REP).
+
+use std::fmt::Write as _;
+
+use super::charset::Charsets;
+use super::emulator::{Emulator, Sink, mouse};
+use super::grid::{Cell, Grid, Saved, Width};
+use crate::protocol::screen::{Color, Style, flag};
+
+impl<S: Sink> Emulator<S> {
+    pub(crate) fn snapshot(&self) -> Vec<u8> {
+        let mut out = String::new();
+        if self.alt_on {
+            draw(&mut out, &self.main);
+            // The saved cursor before the region: it may be outside it.
+            saved_cursor(&mut out, &self.main, "\x1b7");
+            region(&mut out, &self.main);
+            if self.main.origin {
+                out.push_str("\x1b[?6h");
+            }
+            // 47, not 1049: the saved cursor is in place already.
+            out.push_str("\x1b[?47h");
+        }
+        let grid = self.grid();
+        draw(&mut out, grid);
+        saved_cursor(&mut out, grid, "\x1b7");
+        region(&mut out, grid);
+        self.modes_and_tabs(&mut out);
+        self.cursor_and_pen(&mut out, grid);
+        // After the cursor: placing it may draw a cell again, in ASCII.
+        out.push_str(&charsets(self.charsets));
+        if self.modes.insert {
+            out.push_str("\x1b[4h");
+        }
+        if !self.title.is_empty() {
+            // The title came out of an OSC string, which cannot hold BEL,
+            // ESC, CAN or SUB, so it cannot end this one early.
+            let _ = write!(out, "\x1b]2;{}\x07", self.title);
+        }
+        out.into_bytes()
+    }
+
+    fn modes_and_tabs(&self, out: &mut String) {
+        let m = &self.modes;
+        for (on, set) in [
+            (m.app_cursor, "\x1b[?1h"),
+            (m.app_keypad, "\x1b="),
+            (m.bracketed_paste, "\x1b[?2004h"),
+            (m.hide_cursor, "\x1b[?25l"),
+            (!m.autowrap, "\x1b[?7l"),
+            (m.mouse == mouse::PRESS, "\x1b[?9h"),
+            (m.mouse == mouse::PRESS_RELEASE, "\x1b[?1000h"),
+            (m.mouse == mouse::BUTTON_MOTION, "\x1b[?1002h"),
+            (m.mouse == mouse::ANY_MOTION, "\x1b[?1003h"),
+            (m.mouse_encoding == mouse::UTF8, "\x1b[?1005h"),
+            (m.mouse_encoding == mouse::SGR, "\x1b[?1006h"),
+        ] {
+            if on {
+                out.push_str(set);
+            }
+        }
+        let default = (0..self.cols).all(|c| self.tabs[usize::from(c)] == (c > 0 && c % 8 == 0));
+        if !default {
+            out.push_str("\x1b[3g");
+            for (c, _) in self.tabs.iter().enumerate().filter(|(_, stop)| **stop) {
+                let _ = write!(out, "\x1b[1;{}H\x1bH", c + 1);
+            }
+        }
+    }
+
+    /// The cursor where it is, then the style new characters take.
+    fn cursor_and_pen(&self, out: &mut String, grid: &Grid) {
+        if grid.origin {
+            out.push_str("\x1b[?6h");
+        }
+        let top = if grid.origin { grid.top } else { 0 };
+        place(out, grid, grid.row, grid.col, top);
+        pen(out, self.style);
+    }
+}
+
+/// Moves the cursor to `row`, `col`, addressed from row `top` (the
+/// region's, under origin mode); a pending wrap (`col` past the last
+/// column) by drawing the last cell again, which leaves the cursor there as
+/// it was.
+fn place(out: &mut String, grid: &Grid, row: u16, col: u16, top: u16) {
+    let at = row.saturating_sub(top) + 1;
+    if col < grid.cols {
+        let _ = write!(out, "\x1b[{at};{}H", col + 1);
+        return;
+    }
+    let cells = &grid.rows[usize::from(row)].cells;
+    let mut last = cells.len() - 1;
+    if cells[last].width == Width::Continuation && last > 0 {
+        last -= 1;
+    }
+    let _ = write!(out, "\x1b[{at};{}H", last + 1);
+    pen(out, cells[last].style);
+    grid.rows[usize::from(row)].push_text(last, out);
+}
+
+/// Every cell that is not blank, each row from its first such cell.
+fn draw(out: &mut String, grid: &Grid) {
+    let mut style = None;
+    for (r, row) in grid.rows.iter().enumerate() {
+        let mut at = None;
+        for (c, cell) in row.cells.iter().enumerate() {
+            if cell.width == Width::Continuation || *cell == Cell::BLANK {
+                continue;
+            }
+            if at != Some(c) {
+                let _ = write!(out, "\x1b[{};{}H", r + 1, c + 1);
+            }
+            if style != Some(cell.style) {
+                pen(out, cell.style);
+                style = Some(cell.style);
+            }
+            row.push_text(c, out);
+            at = Some(c + if cell.width == Width::Wide { 2 } else { 1 });
+        }
+    }
+    out.push_str("\x1b[0m");
+}
+
+fn region(out: &mut String, grid: &Grid) {
+    if !grid.full_region() {
+        let _ = write!(out, "\x1b[{};{}r", grid.top + 1, grid.bottom + 1);
+    }
+}
+
+/// Puts the cursor, style, origin mode and charsets `grid` saved in place
+/// and saves them with `save` (DECSC).
+fn saved_cursor(out: &mut String, grid: &Grid, save: &str) {
+    let Saved {
+        row,
+        col,
+        style,
+        origin,
+        charsets: sets,
+    } = grid.saved;
+    if origin {
+        out.push_str("\x1b[?6h");
+    }
+    // The region is set after this: under origin mode it is the screen.
+    place(out, grid, row, col, 0);
+    pen(out, style);
+    out.push_str(&charsets(sets));
+    out.push_str(save);
+    if origin {
+        out.push_str("\x1b[?6l");
+    }
+    out.push_str("\x1b[0m\x1b(B\x1b)B\x0f");
+}
+
+/// Designations of both slots and the shift, whatever they were before.
+fn charsets(sets: Charsets) -> String {
+    let slot = |graphics| if graphics { '0' } else { 'B' };
+    let shift = if sets.shifted_out { '\x0e' } else { '\x0f' };
+    format!("\x1b({}\x1b){}{shift}", slot(sets.graphics[0]), slot(sets.graphics[1]))
+}
+
+/// SGR that sets `style` whatever was set before.
+fn pen(out: &mut String, style: Style) {
+    out.push_str("\x1b[0");
+    for (bit, code) in [
+        (flag::BOLD, 1),
+        (flag::DIM, 2),
+        (flag::ITALIC, 3),
+        (flag::UNDERLINE, 4),
+        (flag::INVERSE, 7),
+    ] {
+        if style.flags & bit != 0 {
+            let _ = write!(out, ";{code}");
+        }
+    }
+    for (color, base) in [(style.fg, 38), (style.bg, 48)] {
+        match color {
+            Color::Default => {}
+            Color::Idx(i) => {
+                let _ = write!(out, ";{base};5;{i}");
+            }
+            Color::Rgb(r, g, b) => {
+                let _ = write!(out, ";{base};2;{r};{g};{b}");
+            }
+        }
+    }
+    out.push('m');
+}
