@@ -102,9 +102,13 @@ fn parent_of(pid: u32) -> Option<u32> {
     stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// How much the run has printed: its log's length (the record's
+/// `output_bytes` follows a busy run only every few seconds).
 fn output_bytes(home: &Home, run: &str) -> u64 {
     let show: serde_json::Value = serde_json::from_str(&home.agents(&["show", run, "--json"])).expect("show --json");
-    show["output_bytes"].as_u64().unwrap_or(0)
+    let id = show["id"].as_str().expect("the run's id");
+    let log = home.home.join("runs").join(id).join("output.log");
+    std::fs::metadata(log).map(|m| m.len()).unwrap_or(0)
 }
 
 fn agents_side(dir: &Path, keys: usize) -> Vec<f64> {

@@ -140,12 +140,19 @@ fn insert_mode_types_into_the_run_and_the_prefix_returns_to_normal() {
     app.take_commands();
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.mode, Mode::Insert);
+    assert!(!app.only_typed, "entering INSERT is drawn");
     typed(&mut app, "hi");
     press(&mut app, KeyCode::Up);
     ctrl(&mut app, 'c');
+    assert!(
+        app.only_typed,
+        "keys typed into the run change nothing on screen: no frame for them"
+    );
     // Ctrl-a Ctrl-a sends one literal Ctrl-a.
     ctrl(&mut app, 'a');
+    assert!(!app.only_typed, "the prefix shows NORMAL");
     ctrl(&mut app, 'a');
+    assert!(!app.only_typed, "back in INSERT is drawn");
     assert_eq!(app.mode, Mode::Insert);
     assert_eq!(inputs(&app.take_commands()), b"hi\x1b[A\x03\x01");
     // `q` in INSERT is just a key for the program.

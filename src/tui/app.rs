@@ -239,6 +239,10 @@ pub struct App {
     /// the prefix pressed again right after types itself into the run and
     /// goes back (tmux's `send-prefix`).
     pub prefix: Option<bool>,
+    /// The last event only went to the focused run (a key or a paste in
+    /// INSERT): nothing on screen changed, so no frame is drawn for it, and
+    /// the run's echo is not kept waiting behind one.
+    pub only_typed: bool,
     pub quit: bool,
     pub commands: Vec<Command>,
     /// Runs whose output we subscribe to (the visible panes).
@@ -306,6 +310,7 @@ impl App {
             message: None,
             banner: None,
             prefix: None,
+            only_typed: false,
             quit: false,
             commands: Vec::new(),
             subscribed: Vec::new(),

@@ -12,6 +12,7 @@ use crate::protocol::screen::mode;
 
 impl App {
     pub fn handle(&mut self, event: Event) {
+        self.only_typed = false;
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key),
             Event::Paste(text) => self.paste(&text),
@@ -39,6 +40,7 @@ impl App {
                         run,
                         bytes: crate::input::encode_paste(text, bracketed),
                     });
+                    self.only_typed = true;
                 }
             }
             _ => {}
@@ -136,6 +138,7 @@ impl App {
                 self.fullscreen = fullscreen;
                 self.message = None;
                 self.type_key(&key);
+                self.only_typed = false;
                 return;
             }
             // `d` after it, as tmux detaches: already done.
@@ -341,6 +344,7 @@ impl App {
         if !bytes.is_empty() {
             self.commands.push(Command::Input { run, bytes });
         }
+        self.only_typed = true;
     }
 
     /// `v`: copy mode over the selected pane's history and screen.

@@ -229,8 +229,10 @@ where
                     if app.mode == app::Mode::Insert {
                         typed_at = Some(Instant::now());
                     }
-                    dirty = true;
-                    urgent = true;
+                    if !app.only_typed {
+                        dirty = true;
+                        urgent = true;
+                    }
                 }
                 Some(Err(e)) => return Err(e.into()),
                 None => return Ok(()),
