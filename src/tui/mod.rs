@@ -94,8 +94,10 @@ pub async fn main(paths: Paths) -> Result<i32> {
     // full-screen one asks the terminal its size before every frame (opening
     // `/dev/tty` each time, twenty times a second with four busy panes).
     let (cols, rows) = terminal::size()?;
+    // Buffered: a frame goes out in one write at its end, not one per
+    // escape sequence through `Stdout`'s lock and 1 KiB line buffer.
     let mut term = Terminal::with_options(
-        CrosstermBackend::new(std::io::stdout()),
+        CrosstermBackend::new(std::io::BufWriter::with_capacity(1 << 16, std::io::stdout())),
         TerminalOptions {
             viewport: Viewport::Fixed(Rect::new(0, 0, cols, rows)),
         },
