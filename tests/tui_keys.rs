@@ -263,6 +263,46 @@ fn the_new_run_form_starts_a_run() {
     assert_eq!(start.cwd, "/tmp");
 }
 
+/// The form's args are split as a shell splits them, and a quote left
+/// open is an error shown in the form, which keeps what was typed.
+#[test]
+fn the_new_run_form_splits_args_as_a_shell_and_keeps_them_on_an_error() {
+    let mut app = app_with_runs();
+    app.take_commands();
+    press(&mut app, KeyCode::Char('n'));
+    let set_args = |app: &mut App, args: &str| {
+        if let Some(Overlay::NewRun(form)) = &mut app.overlay {
+            form.cwd = "/tmp".into();
+            form.args = args.into();
+        }
+    };
+    set_args(&mut app, r#"--think-ms 5 "two  words" it\'s"#);
+    press(&mut app, KeyCode::Enter);
+    let start = app
+        .take_commands()
+        .into_iter()
+        .find_map(|c| match c {
+            Command::Start(p) => Some(p),
+            _ => None,
+        })
+        .expect("a start command");
+    assert_eq!(start.args, ["--think-ms", "5", "two  words", "it's"]);
+
+    press(&mut app, KeyCode::Char('n'));
+    set_args(&mut app, r#"-c "echo a"#);
+    press(&mut app, KeyCode::Enter);
+    let Some(Overlay::NewRun(form)) = &app.overlay else {
+        panic!("the form stays open");
+    };
+    assert!(
+        form.error.as_deref().is_some_and(|e| e.starts_with("args:")),
+        "{:?}",
+        form.error
+    );
+    assert_eq!(form.args, r#"-c "echo a"#, "what was typed is kept");
+    assert!(!app.take_commands().iter().any(|c| matches!(c, Command::Start(_))));
+}
+
 #[test]
 fn layouts_show_more_panes_and_zoom_shows_one() {
     let mut app = app_with_runs();

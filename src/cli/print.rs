@@ -203,7 +203,7 @@ pub fn detail(d: &RunDetail) -> String {
             field("attempt", line);
         }
     }
-    field("command", r.command.join(" "));
+    field("command", shell_words::join(&r.command));
     if let Some(env) = env_line(&d.harness) {
         field("env", env);
     }

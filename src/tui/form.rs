@@ -210,7 +210,7 @@ impl NewRunForm {
         if host == "local" && (cwd.is_empty() || !std::path::Path::new(cwd).is_dir()) {
             return Err(format!("cwd '{cwd}' is not a directory"));
         }
-        let mut args: Vec<String> = self.args.split_whitespace().map(str::to_string).collect();
+        let mut args = shell_words::split(&self.args).map_err(|e| format!("args: {e} (quote as in a shell)"))?;
         let model = self.model.trim();
         if !model.is_empty() {
             // Every agent family takes `--model NAME`; a shell or command does not.

@@ -119,7 +119,7 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
         lines.push(field("signal", sig.clone(), theme));
     }
     lines.push(field("cwd", run.cwd.clone(), theme));
-    lines.push(field("command", run.command.join(" "), theme));
+    lines.push(field("command", shell_words::join(&run.command), theme));
     lines.push(field("host", run.host.clone(), theme));
     lines.push(field(
         "pid",
