@@ -236,6 +236,14 @@ fn cancel_asks_first_and_force_cancel_says_so() {
     }));
 }
 
+/// The run the form asked to start, if it did.
+fn started(app: &mut App) -> Option<Box<agents::api::StartParams>> {
+    app.take_commands().into_iter().find_map(|c| match c {
+        Command::Start(p) => Some(p),
+        _ => None,
+    })
+}
+
 #[test]
 fn the_new_run_form_starts_a_run() {
     let mut app = app_with_runs();
@@ -250,14 +258,7 @@ fn the_new_run_form_starts_a_run() {
     press(&mut app, KeyCode::Tab);
     typed(&mut app, "helper");
     press(&mut app, KeyCode::Enter);
-    let start = app
-        .take_commands()
-        .into_iter()
-        .find_map(|c| match c {
-            Command::Start(p) => Some(p),
-            _ => None,
-        })
-        .expect("a start command");
+    let start = started(&mut app).expect("a start command");
     assert_eq!(start.harness, "demo");
     assert_eq!(start.name.as_deref(), Some("helper"));
     assert_eq!(start.cwd, "/tmp");
@@ -278,14 +279,7 @@ fn the_new_run_form_splits_args_as_a_shell_and_keeps_them_on_an_error() {
     };
     set_args(&mut app, r#"--think-ms 5 "two  words" it\'s"#);
     press(&mut app, KeyCode::Enter);
-    let start = app
-        .take_commands()
-        .into_iter()
-        .find_map(|c| match c {
-            Command::Start(p) => Some(p),
-            _ => None,
-        })
-        .expect("a start command");
+    let start = started(&mut app).expect("a start command");
     assert_eq!(start.args, ["--think-ms", "5", "two  words", "it's"]);
 
     press(&mut app, KeyCode::Char('n'));
@@ -300,7 +294,7 @@ fn the_new_run_form_splits_args_as_a_shell_and_keeps_them_on_an_error() {
         form.error
     );
     assert_eq!(form.args, r#"-c "echo a"#, "what was typed is kept");
-    assert!(!app.take_commands().iter().any(|c| matches!(c, Command::Start(_))));
+    assert!(started(&mut app).is_none(), "nothing started");
 }
 
 #[test]

@@ -3,8 +3,8 @@
 //! [`Terminal`] is one run's screen: `vte` splits the bytes, our own
 //! emulator (`emulator.rs`, `csi.rs`, on the cells of `grid.rs`) applies
 //! them, answers terminal queries (`queries.rs`), maps the DEC line-drawing
-//! charset (`charset.rs`), and counts bells and rows scrolled away
-//! (`hooks.rs`). It keeps no scrollback: history is re-rendered from the
+//! charset (`charset.rs`), keeps the title and counts bells and rows
+//! scrolled away; `hooks.rs` says where those rows go. It keeps no scrollback: history is re-rendered from the
 //! output log on demand with [`render_history`] (`history.rs`). No I/O
 //! happens here.
 //!
