@@ -18,7 +18,9 @@
 //!
 //! `AGENTS_BENCH_KEYS` changes the number of keys (300);
 //! `AGENTS_BENCH_HIDE_FLOOD=1` keeps the TUI in the single layout, so the
-//! flood runs but no pane shows it (to tell its CPU cost from its drawing).
+//! flood runs but no pane shows it (to tell its CPU cost from its drawing);
+//! `AGENTS_BENCH_NO_YIELD=1` sets `engine.flood_bytes_per_s = 0`, so the
+//! flooding run keeps its full share of the processor (docs/design.md §10).
 
 mod common;
 
@@ -113,6 +115,12 @@ fn output_bytes(home: &Home, run: &str) -> u64 {
 
 fn agents_side(dir: &Path, keys: usize) -> Vec<f64> {
     let home = Home::new(dir);
+    if std::env::var_os("AGENTS_BENCH_NO_YIELD").is_some() {
+        let config = home.config.join("agents/config.toml");
+        let mut text = std::fs::read_to_string(&config).expect("the bench's config");
+        text.push_str("flood_bytes_per_s = 0\n");
+        std::fs::write(&config, text).expect("the bench's config");
+    }
     home.agents(&["daemon", "start"]);
     home.agents(&["run", "-d", "--name", "echo", "cmd", "--", "cat"]);
     home.agents(&["run", "-d", "--name", "flood", "demo", "--", "--flood", FLOOD_BYTES]);
@@ -143,6 +151,11 @@ fn agents_side(dir: &Path, keys: usize) -> Vec<f64> {
         flooded as f64 / secs / 1e6,
         tui.bytes as f64 / secs / 1e3,
     );
+    // docs/design.md §10: a flooding run's sessions yield while it floods.
+    if let Some(pid) = processes[1].1 {
+        let group = std::fs::read_to_string(format!("/proc/{pid}/autogroup")).unwrap_or_default();
+        println!("agents: the flooding supervisor's scheduling group: {}", group.trim());
+    }
     let percent: Vec<f64> = processes
         .iter()
         .zip(&cpu_before)

@@ -53,6 +53,10 @@ pub struct Engine {
     /// A run whose output the disk refuses (full) is paused this long,
     /// the harness held on its next write, before it is ended.
     pub disk_full_patience_ms: u64,
+    /// Output faster than this many bytes a second is a flood: while it
+    /// lasts the run yields the processor to the others (docs/design.md
+    /// §10). 0 never yields.
+    pub flood_bytes_per_s: u64,
 }
 
 impl Default for Engine {
@@ -73,6 +77,7 @@ impl Default for Engine {
             // Half a minute: a build that filled the disk and cleaned up
             // after itself, or a user freeing space, costs no agent.
             disk_full_patience_ms: 30_000,
+            flood_bytes_per_s: crate::protocol::supervisor::FLOOD_BYTES_PER_S,
         }
     }
 }

@@ -626,3 +626,37 @@ fn an_unknown_or_ambiguous_reference_is_a_one_line_error_and_names_resolve() {
     let err = one_line_failure(&home.run(&["cancel", "nope-either"]));
     assert!(err.contains("no run matches"), "{err}");
 }
+
+/// The nice value of the scheduling group (the session) `pid` leads.
+fn group_nice(pid: i64) -> Option<i32> {
+    let group = std::fs::read_to_string(format!("/proc/{pid}/autogroup")).ok()?;
+    group.rsplit_once("nice ")?.1.trim().parse().ok()
+}
+
+#[test]
+fn a_flooding_run_yields_the_processor_while_it_floods_and_gets_it_back_after() {
+    if !Path::new("/proc/self/autogroup").exists() {
+        eprintln!("skipped: this kernel does not group processes by session (no /proc/self/autogroup)");
+        return;
+    }
+    // A flood well above the threshold even for a debug build on a busy
+    // machine; then the harness stays, quiet.
+    let home = Home::with_config("[engine]\nflood_bytes_per_s = 200000\n");
+    let id = home.start(&["cmd", "--", "sh", "-c", "timeout 4 yes; exec sleep 60"]);
+    let pid = home.show(&id)["pid"].as_i64().expect("the harness's pid");
+    home.wait_until("the flooding harness's session yields", || group_nice(pid) == Some(19));
+    home.wait_until("the quiet harness's session has its share back", || {
+        group_nice(pid) == Some(0)
+    });
+    assert_eq!(home.state(&id), "running", "the run goes on: {}", home.show(&id));
+
+    // With yielding off, the same flood keeps its share.
+    let home = Home::with_config("[engine]\nflood_bytes_per_s = 0\n");
+    let id = home.start(&["cmd", "--", "sh", "-c", "timeout 4 yes; exec sleep 60"]);
+    let pid = home.show(&id)["pid"].as_i64().expect("the harness's pid");
+    let log = home.log_path(&id);
+    home.wait_until("the flood has printed a megabyte", || {
+        std::fs::metadata(&log).is_ok_and(|m| m.len() > 1 << 20)
+    });
+    assert_eq!(group_nice(pid), Some(0), "yielding is off");
+}

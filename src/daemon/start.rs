@@ -286,6 +286,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
         family: row.harness.clone(),
         umask: super::user_umask(),
         disk_full_patience_ms: config.engine.disk_full_patience_ms,
+        flood_bytes_per_s: config.engine.flood_bytes_per_s,
     };
     // A profile with fallbacks keeps what a next attempt needs, in memory,
     // before the harness can end.

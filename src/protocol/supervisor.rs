@@ -72,6 +72,18 @@ pub struct SuperviseSpec {
     /// paused meanwhile, before the run is ended (`engine.disk_full_patience_ms`).
     #[serde(default)]
     pub disk_full_patience_ms: u64,
+    /// Output faster than this (bytes a second) makes the run yield the
+    /// processor while it lasts (`engine.flood_bytes_per_s`); 0 never.
+    #[serde(default = "default_flood_rate")]
+    pub flood_bytes_per_s: u64,
+}
+
+/// Ten times what a busy agent's own interface draws (Claude Code redrawing
+/// a long answer stays under 0.5 MB/s), far below a `cat` of a large file.
+pub const FLOOD_BYTES_PER_S: u64 = 5_000_000;
+
+fn default_flood_rate() -> u64 {
+    FLOOD_BYTES_PER_S
 }
 
 fn default_umask() -> u32 {

@@ -93,6 +93,12 @@ pub fn pgid_of(pid: i32) -> Option<i32> {
     fields_after_comm(&stat)?.get(2)?.parse().ok()
 }
 
+/// The session (field 6).
+pub fn sid_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    fields_after_comm(&stat)?.get(3)?.parse().ok()
+}
+
 /// The parent pid (field 4).
 pub fn ppid_of(pid: i32) -> Option<i32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

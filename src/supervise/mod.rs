@@ -8,6 +8,7 @@ mod keeper;
 mod output;
 mod screens;
 mod server;
+mod yielding;
 pub use screens::{FRAME as SCREEN_FRAME, SCROLLED_KEPT, SMALL_CHANGE_ROWS, method as screen_method, scrolled_budget};
 
 use std::sync::Arc;
@@ -72,6 +73,7 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
         log,
         checkpoints,
         std::time::Duration::from_millis(spec.disk_full_patience_ms),
+        spec.flood_bytes_per_s,
     )?;
     let exited = child::watch_exit(run.clone(), started.leader.pid);
 

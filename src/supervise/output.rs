@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::server::{SCREEN_QUIET, Supervised};
+use super::yielding::Yielding;
 use crate::paths::Paths;
 use crate::protocol::exit::EndedBy;
 use crate::protocol::run_files::{Checkpoint, TimeSample};
@@ -256,6 +257,7 @@ pub fn start_reader(
     mut log: OutputLog,
     checkpoints: Checkpoints,
     disk_full_patience: Duration,
+    flood_rate: u64,
 ) -> Result<()> {
     let (chunks, parse_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(PARSE_QUEUE);
     // Chunks sent to the parser and not yet parsed. Only the reader adds to
@@ -320,6 +322,7 @@ pub fn start_reader(
             let mut unannounced = false;
             // Output is going on, as last said (`Supervised::busy`).
             let mut busy = false;
+            let mut yielding = Yielding::new(run.leader.pid, flood_rate, last_read);
             loop {
                 // The pause after which output is said to have paused, if
                 // the daemon asked to hear it.
@@ -337,11 +340,16 @@ pub fn start_reader(
                     // the screen's look, the held time samples.
                     let pace = Duration::from_millis(run.pace_ms.load(Ordering::Relaxed));
                     let held = !log.samples.is_empty();
+                    let look = yielding.next_look();
                     let due = [
                         (unannounced, pace),
                         (busy, busy_after.unwrap_or_default()),
                         (look_due, SCREEN_QUIET),
                         (held, SAMPLES_HELD),
+                        (
+                            look.is_some(),
+                            look.map_or(Duration::ZERO, |at| at.saturating_duration_since(last_read)),
+                        ),
                     ]
                     .into_iter()
                     .filter_map(|(due, after)| due.then_some(after))
@@ -368,6 +376,7 @@ pub fn start_reader(
                         if held && quiet >= SAMPLES_HELD {
                             log.write_samples();
                         }
+                        yielding.quiet(Instant::now());
                         continue;
                     }
                 }
@@ -402,6 +411,7 @@ pub fn start_reader(
                 }
                 run.written.store(log.offset, Ordering::Release);
                 last_read = Instant::now();
+                yielding.output(n, last_read);
                 let pace = Duration::from_millis(run.pace_ms.load(Ordering::Relaxed));
                 // The first output after a pause said is announced at once.
                 let resumed = busy_after.is_some() && !busy;
