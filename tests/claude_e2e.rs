@@ -219,6 +219,27 @@ fn a_real_claude_run_reports_status_hooks_and_its_session() {
         "claude wrote the transcript where the record says"
     );
 
+    // A prompt of two lines is one message in Claude's transcript, not two
+    // turns (issue #12).
+    home.ok(&["send", &id, "two lines\nin one prompt"]);
+    let replies = |messages: &[Value]| messages.iter().filter(|m| m["role"] == "assistant").count();
+    home.wait_until("Claude answered the two-line prompt", || {
+        let messages = real_cli::transcript(&home, &id);
+        let took = messages
+            .iter()
+            .any(|m| m["role"] == "user" && m["text"].as_str().is_some_and(|t| t.contains("in one prompt")));
+        took && replies(&messages) >= 2
+    });
+    let messages = real_cli::transcript(&home, &id);
+    assert!(
+        real_cli::has_message(&messages, "user", "two lines\nin one prompt"),
+        "one user message with both lines: {messages:?}"
+    );
+    assert!(
+        !real_cli::has_message(&messages, "user", "in one prompt"),
+        "{messages:?}"
+    );
+
     home.ok(&["send", &id, "ASKPERM now"]);
     home.wait_until("claude asks for permission", || {
         home.show(&id)["status"] == "needs_approval"

@@ -361,3 +361,73 @@ fn killing_the_daemon_under_the_tui_shows_the_banner_and_the_tui_reconnects_by_i
     assert_eq!(tui.exit_code(), 0, "{}", tui.screen());
     assert_eq!(run_named(&home, "steady")["state"], "running");
 }
+
+/// The prompts the daemon took for `run`, oldest first, from its database.
+fn prompts_of(home: &Home, run: &str) -> Vec<String> {
+    let db = rusqlite::Connection::open_with_flags(
+        home.path().join("agents.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .expect("the database");
+    let mut query = db
+        .prepare("SELECT text FROM prompts WHERE run_id = ?1 ORDER BY created_at, rowid")
+        .expect("the prompts query");
+    query
+        .query_map([run], |row| row.get(0))
+        .expect("the prompts")
+        .map(|text| text.expect("a prompt's text"))
+        .collect()
+}
+
+#[test]
+fn a_paste_into_the_composer_marked_or_not_is_one_prompt_and_esc_asks_before_dropping_a_draft() {
+    let home = Home::new();
+    let id = home.start(&["--name", "paster", "demo"]);
+    let mut tui = Tui::open(&home, 40, 120);
+    tui.wait_screen("the run in the tree", |l| tree_row(l, "paster").is_some());
+
+    // A bracketed paste, its lines ended with CR as terminals send them.
+    tui.press(b"s");
+    tui.wait_text(" send to paster ");
+    tui.press(b"\x1b[200~line one\rline two\rline three\x1b[201~");
+    let lines = tui.wait_text("line three");
+    assert!(
+        shows(&lines, "line one") && shows(&lines, "line two"),
+        "three lines: {lines:#?}"
+    );
+    tui.press(ENTER);
+    home.wait_until("the pasted prompt is taken", || !prompts_of(&home, &id).is_empty());
+    assert_eq!(prompts_of(&home, &id), ["line one\nline two\nline three"]);
+
+    // A paste a terminal sent as keys, in one write: the `i` of "insert"
+    // must not switch to INSERT, nor the first line go alone.
+    tui.wait_screen("the composer closed", |l| !shows(l, " send to paster "));
+    tui.press(b"s");
+    tui.wait_text(" send to paster ");
+    tui.press(b"alpha\rbeta\rinsert");
+    tui.wait_text("insert");
+    tui.press(ENTER);
+    home.wait_until("the second prompt is taken", || prompts_of(&home, &id).len() == 2);
+    assert_eq!(prompts_of(&home, &id)[1], "alpha\nbeta\ninsert");
+    tui.wait_text(" NORMAL ");
+
+    // Esc on a draft asks first; any key but y keeps it.
+    tui.wait_screen("the composer closed", |l| !shows(l, " send to paster "));
+    tui.press(b"s");
+    tui.wait_text(" send to paster ");
+    tui.press(b"a draft");
+    tui.wait_text("a draft");
+    tui.press(b"\x1b");
+    tui.wait_text("throw the draft away?");
+    tui.press(b"n");
+    tui.wait_screen("the draft kept", |l| {
+        shows(l, "a draft") && !shows(l, "throw the draft away?")
+    });
+    tui.press(b"\x1b");
+    tui.wait_text("throw the draft away?");
+    tui.press(b"y");
+    tui.wait_screen("the composer closed", |l| !shows(l, " send to paster "));
+    assert_eq!(prompts_of(&home, &id).len(), 2, "nothing more was sent");
+    tui.press(b"q");
+    assert_eq!(tui.exit_code(), 0, "{}", tui.screen());
+}

@@ -18,6 +18,8 @@ pub struct Composer {
     pub run_name: String,
     pub prompt_id: String,
     pub text: TextArea<'static>,
+    /// Esc was pressed on a draft: the next key says whether to throw it away.
+    pub discarding: bool,
 }
 
 impl Composer {
@@ -29,6 +31,7 @@ impl Composer {
             run_name: run_name.to_string(),
             prompt_id: ulid::Ulid::new().to_string(),
             text,
+            discarding: false,
         }
     }
 
@@ -36,15 +39,28 @@ impl Composer {
         self.text.lines().join("\n")
     }
 
+    /// Pasted text, its lines kept: terminals end pasted lines with CR.
     pub fn paste(&mut self, s: &str) {
-        self.text.insert_str(s);
+        self.discarding = false;
+        self.text.insert_str(s.replace("\r\n", "\n").replace('\r', "\n"));
     }
 
     pub fn key(&mut self, key: KeyEvent) -> Outcome {
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if std::mem::take(&mut self.discarding) {
+            // y or a second Esc throws the draft away; anything else keeps it.
+            return match key.code {
+                KeyCode::Char('y' | 'Y') | KeyCode::Esc => Outcome::Close,
+                _ => Outcome::Keep,
+            };
+        }
         match key.code {
-            KeyCode::Esc => Outcome::Close,
+            KeyCode::Esc if self.text().trim().is_empty() => Outcome::Close,
+            KeyCode::Esc => {
+                self.discarding = true;
+                Outcome::Keep
+            }
             KeyCode::Enter if alt || key.modifiers.contains(KeyModifiers::SHIFT) => {
                 self.text.insert_newline();
                 Outcome::Keep

@@ -43,7 +43,7 @@ impl App {
                     self.only_typed = true;
                 }
             }
-            _ => {}
+            _ => self.message = Some("nothing sent: a paste goes into the composer, or into a run in INSERT".into()),
         }
     }
 

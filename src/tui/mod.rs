@@ -2,6 +2,7 @@
 //! other. The loop takes its input as a stream so tests can drive it.
 
 pub mod app;
+mod burst;
 pub mod copy;
 pub mod form;
 mod input;
@@ -135,15 +136,26 @@ pub async fn main(paths: Paths) -> Result<i32> {
 /// crossterm's `EventStream` keeps a thread waiting in `poll` while holding
 /// the event reader's lock, and each look for input from the loop spun on
 /// that lock (`sched_yield` several times per look: 840 a second with four
-/// spinning panes, `cargo bench --bench spinners`). The thread ends at the
-/// first event after the loop has gone, or with the process.
+/// spinning panes, `cargo bench --bench spinners`). What one read brings
+/// is taken together, so a paste that came as keys is one paste
+/// (`burst::coalesce`). The thread ends at the first event after the loop
+/// has gone, or with the process.
 fn terminal_input() -> impl Stream<Item = std::io::Result<Event>> + Unpin {
     let (tx, mut rx) = mpsc::channel(256);
     let reader = std::thread::Builder::new().name("tty-input".into()).spawn(move || {
         loop {
-            let event = crossterm::event::read();
-            let failed = event.is_err();
-            if tx.blocking_send(event).is_err() || failed {
+            let batch = read_batch();
+            let failed = batch.is_err();
+            let events = match batch {
+                Ok(batch) => burst::coalesce(batch).into_iter().map(Ok).collect(),
+                Err(e) => vec![Err(e)],
+            };
+            for event in events {
+                if tx.blocking_send(event).is_err() {
+                    return;
+                }
+            }
+            if failed {
                 break;
             }
         }
@@ -155,6 +167,15 @@ fn terminal_input() -> impl Stream<Item = std::io::Result<Event>> + Unpin {
         rx = failed;
     }
     futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
+
+/// One event, waiting for it, and every other one already there.
+fn read_batch() -> std::io::Result<Vec<Event>> {
+    let mut batch = vec![crossterm::event::read()?];
+    while batch.len() < burst::MOST && crossterm::event::poll(Duration::ZERO)? {
+        batch.push(crossterm::event::read()?);
+    }
+    Ok(batch)
 }
 
 fn send_commands(app: &mut App, commands: &mpsc::UnboundedSender<Command>, outer: &mut impl Write) {

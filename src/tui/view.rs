@@ -675,6 +675,13 @@ fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
                 .borders(Borders::ALL)
                 .border_type(BorderType::Rounded)
                 .title(format!(" send to {} ", c.run_name));
+            let block = match c.discarding {
+                true => block.title_bottom(Line::styled(
+                    " throw the draft away? y / Esc: yes, any other key: no ",
+                    theme.accent,
+                )),
+                false => block,
+            };
             let inner = block.inner(rect);
             f.render_widget(block, rect);
             f.render_widget(&c.text, inner);
