@@ -199,6 +199,35 @@ fn when_the_run_ends_while_attached_attach_exits_with_its_outcome() {
 }
 
 #[test]
+fn a_run_attached_to_its_end_leaves_all_its_output_on_the_terminal() {
+    let home = Home::new();
+    // Taller than the terminal: the first lines scrolled off long before.
+    let script = "seq 1 60 | sed 's/^/line /'; sleep 0.3";
+    let mut run = in_pty(&home, &["run", "cmd", "--", "sh", "-c", script]);
+    assert_eq!(run.exit_code(), 0, "{}", run.text());
+    assert!(!run.term.alternate_screen());
+    // What is printed after the alternate screen is left stays there.
+    let text = run.text();
+    let (_, after) = text
+        .rsplit_once("\x1b[?1049l")
+        .expect("attach left the alternate screen");
+    let after = after.strip_prefix("\x1b[?25h").unwrap_or(after);
+    let printed: Vec<&str> = after.lines().map(str::trim_end).collect();
+    for i in 1..=60 {
+        assert!(
+            printed.contains(&format!("line {i}").as_str()),
+            "line {i} in {printed:?}"
+        );
+    }
+    assert!(
+        printed
+            .last()
+            .is_some_and(|l| l.contains("succeeded: exited with code 0")),
+        "{printed:?}"
+    );
+}
+
+#[test]
 fn attach_says_so_when_the_daemon_stops_and_the_run_goes_on() {
     let home = Home::new();
     let id = home.start(&["demo"]);

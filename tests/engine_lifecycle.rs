@@ -625,6 +625,10 @@ fn an_unknown_or_ambiguous_reference_is_a_one_line_error_and_names_resolve() {
     assert_eq!(home.show(&second[..second.len() - 1])["id"], second.as_str());
     let err = one_line_failure(&home.run(&["cancel", "nope-either"]));
     assert!(err.contains("no run matches"), "{err}");
+    // An ended run is named as the user named it.
+    home.wait_end(&first);
+    let err = one_line_failure(&home.run(&["send", "alpha", "hi"]));
+    assert_eq!(err.trim(), "agents: run alpha has already ended (succeeded)");
 }
 
 /// The nice value of the scheduling group (the session) `pid` leads.

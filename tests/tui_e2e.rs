@@ -431,3 +431,21 @@ fn a_paste_into_the_composer_marked_or_not_is_one_prompt_and_esc_asks_before_dro
     tui.press(b"q");
     assert_eq!(tui.exit_code(), 0, "{}", tui.screen());
 }
+
+#[test]
+fn agents_demo_without_a_terminal_refuses_before_it_starts_anything() {
+    let home = Home::new();
+    let out = home
+        .cmd(&["demo"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("agents demo");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim(), "agents: the TUI needs a terminal; try `agents ls`");
+    assert_eq!(
+        home.json(&["ls", "--all", "--json"]),
+        serde_json::json!([]),
+        "no demo run started"
+    );
+}

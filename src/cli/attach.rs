@@ -2,7 +2,7 @@
 //! screen is drawn from a local emulator fed by the daemon, never by passing
 //! the agent's bytes through.
 
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -190,7 +190,40 @@ fn way_back(run: &str, session: Option<&str>) -> String {
     }
 }
 
-pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
+/// What of a run's output stays on the user's terminal when the run ends
+/// while attached: the attach took the alternate screen, so without this
+/// `agents run cmd -- make test` would leave only its end line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    /// All of it, as `agents logs` prints it: the run was started attached,
+    /// as if the command had run in this terminal.
+    All,
+    /// Its last screen: attached to a run that was already going.
+    LastScreen,
+}
+
+/// The run's lines, printed inert, once the terminal is the user's again.
+async fn print_kept(paths: &Paths, run: &str, kept: Kept, rows: u16) -> Result<()> {
+    let history = crate::config::ConfigWatch::new(Paths::config_file())
+        .current
+        .engine
+        .history_lines;
+    let max = match kept {
+        Kept::All => history,
+        Kept::LastScreen => usize::from(rows),
+    };
+    let mut lines = crate::replay::screen_lines(paths, run, max).await?;
+    while lines.last().is_some_and(|l| l.trim().is_empty()) {
+        lines.pop();
+    }
+    let mut out = std::io::stdout().lock();
+    for line in lines {
+        writeln!(out, "{}", crate::text::inert(&line))?;
+    }
+    Ok(())
+}
+
+pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         bail!("attach needs a terminal; read a run's output with `agents logs {run}`");
     }
@@ -436,6 +469,9 @@ pub async fn attach(paths: &Paths, run: &str) -> Result<i32> {
         }
         Leave::Ended => {
             let end: RunRecord = client.call(method::RUNS_WAIT, RunRef { run: id.clone() }).await?;
+            if let Err(e) = print_kept(paths, &id, kept, mirror.rows).await {
+                say_err!("agents: the run's output is in `agents logs {id}` ({e})");
+            }
             say!(
                 "run {} ({}) {}: {}",
                 end.name,

@@ -97,7 +97,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Attach { run } => attach::attach(&paths, &run).await,
+        Command::Attach { run } => attach::attach(&paths, &run, attach::Kept::LastScreen).await,
         Command::Send { run, text, id } => {
             let client = Client::connect(&paths, false).await?;
             let sent: SendResult = client
@@ -292,7 +292,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
         return Ok(0);
     }
     drop(client);
-    attach::attach(paths, &record.id).await
+    attach::attach(paths, &record.id, attach::Kept::All).await
 }
 
 async fn daemon_command(paths: &Paths, command: Option<DaemonCommand>) -> Result<i32> {
@@ -357,6 +357,8 @@ async fn wait_for_exit(pid: i32) {
 
 /// A handful of demo agents, one in each interesting state, then the TUI.
 async fn demo(paths: &Paths) -> Result<i32> {
+    // Demo runs nobody will see are not started.
+    crate::tui::need_terminal()?;
     let client = Client::connect(paths, false).await?;
     let cwd = std::env::current_dir()?.to_string_lossy().into_owned();
     let suffix = ulid::Ulid::new().to_string()[20..].to_lowercase();
@@ -458,7 +460,7 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
                 return Ok(0);
             }
             drop(client);
-            attach::attach(paths, &record.id).await
+            attach::attach(paths, &record.id, attach::Kept::LastScreen).await
         }
     }
 }

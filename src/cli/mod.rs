@@ -35,7 +35,9 @@ pub enum Command {
     },
     /// Show one run's record and events (--tree: its lineage tree).
     Show {
+        /// A run: its id, an id prefix, or its name.
         run: String,
+        /// One JSON document instead of text.
         #[arg(long)]
         json: bool,
         /// The lineage around the run: ancestors to the root, then child
@@ -44,10 +46,15 @@ pub enum Command {
         tree: bool,
     },
     /// Attach full-screen to a run; Ctrl-a d detaches.
-    Attach { run: String },
+    Attach {
+        /// A run: its id, an id prefix, or its name.
+        run: String,
+    },
     /// Type TEXT and Enter into a run (queued while the agent is busy).
     Send {
+        /// A run: its id, an id prefix, or its name.
         run: String,
+        /// The prompt; newlines in it stay one message.
         text: String,
         /// Your own id for this prompt; resending the same id never delivers twice.
         #[arg(long)]
@@ -59,9 +66,16 @@ pub enum Command {
         command: SessionsCommand,
     },
     /// Answer the question a run waits on: yes, no, or text.
-    Answer { run: String, answer: String },
+    Answer {
+        /// A run: its id, an id prefix, or its name.
+        run: String,
+        /// `yes` or `no` to a permission prompt, or TEXT typed as the answer.
+        #[arg(value_name = "yes|no|TEXT")]
+        answer: String,
+    },
     /// Cancel a run and the children it owns.
     Cancel {
+        /// A run: its id, an id prefix, or its name.
         run: String,
         /// SIGKILL at once instead of SIGINT → SIGTERM → SIGKILL.
         #[arg(long)]
@@ -72,7 +86,9 @@ pub enum Command {
     },
     /// Print a run's output: its screen lines with scrollback, or raw bytes.
     Logs {
+        /// A run: its id, an id prefix, or its name.
         run: String,
+        /// Keep printing output as the run writes it, until it ends.
         #[arg(short, long)]
         follow: bool,
         /// The raw bytes (only to a file or pipe, never to a terminal).
@@ -81,13 +97,17 @@ pub enum Command {
     },
     /// Export a run as an asciicast v2 recording.
     Export {
+        /// A run: its id, an id prefix, or its name.
         run: String,
+        /// Write the recording here (asciinema plays it).
         #[arg(long, value_name = "FILE")]
         cast: PathBuf,
     },
     /// Wait for a run to end; exits 0 if it succeeded.
     Wait {
+        /// A run: its id, an id prefix, or its name.
         run: String,
+        /// The ended run's record as JSON.
         #[arg(long)]
         json: bool,
         /// Give up after SECS (exit 124), leaving the run as it is.
@@ -117,11 +137,13 @@ pub enum Command {
         /// Keep printing messages as the transcript grows.
         #[arg(short, long)]
         follow: bool,
+        /// One JSON message per line.
         #[arg(long)]
         json: bool,
     },
     /// Search every indexed transcript (each word must appear).
     Search {
+        /// Words that must all appear in a message.
         #[arg(required = true, num_args = 1..)]
         words: Vec<String>,
         /// Only in this run's or session's transcript.
@@ -130,13 +152,15 @@ pub enum Command {
         /// The words are an FTS5 query (AND, OR, NEAR, "phrase", prefix*).
         #[arg(long)]
         raw: bool,
+        /// One JSON hit per line.
         #[arg(long)]
         json: bool,
     },
     /// Serve the tool table over MCP on stdin/stdout (list, start, send,
     /// answer, wait, cancel runs; read their logs and transcripts).
     Mcp,
-    /// Start a few demo agents and attach to one.
+    /// Open the TUI on a few demo agents (started for you, nothing to
+    /// install): the quickest look at what agents does.
     Demo,
     /// The built-in demo agent (what `agents run demo` spawns).
     #[command(hide = true)]
@@ -158,24 +182,31 @@ pub enum Command {
 pub enum SessionsCommand {
     /// Sessions, newest first, with the run that last held each.
     List {
+        /// One JSON document instead of text.
         #[arg(long)]
         json: bool,
     },
     /// One session: its harness, cwd, transcript, totals, runs and subagents.
     Show {
+        /// A session id or id prefix.
         session: String,
+        /// One JSON document instead of text.
         #[arg(long)]
         json: bool,
     },
     /// A new run that continues the session in its own harness (attaches unless -d).
     Resume {
+        /// A session id or id prefix (`agents sessions list`).
         session: String,
+        /// Don't attach; print the new run's id.
         #[arg(short = 'd', long = "background")]
         background: bool,
     },
     /// A new run that starts from a copy of the session (attaches unless -d).
     Fork {
+        /// A session id or id prefix (`agents sessions list`).
         session: String,
+        /// Don't attach; print the new run's id.
         #[arg(short = 'd', long = "background")]
         background: bool,
     },
@@ -192,6 +223,7 @@ pub struct ListArgs {
     /// Include runs that have ended.
     #[arg(short, long)]
     pub all: bool,
+    /// One JSON array of run records.
     #[arg(long)]
     pub json: bool,
 }
@@ -204,6 +236,7 @@ pub enum DaemonCommand {
     Stop,
     /// Is the daemon running, and with what.
     Status {
+        /// One JSON document instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -220,8 +253,11 @@ pub struct RunArgs {
     /// shell, cmd, demo, claude, codex, gemini, aider, or a [profiles.NAME] from config.toml.
     #[arg(default_value = "shell")]
     pub harness: String,
+    /// A name to call the run by (default: the harness and a number; an
+    /// agent's run is renamed after its first prompt).
     #[arg(long)]
     pub name: Option<String>,
+    /// Where the harness starts (default: here).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
     /// The run that owns this one (default: $AGENTS_RUN_ID when started from a run).
@@ -275,4 +311,36 @@ fn is_closed_pipe(e: &anyhow::Error) -> bool {
     e.chain()
         .filter_map(|c| c.downcast_ref::<std::io::Error>())
         .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every verb and every argument a user can see says what it is for.
+    fn unexplained(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        if cmd.is_hide_set() {
+            return;
+        }
+        let here = format!("{path} {}", cmd.get_name()).trim().to_string();
+        if cmd.get_about().is_none() && !path.is_empty() {
+            out.push(here.clone());
+        }
+        for arg in cmd.get_arguments() {
+            let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+            if !arg.is_hide_set() && !builtin && arg.get_help().is_none() {
+                out.push(format!("{here} {}", arg.get_id()));
+            }
+        }
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            unexplained(sub, &here, out);
+        }
+    }
+
+    #[test]
+    fn every_verb_option_and_argument_has_help() {
+        let mut missing = Vec::new();
+        unexplained(&super::Cli::command(), "", &mut missing);
+        assert!(missing.is_empty(), "without help text: {missing:?}");
+    }
 }

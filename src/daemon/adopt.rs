@@ -247,7 +247,13 @@ pub async fn supervisor_gone(daemon: &Arc<Daemon>, id: &str) {
     let _ = finish(daemon, id, ending).await;
 }
 
-/// Error code for operations on a run that has ended.
-pub fn not_running(id: &str, state: RunState) -> crate::api::ApiError {
-    crate::api::ApiError::new(ErrorCode::NotRunning, format!("run {id} is {}", state.as_str()))
+/// Error code for operations on a run that has ended, naming it as the
+/// user does.
+pub fn not_running(name: &str, state: RunState) -> crate::api::ApiError {
+    let said = match state {
+        RunState::Blocked => format!("run {name} never started (blocked)"),
+        state if !state.is_live() => format!("run {name} has already ended ({})", state.as_str()),
+        state => format!("run {name} is {}", state.as_str()),
+    };
+    crate::api::ApiError::new(ErrorCode::NotRunning, said)
 }

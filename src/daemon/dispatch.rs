@@ -226,14 +226,17 @@ async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool) -> Re
                     ErrorCode::NotRunning,
                     format!(
                         "run {} is lost and pid {pid} no longer names its harness (it exited, or the pid was reused); not signalled",
-                        row.id
+                        row.name
                     ),
                 ));
             }
             Liveness::Unknown => {
                 return Err(ApiError::new(
                     ErrorCode::NotRunning,
-                    format!("run {} is lost and pid {pid} cannot be verified; not signalled", row.id),
+                    format!(
+                        "run {} is lost and pid {pid} cannot be verified; not signalled",
+                        row.name
+                    ),
                 ));
             }
             Liveness::Alive => {}
@@ -257,7 +260,7 @@ async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool) -> Re
     if row.state.is_live() {
         return Err(ApiError::new(
             ErrorCode::NotRunning,
-            format!("run {} is still starting; try again", row.id),
+            format!("run {} is still starting; try again", row.name),
         ));
     }
     Err(super::start::ended_state_error(row))

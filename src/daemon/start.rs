@@ -507,5 +507,5 @@ pub(super) fn spawn_supervisor(paths: &crate::paths::Paths, spec: &SuperviseSpec
 }
 
 pub fn ended_state_error(row: &RunRow) -> ApiError {
-    super::adopt::not_running(&row.id, row.state)
+    super::adopt::not_running(&row.name, row.state)
 }

@@ -17,7 +17,9 @@ use crate::paths::Paths;
 pub enum HostsCommand {
     /// Name a machine reached over SSH (user@host[:port] or an ~/.ssh/config alias).
     Add {
+        /// What to call the host here (`agents run --host NAME`).
         name: String,
+        /// Where ssh reaches it: user@host[:port] or an ~/.ssh/config alias.
         #[arg(value_name = "SSH-TARGET")]
         target: String,
         /// The agents binary on the host (default: agents in the remote PATH).
@@ -29,25 +31,34 @@ pub enum HostsCommand {
     },
     /// List hosts with their link state and latency.
     Ls {
+        /// One JSON document instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Forget a host (refused while it has live runs).
-    Rm { name: String },
+    Rm {
+        /// The host's name, as `agents hosts add` gave it.
+        name: String,
+    },
     /// Connect, run the remote `agents --version`, reach the remote daemon; say what is missing.
     Check {
+        /// The host's name, as `agents hosts add` gave it.
         name: String,
+        /// One JSON document instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Copy this agents binary to the host (same OS and architecture), verify it, and use it there.
     Install {
+        /// The host's name, as `agents hosts add` gave it.
         name: String,
+        /// One JSON document instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Accept the key the host offers now into ~/.ssh/known_hosts (never replaces a changed key).
     Trust {
+        /// The host's name, as `agents hosts add` gave it.
         name: String,
         /// Refuse unless the offered key has this fingerprint (SHA256:…).
         #[arg(long)]

@@ -72,12 +72,19 @@ fn restore_terminal() {
     let _ = terminal::disable_raw_mode();
 }
 
-/// `agents` with no verb.
-pub async fn main(paths: Paths) -> Result<i32> {
+/// The TUI draws on a terminal and reads keys from one: without, it says
+/// so before anything is started.
+pub fn need_terminal() -> Result<()> {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         anyhow::bail!("the TUI needs a terminal; try `agents ls`");
     }
+    Ok(())
+}
+
+/// `agents` with no verb.
+pub async fn main(paths: Paths) -> Result<i32> {
+    need_terminal()?;
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore_terminal();
