@@ -515,3 +515,15 @@ fn a_run_paused_by_a_full_disk_goes_on_once_space_returns_with_every_line() {
         .collect();
     assert_eq!(lines, expected, "every line, in order, once");
 }
+
+#[test]
+fn doctor_reports_a_key_bound_to_two_actions() {
+    let home = Home::with_config("[keys]\nnew = \"N\"\n");
+    let doctor = home.run(&["doctor"]);
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        text.contains("config [keys]: a key with two actions: N: new, not deny"),
+        "{text}"
+    );
+    assert!(!doctor.status.success(), "a problem is a non-zero exit: {text}");
+}

@@ -355,6 +355,35 @@ fn the_new_run_form_and_the_help_overlay_render() {
 }
 
 #[test]
+fn hints_and_help_name_the_configured_keys() {
+    let keys = std::collections::HashMap::from([
+        ("prefix".to_string(), "ctrl-b".to_string()),
+        ("new".to_string(), "N".to_string()),
+    ]);
+    let keymap = agents::tui::keymap::Keymap::from_config(&keys).expect("the keys parse");
+    assert_eq!(
+        keymap.shadowed,
+        ["N: new, not deny"],
+        "N no longer answers no, and that is said"
+    );
+    let mut app = populated();
+    app.keymap = keymap;
+    let normal = screen(&mut app, 120, 40);
+    assert!(normal.contains("N new") && !normal.contains("n new"), "{normal}");
+    app.overlay = Some(Overlay::Help);
+    let help = screen(&mut app, 120, 40);
+    for said in [
+        "Ctrl-b  back to NORMAL",
+        "N  new run",
+        "Y / -  answer a run",
+        "(Ctrl-b returns)",
+    ] {
+        assert!(help.contains(said), "{said:?} in {help}");
+    }
+    assert!(!help.contains("Ctrl-a"), "{help}");
+}
+
+#[test]
 fn a_window_below_80x24_says_it_is_too_small() {
     let mut app = populated();
     let text = screen(&mut app, 79, 23);

@@ -143,6 +143,14 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         (None, Some(p)) if p.exists() => ok(format!("config {}", p.display())),
         (None, _) => ok("no config file (built-in defaults)".to_string()),
     }
+    if let Ok(keymap) = crate::tui::keymap::Keymap::from_config(&config.current.keys)
+        && !keymap.shadowed.is_empty()
+    {
+        bad(
+            format!("config [keys]: a key with two actions: {}", keymap.shadowed.join("; ")),
+            "give each key one action in [keys] (an action's keys replace its defaults)",
+        );
+    }
 
     let path = std::env::var("PATH").ok();
     let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());

@@ -129,6 +129,24 @@ impl App {
         }
     }
 
+    /// A run waiting at a question: approve (Y) or deny (N) from NORMAL.
+    fn answer_selected(&mut self, yes: bool) {
+        let waiting = self
+            .selected_run()
+            .filter(|r| r.state.is_live() && r.status == crate::api::ActivityStatus::NeedsApproval)
+            .map(|r| (r.id.clone(), r.name.clone()));
+        let Some((run, name)) = waiting else {
+            self.message = Some("the selected run is not waiting for an approval".into());
+            return;
+        };
+        let answer = if yes { "yes" } else { "no" };
+        self.commands.push(Command::Answer {
+            run,
+            answer: answer.into(),
+        });
+        self.message = Some(format!("answered {answer} to {name}"));
+    }
+
     fn key(&mut self, key: KeyEvent) {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if let Some(fullscreen) = self.prefix.take() {
@@ -197,23 +215,9 @@ impl App {
             self.quit = true;
             return;
         }
-        // A run waiting at a question: Y approves, N denies, from NORMAL.
-        if let Some((id, name)) = self
-            .selected_run()
-            .filter(|r| r.state.is_live() && r.status == crate::api::ActivityStatus::NeedsApproval)
-            .map(|r| (r.id.clone(), r.name.clone()))
-            && matches!(key.code, KeyCode::Char('Y') | KeyCode::Char('N'))
-        {
-            let answer = if key.code == KeyCode::Char('Y') { "yes" } else { "no" };
-            self.commands.push(Command::Answer {
-                run: id,
-                answer: answer.into(),
-            });
-            self.message = Some(format!("answered {answer} to {name}"));
-            return;
-        }
         let Some(action) = self.keymap.action(&key) else { return };
         match action {
+            Action::Approve | Action::Deny => self.answer_selected(action == Action::Approve),
             Action::Quit => self.quit = true,
             Action::Down => self.move_selection(1),
             Action::Up => self.move_selection(-1),

@@ -39,6 +39,10 @@ pub enum Action {
     ScrollUp,
     ScrollDown,
     Copy,
+    /// Answers yes to the selected run's permission prompt.
+    Approve,
+    /// Answers no to it.
+    Deny,
 }
 
 /// Each action's config name and default keys.
@@ -68,6 +72,8 @@ const DEFAULTS: &[(Action, &str, &str)] = &[
     (Action::ScrollUp, "scroll_up", "pageup"),
     (Action::ScrollDown, "scroll_down", "pagedown"),
     (Action::Copy, "copy", "v"),
+    (Action::Approve, "approve", "Y"),
+    (Action::Deny, "deny", "N"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -148,6 +154,10 @@ impl std::fmt::Display for Key {
             KeyCode::F(n) => write!(f, "F{n}"),
             KeyCode::PageUp => f.write_str("PgUp"),
             KeyCode::PageDown => f.write_str("PgDn"),
+            KeyCode::Up => f.write_str("↑"),
+            KeyCode::Down => f.write_str("↓"),
+            KeyCode::Left => f.write_str("←"),
+            KeyCode::Right => f.write_str("→"),
             other => write!(f, "{other:?}"),
         }
     }
@@ -157,6 +167,9 @@ impl std::fmt::Display for Key {
 pub struct Keymap {
     keys: HashMap<Key, Action>,
     pub prefix: Key,
+    /// Keys bound to two actions, said as `N: new, not deny`: a configured
+    /// key wins over a default one, else the action listed first.
+    pub shadowed: Vec<String>,
 }
 
 impl Default for Keymap {
@@ -169,20 +182,84 @@ impl Keymap {
     /// Defaults, with the config's `[keys]` table applied on top. An entry
     /// replaces all default keys of its action.
     pub fn from_config(overrides: &HashMap<String, String>) -> Result<Keymap, String> {
-        let mut keys = HashMap::new();
-        for (action, name, default) in DEFAULTS {
-            let spec = overrides.get(*name).map(String::as_str).unwrap_or(default);
-            for part in spec.split_whitespace() {
-                keys.insert(Key::parse(part)?, *action);
-            }
-        }
         for name in overrides.keys() {
             if name != "prefix" && !DEFAULTS.iter().any(|(_, n, _)| n == name) {
                 return Err(format!("unknown key action '{name}'"));
             }
         }
+        let mut keys: HashMap<Key, Action> = HashMap::new();
+        let mut shadowed = Vec::new();
+        // Configured keys first, so a default never takes a key the user gave.
+        for configured in [true, false] {
+            for (action, name, default) in DEFAULTS {
+                let spec = match (overrides.get(*name), configured) {
+                    (Some(spec), true) => spec.as_str(),
+                    (None, false) => default,
+                    _ => continue,
+                };
+                for part in spec.split_whitespace() {
+                    let key = Key::parse(part)?;
+                    match keys.get(&key) {
+                        Some(held) if held != action => {
+                            shadowed.push(format!("{key}: {}, not {name}", Keymap::name(*held)));
+                        }
+                        _ => {
+                            keys.insert(key, *action);
+                        }
+                    }
+                }
+            }
+        }
         let prefix = Key::parse(overrides.get("prefix").map(String::as_str).unwrap_or("ctrl-a"))?;
-        Ok(Keymap { keys, prefix })
+        if let Some(held) = keys.get(&prefix) {
+            shadowed.push(format!("{prefix}: both the prefix and {}", Keymap::name(*held)));
+        }
+        Ok(Keymap { keys, prefix, shadowed })
+    }
+
+    /// An action's config name.
+    fn name(action: Action) -> &'static str {
+        DEFAULTS
+            .iter()
+            .find(|(a, _, _)| *a == action)
+            .map_or("?", |(_, name, _)| name)
+    }
+
+    /// The keys that do `action`, as hints name them (`j/↓`), in the order
+    /// they were given; `-` when none does.
+    pub fn keys_of(&self, action: Action) -> String {
+        let bound = self.bound(action);
+        if bound.is_empty() {
+            return "-".into();
+        }
+        bound.iter().map(Key::to_string).collect::<Vec<_>>().join("/")
+    }
+
+    /// The first key that does `action`, for the status line.
+    pub fn key_of(&self, action: Action) -> String {
+        self.bound(action).first().map_or_else(|| "-".into(), Key::to_string)
+    }
+
+    /// The keys that do `action`, in the order they were given.
+    fn bound(&self, action: Action) -> Vec<Key> {
+        let mut bound: Vec<(usize, String, Key)> = self
+            .keys
+            .iter()
+            .filter(|(_, a)| **a == action)
+            .map(|(k, _)| (self.order(action, k), k.to_string(), *k))
+            .collect();
+        bound.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        bound.into_iter().map(|(_, _, k)| k).collect()
+    }
+
+    /// Where `key` stands among the keys of `action` as the defaults list
+    /// them (configured keys sort by their text).
+    fn order(&self, action: Action, key: &Key) -> usize {
+        let default = DEFAULTS.iter().find(|(a, _, _)| *a == action).map_or("", |(_, _, d)| d);
+        default
+            .split_whitespace()
+            .position(|part| Key::parse(part).ok().as_ref() == Some(key))
+            .unwrap_or(usize::MAX)
     }
 
     pub fn action(&self, event: &KeyEvent) -> Option<Action> {
@@ -212,5 +289,25 @@ mod tests {
         assert!(map.is_prefix(&KeyEvent::new(KeyCode::Char('b'), KeyModifiers::CONTROL)));
         assert!(Keymap::from_config(&HashMap::from([("nope".to_string(), "x".to_string())])).is_err());
         assert!(Keymap::from_config(&HashMap::from([("new".to_string(), "ctrl-".to_string())])).is_err());
+        assert!(map.shadowed.is_empty(), "{:?}", map.shadowed);
+    }
+
+    #[test]
+    fn a_key_given_to_two_actions_is_reported_and_the_configured_one_wins() {
+        let map = Keymap::from_config(&HashMap::from([("new".to_string(), "N".to_string())])).unwrap();
+        let big_n = KeyEvent::new(KeyCode::Char('N'), KeyModifiers::SHIFT);
+        assert_eq!(map.action(&big_n), Some(Action::New));
+        assert_eq!(map.shadowed, ["N: new, not deny"]);
+        assert_eq!(map.keys_of(Action::Deny), "-");
+        assert_eq!(map.key_of(Action::New), "N");
+        // The prefix shadows a NORMAL key too.
+        let map = Keymap::from_config(&HashMap::from([("prefix".to_string(), "x".to_string())])).unwrap();
+        assert_eq!(map.shadowed, ["x: both the prefix and cancel"]);
+        // Defaults, in their own order.
+        let map = Keymap::default();
+        assert_eq!(map.keys_of(Action::Down), "j/↓");
+        assert_eq!(map.keys_of(Action::Focus), "Enter/i");
+        assert_eq!(map.key_of(Action::Filter), "/");
+        assert!(map.shadowed.is_empty(), "{:?}", map.shadowed);
     }
 }

@@ -124,7 +124,15 @@ pub async fn main(paths: Paths) -> Result<i32> {
     app.bell = config.current.tui.bell;
     app.history_lines = config.current.engine.history_lines;
     match keymap::Keymap::from_config(&config.current.keys) {
-        Ok(map) => app.keymap = map,
+        Ok(map) => {
+            if !map.shadowed.is_empty() {
+                app.message = Some(format!(
+                    "config [keys]: a key with two actions: {}",
+                    map.shadowed.join("; ")
+                ));
+            }
+            app.keymap = map;
+        }
         Err(e) => app.message = Some(format!("config [keys]: {e}; using the default keys")),
     }
     run_app(

@@ -10,6 +10,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
 use super::app::{App, Layout, Mode, Overlay, Panel};
 use super::form::Field;
+use super::keymap::{Action, Keymap};
 use super::pane::PaneView;
 use super::side;
 use crate::api::{ActivityStatus, RunRecord, RunState};
@@ -276,7 +277,7 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         (_, Some(Overlay::ConfirmRerun { .. }), _) => "y start another · any other key: no".into(),
         (_, Some(Overlay::Help), _) => "Esc close".into(),
         (_, None, true) => format!("filter: {}▏ Enter keep · Esc clear", app.filter),
-        _ => "⏎ focus  n new  s send  x cancel  r rerun  a attach  z zoom  1-3 layout  / filter  ? help  q quit".into(),
+        _ => String::new(),
     };
     let mut spans = vec![Span::styled(mode, style), Span::raw(" ")];
     if app.mode == Mode::Normal
@@ -285,8 +286,14 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         && r.state.is_live()
         && r.status == ActivityStatus::NeedsApproval
     {
+        let keys = &app.keymap;
         spans.push(Span::styled(
-            format!("{} waits for approval: Y yes · N no  ", r.name),
+            format!(
+                "{} waits for approval: {} yes · {} no  ",
+                r.name,
+                keys.key_of(Action::Approve),
+                keys.key_of(Action::Deny)
+            ),
             theme.warn,
         ));
     }
@@ -295,8 +302,44 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     } else if let Some(msg) = &app.message {
         spans.push(Span::styled(format!("{msg}  "), theme.warn));
     }
+    let hints = match hints.is_empty() {
+        true => {
+            let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+            normal_hints(&app.keymap, usize::from(area.width).saturating_sub(used))
+        }
+        false => hints,
+    };
     spans.push(Span::styled(hints, theme.dim));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// NORMAL mode's hints from the configured keys, as many as fit in `room`
+/// columns, help and quit always last.
+fn normal_hints(keys: &Keymap, room: usize) -> String {
+    let layouts = [Action::Single, Action::Split, Action::Grid]
+        .map(|a| keys.key_of(a))
+        .join(" ");
+    let wanted = [
+        (keys.key_of(Action::Focus), "focus"),
+        (keys.key_of(Action::New), "new"),
+        (keys.key_of(Action::Send), "send"),
+        (keys.key_of(Action::Cancel), "cancel"),
+        (keys.key_of(Action::Rerun), "rerun"),
+        (keys.key_of(Action::Attach), "attach"),
+        (keys.key_of(Action::Zoom), "zoom"),
+        (layouts, "layout"),
+        (keys.key_of(Action::Filter), "filter"),
+    ];
+    let last = format!("{} help  {} quit", keys.key_of(Action::Help), keys.key_of(Action::Quit));
+    let mut said = String::new();
+    for (key, what) in wanted {
+        let hint = format!("{key} {what}  ");
+        if said.chars().count() + hint.chars().count() + last.chars().count() > room {
+            break;
+        }
+        said.push_str(&hint);
+    }
+    said + &last
 }
 
 fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime) {
@@ -601,6 +644,56 @@ fn draw_scrolled(f: &mut Frame, screen: &super::app::PaneScreen, area: Rect, the
     f.render_widget(Paragraph::new(lines), area);
 }
 
+/// The help overlay's lines: each action with the keys configured for it.
+fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
+    let of = |actions: &[Action], between: &str| {
+        actions
+            .iter()
+            .map(|a| keys.keys_of(*a))
+            .collect::<Vec<_>>()
+            .join(between)
+    };
+    let prefix = keys.prefix.to_string();
+    let said = |k: String, what: &str| (k, what.to_string());
+    vec![
+        said(of(&[Action::Down, Action::Up], " "), "move in the run tree"),
+        said(of(&[Action::Top, Action::Bottom], " "), "first / last run"),
+        said(of(&[Action::Focus], ""), "type into the run (INSERT)"),
+        said(prefix.clone(), "back to NORMAL from INSERT"),
+        said(of(&[Action::New], ""), "new run"),
+        said(of(&[Action::Send], ""), "send a prompt (queued while busy)"),
+        said(
+            of(&[Action::Cancel, Action::ForceCancel], " / "),
+            "cancel / force-cancel (asks first)",
+        ),
+        said(
+            of(&[Action::Approve, Action::Deny], " / "),
+            "answer a run waiting for approval",
+        ),
+        said(of(&[Action::Rerun], ""), "resume its conversation, or run it again"),
+        said(
+            of(&[Action::Attach], ""),
+            &format!("attach full-screen ({prefix} returns)"),
+        ),
+        said(of(&[Action::Zoom], ""), "zoom the pane"),
+        said(of(&[Action::ToggleSide], ""), "side panel beside the panes, or not"),
+        said(
+            of(&[Action::Single, Action::Split, Action::Grid], " "),
+            "one pane, side by side, grid",
+        ),
+        said(of(&[Action::NextPanel], ""), "next panel: tree, panes, side"),
+        said(of(&[Action::PrevTab, Action::NextTab], " "), "previous / next side tab"),
+        said(
+            format!("{} wheel", of(&[Action::ScrollUp, Action::ScrollDown], " ")),
+            "scroll back",
+        ),
+        said(of(&[Action::Copy], ""), "copy mode: select, y copies (OSC 52)"),
+        said("Shift-drag".into(), "select text with the terminal's own mouse"),
+        said(of(&[Action::Filter], ""), "filter runs"),
+        said(of(&[Action::Quit], ""), "quit (runs keep going)"),
+    ]
+}
+
 /// A yes-or-no question in a box.
 fn draw_question(f: &mut Frame, rect: Rect, title: &str, question: &str, theme: &Theme) {
     f.render_widget(Clear, rect);
@@ -627,31 +720,15 @@ fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         Overlay::Help => {
             let rect = centered(area, 64, 25);
             f.render_widget(Clear, rect);
-            let prefix = app.keymap.prefix.to_string();
-            let attach = format!("attach full-screen ({prefix} returns)");
-            let keys = [
-                ("j/k ↑/↓", "move in the run tree"),
-                ("Enter / i", "type into the run (INSERT)"),
-                (prefix.as_str(), "back to NORMAL from INSERT"),
-                ("n", "new run"),
-                ("s", "send a prompt (queued while busy)"),
-                ("x / X", "cancel / force-cancel (asks first)"),
-                ("Y / N", "answer a run waiting for approval"),
-                ("r", "resume its conversation, or run it again"),
-                ("a", attach.as_str()),
-                ("z", "zoom the pane"),
-                ("p", "side panel beside the panes, or not"),
-                ("1 2 3", "one pane, side by side, grid"),
-                ("Tab", "next panel: tree, panes, side"),
-                ("[ ]", "previous / next side tab"),
-                ("PgUp PgDn wheel", "scroll back"),
-                ("v", "copy mode: select, y copies (OSC 52)"),
-                ("/", "filter runs"),
-                ("q", "quit (runs keep going)"),
-            ];
+            let keys = help_keys(&app.keymap);
             let lines: Vec<Line> = keys
                 .iter()
-                .map(|(k, what)| Line::from(vec![Span::styled(format!("{k:>16}  "), theme.accent), Span::raw(*what)]))
+                .map(|(k, what)| {
+                    Line::from(vec![
+                        Span::styled(format!("{k:>16}  "), theme.accent),
+                        Span::raw(what.clone()),
+                    ])
+                })
                 .collect();
             let block = Block::default()
                 .borders(Borders::ALL)
