@@ -384,6 +384,21 @@ fn hints_and_help_name_the_configured_keys() {
 }
 
 #[test]
+fn a_run_that_could_not_start_says_why_in_the_status_line_and_its_pane() {
+    let mut app = App::new();
+    let mut blocked = run("01X", "claude-1", RunState::Blocked, ActivityStatus::Unknown, 5);
+    blocked.harness = "claude".into();
+    blocked.reason = Some("binary not found: claude (searched PATH)".into());
+    app.update(Update::Started(Box::new(Ok(blocked))));
+    for (w, h) in SIZES {
+        let text = screen(&mut app, w, h);
+        assert!(text.contains("claude-1 could not start: binary not found"), "{text}");
+        assert!(text.contains("This run could not start:"), "{text}");
+        assert!(text.contains("r starts it again"), "{text}");
+    }
+}
+
+#[test]
 fn a_window_below_80x24_says_it_is_too_small() {
     let mut app = populated();
     let text = screen(&mut app, 79, 23);

@@ -568,7 +568,14 @@ impl App {
             }
             Update::Started(result) => match *result {
                 Ok(run) => {
-                    self.message = Some(format!("started {}", run.name));
+                    self.message = Some(match run.state {
+                        crate::api::RunState::Blocked => format!(
+                            "{} could not start: {}",
+                            run.name,
+                            run.reason.as_deref().unwrap_or("no reason recorded")
+                        ),
+                        _ => format!("started {}", run.name),
+                    });
                     let id = run.id.clone();
                     if !self.runs.iter().any(|r| r.id == id) {
                         self.runs.push(run);

@@ -542,6 +542,20 @@ fn draw_panes(f: &mut Frame, app: &mut App, area: Rect, theme: &Theme, now: Syst
         sizes.push((id.clone(), inner.height, inner.width));
         app.pane_rects
             .push((id.clone(), [inner.x, inner.y, inner.width, inner.height]));
+        if run.state == RunState::Blocked {
+            // Nothing ever ran: no screen will come.
+            let text = vec![
+                Line::styled("This run could not start:", theme.bad),
+                Line::from(run.reason.clone().unwrap_or_else(|| "no reason recorded".into())),
+                Line::from(""),
+                Line::styled(
+                    format!("Fix that, then {} starts it again.", app.keymap.key_of(Action::Rerun)),
+                    theme.dim,
+                ),
+            ];
+            f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
+            continue;
+        }
         let Some(screen) = app.screens.get(id) else {
             f.render_widget(Paragraph::new(Span::styled("connecting…", theme.dim)), inner);
             continue;
