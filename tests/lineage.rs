@@ -323,3 +323,56 @@ fn a_session_written_by_another_major_version_is_resumed_by_reconstruction() {
     assert!(!again.contains('\n'), "no notice: {again}");
     assert_eq!(b.home.show(&again)["resume_mode"], "native");
 }
+
+/// `runs.rerun`, as the TUI's `r` calls it.
+fn rerun(home: &Home, run: &str) -> Value {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let paths = agents::paths::Paths::at(home.path().to_path_buf());
+        let client = agents::client::Client::connect_existing(&paths, false)
+            .await
+            .expect("connect");
+        client
+            .call::<_, Value>(
+                agents::api::method::RUNS_RERUN,
+                serde_json::json!({ "run": run, "env": [] }),
+            )
+            .await
+            .expect("a rerun")
+    })
+}
+
+#[test]
+fn a_rerun_keeps_the_name_numbered_and_says_which_run_it_repeats() {
+    let home = Home::new();
+    let first = home.start(&["--name", "worker", "cmd", "--", "true"]);
+    home.wait_end(&first);
+    let second = rerun(&home, "worker");
+    assert_eq!(second["name"], "worker-2", "{second}");
+    let third = rerun(&home, "worker-2");
+    assert_eq!(third["name"], "worker-3", "numbered from the first name: {third}");
+
+    let second_id = second["id"].as_str().unwrap();
+    let rerun_of = home
+        .events(second_id)
+        .into_iter()
+        .find(|e| e["kind"] == "RERUN_OF")
+        .expect("the rerun's record says what it repeats");
+    assert_eq!(rerun_of["data"]["run"], first.as_str());
+
+    // The tree around the first run shows both, each hung under the run
+    // it repeats.
+    let tree = home.json(&["show", &first, "--tree", "--json"]);
+    let again = node(&tree["root"], second_id).expect("the rerun is in the first run's tree");
+    assert_eq!(again["edge"], "rerun_of");
+    let third_id = third["id"].as_str().unwrap();
+    assert_eq!(
+        node(again, third_id).expect("the rerun of the rerun")["edge"],
+        "rerun_of"
+    );
+    let text = home.ok(&["show", &first, "--tree"]);
+    assert!(text.contains("rerun-of worker-2"), "{text}");
+}

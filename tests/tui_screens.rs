@@ -399,6 +399,48 @@ fn a_run_that_could_not_start_says_why_in_the_status_line_and_its_pane() {
 }
 
 #[test]
+fn a_reruns_record_and_lineage_say_which_run_it_repeats() {
+    let mut app = App::new();
+    let first = run("01W", "worker", RunState::Succeeded, ActivityStatus::Unknown, 100);
+    let again = run("01X", "worker-2", RunState::Running, ActivityStatus::Working, 10);
+    app.update(Update::Runs(vec![first, again.clone()]));
+    let events = vec![Event {
+        seq: 1,
+        kind: "RERUN_OF".into(),
+        at: at(10),
+        data: serde_json::json!({"run": "01W", "name": "worker"}),
+    }];
+    app.update(Update::Detail(Box::new(RunDetail {
+        run: again,
+        events,
+        harness: Default::default(),
+        usage: None,
+    })));
+    // Select worker-2, wherever the tree puts it.
+    for _ in 0..3 {
+        if app.selected_run().map(|r| r.id.as_str()) == Some("01X") {
+            break;
+        }
+        app.handle(crossterm::event::Event::Key(crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char('j'),
+            crossterm::event::KeyModifiers::NONE,
+        )));
+    }
+    assert_eq!(app.selected_run().map(|r| r.id.as_str()), Some("01X"));
+    app.side_shown = Some(true);
+    for tab in [Tab::Record, Tab::Lineage] {
+        app.tab = tab;
+        let text = screen(&mut app, 200, 50);
+        let line = text.lines().find(|l| l.contains("rerun of")).unwrap_or_default();
+        assert!(
+            line.contains("rerun of worker") || line.contains("rerun of  worker"),
+            "{tab:?}: {text}"
+        );
+        assert!(!text.contains("no parent, no children"), "{text}");
+    }
+}
+
+#[test]
 fn a_window_below_80x24_says_it_is_too_small() {
     let mut app = populated();
     let text = screen(&mut app, 79, 23);

@@ -22,6 +22,9 @@ pub enum Relation {
     ResumeOf,
     /// The run started a new conversation from a copy of this one.
     ForkOf,
+    /// The run is the same command started again (`r`, `runs.rerun`),
+    /// with a conversation of its own.
+    RerunOf,
 }
 
 impl Relation {
@@ -30,6 +33,7 @@ impl Relation {
             Relation::Started => "started",
             Relation::ResumeOf => "resume-of",
             Relation::ForkOf => "fork-of",
+            Relation::RerunOf => "rerun-of",
         }
     }
 }
@@ -129,6 +133,8 @@ pub enum Edge {
     ResumeOf,
     /// Started from a copy of its parent run's conversation.
     ForkOf,
+    /// Its parent run's command started again.
+    RerunOf,
 }
 
 impl Edge {
@@ -139,6 +145,7 @@ impl Edge {
             Edge::Subagent => "subagent",
             Edge::ResumeOf => "resume-of",
             Edge::ForkOf => "fork-of",
+            Edge::RerunOf => "rerun-of",
         }
     }
 }

@@ -94,6 +94,7 @@ fn node_text(n: &LineageNode) -> String {
             let marker = match edge {
                 Edge::ResumeOf => "resume-of ",
                 Edge::ForkOf => "fork-of ",
+                Edge::RerunOf => "rerun-of ",
                 Edge::Root | Edge::Child | Edge::Subagent => "",
             };
             let mut s = format!(

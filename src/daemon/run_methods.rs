@@ -290,10 +290,18 @@ pub async fn call(
                 .await
                 .map_err(ApiError::internal)?;
             let profile = info.profile;
+            // `worker` again is `worker-2`, then `worker-3`: the same name,
+            // numbered, never the harness's `claude-7`.
+            let base = rerun_base(&row.name).to_string();
+            let name = daemon
+                .store
+                .call(move |c| crate::store::harness::unique_name(c, &base))
+                .await
+                .map_err(ApiError::internal)?;
             let again = StartParams {
                 harness: profile.unwrap_or_else(|| row.harness.clone()),
                 args: row.args.clone(),
-                name: None,
+                name: Some(name),
                 cwd: row.cwd.clone(),
                 parent: row.parent_run_id.clone(),
                 detached: row.detached,
@@ -307,10 +315,19 @@ pub async fn call(
                 host: (row.host != "local").then(|| row.host.clone()),
                 launch_id: None,
             };
-            if again.host.is_some() {
-                return to_value(crate::remote::start(&daemon.here(), again).await?);
-            }
-            to_value(super::start::start(daemon, again).await?)
+            let started = match again.host {
+                Some(_) => crate::remote::start(&daemon.here(), again).await?,
+                None => super::start::start(daemon, again).await?,
+            };
+            // On the new run: which run it is a rerun of (Record, Lineage).
+            let (new, old, old_name) = (started.id.clone(), row.id.clone(), row.name.clone());
+            let _ = daemon
+                .store
+                .call(move |c| {
+                    crate::store::runs::append_event(c, &new, "RERUN_OF", &json!({ "run": old, "name": old_name }))
+                })
+                .await;
+            to_value(started)
         }
         RunCall::Wait => {
             // Each attempt of a run is its own live run (account fallback):
@@ -372,5 +389,14 @@ pub async fn call(
             to_value(SizeChange::decode_all(&bytes))
         }
         RunCall::Lineage => to_value(super::sessions::tree(daemon, &row.id).await?),
+    }
+}
+
+/// The name a rerun is numbered from: `worker-3` and `worker` both give
+/// `worker`.
+fn rerun_base(name: &str) -> &str {
+    match name.rsplit_once('-') {
+        Some((base, n)) if !base.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => name,
     }
 }

@@ -1,7 +1,7 @@
 //! Lineage in the store (docs/design.md §7): the edges between runs — parent runs,
-//! subagents, resume-of and fork-of (`RESUME_OF` / `FORK_OF` events on the
-//! new run, naming the session and the run it came from) — assembled into
-//! a session's record and the tree around a run.
+//! subagents, resume-of, fork-of and rerun-of (`RESUME_OF` / `FORK_OF` /
+//! `RERUN_OF` events on the new run, naming the session and the run it came
+//! from) — assembled into a session's record and the tree around a run.
 
 use std::collections::{HashMap, HashSet};
 
@@ -35,8 +35,9 @@ pub struct SessionEdge {
 /// Every resume and fork edge, by the run that was started.
 fn session_edges(conn: &Connection) -> Result<HashMap<String, SessionEdge>, StoreError> {
     // The same terms as the partial index `events_lineage`, so it is used.
-    let mut stmt = conn
-        .prepare("SELECT run_id, kind, data FROM events WHERE kind IN ('RESUME_OF', 'FORK_OF') ORDER BY run_id, seq")?;
+    let mut stmt = conn.prepare(
+        "SELECT run_id, kind, data FROM events WHERE kind IN ('RESUME_OF', 'FORK_OF', 'RERUN_OF') ORDER BY run_id, seq",
+    )?;
     let rows = stmt.query_map([], |r| {
         Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
     })?;
@@ -51,10 +52,10 @@ fn session_edges(conn: &Connection) -> Result<HashMap<String, SessionEdge>, Stor
 fn parse_edge(kind: &str, data: &str) -> SessionEdge {
     let data: Value = serde_json::from_str(data).unwrap_or(Value::Null);
     let text = |k: &str| data.get(k).and_then(Value::as_str).map(str::to_string);
-    let relation = if kind == "FORK_OF" {
-        Relation::ForkOf
-    } else {
-        Relation::ResumeOf
+    let relation = match kind {
+        "FORK_OF" => Relation::ForkOf,
+        "RERUN_OF" => Relation::RerunOf,
+        _ => Relation::ResumeOf,
     };
     SessionEdge {
         relation,
@@ -68,7 +69,7 @@ fn parse_edge(kind: &str, data: &str) -> SessionEdge {
 pub fn edge_of(conn: &Connection, run: &str) -> Result<Option<SessionEdge>, StoreError> {
     Ok(conn
         .query_row(
-            "SELECT kind, data FROM events WHERE run_id = ?1 AND kind IN ('RESUME_OF', 'FORK_OF') ORDER BY seq LIMIT 1",
+            "SELECT kind, data FROM events WHERE run_id = ?1 AND kind IN ('RESUME_OF', 'FORK_OF', 'RERUN_OF') ORDER BY seq LIMIT 1",
             [run],
             |r| Ok(parse_edge(&r.get::<_, String>(0)?, &r.get::<_, String>(1)?)),
         )
@@ -330,6 +331,7 @@ fn node(
             {
                 let kind = match e.relation {
                     Relation::ForkOf => Edge::ForkOf,
+                    Relation::RerunOf => Edge::RerunOf,
                     _ => Edge::ResumeOf,
                 };
                 next.push((r, kind, e.mode.clone()));

@@ -255,6 +255,12 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE transcript_sources DROP COLUMN cache_read_tokens;
     ALTER TABLE transcript_sources DROP COLUMN cache_write_tokens;
     "#,
+    // 11: a rerun names the run it repeats (`RERUN_OF`), found as resume and
+    // fork edges are.
+    r#"
+    DROP INDEX events_lineage;
+    CREATE INDEX events_lineage ON events(kind) WHERE kind IN ('RESUME_OF', 'FORK_OF', 'RERUN_OF');
+    "#,
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

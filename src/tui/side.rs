@@ -132,6 +132,9 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
         .map(|p| app.run(p).map(|r| r.name.clone()).unwrap_or_else(|| p.to_string()))
         .unwrap_or_else(|| "—".into());
     lines.push(field("parent", parent, theme));
+    if let Some(of) = rerun_of(app, &run.id) {
+        lines.push(field("rerun of", of, theme));
+    }
     if run.detached {
         lines.push(field("detached", "yes".into(), theme));
     }
@@ -271,6 +274,14 @@ fn output_as_text<'a>(app: &App, run: &RunRecord, theme: &Theme, height: usize) 
     all[start..].iter().map(|l| Line::raw(l.clone())).collect()
 }
 
+/// The name of the run this one started again, from its `RERUN_OF` event.
+fn rerun_of(app: &App, run: &str) -> Option<String> {
+    let event = app.details.get(run)?.events.iter().find(|e| e.kind == "RERUN_OF")?;
+    let id = event.data["run"].as_str()?;
+    let name = app.run(id).map(|r| r.name.clone());
+    name.or_else(|| event.data["name"].as_str().map(str::to_string))
+}
+
 fn lineage<'a>(app: &App, run: &RunRecord, theme: &Theme) -> Vec<Line<'a>> {
     let mut chain = vec![run];
     let mut cur = run;
@@ -328,9 +339,15 @@ fn lineage<'a>(app: &App, run: &RunRecord, theme: &Theme) -> Vec<Line<'a>> {
             match next.edge {
                 Edge::ResumeOf => lines.push(session_edge(app, "resumed by", next, next, theme)),
                 Edge::ForkOf => lines.push(session_edge(app, "forked by", next, next, theme)),
+                Edge::RerunOf => lines.push(session_edge(app, "rerun as", next, next, theme)),
                 _ => {}
             }
         }
+    }
+    // From the run's own record: a rerun with a parent hangs under that
+    // parent in the tree, not under the run it repeats.
+    if let Some(of) = rerun_of(app, &run.id) {
+        lines.push(Line::from(vec![Span::styled("rerun of ", theme.dim), Span::raw(of)]));
     }
     if lines.len() == 1 {
         lines.push(Line::styled("no parent, no children", theme.dim));
