@@ -126,6 +126,11 @@ impl Paths {
         Ok(())
     }
 
+    /// What the TUI showed when it was last closed (`tui::kept`).
+    pub fn tui_state(&self) -> PathBuf {
+        self.home.join("tui.json")
+    }
+
     pub fn db(&self) -> PathBuf {
         self.home.join("agents.db")
     }

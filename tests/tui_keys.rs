@@ -516,3 +516,23 @@ fn rerun_of_a_live_run_asks_first() {
     assert!(app.overlay.is_none());
     assert!(app.take_commands().contains(&Command::Rerun("01C".into())));
 }
+
+#[test]
+fn the_run_selected_when_the_tui_closed_is_selected_when_it_opens() {
+    let mut app = App::new();
+    app.reselect = Some("01B".into());
+    app.update(Update::Runs(vec![
+        run("01A", "alpha", RunState::Running),
+        run("01B", "beta", RunState::Running),
+    ]));
+    assert_eq!(app.selected_run().map(|r| r.name.as_str()), Some("beta"));
+    // Only at opening: later lists keep what the user selected.
+    press(&mut app, KeyCode::Char('k'));
+    let chosen = app.selected_run().map(|r| r.id.clone());
+    app.update(Update::Runs(vec![
+        run("01A", "alpha", RunState::Running),
+        run("01B", "beta", RunState::Running),
+    ]));
+    assert_eq!(app.selected_run().map(|r| r.id.clone()), chosen);
+    assert!(app.reselect.is_none());
+}

@@ -224,6 +224,9 @@ pub struct App {
     /// The side panel beside the panes: shown or hidden by `p`; `None`
     /// until then, shown from `view::SIDE_BESIDE_FROM` columns.
     pub side_shown: Option<bool>,
+    /// The run to select once the runs are known (the one selected when
+    /// the TUI was last closed).
+    pub reselect: Option<String>,
     /// Whether the last draw was wide enough to show it beside by default.
     pub side_beside_by_width: bool,
     pub tab: Tab,
@@ -301,6 +304,7 @@ impl App {
             layout: Layout::Single,
             zoom: false,
             side_shown: None,
+            reselect: None,
             side_beside_by_width: false,
             tab: Tab::Record,
             side_scroll: 0,
@@ -490,6 +494,12 @@ impl App {
                 self.leave_insert_if_ended();
                 self.ring_for_waiting();
                 self.rebuild_tree();
+                if let Some(id) = self.reselect.take()
+                    && let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id))
+                {
+                    self.selected = i;
+                    self.sync_subscriptions();
+                }
             }
             Update::Detail(detail) => {
                 let id = detail.run.id.clone();

@@ -6,6 +6,7 @@ mod burst;
 pub mod copy;
 pub mod form;
 mod input;
+mod kept;
 pub mod keymap;
 pub mod keys;
 pub mod link;
@@ -91,7 +92,7 @@ pub async fn main(paths: Paths) -> Result<i32> {
         previous(info);
     }));
     terminal::enable_raw_mode()?;
-    let _restore = Restore;
+    let restore = Restore;
     execute!(
         std::io::stdout(),
         terminal::EnterAlternateScreen,
@@ -114,7 +115,7 @@ pub async fn main(paths: Paths) -> Result<i32> {
 
     let (commands_tx, commands_rx) = mpsc::unbounded_channel();
     let (updates_tx, updates_rx) = mpsc::channel(1024);
-    tokio::spawn(link::run(paths, commands_rx, updates_tx));
+    tokio::spawn(link::run(paths.clone(), commands_rx, updates_tx));
     let mut app = App::new();
     app.no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let config = crate::config::ConfigWatch::new(Paths::config_file());
@@ -135,7 +136,8 @@ pub async fn main(paths: Paths) -> Result<i32> {
         }
         Err(e) => app.message = Some(format!("config [keys]: {e}; using the default keys")),
     }
-    run_app(
+    kept::Kept::load(&paths).apply(&mut app);
+    let ran = run_app(
         &mut term,
         &mut app,
         terminal_input(),
@@ -143,7 +145,18 @@ pub async fn main(paths: Paths) -> Result<i32> {
         commands_tx,
         &mut std::io::stdout(),
     )
-    .await?;
+    .await;
+    kept::Kept::of(&app).save(&paths);
+    drop(term);
+    drop(restore);
+    ran?;
+    // On the user's terminal again: the runs go on without the TUI.
+    let live = app.runs.iter().filter(|r| r.state.is_live()).count();
+    match live {
+        0 => {}
+        1 => println!("1 run still live; `agents` reopens it"),
+        n => println!("{n} runs still live; `agents` reopens them"),
+    }
     Ok(0)
 }
 

@@ -197,7 +197,7 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
         lines.push(field("worktree", w.clone(), theme));
     }
     lines.push(field("size", format!("{}x{}", run.cols, run.rows), theme));
-    lines.push(field("output", format!("{} bytes", run.output_bytes), theme));
+    lines.push(field("output", human_bytes(run.output_bytes), theme));
     lines.push(field("created", run.created_at.clone(), theme));
     if let Some(t) = &run.ended_at {
         lines.push(field("ended", t.clone(), theme));
@@ -418,4 +418,29 @@ fn events<'a>(app: &App, run: &RunRecord, theme: &Theme) -> Vec<Line<'a>> {
             ])
         })
         .collect()
+}
+
+/// `889228875` bytes as `848.0 MiB`.
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    match unit {
+        0 => format!("{n} bytes"),
+        _ => format!("{value:.1} {}", UNITS[unit]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn output_sizes_read_in_units() {
+        assert_eq!(super::human_bytes(1234), "1.2 KiB");
+        assert_eq!(super::human_bytes(889_228_875), "848.0 MiB");
+        assert_eq!(super::human_bytes(12), "12 bytes");
+    }
 }

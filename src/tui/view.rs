@@ -158,19 +158,26 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     draw_overlay(f, app, area, &theme);
 }
 
+/// The runs the tree shows: all of them, or those a kept filter keeps.
+fn shown_runs(app: &App) -> Vec<&RunRecord> {
+    if app.filter.is_empty() {
+        return app.runs.iter().collect();
+    }
+    let shown: std::collections::HashSet<&str> = app.rows.iter().filter_map(|r| r.run.as_deref()).collect();
+    app.runs.iter().filter(|r| shown.contains(r.id.as_str())).collect()
+}
+
 fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
-    let live = |s: &[ActivityStatus]| {
-        app.runs
-            .iter()
-            .filter(|r| r.state.is_live() && s.contains(&r.status))
-            .count()
-    };
+    let runs = shown_runs(app);
+    let count = |keep: &dyn Fn(&RunRecord) -> bool| runs.iter().filter(|r| keep(r)).count();
+    let live = |s: &[ActivityStatus]| count(&|r| r.state.is_live() && s.contains(&r.status));
     let working = live(&[ActivityStatus::Working]);
     let waiting = live(&[ActivityStatus::WaitingInput, ActivityStatus::NeedsApproval]);
     let idle = live(&[ActivityStatus::Idle, ActivityStatus::Unknown]);
-    let done = app.runs.iter().filter(|r| !r.state.is_live()).count();
+    let succeeded = count(&|r| r.state == RunState::Succeeded);
+    let failed = count(&|r| !r.state.is_live() && r.state != RunState::Succeeded);
     // The TUI loads the newest ended runs only (`agents ls --all` has all).
-    let more = if done >= crate::api::ListParams::DEFAULT_LIMIT {
+    let more = if app.runs.iter().filter(|r| !r.state.is_live()).count() >= crate::api::ListParams::DEFAULT_LIMIT {
         "+"
     } else {
         ""
@@ -178,7 +185,7 @@ fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     let mut spans = vec![
         Span::styled(" agents ", theme.accent),
         Span::raw(format!(
-            "── {working} working · {waiting} waiting · {idle} idle · {done}{more} done "
+            "── {working} working · {waiting} waiting · {idle} idle · {succeeded}{more} succeeded · {failed} failed "
         )),
     ];
     let mut link = if app.connected { "local ●" } else { "local ◌" }.to_string();
@@ -348,7 +355,10 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
         .border_style(if focused { theme.accent } else { theme.dim })
-        .title(" RUNS ");
+        .title(match app.filter.is_empty() {
+            true => " RUNS ".to_string(),
+            false => format!(" RUNS /{} ", crate::text::inert(&app.filter)),
+        });
     let inner = block.inner(area);
     f.render_widget(block, area);
     if app.runs.is_empty() {
@@ -527,7 +537,13 @@ fn draw_panes(f: &mut Frame, app: &mut App, area: Rect, theme: &Theme, now: Syst
         } else {
             run.state.as_str().to_string()
         };
-        let title = format!(" {} · {} · {} {} ", run.harness, run.name, status, duration(&run, now));
+        // How long it has run: "up" while live, "ran" once ended.
+        let age = match (run.state.is_live(), duration(&run, now)) {
+            (_, d) if d.is_empty() => String::new(),
+            (true, d) => format!(" · up {d}"),
+            (false, d) => format!(" · ran {d}"),
+        };
+        let title = format!(" {} · {} · {status}{age} ", run.harness, run.name);
         let block = Block::default()
             .borders(Borders::ALL)
             .border_type(if is_selected {
@@ -658,6 +674,56 @@ fn draw_scrolled(f: &mut Frame, screen: &super::app::PaneScreen, area: Rect, the
     f.render_widget(Paragraph::new(lines), area);
 }
 
+/// What each glyph of the tree and the panes means.
+const LEGEND: [(&str, &str); 13] = [
+    ("●", "working"),
+    ("◉", "waits for you: input or an approval"),
+    ("○", "idle"),
+    ("◍", "status unknown (no recent evidence)"),
+    ("◌", "starting"),
+    ("✓", "succeeded"),
+    ("✗", "failed"),
+    ("⊘", "cancelled"),
+    ("⧗", "timed out"),
+    ("⊗", "could not start (blocked)"),
+    ("!", "interrupted: supervisor and agent gone"),
+    ("?", "lost: supervisor gone, agent may live"),
+    ("◇", "a subagent of the run above"),
+];
+
+/// `?`: the keys, and beside them, where there is room, the glyphs.
+fn draw_help(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
+    const KEYS_WIDTH: u16 = 64;
+    const LEGEND_WIDTH: u16 = 40;
+    let with_legend = area.width >= KEYS_WIDTH + LEGEND_WIDTH + 6;
+    let width = if with_legend {
+        KEYS_WIDTH + LEGEND_WIDTH
+    } else {
+        KEYS_WIDTH
+    };
+    let rect = centered(area, width, 25);
+    f.render_widget(Clear, rect);
+    let lines: Vec<Line> = help_keys(&app.keymap)
+        .into_iter()
+        .map(|(k, what)| Line::from(vec![Span::styled(format!("{k:>16}  "), theme.accent), Span::raw(what)]))
+        .collect();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .title(if with_legend { " keys · glyphs " } else { " keys " });
+    let inner = block.inner(rect);
+    f.render_widget(block, rect);
+    let [keys, legend] = Split::horizontal([Constraint::Length(KEYS_WIDTH - 2), Constraint::Min(0)]).areas(inner);
+    f.render_widget(Paragraph::new(lines), keys);
+    if with_legend {
+        let lines: Vec<Line> = LEGEND
+            .iter()
+            .map(|(glyph, what)| Line::from(vec![Span::styled(format!("{glyph}  "), theme.accent), Span::raw(*what)]))
+            .collect();
+        f.render_widget(Paragraph::new(lines), legend);
+    }
+}
+
 /// The help overlay's lines: each action with the keys configured for it.
 fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
     let of = |actions: &[Action], between: &str| {
@@ -708,8 +774,13 @@ fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
     ]
 }
 
-/// A yes-or-no question in a box.
-fn draw_question(f: &mut Frame, rect: Rect, title: &str, question: &str, theme: &Theme) {
+/// A yes-or-no question in a box as wide as its words (within the screen),
+/// wrapped when they do not fit on one line.
+fn draw_question(f: &mut Frame, area: Rect, title: &str, question: &str, theme: &Theme) {
+    let words = question.chars().count() as u16;
+    let width = (words + 4).clamp(40, area.width.saturating_sub(4).max(40));
+    let lines = words.div_ceil(width.saturating_sub(4).max(1));
+    let rect = centered(area, width, lines + 4);
     f.render_widget(Clear, rect);
     let text = vec![
         Line::from(question.to_string()),
@@ -719,7 +790,7 @@ fn draw_question(f: &mut Frame, rect: Rect, title: &str, question: &str, theme: 
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
         .title(title.to_string());
-    f.render_widget(Paragraph::new(text).block(block), rect);
+    f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }).block(block), rect);
 }
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
@@ -731,33 +802,15 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     let Some(overlay) = &app.overlay else { return };
     match overlay {
-        Overlay::Help => {
-            let rect = centered(area, 64, 25);
-            f.render_widget(Clear, rect);
-            let keys = help_keys(&app.keymap);
-            let lines: Vec<Line> = keys
-                .iter()
-                .map(|(k, what)| {
-                    Line::from(vec![
-                        Span::styled(format!("{k:>16}  "), theme.accent),
-                        Span::raw(what.clone()),
-                    ])
-                })
-                .collect();
-            let block = Block::default()
-                .borders(Borders::ALL)
-                .border_type(BorderType::Rounded)
-                .title(" keys ");
-            f.render_widget(Paragraph::new(lines).block(block), rect);
-        }
+        Overlay::Help => draw_help(f, app, area, theme),
         Overlay::Confirm { name, force, .. } => {
             let how = if *force { "Force-cancel (SIGKILL)" } else { "Cancel" };
             let question = format!("{how} {name} and the runs it owns?");
-            draw_question(f, centered(area, 50, 5), " cancel ", &question, theme);
+            draw_question(f, area, " cancel ", &question, theme);
         }
         Overlay::ConfirmRerun { name, .. } => {
             let question = format!("{name} is still running. Start another one?");
-            draw_question(f, centered(area, 56, 5), " run again ", &question, theme);
+            draw_question(f, area, " run again ", &question, theme);
         }
         Overlay::Compose(c) => {
             let rect = centered(area, 72, 10);
