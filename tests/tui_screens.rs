@@ -441,6 +441,57 @@ fn a_reruns_record_and_lineage_say_which_run_it_repeats() {
 }
 
 #[test]
+fn the_events_tab_says_what_matters_folds_status_flapping_and_the_transcript_tab_says_when_there_is_none() {
+    let mut app = App::new();
+    let mut ended = run("01E", "builder", RunState::Blocked, ActivityStatus::Unknown, 30);
+    ended.harness = "cmd".into();
+    app.update(Update::Runs(vec![ended.clone()]));
+    let event = |seq: i64, kind: &str, data: serde_json::Value| Event {
+        seq,
+        kind: kind.into(),
+        at: "2026-12-02T01:02:03.000Z".into(),
+        data,
+    };
+    let mut events = vec![event(1, "RUN_CREATED", serde_json::json!({"state": "pending"}))];
+    for (i, status) in ["working", "idle", "working", "idle"].iter().enumerate() {
+        events.push(event(
+            2 + i as i64,
+            "STATUS",
+            serde_json::json!({"status": status, "why": "output"}),
+        ));
+    }
+    events.push(event(
+        9,
+        "RUN_ERROR",
+        serde_json::json!({"state": "blocked", "reason": "binary not found: make"}),
+    ));
+    app.update(Update::Detail(Box::new(RunDetail {
+        run: ended,
+        events,
+        harness: Default::default(),
+        usage: None,
+    })));
+    // Focused at 80 columns, the side panel takes the screen.
+    app.panel = agents::tui::app::Panel::Side;
+    app.tab = Tab::Events;
+    let text = screen(&mut app, 80, 24);
+    assert!(
+        text.contains("RUN_ERROR") && text.contains("state blocked · reason binary not found: make"),
+        "{text}"
+    );
+    assert!(text.contains("status idle · why output  (+3 status"), "{text}");
+    assert_eq!(
+        text.matches("STATUS").count(),
+        1,
+        "four status changes in a row are one row: {text}"
+    );
+    assert!(!text.contains("{\""), "no raw JSON: {text}");
+    app.tab = Tab::Transcript;
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("no transcript: a cmd run keeps none"), "{text}");
+}
+
+#[test]
 fn a_window_below_80x24_says_it_is_too_small() {
     let mut app = populated();
     let text = screen(&mut app, 79, 23);

@@ -409,6 +409,10 @@ pub fn finish_in(tx: &Connection, id: &str, ending: &Ending) -> Result<bool, Sto
         let mut data = ending.evidence.clone();
         if let Value::Object(map) = &mut data {
             map.insert("state".into(), ending.state.as_str().into());
+            // Why, in the event too: the Events tab and `show` read it there.
+            if let Some(reason) = &reason {
+                map.entry("reason").or_insert_with(|| reason.clone().into());
+            }
         }
         append_event(tx, id, ending.event_kind, &data)?;
     }

@@ -207,13 +207,33 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
 
 /// Until the harness adapters read native transcripts, the transcript is the
 /// run's output as text: its scrollback and screen.
+/// Families whose harness keeps its own conversation in a transcript.
+const TRANSCRIPT_FAMILIES: [&str; 4] = ["claude", "codex", "gemini", "aider"];
+
 fn transcript<'a>(app: &App, run: &RunRecord, theme: &Theme, height: usize) -> Vec<Line<'a>> {
-    if let Some(Ok(messages)) = app.transcripts.get(&run.id)
-        && !messages.is_empty()
-    {
-        return conversation(messages, theme, height);
+    match app.transcripts.get(&run.id) {
+        Some(Ok(messages)) if !messages.is_empty() => return conversation(messages, theme, height),
+        Some(Err(e)) => return vec![Line::styled(format!("the transcript cannot be read: {e}"), theme.bad)],
+        _ => {}
     }
-    output_as_text(app, run, theme, height)
+    // A run's harness is its family (a profile's too).
+    let family = run.harness.clone();
+    // No conversation to show: say why, rather than repeat the pane.
+    let said = if !TRANSCRIPT_FAMILIES.contains(&family.as_str()) {
+        format!(
+            "no transcript: a {family} run keeps none. Its output is in the pane and in `agents logs {}`.",
+            run.name
+        )
+    } else if app
+        .details
+        .get(&run.id)
+        .is_some_and(|d| d.harness.transcript_path.is_some())
+    {
+        "the transcript has no messages yet".to_string()
+    } else {
+        format!("no transcript yet: {family} writes one once its conversation starts")
+    };
+    vec![Line::styled(said, theme.dim)]
 }
 
 /// The harness's own conversation, newest at the bottom: a header per
@@ -256,22 +276,6 @@ fn conversation<'a>(messages: &[crate::api::TranscriptMessage], theme: &Theme, h
     }
     let start = lines.len().saturating_sub(height.max(1) * 4);
     lines.split_off(start)
-}
-
-fn output_as_text<'a>(app: &App, run: &RunRecord, theme: &Theme, height: usize) -> Vec<Line<'a>> {
-    let Some(screen) = app.screens.get(&run.id) else {
-        return vec![Line::styled(
-            "the output shows here once the pane has loaded",
-            theme.dim,
-        )];
-    };
-    let mut all: Vec<String> = screen.mirror.history().cloned().collect();
-    all.extend(screen.mirror.visible_lines());
-    while all.last().is_some_and(|l| l.trim().is_empty()) {
-        all.pop();
-    }
-    let start = all.len().saturating_sub(height.max(1) * 4);
-    all[start..].iter().map(|l| Line::raw(l.clone())).collect()
 }
 
 /// The name of the run this one started again, from its `RERUN_OF` event.
@@ -396,28 +400,77 @@ fn descendants<'a>(app: &App, id: &str, depth: usize, lines: &mut Vec<Line<'a>>,
     }
 }
 
+/// The fields of an event worth a column, in the order they are shown.
+const EVENT_FIELDS: [&str; 14] = [
+    "state",
+    "status",
+    "why",
+    "reason",
+    "signal",
+    "code",
+    "exit_code",
+    "prompt_id",
+    "answer",
+    "event",
+    "session",
+    "name",
+    "from",
+    "to",
+];
+
+/// An event's fields that matter, as `state running · pid 4242`: the known
+/// ones first, then any other short scalar.
+fn event_summary(data: &serde_json::Value) -> String {
+    use serde_json::Value;
+    let Value::Object(map) = data else {
+        return String::new();
+    };
+    let scalar = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    let known = EVENT_FIELDS
+        .iter()
+        .filter_map(|k| Some((k.to_string(), scalar(map.get(*k)?)?)));
+    let others = map
+        .iter()
+        .filter(|(k, _)| !EVENT_FIELDS.contains(&k.as_str()))
+        .filter_map(|(k, v)| Some((k.clone(), scalar(v)?)));
+    let said: Vec<String> = known.chain(others).map(|(k, v)| format!("{k} {v}")).collect();
+    crate::text::bounded(&said.join(" · "), 120)
+}
+
+/// Newest first: the time and kind, then what matters under them (the
+/// panel is narrow). A run of status changes in a row (an agent flapping
+/// between working and idle) is one entry that counts them.
 fn events<'a>(app: &App, run: &RunRecord, theme: &Theme) -> Vec<Line<'a>> {
     let Some(detail) = app.details.get(&run.id) else {
         return vec![Line::styled("loading…", theme.dim)];
     };
-    detail
-        .events
-        .iter()
-        .rev()
-        .map(|e| {
-            let time = e.at.get(11..19).unwrap_or(&e.at).to_string();
-            let data = match &e.data {
-                serde_json::Value::Object(m) if m.is_empty() => String::new(),
-                serde_json::Value::Null => String::new(),
-                other => crate::text::bounded(&other.to_string(), 80),
-            };
-            Line::from(vec![
-                Span::styled(format!("{:>3} {time} ", e.seq), theme.dim),
-                Span::raw(e.kind.clone()),
-                Span::styled(format!(" {data}"), theme.dim),
-            ])
-        })
-        .collect()
+    let mut lines = Vec::new();
+    let mut newest = detail.events.iter().rev().peekable();
+    while let Some(e) = newest.next() {
+        let mut folded = 0;
+        while e.kind == "STATUS" && newest.peek().is_some_and(|next| next.kind == "STATUS") {
+            newest.next();
+            folded += 1;
+        }
+        let time = e.at.get(11..19).unwrap_or(&e.at).to_string();
+        let mut summary = event_summary(&e.data);
+        if folded > 0 {
+            summary.push_str(&format!("  (+{folded} status changes before)"));
+        }
+        lines.push(Line::from(vec![
+            Span::styled(format!("{time} "), theme.dim),
+            Span::raw(e.kind.clone()),
+        ]));
+        if !summary.is_empty() {
+            lines.push(Line::styled(format!("  {summary}"), theme.dim));
+        }
+    }
+    lines
 }
 
 /// `889228875` bytes as `848.0 MiB`.
