@@ -27,11 +27,21 @@ pub struct Config {
 pub struct Tui {
     /// Ring the terminal bell once when a run starts waiting for an answer.
     pub bell: bool,
+    /// A desktop notification through the outer terminal (OSC 9 and 777)
+    /// when a run starts waiting or ends.
+    pub desktop: bool,
+    /// A command run then, each word with `{name}`, `{why}`, `{id}`,
+    /// `{state}` filled in: `["notify-send", "{name}", "{why}"]`.
+    pub notify: Vec<String>,
 }
 
 impl Default for Tui {
     fn default() -> Self {
-        Tui { bell: true }
+        Tui {
+            bell: true,
+            desktop: false,
+            notify: Vec::new(),
+        }
     }
 }
 

@@ -451,3 +451,37 @@ fn agents_demo_without_a_terminal_refuses_before_it_starts_anything() {
         "no demo run started"
     );
 }
+
+#[test]
+fn a_notify_command_runs_once_for_each_run_that_starts_waiting_and_the_header_counts_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let said = dir.path().join("notified");
+    let home = Home::with_config(&format!(
+        "[tui]\nnotify = [\"sh\", \"-c\", \"echo \\\"$1\\\" >> {}\", \"notify\", \"{{name}}\"]\n",
+        said.display()
+    ));
+    let mut tui = Tui::open(&home, 40, 120);
+    tui.wait_text("no runs yet");
+    // Started while the TUI is open: each one's question is a moment.
+    for name in ["asker1", "asker2"] {
+        home.start(&["--name", name, "demo", "--", "--ask"]);
+    }
+    let lines = || std::fs::read_to_string(&said).unwrap_or_default();
+    home.wait_until("both runs notified", || {
+        lines().lines().any(|l| l == "asker1") && lines().lines().any(|l| l == "asker2")
+    });
+    tui.wait_text("need you (u)");
+    // More lists of the runs come (a third run): no second notice.
+    home.start(&["--name", "calm", "demo"]);
+    tui.wait_screen("the third run in the tree", |l| tree_row(l, "calm").is_some());
+    for name in ["asker1", "asker2"] {
+        assert_eq!(
+            lines().lines().filter(|l| *l == name).count(),
+            1,
+            "{name} once: {}",
+            lines()
+        );
+    }
+    tui.press(b"q");
+    assert_eq!(tui.exit_code(), 0, "{}", tui.screen());
+}

@@ -70,6 +70,8 @@ pub enum Command {
     },
     /// Write to the user's terminal (OSC 52 clipboard, bell).
     Terminal(Vec<u8>),
+    /// Start the user's notify command (argv, no shell), never waited on.
+    Notify(Vec<String>),
 }
 
 /// What the daemon (or the link to it) tells the TUI.
@@ -257,8 +259,6 @@ pub struct App {
     /// "Now" for durations; fixed in snapshot tests.
     pub now: Option<SystemTime>,
     pub no_color: bool,
-    /// Runs waiting for input whose bell we already rang.
-    pub rang: Vec<String>,
     /// The composer's draft while the daemon has not confirmed it.
     pub pending_send: Option<(String, Box<Composer>)>,
     pub connected: bool,
@@ -276,6 +276,14 @@ pub struct App {
     pub transcripts: HashMap<String, Result<Vec<crate::api::TranscriptMessage>, String>>,
     /// Ring the terminal bell when a run starts waiting for an answer.
     pub bell: bool,
+    /// Desktop notifications through the outer terminal (`[tui] desktop`).
+    pub desktop: bool,
+    /// The user's notify command (`[tui] notify`), empty for none.
+    pub notify: Vec<String>,
+    /// Runs that need you: unseen since they started waiting or ended.
+    pub notices: super::notice::Notices,
+    /// The count of unseen runs the window title last said.
+    pub titled: Option<usize>,
     /// The remote hosts with their link state (header and host rows).
     pub hosts: Vec<crate::api::HostRecord>,
     /// Each run's subagents, shown as rows under it.
@@ -322,7 +330,10 @@ impl App {
             pane_rects: Vec::new(),
             now: None,
             no_color: false,
-            rang: Vec::new(),
+            desktop: false,
+            notify: Vec::new(),
+            notices: Default::default(),
+            titled: None,
             pending_send: None,
             connected: false,
             fullscreen: false,
@@ -492,7 +503,7 @@ impl App {
                 }
                 self.runs = runs;
                 self.leave_insert_if_ended();
-                self.ring_for_waiting();
+                self.notify_moments();
                 self.rebuild_tree();
                 if let Some(id) = self.reselect.take()
                     && let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id))
@@ -631,18 +642,62 @@ impl App {
     }
 
     /// Rings the terminal bell once when a run starts waiting for input.
-    fn ring_for_waiting(&mut self) {
-        use crate::api::ActivityStatus::{NeedsApproval, WaitingInput};
-        let waiting: Vec<String> = self
-            .runs
-            .iter()
-            .filter(|r| r.state.is_live() && matches!(r.status, WaitingInput | NeedsApproval))
-            .map(|r| r.id.clone())
-            .collect();
-        if self.bell && waiting.iter().any(|id| !self.rang.contains(id)) {
+    /// After a new list: each run that started waiting or ended notifies
+    /// as configured (the bell once for any that started waiting), and the
+    /// window title counts the runs that need you.
+    fn notify_moments(&mut self) {
+        use super::notice::{Moment, command, desktop};
+        let selected = self.selected_run().map(|r| r.id.clone());
+        let moments = self.notices.update(&self.runs, selected.as_deref());
+        if self.bell && moments.iter().any(|(_, m)| *m == Moment::Waiting) {
             self.commands.push(Command::Terminal(vec![0x07]));
         }
-        self.rang = waiting;
+        for (id, moment) in moments {
+            let Some(run) = self.run(&id).cloned() else { continue };
+            if self.desktop {
+                let body = format!("{} {}", run.name, moment.said());
+                self.commands.push(Command::Terminal(desktop("agents", &body)));
+            }
+            if !self.notify.is_empty() {
+                self.commands.push(Command::Notify(command(&self.notify, &run, moment)));
+            }
+        }
+        self.retitle();
+    }
+
+    /// Marks the selected run seen, and says the count in the window title
+    /// when it changed.
+    pub fn retitle(&mut self) {
+        if let Some(id) = self.selected_run().map(|r| r.id.clone()) {
+            self.notices.seen(&id);
+        }
+        let count = self.notices.unseen.len();
+        if self.titled != Some(count) {
+            self.titled = Some(count);
+            let title = match count {
+                0 => "agents".to_string(),
+                n => format!("agents · {n} need you"),
+            };
+            self.commands
+                .push(Command::Terminal(format!("\x1b]2;{title}\x07").into_bytes()));
+        }
+    }
+
+    /// The next run after the selected one that needs you, wrapping.
+    pub fn next_unseen(&mut self) -> bool {
+        let n = self.rows.len();
+        let found = (1..=n).map(|k| (self.selected + k) % n.max(1)).find(|&i| {
+            self.rows[i].subagent.is_none()
+                && self.rows[i]
+                    .run
+                    .as_ref()
+                    .is_some_and(|id| self.notices.unseen.contains(id))
+        });
+        let Some(i) = found else { return false };
+        self.selected = i;
+        self.sync_subscriptions();
+        self.retitle();
+        true
     }
 }
 

@@ -24,6 +24,8 @@ impl App {
             Event::Resize(..) => self.pane_sizes.clear(),
             _ => {}
         }
+        // Selecting a run that needs you is seeing it.
+        self.retitle();
     }
 
     fn paste(&mut self, text: &str) {
@@ -218,6 +220,11 @@ impl App {
         let Some(action) = self.keymap.action(&key) else { return };
         match action {
             Action::Approve | Action::Deny => self.answer_selected(action == Action::Approve),
+            Action::NextUnseen => {
+                if !self.next_unseen() {
+                    self.message = Some("no run needs you".into());
+                }
+            }
             Action::Quit => self.quit = true,
             Action::Down => self.move_selection(1),
             Action::Up => self.move_selection(-1),

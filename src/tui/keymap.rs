@@ -43,6 +43,8 @@ pub enum Action {
     Approve,
     /// Answers no to it.
     Deny,
+    /// Selects the next run that needs you (unseen).
+    NextUnseen,
 }
 
 /// Each action's config name and default keys.
@@ -74,6 +76,7 @@ const DEFAULTS: &[(Action, &str, &str)] = &[
     (Action::Copy, "copy", "v"),
     (Action::Approve, "approve", "Y"),
     (Action::Deny, "deny", "N"),
+    (Action::NextUnseen, "next_unseen", "u"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

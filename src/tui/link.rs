@@ -341,7 +341,7 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                     .await;
                 return;
             }
-            Command::Terminal(_) => return,
+            Command::Terminal(_) | Command::Notify(_) => return,
         };
         let _ = updates.send(update).await;
     });

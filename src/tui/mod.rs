@@ -10,6 +10,7 @@ mod kept;
 pub mod keymap;
 pub mod keys;
 pub mod link;
+mod notice;
 pub mod pane;
 pub mod side;
 pub mod tree;
@@ -52,6 +53,10 @@ const UPDATE_BATCH: usize = 64;
 /// docs/design.md §10 asks for under 10 ms at p99). One early frame per key.
 const ECHO_WINDOW: Duration = Duration::from_millis(100);
 
+/// Saves the window title on the terminal's stack, and takes it back.
+const TITLE_PUSH: &str = "\x1b[22;0t";
+const TITLE_POP: &str = "\x1b[23;0t";
+
 /// Restores the terminal however the TUI ends, panics included.
 struct Restore;
 
@@ -67,6 +72,9 @@ fn restore_terminal() {
         out,
         DisableMouseCapture,
         DisableBracketedPaste,
+        // The window title the TUI set (the count that needs you) gives way
+        // to the one it found (xterm's title stack; others ignore it).
+        crossterm::style::Print(TITLE_POP),
         terminal::LeaveAlternateScreen,
         cursor::Show
     );
@@ -95,6 +103,7 @@ pub async fn main(paths: Paths) -> Result<i32> {
     let restore = Restore;
     execute!(
         std::io::stdout(),
+        crossterm::style::Print(TITLE_PUSH),
         terminal::EnterAlternateScreen,
         EnableBracketedPaste,
         EnableMouseCapture
@@ -123,6 +132,8 @@ pub async fn main(paths: Paths) -> Result<i32> {
         app.message = Some(problem.clone());
     }
     app.bell = config.current.tui.bell;
+    app.desktop = config.current.tui.desktop;
+    app.notify = config.current.tui.notify.clone();
     app.history_lines = config.current.engine.history_lines;
     match keymap::Keymap::from_config(&config.current.keys) {
         Ok(map) => {
@@ -197,6 +208,25 @@ fn terminal_input() -> impl Stream<Item = std::io::Result<Event>> + Unpin {
     futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }
 
+/// Starts the user's notify command, its output nowhere near the screen,
+/// reaped on a thread of its own; a command that cannot start is skipped.
+fn notify(argv: &[String]) {
+    let Some((program, args)) = argv.split_first() else {
+        return;
+    };
+    let child = std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Ok(mut child) = child {
+        let _ = std::thread::Builder::new()
+            .name("notify".into())
+            .spawn(move || child.wait());
+    }
+}
+
 /// One event, waiting for it, and every other one already there.
 fn read_batch() -> std::io::Result<Vec<Event>> {
     let mut batch = vec![crossterm::event::read()?];
@@ -213,6 +243,7 @@ fn send_commands(app: &mut App, commands: &mpsc::UnboundedSender<Command>, outer
                 let _ = outer.write_all(&bytes);
                 let _ = outer.flush();
             }
+            Command::Notify(argv) => notify(&argv),
             other => {
                 let _ = commands.send(other);
             }

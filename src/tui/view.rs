@@ -182,12 +182,23 @@ fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     } else {
         ""
     };
-    let mut spans = vec![
-        Span::styled(" agents ", theme.accent),
-        Span::raw(format!(
-            "── {working} working · {waiting} waiting · {idle} idle · {succeeded}{more} succeeded · {failed} failed "
-        )),
-    ];
+    let need = app.notices.unseen.len();
+    let need = (need > 0).then(|| format!("· {need} need you ({}) ", app.keymap.key_of(Action::NextUnseen)));
+    // In words where they fit beside the links, else in the tree's glyphs.
+    let words = format!(
+        "── {working} working · {waiting} waiting · {idle} idle · {succeeded}{more} succeeded · {failed} failed "
+    );
+    // As the links are placed below: 12 spare, `local ●`, then ` name ●` each.
+    let links: usize = 12 + 7 + app.hosts.iter().map(|h| h.name.chars().count() + 3).sum::<usize>();
+    let wanted = 8 + words.chars().count() + need.as_ref().map_or(0, |n| n.chars().count()) + links;
+    let counts = match wanted <= area.width as usize {
+        true => words,
+        false => format!("── ● {working} · ◉ {waiting} · ○ {idle} · ✓ {succeeded}{more} · ✗ {failed} "),
+    };
+    let mut spans = vec![Span::styled(" agents ", theme.accent), Span::raw(counts)];
+    if let Some(need) = need {
+        spans.push(Span::styled(need, theme.warn.add_modifier(Modifier::BOLD)));
+    }
     let mut link = if app.connected { "local ●" } else { "local ◌" }.to_string();
     // Each remote host with its link's glyph, while they fit.
     let room = (area.width as usize).saturating_sub(spans.iter().map(|s| s.width()).sum::<usize>() + 12);
@@ -414,14 +425,20 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
             run.state.as_str().replace('_', " ")
         };
         let width = inner.width as usize;
-        let left = format!("{indent}{} ", glyph(run));
+        // A run that needs you: marked until it is selected.
+        let unseen = app.notices.unseen.contains(&run.id);
+        let left = format!("{indent}{}{}", glyph(run), if unseen { "•" } else { " " });
         let room = width.saturating_sub(left.chars().count() + time.chars().count() + 1);
         let name: String = run.name.chars().take(room).collect();
         let pad = width.saturating_sub(left.chars().count() + name.chars().count() + time.chars().count());
         let mut spans = vec![
             Span::raw(indent),
             Span::styled(glyph(run), glyph_style(run, theme)),
-            Span::raw(" "),
+            if unseen {
+                Span::styled("•", theme.warn.add_modifier(Modifier::BOLD))
+            } else {
+                Span::raw(" ")
+            },
             Span::raw(name),
             Span::raw(" ".repeat(pad)),
             Span::styled(time, theme.dim),
@@ -736,8 +753,15 @@ fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
     let prefix = keys.prefix.to_string();
     let said = |k: String, what: &str| (k, what.to_string());
     vec![
-        said(of(&[Action::Down, Action::Up], " "), "move in the run tree"),
-        said(of(&[Action::Top, Action::Bottom], " "), "first / last run"),
+        said(
+            format!(
+                "{} {} {}",
+                of(&[Action::Down, Action::Up], " "),
+                keys.key_of(Action::Top),
+                keys.key_of(Action::Bottom)
+            ),
+            "move in the run tree; first, last",
+        ),
         said(of(&[Action::Focus], ""), "type into the run (INSERT)"),
         said(prefix.clone(), "back to NORMAL from INSERT"),
         said(of(&[Action::New], ""), "new run"),
@@ -750,6 +774,7 @@ fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
             of(&[Action::Approve, Action::Deny], " / "),
             "answer a run waiting for approval",
         ),
+        said(of(&[Action::NextUnseen], ""), "next run that needs you (•)"),
         said(of(&[Action::Rerun], ""), "resume its conversation, or run it again"),
         said(
             of(&[Action::Attach], ""),
