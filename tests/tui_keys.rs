@@ -264,6 +264,24 @@ fn the_new_run_form_starts_a_run() {
     assert_eq!(start.cwd, "/tmp");
 }
 
+/// Ctrl-W takes the word before the cursor, Ctrl-U the whole field.
+#[test]
+fn the_new_run_form_edits_as_a_shell_line_does() {
+    use agents::tui::form::{Field, NewRunForm};
+    let mut form = NewRunForm::new();
+    form.field = Field::Name;
+    for c in "fix the  parser ".chars() {
+        form.key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+    form.key(ctrl('w'));
+    assert_eq!(form.name, "fix the  ");
+    form.key(ctrl('w'));
+    assert_eq!(form.name, "fix ");
+    form.key(ctrl('u'));
+    assert_eq!(form.name, "");
+}
+
 /// The form's args are split as a shell splits them, and a quote left
 /// open is an error shown in the form, which keeps what was typed.
 #[test]

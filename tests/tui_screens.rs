@@ -492,6 +492,36 @@ fn the_events_tab_says_what_matters_folds_status_flapping_and_the_transcript_tab
 }
 
 #[test]
+fn the_tree_widens_for_long_names_within_bounds_and_cuts_the_rest_with_an_ellipsis() {
+    let mut app = App::new();
+    let long = "refactor-the-parser-module";
+    app.update(Update::Runs(vec![run(
+        "01L",
+        long,
+        RunState::Running,
+        ActivityStatus::Working,
+        5,
+    )]));
+    let tree_row = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("│ ●"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let wide = screen(&mut app, 200, 50);
+    assert!(
+        tree_row(&wide).contains(long),
+        "room for the whole name at 200 columns: {wide}"
+    );
+    let narrow = screen(&mut app, 120, 40);
+    let row = tree_row(&narrow);
+    assert!(
+        !row.contains(long) && row.contains("refactor-the-parse…"),
+        "cut with an ellipsis: {narrow}"
+    );
+}
+
+#[test]
 fn a_window_below_80x24_says_it_is_too_small() {
     let mut app = populated();
     let text = screen(&mut app, 79, 23);

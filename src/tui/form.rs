@@ -205,6 +205,19 @@ impl NewRunForm {
                     t.pop();
                 }
             }
+            // As a shell's line editor: Ctrl-U clears the field, Ctrl-W the
+            // word before the cursor (and the spaces after it).
+            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                if let Some(t) = self.text_mut() {
+                    t.clear();
+                }
+            }
+            KeyCode::Char('w') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                if let Some(t) = self.text_mut() {
+                    let kept = t.trim_end().trim_end_matches(|c: char| !c.is_whitespace()).len();
+                    t.truncate(kept);
+                }
+            }
             KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
                 if let Some(t) = self.text_mut() {
                     t.push(c);

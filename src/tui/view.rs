@@ -17,7 +17,10 @@ use crate::api::{ActivityStatus, RunRecord, RunState};
 
 pub const MIN_WIDTH: u16 = 80;
 pub const MIN_HEIGHT: u16 = 24;
-const TREE_WIDTH: u16 = 26;
+/// The tree is as wide as its widest row wants, within these bounds (and
+/// at most a quarter of the screen): the agent's pane gets the rest.
+const TREE_MIN: u16 = 26;
+const TREE_MAX: u16 = 40;
 const SIDE_WIDTH: u16 = 38;
 /// The side panel starts beside the panes from this width: below it the
 /// agent's own UI would be cut (Claude Code's first screen wants ~80
@@ -134,7 +137,7 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         app.side_shown.unwrap_or(app.side_beside_by_width) && area.width >= SIDE_BESIDE_MIN && !app.zoom;
     let mut constraints = Vec::new();
     if !app.zoom {
-        constraints.push(Constraint::Length(TREE_WIDTH));
+        constraints.push(Constraint::Length(tree_width(app, area.width)));
     }
     constraints.push(Constraint::Min(20));
     if show_side_beside {
@@ -290,7 +293,9 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
             format!("keys go to the run · {p} back to NORMAL · {p} {p} sends {p}")
         }
         (_, Some(Overlay::Compose(_)), _) => "Enter send · Alt-Enter new line · Esc close".into(),
-        (_, Some(Overlay::NewRun(_)), _) => "Tab next field · ←/→ harness · Enter start · Esc close".into(),
+        (_, Some(Overlay::NewRun(_)), _) => {
+            "Tab next field · ←/→ harness · Ctrl-U/W erase · Enter start · Esc close".into()
+        }
         (_, Some(Overlay::Confirm { .. }), _) => "y confirm · any other key keeps it running".into(),
         (_, Some(Overlay::ConfirmRerun { .. }), _) => "y start another · any other key: no".into(),
         (_, Some(Overlay::Help), _) => "Esc close".into(),
@@ -358,6 +363,30 @@ fn normal_hints(keys: &Keymap, room: usize) -> String {
         said.push_str(&hint);
     }
     said + &last
+}
+
+/// The tree's width: its widest run row (indent, glyph, mark, name, the
+/// time or outcome column) and the borders, within `TREE_MIN`..`TREE_MAX`
+/// and a quarter of the screen.
+fn tree_width(app: &App, screen: u16) -> u16 {
+    let widest = app
+        .rows
+        .iter()
+        .filter(|row| row.subagent.is_none())
+        .filter_map(|row| {
+            let run = app.run(row.run.as_deref()?)?;
+            let indent = if row.depth <= 1 { 1 } else { 2 * (row.depth - 2) + 2 };
+            let time = if run.state.is_live() {
+                5
+            } else {
+                run.state.as_str().len()
+            };
+            Some(indent + 2 + run.name.chars().count() + 1 + time)
+        })
+        .max()
+        .unwrap_or(0);
+    let most = TREE_MAX.min(screen / 4).max(TREE_MIN);
+    (widest as u16 + 2).clamp(TREE_MIN, most)
 }
 
 fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime) {
@@ -429,7 +458,11 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
         let unseen = app.notices.unseen.contains(&run.id);
         let left = format!("{indent}{}{}", glyph(run), if unseen { "•" } else { " " });
         let room = width.saturating_sub(left.chars().count() + time.chars().count() + 1);
-        let name: String = run.name.chars().take(room).collect();
+        // A name cut to the room says so.
+        let name: String = match run.name.chars().count() > room {
+            true => run.name.chars().take(room.saturating_sub(1)).chain(['…']).collect(),
+            false => run.name.clone(),
+        };
         let pad = width.saturating_sub(left.chars().count() + name.chars().count() + time.chars().count());
         let mut spans = vec![
             Span::raw(indent),
