@@ -522,6 +522,53 @@ fn the_tree_widens_for_long_names_within_bounds_and_cuts_the_rest_with_an_ellips
 }
 
 #[test]
+fn the_focused_side_panel_scrolls_with_j_and_k_and_stops_at_its_end() {
+    use crossterm::event::{Event as Input, KeyCode, KeyEvent, KeyModifiers};
+    let key = |app: &mut App, code| app.handle(Input::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    let mut app = populated();
+    // Thirty events: taller than the panel at 24 rows.
+    let id = app.selected_run().map(|r| r.id.clone()).unwrap();
+    let mut detail = app.details[&id].clone();
+    detail.events = (1..=30)
+        .map(|seq| Event {
+            seq,
+            kind: if seq % 2 == 0 { "HOOK" } else { "PROMPT_QUEUED" }.into(),
+            at: at(30 - seq as u64),
+            data: serde_json::json!({ "prompt_id": format!("p{seq}") }),
+        })
+        .collect();
+    app.update(Update::Detail(Box::new(detail)));
+    app.panel = agents::tui::app::Panel::Side;
+    app.tab = Tab::Events;
+    let selected = app.selected;
+    screen(&mut app, 80, 24);
+    let most = app.side_scroll_max.get();
+    assert!(most > 0, "sixty lines overflow 24 rows");
+    key(&mut app, KeyCode::Char('j'));
+    assert_eq!(
+        (app.side_scroll, app.selected),
+        (1, selected),
+        "j scrolls the panel, not the tree"
+    );
+    key(&mut app, KeyCode::Char('k'));
+    assert_eq!(app.side_scroll, 0);
+    for _ in 0..20 {
+        key(&mut app, KeyCode::PageDown);
+    }
+    assert_eq!(app.side_scroll, most, "PgDn stops at the last page");
+    let text = screen(&mut app, 80, 24);
+    assert!(
+        !text
+            .lines()
+            .nth(2)
+            .unwrap_or_default()
+            .trim_matches(['│', ' '])
+            .is_empty(),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_window_below_80x24_says_it_is_too_small() {
     let mut app = populated();
     let text = screen(&mut app, 79, 23);

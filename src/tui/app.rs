@@ -233,6 +233,9 @@ pub struct App {
     pub side_beside_by_width: bool,
     pub tab: Tab,
     pub side_scroll: u16,
+    /// How far the side panel can scroll: its lines as last drawn (wrapped)
+    /// less its height. Set while drawing, which only borrows the app.
+    pub side_scroll_max: std::cell::Cell<u16>,
     pub screens: HashMap<String, PaneScreen>,
     pub details: HashMap<String, RunDetail>,
     pub overlay: Option<Overlay>,
@@ -316,6 +319,7 @@ impl App {
             side_beside_by_width: false,
             tab: Tab::Record,
             side_scroll: 0,
+            side_scroll_max: std::cell::Cell::new(u16::MAX),
             screens: HashMap::new(),
             details: HashMap::new(),
             overlay: None,

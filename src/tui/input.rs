@@ -226,6 +226,9 @@ impl App {
                 }
             }
             Action::Quit => self.quit = true,
+            // With the side panel focused, j/k scroll it a line.
+            Action::Down if self.panel == Panel::Side => self.scroll_side(1),
+            Action::Up if self.panel == Panel::Side => self.scroll_side(-1),
             Action::Down => self.move_selection(1),
             Action::Up => self.move_selection(-1),
             Action::Top => self.select_index(0),
@@ -319,20 +322,26 @@ impl App {
             Action::Help => self.overlay = Some(Overlay::Help),
             Action::ScrollUp => {
                 if self.panel == Panel::Side {
-                    self.side_scroll = self.side_scroll.saturating_sub(10);
+                    self.scroll_side(-10);
                 } else {
                     self.scroll_pane(self.pane_page())
                 }
             }
             Action::ScrollDown => {
                 if self.panel == Panel::Side {
-                    self.side_scroll = self.side_scroll.saturating_add(10);
+                    self.scroll_side(10);
                 } else {
                     self.scroll_pane(-self.pane_page())
                 }
             }
             Action::Copy => self.copy_screen(),
         }
+    }
+
+    /// Scrolls the side panel by `lines`, never past its last page.
+    fn scroll_side(&mut self, lines: i32) {
+        let to = i32::from(self.side_scroll) + lines;
+        self.side_scroll = to.clamp(0, i32::from(self.side_scroll_max.get())) as u16;
     }
 
     fn cycle_tab(&mut self, by: isize) {

@@ -42,10 +42,15 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime
         Tab::Lineage => lineage(app, run, theme),
         Tab::Events => events(app, run, theme),
     };
+    // Lines as wrapped to the panel: scrolling stops at the last page.
+    let width = usize::from(inner.width.max(1));
+    let wrapped: usize = lines.iter().map(|l| l.width().div_ceil(width).max(1)).sum();
+    let most = u16::try_from(wrapped.saturating_sub(usize::from(inner.height))).unwrap_or(u16::MAX);
+    app.side_scroll_max.set(most);
     f.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .scroll((app.side_scroll, 0)),
+            .scroll((app.side_scroll.min(most), 0)),
         inner,
     );
 }
