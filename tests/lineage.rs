@@ -375,4 +375,23 @@ fn a_rerun_keeps_the_name_numbered_and_says_which_run_it_repeats() {
     );
     let text = home.ok(&["show", &first, "--tree"]);
     assert!(text.contains("rerun-of worker-2"), "{text}");
+
+    // A user's own number stays; a name at the length limit is cut for the
+    // number; the engine's placeholder name is not numbered but replaced.
+    let numbered = home.start(&["--name", "fix-issue-1234", "cmd", "--", "true"]);
+    home.wait_end(&numbered);
+    assert_eq!(rerun(&home, "fix-issue-1234")["name"], "fix-issue-1234-2");
+    let long = "a".repeat(64);
+    home.wait_end(&home.start(&["--name", &long, "cmd", "--", "true"]));
+    assert_eq!(rerun(&home, &long)["name"], "a".repeat(58), "cut to leave room for a number");
+    assert_eq!(rerun(&home, &long)["name"], format!("{}-2", "a".repeat(58)));
+    let auto = home.start(&["cmd", "--", "true"]);
+    home.wait_end(&auto);
+    let auto_name = home.show(&auto)["name"].as_str().unwrap().to_string();
+    let again = rerun(&home, &auto);
+    let name = again["name"].as_str().unwrap();
+    assert!(
+        name.starts_with("cmd-") && name != format!("{auto_name}-2"),
+        "{auto_name} → {name}"
+    );
 }

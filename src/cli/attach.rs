@@ -202,17 +202,20 @@ pub enum Kept {
     LastScreen,
 }
 
-/// The run's lines, printed inert, once the terminal is the user's again.
-async fn print_kept(paths: &Paths, run: &str, kept: Kept, rows: u16) -> Result<()> {
-    let history = crate::config::ConfigWatch::new(Paths::config_file())
-        .current
-        .engine
-        .history_lines;
-    let max = match kept {
-        Kept::All => history,
-        Kept::LastScreen => usize::from(rows),
+/// The run's lines, printed inert, once the terminal is the user's again:
+/// the last screen as this attach drew it, or all of them replayed from the
+/// log as `agents logs` does.
+async fn print_kept(paths: &Paths, run: &str, kept: Kept, last: &ScreenMirror) -> Result<()> {
+    let mut lines = match kept {
+        Kept::LastScreen => last.visible_lines(),
+        Kept::All => {
+            let history = crate::config::ConfigWatch::new(Paths::config_file())
+                .current
+                .engine
+                .history_lines;
+            crate::replay::screen_lines(paths, run, history).await?
+        }
     };
-    let mut lines = crate::replay::screen_lines(paths, run, max).await?;
     while lines.last().is_some_and(|l| l.trim().is_empty()) {
         lines.pop();
     }
@@ -469,7 +472,7 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
         }
         Leave::Ended => {
             let end: RunRecord = client.call(method::RUNS_WAIT, RunRef { run: id.clone() }).await?;
-            if let Err(e) = print_kept(paths, &id, kept, mirror.rows).await {
+            if let Err(e) = print_kept(paths, &id, kept, &mirror).await {
                 say_err!("agents: the run's output is in `agents logs {id}` ({e})");
             }
             say!(

@@ -290,18 +290,10 @@ pub async fn call(
                 .await
                 .map_err(ApiError::internal)?;
             let profile = info.profile;
-            // `worker` again is `worker-2`, then `worker-3`: the same name,
-            // numbered, never the harness's `claude-7`.
-            let base = rerun_base(&row.name).to_string();
-            let name = daemon
-                .store
-                .call(move |c| crate::store::harness::unique_name(c, &base))
-                .await
-                .map_err(ApiError::internal)?;
             let again = StartParams {
                 harness: profile.unwrap_or_else(|| row.harness.clone()),
                 args: row.args.clone(),
-                name: Some(name),
+                name: None,
                 cwd: row.cwd.clone(),
                 parent: row.parent_run_id.clone(),
                 detached: row.detached,
@@ -315,10 +307,7 @@ pub async fn call(
                 host: (row.host != "local").then(|| row.host.clone()),
                 launch_id: None,
             };
-            let started = match again.host {
-                Some(_) => crate::remote::start(&daemon.here(), again).await?,
-                None => super::start::start(daemon, again).await?,
-            };
+            let started = start_rerun(daemon, &row, again).await?;
             // On the new run: which run it is a rerun of (Record, Lineage).
             let (new, old, old_name) = (started.id.clone(), row.id.clone(), row.name.clone());
             let _ = daemon
@@ -392,11 +381,35 @@ pub async fn call(
     }
 }
 
-/// The name a rerun is numbered from: `worker-3` and `worker` both give
-/// `worker`.
-fn rerun_base(name: &str) -> &str {
-    match name.rsplit_once('-') {
-        Some((base, n)) if !base.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
-        _ => name,
+/// Starts `again` as a rerun of `row`, named after it (`worker` →
+/// `worker-2`, see `store::harness::rerun_name`). Two reruns at once may
+/// pick the same name: the one that loses picks again; a name that cannot
+/// be had lets the engine name the run.
+async fn start_rerun(
+    daemon: &Arc<Daemon>,
+    row: &RunRow,
+    mut again: StartParams,
+) -> Result<crate::api::RunRecord, ApiError> {
+    for _ in 0..3 {
+        let id = row.id.clone();
+        let name = daemon
+            .store
+            .call(move |c| crate::store::harness::rerun_name(c, &id))
+            .await
+            .map_err(ApiError::internal)?;
+        again.name = name.filter(|n| crate::api::bounds::validate_name(n).is_ok());
+        let started = match again.host {
+            Some(_) => crate::remote::start(&daemon.here(), again.clone()).await,
+            None => super::start::start(daemon, again.clone()).await,
+        };
+        match started {
+            Err(e) if e.code == crate::api::ErrorCode::Conflict && again.name.is_some() => continue,
+            other => return other,
+        }
+    }
+    again.name = None;
+    match again.host {
+        Some(_) => crate::remote::start(&daemon.here(), again).await,
+        None => super::start::start(daemon, again).await,
     }
 }

@@ -71,23 +71,28 @@ impl FloodMeter {
     }
 }
 
-/// The scheduling sessions of a run: the supervisor's and the harness's.
-pub struct Yielding {
-    /// `/proc/<pid>/autogroup` of each, opened while the harness is known to
-    /// be ours (not yet reaped), so a reused pid can never be reached.
-    groups: Vec<File>,
-    meter: FloodMeter,
-    /// The nice value the groups were last given.
+/// One scheduling session and the nice value it was last given.
+struct Group<W> {
+    file: W,
     applied: i8,
 }
 
-impl Yielding {
+/// The scheduling sessions of a run: the supervisor's and the harness's.
+/// `W` is the `/proc/<pid>/autogroup` file (a stand-in in tests).
+pub struct Yielding<W: Write = File> {
+    groups: Vec<Group<W>>,
+    meter: FloodMeter,
+}
+
+impl Yielding<File> {
     /// `rate`: bytes a second above which the run floods; 0 never yields.
     /// Only a session this run leads is touched: never the daemon's or the
     /// user's shell's, should a process here not have a session of its own.
+    /// The files are opened while the harness is known to be ours (not yet
+    /// reaped), so a reused pid can never be reached.
     pub fn new(harness: i32, rate: u64, now: Instant) -> Yielding {
         let leads = |pid: i32| identity::sid_of(pid) == Some(pid);
-        let groups = match rate {
+        let files = match rate {
             0 => Vec::new(),
             _ => [std::process::id() as i32, harness]
                 .into_iter()
@@ -95,17 +100,28 @@ impl Yielding {
                 .filter_map(|pid| File::options().write(true).open(format!("/proc/{pid}/autogroup")).ok())
                 .collect(),
         };
+        Yielding::over(files, rate, now)
+    }
+}
+
+impl<W: Write> Yielding<W> {
+    fn over(files: Vec<W>, rate: u64, now: Instant) -> Yielding<W> {
+        let groups = files.into_iter().map(|file| Group { file, applied: 0 }).collect();
         Yielding {
             groups,
             meter: FloodMeter::new(rate, now),
-            applied: 0,
         }
     }
 
-    /// When to look again even if output stops: while the groups are lowered
-    /// or a change is still to be made, at the end of the window.
+    fn target(&self) -> i8 {
+        if self.meter.flooding { FLOODING_NICE } else { 0 }
+    }
+
+    /// When to look again even if output stops: while a group is lowered or
+    /// still to be changed, at the end of the window.
     pub fn next_look(&self) -> Option<Instant> {
-        let pending = !self.groups.is_empty() && (self.applied != 0 || self.meter.flooding);
+        let target = self.target();
+        let pending = self.groups.iter().any(|g| g.applied != 0 || g.applied != target);
         pending.then_some(self.meter.since + WINDOW)
     }
 
@@ -114,8 +130,8 @@ impl Yielding {
         if self.groups.is_empty() {
             return;
         }
-        let flooding = self.meter.output(n, now);
-        self.apply(flooding);
+        self.meter.output(n, now);
+        self.apply();
     }
 
     /// When output has been quiet for a while.
@@ -123,21 +139,44 @@ impl Yielding {
         if self.groups.is_empty() {
             return;
         }
-        let flooding = self.meter.look(now);
-        self.apply(flooding);
+        self.meter.look(now);
+        self.apply();
     }
 
-    fn apply(&mut self, flooding: bool) {
-        let nice = if flooding { FLOODING_NICE } else { 0 };
-        if nice == self.applied {
+    /// Moves one group toward the target. Without privilege the kernel takes
+    /// one change per 100 ms for the whole machine (EAGAIN otherwise), so
+    /// the groups are changed one at a time, each look trying the next one
+    /// still wrong. A group whose process is gone (ESRCH) is dropped.
+    fn apply(&mut self) {
+        let target = self.target();
+        let Some(at) = self.groups.iter().position(|g| g.applied != target) else {
             return;
+        };
+        let group = &mut self.groups[at];
+        match group.file.write_all(target.to_string().as_bytes()) {
+            Ok(()) => group.applied = target,
+            Err(e) if e.raw_os_error() == Some(nix::libc::ESRCH) => {
+                self.groups.remove(at);
+            }
+            Err(_) => {}
         }
-        let text = nice.to_string();
-        // A harness that has ended leaves ESRCH; the kernel's once-per-100-ms
-        // rule leaves EAGAIN, and the next look tries again.
-        let all = self.groups.iter_mut().all(|g| g.write_all(text.as_bytes()).is_ok());
-        if all {
-            self.applied = nice;
+    }
+}
+
+/// The groups get their share back when the run's output ends, even mid-flood
+/// (a few tries, past the kernel's 100 ms rule).
+impl<W: Write> Drop for Yielding<W> {
+    fn drop(&mut self) {
+        for _ in 0..3 {
+            for group in self.groups.iter_mut().filter(|g| g.applied != 0) {
+                if group.file.write_all(b"0").is_ok() {
+                    group.applied = 0;
+                }
+            }
+            if self.groups.iter().all(|g| g.applied == 0) {
+                return;
+            }
+            std::thread::sleep(WINDOW + Duration::from_millis(10));
         }
     }
 }
@@ -165,5 +204,69 @@ mod tests {
             at += Duration::from_millis(10);
             assert!(!meter.output(3_000, at));
         }
+    }
+
+    /// Takes one write per 100 ms across all its handles, as the kernel
+    /// does for an unprivileged process; says what each handle was set to.
+    #[derive(Clone)]
+    struct Limited {
+        last: std::rc::Rc<std::cell::Cell<Option<Instant>>>,
+        clock: std::rc::Rc<std::cell::Cell<Instant>>,
+        value: std::rc::Rc<std::cell::RefCell<String>>,
+    }
+
+    impl Write for Limited {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let now = self.clock.get();
+            if self.last.get().is_some_and(|t| now.duration_since(t) < WINDOW) {
+                return Err(std::io::Error::from_raw_os_error(nix::libc::EAGAIN));
+            }
+            self.last.set(Some(now));
+            *self.value.borrow_mut() = String::from_utf8_lossy(buf).into_owned();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn both_groups_are_lowered_and_given_back_one_change_per_100_ms() {
+        let t0 = Instant::now();
+        let last = std::rc::Rc::new(std::cell::Cell::new(None));
+        let clock = std::rc::Rc::new(std::cell::Cell::new(t0));
+        let group = || Limited {
+            last: last.clone(),
+            clock: clock.clone(),
+            value: Default::default(),
+        };
+        let (supervisor, harness) = (group(), group());
+        let mut y = Yielding::over(vec![supervisor.clone(), harness.clone()], 1_000_000, t0);
+        let mut at = t0;
+        let mut step = |y: &mut Yielding<Limited>, ms: u64, bytes: usize| {
+            at += Duration::from_millis(ms);
+            clock.set(at);
+            match bytes {
+                0 => y.quiet(at),
+                n => y.output(n, at),
+            }
+        };
+        // A flood of 10 MB/s, read every 10 ms for half a second.
+        for _ in 0..50 {
+            step(&mut y, 10, 100_000);
+        }
+        assert_eq!(
+            (supervisor.value.borrow().as_str(), harness.value.borrow().as_str()),
+            ("19", "19")
+        );
+        // Quiet: each look gives one group back, until both are.
+        for _ in 0..5 {
+            step(&mut y, 110, 0);
+        }
+        assert_eq!(
+            (supervisor.value.borrow().as_str(), harness.value.borrow().as_str()),
+            ("0", "0")
+        );
+        assert!(y.next_look().is_none(), "nothing left to do: the reader may sleep");
     }
 }

@@ -233,6 +233,8 @@ pub struct App {
     pub side_beside_by_width: bool,
     pub tab: Tab,
     pub side_scroll: u16,
+    /// The tree's width as last laid out (`view::tree_width`).
+    pub tree_width: u16,
     /// How far the side panel can scroll: its lines as last drawn (wrapped)
     /// less its height. Set while drawing, which only borrows the app.
     pub side_scroll_max: std::cell::Cell<u16>,
@@ -319,6 +321,7 @@ impl App {
             side_beside_by_width: false,
             tab: Tab::Record,
             side_scroll: 0,
+            tree_width: 0,
             side_scroll_max: std::cell::Cell::new(u16::MAX),
             screens: HashMap::new(),
             details: HashMap::new(),

@@ -8,6 +8,12 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 /// The most events gathered from one look at the terminal.
 pub const MOST: usize = 4096;
+/// A paste's next piece comes within this of the last; a person's next key
+/// after a paste takes longer.
+pub const PASTE_GAP: std::time::Duration = std::time::Duration::from_millis(15);
+/// The longest paste gathered in one (bytes); the composer and the run take
+/// more as a second paste.
+pub const LONGEST: usize = 1 << 20;
 
 /// The events of one read of the terminal, with a paste nobody marked made
 /// into one: plain characters in which an Enter is followed by more text.
@@ -27,6 +33,18 @@ pub fn coalesce(batch: Vec<Event>) -> Vec<Event> {
     } else {
         batch
     }
+}
+
+/// The text of a read made of plain characters only (more of a paste), or
+/// `None`.
+pub fn plain_text(batch: &[Event]) -> Option<String> {
+    batch
+        .iter()
+        .map(|event| match event {
+            Event::Key(key) => plain(key),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The character a key press stands for in a paste.
@@ -79,6 +97,9 @@ mod tests {
         assert_eq!(coalesce(mixed.clone()), mixed);
         let mut arrows = keys("a\nb");
         arrows.push(Event::Key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE)));
-        assert_eq!(coalesce(arrows.clone()), arrows);
+        assert_eq!(coalesce(arrows.clone()), arrows.clone());
+        // More of a paste is plain text; a read with an arrow is not.
+        assert_eq!(plain_text(&keys("last line\n")).as_deref(), Some("last line\n"));
+        assert_eq!(plain_text(&arrows), None);
     }
 }

@@ -183,10 +183,10 @@ fn terminal_input() -> impl Stream<Item = std::io::Result<Event>> + Unpin {
     let (tx, mut rx) = mpsc::channel(256);
     let reader = std::thread::Builder::new().name("tty-input".into()).spawn(move || {
         loop {
-            let batch = read_batch();
-            let failed = batch.is_err();
-            let events = match batch {
-                Ok(batch) => burst::coalesce(batch).into_iter().map(Ok).collect(),
+            let events = read_events();
+            let failed = events.is_err();
+            let events = match events {
+                Ok(events) => events.into_iter().map(Ok).collect(),
                 Err(e) => vec![Err(e)],
             };
             for event in events {
@@ -225,6 +225,27 @@ fn notify(argv: &[String]) {
             .name("notify".into())
             .spawn(move || child.wait());
     }
+}
+
+/// What the terminal sends next, a paste that came as keys made one paste
+/// (`burst::coalesce`). A long paste comes in several reads: what follows a
+/// paste within `PASTE_GAP`, plain characters still, is more of it.
+fn read_events() -> std::io::Result<Vec<Event>> {
+    let mut events = burst::coalesce(read_batch()?);
+    let [Event::Paste(text)] = events.as_mut_slice() else {
+        return Ok(events);
+    };
+    while text.len() < burst::LONGEST && crossterm::event::poll(burst::PASTE_GAP)? {
+        let more = read_batch()?;
+        match burst::plain_text(&more) {
+            Some(more) => text.push_str(&more),
+            None => {
+                events.extend(more);
+                break;
+            }
+        }
+    }
+    Ok(events)
 }
 
 /// One event, waiting for it, and every other one already there.

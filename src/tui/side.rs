@@ -43,16 +43,11 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime
         Tab::Events => events(app, run, theme),
     };
     // Lines as wrapped to the panel: scrolling stops at the last page.
-    let width = usize::from(inner.width.max(1));
-    let wrapped: usize = lines.iter().map(|l| l.width().div_ceil(width).max(1)).sum();
+    let text = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let wrapped = text.line_count(inner.width);
     let most = u16::try_from(wrapped.saturating_sub(usize::from(inner.height))).unwrap_or(u16::MAX);
     app.side_scroll_max.set(most);
-    f.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .scroll((app.side_scroll.min(most), 0)),
-        inner,
-    );
+    f.render_widget(text.scroll((app.side_scroll.min(most), 0)), inner);
 }
 
 fn field<'a>(k: &str, v: String, theme: &Theme) -> Line<'a> {

@@ -137,7 +137,14 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         app.side_shown.unwrap_or(app.side_beside_by_width) && area.width >= SIDE_BESIDE_MIN && !app.zoom;
     let mut constraints = Vec::new();
     if !app.zoom {
-        constraints.push(Constraint::Length(tree_width(app, area.width)));
+        // Kept while a filter is: typing one must not resize every pane's run.
+        app.tree_width = match app.filter.is_empty() {
+            true => tree_width(app, area.width),
+            false => app
+                .tree_width
+                .clamp(TREE_MIN, TREE_MAX.min(area.width / 4).max(TREE_MIN)),
+        };
+        constraints.push(Constraint::Length(app.tree_width));
     }
     constraints.push(Constraint::Min(20));
     if show_side_beside {
@@ -185,7 +192,7 @@ fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     } else {
         ""
     };
-    let need = app.notices.unseen.len();
+    let need = runs.iter().filter(|r| app.notices.unseen.contains(&r.id)).count();
     let need = (need > 0).then(|| format!("· {need} need you ({}) ", app.keymap.key_of(Action::NextUnseen)));
     // In words where they fit beside the links, else in the tree's glyphs.
     let words = format!(
