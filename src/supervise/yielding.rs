@@ -11,9 +11,9 @@
 //! (5 MB/s), both sessions get a higher nice value; once it calms down they
 //! get their own back. Unlike a process's nice value, a session's may be
 //! lowered again by its owner (only values below 0 need privilege), so
-//! nothing is lost when the flood ends. The kernel takes such a change once
-//! per 100 ms for the whole machine; a refused one is tried again at the
-//! next look.
+//! nothing is lost when the flood ends. Without privilege the kernel takes
+//! one such change per 100 ms for the whole machine: the sessions change one
+//! look apart, and a refused change is tried again at the next look.
 //!
 //! Where the kernel does not group by session (no `/proc/<pid>/autogroup`,
 //! or the processes sit in a cgroup of their own), this does nothing.
