@@ -383,7 +383,11 @@ fn a_rerun_keeps_the_name_numbered_and_says_which_run_it_repeats() {
     assert_eq!(rerun(&home, "fix-issue-1234")["name"], "fix-issue-1234-2");
     let long = "a".repeat(64);
     home.wait_end(&home.start(&["--name", &long, "cmd", "--", "true"]));
-    assert_eq!(rerun(&home, &long)["name"], "a".repeat(58), "cut to leave room for a number");
+    assert_eq!(
+        rerun(&home, &long)["name"],
+        "a".repeat(58),
+        "cut to leave room for a number"
+    );
     assert_eq!(rerun(&home, &long)["name"], format!("{}-2", "a".repeat(58)));
     let auto = home.start(&["cmd", "--", "true"]);
     home.wait_end(&auto);

@@ -569,6 +569,34 @@ fn the_focused_side_panel_scrolls_with_j_and_k_and_stops_at_its_end() {
 }
 
 #[test]
+fn a_click_selects_a_tree_row_or_shows_a_side_tab() {
+    use crossterm::event::{Event as Input, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let click = |app: &mut App, column: u16, row: u16| {
+        app.handle(Input::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }))
+    };
+    let at = |text: &str, needle: &str| {
+        text.lines().enumerate().find_map(|(y, l)| {
+            let x = l.find(needle)?;
+            Some((l[..x].chars().count() as u16, y as u16))
+        })
+    };
+    let mut app = populated();
+    let text = screen(&mut app, 200, 50);
+    let (x, y) = at(&text, "lint").expect("lint in the tree");
+    click(&mut app, x, y);
+    assert_eq!(app.selected_run().map(|r| r.name.as_str()), Some("lint"));
+    let text = screen(&mut app, 200, 50);
+    let (x, y) = at(&text, "Events").expect("the Events tab's title");
+    click(&mut app, x + 1, y);
+    assert_eq!(app.tab, Tab::Events);
+}
+
+#[test]
 fn a_window_below_80x24_says_it_is_too_small() {
     let mut app = populated();
     let text = screen(&mut app, 79, 23);

@@ -261,6 +261,11 @@ pub struct App {
     pub pane_sizes: HashMap<String, (u16, u16)>,
     /// Where each pane's screen was drawn last (x, y, width, height), for the mouse.
     pub pane_rects: Vec<(String, [u16; 4])>,
+    /// Where the tree's rows were drawn (x, y, width, height) and the index
+    /// of its first row shown, for clicks. Set while drawing.
+    pub tree_rect: std::cell::Cell<Option<([u16; 4], usize)>>,
+    /// Where the side panel was drawn, for clicks on its tab titles.
+    pub side_rect: std::cell::Cell<Option<[u16; 4]>>,
     /// "Now" for durations; fixed in snapshot tests.
     pub now: Option<SystemTime>,
     pub no_color: bool,
@@ -335,6 +340,8 @@ impl App {
             subscribed: Vec::new(),
             pane_sizes: HashMap::new(),
             pane_rects: Vec::new(),
+            tree_rect: std::cell::Cell::new(None),
+            side_rect: std::cell::Cell::new(None),
             now: None,
             no_color: false,
             desktop: false,

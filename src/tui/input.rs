@@ -57,7 +57,51 @@ impl App {
 
     /// A click on a pane selects its run; in INSERT, mouse events go to a
     /// program that asked for them, in the pane's own coordinates.
+    /// A click on a tree row selects its run; on a side tab's title, shows
+    /// that tab. Either leaves INSERT.
+    fn click_outside_panes(&mut self, col: u16, row: u16) -> bool {
+        let within = |[x, y, w, h]: [u16; 4]| col >= x && col < x + w && row >= y && row < y + h;
+        if let Some((rect, top)) = self.tree_rect.get()
+            && within(rect)
+        {
+            let i = top + usize::from(row - rect[1]);
+            if self.rows.get(i).is_some_and(|r| r.run.is_some()) {
+                self.mode = Mode::Normal;
+                self.selected = i;
+                self.panel = Panel::Tree;
+                self.sync_subscriptions();
+                self.want_tab_data();
+            }
+            return true;
+        }
+        if let Some([x, y, w, _]) = self.side_rect.get()
+            && row == y
+            && col > x
+            && col < x + w
+        {
+            // The titles follow the corner, each and a space.
+            let mut at = x + 1;
+            for tab in Tab::ALL {
+                let end = at + tab.title().chars().count() as u16;
+                if col >= at && col < end {
+                    self.mode = Mode::Normal;
+                    self.tab = tab;
+                    self.side_scroll = 0;
+                    self.want_tab_data();
+                    return true;
+                }
+                at = end + 1;
+            }
+        }
+        false
+    }
+
     fn mouse(&mut self, m: &crossterm::event::MouseEvent) {
+        if matches!(m.kind, MouseEventKind::Down(crossterm::event::MouseButton::Left))
+            && self.click_outside_panes(m.column, m.row)
+        {
+            return;
+        }
         let Some((id, col, row)) = self.pane_at(m.column, m.row) else {
             return;
         };

@@ -32,6 +32,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime
         .title(Line::from(titles));
     let inner = block.inner(area);
     f.render_widget(block, area);
+    app.side_rect.set(Some([area.x, area.y, area.width, area.height]));
     let Some(run) = app.selected_run() else {
         f.render_widget(Paragraph::new(Span::styled("no run selected", theme.dim)), inner);
         return;

@@ -151,6 +151,9 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         constraints.push(Constraint::Length(SIDE_WIDTH.max(area.width / 5)));
     }
     let columns = Split::horizontal(constraints).split(body);
+    // Set again by what is drawn this frame.
+    app.tree_rect.set(None);
+    app.side_rect.set(None);
     let mut i = 0;
     if !app.zoom {
         draw_tree(f, app, columns[0], &theme, now);
@@ -431,6 +434,8 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
     }
     let height = inner.height as usize;
     let top = app.selected.saturating_sub(height.saturating_sub(1));
+    app.tree_rect
+        .set(Some(([inner.x, inner.y, inner.width, inner.height], top)));
     let mut lines = Vec::new();
     for (i, row) in app.rows.iter().enumerate().skip(top).take(height) {
         let Some(id) = &row.run else {
