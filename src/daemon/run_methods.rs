@@ -398,18 +398,20 @@ async fn start_rerun(
             .await
             .map_err(ApiError::internal)?;
         again.name = name.filter(|n| crate::api::bounds::validate_name(n).is_ok());
-        let started = match again.host {
-            Some(_) => crate::remote::start(&daemon.here(), again.clone()).await,
-            None => super::start::start(daemon, again.clone()).await,
-        };
-        match started {
+        match start_placed(daemon, again.clone()).await {
             Err(e) if e.code == crate::api::ErrorCode::Conflict && again.name.is_some() => continue,
             other => return other,
         }
     }
     again.name = None;
-    match again.host {
-        Some(_) => crate::remote::start(&daemon.here(), again).await,
-        None => super::start::start(daemon, again).await,
+    start_placed(daemon, again).await
+}
+
+/// A start on its host: a remote one through the host's link (`runs.start`
+/// from a client is placed before dispatch, `remote::place`).
+async fn start_placed(daemon: &Arc<Daemon>, params: StartParams) -> Result<crate::api::RunRecord, ApiError> {
+    match params.host {
+        Some(_) => crate::remote::start(&daemon.here(), params).await,
+        None => super::start::start(daemon, params).await,
     }
 }

@@ -2,6 +2,7 @@
 //! other. The loop takes its input as a stream so tests can drive it.
 
 pub mod app;
+mod bars;
 mod burst;
 pub mod copy;
 pub mod form;
@@ -11,6 +12,7 @@ pub mod keymap;
 pub mod keys;
 pub mod link;
 mod notice;
+mod overlay;
 pub mod pane;
 pub mod side;
 pub mod tree;

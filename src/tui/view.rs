@@ -1,18 +1,20 @@
-//! Drawing the whole screen from the app state (docs/design.md §9).
+//! Drawing the whole screen from the app state (docs/design.md §9): the
+//! layout, the run tree and the panes; the bars and overlays have files of
+//! their own (`bars.rs`, `overlay.rs`).
 
 use std::time::SystemTime;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout as Split, Rect};
-use ratatui::style::{Color, Modifier, Style, Stylize};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};
 
-use super::app::{App, Layout, Mode, Overlay, Panel};
-use super::form::Field;
-use super::keymap::{Action, Keymap};
+use super::app::{App, Layout, Mode, Panel};
+use super::keymap::Action;
 use super::pane::PaneView;
 use super::side;
+use super::{bars, overlay};
 use crate::api::{ActivityStatus, RunRecord, RunState};
 
 pub const MIN_WIDTH: u16 = 80;
@@ -129,8 +131,8 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     }
     let [header, body, status] =
         Split::vertical([Constraint::Length(1), Constraint::Min(1), Constraint::Length(1)]).areas(area);
-    draw_header(f, app, header, &theme);
-    draw_status(f, app, status, &theme);
+    bars::draw_header(f, app, header, &theme);
+    bars::draw_status(f, app, status, &theme);
 
     app.side_beside_by_width = area.width >= SIDE_BESIDE_FROM;
     let show_side_beside =
@@ -168,102 +170,7 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     if show_side_beside {
         side::draw(f, app, columns[i + 1], &theme, now);
     }
-    draw_overlay(f, app, area, &theme);
-}
-
-/// The runs the tree shows: all of them, or those a kept filter keeps.
-fn shown_runs(app: &App) -> Vec<&RunRecord> {
-    if app.filter.is_empty() {
-        return app.runs.iter().collect();
-    }
-    let shown: std::collections::HashSet<&str> = app.rows.iter().filter_map(|r| r.run.as_deref()).collect();
-    app.runs.iter().filter(|r| shown.contains(r.id.as_str())).collect()
-}
-
-fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
-    let runs = shown_runs(app);
-    let count = |keep: &dyn Fn(&RunRecord) -> bool| runs.iter().filter(|r| keep(r)).count();
-    let live = |s: &[ActivityStatus]| count(&|r| r.state.is_live() && s.contains(&r.status));
-    let working = live(&[ActivityStatus::Working]);
-    let waiting = live(&[ActivityStatus::WaitingInput, ActivityStatus::NeedsApproval]);
-    let idle = live(&[ActivityStatus::Idle, ActivityStatus::Unknown]);
-    let succeeded = count(&|r| r.state == RunState::Succeeded);
-    let failed = count(&|r| !r.state.is_live() && r.state != RunState::Succeeded);
-    // The TUI loads the newest ended runs only (`agents ls --all` has all).
-    let more = if app.runs.iter().filter(|r| !r.state.is_live()).count() >= crate::api::ListParams::DEFAULT_LIMIT {
-        "+"
-    } else {
-        ""
-    };
-    let need = runs.iter().filter(|r| app.notices.unseen.contains(&r.id)).count();
-    let need = (need > 0).then(|| format!("· {need} need you ({}) ", app.keymap.key_of(Action::NextUnseen)));
-    // In words where they fit beside the links, else in the tree's glyphs.
-    let words = format!(
-        "── {working} working · {waiting} waiting · {idle} idle · {succeeded}{more} succeeded · {failed} failed "
-    );
-    // As the links are placed below: 12 spare, `local ●`, then ` name ●` each.
-    let links: usize = 12 + 7 + app.hosts.iter().map(|h| h.name.chars().count() + 3).sum::<usize>();
-    let wanted = 8 + words.chars().count() + need.as_ref().map_or(0, |n| n.chars().count()) + links;
-    let counts = match wanted <= area.width as usize {
-        true => words,
-        false => format!("── ● {working} · ◉ {waiting} · ○ {idle} · ✓ {succeeded}{more} · ✗ {failed} "),
-    };
-    let mut spans = vec![Span::styled(" agents ", theme.accent), Span::raw(counts)];
-    if let Some(need) = need {
-        spans.push(Span::styled(need, theme.warn.add_modifier(Modifier::BOLD)));
-    }
-    let mut link = if app.connected { "local ●" } else { "local ◌" }.to_string();
-    // Each remote host with its link's glyph, while they fit.
-    let room = (area.width as usize).saturating_sub(spans.iter().map(|s| s.width()).sum::<usize>() + 12);
-    for host in &app.hosts {
-        let more = format!(" {} {}", host.name, link_glyph(&host.link));
-        if link.chars().count() + more.chars().count() > room {
-            break;
-        }
-        link.push_str(&more);
-    }
-    let used: usize = spans.iter().map(|s| s.width()).sum::<usize>() + link.chars().count() + 2;
-    let fill = (area.width as usize).saturating_sub(used);
-    spans.push(Span::styled("─".repeat(fill), theme.dim));
-    spans.push(Span::raw(format!(" {link} ")));
-    f.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-/// A host's link in one glyph (the header): up, on its way, down, unused.
-fn link_glyph(link: &str) -> &'static str {
-    match link {
-        "up" => "●",
-        "connecting" | "reconnecting" => "◌",
-        "down" => "✗",
-        _ => "○",
-    }
-}
-
-/// A host's link in words: `up 12ms`, `reconnecting 34s`, `down: <reason>`.
-pub fn link_state(host: &crate::api::HostRecord, now: SystemTime) -> String {
-    let since = || {
-        host.since
-            .as_deref()
-            .and_then(|s| humantime::parse_rfc3339(s).ok())
-            .and_then(|t| now.duration_since(t).ok())
-            .map(|d| format!(" {}s", d.as_secs()))
-            .unwrap_or_default()
-    };
-    match host.link.as_str() {
-        "up" => match host.latency_ms {
-            Some(ms) => format!("up {ms}ms"),
-            None => "up".into(),
-        },
-        "connecting" | "reconnecting" => format!("{}{}", host.link, since()),
-        "down" => format!(
-            "down: {}",
-            host.error
-                .as_deref()
-                .map(|e| e.split_whitespace().collect::<Vec<_>>().join(" "))
-                .unwrap_or_else(|| "-".into())
-        ),
-        other => other.to_string(),
-    }
+    overlay::draw_overlay(f, app, area, &theme);
 }
 
 /// A host heading in the tree: `▾ gpu1 up 12ms`, cut to the width.
@@ -272,7 +179,7 @@ fn host_row<'a>(app: &App, name: &str, width: usize, theme: &Theme, now: SystemT
     let Some(host) = app.hosts.iter().find(|h| h.name == name) else {
         return Line::styled(heading, theme.dim);
     };
-    let state = link_state(host, now);
+    let state = bars::link_state(host, now);
     let style = match host.link.as_str() {
         "up" => theme.ok,
         "down" => theme.bad,
@@ -286,93 +193,6 @@ fn host_row<'a>(app: &App, name: &str, width: usize, theme: &Theme, now: SystemT
         Span::raw(" "),
         Span::styled(state, style),
     ])
-}
-
-fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
-    let (mode, style) = match app.mode {
-        Mode::Normal if app.copy.is_some() => (" COPY ", theme.warn.add_modifier(Modifier::REVERSED)),
-        Mode::Normal => (" NORMAL ", theme.accent.add_modifier(Modifier::REVERSED)),
-        Mode::Insert => (" INSERT ", theme.insert.add_modifier(Modifier::REVERSED)),
-    };
-    let hints = match (app.mode, &app.overlay, app.filtering) {
-        (Mode::Normal, _, _) if app.copy.is_some() => {
-            "hjkl move · v select · V select lines · y copy · Esc leave".to_string()
-        }
-        (Mode::Insert, _, _) => {
-            let p = app.keymap.prefix.to_string();
-            format!("keys go to the run · {p} back to NORMAL · {p} {p} sends {p}")
-        }
-        (_, Some(Overlay::Compose(_)), _) => "Enter send · Alt-Enter new line · Esc close".into(),
-        (_, Some(Overlay::NewRun(_)), _) => {
-            "Tab next field · ←/→ harness · Ctrl-U/W erase · Enter start · Esc close".into()
-        }
-        (_, Some(Overlay::Confirm { .. }), _) => "y confirm · any other key keeps it running".into(),
-        (_, Some(Overlay::ConfirmRerun { .. }), _) => "y start another · any other key: no".into(),
-        (_, Some(Overlay::Help), _) => "Esc close".into(),
-        (_, None, true) => format!("filter: {}▏ Enter keep · Esc clear", app.filter),
-        _ => String::new(),
-    };
-    let mut spans = vec![Span::styled(mode, style), Span::raw(" ")];
-    if app.mode == Mode::Normal
-        && app.overlay.is_none()
-        && let Some(r) = app.selected_run()
-        && r.state.is_live()
-        && r.status == ActivityStatus::NeedsApproval
-    {
-        let keys = &app.keymap;
-        spans.push(Span::styled(
-            format!(
-                "{} waits for approval: {} yes · {} no  ",
-                r.name,
-                keys.key_of(Action::Approve),
-                keys.key_of(Action::Deny)
-            ),
-            theme.warn,
-        ));
-    }
-    if let Some(banner) = &app.banner {
-        spans.push(Span::styled(format!("{banner}  "), theme.bad));
-    } else if let Some(msg) = &app.message {
-        spans.push(Span::styled(format!("{msg}  "), theme.warn));
-    }
-    let hints = match hints.is_empty() {
-        true => {
-            let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
-            normal_hints(&app.keymap, usize::from(area.width).saturating_sub(used))
-        }
-        false => hints,
-    };
-    spans.push(Span::styled(hints, theme.dim));
-    f.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-/// NORMAL mode's hints from the configured keys, as many as fit in `room`
-/// columns, help and quit always last.
-fn normal_hints(keys: &Keymap, room: usize) -> String {
-    let layouts = [Action::Single, Action::Split, Action::Grid]
-        .map(|a| keys.key_of(a))
-        .join(" ");
-    let wanted = [
-        (keys.key_of(Action::Focus), "focus"),
-        (keys.key_of(Action::New), "new"),
-        (keys.key_of(Action::Send), "send"),
-        (keys.key_of(Action::Cancel), "cancel"),
-        (keys.key_of(Action::Rerun), "rerun"),
-        (keys.key_of(Action::Attach), "attach"),
-        (keys.key_of(Action::Zoom), "zoom"),
-        (layouts, "layout"),
-        (keys.key_of(Action::Filter), "filter"),
-    ];
-    let last = format!("{} help  {} quit", keys.key_of(Action::Help), keys.key_of(Action::Quit));
-    let mut said = String::new();
-    for (key, what) in wanted {
-        let hint = format!("{key} {what}  ");
-        if said.chars().count() + hint.chars().count() + last.chars().count() > room {
-            break;
-        }
-        said.push_str(&hint);
-    }
-    said + &last
 }
 
 /// The tree's width: its widest run row (indent, glyph, mark, name, the
@@ -734,203 +554,4 @@ fn draw_scrolled(f: &mut Frame, screen: &super::app::PaneScreen, area: Rect, the
     )];
     lines.extend(all[start..end].iter().map(|l| Line::raw(l.clone())));
     f.render_widget(Paragraph::new(lines), area);
-}
-
-/// What each glyph of the tree and the panes means.
-const LEGEND: [(&str, &str); 13] = [
-    ("●", "working"),
-    ("◉", "waits for you: input or an approval"),
-    ("○", "idle"),
-    ("◍", "status unknown (no recent evidence)"),
-    ("◌", "starting"),
-    ("✓", "succeeded"),
-    ("✗", "failed"),
-    ("⊘", "cancelled"),
-    ("⧗", "timed out"),
-    ("⊗", "could not start (blocked)"),
-    ("!", "interrupted: supervisor and agent gone"),
-    ("?", "lost: supervisor gone, agent may live"),
-    ("◇", "a subagent of the run above"),
-];
-
-/// `?`: the keys, and beside them, where there is room, the glyphs.
-fn draw_help(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
-    const KEYS_WIDTH: u16 = 64;
-    const LEGEND_WIDTH: u16 = 40;
-    let with_legend = area.width >= KEYS_WIDTH + LEGEND_WIDTH + 6;
-    let width = if with_legend {
-        KEYS_WIDTH + LEGEND_WIDTH
-    } else {
-        KEYS_WIDTH
-    };
-    let rect = centered(area, width, 25);
-    f.render_widget(Clear, rect);
-    let lines: Vec<Line> = help_keys(&app.keymap)
-        .into_iter()
-        .map(|(k, what)| Line::from(vec![Span::styled(format!("{k:>16}  "), theme.accent), Span::raw(what)]))
-        .collect();
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .title(if with_legend { " keys · glyphs " } else { " keys " });
-    let inner = block.inner(rect);
-    f.render_widget(block, rect);
-    let [keys, legend] = Split::horizontal([Constraint::Length(KEYS_WIDTH - 2), Constraint::Min(0)]).areas(inner);
-    f.render_widget(Paragraph::new(lines), keys);
-    if with_legend {
-        let lines: Vec<Line> = LEGEND
-            .iter()
-            .map(|(glyph, what)| Line::from(vec![Span::styled(format!("{glyph}  "), theme.accent), Span::raw(*what)]))
-            .collect();
-        f.render_widget(Paragraph::new(lines), legend);
-    }
-}
-
-/// The help overlay's lines: each action with the keys configured for it.
-fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
-    let of = |actions: &[Action], between: &str| {
-        actions
-            .iter()
-            .map(|a| keys.keys_of(*a))
-            .collect::<Vec<_>>()
-            .join(between)
-    };
-    let prefix = keys.prefix.to_string();
-    let said = |k: String, what: &str| (k, what.to_string());
-    vec![
-        said(
-            format!(
-                "{} {} {}",
-                of(&[Action::Down, Action::Up], " "),
-                keys.key_of(Action::Top),
-                keys.key_of(Action::Bottom)
-            ),
-            "move in the run tree; first, last",
-        ),
-        said(of(&[Action::Focus], ""), "type into the run (INSERT)"),
-        said(prefix.clone(), "back to NORMAL from INSERT"),
-        said(of(&[Action::New], ""), "new run"),
-        said(of(&[Action::Send], ""), "send a prompt (queued while busy)"),
-        said(
-            of(&[Action::Cancel, Action::ForceCancel], " / "),
-            "cancel / force-cancel (asks first)",
-        ),
-        said(
-            of(&[Action::Approve, Action::Deny], " / "),
-            "answer a run waiting for approval",
-        ),
-        said(of(&[Action::NextUnseen], ""), "next run that needs you (•)"),
-        said(of(&[Action::Rerun], ""), "resume its conversation, or run it again"),
-        said(
-            of(&[Action::Attach], ""),
-            &format!("attach full-screen ({prefix} returns)"),
-        ),
-        said(of(&[Action::Zoom], ""), "zoom the pane"),
-        said(of(&[Action::ToggleSide], ""), "side panel beside the panes, or not"),
-        said(
-            of(&[Action::Single, Action::Split, Action::Grid], " "),
-            "one pane, side by side, grid",
-        ),
-        said(of(&[Action::NextPanel], ""), "next panel: tree, panes, side"),
-        said(of(&[Action::PrevTab, Action::NextTab], " "), "previous / next side tab"),
-        said(
-            format!("{} wheel", of(&[Action::ScrollUp, Action::ScrollDown], " ")),
-            "scroll back",
-        ),
-        said(of(&[Action::Copy], ""), "copy mode: select, y copies (OSC 52)"),
-        said("Shift-drag".into(), "select text with the terminal's own mouse"),
-        said(of(&[Action::Filter], ""), "filter runs"),
-        said(of(&[Action::Quit], ""), "quit (runs keep going)"),
-    ]
-}
-
-/// A yes-or-no question in a box as wide as its words (within the screen),
-/// wrapped when they do not fit on one line.
-fn draw_question(f: &mut Frame, area: Rect, title: &str, question: &str, theme: &Theme) {
-    let words = question.chars().count() as u16;
-    let width = (words + 4).clamp(40, area.width.saturating_sub(4).max(40));
-    let lines = words.div_ceil(width.saturating_sub(4).max(1));
-    let rect = centered(area, width, lines + 4);
-    f.render_widget(Clear, rect);
-    let text = vec![
-        Line::from(question.to_string()),
-        Line::styled("y yes · any other key no", theme.dim),
-    ];
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .title(title.to_string());
-    f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }).block(block), rect);
-}
-
-fn centered(area: Rect, width: u16, height: u16) -> Rect {
-    let w = width.min(area.width.saturating_sub(4));
-    let h = height.min(area.height.saturating_sub(2));
-    Rect::new(area.x + (area.width - w) / 2, area.y + (area.height - h) / 2, w, h)
-}
-
-fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
-    let Some(overlay) = &app.overlay else { return };
-    match overlay {
-        Overlay::Help => draw_help(f, app, area, theme),
-        Overlay::Confirm { name, force, .. } => {
-            let how = if *force { "Force-cancel (SIGKILL)" } else { "Cancel" };
-            let question = format!("{how} {name} and the runs it owns?");
-            draw_question(f, area, " cancel ", &question, theme);
-        }
-        Overlay::ConfirmRerun { name, .. } => {
-            let question = format!("{name} is still running. Start another one?");
-            draw_question(f, area, " run again ", &question, theme);
-        }
-        Overlay::Compose(c) => {
-            let rect = centered(area, 72, 10);
-            f.render_widget(Clear, rect);
-            let block = Block::default()
-                .borders(Borders::ALL)
-                .border_type(BorderType::Rounded)
-                .title(format!(" send to {} ", c.run_name));
-            let block = match c.discarding {
-                true => block.title_bottom(Line::styled(
-                    " throw the draft away? y / Esc: yes, any other key: no ",
-                    theme.accent,
-                )),
-                false => block,
-            };
-            let inner = block.inner(rect);
-            f.render_widget(block, rect);
-            f.render_widget(&c.text, inner);
-        }
-        Overlay::NewRun(form) => {
-            let rect = centered(area, 72, 13);
-            f.render_widget(Clear, rect);
-            let mut lines = Vec::new();
-            for field in Field::ALL {
-                let active = form.field == field;
-                let label = Span::styled(
-                    format!("{:>8} ", field.label()),
-                    if active { theme.accent } else { theme.dim },
-                );
-                let mut value = form.value(field);
-                if active && field != Field::Harness {
-                    value.push('▏');
-                }
-                let value = if active {
-                    Span::raw(value).bold()
-                } else {
-                    Span::raw(value)
-                };
-                lines.push(Line::from(vec![label, value]));
-            }
-            lines.push(Line::from(""));
-            match &form.error {
-                Some(e) => lines.push(Line::styled(e.clone(), theme.bad)),
-                None => lines.push(Line::styled("Enter start · Tab next · Esc close", theme.dim)),
-            }
-            let block = Block::default()
-                .borders(Borders::ALL)
-                .border_type(BorderType::Rounded)
-                .title(" new run ");
-            f.render_widget(Paragraph::new(lines).block(block), rect);
-        }
-    }
 }

@@ -1,0 +1,212 @@
+//! Overlays over the panes: the keys and glyphs (`?`), questions that
+//! need a yes, the composer and the new-run form.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout as Split, Rect};
+use ratatui::style::Stylize;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
+
+use super::app::{App, Overlay};
+use super::form::Field;
+use super::keymap::{Action, Keymap};
+use super::view::Theme;
+
+/// What each glyph of the tree and the panes means.
+const LEGEND: [(&str, &str); 13] = [
+    ("●", "working"),
+    ("◉", "waits for you: input or an approval"),
+    ("○", "idle"),
+    ("◍", "status unknown (no recent evidence)"),
+    ("◌", "starting"),
+    ("✓", "succeeded"),
+    ("✗", "failed"),
+    ("⊘", "cancelled"),
+    ("⧗", "timed out"),
+    ("⊗", "could not start (blocked)"),
+    ("!", "interrupted: supervisor and agent gone"),
+    ("?", "lost: supervisor gone, agent may live"),
+    ("◇", "a subagent of the run above"),
+];
+
+/// `?`: the keys, and beside them, where there is room, the glyphs.
+fn draw_help(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
+    const KEYS_WIDTH: u16 = 64;
+    const LEGEND_WIDTH: u16 = 40;
+    let with_legend = area.width >= KEYS_WIDTH + LEGEND_WIDTH + 6;
+    let width = if with_legend {
+        KEYS_WIDTH + LEGEND_WIDTH
+    } else {
+        KEYS_WIDTH
+    };
+    let rect = centered(area, width, 25);
+    f.render_widget(Clear, rect);
+    let lines: Vec<Line> = help_keys(&app.keymap)
+        .into_iter()
+        .map(|(k, what)| Line::from(vec![Span::styled(format!("{k:>16}  "), theme.accent), Span::raw(what)]))
+        .collect();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .title(if with_legend { " keys · glyphs " } else { " keys " });
+    let inner = block.inner(rect);
+    f.render_widget(block, rect);
+    let [keys, legend] = Split::horizontal([Constraint::Length(KEYS_WIDTH - 2), Constraint::Min(0)]).areas(inner);
+    f.render_widget(Paragraph::new(lines), keys);
+    if with_legend {
+        let lines: Vec<Line> = LEGEND
+            .iter()
+            .map(|(glyph, what)| Line::from(vec![Span::styled(format!("{glyph}  "), theme.accent), Span::raw(*what)]))
+            .collect();
+        f.render_widget(Paragraph::new(lines), legend);
+    }
+}
+
+/// The help overlay's lines: each action with the keys configured for it.
+fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
+    let of = |actions: &[Action], between: &str| {
+        actions
+            .iter()
+            .map(|a| keys.keys_of(*a))
+            .collect::<Vec<_>>()
+            .join(between)
+    };
+    let prefix = keys.prefix.to_string();
+    let said = |k: String, what: &str| (k, what.to_string());
+    vec![
+        said(
+            format!(
+                "{} {} {}",
+                of(&[Action::Down, Action::Up], " "),
+                keys.key_of(Action::Top),
+                keys.key_of(Action::Bottom)
+            ),
+            "move in the run tree; first, last",
+        ),
+        said(of(&[Action::Focus], ""), "type into the run (INSERT)"),
+        said(prefix.clone(), "back to NORMAL from INSERT"),
+        said(of(&[Action::New], ""), "new run"),
+        said(of(&[Action::Send], ""), "send a prompt (queued while busy)"),
+        said(
+            of(&[Action::Cancel, Action::ForceCancel], " / "),
+            "cancel / force-cancel (asks first)",
+        ),
+        said(
+            of(&[Action::Approve, Action::Deny], " / "),
+            "answer a run waiting for approval",
+        ),
+        said(of(&[Action::NextUnseen], ""), "next run that needs you (•)"),
+        said(of(&[Action::Rerun], ""), "resume its conversation, or run it again"),
+        said(
+            of(&[Action::Attach], ""),
+            &format!("attach full-screen ({prefix} returns)"),
+        ),
+        said(of(&[Action::Zoom], ""), "zoom the pane"),
+        said(of(&[Action::ToggleSide], ""), "side panel beside the panes, or not"),
+        said(
+            of(&[Action::Single, Action::Split, Action::Grid], " "),
+            "one pane, side by side, grid",
+        ),
+        said(of(&[Action::NextPanel], ""), "next panel: tree, panes, side"),
+        said(of(&[Action::PrevTab, Action::NextTab], " "), "previous / next side tab"),
+        said(
+            format!("{} wheel", of(&[Action::ScrollUp, Action::ScrollDown], " ")),
+            "scroll back",
+        ),
+        said(of(&[Action::Copy], ""), "copy mode: select, y copies (OSC 52)"),
+        said("Shift-drag".into(), "select text with the terminal's own mouse"),
+        said(of(&[Action::Filter], ""), "filter runs"),
+        said(of(&[Action::Quit], ""), "quit (runs keep going)"),
+    ]
+}
+
+/// A yes-or-no question in a box as wide as its words (within the screen),
+/// wrapped when they do not fit on one line.
+fn draw_question(f: &mut Frame, area: Rect, title: &str, question: &str, theme: &Theme) {
+    let words = question.chars().count() as u16;
+    let width = (words + 4).clamp(40, area.width.saturating_sub(4).max(40));
+    let lines = words.div_ceil(width.saturating_sub(4).max(1));
+    let rect = centered(area, width, lines + 4);
+    f.render_widget(Clear, rect);
+    let text = vec![
+        Line::from(question.to_string()),
+        Line::styled("y yes · any other key no", theme.dim),
+    ];
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .title(title.to_string());
+    f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }).block(block), rect);
+}
+
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width.saturating_sub(4));
+    let h = height.min(area.height.saturating_sub(2));
+    Rect::new(area.x + (area.width - w) / 2, area.y + (area.height - h) / 2, w, h)
+}
+
+pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
+    let Some(overlay) = &app.overlay else { return };
+    match overlay {
+        Overlay::Help => draw_help(f, app, area, theme),
+        Overlay::Confirm { name, force, .. } => {
+            let how = if *force { "Force-cancel (SIGKILL)" } else { "Cancel" };
+            let question = format!("{how} {name} and the runs it owns?");
+            draw_question(f, area, " cancel ", &question, theme);
+        }
+        Overlay::ConfirmRerun { name, .. } => {
+            let question = format!("{name} is still running. Start another one?");
+            draw_question(f, area, " run again ", &question, theme);
+        }
+        Overlay::Compose(c) => {
+            let rect = centered(area, 72, 10);
+            f.render_widget(Clear, rect);
+            let block = Block::default()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Rounded)
+                .title(format!(" send to {} ", c.run_name));
+            let block = match c.discarding {
+                true => block.title_bottom(Line::styled(
+                    " throw the draft away? y / Esc: yes, any other key: no ",
+                    theme.accent,
+                )),
+                false => block,
+            };
+            let inner = block.inner(rect);
+            f.render_widget(block, rect);
+            f.render_widget(&c.text, inner);
+        }
+        Overlay::NewRun(form) => {
+            let rect = centered(area, 72, 13);
+            f.render_widget(Clear, rect);
+            let mut lines = Vec::new();
+            for field in Field::ALL {
+                let active = form.field == field;
+                let label = Span::styled(
+                    format!("{:>8} ", field.label()),
+                    if active { theme.accent } else { theme.dim },
+                );
+                let mut value = form.value(field);
+                if active && field != Field::Harness {
+                    value.push('▏');
+                }
+                let value = if active {
+                    Span::raw(value).bold()
+                } else {
+                    Span::raw(value)
+                };
+                lines.push(Line::from(vec![label, value]));
+            }
+            lines.push(Line::from(""));
+            match &form.error {
+                Some(e) => lines.push(Line::styled(e.clone(), theme.bad)),
+                None => lines.push(Line::styled("Enter start · Tab next · Esc close", theme.dim)),
+            }
+            let block = Block::default()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Rounded)
+                .title(" new run ");
+            f.render_widget(Paragraph::new(lines).block(block), rect);
+        }
+    }
+}
