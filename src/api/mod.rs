@@ -10,6 +10,7 @@ mod lineage;
 mod transcript;
 mod types;
 mod usage;
+mod worktree;
 
 pub use error::{ApiError, ErrorCode};
 pub use harness::*;
@@ -18,6 +19,7 @@ pub use lineage::*;
 pub use transcript::*;
 pub use types::*;
 pub use usage::*;
+pub use worktree::*;
 
 /// Method names of the tool table. Stable: clients of older versions use them.
 pub mod method {
@@ -34,6 +36,12 @@ pub mod method {
     pub const RUNS_WAIT: &str = "runs.wait";
     pub const RUNS_RERUN: &str = "runs.rerun";
     pub const RUNS_ANSWER: &str = "runs.answer";
+    /// What a worktree run changed (`Changes`).
+    pub const RUNS_CHANGES: &str = "runs.changes";
+    /// Merges a worktree run's branch into the branch it started from.
+    pub const RUNS_MERGE: &str = "runs.merge";
+    /// Removes a worktree run's worktree, keeping its branch.
+    pub const WORKTREE_RM: &str = "worktree.rm";
     pub const SESSIONS_LIST: &str = "sessions.list";
     pub const SESSIONS_RESUME: &str = "sessions.resume";
     pub const SESSIONS_FORK: &str = "sessions.fork";

@@ -179,6 +179,9 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             }
             Ok(if record.state == RunState::Succeeded { 0 } else { 1 })
         }
+        Command::Diff { run, stat, json } => super::worktree::diff(&paths, run, stat, json).await,
+        Command::Merge { run, squash } => super::worktree::merge(&paths, run, squash).await,
+        Command::Worktree { command } => super::worktree::worktree(&paths, command).await,
         Command::Logs { run, follow, raw } => attach::logs(&paths, &run, follow, raw).await,
         Command::Export { run, cast } => attach::export_cast(&paths, &run, &cast).await,
         Command::Daemon { command } => daemon_command(&paths, command).await,

@@ -8,6 +8,7 @@ mod lineage;
 mod logs;
 pub(crate) mod print;
 mod transcript;
+mod worktree;
 
 use std::path::PathBuf;
 
@@ -83,6 +84,32 @@ pub enum Command {
         /// Return once the cancel is asked, without waiting for the end.
         #[arg(long)]
         no_wait: bool,
+    },
+    /// What a --worktree run changed: its files, then the diff against
+    /// where its branch began (uncommitted work included).
+    Diff {
+        /// A run: its id, an id prefix, or its name.
+        run: String,
+        /// Only the files and their line counts.
+        #[arg(long)]
+        stat: bool,
+        /// One JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Merge a --worktree run's branch into the branch it started from,
+    /// when that applies cleanly; a conflict changes nothing.
+    Merge {
+        /// A run: its id, an id prefix, or its name.
+        run: String,
+        /// One new commit with the run's changes instead of its commits.
+        #[arg(long)]
+        squash: bool,
+    },
+    /// A --worktree run's worktree: `rm` removes it.
+    Worktree {
+        #[command(subcommand)]
+        command: worktree::WorktreeCommand,
     },
     /// Print a run's output: its screen lines with scrollback, or raw bytes.
     Logs {

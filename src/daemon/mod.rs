@@ -24,6 +24,7 @@ mod start;
 mod subscribe;
 pub mod transcripts;
 mod upgrade;
+mod worktrees;
 
 use std::collections::HashMap;
 use std::io::Write;

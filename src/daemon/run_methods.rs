@@ -14,7 +14,8 @@ use super::start::record;
 use super::subscribe::{self, Outbox};
 use crate::api::{
     AnswerParams, ApiError, AttachParams, AttachResult, CancelParams, DetachParams, ErrorCode, HistoryParams,
-    RerunParams, ResizeParams, RunDetail, RunRef, SendParams, StartParams, bounds, method,
+    MergeParams, RerunParams, ResizeParams, RunDetail, RunRef, SendParams, StartParams, WorktreeRmParams, bounds,
+    method,
 };
 use crate::protocol::run_files::{SizeChange, TimeSample};
 use crate::store::runs::{self, RunRow};
@@ -35,6 +36,9 @@ pub enum RunCall {
     History(HistoryParams),
     Sizes,
     Lineage,
+    Changes,
+    Merge(MergeParams),
+    WorktreeRm(WorktreeRmParams),
 }
 
 impl RunCall {
@@ -56,6 +60,9 @@ impl RunCall {
             method::RUNS_ANSWER => of(p, |a: &AnswerParams| &a.run, RunCall::Answer),
             method::RUNS_RERUN => of(p, |r: &RerunParams| &r.run, RunCall::Rerun),
             method::RUNS_HISTORY => of(p, |h: &HistoryParams| &h.run, RunCall::History),
+            method::RUNS_CHANGES => of(p, |r: &RunRef| &r.run, |_| RunCall::Changes),
+            method::RUNS_MERGE => of(p, |m: &MergeParams| &m.run, RunCall::Merge),
+            method::WORKTREE_RM => of(p, |w: &WorktreeRmParams| &w.run, RunCall::WorktreeRm),
             _ => return None,
         };
         Some(parsed.and_then(|(call, run)| call.check().map(|()| (call, run))))
@@ -96,6 +103,9 @@ pub async fn call(
     row: RunRow,
 ) -> Result<Value, ApiError> {
     match call {
+        RunCall::Changes => super::worktrees::changes(daemon, row).await,
+        RunCall::Merge(MergeParams { run: _, squash }) => super::worktrees::merge(daemon, row, squash).await,
+        RunCall::WorktreeRm(WorktreeRmParams { run: _, force }) => super::worktrees::remove(daemon, row, force).await,
         RunCall::Show => {
             let id = row.id.clone();
             let (events, info, subagents, edge, attempts, sources) = daemon

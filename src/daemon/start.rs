@@ -186,12 +186,14 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
     if blocked.is_none() && !(2..=1000).contains(&rows) | !(2..=2000).contains(&cols) {
         blocked = Some(format!("bad option: size {cols}x{rows} out of range"));
     }
+    let mut origin: Option<crate::worktree::Origin> = None;
     if blocked.is_none() && params.worktree {
         let dest = daemon.paths.worktrees().join(&name);
         match crate::worktree::create(&cwd_path, &name, &dest) {
-            Ok(dir) => {
+            Ok(created) => {
                 row.worktree = Some(dest.to_string_lossy().into_owned());
-                row.cwd = dir.to_string_lossy().into_owned();
+                row.cwd = created.cwd.to_string_lossy().into_owned();
+                origin = Some(created.origin);
                 // The harness keeps its transcript by cwd: plan for the new one.
                 prepared = prepare(&row.cwd);
             }
@@ -217,6 +219,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
     // The harness's own variables the client had set (names only).
     let env_names = prepared.as_ref().map(|p| p.harness_env.clone()).unwrap_or_default();
     let known = launch.session.clone();
+    let origin = origin.and_then(|o| serde_json::to_value(o).ok());
     daemon
         .store
         .call(move |c| {
@@ -235,6 +238,9 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
                     "harness_env": env_names,
                 }),
             )?;
+            if let Some(data) = &origin {
+                runs::append_event(c, &insert.id, crate::worktree::CREATED_EVENT, data)?;
+            }
             let transcript = known
                 .as_ref()
                 .and_then(|s| s.transcript.as_ref())

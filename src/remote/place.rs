@@ -224,7 +224,14 @@ pub(super) async fn row(daemon: &Here, reference: &str) -> Result<Option<RunRow>
 pub async fn forward(daemon: &Here, name: &str, row: &RunRow, p: &Value) -> Option<Result<Value, ApiError>> {
     if !matches!(
         name,
-        method::RUNS_SHOW | method::RUNS_SEND | method::RUNS_CANCEL | method::RUNS_ANSWER | method::RUNS_RESIZE
+        method::RUNS_SHOW
+            | method::RUNS_SEND
+            | method::RUNS_CANCEL
+            | method::RUNS_ANSWER
+            | method::RUNS_RESIZE
+            | method::RUNS_CHANGES
+            | method::RUNS_MERGE
+            | method::WORKTREE_RM
     ) || row.host == "local"
     {
         return None;

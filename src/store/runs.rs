@@ -294,6 +294,18 @@ pub fn append_event(conn: &Connection, run: &str, kind: &str, data: &Value) -> R
     Ok(seq)
 }
 
+/// The data of the run's first event of `kind` (`WORKTREE_CREATED`).
+pub fn first_event(conn: &Connection, run: &str, kind: &str) -> Result<Option<Value>, StoreError> {
+    let data: Option<String> = conn
+        .query_row(
+            "SELECT data FROM events WHERE run_id = ?1 AND kind = ?2 ORDER BY seq LIMIT 1",
+            params![run, kind],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(data.map(|d| serde_json::from_str(&d).unwrap_or(Value::Null)))
+}
+
 pub fn events(conn: &Connection, run: &str) -> Result<Vec<Event>, StoreError> {
     let mut stmt = conn.prepare("SELECT seq, kind, at, data FROM events WHERE run_id = ?1 ORDER BY seq")?;
     let rows = stmt

@@ -1,0 +1,91 @@
+//! A worktree run's changes, merge and removal (`runs.changes`,
+//! `runs.merge`, `worktree.rm`; docs/design.md §4): from the origin its
+//! start recorded, with git run off the async threads. A merge or removal
+//! is an event of the run, so its record says what became of its work.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::Daemon;
+use super::dispatch::to_value;
+use crate::api::{ApiError, ErrorCode};
+use crate::store::runs::{self, RunRow};
+use crate::worktree::{self, Origin};
+
+pub async fn changes(daemon: &Arc<Daemon>, row: RunRow) -> Result<Value, ApiError> {
+    let origin = origin(daemon, &row).await?;
+    to_value(blocking(move || worktree::changes(&origin)).await?)
+}
+
+pub async fn merge(daemon: &Arc<Daemon>, row: RunRow, squash: bool) -> Result<Value, ApiError> {
+    let origin = origin(daemon, &row).await?;
+    let name = row.name.clone();
+    let merged = blocking(move || worktree::merge(&origin, &name, squash)).await?;
+    record(daemon, &row.id, "WORKTREE_MERGED", json!(merged)).await;
+    to_value(merged)
+}
+
+pub async fn remove(daemon: &Arc<Daemon>, row: RunRow, force: bool) -> Result<Value, ApiError> {
+    if row.state.is_live() {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!(
+                "run {} is still running in its worktree; cancel it first (agents cancel {})",
+                row.name, row.name
+            ),
+        ));
+    }
+    let origin = origin(daemon, &row).await?;
+    let removed = blocking(move || worktree::remove(&origin, force)).await?;
+    record(daemon, &row.id, "WORKTREE_REMOVED", json!(removed)).await;
+    to_value(removed)
+}
+
+/// Where the run's worktree came from, or why there is none.
+async fn origin(daemon: &Arc<Daemon>, row: &RunRow) -> Result<Origin, ApiError> {
+    let Some(dir) = row.worktree.clone() else {
+        return Err(ApiError::bad_request(format!(
+            "run {} has no worktree (only a run started with --worktree has changes to review or merge)",
+            row.name
+        )));
+    };
+    let id = row.id.clone();
+    let data = daemon
+        .store
+        .call(move |c| runs::first_event(c, &id, worktree::CREATED_EVENT))
+        .await
+        .map_err(ApiError::internal)?;
+    data.and_then(|d| serde_json::from_value(d).ok()).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "run {}'s worktree {dir} was made by an older agents, which did not record where it started; use git there",
+            row.name
+        ))
+    })
+}
+
+/// `work` on a thread that may block; its refusal is a conflict (git
+/// said no, and nothing changed).
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, String> + Send + 'static) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(|e| {
+            ApiError::new(
+                ErrorCode::Conflict,
+                crate::text::bounded(&e, crate::text::MAX_DIAGNOSTIC),
+            )
+        })
+}
+
+async fn record(daemon: &Arc<Daemon>, id: &str, kind: &'static str, data: Value) {
+    let run = id.to_string();
+    let stored = daemon
+        .store
+        .call(move |c| runs::append_event(c, &run, kind, &data))
+        .await;
+    if let Err(e) = stored {
+        tracing::warn!("could not record {kind} of run {id}: {e}");
+    }
+    daemon.changed(id);
+}
