@@ -249,3 +249,52 @@ fn a_merge_when_the_branch_is_not_checked_out_moves_only_the_ref_and_live_or_pla
     let none = failure(&home.run(&["diff", &plain]));
     assert!(none.contains("has no worktree"), "{none}");
 }
+
+/// Reads the TUI's screen until it shows `text`.
+fn wait_for(tui: &mut common::pty::Pty, text: &str) -> Vec<String> {
+    tui.wait_screen(&format!("{text:?}"), |lines| lines.iter().any(|l| l.contains(text)))
+}
+
+#[test]
+fn the_tuis_changes_tab_shows_a_runs_diff_and_merges_it_when_asked() {
+    let home = Home::new();
+    let repo = repo();
+    let dir = repo.path();
+    agent(
+        &home,
+        dir,
+        "reviewed",
+        "printf 'one\\nchanged by the agent\\n' > a.txt && git commit -qam 'agent edit'",
+    );
+    let mut tui = common::pty::Pty::spawn(&home, &[], 40, 160, dir, false);
+    wait_for(&mut tui, "reviewed");
+    // `}` opens the Changes tab on the selected (only) run's first hunk.
+    tui.type_bytes(b"}");
+    wait_for(&mut tui, "+changed by the agent");
+    wait_for(&mut tui, "▸ @@ -1 +1,2 @@");
+    let lines = wait_for(&mut tui, "agents/reviewed · 1 commit since");
+    assert!(
+        lines.iter().any(|l| l.contains("M merge into main")),
+        "{}",
+        lines.join("\n")
+    );
+    tui.type_bytes(b"M");
+    wait_for(&mut tui, "Merge agents/reviewed into main?");
+    tui.type_bytes(b"y");
+    wait_for(&mut tui, "merged agents/reviewed (1 commit) into main");
+    assert_eq!(
+        git(dir, &["rev-parse", "main"]),
+        git(dir, &["rev-parse", "agents/reviewed"])
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "one\nchanged by the agent\n"
+    );
+    // Read again: merged, so M has nothing more to bring.
+    tui.type_bytes(b"M");
+    wait_for(&mut tui, "Merge agents/reviewed into main?");
+    tui.type_bytes(b"y");
+    wait_for(&mut tui, "not merged: nothing to merge");
+    tui.type_bytes(b"q");
+    assert_eq!(tui.exit_code(), 0);
+}

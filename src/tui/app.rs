@@ -49,6 +49,13 @@ pub enum Command {
     Transcript(String),
     /// Load the tree around the run (the Lineage tab: resumes and forks).
     Lineage(String),
+    /// Load what a worktree run changed (the Changes tab).
+    Changes(String),
+    /// Merge a worktree run's branch into the branch it started from.
+    Merge {
+        run: String,
+        squash: bool,
+    },
     /// Ask for the rows that scrolled off a run's screen before `before`,
     /// when the pane had `kept_from` rows of its own history.
     History {
@@ -116,6 +123,16 @@ pub enum Update {
         run: String,
         result: Result<crate::api::Lineage, String>,
     },
+    /// What a worktree run changed (`runs.changes`), or why not.
+    Changes {
+        run: String,
+        result: Result<crate::api::Changes, String>,
+    },
+    /// What `runs.merge` did, or why it did nothing.
+    Merged {
+        run: String,
+        result: Result<crate::api::Merged, String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,10 +147,11 @@ pub enum Tab {
     Transcript,
     Lineage,
     Events,
+    Changes,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 4] = [Tab::Record, Tab::Transcript, Tab::Lineage, Tab::Events];
+    pub const ALL: [Tab; 5] = [Tab::Record, Tab::Transcript, Tab::Lineage, Tab::Events, Tab::Changes];
 
     pub fn title(self) -> &'static str {
         match self {
@@ -141,7 +159,22 @@ impl Tab {
             Tab::Transcript => "Transcript",
             Tab::Lineage => "Lineage",
             Tab::Events => "Events",
+            Tab::Changes => "Changes",
         }
+    }
+
+    /// The titles as the side panel's top border shows them in `room`
+    /// columns: whole, or, when they do not all fit, the `shown` tab whole
+    /// and the others by their first three letters.
+    pub fn titles(shown: Tab, room: usize) -> Vec<(Tab, &'static str)> {
+        let whole: usize = Tab::ALL.iter().map(|t| t.title().len() + 1).sum();
+        Tab::ALL
+            .iter()
+            .map(|&t| match whole <= room || t == shown {
+                true => (t, t.title()),
+                false => (t, &t.title()[..3]),
+            })
+            .collect()
     }
 }
 
@@ -184,6 +217,12 @@ pub enum Overlay {
     ConfirmRerun {
         run: String,
         name: String,
+    },
+    /// `M`: merge the run's branch into `into` (or squash it) when confirmed.
+    ConfirmMerge {
+        run: String,
+        branch: String,
+        into: String,
     },
 }
 
@@ -301,6 +340,8 @@ pub struct App {
     /// The tree around a run for the Lineage tab (its resume and fork
     /// edges), reloaded when a run appears or the run changes.
     pub lineages: HashMap<String, crate::api::Lineage>,
+    /// The Changes tab's runs and its hunk cursor.
+    pub changes: super::changes::ChangesTab,
 }
 
 impl Default for App {
@@ -360,6 +401,7 @@ impl App {
             hosts: Vec::new(),
             subagents: HashMap::new(),
             lineages: HashMap::new(),
+            changes: Default::default(),
         }
     }
 
@@ -478,6 +520,7 @@ impl App {
         match self.tab {
             Tab::Transcript if !self.transcripts.contains_key(&id) => self.commands.push(Command::Transcript(id)),
             Tab::Lineage if !self.lineages.contains_key(&id) => self.commands.push(Command::Lineage(id)),
+            Tab::Changes if !self.changes.loaded.contains_key(&id) => self.commands.push(Command::Changes(id)),
             _ => {}
         }
     }
@@ -579,7 +622,15 @@ impl App {
             Update::Changed(id) => {
                 self.details.remove(&id);
                 // Reloaded when next shown: hooks and output change it often.
-                let loaded = self.transcripts.remove(&id).is_some() | self.lineages.remove(&id).is_some();
+                // Changes being looked at stay on screen (and M answers)
+                // while they are read again.
+                let looking = self.tab == Tab::Changes && self.selected_run().is_some_and(|r| r.id == id);
+                if looking {
+                    self.commands.push(Command::Changes(id.clone()));
+                }
+                let loaded = self.transcripts.remove(&id).is_some()
+                    | self.lineages.remove(&id).is_some()
+                    | (!looking && self.changes.loaded.remove(&id).is_some());
                 if loaded {
                     self.want_tab_data();
                 }
@@ -652,6 +703,29 @@ impl App {
                 // The tab still shows parents and children from the list.
                 Err(e) => self.message = Some(format!("lineage not loaded: {e}")),
             },
+            Update::Changes { run, result } => {
+                let loaded = result.map(super::changes::Loaded::new);
+                let hunks = loaded.as_ref().map_or(0, super::changes::Loaded::hunks);
+                if self.selected_run().is_some_and(|r| r.id == run) {
+                    self.changes.hunk = self.changes.hunk.min(hunks.saturating_sub(1));
+                }
+                self.changes.loaded.insert(run, loaded);
+            }
+            Update::Merged { run, result } => {
+                self.message = Some(match result {
+                    Ok(m) => format!(
+                        "merged {} ({} commit{}) into {} as {} ({})",
+                        m.branch,
+                        m.commits,
+                        if m.commits == 1 { "" } else { "s" },
+                        m.into,
+                        short(&m.commit),
+                        m.how
+                    ),
+                    Err(e) => format!("not merged: {e}"),
+                });
+                self.commands.push(Command::Changes(run));
+            }
         }
     }
 

@@ -81,8 +81,8 @@ impl App {
         {
             // The titles follow the corner, each and a space.
             let mut at = x + 1;
-            for tab in Tab::ALL {
-                let end = at + tab.title().chars().count() as u16;
+            for (tab, title) in Tab::titles(self.tab, usize::from(w.saturating_sub(2))) {
+                let end = at + title.chars().count() as u16;
                 if col >= at && col < end {
                     self.mode = Mode::Normal;
                     self.tab = tab;
@@ -379,6 +379,10 @@ impl App {
                 }
             }
             Action::Copy => self.copy_screen(),
+            Action::NextHunk => self.move_hunk(1),
+            Action::PrevHunk => self.move_hunk(-1),
+            Action::Comment => self.comment_on_hunk(),
+            Action::Merge => self.ask_merge(),
         }
     }
 
@@ -392,6 +396,14 @@ impl App {
         let i = Tab::ALL.iter().position(|t| *t == self.tab).unwrap_or(0) as isize;
         self.tab = Tab::ALL[(i + by).rem_euclid(Tab::ALL.len() as isize) as usize];
         self.side_scroll = 0;
+        // The worktree changes without the run saying so: read it afresh
+        // (what was read before shows meanwhile).
+        if self.tab == Tab::Changes
+            && let Some(id) = self.selected_run().map(|r| r.id.clone())
+            && self.changes.loaded.contains_key(&id)
+        {
+            self.commands.push(super::app::Command::Changes(id));
+        }
         self.want_tab_data();
     }
 
@@ -477,6 +489,16 @@ impl App {
                 }
                 _ => None,
             },
+            Overlay::ConfirmMerge { run, branch, into } => {
+                let squash = match key.code {
+                    KeyCode::Char('y' | 'Y') | KeyCode::Enter => false,
+                    KeyCode::Char('s' | 'S') => true,
+                    _ => return None,
+                };
+                self.message = Some(format!("merging {branch} into {into}…"));
+                self.commands.push(Command::Merge { run, squash });
+                None
+            }
             Overlay::ConfirmRerun { run, name } => match key.code {
                 KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
                     self.commands.push(Command::Rerun(run));

@@ -45,6 +45,13 @@ pub enum Action {
     Deny,
     /// Selects the next run that needs you (unseen).
     NextUnseen,
+    /// The Changes tab's next / previous hunk.
+    NextHunk,
+    PrevHunk,
+    /// Opens the composer with the Changes tab's hunk quoted.
+    Comment,
+    /// Merges the run's branch into the one it started from (asks first).
+    Merge,
 }
 
 /// Each action's config name and default keys.
@@ -77,6 +84,10 @@ const DEFAULTS: &[(Action, &str, &str)] = &[
     (Action::Approve, "approve", "Y"),
     (Action::Deny, "deny", "N"),
     (Action::NextUnseen, "next_unseen", "u"),
+    (Action::NextHunk, "next_hunk", "}"),
+    (Action::PrevHunk, "prev_hunk", "{"),
+    (Action::Comment, "comment", "c"),
+    (Action::Merge, "merge", "M"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

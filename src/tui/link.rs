@@ -310,6 +310,26 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                     .map_err(|e| e.message),
                 run,
             },
+            Command::Changes(run) => Update::Changes {
+                result: client
+                    .call(method::RUNS_CHANGES, RunRef { run: run.clone() })
+                    .await
+                    .map_err(|e| e.message),
+                run,
+            },
+            Command::Merge { run, squash } => Update::Merged {
+                result: client
+                    .call(
+                        method::RUNS_MERGE,
+                        crate::api::MergeParams {
+                            run: run.clone(),
+                            squash,
+                        },
+                    )
+                    .await
+                    .map_err(|e| e.message),
+                run,
+            },
             Command::History {
                 run,
                 before,

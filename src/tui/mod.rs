@@ -4,6 +4,7 @@
 pub mod app;
 mod bars;
 mod burst;
+pub mod changes;
 pub mod copy;
 pub mod form;
 mod input;

@@ -110,6 +110,12 @@ fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
         said(of(&[Action::NextPanel], ""), "next panel: tree, panes, side"),
         said(of(&[Action::PrevTab, Action::NextTab], " "), "previous / next side tab"),
         said(
+            of(&[Action::PrevHunk, Action::NextHunk], " "),
+            "Changes tab: previous / next hunk",
+        ),
+        said(of(&[Action::Comment], ""), "comment on the hunk to the agent"),
+        said(of(&[Action::Merge], ""), "merge the run's branch (asks first)"),
+        said(
             format!("{} wheel", of(&[Action::ScrollUp, Action::ScrollDown], " ")),
             "scroll back",
         ),
@@ -157,6 +163,10 @@ pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) 
         Overlay::ConfirmRerun { name, .. } => {
             let question = format!("{name} is still running. Start another one?");
             draw_question(f, area, " run again ", &question, theme);
+        }
+        Overlay::ConfirmMerge { branch, into, .. } => {
+            let question = format!("Merge {branch} into {into}? s squashes it into one commit.");
+            draw_question(f, area, " merge ", &question, theme);
         }
         Overlay::Compose(c) => {
             let rect = centered(area, 72, 10);

@@ -14,15 +14,15 @@ use crate::api::{Edge, LineageNode, RunRecord};
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime) {
     let focused = app.panel == Panel::Side;
-    let titles: Vec<Span> = Tab::ALL
-        .iter()
-        .flat_map(|t| {
-            let style = if *t == app.tab {
+    let titles: Vec<Span> = Tab::titles(app.tab, usize::from(area.width.saturating_sub(2)))
+        .into_iter()
+        .flat_map(|(t, title)| {
+            let style = if t == app.tab {
                 theme.accent.add_modifier(Modifier::UNDERLINED)
             } else {
                 theme.dim
             };
-            [Span::styled(t.title(), style), Span::raw(" ")]
+            [Span::styled(title, style), Span::raw(" ")]
         })
         .collect();
     let block = Block::default()
@@ -42,13 +42,37 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime
         Tab::Transcript => transcript(app, run, theme, inner.height as usize),
         Tab::Lineage => lineage(app, run, theme),
         Tab::Events => events(app, run, theme),
+        Tab::Changes => changes(app, run, theme),
     };
-    // Lines as wrapped to the panel: scrolling stops at the last page.
-    let text = Paragraph::new(lines).wrap(Wrap { trim: false });
+    // Lines as wrapped to the panel (a diff's are cut instead, so a hunk's
+    // line is its place): scrolling stops at the last page.
+    let diff = app.tab == Tab::Changes && matches!(app.changes.loaded.get(&run.id), Some(Ok(_)));
+    let text = match diff {
+        true => Paragraph::new(lines),
+        false => Paragraph::new(lines).wrap(Wrap { trim: false }),
+    };
     let wrapped = text.line_count(inner.width);
     let most = u16::try_from(wrapped.saturating_sub(usize::from(inner.height))).unwrap_or(u16::MAX);
     app.side_scroll_max.set(most);
     f.render_widget(text.scroll((app.side_scroll.min(most), 0)), inner);
+}
+
+/// The Changes tab: the run's diff, or why there is none.
+fn changes<'a>(app: &App, run: &RunRecord, theme: &Theme) -> Vec<Line<'a>> {
+    if run.worktree.is_none() {
+        return vec![
+            Line::styled(format!("{} has no worktree.", run.name), theme.dim),
+            Line::styled(
+                "A run started with --worktree works on a branch of its own; its changes are reviewed and merged here.",
+                theme.dim,
+            ),
+        ];
+    }
+    match app.changes.loaded.get(&run.id) {
+        None => vec![Line::styled("reading its changes…", theme.dim)],
+        Some(Err(e)) => vec![Line::styled(format!("changes not read: {e}"), theme.warn)],
+        Some(Ok(loaded)) => super::changes::lines(loaded, app.changes.cursor(&run.id), &app.keymap, theme).0,
+    }
 }
 
 fn field<'a>(k: &str, v: String, theme: &Theme) -> Line<'a> {
