@@ -315,6 +315,92 @@ fn the_new_run_form_splits_args_as_a_shell_and_keeps_them_on_an_error() {
     assert!(started(&mut app).is_none(), "nothing started");
 }
 
+fn form(app: &mut App) -> &mut agents::tui::form::NewRunForm {
+    match &mut app.overlay {
+        Some(Overlay::NewRun(form)) => form,
+        _ => panic!("the form is open"),
+    }
+}
+
+/// Every option of `agents run` is in the form: the host chosen among the
+/// configured ones (a remote one starts in its home), a worktree, a
+/// timeout as a duration, variables to pass by name; a bad value is an
+/// error in the form, which keeps what was typed.
+#[test]
+fn the_new_run_form_has_every_option_of_agents_run_and_a_host_chosen_among_the_configured() {
+    use agents::tui::form::Field;
+    let mut app = app_with_runs();
+    let host = |name: &str| agents::api::HostRecord {
+        name: name.into(),
+        target: format!("user@{name}"),
+        remote_bin: "agents".into(),
+        remote_home: None,
+        created_at: String::new(),
+        link: "up".into(),
+        since: None,
+        latency_ms: None,
+        error: None,
+        remote_version: None,
+        live_runs: 0,
+    };
+    app.update(Update::Hosts(vec![host("gpu"), host("build")]));
+    app.take_commands();
+    press(&mut app, KeyCode::Char('n'));
+    let go_to = |app: &mut App, field: Field| form(app).field = field;
+    go_to(&mut app, Field::Host);
+    press(&mut app, KeyCode::Right);
+    let f = form(&mut app);
+    assert_eq!(
+        (f.host(), f.cwd.as_str()),
+        ("gpu", ""),
+        "a remote run starts in its home"
+    );
+    assert_eq!(f.value(Field::Cwd), "(its home)");
+    press(&mut app, KeyCode::Right);
+    press(&mut app, KeyCode::Right);
+    assert_eq!(form(&mut app).host(), "local");
+    assert!(!form(&mut app).cwd.is_empty(), "back home, the cwd is here again");
+    press(&mut app, KeyCode::Left);
+    go_to(&mut app, Field::Worktree);
+    press(&mut app, KeyCode::Char(' '));
+    go_to(&mut app, Field::Timeout);
+    typed(&mut app, "ten minutes");
+    go_to(&mut app, Field::Env);
+    typed(&mut app, "OPENAI_API_KEY HTTPS_PROXY");
+    press(&mut app, KeyCode::Enter);
+    let f = form(&mut app);
+    assert!(
+        f.error.as_deref().is_some_and(|e| e.starts_with("timeout:")),
+        "{:?}",
+        f.error
+    );
+    assert_eq!(f.timeout, "ten minutes", "kept");
+    go_to(&mut app, Field::Timeout);
+    app.handle(Event::Key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL)));
+    typed(&mut app, "10m");
+    go_to(&mut app, Field::Env);
+    typed(&mut app, " X=1");
+    press(&mut app, KeyCode::Enter);
+    let f = form(&mut app);
+    assert!(
+        f.error
+            .as_deref()
+            .is_some_and(|e| e.contains("'X=1' is not a variable name")),
+        "{:?}",
+        f.error
+    );
+    for _ in 0..4 {
+        press(&mut app, KeyCode::Backspace);
+    }
+    press(&mut app, KeyCode::Enter);
+    let start = started(&mut app).expect("a start command");
+    assert_eq!(start.host.as_deref(), Some("build"));
+    assert_eq!(start.cwd, "");
+    assert!(start.worktree);
+    assert_eq!(start.timeout_secs, Some(600));
+    assert_eq!(start.pass_env, ["OPENAI_API_KEY", "HTTPS_PROXY"]);
+}
+
 #[test]
 fn layouts_show_more_panes_and_zoom_shows_one() {
     let mut app = app_with_runs();

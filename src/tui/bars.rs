@@ -125,7 +125,7 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         }
         (_, Some(Overlay::Compose(_)), _) => "Enter send · Alt-Enter new line · Esc close".into(),
         (_, Some(Overlay::NewRun(_)), _) => {
-            "Tab next field · ←/→ harness · Ctrl-U/W erase · Enter start · Esc close".into()
+            "Tab next field · ←/→ choose · Ctrl-U/W erase · Enter start · Esc close".into()
         }
         (_, Some(Overlay::Confirm { .. }), _) => "y confirm · any other key keeps it running".into(),
         (_, Some(Overlay::ConfirmRerun { .. }), _) => "y start another · any other key: no".into(),

@@ -91,10 +91,13 @@ pub enum Field {
     Model,
     Args,
     Prompt,
+    Worktree,
+    Timeout,
+    Env,
 }
 
 impl Field {
-    pub const ALL: [Field; 7] = [
+    pub const ALL: [Field; 10] = [
         Field::Harness,
         Field::Host,
         Field::Cwd,
@@ -102,6 +105,9 @@ impl Field {
         Field::Model,
         Field::Args,
         Field::Prompt,
+        Field::Worktree,
+        Field::Timeout,
+        Field::Env,
     ];
 
     pub fn label(self) -> &'static str {
@@ -113,18 +119,36 @@ impl Field {
             Field::Model => "model",
             Field::Args => "args",
             Field::Prompt => "prompt",
+            Field::Worktree => "worktree",
+            Field::Timeout => "timeout",
+            Field::Env => "env",
         }
+    }
+
+    /// Chosen with ←/→/Space rather than typed.
+    pub fn is_choice(self) -> bool {
+        matches!(self, Field::Harness | Field::Host | Field::Worktree)
     }
 }
 
+/// `agents run` as a form: each of its options a field, a host chosen
+/// among the configured ones, and every error shown in the form with what
+/// was typed kept.
 pub struct NewRunForm {
     pub harness: usize,
-    pub host: String,
+    /// `local`, then the configured hosts.
+    pub hosts: Vec<String>,
+    pub host: usize,
     pub cwd: String,
     pub name: String,
     pub model: String,
     pub args: String,
     pub prompt: String,
+    pub worktree: bool,
+    /// Seconds, or a duration (`90s`, `10m`, `1h`).
+    pub timeout: String,
+    /// Names of variables to pass, separated by spaces.
+    pub env: String,
     pub field: Field,
     pub error: Option<String>,
 }
@@ -137,42 +161,71 @@ impl Default for NewRunForm {
 
 impl NewRunForm {
     pub fn new() -> NewRunForm {
+        NewRunForm::with_hosts(Vec::new())
+    }
+
+    /// A form whose host is chosen among `local` and `hosts`.
+    pub fn with_hosts(hosts: Vec<String>) -> NewRunForm {
+        let mut all = vec!["local".to_string()];
+        all.extend(hosts.into_iter().filter(|h| h != "local"));
         NewRunForm {
             harness: 0,
-            host: "local".into(),
-            cwd: std::env::current_dir()
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            hosts: all,
+            host: 0,
+            cwd: here(),
             name: String::new(),
             model: String::new(),
             args: String::new(),
             prompt: String::new(),
+            worktree: false,
+            timeout: String::new(),
+            env: String::new(),
             field: Field::Harness,
             error: None,
         }
     }
 
+    pub fn host(&self) -> &str {
+        self.hosts.get(self.host).map_or("local", String::as_str)
+    }
+
     pub fn value(&self, field: Field) -> String {
         match field {
             Field::Harness => format!("◂ {} ▸", HARNESSES[self.harness]),
-            Field::Host => self.host.clone(),
-            Field::Cwd => self.cwd.clone(),
-            Field::Name => self.name.clone(),
-            Field::Model => self.model.clone(),
-            Field::Args => self.args.clone(),
-            Field::Prompt => self.prompt.clone(),
+            Field::Host if self.hosts.len() == 1 => "local (agents hosts add NAME adds another)".into(),
+            Field::Host => format!("◂ {} ▸", self.host()),
+            Field::Cwd if self.cwd.is_empty() && self.host() != "local" => "(its home)".into(),
+            Field::Worktree => match self.worktree {
+                true => "◂ yes: its own branch agents/<name> ▸".into(),
+                false => "◂ no ▸".into(),
+            },
+            _ => self.text(field).cloned().unwrap_or_default(),
+        }
+    }
+
+    fn text(&self, field: Field) -> Option<&String> {
+        match field {
+            Field::Cwd => Some(&self.cwd),
+            Field::Name => Some(&self.name),
+            Field::Model => Some(&self.model),
+            Field::Args => Some(&self.args),
+            Field::Prompt => Some(&self.prompt),
+            Field::Timeout => Some(&self.timeout),
+            Field::Env => Some(&self.env),
+            Field::Harness | Field::Host | Field::Worktree => None,
         }
     }
 
     fn text_mut(&mut self) -> Option<&mut String> {
         match self.field {
-            Field::Harness => None,
-            Field::Host => Some(&mut self.host),
             Field::Cwd => Some(&mut self.cwd),
             Field::Name => Some(&mut self.name),
             Field::Model => Some(&mut self.model),
             Field::Args => Some(&mut self.args),
             Field::Prompt => Some(&mut self.prompt),
+            Field::Timeout => Some(&mut self.timeout),
+            Field::Env => Some(&mut self.env),
+            Field::Harness | Field::Host | Field::Worktree => None,
         }
     }
 
@@ -187,19 +240,37 @@ impl NewRunForm {
         self.field = Field::ALL[(i + by).rem_euclid(Field::ALL.len() as isize) as usize];
     }
 
+    /// ←/→/Space on a choice.
+    fn choose(&mut self, by: isize) {
+        let next = |i: usize, n: usize| (i as isize + by).rem_euclid(n as isize) as usize;
+        match self.field {
+            Field::Harness => self.harness = next(self.harness, HARNESSES.len()),
+            Field::Worktree => self.worktree = !self.worktree,
+            Field::Host => {
+                let was_local = self.host() == "local";
+                self.host = next(self.host, self.hosts.len());
+                // A path here means nothing there: a remote run starts in
+                // its home unless a path there is typed.
+                match (was_local, self.host() == "local") {
+                    (true, false) if self.cwd == here() => self.cwd.clear(),
+                    (false, true) if self.cwd.is_empty() => self.cwd = here(),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
     pub fn key(&mut self, key: KeyEvent) -> Outcome {
         self.error = None;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Esc => return Outcome::Close,
             KeyCode::Enter => return Outcome::Submit,
             KeyCode::Tab | KeyCode::Down => self.step(1),
             KeyCode::BackTab | KeyCode::Up => self.step(-1),
-            KeyCode::Left if self.field == Field::Harness => {
-                self.harness = (self.harness + HARNESSES.len() - 1) % HARNESSES.len()
-            }
-            KeyCode::Right | KeyCode::Char(' ') if self.field == Field::Harness => {
-                self.harness = (self.harness + 1) % HARNESSES.len()
-            }
+            KeyCode::Left if self.field.is_choice() => self.choose(-1),
+            KeyCode::Right | KeyCode::Char(' ') if self.field.is_choice() => self.choose(1),
             KeyCode::Backspace => {
                 if let Some(t) = self.text_mut() {
                     t.pop();
@@ -207,18 +278,18 @@ impl NewRunForm {
             }
             // As a shell's line editor: Ctrl-U clears the field, Ctrl-W the
             // word before the cursor (and the spaces after it).
-            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+            KeyCode::Char('u') if ctrl => {
                 if let Some(t) = self.text_mut() {
                     t.clear();
                 }
             }
-            KeyCode::Char('w') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+            KeyCode::Char('w') if ctrl => {
                 if let Some(t) = self.text_mut() {
                     let kept = t.trim_end().trim_end_matches(|c: char| !c.is_whitespace()).len();
                     t.truncate(kept);
                 }
             }
-            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+            KeyCode::Char(c) if !ctrl => {
                 if let Some(t) = self.text_mut() {
                     t.push(c);
                 }
@@ -230,10 +301,7 @@ impl NewRunForm {
 
     pub fn params(&self) -> Result<StartParams, String> {
         let harness = HARNESSES[self.harness].to_string();
-        let host = self.host.trim();
-        if host.is_empty() {
-            return Err("host is empty: local, or a name from `agents hosts ls`".into());
-        }
+        let host = self.host();
         let cwd = self.cwd.trim();
         // A remote cwd is a path on that host: the remote engine checks it.
         if host == "local" && (cwd.is_empty() || !std::path::Path::new(cwd).is_dir()) {
@@ -258,8 +326,48 @@ impl NewRunForm {
             cwd: cwd.to_string(),
             prompt: Some(self.prompt.clone()).filter(|p| !p.trim().is_empty()),
             env: std::env::vars().collect(),
+            pass_env: env_names(&self.env)?,
+            timeout_secs: timeout_secs(&self.timeout)?,
+            worktree: self.worktree,
             host: (host != "local").then(|| host.to_string()),
             ..StartParams::default()
         })
+    }
+}
+
+/// Where the TUI was started: a local run's default cwd.
+fn here() -> String {
+    std::env::current_dir()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// `90`, `90s`, `10m`, `1h 30m` → seconds; empty → none.
+fn timeout_secs(text: &str) -> Result<Option<u64>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let secs = match text.parse::<u64>() {
+        Ok(secs) => secs,
+        Err(_) => humantime::parse_duration(text)
+            .map_err(|_| format!("timeout: '{text}' is not a duration (90, 90s, 10m, 1h)"))?
+            .as_secs(),
+    };
+    match secs {
+        0 => Err("timeout: at least 1 second".into()),
+        secs => Ok(Some(secs)),
+    }
+}
+
+/// The names to pass, each a variable's name (values stay in the
+/// environment, never in the form or the store).
+fn env_names(text: &str) -> Result<Vec<String>, String> {
+    let names: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+    match names.iter().find(|n| !crate::harness::is_env_name(n)) {
+        Some(bad) => Err(format!(
+            "env: '{bad}' is not a variable name (names only: their values come from your environment)"
+        )),
+        None => Ok(names),
     }
 }

@@ -289,7 +289,10 @@ impl App {
                     self.message = Some("that run has ended: r runs it again".into());
                 }
             }
-            Action::New => self.overlay = Some(Overlay::NewRun(NewRunForm::new())),
+            Action::New => {
+                let hosts = self.hosts.iter().map(|h| h.name.clone()).collect();
+                self.overlay = Some(Overlay::NewRun(NewRunForm::with_hosts(hosts)));
+            }
             Action::Send => {
                 if let Some(r) = self.selected_run() {
                     if r.state.is_live() {

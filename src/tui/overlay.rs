@@ -187,7 +187,7 @@ pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) 
             f.render_widget(&c.text, inner);
         }
         Overlay::NewRun(form) => {
-            let rect = centered(area, 72, 13);
+            let rect = centered(area, 72, Field::ALL.len() as u16 + 4);
             f.render_widget(Clear, rect);
             let mut lines = Vec::new();
             for field in Field::ALL {
@@ -197,7 +197,7 @@ pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) 
                     if active { theme.accent } else { theme.dim },
                 );
                 let mut value = form.value(field);
-                if active && field != Field::Harness {
+                if active && !field.is_choice() {
                     value.push('▏');
                 }
                 let value = if active {
@@ -210,7 +210,10 @@ pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) 
             lines.push(Line::from(""));
             match &form.error {
                 Some(e) => lines.push(Line::styled(e.clone(), theme.bad)),
-                None => lines.push(Line::styled("Enter start · Tab next · Esc close", theme.dim)),
+                None => lines.push(Line::styled(
+                    "Enter start · Tab next · ←/→ choose · Esc close",
+                    theme.dim,
+                )),
             }
             let block = Block::default()
                 .borders(Borders::ALL)

@@ -63,7 +63,7 @@ fn changes<'a>(app: &App, run: &RunRecord, theme: &Theme) -> Vec<Line<'a>> {
         return vec![
             Line::styled(format!("{} has no worktree.", run.name), theme.dim),
             Line::styled(
-                "A run started with --worktree works on a branch of its own; its changes are reviewed and merged here.",
+                "A run started with --worktree (worktree: yes in the new-run form) works on a branch of its own; its changes are reviewed and merged here.",
                 theme.dim,
             ),
         ];
