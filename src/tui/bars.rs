@@ -130,6 +130,13 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         (_, Some(Overlay::Confirm { .. }), _) => "y confirm · any other key keeps it running".into(),
         (_, Some(Overlay::ConfirmRerun { .. }), _) => "y start another · any other key: no".into(),
         (_, Some(Overlay::Help), _) => "Esc close".into(),
+        (_, Some(Overlay::Peek(p)), _) => match app.run(&p.run) {
+            Some(r) if r.state.is_live() && r.status == ActivityStatus::NeedsApproval => {
+                "Enter answer · Esc close".into()
+            }
+            Some(r) if r.state.is_live() => "Enter send without focusing · Esc close".into(),
+            _ => "Esc close".into(),
+        },
         (_, None, true) => format!("filter: {}▏ Enter keep · Esc clear", app.filter),
         _ => String::new(),
     };
@@ -177,6 +184,7 @@ fn normal_hints(keys: &Keymap, room: usize) -> String {
         (keys.key_of(Action::Focus), "focus"),
         (keys.key_of(Action::New), "new"),
         (keys.key_of(Action::Send), "send"),
+        (keys.key_of(Action::Peek), "peek"),
         (keys.key_of(Action::Cancel), "cancel"),
         (keys.key_of(Action::Rerun), "rerun"),
         (keys.key_of(Action::Attach), "attach"),

@@ -32,6 +32,7 @@ impl App {
         match (&mut self.overlay, self.mode) {
             (Some(Overlay::Compose(c)), _) => c.paste(text),
             (Some(Overlay::NewRun(f)), _) => f.paste(text),
+            (Some(Overlay::Peek(p)), _) => p.paste(text),
             (None, Mode::Insert) => {
                 if let Some(run) = self.selected_run().map(|r| r.id.clone()) {
                     let bracketed = self
@@ -264,6 +265,7 @@ impl App {
         let Some(action) = self.keymap.action(&key) else { return };
         match action {
             Action::Approve | Action::Deny => self.answer_selected(action == Action::Approve),
+            Action::Peek => self.open_peek(),
             Action::NextUnseen => {
                 if !self.next_unseen() {
                     self.message = Some("no run needs you".into());
@@ -500,10 +502,11 @@ impl App {
                         prompt_id: prompt_id.clone(),
                     });
                     self.message = Some(format!("sending to {}…", composer.run_name));
-                    self.pending_send = Some((prompt_id, composer));
+                    self.pending_send = Some((prompt_id, super::app::Draft::Compose(composer)));
                     None
                 }
             },
+            Overlay::Peek(peek) => self.peek_key(peek, key),
             Overlay::NewRun(mut form) => match form.key(key) {
                 super::form::Outcome::Keep => Some(Overlay::NewRun(form)),
                 super::form::Outcome::Close => None,

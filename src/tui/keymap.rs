@@ -45,6 +45,9 @@ pub enum Action {
     Deny,
     /// Selects the next run that needs you (unseen).
     NextUnseen,
+    /// A look at the selected run's last lines (or its question) with a
+    /// one-line reply, without focusing its pane.
+    Peek,
 }
 
 /// Each action's config name and default keys.
@@ -77,6 +80,7 @@ const DEFAULTS: &[(Action, &str, &str)] = &[
     (Action::Approve, "approve", "Y"),
     (Action::Deny, "deny", "N"),
     (Action::NextUnseen, "next_unseen", "u"),
+    (Action::Peek, "peek", "o"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -14,6 +14,7 @@ pub mod link;
 mod notice;
 mod overlay;
 pub mod pane;
+pub mod peek;
 pub mod side;
 pub mod tree;
 pub mod view;

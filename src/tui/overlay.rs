@@ -1,5 +1,6 @@
 //! Overlays over the panes: the keys and glyphs (`?`), questions that
-//! need a yes, the composer and the new-run form.
+//! need a yes, the composer and the new-run form; the peek box draws
+//! itself (`peek.rs`).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout as Split, Rect};
@@ -87,6 +88,7 @@ fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
         said(prefix.clone(), "back to NORMAL from INSERT"),
         said(of(&[Action::New], ""), "new run"),
         said(of(&[Action::Send], ""), "send a prompt (queued while busy)"),
+        said(of(&[Action::Peek], ""), "peek and reply without focusing"),
         said(
             of(&[Action::Cancel, Action::ForceCancel], " / "),
             "cancel / force-cancel (asks first)",
@@ -101,14 +103,18 @@ fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
             of(&[Action::Attach], ""),
             &format!("attach full-screen ({prefix} returns)"),
         ),
-        said(of(&[Action::Zoom], ""), "zoom the pane"),
-        said(of(&[Action::ToggleSide], ""), "side panel beside the panes, or not"),
+        said(
+            of(&[Action::Zoom, Action::ToggleSide], " / "),
+            "zoom the pane / side panel beside it",
+        ),
         said(
             of(&[Action::Single, Action::Split, Action::Grid], " "),
             "one pane, side by side, grid",
         ),
-        said(of(&[Action::NextPanel], ""), "next panel: tree, panes, side"),
-        said(of(&[Action::PrevTab, Action::NextTab], " "), "previous / next side tab"),
+        said(
+            of(&[Action::NextPanel, Action::PrevTab, Action::NextTab], " "),
+            "next panel (tree, panes, side); side tabs",
+        ),
         said(
             format!("{} wheel", of(&[Action::ScrollUp, Action::ScrollDown], " ")),
             "scroll back",
@@ -139,7 +145,7 @@ fn draw_question(f: &mut Frame, area: Rect, title: &str, question: &str, theme: 
     f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }).block(block), rect);
 }
 
-fn centered(area: Rect, width: u16, height: u16) -> Rect {
+pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width.saturating_sub(4));
     let h = height.min(area.height.saturating_sub(2));
     Rect::new(area.x + (area.width - w) / 2, area.y + (area.height - h) / 2, w, h)
@@ -176,6 +182,7 @@ pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) 
             f.render_widget(block, rect);
             f.render_widget(&c.text, inner);
         }
+        Overlay::Peek(peek) => super::peek::draw(f, app, peek, area, theme),
         Overlay::NewRun(form) => {
             let rect = centered(area, 72, 13);
             f.render_widget(Clear, rect);
