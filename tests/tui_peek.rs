@@ -350,3 +350,153 @@ fn a_pasted_reply_stays_on_one_line_and_the_keys_are_in_the_help_and_hints() {
     let help = screen(&mut app, 120, 40);
     assert!(help.contains("Ctrl-o  peek and reply"), "{help}");
 }
+
+/// alpha, docs and lint marked with Space, in that order; lint has ended.
+fn marked() -> App {
+    let mut app = app();
+    press(&mut app, KeyCode::Char(' '));
+    assert_eq!(app.message.as_deref(), Some("marked alpha"));
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char(' '));
+    assert_eq!(app.marked, ["01A", "01B", "01C"]);
+    app.take_commands();
+    app
+}
+
+#[test]
+fn marked_runs_show_in_the_tree_and_its_title_at_each_size() {
+    for (w, h) in SIZES {
+        let mut app = marked();
+        let text = screen(&mut app, w, h);
+        assert!(text.contains("╭ RUNS · 3 marked "), "{text}");
+        for name in ["alpha", "docs", "lint"] {
+            let row = text
+                .lines()
+                .find(|l| {
+                    l.split('│')
+                        .nth(1)
+                        .is_some_and(|tree| tree.contains(&format!(" {name} ")))
+                })
+                .unwrap_or_default();
+            assert!(row.starts_with("│*"), "{name} marked: {row:?}\n{text}");
+        }
+        assert!(text.contains("3 marked · s sends to each · Esc clears"), "{text}");
+        snap!(format!("marks_{w}x{h}"), text);
+    }
+}
+
+#[test]
+fn send_with_runs_marked_gives_each_live_one_the_prompt_with_its_own_id_and_skips_the_ended() {
+    let mut app = marked();
+    press(&mut app, KeyCode::Char('s'));
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains(" send to 2 runs · lint ended, skipped "), "{text}");
+    snap!("marks_compose_80x24", text);
+    typed(&mut app, "ship it");
+    press(&mut app, KeyCode::Enter);
+    assert!(app.overlay.is_none());
+    let sent = sends(&app.take_commands());
+    let to: Vec<(&str, &str)> = sent
+        .iter()
+        .map(|(run, text, _)| (run.as_str(), text.as_str()))
+        .collect();
+    assert_eq!(
+        to,
+        [("01A", "ship it"), ("01B", "ship it")],
+        "once each, the ended run skipped"
+    );
+    assert_ne!(sent[0].2, sent[1].2, "a prompt id each");
+    assert_eq!(
+        app.message.as_deref(),
+        Some("sending to 2 of 3 runs: alpha …, docs …, lint ended (skipped)")
+    );
+    for ((_, _, prompt_id), state) in sent.iter().zip(["delivered", "queued"]) {
+        app.update(Update::Sent {
+            prompt_id: prompt_id.clone(),
+            result: Ok(SendResult {
+                prompt_id: prompt_id.clone(),
+                state: state.into(),
+            }),
+        });
+    }
+    let said = "sent to 2 of 3 runs: alpha delivered, docs queued, lint ended (skipped)";
+    assert_eq!(app.message.as_deref(), Some(said));
+    assert!(screen(&mut app, 120, 40).contains(said));
+    // The marks stay for the next prompt; Esc clears them.
+    assert_eq!(app.marked.len(), 3);
+    press(&mut app, KeyCode::Esc);
+    assert!(app.marked.is_empty());
+    assert_eq!(app.message.as_deref(), Some("3 marks cleared"));
+    select(&mut app, "alpha");
+    press(&mut app, KeyCode::Char('s'));
+    assert!(
+        matches!(&app.overlay, Some(Overlay::Compose(c)) if c.targets.is_empty() && c.run == "01A"),
+        "unmarked, s is for the selected run alone"
+    );
+}
+
+#[test]
+fn a_failed_send_is_said_for_its_run_and_space_unmarks_and_only_ended_marks_send_nothing() {
+    let mut app = marked();
+    press(&mut app, KeyCode::Char('s'));
+    typed(&mut app, "go");
+    press(&mut app, KeyCode::Enter);
+    let sent = sends(&app.take_commands());
+    app.update(Update::Sent {
+        prompt_id: sent[1].2.clone(),
+        result: Err("run not found".into()),
+    });
+    assert_eq!(
+        app.message.as_deref(),
+        Some("sending to 2 of 3 runs: alpha …, docs not sent (run not found), lint ended (skipped)")
+    );
+    // Space on a marked run unmarks it: lint alone stays marked.
+    for name in ["alpha", "docs"] {
+        select(&mut app, name);
+        press(&mut app, KeyCode::Char(' '));
+        assert_eq!(app.message.as_deref(), Some(format!("unmarked {name}").as_str()));
+    }
+    assert_eq!(app.marked, ["01C"]);
+    app.take_commands();
+    press(&mut app, KeyCode::Char('s'));
+    assert!(app.overlay.is_none());
+    assert_eq!(
+        app.message.as_deref(),
+        Some("the marked runs have all ended: nothing to send to")
+    );
+    assert!(sends(&app.take_commands()).is_empty());
+    // A run gone from the list is no longer marked.
+    app.update(Update::Runs(vec![run(
+        "01A",
+        "alpha",
+        RunState::Running,
+        ActivityStatus::Working,
+    )]));
+    assert!(app.marked.is_empty());
+}
+
+#[test]
+fn the_mark_keys_are_configurable_and_in_the_help() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('?'));
+    let help = screen(&mut app, 80, 24);
+    assert!(help.contains("Space / Esc  mark runs for s to send to each"), "{help}");
+    assert!(help.contains("q  quit"), "every key still fits at 80x24: {help}");
+    let keys = std::collections::HashMap::from([
+        ("mark".to_string(), "m".to_string()),
+        ("clear_marks".to_string(), "M".to_string()),
+    ]);
+    app.keymap = agents::tui::keymap::Keymap::from_config(&keys).expect("the keys parse");
+    assert!(app.keymap.shadowed.is_empty(), "{:?}", app.keymap.shadowed);
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Char('m'));
+    assert_eq!(app.marked, ["01A"]);
+    let text = screen(&mut app, 120, 40);
+    assert!(text.contains("1 marked · s sends to each · M clears"), "{text}");
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.marked, ["01A"], "Esc no longer clears");
+    app.handle(Event::Key(KeyEvent::new(KeyCode::Char('M'), KeyModifiers::SHIFT)));
+    assert!(app.marked.is_empty());
+}

@@ -91,3 +91,56 @@ fn peek_on_a_run_at_a_permission_prompt_shows_the_question_and_its_reply_answers
     tui.type_bytes(b"q");
     assert_eq!(tui.exit_code(), 0, "{}", tui.screen());
 }
+
+#[test]
+fn a_prompt_sent_with_three_runs_marked_reaches_each_of_them_once() {
+    let home = Home::new();
+    let names = ["first", "second", "third"];
+    let ids: Vec<String> = names.iter().map(|n| home.start(&["--name", n, "demo"])).collect();
+    let mut tui = open(&home);
+    tui.wait_screen("the three runs in the tree", |l| {
+        names.iter().all(|n| tree_row(l, n).is_some()) && shows(l, BANNER_TITLE)
+    });
+    // The first run is selected: Space marks it, j moves down.
+    for (i, name) in names.iter().enumerate() {
+        if i > 0 {
+            tui.type_bytes(b"j");
+            wait_text(&mut tui, &format!(" demo · {name} · "));
+        }
+        tui.type_bytes(b" ");
+        let lines = wait_text(&mut tui, &format!("RUNS · {} marked", i + 1));
+        assert!(
+            tree_row(&lines, name).is_some_and(|row| row.starts_with('*')),
+            "{name} marked: {lines:#?}"
+        );
+    }
+    tui.type_bytes(b"s");
+    wait_text(&mut tui, "╭ send to 3 runs ");
+    tui.type_bytes(b"hello all");
+    wait_text(&mut tui, "hello all");
+    tui.type_bytes(ENTER);
+    let lines = tui.wait_screen("each run's fate in the status line", |l| {
+        shows(l, "sent to 3 runs: first ")
+    });
+    let status = lines.last().cloned().unwrap_or_default();
+    for name in names {
+        assert!(
+            status.contains(&format!("{name} delivered")) || status.contains(&format!("{name} queued")),
+            "{name} in {status:?}"
+        );
+    }
+    for (id, name) in ids.iter().zip(names) {
+        home.wait_until(&format!("{name} answers the prompt"), || {
+            answers(&home, id, "hello all") == 1
+        });
+        assert_eq!(home.prompts(id), ["hello all"], "{name} got it once");
+    }
+    // Esc clears the marks.
+    tui.type_bytes(b"\x1b");
+    tui.wait_screen("the marks cleared", |l| shows(l, "╭ RUNS ─") && !shows(l, " marked"));
+    tui.type_bytes(b"q");
+    assert_eq!(tui.exit_code(), 0, "{}", tui.screen());
+    for (id, name) in ids.iter().zip(names) {
+        assert_eq!(answers(&home, id, "hello all"), 1, "{name} answered once");
+    }
+}

@@ -327,6 +327,10 @@ pub struct App {
     /// The tree around a run for the Lineage tab (its resume and fork
     /// edges), reloaded when a run appears or the run changes.
     pub lineages: HashMap<String, crate::api::Lineage>,
+    /// Runs marked for a broadcast (Space), in the order marked.
+    pub marked: Vec<String>,
+    /// Where the last broadcast's prompt went, run by run.
+    pub broadcast: Option<super::broadcast::Broadcast>,
 }
 
 impl Default for App {
@@ -386,6 +390,8 @@ impl App {
             hosts: Vec::new(),
             subagents: HashMap::new(),
             lineages: HashMap::new(),
+            marked: Vec::new(),
+            broadcast: None,
         }
     }
 
@@ -542,6 +548,9 @@ impl App {
                     self.lineages.clear();
                 }
                 self.runs = runs;
+                // A run no longer listed cannot be sent to.
+                let listed: std::collections::HashSet<&str> = self.runs.iter().map(|r| r.id.as_str()).collect();
+                self.marked.retain(|id| listed.contains(id.as_str()));
                 self.leave_insert_if_ended();
                 self.notify_moments();
                 self.rebuild_tree();
@@ -614,6 +623,9 @@ impl App {
                 }
             }
             Update::Sent { prompt_id, result } => {
+                if self.broadcast_sent(&prompt_id, &result) {
+                    return;
+                }
                 // Only this prompt's draft: another answer leaves it waiting.
                 let pending = match &self.pending_send {
                     Some((id, _)) if *id == prompt_id => self.pending_send.take(),

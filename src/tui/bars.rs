@@ -123,6 +123,9 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
             let p = app.keymap.prefix.to_string();
             format!("keys go to the run · {p} back to NORMAL · {p} {p} sends {p}")
         }
+        (_, Some(Overlay::Compose(c)), _) if !c.targets.is_empty() => {
+            "Enter send to each (its own prompt id) · Alt-Enter new line · Esc close".into()
+        }
         (_, Some(Overlay::Compose(_)), _) => "Enter send · Alt-Enter new line · Esc close".into(),
         (_, Some(Overlay::NewRun(_)), _) => {
             "Tab next field · ←/→ harness · Ctrl-U/W erase · Enter start · Esc close".into()
@@ -165,8 +168,18 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     }
     let hints = match hints.is_empty() {
         true => {
-            let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
-            normal_hints(&app.keymap, usize::from(area.width).saturating_sub(used))
+            // With runs marked, what the marks do comes first.
+            let keys = &app.keymap;
+            let marks = match app.marked.len() {
+                0 => String::new(),
+                n => format!(
+                    "{n} marked · {} sends to each · {} clears  ",
+                    keys.key_of(Action::Send),
+                    keys.key_of(Action::ClearMarks)
+                ),
+            };
+            let used: usize = spans.iter().map(|s| s.content.chars().count()).sum::<usize>() + marks.chars().count();
+            marks + &normal_hints(keys, usize::from(area.width).saturating_sub(used))
         }
         false => hints,
     };

@@ -263,9 +263,17 @@ impl App {
             return;
         }
         let Some(action) = self.keymap.action(&key) else { return };
+        self.normal_action(action);
+    }
+
+    /// What a NORMAL-mode key's action does.
+    fn normal_action(&mut self, action: Action) {
         match action {
             Action::Approve | Action::Deny => self.answer_selected(action == Action::Approve),
             Action::Peek => self.open_peek(),
+            Action::Mark => self.toggle_mark(),
+            Action::ClearMarks => self.clear_marks(),
+            Action::Send if !self.marked.is_empty() => self.compose_to_marked(),
             Action::NextUnseen => {
                 if !self.next_unseen() {
                     self.message = Some("no run needs you".into());
@@ -494,6 +502,10 @@ impl App {
                     let text = composer.text();
                     if text.trim().is_empty() {
                         return Some(Overlay::Compose(composer));
+                    }
+                    if !composer.targets.is_empty() {
+                        self.send_to_marked(&composer, &text);
+                        return None;
                     }
                     let prompt_id = composer.prompt_id.clone();
                     self.commands.push(Command::Send {

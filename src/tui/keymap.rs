@@ -48,6 +48,10 @@ pub enum Action {
     /// A look at the selected run's last lines (or its question) with a
     /// one-line reply, without focusing its pane.
     Peek,
+    /// Marks or unmarks the selected run: `send` then goes to each marked run.
+    Mark,
+    /// Clears the marks.
+    ClearMarks,
 }
 
 /// Each action's config name and default keys.
@@ -81,6 +85,8 @@ const DEFAULTS: &[(Action, &str, &str)] = &[
     (Action::Deny, "deny", "N"),
     (Action::NextUnseen, "next_unseen", "u"),
     (Action::Peek, "peek", "o"),
+    (Action::Mark, "mark", "space"),
+    (Action::ClearMarks, "clear_marks", "esc"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

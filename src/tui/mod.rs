@@ -3,6 +3,7 @@
 
 pub mod app;
 mod bars;
+pub mod broadcast;
 mod burst;
 pub mod copy;
 pub mod form;

@@ -14,7 +14,7 @@ use super::keymap::{Action, Keymap};
 use super::view::Theme;
 
 /// What each glyph of the tree and the panes means.
-const LEGEND: [(&str, &str); 13] = [
+const LEGEND: [(&str, &str); 14] = [
     ("●", "working"),
     ("◉", "waits for you: input or an approval"),
     ("○", "idle"),
@@ -28,6 +28,7 @@ const LEGEND: [(&str, &str); 13] = [
     ("!", "interrupted: supervisor and agent gone"),
     ("?", "lost: supervisor gone, agent may live"),
     ("◇", "a subagent of the run above"),
+    ("*", "marked: a prompt sent goes to each"),
 ];
 
 /// `?`: the keys, and beside them, where there is room, the glyphs.
@@ -89,6 +90,10 @@ fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
         said(of(&[Action::New], ""), "new run"),
         said(of(&[Action::Send], ""), "send a prompt (queued while busy)"),
         said(of(&[Action::Peek], ""), "peek and reply without focusing"),
+        said(
+            of(&[Action::Mark, Action::ClearMarks], " / "),
+            &format!("mark runs for {} to send to each / clear", keys.key_of(Action::Send)),
+        ),
         said(
             of(&[Action::Cancel, Action::ForceCancel], " / "),
             "cancel / force-cancel (asks first)",
@@ -170,7 +175,10 @@ pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) 
             let block = Block::default()
                 .borders(Borders::ALL)
                 .border_type(BorderType::Rounded)
-                .title(format!(" send to {} ", c.run_name));
+                .title(match c.targets.is_empty() {
+                    true => format!(" send to {} ", c.run_name),
+                    false => super::broadcast::title(app, &c.targets),
+                });
             let block = match c.discarding {
                 true => block.title_bottom(Line::styled(
                     " throw the draft away? y / Esc: yes, any other key: no ",
