@@ -366,19 +366,7 @@ fn killing_the_daemon_under_the_tui_shows_the_banner_and_the_tui_reconnects_by_i
 
 /// The prompts the daemon took for `run`, oldest first, from its database.
 fn prompts_of(home: &Home, run: &str) -> Vec<String> {
-    let db = rusqlite::Connection::open_with_flags(
-        home.path().join("agents.db"),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .expect("the database");
-    let mut query = db
-        .prepare("SELECT text FROM prompts WHERE run_id = ?1 ORDER BY created_at, rowid")
-        .expect("the prompts query");
-    query
-        .query_map([run], |row| row.get(0))
-        .expect("the prompts")
-        .map(|text| text.expect("a prompt's text"))
-        .collect()
+    home.prompts(run)
 }
 
 #[test]

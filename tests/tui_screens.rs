@@ -373,7 +373,7 @@ fn hints_and_help_name_the_configured_keys() {
     app.overlay = Some(Overlay::Help);
     let help = screen(&mut app, 120, 40);
     for said in [
-        "Ctrl-b  back to NORMAL",
+        "Enter/i / Ctrl-b  type into the run (INSERT) / back to NORMAL",
         "N  new run",
         "Y / -  answer a run",
         "(Ctrl-b returns)",

@@ -46,17 +46,25 @@ impl ScreenFinding {
 }
 
 fn question(lines: &[String]) -> Option<ScreenFinding> {
+    open_question(lines).map(|(_, why)| ScreenFinding {
+        status: ActivityStatus::NeedsApproval,
+        why: why.to_string(),
+    })
+}
+
+/// The row of `lines` where the question still waiting for an answer
+/// starts, and what kind of prompt it is: the TUI's peek shows the run's
+/// question from there.
+pub fn open_question(lines: &[String]) -> Option<(usize, &'static str)> {
     // The bottom of what is drawn, not of the window: blank rows below the
     // last text do not count.
     let used = lines.iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
-    let tail = &lines[used.saturating_sub(24)..used];
+    let from = used.saturating_sub(24);
+    let tail = &lines[from..used];
     for (i, line) in tail.iter().enumerate() {
         for (question, why) in APPROVAL_QUESTIONS {
             if line.contains(question) && is_open(&tail[i + 1..]) {
-                return Some(ScreenFinding {
-                    status: ActivityStatus::NeedsApproval,
-                    why: why.to_string(),
-                });
+                return Some((from + i, why));
             }
         }
     }

@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use super::copy::CopyMode;
 use super::form::{Composer, NewRunForm};
 use super::keymap::Keymap;
+use super::peek::Peek;
 use super::tree::{self, TreeRow};
 use crate::api::{RunDetail, RunRecord, SendResult, StartParams};
 use crate::protocol::screen::{ScreenMirror, ScreenUpdate};
@@ -224,6 +225,31 @@ pub enum Overlay {
         branch: String,
         into: String,
     },
+    /// `o`: the selected run's last lines or question, and a reply.
+    Peek(Box<Peek>),
+}
+
+/// A prompt typed in an overlay, kept until the daemon has taken it: if it
+/// could not, its overlay comes back with it.
+pub enum Draft {
+    Compose(Box<Composer>),
+    Peek(Box<Peek>),
+}
+
+impl Draft {
+    fn run_name(&self) -> &str {
+        match self {
+            Draft::Compose(c) => &c.run_name,
+            Draft::Peek(p) => &p.run_name,
+        }
+    }
+
+    fn into_overlay(self) -> Overlay {
+        match self {
+            Draft::Compose(c) => Overlay::Compose(c),
+            Draft::Peek(p) => Overlay::Peek(p),
+        }
+    }
 }
 
 /// A run's screen as this client sees it: the cells its emulator sent.
@@ -308,8 +334,8 @@ pub struct App {
     /// "Now" for durations; fixed in snapshot tests.
     pub now: Option<SystemTime>,
     pub no_color: bool,
-    /// The composer's draft while the daemon has not confirmed it.
-    pub pending_send: Option<(String, Box<Composer>)>,
+    /// The prompt's id and its draft while the daemon has not confirmed it.
+    pub pending_send: Option<(String, Draft)>,
     pub connected: bool,
     /// `a`: the selected run takes the whole terminal, keys go to it, and
     /// Ctrl-a d comes back.
@@ -342,6 +368,10 @@ pub struct App {
     pub lineages: HashMap<String, crate::api::Lineage>,
     /// The Changes tab's runs and its hunk cursor.
     pub changes: super::changes::ChangesTab,
+    /// Runs marked for a broadcast (Space), in the order marked.
+    pub marked: Vec<String>,
+    /// Where the last broadcast's prompt went, run by run.
+    pub broadcast: Option<super::broadcast::Broadcast>,
 }
 
 impl Default for App {
@@ -402,6 +432,8 @@ impl App {
             subagents: HashMap::new(),
             lineages: HashMap::new(),
             changes: Default::default(),
+            marked: Vec::new(),
+            broadcast: None,
         }
     }
 
@@ -559,6 +591,9 @@ impl App {
                     self.lineages.clear();
                 }
                 self.runs = runs;
+                // A run no longer listed cannot be sent to.
+                let listed: std::collections::HashSet<&str> = self.runs.iter().map(|r| r.id.as_str()).collect();
+                self.marked.retain(|id| listed.contains(id.as_str()));
                 self.leave_insert_if_ended();
                 self.notify_moments();
                 self.rebuild_tree();
@@ -639,15 +674,23 @@ impl App {
                 }
             }
             Update::Sent { prompt_id, result } => {
-                let pending = self.pending_send.take();
+                if self.broadcast_sent(&prompt_id, &result) {
+                    return;
+                }
+                // Only this prompt's draft: another answer leaves it waiting.
+                let pending = match &self.pending_send {
+                    Some((id, _)) if *id == prompt_id => self.pending_send.take(),
+                    _ => None,
+                };
                 match (result, pending) {
-                    (Ok(sent), _) => {
-                        self.message = Some(format!("prompt {} ({})", sent.state, short(&prompt_id)));
+                    (Ok(sent), draft) => {
+                        let to = draft.map(|(_, d)| format!(" to {}", d.run_name())).unwrap_or_default();
+                        self.message = Some(format!("prompt {}{to} ({})", sent.state, short(&prompt_id)));
                     }
-                    (Err(e), Some((_, composer))) => {
+                    (Err(e), Some((_, draft))) => {
                         // Keep the draft: nothing is lost when the daemon could not take it.
                         self.message = Some(format!("not sent: {e}"));
-                        self.overlay = Some(Overlay::Compose(composer));
+                        self.overlay = Some(draft.into_overlay());
                     }
                     (Err(e), None) => self.message = Some(format!("not sent: {e}")),
                 }

@@ -123,6 +123,9 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
             let p = app.keymap.prefix.to_string();
             format!("keys go to the run · {p} back to NORMAL · {p} {p} sends {p}")
         }
+        (_, Some(Overlay::Compose(c)), _) if !c.targets.is_empty() => {
+            "Enter send to each (its own prompt id) · Alt-Enter new line · Esc close".into()
+        }
         (_, Some(Overlay::Compose(_)), _) => "Enter send · Alt-Enter new line · Esc close".into(),
         (_, Some(Overlay::NewRun(_)), _) => {
             "Tab next field · ←/→ choose · Ctrl-U/W erase · Enter start · Esc close".into()
@@ -130,6 +133,13 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         (_, Some(Overlay::Confirm { .. }), _) => "y confirm · any other key keeps it running".into(),
         (_, Some(Overlay::ConfirmRerun { .. }), _) => "y start another · any other key: no".into(),
         (_, Some(Overlay::Help), _) => "Esc close".into(),
+        (_, Some(Overlay::Peek(p)), _) => match app.run(&p.run) {
+            Some(r) if r.state.is_live() && r.status == ActivityStatus::NeedsApproval => {
+                "Enter answer · Esc close".into()
+            }
+            Some(r) if r.state.is_live() => "Enter send without focusing · Esc close".into(),
+            _ => "Esc close".into(),
+        },
         (_, None, true) => format!("filter: {}▏ Enter keep · Esc clear", app.filter),
         _ => String::new(),
     };
@@ -158,8 +168,18 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     }
     let hints = match hints.is_empty() {
         true => {
-            let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
-            normal_hints(&app.keymap, usize::from(area.width).saturating_sub(used))
+            // With runs marked, what the marks do comes first.
+            let keys = &app.keymap;
+            let marks = match app.marked.len() {
+                0 => String::new(),
+                n => format!(
+                    "{n} marked · {} sends to each · {} clears  ",
+                    keys.key_of(Action::Send),
+                    keys.key_of(Action::ClearMarks)
+                ),
+            };
+            let used: usize = spans.iter().map(|s| s.content.chars().count()).sum::<usize>() + marks.chars().count();
+            marks + &normal_hints(keys, usize::from(area.width).saturating_sub(used))
         }
         false => hints,
     };
@@ -177,6 +197,7 @@ fn normal_hints(keys: &Keymap, room: usize) -> String {
         (keys.key_of(Action::Focus), "focus"),
         (keys.key_of(Action::New), "new"),
         (keys.key_of(Action::Send), "send"),
+        (keys.key_of(Action::Peek), "peek"),
         (keys.key_of(Action::Cancel), "cancel"),
         (keys.key_of(Action::Rerun), "rerun"),
         (keys.key_of(Action::Attach), "attach"),

@@ -20,6 +20,9 @@ pub struct Composer {
     pub text: TextArea<'static>,
     /// Esc was pressed on a draft: the next key says whether to throw it away.
     pub discarding: bool,
+    /// A broadcast's runs (id, name), in the order marked; empty when the
+    /// prompt is for `run` alone. Each gets an id of its own when sent.
+    pub targets: Vec<(String, String)>,
 }
 
 impl Composer {
@@ -32,7 +35,15 @@ impl Composer {
             prompt_id: ulid::Ulid::new().to_string(),
             text,
             discarding: false,
+            targets: Vec::new(),
         }
+    }
+
+    /// A prompt for each of the marked runs (`broadcast.rs`).
+    pub fn to_each(targets: Vec<(String, String)>) -> Composer {
+        let mut composer = Composer::new("", &format!("{} runs", targets.len()));
+        composer.targets = targets;
+        composer
     }
 
     pub fn text(&self) -> String {

@@ -32,6 +32,7 @@ impl App {
         match (&mut self.overlay, self.mode) {
             (Some(Overlay::Compose(c)), _) => c.paste(text),
             (Some(Overlay::NewRun(f)), _) => f.paste(text),
+            (Some(Overlay::Peek(p)), _) => p.paste(text),
             (None, Mode::Insert) => {
                 if let Some(run) = self.selected_run().map(|r| r.id.clone()) {
                     let bracketed = self
@@ -262,8 +263,17 @@ impl App {
             return;
         }
         let Some(action) = self.keymap.action(&key) else { return };
+        self.normal_action(action);
+    }
+
+    /// What a NORMAL-mode key's action does.
+    fn normal_action(&mut self, action: Action) {
         match action {
             Action::Approve | Action::Deny => self.answer_selected(action == Action::Approve),
+            Action::Peek => self.open_peek(),
+            Action::Mark => self.toggle_mark(),
+            Action::ClearMarks => self.clear_marks(),
+            Action::Send if !self.marked.is_empty() => self.compose_to_marked(),
             Action::NextUnseen => {
                 if !self.next_unseen() {
                     self.message = Some("no run needs you".into());
@@ -518,6 +528,10 @@ impl App {
                     if text.trim().is_empty() {
                         return Some(Overlay::Compose(composer));
                     }
+                    if !composer.targets.is_empty() {
+                        self.send_to_marked(&composer, &text);
+                        return None;
+                    }
                     let prompt_id = composer.prompt_id.clone();
                     self.commands.push(Command::Send {
                         run: composer.run.clone(),
@@ -525,10 +539,11 @@ impl App {
                         prompt_id: prompt_id.clone(),
                     });
                     self.message = Some(format!("sending to {}…", composer.run_name));
-                    self.pending_send = Some((prompt_id, composer));
+                    self.pending_send = Some((prompt_id, super::app::Draft::Compose(composer)));
                     None
                 }
             },
+            Overlay::Peek(peek) => self.peek_key(peek, key),
             Overlay::NewRun(mut form) => match form.key(key) {
                 super::form::Outcome::Keep => Some(Overlay::NewRun(form)),
                 super::form::Outcome::Close => None,

@@ -52,6 +52,13 @@ pub enum Action {
     Comment,
     /// Merges the run's branch into the one it started from (asks first).
     Merge,
+    /// A look at the selected run's last lines (or its question) with a
+    /// one-line reply, without focusing its pane.
+    Peek,
+    /// Marks or unmarks the selected run: `send` then goes to each marked run.
+    Mark,
+    /// Clears the marks.
+    ClearMarks,
 }
 
 /// Each action's config name and default keys.
@@ -88,6 +95,9 @@ const DEFAULTS: &[(Action, &str, &str)] = &[
     (Action::PrevHunk, "prev_hunk", "{"),
     (Action::Comment, "comment", "c"),
     (Action::Merge, "merge", "M"),
+    (Action::Peek, "peek", "o"),
+    (Action::Mark, "mark", "space"),
+    (Action::ClearMarks, "clear_marks", "esc"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,6 +3,7 @@
 
 pub mod app;
 mod bars;
+pub mod broadcast;
 mod burst;
 pub mod changes;
 pub mod copy;
@@ -15,6 +16,7 @@ pub mod link;
 mod notice;
 mod overlay;
 pub mod pane;
+pub mod peek;
 pub mod side;
 pub mod tree;
 pub mod view;

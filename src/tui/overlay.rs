@@ -1,5 +1,6 @@
 //! Overlays over the panes: the keys and glyphs (`?`), questions that
-//! need a yes, the composer and the new-run form.
+//! need a yes, the composer and the new-run form; the peek box draws
+//! itself (`peek.rs`).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout as Split, Rect};
@@ -13,7 +14,7 @@ use super::keymap::{Action, Keymap};
 use super::view::Theme;
 
 /// What each glyph of the tree and the panes means.
-const LEGEND: [(&str, &str); 13] = [
+const LEGEND: [(&str, &str); 14] = [
     ("●", "working"),
     ("◉", "waits for you: input or an approval"),
     ("○", "idle"),
@@ -27,6 +28,7 @@ const LEGEND: [(&str, &str); 13] = [
     ("!", "interrupted: supervisor and agent gone"),
     ("?", "lost: supervisor gone, agent may live"),
     ("◇", "a subagent of the run above"),
+    ("*", "marked: a prompt sent goes to each"),
 ];
 
 /// `?`: the keys, and beside them, where there is room, the glyphs.
@@ -83,10 +85,17 @@ fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
             ),
             "move in the run tree; first, last",
         ),
-        said(of(&[Action::Focus], ""), "type into the run (INSERT)"),
-        said(prefix.clone(), "back to NORMAL from INSERT"),
+        said(
+            format!("{} / {prefix}", of(&[Action::Focus], "")),
+            "type into the run (INSERT) / back to NORMAL",
+        ),
         said(of(&[Action::New], ""), "new run"),
         said(of(&[Action::Send], ""), "send a prompt (queued while busy)"),
+        said(of(&[Action::Peek], ""), "peek and reply without focusing"),
+        said(
+            of(&[Action::Mark, Action::ClearMarks], " / "),
+            &format!("mark runs for {} to send to each / clear", keys.key_of(Action::Send)),
+        ),
         said(
             of(&[Action::Cancel, Action::ForceCancel], " / "),
             "cancel / force-cancel (asks first)",
@@ -101,28 +110,32 @@ fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
             of(&[Action::Attach], ""),
             &format!("attach full-screen ({prefix} returns)"),
         ),
-        said(of(&[Action::Zoom], ""), "zoom the pane"),
-        said(of(&[Action::ToggleSide], ""), "side panel beside the panes, or not"),
+        said(
+            of(&[Action::Zoom, Action::ToggleSide], " / "),
+            "zoom the pane / side panel beside it",
+        ),
         said(
             of(&[Action::Single, Action::Split, Action::Grid], " "),
             "one pane, side by side, grid",
         ),
-        said(of(&[Action::NextPanel], ""), "next panel: tree, panes, side"),
-        said(of(&[Action::PrevTab, Action::NextTab], " "), "previous / next side tab"),
         said(
-            of(&[Action::PrevHunk, Action::NextHunk], " "),
-            "Changes tab: previous / next hunk",
+            of(&[Action::NextPanel, Action::PrevTab, Action::NextTab], " "),
+            "next panel (tree, panes, side); side tabs",
         ),
-        said(of(&[Action::Comment], ""), "comment on the hunk to the agent"),
-        said(of(&[Action::Merge], ""), "merge the run's branch (asks first)"),
+        said(
+            of(&[Action::PrevHunk, Action::NextHunk, Action::Comment, Action::Merge], " "),
+            "Changes: hunks, comment on one, merge (asks)",
+        ),
         said(
             format!("{} wheel", of(&[Action::ScrollUp, Action::ScrollDown], " ")),
             "scroll back",
         ),
         said(of(&[Action::Copy], ""), "copy mode: select, y copies (OSC 52)"),
         said("Shift-drag".into(), "select text with the terminal's own mouse"),
-        said(of(&[Action::Filter], ""), "filter runs"),
-        said(of(&[Action::Quit], ""), "quit (runs keep going)"),
+        said(
+            of(&[Action::Filter, Action::Quit], " / "),
+            "filter runs / quit (runs keep going)",
+        ),
     ]
 }
 
@@ -145,7 +158,7 @@ fn draw_question(f: &mut Frame, area: Rect, title: &str, question: &str, theme: 
     f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }).block(block), rect);
 }
 
-fn centered(area: Rect, width: u16, height: u16) -> Rect {
+pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width.saturating_sub(4));
     let h = height.min(area.height.saturating_sub(2));
     Rect::new(area.x + (area.width - w) / 2, area.y + (area.height - h) / 2, w, h)
@@ -174,7 +187,10 @@ pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) 
             let block = Block::default()
                 .borders(Borders::ALL)
                 .border_type(BorderType::Rounded)
-                .title(format!(" send to {} ", c.run_name));
+                .title(match c.targets.is_empty() {
+                    true => format!(" send to {} ", c.run_name),
+                    false => super::broadcast::title(app, &c.targets),
+                });
             let block = match c.discarding {
                 true => block.title_bottom(Line::styled(
                     " throw the draft away? y / Esc: yes, any other key: no ",
@@ -186,6 +202,7 @@ pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) 
             f.render_widget(block, rect);
             f.render_widget(&c.text, inner);
         }
+        Overlay::Peek(peek) => super::peek::draw(f, app, peek, area, theme),
         Overlay::NewRun(form) => {
             let rect = centered(area, 72, Field::ALL.len() as u16 + 4);
             f.render_widget(Clear, rect);

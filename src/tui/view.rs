@@ -219,16 +219,26 @@ fn tree_width(app: &App, screen: u16) -> u16 {
     (widest as u16 + 2).clamp(TREE_MIN, most)
 }
 
+/// `RUNS`, the filter kept and how many runs are marked: ` RUNS /fix · 2 marked `.
+fn tree_title(app: &App) -> String {
+    let filter = match app.filter.is_empty() {
+        true => String::new(),
+        false => format!(" /{}", crate::text::inert(&app.filter)),
+    };
+    let marked = match app.marked.len() {
+        0 => String::new(),
+        n => format!(" · {n} marked"),
+    };
+    format!(" RUNS{filter}{marked} ")
+}
+
 fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime) {
     let focused = app.panel == Panel::Tree;
     let block = Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
         .border_style(if focused { theme.accent } else { theme.dim })
-        .title(match app.filter.is_empty() {
-            true => " RUNS ".to_string(),
-            false => format!(" RUNS /{} ", crate::text::inert(&app.filter)),
-        });
+        .title(tree_title(app));
     let inner = block.inner(area);
     f.render_widget(block, area);
     if app.runs.is_empty() {
@@ -280,6 +290,13 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
         } else {
             format!("{}{}", "  ".repeat(row.depth - 2), if row.last { " └" } else { " ├" })
         };
+        // Marked for a broadcast: `*` in the row's first column (always a
+        // space otherwise), so the row keeps its width.
+        let marked = app.marked.contains(&run.id);
+        let indent = match marked {
+            true => indent[1..].to_string(),
+            false => indent,
+        };
         let time = if run.state.is_live() {
             duration(run, now)
         } else {
@@ -288,7 +305,12 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
         let width = inner.width as usize;
         // A run that needs you: marked until it is selected.
         let unseen = app.notices.unseen.contains(&run.id);
-        let left = format!("{indent}{}{}", glyph(run), if unseen { "•" } else { " " });
+        let left = format!(
+            "{}{indent}{}{}",
+            if marked { "*" } else { "" },
+            glyph(run),
+            if unseen { "•" } else { " " }
+        );
         let room = width.saturating_sub(left.chars().count() + time.chars().count() + 1);
         // A name cut to the room says so.
         let name: String = match run.name.chars().count() > room {
@@ -297,6 +319,10 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
         };
         let pad = width.saturating_sub(left.chars().count() + name.chars().count() + time.chars().count());
         let mut spans = vec![
+            match marked {
+                true => Span::styled("*", theme.accent),
+                false => Span::raw(""),
+            },
             Span::raw(indent),
             Span::styled(glyph(run), glyph_style(run, theme)),
             if unseen {

@@ -127,6 +127,23 @@ impl Home {
         wait_until(what, PATIENCE, &mut f)
     }
 
+    /// The prompts the daemon took for `run`, oldest first, from its database.
+    pub fn prompts(&self, run: &str) -> Vec<String> {
+        let db = rusqlite::Connection::open_with_flags(
+            self.path().join("agents.db"),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .expect("the database");
+        let mut query = db
+            .prepare("SELECT text FROM prompts WHERE run_id = ?1 ORDER BY created_at, rowid")
+            .expect("the prompts query");
+        query
+            .query_map([run], |row| row.get(0))
+            .expect("the prompts")
+            .map(|text| text.expect("a prompt's text"))
+            .collect()
+    }
+
     pub fn events(&self, run: &str) -> Vec<Value> {
         self.show(run)["events"].as_array().cloned().unwrap_or_default()
     }
