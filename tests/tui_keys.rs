@@ -411,6 +411,110 @@ fn layouts_show_more_panes_and_zoom_shows_one() {
     assert_eq!(app.pane_runs(), ["01A"]);
 }
 
+/// Every pane can be focused, and each keeps its run while the focus and
+/// the selection move: Tab goes tree → each pane → side, h / l from pane
+/// to pane; the focused pane's run is the selected one, and choosing
+/// another run in the tree puts it in the focused pane only.
+#[test]
+fn each_pane_can_be_focused_and_keeps_its_run_while_another_is_chosen() {
+    use agents::tui::app::Panel;
+    let mut app = App::new();
+    app.update(Update::Runs(vec![
+        run("01A", "alpha", RunState::Running),
+        run("01B", "beta", RunState::Running),
+        run("01C", "gamma", RunState::Running),
+        run("01D", "delta", RunState::Running),
+    ]));
+    press(&mut app, KeyCode::Char('2'));
+    assert_eq!(app.pane_runs(), ["01A", "01B"]);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!((app.panel, app.pane_focus), (Panel::Panes, 0));
+    press(&mut app, KeyCode::Tab);
+    assert_eq!((app.panel, app.pane_focus), (Panel::Panes, 1));
+    assert_eq!(
+        app.selected_run().unwrap().name,
+        "beta",
+        "the focused pane's run is selected"
+    );
+    assert_eq!(app.pane_runs(), ["01A", "01B"], "no pane changed its run");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.panel, Panel::Side);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.panel, Panel::Tree);
+
+    // h / l: pane to pane, wrapping.
+    press(&mut app, KeyCode::Char('l'));
+    assert_eq!(
+        (app.pane_focus, app.selected_run().unwrap().name.as_str()),
+        (0, "alpha")
+    );
+    press(&mut app, KeyCode::Char('h'));
+    assert_eq!((app.pane_focus, app.selected_run().unwrap().name.as_str()), (1, "beta"));
+
+    // The second pane's run is changed from the tree: gamma, then delta,
+    // while the first keeps alpha.
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.pane_runs(), ["01A", "01C"]);
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.pane_runs(), ["01A", "01D"]);
+    // Selecting a run already in a pane focuses that pane.
+    press(&mut app, KeyCode::Char('g'));
+    assert_eq!(
+        (app.pane_runs(), app.pane_focus),
+        (vec!["01A".to_string(), "01D".into()], 0)
+    );
+
+    // One pane: h / l say how to get more.
+    press(&mut app, KeyCode::Char('1'));
+    press(&mut app, KeyCode::Char('l'));
+    assert!(
+        app.message.as_deref().is_some_and(|m| m.starts_with("one pane")),
+        "{:?}",
+        app.message
+    );
+}
+
+/// The wheel scrolls what is under the pointer, not the selected pane.
+#[test]
+fn the_wheel_scrolls_the_pane_under_the_pointer() {
+    use crossterm::event::{MouseEvent, MouseEventKind};
+    let mut app = app_with_runs();
+    press(&mut app, KeyCode::Char('2'));
+    app.update(screen_of("01A", 10, 40, b"a screen"));
+    app.update(screen_of("01B", 10, 40, b"b screen"));
+    // Each pane asked for what scrolled off before it opened: 30 lines.
+    for command in app.take_commands() {
+        if let Command::History {
+            run, before, kept_from, ..
+        } = command
+        {
+            let lines = (0..30).map(|i| format!("{run} line {i}")).collect();
+            app.update(Update::History {
+                run,
+                before,
+                kept_from,
+                lines,
+            });
+        }
+    }
+    app.pane_rects = vec![("01A".into(), [0, 0, 40, 10]), ("01B".into(), [40, 0, 40, 10])];
+    let wheel = |app: &mut App, kind, column| {
+        app.handle(Event::Mouse(MouseEvent {
+            kind,
+            column,
+            row: 5,
+            modifiers: KeyModifiers::NONE,
+        }))
+    };
+    wheel(&mut app, MouseEventKind::ScrollUp, 50);
+    assert_eq!(app.selected_run().unwrap().name, "alpha");
+    assert_eq!((app.screens["01A"].scroll, app.screens["01B"].scroll), (0, 3));
+    wheel(&mut app, MouseEventKind::ScrollDown, 50);
+    assert_eq!(app.screens["01B"].scroll, 0);
+    wheel(&mut app, MouseEventKind::ScrollUp, 5);
+    assert_eq!(app.screens["01A"].scroll, 3);
+}
+
 #[test]
 fn a_run_that_starts_waiting_rings_the_bell_once() {
     let mut app = app_with_runs();

@@ -483,7 +483,10 @@ fn the_mark_keys_are_configurable_and_in_the_help() {
     press(&mut app, KeyCode::Char('?'));
     let help = screen(&mut app, 80, 24);
     assert!(help.contains("Space / Esc  mark runs for s to send to each"), "{help}");
-    assert!(help.contains("/ / q  filter runs / quit"), "every key still fits at 80x24: {help}");
+    assert!(
+        help.contains("/ / q  filter runs / quit"),
+        "every key still fits at 80x24: {help}"
+    );
     let keys = std::collections::HashMap::from([
         ("mark".to_string(), "m".to_string()),
         ("clear_marks".to_string(), "C".to_string()),

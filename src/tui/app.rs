@@ -368,6 +368,10 @@ pub struct App {
     pub lineages: HashMap<String, crate::api::Lineage>,
     /// The Changes tab's runs and its hunk cursor.
     pub changes: super::changes::ChangesTab,
+    /// The runs in the panes, in their order, and the pane that has the
+    /// focus (the selected run's); see `panes.rs`.
+    pub panes: Vec<String>,
+    pub pane_focus: usize,
     /// Runs marked for a broadcast (Space), in the order marked.
     pub marked: Vec<String>,
     /// Where the last broadcast's prompt went, run by run.
@@ -432,6 +436,8 @@ impl App {
             subagents: HashMap::new(),
             lineages: HashMap::new(),
             changes: Default::default(),
+            panes: Vec::new(),
+            pane_focus: 0,
             marked: Vec::new(),
             broadcast: None,
         }
@@ -477,28 +483,6 @@ impl App {
         self.runs.iter().find(|r| r.id == id)
     }
 
-    /// The runs shown as panes: the selected one first, then other live
-    /// runs in tree order, up to the layout's capacity.
-    pub fn pane_runs(&self) -> Vec<String> {
-        let capacity = if self.zoom { 1 } else { self.layout.capacity() };
-        let mut out: Vec<String> = Vec::new();
-        if let Some(r) = self.selected_run() {
-            out.push(r.id.clone());
-        }
-        for row in &self.rows {
-            if out.len() >= capacity {
-                break;
-            }
-            if let Some(id) = &row.run
-                && !out.contains(id)
-                && self.run(id).is_some_and(|r| r.state.is_live())
-            {
-                out.push(id.clone());
-            }
-        }
-        out
-    }
-
     pub(super) fn rebuild_tree(&mut self) {
         let keep = self
             .rows
@@ -521,6 +505,7 @@ impl App {
 
     /// Subscribes to the visible panes' runs and drops the rest.
     pub fn sync_subscriptions(&mut self) {
+        self.arrange_panes();
         let want = self.pane_runs();
         for id in self.subscribed.clone() {
             if !want.contains(&id) {
@@ -770,65 +755,6 @@ impl App {
                 self.commands.push(Command::Changes(run));
             }
         }
-    }
-
-    /// Rings the terminal bell once when a run starts waiting for input.
-    /// After a new list: each run that started waiting or ended notifies
-    /// as configured (the bell once for any that started waiting), and the
-    /// window title counts the runs that need you.
-    fn notify_moments(&mut self) {
-        use super::notice::{Moment, command, desktop};
-        let selected = self.selected_run().map(|r| r.id.clone());
-        let moments = self.notices.update(&self.runs, selected.as_deref());
-        if self.bell && moments.iter().any(|(_, m)| *m == Moment::Waiting) {
-            self.commands.push(Command::Terminal(vec![0x07]));
-        }
-        for (id, moment) in moments {
-            let Some(run) = self.run(&id).cloned() else { continue };
-            if self.desktop {
-                let body = format!("{} {}", run.name, moment.said());
-                self.commands.push(Command::Terminal(desktop("agents", &body)));
-            }
-            if !self.notify.is_empty() {
-                self.commands.push(Command::Notify(command(&self.notify, &run, moment)));
-            }
-        }
-        self.retitle();
-    }
-
-    /// Marks the selected run seen, and says the count in the window title
-    /// when it changed.
-    pub fn retitle(&mut self) {
-        if let Some(id) = self.selected_run().map(|r| r.id.clone()) {
-            self.notices.seen(&id);
-        }
-        let count = self.notices.unseen.len();
-        if self.titled != Some(count) {
-            self.titled = Some(count);
-            let title = match count {
-                0 => "agents".to_string(),
-                n => format!("agents · {n} need you"),
-            };
-            self.commands
-                .push(Command::Terminal(format!("\x1b]2;{title}\x07").into_bytes()));
-        }
-    }
-
-    /// The next run after the selected one that needs you, wrapping.
-    pub fn next_unseen(&mut self) -> bool {
-        let n = self.rows.len();
-        let found = (1..=n).map(|k| (self.selected + k) % n.max(1)).find(|&i| {
-            self.rows[i].subagent.is_none()
-                && self.rows[i]
-                    .run
-                    .as_ref()
-                    .is_some_and(|id| self.notices.unseen.contains(id))
-        });
-        let Some(i) = found else { return false };
-        self.selected = i;
-        self.sync_subscriptions();
-        self.retitle();
-        true
     }
 }
 

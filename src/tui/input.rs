@@ -3,7 +3,7 @@
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 
-use super::app::{App, Command, Layout, Mode, Overlay, Panel, Tab};
+use super::app::{App, Command, Mode, Overlay, Panel, Tab};
 use super::copy::{CopyMode, CopyOutcome};
 use super::form::{Composer, NewRunForm};
 use super::keymap::Action;
@@ -17,8 +17,8 @@ impl App {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key),
             Event::Paste(text) => self.paste(&text),
             Event::Mouse(m) => match m.kind {
-                MouseEventKind::ScrollUp if !self.program_wants_mouse() => self.scroll_pane(3),
-                MouseEventKind::ScrollDown if !self.program_wants_mouse() => self.scroll_pane(-3),
+                MouseEventKind::ScrollUp if !self.program_wants_mouse() => self.wheel(&m, 3),
+                MouseEventKind::ScrollDown if !self.program_wants_mouse() => self.wheel(&m, -3),
                 _ => self.mouse(&m),
             },
             Event::Resize(..) => self.pane_sizes.clear(),
@@ -47,6 +47,19 @@ impl App {
                 }
             }
             _ => self.message = Some("nothing sent: a paste goes into the composer, or into a run in INSERT".into()),
+        }
+    }
+
+    /// The wheel scrolls what is under the pointer: a pane's history, the
+    /// side panel, or the tree's selection.
+    fn wheel(&mut self, m: &crossterm::event::MouseEvent, lines: isize) {
+        let within = |[x, y, w, h]: [u16; 4]| (x..x + w).contains(&m.column) && (y..y + h).contains(&m.row);
+        if let Some((id, _, _)) = self.pane_at(m.column, m.row) {
+            self.scroll_run(&id, lines);
+        } else if self.side_rect.get().is_some_and(within) {
+            self.scroll_side(-lines as i32);
+        } else if self.tree_rect.get().is_some_and(|(rect, _)| within(rect)) {
+            self.move_selection(-lines.signum());
         }
     }
 
@@ -139,7 +152,7 @@ impl App {
 
     /// A page of the selected pane: its rows as last drawn, less the
     /// scrolled-back banner and one line kept in view.
-    fn pane_page(&self) -> isize {
+    pub(super) fn pane_page(&self) -> isize {
         let rows = self
             .selected_run()
             .and_then(|r| self.pane_sizes.get(&r.id))
@@ -147,10 +160,16 @@ impl App {
         (rows - 2).max(1)
     }
 
-    fn scroll_pane(&mut self, lines: isize) {
+    pub(super) fn scroll_pane(&mut self, lines: isize) {
         let Some(run) = self.selected_run().map(|r| r.id.clone()) else {
             return;
         };
+        self.scroll_run(&run, lines);
+    }
+
+    /// Scrolls run `run`'s pane back (`lines` > 0) or forward.
+    fn scroll_run(&mut self, run: &str, lines: isize) {
+        let run = run.to_string();
         let history_lines = self.history_lines;
         if let Some(screen) = self.screens.get_mut(&run) {
             let starts = screen.scroll == 0 && lines > 0;
@@ -347,50 +366,20 @@ impl App {
                     self.mode = Mode::Insert;
                 }
             }
-            Action::Zoom => {
-                self.zoom = !self.zoom;
-                self.sync_subscriptions();
-            }
-            Action::ToggleSide => {
-                let shown = self.side_shown.unwrap_or(self.side_beside_by_width);
-                self.side_shown = Some(!shown);
-                // Its room goes to the panes: their runs take the new size.
-                self.pane_sizes.clear();
-            }
-            Action::Single | Action::Split | Action::Grid => {
-                self.layout = match action {
-                    Action::Single => Layout::Single,
-                    Action::Split => Layout::Split,
-                    _ => Layout::Grid,
-                };
-                self.zoom = false;
-                self.sync_subscriptions();
-            }
-            Action::NextPanel => {
-                self.panel = match self.panel {
-                    Panel::Tree => Panel::Panes,
-                    Panel::Panes => Panel::Side,
-                    Panel::Side => Panel::Tree,
-                }
-            }
+            Action::Zoom
+            | Action::ToggleSide
+            | Action::Single
+            | Action::Split
+            | Action::Grid
+            | Action::NextPanel
+            | Action::NextPane
+            | Action::PrevPane
+            | Action::ScrollUp
+            | Action::ScrollDown => self.view_action(action),
             Action::NextTab => self.cycle_tab(1),
             Action::PrevTab => self.cycle_tab(-1),
             Action::Filter => self.filtering = true,
             Action::Help => self.overlay = Some(Overlay::Help),
-            Action::ScrollUp => {
-                if self.panel == Panel::Side {
-                    self.scroll_side(-10);
-                } else {
-                    self.scroll_pane(self.pane_page())
-                }
-            }
-            Action::ScrollDown => {
-                if self.panel == Panel::Side {
-                    self.scroll_side(10);
-                } else {
-                    self.scroll_pane(-self.pane_page())
-                }
-            }
             Action::Copy => self.copy_screen(),
             Action::NextHunk => self.move_hunk(1),
             Action::PrevHunk => self.move_hunk(-1),
@@ -400,7 +389,7 @@ impl App {
     }
 
     /// Scrolls the side panel by `lines`, never past its last page.
-    fn scroll_side(&mut self, lines: i32) {
+    pub(super) fn scroll_side(&mut self, lines: i32) {
         let to = i32::from(self.side_scroll) + lines;
         self.side_scroll = to.clamp(0, i32::from(self.side_scroll_max.get())) as u16;
     }

@@ -59,6 +59,9 @@ pub enum Action {
     Mark,
     /// Clears the marks.
     ClearMarks,
+    /// Focuses the next / previous pane (its run becomes the selected one).
+    NextPane,
+    PrevPane,
 }
 
 /// Each action's config name and default keys.
@@ -98,6 +101,8 @@ const DEFAULTS: &[(Action, &str, &str)] = &[
     (Action::Peek, "peek", "o"),
     (Action::Mark, "mark", "space"),
     (Action::ClearMarks, "clear_marks", "esc"),
+    (Action::NextPane, "next_pane", "l right"),
+    (Action::PrevPane, "prev_pane", "h left"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -16,6 +16,7 @@ pub mod link;
 mod notice;
 mod overlay;
 pub mod pane;
+mod panes;
 pub mod peek;
 pub mod side;
 pub mod tree;

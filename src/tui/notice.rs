@@ -6,6 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::app::{App, Command};
 use crate::api::{ActivityStatus, RunRecord};
 
 /// What happened to a run.
@@ -108,6 +109,66 @@ pub fn command(template: &[String], run: &RunRecord, moment: Moment) -> Vec<Stri
                 .replace("{state}", run.state.as_str())
         })
         .collect()
+}
+
+impl App {
+    /// Rings the terminal bell once when a run starts waiting for input.
+    /// After a new list: each run that started waiting or ended notifies
+    /// as configured (the bell once for any that started waiting), and the
+    /// window title counts the runs that need you.
+    pub(super) fn notify_moments(&mut self) {
+        let selected = self.selected_run().map(|r| r.id.clone());
+        let moments = self.notices.update(&self.runs, selected.as_deref());
+        if self.bell && moments.iter().any(|(_, m)| *m == Moment::Waiting) {
+            self.commands.push(Command::Terminal(vec![0x07]));
+        }
+        for (id, moment) in moments {
+            let Some(run) = self.run(&id).cloned() else { continue };
+            if self.desktop {
+                let body = format!("{} {}", run.name, moment.said());
+                self.commands.push(Command::Terminal(desktop("agents", &body)));
+            }
+            if !self.notify.is_empty() {
+                self.commands.push(Command::Notify(command(&self.notify, &run, moment)));
+            }
+        }
+        self.retitle();
+    }
+
+    /// Marks the selected run seen, and says the count in the window title
+    /// when it changed.
+    pub fn retitle(&mut self) {
+        if let Some(id) = self.selected_run().map(|r| r.id.clone()) {
+            self.notices.seen(&id);
+        }
+        let count = self.notices.unseen.len();
+        if self.titled != Some(count) {
+            self.titled = Some(count);
+            let title = match count {
+                0 => "agents".to_string(),
+                n => format!("agents · {n} need you"),
+            };
+            self.commands
+                .push(Command::Terminal(format!("\x1b]2;{title}\x07").into_bytes()));
+        }
+    }
+
+    /// The next run after the selected one that needs you, wrapping.
+    pub fn next_unseen(&mut self) -> bool {
+        let n = self.rows.len();
+        let found = (1..=n).map(|k| (self.selected + k) % n.max(1)).find(|&i| {
+            self.rows[i].subagent.is_none()
+                && self.rows[i]
+                    .run
+                    .as_ref()
+                    .is_some_and(|id| self.notices.unseen.contains(id))
+        });
+        let Some(i) = found else { return false };
+        self.selected = i;
+        self.sync_subscriptions();
+        self.retitle();
+        true
+    }
 }
 
 #[cfg(test)]

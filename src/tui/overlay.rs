@@ -115,15 +115,23 @@ fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
             "zoom the pane / side panel beside it",
         ),
         said(
-            of(&[Action::Single, Action::Split, Action::Grid], " "),
-            "one pane, side by side, grid",
+            format!(
+                "{} {} {}",
+                of(&[Action::Single, Action::Split, Action::Grid], " "),
+                keys.key_of(Action::PrevPane),
+                keys.key_of(Action::NextPane)
+            ),
+            "one pane, side by side, grid; pane focus",
         ),
         said(
             of(&[Action::NextPanel, Action::PrevTab, Action::NextTab], " "),
             "next panel (tree, panes, side); side tabs",
         ),
         said(
-            of(&[Action::PrevHunk, Action::NextHunk, Action::Comment, Action::Merge], " "),
+            of(
+                &[Action::PrevHunk, Action::NextHunk, Action::Comment, Action::Merge],
+                " ",
+            ),
             "Changes: hunks, comment on one, merge (asks)",
         ),
         said(

@@ -1,0 +1,158 @@
+//! Which runs the panes show (docs/design.md §9). Each pane keeps its run
+//! while the selection moves: selecting a run already in a pane focuses
+//! that pane; selecting another puts it in the focused pane. Panes not yet
+//! chosen show the other live runs in tree order. Tab, `h` and `l` move the
+//! focus from pane to pane, which selects the focused pane's run.
+
+use super::app::{App, Layout, Panel};
+use super::keymap::Action;
+
+impl App {
+    /// The runs shown as panes, in order (only the focused one when zoomed).
+    pub fn pane_runs(&self) -> Vec<String> {
+        let (panes, focus) = self.arranged();
+        match self.zoom {
+            true => panes.into_iter().nth(focus).into_iter().collect(),
+            false => panes,
+        }
+    }
+
+    /// The panes as the selection and the layout have them now, and the
+    /// focused one.
+    fn arranged(&self) -> (Vec<String>, usize) {
+        let capacity = self.layout.capacity();
+        let mut panes: Vec<String> = self
+            .panes
+            .iter()
+            .filter(|id| self.run(id).is_some())
+            .take(capacity)
+            .cloned()
+            .collect();
+        let mut focus = self.pane_focus.min(capacity - 1);
+        if let Some(selected) = self.selected_run().map(|r| r.id.clone()) {
+            match panes.iter().position(|p| *p == selected) {
+                Some(i) => focus = i,
+                None if focus < panes.len() => panes[focus] = selected,
+                None => {
+                    panes.push(selected);
+                    focus = panes.len() - 1;
+                }
+            }
+        }
+        for row in &self.rows {
+            if panes.len() >= capacity {
+                break;
+            }
+            if let Some(id) = &row.run
+                && !panes.contains(id)
+                && self.run(id).is_some_and(|r| r.state.is_live())
+            {
+                panes.push(id.clone());
+            }
+        }
+        let focus = focus.min(panes.len().saturating_sub(1));
+        (panes, focus)
+    }
+
+    /// Keeps the arrangement: panes hold their runs from here on.
+    pub(super) fn arrange_panes(&mut self) {
+        (self.panes, self.pane_focus) = self.arranged();
+    }
+
+    /// Moves the focus `by` panes (wrapping), selecting that pane's run.
+    /// False when there is only one pane.
+    pub(super) fn focus_pane(&mut self, by: isize) -> bool {
+        self.arrange_panes();
+        let count = match self.zoom {
+            true => 1,
+            false => self.panes.len(),
+        };
+        if count < 2 {
+            return false;
+        }
+        let to = (self.pane_focus as isize + by).rem_euclid(count as isize) as usize;
+        self.focus_pane_at(to);
+        true
+    }
+
+    /// Focuses pane `index`: its run becomes the selected one.
+    pub(super) fn focus_pane_at(&mut self, index: usize) {
+        let Some(id) = self.panes.get(index).cloned() else {
+            return;
+        };
+        if let Some(i) = self
+            .rows
+            .iter()
+            .position(|r| r.run.as_deref() == Some(&id) && r.subagent.is_none())
+        {
+            self.pane_focus = index;
+            self.selected = i;
+            self.panel = Panel::Panes;
+            self.sync_subscriptions();
+        }
+    }
+
+    /// The actions that change what is shown where: layouts, zoom, the
+    /// side panel, the focus from panel to panel and pane to pane, scrolling.
+    pub(super) fn view_action(&mut self, action: Action) {
+        match action {
+            Action::Zoom => {
+                self.zoom = !self.zoom;
+                self.sync_subscriptions();
+            }
+            Action::ToggleSide => {
+                let shown = self.side_shown.unwrap_or(self.side_beside_by_width);
+                self.side_shown = Some(!shown);
+                // Its room goes to the panes: their runs take the new size.
+                self.pane_sizes.clear();
+            }
+            Action::Single | Action::Split | Action::Grid => {
+                self.layout = match action {
+                    Action::Single => Layout::Single,
+                    Action::Split => Layout::Split,
+                    _ => Layout::Grid,
+                };
+                self.zoom = false;
+                self.sync_subscriptions();
+            }
+            // Tree, then each pane in turn, then the side panel.
+            Action::NextPanel => match self.panel {
+                Panel::Tree => {
+                    self.arrange_panes();
+                    self.focus_pane_at(0);
+                    self.panel = Panel::Panes;
+                }
+                Panel::Panes if !self.zoom && self.pane_focus + 1 < self.pane_runs().len() => {
+                    self.focus_pane_at(self.pane_focus + 1)
+                }
+                Panel::Panes => self.panel = Panel::Side,
+                Panel::Side => self.panel = Panel::Tree,
+            },
+            Action::NextPane | Action::PrevPane => {
+                let by = if action == Action::NextPane { 1 } else { -1 };
+                if !self.focus_pane(by) {
+                    self.message = Some(format!(
+                        "one pane: {} shows two, {} four",
+                        self.keymap.key_of(Action::Split),
+                        self.keymap.key_of(Action::Grid)
+                    ));
+                }
+            }
+            Action::ScrollUp => {
+                if self.panel == Panel::Side {
+                    self.scroll_side(-10);
+                } else {
+                    self.scroll_pane(self.pane_page())
+                }
+            }
+            Action::ScrollDown => {
+                if self.panel == Panel::Side {
+                    self.scroll_side(10);
+                } else {
+                    self.scroll_pane(-self.pane_page())
+                }
+            }
+            _ => {}
+        }
+    }
+}
