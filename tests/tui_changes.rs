@@ -80,7 +80,9 @@ fn changes() -> Changes {
         from: Some("main".into()),
         worktree: Some("/home/user/.agents/worktrees/fix-parser".into()),
         commits: 2,
+        ahead: Some(2),
         uncommitted: 1,
+        note: None,
         files: vec![
             file("src/parse.rs", "modified", 3, 2, false),
             file("notes.md", "untracked", 2, 0, true),
@@ -230,7 +232,9 @@ fn merge_asks_first_and_says_what_it_did_or_why_not() {
     });
     assert_eq!(
         app.message.as_deref(),
-        Some("merged agents/fix-parser (2 commits) into main as abcdef0123 (squash)")
+        Some(
+            "merged agents/fix-parser (2 commits) into main as abcdef0123 (squash); 1 uncommitted file left in its worktree"
+        )
     );
     assert_eq!(app.take_commands(), vec![Command::Changes("01A".into())], "read again");
     app.update(Update::Merged {

@@ -385,7 +385,7 @@ fn the_new_run_form_has_every_option_of_agents_run_and_a_host_chosen_among_the_c
     assert!(
         f.error
             .as_deref()
-            .is_some_and(|e| e.contains("'X=1' is not a variable name")),
+            .is_some_and(|e| e.contains("'X=1' is not a variable's name")),
         "{:?}",
         f.error
     );

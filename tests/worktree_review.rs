@@ -298,3 +298,95 @@ fn the_tuis_changes_tab_shows_a_runs_diff_and_merges_it_when_asked() {
     tui.type_bytes(b"q");
     assert_eq!(tui.exit_code(), 0);
 }
+
+/// What real repositories hold: names with spaces and non-ASCII letters, a
+/// user's `diff.noprefix`, a diff past its bound with multi-byte text at
+/// the cut, a squash repeated, a branch deleted under the run.
+#[test]
+fn odd_names_a_users_diff_config_a_huge_diff_and_a_deleted_branch_are_read_right() {
+    let home = Home::new();
+    let repo = repo();
+    let dir = repo.path();
+    git(dir, &["config", "diff.noprefix", "true"]);
+    agent(
+        &home,
+        dir,
+        "odd",
+        "mkdir -p 'dir é' && echo one > 'dir é/sp ace.txt' && git add . && git commit -qm spaces \
+         && echo two >> 'dir é/sp ace.txt' && echo new > 'un tracked.txt'",
+    );
+    let changes = home.json(&["diff", "odd", "--json"]);
+    let files: Vec<(String, String, u64, bool)> = changes["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().into(),
+                f["status"].as_str().unwrap().into(),
+                f["added"].as_u64().unwrap(),
+                f["uncommitted"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        files,
+        vec![
+            ("dir é/sp ace.txt".into(), "added".into(), 2, true),
+            ("un tracked.txt".into(), "untracked".into(), 1, true)
+        ],
+        "each file once, by its name, despite diff.noprefix"
+    );
+
+    // 700 KB of euro signs: the text is cut on a line, the counts whole.
+    let big =
+        "€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€\n"
+            .repeat(2200);
+    std::fs::write(dir.join("euro.txt"), &big).unwrap();
+    git(dir, &["add", "euro.txt"]);
+    git(dir, &["commit", "-qm", "euro on main"]);
+    agent(
+        &home,
+        dir,
+        "huge",
+        "sed -i 's/€/$/' euro.txt && git commit -qam dollars",
+    );
+    let changes = home.json(&["diff", "huge", "--json"]);
+    assert_eq!(changes["truncated"], true);
+    assert!(changes["diff"].as_str().unwrap().len() <= 512 * 1024);
+    assert_eq!(changes["files"][0]["added"], 2200, "{}", changes["files"]);
+    assert_eq!(changes["files"][0]["removed"], 2200);
+
+    // Squashed once: a second squash has nothing to bring.
+    home.ok(&["merge", "huge", "--squash"]);
+    let again = failure(&home.run(&["merge", "huge", "--squash"]));
+    assert!(again.contains("nothing to merge"), "{again}");
+
+    // A file the merge would bring exists, untracked, in the checkout.
+    agent(
+        &home,
+        dir,
+        "brings",
+        "echo theirs > clash.txt && git add clash.txt && git commit -qm clash",
+    );
+    std::fs::write(dir.join("clash.txt"), "mine\n").unwrap();
+    let refused = failure(&home.run(&["merge", "brings"]));
+    assert!(
+        refused.contains("clash.txt") && refused.contains("nothing was changed"),
+        "{refused}"
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("clash.txt")).unwrap(), "mine\n");
+
+    git(
+        dir,
+        &[
+            "worktree",
+            "remove",
+            "--force",
+            home.path().join("worktrees/brings").to_str().unwrap(),
+        ],
+    );
+    git(dir, &["branch", "-D", "agents/brings"]);
+    let gone = failure(&home.run(&["diff", "brings"]));
+    assert!(gone.contains("branch agents/brings no longer exists"), "{gone}");
+}

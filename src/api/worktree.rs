@@ -20,9 +20,19 @@ pub struct Changes {
     pub worktree: Option<String>,
     /// Commits on the branch since `base`.
     pub commits: usize,
+    /// Commits on the branch that `from` does not have yet: what a merge
+    /// would bring (`None` when `from` is gone or was never known).
+    #[serde(default)]
+    pub ahead: Option<usize>,
     /// Files with changes not committed in the worktree (untracked ones
     /// included), which a merge leaves behind.
     pub uncommitted: usize,
+    /// Something the reader should know (the worktree moved off its
+    /// branch, so the diff and a merge differ).
+    #[serde(default)]
+    pub note: Option<String>,
+    /// Every changed file with its whole counts, however much of the
+    /// diff's text fits.
     pub files: Vec<FileChange>,
     /// The unified diff, cut at a line once it passes
     /// [`Changes::MAX_DIFF_BYTES`]. The agent's own bytes: made inert
@@ -40,7 +50,7 @@ impl Changes {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FileChange {
     pub path: String,
-    /// `added`, `modified`, `deleted`, `renamed`, or `untracked`.
+    /// `added`, `modified`, `deleted`, `renamed`, `copied`, or `untracked`.
     pub status: String,
     pub added: usize,
     pub removed: usize,

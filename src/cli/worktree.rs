@@ -31,6 +31,9 @@ pub async fn diff(paths: &Paths, run: String, stat: bool, json: bool) -> anyhow:
         return Ok(0);
     }
     say!("{}", summary(&changes));
+    if let Some(note) = &changes.note {
+        say_err!("note: {note}");
+    }
     for f in &changes.files {
         let mark = if f.uncommitted { "  (uncommitted)" } else { "" };
         say!("  {:<9} {} +{} -{}{mark}", f.status, f.path, f.added, f.removed);

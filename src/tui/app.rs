@@ -742,13 +742,18 @@ impl App {
             Update::Merged { run, result } => {
                 self.message = Some(match result {
                     Ok(m) => format!(
-                        "merged {} ({} commit{}) into {} as {} ({})",
+                        "merged {} ({} commit{}) into {} as {} ({}){}",
                         m.branch,
                         m.commits,
                         if m.commits == 1 { "" } else { "s" },
                         m.into,
                         short(&m.commit),
-                        m.how
+                        m.how,
+                        match m.uncommitted {
+                            0 => String::new(),
+                            1 => "; 1 uncommitted file left in its worktree".into(),
+                            n => format!("; {n} uncommitted files left in its worktree"),
+                        }
                     ),
                     Err(e) => format!("not merged: {e}"),
                 });

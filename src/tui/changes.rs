@@ -16,6 +16,9 @@ use super::view::Theme;
 use crate::api::Changes;
 use crate::worktree::diff::{self, FileDiff};
 
+/// The most lines of a hunk a comment quotes.
+const QUOTE_LINES: usize = 200;
+
 /// What the tab knows of each run it was asked about.
 #[derive(Default)]
 pub struct ChangesTab {
@@ -64,10 +67,17 @@ impl Loaded {
     /// hunk quoted, the comment to be written below it.
     pub fn quote(&self, index: usize) -> Option<String> {
         let (file, hunk) = self.hunk(index)?;
-        let body = hunk.lines.join("\n");
+        // Typed into the agent's terminal: its own bytes made inert, and a
+        // huge hunk cut, so the comment stays a message.
+        let mut body: Vec<String> = hunk.lines.iter().take(QUOTE_LINES).map(|l| safe(l)).collect();
+        if hunk.lines.len() > QUOTE_LINES {
+            body.push(format!("… ({} more lines)", hunk.lines.len() - QUOTE_LINES));
+        }
         Some(format!(
-            "About this change in {}:\n```diff\n{}\n{body}\n```\n",
-            file.path, hunk.header
+            "About this change in {}:\n```diff\n{}\n{}\n```\n",
+            safe(&file.path),
+            safe(&hunk.header),
+            body.join("\n")
         ))
     }
 }
@@ -154,6 +164,10 @@ impl App {
         let c = &loaded.changes;
         let refusal = match &c.from {
             None => Some("it started on a detached HEAD: no branch to merge into".to_string()),
+            Some(from) if c.ahead == Some(0) && c.commits > 0 => Some(format!(
+                "nothing to merge: {from} already has every commit of {}",
+                c.branch
+            )),
             Some(_) if c.commits == 0 && c.uncommitted > 0 => Some(format!(
                 "nothing committed on {} yet ({} uncommitted)",
                 c.branch,
@@ -178,6 +192,9 @@ impl App {
 pub fn lines(loaded: &Loaded, cursor: usize, keys: &Keymap, theme: &Theme) -> (Vec<Line<'static>>, Vec<usize>) {
     let c = &loaded.changes;
     let mut out = vec![summary(c, theme), Line::styled(hints(c, keys), theme.dim)];
+    if let Some(note) = &c.note {
+        out.push(Line::styled(safe(note), theme.warn));
+    }
     if c.uncommitted > 0 {
         out.push(Line::styled(
             format!("{} uncommitted (not part of a merge)", files(c.uncommitted)),
@@ -300,7 +317,9 @@ mod tests {
             from: Some("main".into()),
             worktree: Some("/wt".into()),
             commits: 2,
+            ahead: Some(2),
             uncommitted: 0,
+            note: None,
             files: vec![],
             diff: "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\x1b[2J\n@@ -9 +9 @@\n-c\n+d\n".into(),
             truncated: false,
@@ -324,5 +343,9 @@ mod tests {
         );
         assert!(quote.contains("-c\n+d\n```"), "{quote}");
         assert_eq!(l.quote(2), None);
+        assert!(
+            l.quote(0).unwrap().contains("+b\\x1b[2J"),
+            "typed into the agent made inert"
+        );
     }
 }

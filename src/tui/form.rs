@@ -376,9 +376,7 @@ fn timeout_secs(text: &str) -> Result<Option<u64>, String> {
 fn env_names(text: &str) -> Result<Vec<String>, String> {
     let names: Vec<String> = text.split_whitespace().map(str::to_string).collect();
     match names.iter().find(|n| !crate::harness::is_env_name(n)) {
-        Some(bad) => Err(format!(
-            "env: '{bad}' is not a variable name (names only: their values come from your environment)"
-        )),
+        Some(bad) => Err(format!("env: '{bad}' is not a variable's name (names only)")),
         None => Ok(names),
     }
 }

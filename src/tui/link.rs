@@ -60,12 +60,24 @@ pub async fn run(paths: Paths, mut commands: mpsc::UnboundedReceiver<Command>, u
             return;
         }
         let mut refresh_at: Option<tokio::time::Instant> = None;
+        let mut diffs = Diffs::default();
         let hosts = tokio::spawn(watch_hosts(client.clone(), updates.clone()));
         loop {
             tokio::select! {
                 cmd = commands.recv() => {
                     let Some(cmd) = cmd else { return };
+                    if let Command::Changes(run) = cmd {
+                        if diffs.ask(&run) {
+                            execute(client.clone(), Command::Changes(run), updates.clone());
+                        }
+                        continue;
+                    }
                     execute(client.clone(), cmd, updates.clone());
+                }
+                _ = async { tokio::time::sleep_until(diffs.due.unwrap_or_else(tokio::time::Instant::now)).await }, if diffs.due.is_some() => {
+                    for run in diffs.take_due() {
+                        execute(client.clone(), Command::Changes(run), updates.clone());
+                    }
                 }
                 frame = events.recv() => {
                     let Some(frame) = frame else { break };
@@ -93,6 +105,48 @@ pub async fn run(paths: Paths, mut commands: mpsc::UnboundedReceiver<Command>, u
         {
             return;
         }
+    }
+}
+
+/// A run's changes read at most once a second: a busy agent's every
+/// status change asks for them while its Changes tab is shown, and each
+/// read runs git. A request within the second is kept for its end.
+#[derive(Default)]
+struct Diffs {
+    last: std::collections::HashMap<String, tokio::time::Instant>,
+    wanted: std::collections::BTreeSet<String>,
+    due: Option<tokio::time::Instant>,
+}
+
+impl Diffs {
+    const EVERY: Duration = Duration::from_secs(1);
+
+    /// True when `run`'s changes may be read now; else kept for later.
+    fn ask(&mut self, run: &str) -> bool {
+        let now = tokio::time::Instant::now();
+        match self.last.get(run) {
+            Some(&at) if now < at + Self::EVERY => {
+                self.wanted.insert(run.to_string());
+                let at = at + Self::EVERY;
+                self.due = Some(self.due.map_or(at, |d| d.min(at)));
+                false
+            }
+            _ => {
+                self.last.insert(run.to_string(), now);
+                true
+            }
+        }
+    }
+
+    /// The runs kept for later, now due.
+    fn take_due(&mut self) -> Vec<String> {
+        let now = tokio::time::Instant::now();
+        self.due = None;
+        let runs: Vec<String> = std::mem::take(&mut self.wanted).into_iter().collect();
+        for run in &runs {
+            self.last.insert(run.clone(), now);
+        }
+        runs
     }
 }
 

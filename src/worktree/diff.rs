@@ -68,14 +68,20 @@ fn header_line(file: &mut FileDiff, line: &str) {
         file.status = "renamed";
         file.path = unquote(to);
     } else if let Some(to) = line.strip_prefix("+++ b/") {
-        file.path = unquote(to);
+        file.path = unquote(name_of(to));
     } else if let Some(from) = line.strip_prefix("--- a/")
         && file.status == "deleted"
     {
-        file.path = unquote(from);
+        file.path = unquote(name_of(from));
     } else if line.starts_with("Binary files ") {
         file.binary = true;
     }
+}
+
+/// The name on a `---` / `+++` line: git ends it with a tab when it holds
+/// a space, so that a reader can tell where it ends.
+fn name_of(rest: &str) -> &str {
+    rest.strip_suffix('\t').unwrap_or(rest)
 }
 
 /// `a/P b/P` → `P` (both halves the same, as for every file but a rename).
@@ -117,7 +123,7 @@ diff --git a/new file.txt b/new file.txt
 new file mode 100644
 index 0000000..3333333
 --- /dev/null
-+++ b/new file.txt
++++ b/new file.txt\t
 @@ -0,0 +1 @@
 +hello
 \\ No newline at end of file

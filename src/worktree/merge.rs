@@ -19,16 +19,23 @@ pub fn merge(origin: &Origin, run_name: &str, squash: bool) -> Result<Merged, St
             "run {run_name} started on a detached HEAD: there is no branch to merge {branch} into; merge it yourself"
         ));
     };
-    let tip = rev(repo, &format!("refs/heads/{branch}"))?;
-    let target = rev(repo, &format!("refs/heads/{into}"))?;
+    let tip = rev(repo, &format!("refs/heads/{branch}"))
+        .map_err(|_| format!("branch {branch} no longer exists (deleted?): nothing to merge"))?;
+    let target = rev(repo, &format!("refs/heads/{into}"))
+        .map_err(|_| format!("branch {into}, where run {run_name} started, no longer exists: nothing to merge into"))?;
     if is_ancestor(repo, &tip, &target)? {
-        return Err(format!("nothing to merge: {into} already has every commit of {branch}"));
+        return Err(nothing_to_merge(origin, &tip, into));
     }
-    let commits = count_commits(repo, &target, branch)?;
+    let commits = count_commits(repo, &target, &tip)?;
     let (commit, how) = if !squash && is_ancestor(repo, &target, &tip)? {
         (tip.clone(), "fast-forward")
     } else {
         let tree = merged_tree(repo, &target, &tip, branch, into)?;
+        // A squash (or merge) that brings no change is no commit at all.
+        let before = git(repo, &["rev-parse", "--verify", &format!("{target}^{{tree}}")]).unwrap_or_default();
+        if tree == before.trim() {
+            return Err(format!("nothing to merge: {into} already has the changes of {branch}"));
+        }
         let (parents, message) = match squash {
             true => (
                 vec![target.as_str()],
@@ -59,6 +66,26 @@ pub fn merge(origin: &Origin, run_name: &str, squash: bool) -> Result<Merged, St
     })
 }
 
+/// Why there is nothing to merge: all merged already, or the run's work
+/// is not committed yet.
+fn nothing_to_merge(origin: &Origin, tip: &str, into: &str) -> String {
+    let dirty = match Path::new(&origin.dir).is_dir() {
+        true => dirty_paths(Path::new(&origin.dir)).map_or(0, |d| d.len()),
+        false => 0,
+    };
+    match (tip == origin.base, dirty) {
+        (true, 1) => format!(
+            "nothing committed on {} yet (1 uncommitted file in its worktree)",
+            origin.branch
+        ),
+        (true, n) if n > 1 => format!(
+            "nothing committed on {} yet ({n} uncommitted files in its worktree)",
+            origin.branch
+        ),
+        _ => format!("nothing to merge: {into} already has every commit of {}", origin.branch),
+    }
+}
+
 /// The tree of `tip` merged into `target`, or the conflict that stops it.
 fn merged_tree(repo: &Path, target: &str, tip: &str, branch: &str, into: &str) -> Result<String, String> {
     let out = git_output(
@@ -83,6 +110,10 @@ fn merged_tree(repo: &Path, target: &str, tip: &str, branch: &str, into: &str) -
                 "conflict: merging {branch} into {into} conflicts in {}; nothing was changed",
                 files.join(", ")
             ))
+        }
+        // `--write-tree` came with git 2.38; an older one prints its usage.
+        _ if String::from_utf8_lossy(&out.stderr).contains("usage:") => {
+            Err("agents merge needs git 2.38 or newer (`git merge-tree --write-tree`); nothing was changed".into())
         }
         _ => Err(format!("git merge-tree failed: {}", super::git_error(&out.stderr))),
     }
@@ -151,7 +182,7 @@ fn checkout_of(repo: &Path, branch: &str) -> Result<Option<String>, String> {
     Ok(None)
 }
 
-fn rev(repo: &Path, name: &str) -> Result<String, String> {
+pub(super) fn rev(repo: &Path, name: &str) -> Result<String, String> {
     git(
         repo,
         &["rev-parse", "--verify", "--quiet", &format!("{name}^{{commit}}")],

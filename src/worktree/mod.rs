@@ -122,8 +122,45 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     }
 }
 
+/// git's standard output read no further than `max` bytes, cut at the
+/// last whole line within them, and whether anything was left unread. A
+/// diff of a huge generated file never sits whole in the daemon.
+fn git_capped(dir: &Path, args: &[&str], max: usize) -> Result<(String, bool), String> {
+    use std::io::Read;
+    let mut child = git_command(dir, args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    let mut bytes = Vec::new();
+    let stdout = child.stdout.take().ok_or("git gave no output")?;
+    stdout
+        .take(max as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("reading git: {e}"))?;
+    let cut = bytes.len() > max;
+    if cut {
+        // The rest is not wanted: git stops at the closed pipe.
+        let _ = child.kill();
+        let end = bytes[..max].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        bytes.truncate(end);
+    }
+    let out = child.wait_with_output().map_err(|e| format!("waiting for git: {e}"))?;
+    if !cut && !out.status.success() {
+        return Err(git_error(&out.stderr));
+    }
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), cut))
+}
+
 fn git_output(dir: &Path, args: &[&str]) -> Result<std::process::Output, String> {
-    Command::new("git")
+    git_command(dir, args)
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))
+}
+
+fn git_command(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new("git");
+    command
         .arg("-C")
         .arg(dir)
         // Paths as they are (UTF-8), not octal-quoted, so a diff's names
@@ -134,9 +171,8 @@ fn git_output(dir: &Path, args: &[&str]) -> Result<std::process::Output, String>
         // to answer (the daemon has no terminal).
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_EDITOR", "true")
-        .env("GIT_PAGER", "cat")
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))
+        .env("GIT_PAGER", "cat");
+    command
 }
 
 /// git's error in one line: its `fatal:`/`error:` line when it has one
@@ -144,13 +180,24 @@ fn git_output(dir: &Path, args: &[&str]) -> Result<std::process::Output, String>
 /// first.
 fn git_error(stderr: &[u8]) -> String {
     let err = String::from_utf8_lossy(stderr);
-    let mut lines = err.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.clone().next();
-    lines
-        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
-        .or(first)
-        .unwrap_or("git failed")
-        .to_string()
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .unwrap_or(0);
+    let Some(said) = lines.get(at) else {
+        return "git failed".into();
+    };
+    // The paths git lists, indented, under the line that names them.
+    let paths: Vec<&str> = lines[at + 1..]
+        .iter()
+        .take_while(|l| l.starts_with(['\t', ' ']))
+        .map(|l| l.trim())
+        .collect();
+    match paths.is_empty() {
+        true => said.trim().to_string(),
+        false => format!("{} {}", said.trim(), paths.join(", ")),
+    }
 }
 
 #[cfg(test)]
@@ -162,5 +209,10 @@ mod tests {
         assert_eq!(super::git_error(err), "fatal: unable to auto-detect email address");
         assert_eq!(super::git_error(b"something odd\nmore\n"), "something odd");
         assert_eq!(super::git_error(b""), "git failed");
+        let untracked = b"error: The following untracked working tree files would be overwritten by merge:\n\tnew.txt\n\tdir/two.txt\nPlease move or remove them before you merge.\nAborting\n";
+        assert_eq!(
+            super::git_error(untracked),
+            "error: The following untracked working tree files would be overwritten by merge: new.txt, dir/two.txt"
+        );
     }
 }
