@@ -106,40 +106,7 @@ pub async fn call(
         RunCall::Changes => super::worktrees::changes(daemon, row).await,
         RunCall::Merge(MergeParams { run: _, squash }) => super::worktrees::merge(daemon, row, squash).await,
         RunCall::WorktreeRm(WorktreeRmParams { run: _, force }) => super::worktrees::remove(daemon, row, force).await,
-        RunCall::Show => {
-            let id = row.id.clone();
-            let (events, info, subagents, edge, attempts, sources) = daemon
-                .store
-                .call(move |c| {
-                    Ok((
-                        runs::events(c, &id)?,
-                        crate::store::harness::harness_info(c, &id)?,
-                        crate::store::harness::subagents(c, &id)?,
-                        crate::store::lineage::edge_of(c, &id)?,
-                        crate::store::attempts::list(c, &id)?,
-                        crate::store::usage::run_sources(c, &id)?,
-                    ))
-                })
-                .await
-                .map_err(ApiError::internal)?;
-            let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
-            to_value(RunDetail {
-                run: with_evidence(daemon, &super::queue::rules(daemon), row.to_record()),
-                events,
-                harness: crate::api::HarnessDetail {
-                    harness_version: info.version,
-                    profile: info.profile,
-                    transcript_path: info.transcript_path,
-                    subagents,
-                    resume_mode: edge.as_ref().and_then(|e| e.mode.clone()),
-                    resumed_from: edge.and_then(|e| e.session),
-                    attempts,
-                    env_passed: info.pass_env,
-                    env_harness: info.harness_env,
-                },
-                usage: crate::transcript::usage::run_usage(&sources, &prices),
-            })
-        }
+        RunCall::Show => show(daemon, row).await,
         RunCall::Send(SendParams {
             run: _,
             text,
@@ -424,4 +391,41 @@ async fn start_placed(daemon: &Arc<Daemon>, params: StartParams) -> Result<crate
         Some(_) => crate::remote::start(&daemon.here(), params).await,
         None => super::start::start(daemon, params).await,
     }
+}
+
+/// `runs.show`: the run's record with its events, harness, lineage edge,
+/// attempts and usage.
+async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<Value, ApiError> {
+    let id = row.id.clone();
+    let (events, info, subagents, edge, attempts, sources) = daemon
+        .store
+        .call(move |c| {
+            Ok((
+                runs::events(c, &id)?,
+                crate::store::harness::harness_info(c, &id)?,
+                crate::store::harness::subagents(c, &id)?,
+                crate::store::lineage::edge_of(c, &id)?,
+                crate::store::attempts::list(c, &id)?,
+                crate::store::usage::run_sources(c, &id)?,
+            ))
+        })
+        .await
+        .map_err(ApiError::internal)?;
+    let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
+    to_value(RunDetail {
+        run: with_evidence(daemon, &super::queue::rules(daemon), row.to_record()),
+        events,
+        harness: crate::api::HarnessDetail {
+            harness_version: info.version,
+            profile: info.profile,
+            transcript_path: info.transcript_path,
+            subagents,
+            resume_mode: edge.as_ref().and_then(|e| e.mode.clone()),
+            resumed_from: edge.and_then(|e| e.session),
+            attempts,
+            env_passed: info.pass_env,
+            env_harness: info.harness_env,
+        },
+        usage: crate::transcript::usage::run_usage(&sources, &prices),
+    })
 }

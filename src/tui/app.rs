@@ -596,36 +596,7 @@ impl App {
                 }
                 self.details.insert(id, *detail);
             }
-            Update::Screen { run, update } => {
-                if !self.subscribed.contains(&run) {
-                    return;
-                }
-                let history_lines = self.history_lines;
-                let screen = self.screens.entry(run.clone()).or_insert_with(|| PaneScreen {
-                    mirror: ScreenMirror::new(update.rows, update.cols, history_lines),
-                    scroll: 0,
-                    unseen: 0,
-                    history_asked: None,
-                });
-                // A new subscription (this pane's first, or after a
-                // reconnect) counts from 1; it carries no scrolled rows.
-                let (seq, first) = (update.seq, update.seq == 1);
-                // A refused update leaves the screen as it was; the next
-                // full one (a resize, a reconnect) mends it.
-                // Scrolled back, the view stays on its lines: as many more
-                // back as rows went into history below it.
-                let pushed = update.scrolled.len();
-                let applied = screen.mirror.apply(*update).is_ok();
-                if applied && screen.scroll > 0 {
-                    screen.scroll = (screen.scroll + pushed).min(screen.mirror.history().len().max(screen.scroll));
-                    screen.unseen += pushed;
-                }
-                if applied && first {
-                    // What scrolled off before it began watching.
-                    self.commands.push(screen.ask_history(&run, history_lines));
-                }
-                self.unacked.insert(run, seq);
-            }
+            Update::Screen { run, update } => self.apply_screen(run, *update),
             Update::History {
                 run,
                 before,
@@ -680,28 +651,7 @@ impl App {
                     (Err(e), None) => self.message = Some(format!("not sent: {e}")),
                 }
             }
-            Update::Started(result) => match *result {
-                Ok(run) => {
-                    self.message = Some(match run.state {
-                        crate::api::RunState::Blocked => format!(
-                            "{} could not start: {}",
-                            run.name,
-                            run.reason.as_deref().unwrap_or("no reason recorded")
-                        ),
-                        _ => format!("started {}", run.name),
-                    });
-                    let id = run.id.clone();
-                    if !self.runs.iter().any(|r| r.id == id) {
-                        self.runs.push(run);
-                    }
-                    self.rebuild_tree();
-                    if let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id)) {
-                        self.selected = i;
-                        self.sync_subscriptions();
-                    }
-                }
-                Err(e) => self.message = Some(format!("not started: {e}")),
-            },
+            Update::Started(result) => self.started(*result),
             Update::Failed(e) => self.message = Some(e),
             Update::Hosts(hosts) => {
                 // A host added or removed is a heading more or less.
@@ -731,34 +681,67 @@ impl App {
                 // The tab still shows parents and children from the list.
                 Err(e) => self.message = Some(format!("lineage not loaded: {e}")),
             },
-            Update::Changes { run, result } => {
-                let loaded = result.map(super::changes::Loaded::new);
-                let hunks = loaded.as_ref().map_or(0, super::changes::Loaded::hunks);
-                if self.selected_run().is_some_and(|r| r.id == run) {
-                    self.changes.hunk = self.changes.hunk.min(hunks.saturating_sub(1));
-                }
-                self.changes.loaded.insert(run, loaded);
-            }
-            Update::Merged { run, result } => {
-                self.message = Some(match result {
-                    Ok(m) => format!(
-                        "merged {} ({} commit{}) into {} as {} ({}){}",
-                        m.branch,
-                        m.commits,
-                        if m.commits == 1 { "" } else { "s" },
-                        m.into,
-                        short(&m.commit),
-                        m.how,
-                        match m.uncommitted {
-                            0 => String::new(),
-                            1 => "; 1 uncommitted file left in its worktree".into(),
-                            n => format!("; {n} uncommitted files left in its worktree"),
-                        }
+            Update::Changes { run, result } => self.changes_read(run, result),
+            Update::Merged { run, result } => self.merged(run, result),
+        }
+    }
+
+    /// A screen update of a pane's run: applied to its mirror, the view
+    /// kept on its lines when scrolled back.
+    fn apply_screen(&mut self, run: String, update: ScreenUpdate) {
+        if !self.subscribed.contains(&run) {
+            return;
+        }
+        let history_lines = self.history_lines;
+        let screen = self.screens.entry(run.clone()).or_insert_with(|| PaneScreen {
+            mirror: ScreenMirror::new(update.rows, update.cols, history_lines),
+            scroll: 0,
+            unseen: 0,
+            history_asked: None,
+        });
+        // A new subscription (this pane's first, or after a
+        // reconnect) counts from 1; it carries no scrolled rows.
+        let (seq, first) = (update.seq, update.seq == 1);
+        // A refused update leaves the screen as it was; the next
+        // full one (a resize, a reconnect) mends it.
+        // Scrolled back, the view stays on its lines: as many more
+        // back as rows went into history below it.
+        let pushed = update.scrolled.len();
+        let applied = screen.mirror.apply(update).is_ok();
+        if applied && screen.scroll > 0 {
+            screen.scroll = (screen.scroll + pushed).min(screen.mirror.history().len().max(screen.scroll));
+            screen.unseen += pushed;
+        }
+        if applied && first {
+            // What scrolled off before it began watching.
+            self.commands.push(screen.ask_history(&run, history_lines));
+        }
+        self.unacked.insert(run, seq);
+    }
+
+    /// A run started from this TUI (or why not): said, and selected.
+    fn started(&mut self, result: Result<RunRecord, String>) {
+        match result {
+            Ok(run) => {
+                self.message = Some(match run.state {
+                    crate::api::RunState::Blocked => format!(
+                        "{} could not start: {}",
+                        run.name,
+                        run.reason.as_deref().unwrap_or("no reason recorded")
                     ),
-                    Err(e) => format!("not merged: {e}"),
+                    _ => format!("started {}", run.name),
                 });
-                self.commands.push(Command::Changes(run));
+                let id = run.id.clone();
+                if !self.runs.iter().any(|r| r.id == id) {
+                    self.runs.push(run);
+                }
+                self.rebuild_tree();
+                if let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id)) {
+                    self.selected = i;
+                    self.sync_subscriptions();
+                }
             }
+            Err(e) => self.message = Some(format!("not started: {e}")),
         }
     }
 }

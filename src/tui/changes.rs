@@ -147,6 +147,38 @@ impl App {
         self.overlay = Some(Overlay::Compose(Box::new(composer)));
     }
 
+    /// What `runs.changes` answered for `run`; the cursor kept within it.
+    pub(super) fn changes_read(&mut self, run: String, result: Result<Changes, String>) {
+        let loaded = result.map(Loaded::new);
+        let hunks = loaded.as_ref().map_or(0, Loaded::hunks);
+        if self.selected_run().is_some_and(|r| r.id == run) {
+            self.changes.hunk = self.changes.hunk.min(hunks.saturating_sub(1));
+        }
+        self.changes.loaded.insert(run, loaded);
+    }
+
+    /// What `runs.merge` did, said; the changes read again.
+    pub(super) fn merged(&mut self, run: String, result: Result<crate::api::Merged, String>) {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        self.message = Some(match result {
+            Ok(m) => format!(
+                "merged {} ({} commit{}) into {} as {} ({}){}",
+                m.branch,
+                m.commits,
+                plural(m.commits),
+                m.into,
+                super::app::short(&m.commit),
+                m.how,
+                match m.uncommitted {
+                    0 => String::new(),
+                    n => format!("; {n} uncommitted file{} left in its worktree", plural(n)),
+                }
+            ),
+            Err(e) => format!("not merged: {e}"),
+        });
+        self.commands.push(super::app::Command::Changes(run));
+    }
+
     /// `M`: asks before merging the run's branch into the one it began from.
     pub(super) fn ask_merge(&mut self) {
         let Some(run) = self.selected_run().cloned() else {

@@ -364,26 +364,7 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                     .map_err(|e| e.message),
                 run,
             },
-            Command::Changes(run) => Update::Changes {
-                result: client
-                    .call(method::RUNS_CHANGES, RunRef { run: run.clone() })
-                    .await
-                    .map_err(|e| e.message),
-                run,
-            },
-            Command::Merge { run, squash } => Update::Merged {
-                result: client
-                    .call(
-                        method::RUNS_MERGE,
-                        crate::api::MergeParams {
-                            run: run.clone(),
-                            squash,
-                        },
-                    )
-                    .await
-                    .map_err(|e| e.message),
-                run,
-            },
+            Command::Changes(_) | Command::Merge { .. } => worktree_call(&client, cmd).await,
             Command::History {
                 run,
                 before,
@@ -419,6 +400,33 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
         };
         let _ = updates.send(update).await;
     });
+}
+
+/// The Changes tab's calls: a run's changes, or its merge.
+async fn worktree_call(client: &Client, cmd: Command) -> Update {
+    match cmd {
+        Command::Changes(run) => Update::Changes {
+            result: client
+                .call(method::RUNS_CHANGES, RunRef { run: run.clone() })
+                .await
+                .map_err(|e| e.message),
+            run,
+        },
+        Command::Merge { run, squash } => Update::Merged {
+            result: client
+                .call(
+                    method::RUNS_MERGE,
+                    crate::api::MergeParams {
+                        run: run.clone(),
+                        squash,
+                    },
+                )
+                .await
+                .map_err(|e| e.message),
+            run,
+        },
+        _ => Update::Failed("not a worktree call".into()),
+    }
 }
 
 /// How many of a transcript's newest messages the Transcript tab keeps.
