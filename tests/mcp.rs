@@ -14,7 +14,9 @@ use common::{Home, PATIENCE, wait_until};
 use serde_json::{Value, json};
 
 /// The tools the server offers: the tool table, one tool per method.
-const TOOLS: [&str; 13] = [
+const TOOLS: [&str; 15] = [
+    "mail_read",
+    "mail_send",
     "run_answer",
     "run_cancel",
     "run_lineage",
@@ -394,4 +396,42 @@ fn index_claude_fixture(home: &Home, dir: &Path, run: &str) {
     agents::transcript::index::index_transcript(&mut conn, &session, SESSION, Some(run)).unwrap();
     let path = session.to_string_lossy();
     agents::store::harness::learn_session(&conn, run, "claude", SESSION, Some(&path), "hook").unwrap();
+}
+
+/// An agent that speaks MCP mails another run as itself (its server's
+/// `AGENTS_RUN_ID`), and reads the answer's thread back.
+#[test]
+fn mail_send_and_read_over_mcp_speak_as_the_servers_run() {
+    let home = Home::new();
+    let reader = home.start(&["--name", "reader", "demo"]);
+    let writer = home.start(&["--name", "writer", "demo"]);
+    let mut mcp = McpClient::start_with(&home, &[("AGENTS_RUN_ID", &writer)]);
+    mcp.initialize();
+    let sent = mcp.ok(
+        "mail_send",
+        json!({ "to": "reader", "body": "look at lib.rs", "id": "m1" }),
+    );
+    assert_eq!(
+        (sent["id"].as_str(), sent["from_name"].as_str()),
+        (Some("m1"), Some("writer"))
+    );
+    let again = mcp.ok(
+        "mail_send",
+        json!({ "to": "reader", "body": "look at lib.rs", "id": "m1" }),
+    );
+    assert_eq!(again["id"], "m1", "the same message");
+    let reply = mcp.ok(
+        "mail_send",
+        json!({ "to": "reader", "body": "and main.rs", "in_reply_to": "m1" }),
+    );
+    assert_eq!(reply["thread"], "m1");
+    let one = mcp.ok("mail_read", json!({ "id": "m1" }));
+    assert_eq!(one["body"], "look at lib.rs");
+    let listed = mcp.ok("mail_read", json!({ "run": reader }));
+    assert_eq!(listed["result"].as_array().map(Vec::len), Some(2), "{listed}");
+    home.wait_until("delivered once", || {
+        home.prompts(&reader).iter().filter(|p| p.contains("· m1]")).count() == 1
+            && home.json(&["mail", "read", "m1", "--json"])["state"] == "delivered"
+    });
+    mcp.fails("mail_send", json!({ "to": "nobody", "body": "hi" }), "unknown_run");
 }

@@ -7,6 +7,7 @@ mod error;
 mod harness;
 mod hosts;
 mod lineage;
+mod mail;
 mod transcript;
 mod types;
 mod usage;
@@ -16,6 +17,7 @@ pub use error::{ApiError, ErrorCode};
 pub use harness::*;
 pub use hosts::*;
 pub use lineage::*;
+pub use mail::*;
 pub use transcript::*;
 pub use types::*;
 pub use usage::*;
@@ -42,6 +44,10 @@ pub mod method {
     pub const RUNS_MERGE: &str = "runs.merge";
     /// Removes a worktree run's worktree, keeping its branch.
     pub const WORKTREE_RM: &str = "worktree.rm";
+    /// A message to a run (`MailSendParams`), delivered as a queued prompt.
+    pub const MAIL_SEND: &str = "mail.send";
+    pub const MAIL_LIST: &str = "mail.list";
+    pub const MAIL_READ: &str = "mail.read";
     pub const SESSIONS_LIST: &str = "sessions.list";
     pub const SESSIONS_RESUME: &str = "sessions.resume";
     pub const SESSIONS_FORK: &str = "sessions.fork";

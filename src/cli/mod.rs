@@ -6,6 +6,7 @@ mod doctor;
 mod hook;
 mod lineage;
 mod logs;
+mod mail;
 pub(crate) mod print;
 mod transcript;
 mod worktree;
@@ -105,6 +106,11 @@ pub enum Command {
         /// One new commit with the run's changes instead of its commits.
         #[arg(long)]
         squash: bool,
+    },
+    /// Messages between runs (and from you): send, ls, read.
+    Mail {
+        #[command(subcommand)]
+        command: mail::MailCommand,
     },
     /// A --worktree run's worktree: `rm` removes it.
     Worktree {

@@ -47,6 +47,9 @@ pub async fn call(
     }
     match name {
         method::RUNS_START => to_value(super::start::start(daemon, params::<StartParams>(p)?).await?),
+        method::MAIL_SEND => super::mail::send(daemon, params(p)?).await,
+        method::MAIL_LIST => super::mail::list(daemon, params(p)?).await,
+        method::MAIL_READ => to_value(super::mail::read(daemon, &params::<crate::api::MailRef>(p)?.id).await?),
         method::RUNS_LIST => {
             let ListParams {
                 all,

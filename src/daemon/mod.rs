@@ -11,6 +11,7 @@ mod fallback;
 mod hooks;
 mod link;
 mod listing;
+mod mail;
 mod once;
 mod queue;
 mod recover;
@@ -218,6 +219,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     });
     adopt::reconcile_all(&daemon).await;
     crate::remote::resume(&daemon.here()).await;
+    mail::hand_over_stored(&daemon).await;
     tracing::info!("daemon {} listening on {}", std::process::id(), socket.display());
     if let Some(mut ready) = ready.take() {
         let _ = ready.write_all(b"ready\n");

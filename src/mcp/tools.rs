@@ -120,6 +120,29 @@ pub struct RunSendArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct MailSendArgs {
+    /// The run to write to: its id, an id prefix, or its name.
+    pub to: String,
+    /// The message; it reaches the agent as a prompt marked as mail.
+    pub body: String,
+    /// Your id for the message: sending the same id again never delivers twice.
+    pub id: Option<String>,
+    /// The id of the message this one answers.
+    pub in_reply_to: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MailReadArgs {
+    /// A message's id, to read that one; without it, the newest messages
+    /// to or from `run`.
+    pub id: Option<String>,
+    #[schemars(description = RUN_REF)]
+    pub run: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RunAnswerArgs {
     #[schemars(description = RUN_REF)]
     pub run: String,
@@ -402,6 +425,48 @@ impl AgentsMcp {
             prompt_id: args.prompt_id,
         };
         respond(self.call(method::RUNS_SEND, params).await)
+    }
+
+    #[tool(description = "Send a message to a run: typed into its agent as a prompt marked \
+        `[mail from SENDER · ID]` once it is idle, exactly once per id. The sender is the run \
+        this server's AGENTS_RUN_ID names, else the user.")]
+    async fn mail_send(&self, Parameters(args): Parameters<MailSendArgs>) -> Result<CallToolResult, ErrorData> {
+        let thread = match &args.in_reply_to {
+            Some(reply) => match self
+                .call(method::MAIL_READ, crate::api::MailRef { id: reply.clone() })
+                .await
+            {
+                Ok(m) => m["thread"].as_str().map(str::to_string),
+                Err(e) => return respond(Err(e)),
+            },
+            None => None,
+        };
+        let params = crate::api::MailSendParams {
+            to: args.to,
+            body: args.body,
+            from: std::env::var("AGENTS_RUN_ID").ok().filter(|r| !r.is_empty()),
+            id: args.id,
+            thread,
+            in_reply_to: args.in_reply_to,
+        };
+        respond(self.call(method::MAIL_SEND, params).await)
+    }
+
+    #[tool(
+        description = "Read mail: one message whole by its id, or the newest messages to or \
+        from a run (every run's without one)."
+    )]
+    async fn mail_read(&self, Parameters(args): Parameters<MailReadArgs>) -> Result<CallToolResult, ErrorData> {
+        match args.id {
+            Some(id) => respond(self.call(method::MAIL_READ, crate::api::MailRef { id }).await),
+            None => {
+                let params = crate::api::MailListParams {
+                    run: args.run,
+                    limit: None,
+                };
+                respond(self.call(method::MAIL_LIST, params).await)
+            }
+        }
     }
 
     #[tool(description = "Answer the question (permission prompt) a run waits on: yes, no, or \

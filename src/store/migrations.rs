@@ -261,6 +261,26 @@ const MIGRATIONS: &[&str] = &[
     DROP INDEX events_lineage;
     CREATE INDEX events_lineage ON events(kind) WHERE kind IN ('RESUME_OF', 'FORK_OF', 'RERUN_OF');
     "#,
+    // 12: the mailbox. A message is stored before it is handed to its run
+    // (as a prompt with the message's id), so one stored but not handed
+    // over when the daemon died is handed over at the next start, once.
+    r#"
+    CREATE TABLE mail (
+        id           TEXT PRIMARY KEY,          -- minted by the sender
+        version      INTEGER NOT NULL,
+        from_run     TEXT,                      -- NULL: the user
+        from_name    TEXT NOT NULL,
+        to_run       TEXT NOT NULL REFERENCES runs(id),
+        thread       TEXT NOT NULL,
+        in_reply_to  TEXT,
+        at           INTEGER NOT NULL,
+        body         TEXT NOT NULL,
+        state        TEXT NOT NULL              -- stored | handed
+    );
+    CREATE INDEX mail_to ON mail(to_run, at);
+    CREATE INDEX mail_from ON mail(from_run, at);
+    CREATE INDEX mail_stored ON mail(state) WHERE state = 'stored';
+    "#,
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -4,6 +4,7 @@
 pub mod attempts;
 pub mod harness;
 pub mod lineage;
+pub mod mail;
 mod migrations;
 pub mod runs;
 pub mod transcripts;

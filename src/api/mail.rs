@@ -1,0 +1,74 @@
+//! Tool-table types of the mailbox (docs/design.md §13): a message between
+//! runs (or from the user) with an envelope of its own, stored, and
+//! delivered into the recipient's harness as a queued prompt marked as mail.
+
+use serde::{Deserialize, Serialize};
+
+/// The envelope's version: what a reader of older builds can check.
+pub const MAIL_VERSION: u32 = 1;
+
+/// `mail.send`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct MailSendParams {
+    /// A run (id, prefix or name).
+    pub to: String,
+    pub body: String,
+    /// The sending run (id, prefix or name); `None` is the user.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Minted by the sender, so a retry after a lost answer is the same
+    /// message; minted here when absent.
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub thread: Option<String>,
+    #[serde(default)]
+    pub in_reply_to: Option<String>,
+}
+
+impl MailSendParams {
+    /// A body's bound: a long message, still one prompt.
+    pub const MAX_BODY: usize = 16 * 1024;
+}
+
+/// One message with its envelope and where its delivery stands.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MailRecord {
+    pub version: u32,
+    pub id: String,
+    /// The sending run's id, or `user`.
+    pub from: String,
+    /// As the sender is called: its run's name, or `user`.
+    pub from_name: String,
+    /// The recipient run's id.
+    pub to: String,
+    pub to_name: String,
+    /// The thread the message is part of (its own id when it starts one).
+    pub thread: String,
+    pub in_reply_to: Option<String>,
+    pub at: String,
+    pub body: String,
+    /// `stored` (not yet handed to the run), `queued` (waiting for the
+    /// agent to be idle), `delivered`, or `dropped` (the run ended first).
+    pub state: String,
+}
+
+/// `mail.list`: the messages to or from a run, or every message.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct MailListParams {
+    #[serde(default)]
+    pub run: Option<String>,
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+impl MailListParams {
+    pub const DEFAULT_LIMIT: usize = 100;
+    pub const MAX_LIMIT: usize = 1000;
+}
+
+/// `mail.read`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MailRef {
+    pub id: String,
+}

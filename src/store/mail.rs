@@ -1,0 +1,108 @@
+//! The mailbox in the store (docs/design.md §13): each message once, by the
+//! id its sender minted; its delivery is the prompt of the same id.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::{StoreError, format_ms, now_ms};
+use crate::api::{MAIL_VERSION, MailRecord};
+
+/// A message as it is stored, before its names and delivery are read.
+pub struct NewMail<'a> {
+    pub id: &'a str,
+    pub from_run: Option<&'a str>,
+    pub from_name: &'a str,
+    pub to_run: &'a str,
+    pub thread: &'a str,
+    pub in_reply_to: Option<&'a str>,
+    pub body: &'a str,
+}
+
+const COLUMNS: &str = "m.version, m.id, COALESCE(m.from_run, 'user'), m.from_name, m.to_run, r.name, m.thread,
+    m.in_reply_to, m.at, m.body, m.state, p.state";
+
+fn from_row(r: &Row) -> rusqlite::Result<MailRecord> {
+    let stored: String = r.get(10)?;
+    let prompt: Option<String> = r.get(11)?;
+    Ok(MailRecord {
+        version: r.get(0)?,
+        id: r.get(1)?,
+        from: r.get(2)?,
+        from_name: r.get(3)?,
+        to: r.get(4)?,
+        to_name: r.get(5)?,
+        thread: r.get(6)?,
+        in_reply_to: r.get(7)?,
+        at: format_ms(r.get(8)?),
+        body: r.get(9)?,
+        // Handed over: where its prompt stands (a run on a host keeps its
+        // prompts there).
+        state: match (stored.as_str(), prompt) {
+            ("stored", _) => "stored".into(),
+            (_, Some(state)) => state,
+            (_, None) => "sent to its host".into(),
+        },
+    })
+}
+
+fn select(conditions: &str) -> String {
+    format!(
+        "SELECT {COLUMNS} FROM mail m JOIN runs r ON r.id = m.to_run LEFT JOIN prompts p ON p.id = m.id {conditions}"
+    )
+}
+
+/// Stores `mail` unless a message of its id is stored already; either way
+/// answers the stored one (a retry is the same message).
+pub fn insert(conn: &Connection, mail: &NewMail) -> Result<MailRecord, StoreError> {
+    conn.execute(
+        "INSERT OR IGNORE INTO mail (id, version, from_run, from_name, to_run, thread, in_reply_to, at, body, state)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'stored')",
+        params![
+            mail.id,
+            MAIL_VERSION,
+            mail.from_run,
+            mail.from_name,
+            mail.to_run,
+            mail.thread,
+            mail.in_reply_to,
+            now_ms(),
+            mail.body
+        ],
+    )?;
+    get(conn, mail.id)?.ok_or_else(|| StoreError::Corrupt(format!("mail {} vanished", mail.id)))
+}
+
+pub fn get(conn: &Connection, id: &str) -> Result<Option<MailRecord>, StoreError> {
+    Ok(conn.query_row(&select("WHERE m.id = ?1"), [id], from_row).optional()?)
+}
+
+/// Handed to its run (as the prompt of the same id).
+pub fn mark_handed(conn: &Connection, id: &str) -> Result<(), StoreError> {
+    conn.execute("UPDATE mail SET state = 'handed' WHERE id = ?1", [id])?;
+    Ok(())
+}
+
+/// Messages stored but not handed over (the daemon died between the two).
+pub fn stored(conn: &Connection) -> Result<Vec<MailRecord>, StoreError> {
+    let mut stmt = conn.prepare(&select("WHERE m.state = 'stored' ORDER BY m.at"))?;
+    let rows = stmt.query_map([], from_row)?.collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+/// The newest messages to or from `run` (every run's when `None`), newest first.
+pub fn list(conn: &Connection, run: Option<&str>, limit: usize) -> Result<Vec<MailRecord>, StoreError> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = match run {
+        Some(run) => {
+            let mut stmt = conn.prepare(&select(
+                "WHERE m.to_run = ?1 OR m.from_run = ?1 ORDER BY m.at DESC LIMIT ?2",
+            ))?;
+            stmt.query_map(params![run, limit], from_row)?
+                .collect::<Result<_, _>>()?
+        }
+        None => {
+            let mut stmt = conn.prepare(&select("ORDER BY m.at DESC LIMIT ?1"))?;
+            stmt.query_map(params![limit], from_row)?.collect::<Result<_, _>>()?
+        }
+    };
+    Ok(rows)
+}
