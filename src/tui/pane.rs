@@ -42,6 +42,9 @@ fn modifiers(flags: u8) -> Modifier {
         (flag::ITALIC, Modifier::ITALIC),
         (flag::UNDERLINE, Modifier::UNDERLINED),
         (flag::INVERSE, Modifier::REVERSED),
+        (flag::STRIKE, Modifier::CROSSED_OUT),
+        (flag::HIDDEN, Modifier::HIDDEN),
+        (flag::BLINK, Modifier::SLOW_BLINK),
     ] {
         if flags & bit != 0 {
             m |= modifier;
@@ -70,6 +73,12 @@ impl Widget for PaneView<'_> {
                 let mut style = Style::default();
                 if !self.no_color {
                     style = style.fg(color(cell.style.fg)).bg(color(cell.style.bg));
+                    // Drawn by terminals that know `SGR 58` (the rest
+                    // ignore it). The underline's own style (double,
+                    // curly…) has no ratatui modifier: drawn single.
+                    if cell.style.underline_color != screen::Color::Default {
+                        style = style.underline_color(color(cell.style.underline_color));
+                    }
                 }
                 style = style.add_modifier(modifiers(cell.style.flags));
                 let text = cell.text();
