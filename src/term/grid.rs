@@ -39,6 +39,9 @@ pub(crate) struct Cell {
     pub(crate) marks: bool,
 }
 
+// A flood fills rows of these: keep the size the comment above says.
+const _: () = assert!(std::mem::size_of::<Cell>() == 20);
+
 impl Cell {
     pub(crate) const BLANK: Cell = Cell {
         ch: '\0',

@@ -137,4 +137,43 @@ mod tests {
         assert_eq!(buf[(0, 0)].fg, Color::Indexed(1));
         assert_eq!(buf[(3, 0)].fg, Color::Reset);
     }
+
+    #[test]
+    fn strike_hidden_blink_and_underline_colour_reach_the_buffer() {
+        let style = Style {
+            flags: flag::STRIKE | flag::HIDDEN | flag::BLINK | flag::UNDERLINE,
+            underline: screen::Underline::Curly,
+            underline_color: screen::Color::Rgb(1, 2, 3),
+            ..Style::default()
+        };
+        let row = vec![Cell {
+            glyph: glyph_of("x"),
+            style,
+            wide: false,
+        }];
+        let mut mirror = ScreenMirror::new(1, 1, 0);
+        mirror
+            .apply(ScreenUpdate {
+                rows: 1,
+                cols: 1,
+                full: true,
+                lines: vec![(0, row)],
+                ..ScreenUpdate::default()
+            })
+            .unwrap();
+        let area = Rect::new(0, 0, 1, 1);
+        for no_color in [false, true] {
+            let mut buf = Buffer::empty(area);
+            PaneView {
+                screen: &mirror,
+                no_color,
+            }
+            .render(area, &mut buf);
+            let cell = &buf[(0, 0)];
+            let want = Modifier::CROSSED_OUT | Modifier::HIDDEN | Modifier::SLOW_BLINK | Modifier::UNDERLINED;
+            assert_eq!(cell.modifier, want);
+            let colour = if no_color { Color::Reset } else { Color::Rgb(1, 2, 3) };
+            assert_eq!(cell.underline_color, colour);
+        }
+    }
 }

@@ -70,8 +70,10 @@ fn insert_mode_pushes_text_right_and_off_the_margin_like_tmux() {
 /// DECCOLM (`CSI ? 3 h/l`): xterm switches between 132 and 80 columns,
 /// clears the screen, homes the cursor and resets the margins (xterm's
 /// ctlseqs, "DECCOLM"), when its `allowC132` resource lets it. tmux never
-/// resizes a pane for it; it clears and homes. Ours does what tmux does:
-/// the size belongs to the client (docs/design.md §6), not to the program.
+/// resizes a pane for it; it clears and homes, and keeps the margins (the
+/// rows after the first stream show the region still scrolling). Ours does
+/// what tmux does: the size belongs to the client (docs/design.md §6), not
+/// to the program, and margins a program set stay until it sets others.
 #[test]
 fn deccolm_clears_and_homes_without_resizing_like_tmux() {
     let mut s = rows(10);
