@@ -53,6 +53,7 @@ async fn read(
                 screen: false,
                 sizes,
                 sub: 0,
+                screen_format: None,
             },
         )
         .await?;

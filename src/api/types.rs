@@ -327,6 +327,11 @@ pub struct AttachParams {
     /// same id starts that one over.
     #[serde(default)]
     pub sub: u64,
+    /// With `screen`: the newest screen format this client decodes
+    /// (`protocol::screen::FORMAT`); a client of an older build sends none
+    /// and is sent format 1, which it reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen_format: Option<u8>,
 }
 
 /// `runs.history`: the rows that scrolled off the run's main screen before

@@ -273,6 +273,7 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
                 screen: true,
                 sizes: false,
                 sub: 0,
+                screen_format: Some(crate::protocol::screen::FORMAT),
             },
         )
         .await?;

@@ -379,7 +379,7 @@ impl Link {
     /// Opens a screen subscription: the supervisor's screen, then what
     /// changes. An error from a supervisor that serves none (an older
     /// build).
-    pub async fn watch_screen(&self, frame_ms: Option<u64>) -> Result<ScreenSub, ApiError> {
+    pub async fn watch_screen(&self, frame_ms: Option<u64>, format: u8) -> Result<ScreenSub, ApiError> {
         let sub = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, updates) = mpsc::channel(4);
         self.screens.lock().unwrap_or_else(|p| p.into_inner()).insert(sub, tx);
@@ -388,8 +388,11 @@ impl Link {
             sub,
             updates,
         };
-        self.call(screen::WATCH, serde_json::json!({ "sub": sub, "frame_ms": frame_ms }))
-            .await?;
+        self.call(
+            screen::WATCH,
+            serde_json::json!({ "sub": sub, "frame_ms": frame_ms, "format": format }),
+        )
+        .await?;
         Ok(screen_sub)
     }
 

@@ -108,10 +108,12 @@ impl RunLink {
 
     /// The run's screen as its emulator keeps it, then what changes. An
     /// error when none is served (a supervisor or host of an older build).
-    pub async fn watch_screen(&self, frame_ms: Option<u64>) -> Result<ScreenSub, ApiError> {
+    /// `format`: the screen format to send (`protocol::screen`); a
+    /// supervisor or host of an older build sends format 1 whatever asked.
+    pub async fn watch_screen(&self, frame_ms: Option<u64>, format: u8) -> Result<ScreenSub, ApiError> {
         match self {
-            RunLink::Local(link) => link.watch_screen(frame_ms).await.map(ScreenSub::Local),
-            RunLink::Remote(remote) => remote.watch_screen().map(ScreenSub::Remote),
+            RunLink::Local(link) => link.watch_screen(frame_ms, format).await.map(ScreenSub::Local),
+            RunLink::Remote(remote) => remote.watch_screen(format).map(ScreenSub::Remote),
         }
     }
 }

@@ -156,7 +156,8 @@ pub async fn call(
                 async move {
                     let screen = attach.screen.then_some(attach.sub);
                     let streamed = if attach.screen {
-                        super::screens::stream(daemon, outbox.clone(), row, attach.sub, acks).await
+                        let format = attach.screen_format.unwrap_or(crate::protocol::screen::FORMAT_V1);
+                        super::screens::stream(daemon, outbox.clone(), row, attach.sub, format, acks).await
                     } else {
                         subscribe::stream(daemon, outbox.clone(), row, attach).await
                     };

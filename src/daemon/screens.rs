@@ -36,9 +36,10 @@ pub async fn stream(
     outbox: Outbox,
     row: RunRow,
     sub: u64,
+    format: u8,
     mut acked: watch::Receiver<u64>,
 ) -> Result<(), ApiError> {
-    let mut relay = Numbering { sent: 0, sub };
+    let mut relay = Numbering { sent: 0, sub, format };
     loop {
         let live = match daemon.live(&row.id) {
             None if row.state.is_live() => super::subscribe::until_adopted(&daemon, &row.id).await,
@@ -47,7 +48,7 @@ pub async fn stream(
         let Some(live) = live.filter(|l| !*l.ended.borrow()) else {
             break;
         };
-        match live.link.watch_screen(None).await {
+        match live.link.watch_screen(None, format).await {
             Ok(sub) => relay_until_gone(&outbox, &row.id, sub, &mut acked, &mut relay).await?,
             Err(_) => emulate(&daemon, &outbox, &row, Some(&live), &mut acked, &mut relay).await?,
         }
@@ -73,6 +74,9 @@ struct Numbering {
     sent: u64,
     /// The client's id of the subscription, in each frame.
     sub: u64,
+    /// The screen format the client reads (`protocol::screen`): what an
+    /// emulator here encodes in, and what a supervisor is asked for.
+    format: u8,
 }
 
 impl Numbering {
@@ -181,7 +185,8 @@ async fn emulate(
         if let Some(update) = update {
             term.refill_scrolled(scrolled_budget(term.size().0 as usize));
             sent_at = Some(tokio::time::Instant::now());
-            numbering.send(outbox, &row.id, update.encode()).await?;
+            let bytes = update.encode_as(numbering.format);
+            numbering.send(outbox, &row.id, bytes).await?;
         }
         if watch.more || cursor < end {
             continue;

@@ -3,11 +3,23 @@
 //! that draw it. A client keeps a [`ScreenMirror`] and applies updates to
 //! it; it never parses the agent's bytes. The wire form is compact binary
 //! (about two bytes a cell, trailing blanks left out) in a `Frame::Screen`.
+//!
+//! Compatibility: a client or relay of an older build decodes only format
+//! [`FORMAT_V1`] (it refuses another first byte) and reads a style's
+//! `flags` byte whole, drawing the bits it knows. So strike-through,
+//! hidden and blink, which fit the bits it never used, travel in both
+//! formats; underline styles and colours only in [`FORMAT`], which an
+//! encoder writes only for a subscriber that asked for it (`runs.attach`'s
+//! `screen_format`, the run socket's `sup.screen_watch` `format`). Every
+//! build decodes both.
 
 use std::collections::VecDeque;
 
-/// Version of the update encoding, its first byte.
-const VERSION: u8 = 1;
+/// The first format: what builds before underline styles read and write.
+pub const FORMAT_V1: u8 = 1;
+/// The newest format: a run's style also carries its underline style and
+/// colour.
+pub const FORMAT: u8 = 2;
 /// The largest screen an update may describe (the bounds of `runs.resize`).
 pub const MAX_ROWS: u16 = 1000;
 pub const MAX_COLS: u16 = 2000;
@@ -27,6 +39,37 @@ pub mod flag {
     pub const ITALIC: u8 = 4;
     pub const UNDERLINE: u8 = 8;
     pub const INVERSE: u8 = 16;
+    /// Bits an older client ignores (it draws the others): format 1 has
+    /// room for them.
+    pub const STRIKE: u8 = 32;
+    pub const HIDDEN: u8 = 64;
+    pub const BLINK: u8 = 128;
+}
+
+/// How an underlined cell is underlined (`SGR 4:n`, `21`). Kept `Single`
+/// while [`flag::UNDERLINE`] is off, so equal looks are equal styles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Underline {
+    #[default]
+    Single = 0,
+    Double = 1,
+    Curly = 2,
+    Dotted = 3,
+    Dashed = 4,
+}
+
+impl Underline {
+    fn from_wire(b: u8) -> Option<Underline> {
+        Some(match b {
+            0 => Underline::Single,
+            1 => Underline::Double,
+            2 => Underline::Curly,
+            3 => Underline::Dotted,
+            4 => Underline::Dashed,
+            _ => return None,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -34,6 +77,9 @@ pub struct Style {
     pub fg: Color,
     pub bg: Color,
     pub flags: u8,
+    pub underline: Underline,
+    /// `SGR 58`; `Default` draws the underline in the text's colour.
+    pub underline_color: Color,
 }
 
 /// What a cell shows.
@@ -127,9 +173,17 @@ pub struct ScreenUpdate {
 pub struct Malformed(&'static str);
 
 impl ScreenUpdate {
+    /// In the newest format.
     pub fn encode(&self) -> Vec<u8> {
+        self.encode_as(FORMAT)
+    }
+
+    /// In `format` ([`FORMAT_V1`] for a subscriber that asked for none:
+    /// underline styles and colours are left out, what it can draw kept).
+    pub fn encode_as(&self, format: u8) -> Vec<u8> {
+        let format = format.clamp(FORMAT_V1, FORMAT);
         let mut out = Vec::with_capacity(64 + self.lines.len() * (self.cols as usize + 8));
-        out.push(VERSION);
+        out.push(format);
         out.extend_from_slice(&self.seq.to_be_bytes());
         out.extend_from_slice(&self.offset.to_be_bytes());
         for n in [self.rows, self.cols, self.cursor.0, self.cursor.1] {
@@ -143,7 +197,7 @@ impl ScreenUpdate {
         out.extend_from_slice(&(self.lines.len() as u16).to_be_bytes());
         for (index, row) in &self.lines {
             out.extend_from_slice(&index.to_be_bytes());
-            encode_row(&mut out, row);
+            encode_row_as(&mut out, row, format);
         }
         out.extend_from_slice(&(self.scrolled.len() as u32).to_be_bytes());
         for line in &self.scrolled {
@@ -154,10 +208,11 @@ impl ScreenUpdate {
     }
 
     pub fn decode(bytes: &[u8]) -> Result<ScreenUpdate, Malformed> {
-        let mut r = Reader(bytes);
-        if r.u8()? != VERSION {
+        let format = bytes.first().copied().unwrap_or(0);
+        if !(FORMAT_V1..=FORMAT).contains(&format) {
             return Err(Malformed("unknown version"));
         }
+        let mut r = Reader(&bytes[1..], format);
         let seq = r.u64()?;
         let offset = r.u64()?;
         let (rows, cols) = (r.u16()?, r.u16()?);
@@ -250,6 +305,12 @@ const WIDE_CLUSTER: u8 = 3;
 /// style, `u16` cell count and cells. Blank default cells at its end are
 /// left out; the reader fills them in.
 pub fn encode_row(out: &mut Vec<u8>, row: &Row) {
+    encode_row_as(out, row, FORMAT);
+}
+
+/// As [`encode_row`], in `format`: from 2 on a run's style ends with its
+/// underline style and colour.
+fn encode_row_as(out: &mut Vec<u8>, row: &Row, format: u8) {
     let blank = Cell::default();
     let used = row.len() - row.iter().rev().take_while(|c| **c == blank).count();
     let count_at = out.len();
@@ -261,11 +322,20 @@ pub fn encode_row(out: &mut Vec<u8>, row: &Row) {
         put_color(out, first.style.fg);
         put_color(out, first.style.bg);
         out.push(first.style.flags);
+        if format >= 2 {
+            out.push(first.style.underline as u8);
+            put_color(out, first.style.underline_color);
+        }
         let len_at = out.len();
         out.extend_from_slice(&[0, 0]);
         let mut len: u16 = 1;
         put_glyph(out, first);
-        while let Some(cell) = cells.next_if(|c| c.style == first.style) {
+        // A run is cut where the style changes in what this format carries.
+        let same = |a: &Style, b: &Style| match format {
+            1 => (a.fg, a.bg, a.flags) == (b.fg, b.bg, b.flags),
+            _ => a == b,
+        };
+        while let Some(cell) = cells.next_if(|c| same(&c.style, &first.style)) {
             put_glyph(out, cell);
             len += 1;
         }
@@ -300,7 +370,8 @@ fn put_cluster(out: &mut Vec<u8>, wide: bool, s: &str) {
     out.extend_from_slice(&s.as_bytes()[..end]);
 }
 
-struct Reader<'a>(&'a [u8]);
+/// The bytes left, and the format they are in.
+struct Reader<'a>(&'a [u8], u8);
 
 impl Reader<'_> {
     fn take(&mut self, n: usize) -> Result<&[u8], Malformed> {
@@ -359,11 +430,16 @@ impl Reader<'_> {
         let runs = self.u16()?;
         let mut row = Vec::with_capacity(cols as usize);
         for _ in 0..runs {
-            let style = Style {
+            let mut style = Style {
                 fg: self.color()?,
                 bg: self.color()?,
                 flags: self.u8()?,
+                ..Style::default()
             };
+            if self.1 >= 2 {
+                style.underline = Underline::from_wire(self.u8()?).ok_or(Malformed("underline"))?;
+                style.underline_color = self.color()?;
+            }
             let len = self.u16()?;
             if row.len() + len as usize > cols as usize {
                 return Err(Malformed("row wider than the screen"));
@@ -554,7 +630,9 @@ mod tests {
         let red = Style {
             fg: Color::Idx(1),
             bg: Color::Rgb(1, 2, 3),
-            flags: flag::BOLD | flag::INVERSE,
+            flags: flag::BOLD | flag::INVERSE | flag::UNDERLINE | flag::STRIKE | flag::BLINK,
+            underline: Underline::Curly,
+            underline_color: Color::Rgb(9, 8, 7),
         };
         let mut wide = row_of("a", 10, Style::default());
         wide[1] = Cell {
@@ -598,6 +676,116 @@ mod tests {
     fn an_update_round_trips() {
         let update = sample();
         assert_eq!(ScreenUpdate::decode(&update.encode()).unwrap(), update);
+    }
+
+    /// What a build before format 2 wrote for one row "ab" in bold red
+    /// with strike-through (the bit it never used), cursor at (0, 2).
+    const V1_BYTES: &[u8] = &[
+        1, // format
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        5, // seq
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        9, // offset
+        0,
+        1,
+        0,
+        4,
+        0,
+        0,
+        0,
+        2, // rows, cols, cursor
+        0,
+        0,
+        0, // modes
+        1, // full, no title
+        0,
+        1, // one row
+        0,
+        0, // index 0
+        0,
+        1, // one run
+        1,
+        1,
+        0,
+        flag::BOLD | flag::STRIKE, // fg 1, bg default, flags
+        0,
+        2,
+        b'a',
+        b'b', // two cells
+        0,
+        0,
+        0,
+        0, // nothing scrolled
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0, // none dropped
+    ];
+
+    fn v1_update() -> ScreenUpdate {
+        let style = Style {
+            fg: Color::Idx(1),
+            flags: flag::BOLD | flag::STRIKE,
+            ..Style::default()
+        };
+        ScreenUpdate {
+            seq: 5,
+            offset: 9,
+            rows: 1,
+            cols: 4,
+            cursor: (0, 2),
+            full: true,
+            lines: vec![(0, row_of("ab", 4, style))],
+            ..ScreenUpdate::default()
+        }
+    }
+
+    #[test]
+    fn format_1_is_written_byte_for_byte_as_older_builds_wrote_it() {
+        assert_eq!(v1_update().encode_as(FORMAT_V1), V1_BYTES);
+    }
+
+    #[test]
+    fn an_update_of_an_older_build_still_decodes() {
+        assert_eq!(ScreenUpdate::decode(V1_BYTES).unwrap(), v1_update());
+    }
+
+    #[test]
+    fn format_1_leaves_out_only_underline_styles_and_colours() {
+        let update = sample();
+        let decoded = ScreenUpdate::decode(&update.encode_as(FORMAT_V1)).unwrap();
+        let mut expected = update.clone();
+        for (_, row) in &mut expected.lines {
+            for cell in row {
+                cell.style.underline = Underline::Single;
+                cell.style.underline_color = Color::Default;
+            }
+        }
+        assert_eq!(decoded, expected);
+        assert_eq!(decoded.lines[0].1[0].style.flags & flag::STRIKE, flag::STRIKE);
+    }
+
+    #[test]
+    fn a_format_newer_than_this_build_is_refused() {
+        let mut bytes = sample().encode();
+        bytes[0] = FORMAT + 1;
+        assert!(ScreenUpdate::decode(&bytes).is_err());
     }
 
     #[test]

@@ -111,7 +111,9 @@ impl Default for Grace {
 /// Methods of a screen subscription on the run socket: the whole screen,
 /// then what changed, in `screen` frames (`protocol::screen`).
 pub mod screen_method {
-    /// `{sub, frame_ms?}`: start subscription `sub` (an id the caller picks).
+    /// `{sub, frame_ms?, format?}`: start subscription `sub` (an id the
+    /// caller picks), its updates in screen `format` (default 1, what
+    /// daemons of older builds read).
     pub const WATCH: &str = "sup.screen_watch";
     /// `{sub, seq}`: the subscriber has shown update `seq`.
     pub const ACK: &str = "sup.screen_ack";

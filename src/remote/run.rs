@@ -75,7 +75,8 @@ impl RemoteRun {
     /// The run's screen as the host's emulator keeps it, then what changes,
     /// across link drops. An error from a host whose build serves no
     /// screens: the caller builds the screen from the mirror log instead.
-    pub fn watch_screen(&self) -> Result<RemoteScreen, ApiError> {
+    /// `format`: the screen format to ask the host for.
+    pub fn watch_screen(&self, format: u8) -> Result<RemoteScreen, ApiError> {
         if !self.link.serves_screens.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(ApiError::new(
                 ErrorCode::NotRunning,
@@ -86,6 +87,7 @@ impl RemoteRun {
             self.link.clone(),
             self.id.clone(),
             self.screens.clone(),
+            format,
         ))
     }
 }

@@ -38,7 +38,7 @@ static NEXT_SUB: AtomicU64 = AtomicU64::new(1);
 
 impl RemoteScreen {
     /// Starts following; `open` counts the run's subscriptions here.
-    pub(super) fn open(link: Arc<HostLink>, run: String, open: Arc<Mutex<usize>>) -> RemoteScreen {
+    pub(super) fn open(link: Arc<HostLink>, run: String, open: Arc<Mutex<usize>>, format: u8) -> RemoteScreen {
         *open.lock().unwrap_or_else(|p| p.into_inner()) += 1;
         let own = NEXT_SUB.fetch_add(1, Ordering::Relaxed);
         let (out, updates) = mpsc::channel(1);
@@ -51,6 +51,7 @@ impl RemoteScreen {
             out,
             acked: acked_rx,
             sent: 0,
+            format,
         };
         tokio::spawn(forward.run());
         RemoteScreen { updates, acked, open }
@@ -89,6 +90,9 @@ struct Forward {
     acked: watch::Receiver<u64>,
     /// Updates sent here so far.
     sent: u64,
+    /// The screen format asked of the host (a host of an older build
+    /// ignores it and sends format 1).
+    format: u8,
 }
 
 /// How one connection's subscription ended.
@@ -130,7 +134,7 @@ impl Forward {
             };
             let mut updates = conn.route_screen(&self.run, sub);
             // Never cut short: a detach must not overtake its attach there.
-            let attach = json!({ "run": self.run, "screen": true, "sub": sub });
+            let attach = json!({ "run": self.run, "screen": true, "sub": sub, "screen_format": self.format });
             let attached = conn
                 .call(&self.link.name, &self.link.name, method::RUNS_ATTACH, attach)
                 .await;

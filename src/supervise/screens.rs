@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, watch};
 use super::server::Supervised;
 use crate::protocol::Frame;
 use crate::protocol::rpc::Request;
+use crate::protocol::screen::FORMAT_V1;
 use crate::term::ScreenWatch;
 
 /// Methods of screen subscriptions (the supervisor protocol).
@@ -109,6 +110,13 @@ impl Screens {
                     .get("frame_ms")
                     .and_then(Value::as_u64)
                     .map_or(FRAME, |ms| Duration::from_millis(ms.clamp(1, 1000)));
+                // A daemon of an older build asks for none: it relays to
+                // clients that read format 1 only.
+                let format = req
+                    .params
+                    .get("format")
+                    .and_then(Value::as_u64)
+                    .map_or(FORMAT_V1, |f| f.min(u64::from(u8::MAX)) as u8);
                 self.close(run, sub);
                 if self.subs.len() >= MAX_SUBSCRIPTIONS {
                     return Some(Err("too many screen subscriptions on one connection".into()));
@@ -116,7 +124,7 @@ impl Screens {
                 watching(run, 1);
                 let (run, out) = (run.clone(), out.clone());
                 self.subs
-                    .open(sub, |acked| tokio::spawn(stream(run, sub, frame, out, acked)));
+                    .open(sub, |acked| tokio::spawn(stream(run, sub, frame, format, out, acked)));
                 Ok(json!({ "sub": sub }))
             }
             method::ACK => {
@@ -168,6 +176,7 @@ async fn stream(
     run: Arc<Supervised>,
     sub: u64,
     frame: Duration,
+    format: u8,
     out: mpsc::Sender<Frame>,
     mut acked: watch::Receiver<u64>,
 ) {
@@ -212,7 +221,7 @@ async fn stream(
             let frame = Frame::Screen {
                 run: run.run.clone(),
                 sub,
-                bytes: update.encode(),
+                bytes: update.encode_as(format),
             };
             if out.send(frame).await.is_err() {
                 return;

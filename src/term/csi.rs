@@ -3,7 +3,7 @@
 
 use super::emulator::{Emulator, Sink, mouse};
 use super::grid::PLAIN;
-use crate::protocol::screen::{Color, flag};
+use crate::protocol::screen::{Color, Style, Underline, flag};
 
 /// Parameter `i`, or `default` when it is missing or 0.
 fn arg(params: &vte::Params, i: usize, default: u16) -> u16 {
@@ -93,8 +93,10 @@ impl<S: Sink> Emulator<S> {
                 self.grid_mut()
                     .set_region(arg(params, 0, 1) - 1, arg(params, 1, rows) - 1);
             }
-            ([], 's') if params.is_empty() => self.save_cursor(),
-            ([], 'u') if params.is_empty() => self.restore_cursor(),
+            // `vte` hands a bare `CSI s` one empty parameter; with margins
+            // (`CSI l;r s`, DECSLRM, not kept) it is not a save.
+            ([], 's') if params.len() <= 1 && arg(params, 0, 0) == 0 => self.save_cursor(),
+            ([], 'u') if params.len() <= 1 && arg(params, 0, 0) == 0 => self.restore_cursor(),
             ([b'?'], 'h' | 'l') => {
                 for p in params.iter() {
                     self.private_mode(p.first().copied().unwrap_or(0), action == 'h');
@@ -145,6 +147,14 @@ impl<S: Sink> Emulator<S> {
         };
         match mode {
             1 => self.modes.app_cursor = on,
+            // DECCOLM: tmux clears and homes but keeps the size (the
+            // client's, docs/design.md §6); see tests/term_vs_tmux.
+            3 => {
+                let style = self.style;
+                let grid = self.grid_mut();
+                grid.erase_all(style);
+                grid.home();
+            }
             6 => {
                 let grid = self.grid_mut();
                 grid.origin = on;
@@ -164,39 +174,65 @@ impl<S: Sink> Emulator<S> {
             1048 => self.restore_cursor(),
             1049 if on => {
                 if !self.alt_on {
-                    self.save_cursor();
+                    self.alt_saved = Some((self.main.row, self.main.col, self.style));
                 }
                 self.enter_alt();
             }
             1049 if self.alt_on => {
                 self.leave_alt(true);
-                self.restore_cursor();
+                if let Some((row, col, style)) = self.alt_saved.take() {
+                    (self.main.row, self.main.col) = (row.min(self.rows - 1), col.min(self.cols));
+                    self.main.keep_in_region();
+                    self.style = style;
+                }
             }
             2004 => self.modes.bracketed_paste = on,
             _ => {}
         }
     }
 
-    /// SGR: the style new characters take. Unknown attributes are skipped.
+    /// SGR: the style new characters take. Unknown attributes are skipped
+    /// (an unknown colour's own parameters with it, or `58;5;1` would read
+    /// as blink and bold).
     fn sgr(&mut self, params: &vte::Params) {
         let mut style = self.style;
         let mut it = params.iter();
         if params.is_empty() {
             style = PLAIN;
         }
+        let underline = |style: &mut Style, how: Option<Underline>| match how {
+            Some(how) => {
+                style.flags |= flag::UNDERLINE;
+                style.underline = how;
+            }
+            None => {
+                style.flags &= !flag::UNDERLINE;
+                style.underline = Underline::Single;
+            }
+        };
         while let Some(p) = it.next() {
             match p {
                 [0] => style = PLAIN,
                 [1] => style.flags |= flag::BOLD,
                 [2] => style.flags |= flag::DIM,
                 [3] => style.flags |= flag::ITALIC,
-                [4, 0] => style.flags &= !flag::UNDERLINE,
-                [4] | [4, _] | [21] => style.flags |= flag::UNDERLINE,
+                [4, 0] | [24] => underline(&mut style, None),
+                [4] | [4, 1] => underline(&mut style, Some(Underline::Single)),
+                [4, 2] | [21] => underline(&mut style, Some(Underline::Double)),
+                [4, 3] => underline(&mut style, Some(Underline::Curly)),
+                [4, 4] => underline(&mut style, Some(Underline::Dotted)),
+                [4, 5] => underline(&mut style, Some(Underline::Dashed)),
+                // Slow and rapid blink are one blink, as in tmux.
+                [5] | [6] => style.flags |= flag::BLINK,
                 [7] => style.flags |= flag::INVERSE,
+                [8] => style.flags |= flag::HIDDEN,
+                [9] => style.flags |= flag::STRIKE,
                 [22] => style.flags &= !(flag::BOLD | flag::DIM),
                 [23] => style.flags &= !flag::ITALIC,
-                [24] => style.flags &= !flag::UNDERLINE,
+                [25] => style.flags &= !flag::BLINK,
                 [27] => style.flags &= !flag::INVERSE,
+                [28] => style.flags &= !flag::HIDDEN,
+                [29] => style.flags &= !flag::STRIKE,
                 [n @ 30..=37] => style.fg = Color::Idx((n - 30) as u8),
                 [38, rest @ ..] => {
                     if let Some(c) = extended_color(rest, &mut it) {
@@ -211,6 +247,12 @@ impl<S: Sink> Emulator<S> {
                     }
                 }
                 [49] => style.bg = Color::Default,
+                [58, rest @ ..] => {
+                    if let Some(c) = extended_color(rest, &mut it) {
+                        style.underline_color = c;
+                    }
+                }
+                [59] => style.underline_color = Color::Default,
                 [n @ 90..=97] => style.fg = Color::Idx((n - 90 + 8) as u8),
                 [n @ 100..=107] => style.bg = Color::Idx((n - 100 + 8) as u8),
                 _ => {}

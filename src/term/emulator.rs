@@ -86,6 +86,12 @@ pub(crate) struct Emulator<S> {
     pub(crate) replies: Vec<u8>,
     /// Rows pushed off the top of the main screen so far.
     pub(crate) scrolled_lines: u64,
+    /// Where `CSI ? 1049 h` left the main screen's cursor and the style
+    /// then, for `CSI ? 1049 l`: a slot of its own, not DECSC's, and
+    /// without the charsets, as in tmux (a program that saved the cursor,
+    /// chose line drawing and used the alternate screen must not leave the
+    /// shell's prompt in line drawing after its DECRC).
+    pub(crate) alt_saved: Option<(u16, u16, Style)>,
     pub(crate) sink: S,
 }
 
@@ -111,6 +117,7 @@ impl<S: Sink> Emulator<S> {
             bells: 0,
             replies: Vec::new(),
             scrolled_lines: 0,
+            alt_saved: None,
             sink,
         }
     }
@@ -268,10 +275,13 @@ impl<S: Sink> Emulator<S> {
         }
     }
 
+    /// DECSC. One slot for both screens, kept in the main grid's `saved`
+    /// (which follows it through resizes): a cursor saved on the alternate
+    /// screen is restored on the main one, as in tmux.
     pub(crate) fn save_cursor(&mut self) {
         let (style, charsets) = (self.style, self.charsets);
-        let grid = self.grid_mut();
-        grid.saved = super::grid::Saved {
+        let grid = self.grid();
+        self.main.saved = super::grid::Saved {
             row: grid.row,
             col: grid.col,
             style,
@@ -282,8 +292,8 @@ impl<S: Sink> Emulator<S> {
 
     pub(crate) fn restore_cursor(&mut self) {
         let (rows, cols) = (self.rows, self.cols);
+        let saved = self.main.saved;
         let grid = self.grid_mut();
-        let saved = grid.saved;
         grid.row = saved.row.min(rows - 1);
         grid.col = saved.col.min(cols);
         grid.origin = saved.origin;
@@ -326,6 +336,7 @@ impl<S: Sink> Emulator<S> {
         self.charsets = Charsets::default();
         self.tabs = default_tabs(self.cols);
         self.last = None;
+        self.alt_saved = None;
     }
 
     /// DECALN: the screen filled with `E`, for aligning a CRT.

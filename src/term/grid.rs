@@ -1,13 +1,15 @@
 //! The cells of one screen (the main one or the alternate one), its cursor
 //! and its scroll region. Nothing here parses: `emulator.rs` drives it.
 
-use crate::protocol::screen::{Color, Style};
+use crate::protocol::screen::{Color, Style, Underline};
 
 /// A style with nothing set: what a cell never written holds.
 pub(crate) const PLAIN: Style = Style {
     fg: Color::Default,
     bg: Color::Default,
     flags: 0,
+    underline: Underline::Single,
+    underline_color: Color::Default,
 };
 
 /// How many columns a cell's character takes.
@@ -25,7 +27,7 @@ pub(crate) enum Width {
 /// marks are dropped, so a stream of them cannot grow one cell without end.
 const CLUSTER_MAX: usize = 32;
 
-/// One cell: 16 bytes, and `Copy`, so clearing a row is a plain fill.
+/// One cell: 20 bytes, and `Copy`, so clearing a row is a plain fill.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Cell {
     /// The character shown; `'\0'` for a blank never written.
@@ -36,6 +38,9 @@ pub(crate) struct Cell {
     /// whole text.
     pub(crate) marks: bool,
 }
+
+// A flood fills rows of these: keep the size the comment above says.
+const _: () = assert!(std::mem::size_of::<Cell>() == 20);
 
 impl Cell {
     pub(crate) const BLANK: Cell = Cell {
@@ -396,7 +401,8 @@ impl Grid {
         } else {
             (self.top, self.bottom) = (0, self.height() - 1);
         }
-        self.home();
+        // The screen's top left even under origin mode, as tmux does.
+        (self.row, self.col) = (0, 0);
     }
 
     pub(crate) fn erase_below(&mut self, style: Style) {

@@ -18,20 +18,29 @@ use crate::protocol::screen::{Color, Style, flag};
 impl<S: Sink> Emulator<S> {
     pub(crate) fn snapshot(&self) -> Vec<u8> {
         let mut out = String::new();
+        // The saved cursor (one for both screens) before the region: it may
+        // be outside it.
+        draw(&mut out, &self.main);
+        saved_cursor(&mut out, &self.main, "\x1b7");
         if self.alt_on {
-            draw(&mut out, &self.main);
-            // The saved cursor before the region: it may be outside it.
-            saved_cursor(&mut out, &self.main, "\x1b7");
             region(&mut out, &self.main);
             if self.main.origin {
                 out.push_str("\x1b[?6h");
             }
-            // 47, not 1049: the saved cursor is in place already.
-            out.push_str("\x1b[?47h");
+            match self.alt_saved {
+                // 1049 keeps where the main screen's cursor was, and the
+                // style: both in place, then 1049 takes them.
+                Some((row, col, style)) => {
+                    let top = if self.main.origin { self.main.top } else { 0 };
+                    place(&mut out, &self.main, row, col, top);
+                    pen(&mut out, style);
+                    out.push_str("\x1b[?1049h");
+                }
+                None => out.push_str("\x1b[?47h"),
+            }
+            draw(&mut out, &self.alt);
         }
         let grid = self.grid();
-        draw(&mut out, grid);
-        saved_cursor(&mut out, grid, "\x1b7");
         region(&mut out, grid);
         self.modes_and_tabs(&mut out);
         self.cursor_and_pen(&mut out, grid);
@@ -174,14 +183,19 @@ fn pen(out: &mut String, style: Style) {
         (flag::BOLD, 1),
         (flag::DIM, 2),
         (flag::ITALIC, 3),
-        (flag::UNDERLINE, 4),
+        (flag::BLINK, 5),
         (flag::INVERSE, 7),
+        (flag::HIDDEN, 8),
+        (flag::STRIKE, 9),
     ] {
         if style.flags & bit != 0 {
             let _ = write!(out, ";{code}");
         }
     }
-    for (color, base) in [(style.fg, 38), (style.bg, 48)] {
+    if style.flags & flag::UNDERLINE != 0 {
+        let _ = write!(out, ";4:{}", style.underline as u8 + 1);
+    }
+    for (color, base) in [(style.fg, 38), (style.bg, 48), (style.underline_color, 58)] {
         match color {
             Color::Default => {}
             Color::Idx(i) => {

@@ -350,3 +350,136 @@ fn a_wide_character_written_over_loses_both_halves() {
     let term = term_with(1, 10, "漢字\x1b[1;2Hx".as_bytes());
     assert_eq!(term.visible_lines(), [" x字"]);
 }
+
+#[test]
+fn csi_s_and_u_save_and_restore_the_cursor() {
+    let term = term_with(24, 80, b"\x1b[s\x1b[10;10Hx\x1b[uy");
+    assert_eq!(term.cursor(), (0, 1));
+}
+
+fn style_at(term: &Terminal, row: u16, col: u16) -> crate::protocol::screen::Style {
+    term.cell(row, col).expect("a cell there").style
+}
+
+#[test]
+fn strike_hidden_and_blink_are_kept_and_reset_one_by_one() {
+    use crate::protocol::screen::flag;
+    let term = term_with(2, 20, b"\x1b[9ms\x1b[8mh\x1b[5mb\x1b[6mr\x1b[29mx\x1b[28my\x1b[25mz");
+    let flags = |col| style_at(&term, 0, col).flags;
+    assert_eq!(flags(0), flag::STRIKE);
+    assert_eq!(flags(1), flag::STRIKE | flag::HIDDEN);
+    assert_eq!(flags(2), flag::STRIKE | flag::HIDDEN | flag::BLINK);
+    assert_eq!(
+        flags(3),
+        flag::STRIKE | flag::HIDDEN | flag::BLINK,
+        "rapid blink is blink"
+    );
+    assert_eq!(flags(4), flag::HIDDEN | flag::BLINK);
+    assert_eq!(flags(5), flag::BLINK);
+    assert_eq!(flags(6), 0);
+}
+
+#[test]
+fn underline_styles_come_from_sub_parameters_and_21() {
+    use crate::protocol::screen::{Underline, flag};
+    let term = term_with(
+        2,
+        20,
+        b"\x1b[4ma\x1b[4:2mb\x1b[4:3mc\x1b[4:4md\x1b[4:5me\x1b[21mf\x1b[4:1mg\x1b[4:0mh\x1b[4:3m\x1b[24mi",
+    );
+    let expect = [
+        Some(Underline::Single),
+        Some(Underline::Double),
+        Some(Underline::Curly),
+        Some(Underline::Dotted),
+        Some(Underline::Dashed),
+        Some(Underline::Double),
+        Some(Underline::Single),
+        None,
+        None,
+    ];
+    for (col, want) in expect.into_iter().enumerate() {
+        let style = style_at(&term, 0, col as u16);
+        assert_eq!(style.flags & flag::UNDERLINE != 0, want.is_some(), "col {col}");
+        assert_eq!(style.underline, want.unwrap_or_default(), "col {col}");
+    }
+}
+
+#[test]
+fn underline_colour_in_every_form_and_59_resets_it() {
+    use crate::protocol::screen::Color;
+    let term = term_with(
+        2,
+        20,
+        b"\x1b[58;5;1ma\x1b[58:5:2mb\x1b[58;2;1;2;3mc\x1b[58:2::4:5:6md\x1b[58:2:7:8:9me\x1b[59mf",
+    );
+    let colors: Vec<Color> = (0..6).map(|c| style_at(&term, 0, c).underline_color).collect();
+    assert_eq!(
+        colors,
+        [
+            Color::Idx(1),
+            Color::Idx(2),
+            Color::Rgb(1, 2, 3),
+            Color::Rgb(4, 5, 6),
+            Color::Rgb(7, 8, 9),
+            Color::Default
+        ]
+    );
+}
+
+#[test]
+fn an_underline_colour_is_not_read_as_blink_and_bold() {
+    let term = term_with(2, 20, b"\x1b[4;58;5;1mx");
+    let style = style_at(&term, 0, 0);
+    assert_eq!(style.flags, crate::protocol::screen::flag::UNDERLINE);
+    assert_eq!(style.fg, crate::protocol::screen::Color::Default);
+}
+
+#[test]
+fn snapshot_keeps_the_new_attributes() {
+    let term = term_with(
+        3,
+        30,
+        b"\x1b[9;8;5ma\x1b[m \x1b[4:3;58;2;1;2;3mcurly\x1b[21;58;5;9mdouble\x1b[m\x1b[4:5;9m",
+    );
+    assert_snapshot_round_trips(&term);
+    assert_behaves_the_same_after_snapshot(term, b"pen");
+}
+
+#[test]
+fn deccolm_clears_and_homes_but_keeps_the_size() {
+    let term = term_with(3, 10, b"one\r\ntwo\x1b[44m\x1b[?3hx");
+    assert_eq!(term.visible_lines(), ["x", "", ""]);
+    assert_eq!(term.size(), (3, 10));
+    assert_eq!(term.cursor(), (0, 1));
+    assert_eq!(style_at(&term, 2, 9).bg, crate::protocol::screen::Color::Idx(4));
+}
+
+#[test]
+fn setting_a_region_homes_to_the_screen_top_even_under_origin_mode() {
+    let term = term_with(10, 10, b"\x1b[?6h\x1b[5;5H\x1b[3;8r");
+    assert_eq!(term.cursor(), (0, 0));
+}
+
+#[test]
+fn leaving_the_alternate_screen_does_not_bring_back_its_charsets() {
+    // DECSC, line drawing, 1049 in and out, DECRC: the prompt is ASCII.
+    let term = term_with(2, 20, b"\x1b7\x1b(0\x1b[?1049hq\x1b[?1049l\x1b8qq");
+    assert_eq!(term.visible_lines(), ["qq", ""]);
+    // 1049 alone leaves the designation as the program made it.
+    let term = term_with(2, 20, b"\x1b(0\x1b[?1049h\x1b[?1049lqq");
+    assert_eq!(term.visible_lines(), ["──", ""]);
+}
+
+#[test]
+fn the_saved_cursor_is_one_for_both_screens() {
+    let term = term_with(5, 20, b"\x1b[?1049h\x1b[3;3H\x1b7\x1b[?1049l\x1b[1;1H\x1b8x");
+    assert_eq!(term.cursor(), (2, 3));
+}
+
+#[test]
+fn snapshot_in_an_alternate_screen_keeps_where_1049_returns_to() {
+    let term = term_with(5, 20, b"main\x1b[1;31m\x1b[?1049h\x1b[m\x1b[3;3Halt\x1b[4;1H\x1b7");
+    assert_snapshot_round_trips(&term);
+    assert_behaves_the_same_after_snapshot(term, b"\x1b[?1049lback\x1b8saved");
+}

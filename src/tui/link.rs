@@ -269,6 +269,7 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                     screen: true,
                     sizes: false,
                     sub: 0,
+                    screen_format: Some(crate::protocol::screen::FORMAT),
                 };
                 match client.call::<_, Value>(method::RUNS_ATTACH, params).await {
                     Ok(_) => return,

@@ -42,6 +42,9 @@ fn modifiers(flags: u8) -> Modifier {
         (flag::ITALIC, Modifier::ITALIC),
         (flag::UNDERLINE, Modifier::UNDERLINED),
         (flag::INVERSE, Modifier::REVERSED),
+        (flag::STRIKE, Modifier::CROSSED_OUT),
+        (flag::HIDDEN, Modifier::HIDDEN),
+        (flag::BLINK, Modifier::SLOW_BLINK),
     ] {
         if flags & bit != 0 {
             m |= modifier;
@@ -70,6 +73,12 @@ impl Widget for PaneView<'_> {
                 let mut style = Style::default();
                 if !self.no_color {
                     style = style.fg(color(cell.style.fg)).bg(color(cell.style.bg));
+                    // Drawn by terminals that know `SGR 58` (the rest
+                    // ignore it). The underline's own style (double,
+                    // curly…) has no ratatui modifier: drawn single.
+                    if cell.style.underline_color != screen::Color::Default {
+                        style = style.underline_color(color(cell.style.underline_color));
+                    }
                 }
                 style = style.add_modifier(modifiers(cell.style.flags));
                 let text = cell.text();
@@ -127,5 +136,44 @@ mod tests {
         assert_eq!(line.trim_end(), "red 界");
         assert_eq!(buf[(0, 0)].fg, Color::Indexed(1));
         assert_eq!(buf[(3, 0)].fg, Color::Reset);
+    }
+
+    #[test]
+    fn strike_hidden_blink_and_underline_colour_reach_the_buffer() {
+        let style = Style {
+            flags: flag::STRIKE | flag::HIDDEN | flag::BLINK | flag::UNDERLINE,
+            underline: screen::Underline::Curly,
+            underline_color: screen::Color::Rgb(1, 2, 3),
+            ..Style::default()
+        };
+        let row = vec![Cell {
+            glyph: glyph_of("x"),
+            style,
+            wide: false,
+        }];
+        let mut mirror = ScreenMirror::new(1, 1, 0);
+        mirror
+            .apply(ScreenUpdate {
+                rows: 1,
+                cols: 1,
+                full: true,
+                lines: vec![(0, row)],
+                ..ScreenUpdate::default()
+            })
+            .unwrap();
+        let area = Rect::new(0, 0, 1, 1);
+        for no_color in [false, true] {
+            let mut buf = Buffer::empty(area);
+            PaneView {
+                screen: &mirror,
+                no_color,
+            }
+            .render(area, &mut buf);
+            let cell = &buf[(0, 0)];
+            let want = Modifier::CROSSED_OUT | Modifier::HIDDEN | Modifier::SLOW_BLINK | Modifier::UNDERLINED;
+            assert_eq!(cell.modifier, want);
+            let colour = if no_color { Color::Reset } else { Color::Rgb(1, 2, 3) };
+            assert_eq!(cell.underline_color, colour);
+        }
     }
 }
