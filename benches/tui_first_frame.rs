@@ -178,7 +178,7 @@ fn main() {
         first_frame.push(drawn.duration_since(t0).as_secs_f64() * 1000.0);
         with_runs.push(named.duration_since(t0).as_secs_f64() * 1000.0);
         // How many runs the TUI holds: the header counts them.
-        tui.wait("the header's count", |t| shows(t, " done "));
+        tui.wait("the header's count", |t| shows(t, " succeeded "));
         let lines = tui.term.visible_lines();
         listed = lines[0].clone();
         first_row = lines
@@ -209,7 +209,7 @@ fn main() {
         "",
         if median < BUDGET_MS { "ok" } else { "OVER" }
     );
-    let header: String = listed.split('─').filter(|s| s.contains("done")).collect();
+    let header: String = listed.split('─').filter(|s| s.contains("succeeded")).collect();
     println!("{:>28}  the TUI's header: {}", "", header.trim());
     println!("{:>28}  the tree's first run: {}", "", first_row.trim());
     // For comparison: every run, paged, as `agents ls --all` fetches them.

@@ -372,6 +372,8 @@ pub struct App {
     /// focus (the selected run's); see `panes.rs`.
     pub panes: Vec<String>,
     pub pane_focus: usize,
+    /// Each run's place in `runs`.
+    run_index: HashMap<String, usize>,
     /// Runs marked for a broadcast (Space), in the order marked.
     pub marked: Vec<String>,
     /// Where the last broadcast's prompt went, run by run.
@@ -438,6 +440,7 @@ impl App {
             changes: Default::default(),
             panes: Vec::new(),
             pane_focus: 0,
+            run_index: HashMap::new(),
             marked: Vec::new(),
             broadcast: None,
         }
@@ -469,7 +472,7 @@ impl App {
 
     pub fn selected_run(&self) -> Option<&RunRecord> {
         let id = self.rows.get(self.selected)?.run.as_deref()?;
-        self.runs.iter().find(|r| r.id == id)
+        self.run(id)
     }
 
     /// The subagent on the selected row, if the row is one.
@@ -479,8 +482,17 @@ impl App {
         self.subagents.get(run)?.iter().find(|s| s.agent_id == agent)
     }
 
+    /// The run of `id`: by the index when it is current (each frame looks
+    /// runs up many times, among thousands), else by a search.
     pub fn run(&self, id: &str) -> Option<&RunRecord> {
-        self.runs.iter().find(|r| r.id == id)
+        match self.run_index.get(id).and_then(|&i| self.runs.get(i)) {
+            Some(r) if r.id == id => Some(r),
+            _ => self.runs.iter().find(|r| r.id == id),
+        }
+    }
+
+    fn index_runs(&mut self) {
+        self.run_index = self.runs.iter().enumerate().map(|(i, r)| (r.id.clone(), i)).collect();
     }
 
     pub(super) fn rebuild_tree(&mut self) {
@@ -576,6 +588,7 @@ impl App {
                     self.lineages.clear();
                 }
                 self.runs = runs;
+                self.index_runs();
                 // A run no longer listed cannot be sent to.
                 let listed: std::collections::HashSet<&str> = self.runs.iter().map(|r| r.id.as_str()).collect();
                 self.marked.retain(|id| listed.contains(id.as_str()));
@@ -734,6 +747,7 @@ impl App {
                 let id = run.id.clone();
                 if !self.runs.iter().any(|r| r.id == id) {
                     self.runs.push(run);
+                    self.index_runs();
                 }
                 self.rebuild_tree();
                 if let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id)) {
