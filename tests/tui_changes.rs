@@ -3,12 +3,12 @@
 //! hunk cursor, a comment that quotes its hunk into the composer, and a
 //! merge that asks first — as keys in and daemon commands out.
 
+mod common;
+
 use agents::api::{ActivityStatus, Changes, FileChange, Merged, RunRecord, RunState};
 use agents::tui::app::{App, Command, Overlay, Panel, Tab, Update};
-use agents::tui::view;
+use common::tui::screen;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 fn run(id: &str, name: &str, state: RunState, worktree: bool) -> RunRecord {
     RunRecord {
@@ -108,19 +108,6 @@ fn app() -> App {
 
 fn press(app: &mut App, code: KeyCode) {
     app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
-}
-
-fn screen(app: &mut App, width: u16, height: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
-    term.draw(|f| view::draw(f, app)).unwrap();
-    let buf = term.backend().buffer().clone();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol().to_string()).collect();
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 macro_rules! snap {

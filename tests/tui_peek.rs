@@ -2,14 +2,14 @@
 //! sequences through the app (state and what would go to the daemon) and
 //! whole-screen snapshots in `snapshots/` at 80×24, 120×40 and 200×50.
 
+mod common;
+
+use common::tui::screen;
 use std::time::{Duration, UNIX_EPOCH};
 
 use agents::api::{ActivityStatus, RunRecord, RunState, SendResult};
 use agents::tui::app::{App, Command, Mode, Overlay, Update};
-use agents::tui::view;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 const T0: u64 = 1_795_939_200; // a fixed "now" for durations
 
@@ -125,19 +125,6 @@ fn typed(app: &mut App, text: &str) {
     for c in text.chars() {
         press(app, KeyCode::Char(c));
     }
-}
-
-fn screen(app: &mut App, width: u16, height: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
-    term.draw(|f| view::draw(f, app)).unwrap();
-    let buf = term.backend().buffer().clone();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol().to_string()).collect();
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 macro_rules! snap {

@@ -2,14 +2,15 @@
 //! top-level `snapshots/` folder. Runs, ids and times are fixed so the
 //! screens are stable.
 
+mod common;
+
+use common::tui::screen;
 use std::time::{Duration, UNIX_EPOCH};
 
 use agents::api::{ActivityStatus, Event, RunDetail, RunRecord, RunState};
 use agents::tui::app::{App, Overlay, Tab, Update};
 use agents::tui::form::NewRunForm;
 use agents::tui::view;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 const T0: u64 = 1_795_939_200; // a fixed "now" for durations
 
@@ -172,19 +173,6 @@ fn usage() -> agents::api::RunUsage {
         }],
         estimated_cost_usd: Some(0.1224),
     }
-}
-
-fn screen(app: &mut App, width: u16, height: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
-    term.draw(|f| view::draw(f, app)).unwrap();
-    let buf = term.backend().buffer().clone();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol().to_string()).collect();
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 macro_rules! snap {

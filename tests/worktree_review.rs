@@ -59,6 +59,23 @@ fn agent(home: &Home, repo: &Path, name: &str, script: &str) {
     assert_eq!(end["state"], "succeeded", "{end}\n{}", home.logs(&id));
 }
 
+/// A Changes answer's files: path, status, lines added, uncommitted.
+fn files_of(changes: &serde_json::Value) -> Vec<(String, String, u64, bool)> {
+    changes["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().into(),
+                f["status"].as_str().unwrap().into(),
+                f["added"].as_u64().unwrap(),
+                f["uncommitted"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
 fn failure(out: &Output) -> String {
     assert!(!out.status.success(), "expected a failure: {}", text(&out.stdout));
     let err = text(&out.stderr);
@@ -85,23 +102,12 @@ fn a_runs_changes_are_shown_then_fast_forwarded_into_its_branch_and_its_worktree
         (changes["commits"].as_u64(), changes["uncommitted"].as_u64()),
         (Some(1), Some(1))
     );
-    let files: Vec<(String, String, bool)> = changes["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["path"].as_str().unwrap().into(),
-                f["status"].as_str().unwrap().into(),
-                f["uncommitted"].as_bool().unwrap(),
-            )
-        })
-        .collect();
+    let files = files_of(&changes);
     assert_eq!(
         files,
         vec![
-            ("a.txt".into(), "modified".into(), false),
-            ("b.txt".into(), "untracked".into(), true)
+            ("a.txt".into(), "modified".into(), 1, false),
+            ("b.txt".into(), "untracked".into(), 1, true)
         ]
     );
     let shown = home.ok(&["diff", "w1"]);
@@ -316,19 +322,7 @@ fn odd_names_a_users_diff_config_a_huge_diff_and_a_deleted_branch_are_read_right
          && echo two >> 'dir é/sp ace.txt' && echo new > 'un tracked.txt'",
     );
     let changes = home.json(&["diff", "odd", "--json"]);
-    let files: Vec<(String, String, u64, bool)> = changes["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["path"].as_str().unwrap().into(),
-                f["status"].as_str().unwrap().into(),
-                f["added"].as_u64().unwrap(),
-                f["uncommitted"].as_bool().unwrap(),
-            )
-        })
-        .collect();
+    let files = files_of(&changes);
     assert_eq!(
         files,
         vec![

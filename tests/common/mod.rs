@@ -7,6 +7,7 @@ pub mod disk;
 pub mod pane;
 pub mod pty;
 pub mod real_cli;
+pub mod tui;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
