@@ -164,7 +164,13 @@ impl<S: Sink> Emulator<S> {
             9 => set_mouse(&mut self.modes.mouse, mouse::PRESS),
             25 => self.modes.hide_cursor = !on,
             47 | 1047 if on => self.enter_alt(),
-            47 | 1047 => self.leave_alt(false),
+            // What 1049 saved belongs to the alternate screen it entered:
+            // left another way, it is gone, so a later 1049l without its
+            // 1049h restores nothing.
+            47 | 1047 => {
+                self.leave_alt(false);
+                self.alt_saved = None;
+            }
             1000 => set_mouse(&mut self.modes.mouse, mouse::PRESS_RELEASE),
             1002 => set_mouse(&mut self.modes.mouse, mouse::BUTTON_MOTION),
             1003 => set_mouse(&mut self.modes.mouse, mouse::ANY_MOTION),

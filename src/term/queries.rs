@@ -77,7 +77,11 @@ pub(super) fn answer<S: Sink>(
 /// reports the last column then.
 fn report_position<S: Sink>(emu: &Emulator<S>) -> (u16, u16) {
     let (row, col) = emu.cursor();
-    let row = if emu.grid().origin { row - emu.grid().top } else { row };
+    let row = if emu.grid().origin {
+        row.saturating_sub(emu.grid().top)
+    } else {
+        row
+    };
     (row + 1, col.min(emu.cols - 1) + 1)
 }
 

@@ -32,11 +32,19 @@ impl<S: Sink> Emulator<S> {
                 // style: both in place, then 1049 takes them.
                 Some((row, col, style)) => {
                     let top = if self.main.origin { self.main.top } else { 0 };
+                    // Within the screen, as leaving 1049 puts it (the
+                    // screen may have shrunk since it was saved).
+                    let (row, col) = (row.min(self.rows - 1), col.min(self.cols));
                     place(&mut out, &self.main, row, col, top);
                     pen(&mut out, style);
                     out.push_str("\x1b[?1049h");
                 }
-                None => out.push_str("\x1b[?47h"),
+                // 47 keeps the main screen's cursor as it was: leaving by
+                // 1049 (with nothing saved) finds it there.
+                None => {
+                    put_cursor(&mut out, &self.main);
+                    out.push_str("\x1b[?47h");
+                }
             }
             draw(&mut out, &self.alt);
         }
@@ -90,9 +98,36 @@ impl<S: Sink> Emulator<S> {
         if grid.origin {
             out.push_str("\x1b[?6h");
         }
+        put_cursor(out, grid);
+        pen(out, self.style);
+    }
+}
+
+/// Puts the cursor where `grid` has it, origin mode already as it has it.
+fn put_cursor(out: &mut String, grid: &Grid) {
+    if grid.origin && !(grid.top..=grid.bottom).contains(&grid.row) {
+        // Outside the region under origin mode (DECSTBM puts the
+        // cursor at the screen's top, and moves from there stay out of
+        // the region): no CUP reaches it, so DECSTBM again, then down
+        // by CUD, which outside the region stops only at the screen's
+        // edge, then across.
+        region(out, grid);
+        if grid.row > 0 {
+            let _ = write!(out, "\x1b[{}B", grid.row);
+        }
+        match grid.col < grid.cols {
+            true => {
+                let _ = write!(out, "\x1b[{}G", grid.col + 1);
+            }
+            false => {
+                let last = last_cell(grid, grid.row);
+                let _ = write!(out, "\x1b[{}G", last + 1);
+                redraw(out, grid, grid.row, last);
+            }
+        }
+    } else {
         let top = if grid.origin { grid.top } else { 0 };
         place(out, grid, grid.row, grid.col, top);
-        pen(out, self.style);
     }
 }
 
@@ -106,14 +141,25 @@ fn place(out: &mut String, grid: &Grid, row: u16, col: u16, top: u16) {
         let _ = write!(out, "\x1b[{at};{}H", col + 1);
         return;
     }
+    let last = last_cell(grid, row);
+    let _ = write!(out, "\x1b[{at};{}H", last + 1);
+    redraw(out, grid, row, last);
+}
+
+/// The column of the last cell of `row` (a wide one's first half).
+fn last_cell(grid: &Grid, row: u16) -> usize {
     let cells = &grid.rows[usize::from(row)].cells;
     let mut last = cells.len() - 1;
     if cells[last].width == Width::Continuation && last > 0 {
         last -= 1;
     }
-    let _ = write!(out, "\x1b[{at};{}H", last + 1);
-    pen(out, cells[last].style);
-    grid.rows[usize::from(row)].push_text(last, out);
+    last
+}
+
+/// Draws cell `col` of `row` again where the cursor is: a pending wrap.
+fn redraw(out: &mut String, grid: &Grid, row: u16, col: usize) {
+    pen(out, grid.rows[usize::from(row)].cells[col].style);
+    grid.rows[usize::from(row)].push_text(col, out);
 }
 
 /// Every cell that is not blank, each row from its first such cell.

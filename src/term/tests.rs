@@ -231,6 +231,26 @@ fn a_snapshot_carries_a_pending_wrap_modes_tabs_and_charsets() {
     assert_behaves_the_same_after_snapshot(term, b"q\tq\x0fq\x1b[1;1Hab");
 }
 
+/// What the property test found: a cursor DECSTBM left outside the region
+/// under origin mode (above it, below it after CUD, at a pending wrap),
+/// the main screen's cursor under a 47 alternate screen, and a 1049 save
+/// left behind by leaving with 47.
+#[test]
+fn a_snapshot_carries_a_cursor_outside_the_region_and_the_main_cursor_under_47() {
+    let above = term_with(8, 1, b"\x1b[?6h\x1b[3;7r");
+    assert_behaves_the_same_after_snapshot(above, b"x");
+    let below = term_with(8, 1, b"\x1b[?6h\x1b[3;7r\x1b[7B");
+    assert_behaves_the_same_after_snapshot(below, b"x\x1b[2Ay");
+    let wrapped = term_with(4, 1, b"\x1b[?7l\x1b[?6h\x1b[3;7r A");
+    assert_behaves_the_same_after_snapshot(wrapped, b"B");
+    let under_47 = term_with(1, 2, b"a\x1b[?47h");
+    assert_behaves_the_same_after_snapshot(under_47, b"\x1b[?1049l ");
+    let left_by_47 = term_with(1, 2, b"\x1b[?1049h\x1b[?47l");
+    assert_behaves_the_same_after_snapshot(left_by_47, b"a\x1b[?47h \x1b[?1049l AA");
+    let origin_under_47 = term_with(4, 1, b"\x1b[?6h\x1b[3;7r\x1b[?47h");
+    assert_behaves_the_same_after_snapshot(origin_under_47, b"\x1b[?1049lz");
+}
+
 #[test]
 fn snapshot_round_trips_screen_cursor_and_title() {
     let term = term_with(
