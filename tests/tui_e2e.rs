@@ -193,8 +193,9 @@ fn a_run_started_in_the_tui_outlives_it_keeps_its_screen_and_is_cancelled_from_i
     tui.press(b"hello\r");
     let pane = tui.wait_pane("the agent's answer and its prompt", |p| answered(p, "hello"));
 
-    // Ctrl-a d: NORMAL again, so q quits rather than typing a q.
-    tui.press(BACK_TO_NORMAL);
+    // One press of Ctrl-a: NORMAL again, shown at once, so q quits rather
+    // than typing a q.
+    tui.press(&[0x01]);
     tui.wait_text(" NORMAL ");
     assert!(
         !tui.local_flags().contains(LocalFlags::ICANON),
