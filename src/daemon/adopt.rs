@@ -149,6 +149,7 @@ pub async fn finish(daemon: &Arc<Daemon>, id: &str, ending: Ending) -> Recorded 
 pub(super) async fn store_end(daemon: &Arc<Daemon>, id: &str, ending: Ending) -> Result<(), crate::store::StoreError> {
     let id_owned = id.to_string();
     let state = ending.state;
+    let awaited = daemon.awaited.lock().is_ok_and(|a| a.contains_key(id));
     let parent = daemon
         .store
         .call(move |c| {
@@ -165,12 +166,16 @@ pub(super) async fn store_end(daemon: &Arc<Daemon>, id: &str, ending: Ending) ->
                     "CHILD_ENDED",
                     &json!({ "child": id_owned, "state": state.as_str() }),
                 )?;
+                if !awaited {
+                    super::tasks::tell_parent(&tx, &id_owned, parent)?;
+                }
             }
             tx.commit()?;
             Ok(parent.filter(|_| ended))
         })
         .await?;
     if let Some(parent) = parent {
+        super::tasks::wake(daemon, &parent);
         daemon.changed(&parent);
     }
     Ok(())

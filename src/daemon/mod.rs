@@ -23,6 +23,7 @@ mod sessions;
 mod size;
 mod start;
 mod subscribe;
+mod tasks;
 pub mod transcripts;
 mod upgrade;
 mod worktrees;
@@ -65,6 +66,9 @@ pub struct Daemon {
     pub requests: AtomicUsize,
     /// Ends the database refused (a full disk), until they are written.
     pub held_ends: ends::HeldEnds,
+    /// How many `runs.wait` calls wait on each run now: a child that ends
+    /// awaited gives its result to its waiter, not to its parent.
+    pub awaited: std::sync::Mutex<std::collections::HashMap<String, usize>>,
 }
 
 impl Daemon {
@@ -216,6 +220,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         output_bytes: Default::default(),
         requests: AtomicUsize::new(0),
         held_ends: Default::default(),
+        awaited: Default::default(),
     });
     adopt::reconcile_all(&daemon).await;
     crate::remote::resume(&daemon.here()).await;

@@ -297,6 +297,7 @@ pub async fn call(
             to_value(started)
         }
         RunCall::Wait => {
+            let _awaiting = Awaiting::new(daemon, &row.id);
             // Each attempt of a run is its own live run (account fallback):
             // between two, the run is live with no supervisor for a moment.
             const BETWEEN: std::time::Duration = std::time::Duration::from_secs(10);
@@ -429,4 +430,35 @@ async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<Value, ApiError> {
         },
         usage: crate::transcript::usage::run_usage(&sources, &prices),
     })
+}
+
+/// A `runs.wait` in flight on a run, counted while it lasts.
+struct Awaiting {
+    daemon: Arc<Daemon>,
+    run: String,
+}
+
+impl Awaiting {
+    fn new(daemon: &Arc<Daemon>, run: &str) -> Awaiting {
+        if let Ok(mut awaited) = daemon.awaited.lock() {
+            *awaited.entry(run.to_string()).or_default() += 1;
+        }
+        Awaiting {
+            daemon: daemon.clone(),
+            run: run.to_string(),
+        }
+    }
+}
+
+impl Drop for Awaiting {
+    fn drop(&mut self) {
+        if let Ok(mut awaited) = self.daemon.awaited.lock()
+            && let Some(n) = awaited.get_mut(&self.run)
+        {
+            *n -= 1;
+            if *n == 0 {
+                awaited.remove(&self.run);
+            }
+        }
+    }
 }
