@@ -20,6 +20,9 @@ pub struct Config {
     /// built-in estimate for models whose name starts with the prefix
     /// (see `transcript::price`).
     pub prices: std::collections::BTreeMap<String, crate::transcript::price::Price>,
+    /// `[teams.NAME]`: a leader and members started together
+    /// (`agents team start NAME`).
+    pub teams: std::collections::BTreeMap<String, crate::team::TeamDef>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -99,6 +102,7 @@ impl Config {
         crate::tui::keymap::Keymap::from_config(&config.keys).map_err(|e| format!("keys: {e}"))?;
         crate::harness::validate_profiles(&config.profiles)?;
         crate::transcript::price::validate(&config.prices)?;
+        crate::team::validate(&config.teams, &config.profiles)?;
         Ok(config)
     }
 

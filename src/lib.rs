@@ -36,6 +36,7 @@ pub mod remote;
 pub mod replay;
 pub mod store;
 pub mod supervise;
+pub mod team;
 pub mod term;
 pub mod text;
 pub mod transcript;

@@ -14,7 +14,7 @@ use common::{Home, PATIENCE, wait_until};
 use serde_json::{Value, json};
 
 /// The tools the server offers: the tool table, one tool per method.
-const TOOLS: [&str; 15] = [
+const TOOLS: [&str; 17] = [
     "mail_read",
     "mail_send",
     "run_answer",
@@ -28,6 +28,8 @@ const TOOLS: [&str; 15] = [
     "runs_list",
     "sessions_list",
     "sessions_show",
+    "team_show",
+    "team_start",
     "transcript_read",
     "transcripts_search",
 ];

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 /// The envelope's version: what a reader of older builds can check.
 pub const MAIL_VERSION: u32 = 1;
 
-/// `mail.send`.
+/// `mail.send`: answers the message's record, or, sent to a team, one
+/// record a member.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct MailSendParams {
     /// A run (id, prefix or name).
@@ -58,6 +59,9 @@ pub struct MailRecord {
 pub struct MailListParams {
     #[serde(default)]
     pub run: Option<String>,
+    /// Every member's messages (a team's name, id or id prefix).
+    #[serde(default)]
+    pub team: Option<String>,
     #[serde(default)]
     pub limit: Option<usize>,
 }

@@ -8,6 +8,7 @@ mod harness;
 mod hosts;
 mod lineage;
 mod mail;
+mod team;
 mod transcript;
 mod types;
 mod usage;
@@ -18,6 +19,7 @@ pub use harness::*;
 pub use hosts::*;
 pub use lineage::*;
 pub use mail::*;
+pub use team::*;
 pub use transcript::*;
 pub use types::*;
 pub use usage::*;
@@ -48,6 +50,12 @@ pub mod method {
     pub const MAIL_SEND: &str = "mail.send";
     pub const MAIL_LIST: &str = "mail.list";
     pub const MAIL_READ: &str = "mail.read";
+    /// Starts a team's leader and members (`TeamStartParams`).
+    pub const TEAMS_START: &str = "teams.start";
+    pub const TEAMS_LIST: &str = "teams.list";
+    pub const TEAMS_SHOW: &str = "teams.show";
+    /// Cancels every member of a team, detached ones included.
+    pub const TEAMS_CANCEL: &str = "teams.cancel";
     pub const SESSIONS_LIST: &str = "sessions.list";
     pub const SESSIONS_RESUME: &str = "sessions.resume";
     pub const SESSIONS_FORK: &str = "sessions.fork";

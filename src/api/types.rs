@@ -225,6 +225,17 @@ pub struct StartParams {
     /// host). Letters and digits, at most 64.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_id: Option<String>,
+    /// A team member's seat: told to its harness as `AGENTS_TEAM` and
+    /// `AGENTS_MEMBER`, on whatever host it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<TeamSeat>,
+}
+
+/// Which team a run is a member of, and under which name.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct TeamSeat {
+    pub team: String,
+    pub member: String,
 }
 
 impl StartParams {

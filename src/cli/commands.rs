@@ -182,6 +182,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
         Command::Diff { run, stat, json } => super::worktree::diff(&paths, run, stat, json).await,
         Command::Merge { run, squash } => super::worktree::merge(&paths, run, squash).await,
         Command::Mail { command } => super::mail::mail(&paths, command).await,
+        Command::Team { command } => super::team::team(&paths, command).await,
         Command::Worktree { command } => super::worktree::worktree(&paths, command).await,
         Command::Logs { run, follow, raw } => attach::logs(&paths, &run, follow, raw).await,
         Command::Export { run, cast } => attach::export_cast(&paths, &run, &cast).await,
@@ -277,6 +278,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
         pass_env: args.pass_env,
         host: remote,
         launch_id: None,
+        team: None,
     };
     let client = Client::connect(paths, false).await?;
     let record: RunRecord = client.call(method::RUNS_START, params).await?;

@@ -8,6 +8,7 @@ mod lineage;
 mod logs;
 mod mail;
 pub(crate) mod print;
+mod team;
 mod transcript;
 mod worktree;
 
@@ -111,6 +112,11 @@ pub enum Command {
     Mail {
         #[command(subcommand)]
         command: mail::MailCommand,
+    },
+    /// Teams of runs, started together: start, ls, show, cancel.
+    Team {
+        #[command(subcommand)]
+        command: team::TeamCommand,
     },
     /// A --worktree run's worktree: `rm` removes it.
     Worktree {

@@ -24,6 +24,7 @@ mod size;
 mod start;
 mod subscribe;
 mod tasks;
+mod teams;
 pub mod transcripts;
 mod upgrade;
 mod worktrees;

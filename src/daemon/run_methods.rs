@@ -284,6 +284,7 @@ pub async fn call(
                 pass_env: info.pass_env,
                 host: (row.host != "local").then(|| row.host.clone()),
                 launch_id: None,
+                team: None,
             };
             let started = start_rerun(daemon, &row, again).await?;
             // On the new run: which run it is a rerun of (Record, Lineage).

@@ -88,15 +88,19 @@ pub fn stored(conn: &Connection) -> Result<Vec<MailRecord>, StoreError> {
     Ok(rows)
 }
 
-/// The newest messages to or from `run` (every run's when `None`), newest first.
-pub fn list(conn: &Connection, run: Option<&str>, limit: usize) -> Result<Vec<MailRecord>, StoreError> {
+/// The newest messages to or from any of `runs` (every run's when `None`),
+/// newest first.
+pub fn list(conn: &Connection, runs: Option<&[String]>, limit: usize) -> Result<Vec<MailRecord>, StoreError> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let rows = match run {
-        Some(run) => {
+    let rows = match runs {
+        Some(runs) => {
+            // The ids as one JSON array: any number of them, one statement.
+            let ids = serde_json::to_string(runs).map_err(|e| StoreError::Corrupt(e.to_string()))?;
             let mut stmt = conn.prepare(&select(
-                "WHERE m.to_run = ?1 OR m.from_run = ?1 ORDER BY m.at DESC LIMIT ?2",
+                "WHERE m.to_run IN (SELECT value FROM json_each(?1)) OR m.from_run IN (SELECT value FROM json_each(?1))
+                 ORDER BY m.at DESC LIMIT ?2",
             ))?;
-            stmt.query_map(params![run, limit], from_row)?
+            stmt.query_map(params![ids, limit], from_row)?
                 .collect::<Result<_, _>>()?
         }
         None => {

@@ -7,6 +7,7 @@ pub mod lineage;
 pub mod mail;
 mod migrations;
 pub mod runs;
+pub mod teams;
 pub mod transcripts;
 pub mod usage;
 

@@ -1,0 +1,263 @@
+//! Teams against the real binary: `agents team start` starts a leader and
+//! its members as the leader's children, each told who it is and how to
+//! mail the others; members mail each other by name; cancelling the
+//! leader cancels the members it owns while a detached one lives on; a
+//! blocked member is recorded and the rest start, unless the team is all
+//! or nothing; bad definitions get a one-line error.
+
+mod common;
+
+use common::Home;
+use serde_json::Value;
+
+const ENGINE: &str = "[engine]\nquiet_ms = 300\ncancel_sigint_grace_ms = 700\ncancel_sigterm_grace_ms = 700\n";
+
+/// A leader, a member, a detached member and a shell.
+const REVIEW: &str = r#"
+[teams.review]
+leader = { name = "lead", harness = "demo", prompt = "split the work" }
+[[teams.review.members]]
+name = "critic"
+harness = "demo"
+role = "review every change"
+[[teams.review.members]]
+name = "scout"
+harness = "demo"
+detached = true
+[[teams.review.members]]
+name = "sh"
+harness = "shell"
+prompt = "echo \"seat=$AGENTS_TEAM/$AGENTS_MEMBER\""
+"#;
+
+fn at_prompt(home: &Home, run: &str) -> bool {
+    home.logs(run).contains(agents::harness::demo::PROMPT.trim_end())
+}
+
+/// The team's members by name: (run id, record).
+fn members(team: &Value) -> Vec<(String, Value)> {
+    team["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["member"].as_str().unwrap().to_string(), m["run"].clone()))
+        .collect()
+}
+
+fn run_of(team: &Value, member: &str) -> String {
+    members(team)
+        .into_iter()
+        .find(|(name, _)| name == member)
+        .map(|(_, run)| run["id"].as_str().unwrap().to_string())
+        .unwrap_or_else(|| panic!("no member {member} in {team}"))
+}
+
+fn failure(home: &Home, args: &[&str]) -> String {
+    let out = home.run(args);
+    assert!(!out.status.success(), "agents {args:?} should fail");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    err
+}
+
+#[test]
+fn a_team_starts_its_leader_then_members_each_told_who_it_is_and_they_mail_by_name() {
+    let home = Home::with_config(&format!("{ENGINE}{REVIEW}"));
+    let leader = home.ok(&["team", "start", "review", "-d", "--prompt", "fix the parser"]);
+    let leader = leader.trim();
+    let team = home.json(&["team", "show", "review", "--json"]);
+    assert_eq!(team["name"], "review");
+    let names: Vec<String> = members(&team).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["lead", "critic", "scout", "sh"], "the leader first");
+    assert_eq!(run_of(&team, "lead"), leader, "-d prints the leader's run id alone");
+    for (name, run) in members(&team).into_iter().skip(1) {
+        assert_eq!(run["parent_id"], leader, "{name} is the leader's child");
+        assert_eq!(run["name"], format!("review-{name}").as_str());
+    }
+    let (critic, scout, sh) = (run_of(&team, "critic"), run_of(&team, "scout"), run_of(&team, "sh"));
+    assert_eq!(home.show(&scout)["detached"], true);
+
+    // Each agent is told who it is, who the others are, and its task.
+    let first = home.prompts(leader);
+    assert!(
+        first[0].starts_with("[team review] You are lead in team review, its leader.")
+            && first[0].contains("critic, scout, sh")
+            && first[0].ends_with("split the work\nfix the parser"),
+        "{first:?}"
+    );
+    let told = &home.prompts(&critic)[0];
+    assert!(
+        told.contains("lead (leader)") && told.contains("Your role: review every change"),
+        "{told}"
+    );
+    assert!(!told.contains("fix the parser"), "the task is the leader's: {told}");
+    // A shell gets its own prompt alone, and the team in its environment.
+    assert_eq!(home.prompts(&sh), ["echo \"seat=$AGENTS_TEAM/$AGENTS_MEMBER\""]);
+    home.wait_until("the shell saw its seat", || home.logs(&sh).contains("seat=review/sh"));
+
+    // Mail by a member's name, and to the whole team.
+    home.wait_until("the leader at its prompt", || at_prompt(&home, leader));
+    let out = home
+        .cmd(&["mail", "send", "lead", "parser split in two", "--json"])
+        .env("AGENTS_RUN_ID", &critic)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let sent: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (sent["from_name"].as_str(), sent["to"].as_str()),
+        (Some("review-critic"), Some(leader))
+    );
+    let typed = format!(
+        "[mail from review-critic · {}] parser split in two",
+        sent["id"].as_str().unwrap()
+    );
+    home.wait_until("the leader read the mail", || home.logs(leader).contains(&typed));
+
+    let out = home
+        .cmd(&["mail", "send", "team", "stand up", "--json", "--id", "standup1"])
+        .env("AGENTS_RUN_ID", leader)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let copies: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let to: Vec<&str> = copies
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["to"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        to,
+        [critic.as_str(), scout.as_str()],
+        "every other agent, never the shell"
+    );
+    assert!(copies.as_array().unwrap().iter().all(|m| m["thread"] == "standup1"));
+    // Sent again by its id: the same copies, none delivered twice.
+    let again = home
+        .cmd(&["mail", "send", "team", "stand up", "--json", "--id", "standup1"])
+        .env("AGENTS_RUN_ID", leader)
+        .output()
+        .unwrap();
+    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(again.as_array().map(Vec::len), Some(2));
+    assert_eq!(again[0]["id"], copies[0]["id"]);
+    for run in [&critic, &scout] {
+        home.wait_until("the member read the stand-up", || home.logs(run).contains("] stand up"));
+        assert_eq!(
+            home.prompts(run).iter().filter(|p| p.ends_with("] stand up")).count(),
+            1
+        );
+    }
+    // From anyone: TEAM/MEMBER; and the team's mail in one list.
+    let user = home.json(&["mail", "send", "review/scout", "from the user", "--json"]);
+    assert_eq!(user["to"], scout.as_str());
+    let listed = home.json(&["mail", "ls", "--team", "review", "--json"]);
+    assert_eq!(listed.as_array().map(Vec::len), Some(4), "{listed}");
+    let table = home.ok(&["team", "ls"]);
+    assert!(table.contains("review") && table.contains("critic running"), "{table}");
+}
+
+#[test]
+fn cancelling_the_leader_cancels_the_members_it_owns_and_a_detached_one_lives_on() {
+    let home = Home::with_config(&format!("{ENGINE}{REVIEW}"));
+    let leader = home.ok(&["team", "start", "review", "-d"]).trim().to_string();
+    let team = home.json(&["team", "show", "review", "--json"]);
+    let (critic, scout, sh) = (run_of(&team, "critic"), run_of(&team, "scout"), run_of(&team, "sh"));
+    home.wait_until("the members at their prompts", || {
+        at_prompt(&home, &critic) && at_prompt(&home, &scout)
+    });
+
+    home.ok(&["cancel", &leader]);
+    for run in [&leader, &critic, &sh] {
+        let ended = home.wait_end(run);
+        assert_eq!(ended["state"], "cancelled", "{ended}");
+        assert!(home.event_kinds(run).contains(&"CANCEL_REQUESTED".to_string()));
+    }
+    assert_eq!(home.state(&scout), "running", "a detached member survives its leader");
+    assert_eq!(home.json(&["team", "show", "review", "--json"])["state"], "live");
+
+    // The team cancelled whole reaches the detached member too.
+    let said = home.ok(&["team", "cancel", "review"]);
+    assert!(said.contains("asked 1 run"), "{said}");
+    assert_eq!(home.wait_end(&scout)["state"], "cancelled");
+    assert_eq!(home.json(&["team", "show", "review", "--json"])["state"], "ended");
+    let err = failure(&home, &["team", "cancel", "review"]);
+    assert!(err.contains("team review has ended"), "{err}");
+}
+
+#[test]
+fn a_blocked_member_is_recorded_and_the_rest_start_unless_the_team_is_all_or_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, all: bool| {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "all_or_nothing = {all}\nleader = {{ name = \"lead\", harness = \"demo\" }}\n\
+                 [[members]]\nname = \"lost\"\nharness = \"demo\"\ncwd = \"/nonexistent/place\"\n\
+                 [[members]]\nname = \"fine\"\nharness = \"demo\"\n"
+            ),
+        )
+        .unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let home = Home::new();
+
+    let some = file("some", false);
+    let out = home.run(&["team", "start", &some, "-d"]);
+    assert_eq!(out.status.code(), Some(1), "a team that did not start whole fails");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("member lost blocked: cwd does not exist"), "{err}");
+    let team = home.json(&["team", "show", "some", "--json"]);
+    let state = |m: &str| home.state(&run_of(&team, m));
+    assert_eq!((state("lost").as_str(), state("fine").as_str()), ("blocked", "running"));
+
+    let all = file("all", true);
+    let out = home.run(&["team", "start", &all, "-d"]);
+    assert_eq!(out.status.code(), Some(1));
+    let team = home.json(&["team", "show", "all", "--json"]);
+    assert!(team["problem"].as_str().unwrap().contains("all or nothing"), "{team}");
+    let names: Vec<String> = members(&team).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["lead", "lost"], "nothing started after the blocked member");
+    let leader = run_of(&team, "lead");
+    assert_eq!(
+        home.wait_end(&leader)["state"],
+        "cancelled",
+        "those started are cancelled"
+    );
+
+    // A second team of a definition gets a name of its own.
+    home.run(&["team", "start", &some, "-d"]);
+    assert_eq!(home.json(&["team", "show", "some-2", "--json"])["definition"], "some");
+}
+
+#[test]
+fn bad_teams_get_a_one_line_error_and_start_nothing() {
+    let home = Home::with_config(&format!("{ENGINE}{REVIEW}"));
+    let err = failure(&home, &["team", "start", "nosuch", "-d"]);
+    assert!(
+        err.contains("no team 'nosuch' in config.toml") && err.contains("it defines review"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "leader = { name = \"lead\", harness = \"nosuch\" }\n").unwrap();
+    let err = failure(&home, &["team", "start", bad.to_str().unwrap(), "-d"]);
+    assert!(err.contains("unknown harness or profile 'nosuch'"), "{err}");
+    std::fs::write(&bad, "leader = { name = \"lead\" }\n").unwrap();
+    let err = failure(&home, &["team", "start", bad.to_str().unwrap(), "-d"]);
+    assert!(err.contains("missing field `harness`"), "{err}");
+    let err = failure(&home, &["team", "start", "./missing.toml", "-d"]);
+    assert!(err.contains("reading the team file ./missing.toml"), "{err}");
+    let err = failure(&home, &["team", "show", "nosuch"]);
+    assert!(err.contains("no team matches 'nosuch'"), "{err}");
+    let err = failure(&home, &["mail", "send", "nosuch/lead", "hi"]);
+    assert!(err.contains("no team matches"), "{err}");
+    assert_eq!(
+        home.json(&["ls", "--json"]).as_array().map(Vec::len),
+        Some(0),
+        "nothing started"
+    );
+    assert_eq!(home.ok(&["team", "ls"]), "no teams\n");
+}
