@@ -38,6 +38,8 @@ pub mod method {
     /// Notification from a client: output of a run shown up to an offset.
     pub const RUNS_ACK: &str = "runs.ack";
     pub const RUNS_WAIT: &str = "runs.wait";
+    /// Until every child of a run has ended (`RunRef` → `ChildrenOutcome`).
+    pub const RUNS_WAIT_CHILDREN: &str = "runs.wait_children";
     pub const RUNS_RERUN: &str = "runs.rerun";
     pub const RUNS_ANSWER: &str = "runs.answer";
     /// What a worktree run changed (`Changes`).

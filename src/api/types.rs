@@ -283,6 +283,14 @@ impl ListParams {
     pub const MAX_LIMIT: usize = 1000;
 }
 
+/// `runs.wait_children`: once every child of the run has ended, the run's
+/// record then and each child's, oldest first.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ChildrenOutcome {
+    pub run: RunRecord,
+    pub children: Vec<RunRecord>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRef {
     /// Full id, unique prefix, or name.
@@ -496,6 +504,10 @@ pub struct DaemonStatus {
     /// links to it builds from its mirror instead.
     #[serde(default)]
     pub screens: bool,
+    /// Runs a wait in flight awaits (`runs.wait`, `runs.wait_children`):
+    /// their results go to the waiter, not to their parents.
+    #[serde(default)]
+    pub awaited: usize,
     /// Keeps several screen subscriptions of one run on a connection,
     /// each by its `sub` (`AttachParams::sub`), and marks each one's
     /// `output.end` with `screen` and `sub`; false from a daemon older than

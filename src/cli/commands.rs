@@ -154,31 +154,12 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             );
             Ok(0)
         }
-        Command::Wait { run, json, timeout } => {
-            let client = Client::connect(&paths, false).await?;
-            let waiting = client.call(method::RUNS_WAIT, RunRef { run: run.clone() });
-            let record: RunRecord = match timeout {
-                None => waiting.await?,
-                Some(secs) => match tokio::time::timeout(std::time::Duration::from_secs(secs), waiting).await {
-                    Ok(record) => record?,
-                    Err(_) => {
-                        say_err!("agents: run {run} has not ended after {secs}s");
-                        return Ok(124);
-                    }
-                },
-            };
-            if json {
-                crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&record)?));
-            } else {
-                say!(
-                    "{} {}: {}",
-                    record.name,
-                    record.state.as_str(),
-                    record.reason.as_deref().unwrap_or("")
-                );
-            }
-            Ok(if record.state == RunState::Succeeded { 0 } else { 1 })
-        }
+        Command::Wait {
+            run,
+            json,
+            timeout,
+            children,
+        } => wait(&paths, run, json, timeout, children).await,
         Command::Diff { run, stat, json } => super::worktree::diff(&paths, run, stat, json).await,
         Command::Merge { run, squash } => super::worktree::merge(&paths, run, squash).await,
         Command::Mail { command } => super::mail::mail(&paths, command).await,
@@ -251,6 +232,57 @@ fn size_arg(size: Option<&str>) -> Result<(Option<u16>, Option<u16>)> {
             Ok((Some(rows), Some(cols)))
         }
     }
+}
+
+/// `agents wait`: exit 0 when the run (or, with `--children`, every
+/// child) succeeded, 1 when not, 124 when SECS passed first.
+async fn wait(paths: &Paths, run: String, json: bool, timeout: Option<u64>, children: bool) -> Result<i32> {
+    let client = Client::connect(paths, false).await?;
+    let reference = RunRef { run: run.clone() };
+    let waiting = async {
+        match children {
+            true => client.call(method::RUNS_WAIT_CHILDREN, reference).await,
+            false => client
+                .call::<_, RunRecord>(method::RUNS_WAIT, reference)
+                .await
+                .map(|run| crate::api::ChildrenOutcome {
+                    run,
+                    children: Vec::new(),
+                }),
+        }
+    };
+    let outcome = match timeout {
+        None => waiting.await?,
+        Some(secs) => match tokio::time::timeout(std::time::Duration::from_secs(secs), waiting).await {
+            Ok(outcome) => outcome?,
+            Err(_) => {
+                match children {
+                    true => say_err!("agents: the children of run {run} have not all ended after {secs}s"),
+                    false => say_err!("agents: run {run} has not ended after {secs}s"),
+                }
+                return Ok(124);
+            }
+        },
+    };
+    let ended = match children {
+        true => outcome.children.clone(),
+        false => vec![outcome.run.clone()],
+    };
+    match (json, children) {
+        (true, true) => crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&outcome)?)),
+        (true, false) => crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&outcome.run)?)),
+        (false, _) if ended.is_empty() => say!("{} has no children", outcome.run.name),
+        (false, _) => {
+            for r in &ended {
+                say!("{} {}: {}", r.name, r.state.as_str(), r.reason.as_deref().unwrap_or(""));
+            }
+        }
+    }
+    Ok(if ended.iter().all(|r| r.state == RunState::Succeeded) {
+        0
+    } else {
+        1
+    })
 }
 
 async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {

@@ -152,6 +152,10 @@ pub enum Command {
         /// Give up after SECS (exit 124), leaving the run as it is.
         #[arg(long, value_name = "SECS")]
         timeout: Option<u64>,
+        /// Wait for every child of the run instead (those it starts while
+        /// waiting too), then print each child's outcome.
+        #[arg(long)]
+        children: bool,
     },
     /// Start, stop or inspect the daemon.
     Daemon {

@@ -161,6 +161,7 @@ pub async fn call(
                 supervisors: super::upgrade::supervisor_builds(daemon, live).await,
                 screens: true,
                 screen_subs: true,
+                awaited: daemon.awaited.lock().map_or(0, |a| a.len()),
             })
         }
         method::DAEMON_STOP => {

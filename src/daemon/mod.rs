@@ -27,6 +27,7 @@ mod tasks;
 mod teams;
 pub mod transcripts;
 mod upgrade;
+mod waits;
 mod worktrees;
 
 use std::collections::HashMap;

@@ -34,7 +34,8 @@ pub(super) fn tell_parent(conn: &Connection, child: &str, parent: &str) -> Resul
     if runs::get_prompt(conn, &id)?.is_some() {
         return Ok(());
     }
-    runs::enqueue_prompt(conn, &id, parent, &said(&child))?;
+    let last = crate::store::transcripts::last_assistant_text(conn, &child.id)?;
+    runs::enqueue_prompt(conn, &id, parent, &said(&child, last.as_deref()))?;
     let data = json!({ "child": child.id, "parent": parent, "state": child.state.as_str(), "prompt_id": id });
     runs::append_event(conn, parent, "TASK_RESULT", &data)?;
     runs::append_event(conn, &child.id, "TASK_RESULT", &data)?;
@@ -42,8 +43,10 @@ pub(super) fn tell_parent(conn: &Connection, child: &str, parent: &str) -> Resul
 }
 
 /// `[task result] review-1 succeeded after 3m12s: exited with code 0 —
-/// agents show review-1`, its words made inert (they are typed).
-fn said(child: &RunRow) -> String {
+/// agents show review-1`, with what its agent said last when its
+/// transcript has it (bounded, on one line), its words made inert (they
+/// are typed).
+fn said(child: &RunRow, last: Option<&str>) -> String {
     let took = match (child.started_at, child.ended_at) {
         (Some(start), Some(end)) if end >= start => {
             let secs = (end - start) / 1000;
@@ -59,8 +62,13 @@ fn said(child: &RunRow) -> String {
         .as_deref()
         .map(|r| format!(": {}", crate::text::bounded(r, 300)))
         .unwrap_or_default();
+    let last = last
+        .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|t| !t.is_empty())
+        .map(|t| format!(": \"{}\"", crate::text::bounded(&t, 500)))
+        .unwrap_or_default();
     let text = format!(
-        "[task result] {} {}{took}{why} — agents show {}",
+        "[task result] {} {}{took}{why}{last} — agents show {}",
         child.name,
         child.state.as_str(),
         child.name

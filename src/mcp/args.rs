@@ -142,6 +142,10 @@ pub struct RunWaitArgs {
     /// Give up after this many seconds (default 30, at most 600) and answer
     /// with the run as it is.
     pub timeout_secs: Option<u64>,
+    /// Wait for every child of the run instead (those it starts meanwhile
+    /// too) and answer each child's record.
+    #[serde(default)]
+    pub children: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

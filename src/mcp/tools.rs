@@ -350,13 +350,28 @@ impl AgentsMcp {
 
     #[tool(
         description = "Wait until a run ends (or the timeout passes) and answer its record; \
-        `ended` says which."
+        `ended` says which. With `children: true`, until every child of the run has ended, \
+        answering each child's record in `children`: results to synthesize only once all the \
+        work is done."
     )]
     async fn run_wait(&self, Parameters(args): Parameters<RunWaitArgs>) -> Result<CallToolResult, ErrorData> {
         let secs = args.timeout_secs.unwrap_or(DEFAULT_WAIT_SECS).min(MAX_WAIT_SECS);
         respond(
             async {
                 let client = self.client().await?;
+                if args.children {
+                    let waiting = client.call::<_, crate::api::ChildrenOutcome>(
+                        method::RUNS_WAIT_CHILDREN,
+                        RunRef { run: args.run.clone() },
+                    );
+                    return match tokio::time::timeout(Duration::from_secs(secs), waiting).await {
+                        Ok(outcome) => {
+                            let outcome = outcome?;
+                            Ok(json!({ "ended": true, "run": outcome.run, "children": outcome.children }))
+                        }
+                        Err(_) => Ok(json!({ "ended": false, "run": self.show(&args.run).await?.run })),
+                    };
+                }
                 let (ended, record) = self.wait(&client, &args.run, Duration::from_secs(secs)).await?;
                 Ok(json!({ "ended": ended, "run": record }))
             }
