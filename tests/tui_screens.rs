@@ -144,6 +144,42 @@ fn populated() -> App {
         harness: Default::default(),
         usage: Some(usage()),
     })));
+    let mail =
+        |id: &str, from: (&str, &str), to: (&str, &str), ago: u64, body: &str, state: &str| agents::api::MailRecord {
+            version: 1,
+            id: id.into(),
+            from: from.0.into(),
+            from_name: from.1.into(),
+            to: to.0.into(),
+            to_name: to.1.into(),
+            thread: id.into(),
+            in_reply_to: None,
+            at: at(ago),
+            body: body.into(),
+            state: state.into(),
+        };
+    let fix = ("01AAAAAAAAAAAAAAAAAAAAAAAA", "fix-tests");
+    app.update(Update::Mail {
+        run: fix.0.into(),
+        result: Ok(vec![
+            mail(
+                "01MAIL3",
+                fix,
+                ("01BBBBBBBBBBBBBBBBBBBBBBBB", "explore"),
+                30,
+                "map the modules",
+                "queued",
+            ),
+            mail(
+                "01MAIL2",
+                ("01BBBBBBBBBBBBBBBBBBBBBBBB", "explore"),
+                fix,
+                90,
+                "parse.rs is done\n\x1b[2Jtests next",
+                "delivered",
+            ),
+        ]),
+    });
     app.take_commands();
     app
 }

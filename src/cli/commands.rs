@@ -410,36 +410,69 @@ async fn demo(paths: &Paths) -> Result<i32> {
         parent: parent.map(str::to_string),
         ..StartParams::default()
     };
-    let plan: [(&str, &[&str], Option<&str>); 5] = [
+    let plan: [(&str, &[&str], Option<&str>); 4] = [
         ("worker", &["--think-ms", "6000"], Some("refactor the parser")),
         ("asks", &["--ask"], None),
-        (
-            "team",
-            &["--subagents", "2", "--think-ms", "3000"],
-            Some("split the work"),
-        ),
         ("done", &["--prompt", "say hi", "--exit-after-prompt"], None),
         ("broken", &["--crash"], None),
     ];
-    let mut team = None;
     for (name, args, prompt) in plan {
-        let record: RunRecord = client.call(method::RUNS_START, start(name, args, prompt, None)).await?;
-        if name == "team" {
-            team = Some(record.id.clone());
-        }
+        let _: RunRecord = client.call(method::RUNS_START, start(name, args, prompt, None)).await?;
     }
-    if let Some(team) = team {
-        for (name, prompt) in [("explore", "map the modules"), ("review", "read the diff")] {
-            let _: RunRecord = client
-                .call(
-                    method::RUNS_START,
-                    start(name, &["--think-ms", "2500"], Some(prompt), Some(&team)),
-                )
-                .await?;
-        }
-    }
+    demo_team(&client, &suffix, &cwd).await?;
     drop(client);
     crate::tui::main(paths.clone()).await
+}
+
+/// The demo's team: a leader with two subagents and two members, who
+/// have written to each other (the Mail tab).
+async fn demo_team(client: &Client, suffix: &str, cwd: &str) -> Result<()> {
+    let file = r#"
+        leader = { name = "lead", harness = "demo", args = ["--subagents", "2", "--think-ms", "3000"], prompt = "split the work" }
+        [[members]]
+        name = "explore"
+        harness = "demo"
+        args = ["--think-ms", "2500"]
+        prompt = "map the modules"
+        [[members]]
+        name = "review"
+        harness = "demo"
+        role = "review what explore finds"
+        args = ["--think-ms", "2500"]
+        prompt = "read the diff"
+    "#;
+    let params = crate::api::TeamStartParams {
+        team: format!("demo-{suffix}"),
+        file: Some(file.into()),
+        prompt: None,
+        cwd: cwd.into(),
+        env: std::env::vars().collect(),
+    };
+    let team: crate::api::TeamRecord = client.call(method::TEAMS_START, params).await?;
+    let run = |member: &str| {
+        team.members
+            .iter()
+            .find(|m| m.member == member)
+            .map(|m| m.run.id.clone())
+    };
+    let said = [
+        ("explore", "lead", "three modules: lexer, grammar, printer"),
+        ("lead", "team", "review the lexer first; explore, the grammar next"),
+    ];
+    for (from, to, body) in said {
+        let to = match to {
+            "team" => "team".to_string(),
+            member => run(member).unwrap_or_default(),
+        };
+        let mail = crate::api::MailSendParams {
+            to,
+            body: body.into(),
+            from: run(from),
+            ..Default::default()
+        };
+        let _: serde_json::Value = client.call(method::MAIL_SEND, mail).await?;
+    }
+    Ok(())
 }
 
 async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {

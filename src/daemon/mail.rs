@@ -166,6 +166,10 @@ async fn send_one(
     }
     let stored = store(daemon, p, id, to, from).await?;
     hand_over(daemon, &stored, to).await?;
+    // Both runs' Mail tabs read it again.
+    for run in std::iter::once(&to.id).chain(from.map(|f| &f.id)) {
+        daemon.changed(run);
+    }
     read(daemon, id).await
 }
 

@@ -52,6 +52,8 @@ pub enum Command {
     Lineage(String),
     /// Load what a worktree run changed (the Changes tab).
     Changes(String),
+    /// Load the run's newest mail (the Mail tab).
+    Mail(String),
     /// Merge a worktree run's branch into the branch it started from.
     Merge {
         run: String,
@@ -124,6 +126,11 @@ pub enum Update {
         run: String,
         result: Result<crate::api::Lineage, String>,
     },
+    /// The newest mail to or from a run (the Mail tab), or why not.
+    Mail {
+        run: String,
+        result: Result<Vec<crate::api::MailRecord>, String>,
+    },
     /// What a worktree run changed (`runs.changes`), or why not.
     Changes {
         run: String,
@@ -149,10 +156,18 @@ pub enum Tab {
     Lineage,
     Events,
     Changes,
+    Mail,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 5] = [Tab::Record, Tab::Transcript, Tab::Lineage, Tab::Events, Tab::Changes];
+    pub const ALL: [Tab; 6] = [
+        Tab::Record,
+        Tab::Transcript,
+        Tab::Lineage,
+        Tab::Events,
+        Tab::Changes,
+        Tab::Mail,
+    ];
 
     pub fn title(self) -> &'static str {
         match self {
@@ -161,6 +176,7 @@ impl Tab {
             Tab::Lineage => "Lineage",
             Tab::Events => "Events",
             Tab::Changes => "Changes",
+            Tab::Mail => "Mail",
         }
     }
 
@@ -366,6 +382,8 @@ pub struct App {
     /// The tree around a run for the Lineage tab (its resume and fork
     /// edges), reloaded when a run appears or the run changes.
     pub lineages: HashMap<String, crate::api::Lineage>,
+    /// Each run's newest mail (the Mail tab), reloaded when the run changes.
+    pub mail: HashMap<String, Result<Vec<crate::api::MailRecord>, String>>,
     /// The Changes tab's runs and its hunk cursor.
     pub changes: super::changes::ChangesTab,
     /// The runs in the panes, in their order, and the pane that has the
@@ -437,6 +455,7 @@ impl App {
             hosts: Vec::new(),
             subagents: HashMap::new(),
             lineages: HashMap::new(),
+            mail: HashMap::new(),
             changes: Default::default(),
             panes: Vec::new(),
             pane_focus: 0,
@@ -550,6 +569,7 @@ impl App {
             Tab::Transcript if !self.transcripts.contains_key(&id) => self.commands.push(Command::Transcript(id)),
             Tab::Lineage if !self.lineages.contains_key(&id) => self.commands.push(Command::Lineage(id)),
             Tab::Changes if !self.changes.loaded.contains_key(&id) => self.commands.push(Command::Changes(id)),
+            Tab::Mail if !self.mail.contains_key(&id) => self.commands.push(Command::Mail(id)),
             _ => {}
         }
     }
@@ -634,6 +654,7 @@ impl App {
                 }
                 let loaded = self.transcripts.remove(&id).is_some()
                     | self.lineages.remove(&id).is_some()
+                    | self.mail.remove(&id).is_some()
                     | (!looking && self.changes.loaded.remove(&id).is_some());
                 if loaded {
                     self.want_tab_data();
@@ -694,6 +715,9 @@ impl App {
                 // The tab still shows parents and children from the list.
                 Err(e) => self.message = Some(format!("lineage not loaded: {e}")),
             },
+            Update::Mail { run, result } => {
+                self.mail.insert(run, result);
+            }
             Update::Changes { run, result } => self.changes_read(run, result),
             Update::Merged { run, result } => self.merged(run, result),
         }

@@ -365,6 +365,20 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                     .map_err(|e| e.message),
                 run,
             },
+            Command::Mail(run) => Update::Mail {
+                result: client
+                    .call(
+                        method::MAIL_LIST,
+                        crate::api::MailListParams {
+                            run: Some(run.clone()),
+                            team: None,
+                            limit: Some(super::mail::NEWEST),
+                        },
+                    )
+                    .await
+                    .map_err(|e| e.message),
+                run,
+            },
             Command::Changes(_) | Command::Merge { .. } => worktree_call(&client, cmd).await,
             Command::History {
                 run,

@@ -13,6 +13,7 @@ mod kept;
 pub mod keymap;
 pub mod keys;
 pub mod link;
+mod mail;
 mod notice;
 mod overlay;
 pub mod pane;

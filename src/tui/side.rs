@@ -1,4 +1,4 @@
-//! The right-hand tabs: Record, Transcript, Lineage, Events.
+//! The right-hand tabs: Record, Transcript, Lineage, Events, Changes, Mail.
 
 use std::time::SystemTime;
 
@@ -43,6 +43,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime
         Tab::Lineage => lineage(app, run, theme),
         Tab::Events => events(app, run, theme),
         Tab::Changes => changes(app, run, theme),
+        Tab::Mail => super::mail::lines(app, run, theme),
     };
     // Lines as wrapped to the panel (a diff's are cut instead, so a hunk's
     // line is its place): scrolling stops at the last page.
