@@ -261,3 +261,71 @@ fn bad_teams_get_a_one_line_error_and_start_nothing() {
     );
     assert_eq!(home.ok(&["team", "ls"]), "no teams\n");
 }
+
+/// The permission-request id an approval mail to the leader carries.
+fn request_in(text: &str) -> Option<String> {
+    let at = text.find("[approval request ask-")? + "[approval request ".len();
+    let id: String = text[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    Some(id)
+}
+
+#[test]
+fn a_members_permission_prompt_is_mailed_to_the_leader_who_answers_it_by_its_request_id() {
+    let home = Home::with_config(&format!(
+        "{ENGINE}[teams.ask]\napprovals = \"leader\"\nleader = {{ name = \"lead\", harness = \"demo\" }}\n\
+         [[teams.ask.members]]\nname = \"asker\"\nharness = \"demo\"\nargs = [\"--ask\"]\n"
+    ));
+    let leader = home.ok(&["team", "start", "ask", "-d"]).trim().to_string();
+    let team = home.json(&["team", "show", "ask", "--json"]);
+    assert_eq!(team["approvals"], "leader");
+    let asker = run_of(&team, "asker");
+    let asked = |n: usize| {
+        let mut found = None;
+        home.wait_until("the leader was asked", || {
+            let asks: Vec<String> = home
+                .prompts(&leader)
+                .into_iter()
+                .filter_map(|p| request_in(&p).map(|_| p))
+                .collect();
+            found = asks.get(n).cloned();
+            found.is_some()
+        });
+        found.unwrap()
+    };
+    let first = asked(0);
+    assert!(
+        first.starts_with("[mail from ask-asker · ask-")
+            && first.contains("ask-asker (asker) waits at a permission prompt")
+            && first.contains("Do you want to proceed?\n1. Yes\n2. No"),
+        "{first}"
+    );
+    let request = request_in(&first).unwrap();
+    assert!(
+        first.ends_with(&format!("agents answer ask-asker yes|no|TEXT --request {request}")),
+        "{first}"
+    );
+
+    // A request of another run is no answer to this one.
+    let err = failure(&home, &["answer", &leader, "yes", "--request", &request]);
+    assert!(err.contains("is not one of run ask-lead's"), "{err}");
+    home.ok(&["answer", &asker, "yes", "--request", &request]);
+    home.wait_until("the asker moved on", || home.show(&asker)["status"] != "needs_approval");
+    // The same request again is the same answer, never typed twice.
+    home.ok(&["answer", &asker, "yes", "--request", &request]);
+
+    // Asked again: a new request; answered without it first, it is gone.
+    home.wait_until("the asker at its prompt", || at_prompt(&home, &asker));
+    home.ok(&["send", &asker, "ask"]);
+    let second = request_in(&asked(1)).unwrap();
+    assert_ne!(second, request);
+    home.ok(&["answer", &asker, "no"]);
+    home.wait_until("the question gone", || home.show(&asker)["status"] != "needs_approval");
+    let err = failure(&home, &["answer", &asker, "yes", "--request", &second]);
+    assert!(
+        err.contains(&format!("the question of request {second} is gone")),
+        "{err}"
+    );
+}

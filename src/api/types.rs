@@ -415,6 +415,10 @@ pub struct AnswerParams {
     /// into whatever question came next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_id: Option<String>,
+    /// The permission request answered (`ask-…`, from a team's approval
+    /// mail): refused once its question is gone, applied at most once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
 }
 
 /// A harness conversation (`agents sessions list`), with the run that

@@ -114,7 +114,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             Ok(0)
         }
         Command::Sessions { command } => sessions(&paths, command).await,
-        Command::Answer { run, answer } => {
+        Command::Answer { run, answer, request } => {
             let client = Client::connect(&paths, false).await?;
             let _: serde_json::Value = client
                 .call(
@@ -123,6 +123,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
                         run,
                         answer,
                         answer_id: None,
+                        request,
                     },
                 )
                 .await?;

@@ -75,6 +75,10 @@ pub enum Command {
         /// `yes` or `no` to a permission prompt, or TEXT typed as the answer.
         #[arg(value_name = "yes|no|TEXT")]
         answer: String,
+        /// The permission request this answers (`ask-…`, from a team's
+        /// approval mail): refused when its question is gone.
+        #[arg(long, value_name = "ID")]
+        request: Option<String>,
     },
     /// Cancel a run and the children it owns.
     Cancel {

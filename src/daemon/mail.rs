@@ -232,6 +232,14 @@ async fn hand_over(daemon: &Arc<Daemon>, m: &MailRecord, to: &RunRow) -> Result<
         .map_err(ApiError::internal)
 }
 
+/// Hands a stored message to its run (an approval request to a leader).
+pub(super) async fn hand_over_one(daemon: &Arc<Daemon>, m: &MailRecord) -> Result<(), ApiError> {
+    let to = resolve_row(daemon, &m.to).await?;
+    hand_over(daemon, m, &to).await?;
+    daemon.changed(&to.id);
+    Ok(())
+}
+
 /// At start: messages stored before the last daemon could hand them over.
 pub async fn hand_over_stored(daemon: &Arc<Daemon>) {
     let Ok(stored) = daemon.store.call(|c| mail::stored(c)).await else {

@@ -4,6 +4,7 @@
 //! process can die or be upgraded without losing one.
 
 mod adopt;
+mod approvals;
 mod client;
 mod dispatch;
 mod ends;

@@ -217,12 +217,18 @@ pub async fn call(
             run: _,
             answer,
             answer_id,
+            request,
         }) => {
+            // A request is answered once: its id is the answer's.
+            let answer_id = answer_id.or_else(|| request.clone());
             if let Some(id) = &answer_id {
                 super::once::validate_id("answer id", id)?;
                 if let Some(outcome) = super::once::answered(daemon, &row.id, id).await {
                     return outcome;
                 }
+            }
+            if let Some(request) = &request {
+                super::approvals::check_request(daemon, &row, request).await?;
             }
             let live = daemon
                 .live(&row.id)

@@ -119,6 +119,9 @@ pub struct RunAnswerArgs {
     pub answer: String,
     /// Your id for this answer: a retry with the same id is applied once.
     pub answer_id: Option<String>,
+    /// The permission request answered (`ask-…`, from a team member's
+    /// approval mail): refused once its question is gone.
+    pub request: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

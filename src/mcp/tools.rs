@@ -317,6 +317,7 @@ impl AgentsMcp {
             run: args.run,
             answer: args.answer,
             answer_id: args.answer_id,
+            request: args.request,
         };
         respond(self.call(method::RUNS_ANSWER, params).await)
     }

@@ -333,6 +333,7 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                             run,
                             answer,
                             answer_id: None,
+                            request: None,
                         },
                     )
                     .await
