@@ -329,3 +329,75 @@ fn a_members_permission_prompt_is_mailed_to_the_leader_who_answers_it_by_its_req
         "{err}"
     );
 }
+
+/// The supervisor of a run: its harness's parent process.
+fn supervisor_of(home: &Home, run: &str) -> i32 {
+    let pid = home.show(run)["pid"].as_i64().expect("a live run's pid");
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    after.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+fn told(home: &Home, run: &str, start: &str) -> bool {
+    home.prompts(run).iter().any(|p| p.starts_with(start))
+}
+
+#[test]
+fn a_crashed_member_is_told_to_its_leader_and_a_crashed_leaders_members_to_the_run_above_it() {
+    let home = Home::new();
+    let boss = home.start(&["--name", "boss", "demo"]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crash.toml");
+    std::fs::write(
+        &file,
+        "leader = { name = \"lead\", harness = \"demo\" }\n\
+         [[members]]\nname = \"w\"\nharness = \"demo\"\n[[members]]\nname = \"v\"\nharness = \"demo\"\n",
+    )
+    .unwrap();
+    // Started from inside boss: the leader is its child.
+    let out = home
+        .cmd(&["team", "start", file.to_str().unwrap(), "-d"])
+        .env("AGENTS_RUN_ID", &boss)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let team = home.json(&["team", "show", "crash", "--json"]);
+    let (lead, w, v) = (run_of(&team, "lead"), run_of(&team, "w"), run_of(&team, "v"));
+    assert_eq!(home.show(&lead)["parent_id"], boss.as_str());
+    home.wait_until("every member at its prompt", || {
+        [&lead, &w, &v].iter().all(|r| at_prompt(&home, r))
+    });
+
+    // A member's supervisor killed: interrupted, and its leader told so.
+    // (Not awaited: a waiter would take the result instead of the leader.)
+    common::kill9(supervisor_of(&home, &w));
+    home.wait_until("w interrupted", || home.state(&w) == "interrupted");
+    home.wait_until("the leader told of w", || {
+        told(&home, &lead, "[task result] crash-w interrupted")
+    });
+    let result = home
+        .prompts(&lead)
+        .into_iter()
+        .find(|p| p.starts_with("[task result] crash-w"))
+        .unwrap();
+    assert!(result.contains("supervisor died"), "{result}");
+
+    // The leader's supervisor killed: its member still running is an
+    // orphan, reported to the run above, which hears of it from now on.
+    common::kill9(supervisor_of(&home, &lead));
+    home.wait_until("the leader interrupted", || home.state(&lead) == "interrupted");
+    home.wait_until("boss told of the orphan", || {
+        told(
+            &home,
+            &boss,
+            "[orphans] crash-lead interrupted while its children still run: crash-v",
+        )
+    });
+    assert!(home.event_kinds(&v).contains(&"ORPHANED".to_string()));
+    assert_eq!(home.state(&v), "running", "an orphan keeps working");
+    assert!(told(&home, &boss, "[task result] crash-lead interrupted"));
+    home.ok(&["cancel", "--no-wait", &v]);
+    home.wait_until("boss told of v's end", || {
+        told(&home, &boss, "[task result] crash-v cancelled")
+    });
+}
