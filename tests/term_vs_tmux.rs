@@ -23,6 +23,8 @@
 mod capture;
 #[path = "term_vs_tmux/fidelity.rs"]
 mod fidelity;
+#[path = "term_vs_tmux/recorded.rs"]
+mod recorded;
 #[path = "term_vs_tmux/streams.rs"]
 mod streams;
 

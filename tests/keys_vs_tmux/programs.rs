@@ -265,25 +265,6 @@ impl Program {
     }
 }
 
-/// htop with nothing that changes by itself on screen.
-const HTOPRC: &str = "htop_version=3.2.2
-config_reader_min_version=3
-hide_kernel_threads=1
-hide_userland_threads=1
-show_program_path=0
-highlight_changes=0
-screen_tabs=0
-color_scheme=0
-enable_mouse=1
-delay=15
-header_margin=0
-header_layout=one_100
-column_meters_0=Blank
-column_meter_modes_0=2
-tree_view=0
-screen:Main=PID STATE Command
-.sort_key=PID
-.tree_sort_key=PID
-.sort_direction=1
-.tree_sort_direction=1
-";
+/// htop with nothing that changes by itself on screen: no meters, the
+/// columns PID, state and command, sorted by PID.
+const HTOPRC: &str = include_str!("../fixtures/htoprc");
