@@ -207,3 +207,16 @@ fn htop_through_attach_matches_htop_in_tmux() {
 fn htop_through_the_tui_matches_htop_in_tmux() {
     compare(&Program::htop(), Via::Tui);
 }
+
+/// Underline styles (curly, dotted, dashed, double) and colours, strike,
+/// hidden, blink, dim and italic, as attach and the TUI draw them on a
+/// terminal that shows them: the same cells as tmux showing the program.
+#[test]
+fn every_attribute_is_drawn_through_attach_as_tmux_draws_it() {
+    compare(&Program::attributes(), Via::Attach);
+}
+
+#[test]
+fn every_attribute_is_drawn_through_the_tui_as_tmux_draws_it() {
+    compare(&Program::attributes(), Via::Tui);
+}

@@ -265,6 +265,44 @@ impl Program {
     }
 }
 
+impl Program {
+    /// A program that prints every attribute the emulator keeps and
+    /// waits: how attach and the TUI draw them on a terminal that knows
+    /// them all (tmux), checked against tmux drawing the same bytes.
+    pub fn attributes() -> Program {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let mut s = String::new();
+        for (sgr, word) in [
+            ("1", "bold"),
+            ("2", "dim"),
+            ("3", "italic"),
+            ("5", "blink"),
+            ("7", "inverse"),
+            ("8", "hidden"),
+            ("9", "strike"),
+        ] {
+            s.push_str(&format!("\x1b[{sgr}m{word}\x1b[m "));
+        }
+        s.push_str("\r\n");
+        for (n, word) in [(1, "single"), (2, "double"), (3, "curly"), (4, "dotted"), (5, "dashed")] {
+            s.push_str(&format!("\x1b[4:{n}m{word}\x1b[m "));
+        }
+        s.push_str("\r\n\x1b[4:3;58;5;1mred curly\x1b[m \x1b[4:4;58;2;0;128;255;31;44mdotted on blue\x1b[m");
+        s.push_str(" \x1b[21mdouble by 21\x1b[24m plain\r\n");
+        s.push_str("\x1b[1;3;4:5;9;38;5;200;48;2;10;20;30mall at once\x1b[m \x1b[4:3m漢字\x1b[m end");
+        std::fs::write(dir.path().join("attributes.bin"), s).expect("write the attributes");
+        let argv = in_fixed_env(dir.path(), &["sh", "-c", "cat {dir}/attributes.bin; exec sleep 100000"]);
+        Program {
+            name: "attributes",
+            argv,
+            ready: |lines| lines.iter().any(|l| l.contains("all at once")),
+            steps: Vec::new(),
+            _dir: dir,
+            shown: Vec::new(),
+        }
+    }
+}
+
 /// htop with nothing that changes by itself on screen: no meters, the
 /// columns PID, state and command, sorted by PID.
 const HTOPRC: &str = include_str!("../fixtures/htoprc");
