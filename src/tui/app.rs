@@ -116,6 +116,8 @@ pub enum Update {
     Hosts(Vec<crate::api::HostRecord>),
     /// The subagents of the listed runs (rows under them in the tree).
     Subagents(Vec<crate::api::RunSubagent>),
+    /// The teams (headings over their leaders in the tree).
+    Teams(Vec<crate::api::TeamRecord>),
     /// The newest messages of a run's transcript, or why there are none.
     Transcript {
         run: String,
@@ -382,6 +384,8 @@ pub struct App {
     /// The tree around a run for the Lineage tab (its resume and fork
     /// edges), reloaded when a run appears or the run changes.
     pub lineages: HashMap<String, crate::api::Lineage>,
+    /// The teams, newest first: each a heading over its leader in the tree.
+    pub teams: Vec<crate::api::TeamRecord>,
     /// Each run's newest mail (the Mail tab), reloaded when the run changes.
     pub mail: HashMap<String, Result<Vec<crate::api::MailRecord>, String>>,
     /// The Changes tab's runs and its hunk cursor.
@@ -456,6 +460,7 @@ impl App {
             subagents: HashMap::new(),
             lineages: HashMap::new(),
             mail: HashMap::new(),
+            teams: Vec::new(),
             changes: Default::default(),
             panes: Vec::new(),
             pane_focus: 0,
@@ -520,13 +525,19 @@ impl App {
             .get(self.selected)
             .map(|r| (r.run.clone(), r.subagent.clone()));
         let hosts: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
-        self.rows = tree::build_with(&self.runs, &self.subagents, &hosts, &self.filter);
+        let rows = tree::build_with(&self.runs, &self.subagents, &hosts, &self.filter);
+        let leaders: HashMap<String, String> = self
+            .teams
+            .iter()
+            .filter_map(|t| Some((t.members.iter().find(|m| m.leader)?.run.id.clone(), team_heading(t))))
+            .collect();
+        self.rows = tree::with_teams(rows, &leaders);
         self.selected = keep
             .and_then(|(id, agent)| {
                 let id = id?;
                 self.rows
                     .iter()
-                    .position(|r| r.run.as_deref() == Some(&id) && r.subagent == agent)
+                    .position(|r| r.run.as_deref() == Some(&id) && r.subagent == agent && r.team.is_none())
                     .or_else(|| self.rows.iter().position(|r| r.run.as_deref() == Some(&id)))
             })
             .or_else(|| self.rows.iter().position(|r| r.run.is_some()))
@@ -695,6 +706,12 @@ impl App {
                     self.rebuild_tree();
                 }
             }
+            Update::Teams(teams) => {
+                if teams != self.teams {
+                    self.teams = teams;
+                    self.rebuild_tree();
+                }
+            }
             Update::Subagents(list) => {
                 let mut by_run: HashMap<String, Vec<crate::api::SubagentRecord>> = HashMap::new();
                 for s in list {
@@ -786,4 +803,14 @@ impl App {
 
 pub fn short(id: &str) -> &str {
     &id[..id.len().min(10)]
+}
+
+/// A team's heading in the tree: `review · 3 · ✉ 2` (members, then mail
+/// not yet typed into them).
+fn team_heading(t: &crate::api::TeamRecord) -> String {
+    let unread = match t.unread {
+        0 => String::new(),
+        n => format!(" · ✉ {n}"),
+    };
+    format!("{} · {}{unread}", t.name, t.members.len())
 }
