@@ -52,6 +52,8 @@ pub mod method {
     pub const MAIL_SEND: &str = "mail.send";
     pub const MAIL_LIST: &str = "mail.list";
     pub const MAIL_READ: &str = "mail.read";
+    /// Waits for mail to a run and takes it (`MailWaitParams`).
+    pub const MAIL_WAIT: &str = "mail.wait";
     /// Starts a team's leader and members (`TeamStartParams`).
     pub const TEAMS_START: &str = "teams.start";
     pub const TEAMS_LIST: &str = "teams.list";
