@@ -151,51 +151,7 @@ pub enum Mode {
     Insert,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tab {
-    Record,
-    Transcript,
-    Lineage,
-    Events,
-    Changes,
-    Mail,
-}
-
-impl Tab {
-    pub const ALL: [Tab; 6] = [
-        Tab::Record,
-        Tab::Transcript,
-        Tab::Lineage,
-        Tab::Events,
-        Tab::Changes,
-        Tab::Mail,
-    ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Tab::Record => "Record",
-            Tab::Transcript => "Transcript",
-            Tab::Lineage => "Lineage",
-            Tab::Events => "Events",
-            Tab::Changes => "Changes",
-            Tab::Mail => "Mail",
-        }
-    }
-
-    /// The titles as the side panel's top border shows them in `room`
-    /// columns: whole, or, when they do not all fit, the `shown` tab whole
-    /// and the others by their first three letters.
-    pub fn titles(shown: Tab, room: usize) -> Vec<(Tab, &'static str)> {
-        let whole: usize = Tab::ALL.iter().map(|t| t.title().len() + 1).sum();
-        Tab::ALL
-            .iter()
-            .map(|&t| match whole <= room || t == shown {
-                true => (t, t.title()),
-                false => (t, &t.title()[..3]),
-            })
-            .collect()
-    }
-}
+pub use super::side::Tab;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
@@ -529,7 +485,12 @@ impl App {
         let leaders: HashMap<String, String> = self
             .teams
             .iter()
-            .filter_map(|t| Some((t.members.iter().find(|m| m.leader)?.run.id.clone(), team_heading(t))))
+            .filter_map(|t| {
+                Some((
+                    t.members.iter().find(|m| m.leader)?.run.id.clone(),
+                    super::tree::team_heading(t),
+                ))
+            })
             .collect();
         self.rows = tree::with_teams(rows, &leaders);
         self.selected = keep
@@ -803,14 +764,4 @@ impl App {
 
 pub fn short(id: &str) -> &str {
     &id[..id.len().min(10)]
-}
-
-/// A team's heading in the tree: `review · 3 · ✉ 2` (members, then mail
-/// not yet typed into them).
-fn team_heading(t: &crate::api::TeamRecord) -> String {
-    let unread = match t.unread {
-        0 => String::new(),
-        n => format!(" · ✉ {n}"),
-    };
-    format!("{} · {}{unread}", t.name, t.members.len())
 }

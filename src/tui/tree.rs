@@ -153,3 +153,13 @@ fn push<'a>(
         push(rows, k, depth + 1, i + 1 == n, children, subagents);
     }
 }
+
+/// A team's heading in the tree: `review · 3 · ✉ 2` (members, then mail
+/// not yet typed into them).
+pub fn team_heading(t: &crate::api::TeamRecord) -> String {
+    let unread = match t.unread {
+        0 => String::new(),
+        n => format!(" · ✉ {n}"),
+    };
+    format!("{} · {}{unread}", t.name, t.members.len())
+}
