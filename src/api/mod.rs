@@ -67,6 +67,9 @@ pub mod method {
     pub const SESSIONS_SHOW: &str = "sessions.show";
     /// The lineage tree around a run: ancestors to the root, then its descendants.
     pub const RUNS_LINEAGE: &str = "runs.lineage";
+    /// Which rule and evidence decide a live run's status (`RunRef` →
+    /// `StatusExplanation`).
+    pub const RUNS_EXPLAIN: &str = "runs.explain";
     /// The subagents of a set of runs (the TUI's tree).
     pub const SUBAGENTS_LIST: &str = "subagents.list";
     pub const RUNS_INDEX: &str = "runs.index";
