@@ -20,6 +20,8 @@ pub struct Config {
     /// built-in estimate for models whose name starts with the prefix
     /// (see `transcript::price`).
     pub prices: std::collections::BTreeMap<String, crate::transcript::price::Price>,
+    /// `[routines.NAME]`: runs started on a schedule (see `routine`).
+    pub routines: std::collections::BTreeMap<String, crate::routine::Routine>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -99,6 +101,7 @@ impl Config {
         crate::tui::keymap::Keymap::from_config(&config.keys).map_err(|e| format!("keys: {e}"))?;
         crate::harness::validate_profiles(&config.profiles)?;
         crate::transcript::price::validate(&config.prices)?;
+        crate::routine::validate_all(&config.routines, &config.profiles)?;
         Ok(config)
     }
 
@@ -360,6 +363,28 @@ mod tests {
         let unknown =
             Config::parse("[prices.x]\ninput = 1.0\noutput = 1.0\ncache_read = 0\ncache_write = 0\ncached = 1\n");
         assert!(unknown.unwrap_err().contains("cached"));
+    }
+
+    #[test]
+    fn an_invalid_schedule_is_reported_and_the_last_valid_routines_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[routines.nightly]\nschedule = \"0 3 * * 1-5\"\nharness = \"cmd\"\n",
+        )
+        .unwrap();
+        let mut watch = ConfigWatch::new(Some(path.clone()));
+        assert_eq!(watch.current.routines["nightly"].schedule, "0 3 * * 1-5");
+        std::fs::write(
+            &path,
+            "[routines.nightly]\nschedule = \"0 3 * * 8\"\nharness = \"cmd\"\n",
+        )
+        .unwrap();
+        assert!(!watch.refresh());
+        assert_eq!(watch.current.routines["nightly"].schedule, "0 3 * * 1-5");
+        let problem = watch.problem.as_deref().unwrap();
+        assert!(problem.contains("routines.nightly: schedule '0 3 * * 8'"), "{problem}");
     }
 
     #[test]

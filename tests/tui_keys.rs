@@ -34,6 +34,8 @@ fn run(id: &str, name: &str, state: RunState) -> RunRecord {
         status_since: None,
         evidence: None,
         evidence_at: None,
+        routine: None,
+        scheduled_at: None,
     }
 }
 

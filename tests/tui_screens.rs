@@ -55,6 +55,8 @@ fn run(id: &str, name: &str, state: RunState, status: ActivityStatus, started_ag
         status_since: None,
         evidence: None,
         evidence_at: None,
+        routine: None,
+        scheduled_at: None,
     }
 }
 

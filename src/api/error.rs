@@ -32,6 +32,8 @@ pub enum ErrorCode {
     AuthFailed,
     /// The remote `agents` is missing or cannot serve.
     RemoteUnavailable,
+    /// No `[routines.NAME]` in the config has that name.
+    UnknownRoutine,
 }
 
 impl ErrorCode {
@@ -56,6 +58,7 @@ impl ErrorCode {
             ErrorCode::HostUnreachable => "host_unreachable",
             ErrorCode::AuthFailed => "auth_failed",
             ErrorCode::RemoteUnavailable => "remote_unavailable",
+            ErrorCode::UnknownRoutine => "unknown_routine",
         }
     }
 
@@ -79,6 +82,7 @@ impl ErrorCode {
             "host_unreachable" => ErrorCode::HostUnreachable,
             "auth_failed" => ErrorCode::AuthFailed,
             "remote_unavailable" => ErrorCode::RemoteUnavailable,
+            "unknown_routine" => ErrorCode::UnknownRoutine,
             _ => ErrorCode::Internal,
         }
     }

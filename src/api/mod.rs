@@ -8,6 +8,7 @@ mod harness;
 mod hosts;
 mod lineage;
 mod mail;
+mod routines;
 mod transcript;
 mod types;
 mod usage;
@@ -18,6 +19,7 @@ pub use harness::*;
 pub use hosts::*;
 pub use lineage::*;
 pub use mail::*;
+pub use routines::*;
 pub use transcript::*;
 pub use types::*;
 pub use usage::*;
@@ -62,6 +64,12 @@ pub mod method {
     pub const RUNS_SIZES: &str = "runs.sizes";
     /// The rows that scrolled off a run's screen before an offset (`HistoryParams`).
     pub const RUNS_HISTORY: &str = "runs.history";
+    /// The routines of the config, with their next fire and last outcome.
+    pub const ROUTINES_LIST: &str = "routines.list";
+    /// A routine's fire now (`RoutineRef`), under its overlap rule.
+    pub const ROUTINES_RUN: &str = "routines.run";
+    pub const ROUTINES_PAUSE: &str = "routines.pause";
+    pub const ROUTINES_RESUME: &str = "routines.resume";
     pub const DAEMON_STATUS: &str = "daemon.status";
     pub const DAEMON_STOP: &str = "daemon.stop";
     /// From `agents hook EVENT`: a harness hook fired in a run.

@@ -8,6 +8,7 @@ mod lineage;
 mod logs;
 mod mail;
 pub(crate) mod print;
+mod routines;
 mod transcript;
 mod worktree;
 
@@ -111,6 +112,12 @@ pub enum Command {
     Mail {
         #[command(subcommand)]
         command: mail::MailCommand,
+    },
+    /// Runs started on a schedule ([routines.NAME] in config.toml): ls,
+    /// run, pause, resume.
+    Routines {
+        #[command(subcommand)]
+        command: routines::RoutinesCommand,
     },
     /// A --worktree run's worktree: `rm` removes it.
     Worktree {

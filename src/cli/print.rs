@@ -265,6 +265,10 @@ pub fn detail(d: &RunDetail) -> String {
     if let Some(w) = &r.worktree {
         field("worktree", w.clone());
     }
+    if let Some(routine) = &r.routine {
+        let at = r.scheduled_at.as_deref().unwrap_or("-");
+        field("routine", format!("{routine}, scheduled for {at}"));
+    }
     field("size", format!("{}x{}", r.cols, r.rows));
     field("created", r.created_at.clone());
     field("started", r.started_at.clone().unwrap_or_else(|| "-".into()));

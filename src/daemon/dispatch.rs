@@ -47,6 +47,15 @@ pub async fn call(
     }
     match name {
         method::RUNS_START => to_value(super::start::start(daemon, params::<StartParams>(p)?).await?),
+        method::ROUTINES_LIST => to_value(super::routines::list(daemon).await?),
+        method::ROUTINES_RUN => {
+            let crate::api::RoutineRef { name } = params(p)?;
+            to_value(super::routines::run_now(daemon, &name).await?)
+        }
+        method::ROUTINES_PAUSE | method::ROUTINES_RESUME => {
+            let crate::api::RoutineRef { name: routine } = params(p)?;
+            to_value(super::routines::pause(daemon, &routine, name == method::ROUTINES_PAUSE).await?)
+        }
         method::MAIL_SEND => super::mail::send(daemon, params(p)?).await,
         method::MAIL_LIST => super::mail::list(daemon, params(p)?).await,
         method::MAIL_READ => to_value(super::mail::read(daemon, &params::<crate::api::MailRef>(p)?.id).await?),

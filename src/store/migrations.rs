@@ -281,6 +281,22 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX mail_from ON mail(from_run, at);
     CREATE INDEX mail_stored ON mail(state) WHERE state = 'stored';
     "#,
+    // 13: routines (docs/design.md §13). A run a routine started, or a fire
+    // that could not happen (state 'skipped', no session), names its
+    // routine and the time it was scheduled for; each routine's pause, the
+    // time up to which its fires were handled (so a restarted daemon
+    // records the ones it missed) and the fires queued behind a run.
+    r#"
+    ALTER TABLE runs ADD COLUMN routine TEXT;
+    ALTER TABLE runs ADD COLUMN scheduled_at INTEGER;
+    CREATE INDEX runs_by_routine ON runs(routine, scheduled_at) WHERE routine IS NOT NULL;
+    CREATE TABLE routines (
+        name        TEXT PRIMARY KEY,
+        paused      INTEGER NOT NULL DEFAULT 0,
+        checked_to  INTEGER,                    -- ms, the scheduler's clock
+        queued      TEXT NOT NULL DEFAULT '[]'  -- JSON array of scheduled times (ms)
+    );
+    "#,
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

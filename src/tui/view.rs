@@ -84,6 +84,7 @@ pub fn glyph(run: &RunRecord) -> &'static str {
         RunState::Blocked => "⊗",
         RunState::Interrupted => "!",
         RunState::Lost => "?",
+        RunState::Skipped => "↷",
     }
 }
 
