@@ -112,6 +112,8 @@ pub enum Update {
     Failed(String),
     /// The remote hosts and their links, when `hosts.list` changed.
     Hosts(Vec<crate::api::HostRecord>),
+    /// The config's routines, when `routines.list` changed.
+    Routines(Vec<crate::api::RoutineRecord>),
     /// The subagents of the listed runs (rows under them in the tree).
     Subagents(Vec<crate::api::RunSubagent>),
     /// The newest messages of a run's transcript, or why there are none.
@@ -363,6 +365,8 @@ pub struct App {
     pub hosts: Vec<crate::api::HostRecord>,
     /// Each run's subagents, shown as rows under it.
     pub subagents: HashMap<String, Vec<crate::api::SubagentRecord>>,
+    /// The config's routines (`routines.list`), a group after the hosts.
+    pub routines: Vec<crate::api::RoutineRecord>,
     /// The tree around a run for the Lineage tab (its resume and fork
     /// edges), reloaded when a run appears or the run changes.
     pub lineages: HashMap<String, crate::api::Lineage>,
@@ -436,6 +440,7 @@ impl App {
             bell: true,
             hosts: Vec::new(),
             subagents: HashMap::new(),
+            routines: Vec::new(),
             lineages: HashMap::new(),
             changes: Default::default(),
             panes: Vec::new(),
@@ -502,6 +507,7 @@ impl App {
             .map(|r| (r.run.clone(), r.subagent.clone()));
         let hosts: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
         self.rows = tree::build_with(&self.runs, &self.subagents, &hosts, &self.filter);
+        self.rows.extend(super::routines::rows(&self.routines));
         self.selected = keep
             .and_then(|(id, agent)| {
                 let id = id?;
@@ -670,6 +676,16 @@ impl App {
                 // A host added or removed is a heading more or less.
                 let renamed = !hosts.iter().map(|h| &h.name).eq(self.hosts.iter().map(|h| &h.name));
                 self.hosts = hosts;
+                if renamed {
+                    self.rebuild_tree();
+                }
+            }
+            Update::Routines(routines) => {
+                let renamed = !routines
+                    .iter()
+                    .map(|r| &r.name)
+                    .eq(self.routines.iter().map(|r| &r.name));
+                self.routines = routines;
                 if renamed {
                     self.rebuild_tree();
                 }

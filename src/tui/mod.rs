@@ -18,6 +18,7 @@ mod overlay;
 pub mod pane;
 mod panes;
 pub mod peek;
+mod routines;
 pub mod side;
 pub mod tree;
 pub mod view;

@@ -15,6 +15,9 @@ pub struct TreeRow {
     pub last: bool,
     /// A subagent of `run` (its agent id): a row of its own, under the run.
     pub subagent: Option<String>,
+    /// A routine's row (its name) under the routines' heading (`Some("")`),
+    /// after the hosts; not a run, so never selected.
+    pub routine: Option<String>,
 }
 
 /// Builds rows: each host, then its root runs in start order, each followed
@@ -85,6 +88,7 @@ pub fn build_with(
             host: host.to_string(),
             last: false,
             subagent: None,
+            routine: None,
         });
         let host_roots: Vec<&RunRecord> = roots.iter().copied().filter(|r| r.host == host).collect();
         let n = host_roots.len();
@@ -109,6 +113,7 @@ fn push<'a>(
         host: run.host.clone(),
         last,
         subagent: None,
+        routine: None,
     });
     if depth > 16 {
         return; // a cycle cannot form through ids minted before parents, but stay bounded
@@ -122,6 +127,7 @@ fn push<'a>(
             host: run.host.clone(),
             last: kids.is_empty() && i + 1 == subs.len(),
             subagent: Some(sub.agent_id.clone()),
+            routine: None,
         });
     }
     let n = kids.len();
