@@ -491,6 +491,18 @@ fn draw_panes(f: &mut Frame, app: &mut App, area: Rect, theme: &Theme, now: Syst
             f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
             continue;
         }
+        if run.state == RunState::Skipped {
+            // A routine's fire that never became a run.
+            let text = vec![
+                Line::styled(
+                    format!("Routine {} did not fire:", run.routine.as_deref().unwrap_or("?")),
+                    theme.warn,
+                ),
+                Line::from(run.reason.clone().unwrap_or_else(|| "no reason recorded".into())),
+            ];
+            f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
+            continue;
+        }
         let Some(screen) = app.screens.get(id) else {
             f.render_widget(Paragraph::new(Span::styled("connecting…", theme.dim)), inner);
             continue;
