@@ -8,6 +8,7 @@ mod harness;
 mod hosts;
 mod lineage;
 mod mail;
+mod removal;
 mod routines;
 mod transcript;
 mod types;
@@ -19,6 +20,7 @@ pub use harness::*;
 pub use hosts::*;
 pub use lineage::*;
 pub use mail::*;
+pub use removal::*;
 pub use routines::*;
 pub use transcript::*;
 pub use types::*;
@@ -64,6 +66,10 @@ pub mod method {
     pub const RUNS_SIZES: &str = "runs.sizes";
     /// The rows that scrolled off a run's screen before an offset (`HistoryParams`).
     pub const RUNS_HISTORY: &str = "runs.history";
+    /// Removes ended runs with their owned children (`RemoveParams`).
+    pub const RUNS_RM: &str = "runs.rm";
+    /// Removes a conversation's records (`SessionRemoveParams`).
+    pub const SESSIONS_RM: &str = "sessions.rm";
     /// The routines of the config, with their next fire and last outcome.
     pub const ROUTINES_LIST: &str = "routines.list";
     /// A routine's fire now (`RoutineRef`), under its overlap rule.

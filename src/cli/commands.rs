@@ -182,6 +182,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
         Command::Diff { run, stat, json } => super::worktree::diff(&paths, run, stat, json).await,
         Command::Merge { run, squash } => super::worktree::merge(&paths, run, squash).await,
         Command::Mail { command } => super::mail::mail(&paths, command).await,
+        Command::Rm(args) => super::removal::rm(&paths, args).await,
         Command::Routines { command } => super::routines::routines(&paths, command).await,
         Command::Worktree { command } => super::worktree::worktree(&paths, command).await,
         Command::Logs { run, follow, raw } => attach::logs(&paths, &run, follow, raw).await,

@@ -8,6 +8,7 @@ mod lineage;
 mod logs;
 mod mail;
 pub(crate) mod print;
+mod removal;
 mod routines;
 mod transcript;
 mod worktree;
@@ -87,6 +88,9 @@ pub enum Command {
         #[arg(long)]
         no_wait: bool,
     },
+    /// Remove ended runs with the children they own: records, events,
+    /// output (asks first; --yes does not). A live run is refused.
+    Rm(removal::RmArgs),
     /// What a --worktree run changed: its files, then the diff against
     /// where its branch began (uncommitted work included).
     Diff {

@@ -47,6 +47,7 @@ pub async fn call(
     }
     match name {
         method::RUNS_START => to_value(super::start::start(daemon, params::<StartParams>(p)?).await?),
+        method::RUNS_RM => to_value(super::removal::remove(daemon, params(p)?).await?),
         method::ROUTINES_LIST => to_value(super::routines::list(daemon).await?),
         method::ROUTINES_RUN => {
             let crate::api::RoutineRef { name } = params(p)?;

@@ -16,6 +16,7 @@ mod once;
 mod queue;
 mod recover;
 mod remote;
+mod removal;
 mod routine_fire;
 mod routines;
 mod run_link;

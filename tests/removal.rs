@@ -1,0 +1,120 @@
+//! Removing runs against the real binary (docs/design.md §13): an ended run
+//! goes with the children it owns — record, events, output — after saying
+//! which; a detached child stays; a live run is refused, or cancelled first
+//! with --cancel; --ended cleans up in bulk by state and age.
+
+mod common;
+
+use common::Home;
+use serde_json::Value;
+
+fn failure(home: &Home, args: &[&str]) -> String {
+    let out = home.run(args);
+    assert!(!out.status.success(), "agents {args:?} should fail");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    err
+}
+
+fn ended(home: &Home, args: &[&str]) -> String {
+    let id = home.start(args);
+    home.wait_end(&id);
+    id
+}
+
+fn names(list: &Value) -> Vec<String> {
+    let mut names: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn rm_removes_an_ended_run_with_the_children_it_owns_and_keeps_a_detached_one() {
+    let home = Home::new();
+    let parent = ended(&home, &["--name", "parent", "cmd", "--", "echo", "parent output"]);
+    let child = ended(&home, &["--name", "child", "--parent", "parent", "cmd", "--", "true"]);
+    let grandchild = ended(
+        &home,
+        &["--name", "grandchild", "--parent", "child", "cmd", "--", "true"],
+    );
+    let detached = ended(
+        &home,
+        &[
+            "--name",
+            "loner",
+            "--parent",
+            "parent",
+            "--detached",
+            "cmd",
+            "--",
+            "true",
+        ],
+    );
+    assert!(home.path().join("runs").join(&parent).exists());
+
+    // Not asked and not a terminal: nothing goes.
+    let err = failure(&home, &["rm", "parent"]);
+    assert!(err.contains("3 run(s) would go; add --yes"), "{err}");
+    assert_eq!(home.state(&parent), "succeeded");
+
+    let done = home.json(&["rm", "parent", "--yes", "--json"]);
+    assert_eq!(names(&done["removed"]), ["child", "grandchild", "parent"]);
+    assert_eq!(names(&done["kept"]), ["loner"]);
+    for gone in [&parent, &child, &grandchild] {
+        let err = failure(&home, &["show", gone]);
+        assert!(err.contains("no run matches"), "{err}");
+        assert!(!home.path().join("runs").join(gone).exists(), "its folder is gone");
+    }
+    let kept = home.show(&detached);
+    assert!(kept["parent_id"].is_null(), "{kept}");
+    assert_eq!(kept["root_id"], detached.as_str());
+    let listed = home.json(&["ls", "--all", "--json"]);
+    assert_eq!(names(&listed), ["loner"]);
+
+    let err = failure(&home, &["rm", "nosuch", "--yes"]);
+    assert!(err.contains("no run matches 'nosuch'"), "{err}");
+}
+
+#[test]
+fn a_live_run_is_refused_and_rm_cancel_cancels_it_first() {
+    let home = Home::new();
+    let id = home.start(&["--name", "sleeper", "cmd", "--", "sleep", "600"]);
+    home.wait_until("running", || home.state(&id) == "running");
+    let err = failure(&home, &["rm", "sleeper", "--yes"]);
+    assert!(err.contains("run sleeper is running: cancel it first"), "{err}");
+    assert_eq!(home.state(&id), "running");
+
+    let done = home.json(&["rm", "sleeper", "--cancel", "--yes", "--json"]);
+    assert_eq!(done["removed"][0]["id"], id.as_str());
+    assert!(failure(&home, &["show", &id]).contains("no run matches"));
+}
+
+#[test]
+fn rm_ended_cleans_up_by_state_and_age_and_never_a_live_run() {
+    let home = Home::new();
+    let out = home.run(&["run", "-d", "--name", "typo", "nosuch-harness"]);
+    assert!(!out.status.success());
+    let ok = ended(&home, &["--name", "fine", "cmd", "--", "true"]);
+    let live = home.start(&["--name", "alive", "cmd", "--", "sleep", "600"]);
+    home.wait_until("running", || home.state(&live) == "running");
+    assert_eq!(home.json(&["show", "typo", "--json"])["state"], "blocked");
+
+    let none = home.json(&["rm", "--ended", "--older-than", "7d", "--yes", "--json"]);
+    assert!(none["removed"].as_array().unwrap().is_empty(), "nothing is a week old");
+    let done = home.json(&["rm", "--ended", "--state", "blocked", "--yes", "--json"]);
+    assert_eq!(names(&done["removed"]), ["typo"]);
+    let done = home.json(&["rm", "--ended", "--yes", "--json"]);
+    assert_eq!(names(&done["removed"]), ["fine"]);
+    assert_eq!(home.state(&live), "running", "a live run is never removed");
+    assert!(failure(&home, &["show", &ok]).contains("no run matches"));
+
+    let err = failure(&home, &["rm", "--ended", "--state", "running", "--yes"]);
+    assert!(err.contains("a live run is never removed"), "{err}");
+    let err = failure(&home, &["rm", "--ended", "--state", "nosuch", "--yes"]);
+    assert!(err.contains("not a run state"), "{err}");
+}
