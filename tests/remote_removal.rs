@@ -14,7 +14,9 @@ fn a_remote_run_is_removed_on_its_host_and_here() {
     net.add_host("box", &net.target());
     let id = net.start_on("box", &["--name", "far", "cmd", "--", "echo", "far away"]);
     net.wait_mirrored(&id, "far away");
-    net.wait_until("it ended here", || net.json(&["show", &id, "--json"])["state"] == "succeeded");
+    net.wait_until("it ended here", || {
+        net.json(&["show", &id, "--json"])["state"] == "succeeded"
+    });
     assert_eq!(net.remote.json(&["show", &id, "--json"])["state"], "succeeded");
 
     let live = net.start_on("box", &["--name", "farlive", "cmd", "--", "sleep", "600"]);

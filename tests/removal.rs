@@ -118,3 +118,107 @@ fn rm_ended_cleans_up_by_state_and_age_and_never_a_live_run() {
     let err = failure(&home, &["rm", "--ended", "--state", "nosuch", "--yes"]);
     assert!(err.contains("not a run state"), "{err}");
 }
+
+/// A stand-in for Claude Code that writes its session's transcript where
+/// Claude would (under $HOME/.claude) and waits for input.
+fn fake_claude(dir: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let script = r#"#!/bin/sh
+if [ "$1" = "--version" ]; then echo "2.1.197 (Claude Code)"; exit 0; fi
+sid=""; prev=""
+for a in "$@"; do [ "$prev" = "--session-id" ] && sid="$a"; prev="$a"; done
+if [ -n "$sid" ]; then
+  dir="$HOME/.claude/projects/$(printf %s "$PWD" | sed 's/[^A-Za-z0-9]/-/g')"
+  mkdir -p "$dir"
+  printf '{"type": "user", "message": {"role": "user", "content": "hello"}, "uuid": "u0", "sessionId": "%s"}\n' "$sid" >> "$dir/$sid.jsonl"
+fi
+echo ready
+read -r line
+"#;
+    let path = dir.join("claude");
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn sessions_rm_removes_the_conversation_and_keeps_its_runs_and_files_unless_purged() {
+    let home = Home::new();
+    let bin = tempfile::tempdir().unwrap();
+    fake_claude(bin.path());
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    let user_home = tempfile::tempdir().unwrap();
+    let agents = |args: &[&str]| {
+        home.cmd(args)
+            .env("PATH", &path)
+            .env("HOME", user_home.path())
+            .output()
+            .unwrap()
+    };
+    let ok = |args: &[&str]| {
+        let out = agents(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let session_of = |run: &str| home.show(run)["session_id"].as_str().unwrap().to_string();
+    let listed = |all: bool| -> Vec<String> {
+        let args: &[&str] = if all {
+            &["sessions", "list", "--all", "--json"]
+        } else {
+            &["sessions", "list", "--json"]
+        };
+        let list: Value = serde_json::from_str(&ok(args)).unwrap();
+        list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+
+    let first = ok(&["run", "-d", "--name", "first", "claude"]);
+    let child = ok(&["run", "-d", "--name", "helper", "--parent", "first", "claude"]);
+    let (session, child_session) = (session_of(&first), session_of(&child));
+    let transcript = home.show(&first)["transcript_path"].as_str().unwrap().to_string();
+    home.wait_until("the transcript is written", || {
+        std::path::Path::new(&transcript).exists()
+    });
+    // A child run's conversation is a child conversation: shown with --all.
+    assert!(listed(false).contains(&session));
+    assert!(!listed(false).contains(&child_session));
+    assert!(listed(true).contains(&child_session));
+
+    let out = agents(&["sessions", "rm", &session]);
+    assert!(!out.status.success(), "held by a live run");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cancel it first"));
+    ok(&["cancel", "--force", &child]);
+    ok(&["cancel", "--force", &first]);
+
+    let said = ok(&["sessions", "rm", &session]);
+    assert!(said.contains("left alone"), "{said}");
+    assert!(!listed(true).contains(&session));
+    assert!(std::path::Path::new(&transcript).exists(), "the harness's file stays");
+    let shown = ok(&["show", "first"]);
+    assert!(shown.contains("(conversation removed)"), "{shown}");
+
+    let child_transcript = home.show(&child)["transcript_path"].as_str().unwrap().to_string();
+    home.wait_until("the child's transcript", || {
+        std::path::Path::new(&child_transcript).exists()
+    });
+    let gone: Value = serde_json::from_str(&ok(&[
+        "sessions",
+        "rm",
+        &child_session,
+        "--purge-transcripts",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(gone["files"][0], child_transcript.as_str());
+    assert!(!std::path::Path::new(&child_transcript).exists());
+    assert_eq!(gone["runs"][0], child.as_str());
+    let out = agents(&["sessions", "rm", "nosuchsession"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no session matches"));
+}

@@ -439,6 +439,9 @@ pub struct SessionsListParams {
     /// host never asks its own hosts in turn.
     #[serde(default)]
     pub local_only: bool,
+    /// Child conversations too (subagents', child runs').
+    #[serde(default)]
+    pub all: bool,
 }
 
 /// `sessions.list`: the sessions here and on every host that answered,

@@ -415,8 +415,13 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
     let fork = matches!(command, SessionsCommand::Fork { .. });
     match command {
         SessionsCommand::Show { session, json } => super::lineage::session(&client, session, json).await,
-        SessionsCommand::List { json } => {
-            let list: crate::api::SessionList = client.call(method::SESSIONS_LIST, json!({})).await?;
+        SessionsCommand::Rm {
+            session,
+            purge_transcripts,
+            json,
+        } => super::removal::session_rm(&client, session, purge_transcripts, json).await,
+        SessionsCommand::List { json, all } => {
+            let list: crate::api::SessionList = client.call(method::SESSIONS_LIST, json!({ "all": all })).await?;
             if json {
                 crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&list)?));
                 return Ok(0);

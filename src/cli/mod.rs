@@ -224,9 +224,25 @@ pub enum Command {
 
 #[derive(Subcommand, Debug)]
 pub enum SessionsCommand {
-    /// Sessions, newest first, with the run that last held each.
+    /// Sessions, newest first, with the run that last held each (child
+    /// conversations — subagents', child runs' — with --all).
     List {
         /// One JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Child conversations too.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Remove a conversation's records and index from agents; its runs
+    /// keep theirs. The harness's transcript files stay unless asked.
+    Rm {
+        /// A session id or id prefix.
+        session: String,
+        /// Delete the harness's own transcript files of it too (each named).
+        #[arg(long)]
+        purge_transcripts: bool,
+        /// What was removed, as JSON.
         #[arg(long)]
         json: bool,
     },

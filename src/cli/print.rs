@@ -232,7 +232,15 @@ pub fn detail(d: &RunDetail) -> String {
     if r.detached {
         field("detached", "yes".into());
     }
-    field("session", r.session_id.clone().unwrap_or_else(|| "-".into()));
+    let removed = d.events.iter().any(|e| e.kind == "SESSION_REMOVED");
+    let session = r.session_id.clone().unwrap_or_else(|| "-".into());
+    field(
+        "session",
+        match removed {
+            true => format!("{session} (conversation removed)"),
+            false => session,
+        },
+    );
     if let Some(t) = &d.harness.transcript_path {
         field("transcript", t.clone());
     }

@@ -128,3 +128,28 @@ fn confirm(n: usize) -> anyhow::Result<bool> {
     std::io::stdin().lock().read_line(&mut answer)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
+
+/// `agents sessions rm SESSION [--purge-transcripts]`.
+pub async fn session_rm(client: &Client, session: String, purge: bool, json: bool) -> anyhow::Result<i32> {
+    let params = crate::api::SessionRemoveParams {
+        session,
+        purge_transcripts: purge,
+        dry_run: false,
+    };
+    let gone: crate::api::SessionRemoved = client.call(method::SESSIONS_RM, &params).await?;
+    if json {
+        crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&gone)?));
+        return Ok(0);
+    }
+    say!("removed session {}", gone.session);
+    for run in &gone.runs {
+        say!("run {run} keeps its record (its conversation is removed)");
+    }
+    for file in &gone.files {
+        say!("deleted {file}");
+    }
+    if !purge {
+        say!("the harness's transcript files are left alone (--purge-transcripts deletes them)");
+    }
+    Ok(0)
+}

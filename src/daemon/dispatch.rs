@@ -47,6 +47,7 @@ pub async fn call(
     }
     match name {
         method::RUNS_START => to_value(super::start::start(daemon, params::<StartParams>(p)?).await?),
+        method::SESSIONS_RM => to_value(super::removal::remove_session(daemon, params(p)?).await?),
         method::RUNS_RM => to_value(super::removal::remove(daemon, params(p)?).await?),
         method::ROUTINES_LIST => to_value(super::routines::list(daemon).await?),
         method::ROUTINES_RUN => {
@@ -131,8 +132,9 @@ pub async fn call(
         }
         method::SESSIONS_LIST => {
             // It took no parameters before `local_only`: none is still fine.
-            let list = if p.is_null() { Default::default() } else { params(p)? };
-            to_value(crate::remote::sessions_list(&daemon.here(), list, super::sessions::list(daemon)).await?)
+            let list: crate::api::SessionsListParams = if p.is_null() { Default::default() } else { params(p)? };
+            let all = list.all;
+            to_value(crate::remote::sessions_list(&daemon.here(), list, super::sessions::list(daemon, all)).await?)
         }
         method::SESSIONS_RESUME => to_value(super::sessions::resume(daemon, params(p)?, false).await?),
         method::SESSIONS_FORK => to_value(super::sessions::resume(daemon, params(p)?, true).await?),

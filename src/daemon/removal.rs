@@ -186,3 +186,69 @@ async fn remove_on_hosts(daemon: &Arc<Daemon>, plan: &Plan) -> Vec<String> {
     }
     failed
 }
+
+/// `sessions.rm`: the conversation's records and index removed from
+/// agents, refused while a run of it lives; the harness's own transcript
+/// files deleted only with `purge_transcripts`, and only files that are
+/// recognisably this session's (named after it, or in a folder that is).
+pub async fn remove_session(
+    daemon: &Arc<Daemon>,
+    p: crate::api::SessionRemoveParams,
+) -> Result<crate::api::SessionRemoved, ApiError> {
+    let (session, _, run) = super::sessions::find(daemon, &p.session).await?;
+    if let Some(run) = run.filter(|r| is_live(daemon, r)) {
+        return Err(ApiError::new(
+            ErrorCode::NotRunning,
+            format!(
+                "session {session} is held by run {}, still live: cancel it first",
+                run.name
+            ),
+        ));
+    }
+    let key = session.clone();
+    let gone = match p.dry_run {
+        true => daemon.store.call(move |c| removal::session_parts(c, &key)).await,
+        false => daemon.store.call(move |c| removal::remove_session(c, &key)).await,
+    }
+    .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+    let mut files = Vec::new();
+    if p.purge_transcripts {
+        for file in &gone.files {
+            let path = std::path::Path::new(file);
+            if !is_transcript_of(path, &session) {
+                continue;
+            }
+            if !p.dry_run
+                && let Err(e) = std::fs::remove_file(path)
+            {
+                tracing::warn!("cannot delete {file}: {e}");
+                continue;
+            }
+            files.push(file.clone());
+        }
+    }
+    for run in &gone.runs {
+        daemon.changed(run);
+    }
+    Ok(crate::api::SessionRemoved {
+        session,
+        dry_run: p.dry_run,
+        runs: gone.runs,
+        files,
+    })
+}
+
+/// A path a hook reported is untrusted (an agent's own words): only a
+/// regular file of a transcript's kind, named after the session or in a
+/// folder that is, is ever deleted.
+fn is_transcript_of(path: &std::path::Path, session: &str) -> bool {
+    let kind = matches!(path.extension().and_then(|e| e.to_str()), Some("jsonl" | "json"));
+    let named = !session.is_empty()
+        && path
+            .iter()
+            .rev()
+            .take(3)
+            .any(|part| part.to_string_lossy().contains(session));
+    let file = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
+    kind && named && file && path.is_absolute()
+}

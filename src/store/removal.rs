@@ -104,6 +104,51 @@ pub fn remove(conn: &mut Connection, plan: &Plan) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// What a conversation's removal leaves: the runs that held it (their
+/// records stay, each with `SESSION_REMOVED`) and its transcript files.
+pub struct SessionGone {
+    pub runs: Vec<String>,
+    pub files: Vec<String>,
+}
+
+/// The runs and transcript files of a session, removing nothing.
+pub fn session_parts(conn: &Connection, session: &str) -> Result<SessionGone, StoreError> {
+    let mut stmt = conn.prepare("SELECT id FROM runs WHERE session_id = ?1 ORDER BY id")?;
+    let runs = stmt.query_map([session], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let mut stmt = conn.prepare(
+        "SELECT transcript_path FROM sessions WHERE id = ?1 AND transcript_path IS NOT NULL
+         UNION SELECT path FROM transcript_sources WHERE session_id = ?1",
+    )?;
+    let files = stmt.query_map([session], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    Ok(SessionGone { runs, files })
+}
+
+/// Removes a conversation's records and index from agents, in one
+/// transaction; its runs keep theirs, marked.
+pub fn remove_session(conn: &mut Connection, session: &str) -> Result<SessionGone, StoreError> {
+    let tx = conn.transaction()?;
+    let gone = session_parts(&tx, session)?;
+    for sql in [
+        "DELETE FROM transcript_messages WHERE session_id = ?1",
+        "DELETE FROM transcript_usage WHERE session_id = ?1",
+        "DELETE FROM transcript_sources WHERE session_id = ?1",
+        "DELETE FROM transcript_sessions WHERE session_id = ?1",
+        "DELETE FROM sessions WHERE id = ?1",
+    ] {
+        tx.execute(sql, [session])?;
+    }
+    for run in &gone.runs {
+        runs::append_event(
+            &tx,
+            run,
+            "SESSION_REMOVED",
+            &serde_json::json!({ "session_id": session }),
+        )?;
+    }
+    tx.commit()?;
+    Ok(gone)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
