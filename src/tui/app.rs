@@ -76,6 +76,8 @@ pub enum Command {
         run: String,
         answer: String,
     },
+    /// Delete ended runs with the runs they own (`runs.rm`).
+    Remove(Vec<String>),
     /// Write to the user's terminal (OSC 52 clipboard, bell).
     Terminal(Vec<u8>),
     /// Start the user's notify command (argv, no shell), never waited on.
@@ -136,6 +138,8 @@ pub enum Update {
         run: String,
         result: Result<crate::api::Merged, String>,
     },
+    /// What `runs.rm` removed, or why nothing.
+    Removed(Result<crate::api::RemoveResult, String>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,6 +233,11 @@ pub enum Overlay {
     },
     /// `o`: the selected run's last lines or question, and a reply.
     Peek(Box<Peek>),
+    /// `D`: delete these ended runs (the ones named and those they own).
+    ConfirmDelete {
+        runs: Vec<String>,
+        names: Vec<String>,
+    },
 }
 
 /// A prompt typed in an overlay, kept until the daemon has taken it: if it
@@ -712,6 +721,7 @@ impl App {
             },
             Update::Changes { run, result } => self.changes_read(run, result),
             Update::Merged { run, result } => self.merged(run, result),
+            Update::Removed(result) => self.removed(result),
         }
     }
 

@@ -395,6 +395,13 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                 run,
             },
             Command::Changes(_) | Command::Merge { .. } => worktree_call(&client, cmd).await,
+            Command::Remove(runs) => {
+                let params = crate::api::RemoveParams {
+                    runs,
+                    ..Default::default()
+                };
+                Update::Removed(client.call(method::RUNS_RM, params).await.map_err(|e| e.message))
+            }
             Command::History {
                 run,
                 before,

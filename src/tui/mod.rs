@@ -7,6 +7,7 @@ pub mod broadcast;
 mod burst;
 pub mod changes;
 pub mod copy;
+mod delete;
 pub mod form;
 mod input;
 mod kept;
