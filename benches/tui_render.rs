@@ -60,6 +60,7 @@ fn run(i: usize) -> RunRecord {
         evidence_at: None,
         routine: None,
         scheduled_at: None,
+        log_pruned_at: None,
     }
 }
 

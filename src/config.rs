@@ -22,6 +22,8 @@ pub struct Config {
     pub prices: std::collections::BTreeMap<String, crate::transcript::price::Price>,
     /// `[routines.NAME]`: runs started on a schedule (see `routine`).
     pub routines: std::collections::BTreeMap<String, crate::routine::Routine>,
+    /// `[retention]`: how long ended runs' output logs are kept.
+    pub retention: crate::retention::Retention,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

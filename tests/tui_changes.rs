@@ -41,6 +41,7 @@ fn run(id: &str, name: &str, state: RunState, worktree: bool) -> RunRecord {
         evidence_at: None,
         routine: None,
         scheduled_at: None,
+        log_pruned_at: None,
     }
 }
 

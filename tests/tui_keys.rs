@@ -36,6 +36,7 @@ fn run(id: &str, name: &str, state: RunState) -> RunRecord {
         evidence_at: None,
         routine: None,
         scheduled_at: None,
+        log_pruned_at: None,
     }
 }
 

@@ -50,6 +50,7 @@ fn run(id: &str, name: &str, state: RunState, status: ActivityStatus) -> RunReco
         evidence_at: None,
         routine: None,
         scheduled_at: None,
+        log_pruned_at: None,
     }
 }
 

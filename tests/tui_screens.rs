@@ -57,6 +57,7 @@ fn run(id: &str, name: &str, state: RunState, status: ActivityStatus, started_ag
         evidence_at: None,
         routine: None,
         scheduled_at: None,
+        log_pruned_at: None,
     }
 }
 

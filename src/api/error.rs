@@ -34,6 +34,8 @@ pub enum ErrorCode {
     RemoteUnavailable,
     /// No `[routines.NAME]` in the config has that name.
     UnknownRoutine,
+    /// The run's output log was pruned by retention: nothing to read back.
+    LogPruned,
 }
 
 impl ErrorCode {
@@ -59,6 +61,7 @@ impl ErrorCode {
             ErrorCode::AuthFailed => "auth_failed",
             ErrorCode::RemoteUnavailable => "remote_unavailable",
             ErrorCode::UnknownRoutine => "unknown_routine",
+            ErrorCode::LogPruned => "log_pruned",
         }
     }
 
@@ -83,6 +86,7 @@ impl ErrorCode {
             "auth_failed" => ErrorCode::AuthFailed,
             "remote_unavailable" => ErrorCode::RemoteUnavailable,
             "unknown_routine" => ErrorCode::UnknownRoutine,
+            "log_pruned" => ErrorCode::LogPruned,
             _ => ErrorCode::Internal,
         }
     }

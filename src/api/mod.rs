@@ -70,6 +70,8 @@ pub mod method {
     pub const RUNS_RM: &str = "runs.rm";
     /// Removes a conversation's records (`SessionRemoveParams`).
     pub const SESSIONS_RM: &str = "sessions.rm";
+    /// The disk the state directory uses and what `[retention]` would prune.
+    pub const RETENTION_PLAN: &str = "retention.plan";
     /// The routines of the config, with their next fire and last outcome.
     pub const ROUTINES_LIST: &str = "routines.list";
     /// A routine's fire now (`RoutineRef`), under its overlap rule.

@@ -73,3 +73,17 @@ pub struct SessionRemoved {
     /// Transcript files deleted (with `purge_transcripts`) or that would be.
     pub files: Vec<String>,
 }
+
+/// `retention.plan`: the disk the state directory uses and what the
+/// `[retention]` policy would prune now (`agents doctor`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RetentionReport {
+    /// Everything under AGENTS_HOME.
+    pub home_bytes: u64,
+    /// The runs' output logs (with their indexes and checkpoints) still kept.
+    pub logs_bytes: u64,
+    pub keep_days: u64,
+    pub max_log_bytes: Option<u64>,
+    pub max_total_bytes: Option<u64>,
+    pub would_prune: Vec<crate::retention::Prune>,
+}

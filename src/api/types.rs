@@ -147,6 +147,10 @@ pub struct RunRecord {
     /// The time that routine's fire was scheduled for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduled_at: Option<String>,
+    /// When retention pruned this ended run's output log (`[retention]`):
+    /// its record stays, its output is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_pruned_at: Option<String>,
 }
 
 impl RunRecord {

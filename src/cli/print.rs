@@ -283,6 +283,9 @@ pub fn detail(d: &RunDetail) -> String {
     field("ended", r.ended_at.clone().unwrap_or_else(|| "-".into()));
     field("time", duration(r));
     field("output", format!("{} bytes", r.output_bytes));
+    if let Some(at) = &r.log_pruned_at {
+        field("log", format!("log pruned at {at} (retention)"));
+    }
     out.push_str("events\n");
     for e in &d.events {
         let data = if e.data.is_null() || e.data == serde_json::json!({}) {

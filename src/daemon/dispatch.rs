@@ -48,6 +48,7 @@ pub async fn call(
     match name {
         method::RUNS_START => to_value(super::start::start(daemon, params::<StartParams>(p)?).await?),
         method::SESSIONS_RM => to_value(super::removal::remove_session(daemon, params(p)?).await?),
+        method::RETENTION_PLAN => to_value(super::retention::report(daemon).await?),
         method::RUNS_RM => to_value(super::removal::remove(daemon, params(p)?).await?),
         method::ROUTINES_LIST => to_value(super::routines::list(daemon).await?),
         method::ROUTINES_RUN => {

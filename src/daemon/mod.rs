@@ -17,6 +17,7 @@ mod queue;
 mod recover;
 mod remote;
 mod removal;
+mod retention;
 mod routine_fire;
 mod routines;
 mod run_link;
@@ -233,6 +234,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     mail::hand_over_stored(&daemon).await;
     // After re-adoption: a routine's run that lives on is seen as running.
     tokio::spawn(routines::run(daemon.clone()));
+    tokio::spawn(retention::run(daemon.clone()));
     tracing::info!("daemon {} listening on {}", std::process::id(), socket.display());
     if let Some(mut ready) = ready.take() {
         let _ = ready.write_all(b"ready\n");

@@ -206,6 +206,7 @@ fn skipped_row(name: &str, routine: &Routine, scheduled_at: i64, reason: String)
         args: routine.args.clone(),
         routine: Some(name.to_string()),
         scheduled_at: Some(scheduled_at),
+        log_pruned_at: None,
     }
 }
 

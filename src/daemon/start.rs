@@ -174,6 +174,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
         args: params.args.clone(),
         routine: None,
         scheduled_at: None,
+        log_pruned_at: None,
     };
 
     // Every prerequisite, before anything is spawned.

@@ -420,6 +420,7 @@ mod tests {
             evidence_at: None,
             routine: None,
             scheduled_at: None,
+            log_pruned_at: None,
         }
     }
 

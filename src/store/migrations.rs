@@ -285,8 +285,11 @@ const MIGRATIONS: &[&str] = &[
     // that could not happen (state 'skipped', no session), names its
     // routine and the time it was scheduled for; each routine's pause, the
     // time up to which its fires were handled (so a restarted daemon
-    // records the ones it missed) and the fires queued behind a run.
+    // records the ones it missed) and the fires queued behind a run. And
+    // retention: when an ended run's output log was pruned (its record
+    // stays).
     r#"
+    ALTER TABLE runs ADD COLUMN log_pruned_at INTEGER;
     ALTER TABLE runs ADD COLUMN routine TEXT;
     ALTER TABLE runs ADD COLUMN scheduled_at INTEGER;
     CREATE INDEX runs_by_routine ON runs(routine, scheduled_at) WHERE routine IS NOT NULL;

@@ -45,12 +45,14 @@ pub struct RunRow {
     pub routine: Option<String>,
     /// The time that routine's fire was scheduled for (ms).
     pub scheduled_at: Option<i64>,
+    /// When retention pruned its output log (ms).
+    pub log_pruned_at: Option<i64>,
 }
 
 const COLUMNS: &str = "id, name, harness, host, cwd, command, state, status, parent_run_id, root_run_id, detached, \
      session_id, launch_id, pid, pgid, proc_start, boot_id, supervisor_pid, supervisor_start, exit_code, signal, \
      reason, created_at, started_at, ended_at, rows, cols, timeout_secs, worktree, output_bytes, args, routine, \
-     scheduled_at";
+     scheduled_at, log_pruned_at";
 
 impl RunRow {
     fn from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
@@ -93,6 +95,7 @@ impl RunRow {
             args: serde_json::from_str(&r.get::<_, String>(30)?).unwrap_or_default(),
             routine: r.get(31)?,
             scheduled_at: r.get(32)?,
+            log_pruned_at: r.get(33)?,
         })
     }
 
@@ -131,13 +134,14 @@ impl RunRow {
             evidence_at: None,
             routine: self.routine.clone(),
             scheduled_at: self.scheduled_at.map(format_ms),
+            log_pruned_at: self.log_pruned_at.map(format_ms),
         }
     }
 }
 
 pub fn insert_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
     conn.execute(
-        &format!("INSERT INTO runs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)"),
+        &format!("INSERT INTO runs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)"),
         params![
             run.id,
             run.name,
@@ -172,6 +176,7 @@ pub fn insert_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
             serde_json::to_string(&run.args).unwrap_or_else(|_| "[]".into()),
             run.routine,
             run.scheduled_at,
+            run.log_pruned_at,
         ],
     )?;
     Ok(())
@@ -607,6 +612,7 @@ mod tests {
             args: vec!["a b".into()],
             routine: None,
             scheduled_at: None,
+            log_pruned_at: None,
         }
     }
 
