@@ -56,6 +56,15 @@ pub async fn routines(paths: &Paths, command: RoutinesCommand) -> anyhow::Result
                 return Ok(0);
             }
             match (&fired.outcome[..], &fired.run) {
+                ("started", Some(run)) if run.state == crate::api::RunState::Blocked => {
+                    say!("{}", run.id);
+                    anyhow::bail!(
+                        "run {} ({}) blocked: {}",
+                        run.id,
+                        run.name,
+                        run.reason.as_deref().unwrap_or("no reason recorded")
+                    );
+                }
                 ("started", Some(run)) => say!("{}", run.id),
                 ("queued", _) => say!("{}: queued behind its previous run", fired.routine),
                 (_, Some(run)) => {
