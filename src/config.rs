@@ -24,6 +24,9 @@ pub struct Config {
     pub routines: std::collections::BTreeMap<String, crate::routine::Routine>,
     /// `[retention]`: how long ended runs' output logs are kept.
     pub retention: crate::retention::Retention,
+    /// `[teams.NAME]`: a leader and members started together
+    /// (`agents team start NAME`).
+    pub teams: std::collections::BTreeMap<String, crate::team::TeamDef>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -104,6 +107,7 @@ impl Config {
         crate::harness::validate_profiles(&config.profiles)?;
         crate::transcript::price::validate(&config.prices)?;
         crate::routine::validate_all(&config.routines, &config.profiles)?;
+        crate::team::validate(&config.teams, &config.profiles)?;
         Ok(config)
     }
 

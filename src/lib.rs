@@ -38,6 +38,7 @@ pub mod retention;
 pub mod routine;
 pub mod store;
 pub mod supervise;
+pub mod team;
 pub mod term;
 pub mod text;
 pub mod transcript;

@@ -222,3 +222,36 @@ fn sessions_rm_removes_the_conversation_and_keeps_its_runs_and_files_unless_purg
     let out = agents(&["sessions", "rm", "nosuchsession"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("no session matches"));
 }
+
+#[test]
+fn an_ended_team_goes_with_its_leader() {
+    let home = Home::with_config(
+        "[engine]\nquiet_ms = 300\ncancel_sigint_grace_ms = 700\ncancel_sigterm_grace_ms = 700\n\
+         [teams.pair]\nleader = { name = \"lead\", harness = \"cmd\", args = [\"true\"] }\n\
+         [[teams.pair.members]]\nname = \"helper\"\nharness = \"cmd\"\nargs = [\"true\"]\n",
+    );
+    home.ok(&["team", "start", "pair", "-d"]);
+    let team = home.json(&["team", "show", "pair", "--json"]);
+    let runs: Vec<String> = team["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["run"]["id"].as_str().unwrap().to_string())
+        .collect();
+    for run in &runs {
+        home.wait_end(run);
+    }
+    let lead = team["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["leader"] == true)
+        .unwrap()["run"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let done = home.json(&["rm", &lead, "--yes", "--json"]);
+    assert_eq!(done["removed"].as_array().unwrap().len(), runs.len(), "{done}");
+    let listed = home.json(&["team", "ls", "--json"]);
+    assert!(listed.as_array().unwrap().is_empty(), "{listed}");
+}

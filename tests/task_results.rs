@@ -55,3 +55,65 @@ fn a_child_that_ends_unawaited_is_told_to_its_parent_agent_once() {
     assert!(home.prompts(&shell).is_empty());
     assert!(!home.event_kinds(&shell).iter().any(|k| k == "TASK_RESULT"));
 }
+
+/// `agents daemon status --json`'s count of runs a wait in flight awaits.
+fn awaited(home: &Home) -> u64 {
+    home.json(&["daemon", "status", "--json"])["awaited"]
+        .as_u64()
+        .unwrap_or(0)
+}
+
+#[test]
+fn waiting_for_the_children_answers_each_outcome_once_all_have_ended_and_no_task_result() {
+    let home = Home::new();
+    let boss = home.start(&["--name", "boss", "demo"]);
+    home.wait_until("boss at its prompt", || at_prompt(&home, &boss));
+    let child = |name: &str, code: u8| {
+        let script = format!("read line; exit {code}");
+        home.start(&["--parent", "boss", "--name", name, "cmd", "--", "sh", "-c", &script])
+    };
+    let (ok, bad) = (child("ok", 0), child("bad", 4));
+    let waiter = home
+        .cmd(&["wait", "--children", "boss", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    home.wait_until("the wait holds both children", || awaited(&home) == 2);
+    home.ok(&["send", "ok", "go"]);
+    home.wait_end(&ok);
+    // One child still runs: the wait goes on, whatever it has seen end.
+    assert_eq!(home.state(&bad), "running");
+    home.ok(&["send", "bad", "go"]);
+    let out = waiter.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "a child failed");
+    let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ended: Vec<(&str, &str)> = outcome["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(ended, [("ok", "succeeded"), ("bad", "failed")]);
+    assert_eq!(outcome["run"]["name"], "boss");
+    // Awaited, so the results went to the waiter and not to the parent.
+    home.wait_until("the wait let go", || awaited(&home) == 0);
+    for run in [&ok, &bad] {
+        assert!(!home.event_kinds(run).iter().any(|k| k == "TASK_RESULT"));
+    }
+    assert!(home.prompts(&boss).iter().all(|p| !p.starts_with("[task result]")));
+
+    // A wait given up (its client gone) awaits nothing any more: the next
+    // child's end is the parent's task result again.
+    child("late", 0);
+    let out = home.run(&["wait", "--children", "boss", "--timeout", "1"]);
+    assert_eq!(out.status.code(), Some(124));
+    home.wait_until("the abandoned wait let go", || awaited(&home) == 0);
+    home.ok(&["send", "late", "go"]);
+    home.wait_until("the parent told of late", || {
+        home.prompts(&boss)
+            .iter()
+            .any(|p| p.starts_with("[task result] late succeeded"))
+    });
+    let none = home.ok(&["wait", "--children", "ok"]);
+    assert_eq!(none.trim(), "ok has no children");
+}

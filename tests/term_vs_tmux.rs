@@ -23,6 +23,8 @@
 mod capture;
 #[path = "term_vs_tmux/fidelity.rs"]
 mod fidelity;
+#[path = "term_vs_tmux/recorded.rs"]
+mod recorded;
 #[path = "term_vs_tmux/streams.rs"]
 mod streams;
 
@@ -242,23 +244,12 @@ fn plain_line(line: &str) -> String {
             }
             '\x0e' => line_drawing = true,
             '\x0f' => line_drawing = false,
-            c if line_drawing => out.push(dec_graphics(c)),
+            c if line_drawing => out.push(capture::dec_graphics(c)),
             c => out.push(c),
         }
     }
     out.truncate(out.trim_end_matches(' ').len());
     out
-}
-
-/// The DEC special graphics table (VT100 User Guide table 3-9), written out
-/// independently of the one in `agents::term` so this test checks it.
-fn dec_graphics(c: char) -> char {
-    const FROM: &str = "_`abcdefghijklmnopqrstuvwxyz{|}~";
-    const TO: &str = "\u{a0}◆▒␉␌␍␊°±␤␋┘┐┌└┼⎺⎻─⎼⎽├┤┴┬│≤≥π≠£·";
-    FROM.chars()
-        .position(|from| from == c)
-        .and_then(|index| TO.chars().nth(index))
-        .unwrap_or(c)
 }
 
 /// The same stream through `agents::term`, fed in uneven chunks so escape

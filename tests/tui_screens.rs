@@ -147,6 +147,42 @@ fn populated() -> App {
         harness: Default::default(),
         usage: Some(usage()),
     })));
+    let mail =
+        |id: &str, from: (&str, &str), to: (&str, &str), ago: u64, body: &str, state: &str| agents::api::MailRecord {
+            version: 1,
+            id: id.into(),
+            from: from.0.into(),
+            from_name: from.1.into(),
+            to: to.0.into(),
+            to_name: to.1.into(),
+            thread: id.into(),
+            in_reply_to: None,
+            at: at(ago),
+            body: body.into(),
+            state: state.into(),
+        };
+    let fix = ("01AAAAAAAAAAAAAAAAAAAAAAAA", "fix-tests");
+    app.update(Update::Mail {
+        run: fix.0.into(),
+        result: Ok(vec![
+            mail(
+                "01MAIL3",
+                fix,
+                ("01BBBBBBBBBBBBBBBBBBBBBBBB", "explore"),
+                30,
+                "map the modules",
+                "queued",
+            ),
+            mail(
+                "01MAIL2",
+                ("01BBBBBBBBBBBBBBBBBBBBBBBB", "explore"),
+                fix,
+                90,
+                "parse.rs is done\n\x1b[2Jtests next",
+                "delivered",
+            ),
+        ]),
+    });
     app.take_commands();
     app
 }
@@ -817,4 +853,41 @@ fn routines_are_a_group_after_the_hosts_with_their_next_fire() {
     }
     assert!(app.selected_run().is_some());
     assert!(app.rows[app.selected].routine.is_none());
+}
+
+#[test]
+fn a_team_is_a_heading_over_its_leader_with_its_mail_not_yet_typed_in() {
+    let mut app = populated();
+    let member = |member: &str, leader: bool, run: &RunRecord| agents::api::TeamMember {
+        member: member.into(),
+        leader,
+        role: None,
+        run: run.clone(),
+    };
+    let (lead, explore) = (app.runs[0].clone(), app.runs[1].clone());
+    assert_eq!((lead.name.as_str(), explore.name.as_str()), ("fix-tests", "explore"));
+    app.update(Update::Teams(vec![agents::api::TeamRecord {
+        id: "01TEAM".into(),
+        name: "review".into(),
+        definition: "review".into(),
+        approvals: "user".into(),
+        state: "live".into(),
+        created_at: at(300),
+        problem: None,
+        members: vec![member("lead", true, &lead), member("explore", false, &explore)],
+        unread: 2,
+    }]));
+    let heading = app.rows.iter().position(|r| r.team.is_some()).expect("a team heading");
+    assert_eq!(
+        app.rows[heading + 1].run.as_deref(),
+        Some(lead.id.as_str()),
+        "just above its leader"
+    );
+    assert_eq!(
+        app.rows[heading].run.as_deref(),
+        Some(lead.id.as_str()),
+        "selecting it selects the leader"
+    );
+    assert_ne!(app.selected, heading, "the selection stays on a run's own row");
+    snap!("team_heading_120x40", screen(&mut app, 120, 40));
 }

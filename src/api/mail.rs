@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 /// The envelope's version: what a reader of older builds can check.
 pub const MAIL_VERSION: u32 = 1;
 
-/// `mail.send`.
+/// `mail.send`: answers the message's record, or, sent to a team, one
+/// record a member.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct MailSendParams {
     /// A run (id, prefix or name).
@@ -49,7 +50,8 @@ pub struct MailRecord {
     pub at: String,
     pub body: String,
     /// `stored` (not yet handed to the run), `queued` (waiting for the
-    /// agent to be idle), `delivered`, or `dropped` (the run ended first).
+    /// agent to be idle), `delivered`, `read` (taken over MCP, never
+    /// typed), or `dropped` (the run ended first).
     pub state: String,
 }
 
@@ -58,6 +60,9 @@ pub struct MailRecord {
 pub struct MailListParams {
     #[serde(default)]
     pub run: Option<String>,
+    /// Every member's messages (a team's name, id or id prefix).
+    #[serde(default)]
+    pub team: Option<String>,
     #[serde(default)]
     pub limit: Option<usize>,
 }
@@ -65,6 +70,20 @@ pub struct MailListParams {
 impl MailListParams {
     pub const DEFAULT_LIMIT: usize = 100;
     pub const MAX_LIMIT: usize = 1000;
+}
+
+/// `mail.wait`: until mail to `run` not yet typed into it arrives (or
+/// `timeout_ms` passes), then takes it — read here, it is never typed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct MailWaitParams {
+    pub run: String,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+impl MailWaitParams {
+    pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+    pub const MAX_TIMEOUT_MS: u64 = 600_000;
 }
 
 /// `mail.read`.

@@ -10,6 +10,7 @@ mod lineage;
 mod mail;
 mod removal;
 mod routines;
+mod team;
 mod transcript;
 mod types;
 mod usage;
@@ -22,6 +23,7 @@ pub use lineage::*;
 pub use mail::*;
 pub use removal::*;
 pub use routines::*;
+pub use team::*;
 pub use transcript::*;
 pub use types::*;
 pub use usage::*;
@@ -40,6 +42,8 @@ pub mod method {
     /// Notification from a client: output of a run shown up to an offset.
     pub const RUNS_ACK: &str = "runs.ack";
     pub const RUNS_WAIT: &str = "runs.wait";
+    /// Until every child of a run has ended (`RunRef` → `ChildrenOutcome`).
+    pub const RUNS_WAIT_CHILDREN: &str = "runs.wait_children";
     pub const RUNS_RERUN: &str = "runs.rerun";
     pub const RUNS_ANSWER: &str = "runs.answer";
     /// What a worktree run changed (`Changes`).
@@ -52,6 +56,14 @@ pub mod method {
     pub const MAIL_SEND: &str = "mail.send";
     pub const MAIL_LIST: &str = "mail.list";
     pub const MAIL_READ: &str = "mail.read";
+    /// Waits for mail to a run and takes it (`MailWaitParams`).
+    pub const MAIL_WAIT: &str = "mail.wait";
+    /// Starts a team's leader and members (`TeamStartParams`).
+    pub const TEAMS_START: &str = "teams.start";
+    pub const TEAMS_LIST: &str = "teams.list";
+    pub const TEAMS_SHOW: &str = "teams.show";
+    /// Cancels every member of a team, detached ones included.
+    pub const TEAMS_CANCEL: &str = "teams.cancel";
     pub const SESSIONS_LIST: &str = "sessions.list";
     pub const SESSIONS_RESUME: &str = "sessions.resume";
     pub const SESSIONS_FORK: &str = "sessions.fork";

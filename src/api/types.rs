@@ -242,6 +242,17 @@ pub struct StartParams {
     /// host). Letters and digits, at most 64.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_id: Option<String>,
+    /// A team member's seat: told to its harness as `AGENTS_TEAM` and
+    /// `AGENTS_MEMBER`, on whatever host it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<TeamSeat>,
+}
+
+/// Which team a run is a member of, and under which name.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct TeamSeat {
+    pub team: String,
+    pub member: String,
 }
 
 impl StartParams {
@@ -287,6 +298,14 @@ pub struct ListPage<T> {
 impl ListParams {
     pub const DEFAULT_LIMIT: usize = 500;
     pub const MAX_LIMIT: usize = 1000;
+}
+
+/// `runs.wait_children`: once every child of the run has ended, the run's
+/// record then and each child's, oldest first.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ChildrenOutcome {
+    pub run: RunRecord,
+    pub children: Vec<RunRecord>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -413,6 +432,10 @@ pub struct AnswerParams {
     /// into whatever question came next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_id: Option<String>,
+    /// The permission request answered (`ask-…`, from a team's approval
+    /// mail): refused once its question is gone, applied at most once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
 }
 
 /// A harness conversation (`agents sessions list`), with the run that
@@ -505,6 +528,10 @@ pub struct DaemonStatus {
     /// links to it builds from its mirror instead.
     #[serde(default)]
     pub screens: bool,
+    /// Runs a wait in flight awaits (`runs.wait`, `runs.wait_children`):
+    /// their results go to the waiter, not to their parents.
+    #[serde(default)]
+    pub awaited: usize,
     /// Keeps several screen subscriptions of one run on a connection,
     /// each by its `sub` (`AttachParams::sub`), and marks each one's
     /// `output.end` with `screen` and `sub`; false from a daemon older than

@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use crossterm::{cursor, execute, terminal};
 use ratatui::Terminal as Screen;
-use ratatui::backend::CrosstermBackend;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -17,6 +16,7 @@ use crate::client::Client;
 use crate::paths::Paths;
 use crate::protocol::Frame;
 use crate::protocol::screen::{Modes, ScreenMirror, ScreenUpdate, mode};
+use crate::tui::backend::StyledBackend;
 use crate::tui::pane::PaneView;
 
 pub use super::doctor::doctor;
@@ -278,7 +278,10 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
         )
         .await?;
 
-    let mut screen = Screen::new(CrosstermBackend::new(std::io::stdout()))?;
+    let mut screen = Screen::new(StyledBackend::new(
+        std::io::stdout(),
+        crate::tui::backend::terminal_draws_underline_styles(),
+    ))?;
     // Not `screen.clear()`: it asks the terminal where its cursor is, and
     // crossterm reads the answer from stdin, swallowing keys typed ahead
     // (and failing after 2 s on a terminal that does not answer).

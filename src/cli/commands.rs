@@ -114,7 +114,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             Ok(0)
         }
         Command::Sessions { command } => sessions(&paths, command).await,
-        Command::Answer { run, answer } => {
+        Command::Answer { run, answer, request } => {
             let client = Client::connect(&paths, false).await?;
             let _: serde_json::Value = client
                 .call(
@@ -123,6 +123,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
                         run,
                         answer,
                         answer_id: None,
+                        request,
                     },
                 )
                 .await?;
@@ -154,36 +155,18 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             );
             Ok(0)
         }
-        Command::Wait { run, json, timeout } => {
-            let client = Client::connect(&paths, false).await?;
-            let waiting = client.call(method::RUNS_WAIT, RunRef { run: run.clone() });
-            let record: RunRecord = match timeout {
-                None => waiting.await?,
-                Some(secs) => match tokio::time::timeout(std::time::Duration::from_secs(secs), waiting).await {
-                    Ok(record) => record?,
-                    Err(_) => {
-                        say_err!("agents: run {run} has not ended after {secs}s");
-                        return Ok(124);
-                    }
-                },
-            };
-            if json {
-                crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&record)?));
-            } else {
-                say!(
-                    "{} {}: {}",
-                    record.name,
-                    record.state.as_str(),
-                    record.reason.as_deref().unwrap_or("")
-                );
-            }
-            Ok(if record.state == RunState::Succeeded { 0 } else { 1 })
-        }
+        Command::Wait {
+            run,
+            json,
+            timeout,
+            children,
+        } => wait(&paths, run, json, timeout, children).await,
         Command::Diff { run, stat, json } => super::worktree::diff(&paths, run, stat, json).await,
         Command::Merge { run, squash } => super::worktree::merge(&paths, run, squash).await,
         Command::Mail { command } => super::mail::mail(&paths, command).await,
         Command::Rm(args) => super::removal::rm(&paths, args).await,
         Command::Routines { command } => super::routines::routines(&paths, command).await,
+        Command::Team { command } => super::team::team(&paths, command).await,
         Command::Worktree { command } => super::worktree::worktree(&paths, command).await,
         Command::Logs { run, follow, raw } => attach::logs(&paths, &run, follow, raw).await,
         Command::Export { run, cast } => attach::export_cast(&paths, &run, &cast).await,
@@ -254,6 +237,57 @@ fn size_arg(size: Option<&str>) -> Result<(Option<u16>, Option<u16>)> {
     }
 }
 
+/// `agents wait`: exit 0 when the run (or, with `--children`, every
+/// child) succeeded, 1 when not, 124 when SECS passed first.
+async fn wait(paths: &Paths, run: String, json: bool, timeout: Option<u64>, children: bool) -> Result<i32> {
+    let client = Client::connect(paths, false).await?;
+    let reference = RunRef { run: run.clone() };
+    let waiting = async {
+        match children {
+            true => client.call(method::RUNS_WAIT_CHILDREN, reference).await,
+            false => client
+                .call::<_, RunRecord>(method::RUNS_WAIT, reference)
+                .await
+                .map(|run| crate::api::ChildrenOutcome {
+                    run,
+                    children: Vec::new(),
+                }),
+        }
+    };
+    let outcome = match timeout {
+        None => waiting.await?,
+        Some(secs) => match tokio::time::timeout(std::time::Duration::from_secs(secs), waiting).await {
+            Ok(outcome) => outcome?,
+            Err(_) => {
+                match children {
+                    true => say_err!("agents: the children of run {run} have not all ended after {secs}s"),
+                    false => say_err!("agents: run {run} has not ended after {secs}s"),
+                }
+                return Ok(124);
+            }
+        },
+    };
+    let ended = match children {
+        true => outcome.children.clone(),
+        false => vec![outcome.run.clone()],
+    };
+    match (json, children) {
+        (true, true) => crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&outcome)?)),
+        (true, false) => crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&outcome.run)?)),
+        (false, _) if ended.is_empty() => say!("{} has no children", outcome.run.name),
+        (false, _) => {
+            for r in &ended {
+                say!("{} {}: {}", r.name, r.state.as_str(), r.reason.as_deref().unwrap_or(""));
+            }
+        }
+    }
+    Ok(if ended.iter().all(|r| r.state == RunState::Succeeded) {
+        0
+    } else {
+        1
+    })
+}
+
 async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
     let remote = args.host.clone().filter(|h| h != "local");
     let cwd = match (&remote, &args.cwd) {
@@ -279,6 +313,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
         pass_env: args.pass_env,
         host: remote,
         launch_id: None,
+        team: None,
     };
     let client = Client::connect(paths, false).await?;
     let record: RunRecord = client.call(method::RUNS_START, params).await?;
@@ -378,36 +413,69 @@ async fn demo(paths: &Paths) -> Result<i32> {
         parent: parent.map(str::to_string),
         ..StartParams::default()
     };
-    let plan: [(&str, &[&str], Option<&str>); 5] = [
+    let plan: [(&str, &[&str], Option<&str>); 4] = [
         ("worker", &["--think-ms", "6000"], Some("refactor the parser")),
         ("asks", &["--ask"], None),
-        (
-            "team",
-            &["--subagents", "2", "--think-ms", "3000"],
-            Some("split the work"),
-        ),
         ("done", &["--prompt", "say hi", "--exit-after-prompt"], None),
         ("broken", &["--crash"], None),
     ];
-    let mut team = None;
     for (name, args, prompt) in plan {
-        let record: RunRecord = client.call(method::RUNS_START, start(name, args, prompt, None)).await?;
-        if name == "team" {
-            team = Some(record.id.clone());
-        }
+        let _: RunRecord = client.call(method::RUNS_START, start(name, args, prompt, None)).await?;
     }
-    if let Some(team) = team {
-        for (name, prompt) in [("explore", "map the modules"), ("review", "read the diff")] {
-            let _: RunRecord = client
-                .call(
-                    method::RUNS_START,
-                    start(name, &["--think-ms", "2500"], Some(prompt), Some(&team)),
-                )
-                .await?;
-        }
-    }
+    demo_team(&client, &suffix, &cwd).await?;
     drop(client);
     crate::tui::main(paths.clone()).await
+}
+
+/// The demo's team: a leader with two subagents and two members, who
+/// have written to each other (the Mail tab).
+async fn demo_team(client: &Client, suffix: &str, cwd: &str) -> Result<()> {
+    let file = r#"
+        leader = { name = "lead", harness = "demo", args = ["--subagents", "2", "--think-ms", "3000"], prompt = "split the work" }
+        [[members]]
+        name = "explore"
+        harness = "demo"
+        args = ["--think-ms", "2500"]
+        prompt = "map the modules"
+        [[members]]
+        name = "review"
+        harness = "demo"
+        role = "review what explore finds"
+        args = ["--think-ms", "2500"]
+        prompt = "read the diff"
+    "#;
+    let params = crate::api::TeamStartParams {
+        team: format!("demo-{suffix}"),
+        file: Some(file.into()),
+        prompt: None,
+        cwd: cwd.into(),
+        env: std::env::vars().collect(),
+    };
+    let team: crate::api::TeamRecord = client.call(method::TEAMS_START, params).await?;
+    let run = |member: &str| {
+        team.members
+            .iter()
+            .find(|m| m.member == member)
+            .map(|m| m.run.id.clone())
+    };
+    let said = [
+        ("explore", "lead", "three modules: lexer, grammar, printer"),
+        ("lead", "team", "review the lexer first; explore, the grammar next"),
+    ];
+    for (from, to, body) in said {
+        let to = match to {
+            "team" => "team".to_string(),
+            member => run(member).unwrap_or_default(),
+        };
+        let mail = crate::api::MailSendParams {
+            to,
+            body: body.into(),
+            from: run(from),
+            ..Default::default()
+        };
+        let _: serde_json::Value = client.call(method::MAIL_SEND, mail).await?;
+    }
+    Ok(())
 }
 
 async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {

@@ -12,7 +12,9 @@ pub enum MailCommand {
     /// Send TEXT to a run: typed into its agent as a prompt marked as mail
     /// once it is idle, exactly once.
     Send {
-        /// The run to send to: its id, an id prefix, or its name.
+        /// The run to send to: its id, an id prefix, or its name; from a
+        /// team member, another member's name, `leader` or `team` (all the
+        /// others); from anyone, TEAM/MEMBER, TEAM/leader or TEAM/team.
         to: String,
         /// The message.
         text: String,
@@ -31,6 +33,9 @@ pub enum MailCommand {
     Ls {
         /// A run: its id, an id prefix, or its name.
         run: Option<String>,
+        /// Every message to or from a member of this team.
+        #[arg(long, conflicts_with = "run")]
+        team: Option<String>,
         /// One JSON array of messages.
         #[arg(long)]
         json: bool,
@@ -73,15 +78,23 @@ pub async fn mail(paths: &Paths, command: MailCommand) -> anyhow::Result<i32> {
                 thread,
                 in_reply_to: reply_to,
             };
-            let sent: MailRecord = client.call(method::MAIL_SEND, params).await?;
-            match json {
-                true => print_json(&sent)?,
-                false => say!("{} to {} ({})", sent.id, sent.to_name, sent.state),
+            // One record, or one a member when sent to a team.
+            let answer: serde_json::Value = client.call(method::MAIL_SEND, params).await?;
+            if json {
+                print_json(&answer)?;
+                return Ok(0);
+            }
+            let sent: Vec<MailRecord> = match answer.is_array() {
+                true => serde_json::from_value(answer)?,
+                false => vec![serde_json::from_value(answer)?],
+            };
+            for m in sent {
+                say!("{} to {} ({})", m.id, m.to_name, m.state);
             }
         }
-        MailCommand::Ls { run, json } => {
+        MailCommand::Ls { run, team, json } => {
             let list: Vec<MailRecord> = client
-                .call(method::MAIL_LIST, MailListParams { run, limit: None })
+                .call(method::MAIL_LIST, MailListParams { run, team, limit: None })
                 .await?;
             match json {
                 true => print_json(&list)?,

@@ -10,6 +10,7 @@ mod mail;
 pub(crate) mod print;
 mod removal;
 mod routines;
+mod team;
 mod transcript;
 mod worktree;
 
@@ -76,6 +77,10 @@ pub enum Command {
         /// `yes` or `no` to a permission prompt, or TEXT typed as the answer.
         #[arg(value_name = "yes|no|TEXT")]
         answer: String,
+        /// The permission request this answers (`ask-…`, from a team's
+        /// approval mail): refused when its question is gone.
+        #[arg(long, value_name = "ID")]
+        request: Option<String>,
     },
     /// Cancel a run and the children it owns.
     Cancel {
@@ -123,6 +128,11 @@ pub enum Command {
         #[command(subcommand)]
         command: routines::RoutinesCommand,
     },
+    /// Teams of runs, started together: start, ls, show, cancel.
+    Team {
+        #[command(subcommand)]
+        command: team::TeamCommand,
+    },
     /// A --worktree run's worktree: `rm` removes it.
     Worktree {
         #[command(subcommand)]
@@ -157,6 +167,10 @@ pub enum Command {
         /// Give up after SECS (exit 124), leaving the run as it is.
         #[arg(long, value_name = "SECS")]
         timeout: Option<u64>,
+        /// Wait for every child of the run instead (those it starts while
+        /// waiting too), then print each child's outcome.
+        #[arg(long)]
+        children: bool,
     },
     /// Start, stop or inspect the daemon.
     Daemon {

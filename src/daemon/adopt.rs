@@ -150,7 +150,8 @@ pub(super) async fn store_end(daemon: &Arc<Daemon>, id: &str, ending: Ending) ->
     let id_owned = id.to_string();
     let state = ending.state;
     let awaited = daemon.awaited.lock().is_ok_and(|a| a.contains_key(id));
-    let parent = daemon
+    // The parent, and whoever was told of the end (or of orphans).
+    let told = daemon
         .store
         .call(move |c| {
             let tx = c.transaction()?;
@@ -159,6 +160,7 @@ pub(super) async fn store_end(daemon: &Arc<Daemon>, id: &str, ending: Ending) ->
                 crate::store::attempts::close(&tx, &id_owned, state.as_str(), ending.reason.as_deref())?;
             }
             let parent = runs::get_run(&tx, &id_owned)?.and_then(|r| r.parent_run_id);
+            let mut told = Vec::new();
             if ended && let Some(parent) = &parent {
                 runs::append_event(
                     &tx,
@@ -166,17 +168,21 @@ pub(super) async fn store_end(daemon: &Arc<Daemon>, id: &str, ending: Ending) ->
                     "CHILD_ENDED",
                     &json!({ "child": id_owned, "state": state.as_str() }),
                 )?;
+                told.push(parent.clone());
                 if !awaited {
-                    super::tasks::tell_parent(&tx, &id_owned, parent)?;
+                    told.extend(super::tasks::tell_parent(&tx, &id_owned, parent)?);
                 }
             }
+            if ended {
+                told.extend(super::tasks::orphans(&tx, &id_owned, state)?);
+            }
             tx.commit()?;
-            Ok(parent.filter(|_| ended))
+            Ok(told)
         })
         .await?;
-    if let Some(parent) = parent {
-        super::tasks::wake(daemon, &parent);
-        daemon.changed(&parent);
+    for run in told {
+        super::tasks::wake(daemon, &run);
+        daemon.changed(&run);
     }
     Ok(())
 }

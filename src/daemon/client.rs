@@ -79,10 +79,12 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
             }
         }
     });
+    let (gone_tx, gone) = tokio::sync::watch::channel(false);
     let outbox = Outbox {
         control,
         output,
         viewer: super::size::new_viewer(),
+        gone,
     };
     let subscriptions: Subscriptions = Arc::default();
     let in_flight = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT));
@@ -149,6 +151,7 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
             Frame::Output { .. } | Frame::Snapshot { .. } | Frame::Screen { .. } => {}
         }
     }
+    let _ = gone_tx.send(true);
     for (_, sub) in subscriptions.lock().unwrap_or_else(|p| p.into_inner()).drain() {
         sub.task.abort();
     }

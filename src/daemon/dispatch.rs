@@ -62,6 +62,11 @@ pub async fn call(
         method::MAIL_SEND => super::mail::send(daemon, params(p)?).await,
         method::MAIL_LIST => super::mail::list(daemon, params(p)?).await,
         method::MAIL_READ => to_value(super::mail::read(daemon, &params::<crate::api::MailRef>(p)?.id).await?),
+        method::MAIL_WAIT => to_value(outbox.unless_gone(super::mail::wait(daemon, params(p)?)).await?),
+        method::TEAMS_START => super::teams::start(daemon, params(p)?).await,
+        method::TEAMS_LIST => super::teams::list(daemon).await,
+        method::TEAMS_SHOW => super::teams::show(daemon, params(p)?).await,
+        method::TEAMS_CANCEL => super::teams::cancel(daemon, params(p)?).await,
         method::RUNS_LIST => {
             let ListParams {
                 all,
@@ -170,6 +175,7 @@ pub async fn call(
                 supervisors: super::upgrade::supervisor_builds(daemon, live).await,
                 screens: true,
                 screen_subs: true,
+                awaited: daemon.awaited.lock().map_or(0, |a| a.len()),
             })
         }
         method::DAEMON_STOP => {

@@ -11,9 +11,10 @@ use serde_json::{Value, json};
 use super::Daemon;
 use super::dispatch::to_value;
 use super::start::resolve_row;
-use crate::api::{ApiError, ErrorCode, MailListParams, MailRecord, MailSendParams, bounds, method};
+use crate::api::{ApiError, ErrorCode, MailListParams, MailRecord, MailSendParams, MailWaitParams, bounds, method};
 use crate::store::mail::{self, NewMail};
 use crate::store::runs::RunRow;
+use crate::store::teams;
 
 pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<Value, ApiError> {
     bounds::check("the message", &p.body, MailSendParams::MAX_BODY)?;
@@ -25,12 +26,121 @@ pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<Value, ApiE
     for reference in [&p.thread, &p.in_reply_to].into_iter().flatten() {
         super::once::validate_id("message id", reference)?;
     }
-    let to = resolve_row(daemon, &p.to).await?;
     let from = match &p.from {
         Some(sender) => Some(resolve_row(daemon, sender).await?),
         None => None,
     };
-    let (id2, to_id) = (id.clone(), to.id.clone());
+    let to = recipients(daemon, &p.to, from.as_ref()).await?;
+    let fanned = to.len() > 1 || p.to == "team" || p.to.ends_with("/team");
+    if !fanned {
+        return to_value(send_one(daemon, &p, &id, &to[0], from.as_ref()).await?);
+    }
+    // Each member's copy has an id of its own, made from the sender's (a
+    // retry finds the same copies), in one thread; members that have
+    // ended are passed over, and so are shells and commands (they would
+    // run the words as a command line).
+    let p = MailSendParams {
+        thread: Some(p.thread.clone().unwrap_or_else(|| id.clone())),
+        ..p
+    };
+    let mut sent = Vec::with_capacity(to.len());
+    for to in to.iter().filter(|r| !matches!(r.harness.as_str(), "shell" | "cmd")) {
+        match send_one(daemon, &p, &copy_id(&id, &to.id), to, from.as_ref()).await {
+            Ok(m) => sent.push(m),
+            Err(e) if e.code == ErrorCode::NotRunning => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    if sent.is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::NotRunning,
+            "every other member has ended: mail not sent",
+        ));
+    }
+    to_value(sent)
+}
+
+/// Who `to` names: a run (id, prefix or name); a member of the sender's
+/// team by its name, `leader`, or `team` (every member but the sender);
+/// or `TEAM/MEMBER`, `TEAM/leader`, `TEAM/team` from anyone.
+async fn recipients(daemon: &Arc<Daemon>, to: &str, from: Option<&RunRow>) -> Result<Vec<RunRow>, ApiError> {
+    let (team, member) = match to.split_once('/') {
+        Some((team, member)) => (Some(team.to_string()), member.to_string()),
+        None => (None, to.to_string()),
+    };
+    let sender = from.map(|r| r.id.clone());
+    let (reference, sender2) = (team.clone(), sender.clone());
+    let seats = daemon
+        .store
+        .call(move |c| {
+            let team = match (reference, sender2) {
+                (Some(reference), _) => teams::resolve(c, &reference)?.ok().flatten().map(|t| t.id),
+                (None, Some(run)) => teams::seat_of(c, &run)?.map(|s| s.team_id),
+                (None, None) => None,
+            };
+            match team {
+                Some(team) => teams::members(c, &team),
+                None => Ok(Vec::new()),
+            }
+        })
+        .await
+        .map_err(ApiError::internal)?;
+    if team.is_some() && seats.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "no team matches '{}'",
+            crate::text::bounded(to, 80)
+        )));
+    }
+    let chosen: Vec<&str> = match member.as_str() {
+        "team" => seats
+            .iter()
+            .filter(|s| Some(&s.run_id) != sender.as_ref())
+            .map(|s| s.run_id.as_str())
+            .collect(),
+        "leader" => seats.iter().filter(|s| s.leader).map(|s| s.run_id.as_str()).collect(),
+        name => seats
+            .iter()
+            .filter(|s| s.member == name)
+            .map(|s| s.run_id.as_str())
+            .collect(),
+    };
+    if chosen.is_empty() {
+        if team.is_some() || (member == "team" && !seats.is_empty()) {
+            return Err(ApiError::bad_request(format!(
+                "'{}' names no member of the team",
+                crate::text::bounded(to, 80)
+            )));
+        }
+        if member == "team" {
+            return Err(ApiError::bad_request(
+                "`team` is the sender's team, and the sender is in none",
+            ));
+        }
+        return Ok(vec![resolve_row(daemon, to).await?]);
+    }
+    let mut rows = Vec::with_capacity(chosen.len());
+    for run in chosen {
+        rows.push(resolve_row(daemon, run).await?);
+    }
+    Ok(rows)
+}
+
+/// The id of a copy of message `id` for `run`: stable, within the id bound.
+fn copy_id(id: &str, run: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("{id}\n{run}").as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("{}-{hex}", &id[..id.len().min(40)])
+}
+
+async fn send_one(
+    daemon: &Arc<Daemon>,
+    p: &MailSendParams,
+    id: &str,
+    to: &RunRow,
+    from: Option<&RunRow>,
+) -> Result<MailRecord, ApiError> {
+    let (id2, to_id) = (id.to_string(), to.id.clone());
     let known = daemon
         .store
         .call(move |c| mail::get(c, &id2))
@@ -54,9 +164,13 @@ pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<Value, ApiE
             ),
         ));
     }
-    let stored = store(daemon, &p, &id, &to, from.as_ref()).await?;
-    hand_over(daemon, &stored, &to).await?;
-    to_value(read(daemon, &id).await?)
+    let stored = store(daemon, p, id, to, from).await?;
+    hand_over(daemon, &stored, to).await?;
+    // Both runs' Mail tabs read it again.
+    for run in std::iter::once(&to.id).chain(from.map(|f| &f.id)) {
+        daemon.changed(run);
+    }
+    read(daemon, id).await
 }
 
 async fn store(
@@ -118,6 +232,14 @@ async fn hand_over(daemon: &Arc<Daemon>, m: &MailRecord, to: &RunRow) -> Result<
         .map_err(ApiError::internal)
 }
 
+/// Hands a stored message to its run (an approval request to a leader).
+pub(super) async fn hand_over_one(daemon: &Arc<Daemon>, m: &MailRecord) -> Result<(), ApiError> {
+    let to = resolve_row(daemon, &m.to).await?;
+    hand_over(daemon, m, &to).await?;
+    daemon.changed(&to.id);
+    Ok(())
+}
+
 /// At start: messages stored before the last daemon could hand them over.
 pub async fn hand_over_stored(daemon: &Arc<Daemon>) {
     let Ok(stored) = daemon.store.call(|c| mail::stored(c)).await else {
@@ -134,20 +256,67 @@ pub async fn hand_over_stored(daemon: &Arc<Daemon>) {
 }
 
 pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Value, ApiError> {
-    let run = match &p.run {
-        Some(reference) => Some(resolve_row(daemon, reference).await?.id),
-        None => None,
+    let mut runs = match &p.run {
+        Some(reference) => vec![resolve_row(daemon, reference).await?.id],
+        None => Vec::new(),
     };
+    if let Some(team) = &p.team {
+        let team = super::teams::resolve(daemon, team).await?;
+        runs = daemon
+            .store
+            .call(move |c| teams::members(c, &team.id))
+            .await
+            .map_err(ApiError::internal)?
+            .into_iter()
+            .map(|m| m.run_id)
+            .collect();
+    }
+    let every = p.run.is_none() && p.team.is_none();
     let limit = p
         .limit
         .unwrap_or(MailListParams::DEFAULT_LIMIT)
         .clamp(1, MailListParams::MAX_LIMIT);
     let found = daemon
         .store
-        .call(move |c| mail::list(c, run.as_deref(), limit))
+        .call(move |c| mail::list(c, (!every).then_some(runs.as_slice()), limit))
         .await
         .map_err(ApiError::internal)?;
     to_value(found)
+}
+
+/// `mail.wait`: the messages to the run not yet typed into it, taken as
+/// soon as there are any (or none once the timeout passes). Taken while
+/// the run's delivery is held, so a message is either typed or read here,
+/// never both.
+pub async fn wait(daemon: &Arc<Daemon>, p: MailWaitParams) -> Result<Vec<MailRecord>, ApiError> {
+    let run = resolve_row(daemon, &p.run).await?;
+    let limit = p
+        .timeout_ms
+        .unwrap_or(MailWaitParams::DEFAULT_TIMEOUT_MS)
+        .min(MailWaitParams::MAX_TIMEOUT_MS);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(limit);
+    loop {
+        let mut changes = daemon.changes.subscribe();
+        let live = daemon.live(&run.id);
+        let _typing = match &live {
+            Some(live) => Some(live.delivery.lock().await),
+            None => None,
+        };
+        let key = run.id.clone();
+        let taken = daemon
+            .store
+            .call(move |c| mail::take_unread(c, &key))
+            .await
+            .map_err(ApiError::internal)?;
+        drop(_typing);
+        if !taken.is_empty() {
+            daemon.changed(&run.id);
+            return Ok(taken);
+        }
+        if tokio::time::timeout_at(deadline, changes.recv()).await.is_err() {
+            return Ok(Vec::new());
+        }
+    }
 }
 
 pub async fn read(daemon: &Arc<Daemon>, id: &str) -> Result<MailRecord, ApiError> {

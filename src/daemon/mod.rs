@@ -4,6 +4,7 @@
 //! process can die or be upgraded without losing one.
 
 mod adopt;
+mod approvals;
 mod client;
 mod dispatch;
 mod ends;
@@ -28,8 +29,10 @@ mod size;
 mod start;
 mod subscribe;
 mod tasks;
+mod teams;
 pub mod transcripts;
 mod upgrade;
+mod waits;
 mod worktrees;
 
 use std::collections::HashMap;

@@ -136,22 +136,34 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
                 let was = status;
                 status = now;
                 let id = live.id.clone();
-                let _ = daemon
+                let question = live
+                    .screen
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .as_ref()
+                    .and_then(|f| f.question.clone());
+                let asked = daemon
                     .store
                     .call(move |c| {
                         runs::set_status(c, &id, now, &why)?;
                         // An agent stopped for an answer: INTERRUPT, then
                         // RUN_PAUSED; answered: RUN_RESUMED (docs/design.md §4).
+                        // A team that routes approvals to its leader asks it.
+                        let mut asked = None;
                         if now == ActivityStatus::NeedsApproval {
-                            runs::append_event(c, &id, "INTERRUPT", &serde_json::json!({ "why": why }))?;
+                            let seq = runs::append_event(c, &id, "INTERRUPT", &serde_json::json!({ "why": why }))?;
                             runs::append_event(c, &id, "RUN_PAUSED", &serde_json::json!({}))?;
+                            asked = super::approvals::ask_leader(c, &id, seq, &why, question.as_deref())?;
                         } else if was == ActivityStatus::NeedsApproval {
                             runs::append_event(c, &id, "RUN_RESUMED", &serde_json::json!({}))?;
                         }
-                        Ok(())
+                        Ok(asked)
                     })
                     .await;
                 daemon.changed(&live.id);
+                if let Ok(Some(asked)) = asked {
+                    super::approvals::hand_over(&daemon, asked).await;
+                }
             }
             // A delivered prompt changes the verdict at once (the agent
             // works on it): looked at again now, not at the next output,

@@ -10,7 +10,6 @@ use serde_json::{Value, json};
 use super::Daemon;
 use super::client::Subscriptions;
 use super::dispatch::{HISTORY_MAX_LINES, cancel_tree, params, subscription_key, to_value, with_evidence};
-use super::start::record;
 use super::subscribe::{self, Outbox};
 use crate::api::{
     AnswerParams, ApiError, AttachParams, AttachResult, CancelParams, DetachParams, ErrorCode, HistoryParams,
@@ -32,6 +31,7 @@ pub enum RunCall {
     Answer(AnswerParams),
     Rerun(RerunParams),
     Wait,
+    WaitChildren,
     Index,
     History(HistoryParams),
     Sizes,
@@ -49,6 +49,7 @@ impl RunCall {
         let parsed = match name {
             method::RUNS_SHOW => of(p, |r: &RunRef| &r.run, |_| RunCall::Show),
             method::RUNS_WAIT => of(p, |r: &RunRef| &r.run, |_| RunCall::Wait),
+            method::RUNS_WAIT_CHILDREN => of(p, |r: &RunRef| &r.run, |_| RunCall::WaitChildren),
             method::RUNS_INDEX => of(p, |r: &RunRef| &r.run, |_| RunCall::Index),
             method::RUNS_SIZES => of(p, |r: &RunRef| &r.run, |_| RunCall::Sizes),
             method::RUNS_LINEAGE => of(p, |r: &RunRef| &r.run, |_| RunCall::Lineage),
@@ -233,12 +234,18 @@ pub async fn call(
             run: _,
             answer,
             answer_id,
+            request,
         }) => {
+            // A request is answered once: its id is the answer's.
+            let answer_id = answer_id.or_else(|| request.clone());
             if let Some(id) = &answer_id {
                 super::once::validate_id("answer id", id)?;
                 if let Some(outcome) = super::once::answered(daemon, &row.id, id).await {
                     return outcome;
                 }
+            }
+            if let Some(request) = &request {
+                super::approvals::check_request(daemon, &row, request).await?;
             }
             let live = daemon
                 .live(&row.id)
@@ -301,6 +308,7 @@ pub async fn call(
                 pass_env: info.pass_env,
                 host: (row.host != "local").then(|| row.host.clone()),
                 launch_id: None,
+                team: None,
             };
             let started = start_rerun(daemon, &row, again).await?;
             // On the new run: which run it is a rerun of (Record, Lineage).
@@ -313,27 +321,9 @@ pub async fn call(
                 .await;
             to_value(started)
         }
-        RunCall::Wait => {
-            let _awaiting = Awaiting::new(daemon, &row.id);
-            // Each attempt of a run is its own live run (account fallback):
-            // between two, the run is live with no supervisor for a moment.
-            const BETWEEN: std::time::Duration = std::time::Duration::from_secs(10);
-            let mut between = tokio::time::Instant::now() + BETWEEN;
-            loop {
-                let mut changes = daemon.changes.subscribe();
-                if let Some(live) = daemon.live(&row.id).filter(|l| !*l.ended.borrow()) {
-                    let mut ended = live.ended.subscribe();
-                    let _ = ended.wait_for(|e| *e).await;
-                    between = tokio::time::Instant::now() + BETWEEN;
-                    continue;
-                }
-                let now = record(daemon, &row.id).await?;
-                if !now.state.is_live() || tokio::time::Instant::now() >= between {
-                    return to_value(now);
-                }
-                let _ = tokio::time::timeout(std::time::Duration::from_millis(500), changes.recv()).await;
-            }
-        }
+        // A wait whose client has gone no longer counts as awaiting.
+        RunCall::Wait => to_value(outbox.unless_gone(super::waits::wait(daemon, &row.id)).await?),
+        RunCall::WaitChildren => to_value(outbox.unless_gone(super::waits::children(daemon, &row)).await?),
         RunCall::Index => {
             let bytes = std::fs::read(daemon.paths.output_index(&row.id)).unwrap_or_default();
             let samples: Vec<[u64; 2]> = TimeSample::decode_all(&bytes)
@@ -447,35 +437,4 @@ async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<Value, ApiError> {
         },
         usage: crate::transcript::usage::run_usage(&sources, &prices),
     })
-}
-
-/// A `runs.wait` in flight on a run, counted while it lasts.
-struct Awaiting {
-    daemon: Arc<Daemon>,
-    run: String,
-}
-
-impl Awaiting {
-    fn new(daemon: &Arc<Daemon>, run: &str) -> Awaiting {
-        if let Ok(mut awaited) = daemon.awaited.lock() {
-            *awaited.entry(run.to_string()).or_default() += 1;
-        }
-        Awaiting {
-            daemon: daemon.clone(),
-            run: run.to_string(),
-        }
-    }
-}
-
-impl Drop for Awaiting {
-    fn drop(&mut self) {
-        if let Ok(mut awaited) = self.daemon.awaited.lock()
-            && let Some(n) = awaited.get_mut(&self.run)
-        {
-            *n -= 1;
-            if *n == 0 {
-                awaited.remove(&self.run);
-            }
-        }
-    }
 }

@@ -434,6 +434,10 @@ pub(super) fn harness_env(
     env.push(("COLORTERM".into(), "truecolor".into()));
     env.push(("AGENTS_RUN_ID".into(), row.id.clone()));
     env.push(("AGENTS_LAUNCH_ID".into(), row.launch_id.clone()));
+    if let Some(seat) = &params.team {
+        env.push(("AGENTS_TEAM".into(), seat.team.clone()));
+        env.push(("AGENTS_MEMBER".into(), seat.member.clone()));
+    }
     env
 }
 

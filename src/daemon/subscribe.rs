@@ -33,9 +33,24 @@ pub struct Outbox {
     pub output: mpsc::Sender<Frame>,
     /// The connection, as a viewer that may hold runs' sizes (`size.rs`).
     pub viewer: super::size::ViewerId,
+    /// Turns true when the connection has closed: a call that only waits
+    /// (`runs.wait`) stops waiting then, so what it held is let go.
+    pub gone: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Outbox {
+    /// `work`, given up when the connection closes first.
+    pub async fn unless_gone<T>(
+        &self,
+        work: impl std::future::Future<Output = Result<T, ApiError>>,
+    ) -> Result<T, ApiError> {
+        let mut gone = self.gone.clone();
+        tokio::select! {
+            done = work => done,
+            _ = gone.wait_for(|g| *g) => Err(ApiError::internal("the client went away")),
+        }
+    }
+
     pub async fn notify(&self, name: &str, params: Value) -> bool {
         self.control
             .send(Frame::control(&Request::notification(name, params)))

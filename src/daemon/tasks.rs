@@ -13,6 +13,7 @@ use rusqlite::Connection;
 use serde_json::json;
 
 use super::Daemon;
+use crate::api::RunState;
 use crate::store::StoreError;
 use crate::store::runs::{self, RunRow};
 
@@ -22,28 +23,94 @@ fn prompt_id(child: &str) -> String {
 }
 
 /// Within the child's end's transaction: queues its result for `parent`
-/// when the parent is a live agent.
-pub(super) fn tell_parent(conn: &Connection, child: &str, parent: &str) -> Result<(), StoreError> {
-    let (Some(child), Some(boss)) = (runs::get_run(conn, child)?, runs::get_run(conn, parent)?) else {
-        return Ok(());
+/// when the parent is a live agent — or, when the parent has ended
+/// without taking its children along (they are orphans), for the nearest
+/// live agent above it. Answers who was told.
+pub(super) fn tell_parent(conn: &Connection, child: &str, parent: &str) -> Result<Option<String>, StoreError> {
+    let (Some(child), Some(boss)) = (runs::get_run(conn, child)?, nearest_agent(conn, parent)?) else {
+        return Ok(None);
     };
-    if !boss.state.is_live() || matches!(boss.harness.as_str(), "shell" | "cmd") {
-        return Ok(());
-    }
     let id = prompt_id(&child.id);
     if runs::get_prompt(conn, &id)?.is_some() {
-        return Ok(());
+        return Ok(None);
     }
-    runs::enqueue_prompt(conn, &id, parent, &said(&child))?;
-    let data = json!({ "child": child.id, "parent": parent, "state": child.state.as_str(), "prompt_id": id });
-    runs::append_event(conn, parent, "TASK_RESULT", &data)?;
+    let last = crate::store::transcripts::last_assistant_text(conn, &child.id)?;
+    runs::enqueue_prompt(conn, &id, &boss.id, &said(&child, last.as_deref()))?;
+    let data = json!({ "child": child.id, "parent": boss.id, "state": child.state.as_str(), "prompt_id": id });
+    runs::append_event(conn, &boss.id, "TASK_RESULT", &data)?;
     runs::append_event(conn, &child.id, "TASK_RESULT", &data)?;
-    Ok(())
+    Ok(Some(boss.id))
+}
+
+/// `run`, or the nearest run above it, that is a live agent (a shell or a
+/// command would run the words as a command line): at most 32 up.
+fn nearest_agent(conn: &Connection, run: &str) -> Result<Option<RunRow>, StoreError> {
+    let mut next = Some(run.to_string());
+    for _ in 0..32 {
+        let Some(row) = next.as_deref().map(|id| runs::get_run(conn, id)).transpose()?.flatten() else {
+            return Ok(None);
+        };
+        if row.state.is_live() {
+            let agent = !matches!(row.harness.as_str(), "shell" | "cmd");
+            return Ok(agent.then_some(row));
+        }
+        next = row.parent_run_id.clone();
+    }
+    Ok(None)
+}
+
+/// Within a run's end's transaction: the children it owned that still run
+/// are orphans now (a run cancelled takes them along; a detached child
+/// was meant to outlive it). Each gets an `ORPHANED` event, and the
+/// nearest live agent above the run is told — their results go to it from
+/// now on. Answers who was told.
+pub(super) fn orphans(conn: &Connection, run: &str, state: RunState) -> Result<Option<String>, StoreError> {
+    if state == RunState::Cancelled {
+        return Ok(None);
+    }
+    let left: Vec<RunRow> = runs::children(conn, run)?
+        .into_iter()
+        .filter(|c| c.state.is_live() && !c.detached)
+        .collect();
+    let Some(ended) = runs::get_run(conn, run)?.filter(|_| !left.is_empty()) else {
+        return Ok(None);
+    };
+    for child in &left {
+        let data = json!({ "parent": run, "parent_state": state.as_str() });
+        runs::append_event(conn, &child.id, "ORPHANED", &data)?;
+    }
+    let Some(boss) = ended
+        .parent_run_id
+        .as_deref()
+        .map(|p| nearest_agent(conn, p))
+        .transpose()?
+        .flatten()
+    else {
+        return Ok(None);
+    };
+    let id = format!("orphans-{run}");
+    if runs::get_prompt(conn, &id)?.is_some() {
+        return Ok(None);
+    }
+    let names: Vec<&str> = left.iter().map(|c| c.name.as_str()).collect();
+    let text = format!(
+        "[orphans] {} {} while its children still run: {} — their results come to you now — agents show {}",
+        ended.name,
+        state.as_str(),
+        names.join(", "),
+        ended.name
+    );
+    runs::enqueue_prompt(conn, &id, &boss.id, &crate::text::inert_line(&text))?;
+    let data = json!({ "run": run, "children": left.iter().map(|c| &c.id).collect::<Vec<_>>(), "prompt_id": id });
+    runs::append_event(conn, &boss.id, "ORPHANS", &data)?;
+    Ok(Some(boss.id))
 }
 
 /// `[task result] review-1 succeeded after 3m12s: exited with code 0 —
-/// agents show review-1`, its words made inert (they are typed).
-fn said(child: &RunRow) -> String {
+/// agents show review-1`, with what its agent said last when its
+/// transcript has it (bounded, on one line), its words made inert (they
+/// are typed).
+fn said(child: &RunRow, last: Option<&str>) -> String {
     let took = match (child.started_at, child.ended_at) {
         (Some(start), Some(end)) if end >= start => {
             let secs = (end - start) / 1000;
@@ -59,8 +126,13 @@ fn said(child: &RunRow) -> String {
         .as_deref()
         .map(|r| format!(": {}", crate::text::bounded(r, 300)))
         .unwrap_or_default();
+    let last = last
+        .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|t| !t.is_empty())
+        .map(|t| format!(": \"{}\"", crate::text::bounded(&t, 500)))
+        .unwrap_or_default();
     let text = format!(
-        "[task result] {} {}{took}{why} — agents show {}",
+        "[task result] {} {}{took}{why}{last} — agents show {}",
         child.name,
         child.state.as_str(),
         child.name

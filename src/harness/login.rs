@@ -115,6 +115,7 @@ fn finding(line: &str, phrase: &str) -> ScreenFinding {
     ScreenFinding {
         status: ActivityStatus::WaitingInput,
         why: format!("{LOGIN_WHY}: {said}"),
+        question: None,
     }
 }
 

@@ -46,10 +46,27 @@ impl ScreenFinding {
 }
 
 fn question(lines: &[String]) -> Option<ScreenFinding> {
-    open_question(lines).map(|(_, why)| ScreenFinding {
+    open_question(lines).map(|(at, why)| ScreenFinding {
         status: ActivityStatus::NeedsApproval,
         why: why.to_string(),
+        question: Some(question_text(&lines[at..])),
     })
+}
+
+/// The longest question a finding carries: a few lines of a dialog.
+const QUESTION_BYTES: usize = 2048;
+
+/// A question's lines without their frame, blank ones dropped, bounded.
+fn question_text(lines: &[String]) -> String {
+    let mut text = String::new();
+    for line in lines.iter().map(|l| bare(l).trim_end()).filter(|l| !l.is_empty()) {
+        if text.len() + line.len() + 1 > QUESTION_BYTES {
+            break;
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    text.trim_end().to_string()
 }
 
 /// The row of `lines` where the question still waiting for an answer

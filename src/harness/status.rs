@@ -212,6 +212,7 @@ mod tests {
                     ev.screen = found.map(|status| ScreenFinding {
                         status,
                         why: "screen shows a permission prompt".into(),
+                        question: None,
                     });
                     ev.screen_at = Some(at(*s));
                 }
@@ -219,6 +220,7 @@ mod tests {
                     ev.screen = Some(ScreenFinding {
                         status: WaitingInput,
                         why: format!("{}: Not logged in", crate::harness::login::LOGIN_WHY),
+                        question: None,
                     });
                     ev.screen_at = Some(at(*s));
                 }

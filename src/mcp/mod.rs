@@ -14,6 +14,7 @@
 //! Stdout is the MCP channel: nothing else is ever written to it (logs go to
 //! stderr).
 
+mod args;
 mod tools;
 
 use anyhow::{Context, Result};

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
-use rmcp::{ErrorData, schemars, tool, tool_router};
-use serde::Deserialize;
+use rmcp::{ErrorData, tool, tool_router};
 use serde_json::{Value, json};
 
+use super::args::*;
 use super::{AgentsMcp, error_with_code, respond, typed};
 use crate::api::{
     AnswerParams, ApiError, CancelParams, ListParams, RunDetail, RunRecord, RunRef, RunState, SearchParams, SendParams,
@@ -36,186 +36,6 @@ const CANCEL_WAIT: Duration = Duration::from_secs(60);
 /// (`harness::Adapter::launch` by default, and Claude's own).
 const MODEL_FAMILIES: [&str; 4] = ["claude", "codex", "gemini", "aider"];
 
-/// Describes the `run` argument every run tool takes.
-const RUN_REF: &str = "The run: its full id, a unique id prefix, or its name.";
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunsListArgs {
-    /// Only runs in this state: `live` (pending, starting or running),
-    /// `ended`, or one exact state: pending, starting, running, succeeded,
-    /// failed, cancelled, timed_out, blocked, interrupted, lost.
-    pub state: Option<String>,
-    /// Only runs on this host (`local`, or a name from `agents hosts`).
-    pub host: Option<String>,
-    /// At most this many runs, newest first (default 50, at most 1000).
-    pub limit: Option<usize>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunRefArgs {
-    #[schemars(description = RUN_REF)]
-    pub run: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SessionRefArgs {
-    /// The session: its full id or a unique id prefix.
-    pub session: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunStartArgs {
-    /// shell, cmd, demo, claude, codex, gemini, aider, or a profile from
-    /// config.toml.
-    pub harness: String,
-    /// Arguments for the harness. For `cmd`, the command and its arguments
-    /// (`["sh", "-c", "make test"]`).
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// Working directory (default: this server's). On a remote host, a path
-    /// there (default: the remote home).
-    pub cwd: Option<String>,
-    /// Run on this host (`agents hosts`); default here.
-    pub host: Option<String>,
-    /// A name to refer to the run by (default: from the prompt).
-    pub name: Option<String>,
-    /// The model, passed as the harness's `--model` (claude, codex, gemini,
-    /// aider).
-    pub model: Option<String>,
-    /// A first prompt, typed in once the agent is idle.
-    pub prompt: Option<String>,
-    /// The run that owns this one (default: $AGENTS_RUN_ID of this server,
-    /// when an agent run started it).
-    pub parent: Option<String>,
-    /// Survive the parent's cancellation.
-    #[serde(default)]
-    pub detached: bool,
-    /// End the run (timed_out) after this many seconds.
-    pub timeout_secs: Option<u64>,
-    /// Give the run its own git worktree and branch agents/<name>.
-    #[serde(default)]
-    pub worktree: bool,
-    /// Names of environment variables of this server to pass to the harness.
-    #[serde(default)]
-    pub env: Vec<String>,
-    /// Your id for this start (letters and digits, at most 64): a retry with
-    /// the same id returns the run the first attempt created.
-    pub launch_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunSendArgs {
-    #[schemars(description = RUN_REF)]
-    pub run: String,
-    /// Text typed into the run, then Enter; queued while the agent is busy.
-    pub text: String,
-    /// Your id for this prompt: resending the same id never delivers twice.
-    pub prompt_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MailSendArgs {
-    /// The run to write to: its id, an id prefix, or its name.
-    pub to: String,
-    /// The message; it reaches the agent as a prompt marked as mail.
-    pub body: String,
-    /// Your id for the message: sending the same id again never delivers twice.
-    pub id: Option<String>,
-    /// The id of the message this one answers.
-    pub in_reply_to: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MailReadArgs {
-    /// A message's id, to read that one; without it, the newest messages
-    /// to or from `run`.
-    pub id: Option<String>,
-    #[schemars(description = RUN_REF)]
-    pub run: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunAnswerArgs {
-    #[schemars(description = RUN_REF)]
-    pub run: String,
-    /// `yes` picks the first choice, `no` dismisses, anything else is typed
-    /// followed by Enter. Refused when no question is on the screen.
-    pub answer: String,
-    /// Your id for this answer: a retry with the same id is applied once.
-    pub answer_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunCancelArgs {
-    #[schemars(description = RUN_REF)]
-    pub run: String,
-    /// SIGKILL at once instead of SIGINT → SIGTERM → SIGKILL.
-    #[serde(default)]
-    pub force: bool,
-    /// Return once the cancel is asked, without waiting for the run to end.
-    #[serde(default)]
-    pub no_wait: bool,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunWaitArgs {
-    #[schemars(description = RUN_REF)]
-    pub run: String,
-    /// Give up after this many seconds (default 30, at most 600) and answer
-    /// with the run as it is.
-    pub timeout_secs: Option<u64>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunLogsArgs {
-    #[schemars(description = RUN_REF)]
-    pub run: String,
-    /// The last this many lines of the run's history and screen (default
-    /// 100, at most 5000).
-    pub lines: Option<usize>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TranscriptReadArgs {
-    /// A run (id, prefix or name) or a transcript session id (or prefix).
-    pub id: String,
-    /// Only messages after this sequence number (the `last_seq` of the
-    /// previous page).
-    pub after_seq: Option<i64>,
-    /// Page size (default 200, at most 1000).
-    pub limit: Option<usize>,
-    /// With `after_seq`: when nothing newer exists yet, wait up to this many
-    /// milliseconds (at most 30000) for the transcript to grow.
-    pub wait_ms: Option<u64>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TranscriptsSearchArgs {
-    /// Words that must all appear (or an FTS5 query with `raw`).
-    pub query: String,
-    /// Only in this run's or session's transcript.
-    pub within: Option<String>,
-    /// At most this many hits (default 50, at most 500).
-    pub limit: Option<usize>,
-    /// Pass `query` to FTS5 as is (AND, OR, NEAR, "phrase", prefix*).
-    #[serde(default)]
-    pub raw: bool,
-}
-
-/// Which runs `runs_list` keeps.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum StateFilter {
     Any,
@@ -462,11 +282,54 @@ impl AgentsMcp {
             None => {
                 let params = crate::api::MailListParams {
                     run: args.run,
+                    team: None,
                     limit: None,
                 };
                 respond(self.call(method::MAIL_LIST, params).await)
             }
         }
+    }
+
+    #[tool(
+        description = "Wait for mail to this run (the run this server's AGENTS_RUN_ID names) \
+        and take it: the messages not yet typed into the agent, oldest first, as soon as there \
+        are any. Mail read here is never also typed in. Answers [] once the timeout passes."
+    )]
+    async fn mail_wait(&self, Parameters(args): Parameters<MailWaitArgs>) -> Result<CallToolResult, ErrorData> {
+        let Some(run) = args
+            .run
+            .or_else(|| std::env::var("AGENTS_RUN_ID").ok().filter(|r| !r.is_empty()))
+        else {
+            return respond(Err(ApiError::bad_request(
+                "mail_wait reads a run's mail: give `run`, or call it from inside a run (AGENTS_RUN_ID)",
+            )));
+        };
+        let secs = args.timeout_secs.unwrap_or(DEFAULT_WAIT_SECS).min(MAX_WAIT_SECS);
+        let params = crate::api::MailWaitParams {
+            run,
+            timeout_ms: Some(secs * 1000),
+        };
+        respond(self.call(method::MAIL_WAIT, params).await)
+    }
+
+    #[tool(description = "Start a team: the leader of `[teams.NAME]` in config.toml (or of a \
+        team file), then its members as the leader's children, each a run told who it is and \
+        how to mail the others. Answers the team with each member's record; a member that \
+        could not start is recorded as blocked with its reason.")]
+    async fn team_start(&self, Parameters(args): Parameters<TeamStartArgs>) -> Result<CallToolResult, ErrorData> {
+        match crate::team::start_request(&args.team, args.prompt) {
+            Ok(params) => respond(self.call(method::TEAMS_START, params).await),
+            Err(e) => respond(Err(ApiError::bad_request(e))),
+        }
+    }
+
+    #[tool(description = "A team: each member's name, role and run record (state, status).")]
+    async fn team_show(&self, Parameters(args): Parameters<TeamShowArgs>) -> Result<CallToolResult, ErrorData> {
+        let params = crate::api::TeamRef {
+            team: args.team,
+            force: false,
+        };
+        respond(self.call(method::TEAMS_SHOW, params).await)
     }
 
     #[tool(description = "Answer the question (permission prompt) a run waits on: yes, no, or \
@@ -476,6 +339,7 @@ impl AgentsMcp {
             run: args.run,
             answer: args.answer,
             answer_id: args.answer_id,
+            request: args.request,
         };
         respond(self.call(method::RUNS_ANSWER, params).await)
     }
@@ -509,13 +373,28 @@ impl AgentsMcp {
 
     #[tool(
         description = "Wait until a run ends (or the timeout passes) and answer its record; \
-        `ended` says which."
+        `ended` says which. With `children: true`, until every child of the run has ended, \
+        answering each child's record in `children`: results to synthesize only once all the \
+        work is done."
     )]
     async fn run_wait(&self, Parameters(args): Parameters<RunWaitArgs>) -> Result<CallToolResult, ErrorData> {
         let secs = args.timeout_secs.unwrap_or(DEFAULT_WAIT_SECS).min(MAX_WAIT_SECS);
         respond(
             async {
                 let client = self.client().await?;
+                if args.children {
+                    let waiting = client.call::<_, crate::api::ChildrenOutcome>(
+                        method::RUNS_WAIT_CHILDREN,
+                        RunRef { run: args.run.clone() },
+                    );
+                    return match tokio::time::timeout(Duration::from_secs(secs), waiting).await {
+                        Ok(outcome) => {
+                            let outcome = outcome?;
+                            Ok(json!({ "ended": true, "run": outcome.run, "children": outcome.children }))
+                        }
+                        Err(_) => Ok(json!({ "ended": false, "run": self.show(&args.run).await?.run })),
+                    };
+                }
                 let (ended, record) = self.wait(&client, &args.run, Duration::from_secs(secs)).await?;
                 Ok(json!({ "ended": ended, "run": record }))
             }

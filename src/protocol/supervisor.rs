@@ -133,6 +133,11 @@ pub const BUSY_PACE_MAX_MS: u64 = 10_000;
 pub struct ScreenFinding {
     pub status: ActivityStatus,
     pub why: String,
+    /// The question's own lines, from where it starts to the bottom of
+    /// what is drawn (bounded): what a team's leader is asked to answer.
+    /// `None` from older supervisors and for what is no question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
 }
 
 /// The answer to `sup.hello`: who is supervising what, and where it stands.
@@ -291,6 +296,7 @@ mod tests {
         let finding = ScreenFinding {
             status: ActivityStatus::NeedsApproval,
             why: "screen shows a permission prompt".into(),
+            question: Some("Allow?\n1. Yes".into()),
         };
         for note in [
             Note::Offset { offset: 7, busy: None },

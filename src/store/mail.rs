@@ -81,6 +81,33 @@ pub fn mark_handed(conn: &Connection, id: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Takes the messages to `run` not yet typed into it (stored, or queued
+/// while the agent works), oldest first: read over MCP instead, their
+/// prompts are never typed (state `read`).
+pub fn take_unread(conn: &mut Connection, run: &str) -> Result<Vec<MailRecord>, StoreError> {
+    let tx = conn.transaction()?;
+    let ids: Vec<String> = {
+        let mut stmt = tx.prepare(
+            "SELECT m.id FROM mail m LEFT JOIN prompts p ON p.id = m.id
+             WHERE m.to_run = ?1 AND (m.state = 'stored' OR p.state = 'queued') ORDER BY m.at, m.rowid",
+        )?;
+        stmt.query_map([run], |r| r.get(0))?.collect::<Result<_, _>>()?
+    };
+    let mut taken = Vec::with_capacity(ids.len());
+    for id in &ids {
+        tx.execute("UPDATE mail SET state = 'handed' WHERE id = ?1", [id])?;
+        // Held in the queue under the message's id: never typed now.
+        tx.execute(
+            "INSERT INTO prompts (id, run_id, text, state, created_at) VALUES (?1, ?2, '', 'read', ?3)
+             ON CONFLICT(id) DO UPDATE SET state = 'read' WHERE state = 'queued'",
+            params![id, run, now_ms()],
+        )?;
+        taken.extend(get(&tx, id)?);
+    }
+    tx.commit()?;
+    Ok(taken)
+}
+
 /// Messages stored but not handed over (the daemon died between the two).
 pub fn stored(conn: &Connection) -> Result<Vec<MailRecord>, StoreError> {
     let mut stmt = conn.prepare(&select("WHERE m.state = 'stored' ORDER BY m.at"))?;
@@ -88,15 +115,19 @@ pub fn stored(conn: &Connection) -> Result<Vec<MailRecord>, StoreError> {
     Ok(rows)
 }
 
-/// The newest messages to or from `run` (every run's when `None`), newest first.
-pub fn list(conn: &Connection, run: Option<&str>, limit: usize) -> Result<Vec<MailRecord>, StoreError> {
+/// The newest messages to or from any of `runs` (every run's when `None`),
+/// newest first.
+pub fn list(conn: &Connection, runs: Option<&[String]>, limit: usize) -> Result<Vec<MailRecord>, StoreError> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let rows = match run {
-        Some(run) => {
+    let rows = match runs {
+        Some(runs) => {
+            // The ids as one JSON array: any number of them, one statement.
+            let ids = serde_json::to_string(runs).map_err(|e| StoreError::Corrupt(e.to_string()))?;
             let mut stmt = conn.prepare(&select(
-                "WHERE m.to_run = ?1 OR m.from_run = ?1 ORDER BY m.at DESC LIMIT ?2",
+                "WHERE m.to_run IN (SELECT value FROM json_each(?1)) OR m.from_run IN (SELECT value FROM json_each(?1))
+                 ORDER BY m.at DESC LIMIT ?2",
             ))?;
-            stmt.query_map(params![run, limit], from_row)?
+            stmt.query_map(params![ids, limit], from_row)?
                 .collect::<Result<_, _>>()?
         }
         None => {

@@ -281,7 +281,30 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX mail_from ON mail(from_run, at);
     CREATE INDEX mail_stored ON mail(state) WHERE state = 'stored';
     "#,
-    // 13: routines (docs/design.md §13). A run a routine started, or a fire
+    // 13: teams. A team started from a definition, and each of its members:
+    // a run, under the name the others mail it by.
+    r#"
+    CREATE TABLE teams (
+        id           TEXT PRIMARY KEY,
+        name         TEXT NOT NULL UNIQUE,      -- this team: the definition's name, or name-2...
+        definition   TEXT NOT NULL,             -- the definition it was started from
+        approvals    TEXT NOT NULL,             -- user | leader
+        leader_run   TEXT REFERENCES runs(id),
+        problem      TEXT,                      -- why it did not start whole
+        created_at   INTEGER NOT NULL
+    );
+    CREATE TABLE team_members (
+        team_id      TEXT NOT NULL REFERENCES teams(id),
+        member       TEXT NOT NULL,
+        run_id       TEXT NOT NULL REFERENCES runs(id),
+        role         TEXT,
+        is_leader    INTEGER NOT NULL,
+        position     INTEGER NOT NULL,
+        PRIMARY KEY (team_id, member)
+    );
+    CREATE INDEX team_members_run ON team_members(run_id);
+    "#,
+    // 14: routines (docs/design.md §13). A run a routine started, or a fire
     // that could not happen (state 'skipped', no session), names its
     // routine and the time it was scheduled for; each routine's pause, the
     // time up to which its fires were handled (so a restarted daemon

@@ -9,6 +9,7 @@ mod migrations;
 pub mod removal;
 pub mod routines;
 pub mod runs;
+pub mod teams;
 pub mod transcripts;
 pub mod usage;
 

@@ -89,6 +89,9 @@ pub fn remove(conn: &mut Connection, plan: &Plan) -> Result<(), StoreError> {
             "DELETE FROM attempts WHERE run_id = ?1",
             "DELETE FROM subagents WHERE run_id = ?1",
             "DELETE FROM mail WHERE to_run = ?1",
+            // A team keeps its other members; its leader gone, it has none.
+            "DELETE FROM team_members WHERE run_id = ?1",
+            "UPDATE teams SET leader_run = NULL WHERE leader_run = ?1",
             // Conversations are the harness's: they stay, held by no run.
             "UPDATE sessions SET run_id = NULL WHERE run_id = ?1",
             "UPDATE transcript_sources SET run_id = NULL WHERE run_id = ?1",
@@ -100,6 +103,11 @@ pub fn remove(conn: &mut Connection, plan: &Plan) -> Result<(), StoreError> {
             tx.execute(sql, [id])?;
         }
     }
+    // A team none of whose runs is left is gone with them.
+    tx.execute(
+        "DELETE FROM teams WHERE id NOT IN (SELECT team_id FROM team_members)",
+        [],
+    )?;
     tx.commit()?;
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! Routines' records (migration 13): each routine's pause, the time up to
+//! Routines' records (migration 14): each routine's pause, the time up to
 //! which its fires were handled and its queue; the runs and `skipped`
 //! records its fires made.
 

@@ -477,6 +477,20 @@ pub fn session_of_run(conn: &Connection, run_id: &str) -> Result<Option<String>,
         .optional()?)
 }
 
+/// What the run's agent said last (its main conversation, not a
+/// subagent's), as far as its transcript is read.
+pub fn last_assistant_text(conn: &Connection, run_id: &str) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT text FROM transcript_messages
+             WHERE run_id = ?1 AND role = 'assistant' AND sidechain = 0 AND text != ''
+             ORDER BY id DESC LIMIT 1",
+            [run_id],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
 /// Files recorded for a session outside the index (the `sessions` table the
 /// harness layer fills): `(session id, run id, transcript path)`.
 pub fn recorded_transcript(

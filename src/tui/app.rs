@@ -52,6 +52,8 @@ pub enum Command {
     Lineage(String),
     /// Load what a worktree run changed (the Changes tab).
     Changes(String),
+    /// Load the run's newest mail (the Mail tab).
+    Mail(String),
     /// Merge a worktree run's branch into the branch it started from.
     Merge {
         run: String,
@@ -118,6 +120,8 @@ pub enum Update {
     Routines(Vec<crate::api::RoutineRecord>),
     /// The subagents of the listed runs (rows under them in the tree).
     Subagents(Vec<crate::api::RunSubagent>),
+    /// The teams (headings over their leaders in the tree).
+    Teams(Vec<crate::api::TeamRecord>),
     /// The newest messages of a run's transcript, or why there are none.
     Transcript {
         run: String,
@@ -127,6 +131,11 @@ pub enum Update {
     Lineage {
         run: String,
         result: Result<crate::api::Lineage, String>,
+    },
+    /// The newest mail to or from a run (the Mail tab), or why not.
+    Mail {
+        run: String,
+        result: Result<Vec<crate::api::MailRecord>, String>,
     },
     /// What a worktree run changed (`runs.changes`), or why not.
     Changes {
@@ -148,42 +157,7 @@ pub enum Mode {
     Insert,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tab {
-    Record,
-    Transcript,
-    Lineage,
-    Events,
-    Changes,
-}
-
-impl Tab {
-    pub const ALL: [Tab; 5] = [Tab::Record, Tab::Transcript, Tab::Lineage, Tab::Events, Tab::Changes];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Tab::Record => "Record",
-            Tab::Transcript => "Transcript",
-            Tab::Lineage => "Lineage",
-            Tab::Events => "Events",
-            Tab::Changes => "Changes",
-        }
-    }
-
-    /// The titles as the side panel's top border shows them in `room`
-    /// columns: whole, or, when they do not all fit, the `shown` tab whole
-    /// and the others by their first three letters.
-    pub fn titles(shown: Tab, room: usize) -> Vec<(Tab, &'static str)> {
-        let whole: usize = Tab::ALL.iter().map(|t| t.title().len() + 1).sum();
-        Tab::ALL
-            .iter()
-            .map(|&t| match whole <= room || t == shown {
-                true => (t, t.title()),
-                false => (t, &t.title()[..3]),
-            })
-            .collect()
-    }
-}
+pub use super::side::Tab;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
@@ -379,6 +353,10 @@ pub struct App {
     /// The tree around a run for the Lineage tab (its resume and fork
     /// edges), reloaded when a run appears or the run changes.
     pub lineages: HashMap<String, crate::api::Lineage>,
+    /// The teams, newest first: each a heading over its leader in the tree.
+    pub teams: Vec<crate::api::TeamRecord>,
+    /// Each run's newest mail (the Mail tab), reloaded when the run changes.
+    pub mail: HashMap<String, Result<Vec<crate::api::MailRecord>, String>>,
     /// The Changes tab's runs and its hunk cursor.
     pub changes: super::changes::ChangesTab,
     /// The runs in the panes, in their order, and the pane that has the
@@ -451,6 +429,8 @@ impl App {
             subagents: HashMap::new(),
             routines: Vec::new(),
             lineages: HashMap::new(),
+            mail: HashMap::new(),
+            teams: Vec::new(),
             changes: Default::default(),
             panes: Vec::new(),
             pane_focus: 0,
@@ -515,14 +495,25 @@ impl App {
             .get(self.selected)
             .map(|r| (r.run.clone(), r.subagent.clone()));
         let hosts: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
-        self.rows = tree::build_with(&self.runs, &self.subagents, &hosts, &self.filter);
+        let rows = tree::build_with(&self.runs, &self.subagents, &hosts, &self.filter);
+        let leaders: HashMap<String, String> = self
+            .teams
+            .iter()
+            .filter_map(|t| {
+                Some((
+                    t.members.iter().find(|m| m.leader)?.run.id.clone(),
+                    super::tree::team_heading(t),
+                ))
+            })
+            .collect();
+        self.rows = tree::with_teams(rows, &leaders);
         self.rows.extend(super::routines::rows(&self.routines));
         self.selected = keep
             .and_then(|(id, agent)| {
                 let id = id?;
                 self.rows
                     .iter()
-                    .position(|r| r.run.as_deref() == Some(&id) && r.subagent == agent)
+                    .position(|r| r.run.as_deref() == Some(&id) && r.subagent == agent && r.team.is_none())
                     .or_else(|| self.rows.iter().position(|r| r.run.as_deref() == Some(&id)))
             })
             .or_else(|| self.rows.iter().position(|r| r.run.is_some()))
@@ -565,6 +556,7 @@ impl App {
             Tab::Transcript if !self.transcripts.contains_key(&id) => self.commands.push(Command::Transcript(id)),
             Tab::Lineage if !self.lineages.contains_key(&id) => self.commands.push(Command::Lineage(id)),
             Tab::Changes if !self.changes.loaded.contains_key(&id) => self.commands.push(Command::Changes(id)),
+            Tab::Mail if !self.mail.contains_key(&id) => self.commands.push(Command::Mail(id)),
             _ => {}
         }
     }
@@ -649,6 +641,7 @@ impl App {
                 }
                 let loaded = self.transcripts.remove(&id).is_some()
                     | self.lineages.remove(&id).is_some()
+                    | self.mail.remove(&id).is_some()
                     | (!looking && self.changes.loaded.remove(&id).is_some());
                 if loaded {
                     self.want_tab_data();
@@ -699,6 +692,12 @@ impl App {
                     self.rebuild_tree();
                 }
             }
+            Update::Teams(teams) => {
+                if teams != self.teams {
+                    self.teams = teams;
+                    self.rebuild_tree();
+                }
+            }
             Update::Subagents(list) => {
                 let mut by_run: HashMap<String, Vec<crate::api::SubagentRecord>> = HashMap::new();
                 for s in list {
@@ -719,6 +718,9 @@ impl App {
                 // The tab still shows parents and children from the list.
                 Err(e) => self.message = Some(format!("lineage not loaded: {e}")),
             },
+            Update::Mail { run, result } => {
+                self.mail.insert(run, result);
+            }
             Update::Changes { run, result } => self.changes_read(run, result),
             Update::Merged { run, result } => self.merged(run, result),
             Update::Removed(result) => self.removed(result),

@@ -277,10 +277,14 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                 .await
             {
                 Ok(runs) => {
-                    // Subagents are rows of the tree too: before the runs,
-                    // so the tree is built once with both.
+                    // Subagents and team headings are rows of the tree
+                    // too: before the runs, so the tree is built once with
+                    // them all (a daemon older than teams has none).
                     if let Some(subagents) = subagents_of(&client, &runs).await {
                         let _ = updates.send(Update::Subagents(subagents)).await;
+                    }
+                    if let Ok(teams) = client.call(method::TEAMS_LIST, serde_json::json!({})).await {
+                        let _ = updates.send(Update::Teams(teams)).await;
                     }
                     Update::Runs(runs)
                 }
@@ -362,6 +366,7 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                             run,
                             answer,
                             answer_id: None,
+                            request: None,
                         },
                     )
                     .await
@@ -390,6 +395,20 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
             Command::Lineage(run) => Update::Lineage {
                 result: client
                     .call(method::RUNS_LINEAGE, RunRef { run: run.clone() })
+                    .await
+                    .map_err(|e| e.message),
+                run,
+            },
+            Command::Mail(run) => Update::Mail {
+                result: client
+                    .call(
+                        method::MAIL_LIST,
+                        crate::api::MailListParams {
+                            run: Some(run.clone()),
+                            team: None,
+                            limit: Some(super::mail::NEWEST),
+                        },
+                    )
                     .await
                     .map_err(|e| e.message),
                 run,

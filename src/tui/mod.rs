@@ -2,6 +2,7 @@
 //! other. The loop takes its input as a stream so tests can drive it.
 
 pub mod app;
+pub mod backend;
 mod bars;
 pub mod broadcast;
 mod burst;
@@ -14,6 +15,7 @@ mod kept;
 pub mod keymap;
 pub mod keys;
 pub mod link;
+mod mail;
 mod notice;
 mod overlay;
 pub mod pane;
@@ -31,7 +33,7 @@ use anyhow::Result;
 use crossterm::event::{DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event};
 use crossterm::{cursor, execute, terminal};
 use futures::{Stream, StreamExt};
-use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::backend::Backend;
 use ratatui::layout::Rect;
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
@@ -123,7 +125,10 @@ pub async fn main(paths: Paths) -> Result<i32> {
     // Buffered: a frame goes out in one write at its end, not one per
     // escape sequence through `Stdout`'s lock and 1 KiB line buffer.
     let mut term = Terminal::with_options(
-        CrosstermBackend::new(std::io::BufWriter::with_capacity(1 << 16, std::io::stdout())),
+        backend::StyledBackend::new(
+            std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()),
+            backend::terminal_draws_underline_styles(),
+        ),
         TerminalOptions {
             viewport: Viewport::Fixed(Rect::new(0, 0, cols, rows)),
         },

@@ -74,13 +74,16 @@ impl Widget for PaneView<'_> {
                 if !self.no_color {
                     style = style.fg(color(cell.style.fg)).bg(color(cell.style.bg));
                     // Drawn by terminals that know `SGR 58` (the rest
-                    // ignore it). The underline's own style (double,
-                    // curly…) has no ratatui modifier: drawn single.
+                    // ignore it).
                     if cell.style.underline_color != screen::Color::Default {
                         style = style.underline_color(color(cell.style.underline_color));
                     }
                 }
                 style = style.add_modifier(modifiers(cell.style.flags));
+                if cell.style.flags & flag::UNDERLINE != 0 {
+                    // ratatui has no modifier for it: `backend.rs` draws it.
+                    style = style.add_modifier(super::backend::underline_style(cell.style.underline));
+                }
                 let text = cell.text();
                 out.set_symbol(if text.is_empty() { " " } else { text });
                 out.set_style(style);
@@ -170,7 +173,11 @@ mod tests {
             }
             .render(area, &mut buf);
             let cell = &buf[(0, 0)];
-            let want = Modifier::CROSSED_OUT | Modifier::HIDDEN | Modifier::SLOW_BLINK | Modifier::UNDERLINED;
+            let want = Modifier::CROSSED_OUT
+                | Modifier::HIDDEN
+                | Modifier::SLOW_BLINK
+                | Modifier::UNDERLINED
+                | crate::tui::backend::underline_style(screen::Underline::Curly);
             assert_eq!(cell.modifier, want);
             let colour = if no_color { Color::Reset } else { Color::Rgb(1, 2, 3) };
             assert_eq!(cell.underline_color, colour);

@@ -23,6 +23,7 @@ pub fn rows(routines: &[RoutineRecord]) -> Vec<TreeRow> {
         last: false,
         subagent: None,
         routine: Some(name.to_string()),
+        team: None,
     };
     std::iter::once(row(""))
         .chain(routines.iter().map(|r| row(&r.name)))

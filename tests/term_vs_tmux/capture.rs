@@ -36,13 +36,33 @@ pub struct Pen {
 /// (even with `-N`), so a row may be shorter than the screen.
 pub type PenRow = Vec<Option<Pen>>;
 
+/// A cell as `capture-pane -e` printed it: its text (a base character and
+/// any combining ones after it; line drawing mapped through the DEC table)
+/// and pen. The right half of a wide character is a cell of its own, with
+/// no text, marked `tail`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Printed {
+    pub text: String,
+    pub pen: Pen,
+    pub tail: bool,
+}
+
 /// Reads the whole capture: tmux carries the SGR state from one line to
 /// the next, as a terminal printing it would.
 pub fn pens(captured: &str) -> Vec<PenRow> {
+    cells(captured)
+        .into_iter()
+        .map(|row| row.into_iter().map(|c| (!c.tail).then_some(c.pen)).collect())
+        .collect()
+}
+
+/// The capture cell by cell, row by row.
+pub fn cells(captured: &str) -> Vec<Vec<Printed>> {
     let mut pen = Pen::default();
     let mut rows = Vec::new();
     for line in captured.lines() {
-        let mut row = PenRow::new();
+        let mut row: Vec<Printed> = Vec::new();
+        let mut line_drawing = false;
         let mut chars = line.chars().peekable();
         while let Some(c) = chars.next() {
             match c {
@@ -61,11 +81,27 @@ pub fn pens(captured: &str) -> Vec<PenRow> {
                         params.push(c);
                     }
                 }
-                '\x0e' | '\x0f' => {}
+                // tmux shows line-drawing cells as ASCII letters between SO and SI.
+                '\x0e' => line_drawing = true,
+                '\x0f' => line_drawing = false,
                 c => {
-                    row.push(Some(pen));
-                    if c.width() == Some(2) {
-                        row.push(None);
+                    let c = if line_drawing { dec_graphics(c) } else { c };
+                    match (c.width(), row.last_mut()) {
+                        (Some(0), Some(last)) => last.text.push(c),
+                        (width, _) => {
+                            row.push(Printed {
+                                text: c.to_string(),
+                                pen,
+                                tail: false,
+                            });
+                            if width == Some(2) {
+                                row.push(Printed {
+                                    text: String::new(),
+                                    pen,
+                                    tail: true,
+                                });
+                            }
+                        }
                     }
                 }
             }
@@ -73,6 +109,17 @@ pub fn pens(captured: &str) -> Vec<PenRow> {
         rows.push(row);
     }
     rows
+}
+
+/// The DEC special graphics table (VT100 User Guide table 3-9), written out
+/// independently of the one in `agents::term` so the tests check it.
+pub fn dec_graphics(c: char) -> char {
+    const FROM: &str = "_`abcdefghijklmnopqrstuvwxyz{|}~";
+    const TO: &str = "\u{a0}◆▒␉␌␍␊°±␤␋┘┐┌└┼⎺⎻─⎼⎽├┤┴┬│≤≥π≠£·";
+    FROM.chars()
+        .position(|from| from == c)
+        .and_then(|index| TO.chars().nth(index))
+        .unwrap_or(c)
 }
 
 /// One SGR's parameters (`;`-separated, each maybe with `:` sub-parameters).
