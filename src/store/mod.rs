@@ -6,6 +6,8 @@ pub mod harness;
 pub mod lineage;
 pub mod mail;
 mod migrations;
+pub mod removal;
+pub mod routines;
 pub mod runs;
 pub mod teams;
 pub mod transcripts;
