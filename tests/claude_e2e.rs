@@ -14,6 +14,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::Home;
+use common::claude_mock::{self, API_KEY, claude_home};
 use common::real_cli::{self, BinDir, Reply, Request, hooks, last_status_why};
 use serde_json::{Value, json};
 
@@ -24,20 +25,11 @@ const PINNED: &str = "2.1.197";
 /// gets a `Bash(touch perm-marker)` tool call, and its tool result a
 /// closing line. Side requests without tools (titles) get plain text.
 fn answer(r: &Request) -> Reply {
-    let path = r.path();
-    if r.method() != "POST" || !path.starts_with("/v1/messages") {
-        Reply::not_found()
-    } else if path.starts_with("/v1/messages/count_tokens") {
-        Reply::ok("application/json", br#"{"input_tokens": 10}"#.to_vec())
-    } else {
-        let req = r.json();
-        let (blocks, stop) = reply_to(&req);
-        if req["stream"] == true {
-            Reply::ok("text/event-stream", sse(&req, &blocks, stop))
-        } else {
-            Reply::ok("application/json", message(&req, &blocks, stop).to_string())
-        }
+    if let Some(side) = claude_mock::side_request(r) {
+        return side;
     }
+    let (blocks, stop) = reply_to(&r.json());
+    claude_mock::reply(r, &blocks, stop)
 }
 
 /// The content blocks and stop reason for a request.
@@ -73,78 +65,6 @@ fn reply_to(req: &Value) -> (Vec<Value>, &'static str) {
         return (vec![text("Running it."), call], "tool_use");
     }
     (vec![text("Hello from the mock model.")], "end_turn")
-}
-
-fn message(req: &Value, blocks: &[Value], stop: &str) -> Value {
-    json!({
-        "id": "msg_mock", "type": "message", "role": "assistant",
-        "model": req["model"].as_str().unwrap_or("mock"),
-        "content": blocks, "stop_reason": stop, "stop_sequence": null,
-        "usage": { "input_tokens": 10, "output_tokens": 12 },
-    })
-}
-
-fn sse(req: &Value, blocks: &[Value], stop: &str) -> String {
-    let mut out = String::new();
-    let mut event = |name: &str, data: Value| out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
-    let mut start = message(req, &[], "");
-    start["stop_reason"] = Value::Null;
-    event("message_start", json!({ "type": "message_start", "message": start }));
-    for (index, block) in blocks.iter().enumerate() {
-        let (opening, delta) = if block["type"] == "tool_use" {
-            let mut opening = block.clone();
-            opening["input"] = json!({});
-            let partial = block["input"].to_string();
-            (opening, json!({ "type": "input_json_delta", "partial_json": partial }))
-        } else {
-            (
-                json!({ "type": "text", "text": "" }),
-                json!({ "type": "text_delta", "text": block["text"] }),
-            )
-        };
-        event(
-            "content_block_start",
-            json!({ "type": "content_block_start", "index": index, "content_block": opening }),
-        );
-        event(
-            "content_block_delta",
-            json!({ "type": "content_block_delta", "index": index, "delta": delta }),
-        );
-        event(
-            "content_block_stop",
-            json!({ "type": "content_block_stop", "index": index }),
-        );
-    }
-    event(
-        "message_delta",
-        json!({ "type": "message_delta", "delta": { "stop_reason": stop, "stop_sequence": null }, "usage": { "output_tokens": 12 } }),
-    );
-    event("message_stop", json!({ "type": "message_stop" }));
-    out
-}
-
-/// The API key the mock accepts; Claude asks once about a key it has not
-/// seen, so `.claude.json` approves its last 20 characters in advance.
-const API_KEY: &str = "sk-ant-mock-0123456789abcdefghij";
-
-/// A HOME for Claude Code past its onboarding, and a project folder it
-/// trusts; with `key`, that API key approved in advance (Claude asks once
-/// about a key it has not seen). The folders live as long as the values.
-fn claude_home(key: Option<&str>) -> (tempfile::TempDir, tempfile::TempDir, PathBuf) {
-    let user_home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let cwd = std::fs::canonicalize(project.path()).unwrap();
-    let mut projects = serde_json::Map::new();
-    projects.insert(
-        cwd.to_string_lossy().into_owned(),
-        json!({ "hasTrustDialogAccepted": true }),
-    );
-    let mut config = json!({ "hasCompletedOnboarding": true, "projects": projects });
-    if let Some(key) = key {
-        config["customApiKeyResponses"] = json!({ "approved": [&key[key.len() - 20..]], "rejected": [] });
-    }
-    std::fs::write(user_home.path().join(".claude.json"), config.to_string()).unwrap();
-    (user_home, project, cwd)
 }
 
 #[test]

@@ -150,6 +150,8 @@ pub(super) async fn store_end(daemon: &Arc<Daemon>, id: &str, ending: Ending) ->
     let id_owned = id.to_string();
     let state = ending.state;
     let awaited = daemon.awaited.lock().is_ok_and(|a| a.contains_key(id));
+    // A result for the parent quotes the child's last words: read them first.
+    let read_whole = !awaited && ending_child(daemon, id).await && super::tasks::read_transcript(daemon, id).await;
     // The parent, and whoever was told of the end (or of orphans).
     let told = daemon
         .store
@@ -170,7 +172,7 @@ pub(super) async fn store_end(daemon: &Arc<Daemon>, id: &str, ending: Ending) ->
                 )?;
                 told.push(parent.clone());
                 if !awaited {
-                    told.extend(super::tasks::tell_parent(&tx, &id_owned, parent)?);
+                    told.extend(super::tasks::tell_parent(&tx, &id_owned, parent, read_whole)?);
                 }
             }
             if ended {
@@ -185,6 +187,15 @@ pub(super) async fn store_end(daemon: &Arc<Daemon>, id: &str, ending: Ending) ->
         daemon.changed(&run);
     }
     Ok(())
+}
+
+/// Whether `id` is a live run with a parent: only its end tells anyone.
+async fn ending_child(daemon: &Arc<Daemon>, id: &str) -> bool {
+    let key = id.to_string();
+    let row = daemon.store.call(move |c| runs::get_run(c, &key)).await;
+    row.ok()
+        .flatten()
+        .is_some_and(|r| r.state.is_live() && r.parent_run_id.is_some())
 }
 
 /// How long a harness gets to die of the hangup after its supervisor died,

@@ -334,15 +334,14 @@ mod tests {
             answer_input("codex", "use the cache"),
             json!({ "bytes": typed("use the cache"), "text": "use the cache", "paste": true, "enter_ms": 0 })
         );
-        assert_eq!(
-            answer_input("claude", "use the cache"),
-            json!({ "bytes": typed("use the cache") })
-        );
-        // Gemini types it, Enter held back until its newline window passed.
-        assert_eq!(
-            answer_input("gemini", "use the cache"),
-            json!({ "bytes": typed("use the cache"), "text": "use the cache", "paste": false, "enter_ms": 100 })
-        );
+        // Claude and Gemini type it, Enter held back until their paste or
+        // newline window passed.
+        for family in ["claude", "gemini"] {
+            assert_eq!(
+                answer_input(family, "use the cache"),
+                json!({ "bytes": typed("use the cache"), "text": "use the cache", "paste": false, "enter_ms": 100 })
+            );
+        }
         assert_eq!(answer_input("no-such-family", "x"), json!({ "bytes": typed("x") }));
     }
 }

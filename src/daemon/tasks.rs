@@ -6,8 +6,15 @@
 //! that is awaited (`agents wait`, MCP `run_wait`) returns to its waiter
 //! instead. Only an agent is told: a shell or a command would run the
 //! words as a command line.
+//!
+//! What a child's agent said last comes from the index of its transcript,
+//! which a tailer follows on its own schedule: the child's last message
+//! can still be unread when its end is written (a harness writes it and
+//! exits; a hook that names the file may never arrive). So the end first
+//! reads the transcript to its end, for a moment at most.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rusqlite::Connection;
 use serde_json::json;
@@ -17,6 +24,63 @@ use crate::api::RunState;
 use crate::store::StoreError;
 use crate::store::runs::{self, RunRow};
 
+/// How long a child's end waits for its transcript to be read to its end.
+/// A turn's tail is a few KiB, read in one step of a few milliseconds
+/// (benches/transcript_index.rs: 100 MB in ~2.6 s of CPU); 250 ms leaves
+/// room for a busy machine, and a day's backlog is not waited for.
+const READ_WAIT: Duration = Duration::from_millis(250);
+
+/// Steps of 256 KiB that read takes at most, however fast the machine:
+/// 4 MiB, far more than a turn writes.
+const READ_STEPS: usize = 16;
+
+/// Before `child`'s end is written: reads what its transcript gained since
+/// the tailer last read it (registering the file the harness layer recorded
+/// at launch, if no hook has named it yet), within `READ_WAIT` and
+/// `READ_STEPS`. Answers whether the index holds it whole, so its last
+/// message is what the agent said last — true too for a run without one.
+pub(super) async fn read_transcript(daemon: &Arc<Daemon>, child: &str) -> bool {
+    let started = std::time::Instant::now();
+    let run = child.to_string();
+    let source = daemon
+        .store
+        .call(move |c| {
+            let Some((session, run_id, path)) = crate::store::transcripts::recorded_transcript(c, &run)? else {
+                return Ok(None);
+            };
+            let key = crate::transcript::index::key(std::path::Path::new(&path));
+            if crate::store::transcripts::get_source(c, &key)?.is_none() {
+                // An unreadable format or path is reported when read.
+                let _ = crate::transcript::index::register(
+                    c,
+                    std::path::Path::new(&path),
+                    &session,
+                    run_id.as_deref(),
+                    None,
+                );
+            }
+            crate::store::transcripts::get_source(c, &key)
+        })
+        .await;
+    let src = match source {
+        Ok(Some(src)) => src,
+        Ok(None) => return true,
+        Err(e) => {
+            tracing::debug!("transcript of {child} not read before its end: {e}");
+            return false;
+        }
+    };
+    let mut budget = super::transcripts::Budget::new(READ_WAIT, READ_STEPS);
+    let read = super::transcripts::read_within(daemon, &src, &mut budget).await;
+    tracing::debug!(
+        "read {} messages of {child}'s transcript before its end in {:?}, {} bytes left",
+        read.messages,
+        started.elapsed(),
+        read.left
+    );
+    read.left == 0
+}
+
 /// The prompt id of `child`'s result: one per child.
 fn prompt_id(child: &str) -> String {
     format!("task-{child}")
@@ -25,8 +89,15 @@ fn prompt_id(child: &str) -> String {
 /// Within the child's end's transaction: queues its result for `parent`
 /// when the parent is a live agent — or, when the parent has ended
 /// without taking its children along (they are orphans), for the nearest
-/// live agent above it. Answers who was told.
-pub(super) fn tell_parent(conn: &Connection, child: &str, parent: &str) -> Result<Option<String>, StoreError> {
+/// live agent above it. With `read_whole` (`read_transcript`), it quotes
+/// what the child's agent said last; without, the index may hold an older
+/// message, so none is quoted. Answers who was told.
+pub(super) fn tell_parent(
+    conn: &Connection,
+    child: &str,
+    parent: &str,
+    read_whole: bool,
+) -> Result<Option<String>, StoreError> {
     let (Some(child), Some(boss)) = (runs::get_run(conn, child)?, nearest_agent(conn, parent)?) else {
         return Ok(None);
     };
@@ -34,7 +105,10 @@ pub(super) fn tell_parent(conn: &Connection, child: &str, parent: &str) -> Resul
     if runs::get_prompt(conn, &id)?.is_some() {
         return Ok(None);
     }
-    let last = crate::store::transcripts::last_assistant_text(conn, &child.id)?;
+    let last = match read_whole {
+        true => crate::store::transcripts::last_assistant_text(conn, &child.id)?,
+        false => None,
+    };
     runs::enqueue_prompt(conn, &id, &boss.id, &said(&child, last.as_deref()))?;
     let data = json!({ "child": child.id, "parent": boss.id, "state": child.state.as_str(), "prompt_id": id });
     runs::append_event(conn, &boss.id, "TASK_RESULT", &data)?;
@@ -112,8 +186,10 @@ pub(super) fn orphans(conn: &Connection, run: &str, state: RunState) -> Result<O
 /// are typed).
 fn said(child: &RunRow, last: Option<&str>) -> String {
     let took = match (child.started_at, child.ended_at) {
-        (Some(start), Some(end)) if end >= start => {
-            let secs = (end - start) / 1000;
+        // A child that ends at once may end before it is adopted (when its
+        // start is stamped): it took no time.
+        (Some(start), Some(end)) => {
+            let secs = (end - start).max(0) / 1000;
             match secs {
                 s if s >= 60 => format!(" after {}m{:02}s", s / 60, s % 60),
                 s => format!(" after {s}s"),

@@ -533,53 +533,106 @@ async fn catch_up_live(daemon: &Arc<Daemon>, also: Option<String>) -> Unread {
             return Unread::default();
         }
     };
-    let deadline = tokio::time::Instant::now() + SEARCH_CATCH_UP;
+    let mut budget = Budget::new(SEARCH_CATCH_UP, SEARCH_STEPS);
     let mut seen: HashSet<PathBuf> = HashSet::new();
     let mut unread = Unread::default();
-    let mut steps = 0;
     for src in sources {
         let path = PathBuf::from(&src.path);
         if !seen.insert(path.clone()) {
             continue;
         }
-        let mut changed = false;
-        let mut done = false;
-        // Until a step says otherwise, what the file holds past its offset
-        // (a whole-document format counts records, not bytes: none).
-        let document = src.format == Format::Gemini && crate::transcript::gemini::is_document(&path);
-        let mut left = match document {
-            true => 0,
-            false => std::fs::metadata(&path).map_or(0, |m| m.len().saturating_sub(src.offset)),
-        };
-        while !done && (steps == 0 || (steps < SEARCH_STEPS && tokio::time::Instant::now() < deadline)) {
-            steps += 1;
-            let p = path.clone();
-            match daemon.store.call(move |c| Ok(index::step(c, &p, SEARCH_STEP))).await {
-                Ok(Ok(s)) => {
-                    changed |= s.changed;
-                    done = !s.more;
-                    left = s.left;
-                }
-                // A file that cannot be read now keeps what was indexed of it.
-                Ok(Err(e)) => {
-                    tracing::debug!("reading {}: {e}", path.display());
-                    done = true;
-                }
-                Err(e) => {
-                    tracing::debug!("transcripts not caught up before a search: {e}");
-                    break;
-                }
-            }
-        }
-        if changed {
-            let _ = daemon.transcripts.grew.send(src.session_id.clone());
-        }
-        if !done && left > 0 {
-            unread.bytes += left;
+        let read = read_within(daemon, &src, &mut budget).await;
+        if read.left > 0 {
+            unread.bytes += read.left;
             unread.files.push(path);
         }
     }
     unread
+}
+
+/// How long, and how many steps of `SEARCH_STEP`, a bounded read may take
+/// in all; the first step is always taken, however busy the machine.
+pub(super) struct Budget {
+    deadline: tokio::time::Instant,
+    steps: usize,
+    max_steps: usize,
+}
+
+impl Budget {
+    pub(super) fn new(time: Duration, max_steps: usize) -> Budget {
+        Budget {
+            deadline: tokio::time::Instant::now() + time,
+            steps: 0,
+            max_steps,
+        }
+    }
+
+    fn take(&mut self) -> bool {
+        let ok = self.steps == 0 || (self.steps < self.max_steps && tokio::time::Instant::now() < self.deadline);
+        self.steps += ok as usize;
+        ok
+    }
+}
+
+/// What a bounded read of one file did.
+#[derive(Default)]
+pub(super) struct Read {
+    /// Anything was stored.
+    pub changed: bool,
+    /// Messages stored.
+    pub messages: u64,
+    /// Bytes left unread when the budget ran out (0: read to its end, or
+    /// unreadable now, which keeps what was indexed of it).
+    pub left: u64,
+}
+
+/// Reads what is new in a registered file, in steps of `SEARCH_STEP`
+/// (each one store job, so other queries run in between), while `budget`
+/// lasts; followers of its session hear that it grew.
+pub(super) async fn read_within(daemon: &Daemon, src: &db::SourceRow, budget: &mut Budget) -> Read {
+    let read = steps_within(daemon, src, budget).await;
+    if read.changed {
+        let _ = daemon.transcripts.grew.send(src.session_id.clone());
+    }
+    read
+}
+
+async fn steps_within(daemon: &Daemon, src: &db::SourceRow, budget: &mut Budget) -> Read {
+    let path = PathBuf::from(&src.path);
+    // Until a step says otherwise, what the file holds past its offset
+    // (a whole-document format counts records, not bytes: none).
+    let document = src.format == Format::Gemini && crate::transcript::gemini::is_document(&path);
+    let mut read = Read {
+        left: match document {
+            true => 0,
+            false => std::fs::metadata(&path).map_or(0, |m| m.len().saturating_sub(src.offset)),
+        },
+        ..Read::default()
+    };
+    while budget.take() {
+        let p = path.clone();
+        match daemon.store.call(move |c| Ok(index::step(c, &p, SEARCH_STEP))).await {
+            Ok(Ok(s)) => {
+                read.changed |= s.changed;
+                read.messages += s.messages;
+                read.left = if s.more { s.left } else { 0 };
+                if !s.more {
+                    return read;
+                }
+            }
+            // A file that cannot be read now keeps what was indexed of it.
+            Ok(Err(e)) => {
+                tracing::debug!("reading {}: {e}", path.display());
+                read.left = 0;
+                return read;
+            }
+            Err(e) => {
+                tracing::debug!("transcript {} not caught up: {e}", path.display());
+                return read;
+            }
+        }
+    }
+    read
 }
 
 async fn page(
@@ -665,109 +718,5 @@ pub async fn search(daemon: &Arc<Daemon>, p: SearchParams) -> Result<SearchResul
 }
 
 #[cfg(test)]
-mod tests {
-    use rusqlite::params;
-
-    use super::*;
-
-    /// A tailer over a fresh store, with its watcher but not its task: the
-    /// test hands it jobs one at a time.
-    fn tailer(store: &Store) -> Tailer {
-        Tailer {
-            store: store.clone(),
-            grew: broadcast::channel(16).0,
-            watcher: Some(Watcher::new(|_| {}).unwrap()),
-            files: HashSet::new(),
-            claude_dirs: HashMap::new(),
-        }
-    }
-
-    async fn add_run(store: &Store, id: &str, state: &str, session: &str) {
-        let (id, state, session) = (id.to_string(), state.to_string(), session.to_string());
-        store
-            .call(move |c| {
-                c.execute(
-                    "INSERT INTO runs (id, name, harness, cwd, command, state, root_run_id, launch_id, created_at, rows, cols, session_id)
-                     VALUES (?1, ?1, 'codex', '/', '[]', ?2, ?1, ?1, 1, 40, 120, ?3)",
-                    params![id, state, session],
-                )?;
-                Ok(())
-            })
-            .await
-            .unwrap();
-    }
-
-    async fn end_run(store: &Store, id: &str) {
-        let id = id.to_string();
-        store
-            .call(move |c| {
-                c.execute("UPDATE runs SET state = 'succeeded' WHERE id = ?1", [&id])?;
-                Ok(())
-            })
-            .await
-            .unwrap();
-    }
-
-    fn watched(t: &Tailer) -> Vec<&Path> {
-        let mut dirs: Vec<&Path> = t.watcher.as_ref().unwrap().watched().collect();
-        dirs.sort();
-        dirs
-    }
-
-    #[tokio::test]
-    async fn a_sessions_folders_are_unwatched_once_no_live_run_uses_it_and_watched_again_on_resume() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("a.db")).unwrap();
-        // Two Codex sessions in folders of their own, and a third session
-        // sharing the first one's folder.
-        let file = |day: &str, name: &str| {
-            let folder = dir.path().join(day);
-            std::fs::create_dir_all(&folder).unwrap();
-            let f = folder.join(format!("rollout-{name}.jsonl"));
-            std::fs::write(&f, b"").unwrap();
-            f
-        };
-        let (a, b, c) = (file("d1", "a"), file("d2", "b"), file("d1", "c"));
-        add_run(&store, "RA", "running", "SA").await;
-        add_run(&store, "RB", "running", "SB").await;
-        add_run(&store, "RC", "running", "SC").await;
-        for (f, session, run) in [(&a, "SA", "RA"), (&b, "SB", "RB"), (&c, "SC", "RC")] {
-            let (f, session, run) = (f.clone(), session.to_string(), run.to_string());
-            store
-                .call(move |conn| Ok(index::register(conn, &f, &session, Some(&run), None)))
-                .await
-                .unwrap()
-                .unwrap();
-        }
-        let mut t = tailer(&store);
-        for f in [&a, &b, &c] {
-            assert!(t.watch(f));
-        }
-        let (d1, d2) = (dir.path().join("d1"), dir.path().join("d2"));
-        assert_eq!(watched(&t), [d1.as_path(), d2.as_path()]);
-
-        // B's run ends: its folder goes. A's ends: d1 stays for C's run.
-        end_run(&store, "RB").await;
-        t.prune().await;
-        assert_eq!(watched(&t), [d1.as_path()]);
-        end_run(&store, "RA").await;
-        t.prune().await;
-        assert_eq!(watched(&t), [d1.as_path()]);
-        assert!(!t.files.contains(&a) && t.files.contains(&c));
-        end_run(&store, "RC").await;
-        t.prune().await;
-        assert!(watched(&t).is_empty());
-        assert!(t.files.is_empty());
-
-        // A later run resumes session B (the source still names RB): its
-        // file is tailed again, and kept while that run lives.
-        add_run(&store, "RB2", "running", "SB").await;
-        let sources = store.call(|conn| db::session_sources(conn, "SB")).await.unwrap();
-        for src in sources {
-            t.watch(Path::new(&src.path));
-        }
-        t.prune().await;
-        assert_eq!(watched(&t), [d2.as_path()]);
-        assert!(t.files.contains(&b));
-    }
-}
+#[path = "transcripts_tests.rs"]
+mod tests;

@@ -118,6 +118,16 @@ impl Adapter for Claude {
         super::adapter::match_account(text, ACCOUNT_PATTERNS)
     }
 
+    /// Claude Code 2.1.197 takes text that arrives in one read with its
+    /// Enter as a paste once it is longer than a few dozen characters, and
+    /// the Enter as part of it: the prompt stays in its input box, unsent
+    /// (a 67-character prompt did, a 23-character one did not;
+    /// tests/claude_task_results.rs). Its Enter comes on its own once the
+    /// text is echoed and the screen quiet as long as Gemini's.
+    fn enter_delay_ms(&self) -> u64 {
+        100
+    }
+
     /// `claude [prompt]`: an interactive session that begins with it.
     fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
         Some(vec![prompt.to_string()])

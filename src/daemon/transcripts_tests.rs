@@ -1,0 +1,106 @@
+//! The tailer's watches (src/daemon/transcripts.rs).
+
+use rusqlite::params;
+
+use super::*;
+
+/// A tailer over a fresh store, with its watcher but not its task: the
+/// test hands it jobs one at a time.
+fn tailer(store: &Store) -> Tailer {
+    Tailer {
+        store: store.clone(),
+        grew: broadcast::channel(16).0,
+        watcher: Some(Watcher::new(|_| {}).unwrap()),
+        files: HashSet::new(),
+        claude_dirs: HashMap::new(),
+    }
+}
+
+async fn add_run(store: &Store, id: &str, state: &str, session: &str) {
+    let (id, state, session) = (id.to_string(), state.to_string(), session.to_string());
+    store
+        .call(move |c| {
+            c.execute(
+                "INSERT INTO runs (id, name, harness, cwd, command, state, root_run_id, launch_id, created_at, rows, cols, session_id)
+                 VALUES (?1, ?1, 'codex', '/', '[]', ?2, ?1, ?1, 1, 40, 120, ?3)",
+                params![id, state, session],
+            )?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+}
+
+async fn end_run(store: &Store, id: &str) {
+    let id = id.to_string();
+    store
+        .call(move |c| {
+            c.execute("UPDATE runs SET state = 'succeeded' WHERE id = ?1", [&id])?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+}
+
+fn watched(t: &Tailer) -> Vec<&Path> {
+    let mut dirs: Vec<&Path> = t.watcher.as_ref().unwrap().watched().collect();
+    dirs.sort();
+    dirs
+}
+
+#[tokio::test]
+async fn a_sessions_folders_are_unwatched_once_no_live_run_uses_it_and_watched_again_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("a.db")).unwrap();
+    // Two Codex sessions in folders of their own, and a third session
+    // sharing the first one's folder.
+    let file = |day: &str, name: &str| {
+        let folder = dir.path().join(day);
+        std::fs::create_dir_all(&folder).unwrap();
+        let f = folder.join(format!("rollout-{name}.jsonl"));
+        std::fs::write(&f, b"").unwrap();
+        f
+    };
+    let (a, b, c) = (file("d1", "a"), file("d2", "b"), file("d1", "c"));
+    add_run(&store, "RA", "running", "SA").await;
+    add_run(&store, "RB", "running", "SB").await;
+    add_run(&store, "RC", "running", "SC").await;
+    for (f, session, run) in [(&a, "SA", "RA"), (&b, "SB", "RB"), (&c, "SC", "RC")] {
+        let (f, session, run) = (f.clone(), session.to_string(), run.to_string());
+        store
+            .call(move |conn| Ok(index::register(conn, &f, &session, Some(&run), None)))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    let mut t = tailer(&store);
+    for f in [&a, &b, &c] {
+        assert!(t.watch(f));
+    }
+    let (d1, d2) = (dir.path().join("d1"), dir.path().join("d2"));
+    assert_eq!(watched(&t), [d1.as_path(), d2.as_path()]);
+
+    // B's run ends: its folder goes. A's ends: d1 stays for C's run.
+    end_run(&store, "RB").await;
+    t.prune().await;
+    assert_eq!(watched(&t), [d1.as_path()]);
+    end_run(&store, "RA").await;
+    t.prune().await;
+    assert_eq!(watched(&t), [d1.as_path()]);
+    assert!(!t.files.contains(&a) && t.files.contains(&c));
+    end_run(&store, "RC").await;
+    t.prune().await;
+    assert!(watched(&t).is_empty());
+    assert!(t.files.is_empty());
+
+    // A later run resumes session B (the source still names RB): its
+    // file is tailed again, and kept while that run lives.
+    add_run(&store, "RB2", "running", "SB").await;
+    let sources = store.call(|conn| db::session_sources(conn, "SB")).await.unwrap();
+    for src in sources {
+        t.watch(Path::new(&src.path));
+    }
+    t.prune().await;
+    assert_eq!(watched(&t), [d2.as_path()]);
+    assert!(t.files.contains(&b));
+}
