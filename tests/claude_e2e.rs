@@ -111,8 +111,10 @@ fn a_real_claude_run_reports_status_hooks_and_its_session() {
     assert!(shown.contains("ANTHROPIC_API_KEY ANTHROPIC_BASE_URL"), "{shown}");
     assert!(!shown.contains(API_KEY) && !home.ok(&["show", &id, "--json"]).contains(API_KEY));
     let session = started["session_id"].as_str().unwrap().to_string();
+    // Its SessionStart hook seen, and at rest: whichever evidence said
+    // idle last (the hook, or the screen when it was quicker).
     home.wait_until("claude started its session", || {
-        last_status_why(&home, &id) == "hook SessionStart (startup)"
+        hooks(&home, &id).iter().any(|h| h == "SessionStart") && home.show(&id)["status"] == "idle"
     });
 
     home.ok(&["send", &id, "hello"]);
