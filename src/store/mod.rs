@@ -6,6 +6,7 @@ pub mod harness;
 pub mod lineage;
 pub mod mail;
 mod migrations;
+pub mod outbox;
 pub mod runs;
 pub mod teams;
 pub mod transcripts;
