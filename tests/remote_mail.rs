@@ -272,6 +272,12 @@ fn a_member_on_a_host_mails_its_leader_from_inside_its_run_and_its_end_is_a_task
     // AGENTS_RUN_ID and AGENTS_HOME are the host's), then the run ended.
     net.wait_until("the courier ended there", || net.remote.state(&courier) == "succeeded");
     net.wait_until("its mirror ended here", || net.local.state(&courier) == "succeeded");
+    net.wait_until("the leader has its task result", || {
+        net.local
+            .prompts(&leader)
+            .iter()
+            .any(|p| p.starts_with("[task result] far-courier"))
+    });
     let prompts = net.local.prompts(&leader);
     let mail = prompts.iter().position(|p| p.contains("] three files changed"));
     let result = prompts

@@ -144,8 +144,8 @@ fn said(child: &RunRow, last: Option<&str>) -> String {
 /// ended (`remote::Mirrored::Ended`): its parent here hears of it as of a
 /// local child's end — `CHILD_ENDED`, its task result unless it is
 /// awaited, its orphans. The host knows nothing of a parent here, so this
-/// daemon tells it; once, as the mirror ends once (and the result's
-/// prompt id is the child's).
+/// daemon tells it (a parent on the host is told there); once, as the
+/// mirror ends once (and the result's prompt id is the child's).
 pub(super) async fn mirror_ended(daemon: &Arc<Daemon>, id: &str) {
     let awaited = daemon.awaited.lock().is_ok_and(|a| a.contains_key(id));
     let child = id.to_string();
@@ -156,11 +156,19 @@ pub(super) async fn mirror_ended(daemon: &Arc<Daemon>, id: &str) {
             let Some(row) = runs::get_run(&tx, &child)?.filter(|r| !r.state.is_live()) else {
                 return Ok(Vec::new());
             };
+            // A parent on the child's host is told there, by its daemon.
+            let parent = match &row.parent_run_id {
+                Some(parent) => runs::get_run(&tx, parent)?,
+                None => None,
+            };
+            if parent.as_ref().is_some_and(|p| p.host != "local") {
+                return Ok(Vec::new());
+            }
             let mut told = Vec::new();
-            if let Some(parent) = &row.parent_run_id {
+            if let Some(parent) = parent.as_ref().map(|p| p.id.as_str()) {
                 let data = json!({ "child": child, "state": row.state.as_str() });
                 runs::append_event(&tx, parent, "CHILD_ENDED", &data)?;
-                told.push(parent.clone());
+                told.push(parent.to_string());
                 if !awaited {
                     told.extend(tell_parent(&tx, &child, parent)?);
                 }
