@@ -122,9 +122,14 @@ fn held_there(net: &Net, id: &str) -> bool {
 /// The member mails the leader by name, on the host: held there for the
 /// daemon here, then delivered to the leader once and dropped there.
 fn member_mails_leader(net: &Net, scout: &str, text: &str) -> String {
-    let sent = send_from(&net.remote, scout, "lead", text, &[]);
+    member_mails_leader_as(net, scout, "lead", text)
+}
+
+/// As `member_mails_leader`, to the address `to`.
+fn member_mails_leader_as(net: &Net, scout: &str, to: &str, text: &str) -> String {
+    let sent = send_from(&net.remote, scout, to, text, &[]);
     assert_eq!(sent["state"], "outbound", "{sent}");
-    assert_eq!(sent["to_name"], "lead");
+    assert_eq!(sent["to_name"], to);
     sent["id"].as_str().unwrap().to_string()
 }
 
@@ -262,6 +267,25 @@ fn mail_goes_both_ways_between_a_leader_here_and_its_member_on_a_host_once_throu
         "every message to the leader once: {:?}",
         net.local.prompts(&leader)
     );
+
+    // To a name nobody here knows either: it comes back to the member, once.
+    let lost = member_mails_leader_as(&net, &scout, "nobody-here", "anyone?");
+    net.wait_until("the member is told, there", || {
+        prompts_with(&net.remote, &scout, &lost) == 1
+    });
+    let told = net
+        .remote
+        .prompts(&scout)
+        .into_iter()
+        .find(|p| p.contains(&lost))
+        .unwrap();
+    assert!(
+        told.starts_with(&format!("[mail not delivered · {lost}] to nobody-here: ")),
+        "{told}"
+    );
+    net.wait_until("the host dropped it", || !held_there(&net, &lost));
+    net.wait_until("the member answered it", || answers(&net.remote, &scout, &told) == 1);
+    assert_eq!(prompts_with(&net.remote, &scout, &lost), 1);
 }
 
 #[test]

@@ -12,7 +12,8 @@
 //! On the daemon that drives the run: each message taken is delivered
 //! here by its id (`deliver`, through `mail.send`: the second delivery of
 //! an id is the first one's record, never a second prompt), so a link cut
-//! between delivering and saying so delivers nothing twice.
+//! between delivering and saying so delivers nothing twice; one refused
+//! here goes back to its sender.
 
 use std::sync::Arc;
 
@@ -136,16 +137,16 @@ pub async fn taken(daemon: &Arc<Daemon>, p: OutboxTakenParams) -> Result<Value, 
 
 /// Here, on the daemon that drives `run` on its host: delivers one message
 /// it sent there, by its id. `Err` leaves it held there for the next take
-/// (a failure that may pass: storage, another host away); a message this
+/// (a failure that may pass: storage, another host away). A message this
 /// daemon refuses for good (no such member, the recipient ended) is
-/// recorded on the run as `MAIL_REFUSED` and counts as delivered, so it
-/// is not taken for ever.
+/// recorded on the run as `MAIL_REFUSED` and goes back to its sender as
+/// the prompt of its own id there (`bounce`), so it counts as delivered
+/// and is not taken for ever.
 pub async fn deliver(daemon: &Arc<Daemon>, run: &str, m: OutboundMail) -> Result<(), ApiError> {
     if m.from != run {
         return Err(ApiError::bad_request(format!("mail {} is not from run {run}", m.id)));
     }
-    let id = m.id.clone();
-    let to = m.to.clone();
+    let (id, to) = (m.id.clone(), m.to.clone());
     let params = MailSendParams {
         to: m.to,
         body: m.body,
@@ -154,26 +155,51 @@ pub async fn deliver(daemon: &Arc<Daemon>, run: &str, m: OutboundMail) -> Result
         thread: Some(m.thread),
         in_reply_to: m.in_reply_to,
     };
-    match super::mail::send(daemon, params).await {
-        Ok(_) => Ok(()),
-        Err(e)
-            if matches!(
-                e.code,
-                ErrorCode::Storage | ErrorCode::Internal | ErrorCode::HostUnreachable
-            ) =>
-        {
-            Err(e)
-        }
-        Err(e) => {
-            tracing::info!("run {run}: mail {id} to '{to}' refused: {}", e.message);
-            let (key, data) = (run.to_string(), json!({ "id": id, "to": to, "error": e.message }));
-            daemon
-                .store
-                .call(move |c| runs::append_event(c, &key, "MAIL_REFUSED", &data))
-                .await
-                .map_err(ApiError::internal)?;
-            daemon.changed(run);
-            Ok(())
-        }
+    let refused = match super::mail::send(daemon, params).await {
+        Ok(_) => return Ok(()),
+        Err(e) if may_pass(&e) => return Err(e),
+        Err(e) => e,
+    };
+    tracing::info!("run {run}: mail {id} to '{to}' refused: {}", refused.message);
+    let (key, data) = (run.to_string(), json!({ "id": id, "to": to, "error": refused.message }));
+    daemon
+        .store
+        .call(move |c| runs::append_event(c, &key, "MAIL_REFUSED", &data))
+        .await
+        .map_err(ApiError::internal)?;
+    daemon.changed(run);
+    match bounce(daemon, run, &id, &to, &refused.message).await {
+        Err(e) if may_pass(&e) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// A failure that may pass: the message stays held, to be taken again.
+fn may_pass(e: &ApiError) -> bool {
+    matches!(
+        e.code,
+        ErrorCode::Storage | ErrorCode::Internal | ErrorCode::HostUnreachable
+    )
+}
+
+/// Tells the sender on its host that its message was not delivered:
+/// `[mail not delivered · ID] to ADDR: WHY`, queued there as the prompt of
+/// the message's id (which no prompt there has: the host held the
+/// message), so it is typed once however often the message is taken. A
+/// shell or a command is not typed into.
+async fn bounce(daemon: &Arc<Daemon>, run: &str, id: &str, to: &str, why: &str) -> Result<(), ApiError> {
+    let sender = super::start::resolve_row(daemon, run).await?;
+    if matches!(sender.harness.as_str(), "shell" | "cmd") || !sender.state.is_live() {
+        return Ok(());
+    }
+    let text = format!(
+        "[mail not delivered · {id}] to {}: {}",
+        crate::text::bounded(to, 80),
+        crate::text::bounded(why, 300)
+    );
+    let p = json!({ "run": sender.id, "text": crate::text::inert_line(&text), "prompt_id": id });
+    match crate::remote::forward(&daemon.here(), crate::api::method::RUNS_SEND, &sender, &p).await {
+        Some(answer) => answer.map(|_| ()),
+        None => Ok(()),
     }
 }
