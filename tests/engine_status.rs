@@ -121,3 +121,45 @@ fn a_run_nobody_watches_stays_working_while_it_prints_and_idles_once_it_stops() 
     home.wait_until("the run falls quiet", || home.show(&id)["status"] == "idle");
     assert_eq!(home.show(&id)["evidence"], "no output for a while");
 }
+
+#[test]
+fn explain_says_which_rule_and_evidence_decided_the_status_and_what_comes_next() {
+    let home = Home::new();
+    let asks = home.start(&["--name", "asks", "demo", "--", "--ask"]);
+    home.wait_until("the question seen", || home.show(&asks)["status"] == "needs_approval");
+    let e = home.json(&["explain", "asks", "--json"]);
+    assert_eq!(
+        (e["status"].as_str(), e["rule"].as_str()),
+        (Some("needs_approval"), Some("screen")),
+        "{e}"
+    );
+    let kinds: Vec<&str> = e["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["hook", "screen", "output"]);
+    assert!(
+        e["evidence"][1]["said"].as_str().unwrap().contains("permission prompt"),
+        "{e}"
+    );
+    assert!(e["evidence"][1]["age_ms"].as_u64().is_some());
+    let text = home.ok(&["explain", "asks"]);
+    assert!(
+        text.starts_with("asks: needs_approval — screen shows a permission prompt\ndecided by  screen"),
+        "{text}"
+    );
+
+    // Output still moving: working, and the clock alone makes it idle.
+    let busy = home.start(&["--name", "busy", "demo", "--", "--flood", "20M"]);
+    home.wait_until("working on output", || {
+        let e = home.json(&["explain", &busy, "--json"]);
+        e["rule"] == "output" && e["next"]["status"] == "idle" && e["recheck_ms"].as_u64().is_some()
+    });
+    home.ok(&["cancel", "--force", &busy]);
+    let out = home.run(&["explain", &busy]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("has ended (cancelled): no status is kept"), "{err}");
+}

@@ -146,3 +146,21 @@ fn mail_to_a_busy_agent_waits_and_bad_mail_is_refused_in_one_line() {
     let ended = failure(&home, &["mail", "send", "busy", "too late"]);
     assert!(ended.contains("has already ended"), "{ended}");
 }
+
+#[test]
+fn mail_queued_when_the_daemon_stops_is_delivered_once_after_it_starts_again() {
+    let home = Home::new();
+    // Busy with its first prompt: mail to it waits in the queue.
+    let busy = home.start(&["--name", "busy", "--prompt", "work", "demo", "--", "--think-ms", "5000"]);
+    home.wait_until("the agent at work", || home.logs(&busy).contains("> work"));
+    let sent = home.json(&["mail", "send", "busy", "after the restart", "--json"]);
+    assert_eq!(sent["state"], "queued");
+    home.ok(&["daemon", "stop"]);
+    home.ok(&["daemon", "start"]);
+    let typed = format!("[mail from user · {}] after the restart", sent["id"].as_str().unwrap());
+    home.wait_until("delivered after the restart", || answers(&home, &busy, &typed) == 1);
+    home.ok(&["send", "busy", "marker"]);
+    home.wait_until("the marker answered", || answers(&home, &busy, "marker") == 1);
+    assert_eq!(answers(&home, &busy, &typed), 1, "once");
+    assert_eq!(home.prompts(&busy).iter().filter(|p| **p == typed).count(), 1);
+}

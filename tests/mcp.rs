@@ -14,9 +14,10 @@ use common::{Home, PATIENCE, wait_until};
 use serde_json::{Value, json};
 
 /// The tools the server offers: the tool table, one tool per method.
-const TOOLS: [&str; 17] = [
+const TOOLS: [&str; 18] = [
     "mail_read",
     "mail_send",
+    "mail_wait",
     "run_answer",
     "run_cancel",
     "run_lineage",
@@ -436,4 +437,37 @@ fn mail_send_and_read_over_mcp_speak_as_the_servers_run() {
             && home.json(&["mail", "read", "m1", "--json"])["state"] == "delivered"
     });
     mcp.fails("mail_send", json!({ "to": "nobody", "body": "hi" }), "unknown_run");
+}
+
+/// An agent that reads its mail over MCP takes it with `mail_wait`: what it
+/// took is never also typed into it.
+#[test]
+fn mail_wait_takes_the_runs_mail_and_it_is_never_typed_in_too() {
+    let home = Home::new();
+    // Busy with its first prompt for a while: mail to it waits queued.
+    let busy = home.start(&["--name", "busy", "--prompt", "work", "demo", "--", "--think-ms", "8000"]);
+    let mut mcp = McpClient::start_with(&home, &[("AGENTS_RUN_ID", &busy)]);
+    mcp.initialize();
+    let none = mcp.ok("mail_wait", json!({ "timeout_secs": 1 }));
+    assert_eq!(none["result"], json!([]), "nothing yet: {none}");
+    // Queued while the agent thinks; taken over MCP before it is typed.
+    home.wait_until("the agent at work", || home.logs(&busy).contains("> work"));
+    home.ok(&["mail", "send", "busy", "read me over mcp", "--id", "w1"]);
+    let taken = mcp.ok("mail_wait", json!({ "timeout_secs": 20 }));
+    let ids: Vec<&str> = taken["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["w1"], "{taken}");
+    assert_eq!(home.json(&["mail", "read", "w1", "--json"])["state"], "read");
+    // The agent comes to rest and gets another prompt: never the mail.
+    home.ok(&["send", "busy", "after"]);
+    home.wait_until("the next prompt answered", || {
+        home.logs(&busy).contains("you said \"after\"")
+    });
+    assert!(!home.logs(&busy).contains("read me over mcp"), "typed in too");
+    assert_eq!(home.json(&["mail", "read", "w1", "--json"])["state"], "read");
+    mcp.fails("mail_wait", json!({ "run": "nobody" }), "unknown_run");
 }

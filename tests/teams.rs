@@ -401,3 +401,64 @@ fn a_crashed_member_is_told_to_its_leader_and_a_crashed_leaders_members_to_the_r
         told(&home, &boss, "[task result] crash-v cancelled")
     });
 }
+
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn a_member_whose_worktree_branch_is_taken_is_blocked_and_nothing_is_overwritten() {
+    let repo = tempfile::tempdir().unwrap();
+    let dir = repo.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.name", "A User"]);
+    git(dir, &["config", "user.email", "user@example.invalid"]);
+    std::fs::write(dir.join("a.txt"), "one\n").unwrap();
+    git(dir, &["add", "a.txt"]);
+    git(dir, &["commit", "-q", "-m", "one"]);
+    // Someone's branch already has the name the second member would take.
+    git(dir, &["branch", "agents/wt-b"]);
+    std::fs::write(dir.join("a.txt"), "two\n").unwrap();
+    git(dir, &["commit", "-q", "-am", "two"]);
+    let taken = git(dir, &["rev-parse", "agents/wt-b"]);
+    let file = dir.join("wt.toml");
+    std::fs::write(
+        &file,
+        "leader = { name = \"lead\", harness = \"demo\" }\n\
+         [[members]]\nname = \"a\"\nharness = \"demo\"\nworktree = true\n\
+         [[members]]\nname = \"b\"\nharness = \"demo\"\nworktree = true\n",
+    )
+    .unwrap();
+    let home = Home::new();
+    let out = home
+        .cmd(&["team", "start", file.to_str().unwrap(), "-d"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("member b blocked: worktree conflict: branch agents/wt-b already exists"),
+        "{err}"
+    );
+    let team = home.json(&["team", "show", "wt", "--json"]);
+    let a = home.show(&run_of(&team, "a"));
+    assert_eq!(a["state"], "running");
+    assert!(a["worktree"].as_str().is_some_and(|w| !w.is_empty()), "{a}");
+    assert_eq!(
+        git(dir, &["rev-parse", "agents/wt-b"]),
+        taken,
+        "the branch there is untouched"
+    );
+    assert_eq!(git(dir, &["rev-parse", "--abbrev-ref", "HEAD"]), "main");
+}

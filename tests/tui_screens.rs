@@ -792,3 +792,40 @@ fn the_side_panel_starts_hidden_below_140_columns_and_p_toggles_it() {
 fn app_pane_width(app: &App) -> u16 {
     app.pane_sizes.values().map(|(_, cols)| *cols).max().unwrap_or(0)
 }
+
+#[test]
+fn a_team_is_a_heading_over_its_leader_with_its_mail_not_yet_typed_in() {
+    let mut app = populated();
+    let member = |member: &str, leader: bool, run: &RunRecord| agents::api::TeamMember {
+        member: member.into(),
+        leader,
+        role: None,
+        run: run.clone(),
+    };
+    let (lead, explore) = (app.runs[0].clone(), app.runs[1].clone());
+    assert_eq!((lead.name.as_str(), explore.name.as_str()), ("fix-tests", "explore"));
+    app.update(Update::Teams(vec![agents::api::TeamRecord {
+        id: "01TEAM".into(),
+        name: "review".into(),
+        definition: "review".into(),
+        approvals: "user".into(),
+        state: "live".into(),
+        created_at: at(300),
+        problem: None,
+        members: vec![member("lead", true, &lead), member("explore", false, &explore)],
+        unread: 2,
+    }]));
+    let heading = app.rows.iter().position(|r| r.team.is_some()).expect("a team heading");
+    assert_eq!(
+        app.rows[heading + 1].run.as_deref(),
+        Some(lead.id.as_str()),
+        "just above its leader"
+    );
+    assert_eq!(
+        app.rows[heading].run.as_deref(),
+        Some(lead.id.as_str()),
+        "selecting it selects the leader"
+    );
+    assert_ne!(app.selected, heading, "the selection stays on a run's own row");
+    snap!("team_heading_120x40", screen(&mut app, 120, 40));
+}

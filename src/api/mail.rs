@@ -50,7 +50,8 @@ pub struct MailRecord {
     pub at: String,
     pub body: String,
     /// `stored` (not yet handed to the run), `queued` (waiting for the
-    /// agent to be idle), `delivered`, or `dropped` (the run ended first).
+    /// agent to be idle), `delivered`, `read` (taken over MCP, never
+    /// typed), or `dropped` (the run ended first).
     pub state: String,
 }
 
@@ -69,6 +70,20 @@ pub struct MailListParams {
 impl MailListParams {
     pub const DEFAULT_LIMIT: usize = 100;
     pub const MAX_LIMIT: usize = 1000;
+}
+
+/// `mail.wait`: until mail to `run` not yet typed into it arrives (or
+/// `timeout_ms` passes), then takes it — read here, it is never typed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct MailWaitParams {
+    pub run: String,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+impl MailWaitParams {
+    pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+    pub const MAX_TIMEOUT_MS: u64 = 600_000;
 }
 
 /// `mail.read`.

@@ -60,6 +60,8 @@ pub mod method {
     /// them (`OutboxTakenParams` → `OutboxTaken`), dropped unless a newer
     /// connection has taken them since.
     pub const MAIL_TAKEN: &str = "mail.taken";
+    /// Waits for mail to a run and takes it (`MailWaitParams`).
+    pub const MAIL_WAIT: &str = "mail.wait";
     /// Starts a team's leader and members (`TeamStartParams`).
     pub const TEAMS_START: &str = "teams.start";
     pub const TEAMS_LIST: &str = "teams.list";
@@ -73,6 +75,9 @@ pub mod method {
     pub const SESSIONS_SHOW: &str = "sessions.show";
     /// The lineage tree around a run: ancestors to the root, then its descendants.
     pub const RUNS_LINEAGE: &str = "runs.lineage";
+    /// Which rule and evidence decide a live run's status (`RunRef` →
+    /// `StatusExplanation`).
+    pub const RUNS_EXPLAIN: &str = "runs.explain";
     /// The subagents of a set of runs (the TUI's tree).
     pub const SUBAGENTS_LIST: &str = "subagents.list";
     pub const RUNS_INDEX: &str = "runs.index";

@@ -50,6 +50,10 @@ pub struct TeamRecord {
     pub problem: Option<String>,
     /// The leader first, then the members in their order.
     pub members: Vec<TeamMember>,
+    /// Messages to its members not yet typed into them (stored, or
+    /// queued while the agent works).
+    #[serde(default)]
+    pub unread: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

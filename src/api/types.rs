@@ -289,6 +289,43 @@ impl ListParams {
     pub const MAX_LIMIT: usize = 1000;
 }
 
+/// `runs.explain`: how a live run's status was decided, and what would
+/// decide it next.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StatusExplanation {
+    pub run: String,
+    pub name: String,
+    pub status: ActivityStatus,
+    pub why: String,
+    /// The rule that decided: `login`, `hook`, `screen`, `output`,
+    /// `decayed` or `quiet`, and the rule in words.
+    pub rule: String,
+    pub rule_words: String,
+    /// Every piece of evidence held, strongest kind first.
+    pub evidence: Vec<EvidenceSeen>,
+    /// With no new evidence the status changes in this many ms (output
+    /// falling quiet, a hook decaying), to `next`; `None`: it holds.
+    pub recheck_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<NextStatus>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EvidenceSeen {
+    /// `hook`, `screen` or `output`.
+    pub kind: String,
+    pub said: String,
+    /// How long ago it was seen (the screen: its finding last changed).
+    pub age_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NextStatus {
+    pub status: ActivityStatus,
+    pub rule: String,
+    pub why: String,
+}
+
 /// `runs.wait_children`: once every child of the run has ended, the run's
 /// record then and each child's, oldest first.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

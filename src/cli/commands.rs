@@ -86,6 +86,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             }
             Ok(0)
         }
+        Command::Explain { run, json } => explain(&paths, run, json).await,
         Command::Show { run, json, tree: true } => super::lineage::tree(&paths, run, json).await,
         Command::Show { run, json, .. } => {
             let client = Client::connect(&paths, false).await?;
@@ -233,6 +234,38 @@ fn size_arg(size: Option<&str>) -> Result<(Option<u16>, Option<u16>)> {
             Ok((Some(rows), Some(cols)))
         }
     }
+}
+
+/// `agents explain`: the status, the rule and evidence behind it, and what
+/// the clock alone would change it to.
+async fn explain(paths: &Paths, run: String, json: bool) -> Result<i32> {
+    let client = Client::connect(paths, false).await?;
+    let e: crate::api::StatusExplanation = client.call(method::RUNS_EXPLAIN, RunRef { run }).await?;
+    if json {
+        crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&e)?));
+        return Ok(0);
+    }
+    let ago = |ms: Option<u64>| match ms {
+        Some(ms) => format!("  {} ago", crate::cli::print::short_duration(ms)),
+        None => String::new(),
+    };
+    say!("{}: {} — {}", e.name, e.status.as_str(), e.why);
+    say!("decided by  {} ({})", e.rule, e.rule_words);
+    for seen in &e.evidence {
+        say!("{:<11} {}{}", seen.kind, seen.said, ago(seen.age_ms));
+    }
+    match (&e.next, e.recheck_ms) {
+        (Some(next), Some(ms)) => say!(
+            "next        in {}, with nothing new: {} ({}: {})",
+            crate::cli::print::short_duration(ms),
+            next.status.as_str(),
+            next.rule,
+            next.why
+        ),
+        _ => say!("next        it holds until new evidence comes"),
+    }
+    say!("New evidence (a hook, a change on the screen, output) decides at once.");
+    Ok(0)
 }
 
 /// `agents wait`: exit 0 when the run (or, with `--children`, every

@@ -36,6 +36,15 @@ pub enum Command {
         #[command(subcommand)]
         command: RunsCommand,
     },
+    /// Which rule and which evidence decided a live run's status, and what
+    /// would decide it next.
+    Explain {
+        /// A run: its id, an id prefix, or its name.
+        run: String,
+        /// One JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show one run's record and events (--tree: its lineage tree).
     Show {
         /// A run: its id, an id prefix, or its name.

@@ -82,6 +82,17 @@ pub fn duration(run: &RunRecord) -> String {
     }
 }
 
+/// `0.4s`, `12s`, `3m05s`, `2h10m`: how long ago, or how long until.
+pub fn short_duration(ms: u64) -> String {
+    let secs = ms / 1000;
+    match secs {
+        0..10 => format!("{:.1}s", ms as f64 / 1000.0),
+        10..60 => format!("{secs}s"),
+        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
+        _ => format!("{}h{:02}m", secs / 3600, secs / 60 % 60),
+    }
+}
+
 pub fn home_relative(path: &str) -> String {
     match dirs::home_dir() {
         Some(home) if path.starts_with(&*home.to_string_lossy()) && home.as_os_str().len() > 1 => {

@@ -52,6 +52,7 @@ pub async fn call(
         method::MAIL_READ => to_value(super::mail::read(daemon, &params::<crate::api::MailRef>(p)?.id).await?),
         method::MAIL_OUTBOX => super::outbox::take(daemon, params(p)?).await,
         method::MAIL_TAKEN => super::outbox::taken(daemon, params(p)?).await,
+        method::MAIL_WAIT => to_value(outbox.unless_gone(super::mail::wait(daemon, params(p)?)).await?),
         method::TEAMS_START => super::teams::start(daemon, params(p)?).await,
         method::TEAMS_LIST => super::teams::list(daemon).await,
         method::TEAMS_SHOW => super::teams::show(daemon, params(p)?).await,

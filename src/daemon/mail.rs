@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::Daemon;
 use super::dispatch::to_value;
 use super::start::resolve_row;
-use crate::api::{ApiError, ErrorCode, MailListParams, MailRecord, MailSendParams, bounds, method};
+use crate::api::{ApiError, ErrorCode, MailListParams, MailRecord, MailSendParams, MailWaitParams, bounds, method};
 use crate::store::mail::{self, NewMail};
 use crate::store::runs::RunRow;
 use crate::store::teams;
@@ -292,6 +292,41 @@ pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Value, ApiE
         .await
         .map_err(ApiError::internal)?;
     to_value(found)
+}
+
+/// `mail.wait`: the messages to the run not yet typed into it, taken as
+/// soon as there are any (or none once the timeout passes). Taken while
+/// the run's delivery is held, so a message is either typed or read here,
+/// never both.
+pub async fn wait(daemon: &Arc<Daemon>, p: MailWaitParams) -> Result<Vec<MailRecord>, ApiError> {
+    let run = resolve_row(daemon, &p.run).await?;
+    let limit = p
+        .timeout_ms
+        .unwrap_or(MailWaitParams::DEFAULT_TIMEOUT_MS)
+        .min(MailWaitParams::MAX_TIMEOUT_MS);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(limit);
+    loop {
+        let mut changes = daemon.changes.subscribe();
+        let live = daemon.live(&run.id);
+        let _typing = match &live {
+            Some(live) => Some(live.delivery.lock().await),
+            None => None,
+        };
+        let key = run.id.clone();
+        let taken = daemon
+            .store
+            .call(move |c| mail::take_unread(c, &key))
+            .await
+            .map_err(ApiError::internal)?;
+        drop(_typing);
+        if !taken.is_empty() {
+            daemon.changed(&run.id);
+            return Ok(taken);
+        }
+        if tokio::time::timeout_at(deadline, changes.recv()).await.is_err() {
+            return Ok(Vec::new());
+        }
+    }
 }
 
 pub async fn read(daemon: &Arc<Daemon>, id: &str) -> Result<MailRecord, ApiError> {

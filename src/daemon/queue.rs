@@ -86,6 +86,45 @@ pub(super) fn rules(daemon: &Daemon) -> Rules {
     Rules::of(&daemon.config().engine)
 }
 
+/// `runs.explain` of a live run: from the evidence in memory.
+pub(super) fn explain(daemon: &Daemon, row: &runs::RunRow) -> Result<crate::api::StatusExplanation, ApiError> {
+    let live = daemon.live(&row.id).filter(|_| row.state.is_live()).ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::NotRunning,
+            format!(
+                "run {} has ended ({}): no status is kept for it",
+                row.name,
+                row.state.as_str()
+            ),
+        )
+    })?;
+    let (now, rules) = (Instant::now(), rules(daemon));
+    let (verdict, evidence, next) = status::explain(&live.evidence(), &rules, now);
+    let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    Ok(crate::api::StatusExplanation {
+        run: row.id.clone(),
+        name: row.name.clone(),
+        status: verdict.status,
+        why: verdict.why,
+        rule: verdict.rule.as_str().into(),
+        rule_words: verdict.rule.words().into(),
+        evidence: evidence
+            .into_iter()
+            .map(|(kind, said, age)| crate::api::EvidenceSeen {
+                kind: kind.into(),
+                said,
+                age_ms: age.map(ms),
+            })
+            .collect(),
+        recheck_ms: verdict.recheck.map(ms),
+        next: next.map(|n| crate::api::NextStatus {
+            status: n.status,
+            rule: n.rule.as_str().into(),
+            why: n.why,
+        }),
+    })
+}
+
 fn verdict(live: &LiveRun, rules: &Rules) -> Verdict {
     status::fuse(&live.evidence(), rules, Instant::now())
 }

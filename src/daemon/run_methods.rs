@@ -36,6 +36,7 @@ pub enum RunCall {
     History(HistoryParams),
     Sizes,
     Lineage,
+    Explain,
     Changes,
     Merge(MergeParams),
     WorktreeRm(WorktreeRmParams),
@@ -53,6 +54,7 @@ impl RunCall {
             method::RUNS_INDEX => of(p, |r: &RunRef| &r.run, |_| RunCall::Index),
             method::RUNS_SIZES => of(p, |r: &RunRef| &r.run, |_| RunCall::Sizes),
             method::RUNS_LINEAGE => of(p, |r: &RunRef| &r.run, |_| RunCall::Lineage),
+            method::RUNS_EXPLAIN => of(p, |r: &RunRef| &r.run, |_| RunCall::Explain),
             method::RUNS_SEND => of(p, |s: &SendParams| &s.run, RunCall::Send),
             method::RUNS_CANCEL => of(p, |c: &CancelParams| &c.run, RunCall::Cancel),
             method::RUNS_ATTACH => of(p, |a: &AttachParams| &a.run, RunCall::Attach),
@@ -105,6 +107,7 @@ pub async fn call(
 ) -> Result<Value, ApiError> {
     match call {
         RunCall::Changes => super::worktrees::changes(daemon, row).await,
+        RunCall::Explain => to_value(super::queue::explain(daemon, &row)?),
         RunCall::Merge(MergeParams { run: _, squash }) => super::worktrees::merge(daemon, row, squash).await,
         RunCall::WorktreeRm(WorktreeRmParams { run: _, force }) => super::worktrees::remove(daemon, row, force).await,
         RunCall::Show => show(daemon, row).await,

@@ -285,9 +285,9 @@ async fn show_row(daemon: &Arc<Daemon>, id: &str) -> Result<TeamRecord, ApiError
 /// The team with each member's current record.
 async fn with_members(daemon: &Arc<Daemon>, team: TeamRow) -> Result<TeamRecord, ApiError> {
     let key = team.id.clone();
-    let rows = daemon
+    let (rows, unread) = daemon
         .store
-        .call(move |c| teams::members(c, &key))
+        .call(move |c| Ok((teams::members(c, &key)?, teams::unread(c, &key)?)))
         .await
         .map_err(ApiError::internal)?;
     let mut members = Vec::with_capacity(rows.len());
@@ -309,5 +309,6 @@ async fn with_members(daemon: &Arc<Daemon>, team: TeamRow) -> Result<TeamRecord,
         created_at: crate::store::format_ms(team.created_at),
         problem: team.problem,
         members,
+        unread,
     })
 }

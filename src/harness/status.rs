@@ -60,10 +60,54 @@ impl Rules {
     }
 }
 
+/// Which rule of the fusion decided (the module's list, in its order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// The screen says the harness is not logged in (output still moving
+    /// is work even then).
+    Login,
+    /// A hook newer than the screen's last change, not yet decayed.
+    Hook,
+    /// The screen shows a question.
+    Screen,
+    /// Output in the last quiet moment.
+    Output,
+    /// The last hook decayed, nothing newer: not claimed.
+    Decayed,
+    /// Nothing else: quiet.
+    Quiet,
+}
+
+impl Rule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::Login => "login",
+            Rule::Hook => "hook",
+            Rule::Screen => "screen",
+            Rule::Output => "output",
+            Rule::Decayed => "decayed",
+            Rule::Quiet => "quiet",
+        }
+    }
+
+    /// The rule in words, for `agents explain`.
+    pub fn words(self) -> &'static str {
+        match self {
+            Rule::Login => "a login problem on the screen outranks every hook; only moving output is work then",
+            Rule::Hook => "a hook newer than the screen's last change, younger than the decay limit",
+            Rule::Screen => "the screen shows a question",
+            Rule::Output => "output in the last quiet moment: working",
+            Rule::Decayed => "the last hook decayed with nothing newer: the status is not claimed",
+            Rule::Quiet => "no output for the quiet moment, no hook, no question: idle",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
     pub status: ActivityStatus,
     pub why: String,
+    pub rule: Rule,
     /// When the verdict could change with no new evidence (output falling
     /// quiet, a hook decaying): look again then.
     pub recheck: Option<Duration>,
@@ -85,16 +129,18 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
         .last_output
         .map(|t| rules.quiet.saturating_sub(age(t)))
         .filter(|d| !d.is_zero());
-    let verdict = |status, why: String, recheck, evidence_at| Verdict {
+    let verdict = |status, why: String, rule, recheck, evidence_at| Verdict {
         status,
         why,
+        rule,
         recheck,
         evidence_at,
     };
-    let working = |left| {
+    let working = |rule, left| {
         verdict(
             ActivityStatus::Working,
             "output in the last moment".into(),
+            rule,
             Some(left),
             ev.last_output,
         )
@@ -105,28 +151,29 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
     // it then refuses, and no `Stop`. Only output still moving is work.
     if let Some(found) = ev.screen.as_ref().filter(|f| f.is_login_problem()) {
         if let Some(left) = quiet_left {
-            return working(left);
+            return working(Rule::Login, left);
         }
-        return verdict(found.status, found.why.clone(), None, ev.screen_at);
+        return verdict(found.status, found.why.clone(), Rule::Login, None, ev.screen_at);
     }
     let hook = ev.hook.as_ref().filter(|h| !hidden_by_screen(ev, h));
     if let Some(h) = hook {
         let left = rules.decay.saturating_sub(age(h.at));
         if !left.is_zero() {
-            return verdict(h.status, h.why.clone(), Some(left), Some(h.at));
+            return verdict(h.status, h.why.clone(), Rule::Hook, Some(left), Some(h.at));
         }
     }
     if let Some(found) = &ev.screen {
-        return verdict(found.status, found.why.clone(), None, ev.screen_at);
+        return verdict(found.status, found.why.clone(), Rule::Screen, None, ev.screen_at);
     }
     if let Some(left) = quiet_left {
-        return working(left);
+        return working(Rule::Output, left);
     }
     if let Some(h) = hook {
         let mins = age(h.at).as_secs() / 60;
         return verdict(
             ActivityStatus::Unknown,
             format!("nothing confirmed for {mins} min (last: {})", h.why),
+            Rule::Decayed,
             None,
             Some(h.at),
         );
@@ -134,9 +181,58 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
     verdict(
         ActivityStatus::Idle,
         "no output for a while".into(),
+        Rule::Quiet,
         None,
         ev.last_output,
     )
+}
+
+/// A piece of evidence told: its kind, what it says, how long ago.
+pub type Told = (&'static str, String, Option<Duration>);
+
+/// Each piece of evidence as `agents explain` tells it: what it is, what
+/// it says, how old it is, and whether the fusion heeds it now.
+pub fn evidence_lines(ev: &Evidence, rules: &Rules, now: Instant) -> Vec<Told> {
+    let age = |t: Instant| now.saturating_duration_since(t);
+    let mut lines = Vec::new();
+    match &ev.hook {
+        Some(h) => {
+            let hidden = match hidden_by_screen(ev, h) {
+                true => " — hidden: the screen changed after it",
+                false if age(h.at) >= rules.decay => " — decayed",
+                false => "",
+            };
+            lines.push((
+                "hook",
+                format!("{}: {}{hidden}", h.status.as_str(), h.why),
+                Some(age(h.at)),
+            ));
+        }
+        None => lines.push(("hook", "none reported".into(), None)),
+    }
+    let screen = match &ev.screen {
+        Some(f) => format!("{}: {}", f.status.as_str(), f.why),
+        None => "no question".into(),
+    };
+    lines.push(("screen", screen, ev.screen_at.map(age)));
+    let output = match ev.last_output {
+        Some(t) if age(t) < rules.quiet => format!("moving (quiet after {} ms)", rules.quiet.as_millis()),
+        Some(_) => "quiet".into(),
+        None => "none yet".into(),
+    };
+    lines.push(("output", output, ev.last_output.map(age)));
+    lines
+}
+
+/// `agents explain`: the verdict now, the rule that gave it, every piece
+/// of evidence, and the verdict the clock alone would bring next.
+pub fn explain(ev: &Evidence, rules: &Rules, now: Instant) -> (Verdict, Vec<Told>, Option<Verdict>) {
+    let verdict = fuse(ev, rules, now);
+    let next = verdict
+        .recheck
+        .map(|d| fuse(ev, rules, now + d + Duration::from_millis(1)))
+        .filter(|n| n.status != verdict.status || n.rule != verdict.rule);
+    (verdict, evidence_lines(ev, rules, now), next)
 }
 
 /// Whether the screen changed after the hook in a way that ends what the
@@ -436,5 +532,36 @@ mod tests {
     fn prompts_are_typed_only_into_an_agent_at_rest() {
         assert!(Idle.takes_prompts() && WaitingInput.takes_prompts() && Unknown.takes_prompts());
         assert!(!Working.takes_prompts() && !NeedsApproval.takes_prompts());
+    }
+
+    #[test]
+    fn explain_tells_the_deciding_rule_and_what_the_clock_brings_next() {
+        let t0 = Instant::now();
+        let rules = Rules {
+            quiet: QUIET,
+            decay: DECAY,
+        };
+        let ev = Evidence {
+            hook: Some(HookSeen {
+                status: Working,
+                why: "hook UserPromptSubmit".into(),
+                at: t0,
+                at_ms: 0,
+            }),
+            ..Evidence::default()
+        };
+        let (now, lines, next) = explain(&ev, &rules, t0 + Duration::from_secs(60));
+        assert_eq!((now.status, now.rule), (Working, Rule::Hook));
+        assert_eq!(now.recheck, Some(DECAY - Duration::from_secs(60)));
+        let next = next.expect("the hook decays");
+        assert_eq!((next.status, next.rule), (Unknown, Rule::Decayed));
+        assert_eq!(lines[0].0, "hook");
+        assert_eq!(lines[0].2, Some(Duration::from_secs(60)));
+        assert_eq!(lines[2].1, "none yet", "no output seen");
+        // Once decayed, nothing more is due.
+        let (later, lines, next) = explain(&ev, &rules, t0 + DECAY + Duration::from_secs(1));
+        assert_eq!(later.rule, Rule::Decayed);
+        assert!(lines[0].1.ends_with("— decayed"), "{:?}", lines[0]);
+        assert!(next.is_none());
     }
 }

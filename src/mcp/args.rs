@@ -206,3 +206,14 @@ pub struct TeamShowArgs {
     /// The team: its name, id or id prefix.
     pub team: String,
 }
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MailWaitArgs {
+    /// Whose mail: the run this server runs in (its AGENTS_RUN_ID) unless
+    /// given. The run's id, an id prefix, or its name.
+    pub run: Option<String>,
+    /// Give up after this many seconds (default 30, at most 600) and
+    /// answer no messages.
+    pub timeout_secs: Option<u64>,
+}

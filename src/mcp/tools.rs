@@ -290,6 +290,28 @@ impl AgentsMcp {
         }
     }
 
+    #[tool(
+        description = "Wait for mail to this run (the run this server's AGENTS_RUN_ID names) \
+        and take it: the messages not yet typed into the agent, oldest first, as soon as there \
+        are any. Mail read here is never also typed in. Answers [] once the timeout passes."
+    )]
+    async fn mail_wait(&self, Parameters(args): Parameters<MailWaitArgs>) -> Result<CallToolResult, ErrorData> {
+        let Some(run) = args
+            .run
+            .or_else(|| std::env::var("AGENTS_RUN_ID").ok().filter(|r| !r.is_empty()))
+        else {
+            return respond(Err(ApiError::bad_request(
+                "mail_wait reads a run's mail: give `run`, or call it from inside a run (AGENTS_RUN_ID)",
+            )));
+        };
+        let secs = args.timeout_secs.unwrap_or(DEFAULT_WAIT_SECS).min(MAX_WAIT_SECS);
+        let params = crate::api::MailWaitParams {
+            run,
+            timeout_ms: Some(secs * 1000),
+        };
+        respond(self.call(method::MAIL_WAIT, params).await)
+    }
+
     #[tool(description = "Start a team: the leader of `[teams.NAME]` in config.toml (or of a \
         team file), then its members as the leader's children, each a run told who it is and \
         how to mail the others. Answers the team with each member's record; a member that \

@@ -232,6 +232,7 @@ pub async fn forward(daemon: &Here, name: &str, row: &RunRow, p: &Value) -> Opti
             | method::RUNS_CANCEL
             | method::RUNS_ANSWER
             | method::RUNS_RESIZE
+            | method::RUNS_EXPLAIN
             | method::RUNS_CHANGES
             | method::RUNS_MERGE
             | method::WORKTREE_RM

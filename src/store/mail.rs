@@ -81,6 +81,33 @@ pub fn mark_handed(conn: &Connection, id: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Takes the messages to `run` not yet typed into it (stored, or queued
+/// while the agent works), oldest first: read over MCP instead, their
+/// prompts are never typed (state `read`).
+pub fn take_unread(conn: &mut Connection, run: &str) -> Result<Vec<MailRecord>, StoreError> {
+    let tx = conn.transaction()?;
+    let ids: Vec<String> = {
+        let mut stmt = tx.prepare(
+            "SELECT m.id FROM mail m LEFT JOIN prompts p ON p.id = m.id
+             WHERE m.to_run = ?1 AND (m.state = 'stored' OR p.state = 'queued') ORDER BY m.at, m.rowid",
+        )?;
+        stmt.query_map([run], |r| r.get(0))?.collect::<Result<_, _>>()?
+    };
+    let mut taken = Vec::with_capacity(ids.len());
+    for id in &ids {
+        tx.execute("UPDATE mail SET state = 'handed' WHERE id = ?1", [id])?;
+        // Held in the queue under the message's id: never typed now.
+        tx.execute(
+            "INSERT INTO prompts (id, run_id, text, state, created_at) VALUES (?1, ?2, '', 'read', ?3)
+             ON CONFLICT(id) DO UPDATE SET state = 'read' WHERE state = 'queued'",
+            params![id, run, now_ms()],
+        )?;
+        taken.extend(get(&tx, id)?);
+    }
+    tx.commit()?;
+    Ok(taken)
+}
+
 /// Messages stored but not handed over (the daemon died between the two).
 pub fn stored(conn: &Connection) -> Result<Vec<MailRecord>, StoreError> {
     let mut stmt = conn.prepare(&select("WHERE m.state = 'stored' ORDER BY m.at"))?;

@@ -157,6 +157,18 @@ pub fn members(conn: &Connection, team: &str) -> Result<Vec<MemberRow>, StoreErr
     Ok(rows)
 }
 
+/// Messages to a team's members not yet typed into them.
+pub fn unread(conn: &Connection, team: &str) -> Result<usize, StoreError> {
+    let n: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM mail m JOIN team_members t ON t.run_id = m.to_run AND t.team_id = ?1
+         LEFT JOIN prompts p ON p.id = m.id
+         WHERE m.state = 'stored' OR p.state = 'queued'",
+        [team],
+        |r| r.get(0),
+    )?;
+    Ok(usize::try_from(n).unwrap_or(0))
+}
+
 /// The team seat of a run, when it is a member of one.
 pub fn seat_of(conn: &Connection, run: &str) -> Result<Option<MemberRow>, StoreError> {
     Ok(conn

@@ -116,6 +116,8 @@ pub enum Update {
     Hosts(Vec<crate::api::HostRecord>),
     /// The subagents of the listed runs (rows under them in the tree).
     Subagents(Vec<crate::api::RunSubagent>),
+    /// The teams (headings over their leaders in the tree).
+    Teams(Vec<crate::api::TeamRecord>),
     /// The newest messages of a run's transcript, or why there are none.
     Transcript {
         run: String,
@@ -149,51 +151,7 @@ pub enum Mode {
     Insert,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tab {
-    Record,
-    Transcript,
-    Lineage,
-    Events,
-    Changes,
-    Mail,
-}
-
-impl Tab {
-    pub const ALL: [Tab; 6] = [
-        Tab::Record,
-        Tab::Transcript,
-        Tab::Lineage,
-        Tab::Events,
-        Tab::Changes,
-        Tab::Mail,
-    ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Tab::Record => "Record",
-            Tab::Transcript => "Transcript",
-            Tab::Lineage => "Lineage",
-            Tab::Events => "Events",
-            Tab::Changes => "Changes",
-            Tab::Mail => "Mail",
-        }
-    }
-
-    /// The titles as the side panel's top border shows them in `room`
-    /// columns: whole, or, when they do not all fit, the `shown` tab whole
-    /// and the others by their first three letters.
-    pub fn titles(shown: Tab, room: usize) -> Vec<(Tab, &'static str)> {
-        let whole: usize = Tab::ALL.iter().map(|t| t.title().len() + 1).sum();
-        Tab::ALL
-            .iter()
-            .map(|&t| match whole <= room || t == shown {
-                true => (t, t.title()),
-                false => (t, &t.title()[..3]),
-            })
-            .collect()
-    }
-}
+pub use super::side::Tab;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
@@ -382,6 +340,8 @@ pub struct App {
     /// The tree around a run for the Lineage tab (its resume and fork
     /// edges), reloaded when a run appears or the run changes.
     pub lineages: HashMap<String, crate::api::Lineage>,
+    /// The teams, newest first: each a heading over its leader in the tree.
+    pub teams: Vec<crate::api::TeamRecord>,
     /// Each run's newest mail (the Mail tab), reloaded when the run changes.
     pub mail: HashMap<String, Result<Vec<crate::api::MailRecord>, String>>,
     /// The Changes tab's runs and its hunk cursor.
@@ -456,6 +416,7 @@ impl App {
             subagents: HashMap::new(),
             lineages: HashMap::new(),
             mail: HashMap::new(),
+            teams: Vec::new(),
             changes: Default::default(),
             panes: Vec::new(),
             pane_focus: 0,
@@ -520,13 +481,24 @@ impl App {
             .get(self.selected)
             .map(|r| (r.run.clone(), r.subagent.clone()));
         let hosts: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
-        self.rows = tree::build_with(&self.runs, &self.subagents, &hosts, &self.filter);
+        let rows = tree::build_with(&self.runs, &self.subagents, &hosts, &self.filter);
+        let leaders: HashMap<String, String> = self
+            .teams
+            .iter()
+            .filter_map(|t| {
+                Some((
+                    t.members.iter().find(|m| m.leader)?.run.id.clone(),
+                    super::tree::team_heading(t),
+                ))
+            })
+            .collect();
+        self.rows = tree::with_teams(rows, &leaders);
         self.selected = keep
             .and_then(|(id, agent)| {
                 let id = id?;
                 self.rows
                     .iter()
-                    .position(|r| r.run.as_deref() == Some(&id) && r.subagent == agent)
+                    .position(|r| r.run.as_deref() == Some(&id) && r.subagent == agent && r.team.is_none())
                     .or_else(|| self.rows.iter().position(|r| r.run.as_deref() == Some(&id)))
             })
             .or_else(|| self.rows.iter().position(|r| r.run.is_some()))
@@ -692,6 +664,12 @@ impl App {
                 let renamed = !hosts.iter().map(|h| &h.name).eq(self.hosts.iter().map(|h| &h.name));
                 self.hosts = hosts;
                 if renamed {
+                    self.rebuild_tree();
+                }
+            }
+            Update::Teams(teams) => {
+                if teams != self.teams {
+                    self.teams = teams;
                     self.rebuild_tree();
                 }
             }

@@ -248,10 +248,14 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                 .await
             {
                 Ok(runs) => {
-                    // Subagents are rows of the tree too: before the runs,
-                    // so the tree is built once with both.
+                    // Subagents and team headings are rows of the tree
+                    // too: before the runs, so the tree is built once with
+                    // them all (a daemon older than teams has none).
                     if let Some(subagents) = subagents_of(&client, &runs).await {
                         let _ = updates.send(Update::Subagents(subagents)).await;
+                    }
+                    if let Ok(teams) = client.call(method::TEAMS_LIST, serde_json::json!({})).await {
+                        let _ = updates.send(Update::Teams(teams)).await;
                     }
                     Update::Runs(runs)
                 }

@@ -158,6 +158,7 @@ impl App {
         let n = self.rows.len();
         let found = (1..=n).map(|k| (self.selected + k) % n.max(1)).find(|&i| {
             self.rows[i].subagent.is_none()
+                && self.rows[i].team.is_none()
                 && self.rows[i]
                     .run
                     .as_ref()

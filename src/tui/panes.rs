@@ -83,7 +83,7 @@ impl App {
         if let Some(i) = self
             .rows
             .iter()
-            .position(|r| r.run.as_deref() == Some(&id) && r.subagent.is_none())
+            .position(|r| r.run.as_deref() == Some(&id) && r.subagent.is_none() && r.team.is_none())
         {
             self.pane_focus = index;
             self.selected = i;

@@ -8,9 +8,56 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};
 
-use super::app::{App, Panel, Tab};
+use super::app::{App, Panel};
 use super::view::{Theme, duration, glyph};
 use crate::api::{Edge, LineageNode, RunRecord};
+
+/// The side panel's tabs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    Record,
+    Transcript,
+    Lineage,
+    Events,
+    Changes,
+    Mail,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 6] = [
+        Tab::Record,
+        Tab::Transcript,
+        Tab::Lineage,
+        Tab::Events,
+        Tab::Changes,
+        Tab::Mail,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Record => "Record",
+            Tab::Transcript => "Transcript",
+            Tab::Lineage => "Lineage",
+            Tab::Events => "Events",
+            Tab::Changes => "Changes",
+            Tab::Mail => "Mail",
+        }
+    }
+
+    /// The titles as the side panel's top border shows them in `room`
+    /// columns: whole, or, when they do not all fit, the `shown` tab whole
+    /// and the others by their first three letters.
+    pub fn titles(shown: Tab, room: usize) -> Vec<(Tab, &'static str)> {
+        let whole: usize = Tab::ALL.iter().map(|t| t.title().len() + 1).sum();
+        Tab::ALL
+            .iter()
+            .map(|&t| match whole <= room || t == shown {
+                true => (t, t.title()),
+                false => (t, &t.title()[..3]),
+            })
+            .collect()
+    }
+}
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime) {
     let focused = app.panel == Panel::Side;

@@ -15,6 +15,27 @@ pub struct TreeRow {
     pub last: bool,
     /// A subagent of `run` (its agent id): a row of its own, under the run.
     pub subagent: Option<String>,
+    /// A team's heading (its name), just above its leader's row (`run`).
+    pub team: Option<String>,
+}
+
+/// `rows` with a heading above each team's leader (`leaders`: leader run
+/// id → team name), at the leader's depth: team → leader → members.
+pub fn with_teams(rows: Vec<TreeRow>, leaders: &HashMap<String, String>) -> Vec<TreeRow> {
+    let mut out = Vec::with_capacity(rows.len() + leaders.len());
+    for row in rows {
+        if row.subagent.is_none()
+            && let Some(team) = row.run.as_ref().and_then(|id| leaders.get(id))
+        {
+            out.push(TreeRow {
+                team: Some(team.clone()),
+                last: false,
+                ..row.clone()
+            });
+        }
+        out.push(row);
+    }
+    out
 }
 
 /// Builds rows: each host, then its root runs in start order, each followed
@@ -85,6 +106,7 @@ pub fn build_with(
             host: host.to_string(),
             last: false,
             subagent: None,
+            team: None,
         });
         let host_roots: Vec<&RunRecord> = roots.iter().copied().filter(|r| r.host == host).collect();
         let n = host_roots.len();
@@ -109,6 +131,7 @@ fn push<'a>(
         host: run.host.clone(),
         last,
         subagent: None,
+        team: None,
     });
     if depth > 16 {
         return; // a cycle cannot form through ids minted before parents, but stay bounded
@@ -122,10 +145,21 @@ fn push<'a>(
             host: run.host.clone(),
             last: kids.is_empty() && i + 1 == subs.len(),
             subagent: Some(sub.agent_id.clone()),
+            team: None,
         });
     }
     let n = kids.len();
     for (i, k) in kids.iter().enumerate() {
         push(rows, k, depth + 1, i + 1 == n, children, subagents);
     }
+}
+
+/// A team's heading in the tree: `review · 3 · ✉ 2` (members, then mail
+/// not yet typed into them).
+pub fn team_heading(t: &crate::api::TeamRecord) -> String {
+    let unread = match t.unread {
+        0 => String::new(),
+        n => format!(" · ✉ {n}"),
+    };
+    format!("{} · {}{unread}", t.name, t.members.len())
 }

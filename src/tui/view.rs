@@ -202,7 +202,7 @@ fn tree_width(app: &App, screen: u16) -> u16 {
     let widest = app
         .rows
         .iter()
-        .filter(|row| row.subagent.is_none())
+        .filter(|row| row.subagent.is_none() && row.team.is_none())
         .filter_map(|row| {
             let run = app.run(row.run.as_deref()?)?;
             let indent = if row.depth <= 1 { 1 } else { 2 * (row.depth - 2) + 2 };
@@ -272,6 +272,10 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
             lines.push(host_row(app, &row.host, inner.width as usize, theme, now));
             continue;
         };
+        if let Some(team) = &row.team {
+            lines.push(team_row(team, row, inner.width as usize, i == app.selected, theme));
+            continue;
+        }
         if let Some(agent) = &row.subagent {
             lines.push(subagent_row(
                 app,
@@ -340,6 +344,20 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
         lines.push(Line::from(spans));
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A team's heading over its leader: `⚑ review · 3 · ✉ 2`, cut to the row.
+fn team_row<'a>(heading: &str, row: &super::tree::TreeRow, width: usize, selected: bool, theme: &Theme) -> Line<'a> {
+    let indent = " ".repeat(if row.depth <= 1 { 1 } else { 2 * (row.depth - 1) });
+    let text: String = format!("{indent}⚑ {}", crate::text::inert_line(heading))
+        .chars()
+        .take(width)
+        .collect();
+    let style = match selected {
+        true => theme.accent.patch(theme.selected),
+        false => theme.accent,
+    };
+    Line::from(Span::styled(text, style))
 }
 
 /// A subagent under its run: `◇`, its task (or its type), and whether it
