@@ -12,11 +12,11 @@
 mod common;
 mod sshd;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 use sshd::Net;
+use sshd::serve::Serve;
 
 /// A host `box` reached directly.
 fn direct() -> Net {
@@ -475,81 +475,6 @@ fn a_late_permission_answer_after_a_reconnect_is_applied_only_while_its_question
     let kinds = net.remote.event_kinds(&answered_there);
     assert!(kinds.contains(&"ANSWER_REFUSED".to_string()), "{kinds:?}");
     end_while_linked(&net, &[&still_asking, &answered_there]);
-}
-
-/// A client of a daemon through `agents serve --stdio`, as the local daemon
-/// is of a remote one: requests by hand, to repeat an id exactly.
-struct Serve {
-    child: Child,
-    input: ChildStdin,
-    output: BufReader<ChildStdout>,
-    next: u64,
-}
-
-impl Serve {
-    fn open(home: &common::Home) -> Serve {
-        let mut child = Command::new(common::BIN)
-            .args(["serve", "--stdio", "--home"])
-            .arg(home.path())
-            .env_remove("AGENTS_HOME")
-            .env("XDG_CONFIG_HOME", home.config.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut input = child.stdin.take().unwrap();
-        let mut output = BufReader::new(child.stdout.take().unwrap());
-        input
-            .write_all(format!("agents/1 {}\n", env!("CARGO_PKG_VERSION")).as_bytes())
-            .unwrap();
-        let mut header = String::new();
-        output.read_line(&mut header).unwrap();
-        assert!(header.starts_with("agents/1 "), "{header}");
-        Serve {
-            child,
-            input,
-            output,
-            next: 1,
-        }
-    }
-
-    /// One request; its result, or its error's `data`.
-    fn call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
-        let id = self.next;
-        self.next += 1;
-        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
-        let mut frame = ((body.len() + 1) as u32).to_be_bytes().to_vec();
-        frame.push(1);
-        frame.extend_from_slice(body.as_bytes());
-        self.input.write_all(&frame).unwrap();
-        loop {
-            let mut len = [0u8; 4];
-            self.output.read_exact(&mut len).unwrap();
-            let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
-            self.output.read_exact(&mut body).unwrap();
-            // Notifications (`run.changed`) and output frames are not ours.
-            if body[0] != 1 {
-                continue;
-            }
-            let message: Value = serde_json::from_slice(&body[1..]).unwrap();
-            if message["id"] != id {
-                continue;
-            }
-            if let Some(error) = message.get("error") {
-                let mut data = error["data"].clone();
-                data["message"] = error["message"].clone();
-                return Err(data);
-            }
-            return Ok(message["result"].clone());
-        }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]

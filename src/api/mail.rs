@@ -91,3 +91,48 @@ impl MailWaitParams {
 pub struct MailRef {
     pub id: String,
 }
+
+/// A message a run placed here from another daemon sent to an address
+/// this daemon cannot resolve (`leader`, a member's name, a run of that
+/// daemon): held on this host until the daemon that drives the run takes
+/// it (`mail.outbox`) and says it is delivered (`mail.taken`). The envelope
+/// is the sender's, its id too, so the daemon that takes it delivers it
+/// once however often it is taken.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct OutboundMail {
+    pub version: u32,
+    pub id: String,
+    /// The sending run's id (the same id in its mirror).
+    pub from: String,
+    /// The address as the sender wrote it.
+    pub to: String,
+    pub thread: String,
+    pub in_reply_to: Option<String>,
+    pub at: String,
+    pub body: String,
+}
+
+/// `mail.outbox`: the held mail of `run`, taken over the connection of
+/// `epoch` (the asking daemon's link and the connection's epoch).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct OutboxParams {
+    pub run: String,
+    pub epoch: String,
+}
+
+/// `mail.taken`: the messages of `run` taken over `epoch` and delivered.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct OutboxTakenParams {
+    pub run: String,
+    pub epoch: String,
+    pub ids: Vec<String>,
+}
+
+/// What `mail.taken` did: `taken` are dropped (or were already); `stale`
+/// were taken again over a newer connection since `epoch`, and stay held
+/// until that one says so.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct OutboxTaken {
+    pub taken: Vec<String>,
+    pub stale: Vec<String>,
+}

@@ -56,6 +56,14 @@ pub mod method {
     pub const MAIL_SEND: &str = "mail.send";
     pub const MAIL_LIST: &str = "mail.list";
     pub const MAIL_READ: &str = "mail.read";
+    /// A host's daemon: the mail a run placed from another daemon sent to
+    /// addresses only that daemon knows (`OutboxParams` → `[OutboundMail]`),
+    /// marked as taken over the asking connection's epoch.
+    pub const MAIL_OUTBOX: &str = "mail.outbox";
+    /// A host's daemon: those messages delivered by the daemon that took
+    /// them (`OutboxTakenParams` → `OutboxTaken`), dropped unless a newer
+    /// connection has taken them since.
+    pub const MAIL_TAKEN: &str = "mail.taken";
     /// Waits for mail to a run and takes it (`MailWaitParams`).
     pub const MAIL_WAIT: &str = "mail.wait";
     /// Starts a team's leader and members (`TeamStartParams`).

@@ -246,6 +246,12 @@ pub struct StartParams {
     /// `AGENTS_MEMBER`, on whatever host it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub team: Option<TeamSeat>,
+    /// Started by another daemon that places the run here and drives it
+    /// over its link (`remote::place`): mail the run sends to an address
+    /// this daemon cannot resolve is held for that daemon to take
+    /// (`mail.outbox`), not refused.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub placed: bool,
 }
 
 /// Which team a run is a member of, and under which name.

@@ -347,6 +347,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
         host: remote,
         launch_id: None,
         team: None,
+        placed: false,
     };
     let client = Client::connect(paths, false).await?;
     let record: RunRecord = client.call(method::RUNS_START, params).await?;

@@ -62,6 +62,8 @@ pub async fn call(
         method::MAIL_SEND => super::mail::send(daemon, params(p)?).await,
         method::MAIL_LIST => super::mail::list(daemon, params(p)?).await,
         method::MAIL_READ => to_value(super::mail::read(daemon, &params::<crate::api::MailRef>(p)?.id).await?),
+        method::MAIL_OUTBOX => super::outbox::take(daemon, params(p)?).await,
+        method::MAIL_TAKEN => super::outbox::taken(daemon, params(p)?).await,
         method::MAIL_WAIT => to_value(outbox.unless_gone(super::mail::wait(daemon, params(p)?)).await?),
         method::TEAMS_START => super::teams::start(daemon, params(p)?).await,
         method::TEAMS_LIST => super::teams::list(daemon).await,

@@ -14,6 +14,7 @@ mod link;
 mod listing;
 mod mail;
 mod once;
+mod outbox;
 mod queue;
 mod recover;
 mod remote;

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use super::Daemon;
 use super::link::LiveRun;
 use super::run_link::RunLink;
-use crate::api::ApiError;
+use crate::api::{ApiError, OutboundMail};
 use crate::config::Config;
 use crate::paths::Paths;
 use crate::remote::{Boxed, Here, Links, Local, Mirrored, RemoteRun};
@@ -66,6 +66,10 @@ impl Local for Daemon {
     fn cancel_tree(self: Arc<Self>, id: String, force: bool) -> Boxed<Result<Vec<String>, ApiError>> {
         Box::pin(async move { super::dispatch::cancel_tree(&self, &id, force).await })
     }
+
+    fn deliver_mail(self: Arc<Self>, run: String, mail: OutboundMail) -> Boxed<Result<(), ApiError>> {
+        Box::pin(async move { super::outbox::deliver(&self, &run, mail).await })
+    }
 }
 
 /// A mirrored run's live state, until its mirror says it ended (or goes).
@@ -88,4 +92,5 @@ async fn follow(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut events: mpsc::Recei
     live.wake.notify_waiters();
     daemon.runs.lock().unwrap_or_else(|p| p.into_inner()).remove(&live.id);
     daemon.changed(&live.id);
+    super::tasks::mirror_ended(&daemon, &live.id).await;
 }

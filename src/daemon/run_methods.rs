@@ -312,6 +312,7 @@ pub async fn call(
                 host: (row.host != "local").then(|| row.host.clone()),
                 launch_id: None,
                 team: None,
+                placed: false,
             };
             let started = start_rerun(daemon, &row, again).await?;
             // On the new run: which run it is a rerun of (Record, Lineage).

@@ -223,6 +223,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
     let env_names = prepared.as_ref().map(|p| p.harness_env.clone()).unwrap_or_default();
     let known = launch.session.clone();
     let origin = origin.and_then(|o| serde_json::to_value(o).ok());
+    let placed = params.placed;
     daemon
         .store
         .call(move |c| {
@@ -243,6 +244,9 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
             )?;
             if let Some(data) = &origin {
                 runs::append_event(c, &insert.id, crate::worktree::CREATED_EVENT, data)?;
+            }
+            if placed {
+                runs::append_event(c, &insert.id, crate::store::outbox::PLACED_EVENT, &json!({}))?;
             }
             let transcript = known
                 .as_ref()

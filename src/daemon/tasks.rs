@@ -216,6 +216,55 @@ fn said(child: &RunRow, last: Option<&str>) -> String {
     crate::text::inert_line(&text).into_owned()
 }
 
+/// A run mirrored from its host has ended there and its mirror here is
+/// ended (`remote::Mirrored::Ended`): its parent here hears of it as of a
+/// local child's end — `CHILD_ENDED`, its task result unless it is
+/// awaited, its orphans. The host knows nothing of a parent here, so this
+/// daemon tells it (a parent on the host is told there); once, as the
+/// mirror ends once (and the result's prompt id is the child's).
+pub(super) async fn mirror_ended(daemon: &Arc<Daemon>, id: &str) {
+    let awaited = daemon.awaited.lock().is_ok_and(|a| a.contains_key(id));
+    let child = id.to_string();
+    let told = daemon
+        .store
+        .call(move |c| {
+            let tx = c.transaction()?;
+            let Some(row) = runs::get_run(&tx, &child)?.filter(|r| !r.state.is_live()) else {
+                return Ok(Vec::new());
+            };
+            // A parent on the child's host is told there, by its daemon.
+            let parent = match &row.parent_run_id {
+                Some(parent) => runs::get_run(&tx, parent)?,
+                None => None,
+            };
+            if parent.as_ref().is_some_and(|p| p.host != "local") {
+                return Ok(Vec::new());
+            }
+            let mut told = Vec::new();
+            if let Some(parent) = parent.as_ref().map(|p| p.id.as_str()) {
+                let data = json!({ "child": child, "state": row.state.as_str() });
+                runs::append_event(&tx, parent, "CHILD_ENDED", &data)?;
+                told.push(parent.to_string());
+                if !awaited {
+                    told.extend(tell_parent(&tx, &child, parent)?);
+                }
+            }
+            told.extend(orphans(&tx, &child, row.state)?);
+            tx.commit()?;
+            Ok(told)
+        })
+        .await;
+    match told {
+        Ok(told) => {
+            for run in told {
+                wake(daemon, &run);
+                daemon.changed(&run);
+            }
+        }
+        Err(e) => tracing::warn!("run {id}: its end not told to its parent: {e}"),
+    }
+}
+
 /// After the end is stored: the parent's delivery loop looks at its queue.
 pub(super) fn wake(daemon: &Arc<Daemon>, parent: &str) {
     if let Some(live) = daemon.live(parent) {

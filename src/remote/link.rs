@@ -492,6 +492,10 @@ async fn route(
 /// The daemon's link to one host.
 pub struct HostLink {
     pub name: String,
+    /// Minted when this daemon made the link: with a connection's epoch,
+    /// what names that connection to the host (`HostLink::epoch_of`), the
+    /// same on no other link and after no restart.
+    pub instance: String,
     host: Mutex<HostRow>,
     state: Mutex<LinkState>,
     current: tokio::sync::Mutex<Option<Arc<Connection>>>,
@@ -538,6 +542,7 @@ impl HostLink {
     fn new(host: HostRow) -> HostLink {
         HostLink {
             name: host.name.clone(),
+            instance: ulid::Ulid::new().to_string(),
             host: Mutex::new(host),
             state: Mutex::new(LinkState {
                 phase: Phase::Idle,
@@ -668,6 +673,11 @@ impl HostLink {
                 Err(e)
             }
         }
+    }
+
+    /// The connection's epoch as the host is told it (`mail.outbox`).
+    pub fn epoch_of(&self, conn: &Connection) -> String {
+        format!("{}.{}", self.instance, conn.epoch)
     }
 
     /// A call on the live connection, opening one if needed.

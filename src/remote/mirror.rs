@@ -272,6 +272,8 @@ async fn follow_on(
             };
         }
     }
+    // Mail the run sent there while no connection was up.
+    super::outbox::pull(daemon, link, conn, id).await;
     let _ = refresh(daemon, link, conn, id, log.len, false).await;
     while let Some(event) = events.recv().await {
         let step = match log.take(conn.epoch, event) {
@@ -320,6 +322,11 @@ async fn refresh(
         .call(&link.name, &link.name, method::RUNS_SHOW, json!({ "run": id }))
         .await?;
     super::place::mirror_children(daemon, link, conn, &detail).await;
+    // Mail it sent there since (before its end is mirrored, so the mail
+    // reaches its recipient ahead of its task result).
+    if super::outbox::holds_mail(&detail) {
+        super::outbox::pull(daemon, link, conn, id).await;
+    }
     let record: RunRecord = serde_json::from_value(detail).map_err(ApiError::internal)?;
     let ended = daemon
         .store()

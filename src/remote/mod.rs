@@ -25,6 +25,7 @@ mod install;
 mod known_hosts;
 mod link;
 mod mirror;
+mod outbox;
 mod place;
 mod retry;
 mod run;
@@ -42,7 +43,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::api::{ApiError, RunRecord, StartParams, method};
+use crate::api::{ApiError, OutboundMail, RunRecord, StartParams, method};
 use crate::config::Config;
 use crate::paths::Paths;
 use crate::store::Store;
@@ -73,6 +74,10 @@ pub trait Local: Send + Sync + 'static {
     /// Cancels a run here and every run it owns, as `runs.cancel` does;
     /// the ids asked to end.
     fn cancel_tree(self: Arc<Self>, id: String, force: bool) -> Boxed<Result<Vec<String>, ApiError>>;
+    /// Delivers here, by its id, a message run `run` sent on its host to
+    /// an address only this daemon knows; `Err` when it may be delivered
+    /// later (it stays held there).
+    fn deliver_mail(self: Arc<Self>, run: String, mail: OutboundMail) -> Boxed<Result<(), ApiError>>;
 }
 
 /// The daemon, as `remote/` sees it.

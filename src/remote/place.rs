@@ -53,6 +53,9 @@ pub async fn start(daemon: &Here, params: StartParams, host_name: &str) -> Resul
         cwd: map_cwd(&params.cwd, &conn.info),
         env: remote_env(&names, &params.env, &conn.info, &host),
         parent: remote_parent.clone(),
+        // Driven from here: mail it sends to an address only this daemon
+        // knows is held there for us (`remote::outbox`).
+        placed: true,
         // Minted here: a start sent again after a lost answer returns the
         // run the first one created there (issue #5).
         launch_id: Some(

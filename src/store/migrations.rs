@@ -323,6 +323,24 @@ const MIGRATIONS: &[&str] = &[
         queued      TEXT NOT NULL DEFAULT '[]'  -- JSON array of scheduled times (ms)
     );
     "#,
+    // 15: the outbox of a host. Mail a run placed here by another daemon
+    // sent to an address only that daemon knows, held until it has taken
+    // the message (`pulled_by`: the epoch of the connection that took it
+    // last) and said it is delivered.
+    r#"
+    CREATE TABLE mail_outbox (
+        id           TEXT PRIMARY KEY,          -- minted by the sender
+        version      INTEGER NOT NULL,
+        from_run     TEXT NOT NULL REFERENCES runs(id),
+        to_addr      TEXT NOT NULL,             -- as the sender wrote it
+        thread       TEXT NOT NULL,
+        in_reply_to  TEXT,
+        at           INTEGER NOT NULL,
+        body         TEXT NOT NULL,
+        pulled_by    TEXT
+    );
+    CREATE INDEX mail_outbox_from ON mail_outbox(from_run, at);
+    "#,
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -89,6 +89,8 @@ pub fn remove(conn: &mut Connection, plan: &Plan) -> Result<(), StoreError> {
             "DELETE FROM attempts WHERE run_id = ?1",
             "DELETE FROM subagents WHERE run_id = ?1",
             "DELETE FROM mail WHERE to_run = ?1",
+            // Mail it sent that a host still holds for the daemon above.
+            "DELETE FROM mail_outbox WHERE from_run = ?1",
             // A team keeps its other members; its leader gone, it has none.
             "DELETE FROM team_members WHERE run_id = ?1",
             "UPDATE teams SET leader_run = NULL WHERE leader_run = ?1",

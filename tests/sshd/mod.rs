@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod proxy;
+pub mod serve;
 
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};

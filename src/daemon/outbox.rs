@@ -1,0 +1,205 @@
+//! Mail across hosts, from a run placed on a host (docs/design.md §13).
+//!
+//! On the host: a run placed there by another daemon (`runs.start` with
+//! `placed`) mails `leader`, a member's name or a run of the daemon that
+//! placed it — addresses this daemon cannot resolve. Such a message is
+//! held in the outbox under the id its sender minted (`hold`), and the run
+//! is said to have changed; the daemon that drives the run takes it
+//! (`mail.outbox`, marking it with its connection's epoch) and, once it
+//! has delivered it, says so (`mail.taken`), which drops it — unless a
+//! newer connection has taken it since (that word is stale).
+//!
+//! On the daemon that drives the run: each message taken is delivered
+//! here by its id (`deliver`, through `mail.send`: the second delivery of
+//! an id is the first one's record, never a second prompt), so a link cut
+//! between delivering and saying so delivers nothing twice; one refused
+//! here goes back to its sender.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::Daemon;
+use super::dispatch::to_value;
+use crate::api::{ApiError, ErrorCode, MailRecord, MailSendParams, OutboundMail, OutboxParams, OutboxTakenParams};
+use crate::store::outbox::{self, NewOutbound};
+use crate::store::runs::{self, RunRow};
+
+/// Whether mail `from` sends to an address this daemon cannot resolve
+/// (`refused` is why) is held for the daemon that placed the run here.
+pub async fn holds_for(daemon: &Arc<Daemon>, from: &RunRow, refused: &ApiError) -> bool {
+    if !matches!(refused.code, ErrorCode::UnknownRun | ErrorCode::BadRequest) {
+        return false;
+    }
+    let run = from.id.clone();
+    daemon
+        .store
+        .call(move |c| outbox::placed(c, &run))
+        .await
+        .unwrap_or(false)
+}
+
+/// Holds the message for the daemon that drives `from`; answers its record
+/// as the sender sees it (`outbound`: to be taken by that daemon).
+pub async fn hold(daemon: &Arc<Daemon>, p: &MailSendParams, id: &str, from: &RunRow) -> Result<Value, ApiError> {
+    let (id, run, to) = (id.to_string(), from.id.clone(), p.to.clone());
+    let thread = p.thread.clone().unwrap_or_else(|| id.clone());
+    let (in_reply_to, body) = (p.in_reply_to.clone(), p.body.clone());
+    let held = daemon
+        .store
+        .call(move |c| {
+            outbox::hold(
+                c,
+                &NewOutbound {
+                    id: &id,
+                    from_run: &run,
+                    to: &to,
+                    thread: &thread,
+                    in_reply_to: in_reply_to.as_deref(),
+                    body: &body,
+                },
+            )
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+    if held.from != from.id {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!("message id {} was sent by another run", held.id),
+        ));
+    }
+    // The daemon that drives the run hears of it as a change of the run.
+    daemon.changed(&from.id);
+    to_value(record_of(&held, &from.name))
+}
+
+fn record_of(m: &OutboundMail, from_name: &str) -> MailRecord {
+    MailRecord {
+        version: m.version,
+        id: m.id.clone(),
+        from: m.from.clone(),
+        from_name: from_name.to_string(),
+        to: m.to.clone(),
+        to_name: m.to.clone(),
+        thread: m.thread.clone(),
+        in_reply_to: m.in_reply_to.clone(),
+        at: m.at.clone(),
+        body: m.body.clone(),
+        state: "outbound".into(),
+    }
+}
+
+/// `mail.read` of a message held here.
+pub async fn read(daemon: &Arc<Daemon>, id: &str) -> Result<Option<MailRecord>, ApiError> {
+    let key = id.to_string();
+    daemon
+        .store
+        .call(move |c| {
+            let Some(m) = outbox::get(c, &key)? else {
+                return Ok(None);
+            };
+            let name = runs::get_run(c, &m.from)?.map_or_else(|| m.from.clone(), |r| r.name);
+            Ok(Some(record_of(&m, &name)))
+        })
+        .await
+        .map_err(ApiError::internal)
+}
+
+/// `mail.outbox`: what the run holds, taken over `p.epoch`.
+pub async fn take(daemon: &Arc<Daemon>, p: OutboxParams) -> Result<Value, ApiError> {
+    let (run, epoch) = (p.run, p.epoch);
+    let held = daemon
+        .store
+        .call(move |c| outbox::take(c, &run, &epoch))
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+    to_value(held)
+}
+
+/// `mail.taken`: drops what was delivered, unless taken again since.
+pub async fn taken(daemon: &Arc<Daemon>, p: OutboxTakenParams) -> Result<Value, ApiError> {
+    let (run, epoch, ids) = (p.run.clone(), p.epoch, p.ids);
+    let answer = daemon
+        .store
+        .call(move |c| outbox::taken(c, &run, &epoch, &ids))
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+    if !answer.stale.is_empty() {
+        tracing::info!(
+            "run {}: mail {:?} was taken again over a newer connection; kept for it",
+            p.run,
+            answer.stale
+        );
+    }
+    daemon.changed(&p.run);
+    to_value(answer)
+}
+
+/// Here, on the daemon that drives `run` on its host: delivers one message
+/// it sent there, by its id. `Err` leaves it held there for the next take
+/// (a failure that may pass: storage, another host away). A message this
+/// daemon refuses for good (no such member, the recipient ended) is
+/// recorded on the run as `MAIL_REFUSED` and goes back to its sender as
+/// the prompt of its own id there (`bounce`), so it counts as delivered
+/// and is not taken for ever.
+pub async fn deliver(daemon: &Arc<Daemon>, run: &str, m: OutboundMail) -> Result<(), ApiError> {
+    if m.from != run {
+        return Err(ApiError::bad_request(format!("mail {} is not from run {run}", m.id)));
+    }
+    let (id, to) = (m.id.clone(), m.to.clone());
+    let params = MailSendParams {
+        to: m.to,
+        body: m.body,
+        from: Some(run.to_string()),
+        id: Some(m.id),
+        thread: Some(m.thread),
+        in_reply_to: m.in_reply_to,
+    };
+    let refused = match super::mail::send(daemon, params).await {
+        Ok(_) => return Ok(()),
+        Err(e) if may_pass(&e) => return Err(e),
+        Err(e) => e,
+    };
+    tracing::info!("run {run}: mail {id} to '{to}' refused: {}", refused.message);
+    let (key, data) = (run.to_string(), json!({ "id": id, "to": to, "error": refused.message }));
+    daemon
+        .store
+        .call(move |c| runs::append_event(c, &key, "MAIL_REFUSED", &data))
+        .await
+        .map_err(ApiError::internal)?;
+    daemon.changed(run);
+    match bounce(daemon, run, &id, &to, &refused.message).await {
+        Err(e) if may_pass(&e) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// A failure that may pass: the message stays held, to be taken again.
+fn may_pass(e: &ApiError) -> bool {
+    matches!(
+        e.code,
+        ErrorCode::Storage | ErrorCode::Internal | ErrorCode::HostUnreachable
+    )
+}
+
+/// Tells the sender on its host that its message was not delivered:
+/// `[mail not delivered · ID] to ADDR: WHY`, queued there as the prompt of
+/// the message's id (which no prompt there has: the host held the
+/// message), so it is typed once however often the message is taken. A
+/// shell or a command is not typed into.
+async fn bounce(daemon: &Arc<Daemon>, run: &str, id: &str, to: &str, why: &str) -> Result<(), ApiError> {
+    let sender = super::start::resolve_row(daemon, run).await?;
+    if matches!(sender.harness.as_str(), "shell" | "cmd") || !sender.state.is_live() {
+        return Ok(());
+    }
+    let text = format!(
+        "[mail not delivered · {id}] to {}: {}",
+        crate::text::bounded(to, 80),
+        crate::text::bounded(why, 300)
+    );
+    let p = json!({ "run": sender.id, "text": crate::text::inert_line(&text), "prompt_id": id });
+    match crate::remote::forward(&daemon.here(), crate::api::method::RUNS_SEND, &sender, &p).await {
+        Some(answer) => answer.map(|_| ()),
+        None => Ok(()),
+    }
+}
