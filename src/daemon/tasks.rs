@@ -246,7 +246,7 @@ pub(super) async fn mirror_ended(daemon: &Arc<Daemon>, id: &str) {
                 runs::append_event(&tx, parent, "CHILD_ENDED", &data)?;
                 told.push(parent.to_string());
                 if !awaited {
-                    told.extend(tell_parent(&tx, &child, parent)?);
+                    told.extend(tell_parent(&tx, &child, parent, false)?);
                 }
             }
             told.extend(orphans(&tx, &child, row.state)?);
