@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 
 /// The most members a team may have besides its leader: a team, not a
 /// fleet; each member is a live agent.
@@ -89,31 +89,12 @@ pub struct MemberDef {
     #[serde(default)]
     pub detached: bool,
     /// Seconds, or a duration such as `10m`.
-    #[serde(default, deserialize_with = "timeout_secs")]
-    pub timeout: Option<u64>,
+    #[serde(default)]
+    pub timeout: Option<crate::routine::Timeout>,
     /// Environment variables to pass by name (values from where the team
     /// is started, never stored).
     #[serde(default)]
     pub env: Vec<String>,
-}
-
-fn timeout_secs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Given {
-        Secs(u64),
-        Text(String),
-    }
-    match Option::<Given>::deserialize(d)? {
-        None => Ok(None),
-        Some(Given::Secs(s)) => Ok(Some(s)),
-        Some(Given::Text(t)) => match t.trim().parse::<u64>() {
-            Ok(s) => Ok(Some(s)),
-            Err(_) => humantime::parse_duration(t.trim())
-                .map(|d| Some(d.as_secs()))
-                .map_err(|e| serde::de::Error::custom(format!("timeout '{t}': {e}"))),
-        },
-    }
 }
 
 impl TeamDef {
@@ -166,8 +147,8 @@ impl TeamDef {
             if member.prompt.as_ref().is_some_and(|p| p.len() > MAX_PROMPT) {
                 return Err(format!("{at}: the prompt is longer than {MAX_PROMPT} bytes"));
             }
-            if member.timeout == Some(0) {
-                return Err(format!("{at}: the timeout must be at least 1 second"));
+            if let Some(Err(e)) = member.timeout.as_ref().map(|t| t.secs()) {
+                return Err(format!("{at}: {e}"));
             }
             if let Some(bad) = member.env.iter().find(|n| !crate::harness::is_env_name(n)) {
                 return Err(format!("{at}: '{bad}' is not a variable name"));
@@ -322,7 +303,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(name, "review");
-        assert_eq!(def.members[0].timeout, Some(600));
+        assert_eq!(def.members[0].timeout.as_ref().map(|t| t.secs()), Some(Ok(600)));
         assert!(def.members[0].worktree);
         assert_eq!(
             def.everyone().map(|m| m.name.as_str()).collect::<Vec<_>>(),

@@ -17,14 +17,6 @@ fn at_prompt(home: &Home, run: &str) -> bool {
     home.logs(run).contains(agents::harness::demo::PROMPT.trim_end())
 }
 
-fn failure(home: &Home, args: &[&str]) -> String {
-    let out = home.run(args);
-    assert!(!out.status.success(), "agents {args:?} should fail");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    err
-}
-
 #[test]
 fn mail_reaches_the_agent_once_marked_with_its_sender_and_id() {
     let home = Home::new();
@@ -136,14 +128,17 @@ fn mail_to_a_busy_agent_waits_and_bad_mail_is_refused_in_one_line() {
     let typed = format!("[mail from user · {}] when you are free", sent["id"].as_str().unwrap());
     home.wait_until("delivered once idle", || answers(&home, &busy, &typed) == 1);
 
-    assert!(failure(&home, &["mail", "send", "nobody", "hi"]).contains("nobody"));
-    assert!(failure(&home, &["mail", "send", "busy", "  "]).contains("empty"));
+    assert!(home.fails(&["mail", "send", "nobody", "hi"]).contains("nobody"));
+    assert!(home.fails(&["mail", "send", "busy", "  "]).contains("empty"));
     let big = "x".repeat(17 * 1024);
-    assert!(failure(&home, &["mail", "send", "busy", &big]).contains("at most 16384"));
-    assert!(failure(&home, &["mail", "send", "busy", "hi", "--id", "bad id!"]).contains("bad message id"));
-    assert!(failure(&home, &["mail", "read", "01NOSUCH"]).contains("no message has id"));
+    assert!(home.fails(&["mail", "send", "busy", &big]).contains("at most 16384"));
+    assert!(
+        home.fails(&["mail", "send", "busy", "hi", "--id", "bad id!"])
+            .contains("bad message id")
+    );
+    assert!(home.fails(&["mail", "read", "01NOSUCH"]).contains("no message has id"));
     home.ok(&["cancel", "busy"]);
-    let ended = failure(&home, &["mail", "send", "busy", "too late"]);
+    let ended = home.fails(&["mail", "send", "busy", "too late"]);
     assert!(ended.contains("has already ended"), "{ended}");
 }
 

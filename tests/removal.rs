@@ -8,14 +8,6 @@ mod common;
 use common::Home;
 use serde_json::Value;
 
-fn failure(home: &Home, args: &[&str]) -> String {
-    let out = home.run(args);
-    assert!(!out.status.success(), "agents {args:?} should fail");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    err
-}
-
 fn ended(home: &Home, args: &[&str]) -> String {
     let id = home.start(args);
     home.wait_end(&id);
@@ -58,7 +50,7 @@ fn rm_removes_an_ended_run_with_the_children_it_owns_and_keeps_a_detached_one() 
     assert!(home.path().join("runs").join(&parent).exists());
 
     // Not asked and not a terminal: nothing goes.
-    let err = failure(&home, &["rm", "parent"]);
+    let err = home.fails(&["rm", "parent"]);
     assert!(err.contains("3 run(s) would go; add --yes"), "{err}");
     assert_eq!(home.state(&parent), "succeeded");
 
@@ -66,7 +58,7 @@ fn rm_removes_an_ended_run_with_the_children_it_owns_and_keeps_a_detached_one() 
     assert_eq!(names(&done["removed"]), ["child", "grandchild", "parent"]);
     assert_eq!(names(&done["kept"]), ["loner"]);
     for gone in [&parent, &child, &grandchild] {
-        let err = failure(&home, &["show", gone]);
+        let err = home.fails(&["show", gone]);
         assert!(err.contains("no run matches"), "{err}");
         assert!(!home.path().join("runs").join(gone).exists(), "its folder is gone");
     }
@@ -76,7 +68,7 @@ fn rm_removes_an_ended_run_with_the_children_it_owns_and_keeps_a_detached_one() 
     let listed = home.json(&["ls", "--all", "--json"]);
     assert_eq!(names(&listed), ["loner"]);
 
-    let err = failure(&home, &["rm", "nosuch", "--yes"]);
+    let err = home.fails(&["rm", "nosuch", "--yes"]);
     assert!(err.contains("no run matches 'nosuch'"), "{err}");
 }
 
@@ -85,13 +77,13 @@ fn a_live_run_is_refused_and_rm_cancel_cancels_it_first() {
     let home = Home::new();
     let id = home.start(&["--name", "sleeper", "cmd", "--", "sleep", "600"]);
     home.wait_until("running", || home.state(&id) == "running");
-    let err = failure(&home, &["rm", "sleeper", "--yes"]);
+    let err = home.fails(&["rm", "sleeper", "--yes"]);
     assert!(err.contains("run sleeper is running: cancel it first"), "{err}");
     assert_eq!(home.state(&id), "running");
 
     let done = home.json(&["rm", "sleeper", "--cancel", "--yes", "--json"]);
     assert_eq!(done["removed"][0]["id"], id.as_str());
-    assert!(failure(&home, &["show", &id]).contains("no run matches"));
+    assert!(home.fails(&["show", &id]).contains("no run matches"));
 }
 
 #[test]
@@ -111,11 +103,11 @@ fn rm_ended_cleans_up_by_state_and_age_and_never_a_live_run() {
     let done = home.json(&["rm", "--ended", "--yes", "--json"]);
     assert_eq!(names(&done["removed"]), ["fine"]);
     assert_eq!(home.state(&live), "running", "a live run is never removed");
-    assert!(failure(&home, &["show", &ok]).contains("no run matches"));
+    assert!(home.fails(&["show", &ok]).contains("no run matches"));
 
-    let err = failure(&home, &["rm", "--ended", "--state", "running", "--yes"]);
+    let err = home.fails(&["rm", "--ended", "--state", "running", "--yes"]);
     assert!(err.contains("a live run is never removed"), "{err}");
-    let err = failure(&home, &["rm", "--ended", "--state", "nosuch", "--yes"]);
+    let err = home.fails(&["rm", "--ended", "--state", "nosuch", "--yes"]);
     assert!(err.contains("not a run state"), "{err}");
 }
 

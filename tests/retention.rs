@@ -53,14 +53,6 @@ impl Clocked {
     }
 }
 
-fn one_line_failure(home: &Home, args: &[&str]) -> String {
-    let out = home.run(args);
-    assert!(!out.status.success(), "agents {args:?} should fail");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    err
-}
-
 #[test]
 fn logs_older_than_keep_days_are_pruned_and_their_runs_say_so() {
     let c = Clocked::new("keep_days = 30\n");
@@ -89,10 +81,10 @@ fn logs_older_than_keep_days_are_pruned_and_their_runs_say_so() {
 
     let shown = c.home.ok(&["show", "old"]);
     assert!(shown.contains("log pruned at"), "{shown}");
-    let err = one_line_failure(&c.home, &["logs", "old"]);
+    let err = c.home.fails(&["logs", "old"]);
     assert!(err.contains("the output log of run old was pruned at"), "{err}");
     let cast = c.home.path().join("old.cast");
-    let err = one_line_failure(&c.home, &["export", "old", "--cast", cast.to_str().unwrap()]);
+    let err = c.home.fails(&["export", "old", "--cast", cast.to_str().unwrap()]);
     assert!(err.contains("was pruned at"), "{err}");
     assert!(!cast.exists());
     c.home.ok(&["cancel", "--force", &live]);

@@ -52,14 +52,6 @@ fn run_of(team: &Value, member: &str) -> String {
         .unwrap_or_else(|| panic!("no member {member} in {team}"))
 }
 
-fn failure(home: &Home, args: &[&str]) -> String {
-    let out = home.run(args);
-    assert!(!out.status.success(), "agents {args:?} should fail");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    err
-}
-
 #[test]
 fn a_team_starts_its_leader_then_members_each_told_who_it_is_and_they_mail_by_name() {
     let home = Home::with_config(&format!("{ENGINE}{REVIEW}"));
@@ -182,7 +174,7 @@ fn cancelling_the_leader_cancels_the_members_it_owns_and_a_detached_one_lives_on
     assert!(said.contains("asked 1 run"), "{said}");
     assert_eq!(home.wait_end(&scout)["state"], "cancelled");
     assert_eq!(home.json(&["team", "show", "review", "--json"])["state"], "ended");
-    let err = failure(&home, &["team", "cancel", "review"]);
+    let err = home.fails(&["team", "cancel", "review"]);
     assert!(err.contains("team review has ended"), "{err}");
 }
 
@@ -235,7 +227,7 @@ fn a_blocked_member_is_recorded_and_the_rest_start_unless_the_team_is_all_or_not
 #[test]
 fn bad_teams_get_a_one_line_error_and_start_nothing() {
     let home = Home::with_config(&format!("{ENGINE}{REVIEW}"));
-    let err = failure(&home, &["team", "start", "nosuch", "-d"]);
+    let err = home.fails(&["team", "start", "nosuch", "-d"]);
     assert!(
         err.contains("no team 'nosuch' in config.toml") && err.contains("it defines review"),
         "{err}"
@@ -243,16 +235,16 @@ fn bad_teams_get_a_one_line_error_and_start_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.toml");
     std::fs::write(&bad, "leader = { name = \"lead\", harness = \"nosuch\" }\n").unwrap();
-    let err = failure(&home, &["team", "start", bad.to_str().unwrap(), "-d"]);
+    let err = home.fails(&["team", "start", bad.to_str().unwrap(), "-d"]);
     assert!(err.contains("unknown harness or profile 'nosuch'"), "{err}");
     std::fs::write(&bad, "leader = { name = \"lead\" }\n").unwrap();
-    let err = failure(&home, &["team", "start", bad.to_str().unwrap(), "-d"]);
+    let err = home.fails(&["team", "start", bad.to_str().unwrap(), "-d"]);
     assert!(err.contains("missing field `harness`"), "{err}");
-    let err = failure(&home, &["team", "start", "./missing.toml", "-d"]);
+    let err = home.fails(&["team", "start", "./missing.toml", "-d"]);
     assert!(err.contains("reading the team file ./missing.toml"), "{err}");
-    let err = failure(&home, &["team", "show", "nosuch"]);
+    let err = home.fails(&["team", "show", "nosuch"]);
     assert!(err.contains("no team matches 'nosuch'"), "{err}");
-    let err = failure(&home, &["mail", "send", "nosuch/lead", "hi"]);
+    let err = home.fails(&["mail", "send", "nosuch/lead", "hi"]);
     assert!(err.contains("no team matches"), "{err}");
     assert_eq!(
         home.json(&["ls", "--json"]).as_array().map(Vec::len),
@@ -309,7 +301,7 @@ fn a_members_permission_prompt_is_mailed_to_the_leader_who_answers_it_by_its_req
     );
 
     // A request of another run is no answer to this one.
-    let err = failure(&home, &["answer", &leader, "yes", "--request", &request]);
+    let err = home.fails(&["answer", &leader, "yes", "--request", &request]);
     assert!(err.contains("is not one of run ask-lead's"), "{err}");
     home.ok(&["answer", &asker, "yes", "--request", &request]);
     home.wait_until("the asker moved on", || home.show(&asker)["status"] != "needs_approval");
@@ -323,7 +315,7 @@ fn a_members_permission_prompt_is_mailed_to_the_leader_who_answers_it_by_its_req
     assert_ne!(second, request);
     home.ok(&["answer", &asker, "no"]);
     home.wait_until("the question gone", || home.show(&asker)["status"] != "needs_approval");
-    let err = failure(&home, &["answer", &asker, "yes", "--request", &second]);
+    let err = home.fails(&["answer", &asker, "yes", "--request", &second]);
     assert!(
         err.contains(&format!("the question of request {second} is gone")),
         "{err}"

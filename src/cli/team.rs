@@ -143,7 +143,10 @@ fn show(t: &TeamRecord) -> String {
         out.push_str(&format!("problem     {problem}\n"));
     }
     if t.unread > 0 {
-        out.push_str(&format!("mail        {} not yet typed in (agents mail ls --team {})\n", t.unread, t.name));
+        out.push_str(&format!(
+            "mail        {} not yet typed in (agents mail ls --team {})\n",
+            t.unread, t.name
+        ));
     }
     out.push_str(&format!(
         "\n{:<16}  {:<26}  {:<24}  {:<10}  {:<8}  ROLE\n",

@@ -137,7 +137,8 @@ async fn start_member(
         cwd: member_cwd(member, host.is_some(), p),
         parent: leader.map(str::to_string),
         detached: member.detached,
-        timeout_secs: member.timeout,
+        // Checked when the definition was read.
+        timeout_secs: member.timeout.as_ref().and_then(|t| t.secs().ok()),
         worktree: member.worktree,
         prompt,
         env: p.env.clone(),

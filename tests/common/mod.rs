@@ -76,6 +76,15 @@ impl Home {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Runs and insists on a failure said in one line of stderr: that line.
+    pub fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(!out.status.success(), "agents {args:?} should fail");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        err
+    }
+
     pub fn json(&self, args: &[&str]) -> Value {
         serde_json::from_str(&self.ok(args)).expect("json output")
     }
