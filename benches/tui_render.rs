@@ -58,6 +58,9 @@ fn run(i: usize) -> RunRecord {
         status_since: None,
         evidence: None,
         evidence_at: None,
+        routine: None,
+        scheduled_at: None,
+        log_pruned_at: None,
     }
 }
 

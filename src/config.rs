@@ -20,6 +20,10 @@ pub struct Config {
     /// built-in estimate for models whose name starts with the prefix
     /// (see `transcript::price`).
     pub prices: std::collections::BTreeMap<String, crate::transcript::price::Price>,
+    /// `[routines.NAME]`: runs started on a schedule (see `routine`).
+    pub routines: std::collections::BTreeMap<String, crate::routine::Routine>,
+    /// `[retention]`: how long ended runs' output logs are kept.
+    pub retention: crate::retention::Retention,
     /// `[teams.NAME]`: a leader and members started together
     /// (`agents team start NAME`).
     pub teams: std::collections::BTreeMap<String, crate::team::TeamDef>,
@@ -102,6 +106,7 @@ impl Config {
         crate::tui::keymap::Keymap::from_config(&config.keys).map_err(|e| format!("keys: {e}"))?;
         crate::harness::validate_profiles(&config.profiles)?;
         crate::transcript::price::validate(&config.prices)?;
+        crate::routine::validate_all(&config.routines, &config.profiles)?;
         crate::team::validate(&config.teams, &config.profiles)?;
         Ok(config)
     }
@@ -364,6 +369,28 @@ mod tests {
         let unknown =
             Config::parse("[prices.x]\ninput = 1.0\noutput = 1.0\ncache_read = 0\ncache_write = 0\ncached = 1\n");
         assert!(unknown.unwrap_err().contains("cached"));
+    }
+
+    #[test]
+    fn an_invalid_schedule_is_reported_and_the_last_valid_routines_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[routines.nightly]\nschedule = \"0 3 * * 1-5\"\nharness = \"cmd\"\n",
+        )
+        .unwrap();
+        let mut watch = ConfigWatch::new(Some(path.clone()));
+        assert_eq!(watch.current.routines["nightly"].schedule, "0 3 * * 1-5");
+        std::fs::write(
+            &path,
+            "[routines.nightly]\nschedule = \"0 3 * * 8\"\nharness = \"cmd\"\n",
+        )
+        .unwrap();
+        assert!(!watch.refresh());
+        assert_eq!(watch.current.routines["nightly"].schedule, "0 3 * * 1-5");
+        let problem = watch.problem.as_deref().unwrap();
+        assert!(problem.contains("routines.nightly: schedule '0 3 * * 8'"), "{problem}");
     }
 
     #[test]

@@ -34,6 +34,8 @@ pub mod protocol;
 pub mod pty;
 pub mod remote;
 pub mod replay;
+pub mod retention;
+pub mod routine;
 pub mod store;
 pub mod supervise;
 pub mod team;

@@ -24,7 +24,13 @@ pub struct Paths {
 /// they live. A run's environment is built from what its request carried.
 pub fn process_env() -> Vec<(String, String)> {
     std::env::vars()
-        .filter(|(k, _)| is_place_or_locale(k) || matches!(k.as_str(), "AGENTS_HOME" | "AGENTS_LOG" | "SSH_AUTH_SOCK"))
+        .filter(|(k, _)| {
+            is_place_or_locale(k)
+                || matches!(
+                    k.as_str(),
+                    "AGENTS_HOME" | "AGENTS_LOG" | "SSH_AUTH_SOCK" | crate::clock::TEST_CLOCK_VAR
+                )
+        })
         .collect()
 }
 

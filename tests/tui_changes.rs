@@ -39,6 +39,9 @@ fn run(id: &str, name: &str, state: RunState, worktree: bool) -> RunRecord {
         status_since: None,
         evidence: None,
         evidence_at: None,
+        routine: None,
+        scheduled_at: None,
+        log_pruned_at: None,
     }
 }
 

@@ -34,6 +34,9 @@ fn run(id: &str, name: &str, state: RunState) -> RunRecord {
         status_since: None,
         evidence: None,
         evidence_at: None,
+        routine: None,
+        scheduled_at: None,
+        log_pruned_at: None,
     }
 }
 
@@ -743,4 +746,48 @@ fn the_run_selected_when_the_tui_closed_is_selected_when_it_opens() {
     ]));
     assert_eq!(app.selected_run().map(|r| r.id.clone()), chosen);
     assert!(app.reselect.is_none());
+}
+
+#[test]
+fn d_deletes_an_ended_run_and_those_it_owns_after_naming_them_and_never_a_live_one() {
+    let mut parent = run("01C", "gamma", RunState::Succeeded);
+    parent.root_id = "01C".into();
+    let mut owned = run("01D", "delta", RunState::Failed);
+    owned.parent_id = Some("01C".into());
+    let mut loner = run("01E", "epsilon", RunState::Succeeded);
+    loner.parent_id = Some("01C".into());
+    loner.detached = true;
+    let mut app = App::new();
+    app.update(Update::Runs(vec![
+        run("01A", "alpha", RunState::Running),
+        parent,
+        owned,
+        loner,
+    ]));
+    app.take_commands();
+
+    // A live run: refused with a word, no question.
+    assert_eq!(app.selected_run().unwrap().name, "alpha");
+    press(&mut app, KeyCode::Char('D'));
+    assert!(app.overlay.is_none());
+    assert!(
+        app.message.as_deref().is_some_and(|m| m.contains("alpha still live")),
+        "{:?}",
+        app.message
+    );
+
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.selected_run().unwrap().name, "gamma");
+    press(&mut app, KeyCode::Char('D'));
+    match &app.overlay {
+        Some(Overlay::ConfirmDelete { names, .. }) => assert_eq!(names, &["gamma", "delta"]),
+        _ => panic!("a question naming the runs that go"),
+    }
+    // Anything but y keeps them.
+    press(&mut app, KeyCode::Enter);
+    assert!(app.overlay.is_none());
+    assert!(!app.take_commands().iter().any(|c| matches!(c, Command::Remove(_))));
+    press(&mut app, KeyCode::Char('D'));
+    press(&mut app, KeyCode::Char('y'));
+    assert!(app.take_commands().contains(&Command::Remove(vec!["01C".into()])));
 }

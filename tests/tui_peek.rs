@@ -48,6 +48,9 @@ fn run(id: &str, name: &str, state: RunState, status: ActivityStatus) -> RunReco
         status_since: None,
         evidence: None,
         evidence_at: None,
+        routine: None,
+        scheduled_at: None,
+        log_pruned_at: None,
     }
 }
 

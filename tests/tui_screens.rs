@@ -55,6 +55,9 @@ fn run(id: &str, name: &str, state: RunState, status: ActivityStatus, started_ag
         status_since: None,
         evidence: None,
         evidence_at: None,
+        routine: None,
+        scheduled_at: None,
+        log_pruned_at: None,
     }
 }
 
@@ -791,6 +794,65 @@ fn the_side_panel_starts_hidden_below_140_columns_and_p_toggles_it() {
 /// The widest pane's columns as last drawn.
 fn app_pane_width(app: &App) -> u16 {
     app.pane_sizes.values().map(|(_, cols)| *cols).max().unwrap_or(0)
+}
+
+#[test]
+fn routines_are_a_group_after_the_hosts_with_their_next_fire() {
+    use agents::api::RoutineRecord;
+    let routine = |name: &str, next: Option<String>, paused: bool, enabled: bool| RoutineRecord {
+        name: name.into(),
+        schedule: "0 3 * * 1-5".into(),
+        timezone: "local".into(),
+        harness: "claude".into(),
+        host: "local".into(),
+        overlap: "skip".into(),
+        catch_up: "none".into(),
+        enabled,
+        paused,
+        next_fire: next,
+        queued: 0,
+        last: None,
+    };
+    let soon = humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_secs(T0 + 7200)).to_string();
+    let local: chrono::DateTime<chrono::Local> = (UNIX_EPOCH + Duration::from_secs(T0 + 7200)).into();
+    let mut app = populated();
+    let mut last = run(
+        "01FFFFFFFFFFFFFFFFFFFFFFFF",
+        "weekly",
+        RunState::Skipped,
+        ActivityStatus::Unknown,
+        30,
+    );
+    last.routine = Some("weekly".into());
+    app.update(Update::Routines(vec![
+        routine("nightly", Some(soon), false, true),
+        routine("weekly", None, true, true),
+        routine("old", None, false, false),
+    ]));
+    app.routines[1].last = Some(last);
+    let text = screen(&mut app, 120, 40);
+    let lines: Vec<&str> = text.lines().collect();
+    let heading = lines.iter().position(|l| l.contains("▾ routines")).expect(&text);
+    assert!(lines[heading + 1].contains("◷  nightly"), "{text}");
+    assert!(
+        lines[heading + 1].contains(&local.format("%H:%M").to_string()),
+        "{text}"
+    );
+    assert!(
+        lines[heading + 2].contains("◷↷ weekly") && lines[heading + 2].contains("paused"),
+        "{text}"
+    );
+    assert!(
+        lines[heading + 3].contains("old") && lines[heading + 3].contains("off"),
+        "{text}"
+    );
+    // Not runs: the selection never lands on them.
+    for _ in 0..20 {
+        use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+        app.handle(Event::Key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE)));
+    }
+    assert!(app.selected_run().is_some());
+    assert!(app.rows[app.selected].routine.is_none());
 }
 
 #[test]

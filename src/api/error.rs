@@ -32,6 +32,10 @@ pub enum ErrorCode {
     AuthFailed,
     /// The remote `agents` is missing or cannot serve.
     RemoteUnavailable,
+    /// No `[routines.NAME]` in the config has that name.
+    UnknownRoutine,
+    /// The run's output log was pruned by retention: nothing to read back.
+    LogPruned,
 }
 
 impl ErrorCode {
@@ -56,6 +60,8 @@ impl ErrorCode {
             ErrorCode::HostUnreachable => "host_unreachable",
             ErrorCode::AuthFailed => "auth_failed",
             ErrorCode::RemoteUnavailable => "remote_unavailable",
+            ErrorCode::UnknownRoutine => "unknown_routine",
+            ErrorCode::LogPruned => "log_pruned",
         }
     }
 
@@ -79,6 +85,8 @@ impl ErrorCode {
             "host_unreachable" => ErrorCode::HostUnreachable,
             "auth_failed" => ErrorCode::AuthFailed,
             "remote_unavailable" => ErrorCode::RemoteUnavailable,
+            "unknown_routine" => ErrorCode::UnknownRoutine,
+            "log_pruned" => ErrorCode::LogPruned,
             _ => ErrorCode::Internal,
         }
     }

@@ -8,6 +8,8 @@ mod harness;
 mod hosts;
 mod lineage;
 mod mail;
+mod removal;
+mod routines;
 mod team;
 mod transcript;
 mod types;
@@ -19,6 +21,8 @@ pub use harness::*;
 pub use hosts::*;
 pub use lineage::*;
 pub use mail::*;
+pub use removal::*;
+pub use routines::*;
 pub use team::*;
 pub use transcript::*;
 pub use types::*;
@@ -85,6 +89,18 @@ pub mod method {
     pub const RUNS_SIZES: &str = "runs.sizes";
     /// The rows that scrolled off a run's screen before an offset (`HistoryParams`).
     pub const RUNS_HISTORY: &str = "runs.history";
+    /// Removes ended runs with their owned children (`RemoveParams`).
+    pub const RUNS_RM: &str = "runs.rm";
+    /// Removes a conversation's records (`SessionRemoveParams`).
+    pub const SESSIONS_RM: &str = "sessions.rm";
+    /// The disk the state directory uses and what `[retention]` would prune.
+    pub const RETENTION_PLAN: &str = "retention.plan";
+    /// The routines of the config, with their next fire and last outcome.
+    pub const ROUTINES_LIST: &str = "routines.list";
+    /// A routine's fire now (`RoutineRef`), under its overlap rule.
+    pub const ROUTINES_RUN: &str = "routines.run";
+    pub const ROUTINES_PAUSE: &str = "routines.pause";
+    pub const ROUTINES_RESUME: &str = "routines.resume";
     pub const DAEMON_STATUS: &str = "daemon.status";
     pub const DAEMON_STOP: &str = "daemon.stop";
     /// From `agents hook EVENT`: a harness hook fired in a run.

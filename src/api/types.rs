@@ -17,10 +17,14 @@ pub enum RunState {
     Blocked,
     Interrupted,
     Lost,
+    /// A routine's fire that could not happen (the daemon was down at its
+    /// time, the previous run still ran, a prerequisite of the routine
+    /// failed): a record with its reason and no session.
+    Skipped,
 }
 
 impl RunState {
-    pub const ALL: [RunState; 10] = [
+    pub const ALL: [RunState; 11] = [
         RunState::Pending,
         RunState::Starting,
         RunState::Running,
@@ -31,6 +35,7 @@ impl RunState {
         RunState::Blocked,
         RunState::Interrupted,
         RunState::Lost,
+        RunState::Skipped,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -45,6 +50,7 @@ impl RunState {
             RunState::Blocked => "blocked",
             RunState::Interrupted => "interrupted",
             RunState::Lost => "lost",
+            RunState::Skipped => "skipped",
         }
     }
 
@@ -134,6 +140,17 @@ pub struct RunRecord {
     /// changed, the last output came).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence_at: Option<String>,
+    /// The routine that started this run, or whose fire this `skipped`
+    /// record stands for (`[routines.NAME]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routine: Option<String>,
+    /// The time that routine's fire was scheduled for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled_at: Option<String>,
+    /// When retention pruned this ended run's output log (`[retention]`):
+    /// its record stays, its output is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_pruned_at: Option<String>,
 }
 
 impl RunRecord {
@@ -492,6 +509,9 @@ pub struct SessionsListParams {
     /// host never asks its own hosts in turn.
     #[serde(default)]
     pub local_only: bool,
+    /// Child conversations too (subagents', child runs').
+    #[serde(default)]
+    pub all: bool,
 }
 
 /// `sessions.list`: the sessions here and on every host that answered,

@@ -165,6 +165,8 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
         Command::Diff { run, stat, json } => super::worktree::diff(&paths, run, stat, json).await,
         Command::Merge { run, squash } => super::worktree::merge(&paths, run, squash).await,
         Command::Mail { command } => super::mail::mail(&paths, command).await,
+        Command::Rm(args) => super::removal::rm(&paths, args).await,
+        Command::Routines { command } => super::routines::routines(&paths, command).await,
         Command::Team { command } => super::team::team(&paths, command).await,
         Command::Worktree { command } => super::worktree::worktree(&paths, command).await,
         Command::Logs { run, follow, raw } => attach::logs(&paths, &run, follow, raw).await,
@@ -515,8 +517,13 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
     let fork = matches!(command, SessionsCommand::Fork { .. });
     match command {
         SessionsCommand::Show { session, json } => super::lineage::session(&client, session, json).await,
-        SessionsCommand::List { json } => {
-            let list: crate::api::SessionList = client.call(method::SESSIONS_LIST, json!({})).await?;
+        SessionsCommand::Rm {
+            session,
+            purge_transcripts,
+            json,
+        } => super::removal::session_rm(&client, session, purge_transcripts, json).await,
+        SessionsCommand::List { json, all } => {
+            let list: crate::api::SessionList = client.call(method::SESSIONS_LIST, json!({ "all": all })).await?;
             if json {
                 crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&list)?));
                 return Ok(0);

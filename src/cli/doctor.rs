@@ -78,6 +78,7 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
                     };
                     say!("info     {} run(s) supervised by {}{older}", b.runs, b.exe);
                 }
+                retention(&client).await;
             }
             Err(e) => bad(
                 format!("daemon answered with an error: {e}"),
@@ -218,6 +219,43 @@ fn credentials(family: &str) -> String {
 
 /// Whether a file can be created in `dir` (a read-only mount, a full disk,
 /// another owner's directory say no).
+/// The disk the state directory uses and what `[retention]` would prune
+/// now (a daemon of a build before retention says nothing).
+async fn retention(client: &Client) {
+    let Ok(r) = client
+        .call::<_, crate::api::RetentionReport>(method::RETENTION_PLAN, json!({}))
+        .await
+    else {
+        return;
+    };
+    let size = crate::cli::print::size;
+    say!(
+        "info     the state directory uses {}, runs' output logs {}",
+        size(r.home_bytes),
+        size(r.logs_bytes)
+    );
+    let limits = [
+        (r.keep_days > 0).then(|| format!("keep_days = {}", r.keep_days)),
+        r.max_log_bytes.map(|b| format!("max_log_bytes = {b}")),
+        r.max_total_bytes.map(|b| format!("max_total_bytes = {b}")),
+    ];
+    let limits: Vec<String> = limits.into_iter().flatten().collect();
+    let policy = match limits.is_empty() {
+        true => "keeps every log".to_string(),
+        false => limits.join(", "),
+    };
+    match r.would_prune.len() {
+        0 => say!("info     retention ({policy}) would prune nothing now"),
+        n => {
+            let bytes: u64 = r.would_prune.iter().map(|p| p.bytes).sum();
+            say!("info     retention ({policy}) would prune {n} log(s), {}:", size(bytes));
+            for p in &r.would_prune {
+                say!("           {} ({}): {}", p.name, size(p.bytes), p.reason);
+            }
+        }
+    }
+}
+
 fn writable(dir: &std::path::Path) -> std::io::Result<()> {
     let probe = dir.join(format!(".doctor-{}", std::process::id()));
     std::fs::write(&probe, b"")?;

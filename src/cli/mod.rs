@@ -8,6 +8,8 @@ mod lineage;
 mod logs;
 mod mail;
 pub(crate) mod print;
+mod removal;
+mod routines;
 mod team;
 mod transcript;
 mod worktree;
@@ -100,6 +102,9 @@ pub enum Command {
         #[arg(long)]
         no_wait: bool,
     },
+    /// Remove ended runs with the children they own: records, events,
+    /// output (asks first; --yes does not). A live run is refused.
+    Rm(removal::RmArgs),
     /// What a --worktree run changed: its files, then the diff against
     /// where its branch began (uncommitted work included).
     Diff {
@@ -125,6 +130,12 @@ pub enum Command {
     Mail {
         #[command(subcommand)]
         command: mail::MailCommand,
+    },
+    /// Runs started on a schedule ([routines.NAME] in config.toml): ls,
+    /// run, pause, resume.
+    Routines {
+        #[command(subcommand)]
+        command: routines::RoutinesCommand,
     },
     /// Teams of runs, started together: start, ls, show, cancel.
     Team {
@@ -236,9 +247,25 @@ pub enum Command {
 
 #[derive(Subcommand, Debug)]
 pub enum SessionsCommand {
-    /// Sessions, newest first, with the run that last held each.
+    /// Sessions, newest first, with the run that last held each (child
+    /// conversations — subagents', child runs' — with --all).
     List {
         /// One JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Child conversations too.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Remove a conversation's records and index from agents; its runs
+    /// keep theirs. The harness's transcript files stay unless asked.
+    Rm {
+        /// A session id or id prefix.
+        session: String,
+        /// Delete the harness's own transcript files of it too (each named).
+        #[arg(long)]
+        purge_transcripts: bool,
+        /// What was removed, as JSON.
         #[arg(long)]
         json: bool,
     },

@@ -243,7 +243,15 @@ pub fn detail(d: &RunDetail) -> String {
     if r.detached {
         field("detached", "yes".into());
     }
-    field("session", r.session_id.clone().unwrap_or_else(|| "-".into()));
+    let removed = d.events.iter().any(|e| e.kind == "SESSION_REMOVED");
+    let session = r.session_id.clone().unwrap_or_else(|| "-".into());
+    field(
+        "session",
+        match removed {
+            true => format!("{session} (conversation removed)"),
+            false => session,
+        },
+    );
     if let Some(t) = &d.harness.transcript_path {
         field("transcript", t.clone());
     }
@@ -276,12 +284,19 @@ pub fn detail(d: &RunDetail) -> String {
     if let Some(w) = &r.worktree {
         field("worktree", w.clone());
     }
+    if let Some(routine) = &r.routine {
+        let at = r.scheduled_at.as_deref().unwrap_or("-");
+        field("routine", format!("{routine}, scheduled for {at}"));
+    }
     field("size", format!("{}x{}", r.cols, r.rows));
     field("created", r.created_at.clone());
     field("started", r.started_at.clone().unwrap_or_else(|| "-".into()));
     field("ended", r.ended_at.clone().unwrap_or_else(|| "-".into()));
     field("time", duration(r));
     field("output", format!("{} bytes", r.output_bytes));
+    if let Some(at) = &r.log_pruned_at {
+        field("log", format!("log pruned at {at} (retention)"));
+    }
     out.push_str("events\n");
     for e in &d.events {
         let data = if e.data.is_null() || e.data == serde_json::json!({}) {

@@ -262,7 +262,7 @@ pub async fn supervisor_gone(daemon: &Arc<Daemon>, id: &str) {
 /// user does.
 pub fn not_running(name: &str, state: RunState) -> crate::api::ApiError {
     let said = match state {
-        RunState::Blocked => format!("run {name} never started (blocked)"),
+        RunState::Blocked | RunState::Skipped => format!("run {name} never started ({})", state.as_str()),
         state if !state.is_live() => format!("run {name} has already ended ({})", state.as_str()),
         state => format!("run {name} is {}", state.as_str()),
     };

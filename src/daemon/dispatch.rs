@@ -47,6 +47,18 @@ pub async fn call(
     }
     match name {
         method::RUNS_START => to_value(super::start::start(daemon, params::<StartParams>(p)?).await?),
+        method::SESSIONS_RM => to_value(super::removal::remove_session(daemon, params(p)?).await?),
+        method::RETENTION_PLAN => to_value(super::retention::report(daemon).await?),
+        method::RUNS_RM => to_value(super::removal::remove(daemon, params(p)?).await?),
+        method::ROUTINES_LIST => to_value(super::routines::list(daemon).await?),
+        method::ROUTINES_RUN => {
+            let crate::api::RoutineRef { name } = params(p)?;
+            to_value(super::routines::run_now(daemon, &name).await?)
+        }
+        method::ROUTINES_PAUSE | method::ROUTINES_RESUME => {
+            let crate::api::RoutineRef { name: routine } = params(p)?;
+            to_value(super::routines::pause(daemon, &routine, name == method::ROUTINES_PAUSE).await?)
+        }
         method::MAIL_SEND => super::mail::send(daemon, params(p)?).await,
         method::MAIL_LIST => super::mail::list(daemon, params(p)?).await,
         method::MAIL_READ => to_value(super::mail::read(daemon, &params::<crate::api::MailRef>(p)?.id).await?),
@@ -128,8 +140,9 @@ pub async fn call(
         }
         method::SESSIONS_LIST => {
             // It took no parameters before `local_only`: none is still fine.
-            let list = if p.is_null() { Default::default() } else { params(p)? };
-            to_value(crate::remote::sessions_list(&daemon.here(), list, super::sessions::list(daemon)).await?)
+            let list: crate::api::SessionsListParams = if p.is_null() { Default::default() } else { params(p)? };
+            let all = list.all;
+            to_value(crate::remote::sessions_list(&daemon.here(), list, super::sessions::list(daemon, all)).await?)
         }
         method::SESSIONS_RESUME => to_value(super::sessions::resume(daemon, params(p)?, false).await?),
         method::SESSIONS_FORK => to_value(super::sessions::resume(daemon, params(p)?, true).await?),

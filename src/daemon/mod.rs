@@ -18,6 +18,10 @@ mod outbox;
 mod queue;
 mod recover;
 mod remote;
+mod removal;
+mod retention;
+mod routine_fire;
+mod routines;
 mod run_link;
 mod run_methods;
 mod screens;
@@ -73,6 +77,8 @@ pub struct Daemon {
     /// How many `runs.wait` calls wait on each run now: a child that ends
     /// awaited gives its result to its waiter, not to its parent.
     pub awaited: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+    /// The routine scheduler's state (`[routines.NAME]`).
+    pub routines: routines::Routines,
 }
 
 impl Daemon {
@@ -225,10 +231,14 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         requests: AtomicUsize::new(0),
         held_ends: Default::default(),
         awaited: Default::default(),
+        routines: routines::Routines::new(crate::clock::Clock::from_env()),
     });
     adopt::reconcile_all(&daemon).await;
     crate::remote::resume(&daemon.here()).await;
     mail::hand_over_stored(&daemon).await;
+    // After re-adoption: a routine's run that lives on is seen as running.
+    tokio::spawn(routines::run(daemon.clone()));
+    tokio::spawn(retention::run(daemon.clone()));
     tracing::info!("daemon {} listening on {}", std::process::id(), socket.display());
     if let Some(mut ready) = ready.take() {
         let _ = ready.write_all(b"ready\n");

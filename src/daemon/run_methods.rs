@@ -105,6 +105,23 @@ pub async fn call(
     call: RunCall,
     row: RunRow,
 ) -> Result<Value, ApiError> {
+    // Its output is gone: every way of reading it back says so.
+    let reads_output = match &call {
+        RunCall::Attach(a) => !a.screen,
+        RunCall::Index | RunCall::History(_) | RunCall::Sizes => true,
+        _ => false,
+    };
+    if let Some(at) = row.log_pruned_at.filter(|_| reads_output) {
+        return Err(ApiError::new(
+            ErrorCode::LogPruned,
+            format!(
+                "the output log of run {} was pruned at {} ([retention] in config.toml); its record stays (agents show {})",
+                row.name,
+                crate::store::format_ms(at),
+                row.name
+            ),
+        ));
+    }
     match call {
         RunCall::Changes => super::worktrees::changes(daemon, row).await,
         RunCall::Explain => to_value(super::queue::explain(daemon, &row)?),

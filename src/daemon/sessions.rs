@@ -15,17 +15,22 @@ use crate::api::{
 use crate::store::{StoreError, format_ms, lineage, runs};
 
 /// Every session, newest first, with the run that last held it.
-pub async fn list(daemon: &Arc<Daemon>) -> Result<Vec<SessionRecord>, ApiError> {
+/// `sessions.list`: without `all`, child conversations (a subagent's, or
+/// a child run's) are left out, as a conversation list shows its top ones.
+pub async fn list(daemon: &Arc<Daemon>, all: bool) -> Result<Vec<SessionRecord>, ApiError> {
     daemon
         .store
-        .call(|c| {
+        .call(move |c| {
             let mut stmt = c.prepare(
                 "SELECT s.id, s.harness, s.run_id, r.name, r.state, r.cwd, s.transcript_path, s.created_at
                  FROM sessions s LEFT JOIN runs r ON r.id = s.run_id
+                 WHERE ?1 OR (r.parent_run_id IS NULL AND s.id NOT IN (
+                     SELECT sa.session_id FROM subagents sa JOIN runs p ON p.id = sa.run_id
+                     WHERE sa.session_id IS NOT NULL AND sa.session_id != COALESCE(p.session_id, '')))
                  ORDER BY s.created_at DESC LIMIT 1000",
             )?;
             let rows = stmt
-                .query_map([], |r| {
+                .query_map([all], |r| {
                     let state: Option<String> = r.get(4)?;
                     Ok(SessionRecord {
                         id: r.get(0)?,
@@ -93,7 +98,10 @@ enum Found {
 
 /// The session a reference names (full id or unique prefix), its harness
 /// family, and the run that last held it.
-async fn find(daemon: &Arc<Daemon>, reference: &str) -> Result<(String, String, Option<runs::RunRow>), ApiError> {
+pub(super) async fn find(
+    daemon: &Arc<Daemon>,
+    reference: &str,
+) -> Result<(String, String, Option<runs::RunRow>), ApiError> {
     let r = reference.to_string();
     let found = daemon
         .store

@@ -172,6 +172,9 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
         worktree: None,
         output_bytes: 0,
         args: params.args.clone(),
+        routine: None,
+        scheduled_at: None,
+        log_pruned_at: None,
     };
 
     // Every prerequisite, before anything is spawned.

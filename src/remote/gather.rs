@@ -120,7 +120,12 @@ pub async fn sessions_list(
             hosts_unreachable: Vec::new(),
         });
     }
-    let asking = ask_every_host(daemon, method::SESSIONS_LIST, json!({ "local_only": true })).await;
+    let asking = ask_every_host(
+        daemon,
+        method::SESSIONS_LIST,
+        json!({ "local_only": true, "all": p.all }),
+    )
+    .await;
     let mut sessions = local.await?;
     let mut hosts_unreachable = Vec::new();
     for (host, answer) in asking.answers().await {

@@ -140,6 +140,21 @@ pub async fn start(daemon: &Here, params: StartParams) -> Result<RunRecord, ApiE
     place::start(daemon, params, &host).await
 }
 
+/// Removes ended runs' records on the host they were placed on (`runs.rm`
+/// there, one run at a time). Repeat-safe: a run the host no longer has
+/// is removed there already.
+pub async fn remove_there(daemon: &Here, host: &str, ids: Vec<String>) -> Result<(), ApiError> {
+    let link = place::link_of(daemon, host).await?;
+    for id in ids {
+        match retry::call(&link, method::RUNS_RM, serde_json::json!({ "runs": [id] })).await {
+            Ok(_) => {}
+            Err(e) if e.code == crate::api::ErrorCode::UnknownRun => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// After a daemon (re)start: follow every remote run still live.
 pub async fn resume(daemon: &Here) {
     place::resume(daemon).await

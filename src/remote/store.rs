@@ -418,6 +418,9 @@ mod tests {
             status_since: None,
             evidence: None,
             evidence_at: None,
+            routine: None,
+            scheduled_at: None,
+            log_pruned_at: None,
         }
     }
 

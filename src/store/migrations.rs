@@ -304,7 +304,26 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX team_members_run ON team_members(run_id);
     "#,
-    // 14: the outbox of a host. Mail a run placed here by another daemon
+    // 14: routines (docs/design.md §13). A run a routine started, or a fire
+    // that could not happen (state 'skipped', no session), names its
+    // routine and the time it was scheduled for; each routine's pause, the
+    // time up to which its fires were handled (so a restarted daemon
+    // records the ones it missed) and the fires queued behind a run. And
+    // retention: when an ended run's output log was pruned (its record
+    // stays).
+    r#"
+    ALTER TABLE runs ADD COLUMN log_pruned_at INTEGER;
+    ALTER TABLE runs ADD COLUMN routine TEXT;
+    ALTER TABLE runs ADD COLUMN scheduled_at INTEGER;
+    CREATE INDEX runs_by_routine ON runs(routine, scheduled_at) WHERE routine IS NOT NULL;
+    CREATE TABLE routines (
+        name        TEXT PRIMARY KEY,
+        paused      INTEGER NOT NULL DEFAULT 0,
+        checked_to  INTEGER,                    -- ms, the scheduler's clock
+        queued      TEXT NOT NULL DEFAULT '[]'  -- JSON array of scheduled times (ms)
+    );
+    "#,
+    // 15: the outbox of a host. Mail a run placed here by another daemon
     // sent to an address only that daemon knows, held until it has taken
     // the message (`pulled_by`: the epoch of the connection that took it
     // last) and said it is delivered.

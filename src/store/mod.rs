@@ -7,6 +7,8 @@ pub mod lineage;
 pub mod mail;
 mod migrations;
 pub mod outbox;
+pub mod removal;
+pub mod routines;
 pub mod runs;
 pub mod teams;
 pub mod transcripts;

@@ -41,11 +41,18 @@ pub struct RunRow {
     pub output_bytes: u64,
     /// The harness arguments as the user gave them.
     pub args: Vec<String>,
+    /// The routine that started this run (or recorded this skipped fire).
+    pub routine: Option<String>,
+    /// The time that routine's fire was scheduled for (ms).
+    pub scheduled_at: Option<i64>,
+    /// When retention pruned its output log (ms).
+    pub log_pruned_at: Option<i64>,
 }
 
 const COLUMNS: &str = "id, name, harness, host, cwd, command, state, status, parent_run_id, root_run_id, detached, \
      session_id, launch_id, pid, pgid, proc_start, boot_id, supervisor_pid, supervisor_start, exit_code, signal, \
-     reason, created_at, started_at, ended_at, rows, cols, timeout_secs, worktree, output_bytes, args";
+     reason, created_at, started_at, ended_at, rows, cols, timeout_secs, worktree, output_bytes, args, routine, \
+     scheduled_at, log_pruned_at";
 
 impl RunRow {
     fn from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
@@ -86,6 +93,9 @@ impl RunRow {
             worktree: r.get(28)?,
             output_bytes: r.get::<_, i64>(29)? as u64,
             args: serde_json::from_str(&r.get::<_, String>(30)?).unwrap_or_default(),
+            routine: r.get(31)?,
+            scheduled_at: r.get(32)?,
+            log_pruned_at: r.get(33)?,
         })
     }
 
@@ -122,13 +132,16 @@ impl RunRow {
             status_since: None,
             evidence: None,
             evidence_at: None,
+            routine: self.routine.clone(),
+            scheduled_at: self.scheduled_at.map(format_ms),
+            log_pruned_at: self.log_pruned_at.map(format_ms),
         }
     }
 }
 
 pub fn insert_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
     conn.execute(
-        &format!("INSERT INTO runs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)"),
+        &format!("INSERT INTO runs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)"),
         params![
             run.id,
             run.name,
@@ -161,6 +174,9 @@ pub fn insert_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
             run.worktree,
             run.output_bytes as i64,
             serde_json::to_string(&run.args).unwrap_or_else(|_| "[]".into()),
+            run.routine,
+            run.scheduled_at,
+            run.log_pruned_at,
         ],
     )?;
     Ok(())
@@ -594,6 +610,9 @@ mod tests {
             worktree: None,
             output_bytes: 0,
             args: vec!["a b".into()],
+            routine: None,
+            scheduled_at: None,
+            log_pruned_at: None,
         }
     }
 

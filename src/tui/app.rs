@@ -78,6 +78,8 @@ pub enum Command {
         run: String,
         answer: String,
     },
+    /// Delete ended runs with the runs they own (`runs.rm`).
+    Remove(Vec<String>),
     /// Write to the user's terminal (OSC 52 clipboard, bell).
     Terminal(Vec<u8>),
     /// Start the user's notify command (argv, no shell), never waited on.
@@ -114,6 +116,8 @@ pub enum Update {
     Failed(String),
     /// The remote hosts and their links, when `hosts.list` changed.
     Hosts(Vec<crate::api::HostRecord>),
+    /// The config's routines, when `routines.list` changed.
+    Routines(Vec<crate::api::RoutineRecord>),
     /// The subagents of the listed runs (rows under them in the tree).
     Subagents(Vec<crate::api::RunSubagent>),
     /// The teams (headings over their leaders in the tree).
@@ -143,6 +147,8 @@ pub enum Update {
         run: String,
         result: Result<crate::api::Merged, String>,
     },
+    /// What `runs.rm` removed, or why nothing.
+    Removed(Result<crate::api::RemoveResult, String>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,6 +207,11 @@ pub enum Overlay {
     },
     /// `o`: the selected run's last lines or question, and a reply.
     Peek(Box<Peek>),
+    /// `D`: delete these ended runs (the ones named and those they own).
+    ConfirmDelete {
+        runs: Vec<String>,
+        names: Vec<String>,
+    },
 }
 
 /// A prompt typed in an overlay, kept until the daemon has taken it: if it
@@ -337,6 +348,8 @@ pub struct App {
     pub hosts: Vec<crate::api::HostRecord>,
     /// Each run's subagents, shown as rows under it.
     pub subagents: HashMap<String, Vec<crate::api::SubagentRecord>>,
+    /// The config's routines (`routines.list`), a group after the hosts.
+    pub routines: Vec<crate::api::RoutineRecord>,
     /// The tree around a run for the Lineage tab (its resume and fork
     /// edges), reloaded when a run appears or the run changes.
     pub lineages: HashMap<String, crate::api::Lineage>,
@@ -414,6 +427,7 @@ impl App {
             bell: true,
             hosts: Vec::new(),
             subagents: HashMap::new(),
+            routines: Vec::new(),
             lineages: HashMap::new(),
             mail: HashMap::new(),
             teams: Vec::new(),
@@ -493,6 +507,7 @@ impl App {
             })
             .collect();
         self.rows = tree::with_teams(rows, &leaders);
+        self.rows.extend(super::routines::rows(&self.routines));
         self.selected = keep
             .and_then(|(id, agent)| {
                 let id = id?;
@@ -667,6 +682,16 @@ impl App {
                     self.rebuild_tree();
                 }
             }
+            Update::Routines(routines) => {
+                let renamed = !routines
+                    .iter()
+                    .map(|r| &r.name)
+                    .eq(self.routines.iter().map(|r| &r.name));
+                self.routines = routines;
+                if renamed {
+                    self.rebuild_tree();
+                }
+            }
             Update::Teams(teams) => {
                 if teams != self.teams {
                     self.teams = teams;
@@ -698,6 +723,7 @@ impl App {
             }
             Update::Changes { run, result } => self.changes_read(run, result),
             Update::Merged { run, result } => self.merged(run, result),
+            Update::Removed(result) => self.removed(result),
         }
     }
 

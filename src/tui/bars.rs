@@ -31,7 +31,8 @@ pub(super) fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     let waiting = live(&[ActivityStatus::WaitingInput, ActivityStatus::NeedsApproval]);
     let idle = live(&[ActivityStatus::Idle, ActivityStatus::Unknown]);
     let succeeded = count(&|r| r.state == RunState::Succeeded);
-    let failed = count(&|r| !r.state.is_live() && r.state != RunState::Succeeded);
+    // A skipped fire is no failure: nothing was tried.
+    let failed = count(&|r| !r.state.is_live() && !matches!(r.state, RunState::Succeeded | RunState::Skipped));
     // The TUI loads the newest ended runs only (`agents ls --all` has all).
     let more = if app.runs.iter().filter(|r| !r.state.is_live()).count() >= crate::api::ListParams::DEFAULT_LIMIT {
         "+"

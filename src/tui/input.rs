@@ -385,6 +385,7 @@ impl App {
             Action::PrevHunk => self.move_hunk(-1),
             Action::Comment => self.comment_on_hunk(),
             Action::Merge => self.ask_merge(),
+            Action::Delete => self.ask_delete(),
         }
     }
 
@@ -501,6 +502,14 @@ impl App {
                 self.commands.push(Command::Merge { run, squash });
                 None
             }
+            Overlay::ConfirmDelete { runs, names } => match key.code {
+                KeyCode::Char('y') | KeyCode::Char('Y') => {
+                    self.message = Some(format!("deleting {}…", names.join(", ")));
+                    self.commands.push(Command::Remove(runs));
+                    None
+                }
+                _ => None,
+            },
             Overlay::ConfirmRerun { run, name } => match key.code {
                 KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
                     self.commands.push(Command::Rerun(run));

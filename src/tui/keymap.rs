@@ -62,6 +62,9 @@ pub enum Action {
     /// Focuses the next / previous pane (its run becomes the selected one).
     NextPane,
     PrevPane,
+    /// Deletes the selected ended run (or the marked ones) with the runs
+    /// they own, after naming them.
+    Delete,
 }
 
 /// Each action's config name and default keys.
@@ -103,6 +106,7 @@ const DEFAULTS: &[(Action, &str, &str)] = &[
     (Action::ClearMarks, "clear_marks", "esc"),
     (Action::NextPane, "next_pane", "l right"),
     (Action::PrevPane, "prev_pane", "h left"),
+    (Action::Delete, "delete", "D"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -62,6 +62,7 @@ pub async fn run(paths: Paths, mut commands: mpsc::UnboundedReceiver<Command>, u
         let mut refresh_at: Option<tokio::time::Instant> = None;
         let mut diffs = Diffs::default();
         let hosts = tokio::spawn(watch_hosts(client.clone(), updates.clone()));
+        let routines = tokio::spawn(watch_routines(client.clone(), updates.clone()));
         loop {
             tokio::select! {
                 cmd = commands.recv() => {
@@ -98,6 +99,7 @@ pub async fn run(paths: Paths, mut commands: mpsc::UnboundedReceiver<Command>, u
             }
         }
         hosts.abort();
+        routines.abort();
         if updates
             .send(Update::Disconnected("the daemon closed the connection".into()))
             .await
@@ -166,6 +168,33 @@ async fn watch_hosts(client: Arc<Client>, updates: mpsc::Sender<Update>) {
         if last.as_ref() != Some(&hosts) {
             last = Some(hosts.clone());
             if updates.send(Update::Hosts(hosts)).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// How often the routines are read (`routines.list`): their next fire
+/// moves once a fire has happened, so every few seconds is soon enough.
+const ROUTINES_EVERY: Duration = Duration::from_secs(3);
+
+/// The routines, sent on to the UI when they changed. A daemon of a build
+/// before routines answers `unknown_method`: none are shown.
+async fn watch_routines(client: Arc<Client>, updates: mpsc::Sender<Update>) {
+    let mut last: Option<Vec<crate::api::RoutineRecord>> = None;
+    let mut tick = tokio::time::interval(ROUTINES_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Ok(routines) = client
+            .call::<_, Vec<crate::api::RoutineRecord>>(method::ROUTINES_LIST, json!({}))
+            .await
+        else {
+            continue;
+        };
+        if last.as_ref() != Some(&routines) {
+            last = Some(routines.clone());
+            if updates.send(Update::Routines(routines)).await.is_err() {
                 return;
             }
         }
@@ -385,6 +414,13 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                 run,
             },
             Command::Changes(_) | Command::Merge { .. } => worktree_call(&client, cmd).await,
+            Command::Remove(runs) => {
+                let params = crate::api::RemoveParams {
+                    runs,
+                    ..Default::default()
+                };
+                Update::Removed(client.call(method::RUNS_RM, params).await.map_err(|e| e.message))
+            }
             Command::History {
                 run,
                 before,

@@ -14,7 +14,7 @@ use super::keymap::{Action, Keymap};
 use super::view::Theme;
 
 /// What each glyph of the tree and the panes means.
-const LEGEND: [(&str, &str); 14] = [
+const LEGEND: [(&str, &str); 16] = [
     ("●", "working"),
     ("◉", "waits for you: input or an approval"),
     ("○", "idle"),
@@ -27,6 +27,8 @@ const LEGEND: [(&str, &str); 14] = [
     ("⊗", "could not start (blocked)"),
     ("!", "interrupted: supervisor and agent gone"),
     ("?", "lost: supervisor gone, agent may live"),
+    ("↷", "skipped: a routine's fire did not run"),
+    ("◷", "a routine, with its next fire"),
     ("◇", "a subagent of the run above"),
     ("*", "marked: a prompt sent goes to each"),
 ];
@@ -97,8 +99,8 @@ fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
             &format!("mark runs for {} to send to each / clear", keys.key_of(Action::Send)),
         ),
         said(
-            of(&[Action::Cancel, Action::ForceCancel], " / "),
-            "cancel / force-cancel (asks first)",
+            of(&[Action::Cancel, Action::ForceCancel, Action::Delete], " / "),
+            "cancel / force-cancel / delete (asks)",
         ),
         said(
             of(&[Action::Approve, Action::Deny], " / "),
@@ -180,6 +182,10 @@ pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) 
             let how = if *force { "Force-cancel (SIGKILL)" } else { "Cancel" };
             let question = format!("{how} {name} and the runs it owns?");
             draw_question(f, area, " cancel ", &question, theme);
+        }
+        Overlay::ConfirmDelete { names, .. } => {
+            let question = super::delete::question(names);
+            draw_question(f, area, " delete ", &question, theme);
         }
         Overlay::ConfirmRerun { name, .. } => {
             let question = format!("{name} is still running. Start another one?");

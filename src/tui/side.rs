@@ -271,6 +271,13 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
     }
     lines.push(field("size", format!("{}x{}", run.cols, run.rows), theme));
     lines.push(field("output", human_bytes(run.output_bytes), theme));
+    if let Some(at) = &run.log_pruned_at {
+        lines.push(field("log", format!("pruned at {at}"), theme));
+    }
+    if let Some(routine) = &run.routine {
+        let at = run.scheduled_at.as_deref().unwrap_or("-");
+        lines.push(field("routine", format!("{routine} at {at}"), theme));
+    }
     lines.push(field("created", run.created_at.clone(), theme));
     if let Some(t) = &run.ended_at {
         lines.push(field("ended", t.clone(), theme));

@@ -15,6 +15,9 @@ pub struct TreeRow {
     pub last: bool,
     /// A subagent of `run` (its agent id): a row of its own, under the run.
     pub subagent: Option<String>,
+    /// A routine's row (its name) under the routines' heading (`Some("")`),
+    /// after the hosts; not a run, so never selected.
+    pub routine: Option<String>,
     /// A team's heading (its name), just above its leader's row (`run`).
     pub team: Option<String>,
 }
@@ -106,6 +109,7 @@ pub fn build_with(
             host: host.to_string(),
             last: false,
             subagent: None,
+            routine: None,
             team: None,
         });
         let host_roots: Vec<&RunRecord> = roots.iter().copied().filter(|r| r.host == host).collect();
@@ -131,6 +135,7 @@ fn push<'a>(
         host: run.host.clone(),
         last,
         subagent: None,
+        routine: None,
         team: None,
     });
     if depth > 16 {
@@ -145,6 +150,7 @@ fn push<'a>(
             host: run.host.clone(),
             last: kids.is_empty() && i + 1 == subs.len(),
             subagent: Some(sub.agent_id.clone()),
+            routine: None,
             team: None,
         });
     }

@@ -84,6 +84,7 @@ pub fn glyph(run: &RunRecord) -> &'static str {
         RunState::Blocked => "⊗",
         RunState::Interrupted => "!",
         RunState::Lost => "?",
+        RunState::Skipped => "↷",
     }
 }
 
@@ -248,9 +249,15 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
             lines.extend(
                 app.rows
                     .iter()
-                    .filter(|r| r.run.is_none())
+                    .filter(|r| r.run.is_none() && r.routine.is_none())
                     .map(|r| host_row(app, &r.host, inner.width as usize, theme, now)),
             );
+            lines.push(Line::from(""));
+        }
+        for row in app.rows.iter().filter_map(|r| r.routine.as_ref()) {
+            lines.push(super::routines::line(app, row, inner.width as usize, theme, now));
+        }
+        if !app.routines.is_empty() {
             lines.push(Line::from(""));
         }
         lines.extend([
@@ -268,6 +275,10 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
         .set(Some(([inner.x, inner.y, inner.width, inner.height], top)));
     let mut lines = Vec::new();
     for (i, row) in app.rows.iter().enumerate().skip(top).take(height) {
+        if let Some(name) = &row.routine {
+            lines.push(super::routines::line(app, name, inner.width as usize, theme, now));
+            continue;
+        }
         let Some(id) = &row.run else {
             lines.push(host_row(app, &row.host, inner.width as usize, theme, now));
             continue;
@@ -494,6 +505,18 @@ fn draw_panes(f: &mut Frame, app: &mut App, area: Rect, theme: &Theme, now: Syst
                     format!("Fix that, then {} starts it again.", app.keymap.key_of(Action::Rerun)),
                     theme.dim,
                 ),
+            ];
+            f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
+            continue;
+        }
+        if run.state == RunState::Skipped {
+            // A routine's fire that never became a run.
+            let text = vec![
+                Line::styled(
+                    format!("Routine {} did not fire:", run.routine.as_deref().unwrap_or("?")),
+                    theme.warn,
+                ),
+                Line::from(run.reason.clone().unwrap_or_else(|| "no reason recorded".into())),
             ];
             f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
             continue;

@@ -1,0 +1,254 @@
+//! `runs.rm` (docs/design.md §13): ended runs removed with their owned
+//! children — records, events, prompts, attempts, output log, checkpoints
+//! — here and, for a run placed on a host, there too. Nothing live is ever
+//! removed: a live run is refused, or cancelled first when asked.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Daemon;
+use crate::api::{ApiError, ErrorCode, RemoveParams, RemoveResult, RemovedRun};
+use crate::store::removal::{self, Plan};
+use crate::store::runs::RunRow;
+
+/// How long `rm --cancel` waits for the runs it cancelled to end: the
+/// cancel's own escalation (SIGINT, SIGTERM, SIGKILL at 3 s each by
+/// default) and then some.
+const CANCEL_WAIT: Duration = Duration::from_secs(20);
+
+pub async fn remove(daemon: &Arc<Daemon>, p: RemoveParams) -> Result<RemoveResult, ApiError> {
+    let (roots, left) = roots(daemon, &p).await?;
+    let mut plan = plan(daemon, roots.clone()).await?;
+    let live: Vec<&RunRow> = plan.runs.iter().filter(|r| is_live(daemon, r)).collect();
+    if let Some(first) = live.first() {
+        if !p.cancel {
+            return Err(ApiError::new(
+                ErrorCode::NotRunning,
+                format!(
+                    "run {} is {}: cancel it first (agents cancel {}), or agents rm --cancel",
+                    first.name,
+                    first.state.as_str(),
+                    first.name
+                ),
+            ));
+        }
+        if !p.dry_run {
+            let ids: Vec<String> = live.iter().map(|r| r.id.clone()).collect();
+            cancel_and_wait(daemon, &ids).await?;
+            plan = self::plan(daemon, roots).await?;
+        }
+    }
+    let mut result = RemoveResult {
+        dry_run: p.dry_run,
+        removed: plan.runs.iter().map(removed).collect(),
+        kept: plan.detached.iter().map(removed).collect(),
+        left,
+        hosts_failed: Vec::new(),
+    };
+    if p.dry_run {
+        return Ok(result);
+    }
+    result.hosts_failed = remove_on_hosts(daemon, &plan).await;
+    let ids: Vec<String> = plan.runs.iter().map(|r| r.id.clone()).collect();
+    daemon
+        .store
+        .call(move |c| removal::remove(c, &plan))
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+    for id in &ids {
+        if let Err(e) = std::fs::remove_dir_all(daemon.paths.run_dir(id))
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!("run {id} removed, but not its folder: {e}");
+        }
+        daemon.changed(id);
+    }
+    for kept in &result.kept {
+        daemon.changed(&kept.id);
+    }
+    Ok(result)
+}
+
+/// The runs asked for, by reference or as every ended run of the filter;
+/// with `ended`, the names of those left because a run they own is live.
+async fn roots(daemon: &Arc<Daemon>, p: &RemoveParams) -> Result<(Vec<String>, Vec<String>), ApiError> {
+    if !p.ended {
+        if p.runs.is_empty() {
+            return Err(ApiError::bad_request(
+                "name the runs to remove, or --ended for every ended run",
+            ));
+        }
+        let mut ids = Vec::new();
+        for reference in &p.runs {
+            ids.push(super::start::resolve_row(daemon, reference).await?.id);
+        }
+        return Ok((ids, Vec::new()));
+    }
+    if !p.runs.is_empty() {
+        return Err(ApiError::bad_request("name runs or give --ended, not both"));
+    }
+    let before = crate::clock::now_ms() - p.older_than_secs.unwrap_or(0) as i64 * 1000;
+    let states: Vec<&'static str> = p.states.iter().map(|s| s.as_str()).collect();
+    if let Some(live) = p.states.iter().find(|s| s.is_live()) {
+        return Err(ApiError::bad_request(format!(
+            "--state {}: a live run is never removed",
+            live.as_str()
+        )));
+    }
+    let ids = daemon
+        .store
+        .call(move |c| removal::ended_before(c, before, &states))
+        .await
+        .map_err(ApiError::internal)?;
+    let (mut keep, mut left) = (Vec::new(), Vec::new());
+    for id in ids {
+        let one = plan(daemon, vec![id.clone()]).await?;
+        match one.runs.iter().find(|r| is_live(daemon, r)) {
+            Some(_) => left.push(one.runs.first().map(|r| r.name.clone()).unwrap_or(id)),
+            None => keep.push(id),
+        }
+    }
+    Ok((keep, left))
+}
+
+async fn plan(daemon: &Arc<Daemon>, roots: Vec<String>) -> Result<Plan, ApiError> {
+    let mut plan = daemon
+        .store
+        .call(move |c| removal::plan(c, &roots))
+        .await
+        .map_err(ApiError::internal)?;
+    plan.runs = plan.runs.into_iter().map(|r| daemon.held_ends.apply(r)).collect();
+    Ok(plan)
+}
+
+/// Live here, or its end not yet stored.
+fn is_live(daemon: &Daemon, row: &RunRow) -> bool {
+    row.state.is_live() || daemon.live(&row.id).is_some()
+}
+
+fn removed(row: &RunRow) -> RemovedRun {
+    RemovedRun {
+        id: row.id.clone(),
+        name: row.name.clone(),
+        state: row.state,
+        host: row.host.clone(),
+        parent_id: row.parent_run_id.clone(),
+        worktree: row.worktree.clone(),
+    }
+}
+
+async fn cancel_and_wait(daemon: &Arc<Daemon>, ids: &[String]) -> Result<(), ApiError> {
+    for id in ids {
+        // Already ending, or ended meanwhile: what matters is the wait.
+        let _ = super::dispatch::cancel_tree(daemon, id, false).await;
+    }
+    let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
+    loop {
+        let pending = ids.to_vec();
+        let rows = daemon
+            .store
+            .call(move |c| {
+                pending
+                    .iter()
+                    .map(|id| crate::store::runs::get_run(c, id))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .await
+            .map_err(ApiError::internal)?;
+        let still = rows
+            .into_iter()
+            .flatten()
+            .map(|r| daemon.held_ends.apply(r))
+            .find(|r| is_live(daemon, r));
+        let Some(still) = still else { return Ok(()) };
+        if tokio::time::Instant::now() > deadline {
+            return Err(ApiError::new(
+                ErrorCode::NotRunning,
+                format!("run {} did not end after its cancel; nothing removed", still.name),
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Asks each host to remove its own records of the runs placed there.
+/// The hosts that could not, with why.
+async fn remove_on_hosts(daemon: &Arc<Daemon>, plan: &Plan) -> Vec<String> {
+    let mut by_host: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for run in plan.runs.iter().filter(|r| r.host != "local") {
+        by_host.entry(&run.host).or_default().push(run.id.clone());
+    }
+    let mut failed = Vec::new();
+    for (host, ids) in by_host {
+        if let Err(e) = crate::remote::remove_there(&daemon.here(), host, ids).await {
+            failed.push(format!("{host}: {}", e.message));
+        }
+    }
+    failed
+}
+
+/// `sessions.rm`: the conversation's records and index removed from
+/// agents, refused while a run of it lives; the harness's own transcript
+/// files deleted only with `purge_transcripts`, and only files that are
+/// recognisably this session's (named after it, or in a folder that is).
+pub async fn remove_session(
+    daemon: &Arc<Daemon>,
+    p: crate::api::SessionRemoveParams,
+) -> Result<crate::api::SessionRemoved, ApiError> {
+    let (session, _, run) = super::sessions::find(daemon, &p.session).await?;
+    if let Some(run) = run.filter(|r| is_live(daemon, r)) {
+        return Err(ApiError::new(
+            ErrorCode::NotRunning,
+            format!(
+                "session {session} is held by run {}, still live: cancel it first",
+                run.name
+            ),
+        ));
+    }
+    let key = session.clone();
+    let gone = match p.dry_run {
+        true => daemon.store.call(move |c| removal::session_parts(c, &key)).await,
+        false => daemon.store.call(move |c| removal::remove_session(c, &key)).await,
+    }
+    .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+    let mut files = Vec::new();
+    if p.purge_transcripts {
+        for file in &gone.files {
+            let path = std::path::Path::new(file);
+            if !is_transcript_of(path, &session) {
+                continue;
+            }
+            if !p.dry_run
+                && let Err(e) = std::fs::remove_file(path)
+            {
+                tracing::warn!("cannot delete {file}: {e}");
+                continue;
+            }
+            files.push(file.clone());
+        }
+    }
+    for run in &gone.runs {
+        daemon.changed(run);
+    }
+    Ok(crate::api::SessionRemoved {
+        session,
+        dry_run: p.dry_run,
+        runs: gone.runs,
+        files,
+    })
+}
+
+/// A path a hook reported is untrusted (an agent's own words): only a
+/// regular file of a transcript's kind, named after the session or in a
+/// folder that is, is ever deleted.
+fn is_transcript_of(path: &std::path::Path, session: &str) -> bool {
+    let kind = matches!(path.extension().and_then(|e| e.to_str()), Some("jsonl" | "json"));
+    let named = !session.is_empty()
+        && path
+            .iter()
+            .rev()
+            .take(3)
+            .any(|part| part.to_string_lossy().contains(session));
+    let file = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
+    kind && named && file && path.is_absolute()
+}

@@ -1,0 +1,147 @@
+//! Retention (docs/design.md §13): at start and then at most once an hour
+//! (of the scheduler's clock), the output logs the `[retention]` policy
+//! names are deleted — ended runs' only, oldest first — and each run's
+//! record says when (`log_pruned_at`, `LOG_PRUNED`). Records stay.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::Daemon;
+use crate::api::{ApiError, RetentionReport};
+use crate::retention::{Log, Prune};
+
+/// An hour between prunes, by the scheduler's clock.
+const EVERY_MS: i64 = 3_600_000;
+
+/// The files of a run's folder that are its output, by what `paths`
+/// calls them; the rest (the exit evidence, the supervisor's log) is small
+/// and part of the record.
+fn output_files(daemon: &Daemon, id: &str) -> [std::path::PathBuf; 4] {
+    let p = &daemon.paths;
+    [p.output_log(id), p.output_index(id), p.sizes(id), p.checkpoints(id)]
+}
+
+pub async fn run(daemon: Arc<Daemon>) {
+    let mut last: Option<i64> = None;
+    loop {
+        let now = daemon.routines.clock.now_ms();
+        if now > 0 && last.is_none_or(|l| now - l >= EVERY_MS) {
+            last = Some(now);
+            if let Err(e) = prune(&daemon, now).await {
+                tracing::warn!("retention: {}", e.message);
+            }
+        }
+        tokio::time::sleep(daemon.routines.clock.nap(EVERY_MS / 60)).await;
+    }
+}
+
+/// What the policy prunes at `now`, with the bytes of every log kept.
+async fn plan(daemon: &Arc<Daemon>, now: i64) -> Result<(Vec<Prune>, u64), ApiError> {
+    let rows = daemon
+        .store
+        .call(|c| {
+            let mut stmt = c.prepare(
+                "SELECT id, name, state, COALESCE(ended_at, created_at) FROM runs WHERE log_pruned_at IS NULL",
+            )?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get(1)?, r.get::<_, String>(2)?, r.get(3)?))
+                })?
+                .collect::<Result<Vec<(String, String, String, i64)>, _>>()?;
+            Ok(rows)
+        })
+        .await
+        .map_err(ApiError::internal)?;
+    let logs: Vec<Log> = rows
+        .into_iter()
+        .map(|(id, name, state, ended_at)| {
+            let state = crate::api::RunState::parse(&state).unwrap_or(crate::api::RunState::Lost);
+            let live = state.is_live() || daemon.live(&id).is_some();
+            let bytes = output_files(daemon, &id)
+                .iter()
+                .filter_map(|f| std::fs::metadata(f).ok())
+                .map(|m| m.len())
+                .sum();
+            Log {
+                id,
+                name,
+                live,
+                ended_at,
+                bytes,
+            }
+        })
+        .collect();
+    let policy = daemon.config().retention;
+    let total = logs.iter().map(|l| l.bytes).sum();
+    Ok((crate::retention::plan(&policy, &logs, now), total))
+}
+
+async fn prune(daemon: &Arc<Daemon>, now: i64) -> Result<(), ApiError> {
+    let (pruned, _) = plan(daemon, now).await?;
+    for p in pruned {
+        // Live again (a rerun of it cannot be: ids are new) or not: the
+        // daemon's own view decides, just before.
+        if daemon.live(&p.id).is_some() {
+            continue;
+        }
+        for file in output_files(daemon, &p.id) {
+            if let Err(e) = std::fs::remove_file(&file)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                tracing::warn!("retention: cannot delete {}: {e}", file.display());
+            }
+        }
+        let (id, reason, bytes) = (p.id.clone(), p.reason.clone(), p.bytes);
+        daemon
+            .store
+            .call(move |c| {
+                c.execute(
+                    "UPDATE runs SET log_pruned_at = ?2 WHERE id = ?1",
+                    rusqlite::params![id, crate::clock::now_ms()],
+                )?;
+                crate::store::runs::append_event(c, &id, "LOG_PRUNED", &json!({ "reason": reason, "bytes": bytes }))?;
+                Ok(())
+            })
+            .await
+            .map_err(ApiError::internal)?;
+        tracing::info!(
+            "retention: pruned the log of run {} ({} bytes): {}",
+            p.name,
+            p.bytes,
+            p.reason
+        );
+        daemon.changed(&p.id);
+    }
+    Ok(())
+}
+
+/// `retention.plan`: the disk used and what the policy would prune now.
+pub async fn report(daemon: &Arc<Daemon>) -> Result<RetentionReport, ApiError> {
+    let now = daemon.routines.clock.now_ms();
+    let (would_prune, logs_bytes) = plan(daemon, now).await?;
+    let home = daemon.paths.home.clone();
+    let home_bytes = tokio::task::spawn_blocking(move || disk_use(&home)).await.unwrap_or(0);
+    let policy = daemon.config().retention;
+    Ok(RetentionReport {
+        home_bytes,
+        logs_bytes,
+        keep_days: policy.keep_days,
+        max_log_bytes: policy.max_log_bytes,
+        max_total_bytes: policy.max_total_bytes,
+        would_prune,
+    })
+}
+
+/// The bytes of every file under `dir`, symlinks not followed.
+fn disk_use(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => disk_use(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map(|m| m.len()).unwrap_or(0),
+            _ => 0,
+        })
+        .sum()
+}

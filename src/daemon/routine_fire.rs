@@ -1,0 +1,226 @@
+//! One fire of a routine (docs/design.md §13): under its overlap rule,
+//! through the same start path as `agents run` (`start::start`, or the
+//! host's through `remote::start`); a fire that cannot happen is a
+//! `skipped` record with its reason and no session.
+
+use std::sync::Arc;
+
+use super::Daemon;
+use crate::api::{ActivityStatus, ApiError, ErrorCode, RoutineFired, RunRecord, RunState, StartParams};
+use crate::routine::{MAX_QUEUED, Overlap, Routine};
+use crate::store::routines as store;
+use crate::store::runs::RunRow;
+
+/// Fires `routine` for its time `scheduled_at` (the scheduler's clock).
+pub async fn fire(daemon: &Arc<Daemon>, name: &str, routine: &Routine, scheduled_at: i64) -> RoutineFired {
+    let fired = |outcome: &str, run: Option<RunRecord>| RoutineFired {
+        routine: name.to_string(),
+        outcome: outcome.to_string(),
+        run,
+    };
+    let decided = {
+        // One decision at a time: two fires never both see the routine free.
+        let _one = daemon.routines.deciding.lock().await;
+        match busy_with(daemon, name).await {
+            Some(previous) if routine.overlap != Overlap::Parallel => Err(previous),
+            _ => {
+                daemon.routines.starting_now(name, true);
+                Ok(())
+            }
+        }
+    };
+    if let Err(previous) = decided {
+        if routine.overlap == Overlap::Queue && daemon.routines.queue(daemon, name, scheduled_at).await < MAX_QUEUED {
+            return fired("queued", None);
+        }
+        let why = match routine.overlap {
+            Overlap::Queue => format!("{MAX_QUEUED} fires already wait behind the previous run {previous}"),
+            _ => format!("the previous run {previous} still runs (overlap = skip)"),
+        };
+        return fired("skipped", skip(daemon, name, routine, scheduled_at, why).await);
+    }
+    let started = match prerequisites(routine) {
+        Err(why) => Err(why),
+        Ok(env) => start_any(daemon, params(name, routine, env))
+            .await
+            .map_err(|e| e.message),
+    };
+    let answer = match started {
+        Ok(record) => {
+            let (id, key) = (record.id.clone(), name.to_string());
+            let marked = daemon
+                .store
+                .call(move |c| store::mark_fire(c, &id, &key, scheduled_at))
+                .await;
+            if let Err(e) = marked {
+                tracing::warn!("cannot mark run {} as routine {name}'s: {e}", record.id);
+            }
+            daemon.changed(&record.id);
+            fired("started", super::start::record(daemon, &record.id).await.ok())
+        }
+        Err(why) => fired("skipped", skip(daemon, name, routine, scheduled_at, why).await),
+    };
+    daemon.routines.starting_now(name, false);
+    answer
+}
+
+/// The routine's run that has not ended, or whose start is under way.
+async fn busy_with(daemon: &Arc<Daemon>, name: &str) -> Option<String> {
+    if daemon.routines.is_starting(name) {
+        return Some(format!("of {name} (starting)"));
+    }
+    let key = name.to_string();
+    daemon
+        .store
+        .call(move |c| store::live_run(c, &key))
+        .await
+        .ok()
+        .flatten()
+        .map(|(_, run_name)| run_name)
+}
+
+/// What the routine needs before its run is asked for: each variable it
+/// passes by name set here. The environment its run gets.
+fn prerequisites(routine: &Routine) -> Result<Vec<(String, String)>, String> {
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    if let Some(missing) = routine.env.iter().find(|n| !env.iter().any(|(k, _)| k == *n)) {
+        return Err(format!(
+            "variable {missing} is not set in the daemon's environment (routines pass variables by name)"
+        ));
+    }
+    Ok(env)
+}
+
+fn params(name: &str, routine: &Routine, env: Vec<(String, String)>) -> StartParams {
+    let remote = routine.host.as_deref().is_some_and(|h| h != "local");
+    StartParams {
+        harness: routine.harness().to_string(),
+        args: routine.args.clone(),
+        name: Some(name.to_string()),
+        cwd: match remote {
+            // The host maps `~/…` and an empty cwd to its home.
+            true => routine.cwd.clone().unwrap_or_default(),
+            false => local_cwd(routine.cwd.as_deref()),
+        },
+        detached: true,
+        timeout_secs: routine.timeout.as_ref().and_then(|t| t.secs().ok()),
+        worktree: routine.worktree,
+        prompt: routine.prompt.clone(),
+        env,
+        pass_env: routine.env.clone(),
+        host: routine.host.clone().filter(|_| remote),
+        launch_id: Some(ulid::Ulid::new().to_string()),
+        ..Default::default()
+    }
+}
+
+/// A routine's cwd here: `~` and relative paths from the home.
+fn local_cwd(cwd: Option<&str>) -> String {
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/".into());
+    let home = home.trim_end_matches('/');
+    match cwd.unwrap_or("~") {
+        "~" | "" => home.to_string(),
+        c if c.starts_with('/') => c.to_string(),
+        c => format!("{home}/{}", c.strip_prefix("~/").unwrap_or(c)),
+    }
+}
+
+/// Starts a run here or on its host, as `runs.start` would.
+async fn start_any(daemon: &Arc<Daemon>, mut params: StartParams) -> Result<RunRecord, ApiError> {
+    // Named after the routine, the first free of `NAME`, `NAME-2`, …
+    if let Some(base) = params.name.take() {
+        let named = daemon
+            .store
+            .call(move |c| crate::store::harness::unique_name(c, &base))
+            .await
+            .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+        params.name = Some(named);
+    }
+    match params.host.is_some() {
+        true => crate::remote::start(&daemon.here(), params).await,
+        false => super::start::start(daemon, params).await,
+    }
+}
+
+/// Records a fire that could not happen; the record, if it could be stored.
+pub async fn skip(
+    daemon: &Arc<Daemon>,
+    name: &str,
+    routine: &Routine,
+    scheduled_at: i64,
+    reason: String,
+) -> Option<RunRecord> {
+    let row = skipped_row(name, routine, scheduled_at, reason);
+    match daemon.store.call(move |c| store::insert_skipped(c, row)).await {
+        Ok(row) => {
+            daemon.changed(&row.id);
+            Some(row.to_record())
+        }
+        Err(e) => {
+            tracing::warn!("cannot record routine {name}'s skipped fire: {e}");
+            None
+        }
+    }
+}
+
+fn skipped_row(name: &str, routine: &Routine, scheduled_at: i64, reason: String) -> RunRow {
+    let id = ulid::Ulid::new().to_string();
+    let now = crate::store::now_ms();
+    let mut command = vec![routine.harness().to_string()];
+    command.extend(routine.args.iter().cloned());
+    let remote = routine.host.clone().filter(|h| h != "local");
+    RunRow {
+        id: id.clone(),
+        name: name.to_string(),
+        harness: routine.harness().to_string(),
+        host: remote.clone().unwrap_or_else(|| "local".into()),
+        cwd: match remote {
+            Some(_) => routine.cwd.clone().unwrap_or_default(),
+            None => local_cwd(routine.cwd.as_deref()),
+        },
+        command,
+        state: RunState::Skipped,
+        status: ActivityStatus::Unknown,
+        parent_run_id: None,
+        root_run_id: id,
+        detached: true,
+        session_id: None,
+        launch_id: ulid::Ulid::new().to_string(),
+        pid: None,
+        pgid: None,
+        proc_start: None,
+        boot_id: None,
+        supervisor_pid: None,
+        supervisor_start: None,
+        exit_code: None,
+        signal: None,
+        reason: Some(crate::text::bounded(&reason, 4096)),
+        created_at: now,
+        started_at: None,
+        ended_at: Some(now),
+        rows: 40,
+        cols: 120,
+        timeout_secs: routine.timeout.as_ref().and_then(|t| t.secs().ok()),
+        worktree: None,
+        output_bytes: 0,
+        args: routine.args.clone(),
+        routine: Some(name.to_string()),
+        scheduled_at: Some(scheduled_at),
+        log_pruned_at: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_routines_cwd_is_taken_from_the_home() {
+        let home = std::env::var("HOME").unwrap_or_else(|_| "/".into());
+        let home = home.trim_end_matches('/');
+        assert_eq!(local_cwd(None), home);
+        assert_eq!(local_cwd(Some("~/src/app")), format!("{home}/src/app"));
+        assert_eq!(local_cwd(Some("src/app")), format!("{home}/src/app"));
+        assert_eq!(local_cwd(Some("/srv/app")), "/srv/app");
+    }
+}

@@ -1,0 +1,77 @@
+//! The routines' group in the tree: a heading, then one row per routine
+//! with its next fire (or why it has none) and its last outcome's glyph.
+
+use std::time::SystemTime;
+
+use ratatui::text::{Line, Span};
+
+use super::app::App;
+use super::tree::TreeRow;
+use super::view::{Theme, glyph};
+use crate::api::RoutineRecord;
+
+/// The heading (`routine: Some("")`) and a row per routine; none without
+/// routines.
+pub fn rows(routines: &[RoutineRecord]) -> Vec<TreeRow> {
+    if routines.is_empty() {
+        return Vec::new();
+    }
+    let row = |name: &str| TreeRow {
+        run: None,
+        depth: 1,
+        host: String::new(),
+        last: false,
+        subagent: None,
+        routine: Some(name.to_string()),
+        team: None,
+    };
+    std::iter::once(row(""))
+        .chain(routines.iter().map(|r| row(&r.name)))
+        .collect()
+}
+
+/// One row: `◷ nightly      03:00`, the time its next fire in local time
+/// (the day too when not within a day), `paused` or `off`.
+pub fn line<'a>(app: &App, name: &str, width: usize, theme: &Theme, now: SystemTime) -> Line<'a> {
+    if name.is_empty() {
+        return Line::styled("▾ routines", theme.dim);
+    }
+    let Some(r) = app.routines.iter().find(|r| r.name == name) else {
+        return Line::from("");
+    };
+    let when = match (&r.next_fire, r.paused) {
+        (Some(next), _) => next_fire(next, now),
+        (None, true) => "paused".into(),
+        (None, false) => "off".into(),
+    };
+    let last = r.last.as_ref().map(glyph).unwrap_or(" ");
+    let left = 2 + 2;
+    let room = width.saturating_sub(left + when.chars().count() + 1);
+    let shown: String = match name.chars().count() > room {
+        true => name.chars().take(room.saturating_sub(1)).chain(['…']).collect(),
+        false => name.to_string(),
+    };
+    let pad = width.saturating_sub(left + shown.chars().count() + when.chars().count());
+    Line::from(vec![
+        Span::raw(" "),
+        Span::styled("◷", theme.accent),
+        Span::styled(last, theme.dim),
+        Span::raw(" "),
+        Span::raw(crate::text::inert_line(&shown).into_owned()),
+        Span::raw(" ".repeat(pad)),
+        Span::styled(when, theme.dim),
+    ])
+}
+
+/// `03:00` within a day of now, else `Tue 03:00`, in local time.
+fn next_fire(rfc3339: &str, now: SystemTime) -> String {
+    let Ok(at) = chrono::DateTime::parse_from_rfc3339(rfc3339) else {
+        return rfc3339.to_string();
+    };
+    let at = at.with_timezone(&chrono::Local);
+    let now: chrono::DateTime<chrono::Local> = now.into();
+    match (at - now).num_hours() < 24 {
+        true => at.format("%H:%M").to_string(),
+        false => at.format("%a %H:%M").to_string(),
+    }
+}
