@@ -394,4 +394,12 @@ fn a_host_holds_mail_of_a_placed_run_until_the_newest_connection_says_it_is_deli
     for kind in ["PLACED", "MAIL_HELD", "MAIL_TAKEN"] {
         assert!(kinds.iter().any(|k| k == kind), "{kind} in {kinds:?}");
     }
+
+    // A run removed there takes the mail it still holds along.
+    let left = send_from(&host, &placed, "lead", "never taken", &[]);
+    let left = left["id"].as_str().unwrap();
+    host.ok(&["cancel", &placed]);
+    host.wait_end(&placed);
+    host.ok(&["rm", "--yes", &placed]);
+    assert!(!host.run(&["mail", "read", left]).status.success());
 }

@@ -89,7 +89,7 @@ pub fn remove(conn: &mut Connection, plan: &Plan) -> Result<(), StoreError> {
             "DELETE FROM attempts WHERE run_id = ?1",
             "DELETE FROM subagents WHERE run_id = ?1",
             "DELETE FROM mail WHERE to_run = ?1",
-            // Mail it sent that a host still holds for the daemon above.
+            // Its mail held on this host for the daemon that placed it.
             "DELETE FROM mail_outbox WHERE from_run = ?1",
             // A team keeps its other members; its leader gone, it has none.
             "DELETE FROM team_members WHERE run_id = ?1",
