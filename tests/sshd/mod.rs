@@ -61,6 +61,11 @@ impl Sshd {
         let dir = tempfile::Builder::new().prefix("sshd").tempdir().expect("temp dir");
         keygen(&dir.path().join("host_ed25519"));
         std::fs::copy(client_pub, dir.path().join("authorized_keys")).expect("authorized_keys");
+        // The host's user has a HOME of its own: its shell reads no startup
+        // file of this machine's user (a pyenv init there takes a lock that
+        // a dozen parallel sessions queue on), and nothing the host writes
+        // under HOME lands in the real one.
+        std::fs::create_dir(dir.path().join("home")).expect("the host user's HOME");
         let mut last_log = String::new();
         for _attempt in 0..3 {
             let port = free_port();
@@ -76,7 +81,7 @@ impl Sshd {
                  KbdInteractiveAuthentication no\n\
                  PubkeyAuthentication yes\n\
                  PermitRootLogin prohibit-password\n\
-                 SetEnv XDG_CONFIG_HOME={config_home}\n\
+                 SetEnv XDG_CONFIG_HOME={config_home} HOME={dir}/home\n\
                  LogLevel VERBOSE\n",
                 dir = dir.path().display(),
                 config_home = remote_config.display(),
