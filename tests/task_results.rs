@@ -117,3 +117,51 @@ fn waiting_for_the_children_answers_each_outcome_once_all_have_ended_and_no_task
     let none = home.ok(&["wait", "--children", "ok"]);
     assert_eq!(none.trim(), "ok has no children");
 }
+
+#[test]
+fn a_child_cancelled_by_the_user_is_told_to_its_parent_and_one_its_parent_cancels_is_not() {
+    let home = Home::new();
+    let boss = home.start(&["--name", "boss", "demo"]);
+    home.wait_until("boss at its prompt", || at_prompt(&home, &boss));
+    let task_results = || {
+        home.prompts(&boss)
+            .into_iter()
+            .filter(|p| p.starts_with("[task result]"))
+            .collect::<Vec<_>>()
+    };
+    // `agents cancel` from the user's shell waits for the end only to
+    // print it: the parent still hears how its child ended.
+    let stray = home.start(&["--parent", "boss", "--name", "stray", "cmd", "--", "sleep", "600"]);
+    let out = home.ok(&["cancel", "stray"]);
+    assert!(out.contains("stray cancelled"), "{out}");
+    home.wait_until("the parent told of the cancel", || {
+        task_results()
+            .iter()
+            .any(|p| p.starts_with("[task result] stray cancelled"))
+    });
+    // The parent cancelling its own child has the answer in hand.
+    let mine = home.start(&["--parent", "boss", "--name", "mine", "cmd", "--", "sleep", "600"]);
+    let out = home
+        .cmd(&["cancel", "mine"])
+        .env("AGENTS_RUN_ID", &boss)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("mine cancelled"));
+    home.wait_until("the cancel's end recorded on the parent", || {
+        home.events(&boss)
+            .iter()
+            .any(|e| e["kind"] == "CHILD_ENDED" && e["data"]["child"] == mine.as_str())
+    });
+    assert!(!home.event_kinds(&mine).iter().any(|k| k == "TASK_RESULT"));
+    assert_eq!(task_results().len(), 1, "{:?}", task_results());
+    assert_eq!(home.state(&stray), "cancelled");
+    let asked_by = |run: &str| {
+        home.events(run)
+            .into_iter()
+            .find(|e| e["kind"] == "CANCEL_REQUESTED")
+            .map(|e| e["data"]["by"].clone())
+    };
+    assert_eq!(asked_by(&stray), Some("user".into()));
+    assert_eq!(asked_by(&mine), Some(boss.as_str().into()));
+}

@@ -357,6 +357,40 @@ pub struct RunRef {
     pub run: String,
 }
 
+/// `runs.wait`: until the run ends.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WaitParams {
+    /// Full id, unique prefix, or name.
+    pub run: String,
+    /// The waiter takes the run's result, so its parent gets no task
+    /// result while the wait lasts (`agents wait`, MCP `run_wait`). False
+    /// for a wait that only watches the end (`agents cancel`, an attach).
+    #[serde(default = "takes_result")]
+    pub takes_result: bool,
+}
+
+fn takes_result() -> bool {
+    true
+}
+
+impl WaitParams {
+    /// A wait that takes the run's result.
+    pub fn taking(run: impl Into<String>) -> WaitParams {
+        WaitParams {
+            run: run.into(),
+            takes_result: true,
+        }
+    }
+
+    /// A wait that only watches the run end.
+    pub fn watching(run: impl Into<String>) -> WaitParams {
+        WaitParams {
+            run: run.into(),
+            takes_result: false,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SendParams {
     pub run: String,
@@ -377,6 +411,11 @@ pub struct CancelParams {
     pub run: String,
     #[serde(default)]
     pub force: bool,
+    /// The run that asks (its `AGENTS_RUN_ID`); none for the user. A child
+    /// its own parent cancels is no task result for that parent: it asked
+    /// for the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -475,7 +475,9 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
             Ok(1)
         }
         Leave::Ended => {
-            let end: RunRecord = client.call(method::RUNS_WAIT, RunRef { run: id.clone() }).await?;
+            let end: RunRecord = client
+                .call(method::RUNS_WAIT, crate::api::WaitParams::watching(id.clone()))
+                .await?;
             if let Err(e) = print_kept(paths, &id, kept, &mirror).await {
                 say_err!("agents: the run's output is in `agents logs {id}` ({e})");
             }

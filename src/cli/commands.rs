@@ -6,7 +6,7 @@ use serde_json::json;
 use super::{Cli, Command, DaemonCommand, RunArgs, RunsCommand, SessionsCommand, attach, print};
 use crate::api::{
     CancelParams, DaemonStatus, ListParams, ListedRun, RunDetail, RunRecord, RunRef, RunState, SendParams, SendResult,
-    StartParams, method,
+    StartParams, WaitParams, method,
 };
 use crate::client::Client;
 use crate::paths::Paths;
@@ -139,6 +139,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
                     CancelParams {
                         run: run.clone(),
                         force,
+                        by: std::env::var("AGENTS_RUN_ID").ok().filter(|r| !r.is_empty()),
                     },
                 )
                 .await?;
@@ -147,7 +148,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
                 say!("cancelling {id}");
                 return Ok(0);
             }
-            let record: RunRecord = client.call(method::RUNS_WAIT, RunRef { run: id }).await?;
+            let record: RunRecord = client.call(method::RUNS_WAIT, WaitParams::watching(id)).await?;
             say!(
                 "{} {}: {}",
                 record.name,
@@ -279,7 +280,7 @@ async fn wait(paths: &Paths, run: String, json: bool, timeout: Option<u64>, chil
         match children {
             true => client.call(method::RUNS_WAIT_CHILDREN, reference).await,
             false => client
-                .call::<_, RunRecord>(method::RUNS_WAIT, reference)
+                .call::<_, RunRecord>(method::RUNS_WAIT, WaitParams::taking(run.clone()))
                 .await
                 .map(|run| crate::api::ChildrenOutcome {
                     run,

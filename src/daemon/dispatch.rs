@@ -199,6 +199,17 @@ pub async fn call(
 /// Cancels a run and, following ownership edges, its non-detached children
 /// (docs/design.md §4). Returns the ids asked to end.
 pub async fn cancel_tree(daemon: &Arc<Daemon>, root: &str, force: bool) -> Result<Vec<String>, ApiError> {
+    cancel_tree_by(daemon, root, force, None).await
+}
+
+/// As `cancel_tree`, asked by run `by` (none: the user), which each
+/// `CANCEL_REQUESTED` names.
+pub async fn cancel_tree_by(
+    daemon: &Arc<Daemon>,
+    root: &str,
+    force: bool,
+    by: Option<&str>,
+) -> Result<Vec<String>, ApiError> {
     let mut asked = Vec::new();
     let mut todo = vec![root.to_string()];
     let mut first = true;
@@ -212,7 +223,7 @@ pub async fn cancel_tree(daemon: &Arc<Daemon>, root: &str, force: bool) -> Resul
         let Some(row) = row.map(|r| daemon.held_ends.apply(r)) else {
             continue;
         };
-        match cancel_one(daemon, &row, force).await {
+        match cancel_one(daemon, &row, force, by).await {
             Ok(true) => asked.push(id.clone()),
             Ok(false) => {}
             Err(e) if first => return Err(e),
@@ -224,12 +235,13 @@ pub async fn cancel_tree(daemon: &Arc<Daemon>, root: &str, force: bool) -> Resul
     Ok(asked)
 }
 
-async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool) -> Result<bool, ApiError> {
+async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool, by: Option<&str>) -> Result<bool, ApiError> {
     if let Some(live) = daemon.live(&row.id) {
         let id = row.id.clone();
+        let data = json!({ "force": force, "by": by.unwrap_or("user") });
         let _ = daemon
             .store
-            .call(move |c| runs::append_event(c, &id, "CANCEL_REQUESTED", &json!({ "force": force })))
+            .call(move |c| runs::append_event(c, &id, "CANCEL_REQUESTED", &data))
             .await;
         live.link.cancel(force).await?;
         return Ok(true);

@@ -9,12 +9,12 @@ use serde_json::{Value, json};
 
 use super::Daemon;
 use super::client::Subscriptions;
-use super::dispatch::{HISTORY_MAX_LINES, cancel_tree, params, subscription_key, to_value, with_evidence};
+use super::dispatch::{HISTORY_MAX_LINES, cancel_tree_by, params, subscription_key, to_value, with_evidence};
 use super::subscribe::{self, Outbox};
 use crate::api::{
     AnswerParams, ApiError, AttachParams, AttachResult, CancelParams, DetachParams, ErrorCode, HistoryParams,
-    MergeParams, RerunParams, ResizeParams, RunDetail, RunRef, SendParams, StartParams, WorktreeRmParams, bounds,
-    method,
+    MergeParams, RerunParams, ResizeParams, RunDetail, RunRef, SendParams, StartParams, WaitParams, WorktreeRmParams,
+    bounds, method,
 };
 use crate::protocol::run_files::{SizeChange, TimeSample};
 use crate::store::runs::{self, RunRow};
@@ -30,7 +30,7 @@ pub enum RunCall {
     Resize(ResizeParams),
     Answer(AnswerParams),
     Rerun(RerunParams),
-    Wait,
+    Wait(WaitParams),
     WaitChildren,
     Index,
     History(HistoryParams),
@@ -49,7 +49,7 @@ impl RunCall {
         let p = p.clone();
         let parsed = match name {
             method::RUNS_SHOW => of(p, |r: &RunRef| &r.run, |_| RunCall::Show),
-            method::RUNS_WAIT => of(p, |r: &RunRef| &r.run, |_| RunCall::Wait),
+            method::RUNS_WAIT => of(p, |w: &WaitParams| &w.run, RunCall::Wait),
             method::RUNS_WAIT_CHILDREN => of(p, |r: &RunRef| &r.run, |_| RunCall::WaitChildren),
             method::RUNS_INDEX => of(p, |r: &RunRef| &r.run, |_| RunCall::Index),
             method::RUNS_SIZES => of(p, |r: &RunRef| &r.run, |_| RunCall::Sizes),
@@ -149,8 +149,8 @@ pub async fn call(
             let prompt_id = prompt_id.unwrap_or_else(|| ulid::Ulid::new().to_string());
             to_value(super::queue::enqueue(daemon, &row.id, &prompt_id, &text).await?)
         }
-        RunCall::Cancel(CancelParams { run: _, force }) => {
-            let cancelled = cancel_tree(daemon, &row.id, force).await?;
+        RunCall::Cancel(CancelParams { run: _, force, by }) => {
+            let cancelled = cancel_tree_by(daemon, &row.id, force, by.as_deref()).await?;
             Ok(json!({ "run": row.id, "cancelling": cancelled }))
         }
         RunCall::Attach(attach) => {
@@ -326,7 +326,11 @@ pub async fn call(
             to_value(started)
         }
         // A wait whose client has gone no longer counts as awaiting.
-        RunCall::Wait => to_value(outbox.unless_gone(super::waits::wait(daemon, &row.id)).await?),
+        RunCall::Wait(WaitParams { takes_result, .. }) => to_value(
+            outbox
+                .unless_gone(super::waits::wait(daemon, &row.id, takes_result))
+                .await?,
+        ),
         RunCall::WaitChildren => to_value(outbox.unless_gone(super::waits::children(daemon, &row)).await?),
         RunCall::Index => {
             let bytes = std::fs::read(daemon.paths.output_index(&row.id)).unwrap_or_default();

@@ -102,7 +102,7 @@ pub(super) fn tell_parent(
         return Ok(None);
     };
     let id = prompt_id(&child.id);
-    if runs::get_prompt(conn, &id)?.is_some() {
+    if runs::get_prompt(conn, &id)?.is_some() || cancelled_by(conn, &child.id, parent)? {
         return Ok(None);
     }
     let last = match read_whole {
@@ -114,6 +114,18 @@ pub(super) fn tell_parent(
     runs::append_event(conn, &boss.id, "TASK_RESULT", &data)?;
     runs::append_event(conn, &child.id, "TASK_RESULT", &data)?;
     Ok(Some(boss.id))
+}
+
+/// Whether `by` asked for `run`'s cancel: the end it asked for is no news
+/// to it.
+fn cancelled_by(conn: &Connection, run: &str, by: &str) -> Result<bool, StoreError> {
+    let asked: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM events WHERE run_id = ?1 AND kind = 'CANCEL_REQUESTED' \
+         AND json_extract(data, '$.by') = ?2",
+        rusqlite::params![run, by],
+        |r| r.get(0),
+    )?;
+    Ok(asked > 0)
 }
 
 /// `run`, or the nearest run above it, that is a live agent (a shell or a

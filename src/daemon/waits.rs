@@ -19,9 +19,11 @@ const BETWEEN: Duration = Duration::from_secs(10);
 /// How often a wait looks again without a change having been told.
 const LOOK_AGAIN: Duration = Duration::from_millis(500);
 
-/// Until the run has ended: its final record.
-pub async fn wait(daemon: &Arc<Daemon>, run: &str) -> Result<RunRecord, ApiError> {
-    let _awaiting = Awaiting::new(daemon, run);
+/// Until the run has ended: its final record. `takes_result`: the run
+/// counts as awaited meanwhile (its result goes to this waiter, not to its
+/// parent).
+pub async fn wait(daemon: &Arc<Daemon>, run: &str, takes_result: bool) -> Result<RunRecord, ApiError> {
+    let _awaiting = takes_result.then(|| Awaiting::new(daemon, run));
     let mut between = tokio::time::Instant::now() + BETWEEN;
     loop {
         let mut changes = daemon.changes.subscribe();

@@ -13,7 +13,7 @@ use super::args::*;
 use super::{AgentsMcp, error_with_code, respond, typed};
 use crate::api::{
     AnswerParams, ApiError, CancelParams, ListParams, RunDetail, RunRecord, RunRef, RunState, SearchParams, SendParams,
-    SessionRef, StartParams, TranscriptParams, method,
+    SessionRef, StartParams, TranscriptParams, WaitParams, method,
 };
 use crate::client::Client;
 use crate::harness::Profile;
@@ -360,6 +360,7 @@ impl AgentsMcp {
                 CancelParams {
                     run: args.run.clone(),
                     force: args.force,
+                    by: std::env::var("AGENTS_RUN_ID").ok().filter(|r| !r.is_empty()),
                 },
             )
             .await?;
@@ -367,7 +368,7 @@ impl AgentsMcp {
             return Ok(asked);
         }
         let id = asked["run"].as_str().unwrap_or(&args.run).to_string();
-        let (ended, record) = self.wait(&client, &id, CANCEL_WAIT).await?;
+        let (ended, record) = self.wait(&client, WaitParams::watching(id), CANCEL_WAIT).await?;
         Ok(json!({ "cancelling": asked["cancelling"], "ended": ended, "run": record }))
     }
 
@@ -395,7 +396,8 @@ impl AgentsMcp {
                         Err(_) => Ok(json!({ "ended": false, "run": self.show(&args.run).await?.run })),
                     };
                 }
-                let (ended, record) = self.wait(&client, &args.run, Duration::from_secs(secs)).await?;
+                let wait = WaitParams::taking(args.run.clone());
+                let (ended, record) = self.wait(&client, wait, Duration::from_secs(secs)).await?;
                 Ok(json!({ "ended": ended, "run": record }))
             }
             .await,
@@ -403,11 +405,12 @@ impl AgentsMcp {
     }
 
     /// `runs.wait` bounded by `limit`; past it, the record as it is.
-    async fn wait(&self, client: &Client, run: &str, limit: Duration) -> Result<(bool, RunRecord), ApiError> {
-        let waited = tokio::time::timeout(limit, client.call(method::RUNS_WAIT, RunRef { run: run.into() })).await;
+    async fn wait(&self, client: &Client, wait: WaitParams, limit: Duration) -> Result<(bool, RunRecord), ApiError> {
+        let run = wait.run.clone();
+        let waited = tokio::time::timeout(limit, client.call(method::RUNS_WAIT, wait)).await;
         match waited {
             Ok(record) => Ok((true, record?)),
-            Err(_) => Ok((false, self.show(run).await?.run)),
+            Err(_) => Ok((false, self.show(&run).await?.run)),
         }
     }
 

@@ -339,7 +339,7 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
             }
             Command::Cancel { run, force } => {
                 match client
-                    .call::<_, Value>(method::RUNS_CANCEL, CancelParams { run, force })
+                    .call::<_, Value>(method::RUNS_CANCEL, CancelParams { run, force, by: None })
                     .await
                 {
                     Ok(_) => return,
