@@ -8,8 +8,9 @@ use common::tui::screen;
 use std::time::{Duration, UNIX_EPOCH};
 
 use agents::api::{ActivityStatus, Event, RunDetail, RunRecord, RunState};
-use agents::tui::app::{App, Overlay, Tab, Update};
+use agents::tui::app::{App, Command, Overlay, Tab, Update};
 use agents::tui::form::NewRunForm;
+use agents::tui::mail::MailOf;
 use agents::tui::view;
 
 const T0: u64 = 1_795_939_200; // a fixed "now" for durations
@@ -163,7 +164,7 @@ fn populated() -> App {
         };
     let fix = ("01AAAAAAAAAAAAAAAAAAAAAAAA", "fix-tests");
     app.update(Update::Mail {
-        run: fix.0.into(),
+        of: MailOf::Run(fix.0.into()),
         result: Ok(vec![
             mail(
                 "01MAIL3",
@@ -307,7 +308,6 @@ fn each_side_tab_renders() {
 
 #[test]
 fn the_lineage_tab_shows_the_run_this_one_resumed_and_the_runs_that_forked_it() {
-    use agents::tui::app::Command;
     let mut app = populated();
     app.tab = Tab::Lineage;
     // Beside the panes at 120 columns (it starts hidden there).
@@ -890,4 +890,32 @@ fn a_team_is_a_heading_over_its_leader_with_its_mail_not_yet_typed_in() {
     );
     assert_ne!(app.selected, heading, "the selection stays on a run's own row");
     snap!("team_heading_120x40", screen(&mut app, 120, 40));
+
+    // On the heading, the Mail tab is the team's: read by its name.
+    app.selected = heading;
+    app.tab = Tab::Mail;
+    app.take_commands();
+    app.want_tab_data();
+    let asked = app.take_commands();
+    assert!(
+        asked
+            .iter()
+            .any(|c| matches!(c, Command::Mail(MailOf::Team(t)) if t == "review")),
+        "{asked:?}"
+    );
+    let mut between = app.mail[&MailOf::Run(lead.id.clone())].clone().unwrap();
+    between[0].body = "the team's own thread".into();
+    app.update(Update::Mail {
+        of: MailOf::Team("review".into()),
+        result: Ok(between),
+    });
+    let text = screen(&mut app, 160, 40);
+    assert!(text.contains("2 message(s) in team review"), "{text}");
+    assert!(text.contains("fix-tests → explore"), "{text}");
+    assert!(text.contains("the team's own thread"), "{text}");
+    // Back on the leader's own row, its own mail again.
+    app.selected = heading + 1;
+    let text = screen(&mut app, 160, 40);
+    assert!(text.contains("2 message(s) to or from fix-tests"), "{text}");
+    assert!(!text.contains("the team's own thread"), "{text}");
 }

@@ -52,8 +52,8 @@ pub enum Command {
     Lineage(String),
     /// Load what a worktree run changed (the Changes tab).
     Changes(String),
-    /// Load the run's newest mail (the Mail tab).
-    Mail(String),
+    /// Load the newest mail of a run or a team (the Mail tab).
+    Mail(super::mail::MailOf),
     /// Merge a worktree run's branch into the branch it started from.
     Merge {
         run: String,
@@ -132,9 +132,9 @@ pub enum Update {
         run: String,
         result: Result<crate::api::Lineage, String>,
     },
-    /// The newest mail to or from a run (the Mail tab), or why not.
+    /// The newest mail of a run or a team (the Mail tab), or why not.
     Mail {
-        run: String,
+        of: super::mail::MailOf,
         result: Result<Vec<crate::api::MailRecord>, String>,
     },
     /// What a worktree run changed (`runs.changes`), or why not.
@@ -355,8 +355,9 @@ pub struct App {
     pub lineages: HashMap<String, crate::api::Lineage>,
     /// The teams, newest first: each a heading over its leader in the tree.
     pub teams: Vec<crate::api::TeamRecord>,
-    /// Each run's newest mail (the Mail tab), reloaded when the run changes.
-    pub mail: HashMap<String, Result<Vec<crate::api::MailRecord>, String>>,
+    /// Each run's and team's newest mail (the Mail tab), reloaded when the
+    /// run or the teams change.
+    pub mail: HashMap<super::mail::MailOf, Result<Vec<crate::api::MailRecord>, String>>,
     /// The Changes tab's runs and its hunk cursor.
     pub changes: super::changes::ChangesTab,
     /// The runs in the panes, in their order, and the pane that has the
@@ -545,22 +546,6 @@ impl App {
         self.want_tab_data();
     }
 
-    /// What the side tab shows that the run list does not carry: the
-    /// Transcript tab the run's native transcript, the Lineage tab the tree
-    /// around the run.
-    pub fn want_tab_data(&mut self) {
-        let Some(id) = self.selected_run().map(|r| r.id.clone()) else {
-            return;
-        };
-        match self.tab {
-            Tab::Transcript if !self.transcripts.contains_key(&id) => self.commands.push(Command::Transcript(id)),
-            Tab::Lineage if !self.lineages.contains_key(&id) => self.commands.push(Command::Lineage(id)),
-            Tab::Changes if !self.changes.loaded.contains_key(&id) => self.commands.push(Command::Changes(id)),
-            Tab::Mail if !self.mail.contains_key(&id) => self.commands.push(Command::Mail(id)),
-            _ => {}
-        }
-    }
-
     /// Panes were laid out at these sizes: resize the runs' PTYs to match.
     pub fn panes_laid_out(&mut self, sizes: Vec<(String, u16, u16)>) {
         for (id, rows, cols) in sizes {
@@ -641,7 +626,7 @@ impl App {
                 }
                 let loaded = self.transcripts.remove(&id).is_some()
                     | self.lineages.remove(&id).is_some()
-                    | self.mail.remove(&id).is_some()
+                    | super::mail::forget(self, &id)
                     | (!looking && self.changes.loaded.remove(&id).is_some());
                 if loaded {
                     self.want_tab_data();
@@ -695,6 +680,8 @@ impl App {
             Update::Teams(teams) => {
                 if teams != self.teams {
                     self.teams = teams;
+                    // A team's mail moves with its unread counts.
+                    self.mail.retain(|of, _| matches!(of, super::mail::MailOf::Run(_)));
                     self.rebuild_tree();
                 }
             }
@@ -718,8 +705,8 @@ impl App {
                 // The tab still shows parents and children from the list.
                 Err(e) => self.message = Some(format!("lineage not loaded: {e}")),
             },
-            Update::Mail { run, result } => {
-                self.mail.insert(run, result);
+            Update::Mail { of, result } => {
+                self.mail.insert(of, result);
             }
             Update::Changes { run, result } => self.changes_read(run, result),
             Update::Merged { run, result } => self.merged(run, result),

@@ -399,19 +399,9 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                     .map_err(|e| e.message),
                 run,
             },
-            Command::Mail(run) => Update::Mail {
-                result: client
-                    .call(
-                        method::MAIL_LIST,
-                        crate::api::MailListParams {
-                            run: Some(run.clone()),
-                            team: None,
-                            limit: Some(super::mail::NEWEST),
-                        },
-                    )
-                    .await
-                    .map_err(|e| e.message),
-                run,
+            Command::Mail(of) => Update::Mail {
+                result: client.call(method::MAIL_LIST, of.params()).await.map_err(|e| e.message),
+                of,
             },
             Command::Changes(_) | Command::Merge { .. } => worktree_call(&client, cmd).await,
             Command::Remove(runs) => {

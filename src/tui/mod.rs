@@ -15,7 +15,7 @@ mod kept;
 pub mod keymap;
 pub mod keys;
 pub mod link;
-mod mail;
+pub mod mail;
 mod notice;
 mod overlay;
 pub mod pane;

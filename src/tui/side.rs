@@ -8,7 +8,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};
 
-use super::app::{App, Panel};
+use super::app::{App, Command, Panel};
 use super::view::{Theme, duration, glyph};
 use crate::api::{Edge, LineageNode, RunRecord};
 
@@ -90,7 +90,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime
         Tab::Lineage => lineage(app, run, theme),
         Tab::Events => events(app, run, theme),
         Tab::Changes => changes(app, run, theme),
-        Tab::Mail => super::mail::lines(app, run, theme),
+        Tab::Mail => super::mail::lines(app, &super::mail::of_selected(app, run.id.clone()), theme),
     };
     // Lines as wrapped to the panel (a diff's are cut instead, so a hunk's
     // line is its place): scrolling stops at the last page.
@@ -565,6 +565,29 @@ fn human_bytes(n: u64) -> String {
     match unit {
         0 => format!("{n} bytes"),
         _ => format!("{value:.1} {}", UNITS[unit]),
+    }
+}
+
+impl App {
+    /// What the side tab shows that the run list does not carry: the
+    /// Transcript tab the run's native transcript, the Lineage tab the tree
+    /// around the run.
+    pub fn want_tab_data(&mut self) {
+        let Some(id) = self.selected_run().map(|r| r.id.clone()) else {
+            return;
+        };
+        match self.tab {
+            Tab::Transcript if !self.transcripts.contains_key(&id) => self.commands.push(Command::Transcript(id)),
+            Tab::Lineage if !self.lineages.contains_key(&id) => self.commands.push(Command::Lineage(id)),
+            Tab::Changes if !self.changes.loaded.contains_key(&id) => self.commands.push(Command::Changes(id)),
+            Tab::Mail => {
+                let of = super::mail::of_selected(self, id);
+                if !self.mail.contains_key(&of) {
+                    self.commands.push(Command::Mail(of));
+                }
+            }
+            _ => {}
+        }
     }
 }
 
