@@ -394,3 +394,20 @@ fn slow_start_shows_the_banner_only_after_the_delay() {
     agent.wait_for(BANNER_TITLE);
     assert!(started.elapsed() >= Duration::from_millis(300));
 }
+
+#[test]
+fn a_bracketed_paste_of_many_lines_is_one_prompt() {
+    let mut agent = DemoAgent::start(&["--think-ms", "10"]);
+    agent.wait_for("\x1b[?2004h");
+    agent.wait_for(PROMPT);
+    agent.type_keys("\x1b[200~first line\nsecond line\x1b[201~\r");
+    let said = agent.wait_for("● demo: you said \"first line\r\nsecond line\"\r\n");
+    assert!(!said.contains("you said \"second line"), "{said:?}");
+    // The markers are echoed as the sequence they are, never as `^[[200~`.
+    assert!(!said.contains("^["), "{said:?}");
+    agent.wait_for(PROMPT);
+    agent.type_keys("third\r");
+    agent.wait_for("● demo: you said \"third\"\r\n");
+    agent.type_keys("exit\r");
+    assert_eq!(agent.exit_status().exit_code(), 0);
+}

@@ -159,3 +159,20 @@ fn mail_queued_when_the_daemon_stops_is_delivered_once_after_it_starts_again() {
     assert_eq!(answers(&home, &busy, &typed), 1, "once");
     assert_eq!(home.prompts(&busy).iter().filter(|p| **p == typed).count(), 1);
 }
+
+#[test]
+fn mail_of_many_lines_is_one_turn_of_the_agent() {
+    let home = Home::new();
+    let reader = home.start(&["--name", "reader", "demo"]);
+    home.wait_until("reader at its prompt", || at_prompt(&home, &reader));
+    let sent = home.json(&["mail", "send", "reader", "first half\nsecond half", "--json"]);
+    let id = sent["id"].as_str().unwrap();
+    let said = format!("you said \"[mail from user · {id}] first half");
+    home.wait_until("the agent answered the mail", || {
+        let logs = home.logs(&reader);
+        logs.contains(&said) && logs.contains("second half\"")
+    });
+    let logs = home.logs(&reader);
+    assert!(!logs.contains("you said \"second half"), "one prompt, not two: {logs}");
+    assert_eq!(home.prompts(&reader).len(), 1);
+}

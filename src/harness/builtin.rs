@@ -86,6 +86,11 @@ impl Adapter for Demo {
         false
     }
 
+    /// A prompt of many lines (mail, a team's first prompt) is one paste.
+    fn pastes_prompts(&self) -> bool {
+        true
+    }
+
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
         let mut argv = vec![
             ctx.agents_bin.to_string_lossy().into_owned(),

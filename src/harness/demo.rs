@@ -25,7 +25,8 @@
 //!
 //! Typed lines: `exit`, `/exit` (exit 0, prints [`BYE`]); `fail` (exit
 //! [`EXIT_FAIL`]); `ask`; `flood BYTES`; `spawn N`; anything else is answered
-//! with `● demo: you said "<line>"`. End of input (Ctrl-D) exits 0.
+//! with `● demo: you said "<line>"`. A bracketed paste (the terminal asks
+//! for them) is one prompt, its lines joined. End of input (Ctrl-D) exits 0.
 //!
 //! # Signals
 //!
@@ -115,6 +116,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let signals = Signals::install(args.ignore_sigint, args.ignore_sigterm).context("installing signal handlers")?;
+    let _paste = tty::bracketed_paste().context("asking for bracketed paste")?;
     let mut agent = Agent {
         args,
         signals,

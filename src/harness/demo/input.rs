@@ -10,6 +10,13 @@ use nix::errno::Errno;
 use super::Stop;
 use super::signals::Signals;
 
+/// A bracketed paste's markers.
+const PASTE_START: &str = "\x1b[200~";
+const PASTE_END: &str = "\x1b[201~";
+
+/// A paste whose end never comes is one prompt this long at most.
+const PASTE_MAX: usize = 1 << 20;
+
 pub(super) struct Input {
     /// Bytes read but not yet handed out (type-ahead, a key's trailing Enter).
     pending: Vec<u8>,
@@ -24,8 +31,29 @@ impl Input {
         }
     }
 
-    /// The next line without its line ending, or `None` at end of input.
+    /// The next prompt: a line without its line ending, or a bracketed
+    /// paste whole, its lines joined by `\n` and its markers gone (the
+    /// terminal's line discipline hands a paste over line by line). `None`
+    /// at end of input.
     pub(super) fn line(&mut self, signals: &Signals) -> Result<Option<String>, Stop> {
+        let Some(mut text) = self.raw_line(signals)? else {
+            return Ok(None);
+        };
+        if !text.contains(PASTE_START) {
+            return Ok(Some(text));
+        }
+        while !text.contains(PASTE_END) && text.len() < PASTE_MAX {
+            let Some(next) = self.raw_line(signals)? else {
+                break;
+            };
+            text.push('\n');
+            text.push_str(&next);
+        }
+        Ok(Some(text.replace(PASTE_START, "").replace(PASTE_END, "")))
+    }
+
+    /// The next line without its line ending, or `None` at end of input.
+    fn raw_line(&mut self, signals: &Signals) -> Result<Option<String>, Stop> {
         loop {
             if let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = self.pending.drain(..=end).collect();

@@ -1,5 +1,6 @@
-//! The two short moments the demo agent changes its terminal's settings,
-//! each undone when its guard drops (also when a signal cuts the moment short).
+//! The moments the demo agent changes its terminal's settings — two short
+//! ones, and the whole session's pastes — each undone when its guard drops
+//! (also when a signal cuts the moment short).
 
 use std::io;
 use std::os::fd::AsFd;
@@ -43,6 +44,26 @@ pub(super) fn single_keys() -> io::Result<Option<Restore<io::Stdin>>> {
         termios.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
     })
 }
+
+/// Bracketed paste for the whole session, as real agents ask for it: the
+/// terminal marks a paste (a multi-line prompt typed in one go) so its
+/// lines are one prompt, and the line discipline echoes the markers as
+/// they are (a terminal takes them as a sequence it ignores) rather than
+/// as `^[[200~`. The demo prints its own `^C` lines.
+pub(super) fn bracketed_paste() -> io::Result<Option<Restore<io::Stdin>>> {
+    let restore = Restore::change(io::stdin(), |termios| {
+        termios.local_flags.remove(LocalFlags::ECHOCTL);
+    })?;
+    if restore.is_some() {
+        use io::Write;
+        let mut out = io::stdout();
+        out.write_all(PASTE_ON)?;
+        out.flush()?;
+    }
+    Ok(restore)
+}
+
+const PASTE_ON: &[u8] = b"\x1b[?2004h";
 
 /// No `\n` → `\r\n` translation on output, so the flood's bytes (which end
 /// their lines in `\r\n` themselves) reach the PTY's reader unchanged.
