@@ -135,6 +135,7 @@ fn resume_params(session: &str, launch_id: &str) -> ResumeParams {
         session: session.to_string(),
         env: std::env::vars().collect(),
         launch_id: Some(launch_id.to_string()),
+        placed: false,
     }
 }
 

@@ -235,6 +235,13 @@ fn a_remote_runs_transcript_is_read_from_its_host_and_its_session_resumes_there(
     let shown = net.json(&["show", &resumed, "--json"]);
     assert_eq!(shown["host"], "box", "resumed on the session's host");
     assert_eq!(shown["cwd"], box_.cwd());
+    // Placed from here, as a run started here is: its mail to an address
+    // the host cannot resolve is held for this daemon.
+    assert!(
+        net.remote.event_kinds(&resumed).iter().any(|k| k == "PLACED"),
+        "{:?}",
+        net.remote.event_kinds(&resumed)
+    );
     assert_eq!(
         net.remote.show(&resumed)["harness"],
         "claude",

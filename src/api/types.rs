@@ -577,6 +577,10 @@ pub struct ResumeParams {
     /// session on a host, and sends it again after a lost answer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_id: Option<String>,
+    /// As `StartParams::placed`: another daemon resumes the session here
+    /// and drives the run over its link.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub placed: bool,
 }
 
 /// `runs.rerun`: start a run's command again (same harness, arguments, cwd).

@@ -556,6 +556,7 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
                 session,
                 env: std::env::vars().collect(),
                 launch_id: None,
+                placed: false,
             };
             let record: RunRecord = client.call(m, params).await?;
             if !fork && let Some(line) = super::lineage::reconstructed_notice(&client, &record).await {

@@ -251,6 +251,7 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
         env: p.env,
         pass_env,
         launch_id: p.launch_id.clone(),
+        placed: p.placed,
         ..StartParams::default()
     };
     let record = super::start::start(daemon, start).await?;

@@ -272,6 +272,8 @@ async fn resume(
                 .clone()
                 .unwrap_or_else(|| ulid::Ulid::new().to_string()),
         ),
+        // Its mail to addresses the host cannot resolve is held for us.
+        placed: true,
     };
     let value = super::retry::call(&link, name, serde_json::to_value(remote).map_err(ApiError::internal)?)
         .await

@@ -383,6 +383,7 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
                             session,
                             env: std::env::vars().collect(),
                             launch_id: None,
+                            placed: false,
                         },
                     )
                     .await
