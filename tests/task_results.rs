@@ -1,7 +1,8 @@
 //! Task results (docs/design.md §13) against the real binary: a child run
 //! that ends while nobody awaits it is told to its parent agent as a turn
 //! nobody typed, once, with a `TASK_RESULT` event on both; a shell parent
-//! is never typed into.
+//! is never typed into; a remote child's end left untold by a daemon that
+//! stopped is told at its next start.
 
 mod common;
 
@@ -164,4 +165,52 @@ fn a_child_cancelled_by_the_user_is_told_to_its_parent_and_one_its_parent_cancel
     };
     assert_eq!(asked_by(&stray), Some("user".into()));
     assert_eq!(asked_by(&mine), Some(boss.as_str().into()));
+}
+
+#[test]
+fn a_mirrors_end_stored_by_a_daemon_that_stopped_before_telling_is_told_at_the_next_start() {
+    let home = Home::new();
+    let boss = home.start(&["--name", "boss", "demo"]);
+    home.wait_until("boss at its prompt", || at_prompt(&home, &boss));
+    let job = home.start(&["--name", "far", "cmd", "--", "sh", "-c", "exit 0"]);
+    home.wait_end(&job);
+    home.ok(&["daemon", "stop"]);
+    // What a daemon leaves when it stops between storing a remote run's
+    // end and telling its parent here.
+    {
+        let db = rusqlite::Connection::open(home.path().join("agents.db")).unwrap();
+        db.execute(
+            "UPDATE runs SET host = 'box', parent_run_id = ?1 WHERE id = ?2",
+            [&boss, &job],
+        )
+        .unwrap();
+    }
+    home.ok(&["daemon", "start"]);
+    home.wait_until("the parent told of far", || {
+        home.prompts(&boss)
+            .iter()
+            .any(|p| p.starts_with("[task result] far succeeded"))
+    });
+    let ended_events = |home: &Home| {
+        home.events(&boss)
+            .iter()
+            .filter(|e| e["kind"] == "CHILD_ENDED" && e["data"]["child"] == job.as_str())
+            .count()
+    };
+    assert_eq!(ended_events(&home), 1);
+    // Told once: the next start finds nothing untold.
+    home.ok(&["daemon", "stop"]);
+    home.ok(&["daemon", "start"]);
+    home.ok(&["send", "boss", "marker"]);
+    home.wait_until("the marker answered", || {
+        home.logs(&boss).contains("you said \"marker\"")
+    });
+    assert_eq!(ended_events(&home), 1);
+    assert_eq!(
+        home.prompts(&boss)
+            .iter()
+            .filter(|p| p.starts_with("[task result] far"))
+            .count(),
+        1
+    );
 }

@@ -236,6 +236,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     adopt::reconcile_all(&daemon).await;
     crate::remote::resume(&daemon.here()).await;
     mail::hand_over_stored(&daemon).await;
+    tasks::tell_untold_mirror_ends(&daemon).await;
     // After re-adoption: a routine's run that lives on is seen as running.
     tokio::spawn(routines::run(daemon.clone()));
     tokio::spawn(retention::run(daemon.clone()));

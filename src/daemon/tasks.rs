@@ -232,8 +232,11 @@ fn said(child: &RunRow, last: Option<&str>) -> String {
 /// ended (`remote::Mirrored::Ended`): its parent here hears of it as of a
 /// local child's end — `CHILD_ENDED`, its task result unless it is
 /// awaited, its orphans. The host knows nothing of a parent here, so this
-/// daemon tells it (a parent on the host is told there); once, as the
-/// mirror ends once (and the result's prompt id is the child's).
+/// daemon tells it (a parent on the host is told there); once: a parent
+/// that has its `CHILD_ENDED` is not told again (and the result's prompt
+/// id is the child's). The mirror's end is stored first, so a daemon that
+/// stops between the two tells it at its next start
+/// (`tell_untold_mirror_ends`).
 pub(super) async fn mirror_ended(daemon: &Arc<Daemon>, id: &str) {
     let awaited = daemon.awaited.lock().is_ok_and(|a| a.contains_key(id));
     let child = id.to_string();
@@ -250,6 +253,11 @@ pub(super) async fn mirror_ended(daemon: &Arc<Daemon>, id: &str) {
                 None => None,
             };
             if parent.as_ref().is_some_and(|p| p.host != "local") {
+                return Ok(Vec::new());
+            }
+            if let Some(parent) = &parent
+                && told_of(&tx, &parent.id, &child)?
+            {
                 return Ok(Vec::new());
             }
             let mut told = Vec::new();
@@ -274,6 +282,47 @@ pub(super) async fn mirror_ended(daemon: &Arc<Daemon>, id: &str) {
             }
         }
         Err(e) => tracing::warn!("run {id}: its end not told to its parent: {e}"),
+    }
+}
+
+/// Whether `parent` has the `CHILD_ENDED` of `child`.
+fn told_of(conn: &Connection, parent: &str, child: &str) -> Result<bool, StoreError> {
+    let told: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM events WHERE run_id = ?1 AND kind = 'CHILD_ENDED' \
+         AND json_extract(data, '$.child') = ?2",
+        rusqlite::params![parent, child],
+        |r| r.get(0),
+    )?;
+    Ok(told > 0)
+}
+
+/// At start: the ended mirrors whose parent here was never told of their
+/// end (the daemon stopped between storing the end and telling) are told
+/// now, at most `UNTOLD_MAX` of them. Only ends a run reached: a mirror
+/// `lost` with its link may still come back, and one blocked or skipped
+/// never started.
+pub(super) async fn tell_untold_mirror_ends(daemon: &Arc<Daemon>) {
+    const UNTOLD_MAX: usize = 256;
+    let untold = daemon
+        .store
+        .call(|c| {
+            let mut stmt = c.prepare(
+                "SELECT r.id FROM runs r JOIN runs p ON p.id = r.parent_run_id \
+                 WHERE r.host != 'local' AND p.host = 'local' \
+                 AND r.state IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'interrupted') \
+                 AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run_id = p.id AND e.kind = 'CHILD_ENDED' \
+                                 AND json_extract(e.data, '$.child') = r.id) \
+                 ORDER BY r.created_at LIMIT ?1",
+            )?;
+            let ids = stmt
+                .query_map([UNTOLD_MAX as i64], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(ids)
+        })
+        .await
+        .unwrap_or_default();
+    for id in untold {
+        mirror_ended(daemon, &id).await;
     }
 }
 
