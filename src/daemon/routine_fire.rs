@@ -6,10 +6,10 @@
 use std::sync::Arc;
 
 use super::Daemon;
-use crate::api::{ActivityStatus, ApiError, ErrorCode, RoutineFired, RunRecord, RunState, StartParams};
+use crate::api::{ApiError, ErrorCode, RoutineFired, RunRecord, RunState, StartParams};
 use crate::routine::{MAX_QUEUED, Overlap, Routine};
 use crate::store::routines as store;
-use crate::store::runs::RunRow;
+use crate::store::runs::{NewRun, RunRow};
 
 /// Fires `routine` for its time `scheduled_at` (the scheduler's clock).
 pub async fn fire(daemon: &Arc<Daemon>, name: &str, routine: &Routine, scheduled_at: i64) -> RoutineFired {
@@ -164,13 +164,11 @@ pub async fn skip(
 }
 
 fn skipped_row(name: &str, routine: &Routine, scheduled_at: i64, reason: String) -> RunRow {
-    let id = ulid::Ulid::new().to_string();
-    let now = crate::store::now_ms();
     let mut command = vec![routine.harness().to_string()];
     command.extend(routine.args.iter().cloned());
     let remote = routine.host.clone().filter(|h| h != "local");
-    RunRow {
-        id: id.clone(),
+    let row = RunRow::new(NewRun {
+        id: ulid::Ulid::new().to_string(),
         name: name.to_string(),
         harness: routine.harness().to_string(),
         host: remote.clone().unwrap_or_else(|| "local".into()),
@@ -179,34 +177,17 @@ fn skipped_row(name: &str, routine: &Routine, scheduled_at: i64, reason: String)
             None => local_cwd(routine.cwd.as_deref()),
         },
         command,
-        state: RunState::Skipped,
-        status: ActivityStatus::Unknown,
-        parent_run_id: None,
-        root_run_id: id,
-        detached: true,
-        session_id: None,
-        launch_id: ulid::Ulid::new().to_string(),
-        pid: None,
-        pgid: None,
-        proc_start: None,
-        boot_id: None,
-        supervisor_pid: None,
-        supervisor_start: None,
-        exit_code: None,
-        signal: None,
-        reason: Some(crate::text::bounded(&reason, 4096)),
-        created_at: now,
-        started_at: None,
-        ended_at: Some(now),
-        rows: 40,
-        cols: 120,
-        timeout_secs: routine.timeout.as_ref().and_then(|t| t.secs().ok()),
-        worktree: None,
-        output_bytes: 0,
         args: routine.args.clone(),
+    });
+    RunRow {
+        state: RunState::Skipped,
+        detached: true,
+        reason: Some(crate::text::bounded(&reason, 4096)),
+        ended_at: Some(row.created_at),
+        timeout_secs: routine.timeout.as_ref().and_then(|t| t.secs().ok()),
         routine: Some(name.to_string()),
         scheduled_at: Some(scheduled_at),
-        log_pruned_at: None,
+        ..row
     }
 }
 

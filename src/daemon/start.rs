@@ -11,10 +11,10 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::Daemon;
-use crate::api::{ActivityStatus, ApiError, ErrorCode, RunRecord, RunState, StartParams};
+use crate::api::{ApiError, ErrorCode, RunRecord, RunState, StartParams};
 use crate::protocol::supervisor::{Grace, SuperviseSpec};
 use crate::store::harness as harness_store;
-use crate::store::runs::{self, Ending, Resolved, RunRow};
+use crate::store::runs::{self, Ending, NewRun, Resolved, RunRow};
 
 /// Environment variables a harness gets from the client's environment
 /// (docs/design.md §4: an allowlist; values are passed, never stored): where things
@@ -52,51 +52,12 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
     };
     let config = daemon.config();
     let id = ulid::Ulid::new().to_string();
-    let (default_rows, default_cols) = config.default_size();
-    let rows = params.rows.unwrap_or(default_rows);
-    let cols = params.cols.unwrap_or(default_cols);
-
     // The parent: named, or the run this request comes from.
-    let parent_ref = params.parent_reference();
-    let parent = match parent_ref {
+    let parent = match params.parent_reference() {
         Some(reference) => Some(resolve_row(daemon, &reference).await?),
         None => None,
     };
-
-    let (name, name_source) = match &params.name {
-        Some(name) => {
-            crate::api::bounds::validate_name(name)?;
-            let n = name.clone();
-            if daemon
-                .store
-                .call(move |c| runs::name_taken(c, &n))
-                .await
-                .map_err(ApiError::internal)?
-            {
-                return Err(ApiError::new(
-                    ErrorCode::Conflict,
-                    format!("a run named '{name}' already exists"),
-                ));
-            }
-            (name.clone(), harness_store::NAME_GIVEN)
-        }
-        // Named after the first prompt when it is known now; else a
-        // placeholder the first prompt replaces (`hooks.report`).
-        None => match params.prompt.as_deref().and_then(crate::harness::naming::slug) {
-            Some(base) => (
-                daemon
-                    .store
-                    .call(move |c| harness_store::unique_name(c, &base))
-                    .await
-                    .map_err(ApiError::internal)?,
-                harness_store::NAME_FROM_PROMPT,
-            ),
-            None => (
-                free_name(daemon, &params.harness).await?,
-                harness_store::NAME_PLACEHOLDER,
-            ),
-        },
-    };
+    let (name, name_source) = choose_name(daemon, &params).await?;
 
     let agents_bin = crate::harness::agents_binary();
     let prepare = |cwd: &str| {
@@ -124,75 +85,14 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
         }
         _ => None,
     };
-    let mut row = RunRow {
-        id: id.clone(),
-        name: name.clone(),
-        harness: prepared
-            .as_ref()
-            .map(|p| p.adapter.family().to_string())
-            .unwrap_or_else(|_| params.harness.clone()),
-        host: "local".into(),
-        cwd: params.cwd.clone(),
-        command: match &prepared {
-            Ok(p) => p.launch.argv.clone(),
-            Err(_) => {
-                let mut c = vec![params.harness.clone()];
-                c.extend(params.args.iter().cloned());
-                c
-            }
-        },
-        state: RunState::Pending,
-        status: ActivityStatus::Unknown,
-        parent_run_id: parent.as_ref().map(|p| p.id.clone()),
-        root_run_id: parent
-            .as_ref()
-            .map(|p| p.root_run_id.clone())
-            .unwrap_or_else(|| id.clone()),
-        detached: params.detached,
-        session_id: None,
-        launch_id: params
-            .launch_id
-            .clone()
-            .unwrap_or_else(|| ulid::Ulid::new().to_string()),
-        pid: None,
-        pgid: None,
-        proc_start: None,
-        boot_id: None,
-        supervisor_pid: None,
-        supervisor_start: None,
-        exit_code: None,
-        signal: None,
-        reason: None,
-        created_at: crate::store::now_ms(),
-        started_at: None,
-        ended_at: None,
-        rows,
-        cols,
-        timeout_secs: params.timeout_secs,
-        worktree: None,
-        output_bytes: 0,
-        args: params.args.clone(),
-        routine: None,
-        scheduled_at: None,
-        log_pruned_at: None,
-    };
+    let mut row = new_row(&id, name, &params, &prepared, parent.as_ref(), config.default_size());
 
     // Every prerequisite, before anything is spawned.
-    let mut blocked: Option<String> = prepared.as_ref().err().cloned();
-    let cwd_path = std::path::PathBuf::from(&params.cwd);
-    if blocked.is_none() && !(cwd_path.is_absolute() && cwd_path.is_dir()) {
-        blocked = Some(format!("cwd does not exist or is not a directory: {}", params.cwd));
-    }
-    if blocked.is_none() && params.timeout_secs == Some(0) {
-        blocked = Some("bad option: --timeout must be at least 1 second".into());
-    }
-    if blocked.is_none() && !(2..=1000).contains(&rows) | !(2..=2000).contains(&cols) {
-        blocked = Some(format!("bad option: size {cols}x{rows} out of range"));
-    }
+    let mut blocked: Option<String> = prepared.as_ref().err().cloned().or_else(|| blocker(&params, &row));
     let mut origin: Option<crate::worktree::Origin> = None;
     if blocked.is_none() && params.worktree {
-        let dest = daemon.paths.worktrees().join(&name);
-        match crate::worktree::create(&cwd_path, &name, &dest) {
+        let dest = daemon.paths.worktrees().join(&row.name);
+        match crate::worktree::create(std::path::Path::new(&params.cwd), &row.name, &dest) {
             Ok(created) => {
                 row.worktree = Some(dest.to_string_lossy().into_owned());
                 row.cwd = created.cwd.to_string_lossy().into_owned();
@@ -203,52 +103,198 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
             Err(reason) => blocked = Some(reason),
         }
     }
-
     let launch = prepared.as_ref().ok().map(|p| p.launch.clone()).unwrap_or_default();
     if blocked.is_none() {
         row.command = launch.argv.clone();
         blocked = write_run_files(&daemon.paths.run_dir(&id), &launch.files).err();
     }
+    let created = Created {
+        version,
+        profile: prepared.as_ref().ok().and_then(|p| p.profile.clone()),
+        // The names passed with `--env`, so a resume passes them again; only
+        // well-formed names (`KEY=value` would carry a value into the store).
+        pass_env: params
+            .pass_env
+            .iter()
+            .filter(|n| crate::harness::is_env_name(n))
+            .cloned()
+            .collect(),
+        // The harness's own variables the client had set (names only).
+        harness_env: prepared.as_ref().map(|p| p.harness_env.clone()).unwrap_or_default(),
+        session: launch.session.clone(),
+        origin: origin.and_then(|o| serde_json::to_value(o).ok()),
+        placed: params.placed,
+        name_source,
+    };
+    store_created(daemon, &row, created, parent.as_ref()).await?;
+
+    let prepared = match (blocked, prepared) {
+        (None, Ok(prepared)) => prepared,
+        (Some(reason), _) | (None, Err(reason)) => return end_blocked(daemon, &id, reason).await,
+    };
+    let cwd = row.cwd.clone();
+    if let Some(blocked) = spawn_and_adopt(daemon, row, &prepared, &params, &config).await? {
+        return Ok(blocked);
+    }
+    if launch.session.is_none() && prepared.adapter.has_sessions() {
+        let mut env = launch.env.clone();
+        env.extend(params.env.iter().cloned());
+        let query = super::hooks::session_query(&cwd, &env, prepared.adapter.config_home_var());
+        super::hooks::discover_session(daemon.clone(), id.clone(), prepared.adapter, query);
+    }
+    if let Some(prompt) = params.prompt.filter(|p| !p.is_empty()) {
+        super::queue::enqueue(daemon, &id, &ulid::Ulid::new().to_string(), &prompt).await?;
+    }
+    record(daemon, &id).await
+}
+
+/// The run's name and where it came from: the one given (refused when
+/// taken), else one made from the first prompt when it is known now, else
+/// a placeholder the first prompt replaces (`hooks.report`).
+async fn choose_name(daemon: &Arc<Daemon>, params: &StartParams) -> Result<(String, &'static str), ApiError> {
+    if let Some(name) = &params.name {
+        crate::api::bounds::validate_name(name)?;
+        let n = name.clone();
+        let taken = daemon
+            .store
+            .call(move |c| runs::name_taken(c, &n))
+            .await
+            .map_err(ApiError::internal)?;
+        if taken {
+            return Err(ApiError::new(
+                ErrorCode::Conflict,
+                format!("a run named '{name}' already exists"),
+            ));
+        }
+        return Ok((name.clone(), harness_store::NAME_GIVEN));
+    }
+    match params.prompt.as_deref().and_then(crate::harness::naming::slug) {
+        Some(base) => Ok((
+            daemon
+                .store
+                .call(move |c| harness_store::unique_name(c, &base))
+                .await
+                .map_err(ApiError::internal)?,
+            harness_store::NAME_FROM_PROMPT,
+        )),
+        None => Ok((
+            free_name(daemon, &params.harness).await?,
+            harness_store::NAME_PLACEHOLDER,
+        )),
+    }
+}
+
+/// The new run's record as it is stored first: `pending`, under its
+/// parent's root, the command it will run (or the one asked for, when the
+/// harness could not be prepared).
+fn new_row(
+    id: &str,
+    name: String,
+    params: &StartParams,
+    prepared: &Result<crate::harness::Prepared, String>,
+    parent: Option<&RunRow>,
+    (default_rows, default_cols): (u16, u16),
+) -> RunRow {
+    let (harness, command) = match prepared {
+        Ok(p) => (p.adapter.family().to_string(), p.launch.argv.clone()),
+        Err(_) => {
+            let mut c = vec![params.harness.clone()];
+            c.extend(params.args.iter().cloned());
+            (params.harness.clone(), c)
+        }
+    };
+    let row = RunRow::new(NewRun {
+        id: id.to_string(),
+        name,
+        harness,
+        host: "local".into(),
+        cwd: params.cwd.clone(),
+        command,
+        args: params.args.clone(),
+    });
+    RunRow {
+        parent_run_id: parent.map(|p| p.id.clone()),
+        root_run_id: parent.map_or_else(|| id.to_string(), |p| p.root_run_id.clone()),
+        detached: params.detached,
+        launch_id: params.launch_id.clone().unwrap_or(row.launch_id.clone()),
+        rows: params.rows.unwrap_or(default_rows),
+        cols: params.cols.unwrap_or(default_cols),
+        timeout_secs: params.timeout_secs,
+        ..row
+    }
+}
+
+/// The first prerequisite of the request itself that fails: its cwd, its
+/// timeout, its size.
+fn blocker(params: &StartParams, row: &RunRow) -> Option<String> {
+    let cwd = std::path::Path::new(&params.cwd);
+    let (rows, cols) = (row.rows, row.cols);
+    if !(cwd.is_absolute() && cwd.is_dir()) {
+        Some(format!("cwd does not exist or is not a directory: {}", params.cwd))
+    } else if params.timeout_secs == Some(0) {
+        Some("bad option: --timeout must be at least 1 second".into())
+    } else if !(2..=1000).contains(&rows) | !(2..=2000).contains(&cols) {
+        Some(format!("bad option: size {cols}x{rows} out of range"))
+    } else {
+        None
+    }
+}
+
+/// What the creation of a run records beside its row.
+struct Created {
+    version: Option<String>,
+    profile: Option<String>,
+    pass_env: Vec<String>,
+    harness_env: Vec<String>,
+    session: Option<crate::harness::KnownSession>,
+    /// A worktree run's `WORKTREE_CREATED` data.
+    origin: Option<serde_json::Value>,
+    placed: bool,
+    name_source: &'static str,
+}
+
+/// Stores the new run, `RUN_CREATED` and what else its creation says, in
+/// one transaction; then its parent's `CHILD_STARTED` (a daemon that
+/// mirrors the parent from another host learns this way of children
+/// started inside it, docs/design.md §8).
+async fn store_created(
+    daemon: &Arc<Daemon>,
+    row: &RunRow,
+    created: Created,
+    parent: Option<&RunRow>,
+) -> Result<(), ApiError> {
     let insert = row.clone();
-    let profile = prepared.as_ref().ok().and_then(|p| p.profile.clone());
-    // The names passed with `--env`, so a resume passes them again; only
-    // well-formed names (`KEY=value` would carry a value into the store).
-    let pass_env: Vec<String> = params
-        .pass_env
-        .iter()
-        .filter(|n| crate::harness::is_env_name(n))
-        .cloned()
-        .collect();
-    // The harness's own variables the client had set (names only).
-    let env_names = prepared.as_ref().map(|p| p.harness_env.clone()).unwrap_or_default();
-    let known = launch.session.clone();
-    let origin = origin.and_then(|o| serde_json::to_value(o).ok());
-    let placed = params.placed;
     daemon
         .store
         .call(move |c| {
+            let Created {
+                version,
+                profile,
+                pass_env,
+                harness_env,
+                session,
+                origin,
+                placed,
+                name_source,
+            } = created;
             runs::insert_run(c, &insert)?;
-            runs::append_event(
-                c,
-                &insert.id,
-                "RUN_CREATED",
-                &json!({
-                    "state": "pending",
-                    "harness": insert.harness,
-                    "name": insert.name,
-                    "version": version,
-                    "profile": profile,
-                    "pass_env": pass_env,
-                    "harness_env": env_names,
-                }),
-            )?;
+            let data = json!({
+                "state": "pending",
+                "harness": insert.harness,
+                "name": insert.name,
+                "version": version,
+                "profile": profile,
+                "pass_env": pass_env,
+                "harness_env": harness_env,
+            });
+            runs::append_event(c, &insert.id, "RUN_CREATED", &data)?;
             if let Some(data) = &origin {
                 runs::append_event(c, &insert.id, crate::worktree::CREATED_EVENT, data)?;
             }
             if placed {
                 runs::append_event(c, &insert.id, crate::store::outbox::PLACED_EVENT, &json!({}))?;
             }
-            let transcript = known
+            let transcript = session
                 .as_ref()
                 .and_then(|s| s.transcript.as_ref())
                 .map(|p| p.to_string_lossy().into_owned());
@@ -260,37 +306,41 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
                     version: version.as_deref(),
                     profile: profile.as_deref(),
                     name_source,
-                    session: known.as_ref().map(|s| (s.id.as_str(), transcript.as_deref())),
+                    session: session.as_ref().map(|s| (s.id.as_str(), transcript.as_deref())),
                 },
             )
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
-    daemon.changed(&id);
-    // The parent hears of it: a daemon that mirrors the parent from another
-    // host learns this way of children started inside it (docs/design.md §8).
-    if let Some(parent) = &parent {
-        let (pid, child) = (parent.id.clone(), id.clone());
+    daemon.changed(&row.id);
+    if let Some(parent) = parent {
+        let (pid, child) = (parent.id.clone(), row.id.clone());
         let _ = daemon
             .store
             .call(move |c| runs::append_event(c, &pid, "CHILD_STARTED", &json!({ "child": child })))
             .await;
         daemon.changed(&parent.id);
     }
+    Ok(())
+}
 
-    let prepared = match (blocked, prepared) {
-        (None, Ok(prepared)) => prepared,
-        (Some(reason), _) | (None, Err(reason)) => return end_blocked(daemon, &id, reason).await,
-    };
-    let argv = launch.argv.clone();
-
+/// Spawns the run's supervisor and adopts it; a supervisor that cannot be
+/// spawned ends the run `blocked`, and its record is the answer.
+async fn spawn_and_adopt(
+    daemon: &Arc<Daemon>,
+    mut row: RunRow,
+    prepared: &crate::harness::Prepared,
+    params: &StartParams,
+    config: &crate::config::Config,
+) -> Result<Option<RunRecord>, ApiError> {
+    let id = row.id.clone();
     let spec = SuperviseSpec {
         run: id.clone(),
-        argv,
+        argv: prepared.launch.argv.clone(),
         cwd: row.cwd.clone(),
-        env: harness_env(daemon, &params, &row, &prepared),
-        rows,
-        cols,
+        env: harness_env(daemon, params, &row, prepared),
+        rows: row.rows,
+        cols: row.cols,
         timeout_secs: params.timeout_secs,
         grace: Grace {
             after_sigint_ms: config.engine.cancel_sigint_grace_ms,
@@ -303,14 +353,14 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
     };
     // A profile with fallbacks keeps what a next attempt needs, in memory,
     // before the harness can end.
-    super::fallback::remember(&id, prepared.profile.as_deref(), &config.profiles, &params);
+    super::fallback::remember(&id, prepared.profile.as_deref(), &config.profiles, params);
     let paths = daemon.paths.clone();
     let spawned = tokio::task::spawn_blocking(move || spawn_supervisor(&paths, &spec))
         .await
         .map_err(ApiError::internal)?;
     let (sup_pid, sup_start) = match spawned {
         Ok(identity) => identity,
-        Err(reason) => return end_blocked(daemon, &id, reason).await,
+        Err(reason) => return end_blocked(daemon, &id, reason).await.map(Some),
     };
     let key = id.clone();
     daemon
@@ -325,16 +375,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
         tracing::warn!("cannot adopt new run {id}: {e}");
         super::adopt::supervisor_gone(daemon, &id).await;
     }
-    if launch.session.is_none() && prepared.adapter.has_sessions() {
-        let mut env = launch.env.clone();
-        env.extend(params.env.iter().cloned());
-        let query = super::hooks::session_query(&row.cwd, &env, prepared.adapter.config_home_var());
-        super::hooks::discover_session(daemon.clone(), id.clone(), prepared.adapter, query);
-    }
-    if let Some(prompt) = params.prompt.filter(|p| !p.is_empty()) {
-        super::queue::enqueue(daemon, &id, &ulid::Ulid::new().to_string(), &prompt).await?;
-    }
-    record(daemon, &id).await
+    Ok(None)
 }
 
 async fn end_blocked(daemon: &Arc<Daemon>, id: &str, reason: String) -> Result<RunRecord, ApiError> {

@@ -54,7 +54,59 @@ const COLUMNS: &str = "id, name, harness, host, cwd, command, state, status, par
      reason, created_at, started_at, ended_at, rows, cols, timeout_secs, worktree, output_bytes, args, routine, \
      scheduled_at, log_pruned_at";
 
+/// What a new run is, before anything else is known of it.
+pub struct NewRun {
+    pub id: String,
+    pub name: String,
+    pub harness: String,
+    pub host: String,
+    pub cwd: String,
+    pub command: Vec<String>,
+    pub args: Vec<String>,
+}
+
 impl RunRow {
+    /// A run just created: `pending`, its own root, created now, 120×40,
+    /// a launch id of its own; nothing started.
+    pub fn new(run: NewRun) -> RunRow {
+        RunRow {
+            root_run_id: run.id.clone(),
+            id: run.id,
+            name: run.name,
+            harness: run.harness,
+            host: run.host,
+            cwd: run.cwd,
+            command: run.command,
+            state: RunState::Pending,
+            status: ActivityStatus::Unknown,
+            parent_run_id: None,
+            detached: false,
+            session_id: None,
+            launch_id: ulid::Ulid::new().to_string(),
+            pid: None,
+            pgid: None,
+            proc_start: None,
+            boot_id: None,
+            supervisor_pid: None,
+            supervisor_start: None,
+            exit_code: None,
+            signal: None,
+            reason: None,
+            created_at: now_ms(),
+            started_at: None,
+            ended_at: None,
+            rows: 40,
+            cols: 120,
+            timeout_secs: None,
+            worktree: None,
+            output_bytes: 0,
+            args: run.args,
+            routine: None,
+            scheduled_at: None,
+            log_pruned_at: None,
+        }
+    }
+
     fn from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         let command: String = r.get(5)?;
         let state: String = r.get(6)?;
@@ -579,40 +631,18 @@ mod tests {
 
     fn row(id: &str, state: RunState) -> RunRow {
         RunRow {
-            id: id.into(),
-            name: format!("n{id}"),
-            harness: "cmd".into(),
-            host: "local".into(),
-            cwd: "/".into(),
-            command: vec!["true".into()],
             state,
-            status: ActivityStatus::Unknown,
-            parent_run_id: None,
-            root_run_id: id.into(),
-            detached: false,
-            session_id: None,
             launch_id: format!("l{id}"),
-            pid: None,
-            pgid: None,
-            proc_start: None,
-            boot_id: None,
-            supervisor_pid: None,
-            supervisor_start: None,
-            exit_code: None,
-            signal: None,
-            reason: None,
             created_at: 0,
-            started_at: None,
-            ended_at: None,
-            rows: 40,
-            cols: 120,
-            timeout_secs: None,
-            worktree: None,
-            output_bytes: 0,
-            args: vec!["a b".into()],
-            routine: None,
-            scheduled_at: None,
-            log_pruned_at: None,
+            ..RunRow::new(NewRun {
+                id: id.into(),
+                name: format!("n{id}"),
+                harness: "cmd".into(),
+                host: "local".into(),
+                cwd: "/".into(),
+                command: vec!["true".into()],
+                args: vec!["a b".into()],
+            })
         }
     }
 
