@@ -156,8 +156,8 @@ fn mail_goes_both_ways_between_a_leader_here_and_its_member_on_a_host_once_throu
     net.wait_until("the scout at its prompt there", || at_prompt(&net.remote, &scout));
     net.wait_until("the leader at its prompt", || at_prompt(&net.local, &leader));
 
-    // The leader mails its member by name: forwarded to the host with the
-    // message's id as the prompt id.
+    // The leader mails its member by name: relayed to the host's mailbox
+    // by its id, and handed over there.
     let to_scout = |text: &str| {
         let out = net
             .cmd(&["mail", "send", "scout", text, "--json"])
@@ -176,6 +176,11 @@ fn mail_goes_both_ways_between_a_leader_here_and_its_member_on_a_host_once_throu
             answers(&net.remote, &scout, &typed) == 1
         });
         assert_eq!(prompts_with(&net.remote, &scout, id), 1, "one prompt there for {id}");
+        // In the host's mailbox, from the leader as it is called here.
+        net.remote.wait_until("delivered in the host's mailbox", || {
+            let there = net.remote.json(&["mail", "read", id, "--json"]);
+            there["from_name"] == "far-lead" && there["state"] == "delivered" && there["body"] == text
+        });
     };
     let first = to_scout("read the logs");
     scout_got_once(&first, "read the logs");

@@ -25,6 +25,12 @@ pub struct MailSendParams {
     pub thread: Option<String>,
     #[serde(default)]
     pub in_reply_to: Option<String>,
+    /// Relayed by the daemon that drives the recipient here from another
+    /// machine: the sender as it is called there (a run's name, or
+    /// `user`). The message is stored from that name with no run here
+    /// (`from` must be none); a reply to it goes back through that daemon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relayed_from: Option<String>,
 }
 
 impl MailSendParams {

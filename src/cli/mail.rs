@@ -77,6 +77,7 @@ pub async fn mail(paths: &Paths, command: MailCommand) -> anyhow::Result<i32> {
                 id,
                 thread,
                 in_reply_to: reply_to,
+                relayed_from: None,
             };
             // One record, or one a member when sent to a team.
             let answer: serde_json::Value = client.call(method::MAIL_SEND, params).await?;

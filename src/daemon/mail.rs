@@ -6,12 +6,12 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::Daemon;
 use super::dispatch::to_value;
 use super::start::resolve_row;
-use crate::api::{ApiError, ErrorCode, MailListParams, MailRecord, MailSendParams, MailWaitParams, bounds, method};
+use crate::api::{ApiError, ErrorCode, MailListParams, MailRecord, MailSendParams, MailWaitParams, bounds};
 use crate::store::mail::{self, NewMail};
 use crate::store::runs::RunRow;
 use crate::store::teams;
@@ -25,6 +25,14 @@ pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<Value, ApiE
     super::once::validate_id("message id", &id)?;
     for reference in [&p.thread, &p.in_reply_to].into_iter().flatten() {
         super::once::validate_id("message id", reference)?;
+    }
+    if let Some(name) = &p.relayed_from {
+        if p.from.is_some() {
+            return Err(ApiError::bad_request("a relayed message has no sending run here"));
+        }
+        if name != "user" {
+            crate::api::bounds::validate_name(name)?;
+        }
     }
     let from = match &p.from {
         Some(sender) => Some(resolve_row(daemon, sender).await?),
@@ -192,7 +200,11 @@ async fn store(
 ) -> Result<MailRecord, ApiError> {
     let (id, to_run) = (id.to_string(), to.id.clone());
     let from_run = from.map(|r| r.id.clone());
-    let from_name = from.map_or_else(|| "user".to_string(), |r| r.name.clone());
+    let from_name = match (&p.relayed_from, from) {
+        (Some(name), _) => name.clone(),
+        (None, Some(r)) => r.name.clone(),
+        (None, None) => "user".to_string(),
+    };
     let thread = p.thread.clone().unwrap_or_else(|| id.clone());
     let (in_reply_to, body) = (p.in_reply_to.clone(), p.body.clone());
     daemon
@@ -223,16 +235,24 @@ fn prompt_of(m: &MailRecord) -> String {
 }
 
 /// Hands the message to its run as the prompt of the same id: queued here,
-/// or on the host of a run that lives on one.
+/// or, for a run on a host, relayed to the host's mailbox by its id (the
+/// host hands it over there: its `mail ls` has it, an agent there that
+/// reads its mail over MCP takes it, and a second relay is the first).
 async fn hand_over(daemon: &Arc<Daemon>, m: &MailRecord, to: &RunRow) -> Result<(), ApiError> {
-    let text = prompt_of(m);
     if to.host == "local" {
-        super::queue::enqueue(daemon, &to.id, &m.id, &text).await?;
+        super::queue::enqueue(daemon, &to.id, &m.id, &prompt_of(m)).await?;
     } else {
-        let p = json!({ "run": to.id, "text": text, "prompt_id": m.id });
-        if let Some(answer) = crate::remote::forward(&daemon.here(), method::RUNS_SEND, to, &p).await {
-            answer?;
-        }
+        let relayed = MailSendParams {
+            to: to.id.clone(),
+            body: m.body.clone(),
+            from: None,
+            id: Some(m.id.clone()),
+            thread: Some(m.thread.clone()),
+            in_reply_to: m.in_reply_to.clone(),
+            relayed_from: Some(m.from_name.clone()),
+        };
+        let p = serde_json::to_value(relayed).map_err(ApiError::internal)?;
+        crate::remote::relay_mail(&daemon.here(), &to.host, p).await?;
     }
     let id = m.id.clone();
     daemon

@@ -154,6 +154,7 @@ pub async fn deliver(daemon: &Arc<Daemon>, run: &str, m: OutboundMail) -> Result
         id: Some(m.id),
         thread: Some(m.thread),
         in_reply_to: m.in_reply_to,
+        relayed_from: None,
     };
     let refused = match super::mail::send(daemon, params).await {
         Ok(_) => return Ok(()),

@@ -268,6 +268,7 @@ impl AgentsMcp {
             id: args.id,
             thread,
             in_reply_to: args.in_reply_to,
+            relayed_from: None,
         };
         respond(self.call(method::MAIL_SEND, params).await)
     }

@@ -134,6 +134,14 @@ pub async fn forward(
     }
 }
 
+/// Relays a message to a run on `host` (`mail.send` there, by the
+/// message's id), waited out across a cut as a prompt is: sent again
+/// after a lost answer, the host keeps the first.
+pub async fn relay_mail(daemon: &Here, host: &str, p: Value) -> Result<Value, ApiError> {
+    let link = place::link_of(daemon, host).await?;
+    retry::call(&link, method::MAIL_SEND, p).await
+}
+
 /// Starts a run on `params.host` (which must name a remote host).
 pub async fn start(daemon: &Here, params: StartParams) -> Result<RunRecord, ApiError> {
     let host = params.host.clone().unwrap_or_default();

@@ -109,6 +109,11 @@ fn what(method: &str, params: &Value) -> String {
     match method {
         method::RUNS_SEND => format!("prompt {} to run {run}", params["prompt_id"].as_str().unwrap_or("?")),
         method::RUNS_ANSWER => format!("the answer to run {run}"),
+        method::MAIL_SEND => format!(
+            "message {} to run {}",
+            params["id"].as_str().unwrap_or("?"),
+            params["to"].as_str().unwrap_or("?")
+        ),
         method::RUNS_CANCEL => format!("the cancel of run {run}"),
         method::RUNS_START => format!("the start of launch {}", params["launch_id"].as_str().unwrap_or("?")),
         method::SESSIONS_RESUME | method::SESSIONS_FORK => format!(
