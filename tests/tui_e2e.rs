@@ -474,3 +474,33 @@ fn a_notify_command_runs_once_for_each_run_that_starts_waiting_and_the_header_co
     tui.press(b"q");
     assert_eq!(tui.exit_code(), 0, "{}", tui.screen());
 }
+
+#[test]
+fn the_keypad_reaches_a_program_that_asked_for_the_application_keypad_as_xterm_sends_it() {
+    let home = Home::new();
+    // Asks for the application keypad (DECKPAM), then shows the bytes of
+    // the next six keys it reads.
+    let script = "printf '\\033=keypad-ready\\n'; stty raw -echo; od -An -tx1 -N 6; sleep 60";
+    home.start(&["--name", "pad", "cmd", "--", "sh", "-c", script]);
+    let mut tui = Tui::open(&home, 40, 120);
+    tui.wait_pane("the program ready", |p| shows(p, "keypad-ready"));
+    // The TUI asks the terminal to tell keys apart (kitty's protocol).
+    assert!(
+        tui.seen.windows(5).any(|w| w == b"\x1b[>1u"),
+        "the TUI asks for the kitty keyboard protocol"
+    );
+    tui.press(ENTER);
+    tui.wait_text(" INSERT ");
+    // Keypad 1 and keypad Enter, as a terminal speaking that protocol
+    // sends them: the program gets `ESC O q` and `ESC O M`.
+    tui.press(b"\x1b[57400u\x1b[57414u");
+    tui.wait_pane("the keypad's application sequences", |p| shows(p, "1b 4f 71 1b 4f 4d"));
+    tui.press(BACK_TO_NORMAL);
+    tui.wait_text(" NORMAL ");
+    tui.press(b"q");
+    assert_eq!(tui.exit_code(), 0, "{}", tui.screen());
+    assert!(
+        tui.seen.windows(4).any(|w| w == b"\x1b[<1"),
+        "and gives the terminal its keys back on the way out"
+    );
+}

@@ -415,11 +415,10 @@ impl App {
             self.mode = Mode::Normal;
             return;
         };
-        let app_cursor = self
-            .screens
-            .get(&run)
-            .is_some_and(|s| s.mirror.modes.has(mode::APP_CURSOR));
-        let bytes = keys::encode_key(key, app_cursor);
+        let modes = self.screens.get(&run).map(|s| s.mirror.modes);
+        let (app_cursor, app_keypad) =
+            modes.map_or((false, false), |m| (m.has(mode::APP_CURSOR), m.has(mode::APP_KEYPAD)));
+        let bytes = keys::encode_key_with(key, app_cursor, app_keypad);
         if !bytes.is_empty() {
             self.commands.push(Command::Input { run, bytes });
         }

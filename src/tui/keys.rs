@@ -1,11 +1,46 @@
 //! Keys as a terminal program expects them in INSERT mode: crossterm's key
 //! events encoded back into the bytes an xterm would send.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventState, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
 /// Encodes a key for a program; `app_cursor` is DECCKM (the program asked for
 /// application cursor keys).
 pub fn encode_key(key: &KeyEvent, app_cursor: bool) -> Vec<u8> {
+    encode_key_with(key, app_cursor, false)
+}
+
+/// As `encode_key`; `app_keypad` is DECKPAM (the program asked for the
+/// application keypad): a key of the keypad — told apart only by a
+/// terminal that speaks the kitty keyboard protocol, which the TUI asks
+/// for — is then sent as xterm sends it, `ESC O` and a letter.
+pub fn encode_key_with(key: &KeyEvent, app_cursor: bool, app_keypad: bool) -> Vec<u8> {
+    if app_keypad
+        && key.state.contains(KeyEventState::KEYPAD)
+        && let Some(letter) = keypad_letter(key.code)
+    {
+        return vec![0x1b, b'O', letter];
+    }
+    encode_plain(key, app_cursor)
+}
+
+/// The final letter of a keypad key's application sequence (xterm's);
+/// `None` for the keypad's cursor keys, which follow DECCKM.
+fn keypad_letter(code: KeyCode) -> Option<u8> {
+    Some(match code {
+        KeyCode::Char(c @ '0'..='9') => b'p' + (c as u8 - b'0'),
+        KeyCode::Char('.') => b'n',
+        KeyCode::Char('/') => b'o',
+        KeyCode::Char('*') => b'j',
+        KeyCode::Char('-') => b'm',
+        KeyCode::Char('+') => b'k',
+        KeyCode::Char(',') => b'l',
+        KeyCode::Char('=') => b'X',
+        KeyCode::Enter => b'M',
+        _ => return None,
+    })
+}
+
+fn encode_plain(key: &KeyEvent, app_cursor: bool) -> Vec<u8> {
     let m = key.modifiers;
     let alt = m.contains(KeyModifiers::ALT);
     let ctrl = m.contains(KeyModifiers::CONTROL);
@@ -125,9 +160,29 @@ fn button_code(b: MouseButton) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crossterm::event::KeyEventKind;
 
     fn key(code: KeyCode, m: KeyModifiers) -> KeyEvent {
         KeyEvent::new(code, m)
+    }
+
+    #[test]
+    fn keypad_keys_are_application_sequences_only_when_the_program_asked() {
+        let pad = |code| {
+            KeyEvent::new_with_kind_and_state(code, KeyModifiers::NONE, KeyEventKind::Press, KeyEventState::KEYPAD)
+        };
+        assert_eq!(encode_key_with(&pad(KeyCode::Char('7')), false, true), b"\x1bOw");
+        assert_eq!(encode_key_with(&pad(KeyCode::Char('+')), false, true), b"\x1bOk");
+        assert_eq!(encode_key_with(&pad(KeyCode::Enter), false, true), b"\x1bOM");
+        // Without the application keypad, what the key says.
+        assert_eq!(encode_key_with(&pad(KeyCode::Char('7')), false, false), b"7");
+        assert_eq!(encode_key_with(&pad(KeyCode::Enter), false, false), b"\r");
+        // The keypad's arrows follow DECCKM; a main-keyboard digit stays a digit.
+        assert_eq!(encode_key_with(&pad(KeyCode::Up), true, true), b"\x1bOA");
+        assert_eq!(
+            encode_key_with(&key(KeyCode::Char('7'), KeyModifiers::NONE), false, true),
+            b"7"
+        );
     }
 
     #[test]

@@ -82,6 +82,7 @@ fn restore_terminal() {
         out,
         DisableMouseCapture,
         DisableBracketedPaste,
+        crossterm::event::PopKeyboardEnhancementFlags,
         // The window title the TUI set (the count that needs you) gives way
         // to the one it found (xterm's title stack; others ignore it).
         crossterm::style::Print(TITLE_POP),
@@ -116,7 +117,14 @@ pub async fn main(paths: Paths) -> Result<i32> {
         crossterm::style::Print(TITLE_PUSH),
         terminal::EnterAlternateScreen,
         EnableBracketedPaste,
-        EnableMouseCapture
+        EnableMouseCapture,
+        // Keys told apart (the kitty keyboard protocol, where the terminal
+        // speaks it; others ignore the request): the keypad's own keys
+        // reach a program that asked for the application keypad as xterm
+        // sends them (`keys::encode_key_with`).
+        crossterm::event::PushKeyboardEnhancementFlags(
+            crossterm::event::KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES
+        )
     )?;
     // A fixed viewport, resized on the terminal's resize events: a
     // full-screen one asks the terminal its size before every frame (opening
