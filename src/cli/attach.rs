@@ -233,19 +233,7 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
     let mut client = Client::connect(paths, true).await?;
     let mut events = client.events.take().expect("asked for events");
     let client = std::sync::Arc::new(client);
-    let record: RunRecord = client
-        .call(method::RUNS_SHOW, RunRef { run: run.into() })
-        .await
-        .map(|d: crate::api::RunDetail| d.run)?;
-    if !record.state.is_live() {
-        bail!(
-            "run {} ({}) has ended: {}; read its output with `agents logs {}`",
-            record.id,
-            record.state.as_str(),
-            record.reason.as_deref().unwrap_or("-"),
-            record.id
-        );
-    }
+    let record = live_record(&client, run).await?;
     let id = record.id.clone();
     if let Some(session) = &record.session_id {
         // On stderr, before the screen is taken: the id stays in the scrollback.
@@ -277,24 +265,112 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
             },
         )
         .await?;
+    let mut view = View::new(rows, cols)?;
+    let (leave, trouble) = follow(&client, &mut events, &record, &mut view).await?;
+    let mirror = view.mirror.clone();
+    drop(view);
+    drop(guard);
+    // The session may have been learnt while attached.
+    let session = match tokio::time::timeout(
+        Duration::from_secs(2),
+        client.call::<_, crate::api::RunDetail>(method::RUNS_SHOW, RunRef { run: id.clone() }),
+    )
+    .await
+    {
+        Ok(Ok(detail)) => detail.run.session_id,
+        _ => record.session_id.clone(),
+    };
+    let left = Left {
+        record: &record,
+        session: session.as_deref(),
+        link_down: trouble.is_some(),
+    };
+    match leave {
+        Leave::Ended => ended(paths, &client, &id, kept, &mirror).await,
+        Leave::Detached => Ok(left.detached()),
+        Leave::HostGone => Ok(left.host_gone()),
+        Leave::DaemonGone => Ok(left.daemon_gone()),
+    }
+}
 
-    let mut screen = Screen::new(StyledBackend::new(
-        std::io::stdout(),
-        crate::tui::backend::terminal_draws_underline_styles(),
-    ))?;
-    // Not `screen.clear()`: it asks the terminal where its cursor is, and
-    // crossterm reads the answer from stdin, swallowing keys typed ahead
-    // (and failing after 2 s on a terminal that does not answer).
-    execute!(std::io::stdout(), terminal::Clear(terminal::ClearType::All))?;
-    let mut mirror = ScreenMirror::new(rows, cols, 0);
-    let mut unacked = false;
-    // The modes the run asked of its terminal, mirrored on the user's, so
-    // the keys it sends are the ones the run expects.
-    let mut modes = TerminalModes::default();
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+/// The run's record, refused when it has ended (its output is for `logs`).
+async fn live_record(client: &Client, run: &str) -> Result<RunRecord> {
+    let record: RunRecord = client
+        .call(method::RUNS_SHOW, RunRef { run: run.into() })
+        .await
+        .map(|d: crate::api::RunDetail| d.run)?;
+    if !record.state.is_live() {
+        bail!(
+            "run {} ({}) has ended: {}; read its output with `agents logs {}`",
+            record.id,
+            record.state.as_str(),
+            record.reason.as_deref().unwrap_or("-"),
+            record.id
+        );
+    }
+    Ok(record)
+}
 
-    // Raw bytes from the user's terminal, read on a thread (stdin is blocking).
-    let (keys_tx, mut keys) = mpsc::channel::<Vec<u8>>(64);
+/// What attach draws on: the user's terminal, the run's screen as its
+/// emulator sent it, and the input modes mirrored from it.
+struct View {
+    screen: Screen<StyledBackend<std::io::Stdout>>,
+    mirror: ScreenMirror,
+    /// The modes the run asked of its terminal, mirrored on the user's, so
+    /// the keys it sends are the ones the run expects.
+    modes: TerminalModes,
+    no_color: bool,
+}
+
+impl View {
+    fn new(rows: u16, cols: u16) -> Result<View> {
+        let screen = Screen::new(StyledBackend::new(
+            std::io::stdout(),
+            crate::tui::backend::terminal_draws_underline_styles(),
+        ))?;
+        // Not `screen.clear()`: it asks the terminal where its cursor is, and
+        // crossterm reads the answer from stdin, swallowing keys typed ahead
+        // (and failing after 2 s on a terminal that does not answer).
+        execute!(std::io::stdout(), terminal::Clear(terminal::ClearType::All))?;
+        Ok(View {
+            screen,
+            mirror: ScreenMirror::new(rows, cols, 0),
+            modes: TerminalModes::default(),
+            no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+        })
+    }
+
+    /// The run's screen, and over its top line the link's banner while the
+    /// link is in trouble (drawn by agents, not sent by the run).
+    fn draw(&mut self, trouble: Option<&LinkTrouble>) -> Result<()> {
+        let (mirror, no_color) = (&self.mirror, self.no_color);
+        self.screen.draw(|f| {
+            let view = PaneView {
+                screen: mirror,
+                no_color,
+            };
+            let area = f.area();
+            let cursor = view.cursor(area);
+            f.render_widget(view, area);
+            if let Some(trouble) = trouble {
+                let line = ratatui::layout::Rect { height: 1, ..area };
+                let style = ratatui::style::Style::default().add_modifier(ratatui::style::Modifier::REVERSED);
+                f.render_widget(ratatui::widgets::Clear, line);
+                f.render_widget(
+                    ratatui::widgets::Paragraph::new(trouble.banner(std::time::SystemTime::now())).style(style),
+                    line,
+                );
+            } else if let Some(pos) = cursor {
+                f.set_cursor_position(pos);
+            }
+        })?;
+        Ok(())
+    }
+}
+
+/// Raw bytes from the user's terminal, read on a thread (stdin is blocking).
+fn read_keys() -> mpsc::Receiver<Vec<u8>> {
+    let (keys_tx, keys) = mpsc::channel::<Vec<u8>>(64);
     std::thread::spawn(move || {
         let mut stdin = std::io::stdin().lock();
         let mut buf = [0u8; 4096];
@@ -304,9 +380,52 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
             }
         }
     });
+    keys
+}
+
+/// The prefix key in what the user types: `Ctrl-a d` detaches, `Ctrl-a
+/// Ctrl-a` is one Ctrl-a for the run, `Ctrl-a` and another key are both.
+#[derive(Default)]
+struct Prefix {
+    pressed: bool,
+}
+
+impl Prefix {
+    /// The bytes for the run, and whether the user detached.
+    fn split(&mut self, bytes: &[u8]) -> (Vec<u8>, bool) {
+        let mut out = Vec::with_capacity(bytes.len());
+        for &b in bytes {
+            if self.pressed {
+                self.pressed = false;
+                match b {
+                    b'd' => return (out, true),
+                    PREFIX => out.push(PREFIX),
+                    other => out.extend([PREFIX, other]),
+                }
+            } else if b == PREFIX {
+                self.pressed = true;
+            } else {
+                out.push(b);
+            }
+        }
+        (out, false)
+    }
+}
+
+/// Draws the run's screen as updates come, types the user's keys into the
+/// run and follows the terminal's size and, for a remote run, its host's
+/// link — until the user detaches, the run ends or the daemon goes.
+async fn follow(
+    client: &std::sync::Arc<Client>,
+    events: &mut mpsc::Receiver<Frame>,
+    record: &RunRecord,
+    view: &mut View,
+) -> Result<(Leave, Option<LinkTrouble>)> {
+    let id = record.id.clone();
+    let mut keys = read_keys();
     let mut winch = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change())?;
-    let mut prefix = false;
-    let mut dirty = true;
+    let mut prefix = Prefix::default();
+    let (mut dirty, mut unacked) = (true, false);
     let mut last_draw = Instant::now() - FRAME;
     // Whether the run's host link is being watched (a remote run, until the
     // watcher stops).
@@ -317,7 +436,6 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
         mpsc::channel(1).1 // never read: `remote` is false
     };
     let mut trouble: Option<LinkTrouble> = None;
-
     let leave = loop {
         let next_draw = last_draw + FRAME;
         tokio::select! {
@@ -327,42 +445,19 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
                     Frame::Screen { run, bytes, .. } if run == id => {
                         // A refused update leaves the screen as it was.
                         if let Ok(update) = ScreenUpdate::decode(&bytes)
-                            && mirror.apply(update).is_ok()
+                            && view.mirror.apply(update).is_ok()
                         {
-                            unacked = true;
-                            dirty = true;
-                            modes.mirror(mirror.modes);
+                            (unacked, dirty) = (true, true);
+                            view.modes.mirror(view.mirror.modes);
                         }
                     }
-                    other => {
-                        if let Some(note) = crate::protocol::rpc::notification_of(&other)
-                            && note.method == method::OUTPUT_END
-                            && note.params.get("run").and_then(Value::as_str) == Some(id.as_str())
-                            && note.params.get("final").and_then(Value::as_bool) == Some(true)
-                        {
-                            break Leave::Ended;
-                        }
-                    }
+                    other if ended_now(&other, &id) => break Leave::Ended,
+                    _ => {}
                 }
             }
             bytes = keys.recv() => {
                 let Some(bytes) = bytes else { break Leave::Detached };
-                let mut out = Vec::with_capacity(bytes.len());
-                let mut detach = false;
-                for b in bytes {
-                    if prefix {
-                        prefix = false;
-                        match b {
-                            b'd' => { detach = true; break; }
-                            PREFIX => out.push(PREFIX),
-                            other => { out.push(PREFIX); out.push(other); }
-                        }
-                    } else if b == PREFIX {
-                        prefix = true;
-                    } else {
-                        out.push(b);
-                    }
-                }
+                let (out, detach) = prefix.split(&bytes);
                 if !out.is_empty() {
                     let _ = client.send_frame(Frame::Input { run: id.clone(), bytes: out }).await;
                 }
@@ -372,12 +467,11 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
             }
             _ = winch.recv() => {
                 if let Ok((cols, rows)) = terminal::size() {
-                    let _ = screen.autoresize();
+                    let _ = view.screen.autoresize();
                     // Not awaited here: while this loop waits on an answer it
                     // would stop draining output, and the answer could queue
                     // behind that output.
-                    let resizing = client.clone();
-                    let run = id.clone();
+                    let (resizing, run) = (client.clone(), id.clone());
                     tokio::spawn(async move {
                         let _ = resizing
                             .call::<_, Value>(method::RUNS_RESIZE, ResizeParams { run, rows, cols })
@@ -400,108 +494,86 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
         }
         if unacked {
             unacked = false;
-            let _ = client
-                .notify(
-                    method::RUNS_ACK,
-                    serde_json::json!({ "run": id, "offset": mirror.seq, "screen": true }),
-                )
-                .await;
+            let ack = serde_json::json!({ "run": id, "offset": view.mirror.seq, "screen": true });
+            let _ = client.notify(method::RUNS_ACK, ack).await;
         }
         if dirty && Instant::now() >= last_draw + FRAME {
             dirty = false;
             last_draw = Instant::now();
-            screen.draw(|f| {
-                let view = PaneView {
-                    screen: &mirror,
-                    no_color,
-                };
-                let area = f.area();
-                let cursor = view.cursor(area);
-                f.render_widget(view, area);
-                if let Some(trouble) = &trouble {
-                    // Drawn by agents over the run's top line, not sent by the run.
-                    let line = ratatui::layout::Rect { height: 1, ..area };
-                    let style = ratatui::style::Style::default().add_modifier(ratatui::style::Modifier::REVERSED);
-                    f.render_widget(ratatui::widgets::Clear, line);
-                    f.render_widget(
-                        ratatui::widgets::Paragraph::new(trouble.banner(std::time::SystemTime::now())).style(style),
-                        line,
-                    );
-                } else if let Some(pos) = cursor {
-                    f.set_cursor_position(pos);
-                }
-            })?;
+            view.draw(trouble.as_ref())?;
         }
     };
-    drop(screen);
-    drop(guard);
-    // The session may have been learnt while attached.
-    let session = match tokio::time::timeout(
-        Duration::from_secs(2),
-        client.call::<_, crate::api::RunDetail>(method::RUNS_SHOW, RunRef { run: id.clone() }),
-    )
-    .await
-    {
-        Ok(Ok(detail)) => detail.run.session_id,
-        _ => record.session_id.clone(),
-    };
-    let way_back = way_back(&id, session.as_deref());
-    match leave {
-        Leave::Detached if trouble.is_some() => {
-            let host = &record.host;
-            say!(
-                "detached from {} ({id}) while the link to {host} is down; the run goes on there",
-                record.name
-            );
-            say!("back to it with: {way_back}");
-            Ok(0)
+    Ok((leave, trouble))
+}
+
+/// Whether `frame` says run `id`'s output has ended for good.
+fn ended_now(frame: &Frame, id: &str) -> bool {
+    crate::protocol::rpc::notification_of(frame).is_some_and(|note| {
+        note.method == method::OUTPUT_END
+            && note.params.get("run").and_then(Value::as_str) == Some(id)
+            && note.params.get("final").and_then(Value::as_bool) == Some(true)
+    })
+}
+
+/// How attach ended, for the lines it says on the user's shell.
+struct Left<'a> {
+    record: &'a RunRecord,
+    session: Option<&'a str>,
+    /// Detached while the run's host link was down.
+    link_down: bool,
+}
+
+/// Each says how to get back and answers the exit code.
+impl Left<'_> {
+    fn detached(&self) -> i32 {
+        let (id, name, host) = (&self.record.id, &self.record.name, &self.record.host);
+        if self.link_down {
+            say!("detached from {name} ({id}) while the link to {host} is down; the run goes on there");
+            say!("back to it with: {}", way_back(id, self.session));
+        } else {
+            say!("detached from {name} ({id}); attach again with: agents attach {id}");
         }
-        Leave::Detached => {
-            say!(
-                "detached from {} ({}); attach again with: agents attach {}",
-                record.name,
-                id,
-                id
-            );
-            Ok(0)
-        }
-        Leave::HostGone => {
-            say!(
-                "host {} was removed, so the link to run {} ({id}) is gone for good",
-                record.host,
-                record.name
-            );
-            say!("back to its work with: {way_back}");
-            Ok(1)
-        }
-        Leave::Ended => {
-            let end: RunRecord = client
-                .call(method::RUNS_WAIT, crate::api::WaitParams::watching(id.clone()))
-                .await?;
-            if let Err(e) = print_kept(paths, &id, kept, &mirror).await {
-                say_err!("agents: the run's output is in `agents logs {id}` ({e})");
-            }
-            say!(
-                "run {} ({}) {}: {}",
-                end.name,
-                id,
-                end.state.as_str(),
-                end.reason.as_deref().unwrap_or("")
-            );
-            Ok(if end.state == crate::api::RunState::Succeeded {
-                0
-            } else {
-                1
-            })
-        }
-        Leave::DaemonGone => {
-            say!("lost the daemon; the run goes on. Attach again with: agents attach {id}");
-            if let Some(session) = &session {
-                say!("or resume its conversation with: agents sessions resume {session}");
-            }
-            Ok(1)
-        }
+        0
     }
+
+    fn host_gone(&self) -> i32 {
+        let (id, name, host) = (&self.record.id, &self.record.name, &self.record.host);
+        say!("host {host} was removed, so the link to run {name} ({id}) is gone for good");
+        say!("back to its work with: {}", way_back(id, self.session));
+        1
+    }
+
+    fn daemon_gone(&self) -> i32 {
+        let id = &self.record.id;
+        say!("lost the daemon; the run goes on. Attach again with: agents attach {id}");
+        if let Some(session) = self.session {
+            say!("or resume its conversation with: agents sessions resume {session}");
+        }
+        1
+    }
+}
+
+/// The run ended while attached: what it left on screen (as `kept` asks),
+/// then how it ended; exit 0 only when it succeeded.
+async fn ended(paths: &Paths, client: &Client, id: &str, kept: Kept, mirror: &ScreenMirror) -> Result<i32> {
+    let end: RunRecord = client
+        .call(method::RUNS_WAIT, crate::api::WaitParams::watching(id))
+        .await?;
+    if let Err(e) = print_kept(paths, id, kept, mirror).await {
+        say_err!("agents: the run's output is in `agents logs {id}` ({e})");
+    }
+    say!(
+        "run {} ({}) {}: {}",
+        end.name,
+        id,
+        end.state.as_str(),
+        end.reason.as_deref().unwrap_or("")
+    );
+    Ok(if end.state == crate::api::RunState::Succeeded {
+        0
+    } else {
+        1
+    })
 }
 
 #[cfg(test)]
