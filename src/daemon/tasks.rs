@@ -119,13 +119,7 @@ pub(super) fn tell_parent(
 /// Whether `by` asked for `run`'s cancel: the end it asked for is no news
 /// to it.
 fn cancelled_by(conn: &Connection, run: &str, by: &str) -> Result<bool, StoreError> {
-    let asked: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM events WHERE run_id = ?1 AND kind = 'CANCEL_REQUESTED' \
-         AND json_extract(data, '$.by') = ?2",
-        rusqlite::params![run, by],
-        |r| r.get(0),
-    )?;
-    Ok(asked > 0)
+    runs::has_event_where(conn, run, "CANCEL_REQUESTED", "by", by)
 }
 
 /// `run`, or the nearest run above it, that is a live agent (a shell or a
@@ -287,13 +281,7 @@ pub(super) async fn mirror_ended(daemon: &Arc<Daemon>, id: &str) {
 
 /// Whether `parent` has the `CHILD_ENDED` of `child`.
 fn told_of(conn: &Connection, parent: &str, child: &str) -> Result<bool, StoreError> {
-    let told: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM events WHERE run_id = ?1 AND kind = 'CHILD_ENDED' \
-         AND json_extract(data, '$.child') = ?2",
-        rusqlite::params![parent, child],
-        |r| r.get(0),
-    )?;
-    Ok(told > 0)
+    runs::has_event_where(conn, parent, "CHILD_ENDED", "child", child)
 }
 
 /// At start: the ended mirrors whose parent here was never told of their

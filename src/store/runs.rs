@@ -362,6 +362,16 @@ pub fn append_event(conn: &Connection, run: &str, kind: &str, data: &Value) -> R
     Ok(seq)
 }
 
+/// Whether the run has an event of `kind` whose data's `field` is `value`.
+pub fn has_event_where(conn: &Connection, run: &str, kind: &str, field: &str, value: &str) -> Result<bool, StoreError> {
+    let found: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM events WHERE run_id = ?1 AND kind = ?2 AND json_extract(data, '$.' || ?3) = ?4",
+        params![run, kind, field, value],
+        |r| r.get(0),
+    )?;
+    Ok(found > 0)
+}
+
 /// The data of the run's first event of `kind` (`WORKTREE_CREATED`).
 pub fn first_event(conn: &Connection, run: &str, kind: &str) -> Result<Option<Value>, StoreError> {
     let data: Option<String> = conn
