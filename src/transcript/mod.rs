@@ -14,6 +14,7 @@ pub mod codex;
 pub mod gemini;
 pub mod index;
 pub mod model;
+pub mod opencode;
 pub mod price;
 pub mod tail;
 pub mod usage;
@@ -39,6 +40,9 @@ pub enum Format {
     Gemini,
     /// aider: `.aider.chat.history.md`.
     Aider,
+    /// opencode: one session's rows in its SQLite database, named
+    /// `<data home>/opencode/opencode.db#<session id>`.
+    Opencode,
 }
 
 impl Format {
@@ -48,6 +52,7 @@ impl Format {
             Format::Codex => "codex",
             Format::Gemini => "gemini",
             Format::Aider => "aider",
+            Format::Opencode => "opencode",
         }
     }
 
@@ -57,6 +62,7 @@ impl Format {
             "codex" => Some(Format::Codex),
             "gemini" => Some(Format::Gemini),
             "aider" => Some(Format::Aider),
+            "opencode" => Some(Format::Opencode),
             _ => None,
         }
     }
@@ -66,6 +72,9 @@ impl Format {
     pub fn detect(path: &Path) -> Option<Format> {
         let name = path.file_name()?.to_string_lossy();
         let in_dir = |dir: &str| path.components().any(|c| c.as_os_str() == dir);
+        if opencode::split_source(path).is_some() {
+            return Some(Format::Opencode);
+        }
         if name.ends_with(".md") && name.contains("aider") {
             Some(Format::Aider)
         } else if (name.ends_with(".json") || name.ends_with(".jsonl")) && (in_dir("chats") || in_dir(".gemini")) {
@@ -147,9 +156,11 @@ pub trait LineReader: Send {
 }
 
 /// A fresh reader for a line-oriented format (a Gemini chat in the older
-/// `.json` shape is one document instead: `gemini::parse`).
+/// `.json` shape is one document instead: `gemini::parse`; opencode keeps
+/// rows in a database: `opencode::parse`).
 pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option<Box<dyn LineReader>> {
     match format {
+        Format::Opencode => None,
         Format::Claude => Some(Box::new(claude::ClaudeReader::new(link))),
         Format::Codex => Some(Box::new(codex::CodexReader::default())),
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
@@ -157,9 +168,36 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
     }
 }
 
+/// Whether a transcript is still there: its file, or for opencode its
+/// session's row in the database.
+pub fn source_exists(path: &Path) -> bool {
+    match opencode::split_source(path) {
+        Some((db, session)) => opencode::has_session(&db, &session),
+        None => path.is_file(),
+    }
+}
+
 /// Reads a whole file at once (tests, one-off imports): every message, with
 /// the counts. Nothing is provisional at the end of a finished file.
 pub fn read_file(path: &Path, format: Format) -> std::io::Result<Batch> {
+    if format == Format::Opencode {
+        let (db, session) = opencode::split_source(path)
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not an opencode session"))?;
+        let (mut batch, mut done) = (Batch::default(), 0);
+        loop {
+            let (read, more) = opencode::read_session(&db, &session, done, true).map_err(std::io::Error::other)?;
+            batch.messages.extend(read.batch.messages);
+            batch.usage.add(&read.batch.usage);
+            batch.stats.add(&read.batch.stats);
+            batch.model = read.batch.model.or(batch.model.take());
+            batch.session_id = read.batch.session_id;
+            done = read.records_done;
+            if !more {
+                batch.provisional = 0;
+                return Ok(batch);
+            }
+        }
+    }
     let bytes = std::fs::read(path)?;
     if format == Format::Gemini && gemini::is_document(path) {
         return Ok(gemini::parse(&bytes, 0, true).batch);
