@@ -1,6 +1,6 @@
 //! Property tests (docs/design.md §11) for everything that parses bytes we do not
 //! control: the transcript readers (Claude, Codex and Gemini JSONL, Gemini's
-//! older JSON document, aider markdown), the protocol's frame decoder, and the emulator wrapper.
+//! older JSON document, aider markdown, opencode's and Crush's stored rows), the protocol's frame decoder, and the emulator wrapper.
 //! Inputs are arbitrary bytes, and real fixture lines cut, overwritten,
 //! padded and interleaved with garbage; proptest shrinks any failure to a
 //! small case. Case counts keep the file under ~30 s in a debug build;
@@ -265,6 +265,19 @@ proptest! {
         if !is_json(&bytes) {
             prop_assert_eq!(read.batch.stats.malformed, 1);
             prop_assert!(read.batch.messages.is_empty());
+        }
+        // As a Crush message's parts, of every role.
+        for role in ["user", "assistant", "tool", "system"] {
+            let row = agents::transcript::crush::StoredMessage {
+                role: role.into(),
+                parts: String::from_utf8_lossy(&bytes).into_owned(),
+                ..Default::default()
+            };
+            let read = agents::transcript::crush::parse(&[row], 0, false);
+            if !is_json(&bytes) {
+                prop_assert_eq!(read.batch.stats.malformed, 1);
+                prop_assert!(read.batch.messages.is_empty());
+            }
         }
         // As a recording of rows, cut anywhere.
         for cut in [bytes.len() / 3, bytes.len() / 2, bytes.len()] {

@@ -22,7 +22,7 @@ use crate::store::{Store, StoreError, runs};
 use crate::transcript::claude::SubagentLink;
 use crate::transcript::index::{self, IndexError, IndexReport};
 use crate::transcript::watch::Watcher;
-use crate::transcript::{Format, opencode, tail};
+use crate::transcript::{Format, tail};
 
 /// A page of `transcript.read` stops growing past this many bytes of JSON,
 /// so with the envelope it stays well inside the 1 MiB frame cap.
@@ -299,14 +299,14 @@ impl Tailer {
             self.index(path).await;
             return;
         }
-        // opencode writes its sessions to one database (and its log first):
-        // every session tailed in it may have grown.
+        // opencode and Crush write their sessions to one database (and its
+        // log first): every session tailed in it may have grown.
         let db = path.to_string_lossy();
         let db = Path::new(db.strip_suffix("-wal").unwrap_or(&db));
         let sessions: Vec<PathBuf> = self
             .files
             .iter()
-            .filter(|f| opencode::split_source(f).is_some_and(|(d, _)| d == db))
+            .filter(|f| crate::transcript::database_source(f).is_some_and(|(_, d, _)| d == db))
             .cloned()
             .collect();
         if !sessions.is_empty() {

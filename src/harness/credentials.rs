@@ -142,6 +142,35 @@ pub const OPENCODE: HarnessEnv = HarnessEnv {
     prefixes: &["OPENCODE_"],
 };
 
+/// Crush: the keys of the providers it knows, their Azure, Bedrock and
+/// Vertex settings, and its own `CRUSH_*` (which it also copies over the
+/// name without the prefix). Its `crush.json` names others as `$NAME`:
+/// pass those with `--env`.
+pub const CRUSH: HarnessEnv = HarnessEnv {
+    names: &[
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "GEMINI_API_KEY",
+        "OPENROUTER_API_KEY",
+        "GROQ_API_KEY",
+        "XAI_API_KEY",
+        "CEREBRAS_API_KEY",
+        "HF_TOKEN",
+        "AZURE_OPENAI_API_ENDPOINT",
+        "AZURE_OPENAI_API_KEY",
+        "AZURE_OPENAI_API_VERSION",
+        "VERTEXAI_PROJECT",
+        "VERTEXAI_LOCATION",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_PROFILE",
+        "AWS_BEARER_TOKEN_BEDROCK",
+    ],
+    prefixes: &["CRUSH_"],
+};
+
 /// The variables opencode's config files (`opencode.json` / `.jsonc` in
 /// each folder of `dirs`) substitute with `{env:NAME}`: a provider's key is
 /// often given so. Unreadable files name none.

@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, and the engine's own `shell`, `cmd` and
+//! `gemini`, `aider`, `opencode`, `crush`, and the engine's own `shell`, `cmd` and
 //! `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -11,6 +11,7 @@ mod builtin;
 pub mod claude;
 pub mod codex;
 pub mod credentials;
+pub mod crush;
 pub mod demo;
 pub mod gemini;
 pub mod hooks;
@@ -29,7 +30,9 @@ pub use adapter::{AccountProblem, Adapter, KnownSession, Launch, LaunchContext, 
 pub use profile::{Profile, is_env_name, validate as validate_profiles};
 
 /// Harness families this build can launch.
-pub const KNOWN: &[&str] = &["shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode"];
+pub const KNOWN: &[&str] = &[
+    "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "crush",
+];
 
 /// The adapter of a family.
 pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
@@ -42,6 +45,7 @@ pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
         "gemini" => &gemini::Gemini,
         "aider" => &aider::Aider,
         "opencode" => &opencode::Opencode,
+        "crush" => &crush::Crush,
         _ => return None,
     })
 }

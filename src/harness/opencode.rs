@@ -233,6 +233,8 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let data = home.path().join(".local/share/opencode");
         std::fs::create_dir_all(&data).unwrap();
+        // The run started before its session: however slow the machine.
+        let started = SystemTime::now() - Duration::from_secs(2);
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64;
         let db = database_with(
             &data,
@@ -245,7 +247,7 @@ mod tests {
         );
         let query = SessionQuery {
             cwd: "/w".into(),
-            started: SystemTime::now() - Duration::from_secs(2),
+            started,
             config_home: None,
             home: Some(home.path().to_path_buf()),
         };

@@ -91,13 +91,26 @@ pub fn open_question(lines: &[String]) -> Option<(usize, &'static str)> {
 }
 
 /// Questions whose choices sit on one row, unnumbered, chosen with the
-/// arrows and Enter: the title, and words the choice row holds. opencode
-/// 1.18: `△ Permission required` … `Allow once   Allow always   Reject`.
-const CHOICE_ROW_QUESTIONS: &[(&str, &[&str], &str)] = &[(
-    "Permission required",
-    &["Allow once", "Reject"],
-    "screen shows a permission prompt",
-)];
+/// arrows and Enter: the title, words the choice row holds, and whether
+/// the row is the last thing drawn while it waits (a dialog at the bottom;
+/// else one drawn over the conversation). opencode 1.18: `△ Permission
+/// required` … `Allow once   Allow always   Reject`, at the bottom. Crush
+/// (from its source, not a recording): a `Permission Required` dialog in
+/// the middle, `Allow  Allow for Session  Deny`.
+const CHOICE_ROW_QUESTIONS: &[(&str, &[&str], bool, &str)] = &[
+    (
+        "Permission required",
+        &["Allow once", "Reject"],
+        true,
+        "screen shows a permission prompt",
+    ),
+    (
+        "Permission Required",
+        &["Allow for Session", "Deny"],
+        false,
+        "screen shows a permission prompt",
+    ),
+];
 
 /// A question of `CHOICE_ROW_QUESTIONS` at the bottom of the screen, its
 /// choice row followed by nothing but blank or frame rows (a key hint may
@@ -105,12 +118,12 @@ const CHOICE_ROW_QUESTIONS: &[(&str, &[&str], &str)] = &[(
 fn choice_row_question(lines: &[String]) -> Option<(usize, &'static str)> {
     let used = lines.iter().rposition(|l| !bare(l).is_empty()).map_or(0, |i| i + 1);
     let from = used.saturating_sub(24);
-    for (title, choices, why) in CHOICE_ROW_QUESTIONS {
+    for (title, choices, last, why) in CHOICE_ROW_QUESTIONS {
         let Some(at) = (from..used).rev().find(|&i| lines[i].contains(title)) else {
             continue;
         };
         let row = (at + 1..used).find(|&i| choices.iter().all(|c| lines[i].contains(c)));
-        if row.is_some_and(|r| lines[r + 1..used].iter().all(|l| bare(l).is_empty())) {
+        if row.is_some_and(|r| !last || lines[r + 1..used].iter().all(|l| bare(l).is_empty())) {
             return Some((at, why));
         }
     }
@@ -233,6 +246,23 @@ mod tests {
         assert_eq!(waiting_on(&answered, "opencode"), None);
         let talk = lines("  ┃  why is Permission required here? Allow once or Reject?\n     ▣  Build\n");
         assert_eq!(waiting_on(&talk, "opencode"), None);
+    }
+
+    /// As Crush's source draws its dialog (no real Crush ran here): over
+    /// the conversation, the buttons on one row.
+    #[test]
+    fn crush_s_permission_dialog_is_recognised_from_its_source_s_words() {
+        let dialog = lines(concat!(
+            "  > SHELL please\n",
+            "  ╭──────────────────────────────────────────────╮\n",
+            "  │ Permission Required                          │\n",
+            "  │ Tool: bash                                   │\n",
+            "  │ touch perm-marker                            │\n",
+            "  │          Allow   Allow for Session   Deny    │\n",
+            "  ╰──────────────────────────────────────────────╯\n",
+            "  ctrl+p commands   ctrl+c quit\n",
+        ));
+        assert!(waiting_on(&dialog, "crush").unwrap().why.contains("permission"));
     }
 
     #[test]
