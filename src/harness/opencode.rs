@@ -124,7 +124,9 @@ impl Adapter for Opencode {
 
 /// Where the run's sessions are kept: the profile's config home when it
 /// holds the database (the launch put it there), else the default under
-/// HOME.
+/// HOME. A data home moved with `XDG_DATA_HOME` or `OPENCODE_DB` is not
+/// followed (the query carries no environment): such a run links no
+/// session unless a profile gives it a config home.
 pub fn database(config_home: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
     if let Some(db) = config_home.map(|c| c.join("opencode.db")).filter(|d| d.is_file()) {
         return Some(db);
