@@ -1,6 +1,6 @@
 //! Property tests (docs/design.md §11) for everything that parses bytes we do not
 //! control: the transcript readers (Claude, Codex and Gemini JSONL, Gemini's
-//! older JSON document, aider markdown), the protocol's frame decoder, and the emulator wrapper.
+//! older JSON document, aider markdown, opencode's and Crush's stored rows), the protocol's frame decoder, and the emulator wrapper.
 //! Inputs are arbitrary bytes, and real fixture lines cut, overwritten,
 //! padded and interleaved with garbage; proptest shrinks any failure to a
 //! small case. Case counts keep the file under ~30 s in a debug build;
@@ -14,6 +14,7 @@ use std::task::{Context, Poll};
 
 use agents::protocol::{Frame, FrameError, MAX_FRAME, read_frame};
 use agents::term::Terminal;
+use agents::transcript::opencode::{self, StoredMessage};
 use agents::transcript::tail::Lines;
 use agents::transcript::{Batch, Format, gemini, line_reader};
 use proptest::prelude::*;
@@ -104,6 +105,7 @@ const JSONL: [(Format, &str); 5] = [
 ];
 
 const AIDER: &str = "aider/.aider.chat.history.md";
+const OPENCODE: &str = "opencode/ses_dc9085082ffe86shbty0VfrLIZ.jsonl";
 const GEMINI: &str = "gemini/session-2026-11-29T11-52-33573076.jsonl";
 
 /// The recorded Gemini chat's messages as one document, the shape older
@@ -256,6 +258,32 @@ proptest! {
             prop_assert_eq!(read.batch.stats.malformed, 1);
             prop_assert!(read.batch.messages.is_empty());
         }
+        // The same bytes as an opencode row's data and as one of its parts.
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let row = StoredMessage { id: "msg_1".into(), data: text.clone(), parts: vec![text] };
+        let read = opencode::parse(&[row], 0, true);
+        if !is_json(&bytes) {
+            prop_assert_eq!(read.batch.stats.malformed, 1);
+            prop_assert!(read.batch.messages.is_empty());
+        }
+        // As a Crush message's parts, of every role.
+        for role in ["user", "assistant", "tool", "system"] {
+            let row = agents::transcript::crush::StoredMessage {
+                role: role.into(),
+                parts: String::from_utf8_lossy(&bytes).into_owned(),
+                ..Default::default()
+            };
+            let read = agents::transcript::crush::parse(&[row], 0, false);
+            if !is_json(&bytes) {
+                prop_assert_eq!(read.batch.stats.malformed, 1);
+                prop_assert!(read.batch.messages.is_empty());
+            }
+        }
+        // As a recording of rows, cut anywhere.
+        for cut in [bytes.len() / 3, bytes.len() / 2, bytes.len()] {
+            let (rows, _) = opencode::parse_recording(&bytes[..cut]);
+            opencode::parse(&rows, 0, cut == bytes.len());
+        }
     }
 
     /// A real line, damaged: still no panic; a line that is no longer JSON
@@ -322,6 +350,41 @@ proptest! {
             doc = m.apply(&doc);
         }
         prop_assert_eq!(read_chunked(Format::Aider, &doc, &[]), read_chunked(Format::Aider, &doc, &cuts));
+    }
+
+    /// opencode's recorded rows, one message's data or one part damaged:
+    /// never a panic; a message whose data is no longer JSON is one
+    /// malformed row with no messages of its own, and the others still read.
+    #[test]
+    fn a_damaged_opencode_row_is_counted_never_fatal(
+        pick in any::<prop::sample::Index>(),
+        part in any::<Option<prop::sample::Index>>(),
+        damage in prop::collection::vec(mutation(), 1..4),
+        finished in any::<bool>(),
+    ) {
+        let (mut rows, _) = opencode::parse_recording(&fixture(OPENCODE));
+        let clean = opencode::parse(&rows, 0, true).batch.messages.len();
+        let at = pick.index(rows.len());
+        let target = match part.filter(|_| !rows[at].parts.is_empty()) {
+            Some(p) => {
+                let i = p.index(rows[at].parts.len());
+                &mut rows[at].parts[i]
+            }
+            None => &mut rows[at].data,
+        };
+        let mut bytes = target.clone().into_bytes();
+        for m in &damage {
+            bytes = m.apply(&bytes);
+        }
+        *target = String::from_utf8_lossy(&bytes).into_owned();
+        let broken = !is_json(&bytes);
+        let read = opencode::parse(&rows, 0, finished);
+        prop_assert!(read.batch.provisional <= read.batch.messages.len());
+        prop_assert!(read.records_done <= rows.len());
+        if broken {
+            prop_assert!(read.batch.stats.malformed >= 1);
+            prop_assert!(read.batch.messages.len() < clean + 1);
+        }
     }
 
     /// A whole-document Gemini chat caught mid-rewrite or damaged: never a

@@ -162,6 +162,8 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         ("codex", "codex", "install Codex CLI to run codex agents"),
         ("gemini", "gemini", "install Gemini CLI to run gemini agents"),
         ("aider", "aider", "install aider to run aider agents"),
+        ("opencode", "opencode", "install opencode-ai to run opencode agents"),
+        ("crush", "crush", "install @charmland/crush to run crush agents"),
     ] {
         let agent = crate::harness::adapter_for(what).is_some();
         match crate::harness::find_binary(bin, path.as_deref()) {

@@ -20,9 +20,13 @@ use crate::store::runs;
 /// text answers types those.
 pub fn answer_input(family: &str, answer: &str) -> serde_json::Value {
     let keys = |bytes: Vec<u8>| serde_json::json!({ "bytes": bytes });
+    let choose = |yes: bool| {
+        crate::harness::adapter_for(family)
+            .map_or_else(|| if yes { b"1".to_vec() } else { vec![0x1b] }, |a| a.answer_keys(yes))
+    };
     match answer.to_ascii_lowercase().as_str() {
-        "yes" | "y" => keys(b"1".to_vec()),
-        "no" | "n" => keys(vec![0x1b]),
+        "yes" | "y" => keys(choose(true)),
+        "no" | "n" => keys(choose(false)),
         _ => {
             let mut typed = keys(format!("{answer}\r").into_bytes());
             let adapter = crate::harness::adapter_for(family);
@@ -325,6 +329,8 @@ mod tests {
             assert_eq!(answer_input(family, "yes"), json!({ "bytes": [b'1'] }));
             assert_eq!(answer_input(family, "N"), json!({ "bytes": [0x1b] }));
         }
+        // opencode's choices are on one row, the first selected: Enter.
+        assert_eq!(answer_input("opencode", "yes"), json!({ "bytes": [b'\r'] }));
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub async fn native_blocker(
         .await
         .map_err(ApiError::internal)?;
     if let Some(path) = transcript
-        && !std::path::Path::new(&path).is_file()
+        && !crate::transcript::source_exists(std::path::Path::new(&path))
     {
         return Ok(Some(format!("its transcript {path} is gone")));
     }

@@ -299,6 +299,22 @@ impl Tailer {
             self.index(path).await;
             return;
         }
+        // opencode and Crush write their sessions to one database (and its
+        // log first): every session tailed in it may have grown.
+        let db = path.to_string_lossy();
+        let db = Path::new(db.strip_suffix("-wal").unwrap_or(&db));
+        let sessions: Vec<PathBuf> = self
+            .files
+            .iter()
+            .filter(|f| crate::transcript::database_source(f).is_some_and(|(_, d, _)| d == db))
+            .cloned()
+            .collect();
+        if !sessions.is_empty() {
+            for f in sessions {
+                self.index(&f).await;
+            }
+            return;
+        }
         // `<session>/` or `<session>/subagents/` appeared: watch it, and read
         // any subagent file already in it.
         let session_dir = if path.file_name().is_some_and(|n| n == "subagents") {

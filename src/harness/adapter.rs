@@ -182,6 +182,12 @@ pub trait Adapter: Sync {
         0
     }
 
+    /// The keys `agents answer RUN yes` (or `no`) types at a permission
+    /// prompt. By default the first numbered choice, and Esc.
+    fn answer_keys(&self, yes: bool) -> Vec<u8> {
+        if yes { b"1".to_vec() } else { vec![0x1b] }
+    }
+
     /// Whether the harness keeps conversations (sessions) a run links to.
     fn has_sessions(&self) -> bool {
         true

@@ -108,6 +108,91 @@ pub const AIDER: HarnessEnv = HarnessEnv {
     prefixes: &["OPENAI_", "ANTHROPIC_", "AIDER_", "LITELLM_", "AWS_"],
 };
 
+/// opencode: the keys of the providers it knows (models.dev's `env` names,
+/// as its 1.18 binary carries them), their endpoints, and its own
+/// `OPENCODE_*` switches (plus each `{env:NAME}` its config files name,
+/// read at launch: `opencode_config_keys`). Of AWS, only Bedrock's own
+/// token, region and profile: the shell's AWS secret keys stay out.
+pub const OPENCODE: HarnessEnv = HarnessEnv {
+    names: &[
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "GEMINI_API_KEY",
+        "GOOGLE_GENERATIVE_AI_API_KEY",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "VERTEX_LOCATION",
+        "OPENROUTER_API_KEY",
+        "GROQ_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "XAI_API_KEY",
+        "MISTRAL_API_KEY",
+        "TOGETHER_AI_API_KEY",
+        "CEREBRAS_API_KEY",
+        "FIREWORKS_API_KEY",
+        "HF_TOKEN",
+        "AZURE_RESOURCE_NAME",
+        "AZURE_API_KEY",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "AWS_REGION",
+        "AWS_PROFILE",
+    ],
+    prefixes: &["OPENCODE_"],
+};
+
+/// Crush: the keys of the providers it knows, their Azure, Bedrock and
+/// Vertex settings, and its own `CRUSH_*` (which it also copies over the
+/// name without the prefix). Its `crush.json` names others as `$NAME`:
+/// pass those with `--env`.
+pub const CRUSH: HarnessEnv = HarnessEnv {
+    names: &[
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "GEMINI_API_KEY",
+        "OPENROUTER_API_KEY",
+        "GROQ_API_KEY",
+        "XAI_API_KEY",
+        "CEREBRAS_API_KEY",
+        "HF_TOKEN",
+        "AZURE_OPENAI_API_ENDPOINT",
+        "AZURE_OPENAI_API_KEY",
+        "AZURE_OPENAI_API_VERSION",
+        "VERTEXAI_PROJECT",
+        "VERTEXAI_LOCATION",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_PROFILE",
+        "AWS_BEARER_TOKEN_BEDROCK",
+    ],
+    prefixes: &["CRUSH_"],
+};
+
+/// The variables opencode's config files (`opencode.json` / `.jsonc` in
+/// each folder of `dirs`) substitute with `{env:NAME}`: a provider's key is
+/// often given so. Unreadable files name none.
+pub fn opencode_config_keys(dirs: &[PathBuf]) -> Vec<String> {
+    let mut keys = Vec::new();
+    for dir in dirs {
+        for name in ["opencode.json", "opencode.jsonc", "config.json"] {
+            let Ok(text) = std::fs::read_to_string(dir.join(name)) else {
+                continue;
+            };
+            for (at, _) in text.match_indices("{env:") {
+                let rest = &text[at + "{env:".len()..];
+                let key = rest.split('}').next().unwrap_or_default().trim();
+                if rest.contains('}') && super::is_env_name(key) && !keys.iter().any(|k| k == key) {
+                    keys.push(key.to_string());
+                }
+            }
+        }
+    }
+    keys
+}
+
 /// Claude Code's variables in `env`: its cloud credentials only when the
 /// switch that makes it read them is on (`CLAUDE_CODE_USE_BEDROCK` for
 /// `AWS_*`, `CLAUDE_CODE_USE_VERTEX` for Google's), so an AWS secret in
@@ -177,6 +262,7 @@ pub fn login_file(family: &str, config_home: Option<&Path>, home: Option<&Path>)
             .map(|c| c.join("auth.json"))
             .or_else(|| under_home(".codex/auth.json")),
         "gemini" => under_home(".gemini/oauth_creds.json"),
+        "opencode" => under_home(".local/share/opencode/auth.json"),
         _ => None,
     }
 }

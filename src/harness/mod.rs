@@ -1,6 +1,6 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, and the engine's own `shell`, `cmd` and `demo` — behind
-//! the [`Adapter`] seam. `prepare` turns a harness or profile name and the
+//! `gemini`, `aider`, `opencode`, `crush`, and the engine's own `shell`, `cmd` and
+//! `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
 //! evidence ([`screen`]), names from prompts ([`naming`]) and versions.
@@ -11,11 +11,13 @@ mod builtin;
 pub mod claude;
 pub mod codex;
 pub mod credentials;
+pub mod crush;
 pub mod demo;
 pub mod gemini;
 pub mod hooks;
 pub mod login;
 pub mod naming;
+pub mod opencode;
 mod profile;
 pub mod screen;
 pub mod status;
@@ -28,7 +30,9 @@ pub use adapter::{AccountProblem, Adapter, KnownSession, Launch, LaunchContext, 
 pub use profile::{Profile, is_env_name, validate as validate_profiles};
 
 /// Harness families this build can launch.
-pub const KNOWN: &[&str] = &["shell", "cmd", "demo", "claude", "codex", "gemini", "aider"];
+pub const KNOWN: &[&str] = &[
+    "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "crush",
+];
 
 /// The adapter of a family.
 pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
@@ -40,6 +44,8 @@ pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
         "codex" => &codex::Codex,
         "gemini" => &gemini::Gemini,
         "aider" => &aider::Aider,
+        "opencode" => &opencode::Opencode,
+        "crush" => &crush::Crush,
         _ => return None,
     })
 }

@@ -46,11 +46,13 @@ impl ScreenFinding {
 }
 
 fn question(lines: &[String]) -> Option<ScreenFinding> {
-    open_question(lines).map(|(at, why)| ScreenFinding {
-        status: ActivityStatus::NeedsApproval,
-        why: why.to_string(),
-        question: Some(question_text(&lines[at..])),
-    })
+    open_question(lines)
+        .or_else(|| choice_row_question(lines))
+        .map(|(at, why)| ScreenFinding {
+            status: ActivityStatus::NeedsApproval,
+            why: why.to_string(),
+            question: Some(question_text(&lines[at..])),
+        })
 }
 
 /// The longest question a finding carries: a few lines of a dialog.
@@ -88,6 +90,46 @@ pub fn open_question(lines: &[String]) -> Option<(usize, &'static str)> {
     None
 }
 
+/// Questions whose choices sit on one row, unnumbered, chosen with the
+/// arrows and Enter: the title, words the choice row holds, and whether
+/// the row is the last thing drawn while it waits (a dialog at the bottom;
+/// else one drawn over the conversation). opencode 1.18: `△ Permission
+/// required` … `Allow once   Allow always   Reject`, at the bottom. Crush
+/// (from its source, not a recording): a `Permission Required` dialog in
+/// the middle, `Allow  Allow for Session  Deny`.
+const CHOICE_ROW_QUESTIONS: &[(&str, &[&str], bool, &str)] = &[
+    (
+        "Permission required",
+        &["Allow once", "Reject"],
+        true,
+        "screen shows a permission prompt",
+    ),
+    (
+        "Permission Required",
+        &["Allow for Session", "Deny"],
+        false,
+        "screen shows a permission prompt",
+    ),
+];
+
+/// A question of `CHOICE_ROW_QUESTIONS` at the bottom of the screen, its
+/// choice row followed by nothing but blank or frame rows (a key hint may
+/// share the row).
+fn choice_row_question(lines: &[String]) -> Option<(usize, &'static str)> {
+    let used = lines.iter().rposition(|l| !bare(l).is_empty()).map_or(0, |i| i + 1);
+    let from = used.saturating_sub(24);
+    for (title, choices, last, why) in CHOICE_ROW_QUESTIONS {
+        let Some(at) = (from..used).rev().find(|&i| lines[i].contains(title)) else {
+            continue;
+        };
+        let row = (at + 1..used).find(|&i| choices.iter().all(|c| lines[i].contains(c)));
+        if row.is_some_and(|r| !last || lines[r + 1..used].iter().all(|l| bare(l).is_empty())) {
+            return Some((at, why));
+        }
+    }
+    None
+}
+
 /// The question is still open when numbered choices follow it and nothing
 /// but the key hint comes after them: output below the choices means it was
 /// answered (and the screen merely still shows it).
@@ -106,7 +148,7 @@ fn is_open(after: &[String]) -> bool {
 /// A line without the frame around it (Gemini draws its questions in a
 /// box: `│ ● 1. Allow once │`) and without the selection marker.
 pub(super) fn bare(line: &str) -> &str {
-    const FRAME: &[char] = &['│', '╭', '╮', '╰', '╯', '─', ' '];
+    const FRAME: &[char] = &['│', '┃', '╭', '╮', '╰', '╯', '─', ' '];
     line.trim_matches(FRAME).trim_start_matches(['❯', '›', '>', '●', ' '])
 }
 
@@ -172,6 +214,55 @@ mod tests {
             "✦ Tool said: done\n",
         ));
         assert_eq!(waiting_on_any(&answered), None);
+    }
+
+    /// As opencode 1.18.33 drew it at 120x40 (tmux `capture-pane`), and
+    /// once answered.
+    #[test]
+    fn opencode_s_one_row_permission_prompt_is_recognised() {
+        let waiting = lines(concat!(
+            "  ┃  SHELL please\n",
+            "     $ touch perm-marker\n",
+            "     ▣  Build · Mock Model\n",
+            "\n",
+            "  ┃  △ Permission required\n",
+            "  ┃    # Shell command\n",
+            "  ┃\n",
+            "  ┃  $ touch perm-marker\n",
+            "  ┃\n",
+            "  ┃   Allow once   Allow always   Reject                ctrl+f fullscreen  ⇆ select  enter confirm\n",
+            "  ┃\n",
+        ));
+        let found = waiting_on(&waiting, "opencode").unwrap();
+        assert_eq!(found.status, ActivityStatus::NeedsApproval);
+        assert!(found.question.unwrap().starts_with("△ Permission required"));
+        let answered = lines(concat!(
+            "  ┃  $ touch perm-marker\n",
+            "  ┃  (no output)\n",
+            "     Ran it.\n",
+            "     ▣  Build · Mock Model · 15.0s\n",
+            "  ┃  Build · Mock Model Mock\n",
+        ));
+        assert_eq!(waiting_on(&answered, "opencode"), None);
+        let talk = lines("  ┃  why is Permission required here? Allow once or Reject?\n     ▣  Build\n");
+        assert_eq!(waiting_on(&talk, "opencode"), None);
+    }
+
+    /// As Crush's source draws its dialog (no real Crush ran here): over
+    /// the conversation, the buttons on one row.
+    #[test]
+    fn crush_s_permission_dialog_is_recognised_from_its_source_s_words() {
+        let dialog = lines(concat!(
+            "  > SHELL please\n",
+            "  ╭──────────────────────────────────────────────╮\n",
+            "  │ Permission Required                          │\n",
+            "  │ Tool: bash                                   │\n",
+            "  │ touch perm-marker                            │\n",
+            "  │          Allow   Allow for Session   Deny    │\n",
+            "  ╰──────────────────────────────────────────────╯\n",
+            "  ctrl+p commands   ctrl+c quit\n",
+        ));
+        assert!(waiting_on(&dialog, "crush").unwrap().why.contains("permission"));
     }
 
     #[test]

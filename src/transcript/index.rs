@@ -12,7 +12,7 @@ use rusqlite::Connection;
 
 use super::claude::{self, SubagentLink};
 use super::tail::{self, Tail};
-use super::{Batch, Format, aider, gemini, line_reader};
+use super::{Batch, Format, aider, crush, gemini, line_reader, opencode};
 use crate::store::StoreError;
 use crate::store::transcripts::{self as db, Progress, SourceRow};
 
@@ -22,7 +22,9 @@ pub enum IndexError {
     Store(#[from] StoreError),
     #[error("reading {path}: {source}")]
     Io { path: String, source: std::io::Error },
-    #[error("{0}: not a transcript format this version reads (Claude or Codex JSONL, Gemini JSON, aider markdown)")]
+    #[error(
+        "{0}: not a transcript format this version reads (Claude or Codex JSONL, Gemini JSON, aider markdown, an opencode or Crush database's session)"
+    )]
     UnknownFormat(String),
     #[error("{0} is not registered as a transcript")]
     NotRegistered(String),
@@ -159,6 +161,12 @@ pub fn step(conn: &mut Connection, path: &Path, max: usize) -> Result<Stepped, I
         path: k.clone(),
         source,
     };
+    if src.format == Format::Opencode {
+        return step_opencode(conn, &src, path, io);
+    }
+    if src.format == Format::Crush {
+        return step_crush(conn, &src, path, io);
+    }
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         // Not written yet (Claude creates the file at the first message).
@@ -220,6 +228,90 @@ fn read_gemini(src: &SourceRow, path: &Path, meta: &std::fs::Metadata) -> std::i
         reset,
     };
     Ok((read.batch, progress, false))
+}
+
+/// One step of an opencode session: the messages after those read for
+/// good, from its database (read only). Nothing to do while the database
+/// and its log are as they were last time.
+fn step_opencode(
+    conn: &mut Connection,
+    src: &SourceRow,
+    path: &Path,
+    io: impl Fn(std::io::Error) -> IndexError,
+) -> Result<Stepped, IndexError> {
+    let Some((db, session)) = opencode::split_source(path) else {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not an opencode session",
+        )));
+    };
+    let Some(seen) = opencode::signature(&db) else {
+        // Not written yet: opencode makes its database at its first start.
+        return Ok(Stepped::default());
+    };
+    if src.seen.as_deref() == Some(seen.as_str()) {
+        return Ok(Stepped::default());
+    }
+    let (read, more) =
+        opencode::read_session(&db, &session, src.offset as usize, false).map_err(|e| io(std::io::Error::other(e)))?;
+    let progress = Progress {
+        offset: read.records_done as u64,
+        file_id: src.file_id.clone(),
+        seen: (!more).then_some(seen),
+        state: serde_json::Value::Null,
+        reset: false,
+    };
+    db::save_batch(conn, src, &read.batch, &progress)?;
+    Ok(Stepped {
+        messages: read.batch.messages.len() as u64,
+        malformed: read.batch.stats.malformed,
+        unknown: read.batch.stats.unknown,
+        more,
+        changed: true,
+        left: 0,
+    })
+}
+
+/// One step of a Crush session, as of opencode; its tokens are the growth
+/// of its session row's totals since the last step (kept in the state).
+fn step_crush(
+    conn: &mut Connection,
+    src: &SourceRow,
+    path: &Path,
+    io: impl Fn(std::io::Error) -> IndexError,
+) -> Result<Stepped, IndexError> {
+    let Some((db, session)) = crush::split_source(path) else {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a Crush session",
+        )));
+    };
+    let Some(seen) = opencode::signature(&db) else {
+        return Ok(Stepped::default());
+    };
+    if src.seen.as_deref() == Some(seen.as_str()) {
+        return Ok(Stepped::default());
+    }
+    let (mut read, more, totals) =
+        crush::read_session(&db, &session, src.offset as usize, false).map_err(|e| io(std::io::Error::other(e)))?;
+    let counted: crate::transcript::Usage = serde_json::from_value(src.state.clone()).unwrap_or_default();
+    read.batch.usage = totals.minus(&counted);
+    let progress = Progress {
+        offset: read.records_done as u64,
+        file_id: src.file_id.clone(),
+        seen: (!more).then_some(seen),
+        state: serde_json::to_value(totals).unwrap_or_default(),
+        reset: false,
+    };
+    db::save_batch(conn, src, &read.batch, &progress)?;
+    Ok(Stepped {
+        messages: read.batch.messages.len() as u64,
+        malformed: read.batch.stats.malformed,
+        unknown: read.batch.stats.unknown,
+        more,
+        changed: true,
+        left: 0,
+    })
 }
 
 /// Reads everything new in a registered file, step by step.

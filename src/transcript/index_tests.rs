@@ -329,3 +329,37 @@ fn an_aider_history_is_read_from_each_sessions_chat_and_handed_to_the_later_one(
     assert_eq!(texts(&conn, &s2), ["second", "Two.", "more"]);
     assert_eq!(texts(&conn, &s1), ["first", "One."]);
 }
+
+#[test]
+fn a_crush_session_in_its_database_is_indexed_once_and_its_tokens_by_their_growth() {
+    use crate::transcript::crush::{self, tests as rows};
+    let (dir, mut conn) = fresh();
+    let db = rows::database(dir.path());
+    rows::conversation(&db, 1_796_000_000);
+    let source = crush::source_key(&db, rows::SESSION);
+    index_transcript(&mut conn, &source, rows::SESSION, None).unwrap();
+    let s = db::session(&conn, rows::SESSION).unwrap().unwrap();
+    assert_eq!((s.messages, s.tokens.input, s.tokens.output), (4, 80, 14));
+    // The streaming reply finishes and the session's totals grow.
+    let crush_db = rusqlite::Connection::open(&db).unwrap();
+    crush_db
+        .execute_batch(
+            "UPDATE messages SET parts = '[{\"type\":\"text\",\"data\":{\"text\":\"Ran it, done.\"}}]',
+                finished_at = created_at WHERE id = 'm3';
+             UPDATE sessions SET prompt_tokens = 120, completion_tokens = 21;",
+        )
+        .unwrap();
+    catch_up(&mut conn, &source).unwrap();
+    let s = db::session(&conn, rows::SESSION).unwrap().unwrap();
+    assert_eq!((s.messages, s.tokens.input, s.tokens.output), (4, 120, 21));
+    let all = db::messages(&conn, rows::SESSION, None, 100).unwrap();
+    assert_eq!(all.last().unwrap().text, "Ran it, done.");
+    assert!(
+        !all.iter().any(|m| m.text == "Ran it."),
+        "the provisional reply was replaced"
+    );
+    // Nothing changed: nothing read, nothing counted again.
+    let again = catch_up(&mut conn, &source).unwrap();
+    assert!(!again.changed);
+    assert_eq!(db::session(&conn, rows::SESSION).unwrap().unwrap().tokens.input, 120);
+}

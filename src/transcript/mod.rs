@@ -11,15 +11,17 @@
 pub mod aider;
 pub mod claude;
 pub mod codex;
+pub mod crush;
 pub mod gemini;
 pub mod index;
 pub mod model;
+pub mod opencode;
 pub mod price;
 pub mod tail;
 pub mod usage;
 pub mod watch;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +41,12 @@ pub enum Format {
     Gemini,
     /// aider: `.aider.chat.history.md`.
     Aider,
+    /// opencode: one session's rows in its SQLite database, named
+    /// `<data home>/opencode/opencode.db#<session id>`.
+    Opencode,
+    /// Crush: one session's rows in its project's SQLite database, named
+    /// `<project>/.crush/crush.db#<session id>`.
+    Crush,
 }
 
 impl Format {
@@ -48,6 +56,8 @@ impl Format {
             Format::Codex => "codex",
             Format::Gemini => "gemini",
             Format::Aider => "aider",
+            Format::Opencode => "opencode",
+            Format::Crush => "crush",
         }
     }
 
@@ -57,6 +67,8 @@ impl Format {
             "codex" => Some(Format::Codex),
             "gemini" => Some(Format::Gemini),
             "aider" => Some(Format::Aider),
+            "opencode" => Some(Format::Opencode),
+            "crush" => Some(Format::Crush),
             _ => None,
         }
     }
@@ -66,6 +78,9 @@ impl Format {
     pub fn detect(path: &Path) -> Option<Format> {
         let name = path.file_name()?.to_string_lossy();
         let in_dir = |dir: &str| path.components().any(|c| c.as_os_str() == dir);
+        if let Some((format, ..)) = database_source(path) {
+            return Some(format);
+        }
         if name.ends_with(".md") && name.contains("aider") {
             Some(Format::Aider)
         } else if (name.ends_with(".json") || name.ends_with(".jsonl")) && (in_dir("chats") || in_dir(".gemini")) {
@@ -147,9 +162,11 @@ pub trait LineReader: Send {
 }
 
 /// A fresh reader for a line-oriented format (a Gemini chat in the older
-/// `.json` shape is one document instead: `gemini::parse`).
+/// `.json` shape is one document instead: `gemini::parse`; opencode keeps
+/// rows in a database: `opencode::parse`).
 pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option<Box<dyn LineReader>> {
     match format {
+        Format::Opencode | Format::Crush => None,
         Format::Claude => Some(Box::new(claude::ClaudeReader::new(link))),
         Format::Codex => Some(Box::new(codex::CodexReader::default())),
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
@@ -157,9 +174,63 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
     }
 }
 
+/// Whether a transcript is still there: its file, or for opencode its
+/// session's row in the database.
+pub fn source_exists(path: &Path) -> bool {
+    match database_source(path) {
+        Some((Format::Crush, db, session)) => crush::has_session(&db, &session),
+        Some((_, db, session)) => opencode::has_session(&db, &session),
+        None => path.is_file(),
+    }
+}
+
+/// A transcript kept as rows of a harness's database (opencode, Crush):
+/// its format, the database and the session, from the source's name.
+pub fn database_source(path: &Path) -> Option<(Format, PathBuf, String)> {
+    if let Some((db, session)) = opencode::split_source(path) {
+        return Some((Format::Opencode, db, session));
+    }
+    crush::split_source(path).map(|(db, session)| (Format::Crush, db, session))
+}
+
 /// Reads a whole file at once (tests, one-off imports): every message, with
 /// the counts. Nothing is provisional at the end of a finished file.
 pub fn read_file(path: &Path, format: Format) -> std::io::Result<Batch> {
+    if format == Format::Crush {
+        let (db, session) = crush::split_source(path)
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a Crush session"))?;
+        let (mut batch, mut done) = (Batch::default(), 0);
+        loop {
+            let (read, more, totals) = crush::read_session(&db, &session, done, true).map_err(std::io::Error::other)?;
+            batch.messages.extend(read.batch.messages);
+            batch.stats.add(&read.batch.stats);
+            batch.model = read.batch.model.or(batch.model.take());
+            batch.session_id = read.batch.session_id;
+            batch.usage = totals;
+            done = read.records_done;
+            if !more {
+                return Ok(batch);
+            }
+        }
+    }
+    if format == Format::Opencode {
+        let (db, session) = opencode::split_source(path)
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not an opencode session"))?;
+        let (mut batch, mut done) = (Batch::default(), 0);
+        loop {
+            let (read, more) = opencode::read_session(&db, &session, done, true).map_err(std::io::Error::other)?;
+            batch.messages.extend(read.batch.messages);
+            batch.usage.add(&read.batch.usage);
+            batch.stats.add(&read.batch.stats);
+            batch.model = read.batch.model.or(batch.model.take());
+            batch.session_id = read.batch.session_id;
+            done = read.records_done;
+            if !more {
+                batch.provisional = 0;
+                return Ok(batch);
+            }
+        }
+    }
     let bytes = std::fs::read(path)?;
     if format == Format::Gemini && gemini::is_document(path) {
         return Ok(gemini::parse(&bytes, 0, true).batch);

@@ -1,0 +1,265 @@
+//! opencode (npm `opencode-ai`). As 1.18.33 does it: the TUI starts with
+//! `opencode [--model PROVIDER/MODEL] [--prompt TEXT]`, continues a session
+//! with `--session ID` and forks one with `--session ID --fork` (a new
+//! session holding a copy of the messages). Sessions live in one SQLite
+//! database, `<data home>/opencode/opencode.db` (`OPENCODE_DB` names
+//! another), whose `session` rows name their folder and start time: the
+//! run's session is the newest top-level one of its cwd begun after it.
+//! A profile's config home is opencode's `OPENCODE_CONFIG_DIR`, and its
+//! sessions are kept there too (`OPENCODE_DB`), apart from the user's.
+//! Its plugins could report status, but would need a JavaScript file of
+//! ours loaded into it; status comes from the screen and output instead.
+
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery};
+use crate::transcript::opencode as store;
+
+pub struct Opencode;
+
+/// The variable a profile's config home sets.
+const CONFIG_DIR: &str = "OPENCODE_CONFIG_DIR";
+
+impl Adapter for Opencode {
+    fn family(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn program(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
+        &super::credentials::OPENCODE
+    }
+
+    fn config_home_var(&self) -> Option<&'static str> {
+        Some(CONFIG_DIR)
+    }
+
+    /// Its own names, and each `{env:NAME}` of the config files it reads:
+    /// the global one, the config home's, the project's.
+    fn env_names(&self, ctx: &LaunchContext) -> Vec<String> {
+        let mut names = self.harness_env().present(ctx.env);
+        let global = ctx
+            .var("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .or_else(|| ctx.var("HOME").map(|h| Path::new(h).join(".config")))
+            .map(|c| c.join("opencode"));
+        let dirs: Vec<PathBuf> = global
+            .into_iter()
+            .chain(ctx.config_home(CONFIG_DIR))
+            .chain([ctx.cwd.to_path_buf(), ctx.cwd.join(".opencode")])
+            .collect();
+        for key in super::credentials::opencode_config_keys(&dirs) {
+            if ctx.var(&key).is_some() && !names.contains(&key) {
+                names.push(key);
+            }
+        }
+        names.sort();
+        names
+    }
+
+    fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
+        let binary = ctx
+            .profile
+            .and_then(|p| p.binary.clone())
+            .unwrap_or_else(|| self.program().into());
+        let mut argv = vec![binary];
+        if let Some(model) = ctx.model() {
+            argv.extend(["--model".into(), model.to_string()]);
+        }
+        argv.extend(ctx.args.iter().cloned());
+        let mut env = Vec::new();
+        if let Some(dir) = ctx.profile.and_then(|p| p.config_home_in(ctx.var("HOME"))) {
+            env.push((CONFIG_DIR.to_string(), dir.to_string_lossy().into_owned()));
+            env.push((
+                "OPENCODE_DB".to_string(),
+                dir.join("opencode.db").to_string_lossy().into_owned(),
+            ));
+        }
+        Ok(Launch {
+            argv,
+            env,
+            ..Launch::default()
+        })
+    }
+
+    fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
+        Ok(vec!["--session".into(), session.into()])
+    }
+
+    fn fork_args(&self, session: &str) -> Result<Vec<String>, String> {
+        Ok(vec!["--session".into(), session.into(), "--fork".into()])
+    }
+
+    /// opencode 1.18 takes an Enter that arrives with the typed text as
+    /// part of it (a `/exit` so typed stays in the composer, its command
+    /// list open); a tenth of a second later it submits.
+    fn enter_delay_ms(&self) -> u64 {
+        150
+    }
+
+    /// Its permission prompt has its choices on one row, `Allow once`
+    /// selected: Enter takes it; Esc rejects.
+    fn answer_keys(&self, yes: bool) -> Vec<u8> {
+        if yes { b"\r".to_vec() } else { vec![0x1b] }
+    }
+
+    /// `--prompt TEXT`: the TUI starts and sends it.
+    fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
+        Some(vec!["--prompt".into(), prompt.into()])
+    }
+
+    fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {
+        let db = database(q.config_home.as_deref(), q.home.as_deref())?;
+        let id = newest_session(&db, &q.cwd, q.started)?;
+        Some(KnownSession {
+            transcript: Some(store::source_key(&db, &id)),
+            id,
+        })
+    }
+}
+
+/// Where the run's sessions are kept: the profile's config home when it
+/// holds the database (the launch put it there), else the default under
+/// HOME. A data home moved with `XDG_DATA_HOME` or `OPENCODE_DB` is not
+/// followed (the query carries no environment): such a run links no
+/// session unless a profile gives it a config home.
+pub fn database(config_home: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
+    if let Some(db) = config_home.map(|c| c.join("opencode.db")).filter(|d| d.is_file()) {
+        return Some(db);
+    }
+    Some(home?.join(".local/share/opencode/opencode.db"))
+}
+
+/// The newest top-level session of `cwd` created at or after `since`.
+fn newest_session(db: &Path, cwd: &Path, since: std::time::SystemTime) -> Option<String> {
+    let since_ms = since.duration_since(UNIX_EPOCH).ok()?.as_millis() as i64;
+    let conn = store::open(db).ok()?;
+    conn.query_row(
+        "SELECT id FROM session WHERE directory = ?1 AND parent_id IS NULL AND time_created >= ?2
+         ORDER BY time_created DESC LIMIT 1",
+        rusqlite::params![cwd.to_string_lossy(), since_ms],
+        |r| r.get(0),
+    )
+    .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    fn launch(args: &[&str]) -> Launch {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        Opencode
+            .launch(&LaunchContext {
+                args: &args,
+                env: &[],
+                profile: None,
+                run_dir: Path::new("/r"),
+                agents_bin: Path::new("/a"),
+                cwd: Path::new("/w"),
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn the_keys_its_config_substitutes_pass_with_its_own() {
+        let home = tempfile::tempdir().unwrap();
+        let config = home.path().join(".config/opencode");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(
+            config.join("opencode.json"),
+            r#"{"provider": {"mock": {"options": {"apiKey": "{env:MOCK_KEY}", "baseURL": "{env:NOT SET}"}}}}"#,
+        )
+        .unwrap();
+        let env: Vec<(String, String)> = [
+            ("HOME", home.path().to_str().unwrap()),
+            ("MOCK_KEY", "k"),
+            ("OPENAI_API_KEY", "o"),
+            ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+            ("AWS_SECRET_ACCESS_KEY", "s"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let ctx = LaunchContext {
+            args: &[],
+            env: &env,
+            profile: None,
+            run_dir: Path::new("/r"),
+            agents_bin: Path::new("/a"),
+            cwd: home.path(),
+        };
+        assert_eq!(
+            Opencode.env_names(&ctx),
+            ["MOCK_KEY", "OPENAI_API_KEY", "OPENCODE_DISABLE_AUTOUPDATE"]
+        );
+    }
+
+    #[test]
+    fn launch_resume_and_fork_take_opencode_s_flags() {
+        assert_eq!(launch(&["--agent", "plan"]).argv, ["opencode", "--agent", "plan"]);
+        assert!(launch(&[]).env.is_empty(), "the user's own config home by default");
+        assert_eq!(Opencode.resume_args("ses_1").unwrap(), ["--session", "ses_1"]);
+        assert_eq!(Opencode.fork_args("ses_1").unwrap(), ["--session", "ses_1", "--fork"]);
+        assert_eq!(Opencode.prompt_args("go").unwrap(), ["--prompt", "go"]);
+    }
+
+    /// The tables as opencode 1.18.33 made them, the columns read here.
+    fn database_with(dir: &Path, sessions: &[(&str, &str, Option<&str>, i64)]) -> PathBuf {
+        let db = dir.join("opencode.db");
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, parent_id text,
+                directory text NOT NULL, title text NOT NULL, version text NOT NULL,
+                time_created integer NOT NULL, time_updated integer NOT NULL);",
+        )
+        .unwrap();
+        for (id, cwd, parent, at) in sessions {
+            conn.execute(
+                "INSERT INTO session VALUES (?1, 'global', ?3, ?2, 't', '1.18.33', ?4, ?4)",
+                rusqlite::params![id, cwd, parent, at],
+            )
+            .unwrap();
+        }
+        db
+    }
+
+    #[test]
+    fn the_session_is_the_newest_top_level_one_of_the_cwd_begun_after_the_run() {
+        let home = tempfile::tempdir().unwrap();
+        let data = home.path().join(".local/share/opencode");
+        std::fs::create_dir_all(&data).unwrap();
+        // The run started before its session: however slow the machine.
+        let started = SystemTime::now() - Duration::from_secs(2);
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64;
+        let db = database_with(
+            &data,
+            &[
+                ("ses_old", "/w", None, now - 60_000),
+                ("ses_run", "/w", None, now),
+                ("ses_sub", "/w", Some("ses_run"), now + 5),
+                ("ses_elsewhere", "/v", None, now + 10),
+            ],
+        );
+        let query = SessionQuery {
+            cwd: "/w".into(),
+            started,
+            config_home: None,
+            home: Some(home.path().to_path_buf()),
+        };
+        let found = Opencode.find_session(&query).unwrap();
+        assert_eq!(found.id, "ses_run");
+        assert_eq!(found.transcript, Some(store::source_key(&db, "ses_run")));
+        let later = SessionQuery {
+            started: SystemTime::now() + Duration::from_secs(60),
+            ..query
+        };
+        assert_eq!(Opencode.find_session(&later), None);
+    }
+}

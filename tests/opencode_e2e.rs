@@ -1,0 +1,288 @@
+//! End to end with the real opencode: `agents run opencode` in a PTY with a
+//! private HOME (and XDG folders under it) whose `opencode.json` defines a
+//! provider `mock` (`@ai-sdk/openai-compatible`) at a small mock of the
+//! OpenAI chat completions API on loopback (`POST /v1/chat/completions`,
+//! streamed as server-sent events), its key read from `{env:…}`. Only the
+//! model is mocked; opencode writes its real SQLite database and resumes
+//! its real session.
+//!
+//! What it proves: the key variable its config names passes by default
+//! (issue #9); the run finds its session in opencode's database
+//! (`~/.local/share/opencode/opencode.db`, the `session` row of its cwd);
+//! `agents transcript` reads the reply from that database, a tool call and
+//! its result included; a `bash` permission prompt (choices on one row) is
+//! seen on the screen as `needs_approval` and `agents answer yes` allows
+//! it; `/exit` ends the run `succeeded`; and `agents sessions resume`
+//! continues the same session (`--session ID`), adding to its rows.
+//!
+//! Needs the CLI: `AGENTS_TEST_OPENCODE=/path/to/opencode` (and
+//! `AGENTS_REQUIRE_OPENCODE=1` makes a missing CLI fail instead of skip).
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::Home;
+use common::real_cli::{self, BinDir, MockApi, Prompts, Reply, Request, has_message, transcript};
+use serde_json::{Value, json};
+
+/// The version `.ci/run` installs and the fixture was recorded with.
+const PINNED: &str = "1.18.33";
+
+/// The mock chat completions API. opencode asks for a title on a request
+/// of its own (its system prompt says "title generator"): that gets `Mock
+/// title`. A turn whose last message is a tool result gets `Ran it.`; one
+/// whose prompt holds `SHELL`, a `bash` call (`touch perm-marker`); any
+/// other `Mock reply to: <the prompt>`. Other paths 404.
+fn answer(r: &Request, prompts: &Prompts) -> Reply {
+    if r.method() != "POST" || !r.path().ends_with("/chat/completions") {
+        return Reply::not_found();
+    }
+    let body = r.json();
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let titling = messages
+        .first()
+        .is_some_and(|m| text_of(&m["content"]).contains("title generator"));
+    let last = messages.last().cloned().unwrap_or(Value::Null);
+    let delta = if titling {
+        json!({ "role": "assistant", "content": "Mock title" })
+    } else if last["role"] == "tool" {
+        json!({ "role": "assistant", "content": "Ran it." })
+    } else {
+        let prompt = text_of(&last["content"]);
+        prompts.push(prompt.clone());
+        if prompt.contains("SHELL") {
+            let args = json!({ "command": "touch perm-marker", "description": "Create a marker file" });
+            json!({ "role": "assistant", "tool_calls": [{ "index": 0, "id": "call_1", "type": "function",
+                "function": { "name": "bash", "arguments": args.to_string() } }] })
+        } else {
+            json!({ "role": "assistant", "content": format!("Mock reply to: {prompt}") })
+        }
+    };
+    let finish = if delta.get("tool_calls").is_some() {
+        "tool_calls"
+    } else {
+        "stop"
+    };
+    let chunk = |choices: Value, usage: Value| {
+        json!({ "id": "mock-1", "object": "chat.completion.chunk", "created": 1, "model": "mock-model",
+            "choices": choices, "usage": usage })
+    };
+    let events = [
+        chunk(
+            json!([{ "index": 0, "delta": delta, "finish_reason": null }]),
+            Value::Null,
+        ),
+        chunk(
+            json!([{ "index": 0, "delta": {}, "finish_reason": finish }]),
+            Value::Null,
+        ),
+        chunk(
+            json!([]),
+            json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47 }),
+        ),
+    ];
+    let mut sse: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    sse.push_str("data: [DONE]\n\n");
+    Reply::ok("text/event-stream", sse)
+}
+
+/// A message's text: a string, or the text parts of a list.
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// How long a step of a real opencode may take: it starts in seconds, but
+/// CI is a busy 2-core machine.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn wait(home: &Home, run: &str, what: &str, f: impl FnMut() -> bool) {
+    real_cli::wait(home, run, PATIENCE, what, f)
+}
+
+/// The run's agent is idle (the screen is still, nothing asked).
+fn idle(home: &Home, run: &str) -> bool {
+    home.show(run)["status"] == "idle"
+}
+
+/// opencode's own `opencode.json` for the user: the mock provider and
+/// model, a question before every shell command, no update check.
+fn configure(home: &Path, api: &str) {
+    let dir = home.join(".config/opencode");
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = json!({
+        "$schema": "https://opencode.ai/config.json",
+        "provider": { "mock": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "Mock",
+            "options": { "baseURL": api, "apiKey": "{env:MOCK_OPENCODE_KEY}" },
+            "models": { "mock-model": { "name": "Mock Model" } },
+        } },
+        "model": "mock/mock-model",
+        "small_model": "mock/mock-model",
+        "permission": { "bash": "ask" },
+        "autoupdate": false,
+        "share": "disabled",
+    });
+    std::fs::write(dir.join("opencode.json"), config.to_string()).unwrap();
+}
+
+/// The messages opencode stored for `session`, and the folder its row names.
+fn stored(db: &Path, session: &str) -> (i64, String) {
+    let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let count = conn
+        .query_row("SELECT COUNT(*) FROM message WHERE session_id = ?1", [session], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let dir = conn
+        .query_row("SELECT directory FROM session WHERE id = ?1", [session], |r| r.get(0))
+        .unwrap();
+    (count, dir)
+}
+
+#[test]
+fn a_real_opencode_run_finds_its_session_asks_permission_and_resumes() {
+    let Some(opencode) = real_cli::pinned_binary("OPENCODE", "opencode", PINNED) else {
+        return;
+    };
+    let api = MockApi::start("/v1", answer);
+    let user_home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(project.path()).unwrap();
+    configure(user_home.path(), &api.url);
+    let bin = BinDir::with(&opencode, "opencode");
+    let path = bin.path();
+    let under = |rest: &str| user_home.path().join(rest);
+
+    let home = Home::new();
+    let agents = |args: &[&str]| -> String {
+        let mut cmd = home.cmd(args);
+        cmd.current_dir(&cwd)
+            .env("PATH", &path)
+            .env("HOME", user_home.path())
+            .env("XDG_CONFIG_HOME", under(".config"))
+            .env("XDG_DATA_HOME", under(".local/share"))
+            .env("XDG_STATE_HOME", under(".local/state"))
+            .env("XDG_CACHE_HOME", under(".cache"))
+            .env_remove("OPENCODE_CONFIG_DIR")
+            .env_remove("OPENCODE_DB")
+            .env("MOCK_OPENCODE_KEY", "mock-key")
+            .env("OPENCODE_DISABLE_MODELS_FETCH", "1");
+        real_cli::stdout_of(cmd, &format!("{args:?}"))
+    };
+    // The key its config reads and its own switch are only exported, as
+    // in a user's shell: they pass by default (issue #9).
+    let id = agents(&["run", "-d", "opencode", "--size", "120x40"]);
+    assert_eq!(home.show(&id)["harness_version"], PINNED);
+    assert_eq!(
+        home.show(&id)["env_harness"],
+        json!(["MOCK_OPENCODE_KEY", "OPENCODE_DISABLE_MODELS_FETCH"])
+    );
+    wait(&home, &id, "opencode's composer is up", || {
+        home.logs(&id).contains("Ask anything") && idle(&home, &id)
+    });
+
+    home.ok(&["send", &id, "hello narwhal"]);
+    wait(&home, &id, "the run found its session", || {
+        home.show(&id)["session_id"].is_string()
+    });
+    let run = home.show(&id);
+    let session = run["session_id"].as_str().unwrap().to_string();
+    let db = under(".local/share/opencode/opencode.db");
+    assert_eq!(
+        run["transcript_path"].as_str(),
+        Some(format!("{}#{session}", db.display()).as_str()),
+        "the session's rows in opencode's database"
+    );
+    assert_eq!(
+        stored(&db, &session).1,
+        cwd.to_string_lossy(),
+        "its row names the run's cwd"
+    );
+    wait(&home, &id, "the reply is in the transcript", || {
+        has_message(&transcript(&home, &id), "assistant", "Mock reply to: hello narwhal")
+    });
+    assert!(has_message(&transcript(&home, &id), "user", "hello narwhal"));
+    assert_eq!(api.prompts.all(), ["hello narwhal"]);
+
+    // A shell command asks first: the row of choices on screen is the evidence.
+    wait(&home, &id, "the first turn is over", || idle(&home, &id));
+    home.ok(&["send", &id, "SHELL please"]);
+    wait(&home, &id, "opencode asks to run the command", || {
+        home.show(&id)["status"] == "needs_approval"
+    });
+    assert!(home.logs(&id).contains("Permission required"));
+    home.ok(&["answer", &id, "yes"]);
+    wait(&home, &id, "the command ran and the reply came", || {
+        cwd.join("perm-marker").exists() && has_message(&transcript(&home, &id), "assistant", "Ran it.")
+    });
+    let messages = transcript(&home, &id);
+    let call = messages
+        .iter()
+        .find(|m| m["tool_calls"][0]["name"] == "bash")
+        .unwrap_or_else(|| panic!("the call is in the transcript: {messages:?}"));
+    assert_eq!(call["tool_calls"][0]["input"]["command"], "touch perm-marker");
+    assert!(messages.iter().any(|m| m["role"] == "tool"), "{messages:?}");
+
+    // Every answer of the mock costs 40 tokens in and 7 out: three model
+    // steps (the reply, the call, the reply after it) as opencode stored them.
+    wait(&home, &id, "the second turn's tokens are counted", || {
+        home.show(&id)["usage"]["tokens"] == json!({ "input": 120, "output": 21, "cache_read": 0, "cache_write": 0 })
+    });
+    assert_eq!(home.show(&id)["usage"]["models"][0]["model"], "mock-model");
+
+    wait(&home, &id, "the second turn is over", || idle(&home, &id));
+    home.ok(&["send", &id, "/exit"]);
+    let ended = home.wait_end(&id);
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+    let before = stored(&db, &session).0;
+
+    // Resume: `opencode --session ID`, the same session in the same database.
+    let again = agents(&["sessions", "resume", &session, "-d"]);
+    let argv: Vec<String> = home.show(&again)["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect();
+    assert!(argv.ends_with(&["--session".to_string(), session.clone()]), "{argv:?}");
+    wait(&home, &again, "the resumed session is on screen", || {
+        home.logs(&again).contains("Ran it.") && idle(&home, &again)
+    });
+    home.ok(&["send", &again, "back again"]);
+    wait(
+        &home,
+        &again,
+        "the resumed reply is in the session's transcript",
+        || has_message(&transcript(&home, &session), "assistant", "Mock reply to: back again"),
+    );
+    let whole = transcript(&home, &session);
+    for text in ["hello narwhal", "SHELL please", "back again"] {
+        assert_eq!(
+            whole
+                .iter()
+                .filter(|m| m["role"] == "user" && m["text"] == text)
+                .count(),
+            1,
+            "{text} once in {whole:?}"
+        );
+    }
+    assert!(
+        stored(&db, &session).0 > before,
+        "the resume wrote to the session's own rows"
+    );
+    wait(&home, &again, "the resumed turn is over", || idle(&home, &again));
+    home.ok(&["send", &again, "/exit"]);
+    let ended = home.wait_end(&again);
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+}
