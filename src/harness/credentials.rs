@@ -108,6 +108,35 @@ pub const AIDER: HarnessEnv = HarnessEnv {
     prefixes: &["OPENAI_", "ANTHROPIC_", "AIDER_", "LITELLM_", "AWS_"],
 };
 
+/// Qwen Code: the keys, endpoints and models of the providers it takes
+/// (OpenAI-compatible, Anthropic, Gemini and Vertex, and the keys its
+/// built-in providers name: DashScope, DeepSeek, ModelScope, Moonshot, Z.ai,
+/// MiniMax), and its own `QWEN_*` switches.
+pub const QWEN: HarnessEnv = HarnessEnv {
+    names: &[
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_MODEL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_MODEL",
+        "GEMINI_API_KEY",
+        "GEMINI_MODEL",
+        "GOOGLE_API_KEY",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "DASHSCOPE_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "MODELSCOPE_API_KEY",
+        "MOONSHOT_API_KEY",
+        "ZAI_API_KEY",
+        "MINIMAX_API_KEY",
+    ],
+    prefixes: &["QWEN_"],
+};
+
 /// Claude Code's variables in `env`: its cloud credentials only when the
 /// switch that makes it read them is on (`CLAUDE_CODE_USE_BEDROCK` for
 /// `AWS_*`, `CLAUDE_CODE_USE_VERTEX` for Google's), so an AWS secret in
@@ -207,6 +236,15 @@ mod tests {
         );
         assert_eq!(CODEX.present(&shell), ["OPENAI_API_KEY"]);
         assert_eq!(GEMINI.present(&shell), ["GEMINI_API_KEY"]);
+        assert_eq!(
+            QWEN.present(&shell),
+            [
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_BASE_URL",
+                "GEMINI_API_KEY",
+                "OPENAI_API_KEY"
+            ]
+        );
         assert_eq!(
             AIDER.present(&shell),
             [

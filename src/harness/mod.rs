@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, and the engine's own `shell`, `cmd` and `demo` — behind
+//! `gemini`, `aider`, `qwen`, and the engine's own `shell`, `cmd` and `demo` — behind
 //! the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -17,6 +17,7 @@ pub mod hooks;
 pub mod login;
 pub mod naming;
 mod profile;
+pub mod qwen;
 pub mod screen;
 pub mod status;
 pub mod version;
@@ -28,7 +29,7 @@ pub use adapter::{AccountProblem, Adapter, KnownSession, Launch, LaunchContext, 
 pub use profile::{Profile, is_env_name, validate as validate_profiles};
 
 /// Harness families this build can launch.
-pub const KNOWN: &[&str] = &["shell", "cmd", "demo", "claude", "codex", "gemini", "aider"];
+pub const KNOWN: &[&str] = &["shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "qwen"];
 
 /// The adapter of a family.
 pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
@@ -40,6 +41,7 @@ pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
         "codex" => &codex::Codex,
         "gemini" => &gemini::Gemini,
         "aider" => &aider::Aider,
+        "qwen" => &qwen::Qwen,
         _ => return None,
     })
 }

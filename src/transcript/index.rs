@@ -22,7 +22,9 @@ pub enum IndexError {
     Store(#[from] StoreError),
     #[error("reading {path}: {source}")]
     Io { path: String, source: std::io::Error },
-    #[error("{0}: not a transcript format this version reads (Claude or Codex JSONL, Gemini JSON, aider markdown)")]
+    #[error(
+        "{0}: not a transcript format this version reads (Claude, Codex or Qwen JSONL, Gemini JSON, aider markdown)"
+    )]
     UnknownFormat(String),
     #[error("{0} is not registered as a transcript")]
     NotRegistered(String),

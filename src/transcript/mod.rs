@@ -15,6 +15,7 @@ pub mod gemini;
 pub mod index;
 pub mod model;
 pub mod price;
+pub mod qwen;
 pub mod tail;
 pub mod usage;
 pub mod watch;
@@ -39,6 +40,8 @@ pub enum Format {
     Gemini,
     /// aider: `.aider.chat.history.md`.
     Aider,
+    /// Qwen Code: `~/.qwen/projects/<cwd>/chats/<session>.jsonl`.
+    Qwen,
 }
 
 impl Format {
@@ -48,6 +51,7 @@ impl Format {
             Format::Codex => "codex",
             Format::Gemini => "gemini",
             Format::Aider => "aider",
+            Format::Qwen => "qwen",
         }
     }
 
@@ -57,6 +61,7 @@ impl Format {
             "codex" => Some(Format::Codex),
             "gemini" => Some(Format::Gemini),
             "aider" => Some(Format::Aider),
+            "qwen" => Some(Format::Qwen),
             _ => None,
         }
     }
@@ -68,6 +73,8 @@ impl Format {
         let in_dir = |dir: &str| path.components().any(|c| c.as_os_str() == dir);
         if name.ends_with(".md") && name.contains("aider") {
             Some(Format::Aider)
+        } else if is_qwen_chat(path) {
+            Some(Format::Qwen)
         } else if (name.ends_with(".json") || name.ends_with(".jsonl")) && (in_dir("chats") || in_dir(".gemini")) {
             Some(Format::Gemini)
         } else if name.ends_with(".jsonl") && (name.starts_with("rollout-") || in_dir(".codex")) {
@@ -80,6 +87,19 @@ impl Format {
             None
         }
     }
+}
+
+/// A Qwen Code chat: `<session>.jsonl` in `projects/<cwd>/chats/` (Gemini's
+/// chats are `tmp/<project>/chats/session-*`, Claude's lie in
+/// `projects/<cwd>/` itself), or anywhere under `.qwen`.
+fn is_qwen_chat(path: &Path) -> bool {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let named = |p: Option<&Path>, n: &str| p.and_then(Path::file_name).is_some_and(|f| f == n);
+    let chats = path.parent();
+    let projects = chats.and_then(Path::parent).and_then(Path::parent);
+    name.ends_with(".jsonl")
+        && (path.components().any(|c| c.as_os_str() == ".qwen")
+            || (named(chats, "chats") && named(projects, "projects") && !name.starts_with("session-")))
 }
 
 /// What reading some input produced.
@@ -154,6 +174,7 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
         Format::Codex => Some(Box::new(codex::CodexReader::default())),
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
         Format::Gemini => Some(Box::new(gemini::GeminiReader::default())),
+        Format::Qwen => Some(Box::new(qwen::QwenReader)),
     }
 }
 
@@ -201,6 +222,11 @@ mod tests {
             Some(Format::Gemini)
         );
         assert_eq!(f("/src/app/.aider.chat.history.md"), Some(Format::Aider));
+        assert_eq!(
+            f("/h/.qwen/projects/-h-p/chats/11111111-2222-4333-8444-555555555555.jsonl"),
+            Some(Format::Qwen)
+        );
+        assert_eq!(f("/srv/qwen-home/projects/-h-p/chats/1111.jsonl"), Some(Format::Qwen));
         assert_eq!(f("/src/app/notes.txt"), None);
     }
 
@@ -224,10 +250,17 @@ mod tests {
             "codex/rollout-2026-11-29T07-47-04-01a22645-9705-7352-9a7c-e05a97022f2e.jsonl",
             "aider/.aider.chat.history.md",
             "gemini/session-2026-11-29T11-52-33573076.jsonl",
+            "qwen/11111111-2222-4333-8444-555555555555.jsonl",
         ];
         for file in files {
             let bytes = fixture(file);
-            for format in [Format::Claude, Format::Codex, Format::Aider, Format::Gemini] {
+            for format in [
+                Format::Claude,
+                Format::Codex,
+                Format::Aider,
+                Format::Gemini,
+                Format::Qwen,
+            ] {
                 for line in bytes.split(|b| *b == b'\n') {
                     for cut in (0..line.len()).step_by(5) {
                         let mut reader = line_reader(format, None).unwrap();
