@@ -163,6 +163,7 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         ("gemini", "gemini", "install Gemini CLI to run gemini agents"),
         ("aider", "aider", "install aider to run aider agents"),
         ("qwen", "qwen", "install Qwen Code to run qwen agents"),
+        ("pi", "pi", "install pi to run pi agents"),
     ] {
         let agent = crate::harness::adapter_for(what).is_some();
         match crate::harness::find_binary(bin, path.as_deref()) {

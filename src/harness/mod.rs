@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `qwen`, and the engine's own `shell`, `cmd` and `demo` — behind
+//! `gemini`, `aider`, `qwen`, `pi`, and the engine's own `shell`, `cmd` and `demo` — behind
 //! the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -16,6 +16,7 @@ pub mod gemini;
 pub mod hooks;
 pub mod login;
 pub mod naming;
+pub mod pi;
 mod profile;
 pub mod qwen;
 pub mod screen;
@@ -29,7 +30,9 @@ pub use adapter::{AccountProblem, Adapter, KnownSession, Launch, LaunchContext, 
 pub use profile::{Profile, is_env_name, validate as validate_profiles};
 
 /// Harness families this build can launch.
-pub const KNOWN: &[&str] = &["shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "qwen"];
+pub const KNOWN: &[&str] = &[
+    "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "qwen", "pi",
+];
 
 /// The adapter of a family.
 pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
@@ -42,6 +45,7 @@ pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
         "gemini" => &gemini::Gemini,
         "aider" => &aider::Aider,
         "qwen" => &qwen::Qwen,
+        "pi" => &pi::Pi,
         _ => return None,
     })
 }

@@ -14,6 +14,7 @@ pub mod codex;
 pub mod gemini;
 pub mod index;
 pub mod model;
+pub mod pi;
 pub mod price;
 pub mod qwen;
 pub mod tail;
@@ -42,6 +43,8 @@ pub enum Format {
     Aider,
     /// Qwen Code: `~/.qwen/projects/<cwd>/chats/<session>.jsonl`.
     Qwen,
+    /// pi: `~/.pi/agent/sessions/--<cwd>--/<time>_<session>.jsonl`.
+    Pi,
 }
 
 impl Format {
@@ -52,6 +55,7 @@ impl Format {
             Format::Gemini => "gemini",
             Format::Aider => "aider",
             Format::Qwen => "qwen",
+            Format::Pi => "pi",
         }
     }
 
@@ -62,6 +66,7 @@ impl Format {
             "gemini" => Some(Format::Gemini),
             "aider" => Some(Format::Aider),
             "qwen" => Some(Format::Qwen),
+            "pi" => Some(Format::Pi),
             _ => None,
         }
     }
@@ -75,6 +80,8 @@ impl Format {
             Some(Format::Aider)
         } else if is_qwen_chat(path) {
             Some(Format::Qwen)
+        } else if is_pi_session(path) {
+            Some(Format::Pi)
         } else if (name.ends_with(".json") || name.ends_with(".jsonl")) && (in_dir("chats") || in_dir(".gemini")) {
             Some(Format::Gemini)
         } else if name.ends_with(".jsonl") && (name.starts_with("rollout-") || in_dir(".codex")) {
@@ -100,6 +107,20 @@ fn is_qwen_chat(path: &Path) -> bool {
     name.ends_with(".jsonl")
         && (path.components().any(|c| c.as_os_str() == ".qwen")
             || (named(chats, "chats") && named(projects, "projects") && !name.starts_with("session-")))
+}
+
+/// A pi session: `.jsonl` in `sessions/--<cwd>--/`, or anywhere under `.pi`.
+fn is_pi_session(path: &Path) -> bool {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let folder = path.parent().and_then(Path::file_name).map(|f| f.to_string_lossy());
+    let in_sessions = path
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::file_name)
+        .is_some_and(|f| f == "sessions");
+    name.ends_with(".jsonl")
+        && (path.components().any(|c| c.as_os_str() == ".pi")
+            || (in_sessions && folder.is_some_and(|f| f.len() >= 4 && f.starts_with("--") && f.ends_with("--"))))
 }
 
 /// What reading some input produced.
@@ -175,6 +196,7 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
         Format::Gemini => Some(Box::new(gemini::GeminiReader::default())),
         Format::Qwen => Some(Box::new(qwen::QwenReader)),
+        Format::Pi => Some(Box::new(pi::PiReader)),
     }
 }
 
@@ -227,6 +249,11 @@ mod tests {
             Some(Format::Qwen)
         );
         assert_eq!(f("/srv/qwen-home/projects/-h-p/chats/1111.jsonl"), Some(Format::Qwen));
+        assert_eq!(
+            f("/h/.pi/agent/sessions/--h-p--/2026-12-02T13-55-50-747Z_01a2370a.jsonl"),
+            Some(Format::Pi)
+        );
+        assert_eq!(f("/srv/pi/sessions/--h-p--/2026_01a2.jsonl"), Some(Format::Pi));
         assert_eq!(f("/src/app/notes.txt"), None);
     }
 
@@ -251,6 +278,7 @@ mod tests {
             "aider/.aider.chat.history.md",
             "gemini/session-2026-11-29T11-52-33573076.jsonl",
             "qwen/11111111-2222-4333-8444-555555555555.jsonl",
+            "pi/2026-12-02T13-55-50-747Z_01a2370a-495a-7157-ab2c-799bb703a8e4.jsonl",
         ];
         for file in files {
             let bytes = fixture(file);
@@ -260,6 +288,7 @@ mod tests {
                 Format::Aider,
                 Format::Gemini,
                 Format::Qwen,
+                Format::Pi,
             ] {
                 for line in bytes.split(|b| *b == b'\n') {
                     for cut in (0..line.len()).step_by(5) {
