@@ -11,7 +11,8 @@
 //! (`sessions/--<cwd>--/<time>_<id>.jsonl`, written at the first reply);
 //! `agents transcript` reads the reply, a `bash` call, its result and the
 //! tokens from it; `/quit` ends the run `succeeded`; and `agents sessions
-//! resume` continues the same session (`--session ID`) in the same file.
+//! resume` continues the same session (`--session ID`) in the same file,
+//! and `agents sessions fork` starts one of its own (`--fork ID`).
 //! pi asks no permission before its tools, so there is no prompt to see.
 //!
 //! Needs the CLI: `AGENTS_TEST_PI=/path/to/pi` (and `AGENTS_REQUIRE_PI=1`
@@ -231,5 +232,31 @@ fn a_real_pi_run_finds_its_session_runs_a_tool_and_resumes() {
     );
     home.ok(&["send", &again, "/quit"]);
     let ended = home.wait_end(&again);
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+
+    // Fork: `pi --fork ID`, a session of its own in a file of its own.
+    let fork = agents(&["sessions", "fork", &session, "-d"]);
+    let argv = home.show(&fork)["command"].clone();
+    let tail = ["--fork", session.as_str()].map(|a| json!(a));
+    assert!(argv.as_array().unwrap().ends_with(&tail), "{argv}");
+    wait(&home, &fork, "the fork is on screen", || {
+        ready(&home, &fork) && home.logs(&fork).contains("hello narwhal")
+    });
+    home.ok(&["send", &fork, "forked here"]);
+    wait(&home, &fork, "the fork's reply is in its transcript", || {
+        has_message(&transcript(&home, &fork), "assistant", "Mock reply to: forked here")
+    });
+    let forked = home.show(&fork);
+    let branch = forked["session_id"].as_str().expect("the fork's session is known");
+    assert_ne!(branch, session, "a fork is a session of its own");
+    let branch_file = PathBuf::from(forked["transcript_path"].as_str().unwrap());
+    assert_eq!(branch_file.parent(), file.parent());
+    assert_ne!(branch_file, file);
+    assert!(
+        !std::fs::read_to_string(&file).unwrap().contains("forked here"),
+        "the forked session is left as it was"
+    );
+    home.ok(&["send", &fork, "/quit"]);
+    let ended = home.wait_end(&fork);
     assert_eq!(ended["state"], "succeeded", "{ended}");
 }

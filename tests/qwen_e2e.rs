@@ -11,7 +11,8 @@
 //! that file; a `run_shell_command` permission prompt is seen on the screen
 //! as `needs_approval` and `agents answer yes` allows it; `/quit` ends the
 //! run `succeeded`; and `agents sessions resume` continues the same session
-//! (`--resume ID`) in the same file.
+//! (`--resume ID`) in the same file; `agents sessions fork` starts a
+//! session of its own (`--resume ID --fork-session`) in a file of its own.
 //!
 //! Needs the CLI: `AGENTS_TEST_QWEN=/path/to/qwen` (and
 //! `AGENTS_REQUIRE_QWEN=1` makes a missing CLI fail instead of skip).
@@ -267,5 +268,32 @@ fn a_real_qwen_run_writes_its_minted_session_asks_permission_and_resumes() {
     wait(&home, &again, "the resumed turn is over", || composer_up(&home, &again));
     home.ok(&["send", &again, "/quit"]);
     let ended = home.wait_end(&again);
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+
+    // Fork: `--resume ID --fork-session`, a session of its own in a file of
+    // its own, which the run finds (Qwen mints its id).
+    let fork = agents(&["sessions", "fork", &session, "-d"]);
+    let argv = home.show(&fork)["command"].clone();
+    let tail = ["--resume", session.as_str(), "--fork-session"].map(|a| json!(a));
+    assert!(argv.as_array().unwrap().ends_with(&tail), "{argv}");
+    wait(&home, &fork, "the fork's composer is up", || {
+        composer_up(&home, &fork) && home.logs(&fork).contains("hello narwhal")
+    });
+    home.ok(&["send", &fork, "forked here"]);
+    wait(&home, &fork, "the fork's reply is in its transcript", || {
+        has_message(&transcript(&home, &fork), "assistant", "Mock reply to: forked here")
+    });
+    let forked = home.show(&fork);
+    let branch = forked["session_id"].as_str().expect("the fork's session is known");
+    assert_ne!(branch, session, "a fork is a session of its own");
+    let branch_file = PathBuf::from(forked["transcript_path"].as_str().unwrap());
+    assert_eq!(branch_file, chat.with_file_name(format!("{branch}.jsonl")));
+    assert!(
+        !std::fs::read_to_string(&chat).unwrap().contains("forked here"),
+        "the forked session is left as it was"
+    );
+    wait(&home, &fork, "the fork's turn is over", || composer_up(&home, &fork));
+    home.ok(&["send", &fork, "/quit"]);
+    let ended = home.wait_end(&fork);
     assert_eq!(ended["state"], "succeeded", "{ended}");
 }

@@ -5,7 +5,8 @@
 //! `sessions/--<cwd without its leading slash, / \ and : as ->--/<time>_<id>.jsonl`
 //! (0.73.1). pi mints the session id itself and writes the file only once
 //! the first reply arrives, so the session is found then: the newest file
-//! of the cwd's folder whose header names this cwd. `--session ID`
+//! of the cwd's folder, created since the run began, whose header names
+//! this cwd (a resume's file is known at launch). `--session ID`
 //! continues a session in its own file, `--fork ID` copies it into a new one
 //! under a new id. pi asks no permission for its tools, and its hooks are
 //! TypeScript extensions (not wired here), so status comes from the screen
@@ -17,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, files_since};
+use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, created_since, files_since};
 
 pub struct Pi;
 
@@ -66,15 +67,24 @@ impl Adapter for Pi {
             argv.extend(["--model".into(), model.to_string()]);
         }
         argv.extend(ctx.args.iter().cloned());
-        let env = ctx
-            .config_home(AGENT_DIR)
+        let config_home = ctx.config_home(AGENT_DIR);
+        let env = config_home
             .iter()
             .map(|dir| (AGENT_DIR.to_string(), dir.to_string_lossy().into_owned()))
             .collect();
+        let dir = sessions_dir(config_home.as_deref(), ctx.var("HOME").map(Path::new), ctx.cwd);
+        let session = resumed(ctx.args).and_then(|id| {
+            let file = session_file(&dir?, &id)?;
+            Some(KnownSession {
+                id,
+                transcript: Some(file),
+            })
+        });
         Ok(Launch {
             argv,
             env,
-            ..Launch::default()
+            files: Vec::new(),
+            session,
         })
     }
 
@@ -94,7 +104,9 @@ impl Adapter for Pi {
 
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {
         let dir = sessions_dir(q.config_home.as_deref(), q.home.as_deref(), &q.cwd)?;
-        files_since(&dir, q.started)
+        // A new session's file or a fork's copy, not the source it came
+        // from (a resume's session is known at launch).
+        created_since(files_since(&dir, q.started), q.started)
             .into_iter()
             .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
             .find_map(|path| {
@@ -105,6 +117,24 @@ impl Adapter for Pi {
                 })
             })
     }
+}
+
+/// The session `--session ID` continues (a whole id, not a path).
+fn resumed(args: &[String]) -> Option<String> {
+    let i = args.iter().position(|a| a == "--session")?;
+    args.get(i + 1)
+        .filter(|id| !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+        .cloned()
+}
+
+/// The file of session `id` in `dir`: `<time>_<id>.jsonl`.
+fn session_file(dir: &Path, id: &str) -> Option<PathBuf> {
+    let suffix = format!("_{id}.jsonl");
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(&suffix)))
 }
 
 /// pi's agent folder: the config home, else `~/.pi/agent`.
@@ -221,5 +251,13 @@ mod tests {
             .unwrap();
         assert_eq!(found.id, "01a2");
         assert_eq!(found.transcript.unwrap(), dir.join("2026_01a2.jsonl"));
+
+        // A resume names its session, whose file is known at launch.
+        let args = Pi.resume_args("01a2").unwrap();
+        let known = Pi.launch(&ctx(&args, &env, None)).unwrap().session.unwrap();
+        assert_eq!(
+            (known.id.as_str(), known.transcript),
+            ("01a2", Some(dir.join("2026_01a2.jsonl")))
+        );
     }
 }

@@ -10,7 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, files_since, new_uuid};
+use super::adapter::{
+    Adapter, KnownSession, Launch, LaunchContext, SessionQuery, created_since, files_since, new_uuid,
+};
 use super::claude::{SessionArgs, encode_cwd};
 
 pub struct Qwen;
@@ -91,11 +93,12 @@ impl Adapter for Qwen {
         Some(vec!["-i".into(), prompt.into()])
     }
 
-    /// A fork's (or `--continue`'s) session: the newest chat of the cwd
-    /// written since the run began.
+    /// A fork's session: the newest chat of the cwd created since the run
+    /// began (its copy, written at start). A `--continue` goes on in an
+    /// older file, and is not linked to it.
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {
         let dir = chats_dir(q.config_home.as_deref(), q.home.as_deref(), &q.cwd)?;
-        let path = files_since(&dir, q.started)
+        let path = created_since(files_since(&dir, q.started), q.started)
             .into_iter()
             .find(|p| p.extension().is_some_and(|e| e == "jsonl"))?;
         Some(KnownSession {

@@ -11,8 +11,10 @@ use std::time::{Duration, SystemTime};
 
 /// How long a harness may take to print its version. Claude Code's native
 /// binary answers in about a second the first time on a busy 2-core machine;
-/// ten leaves room without letting a broken binary hold up a start for long.
-const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+/// pi 0.73 loads its whole bundle first: ~2 s here, 11.5 s with two builds
+/// running beside it. Twenty leaves room without letting a broken binary
+/// hold up a start for long (once: the answer, or its absence, is cached).
+const VERSION_TIMEOUT: Duration = Duration::from_secs(20);
 
 type Key = (PathBuf, SystemTime, u64);
 
