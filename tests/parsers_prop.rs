@@ -1,5 +1,5 @@
 //! Property tests (docs/design.md §11) for everything that parses bytes we do not
-//! control: the transcript readers (Claude, Codex and Gemini JSONL, Gemini's
+//! control: the transcript readers (Claude, Codex, Gemini, Qwen and pi JSONL, Gemini's
 //! older JSON document, aider markdown, opencode's and Crush's stored rows), the protocol's frame decoder, and the emulator wrapper.
 //! Inputs are arbitrary bytes, and real fixture lines cut, overwritten,
 //! padded and interleaved with garbage; proptest shrinks any failure to a
@@ -90,7 +90,7 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 /// The JSONL fixtures, each with its format.
-const JSONL: [(Format, &str); 5] = [
+const JSONL: [(Format, &str); 7] = [
     (Format::Claude, "claude/11111111-2222-4333-8444-555555555555.jsonl"),
     (Format::Claude, "claude/damaged.jsonl"),
     (
@@ -102,6 +102,11 @@ const JSONL: [(Format, &str); 5] = [
         "codex/rollout-2026-11-29T10-47-05-01a226ea-66f4-7fc3-bbaa-d4aa6bcff7b0.jsonl",
     ),
     (Format::Gemini, GEMINI),
+    (Format::Qwen, "qwen/11111111-2222-4333-8444-555555555555.jsonl"),
+    (
+        Format::Pi,
+        "pi/2026-12-02T13-55-50-747Z_01a2370a-495a-7157-ab2c-799bb703a8e4.jsonl",
+    ),
 ];
 
 const AIDER: &str = "aider/.aider.chat.history.md";
@@ -121,7 +126,14 @@ fn gemini_document() -> Vec<u8> {
         .into_bytes()
 }
 
-const LINE_FORMATS: [Format; 4] = [Format::Claude, Format::Codex, Format::Gemini, Format::Aider];
+const LINE_FORMATS: [Format; 6] = [
+    Format::Claude,
+    Format::Codex,
+    Format::Gemini,
+    Format::Aider,
+    Format::Qwen,
+    Format::Pi,
+];
 
 /// Reads `bytes` as a whole file, handed over in chunks that end at `cuts`.
 fn read_chunked(format: Format, bytes: &[u8], cuts: &[usize]) -> Batch {

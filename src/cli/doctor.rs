@@ -164,6 +164,8 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         ("aider", "aider", "install aider to run aider agents"),
         ("opencode", "opencode", "install opencode-ai to run opencode agents"),
         ("crush", "crush", "install @charmland/crush to run crush agents"),
+        ("qwen", "qwen", "install Qwen Code to run qwen agents"),
+        ("pi", "pi", "install pi to run pi agents"),
     ] {
         let agent = crate::harness::adapter_for(what).is_some();
         match crate::harness::find_binary(bin, path.as_deref()) {

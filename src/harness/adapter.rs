@@ -293,6 +293,17 @@ pub fn files_since(dir: &Path, since: SystemTime) -> Vec<PathBuf> {
     found.into_iter().map(|(_, p)| p).collect()
 }
 
+/// The `files` created at or after `since`: a fork's new file, not the
+/// source it was copied from, which its own run may have written to just
+/// before (and which is there before the fork's copy is). A file whose
+/// file system keeps no creation time is kept.
+pub fn created_since(files: Vec<PathBuf>, since: SystemTime) -> Vec<PathBuf> {
+    files
+        .into_iter()
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.created().map_or(true, |t| t >= since)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -160,18 +160,19 @@ const ACCOUNT_PATTERNS: super::adapter::AccountPatterns = &[
     ("rate_limit_error", "quota"),
 ];
 
-/// The session options a user passed through to Claude.
+/// The session options a user passed through to Claude (Qwen Code takes
+/// the same ones).
 #[derive(Debug, Default, PartialEq)]
-struct SessionArgs {
-    session_id: Option<String>,
-    resumes: bool,
+pub(super) struct SessionArgs {
+    pub(super) session_id: Option<String>,
+    pub(super) resumes: bool,
     /// The session `--resume ID` names (not `--continue`, nor a bare `--resume`).
-    resumed: Option<String>,
-    forks: bool,
+    pub(super) resumed: Option<String>,
+    pub(super) forks: bool,
 }
 
 impl SessionArgs {
-    fn parse(args: &[String]) -> SessionArgs {
+    pub(super) fn parse(args: &[String]) -> SessionArgs {
         let mut found = SessionArgs::default();
         let value_after = |i: usize| args.get(i + 1).filter(|v| !v.starts_with('-')).cloned();
         for (i, arg) in args.iter().enumerate() {

@@ -193,6 +193,96 @@ pub fn opencode_config_keys(dirs: &[PathBuf]) -> Vec<String> {
     keys
 }
 
+/// Qwen Code: the keys, endpoints and models of the providers it takes
+/// (OpenAI-compatible, Anthropic, Gemini and Vertex, and the keys its
+/// built-in providers name: DashScope, DeepSeek, ModelScope, Moonshot, Z.ai,
+/// MiniMax), and its own `QWEN_*` switches.
+pub const QWEN: HarnessEnv = HarnessEnv {
+    names: &[
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_MODEL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_MODEL",
+        "GEMINI_API_KEY",
+        "GEMINI_MODEL",
+        "GOOGLE_API_KEY",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "DASHSCOPE_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "MODELSCOPE_API_KEY",
+        "MOONSHOT_API_KEY",
+        "ZAI_API_KEY",
+        "MINIMAX_API_KEY",
+    ],
+    prefixes: &["QWEN_"],
+};
+
+/// pi: the provider keys and settings its `--help` lists (Azure's
+/// `AZURE_OPENAI_*`, Cloudflare's, Xiaomi's `XIAOMI_*`, Bedrock's `AWS_*`),
+/// and its own `PI_*` switches (plus each variable its `models.json`
+/// providers name: `pi_provider_keys`).
+pub const PI: HarnessEnv = HarnessEnv {
+    names: &[
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_OAUTH_TOKEN",
+        "OPENAI_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "GEMINI_API_KEY",
+        "GROQ_API_KEY",
+        "CEREBRAS_API_KEY",
+        "XAI_API_KEY",
+        "FIREWORKS_API_KEY",
+        "OPENROUTER_API_KEY",
+        "AI_GATEWAY_API_KEY",
+        "ZAI_API_KEY",
+        "MISTRAL_API_KEY",
+        "MINIMAX_API_KEY",
+        "MOONSHOT_API_KEY",
+        "OPENCODE_API_KEY",
+        "KIMI_API_KEY",
+        "CLOUDFLARE_API_KEY",
+        "CLOUDFLARE_ACCOUNT_ID",
+        "CLOUDFLARE_GATEWAY_ID",
+        "AWS_PROFILE",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "AWS_REGION",
+    ],
+    prefixes: &["AZURE_OPENAI_", "XIAOMI_", "PI_"],
+};
+
+/// The variables the providers of pi's `models.json` (in its agent folder)
+/// read their `apiKey` and header values from: a value that is a variable's
+/// name (pi takes a value starting with `!` as a command, anything else
+/// as the literal key). An unreadable file names none.
+pub fn pi_provider_keys(agent_dir: &Path) -> Vec<String> {
+    let Ok(bytes) = std::fs::read(agent_dir.join("models.json")) else {
+        return Vec::new();
+    };
+    let Ok(models) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return Vec::new();
+    };
+    let Some(providers) = models["providers"].as_object() else {
+        return Vec::new();
+    };
+    providers
+        .values()
+        .flat_map(|p| {
+            let headers = p["headers"].as_object().into_iter().flat_map(|h| h.values());
+            std::iter::once(&p["apiKey"]).chain(headers).filter_map(|v| v.as_str())
+        })
+        .filter(|k| super::is_env_name(k))
+        .map(str::to_string)
+        .collect()
+}
+
 /// Claude Code's variables in `env`: its cloud credentials only when the
 /// switch that makes it read them is on (`CLAUDE_CODE_USE_BEDROCK` for
 /// `AWS_*`, `CLAUDE_CODE_USE_VERTEX` for Google's), so an AWS secret in
@@ -293,6 +383,15 @@ mod tests {
         );
         assert_eq!(CODEX.present(&shell), ["OPENAI_API_KEY"]);
         assert_eq!(GEMINI.present(&shell), ["GEMINI_API_KEY"]);
+        assert_eq!(
+            QWEN.present(&shell),
+            [
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_BASE_URL",
+                "GEMINI_API_KEY",
+                "OPENAI_API_KEY"
+            ]
+        );
         assert_eq!(
             AIDER.present(&shell),
             [

@@ -17,6 +17,15 @@ pub const LOGIN_WHY: &str = "screen says it is not logged in";
 /// turn is drawn, the old complaint has moved above them.
 const WINDOW: usize = 6;
 
+/// Qwen Code draws rules above and below its composer and a two-line
+/// footer: its error, which may wrap, is two lines further up.
+fn window(family: &str) -> usize {
+    match family {
+        "qwen" => WINDOW + 2,
+        _ => WINDOW,
+    }
+}
+
 /// One way a family says so: the line starts with `marker` (after
 /// indentation; `None`: anywhere in the window, `Some("")`: the last line,
 /// the status row) and holds `phrase` (lower-case).
@@ -63,6 +72,19 @@ const SIGNS: &[Sign] = &[
         marker: None,
         phrase: "api key not valid",
     },
+    // Qwen Code 0.24: "✕ [API Error: 401 Incorrect API key provided: …]"
+    // above its composer.
+    Sign {
+        family: "qwen",
+        marker: Some("✕"),
+        phrase: "api error: 401",
+    },
+    // pi 0.73: "Error: 401 Incorrect API key provided: …" as the reply.
+    Sign {
+        family: "pi",
+        marker: Some("Error: 401"),
+        phrase: "error: 401",
+    },
     // aider, through litellm: "litellm.AuthenticationError: …".
     Sign {
         family: "aider",
@@ -79,7 +101,7 @@ pub fn problem(lines: &[String], family: &str) -> Option<ScreenFinding> {
         .rev()
         .map(|l| l.trim())
         .filter(|l| !l.is_empty())
-        .take(WINDOW)
+        .take(window(family))
         .collect();
     for sign in SIGNS.iter().filter(|s| s.family == family) {
         let candidates: &[&str] = match sign.marker {
@@ -125,6 +147,30 @@ mod tests {
 
     fn lines(s: &str) -> Vec<String> {
         s.lines().map(str::to_string).collect()
+    }
+
+    /// As Qwen Code 0.24.4 and pi 0.73.1 drew a 401 from an OpenAI-compatible
+    /// endpoint (tmux `capture-pane`, 120 columns).
+    #[test]
+    fn qwen_and_pi_saying_their_key_was_refused_are_login_problems() {
+        let rule = "─".repeat(120);
+        let qwen = lines(&format!(
+            "  > hello\n  ✕ [API Error: 401 Incorrect API key provided: bad. You can find your API key at\n    \
+             https://platform.openai.com/account/api-keys.] (Press Ctrl+Y to retry)\n{rule}\n>   Type your message or \
+             @path/to/file\n{rule}\n  ➜ proj · mock-model\n  Auto mode (shift + tab to cycle)\n"
+        ));
+        let found = problem(&qwen, "qwen").unwrap();
+        assert_eq!(found.status, ActivityStatus::WaitingInput);
+        assert!(found.why.contains("[API Error: 401 Incorrect API key"), "{}", found.why);
+        let pi = lines(&format!(
+            " hello\n Error: 401 Incorrect API key provided: bad.\n{rule}\n\n{rule}\n/tmp/pq/proj\n0.0%/128k (auto)      mock-model\n"
+        ));
+        assert!(problem(&pi, "pi").unwrap().why.contains("Error: 401 Incorrect API key"));
+        assert_eq!(problem(&pi, "qwen"), None, "each family's own words");
+        let answered = lines(
+            " Error: 401 Incorrect API key provided: bad.\n hello again\n Mock reply\n Mock reply\n rule\n rule\n cwd\n footer\n",
+        );
+        assert_eq!(problem(&answered, "pi"), None, "a later turn moved it up");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `crush`, and the engine's own `shell`, `cmd` and
-//! `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
+//! `gemini`, `aider`, `opencode`, `crush`, `qwen`, `pi`, and the engine's own `shell`, `cmd`
+//! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
 //! evidence ([`screen`]), names from prompts ([`naming`]) and versions.
@@ -18,7 +18,9 @@ pub mod hooks;
 pub mod login;
 pub mod naming;
 pub mod opencode;
+pub mod pi;
 mod profile;
+pub mod qwen;
 pub mod screen;
 pub mod status;
 pub mod version;
@@ -31,7 +33,7 @@ pub use profile::{Profile, is_env_name, validate as validate_profiles};
 
 /// Harness families this build can launch.
 pub const KNOWN: &[&str] = &[
-    "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "crush",
+    "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "crush", "qwen", "pi",
 ];
 
 /// The adapter of a family.
@@ -46,6 +48,8 @@ pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
         "aider" => &aider::Aider,
         "opencode" => &opencode::Opencode,
         "crush" => &crush::Crush,
+        "qwen" => &qwen::Qwen,
+        "pi" => &pi::Pi,
         _ => return None,
     })
 }

@@ -142,7 +142,12 @@ fn is_open(after: &[String]) -> bool {
         .iter()
         .map(|l| bare(l))
         .filter(|l| !l.is_empty())
-        .all(|l| l.to_lowercase().contains("esc") || l.to_lowercase().contains("enter"))
+        .all(|l| {
+            let l = l.to_lowercase();
+            // Qwen Code 0.24 spins "⠏ Waiting for user confirmation..."
+            // below its choices while it waits.
+            l.contains("esc") || l.contains("enter") || l.contains("waiting for user confirmation")
+        })
 }
 
 /// A line without the frame around it (Gemini draws its questions in a
@@ -279,6 +284,32 @@ mod tests {
     fn the_recorded_codex_trust_prompt_is_recognised() {
         let screen = lines("  Folder access\n  Trust this folder? Codex can read\n› 1. Trust and continue\n  2. Back");
         assert!(waiting_on_any(&screen).unwrap().why.contains("trust"));
+    }
+
+    /// As Qwen Code 0.24.4 drew it (tmux `capture-pane`), its spinner below.
+    #[test]
+    fn qwen_s_permission_prompt_with_its_waiting_spinner_is_recognised() {
+        let screen = lines(concat!(
+            "  > SHELL please\n",
+            "  ? Shell touch perm-marker (marker) ←\n",
+            "\n",
+            "     touch perm-marker\n",
+            "\n",
+            "   Allow execution of: 'touch'?\n",
+            "\n",
+            "   › 1. Yes, allow once\n",
+            "     2. Always allow run 'touch *' commands in this project\n",
+            "     3. Always allow run 'touch *' commands for this user\n",
+            "     4. No, suggest changes (esc)\n",
+            "\n",
+            "\n",
+            "  ⠏ Waiting for user confirmation...\n",
+        ));
+        let found = waiting_on_any(&screen).unwrap();
+        assert_eq!(found.status, ActivityStatus::NeedsApproval);
+        assert!(found.question.unwrap().starts_with("Allow execution of: 'touch'?"));
+        let answered = lines("  ✓ Shell touch perm-marker (marker)\n\n  ◆︎ Ran it.\n>   Type your message");
+        assert_eq!(waiting_on_any(&answered), None);
     }
 
     #[test]

@@ -11,8 +11,10 @@ use std::time::{Duration, SystemTime};
 
 /// How long a harness may take to print its version. Claude Code's native
 /// binary answers in about a second the first time on a busy 2-core machine;
-/// ten leaves room without letting a broken binary hold up a start for long.
-const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+/// pi 0.73 loads its whole bundle first: ~2 s here, 11.5 s with two builds
+/// running beside it. Twenty leaves room without letting a broken binary
+/// hold up a start for long (once: the answer, or its absence, is cached).
+const VERSION_TIMEOUT: Duration = Duration::from_secs(20);
 
 type Key = (PathBuf, SystemTime, u64);
 
@@ -45,7 +47,7 @@ fn probe(binary: &Path) -> Option<Option<String>> {
         .arg("--version")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .ok()?;
     let pid = child.id() as i32;
@@ -54,7 +56,11 @@ fn probe(binary: &Path) -> Option<Option<String>> {
         let _ = tx.send(child.wait_with_output());
     });
     Some(match rx.recv_timeout(VERSION_TIMEOUT) {
-        Ok(Ok(out)) => parse_version(&String::from_utf8_lossy(&out.stdout[..out.stdout.len().min(4096)])),
+        // pi 0.73 prints its version on stderr: read there when stdout has none.
+        Ok(Ok(out)) => {
+            let text = |b: &[u8]| String::from_utf8_lossy(&b[..b.len().min(4096)]).into_owned();
+            parse_version(&text(&out.stdout)).or_else(|| parse_version(&text(&out.stderr)))
+        }
         Ok(Err(_)) => None,
         Err(_) => {
             // Our own child, still unreaped (the thread waits on it): its pid

@@ -72,7 +72,7 @@ impl AgentsMcp {
 
 const INSTRUCTIONS: &str = "Manage coding-agent runs on this machine and its remote hosts: \
 list them (runs_list), start one (run_start: a harness such as claude, codex, gemini, aider, \
-shell, or cmd with a command line), type a prompt into it (run_send), answer the question it \
+qwen, pi, shell, or cmd with a command line), type a prompt into it (run_send), answer the question it \
 waits on (run_answer), wait for it to end (run_wait), read its screen (run_logs) or the \
 harness's own transcript (transcript_read, transcripts_search), and cancel it (run_cancel). \
 A run is named by its id, a unique id prefix, or its name. A failed call's text starts with a \

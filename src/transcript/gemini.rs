@@ -356,15 +356,15 @@ fn convert(r: Record, offset: u64, out: &mut Batch) -> Option<Usage> {
 
 /// Text, calls and results found in a `PartListUnion`.
 #[derive(Default)]
-struct Parts {
-    text: String,
-    calls: Vec<ToolCall>,
+pub(super) struct Parts {
+    pub(super) text: String,
+    pub(super) calls: Vec<ToolCall>,
     /// (function name, output) of `functionResponse` parts.
-    results: Vec<(Option<String>, String)>,
+    pub(super) results: Vec<(Option<String>, String)>,
 }
 
 impl Parts {
-    fn read(&mut self, v: &Value) {
+    pub(super) fn read(&mut self, v: &Value) {
         match v {
             Value::String(s) => self.push_text(s),
             Value::Array(items) => items.iter().for_each(|i| self.read(i)),

@@ -16,7 +16,9 @@ pub mod gemini;
 pub mod index;
 pub mod model;
 pub mod opencode;
+pub mod pi;
 pub mod price;
+pub mod qwen;
 pub mod tail;
 pub mod usage;
 pub mod watch;
@@ -47,6 +49,10 @@ pub enum Format {
     /// Crush: one session's rows in its project's SQLite database, named
     /// `<project>/.crush/crush.db#<session id>`.
     Crush,
+    /// Qwen Code: `~/.qwen/projects/<cwd>/chats/<session>.jsonl`.
+    Qwen,
+    /// pi: `~/.pi/agent/sessions/--<cwd>--/<time>_<session>.jsonl`.
+    Pi,
 }
 
 impl Format {
@@ -58,6 +64,8 @@ impl Format {
             Format::Aider => "aider",
             Format::Opencode => "opencode",
             Format::Crush => "crush",
+            Format::Qwen => "qwen",
+            Format::Pi => "pi",
         }
     }
 
@@ -69,6 +77,8 @@ impl Format {
             "aider" => Some(Format::Aider),
             "opencode" => Some(Format::Opencode),
             "crush" => Some(Format::Crush),
+            "qwen" => Some(Format::Qwen),
+            "pi" => Some(Format::Pi),
             _ => None,
         }
     }
@@ -83,6 +93,10 @@ impl Format {
         }
         if name.ends_with(".md") && name.contains("aider") {
             Some(Format::Aider)
+        } else if is_qwen_chat(path) {
+            Some(Format::Qwen)
+        } else if is_pi_session(path) {
+            Some(Format::Pi)
         } else if (name.ends_with(".json") || name.ends_with(".jsonl")) && (in_dir("chats") || in_dir(".gemini")) {
             Some(Format::Gemini)
         } else if name.ends_with(".jsonl") && (name.starts_with("rollout-") || in_dir(".codex")) {
@@ -95,6 +109,33 @@ impl Format {
             None
         }
     }
+}
+
+/// A Qwen Code chat: `<session>.jsonl` in `projects/<cwd>/chats/` (Gemini's
+/// chats are `tmp/<project>/chats/session-*`, Claude's lie in
+/// `projects/<cwd>/` itself), or anywhere under `.qwen`.
+fn is_qwen_chat(path: &Path) -> bool {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let named = |p: Option<&Path>, n: &str| p.and_then(Path::file_name).is_some_and(|f| f == n);
+    let chats = path.parent();
+    let projects = chats.and_then(Path::parent).and_then(Path::parent);
+    name.ends_with(".jsonl")
+        && (path.components().any(|c| c.as_os_str() == ".qwen")
+            || (named(chats, "chats") && named(projects, "projects") && !name.starts_with("session-")))
+}
+
+/// A pi session: `.jsonl` in `sessions/--<cwd>--/`, or anywhere under `.pi`.
+fn is_pi_session(path: &Path) -> bool {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let folder = path.parent().and_then(Path::file_name).map(|f| f.to_string_lossy());
+    let in_sessions = path
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::file_name)
+        .is_some_and(|f| f == "sessions");
+    name.ends_with(".jsonl")
+        && (path.components().any(|c| c.as_os_str() == ".pi")
+            || (in_sessions && folder.is_some_and(|f| f.len() >= 4 && f.starts_with("--") && f.ends_with("--"))))
 }
 
 /// What reading some input produced.
@@ -171,6 +212,8 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
         Format::Codex => Some(Box::new(codex::CodexReader::default())),
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
         Format::Gemini => Some(Box::new(gemini::GeminiReader::default())),
+        Format::Qwen => Some(Box::new(qwen::QwenReader)),
+        Format::Pi => Some(Box::new(pi::PiReader)),
     }
 }
 
@@ -272,6 +315,16 @@ mod tests {
             Some(Format::Gemini)
         );
         assert_eq!(f("/src/app/.aider.chat.history.md"), Some(Format::Aider));
+        assert_eq!(
+            f("/h/.qwen/projects/-h-p/chats/11111111-2222-4333-8444-555555555555.jsonl"),
+            Some(Format::Qwen)
+        );
+        assert_eq!(f("/srv/qwen-home/projects/-h-p/chats/1111.jsonl"), Some(Format::Qwen));
+        assert_eq!(
+            f("/h/.pi/agent/sessions/--h-p--/2026-12-02T13-55-50-747Z_01a2370a.jsonl"),
+            Some(Format::Pi)
+        );
+        assert_eq!(f("/srv/pi/sessions/--h-p--/2026_01a2.jsonl"), Some(Format::Pi));
         assert_eq!(f("/src/app/notes.txt"), None);
     }
 
@@ -295,10 +348,19 @@ mod tests {
             "codex/rollout-2026-11-29T07-47-04-01a22645-9705-7352-9a7c-e05a97022f2e.jsonl",
             "aider/.aider.chat.history.md",
             "gemini/session-2026-11-29T11-52-33573076.jsonl",
+            "qwen/11111111-2222-4333-8444-555555555555.jsonl",
+            "pi/2026-12-02T13-55-50-747Z_01a2370a-495a-7157-ab2c-799bb703a8e4.jsonl",
         ];
         for file in files {
             let bytes = fixture(file);
-            for format in [Format::Claude, Format::Codex, Format::Aider, Format::Gemini] {
+            for format in [
+                Format::Claude,
+                Format::Codex,
+                Format::Aider,
+                Format::Gemini,
+                Format::Qwen,
+                Format::Pi,
+            ] {
                 for line in bytes.split(|b| *b == b'\n') {
                     for cut in (0..line.len()).step_by(5) {
                         let mut reader = line_reader(format, None).unwrap();

@@ -91,7 +91,9 @@ impl Composer {
 
 /// The new-run form offers the demo agent first (it runs anywhere), then
 /// every family the engine knows.
-pub const HARNESSES: &[&str] = &["demo", "claude", "codex", "gemini", "aider", "opencode", "shell", "cmd"];
+pub const HARNESSES: &[&str] = &[
+    "demo", "claude", "codex", "gemini", "aider", "opencode", "qwen", "pi", "shell", "cmd",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
@@ -322,7 +324,10 @@ impl NewRunForm {
         let model = self.model.trim();
         if !model.is_empty() {
             // Every agent family takes `--model NAME`; a shell or command does not.
-            if !matches!(harness.as_str(), "claude" | "codex" | "gemini" | "aider" | "opencode") {
+            if !matches!(
+                harness.as_str(),
+                "claude" | "codex" | "gemini" | "aider" | "opencode" | "qwen" | "pi"
+            ) {
                 return Err(format!("the {harness} harness takes no model"));
             }
             args.extend(["--model".to_string(), model.to_string()]);
