@@ -163,6 +163,7 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         ("gemini", "gemini", "install Gemini CLI to run gemini agents"),
         ("aider", "aider", "install aider to run aider agents"),
         ("opencode", "opencode", "install opencode-ai to run opencode agents"),
+        ("kilo", "kilo", "install @kilocode/cli to run kilo agents"),
         ("crush", "crush", "install @charmland/crush to run crush agents"),
         ("qwen", "qwen", "install Qwen Code to run qwen agents"),
         ("pi", "pi", "install pi to run pi agents"),

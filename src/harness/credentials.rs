@@ -142,6 +142,13 @@ pub const OPENCODE: HarnessEnv = HarnessEnv {
     prefixes: &["OPENCODE_"],
 };
 
+/// Kilo Code, opencode's fork: opencode's provider keys, and its own
+/// `KILO_*` (`KILO_API_KEY` its gateway's key) and `KILOCODE_*` switches.
+pub const KILO: HarnessEnv = HarnessEnv {
+    names: OPENCODE.names,
+    prefixes: &["KILO_", "KILOCODE_"],
+};
+
 /// Crush: the keys of the providers it knows, their Azure, Bedrock and
 /// Vertex settings, and its own `CRUSH_*` (which it also copies over the
 /// name without the prefix). Its `crush.json` names others as `$NAME`:
@@ -171,13 +178,13 @@ pub const CRUSH: HarnessEnv = HarnessEnv {
     prefixes: &["CRUSH_"],
 };
 
-/// The variables opencode's config files (`opencode.json` / `.jsonc` in
-/// each folder of `dirs`) substitute with `{env:NAME}`: a provider's key is
+/// The variables opencode's config files (`files`, `opencode.json` /
+/// `.jsonc` for it, in each folder of `dirs`) substitute with `{env:NAME}`: a provider's key is
 /// often given so. Unreadable files name none.
-pub fn opencode_config_keys(dirs: &[PathBuf]) -> Vec<String> {
+pub fn opencode_config_keys(dirs: &[PathBuf], files: &[&str]) -> Vec<String> {
     let mut keys = Vec::new();
     for dir in dirs {
-        for name in ["opencode.json", "opencode.jsonc", "config.json"] {
+        for name in files {
             let Ok(text) = std::fs::read_to_string(dir.join(name)) else {
                 continue;
             };
@@ -353,6 +360,7 @@ pub fn login_file(family: &str, config_home: Option<&Path>, home: Option<&Path>)
             .or_else(|| under_home(".codex/auth.json")),
         "gemini" => under_home(".gemini/oauth_creds.json"),
         "opencode" => under_home(".local/share/opencode/auth.json"),
+        "kilo" => under_home(".local/share/kilo/auth.json"),
         _ => None,
     }
 }

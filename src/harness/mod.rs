@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `crush`, `qwen`, `pi`, and the engine's own `shell`, `cmd`
+//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, and the engine's own `shell`, `cmd`
 //! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -33,7 +33,7 @@ pub use profile::{Profile, is_env_name, validate as validate_profiles};
 
 /// Harness families this build can launch.
 pub const KNOWN: &[&str] = &[
-    "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "crush", "qwen", "pi",
+    "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi",
 ];
 
 /// The adapter of a family.
@@ -46,7 +46,8 @@ pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
         "codex" => &codex::Codex,
         "gemini" => &gemini::Gemini,
         "aider" => &aider::Aider,
-        "opencode" => &opencode::Opencode,
+        "opencode" => &opencode::OPENCODE,
+        "kilo" => &opencode::KILO,
         "crush" => &crush::Crush,
         "qwen" => &qwen::Qwen,
         "pi" => &pi::Pi,

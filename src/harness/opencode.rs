@@ -9,33 +9,89 @@
 //! sessions are kept there too (`OPENCODE_DB`), apart from the user's.
 //! Its plugins could report status, but would need a JavaScript file of
 //! ours loaded into it; status comes from the screen and output instead.
+//!
+//! Kilo Code's CLI (npm `@kilocode/cli`, binary `kilo`) is opencode under
+//! other names, as 7.7.7 is: the same flags (`--model`, `--prompt`,
+//! `--session ID [--fork]`), the same permission prompt and the same
+//! tables, in `<data home>/kilo/kilo.db` (`KILO_DB`), its config home
+//! `KILO_CONFIG_DIR`, its config files `kilo.json(c)` (it still reads
+//! `opencode.json(c)`), its own variables `KILO_*`. One adapter serves
+//! both, each with its [`Names`].
 
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery};
+use super::credentials::HarnessEnv;
 use crate::transcript::opencode as store;
 
-pub struct Opencode;
+/// What differs between opencode and its forks: names only.
+pub struct Names {
+    family: &'static str,
+    program: &'static str,
+    /// The variable a profile's config home sets.
+    config_dir_var: &'static str,
+    /// The variable naming its database.
+    db_var: &'static str,
+    /// Its folder under the config and data homes.
+    dir: &'static str,
+    /// Its database's file name.
+    db_file: &'static str,
+    /// The config files it reads in each folder, and the project's folders.
+    config_files: &'static [&'static str],
+    project_dirs: &'static [&'static str],
+    env: &'static HarnessEnv,
+}
 
-/// The variable a profile's config home sets.
-const CONFIG_DIR: &str = "OPENCODE_CONFIG_DIR";
+/// An opencode-built harness.
+pub struct Opencode(&'static Names);
+
+pub static OPENCODE: Opencode = Opencode(&Names {
+    family: "opencode",
+    program: "opencode",
+    config_dir_var: "OPENCODE_CONFIG_DIR",
+    db_var: "OPENCODE_DB",
+    dir: "opencode",
+    db_file: "opencode.db",
+    config_files: &["opencode.json", "opencode.jsonc", "config.json"],
+    project_dirs: &[".opencode"],
+    env: &super::credentials::OPENCODE,
+});
+
+/// Kilo Code 7.7.7, as its binary names its files and variables.
+pub static KILO: Opencode = Opencode(&Names {
+    family: "kilo",
+    program: "kilo",
+    config_dir_var: "KILO_CONFIG_DIR",
+    db_var: "KILO_DB",
+    dir: "kilo",
+    db_file: "kilo.db",
+    config_files: &[
+        "kilo.json",
+        "kilo.jsonc",
+        "opencode.json",
+        "opencode.jsonc",
+        "config.json",
+    ],
+    project_dirs: &[".kilo", ".kilocode", ".opencode"],
+    env: &super::credentials::KILO,
+});
 
 impl Adapter for Opencode {
     fn family(&self) -> &'static str {
-        "opencode"
+        self.0.family
     }
 
     fn program(&self) -> &'static str {
-        "opencode"
+        self.0.program
     }
 
-    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
-        &super::credentials::OPENCODE
+    fn harness_env(&self) -> &'static HarnessEnv {
+        self.0.env
     }
 
     fn config_home_var(&self) -> Option<&'static str> {
-        Some(CONFIG_DIR)
+        Some(self.0.config_dir_var)
     }
 
     /// Its own names, and each `{env:NAME}` of the config files it reads:
@@ -46,13 +102,14 @@ impl Adapter for Opencode {
             .var("XDG_CONFIG_HOME")
             .map(PathBuf::from)
             .or_else(|| ctx.var("HOME").map(|h| Path::new(h).join(".config")))
-            .map(|c| c.join("opencode"));
+            .map(|c| c.join(self.0.dir));
         let dirs: Vec<PathBuf> = global
             .into_iter()
-            .chain(ctx.config_home(CONFIG_DIR))
-            .chain([ctx.cwd.to_path_buf(), ctx.cwd.join(".opencode")])
+            .chain(ctx.config_home(self.0.config_dir_var))
+            .chain([ctx.cwd.to_path_buf()])
+            .chain(self.0.project_dirs.iter().map(|d| ctx.cwd.join(d)))
             .collect();
-        for key in super::credentials::opencode_config_keys(&dirs) {
+        for key in super::credentials::opencode_config_keys(&dirs, self.0.config_files) {
             if ctx.var(&key).is_some() && !names.contains(&key) {
                 names.push(key);
             }
@@ -73,10 +130,10 @@ impl Adapter for Opencode {
         argv.extend(ctx.args.iter().cloned());
         let mut env = Vec::new();
         if let Some(dir) = ctx.profile.and_then(|p| p.config_home_in(ctx.var("HOME"))) {
-            env.push((CONFIG_DIR.to_string(), dir.to_string_lossy().into_owned()));
+            env.push((self.0.config_dir_var.to_string(), dir.to_string_lossy().into_owned()));
             env.push((
-                "OPENCODE_DB".to_string(),
-                dir.join("opencode.db").to_string_lossy().into_owned(),
+                self.0.db_var.to_string(),
+                dir.join(self.0.db_file).to_string_lossy().into_owned(),
             ));
         }
         Ok(Launch {
@@ -113,7 +170,7 @@ impl Adapter for Opencode {
     }
 
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {
-        let db = database(q.config_home.as_deref(), q.home.as_deref())?;
+        let db = self.database(q.config_home.as_deref(), q.home.as_deref())?;
         let id = newest_session(&db, &q.cwd, q.started)?;
         Some(KnownSession {
             transcript: Some(store::source_key(&db, &id)),
@@ -122,16 +179,19 @@ impl Adapter for Opencode {
     }
 }
 
-/// Where the run's sessions are kept: the profile's config home when it
-/// holds the database (the launch put it there), else the default under
-/// HOME. A data home moved with `XDG_DATA_HOME` or `OPENCODE_DB` is not
-/// followed (the query carries no environment): such a run links no
-/// session unless a profile gives it a config home.
-pub fn database(config_home: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
-    if let Some(db) = config_home.map(|c| c.join("opencode.db")).filter(|d| d.is_file()) {
-        return Some(db);
+impl Opencode {
+    /// Where the run's sessions are kept: the profile's config home when it
+    /// holds the database (the launch put it there), else the default under
+    /// HOME. A data home moved with `XDG_DATA_HOME` or `OPENCODE_DB` is not
+    /// followed (the query carries no environment): such a run links no
+    /// session unless a profile gives it a config home.
+    pub fn database(&self, config_home: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
+        let file = self.0.db_file;
+        if let Some(db) = config_home.map(|c| c.join(file)).filter(|d| d.is_file()) {
+            return Some(db);
+        }
+        Some(home?.join(".local/share").join(self.0.dir).join(file))
     }
-    Some(home?.join(".local/share/opencode/opencode.db"))
 }
 
 /// The newest top-level session of `cwd` created at or after `since`.
@@ -154,7 +214,7 @@ mod tests {
 
     fn launch(args: &[&str]) -> Launch {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        Opencode
+        OPENCODE
             .launch(&LaunchContext {
                 args: &args,
                 env: &[],
@@ -195,7 +255,7 @@ mod tests {
             cwd: home.path(),
         };
         assert_eq!(
-            Opencode.env_names(&ctx),
+            OPENCODE.env_names(&ctx),
             ["MOCK_KEY", "OPENAI_API_KEY", "OPENCODE_DISABLE_AUTOUPDATE"]
         );
     }
@@ -204,9 +264,9 @@ mod tests {
     fn launch_resume_and_fork_take_opencode_s_flags() {
         assert_eq!(launch(&["--agent", "plan"]).argv, ["opencode", "--agent", "plan"]);
         assert!(launch(&[]).env.is_empty(), "the user's own config home by default");
-        assert_eq!(Opencode.resume_args("ses_1").unwrap(), ["--session", "ses_1"]);
-        assert_eq!(Opencode.fork_args("ses_1").unwrap(), ["--session", "ses_1", "--fork"]);
-        assert_eq!(Opencode.prompt_args("go").unwrap(), ["--prompt", "go"]);
+        assert_eq!(OPENCODE.resume_args("ses_1").unwrap(), ["--session", "ses_1"]);
+        assert_eq!(OPENCODE.fork_args("ses_1").unwrap(), ["--session", "ses_1", "--fork"]);
+        assert_eq!(OPENCODE.prompt_args("go").unwrap(), ["--prompt", "go"]);
     }
 
     /// The tables as opencode 1.18.33 made them, the columns read here.
@@ -253,13 +313,81 @@ mod tests {
             config_home: None,
             home: Some(home.path().to_path_buf()),
         };
-        let found = Opencode.find_session(&query).unwrap();
+        let found = OPENCODE.find_session(&query).unwrap();
         assert_eq!(found.id, "ses_run");
         assert_eq!(found.transcript, Some(store::source_key(&db, "ses_run")));
         let later = SessionQuery {
             started: SystemTime::now() + Duration::from_secs(60),
             ..query
         };
-        assert_eq!(Opencode.find_session(&later), None);
+        assert_eq!(OPENCODE.find_session(&later), None);
+    }
+    #[test]
+    fn kilo_is_opencode_under_its_own_names() {
+        let home = tempfile::tempdir().unwrap();
+        let config = home.path().join(".config/kilo");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(
+            config.join("kilo.jsonc"),
+            r#"{"provider": {"mock": {"options": {"apiKey": "{env:MOCK_KEY}"}}}}"#,
+        )
+        .unwrap();
+        let env: Vec<(String, String)> = [
+            ("HOME", home.path().to_str().unwrap()),
+            ("MOCK_KEY", "k"),
+            ("KILO_API_KEY", "g"),
+            ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let profile = crate::harness::Profile {
+            config_home: Some(home.path().join("kilo-home").display().to_string()),
+            ..crate::harness::Profile::default()
+        };
+        let args = vec!["--agent".to_string(), "plan".to_string()];
+        let ctx = LaunchContext {
+            args: &args,
+            env: &env,
+            profile: Some(&profile),
+            run_dir: Path::new("/r"),
+            agents_bin: Path::new("/a"),
+            cwd: home.path(),
+        };
+        assert_eq!(KILO.family(), "kilo");
+        assert_eq!(KILO.env_names(&ctx), ["KILO_API_KEY", "MOCK_KEY"]);
+        let launch = KILO.launch(&ctx).unwrap();
+        assert_eq!(launch.argv, ["kilo", "--agent", "plan"]);
+        let dir = home.path().join("kilo-home");
+        assert_eq!(
+            launch.env,
+            [
+                ("KILO_CONFIG_DIR".to_string(), dir.display().to_string()),
+                ("KILO_DB".to_string(), dir.join("kilo.db").display().to_string()),
+            ]
+        );
+        assert_eq!(KILO.fork_args("ses_1").unwrap(), ["--session", "ses_1", "--fork"]);
+
+        // Its sessions: the same table, in `<data home>/kilo/kilo.db`.
+        let data = home.path().join(".local/share/kilo");
+        std::fs::create_dir_all(&data).unwrap();
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64;
+        let made = database_with(&data, &[("ses_k", "/w", None, now)]);
+        let db = data.join("kilo.db");
+        std::fs::rename(&made, &db).unwrap();
+        let query = SessionQuery {
+            cwd: "/w".into(),
+            started: SystemTime::now() - Duration::from_secs(2),
+            config_home: None,
+            home: Some(home.path().to_path_buf()),
+        };
+        let found = KILO.find_session(&query).unwrap();
+        assert_eq!(found.id, "ses_k");
+        assert_eq!(found.transcript, Some(store::source_key(&db, "ses_k")));
+        assert_eq!(
+            OPENCODE.find_session(&query),
+            None,
+            "opencode's own database is elsewhere"
+        );
     }
 }

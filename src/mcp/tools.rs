@@ -34,7 +34,7 @@ const MAX_WAIT_SECS: u64 = 600;
 const CANCEL_WAIT: Duration = Duration::from_secs(60);
 /// The families whose launch puts `--model M` before the user's arguments
 /// (`harness::Adapter::launch` by default, and Claude's own).
-const MODEL_FAMILIES: [&str; 7] = ["claude", "codex", "gemini", "aider", "opencode", "qwen", "pi"];
+const MODEL_FAMILIES: [&str; 8] = ["claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi"];
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum StateFilter {
