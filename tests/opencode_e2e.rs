@@ -17,6 +17,10 @@
 //!
 //! Needs the CLI: `AGENTS_TEST_OPENCODE=/path/to/opencode` (and
 //! `AGENTS_REQUIRE_OPENCODE=1` makes a missing CLI fail instead of skip).
+//!
+//! Kilo Code's CLI is opencode under other names: the same test drives
+//! the real `kilo` (`AGENTS_TEST_KILO`, `AGENTS_REQUIRE_KILO`), its config
+//! in `~/.config/kilo/kilo.json`, its sessions in `~/.local/share/kilo/kilo.db`.
 
 mod common;
 
@@ -27,8 +31,44 @@ use common::Home;
 use common::real_cli::{self, BinDir, MockApi, Prompts, Reply, Request, has_message, transcript};
 use serde_json::{Value, json};
 
-/// The version `.ci/run` installs and the fixture was recorded with.
-const PINNED: &str = "1.18.33";
+/// What differs between opencode and Kilo Code in this test: names.
+struct Cli {
+    /// Its `AGENTS_TEST_<CLI>` suffix, its program name, and the version
+    /// `.ci/run` installs (opencode's: the one the fixture was recorded with).
+    var: &'static str,
+    program: &'static str,
+    pinned: &'static str,
+    /// Its folder under the config and data homes, its config and database files.
+    dir: &'static str,
+    config: &'static str,
+    db: &'static str,
+    /// Its own variables: a config home and database to unset, and the
+    /// switch that keeps it from fetching the models list.
+    unset: [&'static str; 2],
+    no_fetch: &'static str,
+}
+
+const OPENCODE: Cli = Cli {
+    var: "OPENCODE",
+    program: "opencode",
+    pinned: "1.18.33",
+    dir: "opencode",
+    config: "opencode.json",
+    db: "opencode.db",
+    unset: ["OPENCODE_CONFIG_DIR", "OPENCODE_DB"],
+    no_fetch: "OPENCODE_DISABLE_MODELS_FETCH",
+};
+
+const KILO: Cli = Cli {
+    var: "KILO",
+    program: "kilo",
+    pinned: "7.7.7",
+    dir: "kilo",
+    config: "kilo.json",
+    db: "kilo.db",
+    unset: ["KILO_CONFIG_DIR", "KILO_DB"],
+    no_fetch: "KILO_DISABLE_MODELS_FETCH",
+};
 
 /// The mock chat completions API. opencode asks for a title on a request
 /// of its own (its system prompt says "title generator"): that gets `Mock
@@ -50,7 +90,14 @@ fn answer(r: &Request, prompts: &Prompts) -> Reply {
     } else if last["role"] == "tool" {
         json!({ "role": "assistant", "content": "Ran it." })
     } else {
-        let prompt = text_of(&last["content"]);
+        // Kilo adds `<environment_details>` (time, folders) to each prompt.
+        let text = text_of(&last["content"]);
+        let prompt = text
+            .split("<environment_details>")
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
         prompts.push(prompt.clone());
         if prompt.contains("SHELL") {
             let args = json!({ "command": "touch perm-marker", "description": "Create a marker file" });
@@ -114,13 +161,13 @@ fn idle(home: &Home, run: &str) -> bool {
     home.show(run)["status"] == "idle"
 }
 
-/// opencode's own `opencode.json` for the user: the mock provider and
-/// model, a question before every shell command, no update check.
-fn configure(home: &Path, api: &str) {
-    let dir = home.join(".config/opencode");
+/// opencode's own `opencode.json` for the user (Kilo's `kilo.json`): the
+/// mock provider and model, a question before every shell command, no
+/// update check.
+fn configure(cli: &Cli, home: &Path, api: &str) {
+    let dir = home.join(".config").join(cli.dir);
     std::fs::create_dir_all(&dir).unwrap();
     let config = json!({
-        "$schema": "https://opencode.ai/config.json",
         "provider": { "mock": {
             "npm": "@ai-sdk/openai-compatible",
             "name": "Mock",
@@ -133,7 +180,7 @@ fn configure(home: &Path, api: &str) {
         "autoupdate": false,
         "share": "disabled",
     });
-    std::fs::write(dir.join("opencode.json"), config.to_string()).unwrap();
+    std::fs::write(dir.join(cli.config), config.to_string()).unwrap();
 }
 
 /// The messages opencode stored for `session`, and the folder its row names.
@@ -152,15 +199,24 @@ fn stored(db: &Path, session: &str) -> (i64, String) {
 
 #[test]
 fn a_real_opencode_run_finds_its_session_asks_permission_and_resumes() {
-    let Some(opencode) = real_cli::pinned_binary("OPENCODE", "opencode", PINNED) else {
+    run_finds_its_session_asks_permission_and_resumes(&OPENCODE);
+}
+
+#[test]
+fn a_real_kilo_run_finds_its_session_asks_permission_and_resumes() {
+    run_finds_its_session_asks_permission_and_resumes(&KILO);
+}
+
+fn run_finds_its_session_asks_permission_and_resumes(cli: &Cli) {
+    let Some(binary) = real_cli::pinned_binary(cli.var, cli.program, cli.pinned) else {
         return;
     };
     let api = MockApi::start("/v1", answer);
     let user_home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let cwd = std::fs::canonicalize(project.path()).unwrap();
-    configure(user_home.path(), &api.url);
-    let bin = BinDir::with(&opencode, "opencode");
+    configure(cli, user_home.path(), &api.url);
+    let bin = BinDir::with(&binary, cli.program);
     let path = bin.path();
     let under = |rest: &str| user_home.path().join(rest);
 
@@ -174,21 +230,20 @@ fn a_real_opencode_run_finds_its_session_asks_permission_and_resumes() {
             .env("XDG_DATA_HOME", under(".local/share"))
             .env("XDG_STATE_HOME", under(".local/state"))
             .env("XDG_CACHE_HOME", under(".cache"))
-            .env_remove("OPENCODE_CONFIG_DIR")
-            .env_remove("OPENCODE_DB")
+            .env_remove(cli.unset[0])
+            .env_remove(cli.unset[1])
             .env("MOCK_OPENCODE_KEY", "mock-key")
-            .env("OPENCODE_DISABLE_MODELS_FETCH", "1");
+            .env(cli.no_fetch, "1");
         real_cli::stdout_of(cmd, &format!("{args:?}"))
     };
     // The key its config reads and its own switch are only exported, as
     // in a user's shell: they pass by default (issue #9).
-    let id = agents(&["run", "-d", "opencode", "--size", "120x40"]);
-    assert_eq!(home.show(&id)["harness_version"], PINNED);
-    assert_eq!(
-        home.show(&id)["env_harness"],
-        json!(["MOCK_OPENCODE_KEY", "OPENCODE_DISABLE_MODELS_FETCH"])
-    );
-    wait(&home, &id, "opencode's composer is up", || {
+    let id = agents(&["run", "-d", cli.program, "--size", "120x40"]);
+    assert_eq!(home.show(&id)["harness_version"], cli.pinned);
+    let mut passed = vec!["MOCK_OPENCODE_KEY", cli.no_fetch];
+    passed.sort();
+    assert_eq!(home.show(&id)["env_harness"], json!(passed));
+    wait(&home, &id, "the composer is up", || {
         home.logs(&id).contains("Ask anything") && idle(&home, &id)
     });
 
@@ -198,11 +253,11 @@ fn a_real_opencode_run_finds_its_session_asks_permission_and_resumes() {
     });
     let run = home.show(&id);
     let session = run["session_id"].as_str().unwrap().to_string();
-    let db = under(".local/share/opencode/opencode.db");
+    let db = under(".local/share").join(cli.dir).join(cli.db);
     assert_eq!(
         run["transcript_path"].as_str(),
         Some(format!("{}#{session}", db.display()).as_str()),
-        "the session's rows in opencode's database"
+        "the session's rows in its database"
     );
     assert_eq!(
         stored(&db, &session).1,
@@ -218,7 +273,7 @@ fn a_real_opencode_run_finds_its_session_asks_permission_and_resumes() {
     // A shell command asks first: the row of choices on screen is the evidence.
     wait(&home, &id, "the first turn is over", || idle(&home, &id));
     home.ok(&["send", &id, "SHELL please"]);
-    wait(&home, &id, "opencode asks to run the command", || {
+    wait(&home, &id, "it asks to run the command", || {
         home.show(&id)["status"] == "needs_approval"
     });
     assert!(home.logs(&id).contains("Permission required"));
