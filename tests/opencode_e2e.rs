@@ -28,6 +28,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::Home;
+use common::chat_mock::{self, text_of};
 use common::real_cli::{self, BinDir, MockApi, Prompts, Reply, Request, has_message, transcript};
 use serde_json::{Value, json};
 
@@ -76,19 +77,17 @@ const KILO: Cli = Cli {
 /// whose prompt holds `SHELL`, a `bash` call (`touch perm-marker`); any
 /// other `Mock reply to: <the prompt>`. Other paths 404.
 fn answer(r: &Request, prompts: &Prompts) -> Reply {
-    if r.method() != "POST" || !r.path().ends_with("/chat/completions") {
+    let Some(messages) = chat_mock::messages(r).filter(|_| r.method() == "POST") else {
         return Reply::not_found();
-    }
-    let body = r.json();
-    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    };
     let titling = messages
         .first()
         .is_some_and(|m| text_of(&m["content"]).contains("title generator"));
     let last = messages.last().cloned().unwrap_or(Value::Null);
     let delta = if titling {
-        json!({ "role": "assistant", "content": "Mock title" })
+        chat_mock::says("Mock title")
     } else if last["role"] == "tool" {
-        json!({ "role": "assistant", "content": "Ran it." })
+        chat_mock::says("Ran it.")
     } else {
         // Kilo adds `<environment_details>` (time, folders) to each prompt.
         let text = text_of(&last["content"]);
@@ -101,51 +100,13 @@ fn answer(r: &Request, prompts: &Prompts) -> Reply {
         prompts.push(prompt.clone());
         if prompt.contains("SHELL") {
             let args = json!({ "command": "touch perm-marker", "description": "Create a marker file" });
-            json!({ "role": "assistant", "tool_calls": [{ "index": 0, "id": "call_1", "type": "function",
-                "function": { "name": "bash", "arguments": args.to_string() } }] })
+            chat_mock::calls("bash", args)
         } else {
-            json!({ "role": "assistant", "content": format!("Mock reply to: {prompt}") })
+            chat_mock::says(&format!("Mock reply to: {prompt}"))
         }
     };
-    let finish = if delta.get("tool_calls").is_some() {
-        "tool_calls"
-    } else {
-        "stop"
-    };
-    let chunk = |choices: Value, usage: Value| {
-        json!({ "id": "mock-1", "object": "chat.completion.chunk", "created": 1, "model": "mock-model",
-            "choices": choices, "usage": usage })
-    };
-    let events = [
-        chunk(
-            json!([{ "index": 0, "delta": delta, "finish_reason": null }]),
-            Value::Null,
-        ),
-        chunk(
-            json!([{ "index": 0, "delta": {}, "finish_reason": finish }]),
-            Value::Null,
-        ),
-        chunk(
-            json!([]),
-            json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47 }),
-        ),
-    ];
-    let mut sse: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
-    sse.push_str("data: [DONE]\n\n");
-    Reply::ok("text/event-stream", sse)
-}
-
-/// A message's text: a string, or the text parts of a list.
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
+    let usage = json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47 });
+    chat_mock::streamed(delta, usage)
 }
 
 /// How long a step of a real opencode may take: it starts in seconds, but

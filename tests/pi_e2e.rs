@@ -24,6 +24,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use common::Home;
+use common::chat_mock;
 use common::real_cli::{self, BinDir, MockApi, Prompts, Reply, Request, has_message, transcript};
 use serde_json::{Value, json};
 
@@ -34,57 +35,24 @@ const PINNED: &str = "0.73.1";
 /// `bash` call (`touch perm-marker`), a turn sending a tool result back
 /// `Ran it.`, any other `Mock reply to: <the text>`.
 fn answer(r: &Request, prompts: &Prompts) -> Reply {
-    if !r.path().ends_with("/chat/completions") {
+    let Some(messages) = chat_mock::messages(r) else {
         return Reply::not_found();
-    }
-    let req = r.json();
-    let last = req["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .cloned()
-        .unwrap_or(Value::Null);
+    };
+    let last = messages.last().cloned().unwrap_or(Value::Null);
     let delta = if last["role"] == "tool" {
-        json!({ "role": "assistant", "content": "Ran it." })
+        chat_mock::says("Ran it.")
     } else {
-        let text = match &last["content"] {
-            Value::String(s) => s.clone(),
-            Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
-            _ => String::new(),
-        };
+        let text = chat_mock::text_of(&last["content"]);
         prompts.push(text.clone());
         if text.contains("SHELL") {
-            let args = json!({ "command": "touch perm-marker" });
-            json!({ "role": "assistant", "tool_calls": [{ "index": 0, "id": "call_1", "type": "function",
-                "function": { "name": "bash", "arguments": args.to_string() } }] })
+            chat_mock::calls("bash", json!({ "command": "touch perm-marker" }))
         } else {
-            json!({ "role": "assistant", "content": format!("Mock reply to: {text}") })
+            chat_mock::says(&format!("Mock reply to: {text}"))
         }
-    };
-    let finish = if delta.get("tool_calls").is_some() {
-        "tool_calls"
-    } else {
-        "stop"
-    };
-    let chunk = |choices: Value, usage: Value| {
-        json!({ "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "mock-model",
-            "choices": choices, "usage": usage })
     };
     let usage = json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47,
         "prompt_tokens_details": { "cached_tokens": 10 } });
-    let events = [
-        chunk(
-            json!([{ "index": 0, "delta": delta, "finish_reason": null }]),
-            Value::Null,
-        ),
-        chunk(
-            json!([{ "index": 0, "delta": {}, "finish_reason": finish }]),
-            Value::Null,
-        ),
-        chunk(json!([]), usage),
-    ];
-    let mut body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
-    body.push_str("data: [DONE]\n\n");
-    Reply::ok("text/event-stream", body)
+    chat_mock::streamed(delta, usage)
 }
 
 /// How long a step of a real pi may take: node starts it in seconds, but

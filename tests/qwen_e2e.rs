@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use common::Home;
+use common::chat_mock::{self, text_of};
 use common::real_cli::{self, BinDir, MockApi, Prompts, Reply, Request, has_message, transcript};
 use serde_json::{Value, json};
 
@@ -42,19 +43,17 @@ fn answer(r: &Request, prompts: &Prompts) -> Reply {
             json!({ "object": "list", "data": [{ "id": "mock-model", "object": "model" }] }).to_string(),
         );
     }
-    if !r.path().ends_with("/chat/completions") {
+    let Some(messages) = chat_mock::messages(r) else {
         return Reply::not_found();
-    }
-    let req = r.json();
-    let messages = req["messages"].as_array().cloned().unwrap_or_default();
+    };
     let main = messages
         .first()
         .is_some_and(|m| text_of(&m["content"]).starts_with("You are Qwen Code"));
     let last = messages.last().cloned().unwrap_or(Value::Null);
     let delta = if !main {
-        json!({ "role": "assistant", "content": "Nothing to note." })
+        chat_mock::says("Nothing to note.")
     } else if last["role"] == "tool" {
-        json!({ "role": "assistant", "content": "Ran it." })
+        chat_mock::says("Ran it.")
     } else {
         // Qwen puts its reminders before the user's words in one message.
         let all = text_of(&last["content"]);
@@ -67,46 +66,14 @@ fn answer(r: &Request, prompts: &Prompts) -> Reply {
         prompts.push(text.clone());
         if text.contains("SHELL") {
             let args = json!({ "command": "touch perm-marker", "description": "Create a marker file" });
-            json!({ "role": "assistant", "tool_calls": [{ "index": 0, "id": "call_1", "type": "function",
-                "function": { "name": "run_shell_command", "arguments": args.to_string() } }] })
+            chat_mock::calls("run_shell_command", args)
         } else {
-            json!({ "role": "assistant", "content": format!("Mock reply to: {text}") })
+            chat_mock::says(&format!("Mock reply to: {text}"))
         }
-    };
-    let finish = if delta.get("tool_calls").is_some() {
-        "tool_calls"
-    } else {
-        "stop"
-    };
-    let chunk = |choices: Value, usage: Value| {
-        json!({ "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "mock-model",
-            "choices": choices, "usage": usage })
     };
     let usage = json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47,
         "prompt_tokens_details": { "cached_tokens": 10 } });
-    let events = [
-        chunk(
-            json!([{ "index": 0, "delta": delta, "finish_reason": null }]),
-            Value::Null,
-        ),
-        chunk(
-            json!([{ "index": 0, "delta": {}, "finish_reason": finish }]),
-            Value::Null,
-        ),
-        chunk(json!([]), usage),
-    ];
-    let mut body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
-    body.push_str("data: [DONE]\n\n");
-    Reply::ok("text/event-stream", body)
-}
-
-/// The text of an OpenAI message's `content`: a string or a part list.
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
-        _ => String::new(),
-    }
+    chat_mock::streamed(delta, usage)
 }
 
 /// How long a step of a real Qwen may take: node starts it in seconds, but

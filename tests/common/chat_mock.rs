@@ -1,0 +1,68 @@
+//! What the real-CLI tests of OpenAI-compatible agents (opencode, Kilo,
+//! Qwen Code, pi) share of their mock model API: the request's last
+//! message and its text, and a chat completion streamed as the API does
+//! (`chat.completion.chunk` events over SSE: the delta, the finish reason,
+//! the usage, then `[DONE]`).
+
+use serde_json::{Value, json};
+
+use super::real_cli::{Reply, Request};
+
+/// The request's messages, for a path that is chat completions; else none.
+pub fn messages(r: &Request) -> Option<Vec<Value>> {
+    if !r.path().ends_with("/chat/completions") {
+        return None;
+    }
+    Some(r.json()["messages"].as_array().cloned().unwrap_or_default())
+}
+
+/// The text of a message's `content`: a string, or the text parts of a list.
+pub fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// An assistant delta saying `text`.
+pub fn says(text: &str) -> Value {
+    json!({ "role": "assistant", "content": text })
+}
+
+/// An assistant delta calling the tool `name` with `args`.
+pub fn calls(name: &str, args: Value) -> Value {
+    json!({ "role": "assistant", "tool_calls": [{ "index": 0, "id": "call_1", "type": "function",
+        "function": { "name": name, "arguments": args.to_string() } }] })
+}
+
+/// `delta` as one streamed completion ending in `usage`: finished by a tool
+/// call when it makes one, else by `stop`.
+pub fn streamed(delta: Value, usage: Value) -> Reply {
+    let finish = match delta.get("tool_calls") {
+        Some(_) => "tool_calls",
+        None => "stop",
+    };
+    let chunk = |choices: Value, usage: Value| {
+        json!({ "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "mock-model",
+            "choices": choices, "usage": usage })
+    };
+    let events = [
+        chunk(
+            json!([{ "index": 0, "delta": delta, "finish_reason": null }]),
+            Value::Null,
+        ),
+        chunk(
+            json!([{ "index": 0, "delta": {}, "finish_reason": finish }]),
+            Value::Null,
+        ),
+        chunk(json!([]), usage),
+    ];
+    let mut body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    body.push_str("data: [DONE]\n\n");
+    Reply::ok("text/event-stream", body)
+}
