@@ -209,12 +209,7 @@ fn a_real_gemini_run_finds_its_chat_asks_permission_and_resumes() {
 
     // Resume: `gemini --resume ID`, the same session in the same file.
     let again = agents(&["sessions", "resume", &session, "-d"]);
-    let argv: Vec<String> = home.show(&again)["command"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|v| v.as_str().map(str::to_string))
-        .collect();
+    let argv = real_cli::argv_of(&home, &again);
     assert!(argv.ends_with(&["--resume".to_string(), session.clone()]), "{argv:?}");
     wait(&home, &again, "the resumed composer is up", || {
         composer_up(&home, &again) && home.logs(&again).contains("hello narwhal")
@@ -226,17 +221,7 @@ fn a_real_gemini_run_finds_its_chat_asks_permission_and_resumes() {
         "the resumed reply is in the session's transcript",
         || has_message(&transcript(&home, &session), "assistant", "Mock reply to: back again"),
     );
-    let whole = transcript(&home, &session);
-    for text in ["hello narwhal", "SHELL please", "back again"] {
-        assert_eq!(
-            whole
-                .iter()
-                .filter(|m| m["role"] == "user" && m["text"] == text)
-                .count(),
-            1,
-            "{text} once in {whole:?}"
-        );
-    }
+    real_cli::each_user_text_once(&home, &session, &["hello narwhal", "SHELL please", "back again"]);
     assert!(
         read_lines(&chat).iter().any(|l| l.contains("back again")),
         "the resume wrote to the session's own file"

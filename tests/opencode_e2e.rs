@@ -265,12 +265,7 @@ fn run_finds_its_session_asks_permission_and_resumes(cli: &Cli) {
 
     // Resume: `opencode --session ID`, the same session in the same database.
     let again = agents(&["sessions", "resume", &session, "-d"]);
-    let argv: Vec<String> = home.show(&again)["command"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|v| v.as_str().map(str::to_string))
-        .collect();
+    let argv = real_cli::argv_of(&home, &again);
     assert!(argv.ends_with(&["--session".to_string(), session.clone()]), "{argv:?}");
     wait(&home, &again, "the resumed session is on screen", || {
         home.logs(&again).contains("Ran it.") && idle(&home, &again)
@@ -282,17 +277,7 @@ fn run_finds_its_session_asks_permission_and_resumes(cli: &Cli) {
         "the resumed reply is in the session's transcript",
         || has_message(&transcript(&home, &session), "assistant", "Mock reply to: back again"),
     );
-    let whole = transcript(&home, &session);
-    for text in ["hello narwhal", "SHELL please", "back again"] {
-        assert_eq!(
-            whole
-                .iter()
-                .filter(|m| m["role"] == "user" && m["text"] == text)
-                .count(),
-            1,
-            "{text} once in {whole:?}"
-        );
-    }
+    real_cli::each_user_text_once(&home, &session, &["hello narwhal", "SHELL please", "back again"]);
     assert!(
         stored(&db, &session).0 > before,
         "the resume wrote to the session's own rows"

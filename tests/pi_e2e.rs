@@ -166,12 +166,7 @@ fn a_real_pi_run_finds_its_session_runs_a_tool_and_resumes() {
 
     // Resume: `pi --session ID`, the same session in the same file.
     let again = agents(&["sessions", "resume", &session, "-d"]);
-    let argv: Vec<String> = home.show(&again)["command"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|v| v.as_str().map(str::to_string))
-        .collect();
+    let argv = real_cli::argv_of(&home, &again);
     assert!(argv.ends_with(&["--session".to_string(), session.clone()]), "{argv:?}");
     wait(&home, &again, "the resumed session is on screen", || {
         ready(&home, &again) && home.logs(&again).contains("hello narwhal")
@@ -183,17 +178,7 @@ fn a_real_pi_run_finds_its_session_runs_a_tool_and_resumes() {
         "the resumed reply is in the session's transcript",
         || has_message(&transcript(&home, &session), "assistant", "Mock reply to: back again"),
     );
-    let whole = transcript(&home, &session);
-    for text in ["hello narwhal", "SHELL please", "back again"] {
-        assert_eq!(
-            whole
-                .iter()
-                .filter(|m| m["role"] == "user" && m["text"] == text)
-                .count(),
-            1,
-            "{text} once in {whole:?}"
-        );
-    }
+    real_cli::each_user_text_once(&home, &session, &["hello narwhal", "SHELL please", "back again"]);
     assert!(
         std::fs::read_to_string(&file).unwrap().contains("back again"),
         "the resume wrote to the session's own file"

@@ -217,17 +217,7 @@ fn a_real_qwen_run_writes_its_minted_session_asks_permission_and_resumes() {
         "the resumed reply is in the session's transcript",
         || has_message(&transcript(&home, &session), "assistant", "Mock reply to: back again"),
     );
-    let whole = transcript(&home, &session);
-    for text in ["hello narwhal", "SHELL please", "back again"] {
-        assert_eq!(
-            whole
-                .iter()
-                .filter(|m| m["role"] == "user" && m["text"] == text)
-                .count(),
-            1,
-            "{text} once in {whole:?}"
-        );
-    }
+    real_cli::each_user_text_once(&home, &session, &["hello narwhal", "SHELL please", "back again"]);
     assert!(
         std::fs::read_to_string(&chat).unwrap().contains("back again"),
         "the resume wrote to the session's own file"

@@ -296,3 +296,26 @@ pub fn transcript(home: &Home, id: &str) -> Vec<Value> {
 pub fn has_message(messages: &[Value], role: &str, text: &str) -> bool {
     messages.iter().any(|m| m["role"] == role && m["text"] == text)
 }
+
+/// The command line a run was started with (`agents show`'s `command`).
+pub fn argv_of(home: &Home, run: &str) -> Vec<String> {
+    home.show(run)["command"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect()
+}
+
+/// Each of `texts` is one user message of the session's transcript, once
+/// (a resume that replayed the conversation would show them twice).
+pub fn each_user_text_once(home: &Home, session: &str, texts: &[&str]) {
+    let whole = transcript(home, session);
+    for text in texts {
+        let seen = whole
+            .iter()
+            .filter(|m| m["role"] == "user" && m["text"] == *text)
+            .count();
+        assert_eq!(seen, 1, "{text} once in {whole:?}");
+    }
+}
