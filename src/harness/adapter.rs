@@ -45,6 +45,29 @@ impl LaunchContext<'_> {
     pub fn model(&self) -> Option<&str> {
         self.profile.and_then(|p| p.model.as_deref())
     }
+
+    /// The profile's binary, else `program` (found in PATH later).
+    pub fn binary(&self, program: &str) -> String {
+        self.profile
+            .and_then(|p| p.binary.clone())
+            .unwrap_or_else(|| program.into())
+    }
+
+    /// `--model M` when the profile sets one.
+    pub fn model_args(&self) -> Vec<String> {
+        self.model()
+            .map(|m| vec!["--model".into(), m.to_string()])
+            .unwrap_or_default()
+    }
+
+    /// The usual command line: the binary, `--model M` when set, then the
+    /// user's arguments.
+    pub fn argv(&self, program: &str) -> Vec<String> {
+        let mut argv = vec![self.binary(program)];
+        argv.extend(self.model_args());
+        argv.extend(self.args.iter().cloned());
+        argv
+    }
 }
 
 /// What to spawn, decided before spawn.
@@ -89,15 +112,7 @@ pub trait Adapter: Sync {
     /// reason the run is blocked. By default: the program (or the profile's
     /// binary), `--model` when one is set, then the user's arguments.
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
-        let binary = ctx
-            .profile
-            .and_then(|p| p.binary.clone())
-            .unwrap_or_else(|| self.program().into());
-        let mut argv = vec![binary];
-        if let Some(model) = ctx.model() {
-            argv.extend(["--model".into(), model.to_string()]);
-        }
-        argv.extend(ctx.args.iter().cloned());
+        let argv = ctx.argv(self.program());
         Ok(Launch {
             argv,
             ..Launch::default()

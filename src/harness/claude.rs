@@ -56,10 +56,7 @@ impl Adapter for Claude {
     }
 
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
-        let binary = ctx
-            .profile
-            .and_then(|p| p.binary.clone())
-            .unwrap_or_else(|| self.program().into());
+        let binary = ctx.binary(self.program());
         // Claude takes one `--settings` (the last wins): a user's own is
         // merged into the run's file rather than dropping the hooks.
         let (own, args) = take_settings(ctx.args);
@@ -82,9 +79,7 @@ impl Adapter for Claude {
                 Some(id)
             }
         };
-        if let Some(model) = ctx.model() {
-            argv.extend(["--model".into(), model.to_string()]);
-        }
+        argv.extend(ctx.model_args());
         argv.extend(args);
 
         let config_home = ctx.config_home("CLAUDE_CONFIG_DIR");

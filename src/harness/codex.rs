@@ -72,15 +72,10 @@ impl Adapter for Codex {
     }
 
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
-        let binary = ctx
-            .profile
-            .and_then(|p| p.binary.clone())
-            .unwrap_or_else(|| self.program().into());
+        let binary = ctx.binary(self.program());
         let notify = toml_strings(&[&ctx.agents_bin.to_string_lossy(), "hook", NOTIFY_EVENT]);
         let mut argv = vec![binary, "-c".into(), format!("notify={notify}")];
-        if let Some(model) = ctx.model() {
-            argv.extend(["--model".into(), model.to_string()]);
-        }
+        argv.extend(ctx.model_args());
         argv.extend(ctx.args.iter().cloned());
         let env = ctx
             .config_home("CODEX_HOME")

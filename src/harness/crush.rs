@@ -42,10 +42,7 @@ impl Adapter for Crush {
         if ctx.model().is_some() {
             return Err("crush takes no --model: choose the model in its crush.json".into());
         }
-        let binary = ctx
-            .profile
-            .and_then(|p| p.binary.clone())
-            .unwrap_or_else(|| self.program().into());
+        let binary = ctx.binary(self.program());
         let mut argv = vec![binary];
         argv.extend(ctx.args.iter().cloned());
         let env = ctx

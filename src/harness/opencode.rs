@@ -119,15 +119,7 @@ impl Adapter for Opencode {
     }
 
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
-        let binary = ctx
-            .profile
-            .and_then(|p| p.binary.clone())
-            .unwrap_or_else(|| self.program().into());
-        let mut argv = vec![binary];
-        if let Some(model) = ctx.model() {
-            argv.extend(["--model".into(), model.to_string()]);
-        }
-        argv.extend(ctx.args.iter().cloned());
+        let argv = ctx.argv(self.program());
         let mut env = Vec::new();
         if let Some(dir) = ctx.profile.and_then(|p| p.config_home_in(ctx.var("HOME"))) {
             env.push((self.0.config_dir_var.to_string(), dir.to_string_lossy().into_owned()));

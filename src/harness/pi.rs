@@ -58,15 +58,7 @@ impl Adapter for Pi {
     }
 
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
-        let binary = ctx
-            .profile
-            .and_then(|p| p.binary.clone())
-            .unwrap_or_else(|| self.program().into());
-        let mut argv = vec![binary];
-        if let Some(model) = ctx.model() {
-            argv.extend(["--model".into(), model.to_string()]);
-        }
-        argv.extend(ctx.args.iter().cloned());
+        let argv = ctx.argv(self.program());
         let config_home = ctx.config_home(AGENT_DIR);
         let env = config_home
             .iter()

@@ -41,10 +41,7 @@ impl Adapter for Qwen {
     }
 
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
-        let binary = ctx
-            .profile
-            .and_then(|p| p.binary.clone())
-            .unwrap_or_else(|| self.program().into());
+        let binary = ctx.binary(self.program());
         let mut argv = vec![binary];
         let given = SessionArgs::parse(ctx.args);
         let session_id = match (&given.session_id, given.resumes, given.forks) {
@@ -58,9 +55,7 @@ impl Adapter for Qwen {
                 Some(id)
             }
         };
-        if let Some(model) = ctx.model() {
-            argv.extend(["--model".into(), model.to_string()]);
-        }
+        argv.extend(ctx.model_args());
         argv.extend(ctx.args.iter().cloned());
         let config_home = ctx.config_home("QWEN_HOME");
         let env = config_home
