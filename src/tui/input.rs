@@ -136,7 +136,11 @@ impl App {
         if screen.mirror.modes.mouse == 0 {
             return;
         }
-        if let Some(bytes) = keys::encode_mouse(m, col, row) {
+        let modes = keys::MouseModes {
+            reporting: screen.mirror.modes.mouse,
+            encoding: screen.mirror.modes.mouse_encoding,
+        };
+        if let Some(bytes) = keys::encode_mouse_in(m, col, row, modes) {
             self.commands.push(Command::Input { run: id, bytes });
         }
     }

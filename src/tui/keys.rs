@@ -137,16 +137,60 @@ fn with_alt(alt: bool, bytes: Vec<u8>) -> Vec<u8> {
 
 /// A mouse event in SGR encoding (1006), at a position relative to the pane.
 pub fn encode_mouse(event: &MouseEvent, col: u16, row: u16) -> Option<Vec<u8>> {
+    encode_mouse_in(
+        event,
+        col,
+        row,
+        MouseModes {
+            reporting: 4,
+            encoding: 2,
+        },
+    )
+}
+
+/// What the program asked of the mouse: which events it hears (1 presses,
+/// 2 and releases, 3 and drags, 4 and any motion) and how they are encoded
+/// (0 xterm's bytes, 1 UTF-8, 2 SGR) — `Modes::mouse` and `mouse_encoding`.
+#[derive(Debug, Clone, Copy)]
+pub struct MouseModes {
+    pub reporting: u8,
+    pub encoding: u8,
+}
+
+/// A mouse event as xterm reports it to a program in `modes`, at a
+/// position relative to the pane; `None` for an event the program did not
+/// ask to hear, or a position its encoding cannot say (beyond column or row
+/// 223 in xterm's bytes, 2015 in UTF-8).
+pub fn encode_mouse_in(event: &MouseEvent, col: u16, row: u16, modes: MouseModes) -> Option<Vec<u8>> {
     let (button, release) = match event.kind {
         MouseEventKind::Down(b) => (button_code(b), false),
-        MouseEventKind::Up(b) => (button_code(b), true),
-        MouseEventKind::Drag(b) => (button_code(b) + 32, false),
+        MouseEventKind::Up(b) if modes.reporting >= 2 => (button_code(b), true),
+        MouseEventKind::Drag(b) if modes.reporting >= 3 => (button_code(b) + 32, false),
+        MouseEventKind::Moved if modes.reporting >= 4 => (35, false),
         MouseEventKind::ScrollUp => (64, false),
         MouseEventKind::ScrollDown => (65, false),
         _ => return None,
     };
-    let end = if release { 'm' } else { 'M' };
-    Some(format!("\x1b[<{button};{};{}{end}", col + 1, row + 1).into_bytes())
+    let m = event.modifiers;
+    let held = 4 * u16::from(m.contains(KeyModifiers::SHIFT))
+        + 8 * u16::from(m.contains(KeyModifiers::ALT))
+        + 16 * u16::from(m.contains(KeyModifiers::CONTROL));
+    let (x, y) = (col + 1, row + 1);
+    if modes.encoding == 2 {
+        let end = if release { 'm' } else { 'M' };
+        return Some(format!("\x1b[<{};{x};{y}{end}", button + held).into_bytes());
+    }
+    // xterm's older forms: a release is button 3, each value offset by 32.
+    let code = if release { 3 } else { button } + held;
+    let mut out = b"\x1b[M".to_vec();
+    for value in [code, x, y] {
+        let value = u32::from(value) + 32;
+        match modes.encoding {
+            1 => out.extend(char::from_u32(value).filter(|_| value < 2048)?.to_string().bytes()),
+            _ => out.push(u8::try_from(value).ok()?),
+        }
+    }
+    Some(out)
 }
 
 fn button_code(b: MouseButton) -> u16 {
@@ -164,6 +208,47 @@ mod tests {
 
     fn key(code: KeyCode, m: KeyModifiers) -> KeyEvent {
         KeyEvent::new(code, m)
+    }
+
+    #[test]
+    fn mouse_events_follow_the_programs_reporting_and_encoding() {
+        let at = |kind| MouseEvent {
+            kind,
+            column: 0,
+            row: 0,
+            modifiers: KeyModifiers::NONE,
+        };
+        let (down, up) = (
+            MouseEventKind::Down(MouseButton::Left),
+            MouseEventKind::Up(MouseButton::Left),
+        );
+        let modes = |reporting, encoding| MouseModes { reporting, encoding };
+        // xterm's bytes (no 1005/1006): button, column, row, each plus 32.
+        assert_eq!(encode_mouse_in(&at(down), 4, 9, modes(2, 0)).unwrap(), b"\x1b[M %*");
+        assert_eq!(encode_mouse_in(&at(up), 4, 9, modes(2, 0)).unwrap(), b"\x1b[M#%*");
+        // Beyond column 223 xterm's bytes cannot say where: nothing is sent.
+        assert_eq!(encode_mouse_in(&at(down), 300, 9, modes(2, 0)), None);
+        // UTF-8 (1005) says it in two bytes.
+        assert_eq!(
+            encode_mouse_in(&at(down), 300, 9, modes(2, 1)).unwrap(),
+            "\x1b[M \u{14d}*".as_bytes()
+        );
+        // SGR (1006).
+        assert_eq!(encode_mouse_in(&at(up), 4, 9, modes(2, 2)).unwrap(), b"\x1b[<0;5;10m");
+        // Only what the program asked to hear: presses alone (9), no drags
+        // without 1002, no motion without 1003.
+        assert_eq!(encode_mouse_in(&at(up), 4, 9, modes(1, 2)), None);
+        let drag = MouseEventKind::Drag(MouseButton::Left);
+        assert_eq!(encode_mouse_in(&at(drag), 4, 9, modes(2, 2)), None);
+        assert_eq!(
+            encode_mouse_in(&at(drag), 4, 9, modes(3, 2)).unwrap(),
+            b"\x1b[<32;5;10M"
+        );
+        assert_eq!(encode_mouse_in(&at(MouseEventKind::Moved), 4, 9, modes(3, 2)), None);
+        assert_eq!(
+            encode_mouse_in(&at(MouseEventKind::Moved), 4, 9, modes(4, 2)).unwrap(),
+            b"\x1b[<35;5;10M"
+        );
     }
 
     #[test]
