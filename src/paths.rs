@@ -206,6 +206,12 @@ impl Paths {
         self.socket_dir.as_deref()
     }
 
+    /// The user's own screen rules (`harness::screen_rules`), beside the
+    /// config file.
+    pub fn screen_rules_dir() -> Option<PathBuf> {
+        Some(Self::config_file()?.parent()?.join("screens"))
+    }
+
     pub fn config_file() -> Option<PathBuf> {
         match std::env::var_os("XDG_CONFIG_HOME") {
             Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir).join("agents/config.toml")),

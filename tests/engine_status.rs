@@ -163,3 +163,41 @@ fn explain_says_which_rule_and_evidence_decided_the_status_and_what_comes_next()
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("has ended (cancelled): no status is kept"), "{err}");
 }
+
+/// A CLI that words its prompt in a way no built-in rule knows is idle to
+/// agents; the user's own rule file (`<config>/agents/screens/<family>.toml`,
+/// the format of `src/harness/screens/`) makes the next run of it
+/// `needs_approval`, answerable, with no new build. `agents doctor` names
+/// the file, and a file that does not read.
+#[test]
+fn a_user_s_screen_rule_makes_a_new_prompt_a_question() {
+    let home = Home::new();
+    let ask = "printf ' Shall I run the tests?\\n 1. Go ahead\\n 2. Stop\\n enter to choose\\n'; read answer; echo \"took $answer\"; exec sleep 60";
+    let before = home.start(&["--name", "before", "cmd", "--", "sh", "-c", ask]);
+    home.wait_until("the prompt drawn", || home.logs(&before).contains("enter to choose"));
+    home.wait_until("the run falls quiet", || home.show(&before)["status"] == "idle");
+
+    let screens = home.config.path().join("agents/screens");
+    std::fs::create_dir_all(&screens).unwrap();
+    std::fs::write(
+        screens.join("cmd.toml"),
+        "[[question]]\nsays = \"Shall I run the tests?\"\nwhy = \"screen shows the test runner's question\"\n",
+    )
+    .unwrap();
+    std::fs::write(screens.join("broken.toml"), "[[question]\n").unwrap();
+    let after = home.start(&["--name", "after", "cmd", "--", "sh", "-c", ask]);
+    home.wait_until("the question seen", || home.show(&after)["status"] == "needs_approval");
+    assert_eq!(home.show(&after)["evidence"], "screen shows the test runner's question");
+    home.ok(&["answer", "after", "1"]);
+    home.wait_until("the answer taken", || home.logs(&after).contains("took 1"));
+
+    let doctor = home.run(&["doctor"]);
+    let said = String::from_utf8_lossy(&doctor.stdout);
+    let named = format!("ok       screen rules in {}: cmd\n", screens.display());
+    assert!(said.contains(&named), "{said}");
+    assert!(
+        said.contains("problem  screen rules ") && said.contains("broken.toml: "),
+        "{said}"
+    );
+    assert!(!doctor.status.success(), "a file that does not read is a problem");
+}

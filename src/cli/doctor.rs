@@ -153,6 +153,17 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         );
     }
 
+    let (rules, faults) = user_screen_rules();
+    if let Some(rules) = rules {
+        ok(rules);
+    }
+    for fault in faults {
+        bad(
+            format!("screen rules {fault}"),
+            "fix the file (its format: src/harness/screens/README.md); runs read the others meanwhile",
+        );
+    }
+
     let path = std::env::var("PATH").ok();
     let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
     for (what, bin, fix) in [
@@ -187,6 +198,18 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
 /// credential variables of the harness's set here (names only, values
 /// never shown), else its own login file, else a plain word that its runs
 /// will not be logged in. Its other variables are counted.
+/// The user's own screen rules: a line naming the files that read (none
+/// without any), and one per file that does not.
+fn user_screen_rules() -> (Option<String>, Vec<String>) {
+    let Some(dir) = Paths::screen_rules_dir() else {
+        return (None, Vec::new());
+    };
+    let (files, faults) = crate::harness::screen_rules::read_user_files(&dir);
+    let names: Vec<&str> = files.iter().map(|(family, _)| family.as_str()).collect();
+    let line = (!names.is_empty()).then(|| format!("screen rules in {}: {}", dir.display(), names.join(", ")));
+    (line, faults)
+}
+
 fn credentials(family: &str) -> String {
     let env: Vec<(String, String)> = std::env::vars().collect();
     let cwd = std::env::current_dir().unwrap_or_default();

@@ -321,6 +321,7 @@ async fn next_attempt(
         umask: super::user_umask(),
         disk_full_patience_ms: config.engine.disk_full_patience_ms,
         flood_bytes_per_s: config.engine.flood_bytes_per_s,
+        screen_rules: super::user_screen_rules(),
     };
     let paths = daemon.paths.clone();
     let spawned = tokio::task::spawn_blocking(move || super::start::spawn_supervisor(&paths, &spec))

@@ -128,6 +128,19 @@ pub fn own_exe() -> &'static str {
     })
 }
 
+/// The user's screen-rule files, for a new run's supervisor; one that does
+/// not read is passed over with a warning (`agents doctor` names it).
+pub fn user_screen_rules() -> Vec<(String, String)> {
+    let Some(dir) = Paths::screen_rules_dir() else {
+        return Vec::new();
+    };
+    let (files, faults) = crate::harness::screen_rules::read_user_files(&dir);
+    for fault in faults {
+        tracing::warn!("screen rules passed over: {fault}");
+    }
+    files
+}
+
 /// The user's umask, which harnesses get (`SuperviseSpec::umask`): read at
 /// start, before this daemon makes its own files owner-only (a daemon
 /// re-executed on an upgrade is handed it in `AGENTS_USER_UMASK`).

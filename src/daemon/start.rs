@@ -350,6 +350,7 @@ async fn spawn_and_adopt(
         umask: super::user_umask(),
         disk_full_patience_ms: config.engine.disk_full_patience_ms,
         flood_bytes_per_s: config.engine.flood_bytes_per_s,
+        screen_rules: super::user_screen_rules(),
     };
     // A profile with fallbacks keeps what a next attempt needs, in memory,
     // before the harness can end.

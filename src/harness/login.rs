@@ -3,120 +3,37 @@
 //! this way (a `cmd` run printing "401 Unauthorized" is just output), and
 //! only where the CLI draws its own complaints (Claude's status row and the
 //! `⎿` result under a prompt, Codex's `■` error line), never a reply that
-//! mentions a login. Pure: screen lines in, a finding out.
+//! mentions a login. Each family's signs are in its file of `screens/`.
+//! Pure: screen lines and rules in, a finding out.
 
 use super::screen::ScreenFinding;
+use super::screen_rules::ScreenRules;
 use crate::api::ActivityStatus;
 
 /// How a login finding's reason begins (fusion lets it outrank hooks).
 pub const LOGIN_WHY: &str = "screen says it is not logged in";
 
-/// How many non-blank lines at the bottom a complaint must be among to
-/// count: the agent's last words above its input box (Claude's result, box
-/// and hint row are five; Gemini's error, box and footer six). Once a later
-/// turn is drawn, the old complaint has moved above them.
-const WINDOW: usize = 6;
-
-/// Qwen Code draws rules above and below its composer and a two-line
-/// footer: its error, which may wrap, is two lines further up.
-fn window(family: &str) -> usize {
-    match family {
-        "qwen" => WINDOW + 2,
-        _ => WINDOW,
-    }
-}
-
-/// One way a family says so: the line starts with `marker` (after
-/// indentation; `None`: anywhere in the window, `Some("")`: the last line,
-/// the status row) and holds `phrase` (lower-case).
-struct Sign {
-    family: &'static str,
-    marker: Option<&'static str>,
-    phrase: &'static str,
-}
-
-const SIGNS: &[Sign] = &[
-    // Claude Code 2.1: "Not logged in · Run /login" at the right of its
-    // hint row from the start; "Not logged in · Please run /login",
-    // "Invalid API key · Please run /login", "OAuth token has expired …"
-    // as the result of a prompt.
-    Sign {
-        family: "claude",
-        marker: Some(""),
-        phrase: "not logged in",
-    },
-    Sign {
-        family: "claude",
-        marker: Some("⎿"),
-        phrase: "please run /login",
-    },
-    Sign {
-        family: "claude",
-        marker: Some("⎿"),
-        phrase: "oauth token has expired",
-    },
-    // Codex: "■ unexpected status 401 Unauthorized: …".
-    Sign {
-        family: "codex",
-        marker: Some("■"),
-        phrase: "401 unauthorized",
-    },
-    Sign {
-        family: "codex",
-        marker: Some("■"),
-        phrase: "incorrect api key",
-    },
-    // Gemini CLI: "[API Error: API key not valid. Please pass a valid API key.]".
-    Sign {
-        family: "gemini",
-        marker: None,
-        phrase: "api key not valid",
-    },
-    // Qwen Code 0.24: "✕ [API Error: 401 Incorrect API key provided: …]"
-    // above its composer.
-    Sign {
-        family: "qwen",
-        marker: Some("✕"),
-        phrase: "api error: 401",
-    },
-    // pi 0.73: "Error: 401 Incorrect API key provided: …" as the reply.
-    Sign {
-        family: "pi",
-        marker: Some("Error: 401"),
-        phrase: "error: 401",
-    },
-    // aider, through litellm: "litellm.AuthenticationError: …".
-    Sign {
-        family: "aider",
-        marker: None,
-        phrase: "litellm.authenticationerror",
-    },
-];
-
 /// The harness's last words say it cannot work until someone logs in
 /// (`waiting_input`, with the words that said so).
-pub fn problem(lines: &[String], family: &str) -> Option<ScreenFinding> {
+pub fn problem(rules: &ScreenRules, lines: &[String], family: &str) -> Option<ScreenFinding> {
+    let login = rules.login_of(family)?;
     let last: Vec<&str> = lines
         .iter()
         .rev()
         .map(|l| l.trim())
         .filter(|l| !l.is_empty())
-        .take(window(family))
+        .take(login.window)
         .collect();
-    for sign in SIGNS.iter().filter(|s| s.family == family) {
-        let candidates: &[&str] = match sign.marker {
-            Some("") => &last[..last.len().min(1)],
-            _ => &last,
+    for sign in &login.signs {
+        let candidates = match sign.last_line {
+            true => &last[..last.len().min(1)],
+            false => &last[..],
         };
         let found = candidates.iter().find(|line| {
-            let starts = match sign.marker {
-                Some(m) if !m.is_empty() => line.starts_with(m),
-                _ => true,
-            };
-            starts && line.to_lowercase().contains(sign.phrase)
+            sign.starts.as_deref().is_none_or(|m| line.starts_with(m)) && line.to_lowercase().contains(&sign.says)
         });
         if let Some(line) = found {
-            return Some(finding(line, sign.phrase));
+            return Some(finding(line, &sign.says));
         }
     }
     None
@@ -145,67 +62,14 @@ fn finding(line: &str, phrase: &str) -> ScreenFinding {
 mod tests {
     use super::*;
 
+    /// The screens each family's rules were made from are checked in
+    /// `screen_rules`; here, that each family is read in its own words.
+    fn problem(lines: &[String], family: &str) -> Option<ScreenFinding> {
+        super::problem(ScreenRules::built_in(), lines, family)
+    }
+
     fn lines(s: &str) -> Vec<String> {
         s.lines().map(str::to_string).collect()
-    }
-
-    /// As Qwen Code 0.24.4 and pi 0.73.1 drew a 401 from an OpenAI-compatible
-    /// endpoint (tmux `capture-pane`, 120 columns).
-    #[test]
-    fn qwen_and_pi_saying_their_key_was_refused_are_login_problems() {
-        let rule = "─".repeat(120);
-        let qwen = lines(&format!(
-            "  > hello\n  ✕ [API Error: 401 Incorrect API key provided: bad. You can find your API key at\n    \
-             https://platform.openai.com/account/api-keys.] (Press Ctrl+Y to retry)\n{rule}\n>   Type your message or \
-             @path/to/file\n{rule}\n  ➜ proj · mock-model\n  Auto mode (shift + tab to cycle)\n"
-        ));
-        let found = problem(&qwen, "qwen").unwrap();
-        assert_eq!(found.status, ActivityStatus::WaitingInput);
-        assert!(found.why.contains("[API Error: 401 Incorrect API key"), "{}", found.why);
-        let pi = lines(&format!(
-            " hello\n Error: 401 Incorrect API key provided: bad.\n{rule}\n\n{rule}\n/tmp/pq/proj\n0.0%/128k (auto)      mock-model\n"
-        ));
-        assert!(problem(&pi, "pi").unwrap().why.contains("Error: 401 Incorrect API key"));
-        assert_eq!(problem(&pi, "qwen"), None, "each family's own words");
-        let answered = lines(
-            " Error: 401 Incorrect API key provided: bad.\n hello again\n Mock reply\n Mock reply\n rule\n rule\n cwd\n footer\n",
-        );
-        assert_eq!(problem(&answered, "pi"), None, "a later turn moved it up");
-    }
-
-    #[test]
-    fn claude_not_logged_in_waits_for_a_login_until_a_later_turn_is_drawn() {
-        let failed = lines(concat!(
-            "> hello\n",
-            "  ⎿  Not logged in · Please run /login\n",
-            "\n",
-            "────────────────\n",
-            "> \n",
-            "────────────────\n",
-            "  ? for shortcuts\n",
-        ));
-        let found = problem(&failed, "claude").unwrap();
-        assert_eq!(found.status, ActivityStatus::WaitingInput);
-        assert!(found.is_login_problem());
-        assert_eq!(found.why, format!("{LOGIN_WHY}: Not logged in · Please run /login"));
-        // As Claude Code 2.1.197 draws its status row with no login.
-        let hint = lines("❯ \n────\n  ? for shortcuts · ← for agents                      Not logged in · Run /login");
-        assert_eq!(
-            problem(&hint, "claude").unwrap().why,
-            format!("{LOGIN_WHY}: Not logged in · Run /login")
-        );
-        let later = lines(concat!(
-            "> hello\n",
-            "  ⎿  Not logged in · Please run /login\n",
-            "  Login successful\n",
-            "> hello again\n",
-            "⏺ Hello!\n",
-            "────────────────\n",
-            "> \n",
-            "────────────────\n",
-            "  ? for shortcuts\n",
-        ));
-        assert_eq!(problem(&later, "claude"), None);
     }
 
     #[test]
@@ -213,17 +77,22 @@ mod tests {
         let codex =
             lines("■ unexpected status 401 Unauthorized: Incorrect API key provided\n\n› Ask Codex\n  ? for shortcuts");
         assert!(problem(&codex, "codex").unwrap().is_login_problem());
-        let gemini =
-            lines("✕ [API Error: API key not valid. Please pass a valid API key.]\n╭──╮\n│ > │\n╰──╯\n~/p  no sandbox");
-        assert!(problem(&gemini, "gemini").is_some());
+        let pi = lines(" hello\n Error: 401 Incorrect API key provided: bad.\n───\n\n───\n/tmp/p\nmock-model\n");
+        assert!(problem(&pi, "pi").is_some());
+        assert_eq!(problem(&pi, "qwen"), None, "each family's own words");
         // The same words from another program, or in a reply, are output.
         let said = lines("GET /admin -> 401 Unauthorized (expected)\n$ ");
         for family in ["cmd", "shell", "demo", "claude", "codex"] {
             assert_eq!(problem(&said, family), None, "{family}");
         }
-        let reply = lines(
-            "> why does it say not logged in?\n⏺ The page returns 401 Unauthorized when not logged in.\n────\n> \n────\n  ? for shortcuts",
+    }
+
+    #[test]
+    fn the_finding_quotes_the_words_that_said_so_not_the_whole_row() {
+        let hint = lines("❯ \n────\n  ? for shortcuts · ← for agents                      Not logged in · Run /login");
+        assert_eq!(
+            problem(&hint, "claude").unwrap().why,
+            format!("{LOGIN_WHY}: Not logged in · Run /login")
         );
-        assert_eq!(problem(&reply, "claude"), None);
     }
 }

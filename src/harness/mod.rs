@@ -22,6 +22,7 @@ pub mod pi;
 mod profile;
 pub mod qwen;
 pub mod screen;
+pub mod screen_rules;
 pub mod status;
 pub mod version;
 

@@ -3,40 +3,21 @@
 //! harness has them, are stronger evidence (docs/design.md §7); the screen is what
 //! every harness has.
 
+use super::screen_rules::ScreenRules;
 use crate::api::ActivityStatus;
 pub use crate::protocol::supervisor::ScreenFinding;
 
-/// Questions that block an agent until a person answers, as the real CLIs
-/// and the demo agent print them (see shared/reference/*/screens/).
-const APPROVAL_QUESTIONS: &[(&str, &str)] = &[
-    ("Do you want to proceed?", "screen shows a permission prompt"),
-    ("Do you want to make this edit", "screen shows a permission prompt"),
-    ("Do you want to create", "screen shows a permission prompt"),
-    (
-        "Would you like to run the following command?",
-        "screen shows a command approval prompt",
-    ),
-    ("Allow command?", "screen shows a command approval prompt"),
-    // Gemini CLI 0.61: `Allow execution of [Shell]?`, `Allow edit?`…
-    ("Allow execution of", "screen shows a permission prompt"),
-    ("Trust this folder?", "screen shows a folder trust prompt"),
-    // Claude Code 2.1: "Quick safety check: Is this a project you created
-    // or one you trust? … ❯ 1. Yes, I trust this folder".
-    (
-        "Is this a project you created or one you trust?",
-        "screen shows a folder trust prompt",
-    ),
-    (
-        "Do you trust the files in this folder?",
-        "screen shows a folder trust prompt",
-    ),
-];
-
 /// Looks at the bottom of the screen (a prompt is always near the cursor)
 /// for a question followed by a numbered choice, else for the harness of
-/// `family` saying it is not logged in (`login.rs`).
+/// `family` saying it is not logged in (`login.rs`), by the built-in rules
+/// (`screens/`).
 pub fn waiting_on(lines: &[String], family: &str) -> Option<ScreenFinding> {
-    question(lines).or_else(|| super::login::problem(lines, family))
+    waiting_on_with(ScreenRules::built_in(), lines, family)
+}
+
+/// [`waiting_on`] by the rules given (the built-in ones and the user's).
+pub fn waiting_on_with(rules: &ScreenRules, lines: &[String], family: &str) -> Option<ScreenFinding> {
+    question(rules, lines).or_else(|| super::login::problem(rules, lines, family))
 }
 
 impl ScreenFinding {
@@ -45,9 +26,9 @@ impl ScreenFinding {
     }
 }
 
-fn question(lines: &[String]) -> Option<ScreenFinding> {
-    open_question(lines)
-        .or_else(|| choice_row_question(lines))
+fn question(rules: &ScreenRules, lines: &[String]) -> Option<ScreenFinding> {
+    open_question_with(rules, lines)
+        .or_else(|| choice_row_question(rules, lines))
         .map(|(at, why)| ScreenFinding {
             status: ActivityStatus::NeedsApproval,
             why: why.to_string(),
@@ -75,56 +56,39 @@ fn question_text(lines: &[String]) -> String {
 /// starts, and what kind of prompt it is: the TUI's peek shows the run's
 /// question from there.
 pub fn open_question(lines: &[String]) -> Option<(usize, &'static str)> {
+    open_question_with(ScreenRules::built_in(), lines)
+}
+
+fn open_question_with<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<(usize, &'r str)> {
     // The bottom of what is drawn, not of the window: blank rows below the
     // last text do not count.
     let used = lines.iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
     let from = used.saturating_sub(24);
     let tail = &lines[from..used];
     for (i, line) in tail.iter().enumerate() {
-        for (question, why) in APPROVAL_QUESTIONS {
-            if line.contains(question) && is_open(&tail[i + 1..]) {
-                return Some((from + i, why));
+        for q in &rules.questions {
+            if line.contains(q.says.as_str()) && is_open(rules, &tail[i + 1..]) {
+                return Some((from + i, q.why.as_str()));
             }
         }
     }
     None
 }
 
-/// Questions whose choices sit on one row, unnumbered, chosen with the
-/// arrows and Enter: the title, words the choice row holds, and whether
-/// the row is the last thing drawn while it waits (a dialog at the bottom;
-/// else one drawn over the conversation). opencode 1.18: `△ Permission
-/// required` … `Allow once   Allow always   Reject`, at the bottom. Crush
-/// (from its source, not a recording): a `Permission Required` dialog in
-/// the middle, `Allow  Allow for Session  Deny`.
-const CHOICE_ROW_QUESTIONS: &[(&str, &[&str], bool, &str)] = &[
-    (
-        "Permission required",
-        &["Allow once", "Reject"],
-        true,
-        "screen shows a permission prompt",
-    ),
-    (
-        "Permission Required",
-        &["Allow for Session", "Deny"],
-        false,
-        "screen shows a permission prompt",
-    ),
-];
-
-/// A question of `CHOICE_ROW_QUESTIONS` at the bottom of the screen, its
-/// choice row followed by nothing but blank or frame rows (a key hint may
-/// share the row).
-fn choice_row_question(lines: &[String]) -> Option<(usize, &'static str)> {
+/// A question whose choices sit on one row, unnumbered, chosen with the
+/// arrows and Enter (opencode's, Crush's): its title, then a row holding
+/// every choice — for one drawn at the bottom, followed by nothing but
+/// blank or frame rows (a key hint may share the row).
+fn choice_row_question<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<(usize, &'r str)> {
     let used = lines.iter().rposition(|l| !bare(l).is_empty()).map_or(0, |i| i + 1);
     let from = used.saturating_sub(24);
-    for (title, choices, last, why) in CHOICE_ROW_QUESTIONS {
-        let Some(at) = (from..used).rev().find(|&i| lines[i].contains(title)) else {
+    for q in &rules.choice_rows {
+        let Some(at) = (from..used).rev().find(|&i| lines[i].contains(q.title.as_str())) else {
             continue;
         };
-        let row = (at + 1..used).find(|&i| choices.iter().all(|c| lines[i].contains(c)));
-        if row.is_some_and(|r| !last || lines[r + 1..used].iter().all(|l| bare(l).is_empty())) {
-            return Some((at, why));
+        let row = (at + 1..used).find(|&i| q.choices.iter().all(|c| lines[i].contains(c.as_str())));
+        if row.is_some_and(|r| !q.at_bottom || lines[r + 1..used].iter().all(|l| bare(l).is_empty())) {
+            return Some((at, q.why.as_str()));
         }
     }
     None
@@ -133,7 +97,7 @@ fn choice_row_question(lines: &[String]) -> Option<(usize, &'static str)> {
 /// The question is still open when numbered choices follow it and nothing
 /// but the key hint comes after them: output below the choices means it was
 /// answered (and the screen merely still shows it).
-fn is_open(after: &[String]) -> bool {
+fn is_open(rules: &ScreenRules, after: &[String]) -> bool {
     if !has_choices(after) {
         return false;
     }
@@ -144,9 +108,7 @@ fn is_open(after: &[String]) -> bool {
         .filter(|l| !l.is_empty())
         .all(|l| {
             let l = l.to_lowercase();
-            // Qwen Code 0.24 spins "⠏ Waiting for user confirmation..."
-            // below its choices while it waits.
-            l.contains("esc") || l.contains("enter") || l.contains("waiting for user confirmation")
+            l.contains("esc") || l.contains("enter") || rules.open_while.iter().any(|w| l.contains(w.as_str()))
         })
 }
 
@@ -170,6 +132,10 @@ fn has_choices(lines: &[String]) -> bool {
     })
 }
 
+/// The screens each family's rules were made from, and what they must be
+/// read as, are `screens/`'s fixtures (`screen_rules`' tests).
+/// The screens each family's rules were made from, and what each must be
+/// read as, are the fixtures of `screens/` (`screen_rules`' tests).
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,151 +149,10 @@ mod tests {
         waiting_on(lines, "cmd")
     }
 
-    /// As Gemini CLI 0.61.0 drew them (tmux `capture-pane`).
-    #[test]
-    fn gemini_s_boxed_permission_and_trust_prompts_are_recognised() {
-        let shell = lines(concat!(
-            " > SHELL now\n",
-            "╭──────────────────────────────────────────╮\n",
-            "│ ? Shell  touch perm-marker               │\n",
-            "│ ╭──────────────────────────────────────╮ │\n",
-            "│ │ touch perm-marker                    │ │\n",
-            "│ ╰──────────────────────────────────────╯ │\n",
-            "│ Allow execution of [Shell]?              │\n",
-            "│                                          │\n",
-            "│ ● 1. Allow once                          │\n",
-            "│   2. Allow for this session              │\n",
-            "│   3. No, suggest changes (esc)           │\n",
-            "╰──────────────────────────────────────────╯\n",
-        ));
-        assert!(waiting_on_any(&shell).unwrap().why.contains("permission"));
-        let trust = lines(concat!(
-            " ╭──────────────────────────────────────────╮\n",
-            " │ Do you trust the files in this folder?   │\n",
-            " │                                          │\n",
-            " │ ● 1. Trust folder (gproj)                │\n",
-            " │   2. Trust parent folder (gx)            │\n",
-            " │   3. Don't trust                         │\n",
-            " │                                          │\n",
-            " ╰──────────────────────────────────────────╯\n",
-        ));
-        assert!(waiting_on_any(&trust).unwrap().why.contains("trust"));
-        let answered = lines(concat!(
-            "│ Allow execution of [Shell]?              │\n",
-            "│ ● 1. Allow once                          │\n",
-            "╰──────────────────────────────────────────╯\n",
-            "✦ Tool said: done\n",
-        ));
-        assert_eq!(waiting_on_any(&answered), None);
-    }
-
-    /// As opencode 1.18.33 drew it at 120x40 (tmux `capture-pane`), and
-    /// once answered.
-    #[test]
-    fn opencode_s_one_row_permission_prompt_is_recognised() {
-        let waiting = lines(concat!(
-            "  ┃  SHELL please\n",
-            "     $ touch perm-marker\n",
-            "     ▣  Build · Mock Model\n",
-            "\n",
-            "  ┃  △ Permission required\n",
-            "  ┃    # Shell command\n",
-            "  ┃\n",
-            "  ┃  $ touch perm-marker\n",
-            "  ┃\n",
-            "  ┃   Allow once   Allow always   Reject                ctrl+f fullscreen  ⇆ select  enter confirm\n",
-            "  ┃\n",
-        ));
-        let found = waiting_on(&waiting, "opencode").unwrap();
-        assert_eq!(found.status, ActivityStatus::NeedsApproval);
-        assert!(found.question.unwrap().starts_with("△ Permission required"));
-        let answered = lines(concat!(
-            "  ┃  $ touch perm-marker\n",
-            "  ┃  (no output)\n",
-            "     Ran it.\n",
-            "     ▣  Build · Mock Model · 15.0s\n",
-            "  ┃  Build · Mock Model Mock\n",
-        ));
-        assert_eq!(waiting_on(&answered, "opencode"), None);
-        let talk = lines("  ┃  why is Permission required here? Allow once or Reject?\n     ▣  Build\n");
-        assert_eq!(waiting_on(&talk, "opencode"), None);
-    }
-
-    /// As Crush's source draws its dialog (no real Crush ran here): over
-    /// the conversation, the buttons on one row.
-    #[test]
-    fn crush_s_permission_dialog_is_recognised_from_its_source_s_words() {
-        let dialog = lines(concat!(
-            "  > SHELL please\n",
-            "  ╭──────────────────────────────────────────────╮\n",
-            "  │ Permission Required                          │\n",
-            "  │ Tool: bash                                   │\n",
-            "  │ touch perm-marker                            │\n",
-            "  │          Allow   Allow for Session   Deny    │\n",
-            "  ╰──────────────────────────────────────────────╯\n",
-            "  ctrl+p commands   ctrl+c quit\n",
-        ));
-        assert!(waiting_on(&dialog, "crush").unwrap().why.contains("permission"));
-    }
-
-    #[test]
-    fn the_recorded_claude_permission_prompt_is_recognised() {
-        let screen = lines(
-            "❯ ASKPERM now\n● Bash(touch perm-marker)\n  ⎿  Waiting…\n──────\n Bash command\n   touch perm-marker\n Do you want to proceed?\n ❯ 1. Yes\n   2. Yes, and always allow\n   3. No\n Esc to cancel",
-        );
-        let found = waiting_on_any(&screen).unwrap();
-        assert_eq!(found.status, ActivityStatus::NeedsApproval);
-        assert!(found.why.contains("permission"));
-    }
-
-    #[test]
-    fn the_recorded_codex_trust_prompt_is_recognised() {
-        let screen = lines("  Folder access\n  Trust this folder? Codex can read\n› 1. Trust and continue\n  2. Back");
-        assert!(waiting_on_any(&screen).unwrap().why.contains("trust"));
-    }
-
-    /// As Qwen Code 0.24.4 drew it (tmux `capture-pane`), its spinner below.
-    #[test]
-    fn qwen_s_permission_prompt_with_its_waiting_spinner_is_recognised() {
-        let screen = lines(concat!(
-            "  > SHELL please\n",
-            "  ? Shell touch perm-marker (marker) ←\n",
-            "\n",
-            "     touch perm-marker\n",
-            "\n",
-            "   Allow execution of: 'touch'?\n",
-            "\n",
-            "   › 1. Yes, allow once\n",
-            "     2. Always allow run 'touch *' commands in this project\n",
-            "     3. Always allow run 'touch *' commands for this user\n",
-            "     4. No, suggest changes (esc)\n",
-            "\n",
-            "\n",
-            "  ⠏ Waiting for user confirmation...\n",
-        ));
-        let found = waiting_on_any(&screen).unwrap();
-        assert_eq!(found.status, ActivityStatus::NeedsApproval);
-        assert!(found.question.unwrap().starts_with("Allow execution of: 'touch'?"));
-        let answered = lines("  ✓ Shell touch perm-marker (marker)\n\n  ◆︎ Ran it.\n>   Type your message");
-        assert_eq!(waiting_on_any(&answered), None);
-    }
-
     #[test]
     fn a_prompt_at_the_top_of_a_tall_mostly_empty_screen_is_found() {
         let mut screen = lines(" Do you want to proceed?\n ❯ 1. Yes\n   2. No");
         screen.extend(std::iter::repeat_n(String::new(), 60));
         assert!(waiting_on_any(&screen).is_some());
-    }
-
-    #[test]
-    fn an_answered_question_still_on_screen_is_not_waiting() {
-        let screen = lines(" Do you want to proceed?\n ❯ 1. Yes\n   2. No\n Esc to cancel\n  ⎿  approved\n> ");
-        assert_eq!(waiting_on_any(&screen), None);
-    }
-
-    #[test]
-    fn a_question_in_ordinary_output_is_not_a_prompt() {
-        let screen = lines("the docs ask: Do you want to proceed? with care\nthen we compiled\n> ");
-        assert_eq!(waiting_on_any(&screen), None);
     }
 }

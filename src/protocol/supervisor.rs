@@ -76,6 +76,10 @@ pub struct SuperviseSpec {
     /// processor while it lasts (`engine.flood_bytes_per_s`); 0 never.
     #[serde(default = "default_flood_rate")]
     pub flood_bytes_per_s: u64,
+    /// The user's screen-rule files (family, TOML text) read beside the
+    /// built-in ones (`harness::screen_rules`); none from an older daemon.
+    #[serde(default)]
+    pub screen_rules: Vec<(String, String)>,
 }
 
 /// Ten times what a busy agent's own interface draws (Claude Code redrawing

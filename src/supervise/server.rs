@@ -13,7 +13,8 @@ use tokio::sync::{mpsc, watch};
 
 use super::screens::Screens;
 use super::{Grace, SuperviseSpec};
-use crate::harness::screen::{ScreenFinding, waiting_on};
+use crate::harness::screen::{ScreenFinding, waiting_on_with};
+use crate::harness::screen_rules::ScreenRules;
 use crate::protocol::exit::{EndedBy, ExitEvidence};
 use crate::protocol::rpc::{Message, Request, Response};
 use crate::protocol::run_files::SizeChange;
@@ -27,6 +28,15 @@ use crate::term::Terminal;
 /// run between two daemon restarts.
 const TYPED_KEPT: usize = 1024;
 
+/// The built-in screen rules and the user's files the daemon read for
+/// this run (it checked them: one that does not read now is passed over).
+fn screen_rules(files: &[(String, String)]) -> ScreenRules {
+    ScreenRules::with_files(files).unwrap_or_else(|e| {
+        tracing::warn!("{e}: the built-in screen rules only");
+        ScreenRules::built_in().clone()
+    })
+}
+
 pub struct ParsedScreen {
     pub term: Terminal,
     /// The log offset `term` has parsed up to (a next attempt's supervisor
@@ -34,6 +44,8 @@ pub struct ParsedScreen {
     pub offset: u64,
     /// The harness family, whose words the screen is read in.
     family: String,
+    /// The words it is read for: the built-in rules and the user's.
+    rules: ScreenRules,
     /// When `term` last took bytes.
     pub fed_at: Instant,
     /// The screen has been read for a question since it last took bytes.
@@ -43,12 +55,13 @@ pub struct ParsedScreen {
 }
 
 impl ParsedScreen {
-    fn new(term: Terminal, offset: u64, family: String) -> ParsedScreen {
+    fn new(term: Terminal, offset: u64, family: String, rules: ScreenRules) -> ParsedScreen {
         let now = Instant::now();
         ParsedScreen {
             term,
             offset,
             family,
+            rules,
             fed_at: now,
             looked: false,
             looked_at: now,
@@ -80,10 +93,15 @@ impl ParsedScreen {
         }
     }
 
+    /// What the screen says the harness waits for, if anything.
+    pub fn waiting_on(&self) -> Option<ScreenFinding> {
+        waiting_on_with(&self.rules, &self.term.visible_lines(), &self.family)
+    }
+
     /// Reads the screen for a question and publishes what it finds if that
     /// changed.
     fn look(&mut self, finding: &watch::Sender<Option<ScreenFinding>>) {
-        let seen = waiting_on(&self.term.visible_lines(), &self.family);
+        let seen = self.waiting_on();
         self.looked = true;
         self.looked_at = Instant::now();
         finding.send_if_modified(|f| {
@@ -185,6 +203,7 @@ impl Supervised {
                 Terminal::new(spec.rows, spec.cols),
                 log_base,
                 spec.family.clone(),
+                screen_rules(&spec.screen_rules),
             )),
             master: Mutex::new(master),
             input,
@@ -679,7 +698,7 @@ async fn answer(run: &Arc<Supervised>, req: &Request) -> Result<Value, String> {
         let found = {
             let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
             // A question to answer; a login problem is not one.
-            let found = waiting_on(&screen.term.visible_lines(), &screen.family).filter(|f| !f.is_login_problem());
+            let found = screen.waiting_on().filter(|f| !f.is_login_problem());
             if found.is_some() {
                 match &text {
                     Some(text) => type_prompt(run, text, paste && screen.term.bracketed_paste(), enter_delay(enter_ms)),

@@ -1,0 +1,325 @@
+//! The words each harness family draws while it waits for a person, as
+//! data: one TOML file per family in `src/harness/screens/` (its format is
+//! in the README there), built in, plus the user's own files of the same
+//! format in `<config>/agents/screens/`. `screen.rs` and `login.rs` read a
+//! screen with them; a new CLI version's prompt is a rule and a fixture,
+//! not a code change.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use serde::Deserialize;
+
+/// The built-in files, by family (the file's stem).
+const BUILT_IN: &[(&str, &str)] = &[
+    ("aider", include_str!("screens/aider.toml")),
+    ("claude", include_str!("screens/claude.toml")),
+    ("codex", include_str!("screens/codex.toml")),
+    ("crush", include_str!("screens/crush.toml")),
+    ("gemini", include_str!("screens/gemini.toml")),
+    ("opencode", include_str!("screens/opencode.toml")),
+    ("pi", include_str!("screens/pi.toml")),
+    ("qwen", include_str!("screens/qwen.toml")),
+];
+
+/// How many non-blank lines at the bottom a login complaint must be among:
+/// the agent's last words above its input box (Claude's result, box and
+/// hint row are five; Gemini's error, box and footer six). Once a later
+/// turn is drawn, the old complaint has moved above them.
+const LOGIN_WINDOW: usize = 6;
+
+/// The most lines a window may ask for, and rules a file may hold: a
+/// user's file is read by every supervisor.
+const MAX_WINDOW: usize = 40;
+const MAX_RULES: usize = 256;
+/// The longest user file read.
+const MAX_FILE_BYTES: u64 = 64 * 1024;
+
+/// One file, as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleFile {
+    /// Words below a question's choices that keep it open (beside a key
+    /// hint), lower case.
+    #[serde(default)]
+    pub open_while: Vec<String>,
+    #[serde(default)]
+    pub login_window: Option<usize>,
+    #[serde(default)]
+    pub question: Vec<Question>,
+    #[serde(default)]
+    pub choice_row: Vec<ChoiceRow>,
+    #[serde(default)]
+    pub login: Vec<LoginSign>,
+    #[serde(default)]
+    pub fixture: Vec<Fixture>,
+}
+
+/// A question on a line, numbered choices below it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Question {
+    pub says: String,
+    pub why: String,
+}
+
+/// A title, then one row holding every choice.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChoiceRow {
+    pub title: String,
+    pub choices: Vec<String>,
+    /// Only when nothing but blank or frame rows follow the choice row.
+    #[serde(default)]
+    pub at_bottom: bool,
+    pub why: String,
+}
+
+/// A family saying it is not logged in.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoginSign {
+    /// The line starts with this (after indentation).
+    #[serde(default)]
+    pub starts: Option<String>,
+    /// Only the last non-blank line, the status row.
+    #[serde(default)]
+    pub last_line: bool,
+    /// Words the line holds, in any case.
+    pub says: String,
+}
+
+/// A screen a file's rules were made from, and how it must be read.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fixture {
+    pub screen: String,
+    pub expect: Expect,
+    #[serde(default)]
+    pub says: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expect {
+    NeedsApproval,
+    Login,
+    None,
+}
+
+/// A family's login rules.
+#[derive(Debug, Clone)]
+pub struct LoginRules {
+    pub window: usize,
+    pub signs: Vec<LoginSign>,
+}
+
+/// Every rule in force: questions and their open words from every file,
+/// login rules by family.
+#[derive(Debug, Clone, Default)]
+pub struct ScreenRules {
+    pub questions: Vec<Question>,
+    pub choice_rows: Vec<ChoiceRow>,
+    pub open_while: Vec<String>,
+    login: HashMap<String, LoginRules>,
+}
+
+static BUILT_IN_RULES: LazyLock<ScreenRules> = LazyLock::new(|| {
+    let mut rules = ScreenRules::default();
+    for (family, text) in BUILT_IN {
+        let file = parse(text).unwrap_or_else(|e| panic!("src/harness/screens/{family}.toml: {e}"));
+        rules.add(family, file);
+    }
+    rules
+});
+
+/// Reads one file's text, bounded and checked.
+pub fn parse(text: &str) -> Result<RuleFile, String> {
+    let mut file: RuleFile = toml::from_str(text).map_err(|e| e.message().to_string())?;
+    let count = file.question.len() + file.choice_row.len() + file.login.len();
+    if count > MAX_RULES {
+        return Err(format!("{count} rules; at most {MAX_RULES}"));
+    }
+    if file.login_window.is_some_and(|w| w == 0 || w > MAX_WINDOW) {
+        return Err(format!("login_window must be 1 to {MAX_WINDOW}"));
+    }
+    let blank = |s: &str| s.trim().is_empty();
+    if file.question.iter().any(|q| blank(&q.says))
+        || file.login.iter().any(|l| blank(&l.says))
+        || file
+            .choice_row
+            .iter()
+            .any(|c| blank(&c.title) || c.choices.is_empty() || c.choices.iter().any(|c| blank(c)))
+    {
+        return Err("a rule with no words to look for".into());
+    }
+    for sign in &mut file.login {
+        sign.says = sign.says.to_lowercase();
+    }
+    for word in &mut file.open_while {
+        *word = word.to_lowercase();
+    }
+    Ok(file)
+}
+
+impl ScreenRules {
+    /// The rules that ship with `agents`.
+    pub fn built_in() -> &'static ScreenRules {
+        &BUILT_IN_RULES
+    }
+
+    /// The built-in rules and the user's files (family, text) added to
+    /// them; a file that does not read is named in the error.
+    pub fn with_files(files: &[(String, String)]) -> Result<ScreenRules, String> {
+        let mut rules = ScreenRules::built_in().clone();
+        for (family, text) in files {
+            let file = parse(text).map_err(|e| format!("screen rules for {family}: {e}"))?;
+            rules.add(family, file);
+        }
+        Ok(rules)
+    }
+
+    fn add(&mut self, family: &str, file: RuleFile) {
+        self.questions.extend(file.question);
+        self.choice_rows.extend(file.choice_row);
+        self.open_while.extend(file.open_while);
+        let login = self.login.entry(family.to_string()).or_insert(LoginRules {
+            window: LOGIN_WINDOW,
+            signs: Vec::new(),
+        });
+        if let Some(window) = file.login_window {
+            login.window = window;
+        }
+        login.signs.extend(file.login);
+    }
+
+    /// The login rules of `family` (none for a family without any).
+    pub fn login_of(&self, family: &str) -> Option<&LoginRules> {
+        self.login.get(family)
+    }
+}
+
+/// The user's rule files in `dir`: (family, text) of each `*.toml` that
+/// reads, by name, and a line for each that does not (too large,
+/// unreadable, not the format) — passed over, never a reason for a run not
+/// to start. No folder: none.
+pub fn read_user_files(dir: &Path) -> (Vec<(String, String)>, Vec<String>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
+        Err(e) => return (Vec::new(), vec![format!("{}: {e}", dir.display())]),
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    let (mut files, mut faults) = (Vec::new(), Vec::new());
+    for path in paths.into_iter().take(MAX_RULES) {
+        match read_user_file(&path) {
+            Ok(file) => files.push(file),
+            Err(e) => faults.push(format!("{}: {e}", path.display())),
+        }
+    }
+    (files, faults)
+}
+
+fn read_user_file(path: &Path) -> Result<(String, String), String> {
+    let family = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.is_empty())
+        .ok_or("not a family's name")?;
+    let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    if len > MAX_FILE_BYTES {
+        return Err(format!("{len} bytes; at most {MAX_FILE_BYTES}"));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    parse(&text)?;
+    Ok((family.to_string(), text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::ActivityStatus;
+
+    fn screens() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src/harness/screens")
+    }
+
+    /// Every fixture of every built-in file reads as its file says.
+    #[test]
+    fn every_family_s_fixture_screens_read_as_their_rules_say() {
+        let rules = ScreenRules::built_in();
+        let mut checked = 0;
+        for (family, text) in BUILT_IN {
+            let file = parse(text).unwrap();
+            assert!(!file.fixture.is_empty(), "{family}.toml has no fixture screen");
+            for fixture in &file.fixture {
+                let path = screens().join(&fixture.screen);
+                let screen = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let lines: Vec<String> = screen.lines().map(str::to_string).collect();
+                let found = super::super::screen::waiting_on_with(rules, &lines, family);
+                let got = match &found {
+                    None => Expect::None,
+                    Some(f) if f.is_login_problem() => Expect::Login,
+                    Some(f) => {
+                        assert_eq!(f.status, ActivityStatus::NeedsApproval, "{}", fixture.screen);
+                        Expect::NeedsApproval
+                    }
+                };
+                assert_eq!(got, fixture.expect, "{}: {found:?}", fixture.screen);
+                if let (Some(says), Some(f)) = (&fixture.says, &found) {
+                    let text = format!("{} {}", f.why, f.question.as_deref().unwrap_or(""));
+                    assert!(
+                        text.contains(says.as_str()),
+                        "{}: {text:?} lacks {says:?}",
+                        fixture.screen
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20, "only {checked} fixtures");
+    }
+
+    #[test]
+    fn login_rules_are_each_family_s_own_and_questions_everyone_s() {
+        let rules = ScreenRules::built_in();
+        assert_eq!(rules.login_of("qwen").unwrap().window, 8);
+        assert_eq!(rules.login_of("claude").unwrap().window, LOGIN_WINDOW);
+        assert!(rules.login_of("cmd").is_none());
+        let refused = ["■ unexpected status 401 Unauthorized: bad key".to_string()];
+        let screen = super::super::screen::waiting_on_with;
+        assert!(screen(rules, &refused, "codex").is_some());
+        assert_eq!(screen(rules, &refused, "cmd"), None, "another program's 401 is output");
+        let asked = [" Allow execution of [Shell]?", " ● 1. Allow once", "   2. No"].map(String::from);
+        assert!(screen(rules, &asked, "cmd").is_some(), "a question whoever asks");
+    }
+
+    #[test]
+    fn a_user_file_adds_a_question_and_a_bad_one_is_named() {
+        let asked = [" Shall I go ahead?", " 1. Go", " 2. Stop", " enter to choose"].map(String::from);
+        let screen = super::super::screen::waiting_on_with;
+        assert_eq!(screen(ScreenRules::built_in(), &asked, "newcli"), None);
+        let file = "[[question]]\nsays = \"Shall I go ahead?\"\nwhy = \"screen shows newcli's permission prompt\"\n";
+        let rules = ScreenRules::with_files(&[("newcli".into(), file.into())]).unwrap();
+        let found = screen(&rules, &asked, "newcli").unwrap();
+        assert_eq!(found.why, "screen shows newcli's permission prompt");
+        let bad = ScreenRules::with_files(&[("newcli".into(), "[[question]]\nsay = \"x\"\n".into())]).unwrap_err();
+        assert!(bad.starts_with("screen rules for newcli: "), "{bad}");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("newcli.toml"), file).unwrap();
+        std::fs::write(dir.path().join("broken.toml"), "[[question]\n").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "not rules").unwrap();
+        let (files, faults) = read_user_files(dir.path());
+        assert_eq!(files, vec![("newcli".to_string(), file.to_string())]);
+        assert_eq!(faults.len(), 1, "{faults:?}");
+        assert!(faults[0].contains("broken.toml: "), "{faults:?}");
+        assert_eq!(read_user_files(&dir.path().join("none")), (Vec::new(), Vec::new()));
+        let empty = parse("[[login]]\nsays = \"  \"\n").unwrap_err();
+        assert!(empty.contains("no words"), "{empty}");
+    }
+}
