@@ -67,6 +67,13 @@ pub struct Engine {
     /// A status no evidence has confirmed for this long becomes `unknown`
     /// (docs/design.md §7).
     pub status_decay_secs: u64,
+    /// A hook that said working, with no output since for this long, is
+    /// not believed: `unknown` (docs/design.md §7).
+    pub hook_stall_secs: u64,
+    /// Output going on this long since a hook that said the agent stopped
+    /// (idle, waiting, asking), with no question on screen, makes the run
+    /// `working` again (docs/design.md §7).
+    pub hook_overrule_ms: u64,
     /// A run whose output the disk refuses (full) is paused this long,
     /// the harness held on its next write, before it is ended.
     pub disk_full_patience_ms: u64,
@@ -91,6 +98,13 @@ impl Default for Engine {
             // between hooks (a long build, a slow model), short enough that a
             // status left behind by a missed hook does not mislead for long.
             status_decay_secs: 600,
+            // A minute: the agent CLIs with hooks (Claude Code, Codex)
+            // redraw their spinner and its clock every second while a turn
+            // goes on, tools and slow models included.
+            hook_stall_secs: 60,
+            // Three seconds: longer than the redraw after a turn's end or
+            // a permission prompt, shorter than any real piece of work.
+            hook_overrule_ms: 3000,
             // Half a minute: a build that filled the disk and cleaned up
             // after itself, or a user freeing space, costs no agent.
             disk_full_patience_ms: 30_000,

@@ -54,7 +54,17 @@ fn reply_to(req: &Value) -> (Vec<Value>, &'static str) {
         return (vec![text("Done after tool.")], "end_turn");
     }
     let asked = last_text.is_some_and(|i| messages[i].to_string().contains("ASKPERM"));
+    let slow = last_text.is_some_and(|i| messages[i].to_string().contains("SLOWTOOL"));
     let has_tools = req["tools"].as_array().is_some_and(|t| !t.is_empty());
+    if slow && has_tools {
+        let call = json!({
+            "type": "tool_use",
+            "id": "toolu_mock0010",
+            "name": "Bash",
+            "input": { "command": "touch slow-started && sleep 8 && touch slow-done", "description": "A slow, silent step" },
+        });
+        return (vec![text("Running the slow step."), call], "tool_use");
+    }
     if asked && has_tools {
         let call = json!({
             "type": "tool_use",
@@ -210,6 +220,62 @@ fn a_real_claude_run_reports_status_hooks_and_its_session() {
     let ended = home.wait_end(&id);
     assert_eq!(ended["state"], "succeeded", "{ended}");
     assert!(real_cli::hooks(&home, &id).iter().any(|h| h == "SessionEnd"));
+}
+
+/// Claude Code redraws its screen while a tool runs silently (its spinner
+/// and clock), so a working hook is confirmed by output and never stalls
+/// (`engine.hook_stall_secs`, 3 s here against an 8 s silent command); and
+/// once the turn has ended, its still screen lets the `Stop` stand (no
+/// output long enough to overrule it).
+#[test]
+fn a_real_claude_run_stays_working_through_a_long_silent_tool() {
+    let Some(claude) = real_cli::pinned_binary("CLAUDE", "claude", PINNED) else {
+        return;
+    };
+    let api_url = real_cli::serve(answer);
+    let (user_home, _project, cwd) = claude_home(Some(API_KEY));
+    let bin = BinDir::with(&claude, "claude");
+    let home = Home::with_config("[engine]\nhook_stall_secs = 3\nhook_overrule_ms = 2000\n");
+    let mut run = home.cmd(&["run", "-d", "claude", "--size", "120x40"]);
+    run.current_dir(&cwd)
+        .env("PATH", bin.path_before("/usr/bin:/bin"))
+        .env("HOME", user_home.path())
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("ANTHROPIC_BASE_URL", &api_url)
+        .env("ANTHROPIC_API_KEY", API_KEY)
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    let id = real_cli::stdout_of(run, "run claude");
+    home.wait_until("claude at its prompt", || home.show(&id)["status"] == "idle");
+    home.ok(&["send", &id, "SLOWTOOL please"]);
+    home.wait_until("claude asks to run it", || {
+        home.logs(&id).contains("Do you want to proceed?")
+    });
+    home.ok(&["answer", &id, "yes"]);
+    home.wait_until("working on the approved step", || {
+        cwd.join("slow-started").exists() && home.show(&id)["status"] == "working"
+    });
+    let mut seen = Vec::new();
+    while !cwd.join("slow-done").exists() {
+        let run = home.show(&id);
+        seen.push(format!("{} ({})", run["status"], run["evidence"]));
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    assert!(seen.len() >= 8, "{seen:?}");
+    assert!(
+        seen.iter().all(|s| s.starts_with("\"working\"")),
+        "working all through the silent step: {seen:?}"
+    );
+    home.wait_until("the turn ended", || last_status_why(&home, &id) == "hook Stop");
+    // Still at its prompt past the overrule time: the Stop stands.
+    let settled = std::time::Instant::now();
+    while settled.elapsed() < std::time::Duration::from_secs(4) {
+        let run = home.show(&id);
+        assert_eq!(run["status"], "idle", "{run}");
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    home.ok(&["send", &id, "/exit"]);
+    assert_eq!(home.wait_end(&id)["state"], "succeeded");
 }
 
 /// With no key in the environment and no login of its own, Claude Code

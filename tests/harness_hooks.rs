@@ -445,3 +445,111 @@ fn a_codex_turn_completion_passed_as_an_argument_is_reported() {
     assert_eq!(run["status"], "idle");
     assert_eq!(run["name"], "add-changelog-entry");
 }
+
+/// Where hooks and the run's output disagree for long, the output wins,
+/// through the real `agents hook` inside a run: a `Stop` naming background
+/// work in flight is working (a subagent's hooks confirm it, the next
+/// `Stop` ends it); output going on since a `Stop` is work no hook
+/// announced (a prompt typed into Codex in its terminal); a working hook
+/// followed by silence is not believed.
+#[test]
+fn hooks_and_output_that_disagree_for_long_are_reconciled() {
+    let home = Home::with_config("[engine]\nquiet_ms = 300\nhook_stall_secs = 3\nhook_overrule_ms = 1500\n");
+    let work = tempfile::tempdir().unwrap();
+    let common =
+        format!(r#""session_id": "{SESSION}", "transcript_path": "{TRANSCRIPT}", "cwd": "/home/user/project""#);
+    let payloads = [
+        (
+            "waiting",
+            format!(
+                r#"{{{common}, "hook_event_name": "Stop", "background_tasks": [{{"id": "b1", "type": "subagent", "status": "running", "description": "review it", "agent_type": "code-reviewer"}}]}}"#
+            ),
+        ),
+        (
+            "sub",
+            format!(
+                r#"{{{common}, "hook_event_name": "PreToolUse", "tool_name": "Read", "agent_id": "a1b2c3", "agent_type": "code-reviewer"}}"#
+            ),
+        ),
+        (
+            "done",
+            format!(r#"{{{common}, "hook_event_name": "Stop", "background_tasks": []}}"#),
+        ),
+        (
+            "prompt",
+            format!(r#"{{{common}, "hook_event_name": "UserPromptSubmit", "prompt": "go on"}}"#),
+        ),
+    ];
+    for (name, payload) in &payloads {
+        std::fs::write(work.path().join(format!("{name}.json")), payload).unwrap();
+    }
+    let gate = |n: u32| work.path().join(format!("gate{n}"));
+    let script = format!(
+        r#"cd '{dir}'
+"$0" hook Stop < waiting.json
+while [ ! -e gate1 ]; do sleep 0.05; done
+"$0" hook PreToolUse < sub.json
+while [ ! -e gate2 ]; do sleep 0.05; done
+"$0" hook Stop < done.json
+while [ ! -e gate3 ]; do sleep 0.05; done
+while [ ! -e gate4 ]; do echo working on it; sleep 0.1; done
+while [ ! -e gate5 ]; do sleep 0.05; done
+"$0" hook UserPromptSubmit < prompt.json
+exec sleep 60"#,
+        dir = work.path().display(),
+    );
+    let id = home.start(&["cmd", "--", "sh", "-c", &script, BIN]);
+    let status = |home: &Home| {
+        let run = home.show(&id);
+        (
+            run["status"].as_str().unwrap_or("").to_string(),
+            run["evidence"].as_str().unwrap_or("").to_string(),
+        )
+    };
+
+    home.wait_until("working on its background task", || {
+        status(&home)
+            == (
+                "working".into(),
+                "hook Stop, 1 background task running (subagent code-reviewer)".into(),
+            )
+    });
+    std::fs::write(gate(1), "").unwrap();
+    home.wait_until("the subagent's hook recorded", || {
+        home.events(&id)
+            .iter()
+            .any(|e| e["kind"] == "HOOK" && e["data"]["agent_id"] == "a1b2c3")
+    });
+    assert_eq!(status(&home).0, "working", "a subagent at work confirms the wait");
+    assert!(
+        status(&home).1.contains("background task running"),
+        "{:?}",
+        status(&home)
+    );
+    std::fs::write(gate(2), "").unwrap();
+    home.wait_until("idle after the last Stop", || {
+        status(&home) == ("idle".into(), "hook Stop".into())
+    });
+
+    std::fs::write(gate(3), "").unwrap();
+    home.wait_until("working again on output no hook announced", || {
+        let (now, why) = status(&home);
+        now == "working" && why.contains("since hook Stop: work began with no hook saying so")
+    });
+    let e = home.json(&["explain", &id, "--json"]);
+    assert_eq!(e["rule"], "overruled", "{e}");
+    std::fs::write(gate(4), "").unwrap();
+    home.wait_until("the hook stands once the output stops", || {
+        status(&home) == ("idle".into(), "hook Stop".into())
+    });
+
+    std::fs::write(gate(5), "").unwrap();
+    home.wait_until("a working hook with nothing after it is not believed", || {
+        let (now, why) = status(&home);
+        now == "unknown" && why.starts_with("hook UserPromptSubmit ") && why.contains("but no output for")
+    });
+    let e = home.json(&["explain", &id, "--json"]);
+    assert_eq!(e["rule"], "stalled", "{e}");
+    let kinds = home.event_kinds(&id);
+    assert!(kinds.iter().filter(|k| *k == "STATUS").count() >= 5, "{kinds:?}");
+}

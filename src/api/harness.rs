@@ -32,6 +32,11 @@ pub struct HookReport {
     pub agent_transcript_path: Option<String>,
     /// The start of a submitted prompt: used to name the run, never stored.
     pub prompt: Option<String>,
+    /// Work of the session still in flight when its turn stopped (Claude's
+    /// `Stop` `background_tasks`): each task's kind ("subagent
+    /// general-purpose", "shell"), never its command or description.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<String>,
 }
 
 /// A subagent a run's harness started (Claude's `Agent`/`Task` tool): a

@@ -74,13 +74,13 @@ pub async fn report(daemon: &Arc<Daemon>, mut r: HookReport) -> Result<Value, Ap
     if let Some((status, why)) = harness::hooks::status_of(&r) {
         let now_ms = crate::store::now_ms();
         let ran_ms = r.at_ms.clamp(now_ms - MAX_HOOK_AGE_MS, now_ms);
+        let at = Instant::now()
+            .checked_sub(Duration::from_millis((now_ms - ran_ms) as u64))
+            .unwrap_or_else(Instant::now);
         let seen = HookSeen {
-            status,
-            why,
-            at: Instant::now()
-                .checked_sub(Duration::from_millis((now_ms - ran_ms) as u64))
-                .unwrap_or_else(Instant::now),
-            at_ms: ran_ms,
+            background: !r.background.is_empty(),
+            from_subagent: harness::hooks::from_subagent(&r),
+            ..HookSeen::new(status, why, at, ran_ms)
         };
         tokio::spawn(hand_to_status_loop(daemon.clone(), row.id.clone(), seen));
     }

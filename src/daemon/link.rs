@@ -28,6 +28,8 @@ pub struct LiveRun {
     pub committed: watch::Sender<u64>,
     pub ended: watch::Sender<bool>,
     pub last_output: Mutex<Option<Instant>>,
+    /// When the stretch of output that `last_output` ends began.
+    output_since: Mutex<Option<Instant>>,
     /// How the daemon drives it: its supervisor, or the host it runs on.
     pub link: RunLink,
     /// Woken when a prompt is queued or output arrives.
@@ -95,6 +97,7 @@ impl LiveRun {
             committed: watch::Sender::new(offset),
             ended: watch::Sender::new(false),
             last_output: Mutex::new(None),
+            output_since: Mutex::new(None),
             link,
             wake: Notify::new(),
             delivery: tokio::sync::Mutex::new(()),
@@ -166,6 +169,12 @@ impl LiveRun {
         let was = self.busy.swap(busy == Some(true), Ordering::Relaxed);
         let mut last = self.last_output.lock().unwrap_or_else(|p| p.into_inner());
         match busy {
+            // Output resumed after a pause it said: a stretch begins.
+            Some(true) if !was => {
+                *self.output_since.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+                drop(last);
+                self.wake.notify_waiters();
+            }
             // It paused `busy_ms` ago: the quiet window runs from then.
             Some(false) if was => {
                 let ago = Duration::from_millis(self.busy_ms.load(Ordering::Relaxed));
@@ -193,6 +202,11 @@ impl LiveRun {
         let quiet = Duration::from_millis(self.quiet_ms.load(Ordering::Relaxed));
         let previous = self.last_output.lock().unwrap_or_else(|p| p.into_inner()).replace(now);
         if previous.is_none_or(|t| now.saturating_duration_since(t) >= quiet) {
+            // A stretch of output begins, unless a busy supervisor, which
+            // announces offsets seconds apart, said it went on in between.
+            if !self.is_busy() {
+                *self.output_since.lock().unwrap_or_else(|p| p.into_inner()) = Some(now);
+            }
             self.wake.notify_waiters();
         }
     }
@@ -207,6 +221,7 @@ impl LiveRun {
                 true => Some(Instant::now()),
                 false => *self.last_output.lock().unwrap_or_else(|p| p.into_inner()),
             },
+            output_since: *self.output_since.lock().unwrap_or_else(|p| p.into_inner()),
         }
     }
 

@@ -308,12 +308,12 @@ fn took_prompt(live: &LiveRun) {
     // A run that reports hooks is working from here until a hook says
     // otherwise; its last word (idle, waiting) is now out of date.
     if let Some(held) = live.hook.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
-        *held = status::HookSeen {
-            status: ActivityStatus::Working,
-            why: "prompt delivered".into(),
-            at: now,
-            at_ms: crate::store::now_ms(),
-        };
+        *held = status::HookSeen::new(
+            ActivityStatus::Working,
+            "prompt delivered".into(),
+            now,
+            crate::store::now_ms(),
+        );
     }
 }
 

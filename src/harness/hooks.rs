@@ -43,10 +43,35 @@ pub fn report_from(event: &str, payload: &Value) -> HookReport {
                 .and_then(Value::as_str)
                 .map(str::to_string)
         }),
+        background: background_tasks(payload),
         ..HookReport::default()
     };
     bound(&mut report);
     report
+}
+
+/// The most background tasks a report names, and the longest kind.
+const MAX_BACKGROUND: usize = 16;
+const MAX_KIND: usize = 64;
+
+/// The kind of each task Claude's `Stop` says is still in flight
+/// (`background_tasks`: `type` "subagent", "shell", "monitor", …, and a
+/// subagent's `agent_type`): the session is paused waiting for that work
+/// to wake it, not done.
+fn background_tasks(payload: &Value) -> Vec<String> {
+    let Some(tasks) = payload.get("background_tasks").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let field = |task: &Value, key: &str| task.get(key).and_then(Value::as_str).map(str::to_string);
+    tasks
+        .iter()
+        .take(MAX_BACKGROUND)
+        .map(|task| match (field(task, "type"), field(task, "agent_type")) {
+            (Some(kind), Some(agent)) => format!("{kind} {agent}"),
+            (Some(kind), None) => kind,
+            (None, _) => "task".to_string(),
+        })
+        .collect()
 }
 
 /// Cuts every field to its limit and drops values that are not what they
@@ -99,6 +124,11 @@ pub fn bound(r: &mut HookReport) {
     path(&mut r.agent_transcript_path);
     prose(&mut r.message, MAX_MESSAGE);
     prose(&mut r.prompt, MAX_PROMPT);
+    r.background.truncate(MAX_BACKGROUND);
+    for kind in &mut r.background {
+        let flat: String = kind.split_whitespace().collect::<Vec<_>>().join(" ");
+        *kind = crate::text::bounded(&flat, MAX_KIND);
+    }
 }
 
 /// The status a hook event stands for, with the words that say why.
@@ -124,11 +154,31 @@ pub fn status_of(r: &HookReport) -> Option<(ActivityStatus, String)> {
             }
             _ => return None,
         },
+        // The turn stopped with work still in flight: the session waits
+        // for it to wake it (Claude's background subagents and shells).
+        "Stop" if !r.background.is_empty() => (ActivityStatus::Working, background_words(r)),
         // The turn ended: the agent sits at its prompt.
         "Stop" | "agent-turn-complete" => (ActivityStatus::Idle, with(&None)),
         "SessionStart" | "SessionEnd" => (ActivityStatus::Idle, in_parens(&r.source)),
         _ => return None,
     })
+}
+
+/// "hook Stop, 2 background tasks running (subagent general-purpose, shell)".
+fn background_words(r: &HookReport) -> String {
+    let n = r.background.len();
+    let tasks = if n == 1 { "task" } else { "tasks" };
+    format!(
+        "hook {}, {n} background {tasks} running ({})",
+        r.event,
+        r.background.join(", ")
+    )
+}
+
+/// The hook ran inside one of the session's subagents (Claude names its
+/// `agent_id` then), not in the main conversation.
+pub fn from_subagent(r: &HookReport) -> bool {
+    r.agent_id.is_some()
 }
 
 /// The `HOOK` event's data: what happened, never what was said.
@@ -148,6 +198,9 @@ pub fn summary(r: &HookReport) -> Value {
     put("session_id", &r.session_id);
     if let Some(p) = &r.prompt {
         data.insert("prompt_chars".into(), p.chars().count().into());
+    }
+    if !r.background.is_empty() {
+        data.insert("background".into(), r.background.clone().into());
     }
     Value::Object(data)
 }
@@ -196,6 +249,38 @@ mod tests {
                 .contains("/subagents/agent-")
         );
         assert!(!summary(&s).to_string().contains("Subagent result"));
+        assert!(from_subagent(&s));
+        assert!(!from_subagent(&n));
+    }
+
+    /// Claude Code 2.1.197's `Stop` names the work still in flight; its
+    /// schema, from its shipped code: `{id, type, status, description,
+    /// command?, agent_type?}`.
+    #[test]
+    fn a_stop_with_background_work_in_flight_is_working_and_names_only_its_kinds() {
+        let stop = r#"{"session_id": "s1", "hook_event_name": "Stop", "background_tasks": [
+            {"id": "t1", "type": "subagent", "status": "running", "description": "review the diff", "agent_type": "code-reviewer"},
+            {"id": "t2", "type": "shell", "status": "running", "description": "tests", "command": "cargo test --secret-flag"}
+        ], "session_crons": []}"#;
+        let r = report("Stop", stop);
+        assert_eq!(r.background, ["subagent code-reviewer", "shell"]);
+        assert_eq!(
+            status_of(&r),
+            Some((
+                ActivityStatus::Working,
+                "hook Stop, 2 background tasks running (subagent code-reviewer, shell)".into()
+            ))
+        );
+        let data = summary(&r).to_string();
+        assert!(
+            !data.contains("cargo test") && !data.contains("review the diff"),
+            "{data}"
+        );
+        let done = report(
+            "Stop",
+            r#"{"session_id": "s1", "hook_event_name": "Stop", "background_tasks": []}"#,
+        );
+        assert_eq!(status_of(&done), Some((ActivityStatus::Idle, "hook Stop".into())));
     }
 
     #[test]

@@ -1,21 +1,30 @@
 //! Status fusion (docs/design.md §7): what a live run's agent is doing, from every
 //! piece of evidence the daemon holds, strongest first —
 //!
-//! 1. a **hook** (the harness said so) newer than the last change of the
-//!    screen's finding, and younger than the decay limit;
-//! 2. the **screen** showing a question (a permission or trust prompt);
-//! 3. **output** in the last `quiet` moment: working;
-//! 4. a run that reports hooks, whose last hook has decayed with nothing
+//! 1. a **login problem** on the screen (only moving output is work then);
+//! 2. output going on for `overrule` since a hook that said the agent
+//!    stopped (idle, waiting, asking), with no question on screen: work
+//!    began again with no hook saying so — a prompt typed into Codex in
+//!    its terminal, a permission answered outside agents;
+//! 3. a **hook** (the harness said so) newer than the last change of the
+//!    screen's finding, younger than the decay limit, and — if it says
+//!    working — with output within `stall` of it: a turn that went silent
+//!    that long ended with no `Stop` (a login that expired, a tool that
+//!    died) or hangs. A `Stop` with background work in flight is working
+//!    off screen, and does not stall;
+//! 4. the **screen** showing a question (a permission or trust prompt);
+//! 5. **output** in the last `quiet` moment: working;
+//! 6. a stalled working hook: `unknown`, saying how long it has been;
+//! 7. a run that reports hooks, whose last hook has decayed with nothing
 //!    newer: `unknown` — a status nobody confirmed for that long is not
 //!    claimed;
-//! 5. otherwise quiet: idle.
+//! 8. otherwise quiet: idle.
 //!
 //! A screen change after the last hook outranks it when it ends what the
 //! hook said: a question drawn after it, or the permission prompt the hook
 //! announced answered (or dismissed, which fires no hook). A question that
-//! merely went away hides no other hook. A login problem on the screen
-//! outranks every hook; only moving output is work then. Pure:
-//! evidence and a clock in, a verdict out.
+//! merely went away hides no other hook. Pure: evidence and a clock in, a
+//! verdict out.
 
 use std::time::{Duration, Instant};
 
@@ -31,6 +40,24 @@ pub struct HookSeen {
     /// Wall-clock ms the hook ran at: hooks run as separate processes, and
     /// a late one must not overwrite a newer one.
     pub at_ms: i64,
+    /// The main turn stopped with background work in flight (Claude's
+    /// `Stop` naming `background_tasks`): working off screen.
+    pub background: bool,
+    /// The hook ran inside a subagent, not in the main conversation.
+    pub from_subagent: bool,
+}
+
+impl HookSeen {
+    pub fn new(status: ActivityStatus, why: String, at: Instant, at_ms: i64) -> HookSeen {
+        HookSeen {
+            status,
+            why,
+            at,
+            at_ms,
+            background: false,
+            from_subagent: false,
+        }
+    }
 }
 
 /// Everything the daemon knows about a live run's activity.
@@ -41,6 +68,9 @@ pub struct Evidence {
     /// When the screen's finding last changed (appeared or went away).
     pub screen_at: Option<Instant>,
     pub last_output: Option<Instant>,
+    /// When the stretch of output that `last_output` ends began (output
+    /// less than `quiet` apart is one stretch).
+    pub output_since: Option<Instant>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -49,6 +79,11 @@ pub struct Rules {
     pub quiet: Duration,
     /// A hook's word holds this long without confirmation.
     pub decay: Duration,
+    /// A working hook with no output for this long is not believed.
+    pub stall: Duration,
+    /// Output going on this long since a hook that said the agent stopped
+    /// overrules that hook.
+    pub overrule: Duration,
 }
 
 impl Rules {
@@ -56,6 +91,8 @@ impl Rules {
         Rules {
             quiet: Duration::from_millis(engine.quiet_ms),
             decay: Duration::from_secs(engine.status_decay_secs),
+            stall: Duration::from_secs(engine.hook_stall_secs),
+            overrule: Duration::from_millis(engine.hook_overrule_ms),
         }
     }
 }
@@ -66,12 +103,16 @@ pub enum Rule {
     /// The screen says the harness is not logged in (output still moving
     /// is work even then).
     Login,
+    /// Output going on since a hook that said the agent stopped.
+    Overruled,
     /// A hook newer than the screen's last change, not yet decayed.
     Hook,
     /// The screen shows a question.
     Screen,
     /// Output in the last quiet moment.
     Output,
+    /// A working hook with no output since for the stall limit.
+    Stalled,
     /// The last hook decayed, nothing newer: not claimed.
     Decayed,
     /// Nothing else: quiet.
@@ -82,9 +123,11 @@ impl Rule {
     pub fn as_str(self) -> &'static str {
         match self {
             Rule::Login => "login",
+            Rule::Overruled => "overruled",
             Rule::Hook => "hook",
             Rule::Screen => "screen",
             Rule::Output => "output",
+            Rule::Stalled => "stalled",
             Rule::Decayed => "decayed",
             Rule::Quiet => "quiet",
         }
@@ -94,9 +137,15 @@ impl Rule {
     pub fn words(self) -> &'static str {
         match self {
             Rule::Login => "a login problem on the screen outranks every hook; only moving output is work then",
+            Rule::Overruled => {
+                "output going on since a hook that said the agent stopped, no question on screen: work began with no hook saying so"
+            }
             Rule::Hook => "a hook newer than the screen's last change, younger than the decay limit",
             Rule::Screen => "the screen shows a question",
             Rule::Output => "output in the last quiet moment: working",
+            Rule::Stalled => {
+                "a hook said working, but no output came for the stall limit: the turn ended with no Stop, or hangs"
+            }
             Rule::Decayed => "the last hook decayed with nothing newer: the status is not claimed",
             Rule::Quiet => "no output for the quiet moment, no hook, no question: idle",
         }
@@ -116,10 +165,54 @@ pub struct Verdict {
     pub evidence_at: Option<Instant>,
 }
 
-/// Keeps the newer of the held hook and `seen`, by the time each ran.
+/// Keeps the newer of the held hook and `seen`, by the time each ran. A
+/// subagent at work while the main turn waits on background work confirms
+/// that wait (it is the background work) rather than replacing it.
 pub fn keep_newer(held: &mut Option<HookSeen>, seen: HookSeen) {
+    if let Some(h) = held.as_mut()
+        && h.background
+        && seen.from_subagent
+        && seen.status == ActivityStatus::Working
+    {
+        if seen.at_ms >= h.at_ms {
+            (h.at, h.at_ms) = (seen.at, seen.at_ms);
+        }
+        return;
+    }
     if held.as_ref().is_none_or(|h| seen.at_ms >= h.at_ms) {
         *held = Some(seen);
+    }
+}
+
+/// How a hook stands against the output since it.
+struct Standing {
+    /// Output has gone on for `overrule` since a hook that said the agent
+    /// stopped: how long.
+    overruled_for: Option<Duration>,
+    /// Until such output would overrule it.
+    overrule_left: Option<Duration>,
+    /// A working hook's time left before its silence stalls it (zero:
+    /// stalled); none for a hook that cannot stall.
+    stall_left: Option<Duration>,
+}
+
+fn standing(ev: &Evidence, h: &HookSeen, rules: &Rules, now: Instant) -> Standing {
+    let age = |t: Instant| now.saturating_duration_since(t);
+    let moving = ev.last_output.is_some_and(|t| age(t) < rules.quiet);
+    let stretch = ev
+        .output_since
+        .filter(|since| moving && *since > h.at && ev.screen.is_none() && h.status != ActivityStatus::Working)
+        .map(age);
+    let stall_left = (h.status == ActivityStatus::Working && !h.background).then(|| {
+        let silent_since = ev.last_output.map_or(h.at, |t| t.max(h.at));
+        rules.stall.saturating_sub(age(silent_since))
+    });
+    Standing {
+        overruled_for: stretch.filter(|d| *d >= rules.overrule),
+        overrule_left: stretch
+            .map(|d| rules.overrule.saturating_sub(d))
+            .filter(|d| !d.is_zero()),
+        stall_left,
     }
 }
 
@@ -156,10 +249,21 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
         return verdict(found.status, found.why.clone(), Rule::Login, None, ev.screen_at);
     }
     let hook = ev.hook.as_ref().filter(|h| !hidden_by_screen(ev, h));
-    if let Some(h) = hook {
+    let standing = hook.map(|h| (h, standing(ev, h, rules, now)));
+    if let Some((h, s)) = &standing {
+        if let Some(lasted) = s.overruled_for {
+            return verdict(
+                ActivityStatus::Working,
+                overruled_words(h, lasted),
+                Rule::Overruled,
+                quiet_left,
+                ev.output_since,
+            );
+        }
         let left = rules.decay.saturating_sub(age(h.at));
-        if !left.is_zero() {
-            return verdict(h.status, h.why.clone(), Rule::Hook, Some(left), Some(h.at));
+        if !left.is_zero() && s.stall_left.is_none_or(|d| !d.is_zero()) {
+            let recheck = [Some(left), s.stall_left, s.overrule_left].into_iter().flatten().min();
+            return verdict(h.status, h.why.clone(), Rule::Hook, recheck, Some(h.at));
         }
     }
     if let Some(found) = &ev.screen {
@@ -168,7 +272,23 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
     if let Some(left) = quiet_left {
         return working(Rule::Output, left);
     }
-    if let Some(h) = hook {
+    if let Some((h, s)) = &standing {
+        let decayed = age(h.at) >= rules.decay;
+        if s.stall_left.is_some_and(|d| d.is_zero()) && !decayed {
+            let silent_since = ev.last_output.map_or(h.at, |t| t.max(h.at));
+            return verdict(
+                ActivityStatus::Unknown,
+                format!(
+                    "{} {} ago, but no output for {} since",
+                    h.why,
+                    spoken(age(h.at)),
+                    spoken(age(silent_since))
+                ),
+                Rule::Stalled,
+                Some(rules.decay.saturating_sub(age(h.at))),
+                Some(silent_since),
+            );
+        }
         let mins = age(h.at).as_secs() / 60;
         return verdict(
             ActivityStatus::Unknown,
@@ -187,6 +307,23 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
     )
 }
 
+/// "output for 4 s since hook Stop: work began with no hook saying so".
+fn overruled_words(h: &HookSeen, lasted: Duration) -> String {
+    let then = match h.status {
+        ActivityStatus::NeedsApproval => "the question was answered outside agents",
+        _ => "work began with no hook saying so",
+    };
+    format!("output for {} since {}: {then}", spoken(lasted), h.why)
+}
+
+/// A duration as people say it: "4 s", "3 min".
+fn spoken(d: Duration) -> String {
+    match d.as_secs() {
+        s if s < 120 => format!("{s} s"),
+        s => format!("{} min", s / 60),
+    }
+}
+
 /// A piece of evidence told: its kind, what it says, how long ago.
 pub type Told = (&'static str, String, Option<Duration>);
 
@@ -197,9 +334,12 @@ pub fn evidence_lines(ev: &Evidence, rules: &Rules, now: Instant) -> Vec<Told> {
     let mut lines = Vec::new();
     match &ev.hook {
         Some(h) => {
+            let s = standing(ev, h, rules, now);
             let hidden = match hidden_by_screen(ev, h) {
                 true => " — hidden: the screen changed after it",
                 false if age(h.at) >= rules.decay => " — decayed",
+                false if s.overruled_for.is_some() => " — overruled: output since",
+                false if s.stall_left.is_some_and(|d| d.is_zero()) => " — stalled: no output since",
                 false => "",
             };
             lines.push((
@@ -216,7 +356,11 @@ pub fn evidence_lines(ev: &Evidence, rules: &Rules, now: Instant) -> Vec<Told> {
     };
     lines.push(("screen", screen, ev.screen_at.map(age)));
     let output = match ev.last_output {
-        Some(t) if age(t) < rules.quiet => format!("moving (quiet after {} ms)", rules.quiet.as_millis()),
+        Some(t) if age(t) < rules.quiet => format!(
+            "moving for {} (quiet after {} ms)",
+            spoken(ev.output_since.map_or(Duration::ZERO, age)),
+            rules.quiet.as_millis()
+        ),
         Some(_) => "quiet".into(),
         None => "none yet".into(),
     };
@@ -259,309 +403,5 @@ impl ActivityStatus {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use ActivityStatus::*;
-
-    const QUIET: Duration = Duration::from_secs(1);
-    const DECAY: Duration = Duration::from_secs(600);
-
-    /// One piece of evidence arriving `at` seconds into the scenario.
-    #[derive(Clone)]
-    enum Seen {
-        Hook(ActivityStatus, &'static str),
-        /// A hook that ran earlier than it arrived (by this many seconds).
-        LateHook(ActivityStatus, &'static str, u64),
-        Screen(Option<ActivityStatus>),
-        /// The screen says the harness is not logged in.
-        Login,
-        Output,
-    }
-
-    /// Plays `steps` (seconds, evidence) from a common start, then asks at
-    /// `ask` seconds.
-    fn play(steps: &[(u64, Seen)], ask: u64) -> Verdict {
-        let t0 = Instant::now();
-        let at = |s: u64| t0 + Duration::from_secs(s);
-        let mut ev = Evidence::default();
-        for (s, seen) in steps {
-            match seen.clone() {
-                Seen::Hook(status, why) => keep_newer(
-                    &mut ev.hook,
-                    HookSeen {
-                        status,
-                        why: why.into(),
-                        at: at(*s),
-                        at_ms: *s as i64 * 1000,
-                    },
-                ),
-                Seen::LateHook(status, why, early) => keep_newer(
-                    &mut ev.hook,
-                    HookSeen {
-                        status,
-                        why: why.into(),
-                        at: at(s - early),
-                        at_ms: (s - early) as i64 * 1000,
-                    },
-                ),
-                Seen::Screen(found) => {
-                    ev.screen = found.map(|status| ScreenFinding {
-                        status,
-                        why: "screen shows a permission prompt".into(),
-                        question: None,
-                    });
-                    ev.screen_at = Some(at(*s));
-                }
-                Seen::Login => {
-                    ev.screen = Some(ScreenFinding {
-                        status: WaitingInput,
-                        why: format!("{}: Not logged in", crate::harness::login::LOGIN_WHY),
-                        question: None,
-                    });
-                    ev.screen_at = Some(at(*s));
-                }
-                Seen::Output => ev.last_output = Some(at(*s)),
-            }
-        }
-        fuse(
-            &ev,
-            &Rules {
-                quiet: QUIET,
-                decay: DECAY,
-            },
-            at(ask),
-        )
-    }
-
-    /// A scenario: its name, the evidence (second, what), the second asked
-    /// at, the status expected and words the reason must contain.
-    type Case = (&'static str, Vec<(u64, Seen)>, u64, ActivityStatus, &'static str);
-
-    #[test]
-    fn evidence_sequences_fuse_to_the_expected_status() {
-        use Seen::*;
-        let table: Vec<Case> = vec![
-            ("nothing yet", vec![], 5, Idle, "no output"),
-            ("output just now", vec![(10, Output)], 10, Working, "output"),
-            ("output long ago", vec![(10, Output)], 20, Idle, "no output"),
-            (
-                "a hook outranks output",
-                vec![(10, Output), (10, Hook(Idle, "hook Stop"))],
-                10,
-                Idle,
-                "hook Stop",
-            ),
-            (
-                "a working hook holds through a quiet spell",
-                vec![(10, Hook(Working, "hook PreToolUse Bash"))],
-                100,
-                Working,
-                "hook PreToolUse Bash",
-            ),
-            (
-                "permission hook, then the prompt drawn",
-                vec![
-                    (10, Hook(NeedsApproval, "hook PermissionRequest Bash")),
-                    (11, Screen(Some(NeedsApproval))),
-                ],
-                12,
-                NeedsApproval,
-                "screen",
-            ),
-            (
-                "approved: the tool runs",
-                vec![
-                    (10, Hook(NeedsApproval, "hook PermissionRequest Bash")),
-                    (11, Screen(Some(NeedsApproval))),
-                    (20, Screen(None)),
-                    (20, Output),
-                    (21, Hook(Working, "hook PostToolUse Bash")),
-                    (22, Hook(Idle, "hook Stop")),
-                ],
-                23,
-                Idle,
-                "hook Stop",
-            ),
-            (
-                "dismissed with Esc: no hook, the screen says it is over",
-                vec![
-                    (10, Hook(NeedsApproval, "hook Notification (permission_prompt)")),
-                    (11, Screen(Some(NeedsApproval))),
-                    (20, Screen(None)),
-                ],
-                30,
-                Idle,
-                "no output",
-            ),
-            (
-                "a prompt the screen cannot read is still announced by the hook",
-                vec![(10, Hook(NeedsApproval, "hook PermissionRequest Edit"))],
-                300,
-                NeedsApproval,
-                "hook PermissionRequest Edit",
-            ),
-            (
-                "the screen alone, for a harness without hooks",
-                vec![(10, Output), (10, Screen(Some(NeedsApproval)))],
-                10,
-                NeedsApproval,
-                "screen",
-            ),
-            (
-                "a late hook does not overwrite a newer one",
-                vec![
-                    (10, Hook(Working, "hook PostToolUse Bash")),
-                    (12, Hook(Idle, "hook Stop")),
-                    (13, LateHook(Working, "hook PreToolUse Bash", 2)),
-                ],
-                14,
-                Idle,
-                "hook Stop",
-            ),
-            (
-                "a hook unconfirmed past the decay limit is unknown",
-                vec![(10, Hook(Working, "hook PreToolUse Bash"))],
-                10 + 601,
-                Unknown,
-                "nothing confirmed for 10 min (last: hook PreToolUse Bash)",
-            ),
-            (
-                "decayed, but output shows work",
-                vec![(10, Hook(Idle, "hook Stop")), (700, Output)],
-                700,
-                Working,
-                "output",
-            ),
-            (
-                "decayed, but the screen shows a question",
-                vec![
-                    (10, Screen(Some(NeedsApproval))),
-                    (11, Hook(NeedsApproval, "hook PermissionRequest Bash")),
-                ],
-                11 + 700,
-                NeedsApproval,
-                "screen",
-            ),
-            (
-                "a cleared prompt read late does not hide the Stop after the answer",
-                vec![
-                    (10, Hook(NeedsApproval, "hook PermissionRequest Bash")),
-                    (11, Screen(Some(NeedsApproval))),
-                    (20, Hook(Working, "hook PostToolUse Bash")),
-                    (21, Hook(Idle, "hook Stop")),
-                    (22, Screen(None)),
-                ],
-                23,
-                Idle,
-                "hook Stop",
-            ),
-            (
-                "a question drawn after a working hook is waited on",
-                vec![
-                    (10, Hook(Working, "hook PreToolUse Bash")),
-                    (11, Screen(Some(NeedsApproval))),
-                ],
-                12,
-                NeedsApproval,
-                "screen",
-            ),
-            (
-                "not logged in: the Stop after the complaint does not make it idle",
-                vec![
-                    (10, Hook(Working, "hook UserPromptSubmit")),
-                    (11, Login),
-                    (12, Hook(Idle, "hook Stop")),
-                ],
-                13,
-                WaitingInput,
-                "not logged in",
-            ),
-            (
-                "not logged in: a prompt it refused, with no Stop, is not work",
-                vec![(5, Login), (10, Hook(Working, "hook UserPromptSubmit")), (10, Output)],
-                20,
-                WaitingInput,
-                "not logged in",
-            ),
-            (
-                "not logged in, but output moving: working",
-                vec![(5, Login), (10, Output)],
-                10,
-                Working,
-                "output",
-            ),
-            (
-                "logged in again: once the complaint is gone, hooks count",
-                vec![
-                    (5, Login),
-                    (20, Screen(None)),
-                    (30, Hook(Working, "hook UserPromptSubmit")),
-                ],
-                31,
-                Working,
-                "hook UserPromptSubmit",
-            ),
-            (
-                "a fresh hook after decay counts again",
-                vec![
-                    (10, Hook(Idle, "hook Stop")),
-                    (900, Hook(Working, "hook UserPromptSubmit")),
-                ],
-                901,
-                Working,
-                "hook UserPromptSubmit",
-            ),
-        ];
-        for (name, steps, ask, status, why) in table {
-            let v = play(&steps, ask);
-            assert_eq!(v.status, status, "{name}: {v:?}");
-            assert!(v.why.contains(why), "{name}: {v:?}");
-        }
-    }
-
-    #[test]
-    fn the_verdict_says_when_to_look_again() {
-        let v = play(&[(10, Seen::Output)], 10);
-        assert_eq!(v.recheck, Some(QUIET));
-        let v = play(&[(10, Seen::Hook(Idle, "hook Stop"))], 110);
-        assert_eq!(v.recheck, Some(DECAY - Duration::from_secs(100)));
-        assert_eq!(play(&[], 10).recheck, None);
-    }
-
-    #[test]
-    fn prompts_are_typed_only_into_an_agent_at_rest() {
-        assert!(Idle.takes_prompts() && WaitingInput.takes_prompts() && Unknown.takes_prompts());
-        assert!(!Working.takes_prompts() && !NeedsApproval.takes_prompts());
-    }
-
-    #[test]
-    fn explain_tells_the_deciding_rule_and_what_the_clock_brings_next() {
-        let t0 = Instant::now();
-        let rules = Rules {
-            quiet: QUIET,
-            decay: DECAY,
-        };
-        let ev = Evidence {
-            hook: Some(HookSeen {
-                status: Working,
-                why: "hook UserPromptSubmit".into(),
-                at: t0,
-                at_ms: 0,
-            }),
-            ..Evidence::default()
-        };
-        let (now, lines, next) = explain(&ev, &rules, t0 + Duration::from_secs(60));
-        assert_eq!((now.status, now.rule), (Working, Rule::Hook));
-        assert_eq!(now.recheck, Some(DECAY - Duration::from_secs(60)));
-        let next = next.expect("the hook decays");
-        assert_eq!((next.status, next.rule), (Unknown, Rule::Decayed));
-        assert_eq!(lines[0].0, "hook");
-        assert_eq!(lines[0].2, Some(Duration::from_secs(60)));
-        assert_eq!(lines[2].1, "none yet", "no output seen");
-        // Once decayed, nothing more is due.
-        let (later, lines, next) = explain(&ev, &rules, t0 + DECAY + Duration::from_secs(1));
-        assert_eq!(later.rule, Rule::Decayed);
-        assert!(lines[0].1.ends_with("— decayed"), "{:?}", lines[0]);
-        assert!(next.is_none());
-    }
-}
+#[path = "status_tests.rs"]
+mod tests;

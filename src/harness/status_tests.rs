@@ -1,0 +1,454 @@
+//! Status fusion's tables: evidence sequences and the verdicts they fuse to.
+
+use super::*;
+use ActivityStatus::*;
+
+const QUIET: Duration = Duration::from_secs(1);
+const DECAY: Duration = Duration::from_secs(600);
+const STALL: Duration = Duration::from_secs(60);
+const OVERRULE: Duration = Duration::from_secs(3);
+
+const RULES: Rules = Rules {
+    quiet: QUIET,
+    decay: DECAY,
+    stall: STALL,
+    overrule: OVERRULE,
+};
+
+/// One piece of evidence arriving `at` seconds into the scenario.
+#[derive(Clone)]
+enum Seen {
+    Hook(ActivityStatus, &'static str),
+    /// A hook that ran earlier than it arrived (by this many seconds).
+    LateHook(ActivityStatus, &'static str, u64),
+    Screen(Option<ActivityStatus>),
+    /// The screen says the harness is not logged in.
+    Login,
+    Output,
+    /// Output every half second from this step's second to this one.
+    OutputUntil(u64),
+    /// Claude's `Stop` naming background work in flight.
+    BackgroundStop,
+    /// A hook that ran inside a subagent.
+    SubagentHook(ActivityStatus, &'static str),
+}
+
+/// Plays `steps` (seconds, evidence) from a common start, then asks at
+/// `ask` seconds.
+fn play(steps: &[(u64, Seen)], ask: u64) -> Verdict {
+    let t0 = Instant::now();
+    let at = |s: u64| t0 + Duration::from_secs(s);
+    let mut ev = Evidence::default();
+    for (s, seen) in steps {
+        match seen.clone() {
+            Seen::Hook(status, why) => keep_newer(
+                &mut ev.hook,
+                HookSeen::new(status, why.into(), at(*s), *s as i64 * 1000),
+            ),
+            Seen::LateHook(status, why, early) => keep_newer(
+                &mut ev.hook,
+                HookSeen::new(status, why.into(), at(s - early), (s - early) as i64 * 1000),
+            ),
+            Seen::BackgroundStop => keep_newer(
+                &mut ev.hook,
+                HookSeen {
+                    background: true,
+                    ..HookSeen::new(
+                        Working,
+                        "hook Stop, 1 background task running (subagent general-purpose)".into(),
+                        at(*s),
+                        *s as i64 * 1000,
+                    )
+                },
+            ),
+            Seen::SubagentHook(status, why) => keep_newer(
+                &mut ev.hook,
+                HookSeen {
+                    from_subagent: true,
+                    ..HookSeen::new(status, why.into(), at(*s), *s as i64 * 1000)
+                },
+            ),
+            Seen::Screen(found) => {
+                ev.screen = found.map(|status| ScreenFinding {
+                    status,
+                    why: "screen shows a permission prompt".into(),
+                    question: None,
+                });
+                ev.screen_at = Some(at(*s));
+            }
+            Seen::Login => {
+                ev.screen = Some(ScreenFinding {
+                    status: WaitingInput,
+                    why: format!("{}: Not logged in", crate::harness::login::LOGIN_WHY),
+                    question: None,
+                });
+                ev.screen_at = Some(at(*s));
+            }
+            Seen::Output => output(&mut ev, at(*s)),
+            Seen::OutputUntil(until) => {
+                for half in 2 * s..=2 * until {
+                    output(&mut ev, t0 + Duration::from_millis(half * 500));
+                }
+            }
+        }
+    }
+    fuse(&ev, &RULES, at(ask))
+}
+
+/// Output at `t`, beginning a stretch after a quiet moment, as the daemon
+/// keeps it (`LiveRun::output_seen`).
+fn output(ev: &mut Evidence, t: Instant) {
+    if ev
+        .last_output
+        .is_none_or(|last| t.saturating_duration_since(last) >= QUIET)
+    {
+        ev.output_since = Some(t);
+    }
+    ev.last_output = Some(t);
+}
+
+/// A scenario: its name, the evidence (second, what), the second asked
+/// at, the status expected and words the reason must contain.
+type Case = (&'static str, Vec<(u64, Seen)>, u64, ActivityStatus, &'static str);
+
+#[test]
+fn evidence_sequences_fuse_to_the_expected_status() {
+    use Seen::*;
+    let table: Vec<Case> = vec![
+        ("nothing yet", vec![], 5, Idle, "no output"),
+        ("output just now", vec![(10, Output)], 10, Working, "output"),
+        ("output long ago", vec![(10, Output)], 20, Idle, "no output"),
+        (
+            "a hook outranks output",
+            vec![(10, Output), (10, Hook(Idle, "hook Stop"))],
+            10,
+            Idle,
+            "hook Stop",
+        ),
+        (
+            "a working hook holds through a quiet spell",
+            vec![(10, Hook(Working, "hook PreToolUse Bash"))],
+            60,
+            Working,
+            "hook PreToolUse Bash",
+        ),
+        (
+            "a working hook silent past the stall limit is not believed",
+            vec![(10, Hook(Working, "hook PreToolUse Bash")), (20, Output)],
+            81,
+            Unknown,
+            "hook PreToolUse Bash 71 s ago, but no output for 61 s since",
+        ),
+        (
+            "a working hook with output going on holds past the stall limit",
+            vec![(10, Hook(Working, "hook PreToolUse Bash")), (10, OutputUntil(200))],
+            202,
+            Working,
+            "hook PreToolUse Bash",
+        ),
+        (
+            "a stalled hook: a question drawn meanwhile is waited on",
+            vec![
+                (10, Hook(Working, "hook UserPromptSubmit")),
+                (100, Screen(Some(NeedsApproval))),
+            ],
+            101,
+            NeedsApproval,
+            "screen",
+        ),
+        (
+            "a Stop with background work in flight is working, and a still screen does not stall it",
+            vec![(10, BackgroundStop)],
+            300,
+            Working,
+            "1 background task running",
+        ),
+        (
+            "a subagent at work confirms the background wait, not replaces it",
+            vec![
+                (10, BackgroundStop),
+                (500, SubagentHook(Working, "hook PreToolUse Bash")),
+            ],
+            10 + 620,
+            Working,
+            "background task running",
+        ),
+        (
+            "a subagent asking permission while the turn waits is asking",
+            vec![
+                (10, BackgroundStop),
+                (50, SubagentHook(NeedsApproval, "hook PermissionRequest Bash")),
+            ],
+            51,
+            NeedsApproval,
+            "hook PermissionRequest Bash",
+        ),
+        (
+            "the main turn woken again: its hooks replace the wait, its Stop ends it",
+            vec![
+                (10, BackgroundStop),
+                (90, Hook(Working, "hook PreToolUse Read")),
+                (95, Hook(Idle, "hook Stop")),
+            ],
+            96,
+            Idle,
+            "hook Stop",
+        ),
+        (
+            "output going on since a Stop: work began with no hook saying so",
+            vec![(10, Hook(Idle, "hook agent-turn-complete")), (30, OutputUntil(34))],
+            34,
+            Working,
+            "output for 4 s since hook agent-turn-complete: work began with no hook saying so",
+        ),
+        (
+            "output just after a Stop, the redraw of its end, does not overrule it",
+            vec![(10, Hook(Idle, "hook Stop")), (10, OutputUntil(12))],
+            12,
+            Idle,
+            "hook Stop",
+        ),
+        (
+            "output since a permission hook, no question on screen: answered elsewhere",
+            vec![
+                (10, Hook(NeedsApproval, "hook PermissionRequest Edit")),
+                (40, OutputUntil(45)),
+            ],
+            45,
+            Working,
+            "the question was answered outside agents",
+        ),
+        (
+            "output under a question on screen does not overrule the hook",
+            vec![
+                (10, Hook(NeedsApproval, "hook PermissionRequest Bash")),
+                (10, Screen(Some(NeedsApproval))),
+                (11, OutputUntil(30)),
+            ],
+            30,
+            NeedsApproval,
+            "hook PermissionRequest Bash",
+        ),
+        (
+            "once the overruling output stops, the hook stands again",
+            vec![(10, Hook(Idle, "hook Stop")), (30, OutputUntil(40))],
+            45,
+            Idle,
+            "hook Stop",
+        ),
+        (
+            "permission hook, then the prompt drawn",
+            vec![
+                (10, Hook(NeedsApproval, "hook PermissionRequest Bash")),
+                (11, Screen(Some(NeedsApproval))),
+            ],
+            12,
+            NeedsApproval,
+            "screen",
+        ),
+        (
+            "approved: the tool runs",
+            vec![
+                (10, Hook(NeedsApproval, "hook PermissionRequest Bash")),
+                (11, Screen(Some(NeedsApproval))),
+                (20, Screen(None)),
+                (20, Output),
+                (21, Hook(Working, "hook PostToolUse Bash")),
+                (22, Hook(Idle, "hook Stop")),
+            ],
+            23,
+            Idle,
+            "hook Stop",
+        ),
+        (
+            "dismissed with Esc: no hook, the screen says it is over",
+            vec![
+                (10, Hook(NeedsApproval, "hook Notification (permission_prompt)")),
+                (11, Screen(Some(NeedsApproval))),
+                (20, Screen(None)),
+            ],
+            30,
+            Idle,
+            "no output",
+        ),
+        (
+            "a prompt the screen cannot read is still announced by the hook",
+            vec![(10, Hook(NeedsApproval, "hook PermissionRequest Edit"))],
+            300,
+            NeedsApproval,
+            "hook PermissionRequest Edit",
+        ),
+        (
+            "the screen alone, for a harness without hooks",
+            vec![(10, Output), (10, Screen(Some(NeedsApproval)))],
+            10,
+            NeedsApproval,
+            "screen",
+        ),
+        (
+            "a late hook does not overwrite a newer one",
+            vec![
+                (10, Hook(Working, "hook PostToolUse Bash")),
+                (12, Hook(Idle, "hook Stop")),
+                (13, LateHook(Working, "hook PreToolUse Bash", 2)),
+            ],
+            14,
+            Idle,
+            "hook Stop",
+        ),
+        (
+            "a hook unconfirmed past the decay limit is unknown",
+            vec![(10, Hook(Working, "hook PreToolUse Bash"))],
+            10 + 601,
+            Unknown,
+            "nothing confirmed for 10 min (last: hook PreToolUse Bash)",
+        ),
+        (
+            "decayed, but output shows work",
+            vec![(10, Hook(Idle, "hook Stop")), (700, Output)],
+            700,
+            Working,
+            "output",
+        ),
+        (
+            "decayed, but the screen shows a question",
+            vec![
+                (10, Screen(Some(NeedsApproval))),
+                (11, Hook(NeedsApproval, "hook PermissionRequest Bash")),
+            ],
+            11 + 700,
+            NeedsApproval,
+            "screen",
+        ),
+        (
+            "a cleared prompt read late does not hide the Stop after the answer",
+            vec![
+                (10, Hook(NeedsApproval, "hook PermissionRequest Bash")),
+                (11, Screen(Some(NeedsApproval))),
+                (20, Hook(Working, "hook PostToolUse Bash")),
+                (21, Hook(Idle, "hook Stop")),
+                (22, Screen(None)),
+            ],
+            23,
+            Idle,
+            "hook Stop",
+        ),
+        (
+            "a question drawn after a working hook is waited on",
+            vec![
+                (10, Hook(Working, "hook PreToolUse Bash")),
+                (11, Screen(Some(NeedsApproval))),
+            ],
+            12,
+            NeedsApproval,
+            "screen",
+        ),
+        (
+            "not logged in: the Stop after the complaint does not make it idle",
+            vec![
+                (10, Hook(Working, "hook UserPromptSubmit")),
+                (11, Login),
+                (12, Hook(Idle, "hook Stop")),
+            ],
+            13,
+            WaitingInput,
+            "not logged in",
+        ),
+        (
+            "not logged in: a prompt it refused, with no Stop, is not work",
+            vec![(5, Login), (10, Hook(Working, "hook UserPromptSubmit")), (10, Output)],
+            20,
+            WaitingInput,
+            "not logged in",
+        ),
+        (
+            "not logged in, but output moving: working",
+            vec![(5, Login), (10, Output)],
+            10,
+            Working,
+            "output",
+        ),
+        (
+            "logged in again: once the complaint is gone, hooks count",
+            vec![
+                (5, Login),
+                (20, Screen(None)),
+                (30, Hook(Working, "hook UserPromptSubmit")),
+            ],
+            31,
+            Working,
+            "hook UserPromptSubmit",
+        ),
+        (
+            "a fresh hook after decay counts again",
+            vec![
+                (10, Hook(Idle, "hook Stop")),
+                (900, Hook(Working, "hook UserPromptSubmit")),
+            ],
+            901,
+            Working,
+            "hook UserPromptSubmit",
+        ),
+    ];
+    for (name, steps, ask, status, why) in table {
+        let v = play(&steps, ask);
+        assert_eq!(v.status, status, "{name}: {v:?}");
+        assert!(v.why.contains(why), "{name}: {v:?}");
+    }
+}
+
+#[test]
+fn the_verdict_says_when_to_look_again() {
+    let v = play(&[(10, Seen::Output)], 10);
+    assert_eq!(v.recheck, Some(QUIET));
+    let v = play(&[(10, Seen::Hook(Idle, "hook Stop"))], 110);
+    assert_eq!(v.recheck, Some(DECAY - Duration::from_secs(100)));
+    assert_eq!(play(&[], 10).recheck, None);
+    // A working hook is looked at again when its silence would stall it.
+    let v = play(&[(10, Seen::Hook(Working, "hook PreToolUse Bash"))], 20);
+    assert_eq!(v.recheck, Some(STALL - Duration::from_secs(10)));
+    // Output since a Stop: when it would have gone on long enough.
+    let v = play(&[(10, Seen::Hook(Idle, "hook Stop")), (30, Seen::OutputUntil(31))], 31);
+    assert_eq!((v.status, v.recheck), (Idle, Some(OVERRULE - Duration::from_secs(1))));
+}
+
+#[test]
+fn prompts_are_typed_only_into_an_agent_at_rest() {
+    assert!(Idle.takes_prompts() && WaitingInput.takes_prompts() && Unknown.takes_prompts());
+    assert!(!Working.takes_prompts() && !NeedsApproval.takes_prompts());
+}
+
+#[test]
+fn explain_tells_the_deciding_rule_and_what_the_clock_brings_next() {
+    let t0 = Instant::now();
+    let rules = RULES;
+    let ev = Evidence {
+        hook: Some(HookSeen::new(Idle, "hook Stop".into(), t0, 0)),
+        ..Evidence::default()
+    };
+    let (now, lines, next) = explain(&ev, &rules, t0 + Duration::from_secs(60));
+    assert_eq!((now.status, now.rule), (Idle, Rule::Hook));
+    assert_eq!(now.recheck, Some(DECAY - Duration::from_secs(60)));
+    let next = next.expect("the hook decays");
+    assert_eq!((next.status, next.rule), (Unknown, Rule::Decayed));
+    assert_eq!(lines[0].0, "hook");
+    assert_eq!(lines[0].2, Some(Duration::from_secs(60)));
+    assert_eq!(lines[2].1, "none yet", "no output seen");
+    // Once decayed, nothing more is due.
+    let (later, lines, next) = explain(&ev, &rules, t0 + DECAY + Duration::from_secs(1));
+    assert_eq!(later.rule, Rule::Decayed);
+    assert!(lines[0].1.ends_with("— decayed"), "{:?}", lines[0]);
+    assert!(next.is_none());
+
+    // A working hook: next, its silence stalls it.
+    let working = Evidence {
+        hook: Some(HookSeen::new(Working, "hook UserPromptSubmit".into(), t0, 0)),
+        ..Evidence::default()
+    };
+    let (now, _, next) = explain(&working, &rules, t0 + Duration::from_secs(30));
+    assert_eq!((now.status, now.rule), (Working, Rule::Hook));
+    let next = next.expect("the hook stalls");
+    assert_eq!((next.status, next.rule), (Unknown, Rule::Stalled));
+    let (_, lines, _) = explain(&working, &rules, t0 + STALL);
+    assert!(lines[0].1.ends_with("— stalled: no output since"), "{:?}", lines[0]);
+}
