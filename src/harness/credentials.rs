@@ -412,6 +412,111 @@ mod tests {
         );
     }
 
+    /// Every name each family takes, pinned (a probe stands for each
+    /// prefix): the families share lists of names, and how they share them
+    /// must change no family's. The shell holds every pinned name and a
+    /// few that nobody takes.
+    #[test]
+    fn each_familys_names_are_exactly_the_pinned_ones() {
+        let pinned: [(&str, &HarnessEnv, &str); 9] = [
+            (
+                "claude",
+                &CLAUDE,
+                "ANTHROPIC_API_KEY ANTHROPIC_BASE_URL ANTHROPIC_MODEL ANTHROPIC_OAUTH_TOKEN \
+                ANTHROPIC_PROBE AWS_ACCESS_KEY_ID AWS_BEARER_TOKEN_BEDROCK AWS_DEFAULT_REGION \
+                AWS_PROBE AWS_PROFILE AWS_REGION AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN \
+                BASH_DEFAULT_TIMEOUT_MS BASH_MAX_OUTPUT_LENGTH BASH_MAX_TIMEOUT_MS CLAUDE_CODE_PROBE \
+                CLOUD_ML_REGION DISABLE_PROBE GOOGLE_APPLICATION_CREDENTIALS MAX_MCP_OUTPUT_TOKENS \
+                MAX_THINKING_TOKENS MCP_TIMEOUT MCP_TOOL_TIMEOUT VERTEX_REGION_PROBE",
+            ),
+            (
+                "codex",
+                &CODEX,
+                "CODEX_API_KEY OPENAI_API_KEY OPENAI_BASE_URL OPENAI_ORGANIZATION OPENAI_PROJECT",
+            ),
+            (
+                "gemini",
+                &GEMINI,
+                "GEMINI_API_KEY GEMINI_MODEL GEMINI_PROBE GOOGLE_API_KEY \
+                GOOGLE_APPLICATION_CREDENTIALS GOOGLE_CLOUD_LOCATION GOOGLE_CLOUD_PROJECT \
+                GOOGLE_GEMINI_BASE_URL GOOGLE_GENAI_USE_GCA GOOGLE_GENAI_USE_VERTEXAI",
+            ),
+            (
+                "aider",
+                &AIDER,
+                "AIDER_PROBE ANTHROPIC_API_KEY ANTHROPIC_BASE_URL ANTHROPIC_MODEL \
+                ANTHROPIC_OAUTH_TOKEN ANTHROPIC_PROBE AWS_ACCESS_KEY_ID AWS_BEARER_TOKEN_BEDROCK \
+                AWS_DEFAULT_REGION AWS_PROBE AWS_PROFILE AWS_REGION AWS_SECRET_ACCESS_KEY \
+                AWS_SESSION_TOKEN AZURE_API_BASE AZURE_API_KEY AZURE_API_VERSION COHERE_API_KEY \
+                DEEPSEEK_API_KEY FIREWORKS_API_KEY GEMINI_API_KEY GOOGLE_APPLICATION_CREDENTIALS \
+                GROQ_API_KEY LITELLM_PROBE MISTRAL_API_KEY OLLAMA_API_BASE OPENAI_API_KEY \
+                OPENAI_BASE_URL OPENAI_MODEL OPENAI_ORGANIZATION OPENAI_PROBE OPENAI_PROJECT \
+                OPENROUTER_API_KEY TOGETHERAI_API_KEY VERTEXAI_LOCATION VERTEXAI_PROJECT XAI_API_KEY",
+            ),
+            (
+                "opencode",
+                &OPENCODE,
+                "ANTHROPIC_API_KEY ANTHROPIC_BASE_URL AWS_BEARER_TOKEN_BEDROCK AWS_PROFILE AWS_REGION \
+                AZURE_API_KEY AZURE_RESOURCE_NAME CEREBRAS_API_KEY DEEPSEEK_API_KEY \
+                FIREWORKS_API_KEY GEMINI_API_KEY GOOGLE_APPLICATION_CREDENTIALS GOOGLE_CLOUD_PROJECT \
+                GOOGLE_GENERATIVE_AI_API_KEY GROQ_API_KEY HF_TOKEN MISTRAL_API_KEY OPENAI_API_KEY \
+                OPENAI_BASE_URL OPENCODE_API_KEY OPENCODE_PROBE OPENROUTER_API_KEY \
+                TOGETHER_AI_API_KEY VERTEX_LOCATION XAI_API_KEY",
+            ),
+            (
+                "kilo",
+                &KILO,
+                "ANTHROPIC_API_KEY ANTHROPIC_BASE_URL AWS_BEARER_TOKEN_BEDROCK AWS_PROFILE AWS_REGION \
+                AZURE_API_KEY AZURE_RESOURCE_NAME CEREBRAS_API_KEY DEEPSEEK_API_KEY \
+                FIREWORKS_API_KEY GEMINI_API_KEY GOOGLE_APPLICATION_CREDENTIALS GOOGLE_CLOUD_PROJECT \
+                GOOGLE_GENERATIVE_AI_API_KEY GROQ_API_KEY HF_TOKEN KILOCODE_PROBE KILO_PROBE \
+                MISTRAL_API_KEY OPENAI_API_KEY OPENAI_BASE_URL OPENROUTER_API_KEY \
+                TOGETHER_AI_API_KEY VERTEX_LOCATION XAI_API_KEY",
+            ),
+            (
+                "crush",
+                &CRUSH,
+                "ANTHROPIC_API_KEY AWS_BEARER_TOKEN_BEDROCK AWS_DEFAULT_REGION AWS_PROFILE AWS_REGION \
+                AZURE_OPENAI_API_ENDPOINT AZURE_OPENAI_API_KEY AZURE_OPENAI_API_VERSION \
+                CEREBRAS_API_KEY CRUSH_PROBE GEMINI_API_KEY GOOGLE_CLOUD_LOCATION \
+                GOOGLE_CLOUD_PROJECT GROQ_API_KEY HF_TOKEN OPENAI_API_KEY OPENROUTER_API_KEY \
+                VERTEXAI_LOCATION VERTEXAI_PROJECT XAI_API_KEY",
+            ),
+            (
+                "qwen",
+                &QWEN,
+                "ANTHROPIC_API_KEY ANTHROPIC_BASE_URL ANTHROPIC_MODEL DASHSCOPE_API_KEY \
+                DEEPSEEK_API_KEY GEMINI_API_KEY GEMINI_MODEL GOOGLE_API_KEY \
+                GOOGLE_APPLICATION_CREDENTIALS GOOGLE_CLOUD_LOCATION GOOGLE_CLOUD_PROJECT \
+                GOOGLE_GENAI_USE_VERTEXAI MINIMAX_API_KEY MODELSCOPE_API_KEY MOONSHOT_API_KEY \
+                OPENAI_API_KEY OPENAI_BASE_URL OPENAI_MODEL QWEN_PROBE ZAI_API_KEY",
+            ),
+            (
+                "pi",
+                &PI,
+                "AI_GATEWAY_API_KEY ANTHROPIC_API_KEY ANTHROPIC_OAUTH_TOKEN AWS_ACCESS_KEY_ID \
+                AWS_BEARER_TOKEN_BEDROCK AWS_PROFILE AWS_REGION AWS_SECRET_ACCESS_KEY \
+                AWS_SESSION_TOKEN AZURE_OPENAI_API_ENDPOINT AZURE_OPENAI_API_KEY \
+                AZURE_OPENAI_API_VERSION AZURE_OPENAI_PROBE CEREBRAS_API_KEY CLOUDFLARE_ACCOUNT_ID \
+                CLOUDFLARE_API_KEY CLOUDFLARE_GATEWAY_ID DEEPSEEK_API_KEY FIREWORKS_API_KEY \
+                GEMINI_API_KEY GROQ_API_KEY KIMI_API_KEY MINIMAX_API_KEY MISTRAL_API_KEY \
+                MOONSHOT_API_KEY OPENAI_API_KEY OPENCODE_API_KEY OPENROUTER_API_KEY PI_PROBE \
+                XAI_API_KEY XIAOMI_PROBE ZAI_API_KEY",
+            ),
+        ];
+        let mut shell = env(&[("HOME", "/home/user"), ("PATH", "/bin"), ("SECRET_TOKEN", "s")]);
+        for (_, _, names) in pinned {
+            shell.extend(names.split_whitespace().map(|n| (n.to_string(), "x".to_string())));
+        }
+        for (family, harness, names) in pinned {
+            assert_eq!(
+                harness.present(&shell),
+                names.split_whitespace().collect::<Vec<_>>(),
+                "{family}"
+            );
+        }
+    }
+
     #[test]
     fn claude_gets_cloud_credentials_only_with_the_cloud_switched_on() {
         let shell = env(&[
