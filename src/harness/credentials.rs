@@ -9,18 +9,22 @@ use std::path::{Path, PathBuf};
 
 /// Variable names a harness reads: exact names and name prefixes.
 pub struct HarnessEnv {
+    /// Names shared with other harnesses, kept in one list
+    /// ([`PROVIDER_KEYS`]) so they stay in step; or none.
+    pub shared: &'static [&'static str],
     pub names: &'static [&'static str],
     pub prefixes: &'static [&'static str],
 }
 
 impl HarnessEnv {
     pub const NONE: HarnessEnv = HarnessEnv {
+        shared: &[],
         names: &[],
         prefixes: &[],
     };
 
     pub fn admits(&self, name: &str) -> bool {
-        self.names.contains(&name) || self.prefixes.iter().any(|p| name.starts_with(p))
+        self.shared.contains(&name) || self.names.contains(&name) || self.prefixes.iter().any(|p| name.starts_with(p))
     }
 
     /// The names of `env` this admits, sorted, each once.
@@ -36,11 +40,17 @@ impl HarnessEnv {
     }
 }
 
+/// The keys of the model providers every harness that takes several
+/// providers reads — opencode (and Kilo Code), Crush, Qwen Code and pi —
+/// in one list, so that a key added for them reaches all four.
+pub const PROVIDER_KEYS: &[&str] = &["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"];
+
 /// Claude Code: its settings reference (API key and token, base URL, model
 /// names, `CLAUDE_CODE_*` and `DISABLE_*` switches, limits), Bedrock
 /// (`AWS_*`, `CLAUDE_CODE_USE_BEDROCK`) and Vertex (`CLOUD_ML_REGION`,
 /// `VERTEX_REGION_*`, `ANTHROPIC_VERTEX_PROJECT_ID`, Google credentials).
 pub const CLAUDE: HarnessEnv = HarnessEnv {
+    shared: &[],
     names: &[
         "CLOUD_ML_REGION",
         "GOOGLE_APPLICATION_CREDENTIALS",
@@ -58,6 +68,7 @@ pub const CLAUDE: HarnessEnv = HarnessEnv {
 /// Codex CLI: the OpenAI key and endpoint (plus each `env_key` its
 /// `config.toml` names, read at launch: `codex_provider_keys`).
 pub const CODEX: HarnessEnv = HarnessEnv {
+    shared: &[],
     names: &[
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
@@ -71,6 +82,7 @@ pub const CODEX: HarnessEnv = HarnessEnv {
 /// Gemini CLI: API keys, Vertex and Cloud project settings, its own
 /// `GEMINI_*` switches and `GOOGLE_GEMINI_BASE_URL`.
 pub const GEMINI: HarnessEnv = HarnessEnv {
+    shared: &[],
     names: &[
         "GOOGLE_API_KEY",
         "GOOGLE_CLOUD_PROJECT",
@@ -87,6 +99,7 @@ pub const GEMINI: HarnessEnv = HarnessEnv {
 /// aider documents, litellm's own `LITELLM_*` switches, and aider's
 /// `AIDER_*` options.
 pub const AIDER: HarnessEnv = HarnessEnv {
+    shared: &[],
     names: &[
         "GEMINI_API_KEY",
         "DEEPSEEK_API_KEY",
@@ -114,12 +127,10 @@ pub const AIDER: HarnessEnv = HarnessEnv {
 /// read at launch: `opencode_config_keys`). Of AWS, only Bedrock's own
 /// token, region and profile: the shell's AWS secret keys stay out.
 pub const OPENCODE: HarnessEnv = HarnessEnv {
+    shared: PROVIDER_KEYS,
     names: &[
-        "ANTHROPIC_API_KEY",
         "ANTHROPIC_BASE_URL",
-        "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
-        "GEMINI_API_KEY",
         "GOOGLE_GENERATIVE_AI_API_KEY",
         "GOOGLE_CLOUD_PROJECT",
         "GOOGLE_APPLICATION_CREDENTIALS",
@@ -145,6 +156,7 @@ pub const OPENCODE: HarnessEnv = HarnessEnv {
 /// Kilo Code, opencode's fork: opencode's provider keys, and its own
 /// `KILO_*` (`KILO_API_KEY` its gateway's key) and `KILOCODE_*` switches.
 pub const KILO: HarnessEnv = HarnessEnv {
+    shared: OPENCODE.shared,
     names: OPENCODE.names,
     prefixes: &["KILO_", "KILOCODE_"],
 };
@@ -154,10 +166,8 @@ pub const KILO: HarnessEnv = HarnessEnv {
 /// name without the prefix). Its `crush.json` names others as `$NAME`:
 /// pass those with `--env`.
 pub const CRUSH: HarnessEnv = HarnessEnv {
+    shared: PROVIDER_KEYS,
     names: &[
-        "ANTHROPIC_API_KEY",
-        "OPENAI_API_KEY",
-        "GEMINI_API_KEY",
         "OPENROUTER_API_KEY",
         "GROQ_API_KEY",
         "XAI_API_KEY",
@@ -205,14 +215,12 @@ pub fn opencode_config_keys(dirs: &[PathBuf], files: &[&str]) -> Vec<String> {
 /// built-in providers name: DashScope, DeepSeek, ModelScope, Moonshot, Z.ai,
 /// MiniMax), and its own `QWEN_*` switches.
 pub const QWEN: HarnessEnv = HarnessEnv {
+    shared: PROVIDER_KEYS,
     names: &[
-        "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
         "OPENAI_MODEL",
-        "ANTHROPIC_API_KEY",
         "ANTHROPIC_BASE_URL",
         "ANTHROPIC_MODEL",
-        "GEMINI_API_KEY",
         "GEMINI_MODEL",
         "GOOGLE_API_KEY",
         "GOOGLE_CLOUD_PROJECT",
@@ -234,12 +242,10 @@ pub const QWEN: HarnessEnv = HarnessEnv {
 /// and its own `PI_*` switches (plus each variable its `models.json`
 /// providers name: `pi_provider_keys`).
 pub const PI: HarnessEnv = HarnessEnv {
+    shared: PROVIDER_KEYS,
     names: &[
-        "ANTHROPIC_API_KEY",
         "ANTHROPIC_OAUTH_TOKEN",
-        "OPENAI_API_KEY",
         "DEEPSEEK_API_KEY",
-        "GEMINI_API_KEY",
         "GROQ_API_KEY",
         "CEREBRAS_API_KEY",
         "XAI_API_KEY",
