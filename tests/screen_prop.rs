@@ -9,10 +9,9 @@ use agents::protocol::screen::{Row, ScreenMirror, ScreenUpdate};
 use agents::term::{ScreenWatch, Terminal};
 use proptest::prelude::*;
 
-fn cases(default: u32) -> ProptestConfig {
-    let n = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok());
-    ProptestConfig::with_cases(n.unwrap_or(default))
-}
+#[path = "common/prop.rs"]
+mod property;
+use property::cases;
 
 /// Pieces of what agents print: text (wide, combining), newlines, colours,
 /// cursor moves, erases, scroll regions, the alternate screen, modes, titles,

@@ -113,14 +113,6 @@ fn press(app: &mut App, code: KeyCode) {
     app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
 }
 
-macro_rules! snap {
-    ($name:expr, $value:expr) => {
-        insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false }, {
-            insta::assert_snapshot!($name, $value);
-        });
-    };
-}
-
 #[test]
 fn the_next_hunk_key_opens_the_changes_tab_which_reads_the_runs_changes() {
     let mut app = app();

@@ -130,14 +130,6 @@ fn typed(app: &mut App, text: &str) {
     }
 }
 
-macro_rules! snap {
-    ($name:expr, $value:expr) => {
-        insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false }, {
-            insta::assert_snapshot!($name, $value);
-        });
-    };
-}
-
 fn sends(commands: &[Command]) -> Vec<(String, String, String)> {
     commands
         .iter()

@@ -9,18 +9,22 @@ use std::path::{Path, PathBuf};
 
 /// Variable names a harness reads: exact names and name prefixes.
 pub struct HarnessEnv {
+    /// Names shared with other harnesses, kept in one list
+    /// ([`PROVIDER_KEYS`]) so they stay in step; or none.
+    pub shared: &'static [&'static str],
     pub names: &'static [&'static str],
     pub prefixes: &'static [&'static str],
 }
 
 impl HarnessEnv {
     pub const NONE: HarnessEnv = HarnessEnv {
+        shared: &[],
         names: &[],
         prefixes: &[],
     };
 
     pub fn admits(&self, name: &str) -> bool {
-        self.names.contains(&name) || self.prefixes.iter().any(|p| name.starts_with(p))
+        self.shared.contains(&name) || self.names.contains(&name) || self.prefixes.iter().any(|p| name.starts_with(p))
     }
 
     /// The names of `env` this admits, sorted, each once.
@@ -36,11 +40,17 @@ impl HarnessEnv {
     }
 }
 
+/// The keys of the model providers every harness that takes several
+/// providers reads — opencode (and Kilo Code), Crush, Qwen Code and pi —
+/// in one list, so that a key added for them reaches all four.
+pub const PROVIDER_KEYS: &[&str] = &["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"];
+
 /// Claude Code: its settings reference (API key and token, base URL, model
 /// names, `CLAUDE_CODE_*` and `DISABLE_*` switches, limits), Bedrock
 /// (`AWS_*`, `CLAUDE_CODE_USE_BEDROCK`) and Vertex (`CLOUD_ML_REGION`,
 /// `VERTEX_REGION_*`, `ANTHROPIC_VERTEX_PROJECT_ID`, Google credentials).
 pub const CLAUDE: HarnessEnv = HarnessEnv {
+    shared: &[],
     names: &[
         "CLOUD_ML_REGION",
         "GOOGLE_APPLICATION_CREDENTIALS",
@@ -58,6 +68,7 @@ pub const CLAUDE: HarnessEnv = HarnessEnv {
 /// Codex CLI: the OpenAI key and endpoint (plus each `env_key` its
 /// `config.toml` names, read at launch: `codex_provider_keys`).
 pub const CODEX: HarnessEnv = HarnessEnv {
+    shared: &[],
     names: &[
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
@@ -71,6 +82,7 @@ pub const CODEX: HarnessEnv = HarnessEnv {
 /// Gemini CLI: API keys, Vertex and Cloud project settings, its own
 /// `GEMINI_*` switches and `GOOGLE_GEMINI_BASE_URL`.
 pub const GEMINI: HarnessEnv = HarnessEnv {
+    shared: &[],
     names: &[
         "GOOGLE_API_KEY",
         "GOOGLE_CLOUD_PROJECT",
@@ -87,6 +99,7 @@ pub const GEMINI: HarnessEnv = HarnessEnv {
 /// aider documents, litellm's own `LITELLM_*` switches, and aider's
 /// `AIDER_*` options.
 pub const AIDER: HarnessEnv = HarnessEnv {
+    shared: &[],
     names: &[
         "GEMINI_API_KEY",
         "DEEPSEEK_API_KEY",
@@ -114,12 +127,10 @@ pub const AIDER: HarnessEnv = HarnessEnv {
 /// read at launch: `opencode_config_keys`). Of AWS, only Bedrock's own
 /// token, region and profile: the shell's AWS secret keys stay out.
 pub const OPENCODE: HarnessEnv = HarnessEnv {
+    shared: PROVIDER_KEYS,
     names: &[
-        "ANTHROPIC_API_KEY",
         "ANTHROPIC_BASE_URL",
-        "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
-        "GEMINI_API_KEY",
         "GOOGLE_GENERATIVE_AI_API_KEY",
         "GOOGLE_CLOUD_PROJECT",
         "GOOGLE_APPLICATION_CREDENTIALS",
@@ -145,6 +156,7 @@ pub const OPENCODE: HarnessEnv = HarnessEnv {
 /// Kilo Code, opencode's fork: opencode's provider keys, and its own
 /// `KILO_*` (`KILO_API_KEY` its gateway's key) and `KILOCODE_*` switches.
 pub const KILO: HarnessEnv = HarnessEnv {
+    shared: OPENCODE.shared,
     names: OPENCODE.names,
     prefixes: &["KILO_", "KILOCODE_"],
 };
@@ -154,10 +166,8 @@ pub const KILO: HarnessEnv = HarnessEnv {
 /// name without the prefix). Its `crush.json` names others as `$NAME`:
 /// pass those with `--env`.
 pub const CRUSH: HarnessEnv = HarnessEnv {
+    shared: PROVIDER_KEYS,
     names: &[
-        "ANTHROPIC_API_KEY",
-        "OPENAI_API_KEY",
-        "GEMINI_API_KEY",
         "OPENROUTER_API_KEY",
         "GROQ_API_KEY",
         "XAI_API_KEY",
@@ -205,14 +215,12 @@ pub fn opencode_config_keys(dirs: &[PathBuf], files: &[&str]) -> Vec<String> {
 /// built-in providers name: DashScope, DeepSeek, ModelScope, Moonshot, Z.ai,
 /// MiniMax), and its own `QWEN_*` switches.
 pub const QWEN: HarnessEnv = HarnessEnv {
+    shared: PROVIDER_KEYS,
     names: &[
-        "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
         "OPENAI_MODEL",
-        "ANTHROPIC_API_KEY",
         "ANTHROPIC_BASE_URL",
         "ANTHROPIC_MODEL",
-        "GEMINI_API_KEY",
         "GEMINI_MODEL",
         "GOOGLE_API_KEY",
         "GOOGLE_CLOUD_PROJECT",
@@ -234,12 +242,10 @@ pub const QWEN: HarnessEnv = HarnessEnv {
 /// and its own `PI_*` switches (plus each variable its `models.json`
 /// providers name: `pi_provider_keys`).
 pub const PI: HarnessEnv = HarnessEnv {
+    shared: PROVIDER_KEYS,
     names: &[
-        "ANTHROPIC_API_KEY",
         "ANTHROPIC_OAUTH_TOKEN",
-        "OPENAI_API_KEY",
         "DEEPSEEK_API_KEY",
-        "GEMINI_API_KEY",
         "GROQ_API_KEY",
         "CEREBRAS_API_KEY",
         "XAI_API_KEY",
@@ -410,6 +416,111 @@ mod tests {
                 "OPENAI_API_KEY"
             ]
         );
+    }
+
+    /// Every name each family takes, pinned (a probe stands for each
+    /// prefix): the families share lists of names, and how they share them
+    /// must change no family's. The shell holds every pinned name and a
+    /// few that nobody takes.
+    #[test]
+    fn each_familys_names_are_exactly_the_pinned_ones() {
+        let pinned: [(&str, &HarnessEnv, &str); 9] = [
+            (
+                "claude",
+                &CLAUDE,
+                "ANTHROPIC_API_KEY ANTHROPIC_BASE_URL ANTHROPIC_MODEL ANTHROPIC_OAUTH_TOKEN \
+                ANTHROPIC_PROBE AWS_ACCESS_KEY_ID AWS_BEARER_TOKEN_BEDROCK AWS_DEFAULT_REGION \
+                AWS_PROBE AWS_PROFILE AWS_REGION AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN \
+                BASH_DEFAULT_TIMEOUT_MS BASH_MAX_OUTPUT_LENGTH BASH_MAX_TIMEOUT_MS CLAUDE_CODE_PROBE \
+                CLOUD_ML_REGION DISABLE_PROBE GOOGLE_APPLICATION_CREDENTIALS MAX_MCP_OUTPUT_TOKENS \
+                MAX_THINKING_TOKENS MCP_TIMEOUT MCP_TOOL_TIMEOUT VERTEX_REGION_PROBE",
+            ),
+            (
+                "codex",
+                &CODEX,
+                "CODEX_API_KEY OPENAI_API_KEY OPENAI_BASE_URL OPENAI_ORGANIZATION OPENAI_PROJECT",
+            ),
+            (
+                "gemini",
+                &GEMINI,
+                "GEMINI_API_KEY GEMINI_MODEL GEMINI_PROBE GOOGLE_API_KEY \
+                GOOGLE_APPLICATION_CREDENTIALS GOOGLE_CLOUD_LOCATION GOOGLE_CLOUD_PROJECT \
+                GOOGLE_GEMINI_BASE_URL GOOGLE_GENAI_USE_GCA GOOGLE_GENAI_USE_VERTEXAI",
+            ),
+            (
+                "aider",
+                &AIDER,
+                "AIDER_PROBE ANTHROPIC_API_KEY ANTHROPIC_BASE_URL ANTHROPIC_MODEL \
+                ANTHROPIC_OAUTH_TOKEN ANTHROPIC_PROBE AWS_ACCESS_KEY_ID AWS_BEARER_TOKEN_BEDROCK \
+                AWS_DEFAULT_REGION AWS_PROBE AWS_PROFILE AWS_REGION AWS_SECRET_ACCESS_KEY \
+                AWS_SESSION_TOKEN AZURE_API_BASE AZURE_API_KEY AZURE_API_VERSION COHERE_API_KEY \
+                DEEPSEEK_API_KEY FIREWORKS_API_KEY GEMINI_API_KEY GOOGLE_APPLICATION_CREDENTIALS \
+                GROQ_API_KEY LITELLM_PROBE MISTRAL_API_KEY OLLAMA_API_BASE OPENAI_API_KEY \
+                OPENAI_BASE_URL OPENAI_MODEL OPENAI_ORGANIZATION OPENAI_PROBE OPENAI_PROJECT \
+                OPENROUTER_API_KEY TOGETHERAI_API_KEY VERTEXAI_LOCATION VERTEXAI_PROJECT XAI_API_KEY",
+            ),
+            (
+                "opencode",
+                &OPENCODE,
+                "ANTHROPIC_API_KEY ANTHROPIC_BASE_URL AWS_BEARER_TOKEN_BEDROCK AWS_PROFILE AWS_REGION \
+                AZURE_API_KEY AZURE_RESOURCE_NAME CEREBRAS_API_KEY DEEPSEEK_API_KEY \
+                FIREWORKS_API_KEY GEMINI_API_KEY GOOGLE_APPLICATION_CREDENTIALS GOOGLE_CLOUD_PROJECT \
+                GOOGLE_GENERATIVE_AI_API_KEY GROQ_API_KEY HF_TOKEN MISTRAL_API_KEY OPENAI_API_KEY \
+                OPENAI_BASE_URL OPENCODE_API_KEY OPENCODE_PROBE OPENROUTER_API_KEY \
+                TOGETHER_AI_API_KEY VERTEX_LOCATION XAI_API_KEY",
+            ),
+            (
+                "kilo",
+                &KILO,
+                "ANTHROPIC_API_KEY ANTHROPIC_BASE_URL AWS_BEARER_TOKEN_BEDROCK AWS_PROFILE AWS_REGION \
+                AZURE_API_KEY AZURE_RESOURCE_NAME CEREBRAS_API_KEY DEEPSEEK_API_KEY \
+                FIREWORKS_API_KEY GEMINI_API_KEY GOOGLE_APPLICATION_CREDENTIALS GOOGLE_CLOUD_PROJECT \
+                GOOGLE_GENERATIVE_AI_API_KEY GROQ_API_KEY HF_TOKEN KILOCODE_PROBE KILO_PROBE \
+                MISTRAL_API_KEY OPENAI_API_KEY OPENAI_BASE_URL OPENROUTER_API_KEY \
+                TOGETHER_AI_API_KEY VERTEX_LOCATION XAI_API_KEY",
+            ),
+            (
+                "crush",
+                &CRUSH,
+                "ANTHROPIC_API_KEY AWS_BEARER_TOKEN_BEDROCK AWS_DEFAULT_REGION AWS_PROFILE AWS_REGION \
+                AZURE_OPENAI_API_ENDPOINT AZURE_OPENAI_API_KEY AZURE_OPENAI_API_VERSION \
+                CEREBRAS_API_KEY CRUSH_PROBE GEMINI_API_KEY GOOGLE_CLOUD_LOCATION \
+                GOOGLE_CLOUD_PROJECT GROQ_API_KEY HF_TOKEN OPENAI_API_KEY OPENROUTER_API_KEY \
+                VERTEXAI_LOCATION VERTEXAI_PROJECT XAI_API_KEY",
+            ),
+            (
+                "qwen",
+                &QWEN,
+                "ANTHROPIC_API_KEY ANTHROPIC_BASE_URL ANTHROPIC_MODEL DASHSCOPE_API_KEY \
+                DEEPSEEK_API_KEY GEMINI_API_KEY GEMINI_MODEL GOOGLE_API_KEY \
+                GOOGLE_APPLICATION_CREDENTIALS GOOGLE_CLOUD_LOCATION GOOGLE_CLOUD_PROJECT \
+                GOOGLE_GENAI_USE_VERTEXAI MINIMAX_API_KEY MODELSCOPE_API_KEY MOONSHOT_API_KEY \
+                OPENAI_API_KEY OPENAI_BASE_URL OPENAI_MODEL QWEN_PROBE ZAI_API_KEY",
+            ),
+            (
+                "pi",
+                &PI,
+                "AI_GATEWAY_API_KEY ANTHROPIC_API_KEY ANTHROPIC_OAUTH_TOKEN AWS_ACCESS_KEY_ID \
+                AWS_BEARER_TOKEN_BEDROCK AWS_PROFILE AWS_REGION AWS_SECRET_ACCESS_KEY \
+                AWS_SESSION_TOKEN AZURE_OPENAI_API_ENDPOINT AZURE_OPENAI_API_KEY \
+                AZURE_OPENAI_API_VERSION AZURE_OPENAI_PROBE CEREBRAS_API_KEY CLOUDFLARE_ACCOUNT_ID \
+                CLOUDFLARE_API_KEY CLOUDFLARE_GATEWAY_ID DEEPSEEK_API_KEY FIREWORKS_API_KEY \
+                GEMINI_API_KEY GROQ_API_KEY KIMI_API_KEY MINIMAX_API_KEY MISTRAL_API_KEY \
+                MOONSHOT_API_KEY OPENAI_API_KEY OPENCODE_API_KEY OPENROUTER_API_KEY PI_PROBE \
+                XAI_API_KEY XIAOMI_PROBE ZAI_API_KEY",
+            ),
+        ];
+        let mut shell = env(&[("HOME", "/home/user"), ("PATH", "/bin"), ("SECRET_TOKEN", "s")]);
+        for (_, _, names) in pinned {
+            shell.extend(names.split_whitespace().map(|n| (n.to_string(), "x".to_string())));
+        }
+        for (family, harness, names) in pinned {
+            assert_eq!(
+                harness.present(&shell),
+                names.split_whitespace().collect::<Vec<_>>(),
+                "{family}"
+            );
+        }
     }
 
     #[test]

@@ -4,7 +4,9 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -253,197 +255,290 @@ fn readable_within(fd: std::os::fd::RawFd, limit: Duration) -> bool {
 /// other thread or timer wakes for it). Nothing here waits on a client.
 pub fn start_reader(
     run: Arc<Supervised>,
-    mut reader: Box<dyn Read + Send>,
-    mut log: OutputLog,
+    reader: Box<dyn Read + Send>,
+    log: OutputLog,
     checkpoints: Checkpoints,
     disk_full_patience: Duration,
     flood_rate: u64,
 ) -> Result<()> {
-    let (chunks, parse_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(PARSE_QUEUE);
+    let (chunks, queue) = std::sync::mpsc::sync_channel::<Vec<u8>>(PARSE_QUEUE);
     // Chunks sent to the parser and not yet parsed. Only the reader adds to
     // it, so when it reads zero the parser is done with everything sent and
     // the reader may parse the next chunk itself without reordering.
     let in_flight = Arc::new(AtomicUsize::new(0));
     let checkpoints = Arc::new(Mutex::new(checkpoints));
-    let parser_run = run.clone();
-    let (parser_in_flight, parser_checkpoints) = (in_flight.clone(), checkpoints.clone());
-    let parser = std::thread::Builder::new()
-        .name("pty-parser".into())
-        .spawn(move || {
-            let run = parser_run;
-            // This thread parsed last and the screen is not read since.
-            let mut look_due = false;
-            loop {
-                let first = if look_due {
-                    match parse_rx.recv_timeout(SCREEN_QUIET) {
-                        Ok(first) => first,
-                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                            run.look_if_unread();
-                            look_due = false;
-                            continue;
-                        }
-                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-                    }
-                } else {
-                    match parse_rx.recv() {
-                        Ok(first) => first,
-                        Err(_) => break,
-                    }
-                };
-                // Whatever else is queued is parsed under the same lock: in a
-                // flood the reader is ahead, and one lock per batch instead of
-                // per 4 KiB read keeps the emulator busy with bytes.
-                let mut batch = vec![first];
-                let mut queued = batch[0].len();
-                while queued < PARSE_BATCH
-                    && let Ok(more) = parse_rx.try_recv()
-                {
-                    queued += more.len();
-                    batch.push(more);
-                }
-                parse(&run, &batch, queued, &parser_checkpoints);
-                parser_in_flight.fetch_sub(batch.len(), Ordering::Release);
-                look_due = true;
-            }
-            run.eof.send_replace(true);
-        })
-        .context("starting the PTY parser thread")?;
+    let parser = {
+        let (run, in_flight, checkpoints) = (run.clone(), in_flight.clone(), checkpoints.clone());
+        std::thread::Builder::new()
+            .name("pty-parser".into())
+            .spawn(move || parse_queued(&run, &queue, &in_flight, &checkpoints))
+            .context("starting the PTY parser thread")?
+    };
     std::thread::Builder::new()
         .name("pty-reader".into())
         .spawn(move || {
-            let mut writing = true;
-            let mut buf = vec![0u8; READ_CHUNK];
-            let master = run.master_fd();
-            // This thread parsed last and the screen is not read since.
-            let mut look_due = false;
-            // When the last read was, and whether its offset is announced.
-            let mut last_read = Instant::now();
-            let mut announced_at: Option<Instant> = None;
-            let mut unannounced = false;
-            // Output is going on, as last said (`Supervised::busy`).
-            let mut busy = false;
-            let mut yielding = Yielding::new(run.leader.pid, flood_rate, last_read);
-            loop {
-                // The pause after which output is said to have paused, if
-                // the daemon asked to hear it.
-                let busy_after = match run.busy_ms.load(Ordering::Relaxed) {
-                    0 => None,
-                    ms => Some(Duration::from_millis(ms)),
-                };
-                if busy && busy_after.is_none() {
-                    busy = false;
-                    run.busy.send_replace(false);
-                }
-                if let Some(fd) = master {
-                    // Wait for output only as long as the first thing due
-                    // when output pauses: the paced offset, the pause said,
-                    // the screen's look, the held time samples.
-                    let pace = Duration::from_millis(run.pace_ms.load(Ordering::Relaxed));
-                    let held = !log.samples.is_empty();
-                    let look = yielding.next_look();
-                    let due = [
-                        (unannounced, pace),
-                        (busy, busy_after.unwrap_or_default()),
-                        (look_due, SCREEN_QUIET),
-                        (held, SAMPLES_HELD),
-                        (
-                            look.is_some(),
-                            look.map_or(Duration::ZERO, |at| at.saturating_duration_since(last_read)),
-                        ),
-                    ]
-                    .into_iter()
-                    .filter_map(|(due, after)| due.then_some(after))
-                    .min();
-                    if let Some(after) = due
-                        && !readable_within(fd, after.saturating_sub(last_read.elapsed()))
-                    {
-                        let quiet = last_read.elapsed();
-                        // The pause is said with the offset it paused at.
-                        let paused = busy && busy_after.is_some_and(|after| quiet >= after);
-                        if paused {
-                            busy = false;
-                            run.busy.send_replace(false);
-                        }
-                        if (unannounced && quiet >= pace) || paused {
-                            run.committed.send_replace(log.offset);
-                            announced_at = Some(Instant::now());
-                            unannounced = false;
-                        }
-                        if look_due && quiet >= SCREEN_QUIET {
-                            run.look_if_unread();
-                            look_due = false;
-                        }
-                        if held && quiet >= SAMPLES_HELD {
-                            log.write_samples();
-                        }
-                        yielding.quiet(Instant::now());
-                        continue;
-                    }
-                }
-                let n = match reader.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    // EIO: every slave descriptor is closed.
-                    Err(_) => break,
-                };
-                // A right-sized copy: queued chunks hold only what was read.
-                let chunk = buf[..n].to_vec();
-                if writing
-                    && let Err(e) = log.append(&chunk)
-                    && let Err(e) = ride_out_full_disk(&run, &mut log, &chunk, e, disk_full_patience)
-                {
-                    // The run must not be lost silently: stop writing, keep
-                    // draining the PTY so the harness never blocks, and end
-                    // the run with the reason. (A run being cancelled or
-                    // timed out meanwhile ends for that reason.)
-                    writing = false;
-                    if run.ended_by().is_none() {
-                        run.set_log_error(match e.kind() {
-                            std::io::ErrorKind::StorageFull => format!("the disk is full ({e})"),
-                            _ => e.to_string(),
-                        });
-                        run.cancel(EndedBy::LogFailure, false);
-                    }
-                }
-                if !writing {
-                    continue;
-                }
-                run.written.store(log.offset, Ordering::Release);
-                last_read = Instant::now();
-                yielding.output(n, last_read);
-                let pace = Duration::from_millis(run.pace_ms.load(Ordering::Relaxed));
-                // The first output after a pause said is announced at once.
-                let resumed = busy_after.is_some() && !busy;
-                if resumed {
-                    busy = true;
-                    run.busy.send_replace(true);
-                }
-                if resumed || announced_at.is_none_or(|t| last_read.duration_since(t) >= pace) {
-                    run.committed.send_replace(log.offset);
-                    announced_at = Some(last_read);
-                    unannounced = false;
-                } else {
-                    unannounced = true;
-                }
-                if n <= PARSE_INLINE_MAX && in_flight.load(Ordering::Acquire) == 0 {
-                    parse(&run, std::slice::from_ref(&chunk), n, &checkpoints);
-                    look_due = true;
-                    continue;
-                }
-                look_due = false;
-                in_flight.fetch_add(1, Ordering::Relaxed);
-                if chunks.send(chunk).is_err() {
-                    break;
-                }
-            }
-            run.committed.send_replace(log.offset);
-            log.write_samples();
-            let _ = log.log.sync_data();
-            // Closing the queue lets the parser finish and announce the end.
-            drop(chunks);
-            let _ = parser.join();
+            let now = Instant::now();
+            let reading = Reading {
+                yielding: Yielding::new(run.leader.pid, flood_rate, now),
+                last_read: now,
+                run,
+                log,
+                checkpoints,
+                chunks,
+                in_flight,
+                disk_full_patience,
+                writing: true,
+                look_due: false,
+                announced_at: None,
+                unannounced: false,
+                busy: false,
+            };
+            reading.read_all(reader, parser);
         })
         .context("starting the PTY reader thread")?;
     Ok(())
+}
+
+/// The parser thread: parses the chunks the reader queues, each batch of
+/// them under one lock, until the reader closes the queue; then says the
+/// output ended.
+fn parse_queued(
+    run: &Supervised,
+    queue: &Receiver<Vec<u8>>,
+    in_flight: &AtomicUsize,
+    checkpoints: &Mutex<Checkpoints>,
+) {
+    // This thread parsed last and the screen is not read since.
+    let mut look_due = false;
+    loop {
+        let first = if look_due {
+            match queue.recv_timeout(SCREEN_QUIET) {
+                Ok(first) => first,
+                Err(RecvTimeoutError::Timeout) => {
+                    run.look_if_unread();
+                    look_due = false;
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            match queue.recv() {
+                Ok(first) => first,
+                Err(_) => break,
+            }
+        };
+        // Whatever else is queued is parsed under the same lock: in a
+        // flood the reader is ahead, and one lock per batch instead of
+        // per 4 KiB read keeps the emulator busy with bytes.
+        let mut batch = vec![first];
+        let mut queued = batch[0].len();
+        while queued < PARSE_BATCH
+            && let Ok(more) = queue.try_recv()
+        {
+            queued += more.len();
+            batch.push(more);
+        }
+        parse(run, &batch, queued, checkpoints);
+        in_flight.fetch_sub(batch.len(), Ordering::Release);
+        look_due = true;
+    }
+    run.eof.send_replace(true);
+}
+
+/// The reader thread and what it keeps between reads.
+struct Reading {
+    run: Arc<Supervised>,
+    log: OutputLog,
+    checkpoints: Arc<Mutex<Checkpoints>>,
+    /// The parser's queue, and how many chunks in it are not parsed yet.
+    chunks: SyncSender<Vec<u8>>,
+    in_flight: Arc<AtomicUsize>,
+    disk_full_patience: Duration,
+    /// False once the log failed for good: the PTY is still drained.
+    writing: bool,
+    /// This thread parsed last and the screen is not read since.
+    look_due: bool,
+    /// When the last read was, and whether its offset is announced.
+    last_read: Instant,
+    announced_at: Option<Instant>,
+    unannounced: bool,
+    /// Output is going on, as last said (`Supervised::busy`).
+    busy: bool,
+    yielding: Yielding,
+}
+
+impl Reading {
+    /// Reads the PTY to its end: each read stored, announced and parsed
+    /// (here or by the parser); while it is quiet, what falls due then.
+    fn read_all(mut self, mut reader: Box<dyn Read + Send>, parser: JoinHandle<()>) {
+        let mut buf = vec![0u8; READ_CHUNK];
+        let master = self.run.master_fd();
+        loop {
+            let busy_after = self.busy_after();
+            if let Some(fd) = master
+                && self.stayed_quiet(fd, busy_after)
+            {
+                continue;
+            }
+            let n = match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                // EIO: every slave descriptor is closed.
+                Err(_) => break,
+            };
+            // A right-sized copy: queued chunks hold only what was read.
+            let chunk = buf[..n].to_vec();
+            if !self.store(&chunk) {
+                continue;
+            }
+            self.announce(n, busy_after);
+            if !self.parse_or_queue(chunk) {
+                break;
+            }
+        }
+        self.finish(parser);
+    }
+
+    /// The pause after which output is said to have paused, if the daemon
+    /// asked to hear it; output said to be going on is taken back once it
+    /// no longer asks.
+    fn busy_after(&mut self) -> Option<Duration> {
+        let busy_after = match self.run.busy_ms.load(Ordering::Relaxed) {
+            0 => None,
+            ms => Some(Duration::from_millis(ms)),
+        };
+        if self.busy && busy_after.is_none() {
+            self.busy = false;
+            self.run.busy.send_replace(false);
+        }
+        busy_after
+    }
+
+    /// Waits for output only as long as the first thing due when output
+    /// pauses: the paced offset, the pause said, the screen's look, the held
+    /// time samples. When none came by then, does what is due and says so
+    /// (true); false when there is output to read.
+    fn stayed_quiet(&mut self, fd: std::os::fd::RawFd, busy_after: Option<Duration>) -> bool {
+        let pace = Duration::from_millis(self.run.pace_ms.load(Ordering::Relaxed));
+        let held = !self.log.samples.is_empty();
+        let look = self.yielding.next_look();
+        let due = [
+            (self.unannounced, pace),
+            (self.busy, busy_after.unwrap_or_default()),
+            (self.look_due, SCREEN_QUIET),
+            (held, SAMPLES_HELD),
+            (
+                look.is_some(),
+                look.map_or(Duration::ZERO, |at| at.saturating_duration_since(self.last_read)),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(due, after)| due.then_some(after))
+        .min();
+        let Some(after) = due else {
+            return false;
+        };
+        if readable_within(fd, after.saturating_sub(self.last_read.elapsed())) {
+            return false;
+        }
+        let quiet = self.last_read.elapsed();
+        // The pause is said with the offset it paused at.
+        let paused = self.busy && busy_after.is_some_and(|after| quiet >= after);
+        if paused {
+            self.busy = false;
+            self.run.busy.send_replace(false);
+        }
+        if (self.unannounced && quiet >= pace) || paused {
+            self.run.committed.send_replace(self.log.offset);
+            self.announced_at = Some(Instant::now());
+            self.unannounced = false;
+        }
+        if self.look_due && quiet >= SCREEN_QUIET {
+            self.run.look_if_unread();
+            self.look_due = false;
+        }
+        if held && quiet >= SAMPLES_HELD {
+            self.log.write_samples();
+        }
+        self.yielding.quiet(Instant::now());
+        true
+    }
+
+    /// Appends a read to the log, riding out a full disk; false once the
+    /// log has failed for good.
+    fn store(&mut self, chunk: &[u8]) -> bool {
+        if self.writing
+            && let Err(e) = self.log.append(chunk)
+            && let Err(e) = ride_out_full_disk(&self.run, &mut self.log, chunk, e, self.disk_full_patience)
+        {
+            // The run must not be lost silently: stop writing, keep
+            // draining the PTY so the harness never blocks, and end
+            // the run with the reason. (A run being cancelled or
+            // timed out meanwhile ends for that reason.)
+            self.writing = false;
+            if self.run.ended_by().is_none() {
+                self.run.set_log_error(match e.kind() {
+                    std::io::ErrorKind::StorageFull => format!("the disk is full ({e})"),
+                    _ => e.to_string(),
+                });
+                self.run.cancel(EndedBy::LogFailure, false);
+            }
+        }
+        self.writing
+    }
+
+    /// Says `n` more bytes are in the log: the offset announced at the
+    /// daemon's pace, and output said to be going on again after a pause.
+    fn announce(&mut self, n: usize, busy_after: Option<Duration>) {
+        let run = &self.run;
+        run.written.store(self.log.offset, Ordering::Release);
+        self.last_read = Instant::now();
+        self.yielding.output(n, self.last_read);
+        let pace = Duration::from_millis(run.pace_ms.load(Ordering::Relaxed));
+        // The first output after a pause said is announced at once.
+        let resumed = busy_after.is_some() && !self.busy;
+        if resumed {
+            self.busy = true;
+            run.busy.send_replace(true);
+        }
+        if resumed
+            || self
+                .announced_at
+                .is_none_or(|t| self.last_read.duration_since(t) >= pace)
+        {
+            run.committed.send_replace(self.log.offset);
+            self.announced_at = Some(self.last_read);
+            self.unannounced = false;
+        } else {
+            self.unannounced = true;
+        }
+    }
+
+    /// Parses a small read here while the parser is idle, else queues it
+    /// for the parser; false when the parser is gone.
+    fn parse_or_queue(&mut self, chunk: Vec<u8>) -> bool {
+        if chunk.len() <= PARSE_INLINE_MAX && self.in_flight.load(Ordering::Acquire) == 0 {
+            parse(&self.run, std::slice::from_ref(&chunk), chunk.len(), &self.checkpoints);
+            self.look_due = true;
+            return true;
+        }
+        self.look_due = false;
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        self.chunks.send(chunk).is_ok()
+    }
+
+    /// At the PTY's end: the last offset announced, the samples and the log
+    /// written out, and the parser let finish (it announces the end).
+    fn finish(self, parser: JoinHandle<()>) {
+        let Reading {
+            run, mut log, chunks, ..
+        } = self;
+        run.committed.send_replace(log.offset);
+        log.write_samples();
+        let _ = log.log.sync_data();
+        // Closing the queue lets the parser finish and announce the end.
+        drop(chunks);
+        let _ = parser.join();
+    }
 }

@@ -281,7 +281,7 @@ fn snapshot_of_the_alternate_screen_restores_into_it() {
     assert_snapshot_round_trips(&term);
 }
 
-/// Regression (tests/parsers_prop.rs): `vte` 0.15 dropped the space here
+/// Regression (tests/emulator_prop.rs): `vte` 0.15 dropped the space here
 /// when the `é` was cut between two reads.
 #[test]
 fn a_character_cut_between_reads_and_followed_by_a_bad_byte_loses_nothing() {

@@ -4,7 +4,7 @@
 //! invalid byte follows within the next three, it also skips the bytes in
 //! between (`advance_partial_utf8` returns the valid length, not the
 //! character's): `é` cut after its first byte and followed by ` \x80`
-//! loses the space. Found by `tests/parsers_prop.rs`. Holding back a
+//! loses the space. Found by `tests/emulator_prop.rs`. Holding back a
 //! character cut at the end of a read, and handing it over whole with the
 //! next one, keeps the parser off that path; what it shows is the same,
 //! since it never draws half a character anyway.

@@ -230,45 +230,33 @@ fn read_gemini(src: &SourceRow, path: &Path, meta: &std::fs::Metadata) -> std::i
     Ok((read.batch, progress, false))
 }
 
+/// What one step read of a session kept in a database: the batch, how
+/// many of its records are read for good, whether more follow, and the
+/// state the next step starts from.
+struct DatabaseRead {
+    batch: Batch,
+    records_done: usize,
+    more: bool,
+    state: serde_json::Value,
+}
+
 /// One step of an opencode session: the messages after those read for
-/// good, from its database (read only). Nothing to do while the database
-/// and its log are as they were last time.
+/// good, from its database (read only).
 fn step_opencode(
     conn: &mut Connection,
     src: &SourceRow,
     path: &Path,
     io: impl Fn(std::io::Error) -> IndexError,
 ) -> Result<Stepped, IndexError> {
-    let Some((db, session)) = opencode::split_source(path) else {
-        return Err(io(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not an opencode session",
-        )));
-    };
-    let Some(seen) = opencode::signature(&db) else {
-        // Not written yet: opencode makes its database at its first start.
-        return Ok(Stepped::default());
-    };
-    if src.seen.as_deref() == Some(seen.as_str()) {
-        return Ok(Stepped::default());
-    }
-    let (read, more) =
-        opencode::read_session(&db, &session, src.offset as usize, false).map_err(|e| io(std::io::Error::other(e)))?;
-    let progress = Progress {
-        offset: read.records_done as u64,
-        file_id: src.file_id.clone(),
-        seen: (!more).then_some(seen),
-        state: serde_json::Value::Null,
-        reset: false,
-    };
-    db::save_batch(conn, src, &read.batch, &progress)?;
-    Ok(Stepped {
-        messages: read.batch.messages.len() as u64,
-        malformed: read.batch.stats.malformed,
-        unknown: read.batch.stats.unknown,
-        more,
-        changed: true,
-        left: 0,
+    let split = opencode::split_source(path);
+    step_database(conn, src, split, "not an opencode session", io, |db, session, done| {
+        let (read, more) = opencode::read_session(db, session, done, false)?;
+        Ok(DatabaseRead {
+            batch: read.batch,
+            records_done: read.records_done,
+            more,
+            state: serde_json::Value::Null,
+        })
     })
 }
 
@@ -280,27 +268,49 @@ fn step_crush(
     path: &Path,
     io: impl Fn(std::io::Error) -> IndexError,
 ) -> Result<Stepped, IndexError> {
-    let Some((db, session)) = crush::split_source(path) else {
-        return Err(io(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a Crush session",
-        )));
+    let split = crush::split_source(path);
+    step_database(conn, src, split, "not a Crush session", io, |db, session, done| {
+        let (mut read, more, totals) = crush::read_session(db, session, done, false)?;
+        let counted: crate::transcript::Usage = serde_json::from_value(src.state.clone()).unwrap_or_default();
+        read.batch.usage = totals.minus(&counted);
+        Ok(DatabaseRead {
+            batch: read.batch,
+            records_done: read.records_done,
+            more,
+            state: serde_json::to_value(totals).unwrap_or_default(),
+        })
+    })
+}
+
+/// One step of a session an agent keeps in its own SQLite database
+/// (`split`: the database and the session its source names, if it names
+/// one; `not_one` says it does not): `read` reads what is new after the
+/// records done. Nothing to do while the database and its log are as they
+/// were last time.
+fn step_database(
+    conn: &mut Connection,
+    src: &SourceRow,
+    split: Option<(PathBuf, String)>,
+    not_one: &str,
+    io: impl Fn(std::io::Error) -> IndexError,
+    read: impl FnOnce(&Path, &str, usize) -> rusqlite::Result<DatabaseRead>,
+) -> Result<Stepped, IndexError> {
+    let Some((db, session)) = split else {
+        return Err(io(std::io::Error::new(std::io::ErrorKind::InvalidInput, not_one)));
     };
     let Some(seen) = opencode::signature(&db) else {
+        // Not written yet: the agent makes its database at its first start.
         return Ok(Stepped::default());
     };
     if src.seen.as_deref() == Some(seen.as_str()) {
         return Ok(Stepped::default());
     }
-    let (mut read, more, totals) =
-        crush::read_session(&db, &session, src.offset as usize, false).map_err(|e| io(std::io::Error::other(e)))?;
-    let counted: crate::transcript::Usage = serde_json::from_value(src.state.clone()).unwrap_or_default();
-    read.batch.usage = totals.minus(&counted);
+    let read = read(&db, &session, src.offset as usize).map_err(|e| io(std::io::Error::other(e)))?;
     let progress = Progress {
         offset: read.records_done as u64,
         file_id: src.file_id.clone(),
-        seen: (!more).then_some(seen),
-        state: serde_json::to_value(totals).unwrap_or_default(),
+        seen: (!read.more).then_some(seen),
+        state: read.state,
         reset: false,
     };
     db::save_batch(conn, src, &read.batch, &progress)?;
@@ -308,7 +318,7 @@ fn step_crush(
         messages: read.batch.messages.len() as u64,
         malformed: read.batch.stats.malformed,
         unknown: read.batch.stats.unknown,
-        more,
+        more: read.more,
         changed: true,
         left: 0,
     })

@@ -363,3 +363,41 @@ fn a_crush_session_in_its_database_is_indexed_once_and_its_tokens_by_their_growt
     assert!(!again.changed);
     assert_eq!(db::session(&conn, rows::SESSION).unwrap().unwrap().tokens.input, 120);
 }
+
+#[test]
+fn an_opencode_session_in_its_database_is_indexed_as_it_grows_and_once() {
+    use crate::transcript::opencode::{self, tests as rows};
+    let (dir, mut conn) = fresh();
+    let recorded = rows::recording();
+    let db = dir.path().join("opencode.db");
+    let source = opencode::source_key(&db, rows::SESSION);
+    // Registered before opencode made its database: nothing to read yet.
+    let report = index_transcript(&mut conn, &source, rows::SESSION, None).unwrap();
+    assert_eq!(report.messages, 0);
+    assert!(
+        db::session(&conn, rows::SESSION)
+            .unwrap()
+            .is_none_or(|s| s.messages == 0)
+    );
+    rows::database(dir.path(), &recorded[..3]);
+    // opencode holds its database open while it runs, so its log stays.
+    let opencode = rusqlite::Connection::open(&db).unwrap();
+    opencode
+        .query_row("SELECT count(*) FROM message", [], |_| Ok(()))
+        .unwrap();
+    assert!(catch_up(&mut conn, &source).unwrap().changed);
+    let first = db::session(&conn, rows::SESSION).unwrap().unwrap().messages;
+    assert!(first > 0);
+    rows::add_rows(&db, &recorded[3..], 3);
+    assert!(catch_up(&mut conn, &source).unwrap().changed);
+    let whole = crate::transcript::read_file(&source, Format::Opencode).unwrap();
+    let s = db::session(&conn, rows::SESSION).unwrap().unwrap();
+    assert_eq!(
+        s.messages,
+        whole.messages.len() as i64,
+        "the provisional prompt was not counted twice"
+    );
+    assert_eq!(s.tokens, whole.usage);
+    // Nothing changed: nothing read.
+    assert!(!catch_up(&mut conn, &source).unwrap().changed);
+}

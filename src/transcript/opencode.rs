@@ -376,4 +376,4 @@ pub fn parse_recording(bytes: &[u8]) -> (Vec<StoredMessage>, ReadStats) {
 
 #[cfg(test)]
 #[path = "opencode_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -3,9 +3,9 @@ use std::path::Path;
 use super::*;
 
 const FIXTURE: &str = "tests/fixtures/transcripts/opencode/ses_dc9085082ffe86shbty0VfrLIZ.jsonl";
-const SESSION: &str = "ses_dc9085082ffe86shbty0VfrLIZ";
+pub(crate) const SESSION: &str = "ses_dc9085082ffe86shbty0VfrLIZ";
 
-fn recording() -> Vec<StoredMessage> {
+pub(crate) fn recording() -> Vec<StoredMessage> {
     let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE)).unwrap();
     let (rows, stats) = parse_recording(&bytes);
     assert_eq!((stats.malformed, stats.unknown), (0, 0));
@@ -14,7 +14,7 @@ fn recording() -> Vec<StoredMessage> {
 
 /// opencode 1.18.33's `message` and `part` tables (the columns it made),
 /// holding the recorded rows.
-fn database(dir: &Path, rows: &[StoredMessage]) -> PathBuf {
+pub(crate) fn database(dir: &Path, rows: &[StoredMessage]) -> PathBuf {
     let db = dir.join("opencode.db");
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute_batch(
@@ -25,7 +25,15 @@ fn database(dir: &Path, rows: &[StoredMessage]) -> PathBuf {
             time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);",
     )
     .unwrap();
-    for (i, row) in rows.iter().enumerate() {
+    add_rows(&db, rows, 0);
+    db
+}
+
+/// Writes `rows` into the session as its messages from the `first`th on,
+/// as opencode does while the session goes on.
+pub(crate) fn add_rows(db: &Path, rows: &[StoredMessage], first: usize) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    for (i, row) in (first..).zip(rows) {
         conn.execute(
             "INSERT INTO message VALUES (?1, ?2, ?3, ?3, ?4)",
             rusqlite::params![row.id, SESSION, i as i64, row.data],
@@ -39,7 +47,6 @@ fn database(dir: &Path, rows: &[StoredMessage]) -> PathBuf {
             .unwrap();
         }
     }
-    db
 }
 
 #[test]
@@ -122,21 +129,7 @@ fn a_session_is_read_from_the_database_in_steps_and_only_what_is_new() {
     assert_eq!(first.batch.session_id.as_deref(), Some(SESSION));
     // The third message, a prompt, is the last so far: provisional.
     assert_eq!((first.records_done, first.batch.provisional), (2, 1));
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    for (i, row) in rows.iter().enumerate().skip(3) {
-        conn.execute(
-            "INSERT INTO message VALUES (?1, ?2, ?3, ?3, ?4)",
-            rusqlite::params![row.id, SESSION, i as i64, row.data],
-        )
-        .unwrap();
-        for (j, part) in row.parts.iter().enumerate() {
-            conn.execute(
-                "INSERT INTO part VALUES (?1, ?2, ?3, 0, 0, ?4)",
-                rusqlite::params![format!("prt_{i:03}{j:03}"), row.id, SESSION, part],
-            )
-            .unwrap();
-        }
-    }
+    add_rows(&db, &rows[3..], 3);
     let (next, _) = read_session(&db, SESSION, first.records_done, false).unwrap();
     assert_eq!(next.batch.messages[0].text, "SHELL please");
     assert_eq!(next.records_done, 5);

@@ -261,192 +261,206 @@ async fn subagents_of(client: &Client, runs: &[RunRecord]) -> Option<Vec<crate::
 /// Each command on its own task, so a slow call never holds up the next key.
 fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
     tokio::spawn(async move {
-        let update = match cmd {
-            Command::Refresh => match client
-                .call::<_, Vec<RunRecord>>(
-                    method::RUNS_LIST,
-                    // Every live run and the newest ended ones: the tree
-                    // stays quick with thousands of runs in the database.
-                    ListParams {
-                        all: true,
-                        limit: Some(ListParams::DEFAULT_LIMIT),
-                        before: None,
-                        paged: false,
-                    },
-                )
-                .await
-            {
-                Ok(runs) => {
-                    // Subagents and team headings are rows of the tree
-                    // too: before the runs, so the tree is built once with
-                    // them all (a daemon older than teams has none).
-                    if let Some(subagents) = subagents_of(&client, &runs).await {
-                        let _ = updates.send(Update::Subagents(subagents)).await;
-                    }
-                    if let Ok(teams) = client.call(method::TEAMS_LIST, serde_json::json!({})).await {
-                        let _ = updates.send(Update::Teams(teams)).await;
-                    }
-                    Update::Runs(runs)
-                }
-                Err(e) => Update::Failed(e.message),
-            },
-            Command::Show(run) => match client.call::<_, RunDetail>(method::RUNS_SHOW, RunRef { run }).await {
-                Ok(d) => Update::Detail(Box::new(d)),
-                Err(_) => return,
-            },
-            Command::Subscribe(run) => {
-                let params = AttachParams {
-                    run,
-                    offset: None,
-                    lossless: false,
-                    screen: true,
-                    sizes: false,
-                    sub: 0,
-                    screen_format: Some(crate::protocol::screen::FORMAT),
-                };
-                match client.call::<_, Value>(method::RUNS_ATTACH, params).await {
-                    Ok(_) => return,
-                    Err(e) => Update::Failed(e.message),
-                }
-            }
-            Command::Unsubscribe(run) => {
-                let _ = client.call::<_, Value>(method::RUNS_DETACH, RunRef { run }).await;
-                return;
-            }
-            Command::Input { run, bytes } => {
-                let _ = client.send_frame(Frame::Input { run, bytes }).await;
-                return;
-            }
-            Command::Resize { run, rows, cols } => {
-                let _ = client
-                    .call::<_, Value>(method::RUNS_RESIZE, ResizeParams { run, rows, cols })
-                    .await;
-                return;
-            }
-            Command::Send { run, text, prompt_id } => {
-                let params = SendParams {
-                    run,
-                    text,
-                    prompt_id: Some(prompt_id.clone()),
-                };
-                Update::Sent {
-                    prompt_id,
-                    result: client
-                        .call::<_, SendResult>(method::RUNS_SEND, params)
-                        .await
-                        .map_err(|e| e.message),
-                }
-            }
-            Command::Cancel { run, force } => {
-                match client
-                    .call::<_, Value>(method::RUNS_CANCEL, CancelParams { run, force, by: None })
-                    .await
-                {
-                    Ok(_) => return,
-                    Err(e) => Update::Failed(format!("not cancelled: {}", e.message)),
-                }
-            }
-            Command::Start(params) => Update::Started(Box::new(
-                client.call(method::RUNS_START, *params).await.map_err(|e| e.message),
-            )),
-            Command::Rerun(run) => {
-                let env: Vec<(String, String)> = std::env::vars().collect();
-                Update::Started(Box::new(
-                    client
-                        .call(method::RUNS_RERUN, json!({ "run": run, "env": env }))
-                        .await
-                        .map_err(|e| e.message),
-                ))
-            }
-            Command::Answer { run, answer } => {
-                match client
-                    .call::<_, Value>(
-                        method::RUNS_ANSWER,
-                        crate::api::AnswerParams {
-                            run,
-                            answer,
-                            answer_id: None,
-                            request: None,
-                        },
-                    )
-                    .await
-                {
-                    Ok(_) => return,
-                    Err(e) => Update::Failed(format!("not answered: {}", e.message)),
-                }
-            }
-            Command::Resume(session) => Update::Started(Box::new(
-                client
-                    .call(
-                        method::SESSIONS_RESUME,
-                        crate::api::ResumeParams {
-                            session,
-                            env: std::env::vars().collect(),
-                            launch_id: None,
-                            placed: false,
-                        },
-                    )
-                    .await
-                    .map_err(|e| e.message),
-            )),
-            Command::Transcript(run) => Update::Transcript {
-                result: newest_messages(&client, &run).await,
-                run,
-            },
-            Command::Lineage(run) => Update::Lineage {
-                result: client
-                    .call(method::RUNS_LINEAGE, RunRef { run: run.clone() })
-                    .await
-                    .map_err(|e| e.message),
-                run,
-            },
-            Command::Mail(of) => Update::Mail {
-                result: client.call(method::MAIL_LIST, of.params()).await.map_err(|e| e.message),
-                of,
-            },
-            Command::Changes(_) | Command::Merge { .. } => worktree_call(&client, cmd).await,
-            Command::Remove(runs) => {
-                let params = crate::api::RemoveParams {
-                    runs,
-                    ..Default::default()
-                };
-                Update::Removed(client.call(method::RUNS_RM, params).await.map_err(|e| e.message))
-            }
-            Command::History {
-                run,
-                before,
-                kept_from,
-                max_lines,
-            } => {
-                let params = crate::api::HistoryParams {
-                    run: run.clone(),
-                    before,
-                    max_lines,
-                };
-                match client.call::<_, Vec<String>>(method::RUNS_HISTORY, params).await {
-                    Ok(lines) => Update::History {
-                        run,
-                        before,
-                        kept_from,
-                        lines,
-                    },
-                    // An older daemon: the pane's history starts when it opened.
-                    Err(_) => return,
-                }
-            }
-            Command::Ack { run, offset } => {
-                let _ = client
-                    .notify(
-                        method::RUNS_ACK,
-                        json!({ "run": run, "offset": offset, "screen": true }),
-                    )
-                    .await;
-                return;
-            }
-            Command::Terminal(_) | Command::Notify(_) => return,
-        };
-        let _ = updates.send(update).await;
+        if let Some(update) = call(&client, cmd, &updates).await {
+            let _ = updates.send(update).await;
+        }
     });
+}
+
+/// The daemon's call for a command, and the update it brings the UI: none
+/// when what it did shows by itself, or when the daemon cannot say.
+async fn call(client: &Client, cmd: Command, updates: &mpsc::Sender<Update>) -> Option<Update> {
+    let update = match cmd {
+        Command::Refresh => refresh(client, updates).await,
+        Command::Show(run) => {
+            let detail: RunDetail = client.call(method::RUNS_SHOW, RunRef { run }).await.ok()?;
+            Update::Detail(Box::new(detail))
+        }
+        Command::Subscribe(run) => return subscribe(client, run).await,
+        Command::Unsubscribe(run) => {
+            let _ = client.call::<_, Value>(method::RUNS_DETACH, RunRef { run }).await;
+            return None;
+        }
+        Command::Input { run, bytes } => {
+            let _ = client.send_frame(Frame::Input { run, bytes }).await;
+            return None;
+        }
+        Command::Resize { run, rows, cols } => {
+            let _ = client
+                .call::<_, Value>(method::RUNS_RESIZE, ResizeParams { run, rows, cols })
+                .await;
+            return None;
+        }
+        Command::Send { run, text, prompt_id } => send(client, run, text, prompt_id).await,
+        Command::Cancel { run, force } => return cancel(client, run, force).await,
+        Command::Start(params) => Update::Started(Box::new(
+            client.call(method::RUNS_START, *params).await.map_err(|e| e.message),
+        )),
+        Command::Rerun(run) => rerun(client, run).await,
+        Command::Answer { run, answer } => return answer_run(client, run, answer).await,
+        Command::Resume(session) => resume(client, session).await,
+        Command::Transcript(run) => Update::Transcript {
+            result: newest_messages(client, &run).await,
+            run,
+        },
+        Command::Lineage(run) => Update::Lineage {
+            result: client
+                .call(method::RUNS_LINEAGE, RunRef { run: run.clone() })
+                .await
+                .map_err(|e| e.message),
+            run,
+        },
+        Command::Mail(of) => Update::Mail {
+            result: client.call(method::MAIL_LIST, of.params()).await.map_err(|e| e.message),
+            of,
+        },
+        Command::Changes(_) | Command::Merge { .. } => worktree_call(client, cmd).await,
+        Command::Remove(runs) => {
+            let params = crate::api::RemoveParams {
+                runs,
+                ..Default::default()
+            };
+            Update::Removed(client.call(method::RUNS_RM, params).await.map_err(|e| e.message))
+        }
+        Command::History {
+            run,
+            before,
+            kept_from,
+            max_lines,
+        } => return history(client, run, before, kept_from, max_lines).await,
+        Command::Ack { run, offset } => {
+            let _ = client
+                .notify(
+                    method::RUNS_ACK,
+                    json!({ "run": run, "offset": offset, "screen": true }),
+                )
+                .await;
+            return None;
+        }
+        Command::Terminal(_) | Command::Notify(_) => return None,
+    };
+    Some(update)
+}
+
+/// The run list: every live run and the newest ended ones, so the tree
+/// stays quick with thousands of runs in the database. Subagents and team
+/// headings are rows of the tree too: sent before the runs, so the tree is
+/// built once with them all (a daemon older than teams has none).
+async fn refresh(client: &Client, updates: &mpsc::Sender<Update>) -> Update {
+    let params = ListParams {
+        all: true,
+        limit: Some(ListParams::DEFAULT_LIMIT),
+        before: None,
+        paged: false,
+    };
+    let runs = match client.call::<_, Vec<RunRecord>>(method::RUNS_LIST, params).await {
+        Ok(runs) => runs,
+        Err(e) => return Update::Failed(e.message),
+    };
+    if let Some(subagents) = subagents_of(client, &runs).await {
+        let _ = updates.send(Update::Subagents(subagents)).await;
+    }
+    if let Ok(teams) = client.call(method::TEAMS_LIST, serde_json::json!({})).await {
+        let _ = updates.send(Update::Teams(teams)).await;
+    }
+    Update::Runs(runs)
+}
+
+/// A pane's subscription to its run's screen, in the newest format this
+/// build reads; only a refusal is news.
+async fn subscribe(client: &Client, run: String) -> Option<Update> {
+    let params = AttachParams {
+        run,
+        offset: None,
+        lossless: false,
+        screen: true,
+        sizes: false,
+        sub: 0,
+        screen_format: Some(crate::protocol::screen::FORMAT),
+    };
+    let refused = client.call::<_, Value>(method::RUNS_ATTACH, params).await.err()?;
+    Some(Update::Failed(refused.message))
+}
+
+/// A prompt sent under the id the composer minted; the answer names it,
+/// so the composer knows which draft was taken.
+async fn send(client: &Client, run: String, text: String, prompt_id: String) -> Update {
+    let params = SendParams {
+        run,
+        text,
+        prompt_id: Some(prompt_id.clone()),
+    };
+    Update::Sent {
+        prompt_id,
+        result: client
+            .call::<_, SendResult>(method::RUNS_SEND, params)
+            .await
+            .map_err(|e| e.message),
+    }
+}
+
+/// A run cancelled (its end shows in the tree); only a refusal is news.
+async fn cancel(client: &Client, run: String, force: bool) -> Option<Update> {
+    let params = CancelParams { run, force, by: None };
+    let refused = client.call::<_, Value>(method::RUNS_CANCEL, params).await.err()?;
+    Some(Update::Failed(format!("not cancelled: {}", refused.message)))
+}
+
+/// A run started again, with the variables of this TUI's environment.
+async fn rerun(client: &Client, run: String) -> Update {
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    Update::Started(Box::new(
+        client
+            .call(method::RUNS_RERUN, json!({ "run": run, "env": env }))
+            .await
+            .map_err(|e| e.message),
+    ))
+}
+
+/// A run's question answered; only a refusal is news.
+async fn answer_run(client: &Client, run: String, answer: String) -> Option<Update> {
+    let params = crate::api::AnswerParams {
+        run,
+        answer,
+        answer_id: None,
+        request: None,
+    };
+    let refused = client.call::<_, Value>(method::RUNS_ANSWER, params).await.err()?;
+    Some(Update::Failed(format!("not answered: {}", refused.message)))
+}
+
+/// A conversation resumed in a new run, with the variables of this TUI's
+/// environment.
+async fn resume(client: &Client, session: String) -> Update {
+    let params = crate::api::ResumeParams {
+        session,
+        env: std::env::vars().collect(),
+        launch_id: None,
+        placed: false,
+    };
+    Update::Started(Box::new(
+        client
+            .call(method::SESSIONS_RESUME, params)
+            .await
+            .map_err(|e| e.message),
+    ))
+}
+
+/// A pane's lines from before it opened. An older daemon has none to give:
+/// the pane's history then starts when it opened.
+async fn history(client: &Client, run: String, before: u64, kept_from: usize, max_lines: usize) -> Option<Update> {
+    let params = crate::api::HistoryParams {
+        run: run.clone(),
+        before,
+        max_lines,
+    };
+    let lines: Vec<String> = client.call(method::RUNS_HISTORY, params).await.ok()?;
+    Some(Update::History {
+        run,
+        before,
+        kept_from,
+        lines,
+    })
 }
 
 /// The Changes tab's calls: a run's changes, or its merge.

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod app;
 pub mod chat_mock;
 pub mod claude_mock;
 pub mod disk;

@@ -18,3 +18,14 @@ pub fn screen(app: &mut App, width: u16, height: u16) -> String {
     }
     out
 }
+
+/// Asserts a screen equals its snapshot, `snapshots/NAME.snap` at the
+/// top level (named by the test, not by its file, so a test can move).
+#[macro_export]
+macro_rules! snap {
+    ($name:expr, $value:expr) => {
+        insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false }, {
+            insta::assert_snapshot!($name, $value);
+        });
+    };
+}
