@@ -265,6 +265,17 @@ pub const PI: HarnessEnv = HarnessEnv {
     prefixes: &["AZURE_OPENAI_", "XIAOMI_", "PI_"],
 };
 
+/// GitHub Copilot CLI (`copilot help environment`, 1.0.102): the GitHub
+/// tokens it logs in with (`COPILOT_GITHUB_TOKEN`, `GH_TOKEN`,
+/// `GITHUB_TOKEN`, in that order), the GitHub host, and its own
+/// `COPILOT_*` (among them the custom provider of its BYOK mode,
+/// `COPILOT_PROVIDER_BASE_URL`, `_API_KEY`, `_BEARER_TOKEN`, …,
+/// `COPILOT_MODEL` and `COPILOT_OFFLINE`).
+pub const COPILOT: HarnessEnv = HarnessEnv {
+    names: &["GH_TOKEN", "GITHUB_TOKEN", "GH_HOST"],
+    prefixes: &["COPILOT_"],
+};
+
 /// The variables the providers of pi's `models.json` (in its agent folder)
 /// read their `apiKey` and header values from: a value that is a variable's
 /// name (pi takes a value starting with `!` as a command, anything else

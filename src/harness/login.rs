@@ -18,10 +18,11 @@ pub const LOGIN_WHY: &str = "screen says it is not logged in";
 const WINDOW: usize = 6;
 
 /// Qwen Code draws rules above and below its composer and a two-line
-/// footer: its error, which may wrap, is two lines further up.
+/// footer: its error, which may wrap, is two lines further up. Copilot
+/// draws its folder row, two rules and a footer under a two-line error.
 fn window(family: &str) -> usize {
     match family {
-        "qwen" => WINDOW + 2,
+        "qwen" | "copilot" => WINDOW + 2,
         _ => WINDOW,
     }
 }
@@ -84,6 +85,13 @@ const SIGNS: &[Sign] = &[
         family: "pi",
         marker: Some("Error: 401"),
         phrase: "error: 401",
+    },
+    // Copilot CLI 1.0 with a custom provider: "✗ Authentication failed
+    // with provider at URL (HTTP 401)." and a hint row below it.
+    Sign {
+        family: "copilot",
+        marker: Some("✗"),
+        phrase: "authentication failed",
     },
     // aider, through litellm: "litellm.AuthenticationError: …".
     Sign {
@@ -171,6 +179,29 @@ mod tests {
             " Error: 401 Incorrect API key provided: bad.\n hello again\n Mock reply\n Mock reply\n rule\n rule\n cwd\n footer\n",
         );
         assert_eq!(problem(&answered, "pi"), None, "a later turn moved it up");
+    }
+
+    /// As Copilot CLI 1.0.102 drew a 401 from its custom provider (tmux
+    /// `capture-pane`, 120 columns).
+    #[test]
+    fn copilot_saying_its_provider_refused_the_key_is_a_login_problem() {
+        let rule = "─".repeat(120);
+        let screen = lines(&format!(
+            " ❯ hello                                                   17:13\n\n \
+             ● Request failed due to a transient API error. Retrying...\n\n \
+             ✗ Authentication failed with provider at http://127.0.0.1:18934/v1 (HTTP 401).\n     \
+             Check your COPILOT_PROVIDER_API_KEY, COPILOT_PROVIDER_API_KEY_COMMAND, or COPILOT_PROVIDER_BEARER_TOKEN.\n\n\n \
+             /tmp/clis/ws1 [⎇ master%]\n{rule}\n❯\n{rule}\n \
+             ← open sidebar · Interactive · Manual Approval · / commands · ? help · tab next tab      mock-model\n"
+        ));
+        let found = problem(&screen, "copilot").unwrap();
+        assert!(found.is_login_problem());
+        assert!(
+            found.why.contains("Authentication failed with provider"),
+            "{}",
+            found.why
+        );
+        assert_eq!(problem(&screen, "qwen"), None);
     }
 
     #[test]

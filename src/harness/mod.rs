@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, and the engine's own `shell`, `cmd`
+//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, and the engine's own `shell`, `cmd`
 //! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -10,6 +10,7 @@ pub mod aider;
 mod builtin;
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod credentials;
 pub mod crush;
 pub mod demo;
@@ -33,7 +34,7 @@ pub use profile::{Profile, is_env_name, validate as validate_profiles};
 
 /// Harness families this build can launch.
 pub const KNOWN: &[&str] = &[
-    "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi",
+    "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi", "copilot",
 ];
 
 /// The adapter of a family.
@@ -51,6 +52,7 @@ pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
         "crush" => &crush::Crush,
         "qwen" => &qwen::Qwen,
         "pi" => &pi::Pi,
+        "copilot" => &copilot::Copilot,
         _ => return None,
     })
 }

@@ -19,6 +19,26 @@ const APPROVAL_QUESTIONS: &[(&str, &str)] = &[
     ("Allow command?", "screen shows a command approval prompt"),
     // Gemini CLI 0.61: `Allow execution of [Shell]?`, `Allow edit?`…
     ("Allow execution of", "screen shows a permission prompt"),
+    // GitHub Copilot CLI 1.0 asks in a box, "❯ 1. Yes" below: a command
+    // ("Do you want to run this command?"), a file operation ("Do you want
+    // to edit FILE?", also create, write, delete, update, move and update),
+    // a tool, a path, a URL (as its source words them).
+    (
+        "Do you want to run this command",
+        "screen shows a command approval prompt",
+    ),
+    ("Do you want to allow this", "screen shows a permission prompt"),
+    ("Do you want to use this tool?", "screen shows a permission prompt"),
+    ("Do you want to edit", "screen shows a permission prompt"),
+    ("Do you want to modify", "screen shows a permission prompt"),
+    ("Do you want to write", "screen shows a permission prompt"),
+    ("Do you want to delete", "screen shows a permission prompt"),
+    ("Do you want to update", "screen shows a permission prompt"),
+    ("Do you want to move and update", "screen shows a permission prompt"),
+    ("Do you want to perform", "screen shows a permission prompt"),
+    ("Do you want to read this path", "screen shows a permission prompt"),
+    ("Do you want to approve this", "screen shows a permission prompt"),
+    ("Do you want to ignore the policy", "screen shows a permission prompt"),
     ("Trust this folder?", "screen shows a folder trust prompt"),
     // Claude Code 2.1: "Quick safety check: Is this a project you created
     // or one you trust? … ❯ 1. Yes, I trust this folder".
@@ -310,6 +330,59 @@ mod tests {
         assert!(found.question.unwrap().starts_with("Allow execution of: 'touch'?"));
         let answered = lines("  ✓ Shell touch perm-marker (marker)\n\n  ◆︎ Ran it.\n>   Type your message");
         assert_eq!(waiting_on_any(&answered), None);
+    }
+
+    /// As Copilot CLI 1.0.102 drew its folder trust and command questions
+    /// (tmux `capture-pane`, 120 columns, right edges cut here).
+    #[test]
+    fn copilot_s_boxed_trust_and_command_prompts_are_recognised() {
+        let trust = lines(concat!(
+            "╭──────────────────────────────────────────╮\n",
+            "│ Confirm folder trust                     │\n",
+            "│ Do you trust the files in this folder?   │\n",
+            "│                                          │\n",
+            "│ ❯ 1. Yes                                 │\n",
+            "│   2. Yes, and remember this folder for future sessions │\n",
+            "│   3. No (Esc)                            │\n",
+            "│                                          │\n",
+            "│ ↑/↓ to navigate · enter to select · esc to cancel │\n",
+            "╰──────────────────────────────────────────╯\n",
+        ));
+        let found = waiting_on_any(&trust).unwrap();
+        assert_eq!(found.why, "screen shows a folder trust prompt");
+        let command = lines(concat!(
+            " ❯ SHELL please                                  17:08 ┃\n",
+            " $ Shell make a marker                                 ┃\n",
+            "   touch perm-marker                                   ┃\n",
+            "╭──────────────────────────────────────────╮\n",
+            "│ make a marker                            │\n",
+            "│ ╭──────────────────────────────────────╮ │\n",
+            "│ │ touch perm-marker                    │ │\n",
+            "│ ╰──────────────────────────────────────╯ │\n",
+            "│ Do you want to run this command?         │\n",
+            "│                                          │\n",
+            "│ ❯ 1. Yes                                 │\n",
+            "│   2. Yes, and don't ask again for `touch` in this repo (/tmp/clis/ws1) │\n",
+            "│   3. No, and tell Copilot what to do differently (Esc to stop) │\n",
+            "│                                          │\n",
+            "│ ↑/↓ to navigate · enter to select · esc to cancel │\n",
+            "╰──────────────────────────────────────────╯\n",
+        ));
+        let found = waiting_on(&command, "copilot").unwrap();
+        assert_eq!(found.status, ActivityStatus::NeedsApproval);
+        assert_eq!(found.why, "screen shows a command approval prompt");
+        assert!(found.question.unwrap().starts_with("Do you want to run this command?"));
+        let answered = lines(concat!(
+            " $ Shell make a marker No Content               8s\n",
+            "   touch perm-marker\n",
+            " ● Ran it.\n",
+            " /tmp/clis/ws1 [⎇ master%]\n",
+            "────────────────\n",
+            "❯\n",
+            "────────────────\n",
+            " ← open sidebar · Interactive · Manual Approval · / commands · ? help\n",
+        ));
+        assert_eq!(waiting_on(&answered, "copilot"), None);
     }
 
     #[test]

@@ -11,6 +11,7 @@
 pub mod aider;
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod crush;
 pub mod gemini;
 pub mod index;
@@ -53,6 +54,8 @@ pub enum Format {
     Qwen,
     /// pi: `~/.pi/agent/sessions/--<cwd>--/<time>_<session>.jsonl`.
     Pi,
+    /// GitHub Copilot CLI: `~/.copilot/session-state/<session>/events.jsonl`.
+    Copilot,
 }
 
 impl Format {
@@ -66,6 +69,7 @@ impl Format {
             Format::Crush => "crush",
             Format::Qwen => "qwen",
             Format::Pi => "pi",
+            Format::Copilot => "copilot",
         }
     }
 
@@ -79,6 +83,7 @@ impl Format {
             "crush" => Some(Format::Crush),
             "qwen" => Some(Format::Qwen),
             "pi" => Some(Format::Pi),
+            "copilot" => Some(Format::Copilot),
             _ => None,
         }
     }
@@ -93,6 +98,8 @@ impl Format {
         }
         if name.ends_with(".md") && name.contains("aider") {
             Some(Format::Aider)
+        } else if is_copilot_session(path) {
+            Some(Format::Copilot)
         } else if is_qwen_chat(path) {
             Some(Format::Qwen)
         } else if is_pi_session(path) {
@@ -122,6 +129,12 @@ fn is_qwen_chat(path: &Path) -> bool {
     name.ends_with(".jsonl")
         && (path.components().any(|c| c.as_os_str() == ".qwen")
             || (named(chats, "chats") && named(projects, "projects") && !name.starts_with("session-")))
+}
+
+/// A Copilot session: `events.jsonl` in `session-state/<session>/`.
+fn is_copilot_session(path: &Path) -> bool {
+    let state = path.parent().and_then(Path::parent).and_then(Path::file_name);
+    path.file_name().is_some_and(|n| n == "events.jsonl") && state.is_some_and(|s| s == "session-state")
 }
 
 /// A pi session: `.jsonl` in `sessions/--<cwd>--/`, or anywhere under `.pi`.
@@ -214,6 +227,7 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
         Format::Gemini => Some(Box::new(gemini::GeminiReader::default())),
         Format::Qwen => Some(Box::new(qwen::QwenReader)),
         Format::Pi => Some(Box::new(pi::PiReader)),
+        Format::Copilot => Some(Box::new(copilot::CopilotReader::default())),
     }
 }
 
@@ -325,6 +339,10 @@ mod tests {
             Some(Format::Pi)
         );
         assert_eq!(f("/srv/pi/sessions/--h-p--/2026_01a2.jsonl"), Some(Format::Pi));
+        assert_eq!(
+            f("/h/.copilot/session-state/1d28b8d7-9177-43dd-822b-b229d2e65fa2/events.jsonl"),
+            Some(Format::Copilot)
+        );
         assert_eq!(f("/src/app/notes.txt"), None);
     }
 
@@ -350,6 +368,7 @@ mod tests {
             "gemini/session-2026-11-29T11-52-33573076.jsonl",
             "qwen/11111111-2222-4333-8444-555555555555.jsonl",
             "pi/2026-12-02T13-55-50-747Z_01a2370a-495a-7157-ab2c-799bb703a8e4.jsonl",
+            "copilot/1d28b8d7-9177-43dd-822b-b229d2e65fa2.jsonl",
         ];
         for file in files {
             let bytes = fixture(file);
@@ -360,6 +379,7 @@ mod tests {
                 Format::Gemini,
                 Format::Qwen,
                 Format::Pi,
+                Format::Copilot,
             ] {
                 for line in bytes.split(|b| *b == b'\n') {
                     for cut in (0..line.len()).step_by(5) {
