@@ -1,5 +1,5 @@
 //! Property tests (docs/design.md §11) for everything that parses bytes we do not
-//! control: the transcript readers (Claude, Codex, Gemini, Qwen, pi and Copilot JSONL, Gemini's
+//! control: the transcript readers (Claude, Codex, Gemini, Qwen, pi, Copilot and Droid JSONL, Gemini's
 //! older JSON document, aider markdown, opencode's and Crush's stored rows), the protocol's frame decoder, and the emulator wrapper.
 //! Inputs are arbitrary bytes, and real fixture lines cut, overwritten,
 //! padded and interleaved with garbage; proptest shrinks any failure to a
@@ -90,7 +90,7 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 /// The JSONL fixtures, each with its format.
-const JSONL: [(Format, &str); 8] = [
+const JSONL: [(Format, &str); 9] = [
     (Format::Claude, "claude/11111111-2222-4333-8444-555555555555.jsonl"),
     (Format::Claude, "claude/damaged.jsonl"),
     (
@@ -108,6 +108,7 @@ const JSONL: [(Format, &str); 8] = [
         "pi/2026-12-02T13-55-50-747Z_01a2370a-495a-7157-ab2c-799bb703a8e4.jsonl",
     ),
     (Format::Copilot, "copilot/1d28b8d7-9177-43dd-822b-b229d2e65fa2.jsonl"),
+    (Format::Droid, "droid/5d74fe8e-c559-46da-954f-bb811ddde92e.jsonl"),
 ];
 
 const AIDER: &str = "aider/.aider.chat.history.md";
@@ -127,7 +128,7 @@ fn gemini_document() -> Vec<u8> {
         .into_bytes()
 }
 
-const LINE_FORMATS: [Format; 7] = [
+const LINE_FORMATS: [Format; 8] = [
     Format::Claude,
     Format::Codex,
     Format::Gemini,
@@ -135,6 +136,7 @@ const LINE_FORMATS: [Format; 7] = [
     Format::Qwen,
     Format::Pi,
     Format::Copilot,
+    Format::Droid,
 ];
 
 /// Reads `bytes` as a whole file, handed over in chunks that end at `cuts`.

@@ -276,6 +276,15 @@ pub const COPILOT: HarnessEnv = HarnessEnv {
     prefixes: &["COPILOT_"],
 };
 
+/// Factory Droid: its Factory key (`FACTORY_API_KEY`) and its own
+/// `FACTORY_*` switches (`FACTORY_AIRGAP_ENABLED`, `FACTORY_API_BASE_URL`,
+/// `FACTORY_HOME_OVERRIDE`, …). The keys of its custom models are written
+/// in its `settings.json`.
+pub const DROID: HarnessEnv = HarnessEnv {
+    names: &[],
+    prefixes: &["FACTORY_"],
+};
+
 /// The variables the providers of pi's `models.json` (in its agent folder)
 /// read their `apiKey` and header values from: a value that is a variable's
 /// name (pi takes a value starting with `!` as a command, anything else

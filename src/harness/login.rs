@@ -93,6 +93,20 @@ const SIGNS: &[Sign] = &[
         marker: Some("✗"),
         phrase: "authentication failed",
     },
+    // Droid 0.225 with no Factory login: "Please login with your Factory
+    // account to continue." above its Login / Exit choices; with a key it
+    // refused: "Authentication failed. FACTORY_API_KEY is set but appears
+    // to be invalid." (from its source and its screen here).
+    Sign {
+        family: "droid",
+        marker: None,
+        phrase: "please login with your factory account",
+    },
+    Sign {
+        family: "droid",
+        marker: Some("Authentication failed"),
+        phrase: "appears to be invalid",
+    },
     // aider, through litellm: "litellm.AuthenticationError: …".
     Sign {
         family: "aider",
@@ -202,6 +216,24 @@ mod tests {
             found.why
         );
         assert_eq!(problem(&screen, "qwen"), None);
+    }
+
+    /// As Droid 0.225.2 drew its start with no Factory login.
+    #[test]
+    fn droid_asking_for_a_factory_login_is_a_login_problem() {
+        let screen = lines(concat!(
+            "│ Welcome to Factory CLI                   │\n",
+            "╰──────────────────────────────────────────╯\n",
+            "\n",
+            "Please login with your Factory account to continue.\n",
+            "\n",
+            "> Login\n",
+            "  Exit\n",
+        ));
+        assert!(problem(&screen, "droid").unwrap().is_login_problem());
+        let refused = lines("Authentication failed. FACTORY_API_KEY is set but appears to be invalid. Unset it.\n");
+        assert!(problem(&refused, "droid").is_some());
+        assert_eq!(problem(&screen, "copilot"), None);
     }
 
     #[test]

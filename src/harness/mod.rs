@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, and the engine's own `shell`, `cmd`
+//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, and the engine's own `shell`, `cmd`
 //! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -14,6 +14,7 @@ pub mod copilot;
 pub mod credentials;
 pub mod crush;
 pub mod demo;
+pub mod droid;
 pub mod gemini;
 pub mod hooks;
 pub mod login;
@@ -35,6 +36,7 @@ pub use profile::{Profile, is_env_name, validate as validate_profiles};
 /// Harness families this build can launch.
 pub const KNOWN: &[&str] = &[
     "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi", "copilot",
+    "droid",
 ];
 
 /// The adapter of a family.
@@ -53,6 +55,7 @@ pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
         "qwen" => &qwen::Qwen,
         "pi" => &pi::Pi,
         "copilot" => &copilot::Copilot,
+        "droid" => &droid::Droid,
         _ => return None,
     })
 }

@@ -68,6 +68,7 @@ impl ScreenFinding {
 fn question(lines: &[String]) -> Option<ScreenFinding> {
     open_question(lines)
         .or_else(|| choice_row_question(lines))
+        .or_else(|| choice_list_question(lines))
         .map(|(at, why)| ScreenFinding {
             status: ActivityStatus::NeedsApproval,
             why: why.to_string(),
@@ -144,6 +145,47 @@ fn choice_row_question(lines: &[String]) -> Option<(usize, &'static str)> {
         };
         let row = (at + 1..used).find(|&i| choices.iter().all(|c| lines[i].contains(c)));
         if row.is_some_and(|r| !last || lines[r + 1..used].iter().all(|l| bare(l).is_empty())) {
+            return Some((at, why));
+        }
+    }
+    None
+}
+
+/// Questions whose unnumbered choices stand one a row in a box, the first
+/// selected, with a key hint below: the first and last choice, the words
+/// of its titles, and what kind of prompt it is. Factory Droid 0.225:
+/// `Command to approve` (also `Fetch URL`, `MCP tool`, `Web Search … to
+/// approve`) above `Yes, allow` … `No, cancel`, `↑↓ navigate   Enter
+/// select   Esc cancel` under the box.
+const CHOICE_LIST_QUESTIONS: &[(&str, &str, &str, &str)] = &[(
+    "Yes, allow",
+    "No, cancel",
+    "to approve",
+    "screen shows a permission prompt",
+)];
+
+/// A question of `CHOICE_LIST_QUESTIONS` at the bottom of the screen: its
+/// last choice followed by nothing but frame rows and the key hint. The
+/// question starts at its title when one is near above its choices.
+fn choice_list_question(lines: &[String]) -> Option<(usize, &'static str)> {
+    let used = lines.iter().rposition(|l| !bare(l).is_empty()).map_or(0, |i| i + 1);
+    let from = used.saturating_sub(24);
+    for (first, last, title, why) in CHOICE_LIST_QUESTIONS {
+        let Some(end) = (from..used).rev().find(|&i| bare(&lines[i]).starts_with(last)) else {
+            continue;
+        };
+        let Some(start) = (end.saturating_sub(6).max(from)..end).find(|&i| bare(&lines[i]).starts_with(first)) else {
+            continue;
+        };
+        let after_is_hint = lines[end + 1..used].iter().map(|l| bare(l)).all(|l| {
+            let l = l.to_lowercase();
+            l.is_empty() || l.contains("esc")
+        });
+        if after_is_hint {
+            let at = (start.saturating_sub(12).max(from)..start)
+                .rev()
+                .find(|&i| lines[i].contains(title))
+                .unwrap_or(start);
             return Some((at, why));
         }
     }
@@ -383,6 +425,51 @@ mod tests {
             " ← open sidebar · Interactive · Manual Approval · / commands · ? help\n",
         ));
         assert_eq!(waiting_on(&answered, "copilot"), None);
+    }
+
+    /// As Droid 0.225.2 drew its command approval (tmux `capture-pane`, 120
+    /// columns, right edges cut here).
+    #[test]
+    fn droid_s_approval_box_is_recognised_until_it_is_answered() {
+        let asking = lines(concat!(
+            "   SHELL please\n",
+            "   Execute touch perm-marker\n",
+            "  Command to approve · medium risk\n",
+            "  ↳ touch perm-marker\n",
+            "  Why this needs approval: creates a file\n",
+            "╭──────────────────────────────────────────╮\n",
+            "│  Yes, allow                              │\n",
+            "│  Yes, and always allow medium impact commands (all commands that are reversible) │\n",
+            "│  No, cancel                              │\n",
+            "╰──────────────────────────────────────────╯\n",
+            "  ↑↓ navigate   Enter select   Esc cancel   Alt/Option+E to inspect approval details\n",
+        ));
+        let found = waiting_on(&asking, "droid").unwrap();
+        assert_eq!(found.status, ActivityStatus::NeedsApproval);
+        assert!(found.question.unwrap().starts_with("Command to approve · medium risk"));
+        let answered = lines(concat!(
+            "   Execute touch perm-marker\n",
+            "    ↳ Command completed successfully\n",
+            "⛬  Ran it.\n",
+            " Auto (Off) · all actions require approval                 Mock\n",
+            "╭──────────────────────────────────────────╮\n",
+            "│ >                                        │\n",
+            "╰──────────────────────────────────────────╯\n",
+            "? for help                                            TMUX ⧉\n",
+        ));
+        assert_eq!(waiting_on(&answered, "droid"), None);
+        let trust = lines(concat!(
+            "│ Trust this folder?                       │\n",
+            "│ /tmp/clis/ws2                            │\n",
+            "╰──────────────────────────────────────────╯\n",
+            "> 1. Trust this folder\n",
+            "  2. Exit without trusting\n",
+            "Enter to confirm · Esc to exit\n",
+        ));
+        assert_eq!(
+            waiting_on(&trust, "droid").unwrap().why,
+            "screen shows a folder trust prompt"
+        );
     }
 
     #[test]

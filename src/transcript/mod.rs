@@ -13,6 +13,7 @@ pub mod claude;
 pub mod codex;
 pub mod copilot;
 pub mod crush;
+pub mod droid;
 pub mod gemini;
 pub mod index;
 pub mod model;
@@ -56,6 +57,9 @@ pub enum Format {
     Pi,
     /// GitHub Copilot CLI: `~/.copilot/session-state/<session>/events.jsonl`.
     Copilot,
+    /// Factory Droid: `~/.factory/sessions/<cwd>/<session>.jsonl`, its
+    /// tokens in `<session>.settings.json` beside it.
+    Droid,
 }
 
 impl Format {
@@ -70,6 +74,7 @@ impl Format {
             Format::Qwen => "qwen",
             Format::Pi => "pi",
             Format::Copilot => "copilot",
+            Format::Droid => "droid",
         }
     }
 
@@ -84,6 +89,7 @@ impl Format {
             "qwen" => Some(Format::Qwen),
             "pi" => Some(Format::Pi),
             "copilot" => Some(Format::Copilot),
+            "droid" => Some(Format::Droid),
             _ => None,
         }
     }
@@ -100,6 +106,8 @@ impl Format {
             Some(Format::Aider)
         } else if is_copilot_session(path) {
             Some(Format::Copilot)
+        } else if is_droid_session(path) {
+            Some(Format::Droid)
         } else if is_qwen_chat(path) {
             Some(Format::Qwen)
         } else if is_pi_session(path) {
@@ -135,6 +143,18 @@ fn is_qwen_chat(path: &Path) -> bool {
 fn is_copilot_session(path: &Path) -> bool {
     let state = path.parent().and_then(Path::parent).and_then(Path::file_name);
     path.file_name().is_some_and(|n| n == "events.jsonl") && state.is_some_and(|s| s == "session-state")
+}
+
+/// A Droid session: `.jsonl` in `.factory/sessions/-<cwd>/`.
+fn is_droid_session(path: &Path) -> bool {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let folder = path.parent().and_then(Path::file_name).map(|f| f.to_string_lossy());
+    let sessions = path.parent().and_then(Path::parent);
+    let factory = sessions.and_then(Path::parent).and_then(Path::file_name);
+    name.ends_with(".jsonl")
+        && folder.is_some_and(|f| f.starts_with('-') && !f.starts_with("--"))
+        && sessions.and_then(Path::file_name).is_some_and(|s| s == "sessions")
+        && factory.is_some_and(|f| f == ".factory")
 }
 
 /// A pi session: `.jsonl` in `sessions/--<cwd>--/`, or anywhere under `.pi`.
@@ -228,6 +248,7 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
         Format::Qwen => Some(Box::new(qwen::QwenReader)),
         Format::Pi => Some(Box::new(pi::PiReader)),
         Format::Copilot => Some(Box::new(copilot::CopilotReader::default())),
+        Format::Droid => Some(Box::new(droid::DroidReader)),
     }
 }
 
@@ -304,6 +325,9 @@ pub fn read_file(path: &Path, format: Format) -> std::io::Result<Batch> {
     // A last line without its newline is still a line of a finished file.
     tail.finish(reader.as_mut(), &mut batch);
     batch.provisional = 0;
+    if format == Format::Droid {
+        batch.usage = droid::totals(path).unwrap_or_default();
+    }
     Ok(batch)
 }
 
@@ -343,6 +367,10 @@ mod tests {
             f("/h/.copilot/session-state/1d28b8d7-9177-43dd-822b-b229d2e65fa2/events.jsonl"),
             Some(Format::Copilot)
         );
+        assert_eq!(
+            f("/h/.factory/sessions/-h-p/5d74fe8e-c559-46da-954f-bb811ddde92e.jsonl"),
+            Some(Format::Droid)
+        );
         assert_eq!(f("/src/app/notes.txt"), None);
     }
 
@@ -369,6 +397,7 @@ mod tests {
             "qwen/11111111-2222-4333-8444-555555555555.jsonl",
             "pi/2026-12-02T13-55-50-747Z_01a2370a-495a-7157-ab2c-799bb703a8e4.jsonl",
             "copilot/1d28b8d7-9177-43dd-822b-b229d2e65fa2.jsonl",
+            "droid/5d74fe8e-c559-46da-954f-bb811ddde92e.jsonl",
         ];
         for file in files {
             let bytes = fixture(file);
@@ -380,6 +409,7 @@ mod tests {
                 Format::Qwen,
                 Format::Pi,
                 Format::Copilot,
+                Format::Droid,
             ] {
                 for line in bytes.split(|b| *b == b'\n') {
                     for cut in (0..line.len()).step_by(5) {

@@ -92,7 +92,7 @@ impl Composer {
 /// The new-run form offers the demo agent first (it runs anywhere), then
 /// every family the engine knows.
 pub const HARNESSES: &[&str] = &[
-    "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "shell", "cmd",
+    "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "droid", "shell", "cmd",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
