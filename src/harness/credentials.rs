@@ -381,6 +381,11 @@ pub fn login_file(family: &str, config_home: Option<&Path>, home: Option<&Path>)
         "gemini" => under_home(".gemini/oauth_creds.json"),
         "opencode" => under_home(".local/share/opencode/auth.json"),
         "kilo" => under_home(".local/share/kilo/auth.json"),
+        // Droid keeps a login in the system keyring or, without one, in
+        // `.factory/auth.json` under its home.
+        "droid" => config_home
+            .map(|c| c.join(".factory/auth.json"))
+            .or_else(|| under_home(".factory/auth.json")),
         _ => None,
     }
 }
@@ -429,6 +434,27 @@ mod tests {
                 "GEMINI_API_KEY",
                 "OPENAI_API_KEY"
             ]
+        );
+    }
+
+    #[test]
+    fn copilot_and_droid_take_their_own_prefixes_and_droid_s_login_file_is_under_its_home() {
+        let shell = env(&[
+            ("COPILOT_PROVIDER_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("GH_TOKEN", "t"),
+            ("FACTORY_AIRGAP_ENABLED", "true"),
+            ("OPENAI_API_KEY", "o"),
+        ]);
+        assert_eq!(COPILOT.present(&shell), ["COPILOT_PROVIDER_BASE_URL", "GH_TOKEN"]);
+        assert_eq!(DROID.present(&shell), ["FACTORY_AIRGAP_ENABLED"]);
+        let home = Path::new("/home/u");
+        assert_eq!(
+            login_file("droid", None, Some(home)),
+            Some(PathBuf::from("/home/u/.factory/auth.json"))
+        );
+        assert_eq!(
+            login_file("droid", Some(Path::new("/srv/d")), Some(home)),
+            Some(PathBuf::from("/srv/d/.factory/auth.json"))
         );
     }
 
