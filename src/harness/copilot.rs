@@ -11,7 +11,10 @@
 //!
 //! It works without a GitHub account when its model is a custom provider
 //! (`COPILOT_PROVIDER_BASE_URL`, its BYOK mode); with `COPILOT_OFFLINE`
-//! set it touches no other network.
+//! set it touches no other network. That is how it is tested; a GitHub
+//! login (`COPILOT_GITHUB_TOKEN`, `GH_TOKEN`, `GITHUB_TOKEN`, or `/login`)
+//! is passed on but was never tried here, nor were its file-edit, path and
+//! URL questions (their words are from its source).
 
 use std::path::{Path, PathBuf};
 

@@ -15,7 +15,9 @@
 //!
 //! Its TUI asks for a Factory login first unless it runs airgapped
 //! (`FACTORY_AIRGAP_ENABLED`), where only the custom models of its
-//! settings are offered: how the tests run it.
+//! settings are offered: how the tests run it. A Factory login
+//! (`FACTORY_API_KEY`, its browser login) and Factory's own models were
+//! never tried here, nor its approval boxes for edits (only a command's).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
