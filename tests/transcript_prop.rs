@@ -1,5 +1,5 @@
 //! Property tests (docs/design.md §11) of the transcript readers, which
-//! parse bytes we do not control: Claude, Codex, Gemini, Qwen and pi JSONL,
+//! parse bytes we do not control: Claude, Codex, Gemini, Qwen, pi, Copilot and Droid JSONL,
 //! Gemini's older JSON document, aider markdown, opencode's and Crush's
 //! stored rows. Inputs are arbitrary bytes, and real fixture lines cut,
 //! overwritten, padded and interleaved with garbage; proptest shrinks any
@@ -27,7 +27,7 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 /// The JSONL fixtures, each with its format.
-const JSONL: [(Format, &str); 7] = [
+const JSONL: [(Format, &str); 9] = [
     (Format::Claude, "claude/11111111-2222-4333-8444-555555555555.jsonl"),
     (Format::Claude, "claude/damaged.jsonl"),
     (
@@ -44,6 +44,8 @@ const JSONL: [(Format, &str); 7] = [
         Format::Pi,
         "pi/2026-12-02T13-55-50-747Z_01a2370a-495a-7157-ab2c-799bb703a8e4.jsonl",
     ),
+    (Format::Copilot, "copilot/1d28b8d7-9177-43dd-822b-b229d2e65fa2.jsonl"),
+    (Format::Droid, "droid/5d74fe8e-c559-46da-954f-bb811ddde92e.jsonl"),
 ];
 
 const AIDER: &str = "aider/.aider.chat.history.md";
@@ -63,13 +65,15 @@ fn gemini_document() -> Vec<u8> {
         .into_bytes()
 }
 
-const LINE_FORMATS: [Format; 6] = [
+const LINE_FORMATS: [Format; 8] = [
     Format::Claude,
     Format::Codex,
     Format::Gemini,
     Format::Aider,
     Format::Qwen,
     Format::Pi,
+    Format::Copilot,
+    Format::Droid,
 ];
 
 /// Reads `bytes` as a whole file, handed over in chunks that end at `cuts`.

@@ -178,6 +178,8 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         ("crush", "crush", "install @charmland/crush to run crush agents"),
         ("qwen", "qwen", "install Qwen Code to run qwen agents"),
         ("pi", "pi", "install pi to run pi agents"),
+        ("copilot", "copilot", "install @github/copilot to run copilot agents"),
+        ("droid", "droid", "install @factory/cli to run droid agents"),
     ] {
         let agent = crate::harness::adapter_for(what).is_some();
         match crate::harness::find_binary(bin, path.as_deref()) {

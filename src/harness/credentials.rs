@@ -271,6 +271,28 @@ pub const PI: HarnessEnv = HarnessEnv {
     prefixes: &["AZURE_OPENAI_", "XIAOMI_", "PI_"],
 };
 
+/// GitHub Copilot CLI (`copilot help environment`, 1.0.102): the GitHub
+/// tokens it logs in with (`COPILOT_GITHUB_TOKEN`, `GH_TOKEN`,
+/// `GITHUB_TOKEN`, in that order), the GitHub host, and its own
+/// `COPILOT_*` (among them the custom provider of its BYOK mode,
+/// `COPILOT_PROVIDER_BASE_URL`, `_API_KEY`, `_BEARER_TOKEN`, …,
+/// `COPILOT_MODEL` and `COPILOT_OFFLINE`).
+pub const COPILOT: HarnessEnv = HarnessEnv {
+    names: &["GH_TOKEN", "GITHUB_TOKEN", "GH_HOST"],
+    shared: &[],
+    prefixes: &["COPILOT_"],
+};
+
+/// Factory Droid: its Factory key (`FACTORY_API_KEY`) and its own
+/// `FACTORY_*` switches (`FACTORY_AIRGAP_ENABLED`, `FACTORY_API_BASE_URL`,
+/// `FACTORY_HOME_OVERRIDE`, …). The keys of its custom models are written
+/// in its `settings.json`.
+pub const DROID: HarnessEnv = HarnessEnv {
+    names: &[],
+    shared: &[],
+    prefixes: &["FACTORY_"],
+};
+
 /// The variables the providers of pi's `models.json` (in its agent folder)
 /// read their `apiKey` and header values from: a value that is a variable's
 /// name (pi takes a value starting with `!` as a command, anything else
@@ -367,6 +389,11 @@ pub fn login_file(family: &str, config_home: Option<&Path>, home: Option<&Path>)
         "gemini" => under_home(".gemini/oauth_creds.json"),
         "opencode" => under_home(".local/share/opencode/auth.json"),
         "kilo" => under_home(".local/share/kilo/auth.json"),
+        // Droid keeps a login in the system keyring or, without one, in
+        // `.factory/auth.json` under its home.
+        "droid" => config_home
+            .map(|c| c.join(".factory/auth.json"))
+            .or_else(|| under_home(".factory/auth.json")),
         _ => None,
     }
 }
@@ -521,6 +548,27 @@ mod tests {
                 "{family}"
             );
         }
+    }
+
+    #[test]
+    fn copilot_and_droid_take_their_own_prefixes_and_droid_s_login_file_is_under_its_home() {
+        let shell = env(&[
+            ("COPILOT_PROVIDER_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("GH_TOKEN", "t"),
+            ("FACTORY_AIRGAP_ENABLED", "true"),
+            ("OPENAI_API_KEY", "o"),
+        ]);
+        assert_eq!(COPILOT.present(&shell), ["COPILOT_PROVIDER_BASE_URL", "GH_TOKEN"]);
+        assert_eq!(DROID.present(&shell), ["FACTORY_AIRGAP_ENABLED"]);
+        let home = Path::new("/home/u");
+        assert_eq!(
+            login_file("droid", None, Some(home)),
+            Some(PathBuf::from("/home/u/.factory/auth.json"))
+        );
+        assert_eq!(
+            login_file("droid", Some(Path::new("/srv/d")), Some(home)),
+            Some(PathBuf::from("/srv/d/.factory/auth.json"))
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, and the engine's own `shell`, `cmd`
+//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, and the engine's own `shell`, `cmd`
 //! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -10,9 +10,11 @@ pub mod aider;
 mod builtin;
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod credentials;
 pub mod crush;
 pub mod demo;
+pub mod droid;
 pub mod gemini;
 pub mod hooks;
 pub mod login;
@@ -34,7 +36,8 @@ pub use profile::{Profile, is_env_name, validate as validate_profiles};
 
 /// Harness families this build can launch.
 pub const KNOWN: &[&str] = &[
-    "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi",
+    "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi", "copilot",
+    "droid",
 ];
 
 /// The adapter of a family.
@@ -52,6 +55,8 @@ pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
         "crush" => &crush::Crush,
         "qwen" => &qwen::Qwen,
         "pi" => &pi::Pi,
+        "copilot" => &copilot::Copilot,
+        "droid" => &droid::Droid,
         _ => return None,
     })
 }

@@ -29,6 +29,7 @@ impl ScreenFinding {
 fn question(rules: &ScreenRules, lines: &[String]) -> Option<ScreenFinding> {
     open_question_with(rules, lines)
         .or_else(|| choice_row_question(rules, lines))
+        .or_else(|| choice_list_question(rules, lines))
         .map(|(at, why)| ScreenFinding {
             status: ActivityStatus::NeedsApproval,
             why: why.to_string(),
@@ -88,6 +89,42 @@ fn choice_row_question<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<(
         };
         let row = (at + 1..used).find(|&i| q.choices.iter().all(|c| lines[i].contains(c.as_str())));
         if row.is_some_and(|r| !q.at_bottom || lines[r + 1..used].iter().all(|l| bare(l).is_empty())) {
+            return Some((at, q.why.as_str()));
+        }
+    }
+    None
+}
+
+/// A question whose unnumbered choices stand one a row in a box, the
+/// first selected, with a key hint below (Factory Droid's `Command to
+/// approve` … `Yes, allow` … `No, cancel`, `↑↓ navigate   Enter select
+/// Esc cancel`): its last choice at the bottom, followed by nothing but
+/// frame rows and the hint. The question starts at its title when one is
+/// near above its choices.
+fn choice_list_question<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<(usize, &'r str)> {
+    let used = lines.iter().rposition(|l| !bare(l).is_empty()).map_or(0, |i| i + 1);
+    let from = used.saturating_sub(24);
+    for q in &rules.choice_lists {
+        let Some(end) = (from..used)
+            .rev()
+            .find(|&i| bare(&lines[i]).starts_with(q.last.as_str()))
+        else {
+            continue;
+        };
+        let Some(start) =
+            (end.saturating_sub(6).max(from)..end).find(|&i| bare(&lines[i]).starts_with(q.first.as_str()))
+        else {
+            continue;
+        };
+        let after_is_hint = lines[end + 1..used].iter().map(|l| bare(l)).all(|l| {
+            let l = l.to_lowercase();
+            l.is_empty() || l.contains("esc")
+        });
+        if after_is_hint {
+            let at = (start.saturating_sub(12).max(from)..start)
+                .rev()
+                .find(|&i| lines[i].contains(q.title.as_str()))
+                .unwrap_or(start);
             return Some((at, q.why.as_str()));
         }
     }

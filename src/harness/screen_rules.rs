@@ -16,7 +16,9 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("aider", include_str!("screens/aider.toml")),
     ("claude", include_str!("screens/claude.toml")),
     ("codex", include_str!("screens/codex.toml")),
+    ("copilot", include_str!("screens/copilot.toml")),
     ("crush", include_str!("screens/crush.toml")),
+    ("droid", include_str!("screens/droid.toml")),
     ("gemini", include_str!("screens/gemini.toml")),
     ("opencode", include_str!("screens/opencode.toml")),
     ("pi", include_str!("screens/pi.toml")),
@@ -51,6 +53,8 @@ pub struct RuleFile {
     #[serde(default)]
     pub choice_row: Vec<ChoiceRow>,
     #[serde(default)]
+    pub choice_list: Vec<ChoiceList>,
+    #[serde(default)]
     pub login: Vec<LoginSign>,
     #[serde(default)]
     pub fixture: Vec<Fixture>,
@@ -73,6 +77,18 @@ pub struct ChoiceRow {
     /// Only when nothing but blank or frame rows follow the choice row.
     #[serde(default)]
     pub at_bottom: bool,
+    pub why: String,
+}
+
+/// Unnumbered choices one a row (the first selected), from `first` to
+/// `last` within a few rows, followed by nothing but frame rows and a key
+/// hint; the question starts at a `title` line near above, if any.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChoiceList {
+    pub first: String,
+    pub last: String,
+    pub title: String,
     pub why: String,
 }
 
@@ -121,6 +137,7 @@ pub struct LoginRules {
 pub struct ScreenRules {
     pub questions: Vec<Question>,
     pub choice_rows: Vec<ChoiceRow>,
+    pub choice_lists: Vec<ChoiceList>,
     pub open_while: Vec<String>,
     login: HashMap<String, LoginRules>,
 }
@@ -137,7 +154,7 @@ static BUILT_IN_RULES: LazyLock<ScreenRules> = LazyLock::new(|| {
 /// Reads one file's text, bounded and checked.
 pub fn parse(text: &str) -> Result<RuleFile, String> {
     let mut file: RuleFile = toml::from_str(text).map_err(|e| e.message().to_string())?;
-    let count = file.question.len() + file.choice_row.len() + file.login.len();
+    let count = file.question.len() + file.choice_row.len() + file.choice_list.len() + file.login.len();
     if count > MAX_RULES {
         return Err(format!("{count} rules; at most {MAX_RULES}"));
     }
@@ -151,6 +168,7 @@ pub fn parse(text: &str) -> Result<RuleFile, String> {
             .choice_row
             .iter()
             .any(|c| blank(&c.title) || c.choices.is_empty() || c.choices.iter().any(|c| blank(c)))
+        || file.choice_list.iter().any(|c| blank(&c.first) || blank(&c.last))
     {
         return Err("a rule with no words to look for".into());
     }
@@ -183,6 +201,7 @@ impl ScreenRules {
     fn add(&mut self, family: &str, file: RuleFile) {
         self.questions.extend(file.question);
         self.choice_rows.extend(file.choice_row);
+        self.choice_lists.extend(file.choice_list);
         self.open_while.extend(file.open_while);
         let login = self.login.entry(family.to_string()).or_insert(LoginRules {
             window: LOGIN_WINDOW,

@@ -72,10 +72,11 @@ fn probe(binary: &Path) -> Option<Option<String>> {
 }
 
 /// The first word that looks like a version: `2.1.197 (Claude Code)`,
-/// `codex-cli 0.171.0`, `aider 0.86.1`, `v1.2.3`.
+/// `codex-cli 0.171.0`, `aider 0.86.1`, `v1.2.3`, `GitHub Copilot CLI
+/// 1.0.102.` (a sentence's full stop is not part of it).
 pub fn parse_version(out: &str) -> Option<String> {
     out.split_whitespace()
-        .map(|w| w.trim_start_matches('v').trim_end_matches([',', ')', ';']))
+        .map(|w| w.trim_start_matches('v').trim_end_matches([',', ')', ';', '.']))
         .find(|w| {
             w.starts_with(|c: char| c.is_ascii_digit())
                 && w.contains('.')
@@ -96,6 +97,10 @@ mod tests {
         assert_eq!(parse_version("codex-cli 0.171.0").as_deref(), Some("0.171.0"));
         assert_eq!(parse_version("aider v0.86.1").as_deref(), Some("0.86.1"));
         assert_eq!(parse_version("0.30.0-nightly.2\n").as_deref(), Some("0.30.0-nightly.2"));
+        assert_eq!(
+            parse_version("GitHub Copilot CLI 1.0.102.\nRun 'copilot update' to check for updates.\n").as_deref(),
+            Some("1.0.102")
+        );
         assert_eq!(parse_version("no version here"), None);
     }
 

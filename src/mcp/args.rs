@@ -37,7 +37,7 @@ pub struct SessionRefArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunStartArgs {
-    /// shell, cmd, demo, claude, codex, gemini, aider, opencode, kilo, crush, qwen, pi, or a profile from
+    /// shell, cmd, demo, claude, codex, gemini, aider, opencode, kilo, crush, qwen, pi, copilot, droid, or a profile from
     /// config.toml.
     pub harness: String,
     /// Arguments for the harness. For `cmd`, the command and its arguments
@@ -52,7 +52,7 @@ pub struct RunStartArgs {
     /// A name to refer to the run by (default: from the prompt).
     pub name: Option<String>,
     /// The model, passed as the harness's `--model` (claude, codex, gemini,
-    /// aider, opencode and kilo: `PROVIDER/MODEL`, qwen, pi).
+    /// aider, opencode and kilo: `PROVIDER/MODEL`, qwen, pi, copilot).
     pub model: Option<String>,
     /// A first prompt, typed in once the agent is idle.
     pub prompt: Option<String>,

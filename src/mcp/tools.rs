@@ -34,7 +34,9 @@ const MAX_WAIT_SECS: u64 = 600;
 const CANCEL_WAIT: Duration = Duration::from_secs(60);
 /// The families whose launch puts `--model M` before the user's arguments
 /// (`harness::Adapter::launch` by default, and Claude's own).
-const MODEL_FAMILIES: [&str; 8] = ["claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi"];
+const MODEL_FAMILIES: [&str; 9] = [
+    "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum StateFilter {

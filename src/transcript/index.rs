@@ -12,7 +12,7 @@ use rusqlite::Connection;
 
 use super::claude::{self, SubagentLink};
 use super::tail::{self, Tail};
-use super::{Batch, Format, aider, crush, gemini, line_reader, opencode};
+use super::{Batch, Format, aider, crush, droid, gemini, line_reader, opencode};
 use crate::store::StoreError;
 use crate::store::transcripts::{self as db, Progress, SourceRow};
 
@@ -23,7 +23,7 @@ pub enum IndexError {
     #[error("reading {path}: {source}")]
     Io { path: String, source: std::io::Error },
     #[error(
-        "{0}: not a transcript format this version reads (Claude, Codex, Qwen or pi JSONL, Gemini JSON, aider markdown, an opencode or Crush database's session)"
+        "{0}: not a transcript format this version reads (Claude, Codex, Qwen, pi, Copilot or Droid JSONL, Gemini JSON, aider markdown, an opencode or Crush database's session)"
     )]
     UnknownFormat(String),
     #[error("{0} is not registered as a transcript")]
@@ -173,7 +173,13 @@ pub fn step(conn: &mut Connection, path: &Path, max: usize) -> Result<Stepped, I
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Stepped::default()),
         Err(e) => return Err(io(e)),
     };
-    let seen = signature(&meta);
+    let mut seen = signature(&meta);
+    if src.format == Format::Droid {
+        // Its tokens are in the settings file beside it, rewritten after
+        // the lines they count: a change there alone is news too.
+        let settings = std::fs::metadata(droid::settings_file(path)).map(|m| signature(&m));
+        seen = format!("{seen}+{}", settings.unwrap_or_default());
+    }
     if src.seen.as_deref() == Some(seen.as_str()) && src.file_id.as_deref() == Some(&tail::file_id(&meta)) {
         return Ok(Stepped::default());
     }
@@ -188,7 +194,7 @@ pub fn step(conn: &mut Connection, path: &Path, max: usize) -> Result<Stepped, I
         let mut t = Tail::new(path, src.offset, src.file_id.clone());
         let mut batch = Batch::default();
         let s = t.read(reader.as_mut(), &mut batch, max).map_err(io)?;
-        let progress = Progress {
+        let mut progress = Progress {
             offset: t.offset,
             file_id: t.file_id,
             // Only a read that reached the end has seen this version whole.
@@ -196,6 +202,9 @@ pub fn step(conn: &mut Connection, path: &Path, max: usize) -> Result<Stepped, I
             state: reader.state(),
             reset: s.reset,
         };
+        if src.format == Format::Droid {
+            droid_tokens(&src.state, path, &mut batch, &mut progress);
+        }
         (batch, progress, s.more)
     };
     db::save_batch(conn, &src, &batch, &progress)?;
@@ -212,6 +221,20 @@ pub fn step(conn: &mut Connection, path: &Path, max: usize) -> Result<Stepped, I
         changed: true,
         left,
     })
+}
+
+/// A Droid session's tokens: the growth of its settings file's totals
+/// since the last step (the totals counted are its reader's state, which
+/// has none of its own).
+fn droid_tokens(state: &serde_json::Value, path: &Path, batch: &mut Batch, progress: &mut Progress) {
+    let counted: crate::transcript::Usage = if progress.reset {
+        Default::default()
+    } else {
+        serde_json::from_value(state.clone()).unwrap_or_default()
+    };
+    let totals = droid::totals(path).unwrap_or(counted);
+    batch.usage = totals.minus(&counted);
+    progress.state = serde_json::to_value(totals).unwrap_or_default();
 }
 
 fn read_gemini(src: &SourceRow, path: &Path, meta: &std::fs::Metadata) -> std::io::Result<(Batch, Progress, bool)> {

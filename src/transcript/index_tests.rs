@@ -401,3 +401,32 @@ fn an_opencode_session_in_its_database_is_indexed_as_it_grows_and_once() {
     // Nothing changed: nothing read.
     assert!(!catch_up(&mut conn, &source).unwrap().changed);
 }
+
+#[test]
+fn a_droid_session_s_tokens_are_the_growth_of_the_settings_file_beside_it() {
+    let (dir, mut conn) = fresh();
+    let id = "5d74fe8e-c559-46da-954f-bb811ddde92e";
+    let folder = dir.path().join(".factory/sessions/-tmp-clis-ws2");
+    std::fs::create_dir_all(&folder).unwrap();
+    let path = folder.join(format!("{id}.jsonl"));
+    std::fs::copy(fixtures().join(format!("droid/{id}.jsonl")), &path).unwrap();
+    let settings = crate::transcript::droid::settings_file(&path);
+    std::fs::copy(fixtures().join(format!("droid/{id}.settings.json")), &settings).unwrap();
+    index_transcript(&mut conn, &path, id, None).unwrap();
+    let s = db::session(&conn, id).unwrap().unwrap();
+    assert_eq!((s.messages, s.tokens.input, s.tokens.output), (7, 44, 12));
+    // Droid rewrites only its settings file (a title's call): counted once.
+    let grown = r#"{"tokenUsage":{"inputTokens":50,"outputTokens":15,"cacheReadTokens":4}}"#;
+    std::fs::write(&settings, grown).unwrap();
+    assert!(catch_up(&mut conn, &path).unwrap().changed);
+    let s = db::session(&conn, id).unwrap().unwrap();
+    assert_eq!(
+        (s.messages, s.tokens.input, s.tokens.output, s.tokens.cache_read),
+        (7, 50, 15, 4)
+    );
+    assert!(
+        !catch_up(&mut conn, &path).unwrap().changed,
+        "nothing new, nothing counted again"
+    );
+    assert_eq!(db::session(&conn, id).unwrap().unwrap().tokens.input, 50);
+}

@@ -11,7 +11,9 @@
 pub mod aider;
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod crush;
+pub mod droid;
 pub mod gemini;
 pub mod index;
 pub mod model;
@@ -53,6 +55,11 @@ pub enum Format {
     Qwen,
     /// pi: `~/.pi/agent/sessions/--<cwd>--/<time>_<session>.jsonl`.
     Pi,
+    /// GitHub Copilot CLI: `~/.copilot/session-state/<session>/events.jsonl`.
+    Copilot,
+    /// Factory Droid: `~/.factory/sessions/<cwd>/<session>.jsonl`, its
+    /// tokens in `<session>.settings.json` beside it.
+    Droid,
 }
 
 impl Format {
@@ -66,6 +73,8 @@ impl Format {
             Format::Crush => "crush",
             Format::Qwen => "qwen",
             Format::Pi => "pi",
+            Format::Copilot => "copilot",
+            Format::Droid => "droid",
         }
     }
 
@@ -79,6 +88,8 @@ impl Format {
             "crush" => Some(Format::Crush),
             "qwen" => Some(Format::Qwen),
             "pi" => Some(Format::Pi),
+            "copilot" => Some(Format::Copilot),
+            "droid" => Some(Format::Droid),
             _ => None,
         }
     }
@@ -93,6 +104,10 @@ impl Format {
         }
         if name.ends_with(".md") && name.contains("aider") {
             Some(Format::Aider)
+        } else if is_copilot_session(path) {
+            Some(Format::Copilot)
+        } else if is_droid_session(path) {
+            Some(Format::Droid)
         } else if is_qwen_chat(path) {
             Some(Format::Qwen)
         } else if is_pi_session(path) {
@@ -122,6 +137,24 @@ fn is_qwen_chat(path: &Path) -> bool {
     name.ends_with(".jsonl")
         && (path.components().any(|c| c.as_os_str() == ".qwen")
             || (named(chats, "chats") && named(projects, "projects") && !name.starts_with("session-")))
+}
+
+/// A Copilot session: `events.jsonl` in `session-state/<session>/`.
+fn is_copilot_session(path: &Path) -> bool {
+    let state = path.parent().and_then(Path::parent).and_then(Path::file_name);
+    path.file_name().is_some_and(|n| n == "events.jsonl") && state.is_some_and(|s| s == "session-state")
+}
+
+/// A Droid session: `.jsonl` in `.factory/sessions/-<cwd>/`.
+fn is_droid_session(path: &Path) -> bool {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let folder = path.parent().and_then(Path::file_name).map(|f| f.to_string_lossy());
+    let sessions = path.parent().and_then(Path::parent);
+    let factory = sessions.and_then(Path::parent).and_then(Path::file_name);
+    name.ends_with(".jsonl")
+        && folder.is_some_and(|f| f.starts_with('-') && !f.starts_with("--"))
+        && sessions.and_then(Path::file_name).is_some_and(|s| s == "sessions")
+        && factory.is_some_and(|f| f == ".factory")
 }
 
 /// A pi session: `.jsonl` in `sessions/--<cwd>--/`, or anywhere under `.pi`.
@@ -214,6 +247,8 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
         Format::Gemini => Some(Box::new(gemini::GeminiReader::default())),
         Format::Qwen => Some(Box::new(qwen::QwenReader)),
         Format::Pi => Some(Box::new(pi::PiReader)),
+        Format::Copilot => Some(Box::new(copilot::CopilotReader::default())),
+        Format::Droid => Some(Box::new(droid::DroidReader)),
     }
 }
 
@@ -290,6 +325,9 @@ pub fn read_file(path: &Path, format: Format) -> std::io::Result<Batch> {
     // A last line without its newline is still a line of a finished file.
     tail.finish(reader.as_mut(), &mut batch);
     batch.provisional = 0;
+    if format == Format::Droid {
+        batch.usage = droid::totals(path).unwrap_or_default();
+    }
     Ok(batch)
 }
 
@@ -325,6 +363,14 @@ mod tests {
             Some(Format::Pi)
         );
         assert_eq!(f("/srv/pi/sessions/--h-p--/2026_01a2.jsonl"), Some(Format::Pi));
+        assert_eq!(
+            f("/h/.copilot/session-state/1d28b8d7-9177-43dd-822b-b229d2e65fa2/events.jsonl"),
+            Some(Format::Copilot)
+        );
+        assert_eq!(
+            f("/h/.factory/sessions/-h-p/5d74fe8e-c559-46da-954f-bb811ddde92e.jsonl"),
+            Some(Format::Droid)
+        );
         assert_eq!(f("/src/app/notes.txt"), None);
     }
 
@@ -350,6 +396,8 @@ mod tests {
             "gemini/session-2026-11-29T11-52-33573076.jsonl",
             "qwen/11111111-2222-4333-8444-555555555555.jsonl",
             "pi/2026-12-02T13-55-50-747Z_01a2370a-495a-7157-ab2c-799bb703a8e4.jsonl",
+            "copilot/1d28b8d7-9177-43dd-822b-b229d2e65fa2.jsonl",
+            "droid/5d74fe8e-c559-46da-954f-bb811ddde92e.jsonl",
         ];
         for file in files {
             let bytes = fixture(file);
@@ -360,6 +408,8 @@ mod tests {
                 Format::Gemini,
                 Format::Qwen,
                 Format::Pi,
+                Format::Copilot,
+                Format::Droid,
             ] {
                 for line in bytes.split(|b| *b == b'\n') {
                     for cut in (0..line.len()).step_by(5) {

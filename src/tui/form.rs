@@ -92,7 +92,7 @@ impl Composer {
 /// The new-run form offers the demo agent first (it runs anywhere), then
 /// every family the engine knows.
 pub const HARNESSES: &[&str] = &[
-    "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "shell", "cmd",
+    "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "droid", "shell", "cmd",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -326,7 +326,7 @@ impl NewRunForm {
             // Every agent family takes `--model NAME`; a shell or command does not.
             if !matches!(
                 harness.as_str(),
-                "claude" | "codex" | "gemini" | "aider" | "opencode" | "kilo" | "qwen" | "pi"
+                "claude" | "codex" | "gemini" | "aider" | "opencode" | "kilo" | "qwen" | "pi" | "copilot"
             ) {
                 return Err(format!("the {harness} harness takes no model"));
             }

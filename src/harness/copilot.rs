@@ -1,0 +1,208 @@
+//! GitHub Copilot CLI (`@github/copilot`, 1.0.102). Its state folder is
+//! `COPILOT_HOME`, else `~/.copilot`; a session lives in
+//! `session-state/<id>/events.jsonl` (one event a line, appended: a resume
+//! continues the same file). A new session takes the id given to
+//! `--session-id`, so `agents` mints it and knows the file at once;
+//! `--resume=ID` continues one. Forking is only the `/fork` command inside
+//! a session, so `agents sessions fork` cannot start one. Its hooks are
+//! configured in repository and user files (none per run on its command
+//! line), so status comes from the screen: the folder trust question and
+//! its numbered permission prompts ("Do you want to run this command?").
+//!
+//! It works without a GitHub account when its model is a custom provider
+//! (`COPILOT_PROVIDER_BASE_URL`, its BYOK mode); with `COPILOT_OFFLINE`
+//! set it touches no other network. That is how it is tested; a GitHub
+//! login (`COPILOT_GITHUB_TOKEN`, `GH_TOKEN`, `GITHUB_TOKEN`, or `/login`)
+//! is passed on but was never tried here, nor were its file-edit, path and
+//! URL questions (their words are from its source).
+
+use std::path::{Path, PathBuf};
+
+use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, new_uuid};
+
+pub struct Copilot;
+
+/// The variable naming Copilot's state folder.
+const HOME_VAR: &str = "COPILOT_HOME";
+
+impl Adapter for Copilot {
+    fn family(&self) -> &'static str {
+        "copilot"
+    }
+
+    fn program(&self) -> &'static str {
+        "copilot"
+    }
+
+    fn config_home_var(&self) -> Option<&'static str> {
+        Some(HOME_VAR)
+    }
+
+    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
+        &super::credentials::COPILOT
+    }
+
+    fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
+        let mut argv = vec![ctx.binary(self.program())];
+        let id = match given_session(ctx.args) {
+            Some(id) => Some(id),
+            // A session the CLI picks itself (`--continue`, a name): unknown.
+            None if picks_session(ctx.args) => None,
+            None => {
+                let id = new_uuid();
+                argv.push(format!("--session-id={id}"));
+                Some(id)
+            }
+        };
+        argv.extend(ctx.model_args());
+        argv.extend(ctx.args.iter().cloned());
+        let config_home = ctx.config_home(HOME_VAR);
+        let env = config_home
+            .iter()
+            .map(|dir| (HOME_VAR.to_string(), dir.to_string_lossy().into_owned()))
+            .collect();
+        let dir = state_dir(config_home.as_deref(), ctx.var("HOME").map(Path::new));
+        let session = id.map(|id| KnownSession {
+            transcript: dir.map(|dir| dir.join(&id).join("events.jsonl")),
+            id,
+        });
+        Ok(Launch {
+            argv,
+            env,
+            files: Vec::new(),
+            session,
+        })
+    }
+
+    /// `--resume=ID`: the `=` keeps the id from reading as a prompt (the
+    /// option's value is optional; alone it opens a picker).
+    fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
+        Ok(vec![format!("--resume={session}")])
+    }
+
+    fn fork_args(&self, _session: &str) -> Result<Vec<String>, String> {
+        Err("copilot forks a session only with /fork inside it, not on its command line".into())
+    }
+
+    /// `-i PROMPT`: runs the prompt, then stays interactive.
+    fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
+        Some(vec!["-i".into(), prompt.into()])
+    }
+}
+
+/// The session the user's arguments name by its id: `--session-id ID`,
+/// `--resume ID` or their `=ID` forms.
+fn given_session(args: &[String]) -> Option<String> {
+    for (i, arg) in args.iter().enumerate() {
+        for option in ["--session-id", "--resume", "-r"] {
+            if let Some(id) = arg.strip_prefix(option).and_then(|rest| rest.strip_prefix('=')) {
+                return Some(id.to_string());
+            }
+            if arg == option
+                && let Some(id) = args.get(i + 1).filter(|v| is_session_id(v))
+            {
+                return Some(id.clone());
+            }
+        }
+    }
+    None
+}
+
+/// Whether the arguments choose a session some other way: `--continue`,
+/// or `--resume` alone or with a name or id prefix (no id is minted
+/// beside them).
+fn picks_session(args: &[String]) -> bool {
+    args.iter()
+        .any(|a| a == "--continue" || a == "-r" || a.starts_with("--resume") || a.starts_with("--session-id"))
+}
+
+/// A whole session id (a UUID), not a prompt or an option.
+fn is_session_id(word: &str) -> bool {
+    word.len() == 36 && word.chars().all(|c| c.is_ascii_hexdigit() || c == '-')
+}
+
+/// `<COPILOT_HOME, else ~/.copilot>/session-state`.
+pub fn state_dir(config_home: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
+    let base = match config_home {
+        Some(dir) => dir.to_path_buf(),
+        None => home?.join(".copilot"),
+    };
+    Some(base.join("session-state"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn launch(args: &[&str], profile: Option<&super::super::Profile>) -> Launch {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let env = vec![("HOME".to_string(), "/home/u".to_string())];
+        Copilot
+            .launch(&LaunchContext {
+                args: &args,
+                env: &env,
+                profile,
+                run_dir: Path::new("/r"),
+                agents_bin: Path::new("/a"),
+                cwd: Path::new("/w"),
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn a_new_session_gets_a_minted_id_and_its_events_file_is_known() {
+        let l = launch(&["--allow-all-paths"], None);
+        let s = l.session.unwrap();
+        assert_eq!(
+            l.argv,
+            ["copilot", &format!("--session-id={}", s.id), "--allow-all-paths"]
+        );
+        assert!(is_session_id(&s.id), "{}", s.id);
+        assert_eq!(
+            s.transcript.unwrap(),
+            PathBuf::from(format!("/home/u/.copilot/session-state/{}/events.jsonl", s.id))
+        );
+        assert!(l.env.is_empty());
+    }
+
+    #[test]
+    fn resume_names_its_session_fork_is_refused_and_a_profile_isolates() {
+        let id = "1d28b8d7-9177-43dd-822b-b229d2e65fa2";
+        let args = Copilot.resume_args(id).unwrap();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let l = launch(&args, None);
+        assert_eq!(l.argv, ["copilot", &format!("--resume={id}")]);
+        assert_eq!(l.session.unwrap().id, id);
+        // The spaced forms name it too; a bare --resume is a picker's.
+        assert_eq!(launch(&["--resume", id], None).session.unwrap().id, id);
+        assert_eq!(
+            launch(&["--session-id", id], None).argv,
+            ["copilot", "--session-id", id]
+        );
+        let by_name = launch(&["--resume", "my feature"], None);
+        assert_eq!(
+            (by_name.argv.len(), by_name.session),
+            (3, None),
+            "nothing minted beside it"
+        );
+        assert_eq!(launch(&["--continue"], None).session, None);
+        assert!(Copilot.fork_args(id).unwrap_err().contains("/fork"));
+        assert_eq!(Copilot.prompt_args("go").unwrap(), ["-i", "go"]);
+
+        let profile = super::super::Profile {
+            config_home: Some("/srv/copilot".into()),
+            model: Some("gpt-5.4".into()),
+            ..Default::default()
+        };
+        let l = launch(&[], Some(&profile));
+        assert_eq!(l.argv[2..], ["--model", "gpt-5.4"]);
+        assert_eq!(l.env, [(HOME_VAR.to_string(), "/srv/copilot".to_string())]);
+        assert!(
+            l.session
+                .unwrap()
+                .transcript
+                .unwrap()
+                .starts_with("/srv/copilot/session-state")
+        );
+    }
+}

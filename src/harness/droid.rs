@@ -1,0 +1,231 @@
+//! Factory Droid (`droid`, npm `@factory/cli`, 0.225.2). Its state folder is
+//! `<FACTORY_HOME_OVERRIDE, else HOME>/.factory`: `settings.json` (its
+//! `customModels`, each with a `baseUrl`, `apiKey` and `provider`), and the
+//! sessions in `sessions/<cwd>/<id>.jsonl`, the cwd's real path without
+//! its leading slash, each run of slashes a dash, after a dash
+//! (`/tmp/p` → `-tmp-p`); beside each, `<id>.settings.json` holds the
+//! session's model and token totals. Droid mints the session id itself, so
+//! a new session is found once its file appears: the newest of the cwd's
+//! folder created since the run began whose `session_start` names the cwd.
+//! `--resume ID` continues a session in its own file, `--fork ID` copies it
+//! into a new one. Its hooks live in settings files (none per run on its
+//! command line), so status comes from the screen: its folder trust
+//! question and its approval box (`Yes, allow` … `No, cancel`), both
+//! answered with Enter on the first choice.
+//!
+//! Its TUI asks for a Factory login first unless it runs airgapped
+//! (`FACTORY_AIRGAP_ENABLED`), where only the custom models of its
+//! settings are offered: how the tests run it. A Factory login
+//! (`FACTORY_API_KEY`, its browser login) and Factory's own models were
+//! never tried here, nor its approval boxes for edits (only a command's).
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, created_since, files_since};
+
+pub struct Droid;
+
+/// The variable naming the folder Droid takes for HOME.
+const HOME_VAR: &str = "FACTORY_HOME_OVERRIDE";
+
+impl Adapter for Droid {
+    fn family(&self) -> &'static str {
+        "droid"
+    }
+
+    fn program(&self) -> &'static str {
+        "droid"
+    }
+
+    fn config_home_var(&self) -> Option<&'static str> {
+        Some(HOME_VAR)
+    }
+
+    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
+        &super::credentials::DROID
+    }
+
+    /// No `--model` on its interactive command line: its settings choose.
+    fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
+        let mut argv = vec![ctx.binary(self.program())];
+        argv.extend(ctx.args.iter().cloned());
+        let config_home = ctx.config_home(HOME_VAR);
+        let env = config_home
+            .iter()
+            .map(|dir| (HOME_VAR.to_string(), dir.to_string_lossy().into_owned()))
+            .collect();
+        let dir = sessions_dir(config_home.as_deref(), ctx.var("HOME").map(Path::new), ctx.cwd);
+        let session = resumed(ctx.args).map(|id| KnownSession {
+            transcript: dir.map(|d| d.join(format!("{id}.jsonl"))),
+            id,
+        });
+        Ok(Launch {
+            argv,
+            env,
+            files: Vec::new(),
+            session,
+        })
+    }
+
+    fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
+        Ok(vec!["--resume".into(), session.into()])
+    }
+
+    fn fork_args(&self, session: &str) -> Result<Vec<String>, String> {
+        Ok(vec!["--fork".into(), session.into()])
+    }
+
+    /// `droid PROMPT`: starts with it (one that reads as an option is
+    /// typed in instead).
+    fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
+        (!prompt.starts_with('-')).then(|| vec![prompt.to_string()])
+    }
+
+    /// Enter takes the first choice (`Trust this folder`, `Yes, allow`),
+    /// which is selected when the question opens; Esc refuses.
+    fn answer_keys(&self, yes: bool) -> Vec<u8> {
+        if yes { b"\r".to_vec() } else { vec![0x1b] }
+    }
+
+    fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {
+        let dir = sessions_dir(q.config_home.as_deref(), q.home.as_deref(), &q.cwd)?;
+        created_since(files_since(&dir, q.started), q.started)
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .find_map(|path| {
+                let (id, cwd) = header(&path)?;
+                (Path::new(&cwd) == q.cwd).then_some(KnownSession {
+                    id,
+                    transcript: Some(path),
+                })
+            })
+    }
+}
+
+/// The session `--resume ID` (or `-r ID`) continues, when it is a whole id.
+fn resumed(args: &[String]) -> Option<String> {
+    let i = args.iter().position(|a| a == "--resume" || a == "-r")?;
+    args.get(i + 1)
+        .filter(|id| id.len() == 36 && id.chars().all(|c| c.is_ascii_hexdigit() || c == '-'))
+        .cloned()
+}
+
+/// The folder of the sessions begun in `cwd`.
+pub fn sessions_dir(config_home: Option<&Path>, home: Option<&Path>, cwd: &Path) -> Option<PathBuf> {
+    let base = config_home.or(home)?;
+    Some(base.join(".factory/sessions").join(encode_cwd(cwd)))
+}
+
+/// Droid's folder name for a cwd: a dash, then the path without its
+/// leading and trailing slashes, each run of slashes a dash.
+pub fn encode_cwd(cwd: &Path) -> String {
+    let text = cwd.to_string_lossy();
+    let bare = text.trim_matches('/');
+    let mut out = String::from("-");
+    let mut slash = false;
+    for c in bare.chars() {
+        if c == '/' {
+            if !slash {
+                out.push('-');
+            }
+            slash = true;
+        } else {
+            out.push(c);
+            slash = false;
+        }
+    }
+    out
+}
+
+/// The id and cwd of a session file's `session_start` (its first line).
+fn header(path: &Path) -> Option<(String, String)> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut line = String::new();
+    std::io::BufReader::new(std::io::Read::take(file, 64 * 1024))
+        .read_line(&mut line)
+        .ok()?;
+    let head: Value = serde_json::from_str(&line).ok()?;
+    if head["type"] != "session_start" {
+        return None;
+    }
+    Some((head["id"].as_str()?.to_string(), head["cwd"].as_str()?.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx<'a>(
+        args: &'a [String],
+        env: &'a [(String, String)],
+        profile: Option<&'a super::super::Profile>,
+    ) -> LaunchContext<'a> {
+        LaunchContext {
+            args,
+            env,
+            profile,
+            run_dir: Path::new("/r"),
+            agents_bin: Path::new("/a"),
+            cwd: Path::new("/w/my proj"),
+        }
+    }
+
+    #[test]
+    fn resume_and_fork_take_droid_s_options_and_a_resume_s_file_is_known() {
+        let id = "5d74fe8e-c559-46da-954f-bb811ddde92e";
+        let env = vec![("HOME".to_string(), "/home/u".to_string())];
+        let args = Droid.resume_args(id).unwrap();
+        let l = Droid.launch(&ctx(&args, &env, None)).unwrap();
+        assert_eq!(l.argv, ["droid", "--resume", id]);
+        let s = l.session.unwrap();
+        assert_eq!(
+            (s.id.as_str(), s.transcript.unwrap()),
+            (
+                id,
+                PathBuf::from(format!("/home/u/.factory/sessions/-w-my proj/{id}.jsonl"))
+            )
+        );
+        assert_eq!(Droid.fork_args(id).unwrap(), ["--fork", id]);
+        assert_eq!(Droid.launch(&ctx(&[], &env, None)).unwrap().session, None);
+        assert_eq!(Droid.prompt_args("go on").unwrap(), ["go on"]);
+        assert_eq!(Droid.prompt_args("--help"), None);
+        assert_eq!(
+            (Droid.answer_keys(true), Droid.answer_keys(false)),
+            (b"\r".to_vec(), vec![0x1b])
+        );
+        assert_eq!(encode_cwd(Path::new("/tmp/clis//ws2/")), "-tmp-clis-ws2");
+
+        let profile = super::super::Profile {
+            config_home: Some("/srv/droid".into()),
+            model: Some("ignored".into()),
+            ..Default::default()
+        };
+        let l = Droid.launch(&ctx(&[], &env, Some(&profile))).unwrap();
+        assert_eq!(l.argv, ["droid"], "its settings choose the model");
+        assert_eq!(l.env, [(HOME_VAR.to_string(), "/srv/droid".to_string())]);
+    }
+
+    #[test]
+    fn a_new_session_is_the_newest_file_of_the_cwd_naming_it() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = sessions_dir(None, Some(home.path()), Path::new("/w")).unwrap();
+        std::fs::create_dir_all(&dir).unwrap();
+        let head = |id: &str, cwd: &str| format!("{{\"type\":\"session_start\",\"id\":\"{id}\",\"cwd\":\"{cwd}\"}}\n");
+        std::fs::write(dir.join("other.jsonl"), head("other", "/elsewhere")).unwrap();
+        std::fs::write(dir.join("5d74.settings.json"), "{}").unwrap();
+        std::fs::write(dir.join("5d74.jsonl"), head("5d74", "/w")).unwrap();
+        let found = Droid
+            .find_session(&SessionQuery {
+                cwd: PathBuf::from("/w"),
+                started: std::time::SystemTime::now() - std::time::Duration::from_secs(2),
+                config_home: None,
+                home: Some(home.path().to_path_buf()),
+            })
+            .unwrap();
+        assert_eq!(found.id, "5d74");
+        assert_eq!(found.transcript.unwrap(), dir.join("5d74.jsonl"));
+    }
+}
