@@ -281,8 +281,8 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
                 format!(
                     "{} {} ago, but no output for {} since",
                     h.why,
-                    spoken(age(h.at)),
-                    spoken(age(silent_since))
+                    crate::api::ago(age(h.at)),
+                    crate::api::ago(age(silent_since))
                 ),
                 Rule::Stalled,
                 Some(rules.decay.saturating_sub(age(h.at))),
@@ -313,15 +313,7 @@ fn overruled_words(h: &HookSeen, lasted: Duration) -> String {
         ActivityStatus::NeedsApproval => "the question was answered outside agents",
         _ => "work began with no hook saying so",
     };
-    format!("output for {} since {}: {then}", spoken(lasted), h.why)
-}
-
-/// A duration as people say it: "4 s", "3 min".
-fn spoken(d: Duration) -> String {
-    match d.as_secs() {
-        s if s < 120 => format!("{s} s"),
-        s => format!("{} min", s / 60),
-    }
+    format!("output for {} since {}: {then}", crate::api::ago(lasted), h.why)
 }
 
 /// A piece of evidence told: its kind, what it says, how long ago.
@@ -358,7 +350,7 @@ pub fn evidence_lines(ev: &Evidence, rules: &Rules, now: Instant) -> Vec<Told> {
     let output = match ev.last_output {
         Some(t) if age(t) < rules.quiet => format!(
             "moving for {} (quiet after {} ms)",
-            spoken(ev.output_since.map_or(Duration::ZERO, age)),
+            crate::api::ago(ev.output_since.map_or(Duration::ZERO, age)),
             rules.quiet.as_millis()
         ),
         Some(_) => "quiet".into(),

@@ -8,6 +8,7 @@ mod keeper;
 mod output;
 mod screens;
 mod server;
+mod typing;
 mod yielding;
 pub use screens::{FRAME as SCREEN_FRAME, SCROLLED_KEPT, SMALL_CHANGE_ROWS, method as screen_method, scrolled_budget};
 

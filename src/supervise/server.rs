@@ -504,7 +504,7 @@ async fn connection(stream: UnixStream, run: Arc<Supervised>) {
                     // May wait for the question to be drawn: off this loop.
                     let (run, out) = (run.clone(), out.clone());
                     tokio::spawn(async move {
-                        let result = answer(&run, &req).await;
+                        let result = super::typing::answer(&run, &req).await;
                         if let Some(id) = req.id {
                             let resp = match result {
                                 Ok(v) => Response::ok(id, v),
@@ -611,108 +611,15 @@ fn handle(
                 return Ok(json!({ "again": true }));
             }
             let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
-            type_prompt(
+            super::typing::type_prompt(
                 run,
                 &prompt.text,
                 prompt.paste && screen.term.bracketed_paste(),
-                enter_delay(prompt.enter_ms),
+                super::typing::enter_delay(prompt.enter_ms),
             );
             Ok(Value::Null)
         }
         other => Err(format!("unknown method {other}")),
-    }
-}
-
-/// The longest Enter is held back after a prompt's text.
-const ENTER_DELAY_MAX: Duration = Duration::from_millis(2000);
-
-/// `enter_ms` of a prompt or answer (`Adapter::enter_delay_ms`), bounded.
-fn enter_delay(enter_ms: u64) -> Duration {
-    Duration::from_millis(enter_ms).min(ENTER_DELAY_MAX)
-}
-
-/// Types a prompt and its Enter: at once, or, for a harness that takes a
-/// quick Enter as a newline, once the text has been echoed and the screen
-/// has then been quiet for `enter` — a gap measured from when the harness
-/// took the text, so a harness slowed down by a busy machine still sees it.
-/// The Enter never waits more than `ENTER_DELAY_MAX` in all.
-fn type_prompt(run: &Arc<Supervised>, text: &str, bracketed: bool, enter: Duration) {
-    let mut bytes = prompt_bytes(text, bracketed);
-    if enter.is_zero() {
-        run.write_input(bytes);
-        return;
-    }
-    let return_key = bytes.pop().map(|b| vec![b]).unwrap_or_default();
-    let mut parsed = run.parsed.subscribe();
-    run.write_input(bytes);
-    let run = run.clone();
-    tokio::spawn(async move {
-        let deadline = tokio::time::Instant::now() + ENTER_DELAY_MAX;
-        // The echo: the harness has read the text.
-        let _ = tokio::time::timeout_at(deadline, parsed.changed()).await;
-        // Then quiet for `enter`.
-        while tokio::time::Instant::now() < deadline {
-            match tokio::time::timeout(enter, parsed.changed()).await {
-                Ok(Ok(())) => continue,
-                _ => break,
-            }
-        }
-        run.write_input(return_key);
-    });
-}
-
-/// A prompt as typed into a program, Enter included: the text as one
-/// bracketed paste, or as bare keystrokes (see `Adapter::pastes_prompts`).
-fn prompt_bytes(text: &str, bracketed: bool) -> Vec<u8> {
-    let mut bytes = if bracketed {
-        crate::input::encode_paste(text, true)
-    } else {
-        text.as_bytes().to_vec()
-    };
-    bytes.push(b'\r');
-    bytes
-}
-
-/// The longest an answer waits for its question to be drawn: a harness's
-/// hook can announce a permission prompt a moment before the screen shows it.
-const ANSWER_WAIT_MAX: Duration = Duration::from_millis(2000);
-
-/// Types an answer only if the screen shows a question, read under the
-/// emulator's lock at that moment: an answer to a question that is gone must
-/// never be typed into whatever is there now. With `wait_ms`, a question
-/// still being drawn gets that long to appear. A `text` answer is typed as
-/// a prompt is (`paste`: as one bracketed paste if the screen asked for
-/// it); else the `bytes` as they are.
-async fn answer(run: &Arc<Supervised>, req: &Request) -> Result<Value, String> {
-    let wire::Answer {
-        bytes,
-        text,
-        paste,
-        wait_ms,
-        enter_ms,
-    } = wire::params(req)?;
-    let wait = Duration::from_millis(wait_ms).min(ANSWER_WAIT_MAX);
-    let deadline = tokio::time::Instant::now() + wait;
-    let mut parsed = run.parsed.subscribe();
-    loop {
-        let found = {
-            let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
-            // A question to answer; a login problem is not one.
-            let found = screen.waiting_on().filter(|f| !f.is_login_problem());
-            if found.is_some() {
-                match &text {
-                    Some(text) => type_prompt(run, text, paste && screen.term.bracketed_paste(), enter_delay(enter_ms)),
-                    None => run.write_input(bytes.clone()),
-                }
-            }
-            found
-        };
-        if let Some(found) = found {
-            return Ok(json!({ "answered": found.why }));
-        }
-        if tokio::time::timeout_at(deadline, parsed.changed()).await.is_err() {
-            return Err("no question is waiting on the run's screen; the answer was not typed".into());
-        }
     }
 }
 
@@ -799,15 +706,3 @@ const SCREEN_MAX_WAIT: Duration = Duration::from_secs(1);
 /// over 64 ms away to a finer level). A question drawn before the agent
 /// falls quiet is so shown within 150 ms instead of 60.
 pub const SCREEN_QUIET: Duration = Duration::from_millis(150);
-
-#[cfg(test)]
-mod tests {
-    use super::prompt_bytes;
-
-    #[test]
-    fn a_prompt_is_pasted_only_into_a_program_that_asked_for_bracketed_paste() {
-        assert_eq!(prompt_bytes("hi there", true), b"\x1b[200~hi there\x1b[201~\r");
-        assert_eq!(prompt_bytes("a\x1b[201~b", true), b"\x1b[200~ab\x1b[201~\r");
-        assert_eq!(prompt_bytes("hi there", false), b"hi there\r");
-    }
-}
