@@ -9,6 +9,7 @@ mod burst;
 pub mod changes;
 pub mod copy;
 mod delete;
+pub mod echo;
 pub mod form;
 mod input;
 mod kept;
@@ -311,6 +312,9 @@ where
     let mut urgent = true;
     // The focused pane's output changed: OUTPUT_FRAME, not BACKGROUND_FRAME.
     let mut focused_moved = false;
+    // Another shown pane's output changed: an echo frame leaves it undrawn.
+    let mut others_moved = false;
+    let mut drawn = echo::Shown::default();
     let mut last_draw = Instant::now() - OUTPUT_FRAME;
     let mut tick = tokio::time::interval(TICK);
     // When a key last went to the focused pane, and whether output from that
@@ -328,12 +332,20 @@ where
             (false, true) => OUTPUT_FRAME,
             (false, false) => BACKGROUND_FRAME,
         };
-        if dirty && (echoed || last_draw.elapsed() >= cap) {
-            term.draw(|f| view::draw(f, app))?;
+        // An echo with nothing but pane output besides: the focused pane
+        // alone, the rest at the next full frame (`echo`).
+        if dirty && echoed && !urgent && drawn.draw_focused(term, app)? {
+            dirty = others_moved;
+            focused_moved = false;
+            typed_at = None;
+            echoed = false;
+        } else if dirty && (echoed || last_draw.elapsed() >= cap) {
+            drawn.keep(&term.draw(|f| view::draw(f, app))?);
             last_draw = Instant::now();
             dirty = false;
             urgent = false;
             focused_moved = false;
+            others_moved = false;
             if echoed {
                 typed_at = None;
                 echoed = false;
@@ -373,6 +385,7 @@ where
                             dirty |= shown;
                             let in_focus = shown && focused.as_ref() == Some(run);
                             focused_moved |= in_focus;
+                            others_moved |= shown && !in_focus;
                             echoed |= in_focus && typed;
                         }
                         _ => (dirty, urgent) = (true, true),
