@@ -8,7 +8,7 @@ use agents::api::{ActivityStatus, RunState};
 use agents::tui::app::{App, Layout, Mode, Overlay, Update};
 use agents::tui::echo::Shown;
 use agents::tui::view;
-use common::app::run;
+use common::app::{run, screen_of};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::{Backend, TestBackend};
@@ -16,19 +16,6 @@ use ratatui::buffer::Buffer;
 
 const WIDTH: u16 = 120;
 const HEIGHT: u16 = 30;
-
-/// The update a run's emulator sends for a screen that printed `bytes`.
-fn screen_of(run: &str, rows: u16, cols: u16, bytes: &[u8]) -> Update {
-    let mut term = agents::term::Terminal::new(rows, cols);
-    term.feed(bytes);
-    let update = agents::term::ScreenWatch::new()
-        .next(&term, bytes.len() as u64)
-        .expect("a first update");
-    Update::Screen {
-        run: run.into(),
-        update: Box::new(update),
-    }
-}
 
 /// Two runs side by side, the first focused in INSERT, each pane showing
 /// a screen of its pane's size; drawn once in full.
@@ -111,4 +98,22 @@ fn no_echo_frame_outside_insert_under_an_overlay_or_after_a_resize() {
         !shown.draw_focused(&mut term, &app).unwrap(),
         "the terminal changed size"
     );
+}
+
+/// What an echo frame drew and a later screen took back (the line erased)
+/// is written over by the next full frame: ratatui learns of the echo
+/// frame before it diffs.
+#[test]
+fn a_full_frame_after_an_echo_frame_writes_what_changed_since() {
+    let (mut app, mut term, mut shown) = split();
+    let [_, _, w, h] = rect_of(&app, "01A");
+    app.update(screen_of("01A", h, w, b"$ typed"));
+    assert!(shown.draw_focused(&mut term, &app).unwrap());
+    assert!(row_text(term.backend().buffer(), rect_of(&app, "01A")).starts_with("$ typed"));
+    app.update(screen_of("01A", h, w, b"$ "));
+    shown.sync(&mut term);
+    let done = term.draw(|f| view::draw(f, &mut app)).unwrap();
+    shown.keep(&done);
+    let row = row_text(term.backend().buffer(), rect_of(&app, "01A"));
+    assert_eq!(row.trim_end(), "$", "the erased echo is gone from the terminal");
 }

@@ -340,6 +340,7 @@ where
             typed_at = None;
             echoed = false;
         } else if dirty && (echoed || last_draw.elapsed() >= cap) {
+            drawn.sync(term);
             drawn.keep(&term.draw(|f| view::draw(f, app))?);
             last_draw = Instant::now();
             dirty = false;
@@ -360,6 +361,7 @@ where
                 Some(Ok(event)) => {
                     if let Event::Resize(cols, rows) = event {
                         term.resize(Rect::new(0, 0, cols, rows))?;
+                        drawn.forget();
                     }
                     app.handle(event);
                     if app.mode == app::Mode::Insert {

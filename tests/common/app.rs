@@ -213,7 +213,7 @@ fn usage() -> agents::api::RunUsage {
 }
 
 /// The update a run's emulator sends for a screen that printed `bytes`.
-fn screen_of(run: impl Into<String>, rows: u16, cols: u16, bytes: &[u8]) -> Update {
+pub fn screen_of(run: impl Into<String>, rows: u16, cols: u16, bytes: &[u8]) -> Update {
     let mut term = agents::term::Terminal::new(rows, cols);
     term.feed(bytes);
     let update = agents::term::ScreenWatch::new()
