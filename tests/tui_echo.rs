@@ -69,8 +69,10 @@ fn an_echo_frame_draws_the_focused_pane_as_a_full_frame_does_and_nothing_else() 
     let want = full.backend().buffer().clone();
     let focused = rect_of(&app, "01A");
     let [x, y, w, h] = focused;
+    // Every cell with its style, not only its text.
     for row in y..y + h {
-        assert_eq!(row_text(&drawn, [x, row, w, 1]), row_text(&want, [x, row, w, 1]));
+        let cells = |buf: &Buffer| (x..x + w).map(|x| buf[(x, row)].clone()).collect::<Vec<_>>();
+        assert_eq!(cells(&drawn), cells(&want), "row {row}");
     }
     assert!(row_text(&drawn, focused).starts_with("$ typed"));
     assert_eq!(cursor, full.backend_mut().get_cursor_position().unwrap());

@@ -15,7 +15,7 @@ use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 use ratatui::{CompletedFrame, Terminal};
 
-use super::app::{App, Mode};
+use super::app::{App, Mode, PaneScreen};
 use super::pane::PaneView;
 use crate::api::RunState;
 
@@ -59,10 +59,7 @@ impl Shown {
     /// it, copy mode, scrolled back, a run that never started) or the
     /// terminal changed size since the last frame.
     pub fn draw_focused<B: Backend>(&mut self, term: &mut Terminal<B>, app: &App) -> Result<bool, B::Error> {
-        let Some(rect) = focused_pane(app) else {
-            return Ok(false);
-        };
-        let Some(screen) = app.selected_run().and_then(|r| app.screens.get(&r.id)) else {
+        let Some((rect, screen)) = focused_pane(app) else {
             return Ok(false);
         };
         let area = self.buffer.area;
@@ -126,8 +123,8 @@ fn changed_rows(shown: &Buffer, fresh: &Buffer) -> Vec<(Buffer, Buffer)> {
 }
 
 /// The focused pane's inside, where the last full frame drew its run's
-/// screen as it would draw it now.
-fn focused_pane(app: &App) -> Option<Rect> {
+/// screen as it would draw it now, and that screen.
+fn focused_pane(app: &App) -> Option<(Rect, &PaneScreen)> {
     if app.mode != Mode::Insert || app.overlay.is_some() {
         return None;
     }
@@ -136,11 +133,9 @@ fn focused_pane(app: &App) -> Option<Rect> {
     {
         return None;
     }
-    if app.screens.get(&run.id)?.scroll > 0 {
-        return None;
-    }
+    let screen = app.screens.get(&run.id).filter(|s| s.scroll == 0)?;
     app.pane_rects
         .iter()
         .find(|(id, _)| *id == run.id)
-        .map(|(_, [x, y, w, h])| Rect::new(*x, *y, *w, *h))
+        .map(|(_, [x, y, w, h])| (Rect::new(*x, *y, *w, *h), screen))
 }

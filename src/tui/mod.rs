@@ -61,7 +61,8 @@ const UPDATE_BATCH: usize = 64;
 /// After a key goes to the focused pane, that pane's next output (its echo,
 /// most often) is drawn at once instead of at the next frame: waiting out the
 /// frame cap added ~9 ms to every echo (`cargo bench --bench tui_latency`,
-/// docs/design.md §10 asks for under 10 ms at p99). One early frame per key.
+/// docs/design.md §10 asks for under 10 ms at p99). One early frame per key,
+/// of that pane alone where it can be (`echo`).
 const ECHO_WINDOW: Duration = Duration::from_millis(100);
 
 /// Saves the window title on the terminal's stack, and takes it back.
