@@ -7,7 +7,9 @@
 
 mod common;
 
-use common::app::{SIZES, at, populated, run};
+use std::time::{Duration, UNIX_EPOCH};
+
+use common::app::{SIZES, T0, at, populated, run};
 use common::tui::screen;
 
 use agents::api::{ActivityStatus, RunState};
@@ -141,6 +143,8 @@ fn a_run_that_could_not_start_says_why_in_the_status_line_and_its_pane() {
 #[test]
 fn the_tree_widens_for_long_names_within_bounds_and_cuts_the_rest_with_an_ellipsis() {
     let mut app = App::new();
+    // Durations as of T0, the runs' own "now": not today's.
+    app.now = Some(UNIX_EPOCH + Duration::from_secs(T0));
     let long = "refactor-the-parser-module";
     app.update(Update::Runs(vec![run(
         "01L",

@@ -11,6 +11,7 @@ pub mod copy;
 mod delete;
 pub mod echo;
 pub mod form;
+mod frames;
 mod input;
 mod kept;
 pub mod keymap;
@@ -43,27 +44,11 @@ use app::{App, Command, Update};
 
 use crate::paths::Paths;
 
-/// At most ~60 frames a second (docs/design.md §9).
-const FRAME: Duration = Duration::from_millis(16);
-/// Output alone (no key, no other change) in the focused pane is drawn at
-/// most this often: a frame redraws the whole screen, and four panes of
-/// 10 Hz spinners out of step asked for ~40 of them a second (`cargo bench
-/// --bench spinners`).
-const OUTPUT_FRAME: Duration = Duration::from_millis(50);
-/// Output in the other panes, while the focused one is still, at most this
-/// often: 10 frames a second, as fast as an agent's spinner turns.
-const BACKGROUND_FRAME: Duration = Duration::from_millis(100);
 /// Durations on screen advance once a second even when nothing else changes.
 const TICK: Duration = Duration::from_secs(1);
 /// Updates handled per wake before drawing again: a flooding pane must not
 /// starve keys or the screen.
 const UPDATE_BATCH: usize = 64;
-/// After a key goes to the focused pane, that pane's next output (its echo,
-/// most often) is drawn at once instead of at the next frame: waiting out the
-/// frame cap added ~9 ms to every echo (`cargo bench --bench tui_latency`,
-/// docs/design.md §10 asks for under 10 ms at p99). One early frame per key,
-/// of that pane alone where it can be (`echo`).
-const ECHO_WINDOW: Duration = Duration::from_millis(100);
 
 /// Saves the window title on the terminal's stack, and takes it back.
 const TITLE_PUSH: &str = "\x1b[22;0t";
@@ -307,70 +292,33 @@ pub async fn run_app<B: Backend>(
 where
     B::Error: Send + Sync + 'static,
 {
-    let mut dirty = true;
-    // Something besides pane output changed: drawn at the FRAME cap, not
-    // OUTPUT_FRAME.
-    let mut urgent = true;
-    // The focused pane's output changed: OUTPUT_FRAME, not BACKGROUND_FRAME.
-    let mut focused_moved = false;
-    // Another shown pane's output changed: an echo frame leaves it undrawn.
-    let mut others_moved = false;
-    let mut drawn = echo::Shown::default();
-    let mut last_draw = Instant::now() - OUTPUT_FRAME;
+    let mut frames = frames::Frames::default();
     let mut tick = tokio::time::interval(TICK);
-    // When a key last went to the focused pane, and whether output from that
-    // pane has come since.
-    let mut typed_at: Option<Instant> = None;
-    let mut echoed = false;
     loop {
         // Keys reach the daemon before the frame is drawn.
         send_commands(app, &commands, outer);
         if app.quit {
             return Ok(());
         }
-        let cap = match (urgent, focused_moved) {
-            (true, _) => FRAME,
-            (false, true) => OUTPUT_FRAME,
-            (false, false) => BACKGROUND_FRAME,
-        };
-        // An echo with nothing but pane output besides: the focused pane
-        // alone, the rest at the next full frame (`echo`).
-        if dirty && echoed && !urgent && drawn.draw_focused(term, app)? {
-            dirty = others_moved;
-            focused_moved = false;
-            typed_at = None;
-            echoed = false;
-        } else if dirty && (echoed || last_draw.elapsed() >= cap) {
-            drawn.sync(term);
-            drawn.keep(&term.draw(|f| view::draw(f, app))?);
-            last_draw = Instant::now();
-            dirty = false;
-            urgent = false;
-            focused_moved = false;
-            others_moved = false;
-            if echoed {
-                typed_at = None;
-                echoed = false;
-            }
+        if frames.draw(term, app)? {
             // Drawing lays panes out, which may resize their runs.
             send_commands(app, &commands, outer);
         }
-        let next_frame = last_draw + cap;
+        let next_frame = frames.due_at();
         tokio::select! {
             biased;
             event = input.next() => match event {
                 Some(Ok(event)) => {
                     if let Event::Resize(cols, rows) = event {
                         term.resize(Rect::new(0, 0, cols, rows))?;
-                        drawn.forget();
+                        frames.resized();
                     }
                     app.handle(event);
                     if app.mode == app::Mode::Insert {
-                        typed_at = Some(Instant::now());
+                        frames.typed();
                     }
                     if !app.only_typed {
-                        dirty = true;
-                        urgent = true;
+                        frames.changed();
                     }
                 }
                 Some(Err(e)) => return Err(e.into()),
@@ -379,19 +327,15 @@ where
             update = updates.recv() => {
                 let Some(update) = update else { return Ok(()) };
                 let focused = app.selected_run().map(|r| r.id.clone());
-                let typed = typed_at.is_some_and(|at| at.elapsed() < ECHO_WINDOW);
                 let mut apply = |app: &mut App, update: Update| {
                     match &update {
                         // A screen no pane shows changes nothing on screen.
                         Update::Screen { run, .. } => {
-                            let shown = app.screens.contains_key(run);
-                            dirty |= shown;
-                            let in_focus = shown && focused.as_ref() == Some(run);
-                            focused_moved |= in_focus;
-                            others_moved |= shown && !in_focus;
-                            echoed |= in_focus && typed;
+                            if app.screens.contains_key(run) {
+                                frames.screen_moved(run, focused.as_ref() == Some(run));
+                            }
                         }
-                        _ => (dirty, urgent) = (true, true),
+                        _ => frames.changed(),
                     }
                     app.update(update);
                 };
@@ -403,8 +347,8 @@ where
                     }
                 }
             }
-            _ = tokio::time::sleep_until(next_frame.into()), if dirty => {}
-            _ = tick.tick() => (dirty, urgent) = (true, true),
+            _ = tokio::time::sleep_until(next_frame.unwrap_or_else(Instant::now).into()), if next_frame.is_some() => {}
+            _ = tick.tick() => frames.changed(),
         }
     }
 }

@@ -121,6 +121,8 @@ pub fn draw(f: &mut Frame, app: &mut App) {
             "agents needs at least {MIN_WIDTH}×{MIN_HEIGHT}; this window is {}×{}",
             area.width, area.height
         );
+        // No pane is shown, so no pane frame draws one (`echo`).
+        app.pane_rects.clear();
         f.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
         return;
     }

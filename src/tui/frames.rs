@@ -1,0 +1,161 @@
+//! When the TUI draws, and how much of the screen.
+//!
+//! Nothing is drawn until something changed. A change other than pane
+//! output (a key, a run's state, the clock) is a full frame, at most
+//! `FRAME` apart. Pane output alone is a pane frame (`echo`): the panes
+//! whose screens changed, at most `OUTPUT_FRAME` apart while the focused
+//! pane moves and `BACKGROUND_FRAME` while only the others do. The focused
+//! pane's echo of a key is drawn at once, alone.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+
+use super::app::App;
+use super::echo::Shown;
+use super::view;
+
+/// At most ~60 frames a second (docs/design.md §9).
+const FRAME: Duration = Duration::from_millis(16);
+/// Output alone (no key, no other change) in the focused pane is drawn at
+/// most this often: four panes of 10 Hz spinners out of step asked for ~40
+/// frames a second (`cargo bench --bench spinners`).
+const OUTPUT_FRAME: Duration = Duration::from_millis(50);
+/// Output in the other panes, while the focused one is still, at most this
+/// often: 10 frames a second, as fast as an agent's spinner turns.
+const BACKGROUND_FRAME: Duration = Duration::from_millis(100);
+/// After a key goes to the focused pane, that pane's next output (its echo,
+/// most often) is drawn at once instead of at the next frame: waiting out the
+/// frame cap added ~9 ms to every echo (`cargo bench --bench tui_latency`,
+/// docs/design.md §10 asks for under 10 ms at p99). One early frame per key,
+/// of that pane alone where it can be.
+const ECHO_WINDOW: Duration = Duration::from_millis(100);
+
+pub struct Frames {
+    /// Something changed since the last frame.
+    dirty: bool,
+    /// Something besides pane output changed: a full frame, at `FRAME`.
+    urgent: bool,
+    /// Shown runs whose screens changed since they were last drawn.
+    moved: HashSet<String>,
+    /// The focused pane's output changed: `OUTPUT_FRAME`, not
+    /// `BACKGROUND_FRAME`.
+    focused_moved: bool,
+    shown: Shown,
+    last_draw: Instant,
+    /// When a key last went to the focused pane.
+    typed_at: Option<Instant>,
+    /// Output came from the focused pane since that key.
+    echoed: bool,
+}
+
+impl Default for Frames {
+    fn default() -> Self {
+        Frames {
+            dirty: true,
+            urgent: true,
+            moved: HashSet::new(),
+            focused_moved: false,
+            shown: Shown::default(),
+            last_draw: Instant::now() - OUTPUT_FRAME,
+            typed_at: None,
+            echoed: false,
+        }
+    }
+}
+
+impl Frames {
+    /// Something other than pane output changed.
+    pub fn changed(&mut self) {
+        (self.dirty, self.urgent) = (true, true);
+    }
+
+    /// The terminal changed size and was cleared.
+    pub fn resized(&mut self) {
+        self.shown.forget();
+        self.changed();
+    }
+
+    /// A key went to the focused pane.
+    pub fn typed(&mut self) {
+        self.typed_at = Some(Instant::now());
+    }
+
+    /// The screen of a run a pane shows changed; `in_focus`: the focused
+    /// pane's.
+    pub fn screen_moved(&mut self, run: &str, in_focus: bool) {
+        self.dirty = true;
+        if !self.moved.contains(run) {
+            self.moved.insert(run.to_string());
+        }
+        self.focused_moved |= in_focus;
+        self.echoed |= in_focus && self.typed_at.is_some_and(|at| at.elapsed() < ECHO_WINDOW);
+    }
+
+    /// When the next frame is due, if one is.
+    pub fn due_at(&self) -> Option<Instant> {
+        self.dirty.then(|| self.last_draw + self.cap())
+    }
+
+    fn cap(&self) -> Duration {
+        match (self.urgent, self.focused_moved) {
+            (true, _) => FRAME,
+            (false, true) => OUTPUT_FRAME,
+            (false, false) => BACKGROUND_FRAME,
+        }
+    }
+
+    /// Draws what is due, if anything. True after a full frame, which lays
+    /// panes out and so may resize their runs.
+    pub fn draw<B: Backend>(&mut self, term: &mut Terminal<B>, app: &mut App) -> Result<bool, B::Error> {
+        let due = self.last_draw.elapsed() >= self.cap();
+        if !self.dirty || !(due || self.echoed) {
+            return Ok(false);
+        }
+        if !self.urgent && self.draw_panes(term, app, due)? {
+            return Ok(false);
+        }
+        self.shown.sync(term);
+        self.shown.keep(&term.draw(|f| view::draw(f, app))?);
+        self.last_draw = Instant::now();
+        self.dirty = false;
+        self.urgent = false;
+        self.moved.clear();
+        self.drew_focused();
+        Ok(true)
+    }
+
+    /// A pane frame: every pane that moved once the cap is out, else the
+    /// focused pane's echo alone. False where it takes a full frame.
+    fn draw_panes<B: Backend>(&mut self, term: &mut Terminal<B>, app: &App, due: bool) -> Result<bool, B::Error> {
+        if due {
+            if !self.shown.draw_panes(term, app, &self.moved)? {
+                return Ok(false);
+            }
+            self.moved.clear();
+            self.last_draw = Instant::now();
+        } else {
+            let Some(focused) = app.selected_run().map(|r| r.id.clone()) else {
+                return Ok(false);
+            };
+            if !self.shown.draw_panes(term, app, [&focused])? {
+                return Ok(false);
+            }
+            self.moved.remove(&focused);
+        }
+        self.dirty = !self.moved.is_empty();
+        self.drew_focused();
+        Ok(true)
+    }
+
+    /// The focused pane is drawn as it is now.
+    fn drew_focused(&mut self) {
+        self.focused_moved = false;
+        if self.echoed {
+            self.typed_at = None;
+            self.echoed = false;
+        }
+    }
+}
