@@ -9,7 +9,9 @@
 //! What it proves: the id `agents` minted (`--session-id=ID`) is the
 //! session Copilot writes, in `~/.copilot/session-state/<id>/events.jsonl`;
 //! its folder trust question and its command prompt are seen on the screen
-//! as `needs_approval` and `agents answer yes` answers them; `agents
+//! as `needs_approval` and `agents answer yes` answers them; the hooks of
+//! the plugin `agents` passes (`--plugin-dir`) report each turn's prompt,
+//! its permission notice, the tool's end and its `Stop`; `agents
 //! transcript` reads the reply, the `bash` call, its result and the tokens
 //! from that file; `/exit` ends the run `succeeded`; `agents sessions
 //! resume` continues the same session (`--resume=ID`) in the same file;
@@ -25,7 +27,9 @@ use std::time::Duration;
 
 use common::Home;
 use common::chat_mock::{self, text_of};
-use common::real_cli::{self, BinDir, MockApi, Prompts, Reply, Request, has_message, transcript};
+use common::real_cli::{
+    self, BinDir, MockApi, Prompts, Reply, Request, has_message, hooks, last_status_why, transcript,
+};
 use serde_json::{Value, json};
 
 /// The version `.ci/run` installs and the fixture was recorded with.
@@ -153,6 +157,14 @@ fn a_real_copilot_run_writes_its_minted_session_asks_permission_and_resumes() {
     wait(&home, &id, "the reply is in the transcript", || {
         has_message(&transcript(&home, &id), "assistant", "Mock reply to: hello narwhal")
     });
+    // Its plugin's hooks report the turn.
+    wait(&home, &id, "the turn's Stop hook is the evidence", || {
+        last_status_why(&home, &id) == "hook Stop"
+    });
+    let seen = hooks(&home, &id);
+    for event in ["SessionStart", "UserPromptSubmit", "Stop"] {
+        assert!(seen.iter().any(|h| h == event), "{event} in {seen:?}");
+    }
     let first = std::fs::read_to_string(&events).unwrap();
     assert!(first.contains(&format!("\"sessionId\":\"{session}\"")), "{first}");
     let messages = transcript(&home, &id);
@@ -166,10 +178,19 @@ fn a_real_copilot_run_writes_its_minted_session_asks_permission_and_resumes() {
         home.show(&id)["status"] == "needs_approval"
     });
     assert!(home.logs(&id).contains("Do you want to run this command?"));
+    wait(&home, &id, "the permission hook is recorded", || {
+        home.events(&id)
+            .iter()
+            .any(|e| e["kind"] == "HOOK" && e["data"]["event"] == "Notification")
+    });
     home.ok(&["answer", &id, "yes"]);
     wait(&home, &id, "the command ran and the reply came", || {
         cwd.join("perm-marker").exists() && has_message(&transcript(&home, &id), "assistant", "Ran it.")
     });
+    wait(&home, &id, "the turn ended by its hook", || {
+        last_status_why(&home, &id) == "hook Stop"
+    });
+    assert!(hooks(&home, &id).iter().any(|h| h == "PostToolUse"));
     let messages = transcript(&home, &id);
     let call = messages
         .iter()

@@ -9,7 +9,10 @@
 //! What it proves: the session Droid mints is found in
 //! `~/.factory/sessions/<cwd>/<id>.jsonl`; its folder trust question and its
 //! command approval box are seen on the screen as `needs_approval` and
-//! `agents answer yes` (Enter) answers them; `agents transcript` reads the
+//! `agents answer yes` (Enter) answers them; the hooks of the run's
+//! settings (`--settings`) report each turn's prompt, its permission
+//! notice and its `Stop`, and show nothing in Droid's chat; `agents
+//! transcript` reads the
 //! reply, the `Execute` call and its result, and `agents show` the tokens
 //! from the settings file beside it; `/quit` ends the run `succeeded`;
 //! `agents sessions resume` continues the same session (`--resume ID`) in
@@ -26,7 +29,9 @@ use std::time::Duration;
 
 use common::Home;
 use common::chat_mock::{self, text_of};
-use common::real_cli::{self, BinDir, MockApi, Prompts, Reply, Request, has_message, transcript};
+use common::real_cli::{
+    self, BinDir, MockApi, Prompts, Reply, Request, has_message, hooks, last_status_why, transcript,
+};
 use serde_json::{Value, json};
 
 /// The version `.ci/run` installs and the fixture was recorded with.
@@ -133,7 +138,16 @@ fn a_real_droid_run_finds_its_session_asks_permission_resumes_and_forks() {
     wait(&home, &id, "the reply is in the transcript", || {
         has_message(&transcript(&home, &id), "assistant", "Mock reply to: hello narwhal")
     });
-    // Droid minted the session: found as the newest file of the cwd.
+    // Its hooks report the turn, and say nothing in Droid's chat.
+    wait(&home, &id, "the turn's Stop hook is the evidence", || {
+        last_status_why(&home, &id) == "hook Stop"
+    });
+    let seen = hooks(&home, &id);
+    for event in ["SessionStart", "UserPromptSubmit", "Stop"] {
+        assert!(seen.iter().any(|h| h == event), "{event} in {seen:?}");
+    }
+    assert!(!home.logs(&id).contains("Hooks "), "{}", home.logs(&id));
+    // Droid minted the session: named by its hooks, as the file found.
     let run = home.show(&id);
     let session = run["session_id"].as_str().expect("the session is found").to_string();
     let file = PathBuf::from(run["transcript_path"].as_str().unwrap());
@@ -155,9 +169,17 @@ fn a_real_droid_run_finds_its_session_asks_permission_resumes_and_forks() {
         home.show(&id)["status"] == "needs_approval"
     });
     assert!(home.logs(&id).contains("Command to approve"));
+    wait(&home, &id, "the permission hook is recorded", || {
+        home.events(&id)
+            .iter()
+            .any(|e| e["kind"] == "HOOK" && e["data"]["event"] == "Notification")
+    });
     home.ok(&["answer", &id, "yes"]);
     wait(&home, &id, "the command ran and the reply came", || {
         cwd.join("perm-marker").exists() && has_message(&transcript(&home, &id), "assistant", "Ran it.")
+    });
+    wait(&home, &id, "the turn ended by its hook", || {
+        last_status_why(&home, &id) == "hook Stop"
     });
     let messages = transcript(&home, &id);
     let call = messages

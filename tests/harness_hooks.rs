@@ -446,6 +446,29 @@ fn a_codex_turn_completion_passed_as_an_argument_is_reported() {
     assert_eq!(run["name"], "add-changelog-entry");
 }
 
+/// Droid's hooks ask for `--suppress-output`: the hook prints the one line
+/// that keeps it out of Droid's chat, and reports as any other.
+#[test]
+fn a_hook_asked_to_suppress_its_output_says_so_on_stdout_and_still_reports() {
+    let home = Home::new();
+    let work = tempfile::tempdir().unwrap();
+    let printed = work.path().join("printed");
+    let payload = r#"{"hook_event_name": "Stop", "session_id": "5d74fe8e-c559-46da-954f-bb811ddde92e", "cwd": "/w"}"#;
+    let script = format!(
+        "echo '{payload}' | \"$0\" hook --suppress-output Stop > '{}'; echo reported; exec sleep 60",
+        printed.display()
+    );
+    let id = home.start(&["cmd", "--", "sh", "-c", &script, BIN]);
+    home.wait_until("the Stop is recorded", || {
+        status_event(&home, &id)["data"]["why"] == "hook Stop"
+    });
+    assert_eq!(home.show(&id)["session_id"], "5d74fe8e-c559-46da-954f-bb811ddde92e");
+    assert_eq!(
+        std::fs::read_to_string(&printed).unwrap(),
+        "{\"suppressOutput\":true}\n"
+    );
+}
+
 /// Where hooks and the run's output disagree for long, the output wins,
 /// through the real `agents hook` inside a run: a `Stop` naming background
 /// work in flight is working (a subagent's hooks confirm it, the next

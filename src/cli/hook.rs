@@ -4,9 +4,10 @@
 //! the run's `AGENTS_RUN_ID`/`AGENTS_LAUNCH_ID`, and exits 0 — always, and
 //! within [`BUDGET`] even when the daemon is down or stuck: a hook must
 //! never block or fail the harness. It never starts a daemon, and prints
-//! nothing (Claude adds a hook's stdout to the conversation).
+//! nothing (Claude adds a hook's stdout to the conversation) but, when
+//! asked, the one line that hides the hook in Droid's chat.
 
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::time::{Duration, Instant};
 
 use crate::api::method;
@@ -18,12 +19,26 @@ use crate::paths::Paths;
 /// second, and the harness's own hook timeout (5 s) is never reached.
 pub const BUDGET: Duration = Duration::from_millis(1500);
 
+/// The option asking for `{"suppressOutput":true}` on stdout.
+const SUPPRESS_OUTPUT: &str = "--suppress-output";
+
 /// The largest payload read (docs/design.md §5: 1 MiB is the frame cap; a payload
 /// past it carries tool output we would not keep anyway).
 const MAX_PAYLOAD: usize = 1 << 20;
 
 pub fn main(words: &[String]) -> i32 {
     let started = Instant::now();
+    // `--suppress-output`: the harness shows each hook that ran unless
+    // its output asks not to (Droid); said first, so it is said however
+    // the report goes. Nothing else is ever printed.
+    let words = match words.split_first() {
+        Some((first, rest)) if first == SUPPRESS_OUTPUT => {
+            // A closed stdout is no failure of the hook.
+            let _ = writeln!(std::io::stdout(), "{{\"suppressOutput\":true}}");
+            rest
+        }
+        _ => words,
+    };
     // Whatever happens below (a daemon that accepts and never answers, a
     // harness that never closes our stdin), the process ends on time.
     std::thread::spawn(|| {

@@ -494,7 +494,7 @@ pub(super) fn write_run_files(run_dir: &std::path::Path, files: &[(std::path::Pa
         if !path.starts_with(run_dir) {
             return Err(format!("refusing to write {} outside the run folder", path.display()));
         }
-        std::fs::create_dir_all(run_dir)
+        std::fs::create_dir_all(path.parent().unwrap_or(run_dir))
             .and_then(|()| std::fs::write(path, contents))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }

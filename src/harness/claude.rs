@@ -7,9 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
-
-use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, files_since, new_uuid, shell_quote};
+use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, files_since, new_uuid};
+use super::hook_config::{self, HookSet};
 
 pub struct Claude;
 
@@ -27,12 +26,12 @@ pub const HOOK_EVENTS: &[&str] = &[
     "SessionEnd",
 ];
 
-/// Hooks that take a tool matcher; `*` is every tool.
-const TOOL_EVENTS: &[&str] = &["PreToolUse", "PermissionRequest", "PostToolUse"];
-
-/// Claude's own limit for one hook, in seconds. `agents hook` gives up after
-/// about two; this only guards against a hook that cannot even start.
-const HOOK_TIMEOUT_SECS: u64 = 5;
+/// The hooks a run's settings install.
+const HOOKS: HookSet = HookSet {
+    events: HOOK_EVENTS,
+    tool_events: &["PreToolUse", "PermissionRequest", "PostToolUse"],
+    options: "",
+};
 
 /// The settings file's name in the run folder.
 pub const SETTINGS_FILE: &str = "claude-settings.json";
@@ -59,11 +58,7 @@ impl Adapter for Claude {
         let binary = ctx.binary(self.program());
         // Claude takes one `--settings` (the last wins): a user's own is
         // merged into the run's file rather than dropping the hooks.
-        let (own, args) = take_settings(ctx.args);
-        let own = match own {
-            Some(given) => read_settings(&given, ctx.cwd)?,
-            None => Value::Object(Default::default()),
-        };
+        let (own, args) = hook_config::own_settings(ctx.args, ctx.cwd)?;
         let settings = ctx.run_dir.join(SETTINGS_FILE);
         let mut argv = vec![binary, "--settings".into(), settings.to_string_lossy().into_owned()];
 
@@ -91,7 +86,7 @@ impl Adapter for Claude {
         Ok(Launch {
             argv,
             env,
-            files: vec![(settings, hook_settings(own, ctx.agents_bin))],
+            files: vec![(settings, hook_config::settings(own, ctx.agents_bin, &HOOKS))],
             session: session_id.map(|id| KnownSession {
                 transcript: projects.map(|dir| dir.join(format!("{id}.jsonl"))),
                 id,
@@ -213,67 +208,10 @@ pub fn encode_cwd(cwd: &Path) -> String {
     out
 }
 
-/// Splits a user's `--settings FILE-OR-JSON` off their arguments.
-fn take_settings(args: &[String]) -> (Option<String>, Vec<String>) {
-    let mut own = None;
-    let mut rest = Vec::new();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        if arg == "--settings" {
-            own = it.next().cloned();
-        } else if let Some(value) = arg.strip_prefix("--settings=") {
-            own = Some(value.to_string());
-        } else {
-            rest.push(arg.clone());
-        }
-    }
-    (own, rest)
-}
-
-/// A user's settings: inline JSON, or a file (relative to the run's cwd).
-fn read_settings(given: &str, cwd: &Path) -> Result<Value, String> {
-    let text = if given.trim_start().starts_with('{') {
-        given.to_string()
-    } else {
-        std::fs::read_to_string(cwd.join(given))
-            .map_err(|e| format!("bad option: cannot read --settings {given}: {e}"))?
-    };
-    match serde_json::from_str(&text) {
-        Ok(Value::Object(map)) => Ok(Value::Object(map)),
-        _ => Err(format!("bad option: --settings {given} is not a JSON object")),
-    }
-}
-
-/// The per-run settings: `base` (the user's own `--settings`, if any) with
-/// every hook event also running `agents hook EVENT`.
-pub fn hook_settings(mut base: Value, agents_bin: &Path) -> String {
-    let program = shell_quote(&agents_bin.to_string_lossy());
-    if !base["hooks"].is_object() {
-        base["hooks"] = json!({});
-    }
-    for event in HOOK_EVENTS {
-        let command = json!({
-            "type": "command",
-            "command": format!("{program} hook {event}"),
-            "timeout": HOOK_TIMEOUT_SECS,
-        });
-        let mut group = json!({ "hooks": [command] });
-        if TOOL_EVENTS.contains(event) {
-            group["matcher"] = Value::from("*");
-        }
-        let groups = &mut base["hooks"][*event];
-        match groups.as_array_mut() {
-            Some(list) => list.push(group),
-            None => *groups = json!([group]),
-        }
-    }
-    // One command per line, so a person (or a test's shell script) can read it.
-    serde_json::to_string_pretty(&base).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn account_problems_are_told_from_other_failures_by_claudes_words() {

@@ -4,10 +4,16 @@
 //! continues the same file). A new session takes the id given to
 //! `--session-id`, so `agents` mints it and knows the file at once;
 //! `--resume=ID` continues one. Forking is only the `/fork` command inside
-//! a session, so `agents sessions fork` cannot start one. Its hooks are
-//! configured in repository and user files (none per run on its command
-//! line), so status comes from the screen: the folder trust question and
-//! its numbered permission prompts ("Do you want to run this command?").
+//! a session, so `agents sessions fork` cannot start one. Its hooks come
+//! from a plugin in the run's folder (`--plugin-dir`, loaded for that
+//! process only, beside the user's own hooks): each event runs `agents
+//! hook`, with the payloads Claude's hooks send (its PascalCase event
+//! names). `PreToolUse` is left out: Copilot denies the tool call when
+//! that hook fails to run, so a missing `agents` binary would stop every
+//! tool. The screen is read too: the folder trust question, which comes
+//! before any hook, and its numbered permission prompts ("Do you want to
+//! run this command?"). Copilot keeps an empty data folder per plugin
+//! folder (`~/.copilot/plugin-data/_direct/<hash>`), so one per run.
 //!
 //! It works without a GitHub account when its model is a custom provider
 //! (`COPILOT_PROVIDER_BASE_URL`, its BYOK mode); with `COPILOT_OFFLINE`
@@ -43,7 +49,12 @@ impl Adapter for Copilot {
     }
 
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
-        let mut argv = vec![ctx.binary(self.program())];
+        let plugin = ctx.run_dir.join(PLUGIN_DIR);
+        let mut argv = vec![
+            ctx.binary(self.program()),
+            "--plugin-dir".into(),
+            plugin.to_string_lossy().into_owned(),
+        ];
         let id = match given_session(ctx.args) {
             Some(id) => Some(id),
             // A session the CLI picks itself (`--continue`, a name): unknown.
@@ -69,7 +80,7 @@ impl Adapter for Copilot {
         Ok(Launch {
             argv,
             env,
-            files: Vec::new(),
+            files: hook_plugin(&plugin, ctx.agents_bin),
             session,
         })
     }
@@ -88,6 +99,54 @@ impl Adapter for Copilot {
     fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
         Some(vec!["-i".into(), prompt.into()])
     }
+}
+
+/// The plugin's folder in the run folder.
+const PLUGIN_DIR: &str = "copilot-plugin";
+
+/// The events the plugin reports, by their Claude-compatible names (whose
+/// payloads are Claude's: `hook_event_name`, `session_id`, `tool_name`,
+/// `notification_type`). Not `PreToolUse` (fails closed) nor
+/// `PermissionRequest` (fires before Copilot's own rules may allow the
+/// tool, and sends another shape).
+const HOOK_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "Notification",
+    "Stop",
+    "SubagentStop",
+    "SessionEnd",
+];
+
+/// Copilot's limit for one hook, in seconds: `agents hook` gives up after
+/// about two.
+const HOOK_TIMEOUT_SECS: u64 = 5;
+
+/// A plugin of hooks alone: its manifest and `hooks.json`, each event
+/// running `agents hook EVENT` directly (no shell between).
+fn hook_plugin(dir: &Path, agents_bin: &Path) -> Vec<(PathBuf, String)> {
+    let manifest = serde_json::json!({
+        "name": "agents-status",
+        "description": "Reports this session's status to agents",
+        "version": env!("CARGO_PKG_VERSION"),
+        "hooks": "hooks.json",
+    });
+    let program = agents_bin.to_string_lossy();
+    let hooks: serde_json::Map<String, serde_json::Value> = HOOK_EVENTS
+        .iter()
+        .map(|event| {
+            let hook = serde_json::json!({ "type": "command", "exec": program, "args": ["hook", event],
+                "timeoutSec": HOOK_TIMEOUT_SECS });
+            (event.to_string(), serde_json::json!([hook]))
+        })
+        .collect();
+    let hooks = serde_json::json!({ "version": 1, "hooks": hooks });
+    let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
+    vec![
+        (dir.join("plugin.json"), pretty(&manifest)),
+        (dir.join("hooks.json"), pretty(&hooks)),
+    ]
 }
 
 /// The session the user's arguments name by its id: `--session-id ID`,
@@ -150,12 +209,46 @@ mod tests {
     }
 
     #[test]
+    fn every_run_loads_a_plugin_of_hooks_from_its_folder() {
+        let l = launch(&[], None);
+        assert_eq!(l.argv[1..3], ["--plugin-dir", "/r/copilot-plugin"]);
+        let file = |name: &str| -> serde_json::Value {
+            let (_, text) = l
+                .files
+                .iter()
+                .find(|(p, _)| p == Path::new("/r/copilot-plugin").join(name).as_path())
+                .unwrap();
+            serde_json::from_str(text).unwrap()
+        };
+        assert_eq!(file("plugin.json")["hooks"], "hooks.json");
+        let hooks = file("hooks.json");
+        assert_eq!(hooks["version"], 1);
+        for event in HOOK_EVENTS {
+            let hook = &hooks["hooks"][event][0];
+            assert_eq!(
+                (&hook["exec"], &hook["args"]),
+                (&"/a".into(), &serde_json::json!(["hook", event]))
+            );
+        }
+        assert!(
+            hooks["hooks"].get("PreToolUse").is_none(),
+            "a failing PreToolUse denies the tool"
+        );
+    }
+
+    #[test]
     fn a_new_session_gets_a_minted_id_and_its_events_file_is_known() {
         let l = launch(&["--allow-all-paths"], None);
         let s = l.session.unwrap();
         assert_eq!(
             l.argv,
-            ["copilot", &format!("--session-id={}", s.id), "--allow-all-paths"]
+            [
+                "copilot",
+                "--plugin-dir",
+                "/r/copilot-plugin",
+                &format!("--session-id={}", s.id),
+                "--allow-all-paths"
+            ]
         );
         assert!(is_session_id(&s.id), "{}", s.id);
         assert_eq!(
@@ -171,18 +264,15 @@ mod tests {
         let args = Copilot.resume_args(id).unwrap();
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let l = launch(&args, None);
-        assert_eq!(l.argv, ["copilot", &format!("--resume={id}")]);
+        assert_eq!(l.argv[3..], [format!("--resume={id}")]);
         assert_eq!(l.session.unwrap().id, id);
         // The spaced forms name it too; a bare --resume is a picker's.
         assert_eq!(launch(&["--resume", id], None).session.unwrap().id, id);
-        assert_eq!(
-            launch(&["--session-id", id], None).argv,
-            ["copilot", "--session-id", id]
-        );
+        assert_eq!(launch(&["--session-id", id], None).argv[3..], ["--session-id", id]);
         let by_name = launch(&["--resume", "my feature"], None);
         assert_eq!(
             (by_name.argv.len(), by_name.session),
-            (3, None),
+            (5, None),
             "nothing minted beside it"
         );
         assert_eq!(launch(&["--continue"], None).session, None);
@@ -195,7 +285,7 @@ mod tests {
             ..Default::default()
         };
         let l = launch(&[], Some(&profile));
-        assert_eq!(l.argv[2..], ["--model", "gpt-5.4"]);
+        assert_eq!(l.argv[4..], ["--model", "gpt-5.4"]);
         assert_eq!(l.env, [(HOME_VAR.to_string(), "/srv/copilot".to_string())]);
         assert!(
             l.session

@@ -8,10 +8,13 @@
 //! a new session is found once its file appears: the newest of the cwd's
 //! folder created since the run began whose `session_start` names the cwd.
 //! `--resume ID` continues a session in its own file, `--fork ID` copies it
-//! into a new one. Its hooks live in settings files (none per run on its
-//! command line), so status comes from the screen: its folder trust
-//! question and its approval box (`Yes, allow` … `No, cancel`), both
-//! answered with Enter on the first choice.
+//! into a new one. Its hooks take Claude's shape: a per-run settings file
+//! passed with `--settings` (which Droid merges over the user's own for
+//! that process) runs `agents hook` on each event, and says nothing in
+//! Droid's chat (`--suppress-output`). Their payloads name the session and
+//! its file as soon as it starts. The screen is read too: its folder trust
+//! question, which comes before any hook, and its approval box (`Yes,
+//! allow` … `No, cancel`), both answered with Enter on the first choice.
 //!
 //! Its TUI asks for a Factory login first unless it runs airgapped
 //! (`FACTORY_AIRGAP_ENABLED`), where only the custom models of its
@@ -25,11 +28,33 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, created_since, files_since};
+use super::hook_config::{self, HookSet};
 
 pub struct Droid;
 
 /// The variable naming the folder Droid takes for HOME.
 const HOME_VAR: &str = "FACTORY_HOME_OVERRIDE";
+
+/// The run's settings file, in the run folder.
+pub const SETTINGS_FILE: &str = "droid-settings.json";
+
+/// Droid's hook events (the ones its settings accept), each reported.
+/// Without `--suppress-output` each would add a "Hooks Stop … Exit code 0"
+/// line to Droid's chat.
+const HOOKS: HookSet = HookSet {
+    events: &[
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "Notification",
+        "Stop",
+        "SubagentStop",
+        "SessionEnd",
+    ],
+    tool_events: &["PreToolUse", "PostToolUse"],
+    options: "--suppress-output",
+};
 
 impl Adapter for Droid {
     fn family(&self) -> &'static str {
@@ -50,8 +75,13 @@ impl Adapter for Droid {
 
     /// No `--model` on its interactive command line: its settings choose.
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
+        // One `--settings` per process: a user's own is merged into the
+        // run's file rather than dropping the hooks.
+        let (own, args) = hook_config::own_settings(ctx.args, ctx.cwd)?;
+        let settings = ctx.run_dir.join(SETTINGS_FILE);
         let mut argv = vec![ctx.binary(self.program())];
-        argv.extend(ctx.args.iter().cloned());
+        argv.extend(["--settings".into(), settings.to_string_lossy().into_owned()]);
+        argv.extend(args);
         let config_home = ctx.config_home(HOME_VAR);
         let env = config_home
             .iter()
@@ -65,7 +95,7 @@ impl Adapter for Droid {
         Ok(Launch {
             argv,
             env,
-            files: Vec::new(),
+            files: vec![(settings, hook_config::settings(own, ctx.agents_bin, &HOOKS))],
             session,
         })
     }
@@ -174,12 +204,50 @@ mod tests {
     }
 
     #[test]
+    fn every_run_reports_its_hooks_quietly_and_a_user_s_own_settings_are_kept() {
+        let args: Vec<String> = [
+            "--settings",
+            r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"mine"}]}]},"x":1}"#,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let l = Droid.launch(&ctx(&args, &[], None)).unwrap();
+        assert_eq!(l.argv, ["droid", "--settings", "/r/droid-settings.json"]);
+        let (path, text) = &l.files[0];
+        assert_eq!(path, Path::new("/r/droid-settings.json"));
+        let settings: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(settings["x"], 1);
+        let stop = settings["hooks"]["Stop"].as_array().unwrap();
+        assert_eq!(stop[0]["hooks"][0]["command"], "mine", "the user's own hook runs first");
+        assert_eq!(stop[1]["hooks"][0]["command"], "/a hook --suppress-output Stop");
+        for event in HOOKS.events {
+            let ours = settings["hooks"][event].as_array().unwrap().last().unwrap().clone();
+            assert_eq!(
+                ours["hooks"][0]["command"],
+                format!("/a hook --suppress-output {event}")
+            );
+            assert_eq!(ours.get("matcher").is_some(), event.ends_with("ToolUse"), "{event}");
+        }
+        let bad = vec!["--settings".to_string(), "{oops".to_string()];
+        assert!(
+            Droid
+                .launch(&ctx(&bad, &[], None))
+                .unwrap_err()
+                .contains("not a JSON object")
+        );
+    }
+
+    #[test]
     fn resume_and_fork_take_droid_s_options_and_a_resume_s_file_is_known() {
         let id = "5d74fe8e-c559-46da-954f-bb811ddde92e";
         let env = vec![("HOME".to_string(), "/home/u".to_string())];
         let args = Droid.resume_args(id).unwrap();
         let l = Droid.launch(&ctx(&args, &env, None)).unwrap();
-        assert_eq!(l.argv, ["droid", "--resume", id]);
+        assert_eq!(
+            l.argv,
+            ["droid", "--settings", "/r/droid-settings.json", "--resume", id]
+        );
         let s = l.session.unwrap();
         assert_eq!(
             (s.id.as_str(), s.transcript.unwrap()),
@@ -204,7 +272,11 @@ mod tests {
             ..Default::default()
         };
         let l = Droid.launch(&ctx(&[], &env, Some(&profile))).unwrap();
-        assert_eq!(l.argv, ["droid"], "its settings choose the model");
+        assert_eq!(
+            l.argv,
+            ["droid", "--settings", "/r/droid-settings.json"],
+            "its settings choose the model"
+        );
         assert_eq!(l.env, [(HOME_VAR.to_string(), "/srv/droid".to_string())]);
     }
 

@@ -16,6 +16,7 @@ pub mod crush;
 pub mod demo;
 pub mod droid;
 pub mod gemini;
+mod hook_config;
 pub mod hooks;
 pub mod login;
 pub mod naming;
