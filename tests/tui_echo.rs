@@ -5,7 +5,7 @@
 mod common;
 
 use agents::api::{ActivityStatus, RunState};
-use agents::tui::app::{App, Layout, Mode, Overlay, Update};
+use agents::tui::app::{App, Layout, Mode, Overlay, Panel, Update};
 use agents::tui::copy::CopyMode;
 use agents::tui::echo::Shown;
 use agents::tui::view;
@@ -238,6 +238,24 @@ fn a_pane_frame_draws_nothing_where_the_last_frame_showed_no_panes() {
     assert!(shown.draw_panes(&mut small, &app, &["01A".to_string()]).unwrap());
     assert_eq!(small.backend().buffer(), &before);
     assert_eq!(cursor_of(&mut small), None);
+}
+
+/// Where the side panel takes the panes' column (a terminal under 140
+/// columns), the panes' runs still move, and no pane frame draws them over
+/// the panel, nor puts their cursor there.
+#[test]
+fn no_pane_is_drawn_over_the_side_panel_in_the_panes_column() {
+    let (mut app, mut term, mut shown) = split();
+    let [_, _, w, h] = rect_of(&app, "01B");
+    app.panel = Panel::Side;
+    shown.keep(&term.draw(|f| view::draw(f, &mut app)).unwrap());
+    let before = term.backend().buffer().clone();
+    assert!(app.pane_rects.is_empty(), "{:?}", app.pane_rects);
+    app.update(screen_of("01B", h, w, b"over the panel"));
+    assert!(pane_frame(&mut shown, &mut term, &app, &["01A", "01B"]));
+    assert_eq!(term.backend().buffer(), &before);
+    assert_eq!(cursor_of(&mut term), None, "as a full frame leaves it");
+    assert_eq!(full_frame(&mut app).1, None);
 }
 
 /// What a pane frame drew and a later screen took back (the line erased)

@@ -10,16 +10,37 @@ use crate::client::Client;
 use crate::paths::Paths;
 
 pub async fn doctor(paths: &Paths) -> Result<i32> {
-    let mut problems = 0;
-    let ok = |what: String| say!("ok       {what}");
-    let mut bad = |what: String, fix: &str| {
-        say!("problem  {what}\n         fix: {fix}");
-        problems += 1;
-    };
+    let mut report = Report::default();
+    state_dir(&mut report, paths);
+    daemon(&mut report, paths).await;
+    database(&mut report, paths);
+    config(&mut report, paths);
+    binaries(&mut report);
+    Ok(if report.problems == 0 { 0 } else { 1 })
+}
 
+/// What doctor found: each line said as it is found, the problems counted.
+#[derive(Default)]
+struct Report {
+    problems: usize,
+}
+
+impl Report {
+    fn ok(&self, what: String) {
+        say!("ok       {what}");
+    }
+
+    fn bad(&mut self, what: String, fix: &str) {
+        say!("problem  {what}\n         fix: {fix}");
+        self.problems += 1;
+    }
+}
+
+/// The state directory and the sockets' directory.
+fn state_dir(report: &mut Report, paths: &Paths) {
     match std::fs::metadata(&paths.home) {
-        Ok(m) if m.mode() & 0o077 == 0 => ok(format!("state directory {} (0700)", paths.home.display())),
-        Ok(m) => bad(
+        Ok(m) if m.mode() & 0o077 == 0 => report.ok(format!("state directory {} (0700)", paths.home.display())),
+        Ok(m) => report.bad(
             format!(
                 "state directory {} is mode {:o}",
                 paths.home.display(),
@@ -27,7 +48,7 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
             ),
             &format!("chmod 700 {}", paths.home.display()),
         ),
-        Err(_) => ok(format!(
+        Err(_) => report.ok(format!(
             "state directory {} (created on first use)",
             paths.home.display()
         )),
@@ -35,7 +56,7 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
     if paths.home.is_dir()
         && let Err(e) = writable(&paths.home)
     {
-        bad(
+        report.bad(
             format!("state directory {} cannot be written: {e}", paths.home.display()),
             "make it writable (remount read-write, free space), or set AGENTS_HOME to a directory that is",
         );
@@ -44,7 +65,7 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         && let Ok(m) = std::fs::metadata(dir)
         && m.uid() != nix::unistd::geteuid().as_raw()
     {
-        bad(
+        report.bad(
             format!(
                 "socket directory {} belongs to another user (uid {}): a daemon there is not yours",
                 dir.display(),
@@ -54,17 +75,20 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         );
     }
     match paths.socket_dir() {
-        Some(dir) => ok(format!(
+        Some(dir) => report.ok(format!(
             "AGENTS_HOME is too deep for Unix socket paths; sockets live in {}",
             dir.display()
         )),
-        None => ok(format!("daemon socket {}", paths.daemon_socket().display())),
+        None => report.ok(format!("daemon socket {}", paths.daemon_socket().display())),
     }
+}
 
+/// The daemon, if one runs: its build and its supervisors'.
+async fn daemon(report: &mut Report, paths: &Paths) {
     match Client::connect_existing(paths, false).await {
         Ok(client) => match client.call::<_, DaemonStatus>(method::DAEMON_STATUS, json!({})).await {
             Ok(s) => {
-                ok(format!(
+                report.ok(format!(
                     "daemon running (pid {}, version {}, {}), {} live run(s)",
                     s.pid, s.version, s.exe, s.live_runs
                 ));
@@ -80,23 +104,26 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
                 }
                 retention(&client).await;
             }
-            Err(e) => bad(
+            Err(e) => report.bad(
                 format!("daemon answered with an error: {e}"),
                 "agents daemon stop; agents daemon start",
             ),
         },
         Err(e) if e.code == crate::api::ErrorCode::VersionMismatch => {
-            bad(e.message.clone(), "agents daemon stop, then run any agents command")
+            report.bad(e.message.clone(), "agents daemon stop, then run any agents command")
         }
-        Err(e) if e.code == crate::api::ErrorCode::DaemonNotAnswering => bad(
+        Err(e) if e.code == crate::api::ErrorCode::DaemonNotAnswering => report.bad(
             e.message.clone(),
             "kill -CONT the pid if it was stopped; else kill it and run any agents command (runs go on)",
         ),
-        Err(_) => ok("daemon not running (any agents command starts it)".to_string()),
+        Err(_) => report.ok("daemon not running (any agents command starts it)".to_string()),
     }
+}
 
+/// The database: there, of a schema this build knows, whole.
+fn database(report: &mut Report, paths: &Paths) {
     if let Some(runs) = paths.lost_database() {
-        bad(
+        report.bad(
             format!(
                 "{} is empty but {runs} run folder(s) exist: their records were lost",
                 paths.db().display()
@@ -111,43 +138,46 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
             Ok((v, check))
         }) {
             Ok((v, check)) if v <= crate::store::LATEST_VERSION && check == "ok" => {
-                ok(format!("database {} (schema {v}, integrity ok)", paths.db().display()))
+                report.ok(format!("database {} (schema {v}, integrity ok)", paths.db().display()))
             }
-            Ok((v, _)) if v > crate::store::LATEST_VERSION => bad(
+            Ok((v, _)) if v > crate::store::LATEST_VERSION => report.bad(
                 format!(
                     "database schema {v} is newer than this agents ({})",
                     crate::store::LATEST_VERSION
                 ),
                 "install the newer agents that wrote it",
             ),
-            Ok((_, check)) => bad(
+            Ok((_, check)) => report.bad(
                 format!("database integrity: {check}"),
                 "restore agents.db from a backup",
             ),
-            Err(e) if is_not_a_database(&e) => bad(
+            Err(e) if is_not_a_database(&e) => report.bad(
                 format!("database {}: {e}", paths.db().display()),
                 "move agents.db aside and restore a backup; without one, agents starts a new database (run output stays in runs/)",
             ),
-            Err(e) => bad(format!("database: {e}"), "check the file's permissions"),
+            Err(e) => report.bad(format!("database: {e}"), "check the file's permissions"),
         }
     } else {
-        ok("database not created yet".to_string());
+        report.ok("database not created yet".to_string());
     }
+}
 
+/// The config file, its keys, and the user's own screen rules.
+fn config(report: &mut Report, paths: &Paths) {
     // As the daemon reads it: with the last valid revision it kept.
     let config = crate::config::ConfigWatch::keeping(Paths::config_file(), Some(paths.kept_config()));
     match (&config.problem, config.path()) {
-        (Some(problem), _) => bad(
+        (Some(problem), _) => report.bad(
             problem.clone(),
             "fix the file; the last valid config stays in use meanwhile",
         ),
-        (None, Some(p)) if p.exists() => ok(format!("config {}", p.display())),
-        (None, _) => ok("no config file (built-in defaults)".to_string()),
+        (None, Some(p)) if p.exists() => report.ok(format!("config {}", p.display())),
+        (None, _) => report.ok("no config file (built-in defaults)".to_string()),
     }
     if let Ok(keymap) = crate::tui::keymap::Keymap::from_config(&config.current.keys)
         && !keymap.shadowed.is_empty()
     {
-        bad(
+        report.bad(
             format!("config [keys]: a key with two actions: {}", keymap.shadowed.join("; ")),
             "give each key one action in [keys] (an action's keys replace its defaults)",
         );
@@ -155,15 +185,19 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
 
     let (rules, faults) = user_screen_rules();
     if let Some(rules) = rules {
-        ok(rules);
+        report.ok(rules);
     }
     for fault in faults {
-        bad(
+        report.bad(
             format!("screen rules {fault}"),
             "fix the file (its format: src/harness/screens/README.md); runs read the others meanwhile",
         );
     }
+}
 
+/// The shell, git, and each agent CLI: where, which version, and the
+/// credentials a run of it would see.
+fn binaries(report: &mut Report) {
     let path = std::env::var("PATH").ok();
     let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
     for (what, bin, fix) in [
@@ -185,21 +219,16 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
         match crate::harness::find_binary(bin, path.as_deref()) {
             Some(p) if agent => {
                 let version = crate::harness::version::version_of(&p).unwrap_or_else(|| "version unknown".into());
-                ok(format!("{what} {version}: {}", p.display()));
+                report.ok(format!("{what} {version}: {}", p.display()));
                 say!("info     {what}: {}", credentials(what));
             }
-            Some(p) => ok(format!("{what}: {}", p.display())),
+            Some(p) => report.ok(format!("{what}: {}", p.display())),
             None if agent => say!("info     {what}: not installed ({fix})"),
-            None => bad(format!("{what}: {bin} not found"), fix),
+            None => report.bad(format!("{what}: {bin} not found"), fix),
         }
     }
-    Ok(if problems == 0 { 0 } else { 1 })
 }
 
-/// What a run of `family` started from this shell would log in with: the
-/// credential variables of the harness's set here (names only, values
-/// never shown), else its own login file, else a plain word that its runs
-/// will not be logged in. Its other variables are counted.
 /// The user's own screen rules: a line naming the files that read (none
 /// without any), and one per file that does not.
 fn user_screen_rules() -> (Option<String>, Vec<String>) {
@@ -212,6 +241,10 @@ fn user_screen_rules() -> (Option<String>, Vec<String>) {
     (line, faults)
 }
 
+/// What a run of `family` started from this shell would log in with: the
+/// credential variables of the harness's set here (names only, values
+/// never shown), else its own login file, else a plain word that its runs
+/// will not be logged in. Its other variables are counted.
 fn credentials(family: &str) -> String {
     let env: Vec<(String, String)> = std::env::vars().collect();
     let cwd = std::env::current_dir().unwrap_or_default();

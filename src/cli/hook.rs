@@ -1,5 +1,6 @@
-//! `agents hook EVENT [PAYLOAD]`: what a harness hook runs (Claude's
-//! per-run settings, Codex's `notify`). It reads the hook's JSON (stdin, or
+//! `agents hook [--suppress-output] EVENT [PAYLOAD]`: what a harness hook
+//! runs (the per-run settings of Claude Code and Droid, Copilot's per-run
+//! plugin, Codex's `notify`). It reads the hook's JSON (stdin, or
 //! the argument Codex passes), reports a small summary to the daemon with
 //! the run's `AGENTS_RUN_ID`/`AGENTS_LAUNCH_ID`, and exits 0 — always, and
 //! within [`BUDGET`] even when the daemon is down or stuck: a hook must

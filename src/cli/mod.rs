@@ -236,7 +236,9 @@ pub enum Command {
     #[command(hide = true)]
     Supervise,
     /// What harness hooks run: report EVENT (JSON on stdin, or PAYLOAD) to
-    /// the daemon. Always exits 0, within about a second and a half.
+    /// the daemon; `--suppress-output` first prints Droid's line that keeps
+    /// the hook out of its chat. Always exits 0, within about a second and
+    /// a half.
     #[command(hide = true)]
     Hook {
         /// EVENT [PAYLOAD]

@@ -119,10 +119,6 @@ const HOOK_EVENTS: &[&str] = &[
     "SessionEnd",
 ];
 
-/// Copilot's limit for one hook, in seconds: `agents hook` gives up after
-/// about two.
-const HOOK_TIMEOUT_SECS: u64 = 5;
-
 /// A plugin of hooks alone: its manifest and `hooks.json`, each event
 /// running `agents hook EVENT` directly (no shell between).
 fn hook_plugin(dir: &Path, agents_bin: &Path) -> Vec<(PathBuf, String)> {
@@ -137,7 +133,7 @@ fn hook_plugin(dir: &Path, agents_bin: &Path) -> Vec<(PathBuf, String)> {
         .iter()
         .map(|event| {
             let hook = serde_json::json!({ "type": "command", "exec": program, "args": ["hook", event],
-                "timeoutSec": HOOK_TIMEOUT_SECS });
+                "timeoutSec": super::hook_config::HOOK_TIMEOUT_SECS });
             (event.to_string(), serde_json::json!([hook]))
         })
         .collect();

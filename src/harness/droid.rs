@@ -35,6 +35,12 @@ pub struct Droid;
 /// The variable naming the folder Droid takes for HOME.
 const HOME_VAR: &str = "FACTORY_HOME_OVERRIDE";
 
+/// Droid's subcommands (`droid --help`); a first word not among them is
+/// a prompt.
+const SUBCOMMANDS: &[&str] = &[
+    "resume", "exec", "daemon", "search", "find", "update", "mcp", "plugin", "computer", "doctor", "help",
+];
+
 /// The run's settings file, in the run folder.
 pub const SETTINGS_FILE: &str = "droid-settings.json";
 
@@ -77,10 +83,25 @@ impl Adapter for Droid {
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
         // One `--settings` per process: a user's own is merged into the
         // run's file rather than dropping the hooks.
-        let (own, args) = hook_config::own_settings(ctx.args, ctx.cwd)?;
+        let (own, mut args) = hook_config::own_settings(ctx.args, ctx.cwd)?;
         let settings = ctx.run_dir.join(SETTINGS_FILE);
         let mut argv = vec![ctx.binary(self.program())];
-        argv.extend(["--settings".into(), settings.to_string_lossy().into_owned()]);
+        // Its `exec` and `resume` take their own `--settings`; its other
+        // subcommands (`mcp`, `update` …) start no session to report on.
+        let subcommand = args
+            .first()
+            .filter(|a| !a.starts_with('-') && SUBCOMMANDS.contains(&a.as_str()));
+        let files = match subcommand.map(String::as_str) {
+            Some("exec" | "resume") => {
+                argv.push(args.remove(0));
+                true
+            }
+            Some(_) => false,
+            None => true,
+        };
+        if files {
+            argv.extend(["--settings".into(), settings.to_string_lossy().into_owned()]);
+        }
         argv.extend(args);
         let config_home = ctx.config_home(HOME_VAR);
         let env = config_home
@@ -95,7 +116,10 @@ impl Adapter for Droid {
         Ok(Launch {
             argv,
             env,
-            files: vec![(settings, hook_config::settings(own, ctx.agents_bin, &HOOKS))],
+            files: match files {
+                true => vec![(settings, hook_config::settings(own, ctx.agents_bin, &HOOKS))],
+                false => Vec::new(),
+            },
             session,
         })
     }
@@ -135,9 +159,13 @@ impl Adapter for Droid {
     }
 }
 
-/// The session `--resume ID` (or `-r ID`) continues, when it is a whole id.
+/// The session `--resume ID` (or `-r ID`, or `resume ID`) continues, when
+/// it is a whole id.
 fn resumed(args: &[String]) -> Option<String> {
-    let i = args.iter().position(|a| a == "--resume" || a == "-r")?;
+    let i = match args.first().map(String::as_str) {
+        Some("resume") => 0,
+        _ => args.iter().position(|a| a == "--resume" || a == "-r")?,
+    };
     args.get(i + 1)
         .filter(|id| id.len() == 36 && id.chars().all(|c| c.is_ascii_hexdigit() || c == '-'))
         .cloned()
@@ -229,6 +257,27 @@ mod tests {
             );
             assert_eq!(ours.get("matcher").is_some(), event.ends_with("ToolUse"), "{event}");
         }
+        // `exec` and `resume` take it after their name; `mcp` none.
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let exec = Droid.launch(&ctx(&words(&["exec", "go"]), &[], None)).unwrap();
+        assert_eq!(
+            exec.argv,
+            ["droid", "exec", "--settings", "/r/droid-settings.json", "go"]
+        );
+        let id = "5d74fe8e-c559-46da-954f-bb811ddde92e";
+        let resume = Droid.launch(&ctx(&words(&["resume", id]), &[], None)).unwrap();
+        assert_eq!(
+            resume.argv,
+            ["droid", "resume", "--settings", "/r/droid-settings.json", id]
+        );
+        assert_eq!(resume.session.unwrap().id, id);
+        let mcp = Droid.launch(&ctx(&words(&["mcp", "list"]), &[], None)).unwrap();
+        assert_eq!((mcp.argv, mcp.files.len()), (words(&["droid", "mcp", "list"]), 0));
+        let prompt = Droid.launch(&ctx(&words(&["fix the tests"]), &[], None)).unwrap();
+        assert_eq!(
+            prompt.argv[1..],
+            words(&["--settings", "/r/droid-settings.json", "fix the tests"])
+        );
         let bad = vec!["--settings".to_string(), "{oops".to_string()];
         assert!(
             Droid

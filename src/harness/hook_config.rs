@@ -11,9 +11,9 @@ use serde_json::{Value, json};
 use super::adapter::shell_quote;
 
 /// The harness's own limit for one hook, in seconds. `agents hook` gives
-/// up after about two; this only guards against a hook that cannot even
-/// start.
-const HOOK_TIMEOUT_SECS: u64 = 5;
+/// up after 1.5 s (`cli::hook::BUDGET`); this only guards against a hook
+/// that cannot even start.
+pub const HOOK_TIMEOUT_SECS: u64 = 5;
 
 /// What a family's settings install.
 pub struct HookSet {
@@ -53,7 +53,7 @@ pub fn settings(mut base: Value, agents_bin: &Path, set: &HookSet) -> String {
 }
 
 /// Splits a user's `--settings FILE-OR-JSON` off their arguments.
-pub fn take_settings(args: &[String]) -> (Option<String>, Vec<String>) {
+fn take_settings(args: &[String]) -> (Option<String>, Vec<String>) {
     let mut own = None;
     let mut rest = Vec::new();
     let mut it = args.iter();

@@ -33,6 +33,7 @@ const BACKGROUND_FRAME: Duration = Duration::from_millis(100);
 /// of that pane alone where it can be.
 const ECHO_WINDOW: Duration = Duration::from_millis(100);
 
+/// The TUI's drawing schedule, and what the terminal shows.
 pub struct Frames {
     /// Something changed since the last frame.
     dirty: bool,
@@ -114,7 +115,7 @@ impl Frames {
         if !self.dirty || !(due || self.echoed) {
             return Ok(false);
         }
-        if !self.urgent && self.draw_panes(term, app, due)? {
+        if !self.urgent && self.pane_frame(term, app, due)? {
             return Ok(false);
         }
         self.shown.sync(term);
@@ -129,7 +130,7 @@ impl Frames {
 
     /// A pane frame: every pane that moved once the cap is out, else the
     /// focused pane's echo alone. False where it takes a full frame.
-    fn draw_panes<B: Backend>(&mut self, term: &mut Terminal<B>, app: &App, due: bool) -> Result<bool, B::Error> {
+    fn pane_frame<B: Backend>(&mut self, term: &mut Terminal<B>, app: &App, due: bool) -> Result<bool, B::Error> {
         if due {
             if !self.shown.draw_panes(term, app, &self.moved)? {
                 return Ok(false);

@@ -331,7 +331,8 @@ where
                     match &update {
                         // A screen no pane shows changes nothing on screen.
                         Update::Screen { run, .. } => {
-                            if app.screens.contains_key(run) {
+                            // Its first screen too: it replaces "connecting…".
+                            if app.subscribed.contains(run) {
                                 frames.screen_moved(run, focused.as_ref() == Some(run));
                             }
                         }

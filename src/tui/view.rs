@@ -116,13 +116,15 @@ pub fn duration(run: &RunRecord, now: SystemTime) -> String {
 
 pub fn draw(f: &mut Frame, app: &mut App) {
     let area = f.area();
+    // Set again by the panes this frame draws: none where the side panel
+    // takes their column or the window is too small, and a pane frame
+    // (`echo`) then draws none.
+    app.pane_rects.clear();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let msg = format!(
             "agents needs at least {MIN_WIDTH}×{MIN_HEIGHT}; this window is {}×{}",
             area.width, area.height
         );
-        // No pane is shown, so no pane frame draws one (`echo`).
-        app.pane_rects.clear();
         f.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
         return;
     }
@@ -458,7 +460,6 @@ fn draw_panes(f: &mut Frame, app: &mut App, area: Rect, theme: &Theme, now: Syst
     let areas = pane_areas(area, runs.len(), app.layout, app.zoom);
     let selected = app.selected_run().map(|r| r.id.clone());
     let mut sizes = Vec::new();
-    app.pane_rects.clear();
     for (id, rect) in runs.iter().zip(areas) {
         let Some(run) = app.run(id).cloned() else { continue };
         let is_selected = selected.as_deref() == Some(id.as_str());
