@@ -5,68 +5,18 @@
 
 mod common;
 
-use std::process::{Output, Stdio};
-
 use agents::api::{AttachParams, AttachResult, ErrorCode, method};
 use agents::client::Client;
 use agents::daemon::LAG_LIMIT;
 use agents::harness::demo::{BYE, FLOOD_END, PROMPT};
-use agents::paths::Paths;
 use agents::protocol::rpc::{Message, Request};
 use agents::protocol::{Frame, exchange_headers, read_frame, write_frame};
 use agents::term::Terminal;
+use common::serving::{assert_daemon_serves, paths, runtime};
 use common::{Home, PATIENCE};
 use serde_json::{Value, json};
 use tokio::io::BufReader;
 use tokio::sync::mpsc;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-}
-
-fn paths(home: &Home) -> Paths {
-    Paths::at(home.path().to_path_buf())
-}
-
-/// Runs `agents ARGS`, failing the test (and killing it) if it has not
-/// answered within `PATIENCE`: a daemon that stopped serving must fail the
-/// test, not hang it.
-fn answer_within_patience(home: &Home, args: &[&str]) -> Output {
-    let child = home
-        .cmd(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn agents");
-    let pid = child.id() as i32;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(PATIENCE) {
-        Ok(out) => out.expect("wait for agents"),
-        Err(_) => {
-            common::kill9(pid);
-            panic!("agents {args:?} did not answer within {PATIENCE:?}");
-        }
-    }
-}
-
-/// `agents ls` answers: the daemon still serves.
-fn assert_daemon_serves(home: &Home) {
-    let out = answer_within_patience(home, &["ls", "--json"]);
-    assert!(
-        out.status.success(),
-        "agents ls failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice::<Value>(&out.stdout).expect("ls --json prints JSON");
-}
 
 fn log_len(home: &Home, run: &str) -> u64 {
     std::fs::metadata(home.log_path(run)).map(|m| m.len()).unwrap_or(0)

@@ -10,7 +10,6 @@ mod common;
 use std::io::{Read as _, Write as _};
 use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::net::{UnixListener as StdUnixListener, UnixStream as StdUnixStream};
-use std::process::{Output, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -19,56 +18,9 @@ use agents::client::Client;
 use agents::paths::Paths;
 use agents::protocol::rpc::Request;
 use agents::protocol::{Frame, MAX_FRAME, PROTOCOL_VERSION};
+use common::serving::{answer_within_patience, assert_daemon_serves, paths, runtime};
 use common::{Home, PATIENCE};
 use serde_json::{Value, json};
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-}
-
-fn paths(home: &Home) -> Paths {
-    Paths::at(home.path().to_path_buf())
-}
-
-/// Runs `agents ARGS`, failing the test (and killing it) if it has not
-/// answered within `PATIENCE`: a daemon that stopped serving must fail the
-/// test, not hang it.
-fn answer_within_patience(home: &Home, args: &[&str]) -> Output {
-    let child = home
-        .cmd(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn agents");
-    let pid = child.id() as i32;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(PATIENCE) {
-        Ok(out) => out.expect("wait for agents"),
-        Err(_) => {
-            common::kill9(pid);
-            panic!("agents {args:?} did not answer within {PATIENCE:?}");
-        }
-    }
-}
-
-/// `agents ls` answers: the daemon still serves.
-fn assert_daemon_serves(home: &Home) {
-    let out = answer_within_patience(home, &["ls", "--json"]);
-    assert!(
-        out.status.success(),
-        "agents ls failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice::<Value>(&out.stdout).expect("ls --json prints JSON");
-}
 
 fn log_tail_contains(home: &Home, run: &str, needle: &str) -> bool {
     let log = std::fs::read(home.log_path(run)).unwrap_or_default();

@@ -10,6 +10,7 @@ pub mod disk;
 pub mod pane;
 pub mod pty;
 pub mod real_cli;
+pub mod serving;
 pub mod tui;
 
 use std::path::{Path, PathBuf};
