@@ -29,7 +29,7 @@ pub struct Shown {
     /// A pane frame was drawn since the last full one: ratatui's own
     /// record of the terminal, which it diffs a full frame against, is
     /// behind it.
-    behind: bool,
+    pub(super) behind: bool,
 }
 
 impl Shown {

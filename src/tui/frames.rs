@@ -160,3 +160,100 @@ impl Frames {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+    use crate::api::{ActivityStatus, RunRecord, RunState};
+    use crate::tui::app::{Overlay, Update};
+
+    fn run(id: &str) -> RunRecord {
+        let mut r: RunRecord = serde_json::from_value(serde_json::json!({
+            "id": id, "name": id, "harness": "demo", "host": "local", "cwd": "/", "command": [],
+            "state": "running", "status": "working", "root_id": id, "detached": false,
+            "created_at": "2026-12-02T00:00:00Z", "rows": 24, "cols": 80, "output_bytes": 0,
+        }))
+        .expect("a run record");
+        (r.state, r.status) = (RunState::Running, ActivityStatus::Working);
+        r
+    }
+
+    /// The screen of `id`'s pane now shows `bytes`; told to `frames` as
+    /// the event loop tells it.
+    fn prints(app: &mut App, frames: &mut Frames, id: &str, bytes: &[u8]) {
+        let [_, _, w, h] = app.pane_rects.iter().find(|(r, _)| r == id).expect("a pane").1;
+        let mut term = crate::term::Terminal::new(h, w);
+        term.feed(bytes);
+        let update = crate::term::ScreenWatch::new().next(&term, bytes.len() as u64).unwrap();
+        let focused = app.selected_run().is_some_and(|r| r.id == id);
+        frames.screen_moved(id, focused);
+        app.update(Update::Screen {
+            run: id.into(),
+            update: Box::new(update),
+        });
+    }
+
+    /// Two runs side by side, the first focused in INSERT, drawn once.
+    fn split() -> (App, Terminal<TestBackend>, Frames) {
+        let mut app = App::new();
+        app.connected = true;
+        app.update(Update::Runs(vec![run("01A"), run("01B")]));
+        app.handle(Event::Key(KeyEvent::new(KeyCode::Char('2'), KeyModifiers::NONE)));
+        let mut term = Terminal::new(TestBackend::new(120, 30)).unwrap();
+        let mut frames = Frames::default();
+        assert!(frames.draw(&mut term, &mut app).unwrap(), "the first frame is full");
+        app.mode = crate::tui::app::Mode::Insert;
+        (app, term, frames)
+    }
+
+    /// The cap is out: the next frame is due now.
+    fn cap_out(frames: &mut Frames) {
+        frames.last_draw = Instant::now() - Duration::from_secs(1);
+    }
+
+    #[test]
+    fn output_alone_waits_for_its_cap_then_is_a_pane_frame_and_a_change_a_full_one() {
+        let (mut app, mut term, mut frames) = split();
+        prints(&mut app, &mut frames, "01B", b"spinning");
+        assert_eq!(frames.due_at(), Some(frames.last_draw + BACKGROUND_FRAME));
+        assert!(!frames.draw(&mut term, &mut app).unwrap());
+        assert!(frames.dirty && !frames.shown.behind, "nothing drawn before the cap");
+        cap_out(&mut frames);
+        assert!(!frames.draw(&mut term, &mut app).unwrap(), "not a full frame");
+        assert!(frames.shown.behind && !frames.dirty && frames.moved.is_empty());
+        assert_eq!(frames.due_at(), None, "nothing more to draw");
+        frames.changed();
+        cap_out(&mut frames);
+        assert!(frames.draw(&mut term, &mut app).unwrap(), "a change is a full frame");
+        assert!(!frames.shown.behind);
+    }
+
+    #[test]
+    fn an_echo_is_drawn_at_once_alone_and_the_other_pane_waits_for_its_cap() {
+        let (mut app, mut term, mut frames) = split();
+        prints(&mut app, &mut frames, "01B", b"flooding");
+        frames.typed();
+        prints(&mut app, &mut frames, "01A", b"$ typed");
+        assert!(frames.echoed);
+        assert!(
+            !frames.draw(&mut term, &mut app).unwrap(),
+            "a pane frame, before any cap"
+        );
+        assert!(frames.shown.behind && !frames.echoed);
+        assert_eq!(frames.moved.iter().collect::<Vec<_>>(), ["01B"]);
+        assert_eq!(frames.due_at(), Some(frames.last_draw + BACKGROUND_FRAME));
+    }
+
+    #[test]
+    fn output_under_an_overlay_is_a_full_frame() {
+        let (mut app, mut term, mut frames) = split();
+        app.overlay = Some(Overlay::Help);
+        prints(&mut app, &mut frames, "01B", b"spinning");
+        cap_out(&mut frames);
+        assert!(frames.draw(&mut term, &mut app).unwrap());
+        assert!(!frames.dirty && frames.moved.is_empty());
+    }
+}
