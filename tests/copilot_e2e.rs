@@ -177,7 +177,11 @@ fn a_real_copilot_run_writes_its_minted_session_asks_permission_and_resumes() {
     wait(&home, &id, "copilot asks to run the command", || {
         home.show(&id)["status"] == "needs_approval"
     });
-    assert!(home.logs(&id).contains("Do you want to run this command?"));
+    // Its permission hook may say so before the question is drawn; an
+    // answer needs it on the screen.
+    wait(&home, &id, "the question is on the screen", || {
+        home.logs(&id).contains("Do you want to run this command?")
+    });
     wait(&home, &id, "the permission hook is recorded", || {
         home.events(&id)
             .iter()

@@ -174,7 +174,11 @@ fn a_real_droid_run_finds_its_session_asks_permission_resumes_and_forks() {
     wait(&home, &id, "droid asks to run the command", || {
         home.show(&id)["status"] == "needs_approval"
     });
-    assert!(home.logs(&id).contains("Command to approve"));
+    // Its permission hook may say so before the question is drawn; an
+    // answer needs it on the screen.
+    wait(&home, &id, "the question is on the screen", || {
+        home.logs(&id).contains("Command to approve")
+    });
     wait(&home, &id, "the permission hook is recorded", || {
         home.events(&id)
             .iter()
