@@ -168,6 +168,7 @@ mod tests {
 
     use super::*;
     use crate::api::{ActivityStatus, RunRecord, RunState};
+    use crate::protocol::screen::{Cell, ScreenUpdate, glyph_of};
     use crate::tui::app::{Overlay, Update};
 
     fn run(id: &str) -> RunRecord {
@@ -185,9 +186,23 @@ mod tests {
     /// the event loop tells it.
     fn prints(app: &mut App, frames: &mut Frames, id: &str, bytes: &[u8]) {
         let [_, _, w, h] = app.pane_rects.iter().find(|(r, _)| r == id).expect("a pane").1;
-        let mut term = crate::term::Terminal::new(h, w);
-        term.feed(bytes);
-        let update = crate::term::ScreenWatch::new().next(&term, bytes.len() as u64).unwrap();
+        let row: Vec<Cell> = String::from_utf8_lossy(bytes)
+            .chars()
+            .map(|c| Cell {
+                glyph: glyph_of(&c.to_string()),
+                ..Cell::default()
+            })
+            .collect();
+        // A whole screen of that one line, as a subscription's first update.
+        let update = ScreenUpdate {
+            seq: 1,
+            offset: bytes.len() as u64,
+            rows: h,
+            cols: w,
+            full: true,
+            lines: vec![(0, row)],
+            ..ScreenUpdate::default()
+        };
         let focused = app.selected_run().is_some_and(|r| r.id == id);
         frames.screen_moved(id, focused);
         app.update(Update::Screen {
