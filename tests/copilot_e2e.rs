@@ -183,9 +183,7 @@ fn a_real_copilot_run_writes_its_minted_session_asks_permission_and_resumes() {
         home.logs(&id).contains("Do you want to run this command?")
     });
     wait(&home, &id, "the permission hook is recorded", || {
-        home.events(&id)
-            .iter()
-            .any(|e| e["kind"] == "HOOK" && e["data"]["event"] == "Notification")
+        hooks(&home, &id).iter().any(|h| h == "Notification")
     });
     home.ok(&["answer", &id, "yes"]);
     wait(&home, &id, "the command ran and the reply came", || {

@@ -180,9 +180,7 @@ fn a_real_droid_run_finds_its_session_asks_permission_resumes_and_forks() {
         home.logs(&id).contains("Command to approve")
     });
     wait(&home, &id, "the permission hook is recorded", || {
-        home.events(&id)
-            .iter()
-            .any(|e| e["kind"] == "HOOK" && e["data"]["event"] == "Notification")
+        hooks(&home, &id).iter().any(|h| h == "Notification")
     });
     home.ok(&["answer", &id, "yes"]);
     wait(&home, &id, "the command ran and the reply came", || {

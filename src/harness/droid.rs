@@ -81,28 +81,27 @@ impl Adapter for Droid {
 
     /// No `--model` on its interactive command line: its settings choose.
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
-        // One `--settings` per process: a user's own is merged into the
-        // run's file rather than dropping the hooks.
-        let (own, mut args) = hook_config::own_settings(ctx.args, ctx.cwd)?;
-        let settings = ctx.run_dir.join(SETTINGS_FILE);
         let mut argv = vec![ctx.binary(self.program())];
         // Its `exec` and `resume` take their own `--settings`; its other
-        // subcommands (`mcp`, `update` …) start no session to report on.
-        let subcommand = args
-            .first()
-            .filter(|a| !a.starts_with('-') && SUBCOMMANDS.contains(&a.as_str()));
-        let files = match subcommand.map(String::as_str) {
-            Some("exec" | "resume") => {
+        // subcommands (`mcp`, `update` …) start no session to report on,
+        // and take the arguments as given.
+        let subcommand = ctx.args.first().filter(|a| SUBCOMMANDS.contains(&a.as_str()));
+        let reports = subcommand.is_none_or(|s| s == "exec" || s == "resume");
+        let mut files = Vec::new();
+        if reports {
+            // One `--settings` per process: a user's own is merged into the
+            // run's file rather than dropping the hooks.
+            let (own, mut args) = hook_config::own_settings(ctx.args, ctx.cwd)?;
+            if subcommand.is_some() {
                 argv.push(args.remove(0));
-                true
             }
-            Some(_) => false,
-            None => true,
-        };
-        if files {
+            let settings = ctx.run_dir.join(SETTINGS_FILE);
             argv.extend(["--settings".into(), settings.to_string_lossy().into_owned()]);
+            argv.extend(args);
+            files.push((settings, hook_config::settings(own, ctx.agents_bin, &HOOKS)));
+        } else {
+            argv.extend(ctx.args.iter().cloned());
         }
-        argv.extend(args);
         let config_home = ctx.config_home(HOME_VAR);
         let env = config_home
             .iter()
@@ -116,10 +115,7 @@ impl Adapter for Droid {
         Ok(Launch {
             argv,
             env,
-            files: match files {
-                true => vec![(settings, hook_config::settings(own, ctx.agents_bin, &HOOKS))],
-                false => Vec::new(),
-            },
+            files,
             session,
         })
     }
@@ -271,8 +267,14 @@ mod tests {
             ["droid", "resume", "--settings", "/r/droid-settings.json", id]
         );
         assert_eq!(resume.session.unwrap().id, id);
-        let mcp = Droid.launch(&ctx(&words(&["mcp", "list"]), &[], None)).unwrap();
-        assert_eq!((mcp.argv, mcp.files.len()), (words(&["droid", "mcp", "list"]), 0));
+        let mcp = Droid
+            .launch(&ctx(&words(&["mcp", "list", "--settings", "s.json"]), &[], None))
+            .unwrap();
+        assert_eq!(
+            (mcp.argv, mcp.files.len()),
+            (words(&["droid", "mcp", "list", "--settings", "s.json"]), 0),
+            "as given"
+        );
         let prompt = Droid.launch(&ctx(&words(&["fix the tests"]), &[], None)).unwrap();
         assert_eq!(
             prompt.argv[1..],

@@ -35,8 +35,6 @@ const ECHO_WINDOW: Duration = Duration::from_millis(100);
 
 /// The TUI's drawing schedule, and what the terminal shows.
 pub struct Frames {
-    /// Something changed since the last frame.
-    dirty: bool,
     /// Something besides pane output changed: a full frame, at `FRAME`.
     urgent: bool,
     /// Shown runs whose screens changed since they were last drawn.
@@ -55,7 +53,6 @@ pub struct Frames {
 impl Default for Frames {
     fn default() -> Self {
         Frames {
-            dirty: true,
             urgent: true,
             moved: HashSet::new(),
             focused_moved: false,
@@ -70,7 +67,7 @@ impl Default for Frames {
 impl Frames {
     /// Something other than pane output changed.
     pub fn changed(&mut self) {
-        (self.dirty, self.urgent) = (true, true);
+        self.urgent = true;
     }
 
     /// The terminal changed size and was cleared.
@@ -87,7 +84,6 @@ impl Frames {
     /// The screen of a run a pane shows changed; `in_focus`: the focused
     /// pane's.
     pub fn screen_moved(&mut self, run: &str, in_focus: bool) {
-        self.dirty = true;
         if !self.moved.contains(run) {
             self.moved.insert(run.to_string());
         }
@@ -95,9 +91,14 @@ impl Frames {
         self.echoed |= in_focus && self.typed_at.is_some_and(|at| at.elapsed() < ECHO_WINDOW);
     }
 
+    /// Something changed since the last frame.
+    fn dirty(&self) -> bool {
+        self.urgent || !self.moved.is_empty()
+    }
+
     /// When the next frame is due, if one is.
     pub fn due_at(&self) -> Option<Instant> {
-        self.dirty.then(|| self.last_draw + self.cap())
+        self.dirty().then(|| self.last_draw + self.cap())
     }
 
     fn cap(&self) -> Duration {
@@ -112,7 +113,7 @@ impl Frames {
     /// panes out and so may resize their runs.
     pub fn draw<B: Backend>(&mut self, term: &mut Terminal<B>, app: &mut App) -> Result<bool, B::Error> {
         let due = self.last_draw.elapsed() >= self.cap();
-        if !self.dirty || !(due || self.echoed) {
+        if !self.dirty() || !(due || self.echoed) {
             return Ok(false);
         }
         if !self.urgent && self.pane_frame(term, app, due)? {
@@ -121,7 +122,6 @@ impl Frames {
         self.shown.sync(term);
         self.shown.keep(&term.draw(|f| view::draw(f, app))?);
         self.last_draw = Instant::now();
-        self.dirty = false;
         self.urgent = false;
         self.moved.clear();
         self.drew_focused();
@@ -146,7 +146,6 @@ impl Frames {
             }
             self.moved.remove(&focused);
         }
-        self.dirty = !self.moved.is_empty();
         self.drew_focused();
         Ok(true)
     }
@@ -235,10 +234,10 @@ mod tests {
         prints(&mut app, &mut frames, "01B", b"spinning");
         assert_eq!(frames.due_at(), Some(frames.last_draw + BACKGROUND_FRAME));
         assert!(!frames.draw(&mut term, &mut app).unwrap());
-        assert!(frames.dirty && !frames.shown.behind, "nothing drawn before the cap");
+        assert!(frames.dirty() && !frames.shown.behind, "nothing drawn before the cap");
         cap_out(&mut frames);
         assert!(!frames.draw(&mut term, &mut app).unwrap(), "not a full frame");
-        assert!(frames.shown.behind && !frames.dirty && frames.moved.is_empty());
+        assert!(frames.shown.behind && !frames.dirty() && frames.moved.is_empty());
         assert_eq!(frames.due_at(), None, "nothing more to draw");
         frames.changed();
         cap_out(&mut frames);
@@ -269,6 +268,6 @@ mod tests {
         prints(&mut app, &mut frames, "01B", b"spinning");
         cap_out(&mut frames);
         assert!(frames.draw(&mut term, &mut app).unwrap());
-        assert!(!frames.dirty && frames.moved.is_empty());
+        assert!(!frames.dirty() && frames.moved.is_empty());
     }
 }
