@@ -214,6 +214,7 @@ fn binaries(report: &mut Report) {
         ("pi", "pi", "install pi to run pi agents"),
         ("copilot", "copilot", "install @github/copilot to run copilot agents"),
         ("droid", "droid", "install @factory/cli to run droid agents"),
+        ("auggie", "auggie", "install @augmentcode/auggie to run auggie agents"),
     ] {
         let agent = crate::harness::adapter_for(what).is_some();
         match crate::harness::find_binary(bin, path.as_deref()) {

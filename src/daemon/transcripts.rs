@@ -617,7 +617,7 @@ async fn steps_within(daemon: &Daemon, src: &db::SourceRow, budget: &mut Budget)
     let path = PathBuf::from(&src.path);
     // Until a step says otherwise, what the file holds past its offset
     // (a whole-document format counts records, not bytes: none).
-    let document = src.format == Format::Gemini && crate::transcript::gemini::is_document(&path);
+    let document = crate::transcript::is_document(src.format, &path);
     let mut read = Read {
         left: match document {
             true => 0,

@@ -293,6 +293,16 @@ pub const DROID: HarnessEnv = HarnessEnv {
     prefixes: &["FACTORY_"],
 };
 
+/// Auggie: its login given whole (`AUGMENT_SESSION_AUTH`, the JSON of its
+/// `session.json`) or as a token and its tenant (`AUGMENT_API_TOKEN`,
+/// `AUGMENT_API_URL`), its other `AUGMENT_*` switches, and the GitHub
+/// token its GitHub tools use (`GITHUB_API_TOKEN`).
+pub const AUGGIE: HarnessEnv = HarnessEnv {
+    names: &["GITHUB_API_TOKEN"],
+    shared: &[],
+    prefixes: &["AUGMENT_"],
+};
+
 /// The variables the providers of pi's `models.json` (in its agent folder)
 /// read their `apiKey` and header values from: a value that is a variable's
 /// name (pi takes a value starting with `!` as a command, anything else
@@ -394,6 +404,7 @@ pub fn login_file(family: &str, config_home: Option<&Path>, home: Option<&Path>)
         "droid" => config_home
             .map(|c| c.join(".factory/auth.json"))
             .or_else(|| under_home(".factory/auth.json")),
+        "auggie" => under_home(".augment/session.json"),
         _ => None,
     }
 }
@@ -551,7 +562,7 @@ mod tests {
     }
 
     #[test]
-    fn copilot_and_droid_take_their_own_prefixes_and_droid_s_login_file_is_under_its_home() {
+    fn copilot_droid_and_auggie_take_their_own_variables_and_their_login_files_are_under_home() {
         let shell = env(&[
             ("COPILOT_PROVIDER_BASE_URL", "http://127.0.0.1:9/v1"),
             ("GH_TOKEN", "t"),
@@ -560,6 +571,12 @@ mod tests {
         ]);
         assert_eq!(COPILOT.present(&shell), ["COPILOT_PROVIDER_BASE_URL", "GH_TOKEN"]);
         assert_eq!(DROID.present(&shell), ["FACTORY_AIRGAP_ENABLED"]);
+        let augment = env(&[("AUGMENT_SESSION_AUTH", "{}"), ("GITHUB_API_TOKEN", "t"), ("GH_TOKEN", "g")]);
+        assert_eq!(AUGGIE.present(&augment), ["AUGMENT_SESSION_AUTH", "GITHUB_API_TOKEN"]);
+        assert_eq!(
+            login_file("auggie", None, Some(Path::new("/home/u"))),
+            Some(PathBuf::from("/home/u/.augment/session.json"))
+        );
         let home = Path::new("/home/u");
         assert_eq!(
             login_file("droid", None, Some(home)),

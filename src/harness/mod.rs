@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, and the engine's own `shell`, `cmd`
+//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, and the engine's own `shell`, `cmd`
 //! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -7,6 +7,7 @@
 
 mod adapter;
 pub mod aider;
+pub mod auggie;
 mod builtin;
 pub mod claude;
 pub mod codex;
@@ -38,7 +39,7 @@ pub use profile::{Profile, is_env_name, validate as validate_profiles};
 /// Harness families this build can launch.
 pub const KNOWN: &[&str] = &[
     "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi", "copilot",
-    "droid",
+    "droid", "auggie",
 ];
 
 /// The adapter of a family.
@@ -58,6 +59,7 @@ pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
         "pi" => &pi::Pi,
         "copilot" => &copilot::Copilot,
         "droid" => &droid::Droid,
+        "auggie" => &auggie::Auggie,
         _ => return None,
     })
 }

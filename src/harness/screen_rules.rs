@@ -14,6 +14,7 @@ use serde::Deserialize;
 /// The built-in files, by family (the file's stem).
 const BUILT_IN: &[(&str, &str)] = &[
     ("aider", include_str!("screens/aider.toml")),
+    ("auggie", include_str!("screens/auggie.toml")),
     ("claude", include_str!("screens/claude.toml")),
     ("codex", include_str!("screens/codex.toml")),
     ("copilot", include_str!("screens/copilot.toml")),

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 
 use super::claude::{self, SubagentLink};
 use super::tail::{self, Tail};
-use super::{Batch, Format, aider, crush, droid, gemini, line_reader, opencode};
+use super::{Batch, Format, aider, auggie, crush, droid, gemini, line_reader, opencode};
 use crate::store::StoreError;
 use crate::store::transcripts::{self as db, Progress, SourceRow};
 
@@ -23,7 +23,7 @@ pub enum IndexError {
     #[error("reading {path}: {source}")]
     Io { path: String, source: std::io::Error },
     #[error(
-        "{0}: not a transcript format this version reads (Claude, Codex, Qwen, pi, Copilot or Droid JSONL, Gemini JSON, aider markdown, an opencode or Crush database's session)"
+        "{0}: not a transcript format this version reads (Claude, Codex, Qwen, pi, Copilot or Droid JSONL, Gemini or Auggie JSON, aider markdown, an opencode or Crush database's session)"
     )]
     UnknownFormat(String),
     #[error("{0} is not registered as a transcript")]
@@ -185,6 +185,8 @@ pub fn step(conn: &mut Connection, path: &Path, max: usize) -> Result<Stepped, I
     }
     let (batch, progress, more) = if src.format == Format::Gemini && gemini::is_document(path) {
         read_gemini(&src, path, &meta).map_err(io)?
+    } else if src.format == Format::Auggie {
+        read_auggie(&src, path, &meta).map_err(io)?
     } else {
         let link = (src.format == Format::Claude)
             .then(|| SubagentLink::beside(path))
@@ -249,6 +251,23 @@ fn read_gemini(src: &SourceRow, path: &Path, meta: &std::fs::Metadata) -> std::i
         seen: Some(signature(meta)),
         state: serde_json::Value::Null,
         reset,
+    };
+    Ok((read.batch, progress, false))
+}
+
+/// An Auggie session, after the exchanges read for good. Each write puts
+/// a new file in its place, so a new file id is no reset here: the
+/// reader tells a history that changed under it by its last exchange.
+fn read_auggie(src: &SourceRow, path: &Path, meta: &std::fs::Metadata) -> std::io::Result<(Batch, Progress, bool)> {
+    let bytes = std::fs::read(path)?;
+    let last = src.state["last_request"].as_str();
+    let read = auggie::parse(&bytes, src.offset as usize, last, false);
+    let progress = Progress {
+        offset: read.records_done as u64,
+        file_id: Some(tail::file_id(meta)),
+        seen: Some(signature(meta)),
+        state: serde_json::json!({ "last_request": read.last_request }),
+        reset: read.reset,
     };
     Ok((read.batch, progress, false))
 }

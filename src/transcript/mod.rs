@@ -9,6 +9,7 @@
 //! database, `watch` the file-change notifications.
 
 pub mod aider;
+pub mod auggie;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
@@ -60,6 +61,9 @@ pub enum Format {
     /// Factory Droid: `~/.factory/sessions/<cwd>/<session>.jsonl`, its
     /// tokens in `<session>.settings.json` beside it.
     Droid,
+    /// Auggie: `~/.augment/sessions/<session>.json`, one document
+    /// rewritten whole after each exchange.
+    Auggie,
 }
 
 impl Format {
@@ -75,6 +79,7 @@ impl Format {
             Format::Pi => "pi",
             Format::Copilot => "copilot",
             Format::Droid => "droid",
+            Format::Auggie => "auggie",
         }
     }
 
@@ -90,6 +95,7 @@ impl Format {
             "pi" => Some(Format::Pi),
             "copilot" => Some(Format::Copilot),
             "droid" => Some(Format::Droid),
+            "auggie" => Some(Format::Auggie),
             _ => None,
         }
     }
@@ -108,6 +114,8 @@ impl Format {
             Some(Format::Copilot)
         } else if is_droid_session(path) {
             Some(Format::Droid)
+        } else if is_auggie_session(path) {
+            Some(Format::Auggie)
         } else if is_qwen_chat(path) {
             Some(Format::Qwen)
         } else if is_pi_session(path) {
@@ -155,6 +163,15 @@ fn is_droid_session(path: &Path) -> bool {
         && folder.is_some_and(|f| f.starts_with('-') && !f.starts_with("--"))
         && sessions.and_then(Path::file_name).is_some_and(|s| s == "sessions")
         && factory.is_some_and(|f| f == ".factory")
+}
+
+/// An Auggie session: `.json` in `.augment/sessions/`.
+fn is_auggie_session(path: &Path) -> bool {
+    let sessions = path.parent();
+    let augment = sessions.and_then(Path::parent).and_then(Path::file_name);
+    path.extension().is_some_and(|e| e == "json")
+        && sessions.and_then(Path::file_name).is_some_and(|s| s == "sessions")
+        && augment.is_some_and(|a| a == ".augment")
 }
 
 /// A pi session: `.jsonl` in `sessions/--<cwd>--/`, or anywhere under `.pi`.
@@ -236,11 +253,12 @@ pub trait LineReader: Send {
 }
 
 /// A fresh reader for a line-oriented format (a Gemini chat in the older
-/// `.json` shape is one document instead: `gemini::parse`; opencode keeps
+/// `.json` shape and an Auggie session are one document instead:
+/// `gemini::parse`, `auggie::parse`; opencode keeps
 /// rows in a database: `opencode::parse`).
 pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option<Box<dyn LineReader>> {
     match format {
-        Format::Opencode | Format::Crush => None,
+        Format::Opencode | Format::Crush | Format::Auggie => None,
         Format::Claude => Some(Box::new(claude::ClaudeReader::new(link))),
         Format::Codex => Some(Box::new(codex::CodexReader::default())),
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
@@ -250,6 +268,12 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
         Format::Copilot => Some(Box::new(copilot::CopilotReader::default())),
         Format::Droid => Some(Box::new(droid::DroidReader)),
     }
+}
+
+/// Whether a transcript is one JSON document read again whole at each
+/// change, its progress counted in records rather than bytes.
+pub fn is_document(format: Format, path: &Path) -> bool {
+    format == Format::Auggie || (format == Format::Gemini && gemini::is_document(path))
 }
 
 /// Whether a transcript is still there: its file, or for opencode its
@@ -313,6 +337,9 @@ pub fn read_file(path: &Path, format: Format) -> std::io::Result<Batch> {
     if format == Format::Gemini && gemini::is_document(path) {
         return Ok(gemini::parse(&bytes, 0, true).batch);
     }
+    if format == Format::Auggie {
+        return Ok(auggie::parse(&bytes, 0, None, true).batch);
+    }
     let link = if format == Format::Claude {
         claude::SubagentLink::beside(path)
     } else {
@@ -371,6 +398,11 @@ mod tests {
             f("/h/.factory/sessions/-h-p/5d74fe8e-c559-46da-954f-bb811ddde92e.jsonl"),
             Some(Format::Droid)
         );
+        assert_eq!(
+            f("/h/.augment/sessions/7940b1a3-83cb-4dfb-8ef2-4cb5387f434a.json"),
+            Some(Format::Auggie)
+        );
+        assert_eq!(f("/h/elsewhere/sessions/7940b1a3.json"), Some(Format::Gemini));
         assert_eq!(f("/src/app/notes.txt"), None);
     }
 

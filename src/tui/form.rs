@@ -92,7 +92,8 @@ impl Composer {
 /// The new-run form offers the demo agent first (it runs anywhere), then
 /// every family the engine knows.
 pub const HARNESSES: &[&str] = &[
-    "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "droid", "shell", "cmd",
+    "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "droid", "auggie",
+    "shell", "cmd",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

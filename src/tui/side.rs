@@ -288,8 +288,8 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
 /// Until the harness adapters read native transcripts, the transcript is the
 /// run's output as text: its scrollback and screen.
 /// Families whose harness keeps its own conversation in a transcript.
-const TRANSCRIPT_FAMILIES: [&str; 11] = [
-    "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi", "copilot", "droid",
+const TRANSCRIPT_FAMILIES: [&str; 12] = [
+    "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi", "copilot", "droid", "auggie",
 ];
 
 fn transcript<'a>(app: &App, run: &RunRecord, theme: &Theme, height: usize) -> Vec<Line<'a>> {
