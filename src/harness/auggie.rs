@@ -17,7 +17,10 @@
 //! run. So its status is the screen's: the tool approval box ("Tool
 //! Approval Required" over "[A]llow [D]eny", answered with `a` or `d`) and
 //! its first-run questions. By default Auggie runs tools without asking;
-//! `--permission TOOL:ask-user` (or its settings) makes it ask.
+//! `--permission TOOL:ask-user` (or its settings) makes it ask. Auggie
+//! 0.36 clears its screen and draws nothing more when its terminal grows
+//! while the indexing question is up (in tmux too), until a key is
+//! pressed; a run resized then reads as idle.
 //!
 //! Its model is Augment's own service, reached with a login
 //! (`auggie login`, or `AUGMENT_SESSION_AUTH` holding the session JSON);

@@ -348,9 +348,10 @@ pub fn claude_names(env: &[(String, String)]) -> Vec<String> {
 }
 
 /// Whether a variable's name says it holds a credential (a key, a token,
-/// a credentials file), as `agents doctor` tells them from switches.
+/// a credentials file, a whole login such as Auggie's
+/// `AUGMENT_SESSION_AUTH`), as `agents doctor` tells them from switches.
 pub fn is_credential(name: &str) -> bool {
-    ["KEY", "TOKEN", "CREDENTIALS", "SECRET"]
+    ["KEY", "TOKEN", "CREDENTIALS", "SECRET", "_AUTH"]
         .iter()
         .any(|w| name.contains(w))
 }
@@ -571,8 +572,14 @@ mod tests {
         ]);
         assert_eq!(COPILOT.present(&shell), ["COPILOT_PROVIDER_BASE_URL", "GH_TOKEN"]);
         assert_eq!(DROID.present(&shell), ["FACTORY_AIRGAP_ENABLED"]);
-        let augment = env(&[("AUGMENT_SESSION_AUTH", "{}"), ("GITHUB_API_TOKEN", "t"), ("GH_TOKEN", "g")]);
+        let augment = env(&[
+            ("AUGMENT_SESSION_AUTH", "{}"),
+            ("GITHUB_API_TOKEN", "t"),
+            ("GH_TOKEN", "g"),
+        ]);
         assert_eq!(AUGGIE.present(&augment), ["AUGMENT_SESSION_AUTH", "GITHUB_API_TOKEN"]);
+        assert!(is_credential("AUGMENT_SESSION_AUTH"));
+        assert!(!is_credential("AUGMENT_DISABLE_AUTO_UPDATE"));
         assert_eq!(
             login_file("auggie", None, Some(Path::new("/home/u"))),
             Some(PathBuf::from("/home/u/.augment/session.json"))

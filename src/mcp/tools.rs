@@ -34,8 +34,8 @@ const MAX_WAIT_SECS: u64 = 600;
 const CANCEL_WAIT: Duration = Duration::from_secs(60);
 /// The families whose launch puts `--model M` before the user's arguments
 /// (`harness::Adapter::launch` by default, and Claude's own).
-const MODEL_FAMILIES: [&str; 9] = [
-    "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot",
+const MODEL_FAMILIES: [&str; 10] = [
+    "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "auggie",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -17,11 +17,13 @@
 //!
 //! So an exchange that calls a tool is followed by one whose request is
 //! that tool's result. The file keeps no token counts (Augment bills
-//! credits) and names no model. Exchanges are only ever added, so what
-//! was read stays read; an exchange not yet `completed` is provisional.
-//! The reader keeps the `request_id` of the last exchange read for good:
-//! when that is no longer where it was (the history was cut or
-//! summarized), the session is read again from its start.
+//! credits) and names no model. Exchanges are added at the end; the last
+//! one, while not yet `completed`, is provisional. The reader keeps the
+//! `request_id` of the last exchange read for good: when that is no longer
+//! where it was (the history was cut or summarized), the session is read
+//! again from its start, and what was read of it before is replaced. An
+//! exchange that stands for a summary of those before it
+//! (`isHistorySummary`) is read as `system`.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -56,6 +58,8 @@ struct Entry {
     completed: bool,
     #[serde(rename = "finishedAt")]
     finished_at: Option<String>,
+    #[serde(rename = "isHistorySummary", default)]
+    summary: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -100,15 +104,19 @@ pub fn parse(doc: &[u8], done: usize, last: Option<&str>, finished: bool) -> Aug
     read.records_done = done;
     read.last_request = if still_there { last.map(str::to_string) } else { None };
     let mut provisional_from = None;
+    let count = entries.len();
     for (i, value) in entries.into_iter().enumerate().skip(done) {
         let Ok(entry) = serde_json::from_value::<Entry>(value) else {
             read.batch.stats.malformed += 1;
             continue;
         };
         let before = read.batch.messages.len();
-        let (completed, request) = (entry.completed, entry.exchange.request_id.clone());
+        // Only the last exchange may still be running: one left uncompleted
+        // before others (cut short) is over.
+        let over = entry.completed || finished || i + 1 < count;
+        let request = entry.exchange.request_id.clone();
         convert(entry, i as u64, &mut read.batch);
-        if provisional_from.is_none() && (completed || finished) {
+        if provisional_from.is_none() && over {
             read.records_done = i + 1;
             read.last_request = request;
         } else {
@@ -124,6 +132,7 @@ pub fn parse(doc: &[u8], done: usize, last: Option<&str>, finished: bool) -> Aug
 fn convert(entry: Entry, offset: u64, out: &mut Batch) {
     let at = entry.finished_at.as_deref().and_then(model::parse_time);
     let ex = entry.exchange;
+    let asker = if entry.summary { Role::System } else { Role::User };
     let mut text = ex.request_message.trim_end().to_string();
     for node in &ex.request_nodes {
         match node["type"].as_u64() {
@@ -145,7 +154,7 @@ fn convert(entry: Entry, offset: u64, out: &mut Batch) {
         }
     }
     if !text.is_empty() {
-        let mut m = Message::new(Role::User, text, offset);
+        let mut m = Message::new(asker, text, offset);
         m.at_ms = at;
         m.uuid = ex.request_id.clone();
         out.messages.push(m);
@@ -188,17 +197,14 @@ mod tests {
         let read = parse(&recording(), 0, None, false);
         let b = &read.batch;
         assert_eq!(b.session_id.as_deref(), Some("7940b1a3-83cb-4dfb-8ef2-4cb5387f434a"));
-        let seen: Vec<(Role, &str)> = b.messages.iter().map(|m| (m.role, m.text.as_str())).collect();
+        let roles: Vec<Role> = b.messages.iter().map(|m| m.role).collect();
+        use Role::{Assistant, Tool, User};
+        assert_eq!(roles, [User, Assistant, Tool, Assistant, User, Assistant]);
+        let texts: Vec<&str> = b.messages.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(texts[..2], ["please run a command", ""]);
         assert_eq!(
-            seen,
-            [
-                (Role::User, "please run a command"),
-                (Role::Assistant, ""),
-                (Role::Tool, b.messages[2].text.as_str()),
-                (Role::Assistant, "The command ran."),
-                (Role::User, "say hello again"),
-                (Role::Assistant, "Hello from the mock."),
-            ]
+            texts[3..],
+            ["The command ran.", "say hello again", "Hello from the mock."]
         );
         let call = &b.messages[1].tool_calls[0];
         assert_eq!(call.name, "launch-process");
@@ -229,6 +235,19 @@ mod tests {
         let cut = parse(doc.to_string().as_bytes(), 3, next.last_request.as_deref(), false);
         assert!(cut.reset);
         assert_eq!((cut.records_done, cut.batch.messages.len()), (1, 2));
+        // As long as before, but another exchange where the last read was.
+        let mut other: Value = serde_json::from_slice(&whole).unwrap();
+        other["chatHistory"][2]["exchange"]["request_id"] = "another".into();
+        other["chatHistory"][2]["isHistorySummary"] = true.into();
+        let moved = parse(other.to_string().as_bytes(), 3, next.last_request.as_deref(), false);
+        assert!(moved.reset);
+        assert_eq!(moved.records_done, 3);
+        assert_eq!(moved.last_request.as_deref(), Some("another"));
+        assert_eq!(
+            moved.batch.messages[4].role,
+            Role::System,
+            "a summary is not the user's"
+        );
     }
 
     #[test]
@@ -238,6 +257,11 @@ mod tests {
         let read = parse(doc.to_string().as_bytes(), 0, None, false);
         assert_eq!((read.records_done, read.batch.provisional), (2, 2));
         assert_eq!(parse(doc.to_string().as_bytes(), 0, None, true).records_done, 3);
+        // One left uncompleted before others is over.
+        doc["chatHistory"][2]["completed"] = true.into();
+        doc["chatHistory"][0]["completed"] = false.into();
+        let read = parse(doc.to_string().as_bytes(), 0, None, false);
+        assert_eq!((read.records_done, read.batch.provisional), (3, 0));
         let whole = recording();
         let cut = parse(&whole[..whole.len() / 2], 2, Some("x"), false);
         assert_eq!((cut.batch.stats.malformed, cut.records_done), (1, 2));

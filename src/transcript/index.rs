@@ -191,7 +191,8 @@ pub fn step(conn: &mut Connection, path: &Path, max: usize) -> Result<Stepped, I
         let link = (src.format == Format::Claude)
             .then(|| SubagentLink::beside(path))
             .flatten();
-        let mut reader = line_reader(src.format, link).expect("every format reads lines but whole Gemini documents");
+        let mut reader =
+            line_reader(src.format, link).expect("every format reads lines but whole Gemini and Auggie documents");
         reader.restore(&src.state);
         let mut t = Tail::new(path, src.offset, src.file_id.clone());
         let mut batch = Batch::default();

@@ -430,3 +430,48 @@ fn a_droid_session_s_tokens_are_the_growth_of_the_settings_file_beside_it() {
     );
     assert_eq!(db::session(&conn, id).unwrap().unwrap().tokens.input, 50);
 }
+
+#[test]
+fn an_auggie_session_replaced_at_each_exchange_adds_only_what_is_new() {
+    let (dir, mut conn) = fresh();
+    let sessions = dir.path().join(".augment/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let name = "7940b1a3-83cb-4dfb-8ef2-4cb5387f434a.json";
+    let path = sessions.join(name);
+    let whole: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixtures().join("auggie").join(name)).unwrap()).unwrap();
+    // Written as Auggie writes it: a new file put in place of the old.
+    let put = |doc: &serde_json::Value| {
+        let next = sessions.join("next.tmp");
+        std::fs::write(&next, doc.to_string()).unwrap();
+        std::fs::rename(&next, &path).unwrap();
+    };
+    // The second exchange still running.
+    let mut doc = whole.clone();
+    doc["chatHistory"].as_array_mut().unwrap().truncate(2);
+    doc["chatHistory"][1]["completed"] = false.into();
+    doc["chatHistory"][1]["exchange"]["response_text"] = "The command".into();
+    put(&doc);
+    assert_eq!(Format::detect(&path), Some(Format::Auggie));
+    index_transcript(&mut conn, &path, "a", None).unwrap();
+    let texts = |conn: &Connection| -> Vec<String> {
+        db::messages(conn, "a", None, 100)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.text)
+            .collect()
+    };
+    assert_eq!(texts(&conn).last().unwrap(), "The command");
+    put(&whole);
+    catch_up(&mut conn, &path).unwrap();
+    let all = texts(&conn);
+    assert_eq!(all.len(), 6, "{all:?}");
+    assert_eq!(all.iter().filter(|t| t.starts_with("The command")).count(), 1);
+    assert_eq!(all.last().unwrap(), "Hello from the mock.");
+    // Summarized: the history is no longer what was read, and is read again.
+    let mut cut = whole.clone();
+    cut["chatHistory"].as_array_mut().unwrap().drain(..2);
+    put(&cut);
+    catch_up(&mut conn, &path).unwrap();
+    assert_eq!(texts(&conn), ["say hello again", "Hello from the mock."]);
+}

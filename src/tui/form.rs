@@ -327,7 +327,7 @@ impl NewRunForm {
             // Every agent family takes `--model NAME`; a shell or command does not.
             if !matches!(
                 harness.as_str(),
-                "claude" | "codex" | "gemini" | "aider" | "opencode" | "kilo" | "qwen" | "pi" | "copilot"
+                "claude" | "codex" | "gemini" | "aider" | "opencode" | "kilo" | "qwen" | "pi" | "copilot" | "auggie"
             ) {
                 return Err(format!("the {harness} harness takes no model"));
             }
