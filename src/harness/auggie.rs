@@ -33,7 +33,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, created_since, files_since};
+use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, files_since};
 
 pub struct Auggie;
 
@@ -99,15 +99,16 @@ impl Adapter for Auggie {
 
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {
         let dir = sessions_dir(q.home.as_deref()?);
-        created_since(files_since(&dir, q.started), q.started)
+        files_since(&dir, q.started)
             .into_iter()
             .filter(|p| p.extension().is_some_and(|e| e == "json"))
             .find_map(|path| {
                 let (id, created, roots) = header(&path)?;
                 // Each write replaces the file, so its own birth time is
                 // that of its last write: an older session that another
-                // run of the cwd goes on with is told by its `created`.
-                let begun = created.is_none_or(|t| t + Duration::from_secs(1) >= q.started);
+                // run of the cwd goes on with is told by its `created`
+                // (in whole milliseconds, so up to one before the start).
+                let begun = created.is_none_or(|t| t + Duration::from_millis(1) >= q.started);
                 (begun && roots.iter().any(|r| Path::new(r) == q.cwd)).then_some(KnownSession {
                     id,
                     transcript: Some(path),
