@@ -81,6 +81,10 @@ pub struct Engine {
     /// lasts the run yields the processor to the others (docs/design.md
     /// §10). 0 never yields.
     pub flood_bytes_per_s: u64,
+    /// A prompt waits this long after a person last typed into the run
+    /// (and while its input line holds a draft), so it never joins what
+    /// they are writing. 0: only a draft holds it.
+    pub hold_after_typing_ms: u64,
 }
 
 impl Default for Engine {
@@ -109,6 +113,10 @@ impl Default for Engine {
             // after itself, or a user freeing space, costs no agent.
             disk_full_patience_ms: 30_000,
             flood_bytes_per_s: crate::protocol::supervisor::FLOOD_BYTES_PER_S,
+            // Three seconds: a pause in typing to think is longer than the
+            // gap between two keys, and a prompt kept waiting this long
+            // after the last key is not kept waiting long.
+            hold_after_typing_ms: 3000,
         }
     }
 }

@@ -315,3 +315,90 @@ fn a_real_claude_run_with_no_login_says_so_and_holds_prompts() {
     assert!(!home.logs(&id).contains("❯ hello"), "{}", home.logs(&id));
     assert_eq!(home.show(&id)["status"], "waiting_input");
 }
+
+/// The input box's last row as the user sees it.
+fn input_row(lines: &[String]) -> Option<String> {
+    lines.iter().rev().find(|l| l.starts_with('❯')).cloned()
+}
+
+/// A draft typed into Claude's input box through `agents attach` holds a
+/// prompt sent with `agents send` and a message: neither is typed onto it,
+/// looked at again and again; once the draft is erased each goes in, once
+/// and alone, and Claude's own transcript has each as its own message.
+#[test]
+fn a_real_claude_run_holds_prompts_while_the_user_has_a_draft_then_takes_each_once() {
+    let Some(claude) = real_cli::pinned_binary("CLAUDE", "claude", PINNED) else {
+        return;
+    };
+    let api_url = real_cli::serve(answer);
+    let setup = common::claude_mock::ClaudeSetup::new(&claude, &api_url);
+    let home = Home::with_config("[engine]\nhold_after_typing_ms = 500\n");
+    let id = real_cli::stdout_of(
+        setup.agents(&home, &["run", "-d", "claude", "--name", "cc1", "--size", "120x40"]),
+        "run claude",
+    );
+    home.wait_until("claude at its prompt", || home.show(&id)["status"] == "idle");
+    let draft = "my half written dra";
+    common::pty::type_through_attach(
+        &home,
+        &id,
+        |l| input_row(l).is_some(),
+        draft.as_bytes(),
+        |l| input_row(l).is_some_and(|r| r.ends_with(draft)),
+    );
+    home.wait_until("claude at rest after the typing", || {
+        real_cli::at_rest_for(&home, &id, 1500)
+    });
+
+    let sent = home.ok(&["send", "cc1", "QUEUED-TWO"]);
+    assert!(sent.starts_with("held: the input has text the user typed"), "{sent}");
+    home.ok(&["mail", "send", "cc1", "MAIL-TWO"]);
+    let waiting = || home.show(&id)["waiting"].as_array().cloned().unwrap_or_default();
+    home.wait_until("both wait", || waiting().len() == 2);
+    let first_look = waiting()[0]["checked_at"].as_str().unwrap().to_string();
+    home.wait_until("the supervisor looked again, two seconds on", || {
+        let look = waiting()
+            .first()
+            .and_then(|w| w["checked_at"].as_str().map(str::to_string));
+        look.is_some_and(|l| l.as_str() > first_look.as_str()) && {
+            let at = |t: &str| humantime::parse_rfc3339(t).unwrap();
+            let last = waiting()[0]["checked_at"].as_str().map(at).unwrap();
+            last.duration_since(at(&first_look)).unwrap_or_default() >= std::time::Duration::from_secs(2)
+        }
+    });
+    let screen = home.logs(&id);
+    let lines: Vec<String> = screen.lines().map(str::to_string).collect();
+    assert!(
+        input_row(&lines).is_some_and(|r| r.ends_with(draft)),
+        "the draft untouched: {screen}"
+    );
+    assert!(!screen.contains("QUEUED-TWO"), "{screen}");
+    assert_eq!(waiting().len(), 2);
+
+    // The user erases the draft: each goes in, alone, once.
+    common::pty::type_through_attach(
+        &home,
+        &id,
+        |l| input_row(l).is_some_and(|r| r.ends_with(draft)),
+        &[0x7f; 19],
+        |l| input_row(l).is_some_and(|r| r.trim_end() == "❯"),
+    );
+    home.wait_until("both prompts answered in the transcript", || {
+        let messages = real_cli::transcript(&home, &id);
+        real_cli::has_message(&messages, "user", "QUEUED-TWO")
+            && messages
+                .iter()
+                .any(|m| m["role"] == "user" && m["text"].as_str().is_some_and(|t| t.ends_with("MAIL-TWO")))
+            && messages.iter().filter(|m| m["role"] == "assistant").count() >= 2
+    });
+    let messages = real_cli::transcript(&home, &id);
+    let users: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["text"].as_str())
+        .collect();
+    assert_eq!(users.iter().filter(|t| **t == "QUEUED-TWO").count(), 1, "{users:?}");
+    assert_eq!(users.iter().filter(|t| t.contains("MAIL-TWO")).count(), 1, "{users:?}");
+    assert!(!users.iter().any(|t| t.contains(draft)), "{users:?}");
+    home.wait_until("nothing waits", || waiting().is_empty());
+}

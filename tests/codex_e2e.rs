@@ -161,6 +161,78 @@ fn turn(home: &Home, run: &str, api: &MockApi, prompt: &str) {
     assert!(working.is_some() && working < idle, "working, then idle: {seen:?}");
 }
 
+/// Codex in a trusted git repository, with a profile named like the
+/// family that pins an isolated config home whose provider is `api`, and
+/// `engine` added to the `[engine]` table of the config.
+struct CodexSetup {
+    home: Home,
+    user_home: tempfile::TempDir,
+    codex_home: tempfile::TempDir,
+    _project: tempfile::TempDir,
+    cwd: PathBuf,
+    path: String,
+    _bin: BinDir,
+}
+
+impl CodexSetup {
+    fn new(codex: &Path, api: &MockApi, engine: &str) -> CodexSetup {
+        let user_home = tempfile::tempdir().unwrap();
+        let codex_home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let cwd = std::fs::canonicalize(project.path()).unwrap();
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&cwd)
+            .status()
+            .unwrap();
+        assert!(git.success(), "git init");
+        let bin = BinDir::with(codex, "codex");
+        // JSON string escapes are valid in TOML basic strings.
+        let quoted = |p: &Path| serde_json::to_string(&p.to_string_lossy()).unwrap();
+        std::fs::write(
+            codex_home.path().join("config.toml"),
+            format!(
+                "model = \"mock-model\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\n\
+                 [model_providers.mock]\nname = \"mock\"\nbase_url = \"{}\"\nwire_api = \"responses\"\nenv_key = \"{KEY_VAR}\"\n\n\
+                 [projects.{}]\ntrust_level = \"trusted\"\n",
+                api.url,
+                quoted(&cwd),
+            ),
+        )
+        .unwrap();
+        // A profile named like the family changes what `agents run codex`
+        // means: its own config home. The provider's key is only exported:
+        // it passes because that config's provider names it (`env_key`), on
+        // every start and resume (issue #9).
+        let home = Home::with_config(&format!(
+            "[engine]\nquiet_ms = 300\ncancel_sigint_grace_ms = 700\ncancel_sigterm_grace_ms = 700\n{engine}\n\
+             [profiles.codex]\nconfig_home = {}\n",
+            quoted(codex_home.path()),
+        ));
+        CodexSetup {
+            home,
+            user_home,
+            codex_home,
+            _project: project,
+            cwd,
+            path: bin.path(),
+            _bin: bin,
+        }
+    }
+
+    /// `agents ARGS` in the project, with Codex's key exported as a user
+    /// has it; its output.
+    fn agents(&self, args: &[&str]) -> String {
+        let mut cmd = self.home.cmd(args);
+        cmd.current_dir(&self.cwd)
+            .env("PATH", &self.path)
+            .env("HOME", self.user_home.path())
+            .env_remove("CODEX_HOME")
+            .env(KEY_VAR, "sk-mock");
+        real_cli::stdout_of(cmd, &format!("{args:?}"))
+    }
+}
+
 #[test]
 fn a_real_codex_run_reports_its_turns_session_and_transcript_and_resumes_and_forks() {
     let Some(codex) = real_cli::pinned_binary("CODEX", "codex", PINNED) else {
@@ -169,66 +241,25 @@ fn a_real_codex_run_reports_its_turns_session_and_transcript_and_resumes_and_for
     let titles = Arc::new(AtomicUsize::new(0));
     let asked = titles.clone();
     let api = MockApi::start("/v1", move |r, prompts| answer(r, prompts, &asked));
-    let user_home = tempfile::tempdir().unwrap();
-    let codex_home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let cwd = std::fs::canonicalize(project.path()).unwrap();
-    let git = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&cwd)
-        .status()
-        .unwrap();
-    assert!(git.success(), "git init");
-    let bin = BinDir::with(&codex, "codex");
-    // JSON string escapes are valid in TOML basic strings.
-    let quoted = |p: &Path| serde_json::to_string(&p.to_string_lossy()).unwrap();
-    std::fs::write(
-        codex_home.path().join("config.toml"),
-        format!(
-            "model = \"mock-model\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\n\
-             [model_providers.mock]\nname = \"mock\"\nbase_url = \"{}\"\nwire_api = \"responses\"\nenv_key = \"{KEY_VAR}\"\n\n\
-             [projects.{}]\ntrust_level = \"trusted\"\n",
-            api.url,
-            quoted(&cwd),
-        ),
-    )
-    .unwrap();
-
-    // A profile named like the family changes what `agents run codex`
-    // means: its own config home. The provider's key is only exported: it
-    // passes because that config's provider names it (`env_key`), on every
-    // start and resume (issue #9).
-    let home = Home::with_config(&format!(
-        "[engine]\nquiet_ms = 300\ncancel_sigint_grace_ms = 700\ncancel_sigterm_grace_ms = 700\n\n\
-         [profiles.codex]\nconfig_home = {}\n",
-        quoted(codex_home.path()),
-    ));
-    let path = bin.path();
-    let agents = |args: &[&str]| -> String {
-        let mut cmd = home.cmd(args);
-        cmd.current_dir(&cwd)
-            .env("PATH", &path)
-            .env("HOME", user_home.path())
-            .env_remove("CODEX_HOME")
-            .env(KEY_VAR, "sk-mock");
-        real_cli::stdout_of(cmd, &format!("{args:?}"))
-    };
+    let setup = CodexSetup::new(&codex, &api, "");
+    let (home, codex_home) = (&setup.home, &setup.codex_home);
+    let agents = |args: &[&str]| setup.agents(args);
 
     let id = agents(&["run", "-d", "codex", "--size", "120x40"]);
     let started = home.show(&id);
     assert_eq!(started["harness_version"], PINNED, "{started}");
     assert_eq!(started["env_harness"], serde_json::json!([KEY_VAR]), "{started}");
     assert!(started["session_id"].is_null(), "codex names its session only later");
-    wait(&home, &id, "codex's composer is up", || {
+    wait(home, &id, "codex's composer is up", || {
         home.logs(&id).contains("? for shortcuts")
     });
     assert!(!home.logs(&id).contains("Trust this folder"), "the cwd is trusted");
 
-    turn(&home, &id, &api, "hello capybara");
+    turn(home, &id, &api, "hello capybara");
     // After the first prompt Codex asks for a task title on a thread of its
     // own, which notifies too: it must not become the run's session.
-    wait(&home, &id, "the title thread's notify was recorded", || {
-        hooks(&home, &id).iter().any(|h| h == "side-turn-complete")
+    wait(home, &id, "the title thread's notify was recorded", || {
+        hooks(home, &id).iter().any(|h| h == "side-turn-complete")
     });
     assert!(titles.load(Ordering::SeqCst) >= 1);
     let files = rollouts(codex_home.path());
@@ -257,10 +288,10 @@ fn a_real_codex_run_reports_its_turns_session_and_transcript_and_resumes_and_for
         "{sessions:?}"
     );
 
-    wait(&home, &id, "the reply is in the transcript", || {
-        has_message(&transcript(&home, &id), "assistant", "Mock reply to: hello capybara")
+    wait(home, &id, "the reply is in the transcript", || {
+        has_message(&transcript(home, &id), "assistant", "Mock reply to: hello capybara")
     });
-    let messages = transcript(&home, &id);
+    let messages = transcript(home, &id);
     assert!(has_message(&messages, "user", "hello capybara"), "{messages:?}");
     let reply = messages.iter().find(|m| m["role"] == "assistant").unwrap();
     assert_eq!(reply["model"], "mock-model");
@@ -268,9 +299,9 @@ fn a_real_codex_run_reports_its_turns_session_and_transcript_and_resumes_and_for
     assert_eq!(reply["source"], rollout.to_string_lossy().as_ref());
 
     // A second turn: the prompt's delivery says working, notify says idle.
-    turn(&home, &id, &api, "second capybara");
-    wait(&home, &id, "the second reply is in the transcript", || {
-        has_message(&transcript(&home, &id), "assistant", "Mock reply to: second capybara")
+    turn(home, &id, &api, "second capybara");
+    wait(home, &id, "the second reply is in the transcript", || {
+        has_message(&transcript(home, &id), "assistant", "Mock reply to: second capybara")
     });
     assert_eq!(home.show(&id)["status"], "idle");
 
@@ -289,21 +320,21 @@ fn a_real_codex_run_reports_its_turns_session_and_transcript_and_resumes_and_for
         .collect();
     assert!(argv.ends_with(&["resume", session.as_str()]), "{argv:?}");
     assert!(home.event_kinds(&again).iter().any(|k| k == "RESUME_OF"));
-    wait(&home, &again, "the resumed composer is up", || {
+    wait(home, &again, "the resumed composer is up", || {
         let screen = home.logs(&again);
         screen.contains("? for shortcuts") && screen.contains("Mock reply to: second capybara")
     });
-    turn(&home, &again, &api, "third capybara");
+    turn(home, &again, &api, "third capybara");
     assert_eq!(home.show(&again)["session_id"], session.as_str());
     assert_eq!(
         rollouts(codex_home.path()),
         files,
         "resume appends to the session's rollout"
     );
-    wait(&home, &again, "the resumed reply is in the transcript", || {
-        has_message(&transcript(&home, &again), "assistant", "Mock reply to: third capybara")
+    wait(home, &again, "the resumed reply is in the transcript", || {
+        has_message(&transcript(home, &again), "assistant", "Mock reply to: third capybara")
     });
-    let whole = transcript(&home, &again);
+    let whole = transcript(home, &again);
     for text in ["hello capybara", "second capybara", "third capybara"] {
         assert!(has_message(&whole, "user", text), "{text} in {whole:?}");
     }
@@ -317,10 +348,10 @@ fn a_real_codex_run_reports_its_turns_session_and_transcript_and_resumes_and_for
     let argv = home.show(&fork)["command"].clone();
     assert_eq!(argv.as_array().unwrap()[3..], [json!("fork"), json!(session)], "{argv}");
     assert!(home.event_kinds(&fork).iter().any(|k| k == "FORK_OF"));
-    wait(&home, &fork, "the fork's composer is up", || {
+    wait(home, &fork, "the fork's composer is up", || {
         home.logs(&fork).contains("? for shortcuts")
     });
-    turn(&home, &fork, &api, "fourth capybara");
+    turn(home, &fork, &api, "fourth capybara");
     let forked = home.show(&fork);
     let branch = forked["session_id"].as_str().expect("the fork's session is known");
     assert_ne!(branch, session, "a fork is a session of its own");
@@ -332,14 +363,79 @@ fn a_real_codex_run_reports_its_turns_session_and_transcript_and_resumes_and_for
             .is_some_and(|p| p.ends_with(&format!("-{branch}.jsonl"))),
         "{forked}"
     );
-    wait(&home, &fork, "the fork's reply is in its transcript", || {
-        has_message(&transcript(&home, &fork), "assistant", "Mock reply to: fourth capybara")
+    wait(home, &fork, "the fork's reply is in its transcript", || {
+        has_message(&transcript(home, &fork), "assistant", "Mock reply to: fourth capybara")
     });
     assert!(
-        !has_message(&transcript(&home, &session), "user", "fourth capybara"),
+        !has_message(&transcript(home, &session), "user", "fourth capybara"),
         "the forked session is left as it was"
     );
     home.ok(&["send", &fork, "/exit"]);
     let ended = home.wait_end(&fork);
     assert_eq!(ended["state"], "succeeded", "{ended}");
+}
+
+/// The composer's row as the user sees it.
+fn composer(lines: &[String]) -> Option<String> {
+    lines.iter().rev().find(|l| l.starts_with('›')).cloned()
+}
+
+/// A draft typed into Codex's composer through `agents attach` holds a
+/// prompt and a message: neither reaches the model while it is there,
+/// looked at again and again; once the draft is erased each goes in, once
+/// and alone.
+#[test]
+fn a_real_codex_run_holds_prompts_while_the_user_has_a_draft_then_takes_each_once() {
+    let Some(codex) = real_cli::pinned_binary("CODEX", "codex", PINNED) else {
+        return;
+    };
+    let titles = Arc::new(AtomicUsize::new(0));
+    let api = MockApi::start("/v1", move |r, prompts| answer(r, prompts, &titles));
+    let setup = CodexSetup::new(&codex, &api, "hold_after_typing_ms = 500");
+    let home = &setup.home;
+    let id = setup.agents(&["run", "-d", "codex", "--name", "cx1", "--size", "120x40"]);
+    wait(home, &id, "codex's composer is up", || {
+        home.logs(&id).contains("? for shortcuts")
+    });
+    let draft = "my half written dra";
+    common::pty::type_through_attach(
+        home,
+        &id,
+        |l| composer(l).is_some(),
+        draft.as_bytes(),
+        |l| composer(l).is_some_and(|r| r.ends_with(draft)),
+    );
+    wait(home, &id, "codex at rest after the typing", || {
+        real_cli::at_rest_for(home, &id, 1500)
+    });
+
+    let sent = home.ok(&["send", "cx1", "QUEUED-CX"]);
+    assert!(sent.starts_with("held: the input has text the user typed"), "{sent}");
+    home.ok(&["mail", "send", "cx1", "MAIL-CX"]);
+    let waiting = || home.show(&id)["waiting"].as_array().cloned().unwrap_or_default();
+    wait(home, &id, "both wait", || waiting().len() == 2);
+    let at = |t: &str| humantime::parse_rfc3339(t).unwrap();
+    let first_look = at(waiting()[0]["checked_at"].as_str().unwrap());
+    wait(home, &id, "the supervisor looked again, two seconds on", || {
+        let look = waiting().first().and_then(|w| w["checked_at"].as_str().map(at));
+        look.is_some_and(|l| l.duration_since(first_look).unwrap_or_default() >= Duration::from_secs(2))
+    });
+    assert!(api.prompts.all().is_empty(), "{:?}", api.prompts.all());
+    let lines: Vec<String> = home.logs(&id).lines().map(str::to_string).collect();
+    assert!(composer(&lines).is_some_and(|r| r.ends_with(draft)), "{lines:#?}");
+
+    // The user erases the draft: each goes in, alone, once.
+    common::pty::type_through_attach(
+        home,
+        &id,
+        |l| composer(l).is_some_and(|r| r.ends_with(draft)),
+        &[0x7f; 19],
+        |l| composer(l).is_some_and(|r| !r.contains("half")),
+    );
+    wait(home, &id, "the model got both", || api.prompts.all().len() >= 2);
+    wait(home, &id, "nothing waits", || waiting().is_empty());
+    let asked = api.prompts.all();
+    assert_eq!(asked.iter().filter(|p| *p == "QUEUED-CX").count(), 1, "{asked:?}");
+    assert_eq!(asked.iter().filter(|p| p.ends_with("MAIL-CX")).count(), 1, "{asked:?}");
+    assert!(!asked.iter().any(|p| p.contains("half")), "{asked:?}");
 }

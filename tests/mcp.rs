@@ -14,7 +14,7 @@ use common::{Home, PATIENCE, wait_until};
 use serde_json::{Value, json};
 
 /// The tools the server offers: the tool table, one tool per method.
-const TOOLS: [&str; 18] = [
+const TOOLS: [&str; 19] = [
     "mail_read",
     "mail_send",
     "mail_wait",
@@ -22,6 +22,7 @@ const TOOLS: [&str; 18] = [
     "run_cancel",
     "run_lineage",
     "run_logs",
+    "run_prompts",
     "run_send",
     "run_show",
     "run_start",
@@ -470,4 +471,47 @@ fn mail_wait_takes_the_runs_mail_and_it_is_never_typed_in_too() {
     assert!(!home.logs(&busy).contains("read me over mcp"), "typed in too");
     assert_eq!(home.json(&["mail", "read", "w1", "--json"])["state"], "read");
     mcp.fails("mail_wait", json!({ "run": "nobody" }), "unknown_run");
+}
+
+/// A prompt waiting for a working agent is listed over MCP with why it
+/// waits, rewritten and dropped; one no longer waiting is refused.
+#[test]
+fn run_prompts_lists_edits_and_drops_a_waiting_prompt() {
+    let home = Home::new();
+    let run = home.start(&["--name", "busy", "demo", "--", "--think-ms", "60000"]);
+    home.wait_until("at its prompt", || {
+        home.logs(&run).contains(agents::harness::demo::PROMPT.trim_end())
+    });
+    home.ok(&["send", "busy", "first"]);
+    home.wait_until("working on it", || {
+        home.logs(&run).contains("> first") && home.show(&run)["status"] == "working"
+    });
+    let mut mcp = McpClient::start(&home);
+    mcp.initialize();
+    let sent = mcp.ok("run_send", json!({ "run": "busy", "text": "second" }));
+    assert_eq!(sent["state"], "queued", "{sent}");
+    let id = sent["prompt_id"].as_str().unwrap().to_string();
+    let listed = mcp.ok("run_prompts", json!({ "run": "busy" }));
+    let waiting = listed["result"].as_array().cloned().unwrap_or_default();
+    assert_eq!(waiting.len(), 1, "{listed}");
+    assert_eq!(
+        (waiting[0]["text"].as_str(), waiting[0]["why"].as_str()),
+        (Some("second"), Some("the agent is working"))
+    );
+    mcp.ok(
+        "run_prompts",
+        json!({ "run": "busy", "action": "edit", "prompt": id, "text": "second, rewritten" }),
+    );
+    let listed = mcp.ok("run_prompts", json!({ "run": "busy", "action": "list" }));
+    assert_eq!(listed["result"][0]["text"], "second, rewritten");
+    mcp.ok("run_prompts", json!({ "run": "busy", "action": "drop", "prompt": id }));
+    let listed = mcp.ok("run_prompts", json!({ "run": "busy" }));
+    assert_eq!(listed["result"].as_array().map(Vec::len), Some(0), "{listed}");
+    let refused = mcp.fails(
+        "run_prompts",
+        json!({ "run": "busy", "action": "drop", "prompt": id }),
+        "conflict",
+    );
+    assert!(refused.contains("is not waiting"), "{refused}");
+    assert!(home.event_kinds(&run).iter().any(|k| k == "PROMPT_DROPPED"));
 }

@@ -37,6 +37,7 @@ fn run(id: &str, name: &str, state: RunState) -> RunRecord {
         routine: None,
         scheduled_at: None,
         log_pruned_at: None,
+        waiting: Vec::new(),
     }
 }
 
@@ -212,6 +213,7 @@ fn a_sent_prompt_keeps_its_draft_until_the_daemon_confirms() {
         result: Ok(SendResult {
             prompt_id: "x".into(),
             state: "queued".into(),
+            why: None,
         }),
     });
     assert!(app.overlay.is_none());

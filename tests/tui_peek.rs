@@ -51,6 +51,7 @@ fn run(id: &str, name: &str, state: RunState, status: ActivityStatus) -> RunReco
         routine: None,
         scheduled_at: None,
         log_pruned_at: None,
+        waiting: Vec::new(),
     }
 }
 
@@ -222,6 +223,7 @@ fn a_reply_from_peek_is_sent_as_a_prompt_without_focusing_the_pane() {
         result: Ok(SendResult {
             prompt_id: prompt_id.clone(),
             state: "queued".into(),
+            why: None,
         }),
     });
     let said = app.message.clone().unwrap_or_default();
@@ -400,6 +402,7 @@ fn send_with_runs_marked_gives_each_live_one_the_prompt_with_its_own_id_and_skip
             result: Ok(SendResult {
                 prompt_id: prompt_id.clone(),
                 state: state.into(),
+                why: None,
             }),
         });
     }

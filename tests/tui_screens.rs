@@ -238,3 +238,30 @@ fn the_side_panel_starts_hidden_below_140_columns_and_p_toggles_it() {
 fn app_pane_width(app: &App) -> u16 {
     app.pane_sizes.values().map(|(_, cols)| *cols).max().unwrap_or(0)
 }
+
+#[test]
+fn a_run_holding_a_prompt_for_the_user_s_draft_is_marked_in_the_tree_and_says_why_in_the_status_line() {
+    let mut app = populated();
+    let mut runs: Vec<_> = app.runs.clone();
+    let docs = runs.iter_mut().find(|r| r.name == "fix-tests").unwrap();
+    docs.status = ActivityStatus::Idle;
+    docs.waiting = vec![agents::api::WaitingPrompt {
+        id: "01P".into(),
+        text: "run the tests".into(),
+        queued_at: at(5),
+        why: "held: the input has text the user typed".into(),
+        held: true,
+        checked_at: Some(at(1)),
+    }];
+    app.update(Update::Runs(runs));
+    let text = screen(&mut app, 120, 40);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("│") && l.contains("fix-tests"))
+        .unwrap();
+    assert!(row.contains("✎04:12"), "{row}");
+    assert!(
+        text.contains("1 prompt waiting, held: the input has text the user typed"),
+        "{text}"
+    );
+}

@@ -8,6 +8,7 @@ mod harness;
 mod hosts;
 mod lineage;
 mod mail;
+mod prompts;
 mod removal;
 mod routines;
 mod team;
@@ -21,6 +22,7 @@ pub use harness::*;
 pub use hosts::*;
 pub use lineage::*;
 pub use mail::*;
+pub use prompts::*;
 pub use removal::*;
 pub use routines::*;
 pub use team::*;
@@ -46,6 +48,16 @@ pub mod method {
     pub const RUNS_WAIT_CHILDREN: &str = "runs.wait_children";
     pub const RUNS_RERUN: &str = "runs.rerun";
     pub const RUNS_ANSWER: &str = "runs.answer";
+    /// A run's prompts not typed in yet, each with why it waits
+    /// (`PromptParams` → `[WaitingPrompt]`).
+    pub const PROMPTS_LIST: &str = "prompts.list";
+    /// Rewrites a waiting prompt (`PromptParams` with `prompt`, `text`).
+    pub const PROMPTS_EDIT: &str = "prompts.edit";
+    /// Drops a waiting prompt: never typed in.
+    pub const PROMPTS_DROP: &str = "prompts.drop";
+    /// Types a waiting prompt now, on purpose: past the user's draft or
+    /// typing and the agent's turn (never into a question) → `SendResult`.
+    pub const PROMPTS_SEND: &str = "prompts.send";
     /// What a worktree run changed (`Changes`).
     pub const RUNS_CHANGES: &str = "runs.changes";
     /// Merges a worktree run's branch into the branch it started from.

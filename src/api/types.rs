@@ -151,6 +151,10 @@ pub struct RunRecord {
     /// its record stays, its output is gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_pruned_at: Option<String>,
+    /// A live run's prompts not typed in yet, oldest first, each with why
+    /// it waits (`agents prompts`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<WaitingPrompt>,
 }
 
 impl RunRecord {
@@ -172,6 +176,24 @@ impl RunRecord {
             .unwrap_or_default();
         Some(format!("{why}{age}{since}"))
     }
+}
+
+/// A prompt queued for a run and not typed in yet.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct WaitingPrompt {
+    pub id: String,
+    pub text: String,
+    pub queued_at: String,
+    /// Why it waits: `held: the input has text the user typed`, `the
+    /// agent is working`, `behind 2 earlier prompts` …
+    pub why: String,
+    /// Held by the run's supervisor (the user's draft or typing), not
+    /// merely waiting its turn.
+    #[serde(default)]
+    pub held: bool,
+    /// When the supervisor last looked and held it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked_at: Option<String>,
 }
 
 /// A duration as a person says it: `3 s`, `4 min`, `2 h`.
@@ -325,6 +347,10 @@ pub struct StatusExplanation {
     pub recheck_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<NextStatus>,
+    /// What keeps a prompt off the user's draft for this run: its family's
+    /// input-line rule and the typing window, or the window alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -402,8 +428,12 @@ pub struct SendParams {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SendResult {
     pub prompt_id: String,
-    /// `queued` or `delivered`.
+    /// `queued`, `held` (the run's input has the user's draft, or they
+    /// just typed into it: it goes in once that is over) or `delivered`.
     pub state: String,
+    /// Why a `held` prompt waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

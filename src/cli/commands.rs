@@ -111,7 +111,10 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
                     },
                 )
                 .await?;
-            say!("{} (prompt {})", sent.state, sent.prompt_id);
+            match &sent.why {
+                Some(why) => say!("{}: {why} (prompt {})", sent.state, sent.prompt_id),
+                None => say!("{} (prompt {})", sent.state, sent.prompt_id),
+            }
             Ok(0)
         }
         Command::Sessions { command } => sessions(&paths, command).await,
@@ -166,6 +169,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
         Command::Diff { run, stat, json } => super::worktree::diff(&paths, run, stat, json).await,
         Command::Merge { run, squash } => super::worktree::merge(&paths, run, squash).await,
         Command::Mail { command } => super::mail::mail(&paths, command).await,
+        Command::Prompts { command } => super::prompts::prompts(&paths, command).await,
         Command::Rm(args) => super::removal::rm(&paths, args).await,
         Command::Routines { command } => super::routines::routines(&paths, command).await,
         Command::Team { command } => super::team::team(&paths, command).await,
@@ -266,6 +270,9 @@ async fn explain(paths: &Paths, run: String, json: bool) -> Result<i32> {
             next.why
         ),
         _ => say!("next        it holds until new evidence comes"),
+    }
+    if let Some(prompts) = &e.prompts {
+        say!("prompts     {prompts}");
     }
     say!("New evidence (a hook, a change on the screen, output) decides at once.");
     Ok(0)

@@ -8,6 +8,7 @@ mod lineage;
 mod logs;
 mod mail;
 pub(crate) mod print;
+mod prompts;
 mod removal;
 mod routines;
 mod team;
@@ -73,6 +74,12 @@ pub enum Command {
         /// Your own id for this prompt; resending the same id never delivers twice.
         #[arg(long)]
         id: Option<String>,
+    },
+    /// A run's prompts not typed in yet: ls (with why each waits), edit,
+    /// drop, send now.
+    Prompts {
+        #[command(subcommand)]
+        command: prompts::PromptsCommand,
     },
     /// Harness conversations: list them, resume or fork one natively.
     Sessions {

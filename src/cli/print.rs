@@ -232,6 +232,9 @@ pub fn detail(d: &RunDetail) -> String {
     if let Some(reason) = &r.reason {
         field("reason", reason.clone());
     }
+    for w in &r.waiting {
+        field("waiting", format!("{} {}: {}", w.id, short(&w.text, 40), w.why));
+    }
     if let Some(code) = r.exit_code {
         field("exit", code.to_string());
     }
@@ -313,4 +316,13 @@ pub fn detail(d: &RunDetail) -> String {
         ));
     }
     out
+}
+
+/// `text` on one line, at most `max` characters, `…` where it was cut.
+pub fn short(text: &str, max: usize) -> String {
+    let line = text.replace('\n', " ⏎ ");
+    match line.char_indices().nth(max) {
+        Some((at, _)) => format!("{:?}…", &line[..at]),
+        None => format!("{line:?}"),
+    }
 }

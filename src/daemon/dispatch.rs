@@ -79,7 +79,7 @@ pub async fn call(
             let limit = limit
                 .unwrap_or(ListParams::DEFAULT_LIMIT)
                 .clamp(1, ListParams::MAX_LIMIT);
-            let (rows, sources) = daemon
+            let (rows, sources, mut waiting) = daemon
                 .store
                 .call(move |c| {
                     let rows = match paged {
@@ -87,7 +87,13 @@ pub async fn call(
                         false => runs::list_page(c, all, limit, before.as_deref())?,
                     };
                     let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
-                    Ok((rows, crate::store::usage::runs_sources(c, &ids)?))
+                    let live: Vec<&str> = rows
+                        .iter()
+                        .filter(|r| r.state.is_live())
+                        .map(|r| r.id.as_str())
+                        .collect();
+                    let waiting = crate::store::prompts::waiting(c, &live)?;
+                    Ok((rows, crate::store::usage::runs_sources(c, &ids)?, waiting))
                 })
                 .await
                 .map_err(ApiError::internal)?;
@@ -98,7 +104,7 @@ pub async fn call(
             let listed: Vec<crate::api::ListedRun> = rows
                 .iter()
                 .map(|r| crate::api::ListedRun {
-                    run: with_evidence(daemon, &rules, r.to_record()),
+                    run: with_evidence(daemon, &rules, r.to_record(), waiting.remove(&r.id)),
                     usage: sources
                         .get(&r.id)
                         .and_then(|s| crate::transcript::usage::run_usage(s, &prices))
@@ -303,14 +309,17 @@ async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool, by: O
 }
 
 /// A live run's record with what its status rests on and how old that is
-/// (`rules` read once per answer: a list holds many runs).
+/// (`rules` read once per answer: a list holds many runs),
+/// and its prompts still waiting (`waiting`: as stored).
 pub(super) fn with_evidence(
     daemon: &Daemon,
     rules: &crate::harness::status::Rules,
     mut record: crate::api::RunRecord,
+    waiting: Option<Vec<crate::store::prompts::Waiting>>,
 ) -> crate::api::RunRecord {
     if let Some(live) = daemon.live(&record.id) {
         super::queue::status_evidence(&live, rules, &mut record);
+        record.waiting = super::queue::waiting(&live, rules, waiting.unwrap_or_default());
     }
     record
 }

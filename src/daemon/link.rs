@@ -63,6 +63,20 @@ pub struct LiveRun {
     /// When the activity status last changed (ms since the epoch; 0: not
     /// yet judged by this daemon).
     pub status_since_ms: std::sync::atomic::AtomicI64,
+    /// The next prompt the supervisor would not type yet, and why: the
+    /// user's draft, or their typing (`queue::deliver_next`).
+    pub held: Mutex<Option<HeldPrompt>>,
+}
+
+/// A prompt the run's supervisor held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldPrompt {
+    pub prompt_id: String,
+    pub why: String,
+    /// When to try again.
+    pub retry_at: Instant,
+    /// When the supervisor last held it (ms since the epoch).
+    pub checked_ms: i64,
 }
 
 /// The longest pace asked of a run's supervisor while nobody watches its
@@ -112,6 +126,7 @@ impl LiveRun {
             resized: watch::Sender::new(0),
             holders: Default::default(),
             status_since_ms: Default::default(),
+            held: Mutex::new(None),
         }
     }
 
@@ -413,22 +428,25 @@ impl Link {
 
     /// Types prompt `id` and Enter (`sup.prompt`), never twice; with
     /// `paste`, the supervisor pastes it if the program asked for
-    /// bracketed paste. False when it had been typed already.
-    pub async fn prompt(&self, run: &str, id: &str, text: &str, paste: bool, enter_ms: u64) -> Result<bool, ApiError> {
+    /// bracketed paste; with `hold_typing_ms`, it holds it instead while
+    /// the user has a draft or has just typed.
+    pub async fn prompt(&self, run: &str, id: &str, text: &str, how: &PromptHow) -> Result<Typed, ApiError> {
         let params = wire::Prompt {
             id: Some(id.to_string()),
             text: text.to_string(),
-            paste,
-            enter_ms,
+            paste: how.paste,
+            enter_ms: how.enter_ms,
+            hold_typing_ms: how.hold_typing_ms,
         };
         match self.call(sup::PROMPT, to_params(&params)).await {
-            Ok(answer) => Ok(answer.get("again").and_then(Value::as_bool) != Some(true)),
+            Ok(answer) if answer.get("again").and_then(Value::as_bool) == Some(true) => Ok(Typed::Before),
+            Ok(answer) => Ok(serde_json::from_value::<wire::Held>(answer).map_or(Typed::Now, Typed::Held)),
             // A supervisor started by an older `agents` (re-adopted after an
             // upgrade) only takes raw input: the text, then Enter.
             Err(e) if e.message.starts_with("unknown method") => {
                 let mut bytes = text.as_bytes().to_vec();
                 bytes.push(b'\r');
-                self.input(run, bytes).await.map(|()| true)
+                self.input(run, bytes).await.map(|()| Typed::Now)
             }
             Err(e) => Err(e),
         }
@@ -453,6 +471,27 @@ impl Link {
             .await
             .map_err(|_| ApiError::new(ErrorCode::NotRunning, "the run's supervisor is not reachable"))
     }
+}
+
+/// How a prompt is typed into a run (`Link::prompt`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PromptHow {
+    /// As one bracketed paste, if the program asked for it.
+    pub paste: bool,
+    /// Enter held back this long after the text.
+    pub enter_ms: u64,
+    /// Held while the input line has a draft or a person typed within
+    /// this; none types it as things stand (delivered on purpose).
+    pub hold_typing_ms: Option<u64>,
+}
+
+/// What became of a prompt sent to a run's supervisor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Typed {
+    Now,
+    /// Typed before, by a daemon that could not record it.
+    Before,
+    Held(wire::Held),
 }
 
 /// How long the stored `output_bytes` of a live run may trail its log.

@@ -15,6 +15,7 @@ mod listing;
 mod mail;
 mod once;
 mod outbox;
+mod prompts;
 mod queue;
 mod recover;
 mod remote;

@@ -113,6 +113,7 @@ pub async fn known_prompt(daemon: &Daemon, run: &str, prompt_id: &str) -> Result
         Some(p) => Ok(Some(SendResult {
             prompt_id: p.id,
             state: p.state,
+            why: None,
         })),
     }
 }

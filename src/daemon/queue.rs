@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::Daemon;
-use super::link::LiveRun;
+use super::link::{HeldPrompt, LiveRun, PromptHow, Typed};
 use crate::api::{ActivityStatus, ApiError, ErrorCode, SendResult};
 use crate::harness::status::{self, Rules, Verdict};
+use crate::protocol::supervisor as wire;
 use crate::store::runs;
 
 /// What `sup.answer` types for `agents answer` to a run of this harness
@@ -68,7 +69,17 @@ pub async fn enqueue(daemon: &Arc<Daemon>, run: &str, prompt_id: &str, text: &st
         // Give an agent at rest its prompt before answering, so the answer
         // can say `delivered`.
         if prompt.state == "queued" {
-            deliver_next(daemon, &live, &rules(daemon)).await;
+            let rules = rules(daemon);
+            // At rest but for output of the last moment (often the echo of
+            // the user's own keys): once it is quiet, so the answer says
+            // whether the prompt went in or why it is held.
+            if !deliver_next(daemon, &live, &rules).await
+                && verdict(&live, &rules).status.takes_prompts()
+                && let Some(wait) = live.quiet_for(rules.quiet).filter(|_| !live.is_busy())
+            {
+                tokio::time::sleep(wait).await;
+                deliver_next(daemon, &live, &rules).await;
+            }
         }
     }
     let id = prompt.id.clone();
@@ -80,9 +91,20 @@ pub async fn enqueue(daemon: &Arc<Daemon>, run: &str, prompt_id: &str, text: &st
         .flatten()
         .map(|p| p.state)
         .unwrap_or(prompt.state);
+    let held = daemon.live(run).and_then(|live| {
+        let held = live.held.lock().unwrap_or_else(|p| p.into_inner());
+        held.as_ref()
+            .filter(|h| h.prompt_id == prompt.id)
+            .map(|h| h.why.clone())
+    });
     Ok(SendResult {
         prompt_id: prompt.id,
-        state,
+        state: if state == "queued" && held.is_some() {
+            "held".into()
+        } else {
+            state
+        },
+        why: held,
     })
 }
 
@@ -126,7 +148,31 @@ pub(super) fn explain(daemon: &Daemon, row: &runs::RunRow) -> Result<crate::api:
             rule: n.rule.as_str().into(),
             why: n.why,
         }),
+        prompts: Some(prompt_guard(daemon, &row.harness)),
     })
+}
+
+/// What keeps a prompt off the user's draft in a run of `family` (the
+/// built-in rules and the user's files, as a new run's supervisor reads
+/// them).
+fn prompt_guard(daemon: &Daemon, family: &str) -> String {
+    let window = crate::api::ago(std::time::Duration::from_millis(
+        daemon.engine_as_read().hold_after_typing_ms,
+    ));
+    let dir = crate::paths::Paths::screen_rules_dir();
+    let (files, _) = dir
+        .map(|d| crate::harness::screen_rules::read_user_files(&d))
+        .unwrap_or_default();
+    let rules = crate::harness::screen_rules::ScreenRules::with_files(&files)
+        .unwrap_or_else(|_| crate::harness::screen_rules::ScreenRules::built_in().clone());
+    match rules.input_of(family) {
+        Some(_) => format!(
+            "held while {family}'s input line has text (read from its screen) or a key was typed into it in the last {window}"
+        ),
+        None => {
+            format!("no input-line rule for {family}: held only while a key was typed into it in the last {window}")
+        }
+    }
 }
 
 fn verdict(live: &LiveRun, rules: &Rules) -> Verdict {
@@ -147,6 +193,49 @@ pub fn status_evidence(live: &LiveRun, rules: &Rules, record: &mut crate::api::R
     record.evidence_at = v.evidence_at.map(wall);
     let since = live.status_since_ms.load(std::sync::atomic::Ordering::Relaxed);
     record.status_since = (since > 0).then(|| crate::store::format_ms(since));
+}
+
+/// A live run's queued prompts as listed (`runs.show`, `runs.list`,
+/// `prompts.list`), each with why it waits.
+pub fn waiting(
+    live: &LiveRun,
+    rules: &Rules,
+    queued: Vec<crate::store::prompts::Waiting>,
+) -> Vec<crate::api::WaitingPrompt> {
+    let held = live.held.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let status = verdict(live, rules).status;
+    queued
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let held = held.as_ref().filter(|h| i == 0 && h.prompt_id == p.id);
+            let why = match (held, i) {
+                (Some(h), _) => format!("held: {}", h.why),
+                (None, 0) => first_waits_for(status).to_string(),
+                (None, 1) => "behind 1 earlier prompt".to_string(),
+                (None, n) => format!("behind {n} earlier prompts"),
+            };
+            crate::api::WaitingPrompt {
+                id: p.id,
+                text: p.text,
+                queued_at: crate::store::format_ms(p.queued_at),
+                why,
+                held: held.is_some(),
+                checked_at: held.map(|h| crate::store::format_ms(h.checked_ms)),
+            }
+        })
+        .collect()
+}
+
+/// Why the next prompt of a run in `status` is not typed in yet.
+fn first_waits_for(status: ActivityStatus) -> &'static str {
+    match status {
+        ActivityStatus::Working => "the agent is working",
+        ActivityStatus::NeedsApproval => "a question on its screen waits for an answer",
+        ActivityStatus::WaitingInput => "the agent waits for something else (a login?)",
+        ActivityStatus::Unknown => "its status is unknown",
+        _ => "next, once its output is quiet",
+    }
 }
 
 /// One task per live run: keeps its activity status (the only writer of
@@ -221,7 +310,7 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
             // While the supervisor says output goes on, its word that it
             // paused wakes the loop; no timer need look.
             let falls_quiet = live.quiet_for(rules.quiet).filter(|_| !live.is_busy());
-            let wait = recheck.into_iter().chain(falls_quiet).min();
+            let wait = recheck.into_iter().chain(falls_quiet).chain(held_retry(&live)).min();
             tokio::select! {
                 _ = woken => {}
                 _ = ended.changed() => {}
@@ -267,36 +356,114 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
     let Some(prompt) = queued.into_iter().next() else {
         return false;
     };
+    let hold = Some(daemon.engine_as_read().hold_after_typing_ms);
+    matches!(
+        type_in(daemon, live, &prompt, run.as_ref(), hold).await,
+        Ok(Typed::Now | Typed::Before)
+    )
+}
+
+/// Types `prompt` into the run now, past its draft and the user's typing,
+/// whatever the agent is doing (never into a question): a user's choice
+/// (`prompts.send`).
+pub(super) async fn type_now(
+    daemon: &Arc<Daemon>,
+    live: &Arc<LiveRun>,
+    prompt: &runs::Prompt,
+    run: &runs::RunRow,
+) -> Result<Typed, ApiError> {
+    let _delivering = live.delivery.lock().await;
+    type_in(daemon, live, prompt, Some(run), None).await
+}
+
+/// Has the supervisor type `prompt` (or hold it, with `hold`), and records
+/// what became of it.
+async fn type_in(
+    daemon: &Arc<Daemon>,
+    live: &Arc<LiveRun>,
+    prompt: &runs::Prompt,
+    run: Option<&runs::RunRow>,
+    hold: Option<u64>,
+) -> Result<Typed, ApiError> {
     // The run records its harness family; how that harness takes a prompt
     // is its adapter's to say.
     let adapter = run.and_then(|r| crate::harness::adapter_for(&r.harness));
-    let paste = adapter.is_some_and(|a| a.pastes_prompts());
-    let enter_ms = adapter.map_or(0, |a| a.enter_delay_ms());
-    let Ok(typed) = live
-        .link
-        .prompt(&live.id, &prompt.id, &prompt.text, paste, enter_ms)
-        .await
-    else {
-        return false;
+    let how = PromptHow {
+        paste: adapter.is_some_and(|a| a.pastes_prompts()),
+        enter_ms: adapter.map_or(0, |a| a.enter_delay_ms()),
+        hold_typing_ms: hold,
     };
-    // Typed before, by a daemon that could not record it (killed, or a
-    // full disk): the agent took it long ago; only the record is missing.
-    if typed {
-        took_prompt(live);
+    let typed = live.link.prompt(&live.id, &prompt.id, &prompt.text, &how).await?;
+    match &typed {
+        Typed::Held(held) => {
+            note_held(daemon, live, &prompt.id, held.clone()).await;
+            return Ok(typed);
+        }
+        Typed::Now => took_prompt(live),
+        // Typed before, by a daemon that could not record it (killed, or a
+        // full disk): the agent took it long ago; only the record is missing.
+        Typed::Before => {}
     }
-    let (run, pid) = (live.id.clone(), prompt.id.clone());
+    let was_held = live.held.lock().unwrap_or_else(|p| p.into_inner()).take().is_some();
+    let (id, pid) = (live.id.clone(), prompt.id.clone());
+    let on_purpose = hold.is_none();
     let _ = daemon
         .store
         .call(move |c| {
             runs::set_prompt_state(c, &pid, "delivered")?;
-            runs::append_event(c, &run, "PROMPT_DELIVERED", &serde_json::json!({ "prompt_id": pid }))
+            let mut data = serde_json::json!({ "prompt_id": pid });
+            if on_purpose {
+                data["on_purpose"] = true.into();
+            }
+            runs::append_event(c, &id, "PROMPT_DELIVERED", &data)
         })
         .await;
     // A delivery by `runs.send` (not this run's status loop) wakes the loop
     // to record `working`: a turn that ends before anything else wakes it
     // (a quick reply's hook) would otherwise leave no sign it ever worked.
     live.wake.notify_waiters();
-    true
+    if was_held {
+        daemon.changed(&live.id);
+    }
+    Ok(typed)
+}
+
+/// Notes that the supervisor held the run's next prompt: a `PROMPT_HELD`
+/// event when the prompt or the reason is new, and the run said changed
+/// (the TUI marks it).
+async fn note_held(daemon: &Arc<Daemon>, live: &LiveRun, prompt_id: &str, held: wire::Held) {
+    let now = HeldPrompt {
+        prompt_id: prompt_id.to_string(),
+        why: held.held,
+        retry_at: Instant::now() + std::time::Duration::from_millis(held.retry_ms),
+        checked_ms: crate::clock::now_ms(),
+    };
+    let new = {
+        let mut was = live.held.lock().unwrap_or_else(|p| p.into_inner());
+        let new = was
+            .as_ref()
+            .is_none_or(|w| w.prompt_id != now.prompt_id || w.why != now.why);
+        *was = Some(now.clone());
+        new
+    };
+    if new {
+        let (run, data) = (
+            live.id.clone(),
+            serde_json::json!({ "prompt_id": now.prompt_id, "why": now.why }),
+        );
+        let _ = daemon
+            .store
+            .call(move |c| runs::append_event(c, &run, "PROMPT_HELD", &data))
+            .await;
+        daemon.changed(&live.id);
+    }
+}
+
+/// How long until a held prompt is tried again.
+fn held_retry(live: &LiveRun) -> Option<std::time::Duration> {
+    let held = live.held.lock().unwrap_or_else(|p| p.into_inner());
+    held.as_ref()
+        .map(|h| h.retry_at.saturating_duration_since(Instant::now()))
 }
 
 /// A prompt just typed: the next waits for the agent to take this one and

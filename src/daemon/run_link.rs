@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use super::link::{Link, ScreenSub as SupervisorScreen};
+use super::link::{Link, PromptHow, ScreenSub as SupervisorScreen, Typed};
 use crate::api::{ApiError, ErrorCode};
 use crate::protocol::supervisor::method as sup;
 use crate::remote::{RemoteRun, RemoteScreen};
@@ -59,10 +59,10 @@ impl RunLink {
         }
     }
 
-    /// Types prompt `id` once (`Link::prompt`); false when typed before.
-    pub async fn prompt(&self, run: &str, id: &str, text: &str, paste: bool, enter_ms: u64) -> Result<bool, ApiError> {
+    /// Types prompt `id` once, or holds it (`Link::prompt`).
+    pub async fn prompt(&self, run: &str, id: &str, text: &str, how: &PromptHow) -> Result<Typed, ApiError> {
         match self {
-            RunLink::Local(link) => link.prompt(run, id, text, paste, enter_ms).await,
+            RunLink::Local(link) => link.prompt(run, id, text, how).await,
             RunLink::Remote(remote) => Err(not_here(remote, "a prompt")),
         }
     }

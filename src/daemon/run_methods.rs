@@ -13,8 +13,8 @@ use super::dispatch::{HISTORY_MAX_LINES, cancel_tree_by, params, subscription_ke
 use super::subscribe::{self, Outbox};
 use crate::api::{
     AnswerParams, ApiError, AttachParams, AttachResult, CancelParams, DetachParams, ErrorCode, HistoryParams,
-    MergeParams, RerunParams, ResizeParams, RunDetail, RunRef, SendParams, StartParams, WaitParams, WorktreeRmParams,
-    bounds, method,
+    MergeParams, PromptParams, RerunParams, ResizeParams, RunDetail, RunRef, SendParams, StartParams, WaitParams,
+    WorktreeRmParams, bounds, method,
 };
 use crate::protocol::run_files::{SizeChange, TimeSample};
 use crate::store::runs::{self, RunRow};
@@ -40,6 +40,8 @@ pub enum RunCall {
     Changes,
     Merge(MergeParams),
     WorktreeRm(WorktreeRmParams),
+    /// `prompts.*`: the method's name, and its parameters.
+    Prompts(&'static str, PromptParams),
 }
 
 impl RunCall {
@@ -66,6 +68,26 @@ impl RunCall {
             method::RUNS_CHANGES => of(p, |r: &RunRef| &r.run, |_| RunCall::Changes),
             method::RUNS_MERGE => of(p, |m: &MergeParams| &m.run, RunCall::Merge),
             method::WORKTREE_RM => of(p, |w: &WorktreeRmParams| &w.run, RunCall::WorktreeRm),
+            method::PROMPTS_LIST => of(
+                p,
+                |q: &PromptParams| &q.run,
+                |q| RunCall::Prompts(method::PROMPTS_LIST, q),
+            ),
+            method::PROMPTS_EDIT => of(
+                p,
+                |q: &PromptParams| &q.run,
+                |q| RunCall::Prompts(method::PROMPTS_EDIT, q),
+            ),
+            method::PROMPTS_DROP => of(
+                p,
+                |q: &PromptParams| &q.run,
+                |q| RunCall::Prompts(method::PROMPTS_DROP, q),
+            ),
+            method::PROMPTS_SEND => of(
+                p,
+                |q: &PromptParams| &q.run,
+                |q| RunCall::Prompts(method::PROMPTS_SEND, q),
+            ),
             _ => return None,
         };
         Some(parsed.and_then(|(call, run)| call.check().map(|()| (call, run))))
@@ -76,6 +98,7 @@ impl RunCall {
         match self {
             RunCall::Send(s) => bounds::check("the prompt", &s.text, bounds::PROMPT),
             RunCall::Answer(a) => bounds::check("the answer", &a.answer, bounds::PROMPT),
+            RunCall::Prompts(_, q) => bounds::check("the prompt", q.text.as_deref().unwrap_or(""), bounds::PROMPT),
             RunCall::Resize(ResizeParams { rows, cols, .. })
                 if !(2..=1000).contains(rows) || !(2..=2000).contains(cols) =>
             {
@@ -128,6 +151,7 @@ pub async fn call(
         RunCall::Merge(MergeParams { run: _, squash }) => super::worktrees::merge(daemon, row, squash).await,
         RunCall::WorktreeRm(WorktreeRmParams { run: _, force }) => super::worktrees::remove(daemon, row, force).await,
         RunCall::Show => show(daemon, row).await,
+        RunCall::Prompts(name, q) => super::prompts::call(daemon, name, q, row).await,
         RunCall::Send(SendParams {
             run: _,
             text,
@@ -414,7 +438,7 @@ async fn start_placed(daemon: &Arc<Daemon>, params: StartParams) -> Result<crate
 /// attempts and usage.
 async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<Value, ApiError> {
     let id = row.id.clone();
-    let (events, info, subagents, edge, attempts, sources) = daemon
+    let (events, info, subagents, edge, attempts, sources, mut waiting) = daemon
         .store
         .call(move |c| {
             Ok((
@@ -424,13 +448,19 @@ async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<Value, ApiError> {
                 crate::store::lineage::edge_of(c, &id)?,
                 crate::store::attempts::list(c, &id)?,
                 crate::store::usage::run_sources(c, &id)?,
+                crate::store::prompts::waiting(c, &[id.as_str()])?,
             ))
         })
         .await
         .map_err(ApiError::internal)?;
     let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
     to_value(RunDetail {
-        run: with_evidence(daemon, &super::queue::rules(daemon), row.to_record()),
+        run: with_evidence(
+            daemon,
+            &super::queue::rules(daemon),
+            row.to_record(),
+            waiting.remove(&row.id),
+        ),
         events,
         harness: crate::api::HarnessDetail {
             harness_version: info.version,

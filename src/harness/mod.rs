@@ -19,6 +19,7 @@ pub mod droid;
 pub mod gemini;
 mod hook_config;
 pub mod hooks;
+pub mod input_line;
 pub mod login;
 pub mod naming;
 pub mod opencode;

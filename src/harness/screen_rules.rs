@@ -19,11 +19,13 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("codex", include_str!("screens/codex.toml")),
     ("copilot", include_str!("screens/copilot.toml")),
     ("crush", include_str!("screens/crush.toml")),
+    ("demo", include_str!("screens/demo.toml")),
     ("droid", include_str!("screens/droid.toml")),
     ("gemini", include_str!("screens/gemini.toml")),
     ("opencode", include_str!("screens/opencode.toml")),
     ("pi", include_str!("screens/pi.toml")),
     ("qwen", include_str!("screens/qwen.toml")),
+    ("shell", include_str!("screens/shell.toml")),
 ];
 
 /// How many non-blank lines at the bottom a login complaint must be among:
@@ -59,6 +61,59 @@ pub struct RuleFile {
     pub login: Vec<LoginSign>,
     #[serde(default)]
     pub fixture: Vec<Fixture>,
+    /// Where the user types, and what an empty input looks like
+    /// (`input_line.rs`).
+    #[serde(default)]
+    pub input: Option<InputRule>,
+    #[serde(default)]
+    pub input_fixture: Vec<InputFixture>,
+}
+
+/// The harness's input line: a row starting with `marker` (after a frame)
+/// among the last `within` non-blank rows; what follows the marker is the
+/// user's text, less a placeholder (drawn dim, or one of `placeholders`).
+/// With `box_ends`, the rows below the marker's, up to one starting with
+/// it, are the input's further lines.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputRule {
+    /// The prompt glyph or text the input line starts with (`❯`, `›`).
+    #[serde(default)]
+    pub marker: Option<String>,
+    /// A shell: the cursor's row is the input, after the first of these
+    /// that ends a prompt (`$ `, `# `).
+    #[serde(default)]
+    pub prompt_ends: Vec<String>,
+    #[serde(default = "default_within")]
+    pub within: usize,
+    /// The input line is the cursor's row (a line-mode program, whose
+    /// earlier prompts stay on screen above).
+    #[serde(default)]
+    pub at_cursor: bool,
+    /// Further input rows end at a row starting with this; `""`: at a
+    /// blank row.
+    #[serde(default)]
+    pub box_ends: Option<String>,
+    /// Texts an empty input shows that are drawn in a colour, not dim.
+    #[serde(default)]
+    pub placeholders: Vec<String>,
+}
+
+fn default_within() -> usize {
+    6
+}
+
+/// A screen (as `tmux capture-pane -p -e` printed it: with its styles) and
+/// what its input line must be read as: `draft` the user's text, or `""`
+/// for an empty input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputFixture {
+    pub screen: String,
+    #[serde(default)]
+    pub draft: Option<String>,
+    #[serde(default)]
+    pub unknown: bool,
 }
 
 /// A question on a line, numbered choices below it.
@@ -141,6 +196,7 @@ pub struct ScreenRules {
     pub choice_lists: Vec<ChoiceList>,
     pub open_while: Vec<String>,
     login: HashMap<String, LoginRules>,
+    input: HashMap<String, InputRule>,
 }
 
 static BUILT_IN_RULES: LazyLock<ScreenRules> = LazyLock::new(|| {
@@ -161,6 +217,15 @@ pub fn parse(text: &str) -> Result<RuleFile, String> {
     }
     if file.login_window.is_some_and(|w| w == 0 || w > MAX_WINDOW) {
         return Err(format!("login_window must be 1 to {MAX_WINDOW}"));
+    }
+    if let Some(input) = &file.input {
+        if input.within == 0 || input.within > MAX_WINDOW {
+            return Err(format!("input.within must be 1 to {MAX_WINDOW}"));
+        }
+        let no_marker = input.marker.as_deref().is_none_or(|m| m.trim().is_empty());
+        if no_marker && input.prompt_ends.iter().all(|p| p.trim().is_empty()) {
+            return Err("input needs a marker or prompt_ends".into());
+        }
     }
     let blank = |s: &str| s.trim().is_empty();
     if file.question.iter().any(|q| blank(&q.says))
@@ -212,6 +277,14 @@ impl ScreenRules {
             login.window = window;
         }
         login.signs.extend(file.login);
+        if let Some(input) = file.input {
+            self.input.insert(family.to_string(), input);
+        }
+    }
+
+    /// Where `family`'s input line is, if a rule says.
+    pub fn input_of(&self, family: &str) -> Option<&InputRule> {
+        self.input.get(family)
     }
 
     /// The login rules of `family` (none for a family without any).
@@ -276,7 +349,8 @@ mod tests {
         let mut checked = 0;
         for (family, text) in BUILT_IN {
             let file = parse(text).unwrap();
-            assert!(!file.fixture.is_empty(), "{family}.toml has no fixture screen");
+            let fixtures = file.fixture.len() + file.input_fixture.len();
+            assert!(fixtures > 0, "{family}.toml has no fixture screen");
             for fixture in &file.fixture {
                 let path = screens().join(&fixture.screen);
                 let screen = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -303,6 +377,47 @@ mod tests {
             }
         }
         assert!(checked >= 20, "only {checked} fixtures");
+    }
+
+    /// A fixture's rows: an `.ansi` capture (`tmux capture-pane -p -e`)
+    /// through the emulator, with its styles; other files as plain text.
+    /// The cursor stands at the end of the last non-blank row.
+    fn fixture_rows(path: &Path) -> (Vec<super::super::input_line::ScreenRow>, (u16, u16)) {
+        use super::super::input_line::{ScreenRow, rows_of};
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let rows: Vec<ScreenRow> = if path.extension().is_some_and(|x| x == "ansi") {
+            let lines = text.lines().count().max(1) as u16;
+            let mut term = crate::term::Terminal::new(lines, 200);
+            term.feed(text.trim_end_matches('\n').replace('\n', "\r\n").as_bytes());
+            rows_of(&term)
+        } else {
+            text.lines().map(ScreenRow::plain).collect()
+        };
+        let last = rows.iter().rposition(|r| !r.text.trim().is_empty()).unwrap_or(0);
+        let col = rows.get(last).map_or(0, |r| r.text.trim_end().chars().count());
+        (rows, (last as u16, col as u16))
+    }
+
+    /// Every input fixture of every built-in file reads as its file says.
+    #[test]
+    fn every_family_s_input_line_fixtures_read_as_their_rules_say() {
+        use super::super::input_line::{InputLine, read};
+        let rules = ScreenRules::built_in();
+        let mut checked = 0;
+        for (family, text) in BUILT_IN {
+            for fixture in parse(text).unwrap().input_fixture {
+                let (rows, cursor) = fixture_rows(&screens().join(&fixture.screen));
+                let want = match (&fixture.draft, fixture.unknown) {
+                    (_, true) => InputLine::Unknown,
+                    (Some(d), false) if d.is_empty() => InputLine::Empty,
+                    (Some(d), false) => InputLine::Draft(d.clone()),
+                    (None, false) => panic!("{}: say draft or unknown", fixture.screen),
+                };
+                assert_eq!(read(rules.input_of(family), &rows, cursor), want, "{}", fixture.screen);
+                checked += 1;
+            }
+        }
+        assert!(checked >= 10, "only {checked} input fixtures");
     }
 
     #[test]

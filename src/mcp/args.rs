@@ -126,6 +126,22 @@ pub struct RunAnswerArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct RunPromptsArgs {
+    #[schemars(description = RUN_REF)]
+    pub run: String,
+    /// `list` (the default): the prompts not typed in yet, each with why it
+    /// waits; `edit` rewrites one (`prompt`, `text`); `drop` drops one;
+    /// `send` types one in now, past a held draft and the agent's turn.
+    #[serde(default)]
+    pub action: Option<String>,
+    /// The waiting prompt's id (from `list`).
+    pub prompt: Option<String>,
+    /// Its new text (`edit`).
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RunCancelArgs {
     #[schemars(description = RUN_REF)]
     pub run: String,

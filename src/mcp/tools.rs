@@ -348,6 +348,32 @@ impl AgentsMcp {
     }
 
     #[tool(
+        description = "A run's prompts not typed in yet (sent, mail, task results), each with \
+        why it waits: held while the user has a draft in the run's input or just typed into it, \
+        or the agent's turn. `action`: list (default), edit (prompt, text), drop (prompt), send \
+        (prompt: typed in now, on purpose)."
+    )]
+    async fn run_prompts(&self, Parameters(args): Parameters<RunPromptsArgs>) -> Result<CallToolResult, ErrorData> {
+        let name = match args.action.as_deref().unwrap_or("list") {
+            "list" => method::PROMPTS_LIST,
+            "edit" => method::PROMPTS_EDIT,
+            "drop" => method::PROMPTS_DROP,
+            "send" => method::PROMPTS_SEND,
+            other => {
+                return respond(Err(ApiError::bad_request(format!(
+                    "action {other:?}: list, edit, drop or send"
+                ))));
+            }
+        };
+        let params = crate::api::PromptParams {
+            run: args.run,
+            prompt: args.prompt,
+            text: args.text,
+        };
+        respond(self.call(name, params).await)
+    }
+
+    #[tool(
         description = "Cancel a run and the children it owns (SIGINT → SIGTERM → SIGKILL, or \
         SIGKILL at once with force), then wait for it to end and answer its record."
     )]

@@ -189,6 +189,20 @@ pub struct Prompt {
     /// How long Enter waits after the text (bounded by the supervisor).
     #[serde(default)]
     pub enter_ms: u64,
+    /// Hold the prompt, untyped, while the run's input line holds text or
+    /// the user typed into the run within this many ms: the answer is then
+    /// [`Held`]. None types it as things stand (a prompt sent on purpose,
+    /// or a daemon older than holding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold_typing_ms: Option<u64>,
+}
+
+/// `sup.prompt`'s answer when it held the prompt: why, and when to ask
+/// again (the keystroke window's end; a draft is looked at again sooner).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Held {
+    pub held: String,
+    pub retry_ms: u64,
 }
 
 /// `sup.answer`'s parameters: the keys of the answer, or with `text` a

@@ -236,6 +236,10 @@ pub async fn forward(daemon: &Here, name: &str, row: &RunRow, p: &Value) -> Opti
             | method::RUNS_CHANGES
             | method::RUNS_MERGE
             | method::WORKTREE_RM
+            | method::PROMPTS_LIST
+            | method::PROMPTS_EDIT
+            | method::PROMPTS_DROP
+            | method::PROMPTS_SEND
     ) || row.host == "local"
     {
         return None;

@@ -7,6 +7,7 @@ pub mod lineage;
 pub mod mail;
 mod migrations;
 pub mod outbox;
+pub mod prompts;
 pub mod removal;
 pub mod routines;
 pub mod runs;

@@ -187,6 +187,7 @@ impl RunRow {
             routine: self.routine.clone(),
             scheduled_at: self.scheduled_at.map(format_ms),
             log_pruned_at: self.log_pruned_at.map(format_ms),
+            waiting: Vec::new(),
         }
     }
 }

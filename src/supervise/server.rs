@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::screens::Screens;
 use super::{Grace, SuperviseSpec};
+use crate::harness::input_line::{self, InputLine};
 use crate::harness::screen::{ScreenFinding, waiting_on_with};
 use crate::harness::screen_rules::ScreenRules;
 use crate::protocol::exit::{EndedBy, ExitEvidence};
@@ -93,6 +94,12 @@ impl ParsedScreen {
         }
     }
 
+    /// What the harness's input line holds now (`harness::input_line`).
+    pub fn input_line(&self) -> InputLine {
+        let rule = self.rules.input_of(&self.family);
+        input_line::read(rule, &input_line::rows_of(&self.term), self.term.cursor())
+    }
+
     /// What the screen says the harness waits for, if anything.
     pub fn waiting_on(&self) -> Option<ScreenFinding> {
         waiting_on_with(&self.rules, &self.term.visible_lines(), &self.family)
@@ -120,6 +127,9 @@ pub struct Supervised {
     pub leader: Identity,
     /// Ids of the prompts typed lately, newest last (`method::PROMPT`).
     typed: Mutex<std::collections::VecDeque<String>>,
+    /// When a person last typed into the run (an input frame: attach, a
+    /// TUI pane): prompts wait a moment after it (`typing::held`).
+    pub keyed_at: Mutex<Option<Instant>>,
     /// The emulator and how many log bytes it has parsed.
     pub screen: Mutex<ParsedScreen>,
     master: Mutex<Box<dyn MasterPty + Send>>,
@@ -224,6 +234,7 @@ impl Supervised {
             exited: watch::Sender::new(None),
             exit_acked: watch::Sender::new(false),
             typed: Mutex::new(std::collections::VecDeque::new()),
+            keyed_at: Mutex::new(None),
             leader_gone: watch::Sender::new(false),
             ending: Mutex::new(Ending::default()),
             grace: spec.grace,
@@ -399,20 +410,21 @@ impl Supervised {
         tokio::time::timeout(limit, eof.wait_for(|e| *e)).await.is_ok()
     }
 
-    /// Notes a prompt as typed; false if it was already. The daemon marks a
-    /// prompt delivered after typing it: one killed, or refused by a full
-    /// disk, in between types it again, and only this process, which
-    /// outlives daemons, can tell. The last `TYPED_KEPT` ids are kept.
-    fn first_time_typed(&self, id: &str) -> bool {
+    /// Whether a prompt was typed, and noting one as typed. The daemon
+    /// marks a prompt delivered after typing it: one killed, or refused by
+    /// a full disk, in between types it again, and only this process,
+    /// which outlives daemons, can tell. The last `TYPED_KEPT` ids are kept.
+    fn was_typed(&self, id: &str) -> bool {
+        let typed = self.typed.lock().unwrap_or_else(|p| p.into_inner());
+        typed.iter().any(|t| t == id)
+    }
+
+    fn note_typed(&self, id: &str) {
         let mut typed = self.typed.lock().unwrap_or_else(|p| p.into_inner());
-        if typed.iter().any(|t| t == id) {
-            return false;
-        }
         if typed.len() == TYPED_KEPT {
             typed.pop_front();
         }
         typed.push_back(id.to_string());
-        true
     }
 
     /// Whether the daemon said the run's end is stored, within `limit`.
@@ -495,7 +507,10 @@ async fn connection(stream: UnixStream, run: Arc<Supervised>) {
             Err(_) => break,
         };
         match frame {
-            Frame::Input { run: id, bytes } if id == run.run => run.write_input(bytes),
+            Frame::Input { run: id, bytes } if id == run.run => {
+                *run.keyed_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+                run.write_input(bytes);
+            }
             Frame::Control(bytes) => {
                 let Ok(Message::Request(req)) = Message::parse(&bytes) else {
                     continue;
@@ -605,12 +620,20 @@ fn handle(
         }
         method::PROMPT => {
             let prompt: wire::Prompt = wire::params(req)?;
-            if let Some(id) = &prompt.id
-                && !run.first_time_typed(id)
-            {
+            if prompt.id.as_deref().is_some_and(|id| run.was_typed(id)) {
                 return Ok(json!({ "again": true }));
             }
+            // Looked at and typed under the emulator's lock: what is read is
+            // what the prompt lands on.
             let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(typing) = prompt.hold_typing_ms
+                && let Some(held) = super::typing::held(run, &screen, Duration::from_millis(typing))
+            {
+                return serde_json::to_value(held).map_err(|e| e.to_string());
+            }
+            if let Some(id) = &prompt.id {
+                run.note_typed(id);
+            }
             super::typing::type_prompt(
                 run,
                 &prompt.text,

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::server::Supervised;
+use super::server::{ParsedScreen, Supervised};
+use crate::harness::input_line::InputLine;
 use crate::protocol::rpc::Request;
 use crate::protocol::supervisor as wire;
 
@@ -47,6 +48,29 @@ pub(super) fn type_prompt(run: &Arc<Supervised>, text: &str, bracketed: bool, en
         }
         run.write_input(return_key);
     });
+}
+
+/// How soon a prompt held for a draft asks again: the draft may be erased
+/// any moment, and a look is one screen read.
+const DRAFT_RECHECK: Duration = Duration::from_millis(1000);
+
+/// Why a prompt must not be typed now, if it must not: the input line
+/// holds text (the user's draft, or a prompt the harness put back after
+/// an interrupt), or a person typed into the run within `typing` (a
+/// family whose input line cannot be read is guarded by this alone).
+pub(super) fn held(run: &Supervised, screen: &ParsedScreen, typing: Duration) -> Option<wire::Held> {
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    if let InputLine::Draft(_) = screen.input_line() {
+        return Some(wire::Held {
+            held: "the input has text the user typed".into(),
+            retry_ms: ms(DRAFT_RECHECK),
+        });
+    }
+    let since = (*run.keyed_at.lock().unwrap_or_else(|p| p.into_inner()))?.elapsed();
+    (since < typing).then(|| wire::Held {
+        held: format!("the user typed into the run in the last {}", crate::api::ago(typing)),
+        retry_ms: ms(typing - since).max(1),
+    })
 }
 
 /// A prompt as typed into a program, Enter included: the text as one

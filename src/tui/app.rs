@@ -647,7 +647,8 @@ impl App {
                 match (result, pending) {
                     (Ok(sent), draft) => {
                         let to = draft.map(|(_, d)| format!(" to {}", d.run_name())).unwrap_or_default();
-                        self.message = Some(format!("prompt {}{to} ({})", sent.state, short(&prompt_id)));
+                        let why = sent.why.map(|w| format!(": {w}")).unwrap_or_default();
+                        self.message = Some(format!("prompt {}{to}{why} ({})", sent.state, short(&prompt_id)));
                     }
                     (Err(e), Some((_, draft))) => {
                         // Keep the draft: nothing is lost when the daemon could not take it.

@@ -162,6 +162,22 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
             theme.warn,
         ));
     }
+    // A prompt held for the user's draft (or typing) in the selected run,
+    // in any mode: the draft is theirs to send or erase.
+    if app.overlay.is_none()
+        && let Some(r) = app.selected_run()
+        && let Some(held) = r.waiting.iter().find(|w| w.held)
+    {
+        spans.push(Span::styled(
+            format!(
+                "{} prompt{} waiting, {}  ",
+                r.waiting.len(),
+                if r.waiting.len() == 1 { "" } else { "s" },
+                crate::text::inert_line(&held.why)
+            ),
+            theme.warn,
+        ));
+    }
     if let Some(banner) = &app.banner {
         spans.push(Span::styled(format!("{banner}  "), theme.bad));
     } else if let Some(msg) = &app.message {

@@ -316,7 +316,10 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
             true => indent[1..].to_string(),
             false => indent,
         };
-        let time = if run.state.is_live() {
+        // A prompt held for the user's draft: `✎` before its time.
+        let time = if run.waiting.iter().any(|w| w.held) {
+            format!("✎{}", duration(run, now))
+        } else if run.state.is_live() {
             duration(run, now)
         } else {
             run.state.as_str().replace('_', " ")

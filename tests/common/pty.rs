@@ -158,6 +158,23 @@ impl Pty {
     }
 }
 
+/// `agents attach RUN` at 120×40: waits for `ready`, types `keys`, waits
+/// for `shows`, then detaches (Ctrl-a d), as a person would.
+pub fn type_through_attach(
+    home: &Home,
+    run: &str,
+    ready: impl Fn(&[String]) -> bool,
+    keys: &[u8],
+    shows: impl Fn(&[String]) -> bool,
+) {
+    let mut attach = Pty::spawn(home, &["attach", run], 40, 120, home.path(), true);
+    attach.wait_screen("the run ready for keys", ready);
+    attach.type_bytes(keys);
+    attach.wait_screen("what the keys did", shows);
+    attach.type_bytes(&[0x01, b'd']);
+    assert_eq!(attach.exit_code(), 0, "{}", attach.text());
+}
+
 impl Drop for Pty {
     fn drop(&mut self) {
         // A failed test must not leave its client running (nor stopped).

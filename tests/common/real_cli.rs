@@ -319,3 +319,16 @@ pub fn each_user_text_once(home: &Home, session: &str, texts: &[&str]) {
         assert_eq!(seen, 1, "{text} once in {whole:?}");
     }
 }
+
+/// The run is idle and its output has been still for `ms` (`agents explain
+/// --json`): a person who detached and turned to another command.
+pub fn at_rest_for(home: &Home, run: &str, ms: u64) -> bool {
+    let explained = home.json(&["explain", run, "--json"]);
+    let still = explained["evidence"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["kind"] == "output")
+        .is_some_and(|e| e["age_ms"].as_u64().is_some_and(|age| age >= ms));
+    explained["status"] == "idle" && still
+}
