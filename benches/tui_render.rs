@@ -61,6 +61,7 @@ fn run(i: usize) -> RunRecord {
         routine: None,
         scheduled_at: None,
         log_pruned_at: None,
+        former_names: Vec::new(),
     }
 }
 

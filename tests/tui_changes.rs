@@ -42,6 +42,7 @@ fn run(id: &str, name: &str, state: RunState, worktree: bool) -> RunRecord {
         routine: None,
         scheduled_at: None,
         log_pruned_at: None,
+        former_names: Vec::new(),
     }
 }
 

@@ -37,6 +37,7 @@ fn run(id: &str, name: &str, state: RunState) -> RunRecord {
         routine: None,
         scheduled_at: None,
         log_pruned_at: None,
+        former_names: Vec::new(),
     }
 }
 

@@ -51,6 +51,7 @@ fn run(id: &str, name: &str, state: RunState, status: ActivityStatus) -> RunReco
         routine: None,
         scheduled_at: None,
         log_pruned_at: None,
+        former_names: Vec::new(),
     }
 }
 

@@ -347,6 +347,17 @@ impl AgentsMcp {
         respond(self.call(method::RUNS_ANSWER, params).await)
     }
 
+    #[tool(description = "Give a run a new name; the names it had keep finding it. Refused \
+        when another live run wears the name, or for a run on a remote host. Answers the run's \
+        record, its former names in former_names.")]
+    async fn run_rename(&self, Parameters(args): Parameters<RunRenameArgs>) -> Result<CallToolResult, ErrorData> {
+        let params = crate::api::RenameParams {
+            run: args.run,
+            name: args.name,
+        };
+        respond(self.call(method::RUNS_RENAME, params).await)
+    }
+
     #[tool(
         description = "Cancel a run and the children it owns (SIGINT → SIGTERM → SIGKILL, or \
         SIGKILL at once with force), then wait for it to end and answer its record."

@@ -421,6 +421,7 @@ mod tests {
             routine: None,
             scheduled_at: None,
             log_pruned_at: None,
+            former_names: Vec::new(),
         }
     }
 

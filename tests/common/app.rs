@@ -56,6 +56,7 @@ pub fn run(id: &str, name: &str, state: RunState, status: ActivityStatus, starte
         routine: None,
         scheduled_at: None,
         log_pruned_at: None,
+        former_names: Vec::new(),
     }
 }
 
