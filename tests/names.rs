@@ -103,4 +103,12 @@ fn rename_gives_a_new_name_and_the_old_one_finds_the_run_until_a_newer_run_wears
     home.ok(&["rename", "gamma", "alpha"]);
     assert_eq!(home.show("alpha")["id"], second.as_str());
     assert_eq!(home.show("gamma")["id"], second.as_str(), "gamma, its former name");
+
+    // A run removed takes its names with it.
+    home.ok(&["cancel", "--force", &first]);
+    home.wait_end(&first);
+    home.ok(&["rm", "--yes", &first]);
+    let err = home.fails(&["show", "beta"]);
+    assert!(err.contains("no run matches 'beta'"), "{err}");
+    assert_ne!(home.show("alpha")["id"], first.as_str());
 }
