@@ -62,6 +62,7 @@ fn run(i: usize) -> RunRecord {
         scheduled_at: None,
         log_pruned_at: None,
         waiting: Vec::new(),
+        former_names: Vec::new(),
     }
 }
 

@@ -346,16 +346,18 @@ fn rerun(home: &Home, run: &str) -> Value {
 }
 
 #[test]
-fn a_rerun_keeps_the_name_numbered_and_says_which_run_it_repeats() {
+fn a_rerun_keeps_the_name_numbered_only_while_a_live_run_wears_it_and_says_which_run_it_repeats() {
     let home = Home::new();
     let first = home.start(&["--name", "worker", "cmd", "--", "true"]);
     home.wait_end(&first);
     let second = rerun(&home, "worker");
-    assert_eq!(second["name"], "worker-2", "{second}");
-    let third = rerun(&home, "worker-2");
-    assert_eq!(third["name"], "worker-3", "numbered from the first name: {third}");
-
+    assert_eq!(second["name"], "worker", "the run it repeats has ended: {second}");
     let second_id = second["id"].as_str().unwrap();
+    assert_eq!(home.show("worker")["id"], second_id, "the name finds the newest run");
+    home.wait_end(second_id);
+    let third = rerun(&home, "worker");
+    assert_eq!(third["name"], "worker", "{third}");
+
     let rerun_of = home
         .events(second_id)
         .into_iter()
@@ -374,21 +376,32 @@ fn a_rerun_keeps_the_name_numbered_and_says_which_run_it_repeats() {
         "rerun_of"
     );
     let text = home.ok(&["show", &first, "--tree"]);
-    assert!(text.contains("rerun-of worker-2"), "{text}");
+    assert!(text.contains("rerun-of worker"), "{text}");
 
-    // A user's own number stays; a name at the length limit is cut for the
-    // number; the engine's placeholder name is not numbered but replaced.
+    // While a live run wears the name, the rerun is numbered, and a rerun
+    // of that one counts on from the first name.
+    let live = home.start(&["--name", "live", "cmd", "--", "sleep", "60"]);
+    let numbered = rerun(&home, &live);
+    assert_eq!(numbered["name"], "live-2", "{numbered}");
+    let again = rerun(&home, "live-2");
+    assert_eq!(again["name"], "live-3", "numbered from the first name: {again}");
+
+    // A user's own number stays; a name at the length limit is cut for a
+    // number only when it needs one; the engine's placeholder name is not
+    // kept but replaced.
     let numbered = home.start(&["--name", "fix-issue-1234", "cmd", "--", "true"]);
     home.wait_end(&numbered);
-    assert_eq!(rerun(&home, "fix-issue-1234")["name"], "fix-issue-1234-2");
+    let kept = rerun(&home, "fix-issue-1234");
+    assert_eq!(kept["name"], "fix-issue-1234");
+    home.wait_end(kept["id"].as_str().unwrap());
+    assert_eq!(rerun(&home, "fix-issue-1234")["name"], "fix-issue-1234");
     let long = "a".repeat(64);
-    home.wait_end(&home.start(&["--name", &long, "cmd", "--", "true"]));
+    home.start(&["--name", &long, "cmd", "--", "sleep", "60"]);
     assert_eq!(
         rerun(&home, &long)["name"],
-        "a".repeat(58),
+        format!("{}-2", "a".repeat(58)),
         "cut to leave room for a number"
     );
-    assert_eq!(rerun(&home, &long)["name"], format!("{}-2", "a".repeat(58)));
     let auto = home.start(&["cmd", "--", "true"]);
     home.wait_end(&auto);
     let auto_name = home.show(&auto)["name"].as_str().unwrap().to_string();
@@ -398,4 +411,29 @@ fn a_rerun_keeps_the_name_numbered_and_says_which_run_it_repeats() {
         name.starts_with("cmd-") && name != format!("{auto_name}-2"),
         "{auto_name} → {name}"
     );
+}
+
+#[test]
+fn a_resumed_run_keeps_the_name_the_user_gave_numbered_while_a_live_run_wears_it() {
+    let b = Bench::new();
+    let first = b.ok(&["run", "-d", "--name", "cc1", "claude"]).trim().to_string();
+    let shown = b.home.show(&first);
+    let session = shown["session_id"].as_str().unwrap().to_string();
+    let transcript = std::path::PathBuf::from(shown["transcript_path"].as_str().unwrap());
+    b.home
+        .wait_until("the harness wrote its transcript", || wrote_its_line(&transcript));
+    b.ok(&["cancel", "--force", "cc1"]);
+    b.home.wait_end(&first);
+
+    let resumed = b.ok(&["sessions", "resume", "-d", &session]).trim().to_string();
+    assert_eq!(b.home.show(&resumed)["name"], "cc1", "not the engine's claude-N");
+    assert_eq!(
+        b.home.show("cc1")["id"],
+        resumed.as_str(),
+        "the name finds the newest run"
+    );
+
+    // The run it went on from, started again while `cc1` lives: numbered.
+    let again = rerun(&b.home, &first);
+    assert_eq!(again["name"], "cc1-2", "{again}");
 }

@@ -14,7 +14,7 @@ use common::{Home, PATIENCE, wait_until};
 use serde_json::{Value, json};
 
 /// The tools the server offers: the tool table, one tool per method.
-const TOOLS: [&str; 19] = [
+const TOOLS: [&str; 20] = [
     "mail_read",
     "mail_send",
     "mail_wait",
@@ -23,6 +23,7 @@ const TOOLS: [&str; 19] = [
     "run_lineage",
     "run_logs",
     "run_prompts",
+    "run_rename",
     "run_send",
     "run_show",
     "run_start",
@@ -471,6 +472,29 @@ fn mail_wait_takes_the_runs_mail_and_it_is_never_typed_in_too() {
     assert!(!home.logs(&busy).contains("read me over mcp"), "typed in too");
     assert_eq!(home.json(&["mail", "read", "w1", "--json"])["state"], "read");
     mcp.fails("mail_wait", json!({ "run": "nobody" }), "unknown_run");
+}
+
+#[test]
+fn run_rename_gives_a_run_a_new_name_and_its_old_one_still_finds_it() {
+    let home = Home::new();
+    let id = home.start(&["--name", "first", "cmd", "--", "sleep", "60"]);
+    home.start(&["--name", "other", "cmd", "--", "sleep", "60"]);
+    let mut mcp = McpClient::start(&home);
+    mcp.initialize();
+
+    let renamed = mcp.ok("run_rename", json!({ "run": "first", "name": "second" }));
+    assert_eq!(renamed["id"], id.as_str());
+    assert_eq!(renamed["name"], "second");
+    assert_eq!(renamed["former_names"], json!(["first"]));
+    assert_eq!(mcp.ok("run_show", json!({ "run": "first" }))["id"], id.as_str());
+
+    let taken = mcp.fails("run_rename", json!({ "run": "other", "name": "second" }), "conflict");
+    assert!(taken.contains("is named 'second' already"), "{taken}");
+    mcp.fails(
+        "run_rename",
+        json!({ "run": "other", "name": "two words" }),
+        "bad_request",
+    );
 }
 
 /// A prompt waiting for a working agent is listed over MCP with why it

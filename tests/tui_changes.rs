@@ -43,6 +43,7 @@ fn run(id: &str, name: &str, state: RunState, worktree: bool) -> RunRecord {
         scheduled_at: None,
         log_pruned_at: None,
         waiting: Vec::new(),
+        former_names: Vec::new(),
     }
 }
 

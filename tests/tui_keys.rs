@@ -38,6 +38,7 @@ fn run(id: &str, name: &str, state: RunState) -> RunRecord {
         scheduled_at: None,
         log_pruned_at: None,
         waiting: Vec::new(),
+        former_names: Vec::new(),
     }
 }
 

@@ -52,6 +52,7 @@ fn run(id: &str, name: &str, state: RunState, status: ActivityStatus) -> RunReco
         scheduled_at: None,
         log_pruned_at: None,
         waiting: Vec::new(),
+        former_names: Vec::new(),
     }
 }
 

@@ -47,6 +47,9 @@ pub mod method {
     /// Until every child of a run has ended (`RunRef` → `ChildrenOutcome`).
     pub const RUNS_WAIT_CHILDREN: &str = "runs.wait_children";
     pub const RUNS_RERUN: &str = "runs.rerun";
+    /// Gives a run a new name (`RenameParams` → `RunRecord`); the names it
+    /// wore before keep finding it.
+    pub const RUNS_RENAME: &str = "runs.rename";
     pub const RUNS_ANSWER: &str = "runs.answer";
     /// A run's prompts not typed in yet, each with why it waits
     /// (`PromptParams` → `[WaitingPrompt]`).

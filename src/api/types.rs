@@ -155,6 +155,10 @@ pub struct RunRecord {
     /// it waits (`agents prompts`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub waiting: Vec<WaitingPrompt>,
+    /// The names the run wore before its current one, oldest first: each
+    /// still finds it (unless a newer run wears or wore it since).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub former_names: Vec<String>,
 }
 
 impl RunRecord {
@@ -620,6 +624,13 @@ pub struct RerunParams {
     /// The client's environment, as for `runs.start`.
     #[serde(default)]
     pub env: Vec<(String, String)>,
+}
+
+/// `runs.rename`: the run's new name (its old one keeps finding it).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RenameParams {
+    pub run: String,
+    pub name: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -160,6 +160,17 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             );
             Ok(0)
         }
+        Command::Rename { run, name } => {
+            let client = Client::connect(&paths, false).await?;
+            let record: RunRecord = client
+                .call(method::RUNS_RENAME, crate::api::RenameParams { run, name })
+                .await?;
+            match record.former_names.last().filter(|old| **old != record.name) {
+                Some(old) => say!("renamed {old} → {} ({})", record.name, record.id),
+                None => say!("{} is named {} already", record.id, record.name),
+            }
+            Ok(0)
+        }
         Command::Wait {
             run,
             json,

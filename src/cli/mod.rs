@@ -109,6 +109,14 @@ pub enum Command {
         #[arg(long)]
         no_wait: bool,
     },
+    /// Give a run a new name; its old name keeps finding it.
+    Rename {
+        /// A run: its id, an id prefix, or a name it has or had.
+        run: String,
+        /// The new name: up to 64 letters, digits, '-', '_' or '.'; not
+        /// the name of another live run.
+        name: String,
+    },
     /// Remove ended runs with the children they own: records, events,
     /// output (asks first; --yes does not). A live run is refused.
     Rm(removal::RmArgs),

@@ -20,6 +20,7 @@ mod queue;
 mod recover;
 mod remote;
 mod removal;
+mod rename;
 mod retention;
 mod routine_fire;
 mod routines;

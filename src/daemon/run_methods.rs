@@ -13,8 +13,8 @@ use super::dispatch::{HISTORY_MAX_LINES, cancel_tree_by, params, subscription_ke
 use super::subscribe::{self, Outbox};
 use crate::api::{
     AnswerParams, ApiError, AttachParams, AttachResult, CancelParams, DetachParams, ErrorCode, HistoryParams,
-    MergeParams, PromptParams, RerunParams, ResizeParams, RunDetail, RunRef, SendParams, StartParams, WaitParams,
-    WorktreeRmParams, bounds, method,
+    MergeParams, PromptParams, RenameParams, RerunParams, ResizeParams, RunDetail, RunRef, SendParams, StartParams,
+    WaitParams, WorktreeRmParams, bounds, method,
 };
 use crate::protocol::run_files::{SizeChange, TimeSample};
 use crate::store::runs::{self, RunRow};
@@ -30,6 +30,7 @@ pub enum RunCall {
     Resize(ResizeParams),
     Answer(AnswerParams),
     Rerun(RerunParams),
+    Rename(RenameParams),
     Wait(WaitParams),
     WaitChildren,
     Index,
@@ -64,6 +65,7 @@ impl RunCall {
             method::RUNS_RESIZE => of(p, |r: &ResizeParams| &r.run, RunCall::Resize),
             method::RUNS_ANSWER => of(p, |a: &AnswerParams| &a.run, RunCall::Answer),
             method::RUNS_RERUN => of(p, |r: &RerunParams| &r.run, RunCall::Rerun),
+            method::RUNS_RENAME => of(p, |r: &RenameParams| &r.run, RunCall::Rename),
             method::RUNS_HISTORY => of(p, |h: &HistoryParams| &h.run, RunCall::History),
             method::RUNS_CHANGES => of(p, |r: &RunRef| &r.run, |_| RunCall::Changes),
             method::RUNS_MERGE => of(p, |m: &MergeParams| &m.run, RunCall::Merge),
@@ -99,6 +101,7 @@ impl RunCall {
             RunCall::Send(s) => bounds::check("the prompt", &s.text, bounds::PROMPT),
             RunCall::Answer(a) => bounds::check("the answer", &a.answer, bounds::PROMPT),
             RunCall::Prompts(_, q) => bounds::check("the prompt", q.text.as_deref().unwrap_or(""), bounds::PROMPT),
+            RunCall::Rename(r) => bounds::validate_name(&r.name),
             RunCall::Resize(ResizeParams { rows, cols, .. })
                 if !(2..=1000).contains(rows) || !(2..=2000).contains(cols) =>
             {
@@ -152,6 +155,7 @@ pub async fn call(
         RunCall::WorktreeRm(WorktreeRmParams { run: _, force }) => super::worktrees::remove(daemon, row, force).await,
         RunCall::Show => show(daemon, row).await,
         RunCall::Prompts(name, q) => super::prompts::call(daemon, name, q, row).await,
+        RunCall::Rename(RenameParams { run: _, name }) => to_value(super::rename::rename(daemon, row, name).await?),
         RunCall::Send(SendParams {
             run: _,
             text,
@@ -399,8 +403,8 @@ pub async fn call(
     }
 }
 
-/// Starts `again` as a rerun of `row`, named after it (`worker` →
-/// `worker-2`, see `store::harness::rerun_name`). Two reruns at once may
+/// Starts `again` as a rerun of `row`, named as it is (`worker`, or
+/// `worker-2` while a live run is named `worker`: `store::names::repeated`). Two reruns at once may
 /// pick the same name: the one that loses picks again; a name that cannot
 /// be had lets the engine name the run.
 async fn start_rerun(
@@ -412,7 +416,7 @@ async fn start_rerun(
         let id = row.id.clone();
         let name = daemon
             .store
-            .call(move |c| crate::store::harness::rerun_name(c, &id))
+            .call(move |c| crate::store::names::repeated(c, &id))
             .await
             .map_err(ApiError::internal)?;
         again.name = name.filter(|n| crate::api::bounds::validate_name(n).is_ok());

@@ -221,21 +221,21 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
             (args, "reconstructed")
         }
     };
-    // A reconstructed conversation keeps the old run's name (its first
-    // prompt is the context, not a task to name it after).
-    let name = match &blocker {
-        Some(_) => {
-            let base = last.name.clone();
-            Some(
-                daemon
-                    .store
-                    .call(move |c| crate::store::harness::unique_name(c, &base))
-                    .await
-                    .map_err(ApiError::internal)?,
-            )
-        }
-        None => None,
-    };
+    // A resumed conversation keeps the name the user (or its first prompt)
+    // gave the run it goes on from, numbered while a live run wears it; a
+    // fork is a new conversation. A reconstructed one keeps even a
+    // placeholder, numbered (its first prompt is the context, not a task
+    // to name it after).
+    let (last_id, last_name, rebuilt) = (last.id.clone(), last.name.clone(), blocker.is_some());
+    let name = daemon
+        .store
+        .call(move |c| match crate::store::names::repeated(c, &last_id)? {
+            Some(name) if !fork => Ok(Some(name)),
+            _ if rebuilt => Ok(Some(crate::store::harness::unique_name(c, &last_name)?)),
+            _ => Ok(None),
+        })
+        .await
+        .map_err(ApiError::internal)?;
     let start = StartParams {
         harness: profile.unwrap_or_else(|| last.harness.clone()),
         args,

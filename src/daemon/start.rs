@@ -148,22 +148,24 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
     record(daemon, &id).await
 }
 
-/// The run's name and where it came from: the one given (refused when
-/// taken), else one made from the first prompt when it is known now, else
-/// a placeholder the first prompt replaces (`hooks.report`).
+/// The run's name and where it came from: the one given (refused while a
+/// live run wears it; an ended run's name may be worn again, and then
+/// finds the new run), else one made from the first prompt when it is
+/// known now, else a placeholder the first prompt replaces
+/// (`hooks.report`).
 async fn choose_name(daemon: &Arc<Daemon>, params: &StartParams) -> Result<(String, &'static str), ApiError> {
     if let Some(name) = &params.name {
         crate::api::bounds::validate_name(name)?;
         let n = name.clone();
         let taken = daemon
             .store
-            .call(move |c| runs::name_taken(c, &n))
+            .call(move |c| crate::store::names::live_holder(c, &n))
             .await
             .map_err(ApiError::internal)?;
-        if taken {
+        if taken.is_some() {
             return Err(ApiError::new(
                 ErrorCode::Conflict,
-                format!("a run named '{name}' already exists"),
+                format!("a live run is named '{name}' already"),
             ));
         }
         return Ok((name.clone(), harness_store::NAME_GIVEN));

@@ -5,7 +5,7 @@ use rmcp::schemars;
 use serde::Deserialize;
 
 /// Describes the `run` argument every run tool takes.
-pub const RUN_REF: &str = "The run: its full id, a unique id prefix, or its name.";
+pub const RUN_REF: &str = "The run: its full id, a unique id prefix, or a name it has or had.";
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -122,6 +122,16 @@ pub struct RunAnswerArgs {
     /// The permission request answered (`ask-…`, from a team member's
     /// approval mail): refused once its question is gone.
     pub request: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunRenameArgs {
+    #[schemars(description = RUN_REF)]
+    pub run: String,
+    /// The new name: up to 64 letters, digits, '-', '_' or '.'; refused
+    /// when another live run wears it.
+    pub name: String,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

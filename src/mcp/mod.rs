@@ -75,7 +75,7 @@ list them (runs_list), start one (run_start: a harness such as claude, codex, ge
 qwen, pi, shell, or cmd with a command line), type a prompt into it (run_send), answer the question it \
 waits on (run_answer), wait for it to end (run_wait), read its screen (run_logs) or the \
 harness's own transcript (transcript_read, transcripts_search), and cancel it (run_cancel). \
-A run is named by its id, a unique id prefix, or its name. A failed call's text starts with a \
+A run is named by its id, a unique id prefix, or a name it has or had (run_rename renames it). A failed call's text starts with a \
 stable error code such as unknown_run, not_running or bad_request.";
 
 #[tool_handler(router = self.tool_router)]

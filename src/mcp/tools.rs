@@ -347,6 +347,17 @@ impl AgentsMcp {
         respond(self.call(method::RUNS_ANSWER, params).await)
     }
 
+    #[tool(description = "Give a run a new name; the names it had keep finding it. Refused \
+        when another live run wears the name, or for a run on a remote host. Answers the run's \
+        record, its former names in former_names.")]
+    async fn run_rename(&self, Parameters(args): Parameters<RunRenameArgs>) -> Result<CallToolResult, ErrorData> {
+        let params = crate::api::RenameParams {
+            run: args.run,
+            name: args.name,
+        };
+        respond(self.call(method::RUNS_RENAME, params).await)
+    }
+
     #[tool(
         description = "A run's prompts not typed in yet (sent, mail, task results), each with \
         why it waits: held while the user has a draft in the run's input or just typed into it, \

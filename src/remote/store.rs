@@ -291,8 +291,8 @@ pub fn update_mirror(
 }
 
 /// A run the host could not take, recorded here and ended `blocked` with
-/// the reason (docs/design.md §4: before anything starts). A name given and taken
-/// is an error (`Corrupt` carries the message); none given gets `harness-N`.
+/// the reason (docs/design.md §4: before anything starts). A name given and
+/// worn by a live run is an error (`Corrupt` carries the message); none given gets `harness-N`.
 #[allow(clippy::too_many_arguments)]
 pub fn insert_blocked(
     conn: &mut Connection,
@@ -304,8 +304,8 @@ pub fn insert_blocked(
     reason: &str,
 ) -> Result<(), StoreError> {
     let name = match &params.name {
-        Some(name) if runs::name_taken(conn, name)? => {
-            return Err(StoreError::Corrupt(format!("a run named '{name}' already exists")));
+        Some(name) if crate::store::names::live_holder(conn, name)?.is_some() => {
+            return Err(StoreError::Corrupt(format!("a live run is named '{name}' already")));
         }
         Some(name) => name.clone(),
         None => {
@@ -422,6 +422,7 @@ mod tests {
             scheduled_at: None,
             log_pruned_at: None,
             waiting: Vec::new(),
+            former_names: Vec::new(),
         }
     }
 

@@ -177,33 +177,9 @@ pub fn name_from_prompt(conn: &Connection, run: &str, base: &str) -> Result<Opti
         "UPDATE runs SET name = ?2, name_source = ?3 WHERE id = ?1",
         params![run, name, NAME_FROM_PROMPT],
     )?;
+    super::names::record_former(conn, run, &old)?;
     append_event(conn, run, "RENAMED", &json!({ "from": old, "to": name }))?;
     Ok(Some(name))
-}
-
-/// The name for a rerun of `run`: its name numbered (`worker` → `worker-2`;
-/// a rerun's own rerun counts on from the first name, `worker-2` →
-/// `worker-3`), short enough for the number. `None` for a run that wore the
-/// engine's placeholder (`claude-7`): the rerun gets one of its own, and
-/// its first prompt may still name it.
-pub fn rerun_name(conn: &Connection, run: &str) -> Result<Option<String>, StoreError> {
-    let current: Option<(String, String)> = conn
-        .query_row("SELECT name, name_source FROM runs WHERE id = ?1", [run], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .optional()?;
-    let Some((name, source)) = current else { return Ok(None) };
-    if source == NAME_PLACEHOLDER {
-        return Ok(None);
-    }
-    let rerun = super::lineage::edge_of(conn, run)?.is_some_and(|e| e.relation == crate::api::Relation::RerunOf);
-    let base = match (rerun, name.rsplit_once('-')) {
-        (true, Some((base, n))) if !base.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
-        _ => name.as_str(),
-    };
-    // Room for `-NNNNN` within the 64 characters a name may have.
-    let base: String = base.chars().take(58).collect();
-    Ok(Some(unique_name(conn, &base)?))
 }
 
 /// `base`, or `base-N` for the first free N (names are unique across runs).

@@ -341,6 +341,27 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX mail_outbox_from ON mail_outbox(from_run, at);
     "#,
+    // 16: every name a run has worn keeps finding it (`former_names`,
+    // recorded at each rename; the renames before this migration read back
+    // from their `RENAMED` events). A name is unique among live runs only:
+    // a resumed or rerun run may wear the name of the ended run it repeats,
+    // and a reference finds the newest run wearing it.
+    r#"
+    CREATE TABLE former_names (
+        run_id  TEXT NOT NULL REFERENCES runs(id),
+        name    TEXT NOT NULL,
+        until   INTEGER NOT NULL,              -- ms: when the run stopped wearing it
+        PRIMARY KEY (run_id, name)
+    );
+    CREATE INDEX former_names_by_name ON former_names(name);
+    INSERT OR IGNORE INTO former_names (run_id, name, until)
+        SELECT run_id, json_extract(data, '$.from'), at FROM events
+        WHERE kind = 'RENAMED' AND json_extract(data, '$.from') IS NOT NULL
+          AND run_id IN (SELECT id FROM runs);
+    DROP INDEX runs_by_name;
+    CREATE INDEX runs_by_name ON runs(name);
+    CREATE UNIQUE INDEX runs_by_live_name ON runs(name) WHERE state IN ('pending', 'starting', 'running');
+    "#,
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

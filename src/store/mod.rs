@@ -6,6 +6,7 @@ pub mod harness;
 pub mod lineage;
 pub mod mail;
 mod migrations;
+pub mod names;
 pub mod outbox;
 pub mod prompts;
 pub mod removal;

@@ -88,6 +88,7 @@ pub fn remove(conn: &mut Connection, plan: &Plan) -> Result<(), StoreError> {
             "DELETE FROM prompts WHERE run_id = ?1",
             "DELETE FROM attempts WHERE run_id = ?1",
             "DELETE FROM subagents WHERE run_id = ?1",
+            "DELETE FROM former_names WHERE run_id = ?1",
             "DELETE FROM mail WHERE to_run = ?1",
             // Its mail held on this host for the daemon that placed it.
             "DELETE FROM mail_outbox WHERE from_run = ?1",

@@ -47,12 +47,19 @@ pub struct RunRow {
     pub scheduled_at: Option<i64>,
     /// When retention pruned its output log (ms).
     pub log_pruned_at: Option<i64>,
+    /// The names it wore before its current one, oldest first
+    /// (`former_names`: each still finds it, `store::names`).
+    pub former_names: Vec<String>,
 }
 
 const COLUMNS: &str = "id, name, harness, host, cwd, command, state, status, parent_run_id, root_run_id, detached, \
      session_id, launch_id, pid, pgid, proc_start, boot_id, supervisor_pid, supervisor_start, exit_code, signal, \
      reason, created_at, started_at, ended_at, rows, cols, timeout_secs, worktree, output_bytes, args, routine, \
      scheduled_at, log_pruned_at";
+
+/// Read after [`COLUMNS`]: the run's former names as a JSON array, oldest first.
+const FORMER: &str = "(SELECT json_group_array(name) FROM \
+     (SELECT name FROM former_names f WHERE f.run_id = runs.id ORDER BY until, name))";
 
 /// What a new run is, before anything else is known of it.
 pub struct NewRun {
@@ -104,6 +111,7 @@ impl RunRow {
             routine: None,
             scheduled_at: None,
             log_pruned_at: None,
+            former_names: Vec::new(),
         }
     }
 
@@ -148,6 +156,7 @@ impl RunRow {
             routine: r.get(31)?,
             scheduled_at: r.get(32)?,
             log_pruned_at: r.get(33)?,
+            former_names: serde_json::from_str(&r.get::<_, String>(34)?).unwrap_or_default(),
         })
     }
 
@@ -188,6 +197,7 @@ impl RunRow {
             scheduled_at: self.scheduled_at.map(format_ms),
             log_pruned_at: self.log_pruned_at.map(format_ms),
             waiting: Vec::new(),
+            former_names: self.former_names.clone(),
         }
     }
 }
@@ -238,16 +248,23 @@ pub fn insert_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
 pub fn get_run(conn: &Connection, id: &str) -> Result<Option<RunRow>, StoreError> {
     Ok(conn
         .query_row(
-            &format!("SELECT {COLUMNS} FROM runs WHERE id = ?1"),
+            &format!("SELECT {COLUMNS}, {FORMER} FROM runs WHERE id = ?1"),
             [id],
             RunRow::from_row,
         )
         .optional()?)
 }
 
+/// Whether a run wears `name` or wore it: a name the engine makes up
+/// (`claude-2`, one from a prompt) is never one a user may still type for
+/// another run.
 pub fn name_taken(conn: &Connection, name: &str) -> Result<bool, StoreError> {
     Ok(conn
-        .query_row("SELECT 1 FROM runs WHERE name = ?1", [name], |_| Ok(()))
+        .query_row(
+            "SELECT 1 FROM runs WHERE name = ?1 UNION ALL SELECT 1 FROM former_names WHERE name = ?1",
+            [name],
+            |_| Ok(()),
+        )
         .optional()?
         .is_some())
 }
@@ -260,20 +277,22 @@ pub enum Resolved {
     Many(Vec<String>),
 }
 
-/// Full id, then exact name, then unique id prefix (case-insensitive).
+/// Full id; then the run wearing that name (a live one, else the newest);
+/// then the newest run that wore it (`store::names`); then a unique id
+/// prefix (case-insensitive).
 pub fn resolve(conn: &Connection, reference: &str) -> Result<Resolved, StoreError> {
     if reference.is_empty() {
         return Ok(Resolved::None);
     }
-    if let Some(id) = conn
-        .query_row(
-            "SELECT id FROM runs WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1",
-            [reference],
-            |r| r.get::<_, String>(0),
-        )
-        .optional()?
-    {
-        return Ok(Resolved::One(id));
+    let by_name = [
+        "SELECT id FROM runs WHERE id = ?1 OR name = ?1
+         ORDER BY id = ?1 DESC, state IN ('pending', 'starting', 'running') DESC, id DESC LIMIT 1",
+        "SELECT run_id FROM former_names WHERE name = ?1 ORDER BY run_id DESC LIMIT 1",
+    ];
+    for sql in by_name {
+        if let Some(id) = conn.query_row(sql, [reference], |r| r.get::<_, String>(0)).optional()? {
+            return Ok(Resolved::One(id));
+        }
     }
     let prefix = reference.to_ascii_uppercase();
     if !prefix.chars().all(|c| c.is_ascii_alphanumeric()) {
@@ -293,9 +312,9 @@ pub fn resolve(conn: &Connection, reference: &str) -> Result<Resolved, StoreErro
 
 pub fn list_runs(conn: &Connection, all: bool) -> Result<Vec<RunRow>, StoreError> {
     let sql = if all {
-        format!("SELECT {COLUMNS} FROM runs ORDER BY id")
+        format!("SELECT {COLUMNS}, {FORMER} FROM runs ORDER BY id")
     } else {
-        format!("SELECT {COLUMNS} FROM runs WHERE state IN ('pending', 'starting', 'running') ORDER BY id")
+        format!("SELECT {COLUMNS}, {FORMER} FROM runs WHERE state IN ('pending', 'starting', 'running') ORDER BY id")
     };
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map([], RunRow::from_row)?.collect::<Result<_, _>>()?;
@@ -310,7 +329,7 @@ pub fn list_page(conn: &Connection, all: bool, limit: usize, before: Option<&str
     let live = "state IN ('pending', 'starting', 'running')";
     let mut rows = list_older(conn, all, limit, before)?;
     if before.is_none() {
-        let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM runs WHERE {live}"))?;
+        let mut stmt = conn.prepare(&format!("SELECT {COLUMNS}, {FORMER} FROM runs WHERE {live}"))?;
         let extra: Vec<RunRow> = stmt.query_map([], RunRow::from_row)?.collect::<Result<_, _>>()?;
         for r in extra {
             if !rows.iter().any(|x| x.id == r.id) {
@@ -332,7 +351,7 @@ pub fn list_older(conn: &Connection, all: bool, limit: usize, before: Option<&st
     };
     let before = before.unwrap_or("\u{7f}");
     let mut stmt = conn.prepare(&format!(
-        "SELECT {COLUMNS} FROM runs WHERE id < ?1 AND {filter} ORDER BY id DESC LIMIT ?2"
+        "SELECT {COLUMNS}, {FORMER} FROM runs WHERE id < ?1 AND {filter} ORDER BY id DESC LIMIT ?2"
     ))?;
     let mut rows: Vec<RunRow> = stmt
         .query_map(params![before, limit as i64], RunRow::from_row)?
@@ -343,7 +362,7 @@ pub fn list_older(conn: &Connection, all: bool, limit: usize, before: Option<&st
 
 pub fn children(conn: &Connection, parent: &str) -> Result<Vec<RunRow>, StoreError> {
     let mut stmt = conn.prepare(&format!(
-        "SELECT {COLUMNS} FROM runs WHERE parent_run_id = ?1 ORDER BY id"
+        "SELECT {COLUMNS}, {FORMER} FROM runs WHERE parent_run_id = ?1 ORDER BY id"
     ))?;
     let rows = stmt.query_map([parent], RunRow::from_row)?.collect::<Result<_, _>>()?;
     Ok(rows)
@@ -606,7 +625,7 @@ pub fn set_prompt_state(conn: &Connection, id: &str, state: &str) -> Result<(), 
 pub fn run_by_launch_id(conn: &Connection, launch_id: &str) -> Result<Option<RunRow>, StoreError> {
     Ok(conn
         .query_row(
-            &format!("SELECT {COLUMNS} FROM runs WHERE launch_id = ?1 LIMIT 1"),
+            &format!("SELECT {COLUMNS}, {FORMER} FROM runs WHERE launch_id = ?1 LIMIT 1"),
             [launch_id],
             RunRow::from_row,
         )

@@ -80,6 +80,11 @@ pub enum Command {
     },
     /// Delete ended runs with the runs they own (`runs.rm`).
     Remove(Vec<String>),
+    /// Give a run a new name (`runs.rename`).
+    Rename {
+        run: String,
+        name: String,
+    },
     /// Write to the user's terminal (OSC 52 clipboard, bell).
     Terminal(Vec<u8>),
     /// Start the user's notify command (argv, no shell), never waited on.
@@ -212,6 +217,8 @@ pub enum Overlay {
         runs: Vec<String>,
         names: Vec<String>,
     },
+    /// `R`: the selected run's new name, as typed.
+    Rename(Box<super::rename::Rename>),
 }
 
 /// A prompt typed in an overlay, kept until the daemon has taken it: if it

@@ -134,6 +134,7 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         (_, Some(Overlay::Confirm { .. }), _) => "y confirm · any other key keeps it running".into(),
         (_, Some(Overlay::ConfirmRerun { .. }), _) => "y start another · any other key: no".into(),
         (_, Some(Overlay::Help), _) => "Esc close".into(),
+        (_, Some(Overlay::Rename(_)), _) => "Enter rename · Ctrl-U erase · Esc close".into(),
         (_, Some(Overlay::Peek(p)), _) => match app.run(&p.run) {
             Some(r) if r.state.is_live() && r.status == ActivityStatus::NeedsApproval => {
                 "Enter answer · Esc close".into()

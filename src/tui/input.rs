@@ -390,6 +390,11 @@ impl App {
             Action::Comment => self.comment_on_hunk(),
             Action::Merge => self.ask_merge(),
             Action::Delete => self.ask_delete(),
+            Action::Rename => {
+                if let Some(r) = self.selected_run() {
+                    self.overlay = Some(Overlay::Rename(Box::new(super::rename::Rename::new(r))));
+                }
+            }
         }
     }
 
@@ -545,6 +550,15 @@ impl App {
                 }
             },
             Overlay::Peek(peek) => self.peek_key(peek, key),
+            Overlay::Rename(mut rename) => match rename.key(key) {
+                super::rename::Outcome::Keep => Some(Overlay::Rename(rename)),
+                super::rename::Outcome::Close => None,
+                super::rename::Outcome::Submit(name) => {
+                    self.message = Some(format!("renaming {} → {name}…", rename.name));
+                    self.commands.push(Command::Rename { run: rename.run, name });
+                    None
+                }
+            },
             Overlay::NewRun(mut form) => match form.key(key) {
                 super::form::Outcome::Keep => Some(Overlay::NewRun(form)),
                 super::form::Outcome::Close => None,

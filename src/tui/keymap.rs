@@ -65,6 +65,8 @@ pub enum Action {
     /// Deletes the selected ended run (or the marked ones) with the runs
     /// they own, after naming them.
     Delete,
+    /// Gives the selected run a new name (its old one keeps finding it).
+    Rename,
 }
 
 /// Each action's config name and default keys.
@@ -107,6 +109,7 @@ const DEFAULTS: &[(Action, &str, &str)] = &[
     (Action::NextPane, "next_pane", "l right"),
     (Action::PrevPane, "prev_pane", "h left"),
     (Action::Delete, "delete", "D"),
+    (Action::Rename, "rename", "R"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

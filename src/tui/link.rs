@@ -211,6 +211,7 @@ async fn refuse(cmd: Command, updates: &mpsc::Sender<Update>) {
             Update::Started(Box::new(Err("the daemon is not reachable".into())))
         }
         Command::Cancel { .. } => Update::Failed("not cancelled: the daemon is not reachable".into()),
+        Command::Rename { .. } => Update::Failed("not renamed: the daemon is not reachable".into()),
         _ => return,
     };
     let _ = updates.send(update).await;
@@ -297,6 +298,13 @@ async fn call(client: &Client, cmd: Command, updates: &mpsc::Sender<Update>) -> 
             client.call(method::RUNS_START, *params).await.map_err(|e| e.message),
         )),
         Command::Rerun(run) => rerun(client, run).await,
+        Command::Rename { run, name } => {
+            let params = crate::api::RenameParams { run, name };
+            match client.call::<_, RunRecord>(method::RUNS_RENAME, params).await {
+                Ok(record) => Update::Changed(record.id),
+                Err(e) => Update::Failed(format!("not renamed: {}", e.message)),
+            }
+        }
         Command::Answer { run, answer } => return answer_run(client, run, answer).await,
         Command::Resume(session) => resume(client, session).await,
         Command::Transcript(run) => Update::Transcript {

@@ -23,6 +23,7 @@ mod overlay;
 pub mod pane;
 mod panes;
 pub mod peek;
+pub mod rename;
 mod routines;
 pub mod side;
 pub mod tree;

@@ -108,6 +108,7 @@ fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
         ),
         said(of(&[Action::NextUnseen], ""), "next run that needs you (•)"),
         said(of(&[Action::Rerun], ""), "resume its conversation, or run it again"),
+        said(of(&[Action::Rename], ""), "rename (the old name still finds it)"),
         said(
             of(&[Action::Attach], ""),
             &format!("attach full-screen ({prefix} returns)"),
@@ -217,6 +218,7 @@ pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) 
             f.render_widget(&c.text, inner);
         }
         Overlay::Peek(peek) => super::peek::draw(f, app, peek, area, theme),
+        Overlay::Rename(rename) => super::rename::draw(f, rename, area, theme),
         Overlay::NewRun(form) => {
             let rect = centered(area, 72, Field::ALL.len() as u16 + 4);
             f.render_widget(Clear, rect);

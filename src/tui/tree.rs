@@ -62,6 +62,7 @@ pub fn build_with(
     let matches = |r: &RunRecord| {
         needle.is_empty()
             || r.name.to_lowercase().contains(&needle)
+            || r.former_names.iter().any(|n| n.to_lowercase().contains(&needle))
             || r.harness.to_lowercase().contains(&needle)
             || r.state.as_str().contains(&needle)
             || r.id.to_lowercase().starts_with(&needle)

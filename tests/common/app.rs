@@ -57,6 +57,7 @@ pub fn run(id: &str, name: &str, state: RunState, status: ActivityStatus, starte
         scheduled_at: None,
         log_pruned_at: None,
         waiting: Vec::new(),
+        former_names: Vec::new(),
     }
 }
 
