@@ -28,6 +28,11 @@ fn answer(r: &Request) -> Reply {
     if let Some(side) = claude_mock::side_request(r) {
         return side;
     }
+    // A model that takes its time: the user interrupts it with Esc long
+    // before it would answer.
+    if claude_mock::last_user_text(&r.json()).is_some_and(|t| t.contains("SLOWREPLY")) {
+        std::thread::sleep(std::time::Duration::from_secs(60));
+    }
     let (blocks, stop) = reply_to(&r.json());
     claude_mock::reply(r, &blocks, stop)
 }
@@ -401,4 +406,71 @@ fn a_real_claude_run_holds_prompts_while_the_user_has_a_draft_then_takes_each_on
     assert_eq!(users.iter().filter(|t| t.contains("MAIL-TWO")).count(), 1, "{users:?}");
     assert!(!users.iter().any(|t| t.contains(draft)), "{users:?}");
     home.wait_until("nothing waits", || waiting().is_empty());
+}
+
+/// Claude's "waiting for your input" notification (`idle_prompt`, here
+/// after 1.5 s rather than its minute) leaves an idle run idle: no
+/// question, nothing for the user to answer. An Esc mid-turn fires no
+/// `Stop`: the screen's "Interrupted" says the turn ended, and the run is
+/// idle at once, not `working` until its hook stalls.
+#[test]
+fn a_real_claude_run_stays_idle_at_its_idle_notification_and_is_idle_after_an_esc_interrupt() {
+    let Some(claude) = real_cli::pinned_binary("CLAUDE", "claude", PINNED) else {
+        return;
+    };
+    let api_url = real_cli::serve(answer);
+    let setup = common::claude_mock::ClaudeSetup::new(&claude, &api_url);
+    let config = setup.user_home.path().join(".claude.json");
+    let mut global: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    global["messageIdleNotifThresholdMs"] = json!(1500);
+    std::fs::write(&config, global.to_string()).unwrap();
+    let home = Home::new();
+    let id = real_cli::stdout_of(
+        setup.agents(&home, &["run", "-d", "claude", "--name", "cc2", "--size", "120x40"]),
+        "run claude",
+    );
+    home.wait_until("claude at its prompt", || home.show(&id)["status"] == "idle");
+    home.ok(&["send", "cc2", "hello"]);
+    home.wait_until("the turn ended", || last_status_why(&home, &id) == "hook Stop");
+    home.wait_until("claude said it waits for input", || {
+        home.events(&id)
+            .iter()
+            .any(|e| e["kind"] == "HOOK" && e["data"]["notification_type"] == "idle_prompt")
+    });
+    let run = home.show(&id);
+    assert_eq!(run["status"], "idle", "{run}");
+    let statuses = real_cli::statuses_after(&home, &id, 0);
+    assert!(
+        !statuses.iter().any(|(_, status, _)| status == "waiting_input"),
+        "{statuses:?}"
+    );
+
+    home.ok(&["send", "cc2", "SLOWREPLY please"]);
+    real_cli::wait(&home, &id, common::PATIENCE, "working on it", || {
+        let submitted = hooks(&home, &id).iter().filter(|h| *h == "UserPromptSubmit").count();
+        submitted == 2 && home.show(&id)["status"] == "working"
+    });
+    common::pty::type_through_attach(
+        &home,
+        &id,
+        |l| input_row(l).is_some(),
+        b"\x1b",
+        // Interrupted before any reply, Claude puts the prompt back into
+        // its input; later, it says "Interrupted".
+        |l| {
+            input_row(l).is_some_and(|r| r.ends_with("SLOWREPLY please")) || l.iter().any(|l| l.contains("Interrupted"))
+        },
+    );
+    real_cli::wait(&home, &id, common::PATIENCE, "idle after the interrupt", || {
+        home.show(&id)["status"] == "idle"
+    });
+    let why = last_status_why(&home, &id);
+    assert!(
+        why.contains("no turn in progress") && why.contains("interrupted"),
+        "{why}"
+    );
+    // The prompt it put back is the user's to send again: a queued one
+    // waits behind it, not typed onto it (item 1).
+    let sent = home.ok(&["send", "cc2", "QUEUED-THREE"]);
+    assert!(sent.starts_with("held: the input has text the user typed"), "{sent}");
 }

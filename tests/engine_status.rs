@@ -201,3 +201,38 @@ fn a_user_s_screen_rule_makes_a_new_prompt_a_question() {
     );
     assert!(!doctor.status.success(), "a file that does not read is a problem");
 }
+
+/// What a person types into an agent with no hooks is echoed back: that
+/// echo is not the agent working. The run stays idle while they type.
+#[test]
+fn the_echo_of_the_user_s_typing_is_not_the_agent_working() {
+    let home = Home::with_config("[engine]\nquiet_ms = 300\n");
+    let id = home.start(&["--name", "typist", "demo"]);
+    home.wait_until("the demo agent at rest", || home.show(&id)["status"] == "idle");
+    let seq = |e: &serde_json::Value| e["seq"].as_i64().unwrap_or(0);
+    let before = home.events(&id).iter().map(seq).max().unwrap_or(0);
+    let mut attach = common::pty::Pty::spawn(&home, &["attach", &id], 30, 100, home.path(), true);
+    attach.wait_screen("the prompt", |l| l.iter().any(|l| l.starts_with('>')));
+    for key in "a draft, typed key by key".bytes() {
+        attach.type_bytes(&[key]);
+        if key == b' ' {
+            continue; // a trailing blank is not drawn
+        }
+        attach.wait_screen("the key's echo", |l| {
+            l.iter().any(|l| l.starts_with('>') && l.ends_with(key as char))
+        });
+    }
+    home.wait_until("the echo told as the echo", || {
+        home.ok(&["explain", "typist"])
+            .contains("only the echo of keys typed into it")
+    });
+    let worked: Vec<_> = home
+        .events(&id)
+        .into_iter()
+        .filter(|e| seq(e) > before && e["kind"] == "STATUS" && e["data"]["status"] == "working")
+        .collect();
+    assert!(worked.is_empty(), "{worked:?}");
+    assert_eq!(home.show(&id)["status"], "idle");
+    attach.type_bytes(&[0x01, b'd']);
+    assert_eq!(attach.exit_code(), 0);
+}

@@ -265,3 +265,22 @@ fn a_run_holding_a_prompt_for_the_user_s_draft_is_marked_in_the_tree_and_says_wh
         "{text}"
     );
 }
+
+#[test]
+fn the_header_counts_each_way_a_run_ended_as_itself() {
+    let mut app = populated();
+    let mut runs = app.runs.clone();
+    runs.push(run("01F", "stopped", RunState::Cancelled, ActivityStatus::Unknown, 50));
+    runs.push(run("01G", "slow", RunState::TimedOut, ActivityStatus::Unknown, 50));
+    runs.push(run("01H", "no-binary", RunState::Blocked, ActivityStatus::Unknown, 50));
+    app.update(Update::Runs(runs));
+    let wide = screen(&mut app, 200, 50);
+    let header = wide.lines().next().unwrap();
+    assert!(
+        header.contains("· 1 failed · 1 cancelled · 1 timed out · 1 blocked"),
+        "{header}"
+    );
+    let narrow = screen(&mut app, 80, 24);
+    let header = narrow.lines().next().unwrap();
+    assert!(header.contains("✗ 1 · ⊘ 1 · ⧗ 1 · ⊗ 1"), "{header}");
+}

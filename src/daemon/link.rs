@@ -66,6 +66,12 @@ pub struct LiveRun {
     /// The next prompt the supervisor would not type yet, and why: the
     /// user's draft, or their typing (`queue::deliver_next`).
     pub held: Mutex<Option<HeldPrompt>>,
+    /// When a person last typed into the run (an input frame passed on):
+    /// output just after is their keys' echo (`harness::status`).
+    pub keyed_at: Mutex<Option<Instant>>,
+    /// Whether the screen shows a turn in progress (a family with a
+    /// `[busy]` rule), and since when it has said so.
+    pub turn_shown: Mutex<Option<(bool, Instant)>>,
 }
 
 /// A prompt the run's supervisor held.
@@ -127,6 +133,8 @@ impl LiveRun {
             holders: Default::default(),
             status_since_ms: Default::default(),
             held: Mutex::new(None),
+            keyed_at: Mutex::new(None),
+            turn_shown: Mutex::new(None),
         }
     }
 
@@ -237,6 +245,8 @@ impl LiveRun {
                 false => *self.last_output.lock().unwrap_or_else(|p| p.into_inner()),
             },
             output_since: *self.output_since.lock().unwrap_or_else(|p| p.into_inner()),
+            keyed_at: *self.keyed_at.lock().unwrap_or_else(|p| p.into_inner()),
+            turn_shown: *self.turn_shown.lock().unwrap_or_else(|p| p.into_inner()),
         }
     }
 
@@ -566,13 +576,18 @@ pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::R
                 }
                 live.said_busy(busy);
             }
-            Some(Note::Screen(finding)) => {
+            Some(Note::Screen { finding, turn }) => {
                 let mut screen = live.screen.lock().unwrap_or_else(|p| p.into_inner());
                 if *screen != finding {
                     *screen = finding;
                     *live.screen_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
                 }
                 drop(screen);
+                let mut shown = live.turn_shown.lock().unwrap_or_else(|p| p.into_inner());
+                if shown.map(|(t, _)| t) != turn {
+                    *shown = turn.map(|t| (t, Instant::now()));
+                }
+                drop(shown);
                 live.wake.notify_waiters();
             }
             Some(Note::Exited(evidence)) => {

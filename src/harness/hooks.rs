@@ -149,9 +149,10 @@ pub fn status_of(r: &HookReport) -> Option<(ActivityStatus, String)> {
         "PermissionRequest" => (ActivityStatus::NeedsApproval, with(&r.tool)),
         "Notification" => match r.notification_type.as_deref() {
             Some("permission_prompt") => (ActivityStatus::NeedsApproval, in_parens(&r.notification_type)),
-            Some("idle_prompt" | "elicitation_dialog") => {
-                (ActivityStatus::WaitingInput, in_parens(&r.notification_type))
-            }
+            // "Claude is waiting for your input", a minute after a turn
+            // ended: the agent is idle at its prompt, asking nothing.
+            Some("idle_prompt") => (ActivityStatus::Idle, in_parens(&r.notification_type)),
+            Some("elicitation_dialog") => (ActivityStatus::WaitingInput, in_parens(&r.notification_type)),
             _ => return None,
         },
         // The turn stopped with work still in flight: the session waits
@@ -303,7 +304,13 @@ mod tests {
             assert_eq!(status_of(&r).map(|s| s.0), status, "{event}");
         }
         let idle = report("Notification", r#"{"notification_type": "idle_prompt"}"#);
-        assert_eq!(status_of(&idle).unwrap().0, ActivityStatus::WaitingInput);
+        assert_eq!(
+            status_of(&idle).unwrap().0,
+            ActivityStatus::Idle,
+            "idle, not a question"
+        );
+        let asked = report("Notification", r#"{"notification_type": "elicitation_dialog"}"#);
+        assert_eq!(status_of(&asked).unwrap().0, ActivityStatus::WaitingInput);
     }
 
     #[test]

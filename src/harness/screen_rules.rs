@@ -67,6 +67,19 @@ pub struct RuleFile {
     pub input: Option<InputRule>,
     #[serde(default)]
     pub input_fixture: Vec<InputFixture>,
+    /// Words the screen shows while a turn goes on (`esc to interrupt`):
+    /// a still screen without them, after a hook said working, shows the
+    /// turn ended with no hook saying so (an Esc fires no `Stop`).
+    #[serde(default)]
+    pub busy: Option<BusyRule>,
+}
+
+/// A turn in progress, as the screen shows it: one of `says` among the
+/// last few non-blank rows.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BusyRule {
+    pub says: Vec<String>,
 }
 
 /// The harness's input line: a row starting with `marker` (after a frame)
@@ -197,6 +210,7 @@ pub struct ScreenRules {
     pub open_while: Vec<String>,
     login: HashMap<String, LoginRules>,
     input: HashMap<String, InputRule>,
+    busy: HashMap<String, BusyRule>,
 }
 
 static BUILT_IN_RULES: LazyLock<ScreenRules> = LazyLock::new(|| {
@@ -280,6 +294,15 @@ impl ScreenRules {
         if let Some(input) = file.input {
             self.input.insert(family.to_string(), input);
         }
+        if let Some(busy) = file.busy.filter(|b| b.says.iter().any(|w| !w.trim().is_empty())) {
+            self.busy.insert(family.to_string(), busy);
+        }
+    }
+
+    /// The words `family`'s screen shows while a turn goes on, if a rule
+    /// says.
+    pub fn busy_of(&self, family: &str) -> Option<&BusyRule> {
+        self.busy.get(family)
     }
 
     /// Where `family`'s input line is, if a rule says.

@@ -12,13 +12,20 @@
 //!    that long ended with no `Stop` (a login that expired, a tool that
 //!    died) or hangs. A `Stop` with background work in flight is working
 //!    off screen, and does not stall;
-//! 4. the **screen** showing a question (a permission or trust prompt);
+//! 4. the **screen** showing a question (a permission or trust prompt); a
+//!    still screen that stopped showing a turn in progress after a hook
+//!    said working (`[busy]`: an Esc, which fires no hook) outranks that
+//!    hook: idle;
 //! 5. **output** in the last `quiet` moment: working;
 //! 6. a stalled working hook: `unknown`, saying how long it has been;
 //! 7. a run that reports hooks, whose last hook has decayed with nothing
 //!    newer: `unknown` — a status nobody confirmed for that long is not
-//!    claimed;
+//!    claimed. A hook that said the agent stopped (idle) never decays: a
+//!    quiet agent at its prompt is idle however long;
 //! 8. otherwise quiet: idle.
+//!
+//! Output within `ECHO_WINDOW` of a key a person typed into the run is the
+//! echo of that key, not work, and counts as no output at all.
 //!
 //! A screen change after the last hook outranks it when it ends what the
 //! hook said: a question drawn after it, or the permission prompt the hook
@@ -71,6 +78,35 @@ pub struct Evidence {
     /// When the stretch of output that `last_output` ends began (output
     /// less than `quiet` apart is one stretch).
     pub output_since: Option<Instant>,
+    /// When a person last typed into the run: output just after it is the
+    /// echo of their keys, not the agent at work.
+    pub keyed_at: Option<Instant>,
+    /// Whether the screen shows a turn in progress (a family with a
+    /// `[busy]` rule: Claude's `esc to interrupt`), and since when.
+    pub turn_shown: Option<(bool, Instant)>,
+}
+
+/// Output this soon after a key typed into the run is its echo (a program
+/// redraws its input line within a frame or two; a busy machine's
+/// scheduling adds some).
+pub const ECHO_WINDOW: Duration = Duration::from_millis(750);
+
+impl Evidence {
+    /// The evidence less output that was only the echo of the user's keys.
+    fn without_echo(&self) -> Evidence {
+        let echo = match (self.keyed_at, self.last_output) {
+            (Some(key), Some(out)) => out >= key && out.duration_since(key) <= ECHO_WINDOW,
+            _ => false,
+        };
+        match echo {
+            true => Evidence {
+                last_output: None,
+                output_since: None,
+                ..self.clone()
+            },
+            false => self.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -217,6 +253,7 @@ fn standing(ev: &Evidence, h: &HookSeen, rules: &Rules, now: Instant) -> Standin
 }
 
 pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
+    let ev = &ev.without_echo();
     let age = |t: Instant| now.saturating_duration_since(t);
     let quiet_left = ev
         .last_output
@@ -260,9 +297,21 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
                 ev.output_since,
             );
         }
-        let left = rules.decay.saturating_sub(age(h.at));
-        if !left.is_zero() && s.stall_left.is_none_or(|d| !d.is_zero()) {
-            let recheck = [Some(left), s.stall_left, s.overrule_left].into_iter().flatten().min();
+        if let Some(at) = turn_ended_on_screen(ev, h).filter(|_| quiet_left.is_none()) {
+            return verdict(
+                ActivityStatus::Idle,
+                format!(
+                    "screen shows no turn in progress since {}: interrupted, no Stop came",
+                    h.why
+                ),
+                Rule::Screen,
+                None,
+                Some(at),
+            );
+        }
+        let left = decay_left(h, rules, now);
+        if left.is_none_or(|d| !d.is_zero()) && s.stall_left.is_none_or(|d| !d.is_zero()) {
+            let recheck = [left, s.stall_left, s.overrule_left].into_iter().flatten().min();
             return verdict(h.status, h.why.clone(), Rule::Hook, recheck, Some(h.at));
         }
     }
@@ -307,6 +356,28 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
     )
 }
 
+/// When the screen stopped showing a turn in progress, if it did after
+/// `h` said the agent works (and output has been quiet since, which the
+/// caller checks): an Esc ends a turn with no hook. A working hook of a
+/// turn that waits on background work, or of a subagent, is not ended so.
+fn turn_ended_on_screen(ev: &Evidence, h: &HookSeen) -> Option<Instant> {
+    if h.status != ActivityStatus::Working || h.background || h.from_subagent {
+        return None;
+    }
+    match ev.turn_shown {
+        Some((false, at)) if at > h.at => Some(at),
+        _ => None,
+    }
+}
+
+/// How long a hook's word holds unconfirmed (zero: decayed). An agent
+/// that said it stopped and has been quiet at its prompt since is idle
+/// however long: its silence confirms it, and only new evidence (output,
+/// the screen, a hook) changes that. None: it never decays.
+fn decay_left(h: &HookSeen, rules: &Rules, now: Instant) -> Option<Duration> {
+    (h.status != ActivityStatus::Idle).then(|| rules.decay.saturating_sub(now.saturating_duration_since(h.at)))
+}
+
 /// "output for 4 s since hook Stop: work began with no hook saying so".
 fn overruled_words(h: &HookSeen, lasted: Duration) -> String {
     let then = match h.status {
@@ -322,6 +393,9 @@ pub type Told = (&'static str, String, Option<Duration>);
 /// Each piece of evidence as `agents explain` tells it: what it is, what
 /// it says, how old it is, and whether the fusion heeds it now.
 pub fn evidence_lines(ev: &Evidence, rules: &Rules, now: Instant) -> Vec<Told> {
+    let echo = ev.last_output.is_some() && ev.without_echo().last_output.is_none();
+    let last_output = ev.last_output;
+    let ev = &ev.without_echo();
     let age = |t: Instant| now.saturating_duration_since(t);
     let mut lines = Vec::new();
     match &ev.hook {
@@ -329,7 +403,7 @@ pub fn evidence_lines(ev: &Evidence, rules: &Rules, now: Instant) -> Vec<Told> {
             let s = standing(ev, h, rules, now);
             let hidden = match hidden_by_screen(ev, h) {
                 true => " — hidden: the screen changed after it",
-                false if age(h.at) >= rules.decay => " — decayed",
+                false if decay_left(h, rules, now).is_some_and(|d| d.is_zero()) => " — decayed",
                 false if s.overruled_for.is_some() => " — overruled: output since",
                 false if s.stall_left.is_some_and(|d| d.is_zero()) => " — stalled: no output since",
                 false => "",
@@ -342,10 +416,15 @@ pub fn evidence_lines(ev: &Evidence, rules: &Rules, now: Instant) -> Vec<Told> {
         }
         None => lines.push(("hook", "none reported".into(), None)),
     }
-    let screen = match &ev.screen {
+    let mut screen = match &ev.screen {
         Some(f) => format!("{}: {}", f.status.as_str(), f.why),
         None => "no question".into(),
     };
+    match ev.turn_shown {
+        Some((true, _)) => screen.push_str(", a turn in progress"),
+        Some((false, _)) => screen.push_str(", no turn in progress"),
+        None => {}
+    }
     lines.push(("screen", screen, ev.screen_at.map(age)));
     let output = match ev.last_output {
         Some(t) if age(t) < rules.quiet => format!(
@@ -354,9 +433,10 @@ pub fn evidence_lines(ev: &Evidence, rules: &Rules, now: Instant) -> Vec<Told> {
             rules.quiet.as_millis()
         ),
         Some(_) => "quiet".into(),
+        None if echo => "only the echo of keys typed into it".into(),
         None => "none yet".into(),
     };
-    lines.push(("output", output, ev.last_output.map(age)));
+    lines.push(("output", output, last_output.map(age)));
     lines
 }
 

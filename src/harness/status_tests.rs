@@ -31,6 +31,10 @@ enum Seen {
     BackgroundStop,
     /// A hook that ran inside a subagent.
     SubagentHook(ActivityStatus, &'static str),
+    /// A key a person typed into the run.
+    Key,
+    /// The screen shows (or stopped showing) a turn in progress.
+    Turn(bool),
 }
 
 /// Plays `steps` (seconds, evidence) from a common start, then asks at
@@ -90,6 +94,8 @@ fn play(steps: &[(u64, Seen)], ask: u64) -> Verdict {
                     output(&mut ev, t0 + Duration::from_millis(half * 500));
                 }
             }
+            Seen::Key => ev.keyed_at = Some(at(*s)),
+            Seen::Turn(shown) => ev.turn_shown = Some((shown, at(*s))),
         }
     }
     fuse(&ev, &RULES, at(ask))
@@ -304,11 +310,93 @@ fn evidence_sequences_fuse_to_the_expected_status() {
             "nothing confirmed for 10 min (last: hook PreToolUse Bash)",
         ),
         (
-            "decayed, but output shows work",
-            vec![(10, Hook(Idle, "hook Stop")), (700, Output)],
-            700,
+            "an Esc mid-turn: the screen stops showing the turn, no Stop comes",
+            vec![
+                (10, Hook(Working, "hook UserPromptSubmit")),
+                (11, Turn(true)),
+                (11, OutputUntil(20)),
+                (21, Turn(false)),
+            ],
+            23,
+            Idle,
+            "screen shows no turn in progress since hook UserPromptSubmit",
+        ),
+        (
+            "a screen read before the turn showed is no end of it",
+            vec![
+                (9, Turn(false)),
+                (10, Hook(Working, "hook UserPromptSubmit")),
+                (10, OutputUntil(12)),
+            ],
+            14,
             Working,
-            "output",
+            "hook UserPromptSubmit",
+        ),
+        (
+            "while output still moves the turn has not ended",
+            vec![
+                (10, Hook(Working, "hook PreToolUse Bash")),
+                (11, Turn(true)),
+                (12, Turn(false)),
+                (12, OutputUntil(15)),
+            ],
+            15,
+            Working,
+            "hook PreToolUse Bash",
+        ),
+        (
+            "a Stop with background work is not ended by the screen",
+            vec![(10, BackgroundStop), (11, Turn(true)), (12, Turn(false))],
+            20,
+            Working,
+            "background",
+        ),
+        (
+            "the echo of a key typed into a run with no hooks is not work",
+            vec![(10, Key), (10, Output)],
+            10,
+            Idle,
+            "no output for a while",
+        ),
+        (
+            "output going on past the echo of the last key is work",
+            vec![(10, Key), (10, OutputUntil(12))],
+            12,
+            Working,
+            "output in the last moment",
+        ),
+        (
+            "typing for seconds at an idle agent with hooks does not overrule its Stop",
+            vec![
+                (10, Hook(Idle, "hook Stop")),
+                (20, Key),
+                (20, Output),
+                (21, Key),
+                (21, Output),
+                (22, Key),
+                (22, Output),
+                (23, Key),
+                (23, Output),
+                (24, Key),
+                (24, Output),
+            ],
+            24,
+            Idle,
+            "hook Stop",
+        ),
+        (
+            "an agent quiet at its prompt since its Stop is idle however long",
+            vec![(10, Hook(Idle, "hook Stop"))],
+            10 + 3 * 3600,
+            Idle,
+            "hook Stop",
+        ),
+        (
+            "long after its Stop, output going on shows work",
+            vec![(10, Hook(Idle, "hook Stop")), (700, OutputUntil(705))],
+            705,
+            Working,
+            "output for",
         ),
         (
             "decayed, but the screen shows a question",
@@ -401,8 +489,10 @@ fn evidence_sequences_fuse_to_the_expected_status() {
 fn the_verdict_says_when_to_look_again() {
     let v = play(&[(10, Seen::Output)], 10);
     assert_eq!(v.recheck, Some(QUIET));
-    let v = play(&[(10, Seen::Hook(Idle, "hook Stop"))], 110);
+    let v = play(&[(10, Seen::Hook(WaitingInput, "hook Notification"))], 110);
     assert_eq!(v.recheck, Some(DECAY - Duration::from_secs(100)));
+    let v = play(&[(10, Seen::Hook(Idle, "hook Stop"))], 110);
+    assert_eq!(v.recheck, None, "a Stop never decays");
     assert_eq!(play(&[], 10).recheck, None);
     // A working hook is looked at again when its silence would stall it.
     let v = play(&[(10, Seen::Hook(Working, "hook PreToolUse Bash"))], 20);
@@ -423,11 +513,16 @@ fn explain_tells_the_deciding_rule_and_what_the_clock_brings_next() {
     let t0 = Instant::now();
     let rules = RULES;
     let ev = Evidence {
-        hook: Some(HookSeen::new(Idle, "hook Stop".into(), t0, 0)),
+        hook: Some(HookSeen::new(
+            WaitingInput,
+            "hook Notification (elicitation_dialog)".into(),
+            t0,
+            0,
+        )),
         ..Evidence::default()
     };
     let (now, lines, next) = explain(&ev, &rules, t0 + Duration::from_secs(60));
-    assert_eq!((now.status, now.rule), (Idle, Rule::Hook));
+    assert_eq!((now.status, now.rule), (WaitingInput, Rule::Hook));
     assert_eq!(now.recheck, Some(DECAY - Duration::from_secs(60)));
     let next = next.expect("the hook decays");
     assert_eq!((next.status, next.rule), (Unknown, Rule::Decayed));
@@ -438,6 +533,17 @@ fn explain_tells_the_deciding_rule_and_what_the_clock_brings_next() {
     let (later, lines, next) = explain(&ev, &rules, t0 + DECAY + Duration::from_secs(1));
     assert_eq!(later.rule, Rule::Decayed);
     assert!(lines[0].1.ends_with("— decayed"), "{:?}", lines[0]);
+    assert!(next.is_none());
+
+    // An agent that said it stopped, quiet since: idle however long, and
+    // nothing is due.
+    let stopped = Evidence {
+        hook: Some(HookSeen::new(Idle, "hook Stop".into(), t0, 0)),
+        ..Evidence::default()
+    };
+    let (hours, lines, next) = explain(&stopped, &rules, t0 + Duration::from_secs(3 * 3600));
+    assert_eq!((hours.status, hours.rule, hours.recheck), (Idle, Rule::Hook, None));
+    assert!(!lines[0].1.contains("decayed"), "{:?}", lines[0]);
     assert!(next.is_none());
 
     // A working hook: next, its silence stalls it.

@@ -244,7 +244,13 @@ pub enum Note {
         offset: u64,
         busy: Option<bool>,
     },
-    Screen(Option<ScreenFinding>),
+    /// What the screen says the agent waits for, and whether it shows a
+    /// turn in progress (`turn`: only for a family with a `[busy]` rule;
+    /// an older supervisor never says).
+    Screen {
+        finding: Option<ScreenFinding>,
+        turn: Option<bool>,
+    },
     Exited(Box<ExitEvidence>),
 }
 
@@ -258,7 +264,13 @@ impl Note {
                 }
                 Request::notification(method::OFFSET, params)
             }
-            Note::Screen(finding) => Request::notification(method::SCREEN, serde_json::json!({ "finding": finding })),
+            Note::Screen { finding, turn } => {
+                let mut params = serde_json::json!({ "finding": finding });
+                if let Some(turn) = turn {
+                    params["turn"] = (*turn).into();
+                }
+                Request::notification(method::SCREEN, params)
+            }
             Note::Exited(evidence) => {
                 Request::notification(method::EXITED, serde_json::json!({ "evidence": evidence }))
             }
@@ -274,7 +286,10 @@ impl Note {
                 offset: req.params.get("offset")?.as_u64()?,
                 busy: req.params.get("busy").and_then(Value::as_bool),
             }),
-            method::SCREEN => Some(Note::Screen(serde_json::from_value(param("finding")).unwrap_or(None))),
+            method::SCREEN => Some(Note::Screen {
+                finding: serde_json::from_value(param("finding")).unwrap_or(None),
+                turn: req.params.get("turn").and_then(Value::as_bool),
+            }),
             method::EXITED => serde_json::from_value(param("evidence"))
                 .ok()
                 .map(|e| Note::Exited(Box::new(e))),
@@ -322,8 +337,14 @@ mod tests {
                 offset: 9,
                 busy: Some(false),
             },
-            Note::Screen(None),
-            Note::Screen(Some(finding)),
+            Note::Screen {
+                finding: None,
+                turn: None,
+            },
+            Note::Screen {
+                finding: Some(finding),
+                turn: Some(false),
+            },
             Note::Exited(Box::new(evidence())),
         ] {
             assert_eq!(Note::from_request(&note.to_request()), Some(note));

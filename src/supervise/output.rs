@@ -160,7 +160,7 @@ fn parse(run: &Supervised, batch: &[Vec<u8>], queued: usize, checkpoints: &Mutex
     let (replies, checkpoint) = {
         let mut screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
         for bytes in batch {
-            screen.feed(bytes, &run.finding);
+            screen.feed(bytes, &run.signs);
         }
         let replies = screen.term.take_replies();
         // Due at each multiple of CHECKPOINT_EVERY the parse crossed: a

@@ -75,22 +75,22 @@ impl ParsedScreen {
     /// spinner). A spinner's screen is so read at its next frame, by the
     /// thread that parses the frame anyway: no timer wakes the supervisor
     /// between frames.
-    pub fn feed(&mut self, bytes: &[u8], finding: &watch::Sender<Option<ScreenFinding>>) {
-        self.look_if_settled(finding);
+    pub fn feed(&mut self, bytes: &[u8], signs: &Signs) {
+        self.look_if_settled(signs);
         self.term.feed(bytes);
         self.offset += bytes.len() as u64;
         self.fed_at = Instant::now();
         self.looked = false;
         if self.looked_at.elapsed() >= SCREEN_MAX_WAIT {
-            self.look(finding);
+            self.look(signs);
         }
     }
 
     /// Reads the screen for a question if it has not been since it last
     /// changed and has been still since (`SCREEN_SETTLE`).
-    pub fn look_if_settled(&mut self, finding: &watch::Sender<Option<ScreenFinding>>) {
+    pub fn look_if_settled(&mut self, signs: &Signs) {
         if !self.looked && self.fed_at.elapsed() >= SCREEN_SETTLE {
-            self.look(finding);
+            self.look(signs);
         }
     }
 
@@ -105,21 +105,47 @@ impl ParsedScreen {
         waiting_on_with(&self.rules, &self.term.visible_lines(), &self.family)
     }
 
-    /// Reads the screen for a question and publishes what it finds if that
-    /// changed.
-    fn look(&mut self, finding: &watch::Sender<Option<ScreenFinding>>) {
+    /// Whether the screen shows a turn in progress, by the family's
+    /// `[busy]` rule (none: no rule): its words among the last few
+    /// non-blank rows.
+    fn turn_shown(&self) -> Option<bool> {
+        let rule = self.rules.busy_of(&self.family)?;
+        let lines = self.term.visible_lines();
+        let mut tail = lines.iter().rev().filter(|l| !l.trim().is_empty()).take(BUSY_ROWS);
+        Some(tail.any(|l| rule.says.iter().any(|w| l.contains(w.as_str()))))
+    }
+
+    /// Reads the screen for a question and a turn in progress, and
+    /// publishes what changed.
+    fn look(&mut self, signs: &Signs) {
         let seen = self.waiting_on();
+        let turn = self.turn_shown();
         self.looked = true;
         self.looked_at = Instant::now();
-        finding.send_if_modified(|f| {
-            if *f != seen {
-                *f = seen;
-                true
-            } else {
-                false
-            }
-        });
+        signs.finding.send_if_modified(|f| changed_to(f, seen));
+        signs.turn.send_if_modified(|t| changed_to(t, turn));
     }
+}
+
+/// Sets `value` to `seen`; whether that changed it.
+fn changed_to<T: PartialEq>(value: &mut T, seen: T) -> bool {
+    let changed = *value != seen;
+    if changed {
+        *value = seen;
+    }
+    changed
+}
+
+/// How many non-blank rows at the bottom a `[busy]` sign is looked for
+/// in: Claude's hint row is the last, under its input box (whose draft may
+/// take a few rows).
+const BUSY_ROWS: usize = 12;
+
+/// What reading the screen publishes: the question it shows (a permission
+/// prompt, a login problem), and whether it shows a turn in progress.
+pub struct Signs {
+    pub finding: watch::Sender<Option<ScreenFinding>>,
+    pub turn: watch::Sender<Option<bool>>,
 }
 
 pub struct Supervised {
@@ -163,8 +189,9 @@ pub struct Supervised {
     /// Daemons this supervisor started (`keeper.rs`): its children, never
     /// reported as the run's escaped descendants.
     pub started_daemons: Mutex<Vec<i32>>,
-    /// What the screen says the agent waits for, if anything.
-    pub finding: watch::Sender<Option<ScreenFinding>>,
+    /// What the screen says the agent waits for, if anything, and whether
+    /// it shows a turn in progress.
+    pub signs: Signs,
     /// The PTY reported end of file.
     pub eof: watch::Sender<bool>,
     /// The reader waits for space on a full disk (`output::ride_out_full_disk`).
@@ -228,7 +255,10 @@ impl Supervised {
             watchers: watch::Sender::new(0),
             released: Default::default(),
             started_daemons: Default::default(),
-            finding: watch::Sender::new(None),
+            signs: Signs {
+                finding: watch::Sender::new(None),
+                turn: watch::Sender::new(None),
+            },
             eof: watch::Sender::new(false),
             disk_paused: std::sync::atomic::AtomicBool::new(false),
             exited: watch::Sender::new(None),
@@ -286,7 +316,7 @@ impl Supervised {
     pub fn look_if_unread(&self) {
         let mut screen = self.screen.lock().unwrap_or_else(|p| p.into_inner());
         if !screen.looked {
-            screen.look(&self.finding);
+            screen.look(&self.signs);
         }
     }
 
@@ -443,7 +473,7 @@ impl Supervised {
             cols,
             offset: self.offset(),
             exited: self.exited.borrow().clone(),
-            screen: self.finding.borrow().clone(),
+            screen: self.signs.finding.borrow().clone(),
             busy: true,
         }
     }
@@ -651,10 +681,11 @@ fn handle(
 async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>) {
     let mut committed = run.committed.subscribe();
     let mut exited = run.exited.subscribe();
-    let mut finding = run.finding.subscribe();
+    let mut finding = run.signs.finding.subscribe();
+    let mut turn = run.signs.turn.subscribe();
     let mut busy = run.busy.subscribe();
     // The watcher learns the screen's current finding first, whatever it is.
-    let mut finding_sent: Option<Option<ScreenFinding>> = None;
+    let mut finding_sent: Option<(Option<ScreenFinding>, Option<bool>)> = None;
     let mut last_sent = u64::MAX;
     let mut busy_sent: Option<bool> = None;
     let mut last_sent_at = tokio::time::Instant::now() - OFFSET_EVERY;
@@ -679,10 +710,14 @@ async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>) {
                 return;
             }
         }
-        let seen = finding.borrow_and_update().clone();
+        let seen = (finding.borrow_and_update().clone(), *turn.borrow_and_update());
         if finding_sent.as_ref() != Some(&seen) {
             finding_sent = Some(seen.clone());
-            let note = Note::Screen(seen).to_request();
+            let note = Note::Screen {
+                finding: seen.0,
+                turn: seen.1,
+            }
+            .to_request();
             if out.send(Frame::control(&note)).await.is_err() {
                 return;
             }
@@ -697,6 +732,7 @@ async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>) {
             changed = committed.changed() => if changed.is_err() { return },
             changed = busy.changed() => if changed.is_err() { return },
             changed = finding.changed() => if changed.is_err() { return },
+            changed = turn.changed() => if changed.is_err() { return },
             changed = exited.changed() => if changed.is_err() { return },
         }
     }

@@ -31,8 +31,22 @@ pub(super) fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     let waiting = live(&[ActivityStatus::WaitingInput, ActivityStatus::NeedsApproval]);
     let idle = live(&[ActivityStatus::Idle, ActivityStatus::Unknown]);
     let succeeded = count(&|r| r.state == RunState::Succeeded);
-    // A skipped fire is no failure: nothing was tried.
-    let failed = count(&|r| !r.state.is_live() && !matches!(r.state, RunState::Succeeded | RunState::Skipped));
+    let failed = count(&|r| r.state == RunState::Failed);
+    // Every other way a run ended, each as itself, where there are any
+    // (a cancelled run did not fail; a skipped fire tried nothing).
+    let others: Vec<(usize, &str, &str)> = [
+        (RunState::Cancelled, "⊘", "cancelled"),
+        (RunState::TimedOut, "⧗", "timed out"),
+        (RunState::Blocked, "⊗", "blocked"),
+        (RunState::Interrupted, "!", "interrupted"),
+        (RunState::Lost, "?", "lost"),
+    ]
+    .into_iter()
+    .map(|(state, glyph, word)| (count(&|r| r.state == state), glyph, word))
+    .filter(|(n, _, _)| *n > 0)
+    .collect();
+    let other_words: String = others.iter().map(|(n, _, w)| format!("· {n} {w} ")).collect();
+    let other_glyphs: String = others.iter().map(|(n, g, _)| format!("· {g} {n} ")).collect();
     // The TUI loads the newest ended runs only (`agents ls --all` has all).
     let more = if app.runs.iter().filter(|r| !r.state.is_live()).count() >= crate::api::ListParams::DEFAULT_LIMIT {
         "+"
@@ -43,14 +57,14 @@ pub(super) fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     let need = (need > 0).then(|| format!("· {need} need you ({}) ", app.keymap.key_of(Action::NextUnseen)));
     // In words where they fit beside the links, else in the tree's glyphs.
     let words = format!(
-        "── {working} working · {waiting} waiting · {idle} idle · {succeeded}{more} succeeded · {failed} failed "
+        "── {working} working · {waiting} waiting · {idle} idle · {succeeded}{more} succeeded · {failed} failed {other_words}"
     );
     // As the links are placed below: 12 spare, `local ●`, then ` name ●` each.
     let links: usize = 12 + 7 + app.hosts.iter().map(|h| h.name.chars().count() + 3).sum::<usize>();
     let wanted = 8 + words.chars().count() + need.as_ref().map_or(0, |n| n.chars().count()) + links;
     let counts = match wanted <= area.width as usize {
         true => words,
-        false => format!("── ● {working} · ◉ {waiting} · ○ {idle} · ✓ {succeeded}{more} · ✗ {failed} "),
+        false => format!("── ● {working} · ◉ {waiting} · ○ {idle} · ✓ {succeeded}{more} · ✗ {failed} {other_glyphs}"),
     };
     let mut spans = vec![Span::styled(" agents ", theme.accent), Span::raw(counts)];
     if let Some(need) = need {
