@@ -474,3 +474,43 @@ fn a_real_claude_run_stays_idle_at_its_idle_notification_and_is_idle_after_an_es
     let sent = home.ok(&["send", "cc2", "QUEUED-THREE"]);
     assert!(sent.starts_with("held: the input has text the user typed"), "{sent}");
 }
+
+/// Shift-Enter as the TUI sends it to Claude Code (`ESC CR`: Claude does
+/// not turn on the kitty keyboard protocol in a terminal it does not know
+/// by name) and as a kitty terminal sends it through `agents attach`
+/// (`CSI 13;2u`): each a new line in Claude's input, and the Enter after
+/// sends ONE message with every line.
+#[test]
+fn a_real_claude_run_takes_shift_enter_as_a_new_line_and_enter_sends_one_message() {
+    let Some(claude) = real_cli::pinned_binary("CLAUDE", "claude", PINNED) else {
+        return;
+    };
+    let api_url = real_cli::serve(answer);
+    let setup = common::claude_mock::ClaudeSetup::new(&claude, &api_url);
+    let home = Home::new();
+    let id = real_cli::stdout_of(
+        setup.agents(&home, &["run", "-d", "claude", "--name", "cc2", "--size", "120x40"]),
+        "run claude",
+    );
+    home.wait_until("claude at its prompt", || home.show(&id)["status"] == "idle");
+    common::pty::type_through_attach(
+        &home,
+        &id,
+        |l| input_row(l).is_some(),
+        b"line1\x1b\rline2\x1b[13;2uline3",
+        |l| l.iter().any(|r| r.contains("line3")) && !l.iter().any(|r| r.contains("line1line2")),
+    );
+    common::pty::type_through_attach(&home, &id, |l| l.iter().any(|r| r.contains("line3")), b"\r", |_| true);
+    home.wait_until("the message in the transcript", || {
+        real_cli::transcript(&home, &id)
+            .iter()
+            .any(|m| m["role"] == "user" && m["text"].as_str().is_some_and(|t| t.contains("line3")))
+    });
+    let messages = real_cli::transcript(&home, &id);
+    let users: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["text"].as_str())
+        .collect();
+    assert_eq!(users, ["line1\nline2\nline3"], "{messages:?}");
+}

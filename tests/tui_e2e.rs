@@ -504,3 +504,41 @@ fn the_keypad_reaches_a_program_that_asked_for_the_application_keypad_as_xterm_s
         "and gives the terminal its keys back on the way out"
     );
 }
+
+/// Shift-Enter as a terminal speaking the kitty keyboard protocol sends it
+/// to the TUI (`CSI 13;2u`, which the TUI asked for), typed into a run:
+/// a program that did not turn the protocol on gets Alt-Enter's `ESC CR`
+/// (a new line to Claude Code), one that did gets `CSI 13;2u` — never
+/// the CR that sends.
+#[test]
+fn shift_enter_typed_in_the_tui_reaches_the_program_as_a_new_line_in_the_form_it_asked_for() {
+    let home = Home::new();
+    // Each shows the bytes of the keys it reads; the second turns on the
+    // kitty keyboard protocol first, as Codex does.
+    let script =
+        |push: &str, n: usize| format!("printf '{push}ready\\n'; stty raw -echo; od -An -tx1 -N {n}; sleep 60");
+    home.start(&["--name", "plain", "cmd", "--", "sh", "-c", &script("", 3)]);
+    let mut tui = Tui::open(&home, 40, 120);
+    tui.wait_pane("the program ready", |p| shows(p, "ready"));
+    tui.press(ENTER);
+    tui.wait_text(" INSERT ");
+    tui.press(b"a\x1b[13;2u");
+    tui.wait_pane("Shift-Enter as ESC CR", |p| shows(p, "61 1b 0d"));
+    tui.press(BACK_TO_NORMAL);
+    tui.wait_text(" NORMAL ");
+    tui.press(b"q");
+    assert_eq!(tui.exit_code(), 0, "{}", tui.screen());
+
+    let home = Home::new();
+    home.start(&["--name", "kitty", "cmd", "--", "sh", "-c", &script("\\033[>1u", 8)]);
+    let mut tui = Tui::open(&home, 40, 120);
+    tui.wait_pane("the program ready", |p| shows(p, "ready"));
+    tui.press(ENTER);
+    tui.wait_text(" INSERT ");
+    tui.press(b"a\x1b[13;2u");
+    tui.wait_pane("Shift-Enter as CSI 13;2u", |p| shows(p, "61 1b 5b 31 33 3b 32 75"));
+    tui.press(BACK_TO_NORMAL);
+    tui.wait_text(" NORMAL ");
+    tui.press(b"q");
+    assert_eq!(tui.exit_code(), 0, "{}", tui.screen());
+}

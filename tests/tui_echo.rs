@@ -240,14 +240,15 @@ fn a_pane_frame_draws_nothing_where_the_last_frame_showed_no_panes() {
     assert_eq!(cursor_of(&mut small), None);
 }
 
-/// Where the side panel takes the panes' column (a terminal under 140
-/// columns), the panes' runs still move, and no pane frame draws them over
+/// Where the side panel takes the panes' column (not beside them: hidden
+/// with `p`, or a terminal under 100 columns), the panes' runs still move, and no pane frame draws them over
 /// the panel, nor puts their cursor there.
 #[test]
 fn no_pane_is_drawn_over_the_side_panel_in_the_panes_column() {
     let (mut app, mut term, mut shown) = split();
     let [_, _, w, h] = rect_of(&app, "01B");
     app.panel = Panel::Side;
+    app.side_shown = Some(false);
     shown.keep(&term.draw(|f| view::draw(f, &mut app)).unwrap());
     let before = term.backend().buffer().clone();
     assert!(app.pane_rects.is_empty(), "{:?}", app.pane_rects);

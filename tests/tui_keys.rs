@@ -794,3 +794,27 @@ fn d_deletes_an_ended_run_and_those_it_owns_after_naming_them_and_never_a_live_o
     press(&mut app, KeyCode::Char('y'));
     assert!(app.take_commands().contains(&Command::Remove(vec!["01C".into()])));
 }
+
+#[test]
+fn shift_enter_in_insert_mode_reaches_the_run_as_a_new_line_in_the_form_its_program_asked_for() {
+    let shift_enter = |app: &mut App| app.handle(Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT)));
+    let mut app = app_with_runs();
+    // A program that did not turn on the kitty keyboard protocol (Claude
+    // Code in a terminal it does not know by name).
+    app.update(screen_of("01A", 24, 80, b"> "));
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.mode, Mode::Insert);
+    app.take_commands();
+    typed(&mut app, "line1");
+    shift_enter(&mut app);
+    typed(&mut app, "line2");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(inputs(&app.take_commands()), b"line1\x1b\rline2\r");
+    // One that did (Codex, once the run's terminal answered `CSI ? u`).
+    app.update(screen_of("01A", 24, 80, b"\x1b[>7u> "));
+    typed(&mut app, "a");
+    shift_enter(&mut app);
+    app.handle(Event::Key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL)));
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(inputs(&app.take_commands()), b"a\x1b[13;2u\x1b[106;5u\r");
+}

@@ -164,6 +164,9 @@ fn the_tree_widens_for_long_names_within_bounds_and_cuts_the_rest_with_an_ellips
         tree_row(&wide).contains(long),
         "room for the whole name at 200 columns: {wide}"
     );
+    // At 120 columns with the side panel hidden the tree is at most 30
+    // wide (with it, the tree shares its 38 columns).
+    app.side_shown = Some(false);
     let narrow = screen(&mut app, 120, 40);
     let row = tree_row(&narrow);
     assert!(
@@ -214,24 +217,32 @@ fn a_window_below_80x24_says_it_is_too_small() {
     snap!("too_small_79x23", text);
 }
 
-/// At 120 columns the agent's pane gets the room (the side panel starts
-/// hidden below 140: Claude Code's first screen was cut at 54 columns);
-/// `p` puts the side panel beside the panes, and takes it away again.
+/// The side panel shows wherever the agent's pane keeps 80 columns beside
+/// it: right of the panes at 200, under the tree at 120 (the panes keep
+/// 80), not at 80 (Tab shows it there); `p` hides it and shows it again.
 #[test]
-fn the_side_panel_starts_hidden_below_140_columns_and_p_toggles_it() {
+fn the_side_panel_shows_where_the_agents_pane_keeps_80_columns_and_p_toggles_it() {
     use crossterm::event::{Event as Input, KeyCode, KeyEvent, KeyModifiers};
     let p = || Input::Key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE));
+    let has_panel = |text: &str| text.contains("Record");
     let mut app = populated();
-    screen(&mut app, 120, 40);
-    let alone = app_pane_width(&app);
-    assert!(alone >= 90, "the pane has {alone} columns at 120");
-    app.handle(p());
-    screen(&mut app, 120, 40);
+    let small = screen(&mut app, 80, 24);
+    assert!(!has_panel(&small), "{small}");
+    let wide = screen(&mut app, 200, 50);
+    assert!(has_panel(&wide), "{wide}");
+    let text = screen(&mut app, 120, 40);
+    assert!(has_panel(&text), "{text}");
     let beside = app_pane_width(&app);
-    assert!(beside + 30 < alone, "the side panel took its room: {beside} of {alone}");
+    assert_eq!(beside, 80, "the agent keeps 80 columns at 120");
     app.handle(p());
-    screen(&mut app, 120, 40);
-    assert_eq!(app_pane_width(&app), alone);
+    let text = screen(&mut app, 120, 40);
+    assert!(!has_panel(&text), "{text}");
+    let alone = app_pane_width(&app);
+    assert!(alone >= beside + 8, "the side panel's room went to the pane: {alone}");
+    app.handle(p());
+    let text = screen(&mut app, 120, 40);
+    assert!(has_panel(&text), "{text}");
+    assert_eq!(app_pane_width(&app), beside);
 }
 
 /// The widest pane's columns as last drawn.

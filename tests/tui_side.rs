@@ -17,7 +17,7 @@ fn each_side_tab_renders() {
         for (w, h) in SIZES {
             let mut app = populated();
             app.tab = tab;
-            if w < view::SIDE_BESIDE_FROM {
+            if w < view::SIDE_BESIDE_MIN {
                 app.panel = agents::tui::app::Panel::Side;
             }
             snap!(
@@ -32,8 +32,6 @@ fn each_side_tab_renders() {
 fn the_lineage_tab_shows_the_run_this_one_resumed_and_the_runs_that_forked_it() {
     let mut app = populated();
     app.tab = Tab::Lineage;
-    // Beside the panes at 120 columns (it starts hidden there).
-    app.side_shown = Some(true);
     app.want_tab_data();
     let focus = "01AAAAAAAAAAAAAAAAAAAAAAAA";
     assert_eq!(app.take_commands(), vec![Command::Lineage(focus.into())]);

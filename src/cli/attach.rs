@@ -23,7 +23,12 @@ pub use super::doctor::doctor;
 pub use super::logs::{export_cast, logs};
 
 /// Ctrl-a, the prefix key: Ctrl-a d detaches, Ctrl-a Ctrl-a sends one Ctrl-a.
-const PREFIX: u8 = 0x01;
+const PREFIX: &[u8] = b"\x01";
+/// Ctrl-a as the user's terminal sends it while the run has the kitty
+/// keyboard protocol on (mirrored onto that terminal): `a` (97) with Ctrl.
+/// A terminal writes a key's sequence whole, so it is looked for within
+/// one read.
+const PREFIX_KITTY: &[u8] = b"\x1b[97;5u";
 /// At most ~60 frames per second (docs/design.md §9).
 const FRAME: Duration = Duration::from_millis(16);
 /// How often attach to a remote run asks the daemon for its host's link
@@ -66,6 +71,9 @@ impl TerminalModes {
             (mode::APP_CURSOR, "\x1b[?1h", "\x1b[?1l"),
             (mode::APP_KEYPAD, "\x1b=", "\x1b>"),
             (mode::BRACKETED_PASTE, "\x1b[?2004h", "\x1b[?2004l"),
+            // Pushed and popped, so whatever the user's terminal had
+            // before comes back.
+            (mode::KITTY_KEYBOARD, "\x1b[>1u", "\x1b[<u"),
         ] {
             if have.has(bit) != want.has(bit) {
                 out.push_str(if want.has(bit) { on } else { off });
@@ -385,28 +393,33 @@ fn read_keys() -> mpsc::Receiver<Vec<u8>> {
 
 /// The prefix key in what the user types: `Ctrl-a d` detaches, `Ctrl-a
 /// Ctrl-a` is one Ctrl-a for the run, `Ctrl-a` and another key are both.
+/// Ctrl-a is its byte or, while the kitty keyboard protocol is mirrored,
+/// its `CSI u` form, and goes to the run as it came.
 #[derive(Default)]
 struct Prefix {
-    pressed: bool,
+    /// How the pressed prefix came, until the next key says what it was.
+    pressed: Option<&'static [u8]>,
 }
 
 impl Prefix {
     /// The bytes for the run, and whether the user detached.
     fn split(&mut self, bytes: &[u8]) -> (Vec<u8>, bool) {
         let mut out = Vec::with_capacity(bytes.len());
-        for &b in bytes {
-            if self.pressed {
-                self.pressed = false;
-                match b {
-                    b'd' => return (out, true),
-                    PREFIX => out.push(PREFIX),
-                    other => out.extend([PREFIX, other]),
+        let mut rest = bytes;
+        while let Some(&b) = rest.first() {
+            let prefix = [PREFIX, PREFIX_KITTY].into_iter().find(|p| rest.starts_with(p));
+            let step = prefix.map_or(1, <[u8]>::len);
+            match (self.pressed.take(), prefix) {
+                (Some(_), None) if b == b'd' => return (out, true),
+                (Some(_), Some(p)) => out.extend_from_slice(p),
+                (Some(pressed), None) => {
+                    out.extend_from_slice(pressed);
+                    out.push(b);
                 }
-            } else if b == PREFIX {
-                self.pressed = true;
-            } else {
-                out.push(b);
+                (None, Some(p)) => self.pressed = Some(p),
+                (None, None) => out.push(b),
             }
+            rest = &rest[step..];
         }
         (out, false)
     }
@@ -579,6 +592,28 @@ async fn ended(paths: &Paths, client: &Client, id: &str, kept: Kept, mirror: &Sc
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_prefix_detaches_in_its_byte_and_in_its_kitty_form() {
+        assert_eq!(Prefix::default().split(b"ab\x01d"), (b"ab".to_vec(), true));
+        assert_eq!(Prefix::default().split(b"ab\x1b[97;5ud"), (b"ab".to_vec(), true));
+        // Pressed twice: one, as it came.
+        let mut prefix = Prefix::default();
+        assert_eq!(prefix.split(b"\x1b[97;5u"), (Vec::new(), false));
+        assert_eq!(prefix.split(b"\x1b[97;5ux"), (b"\x1b[97;5ux".to_vec(), false));
+        // Then another key: both, the prefix as it came.
+        assert_eq!(prefix.split(b"\x1b[97;5u"), (Vec::new(), false));
+        assert_eq!(prefix.split(b"x"), (b"\x1b[97;5ux".to_vec(), false));
+        assert_eq!(
+            Prefix::default().split(b"\x01\x01\x01x"),
+            (b"\x01\x01x".to_vec(), false)
+        );
+        // Shift-Enter as a kitty terminal sends it goes through whole.
+        assert_eq!(
+            Prefix::default().split(b"line1\x1b[13;2uline2\r"),
+            (b"line1\x1b[13;2uline2\r".to_vec(), false)
+        );
+    }
 
     fn host(link: &str, error: Option<&str>) -> crate::api::HostRecord {
         crate::api::HostRecord {

@@ -136,6 +136,11 @@ pub mod mode {
     pub const BRACKETED_PASTE: u8 = 4;
     pub const ALT_SCREEN: u8 = 8;
     pub const HIDE_CURSOR: u8 = 16;
+    /// The program turned on the kitty keyboard protocol (its first flag,
+    /// disambiguate escape codes): Shift-Enter and the like reach it as
+    /// `CSI … u` (`tui::keys`), and attach asks the user's terminal for the
+    /// same. A client that predates the bit ignores it.
+    pub const KITTY_KEYBOARD: u8 = 32;
 }
 
 impl Modes {

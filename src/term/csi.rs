@@ -97,6 +97,19 @@ impl<S: Sink> Emulator<S> {
             // (`CSI l;r s`, DECSLRM, not kept) it is not a save.
             ([], 's') if params.len() <= 1 && arg(params, 0, 0) == 0 => self.save_cursor(),
             ([], 'u') if params.len() <= 1 && arg(params, 0, 0) == 0 => self.restore_cursor(),
+            // The kitty keyboard protocol (`keyboard.rs`).
+            ([b'>'], 'u') => {
+                let alt = self.alt_on;
+                self.keyboard.push(alt, arg(params, 0, 0));
+            }
+            ([b'<'], 'u') => {
+                let alt = self.alt_on;
+                self.keyboard.pop(alt, arg(params, 0, 1));
+            }
+            ([b'='], 'u') => {
+                let alt = self.alt_on;
+                self.keyboard.set(alt, arg(params, 0, 0), arg(params, 1, 1));
+            }
             ([b'?'], 'h' | 'l') => {
                 for p in params.iter() {
                     self.private_mode(p.first().copied().unwrap_or(0), action == 'h');

@@ -14,6 +14,7 @@ use unicode_width::UnicodeWidthChar as _;
 
 use super::charset::Charsets;
 use super::grid::{Cell, Grid, PLAIN, Row, Width};
+use super::keyboard::KeyboardFlags;
 use crate::protocol::screen::Style;
 
 /// Where rows that scroll off the top of the main screen go.
@@ -92,6 +93,8 @@ pub(crate) struct Emulator<S> {
     /// chose line drawing and used the alternate screen must not leave the
     /// shell's prompt in line drawing after its DECRC).
     pub(crate) alt_saved: Option<(u16, u16, Style)>,
+    /// The kitty keyboard protocol's flags, a stack per screen.
+    pub(crate) keyboard: KeyboardFlags,
     pub(crate) sink: S,
 }
 
@@ -118,6 +121,7 @@ impl<S: Sink> Emulator<S> {
             replies: Vec::new(),
             scrolled_lines: 0,
             alt_saved: None,
+            keyboard: KeyboardFlags::default(),
             sink,
         }
     }
@@ -337,6 +341,7 @@ impl<S: Sink> Emulator<S> {
         self.tabs = default_tabs(self.cols);
         self.last = None;
         self.alt_saved = None;
+        self.keyboard = KeyboardFlags::default();
     }
 
     /// DECALN: the screen filled with `E`, for aligning a CRT.

@@ -19,6 +19,7 @@ mod follow;
 mod grid;
 mod history;
 mod hooks;
+mod keyboard;
 mod queries;
 mod snapshot;
 mod state;

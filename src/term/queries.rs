@@ -23,6 +23,12 @@ const PRIMARY_DA: &[u8] = b"\x1b[?62;22c";
 /// level, in the hundreds); a low one keeps them from assuming any.
 const SECONDARY_DA: &[u8] = b"\x1b[>1;10;0c";
 
+/// XTVERSION's answer (`CSI > q`): the terminal's name and version in a
+/// DCS string, as xterm (`XTerm(370)`), kitty and tmux (`tmux 3.4`) send
+/// theirs. Claude Code asks it first at startup and, without an answer,
+/// takes the terminal for one that answers nothing more.
+const XTVERSION: &str = concat!("\x1bP>|agents ", env!("CARGO_PKG_VERSION"), "\x1b\\");
+
 /// Appends the reply to a CSI sequence the emulator does not act on, if it
 /// is a query we answer. `intermediates` are `?`, `>`, `$` and the like.
 pub(super) fn answer<S: Sink>(
@@ -50,6 +56,13 @@ pub(super) fn answer<S: Sink>(
         }
         ([], 'c') if first == 0 => out.extend_from_slice(PRIMARY_DA),
         ([b'>'], 'c') if first == 0 => out.extend_from_slice(SECONDARY_DA),
+        ([b'>'], 'q') if first == 0 => out.extend_from_slice(XTVERSION.as_bytes()),
+        // The kitty keyboard protocol's flags in effect (`keyboard.rs`), as
+        // kitty, foot and WezTerm answer it: a terminal that stays silent
+        // is one that does not speak it.
+        ([b'?'], 'u') => {
+            let _ = write!(out, "\x1b[?{}u", emu.keyboard.current(emu.alt_on));
+        }
         // DECRQM for a DEC private mode.
         ([b'?', b'$'], 'p') => {
             let state = private_mode_state(emu, first);

@@ -3,8 +3,8 @@
 //!
 //! They carry the cells with their colours, the cursor (a pending wrap
 //! too), the saved cursor, the scroll region, origin mode, the modes a
-//! client mirrors, autowrap and insert mode, tab stops, the charsets and the
-//! title; while the alternate screen is shown, the main screen under it
+//! client mirrors (the kitty keyboard flags' stacks too), autowrap and
+//! insert mode, tab stops, the charsets and the title; while the alternate screen is shown, the main screen under it
 //! too. Not carried: how many rows a taller size would pull back in at the
 //! top, and the last character (for REP).
 
@@ -22,6 +22,7 @@ impl<S: Sink> Emulator<S> {
         // be outside it.
         draw(&mut out, &self.main);
         saved_cursor(&mut out, &self.main, "\x1b7");
+        out.push_str(&self.keyboard.snapshot(false));
         if self.alt_on {
             region(&mut out, &self.main);
             if self.main.origin {
@@ -47,6 +48,7 @@ impl<S: Sink> Emulator<S> {
                 }
             }
             draw(&mut out, &self.alt);
+            out.push_str(&self.keyboard.snapshot(true));
         }
         let grid = self.grid();
         region(&mut out, grid);

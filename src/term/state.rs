@@ -40,6 +40,10 @@ impl Terminal {
             (m.bracketed_paste, mode::BRACKETED_PASTE),
             (self.emu.alt_on, mode::ALT_SCREEN),
             (m.hide_cursor, mode::HIDE_CURSOR),
+            (
+                self.emu.keyboard.current(self.emu.alt_on) & super::keyboard::DISAMBIGUATE != 0,
+                mode::KITTY_KEYBOARD,
+            ),
         ] {
             if on {
                 bits |= bit;

@@ -77,7 +77,7 @@ fn text_area_size_query_is_answered() {
 
 #[test]
 fn other_sequences_get_no_reply() {
-    let mut term = term_with(24, 80, b"\x1b[?u\x1b[>q\x1b[1c\x1b[31mx\x1b]11;?\x07");
+    let mut term = term_with(24, 80, b"\x1b[>4;2m\x1b[1c\x1b[31mx\x1b]11;?\x07");
     assert!(term.take_replies().is_empty());
 }
 
@@ -502,4 +502,74 @@ fn snapshot_in_an_alternate_screen_keeps_where_1049_returns_to() {
     let term = term_with(5, 20, b"main\x1b[1;31m\x1b[?1049h\x1b[m\x1b[3;3Halt\x1b[4;1H\x1b7");
     assert_snapshot_round_trips(&term);
     assert_behaves_the_same_after_snapshot(term, b"\x1b[?1049lback\x1b8saved");
+}
+
+#[test]
+fn xtversion_is_answered_with_the_name_and_version() {
+    let mut term = term_with(24, 80, b"\x1b[>q\x1b[>0q\x1b[>1q");
+    let version = env!("CARGO_PKG_VERSION");
+    let once = format!("\x1bP>|agents {version}\x1b\\");
+    assert_eq!(String::from_utf8(term.take_replies()).unwrap(), once.repeat(2));
+}
+
+fn kitty_flags(term: &mut Terminal) -> Vec<u8> {
+    term.take_replies();
+    term.feed(b"\x1b[?u");
+    term.take_replies()
+}
+
+#[test]
+fn the_kitty_keyboard_flags_are_pushed_popped_set_and_answered() {
+    use crate::protocol::screen::mode::KITTY_KEYBOARD;
+    let mut term = Terminal::new(24, 80);
+    // Nothing pushed yet: the protocol is spoken, no flags are on.
+    assert_eq!(kitty_flags(&mut term), b"\x1b[?0u");
+    assert!(!term.modes().has(KITTY_KEYBOARD));
+    // Claude Code pushes 1, Codex 1|2|4: only disambiguation is kept.
+    term.feed(b"\x1b[>1u");
+    assert_eq!(kitty_flags(&mut term), b"\x1b[?1u");
+    assert!(term.modes().has(KITTY_KEYBOARD));
+    term.feed(b"\x1b[>7u");
+    assert_eq!(kitty_flags(&mut term), b"\x1b[?1u");
+    term.feed(b"\x1b[>0u");
+    assert_eq!(kitty_flags(&mut term), b"\x1b[?0u");
+    assert!(!term.modes().has(KITTY_KEYBOARD));
+    // Popping comes back to the flags pushed before.
+    term.feed(b"\x1b[<u");
+    assert_eq!(kitty_flags(&mut term), b"\x1b[?1u");
+    // `=`: 3 takes flags away, 2 adds them, 1 sets them.
+    term.feed(b"\x1b[=1;3u");
+    assert_eq!(kitty_flags(&mut term), b"\x1b[?0u");
+    term.feed(b"\x1b[=1;2u");
+    assert_eq!(kitty_flags(&mut term), b"\x1b[?1u");
+    // Popping more than was pushed leaves none on.
+    term.feed(b"\x1b[<9u");
+    assert_eq!(kitty_flags(&mut term), b"\x1b[?0u");
+    assert!(!term.modes().has(KITTY_KEYBOARD));
+    // A plain `CSI u` is still the cursor's restore, not a pop.
+    term.feed(b"\x1b[2;3H\x1b[s\x1b[H\x1b[u");
+    assert_eq!(term.cursor(), (1, 2));
+}
+
+#[test]
+fn each_screen_keeps_its_own_kitty_keyboard_flags_and_a_reset_clears_them() {
+    let mut term = term_with(24, 80, b"\x1b[>1u\x1b[?1049h");
+    assert_eq!(kitty_flags(&mut term), b"\x1b[?0u");
+    term.feed(b"\x1b[>1u\x1b[<u\x1b[?1049l");
+    assert_eq!(kitty_flags(&mut term), b"\x1b[?1u");
+    term.feed(b"\x1bc");
+    assert_eq!(kitty_flags(&mut term), b"\x1b[?0u");
+}
+
+#[test]
+fn a_snapshot_carries_the_kitty_keyboard_flags_of_both_screens() {
+    let term = term_with(4, 20, b"\x1b[>1u\x1b[>0u\x1b[?1049h\x1b[>1u");
+    let mut copy = Terminal::new(4, 20);
+    copy.feed(&term.snapshot());
+    assert_eq!(copy.modes(), term.modes());
+    assert_eq!(kitty_flags(&mut copy), b"\x1b[?1u");
+    copy.feed(b"\x1b[?1049l");
+    assert_eq!(kitty_flags(&mut copy), b"\x1b[?0u");
+    copy.feed(b"\x1b[<u");
+    assert_eq!(kitty_flags(&mut copy), b"\x1b[?1u");
 }

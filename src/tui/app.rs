@@ -281,7 +281,8 @@ pub struct App {
     pub layout: Layout,
     pub zoom: bool,
     /// The side panel beside the panes: shown or hidden by `p`; `None`
-    /// until then, shown from `view::SIDE_BESIDE_FROM` columns.
+    /// until then, shown where the agent's pane keeps 80 columns beside
+    /// it (`view::draw`).
     pub side_shown: Option<bool>,
     /// The run to select once the runs are known (the one selected when
     /// the TUI was last closed).

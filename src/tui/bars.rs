@@ -230,6 +230,7 @@ fn normal_hints(keys: &Keymap, room: usize) -> String {
         (keys.key_of(Action::New), "new"),
         (keys.key_of(Action::Send), "send"),
         (keys.key_of(Action::Peek), "peek"),
+        (keys.key_of(Action::ToggleSide), "panel"),
         (keys.key_of(Action::Cancel), "cancel"),
         (keys.key_of(Action::Rerun), "rerun"),
         (keys.key_of(Action::Attach), "attach"),

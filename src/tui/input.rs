@@ -424,10 +424,8 @@ impl App {
             self.mode = Mode::Normal;
             return;
         };
-        let modes = self.screens.get(&run).map(|s| s.mirror.modes);
-        let (app_cursor, app_keypad) =
-            modes.map_or((false, false), |m| (m.has(mode::APP_CURSOR), m.has(mode::APP_KEYPAD)));
-        let bytes = keys::encode_key_with(key, app_cursor, app_keypad);
+        let modes = self.screens.get(&run).map(|s| s.mirror.modes).unwrap_or_default();
+        let bytes = keys::encode_key_in(key, modes);
         if !bytes.is_empty() {
             self.commands.push(Command::Input { run, bytes });
         }

@@ -1,26 +1,87 @@
 //! Keys as a terminal program expects them in INSERT mode: crossterm's key
-//! events encoded back into the bytes an xterm would send.
+//! events encoded back into the bytes a terminal would send, by the modes
+//! the program set (`protocol::screen::Modes`).
+//!
+//! Enter with Shift is the key agents read as "a new line, not yet sent":
+//! to a program that turned on the kitty keyboard protocol (Codex does once
+//! the run's terminal answers its query; `term/keyboard.rs`) it is
+//! `CSI 13;2u`; to one that did not (Claude Code, which turns it on only in
+//! terminals it knows by name) it is `ESC CR`, the bytes Claude Code's
+//! `/terminal-setup` binds Shift-Enter to in terminals without the protocol
+//! and Alt-Enter's in every terminal — never a bare CR, which would send a
+//! half-written prompt. Ctrl-J stays LF.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventState, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+
+use crate::protocol::screen::{Modes, mode};
 
 /// Encodes a key for a program; `app_cursor` is DECCKM (the program asked for
 /// application cursor keys).
 pub fn encode_key(key: &KeyEvent, app_cursor: bool) -> Vec<u8> {
-    encode_key_with(key, app_cursor, false)
+    let bits = if app_cursor { mode::APP_CURSOR } else { 0 };
+    encode_key_in(
+        key,
+        Modes {
+            bits,
+            ..Modes::default()
+        },
+    )
 }
 
-/// As `encode_key`; `app_keypad` is DECKPAM (the program asked for the
-/// application keypad): a key of the keypad — told apart only by a
-/// terminal that speaks the kitty keyboard protocol, which the TUI asks
-/// for — is then sent as xterm sends it, `ESC O` and a letter.
-pub fn encode_key_with(key: &KeyEvent, app_cursor: bool, app_keypad: bool) -> Vec<u8> {
-    if app_keypad
+/// As `encode_key`, by every mode that changes a key's bytes: DECCKM, the
+/// application keypad (DECKPAM) — a key of the keypad, told apart only by
+/// a terminal that speaks the kitty keyboard protocol, which the TUI asks
+/// for, is then sent as xterm sends it, `ESC O` and a letter — and the
+/// kitty keyboard protocol the program turned on.
+pub fn encode_key_in(key: &KeyEvent, modes: Modes) -> Vec<u8> {
+    if modes.has(mode::APP_KEYPAD)
         && key.state.contains(KeyEventState::KEYPAD)
         && let Some(letter) = keypad_letter(key.code)
     {
         return vec![0x1b, b'O', letter];
     }
-    encode_plain(key, app_cursor)
+    if modes.has(mode::KITTY_KEYBOARD)
+        && let Some(bytes) = kitty_disambiguated(key)
+    {
+        return bytes;
+    }
+    if key.code == KeyCode::Enter && key.modifiers.contains(KeyModifiers::SHIFT) {
+        return b"\x1b\r".to_vec();
+    }
+    encode_plain(key, modes.has(mode::APP_CURSOR))
+}
+
+/// A key the kitty keyboard protocol's first flag ("disambiguate escape
+/// codes") sends as `CSI code ; modifiers u`: Esc, and Enter, Tab,
+/// Backspace or a character with a modifier other than Shift alone on a
+/// character. `None` for the keys it sends as they always were (plain
+/// text, unmodified Enter, Tab and Backspace, cursor and function keys,
+/// whose modified forms are already unambiguous).
+fn kitty_disambiguated(key: &KeyEvent) -> Option<Vec<u8>> {
+    let m = key.modifiers;
+    let (shift, alt, ctrl, sup) = (
+        m.contains(KeyModifiers::SHIFT),
+        m.contains(KeyModifiers::ALT),
+        m.contains(KeyModifiers::CONTROL),
+        m.contains(KeyModifiers::SUPER),
+    );
+    // The protocol's modifier bits: shift 1, alt 2, ctrl 4, super 8; sent
+    // plus one.
+    let param = 1 + u8::from(shift) + 2 * u8::from(alt) + 4 * u8::from(ctrl) + 8 * u8::from(sup);
+    let code = match key.code {
+        KeyCode::Esc => 27,
+        KeyCode::Enter if param > 1 => 13,
+        KeyCode::Tab if param > 1 => 9,
+        KeyCode::Backspace if param > 1 => 127,
+        // The key's own (unshifted) character: Shift is in the modifiers.
+        KeyCode::Char(c) if alt || ctrl || sup => u32::from(c.to_ascii_lowercase()),
+        _ => return None,
+    };
+    Some(if param > 1 {
+        format!("\x1b[{code};{param}u").into_bytes()
+    } else {
+        format!("\x1b[{code}u").into_bytes()
+    })
 }
 
 /// The final letter of a keypad key's application sequence (xterm's);
@@ -256,16 +317,24 @@ mod tests {
         let pad = |code| {
             KeyEvent::new_with_kind_and_state(code, KeyModifiers::NONE, KeyEventKind::Press, KeyEventState::KEYPAD)
         };
-        assert_eq!(encode_key_with(&pad(KeyCode::Char('7')), false, true), b"\x1bOw");
-        assert_eq!(encode_key_with(&pad(KeyCode::Char('+')), false, true), b"\x1bOk");
-        assert_eq!(encode_key_with(&pad(KeyCode::Enter), false, true), b"\x1bOM");
+        let modes = |bits| Modes {
+            bits,
+            ..Modes::default()
+        };
+        let keypad = modes(mode::APP_KEYPAD);
+        assert_eq!(encode_key_in(&pad(KeyCode::Char('7')), keypad), b"\x1bOw");
+        assert_eq!(encode_key_in(&pad(KeyCode::Char('+')), keypad), b"\x1bOk");
+        assert_eq!(encode_key_in(&pad(KeyCode::Enter), keypad), b"\x1bOM");
         // Without the application keypad, what the key says.
-        assert_eq!(encode_key_with(&pad(KeyCode::Char('7')), false, false), b"7");
-        assert_eq!(encode_key_with(&pad(KeyCode::Enter), false, false), b"\r");
+        assert_eq!(encode_key_in(&pad(KeyCode::Char('7')), modes(0)), b"7");
+        assert_eq!(encode_key_in(&pad(KeyCode::Enter), modes(0)), b"\r");
         // The keypad's arrows follow DECCKM; a main-keyboard digit stays a digit.
-        assert_eq!(encode_key_with(&pad(KeyCode::Up), true, true), b"\x1bOA");
         assert_eq!(
-            encode_key_with(&key(KeyCode::Char('7'), KeyModifiers::NONE), false, true),
+            encode_key_in(&pad(KeyCode::Up), modes(mode::APP_KEYPAD | mode::APP_CURSOR)),
+            b"\x1bOA"
+        );
+        assert_eq!(
+            encode_key_in(&key(KeyCode::Char('7'), KeyModifiers::NONE), keypad),
             b"7"
         );
     }
@@ -288,5 +357,51 @@ mod tests {
             encode_key(&key(KeyCode::Char('é'), KeyModifiers::NONE), false),
             "é".as_bytes()
         );
+    }
+
+    #[test]
+    fn shift_enter_is_a_new_line_whether_or_not_the_program_speaks_the_kitty_protocol() {
+        let kitty = Modes {
+            bits: mode::KITTY_KEYBOARD,
+            ..Modes::default()
+        };
+        let legacy = Modes::default();
+        let enter = |m| key(KeyCode::Enter, m);
+        // The program turned the protocol on (Codex): Shift-Enter is told
+        // apart from Enter, as kitty, foot and WezTerm send it.
+        assert_eq!(encode_key_in(&enter(KeyModifiers::SHIFT), kitty), b"\x1b[13;2u");
+        assert_eq!(encode_key_in(&enter(KeyModifiers::ALT), kitty), b"\x1b[13;3u");
+        assert_eq!(encode_key_in(&enter(KeyModifiers::CONTROL), kitty), b"\x1b[13;5u");
+        assert_eq!(encode_key_in(&enter(KeyModifiers::NONE), kitty), b"\r");
+        // It did not (Claude Code): ESC CR, Alt-Enter's bytes, a new line
+        // to Claude Code and Codex alike; never the CR that sends.
+        assert_eq!(encode_key_in(&enter(KeyModifiers::SHIFT), legacy), b"\x1b\r");
+        assert_eq!(encode_key_in(&enter(KeyModifiers::ALT), legacy), b"\x1b\r");
+        assert_eq!(encode_key_in(&enter(KeyModifiers::NONE), legacy), b"\r");
+        // Ctrl-J: LF without the protocol, the key with Ctrl under it.
+        let ctrl_j = key(KeyCode::Char('j'), KeyModifiers::CONTROL);
+        assert_eq!(encode_key_in(&ctrl_j, legacy), b"\n");
+        assert_eq!(encode_key_in(&ctrl_j, kitty), b"\x1b[106;5u");
+    }
+
+    #[test]
+    fn the_kitty_protocol_disambiguates_esc_and_modified_keys_and_leaves_the_rest() {
+        let kitty = Modes {
+            bits: mode::KITTY_KEYBOARD,
+            ..Modes::default()
+        };
+        let enc = |code, m| encode_key_in(&key(code, m), kitty);
+        assert_eq!(enc(KeyCode::Esc, KeyModifiers::NONE), b"\x1b[27u");
+        assert_eq!(enc(KeyCode::Char('c'), KeyModifiers::CONTROL), b"\x1b[99;5u");
+        assert_eq!(enc(KeyCode::Char('x'), KeyModifiers::ALT), b"\x1b[120;3u");
+        assert_eq!(enc(KeyCode::Tab, KeyModifiers::CONTROL), b"\x1b[9;5u");
+        assert_eq!(enc(KeyCode::Backspace, KeyModifiers::ALT), b"\x1b[127;3u");
+        // Text, unmodified Enter, Tab and Backspace, and cursor keys as
+        // ever.
+        assert_eq!(enc(KeyCode::Char('a'), KeyModifiers::NONE), b"a");
+        assert_eq!(enc(KeyCode::Char('A'), KeyModifiers::SHIFT), b"A");
+        assert_eq!(enc(KeyCode::Tab, KeyModifiers::NONE), b"\t");
+        assert_eq!(enc(KeyCode::Backspace, KeyModifiers::NONE), b"\x7f");
+        assert_eq!(enc(KeyCode::Up, KeyModifiers::CONTROL), b"\x1b[1;5A");
     }
 }

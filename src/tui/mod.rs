@@ -109,7 +109,8 @@ pub async fn main(paths: Paths) -> Result<i32> {
         // Keys told apart (the kitty keyboard protocol, where the terminal
         // speaks it; others ignore the request): the keypad's own keys
         // reach a program that asked for the application keypad as xterm
-        // sends them (`keys::encode_key_with`).
+        // sends them (`keys::encode_key_in`), and Shift-Enter is told from
+        // Enter.
         crossterm::event::PushKeyboardEnhancementFlags(
             crossterm::event::KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES
         )

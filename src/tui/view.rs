@@ -24,12 +24,13 @@ pub const MIN_HEIGHT: u16 = 24;
 const TREE_MIN: u16 = 26;
 const TREE_MAX: u16 = 40;
 const SIDE_WIDTH: u16 = 38;
-/// The side panel starts beside the panes from this width: below it the
-/// agent's own UI would be cut (Claude Code's first screen wants ~80
-/// columns besides the tree); `p` shows or hides it at any width.
-pub const SIDE_BESIDE_FROM: u16 = 140;
+/// The side panel is shown by default wherever the agent's pane keeps this
+/// beside it: 80 columns for the agent inside the pane's border (Claude
+/// Code's first screen wants ~80; at 54 its UI was cut). `p` shows or
+/// hides it at any width from `SIDE_BESIDE_MIN`.
+const PANE_MIN: u16 = 82;
 /// Below this, the side panel is never beside the panes (Tab shows it).
-const SIDE_BESIDE_MIN: u16 = 100;
+pub const SIDE_BESIDE_MIN: u16 = 100;
 
 pub struct Theme {
     pub accent: Style,
@@ -139,10 +140,6 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     bars::draw_header(f, app, header, &theme);
     bars::draw_status(f, app, status, &theme);
 
-    app.side_beside_by_width = area.width >= SIDE_BESIDE_FROM;
-    let show_side_beside =
-        app.side_shown.unwrap_or(app.side_beside_by_width) && area.width >= SIDE_BESIDE_MIN && !app.zoom;
-    let mut constraints = Vec::new();
     if !app.zoom {
         // Kept while a filter is: typing one must not resize every pane's run.
         app.tree_width = match app.filter.is_empty() {
@@ -151,19 +148,49 @@ pub fn draw(f: &mut Frame, app: &mut App) {
                 .tree_width
                 .clamp(TREE_MIN, TREE_MAX.min(area.width / 4).max(TREE_MIN)),
         };
-        constraints.push(Constraint::Length(app.tree_width));
+    }
+    // The side panel goes right of the panes where they keep `PANE_MIN`
+    // beside both it and the tree; narrower, under the tree in one column
+    // (at 120 columns the agent then keeps 80).
+    let side_width = SIDE_WIDTH.max(area.width / 5);
+    let under_tree = area.width < app.tree_width + side_width + PANE_MIN;
+    let left_width = match under_tree {
+        true => app.tree_width.max(side_width),
+        false => app.tree_width,
+    };
+    let beside = if under_tree { 0 } else { side_width };
+    app.side_beside_by_width = area.width.saturating_sub(left_width + beside) >= PANE_MIN;
+    let show_side_beside =
+        app.side_shown.unwrap_or(app.side_beside_by_width) && area.width >= SIDE_BESIDE_MIN && !app.zoom;
+    let mut constraints = Vec::new();
+    if !app.zoom {
+        constraints.push(Constraint::Length(if show_side_beside {
+            left_width
+        } else {
+            app.tree_width
+        }));
     }
     constraints.push(Constraint::Min(20));
-    if show_side_beside {
-        constraints.push(Constraint::Length(SIDE_WIDTH.max(area.width / 5)));
+    if show_side_beside && !under_tree {
+        constraints.push(Constraint::Length(side_width));
     }
     let columns = Split::horizontal(constraints).split(body);
     // Set again by what is drawn this frame.
     app.tree_rect.set(None);
     app.side_rect.set(None);
     let mut i = 0;
+    let mut side_area = columns.last().copied().unwrap_or(body);
     if !app.zoom {
-        draw_tree(f, app, columns[0], &theme, now);
+        let mut tree_area = columns[0];
+        if show_side_beside && under_tree {
+            // The tree as tall as its rows (and the "no runs" words), at
+            // most half: the panel below it takes the rest.
+            let rows = (app.rows.len() as u16).max(6) + 2;
+            let tree_height = rows.min(tree_area.height / 2);
+            [tree_area, side_area] =
+                Split::vertical([Constraint::Length(tree_height), Constraint::Min(1)]).areas(tree_area);
+        }
+        draw_tree(f, app, tree_area, &theme, now);
         i = 1;
     }
     let centre = columns[i];
@@ -173,7 +200,7 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         draw_panes(f, app, centre, &theme, now);
     }
     if show_side_beside {
-        side::draw(f, app, columns[i + 1], &theme, now);
+        side::draw(f, app, side_area, &theme, now);
     }
     overlay::draw_overlay(f, app, area, &theme);
 }
