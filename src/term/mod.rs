@@ -20,6 +20,7 @@ mod grid;
 mod history;
 mod hooks;
 mod queries;
+mod reflow;
 mod snapshot;
 mod state;
 mod utf8;
