@@ -583,3 +583,15 @@ fn recorded_top_refresh_matches_tmux() {
 fn recorded_curses_boxes_via_shift_out_match_tmux() {
     assert_same_as_tmux_at(24, 80, &fixture("curses_boxes.bin"));
 }
+
+// The cases of alacritty's `saved_cursor` recording (its reference set),
+// written out here.
+
+#[test]
+fn decsc_and_decrc_save_and_restore_the_charsets_like_tmux() {
+    let stream = b"\x1b7 \x1b(0 test \x1b8 xxx\r\n\
+        \x1b[?1049h \x1b(0 test \x1b[?1049l xxx\r\n\x1b(B\
+        \x1b7 \x1b(0 \x1b[?1049h test \x1b[?1049l \x1b8 xxx\r\n\
+        \x1b)0\x0e\x1b7\x1b(0\x0f\x1b)B\x1b8 q\x0fq\r\n";
+    assert_same_as_tmux(stream);
+}

@@ -92,6 +92,10 @@ pub(crate) struct Emulator<S> {
     /// chose line drawing and used the alternate screen must not leave the
     /// shell's prompt in line drawing after its DECRC).
     pub(crate) alt_saved: Option<(u16, u16, Style)>,
+    /// The charsets when `CSI ? 1049 h` came, which `CSI ? 1049 l` brings
+    /// back, as tmux: line drawing chosen on the alternate screen ends with
+    /// it (alacritty's `saved_cursor` recording).
+    pub(crate) alt_charsets: Charsets,
     pub(crate) sink: S,
 }
 
@@ -118,6 +122,7 @@ impl<S: Sink> Emulator<S> {
             replies: Vec::new(),
             scrolled_lines: 0,
             alt_saved: None,
+            alt_charsets: Charsets::default(),
             sink,
         }
     }

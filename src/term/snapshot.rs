@@ -38,6 +38,7 @@ impl<S: Sink> Emulator<S> {
                     let (row, col) = (row.min(self.rows - 1), col.min(self.cols));
                     place(&mut out, &main, row, col, top);
                     pen(&mut out, style);
+                    out.push_str(&charsets(self.alt_charsets));
                     out.push_str("\x1b[?1049h");
                 }
                 // 47 keeps the main screen's cursor as it was: leaving by
