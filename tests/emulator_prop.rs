@@ -243,3 +243,40 @@ proptest! {
         prop_assert_eq!(screen_of(&copy), screen_of(&live));
     }
 }
+
+/// A line of text: words of letters and wide characters, ending in one.
+fn text_line() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop_oneof![4 => "[a-z]{1,12}", 1 => "[界中文]{1,4}"], 1..30)
+        .prop_map(|words| words.join(" "))
+}
+
+proptest! {
+    #![proptest_config(cases(256))]
+
+    /// Lines printed at one width and viewed at any others: `agents logs`
+    /// prints each whole, neither cut nor split.
+    #[test]
+    fn the_text_of_wrapped_lines_survives_any_sequence_of_widths(
+        lines in prop::collection::vec(text_line(), 1..12),
+        widths in prop::collection::vec(3u16..200, 1..8),
+        rows in 2u16..30,
+    ) {
+        use agents::protocol::run_files::SizeChange;
+        let log: String = lines.iter().map(|l| format!("{l}\r\n")).collect();
+        let end = log.len() as u64;
+        // Printed at the first width, then viewed at each of the others.
+        // (A taller screen brings blank rows in on top where tmux brings
+        // rows back from its history: not a width's doing.)
+        let changes = widths.iter().enumerate().map(|(i, &cols)| SizeChange {
+            offset: if i == 0 { 0 } else { end },
+            at_ms: 0,
+            rows,
+            cols,
+        });
+        let mut follower = agents::term::LineFollower::with_sizes(24, 80, 1000, changes.collect());
+        for piece in log.as_bytes().chunks(61) {
+            follower.feed(piece);
+        }
+        prop_assert_eq!(follower.finish(), lines);
+    }
+}

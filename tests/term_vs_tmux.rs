@@ -156,6 +156,11 @@ impl TmuxServer {
     /// `before` applied at `rows` × `cols`, the window resized to `to`, then
     /// `after` applied: the pane waits for a file between the two.
     fn start_resized(rows: u16, cols: u16, before: &[u8], to: (u16, u16), after: &[u8]) -> Self {
+        Self::start_resizes(rows, cols, before, &[to], after)
+    }
+
+    /// As [`Self::start_resized`], through each size of `sizes` in turn.
+    fn start_resizes(rows: u16, cols: u16, before: &[u8], sizes: &[(u16, u16)], after: &[u8]) -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
         let socket = dir.path().join("tmux.sock");
         let (first, second, go) = (
@@ -179,8 +184,24 @@ impl TmuxServer {
         let (c, r) = (cols.to_string(), rows.to_string());
         server.tmux(&["-f", "/dev/null", "new-session", "-d", "-x", &c, "-y", &r, &script]);
         server.wait_title(RESIZE_TITLE);
-        let (c, r) = (to.1.to_string(), to.0.to_string());
-        server.tmux(&["resize-window", "-x", &c, "-y", &r]);
+        for &(rows, cols) in sizes {
+            let (c, r) = (cols.to_string(), rows.to_string());
+            server.tmux(&["resize-window", "-x", &c, "-y", &r]);
+            // Each size reaches the pane before the next is asked for.
+            let want = format!("{cols} {rows}");
+            let started = Instant::now();
+            while server
+                .tmux(&["display", "-p", "#{pane_width} #{pane_height}"])
+                .trim_end()
+                != want
+            {
+                assert!(
+                    started.elapsed() < TIMEOUT,
+                    "the pane did not take {want} within {TIMEOUT:?}"
+                );
+                std::thread::sleep(POLL);
+            }
+        }
         std::fs::write(go, b"").expect("write the go file");
         server
     }
@@ -217,6 +238,59 @@ fn assert_resize_same_as_tmux(rows: u16, cols: u16, before: &[u8], to: (u16, u16
         "differs from tmux after a resize from {cols}x{rows} to {}x{}",
         to.1, to.0
     );
+}
+
+/// Ours and tmux on `before` at `rows` × `cols`, through each size of
+/// `sizes`, then `after`: the screen and cursor alike, and every line of
+/// history and screen alike joined where it wrapped (`capture-pane -J`
+/// against `agents logs`'s lines).
+fn assert_resizes_same_as_tmux(rows: u16, cols: u16, before: &[u8], sizes: &[(u16, u16)], after: &[u8]) {
+    let server = TmuxServer::start_resizes(rows, cols, before, sizes, after);
+    let tmux = server.screen();
+    let mut term = Terminal::new(rows, cols);
+    term.feed(before);
+    for &(rows, cols) in sizes {
+        term.resize(rows, cols);
+    }
+    term.feed(after);
+    let ours = Screen {
+        lines: term.visible_lines(),
+        cursor: term.cursor(),
+    };
+    assert_eq!(
+        ours, tmux,
+        "differs from tmux after resizes from {cols}x{rows} through {sizes:?}"
+    );
+}
+
+/// Ours and tmux on `before`, through each size of `sizes`: history and
+/// screen alike line for line, rows a wrap joins as one (`capture-pane -J`
+/// against `agents logs`'s lines, trailing blank lines dropped).
+fn assert_lines_same_as_tmux(rows: u16, cols: u16, before: &[u8], sizes: &[(u16, u16)]) {
+    use agents::protocol::run_files::SizeChange;
+    let server = TmuxServer::start_resizes(rows, cols, before, sizes, b"");
+    server.wait_title(DONE_TITLE);
+    let captured = server.tmux(&["capture-pane", "-p", "-J", "-S", "-"]);
+    let mut tmux: Vec<String> = captured.lines().map(|l| l.trim_end().to_owned()).collect();
+    while tmux.last().is_some_and(String::is_empty) {
+        tmux.pop();
+    }
+    let end = before.len() as u64;
+    let mut changes = vec![SizeChange {
+        offset: 0,
+        at_ms: 0,
+        rows,
+        cols,
+    }];
+    changes.extend(sizes.iter().map(|&(rows, cols)| SizeChange {
+        offset: end,
+        at_ms: 0,
+        rows,
+        cols,
+    }));
+    let mut follower = agents::term::LineFollower::with_sizes(rows, cols, 10_000, changes);
+    follower.feed(before);
+    assert_eq!(follower.finish(), tmux, "lines differ from tmux's after {sizes:?}");
 }
 
 fn tmux_command(socket: &Path, args: &[&str]) -> std::io::Result<Output> {
@@ -305,11 +379,14 @@ fn assert_same_as_tmux(stream: &[u8]) {
     }
 }
 
-// Resizes. Excluded: shrinking the width under a line longer than the new
-// width (tmux rewraps it, ours crops it; docs/design.md §6 keeps no reflow), and
-// growing the height after output scrolled (tmux pulls rows back from its
-// history; the supervisor keeps none, so blank rows come on top). A program
-// that repaints on SIGWINCH draws over both.
+// Resizes. Excluded from the screens compared: a screen growing after
+// output or a narrower screen pushed rows off the top (tmux pulls rows back
+// from its history; the emulator keeps none, so blank rows come in, on top
+// for a taller screen, at the bottom for a wider one), and narrowing again
+// once a line's first rows went off the top (tmux rewraps the line whole
+// with its rows in history; ours rewraps the rows on the screen). A program
+// that repaints on SIGWINCH draws over all; the lines themselves are
+// compared through history below.
 
 #[test]
 fn shrinking_the_height_keeps_the_rows_around_the_cursor_like_tmux() {
@@ -343,6 +420,91 @@ fn a_repaint_after_a_resize_matches_tmux() {
         after.push_str(&format!("\x1b[{row};1H{row}/15x50|"));
     }
     assert_resize_same_as_tmux(24, 80, before.as_bytes(), (15, 50), after.as_bytes());
+}
+
+/// Three lines of `width` characters, each starting with its number.
+fn long_lines(width: usize) -> String {
+    (1..=3)
+        .map(|n| format!("{n}{}\r\n", "abcdefghij".repeat(width / 10 + 1)[..width - 1].to_owned()))
+        .collect()
+}
+
+#[test]
+fn narrowing_rewraps_long_lines_like_tmux() {
+    let before = format!("{}$ ", long_lines(240));
+    assert_resizes_same_as_tmux(30, 120, before.as_bytes(), &[(30, 50)], b"typed");
+}
+
+#[test]
+fn widening_rejoins_wrapped_lines_and_narrowing_splits_them_again_like_tmux() {
+    // Printed at 50 columns, then wider and wider (no history for tmux to
+    // pull back), or at 200 and narrower at once.
+    let before = format!("{}short\r\n{}$ ", long_lines(120), "x".repeat(50));
+    let sizes = [(30, 73), (30, 120), (30, 200)];
+    assert_resizes_same_as_tmux(30, 50, before.as_bytes(), &sizes, b"typed");
+    assert_resizes_same_as_tmux(30, 200, before.as_bytes(), &[(30, 37)], b"typed");
+}
+
+#[test]
+fn a_line_as_wide_as_the_screen_stays_its_own_line_like_tmux() {
+    let before = format!("{}\r\n{}\r\nend", "a".repeat(40), "b".repeat(40));
+    assert_resizes_same_as_tmux(10, 40, before.as_bytes(), &[(10, 80), (10, 40), (10, 90)], b"!");
+}
+
+#[test]
+fn the_cursor_mid_line_keeps_its_character_through_resizes_like_tmux() {
+    // Back into the middle of a wrapped line, then up onto another: `*`
+    // lands where the cursor went.
+    let before = format!("{}\x1b[17D", long_lines(100));
+    let (wider, narrower) = ([(12, 77), (12, 130)], [(12, 61)]);
+    assert_resizes_same_as_tmux(12, 40, before.as_bytes(), &wider, b"*");
+    assert_resizes_same_as_tmux(12, 130, before.as_bytes(), &narrower, b"*");
+    let up = format!("{}\x1b[2A\x1b[5C", long_lines(100));
+    assert_resizes_same_as_tmux(12, 40, up.as_bytes(), &wider, b"*");
+    assert_resizes_same_as_tmux(12, 130, up.as_bytes(), &narrower, b"*");
+}
+
+#[test]
+fn a_cursor_past_the_end_of_its_line_goes_to_the_end_like_tmux() {
+    assert_resizes_same_as_tmux(6, 40, b"abc\r\n\x1b[10Cdef\x1b[5C", &[(6, 30)], b"*");
+}
+
+#[test]
+fn wide_characters_at_the_margin_rewrap_like_tmux() {
+    let line: String = "界a".repeat(30);
+    let before = format!("{line}\r\n{line}\r\n");
+    let wider = [(12, 40), (12, 80), (12, 81)];
+    assert_resizes_same_as_tmux(12, 35, before.as_bytes(), &wider, "é界".as_bytes());
+    let narrower = [(12, 41)];
+    assert_resizes_same_as_tmux(12, 81, before.as_bytes(), &narrower, "é界".as_bytes());
+}
+
+#[test]
+fn the_alternate_screen_is_cropped_not_rewrapped_like_tmux() {
+    // Excluded: widening it again (tmux keeps the cells cropped off and
+    // shows them again; ours are gone). A full-screen program redraws.
+    let before = format!("{}\x1b[?1049h\x1b[H{}", long_lines(100), long_lines(60));
+    assert_resizes_same_as_tmux(12, 60, before.as_bytes(), &[(12, 30)], b"*");
+}
+
+#[test]
+fn the_main_screen_rewraps_once_when_the_alternate_screen_is_left_like_tmux() {
+    let before = format!("{}$ \x1b[?1049h\x1b[H{}", long_lines(100), long_lines(60));
+    let sizes = [(12, 30), (12, 150), (12, 45), (12, 120)];
+    assert_resizes_same_as_tmux(12, 60, before.as_bytes(), &sizes, b"\x1b[?1049lq");
+}
+
+#[test]
+fn lines_stay_whole_through_narrowing_and_widening_several_times_like_tmux() {
+    // The issue's case: three 240-column lines at 120, viewed at 50, then
+    // at 120 again; then more sizes, with the cursor mid-line.
+    let before = format!("{}$ ", long_lines(240));
+    assert_lines_same_as_tmux(24, 120, before.as_bytes(), &[(24, 50), (24, 120)]);
+    let sizes = [(10, 50), (10, 120), (10, 33), (10, 200), (10, 41)];
+    let mid = format!("{}short\r\n{}\x1b[30D", long_lines(240), long_lines(90));
+    assert_lines_same_as_tmux(10, 120, mid.as_bytes(), &sizes);
+    let wide: String = "界a".repeat(70);
+    assert_lines_same_as_tmux(8, 35, format!("{wide}\r\n{wide}").as_bytes(), &sizes);
 }
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -420,4 +582,16 @@ fn recorded_top_refresh_matches_tmux() {
 #[test]
 fn recorded_curses_boxes_via_shift_out_match_tmux() {
     assert_same_as_tmux_at(24, 80, &fixture("curses_boxes.bin"));
+}
+
+// The cases of alacritty's `saved_cursor` recording (its reference set),
+// written out here.
+
+#[test]
+fn decsc_and_decrc_save_and_restore_the_charsets_like_tmux() {
+    let stream = b"\x1b7 \x1b(0 test \x1b8 xxx\r\n\
+        \x1b[?1049h \x1b(0 test \x1b[?1049l xxx\r\n\x1b(B\
+        \x1b7 \x1b(0 \x1b[?1049h test \x1b[?1049l \x1b8 xxx\r\n\
+        \x1b)0\x0e\x1b7\x1b(0\x0f\x1b)B\x1b8 q\x0fq\r\n";
+    assert_same_as_tmux(stream);
 }

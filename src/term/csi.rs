@@ -194,12 +194,14 @@ impl<S: Sink> Emulator<S> {
             1049 if on => {
                 if !self.alt_on {
                     self.alt_saved = Some((self.main.row, self.main.col, self.style));
+                    self.alt_charsets = self.charsets;
                 }
                 self.enter_alt();
             }
             1049 if self.alt_on => {
                 self.leave_alt(true);
                 if let Some((row, col, style)) = self.alt_saved.take() {
+                    self.charsets = self.alt_charsets;
                     (self.main.row, self.main.col) = (row.min(self.rows - 1), col.min(self.cols));
                     self.main.keep_in_region();
                     self.style = style;

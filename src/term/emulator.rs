@@ -95,6 +95,10 @@ pub(crate) struct Emulator<S> {
     pub(crate) alt_saved: Option<(u16, u16, Style)>,
     /// The kitty keyboard protocol's flags, a stack per screen.
     pub(crate) keyboard: KeyboardFlags,
+    /// The charsets when `CSI ? 1049 h` came, which `CSI ? 1049 l` brings
+    /// back, as tmux: line drawing chosen on the alternate screen ends with
+    /// it (alacritty's `saved_cursor` recording).
+    pub(crate) alt_charsets: Charsets,
     pub(crate) sink: S,
 }
 
@@ -122,6 +126,7 @@ impl<S: Sink> Emulator<S> {
             scrolled_lines: 0,
             alt_saved: None,
             keyboard: KeyboardFlags::default(),
+            alt_charsets: Charsets::default(),
             sink,
         }
     }
@@ -217,7 +222,19 @@ impl<S: Sink> Emulator<S> {
             self.grid_mut().col = cols - width;
             return;
         }
-        self.grid_mut().col = 0;
+        let grid = self.grid_mut();
+        let row = &mut grid.rows[usize::from(grid.row)];
+        row.wrapped = true;
+        row.spacer = grid.col < cols;
+        grid.col = 0;
+        self.linefeed();
+    }
+
+    /// LF, IND, NEL: the cursor's row ends here, whatever wrapped it before
+    /// (as tmux clears its `GRID_LINE_WRAPPED`).
+    fn hard_linefeed(&mut self) {
+        let grid = self.grid_mut();
+        grid.rows[usize::from(grid.row)].wrapped = false;
         self.linefeed();
     }
 
@@ -323,6 +340,16 @@ impl<S: Sink> Emulator<S> {
             return;
         }
         self.alt_on = false;
+        // The cursor 1049 brings back follows its character through the
+        // rewrap.
+        let saved = self.alt_saved.filter(|_| restore);
+        if let Some((row, col, _)) = saved {
+            (self.main.row, self.main.col) = (row, col);
+        }
+        self.fit_main();
+        if let Some((_, _, style)) = saved {
+            self.alt_saved = Some((self.main.row, self.main.col, style));
+        }
         if !restore {
             (self.main.row, self.main.col) = (self.alt.row, self.alt.col);
             self.main.keep_in_region();
@@ -362,19 +389,47 @@ impl<S: Sink> Emulator<S> {
         if (rows, cols) == (self.rows, self.cols) {
             return;
         }
+        let old_cols = self.cols;
+        (self.rows, self.cols) = (rows, cols);
+        // Under the alternate screen the main one keeps its size until the
+        // program leaves, then rewraps once, as in tmux (`fit_main`).
+        if !self.alt_on {
+            self.fit_main();
+        }
+        // The alternate screen has no history to pull rows back from, and
+        // crops: a full-screen program redraws at the new size (as tmux).
+        self.alt.pushed = 0;
+        self.alt.resize(rows, cols, false, &mut |_: &Row| {});
+        self.tabs.resize(usize::from(cols), false);
+        for c in old_cols..cols {
+            self.tabs[usize::from(c)] = c % 8 == 0;
+        }
+    }
+
+    /// Brings the main screen to the screen's size, rewrapping its lines;
+    /// rows it pushes off go to the sink.
+    fn fit_main(&mut self) {
+        let (rows, cols) = (self.rows, self.cols);
+        if (self.main.height(), self.main.cols) == (rows, cols) {
+            return;
+        }
         let (sink, count) = (&mut self.sink, &mut self.scrolled_lines);
-        self.main.resize(rows, cols, &mut |row: &Row| {
+        self.main.resize(rows, cols, true, &mut |row: &Row| {
             sink.scrolled(*count, row);
             *count += 1;
         });
-        // The alternate screen has no history to pull rows back from.
-        self.alt.pushed = 0;
-        self.alt.resize(rows, cols, &mut |_: &Row| {});
-        self.tabs.resize(usize::from(cols), false);
-        for c in self.cols..cols {
-            self.tabs[usize::from(c)] = c % 8 == 0;
+    }
+
+    /// The main screen at the screen's size: itself, or under the
+    /// alternate screen after a resize, a copy rewrapped as leaving will.
+    pub(crate) fn main_now(&self) -> std::borrow::Cow<'_, Grid> {
+        let (rows, cols) = (self.rows, self.cols);
+        if (self.main.height(), self.main.cols) == (rows, cols) {
+            return std::borrow::Cow::Borrowed(&self.main);
         }
-        (self.rows, self.cols) = (rows, cols);
+        let mut main = self.main.clone();
+        main.resize(rows, cols, true, &mut |_: &Row| {});
+        std::borrow::Cow::Owned(main)
     }
 
     /// Each row of the screen shown, as text with trailing blanks trimmed.
@@ -420,7 +475,7 @@ impl<S: Sink> vte::Perform for Emulator<S> {
             0x07 => self.bells += 1,
             0x08 => self.backspace(),
             0x09 => self.tab(1, true),
-            0x0a..=0x0c => self.linefeed(),
+            0x0a..=0x0c => self.hard_linefeed(),
             0x0d => self.grid_mut().col = 0,
             0x0e => self.charsets.shifted_out = true,
             0x0f => self.charsets.shifted_out = false,
@@ -437,10 +492,10 @@ impl<S: Sink> vte::Perform for Emulator<S> {
             ([], b'8') => self.restore_cursor(),
             ([], b'=') => self.modes.app_keypad = true,
             ([], b'>') => self.modes.app_keypad = false,
-            ([], b'D') => self.linefeed(),
+            ([], b'D') => self.hard_linefeed(),
             ([], b'E') => {
                 self.grid_mut().col = 0;
-                self.linefeed();
+                self.hard_linefeed();
             }
             ([], b'H') => {
                 let col = self.grid().col_index();

@@ -2,11 +2,17 @@
 //! the rows that scrolled off the top (history) and then the screen. Used by
 //! `agents logs`, which may follow a live run.
 //!
+//! A line is what the program wrote up to a line feed: rows a wrap joins
+//! (`Row::wrapped`) are printed as one line, whatever width they were
+//! wrapped or rewrapped at, as `tmux capture-pane -J` prints them, so
+//! `grep` finds a long line whole.
+//!
 //! Following, a line is printed once it is complete — the cursor has moved
-//! below it — and never twice: lines are numbered from the first row the
-//! screen ever had (a row that scrolls off keeps its number), and each
-//! number is printed once, unless the program redrew that line since, in
-//! which case its final text is printed when it leaves the screen.
+//! below its last row — and never twice: lines are numbered from the first
+//! line the screen ever had (a line that scrolls off keeps its number, and
+//! rewrapping at a new width changes none), and each number is printed
+//! once, unless the program redrew that line since, in which case its final
+//! text is printed when it leaves the screen.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -15,25 +21,51 @@ use super::grid::Row;
 use crate::protocol::run_files::SizeChange;
 
 struct Capture {
-    /// Rows that scrolled off the top of the main screen, with their number.
+    /// Lines that scrolled off the top of the main screen, with their number.
     finished: VecDeque<(u64, String)>,
     /// How many of `finished` were already handed out.
     taken: usize,
     max: usize,
-    /// How many rows scrolled off the top of the main screen so far: the
-    /// number of the screen's top row.
+    /// How many lines scrolled off the top of the main screen so far: the
+    /// number of the screen's first line.
     scrolled: u64,
+    /// The rows of a line that scrolled off while it goes on below (they
+    /// wrapped), joined: the screen's first line goes on from them.
+    head: Option<String>,
 }
 
 impl Sink for Capture {
     fn scrolled(&mut self, _: u64, row: &Row) {
-        self.finished.push_back((self.scrolled, row.text()));
+        let mut text = self.head.take().unwrap_or_default();
+        text.push_str(&row.line_text());
+        if row.wrapped {
+            self.head = Some(text);
+            return;
+        }
+        self.finished.push_back((self.scrolled, text));
         self.scrolled += 1;
         if self.finished.len() > self.max {
             self.finished.pop_front();
             self.taken = self.taken.saturating_sub(1);
         }
     }
+}
+
+/// The screen's lines, rows a wrap joins as one (`head` going on in the
+/// first), each with the index of its last row.
+fn screen_lines(emu: &Emulator<Capture>) -> Vec<(String, usize)> {
+    let mut lines: Vec<(String, usize)> = Vec::new();
+    let head = emu.sink.head.as_ref().filter(|_| !emu.alt_on);
+    let mut text = head.cloned().unwrap_or_default();
+    let rows = &emu.grid().rows;
+    for (r, row) in rows.iter().enumerate() {
+        let last = r + 1 == rows.len();
+        text.push_str(&if last { row.text() } else { row.line_text() });
+        if !row.wrapped || last {
+            lines.push((std::mem::take(&mut text), r));
+        }
+    }
+    lines
 }
 
 pub struct LineFollower {
@@ -61,6 +93,7 @@ impl LineFollower {
             taken: 0,
             max: max_lines.max(1),
             scrolled: 0,
+            head: None,
         };
         LineFollower {
             parser: vte::Parser::new(),
@@ -131,8 +164,9 @@ impl LineFollower {
     }
 
     /// The lines completed since the last call, in order: those that
-    /// scrolled off, then the screen's rows above the cursor (none while a
-    /// full-screen program has the alternate screen).
+    /// scrolled off, then the screen's lines above the cursor's (none while
+    /// a full-screen program has the alternate screen). A line that wrapped
+    /// is one line, complete once the cursor is below its last row.
     pub fn take_complete(&mut self) -> Vec<String> {
         let mut out = self.take_scrolled();
         if self.emu.alt_on {
@@ -140,9 +174,11 @@ impl LineFollower {
         }
         let (cursor_row, _) = self.emu.cursor();
         let top = self.emu.sink.scrolled;
-        let rows = self.screen_rows();
-        for (r, text) in rows.into_iter().take(cursor_row.into()).enumerate() {
-            let n = top + r as u64;
+        for (i, (text, last)) in screen_lines(&self.emu).into_iter().enumerate() {
+            if last >= usize::from(cursor_row) {
+                break;
+            }
+            let n = top + i as u64;
             if n >= self.printed {
                 self.shown.insert(n, text.clone());
                 out.push(text);
@@ -153,17 +189,17 @@ impl LineFollower {
     }
 
     /// At the end of the output: what `take_complete` has not handed out of
-    /// the screen (trailing blank rows dropped), and the final text of
+    /// the screen (trailing blank lines dropped), and the final text of
     /// lines redrawn since they were handed out.
     pub fn take_rest(&mut self) -> Vec<String> {
         let mut out = self.take_scrolled();
         let top = self.emu.sink.scrolled;
-        let mut rows = self.take_screen();
+        let mut lines = self.take_screen();
         if self.emu.alt_on {
-            rows.clear();
+            lines.clear();
         }
-        for (r, text) in rows.into_iter().enumerate() {
-            out.extend(self.leaving(top + r as u64, text));
+        for (i, text) in lines.into_iter().enumerate() {
+            out.extend(self.leaving(top + i as u64, text));
         }
         self.shown.clear();
         out
@@ -194,17 +230,13 @@ impl LineFollower {
         new.then_some(text)
     }
 
-    fn screen_rows(&self) -> Vec<String> {
-        self.emu.lines()
-    }
-
-    /// The current screen's rows, trailing blank rows dropped.
+    /// The current screen's lines, trailing blank ones dropped.
     fn take_screen(&mut self) -> Vec<String> {
-        let mut rows = self.emu.lines();
-        while rows.last().is_some_and(|r| r.is_empty()) {
-            rows.pop();
+        let mut lines: Vec<String> = screen_lines(&self.emu).into_iter().map(|(text, _)| text).collect();
+        while lines.last().is_some_and(|r| r.is_empty()) {
+            lines.pop();
         }
-        rows
+        lines
     }
 
     /// Everything: the history (at most `max_lines` in all) then the screen.
@@ -279,14 +311,15 @@ mod tests {
             cols,
         };
         // 12 columns, then 6 from the second line on: the first line wrapped
-        // at 12 and was cropped, the second wraps at 6.
+        // at 12 and was rewrapped at 6, the second wraps at 6; each is one
+        // line.
         let log = b"abcdefghijklmnop\r\n0123456789\r\n";
         let mut f = LineFollower::with_sizes(24, 80, 100, vec![size(0, 4, 12), size(18, 4, 6)]);
         // Fed in pieces that do not line up with the size change.
         for piece in log.chunks(5) {
             f.feed(piece);
         }
-        assert_eq!(f.finish(), ["abcdef", "mnop", "012345", "6789"]);
+        assert_eq!(f.finish(), ["abcdefghijklmnop", "0123456789"]);
     }
 
     #[test]
@@ -299,7 +332,7 @@ mod tests {
         };
         let mut f = LineFollower::with_sizes(24, 80, 100, vec![size(0, 12), size(10, 4)]);
         f.feed(b"abcdefgh\r\n");
-        assert_eq!(f.finish(), ["abcd"]);
+        assert_eq!(f.finish(), ["abcdefgh"]);
     }
 
     #[test]
@@ -318,5 +351,55 @@ mod tests {
         assert!(f.take_complete().is_empty());
         f.feed(b"\x1b[?1049lafter\r\n");
         assert_eq!(f.take_complete(), ["after"]);
+    }
+
+    fn size(offset: u64, rows: u16, cols: u16) -> SizeChange {
+        SizeChange {
+            offset,
+            at_ms: 0,
+            rows,
+            cols,
+        }
+    }
+
+    #[test]
+    fn lines_wider_than_the_screen_survive_narrowing_and_widening_whole() {
+        // Three 240-column lines at 120, viewed at 50, then at 120 again:
+        // each is one line, as `tmux capture-pane -J` prints it.
+        let lines: Vec<String> = (1..=3).map(|n| format!("{n}{}", "x".repeat(239))).collect();
+        let log = format!("{}$ ", lines.iter().map(|l| format!("{l}\r\n")).collect::<String>());
+        let end = log.len() as u64;
+        let sizes = vec![size(0, 24, 120), size(end, 24, 50), size(end, 24, 120)];
+        let mut f = LineFollower::with_sizes(24, 80, 100, sizes);
+        f.feed(log.as_bytes());
+        let mut expected = lines.clone();
+        expected.push("$".into());
+        assert_eq!(f.finish(), expected);
+        // Narrowed to 50 for good, 9 rows went off the top.
+        let sizes = vec![size(0, 24, 120), size(end, 24, 50)];
+        let mut f = LineFollower::with_sizes(24, 80, 100, sizes);
+        f.feed(log.as_bytes());
+        assert_eq!(f.finish(), expected);
+    }
+
+    #[test]
+    fn a_wrapped_line_is_handed_out_once_whole_when_the_cursor_is_below_it() {
+        let mut f = LineFollower::new(3, 10, 100);
+        f.feed(b"0123456789abc");
+        assert!(f.take_complete().is_empty(), "the cursor is on the line's second row");
+        f.feed(b"\r\n");
+        assert_eq!(f.take_complete(), ["0123456789abc"]);
+        // Scrolling off in pieces hands nothing out twice.
+        f.feed(b"next\r\nmore\r\nlast");
+        assert_eq!(f.take_complete(), ["next", "more"]);
+        assert_eq!(f.take_rest(), ["last"]);
+    }
+
+    #[test]
+    fn a_line_whose_first_rows_scrolled_off_is_still_one_line() {
+        let mut f = LineFollower::new(2, 5, 100);
+        f.feed(b"abcdefghijklm\r\nz");
+        assert_eq!(f.take_complete(), ["abcdefghijklm"]);
+        assert_eq!(f.finish(), ["abcdefghijklm", "z"]);
     }
 }

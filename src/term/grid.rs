@@ -69,14 +69,22 @@ pub(crate) struct Row {
     /// Every cell from here on is [`Cell::BLANK`]: clearing a row clears
     /// only what was written (a scroll in a flood clears one line's worth).
     used: usize,
+    /// The line goes on in the row below: a character after the last column
+    /// wrapped there (autowrap), not a line feed (`reflow.rs` joins them).
+    pub(crate) wrapped: bool,
+    /// Wrapped before a wide character that did not fit: the last cell is
+    /// no part of the line.
+    pub(crate) spacer: bool,
 }
 
 impl Row {
-    fn new(cols: u16) -> Row {
+    pub(crate) fn new(cols: u16) -> Row {
         Row {
             cells: vec![Cell::BLANK; usize::from(cols)],
             clusters: Vec::new(),
             used: 0,
+            wrapped: false,
+            spacer: false,
         }
     }
 
@@ -90,6 +98,8 @@ impl Row {
             self.used = self.cells.len();
         }
         self.clusters.clear();
+        self.wrapped = false;
+        self.spacer = false;
     }
 
     /// Cells before `end` may have been written.
@@ -136,6 +146,47 @@ impl Row {
         self.clusters.retain(|(c, _)| *c != at);
         self.clusters.push((at, text.into()));
         self.cells[col].marks = true;
+    }
+
+    /// How many cells hold something: those after the last one that is not
+    /// [`Cell::BLANK`] were never written or were erased plainly (tmux's
+    /// `cellused`).
+    pub(crate) fn content_len(&self) -> usize {
+        self.cells[..self.used.min(self.cells.len())]
+            .iter()
+            .rposition(|cell| *cell != Cell::BLANK)
+            .map_or(0, |last| last + 1)
+    }
+
+    /// Sets the text of the cell at `col`, which has combining marks.
+    pub(crate) fn set_cluster(&mut self, col: usize, text: Box<str>) {
+        self.clusters.push((col as u16, text));
+        self.cells[col].marks = true;
+    }
+
+    /// How many of its cells the row gives its line: a wrapped row all
+    /// (blanks before the wrap are part of the line, as in tmux) but a
+    /// spacer; any other up to its last written cell.
+    pub(crate) fn line_len(&self) -> usize {
+        match self.wrapped {
+            true => self.cells.len() - usize::from(self.spacer),
+            false => self.content_len(),
+        }
+    }
+
+    /// The row's text as a piece of its line: a wrapped row whole, any
+    /// other with trailing blanks trimmed.
+    pub(crate) fn line_text(&self) -> String {
+        if !self.wrapped {
+            return self.text();
+        }
+        let mut out = String::with_capacity(self.cells.len());
+        for col in 0..self.line_len() {
+            if self.cells[col].width != Width::Continuation {
+                self.push_text(col, &mut out);
+            }
+        }
+        out
     }
 
     /// The row's text, trailing blanks trimmed.
@@ -252,6 +303,9 @@ pub(crate) struct Grid {
     /// many blank rows come in at the top when the screen grows, so the
     /// cursor keeps its distance from the bottom as in tmux.
     pub(crate) pushed: u64,
+    /// The last row pushed off the top wrapped: the screen's first row goes
+    /// on its line, and no blank row may come in between.
+    pub(crate) top_continues: bool,
 }
 
 impl Grid {
@@ -266,6 +320,7 @@ impl Grid {
             origin: false,
             saved: Saved::default(),
             pushed: 0,
+            top_continues: false,
         }
     }
 
@@ -295,6 +350,7 @@ impl Grid {
         for row in &mut region[..count] {
             if top == 0 {
                 gone(row);
+                self.top_continues = row.wrapped;
             }
             row.clear(style);
         }
@@ -464,7 +520,9 @@ impl Grid {
     /// until the cursor's row fits; growing pulls blank rows in at the top
     /// for rows pushed off before, then adds them at the bottom. The region
     /// becomes the whole screen.
-    pub(crate) fn resize(&mut self, rows: u16, cols: u16, gone: &mut impl FnMut(&Row)) {
+    /// With `reflow` (the main screen), a new width rewraps the lines
+    /// (`reflow.rs`); without, rows are cropped or padded.
+    pub(crate) fn resize(&mut self, rows: u16, cols: u16, reflow: bool, gone: &mut impl FnMut(&Row)) {
         let height = self.height();
         if rows < height {
             let below = height - self.row - 1;
@@ -475,7 +533,10 @@ impl Grid {
             self.row -= pushed;
             self.saved.row = self.saved.row.saturating_sub(pushed).min(rows - 1);
         } else if rows > height {
-            let pulled = self.pushed.min(u64::from(rows - height)) as u16;
+            let pulled = match self.top_continues {
+                true => 0,
+                false => self.pushed.min(u64::from(rows - height)) as u16,
+            };
             self.pushed -= u64::from(pulled);
             let blank = (0..pulled).map(|_| Row::new(self.cols));
             self.rows.splice(0..0, blank);
@@ -483,13 +544,15 @@ impl Grid {
             self.row += pulled;
             self.saved.row += pulled;
         }
-        if cols != self.cols {
-            for row in &mut self.rows {
+        if cols != self.cols && reflow {
+            self.reflow(cols, gone);
+        } else {
+            for row in self.rows.iter_mut().filter(|_| cols != self.cols) {
                 row.resize(cols);
             }
             self.cols = cols;
+            self.col = self.col.min(cols - 1);
         }
-        self.col = self.col.min(cols - 1);
         self.saved.col = self.saved.col.min(cols - 1);
         (self.top, self.bottom) = (0, rows - 1);
     }

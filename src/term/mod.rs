@@ -21,6 +21,7 @@ mod history;
 mod hooks;
 mod keyboard;
 mod queries;
+mod reflow;
 mod snapshot;
 mod state;
 mod utf8;

@@ -18,32 +18,34 @@ use crate::protocol::screen::{Color, Style, flag};
 impl<S: Sink> Emulator<S> {
     pub(crate) fn snapshot(&self) -> Vec<u8> {
         let mut out = String::new();
+        let main = self.main_now();
         // The saved cursor (one for both screens) before the region: it may
         // be outside it.
-        draw(&mut out, &self.main);
-        saved_cursor(&mut out, &self.main, "\x1b7");
+        draw(&mut out, &main);
+        saved_cursor(&mut out, &main, "\x1b7");
         out.push_str(&self.keyboard.snapshot(false));
         if self.alt_on {
-            region(&mut out, &self.main);
-            if self.main.origin {
+            region(&mut out, &main);
+            if main.origin {
                 out.push_str("\x1b[?6h");
             }
             match self.alt_saved {
                 // 1049 keeps where the main screen's cursor was, and the
                 // style: both in place, then 1049 takes them.
                 Some((row, col, style)) => {
-                    let top = if self.main.origin { self.main.top } else { 0 };
+                    let top = if main.origin { main.top } else { 0 };
                     // Within the screen, as leaving 1049 puts it (the
                     // screen may have shrunk since it was saved).
                     let (row, col) = (row.min(self.rows - 1), col.min(self.cols));
-                    place(&mut out, &self.main, row, col, top);
+                    place(&mut out, &main, row, col, top);
                     pen(&mut out, style);
+                    out.push_str(&charsets(self.alt_charsets));
                     out.push_str("\x1b[?1049h");
                 }
                 // 47 keeps the main screen's cursor as it was: leaving by
                 // 1049 (with nothing saved) finds it there.
                 None => {
-                    put_cursor(&mut out, &self.main);
+                    put_cursor(&mut out, &main);
                     out.push_str("\x1b[?47h");
                 }
             }
@@ -184,7 +186,49 @@ fn draw(out: &mut String, grid: &Grid) {
             at = Some(c + if cell.width == Width::Wide { 2 } else { 1 });
         }
     }
+    for r in 0..grid.rows.len().saturating_sub(1) {
+        if grid.rows[r].wrapped {
+            wrap(out, grid, r);
+        }
+    }
     out.push_str("\x1b[0m");
+}
+
+/// Joins row `r` to the next as a wrap does (`reflow.rs` reads it): its
+/// last cell drawn again and the next row's first after it, then what was
+/// blank of the two blanked again (ECH keeps the wrap).
+fn wrap(out: &mut String, grid: &Grid, r: usize) {
+    let (row, next) = (&grid.rows[r], &grid.rows[r + 1]);
+    let cols = grid.cols;
+    let head = next.cells[0];
+    if row.spacer && head.width == Width::Wide {
+        // The wide character does not fit in the last cell, as it did not.
+        let _ = write!(out, "\x1b[{};{}H", r + 1, cols);
+        pen(out, head.style);
+        next.push_text(0, out);
+        return;
+    }
+    let last = last_cell(grid, r as u16);
+    let _ = write!(out, "\x1b[{};{}H", r + 1, last + 1);
+    let blank_last = row.cells[last] == Cell::BLANK;
+    match blank_last {
+        true => out.push_str("\x1b[0m "),
+        false => redraw(out, grid, r as u16, last),
+    }
+    let blank_head = head == Cell::BLANK || head.width == Width::Continuation;
+    match blank_head {
+        true => out.push_str("\x1b[0m "),
+        false => {
+            pen(out, head.style);
+            next.push_text(0, out);
+        }
+    }
+    if blank_last {
+        let _ = write!(out, "\x1b[0m\x1b[{};{}H\x1b[X", r + 1, last + 1);
+    }
+    if blank_head {
+        let _ = write!(out, "\x1b[0m\x1b[{};1H\x1b[X", r + 2);
+    }
 }
 
 fn region(out: &mut String, grid: &Grid) {

@@ -156,15 +156,100 @@ fn scrolled_lines_counts_rows_pushed_off_the_main_screen() {
 }
 
 #[test]
-fn resize_keeps_the_bottom_rows_and_clamps_the_cursor() {
+fn resize_keeps_the_bottom_rows_and_rewraps_the_cursor_s_line() {
     let mut term = term_with(4, 10, b"a\r\nb\r\nc\r\nd012345678");
     term.resize(2, 5);
     assert_eq!(term.size(), (2, 5));
-    assert_eq!(term.visible_lines(), ["c", "d0123"]);
-    assert_eq!(term.cursor(), (1, 4));
-    assert_eq!(term.scrolled_lines(), 2);
+    // As tmux: the last line rewrapped in two, `c` pushed off after `a`
+    // and `b`, the cursor still after the `8` (its wrap pending).
+    assert_eq!(term.visible_lines(), ["d0123", "45678"]);
+    assert_eq!(term.cursor(), (1, 5));
+    assert_eq!(term.scrolled_lines(), 3);
     term.resize(0, 0);
     assert_eq!(term.size(), (1, 1));
+}
+
+#[test]
+fn a_wrapped_line_is_rejoined_when_the_screen_widens_and_split_when_it_narrows() {
+    let mut term = term_with(6, 10, b"0123456789abcdefghijKLMNO\r\nshort\r\n$ ");
+    assert_eq!(
+        term.visible_lines(),
+        ["0123456789", "abcdefghij", "KLMNO", "short", "$", ""]
+    );
+    term.resize(6, 30);
+    // No history to pull rows back from: blank rows come in at the bottom.
+    assert_eq!(
+        term.visible_lines(),
+        ["0123456789abcdefghijKLMNO", "short", "$", "", "", ""]
+    );
+    assert_eq!(term.cursor(), (2, 2));
+    term.resize(6, 8);
+    // As tmux: the blank rows below the cursor are lines too, so the
+    // rewrapped line's first rows go off the top.
+    assert_eq!(term.visible_lines(), ["O", "short", "$", "", "", ""]);
+    assert_eq!(term.cursor(), (2, 2));
+    assert_eq!(term.scrolled_lines(), 3);
+}
+
+#[test]
+fn a_hard_line_end_stays_one_when_the_screen_widens() {
+    // Exactly as wide as the screen, then CR LF: two lines, not one.
+    let mut term = term_with(4, 5, b"01234\r\n56789\r\n");
+    term.resize(4, 20);
+    assert_eq!(term.visible_lines(), ["01234", "56789", "", ""]);
+}
+
+#[test]
+fn the_cursor_keeps_its_character_through_a_reflow() {
+    // Back over the `M`, mid-line, on a screen the line fills.
+    let mut term = term_with(3, 10, b"0123456789abcdefghijKLMNO\x1b[3D");
+    assert_eq!(term.cursor(), (2, 2));
+    term.resize(3, 13);
+    assert_eq!(term.visible_lines(), ["0123456789abc", "defghijKLMNO", ""]);
+    assert_eq!(term.cursor(), (1, 9));
+    term.feed(b"*");
+    assert_eq!(term.visible_lines()[1], "defghijKL*NO");
+    term.resize(3, 7);
+    // 25 characters at 7 and the blank row: the first two rows went off
+    // the top; the cursor is still on the `N`.
+    assert_eq!(term.visible_lines(), ["efghijK", "L*NO", ""]);
+    assert_eq!(term.cursor(), (1, 2));
+}
+
+#[test]
+fn a_wide_character_that_does_not_fit_moves_to_the_next_row() {
+    let mut term = Terminal::with_history(3, 10, 100);
+    term.feed("abcde界x\r\n".as_bytes());
+    term.resize(3, 6);
+    // `界` does not fit in the sixth column: the row wraps before it.
+    assert_eq!(term.history().collect::<Vec<_>>(), ["abcde"]);
+    assert_eq!(term.visible_lines(), ["界x", "", ""]);
+    term.resize(3, 7);
+    assert_eq!(term.visible_lines(), ["界x", "", ""]);
+}
+
+#[test]
+fn the_alternate_screen_is_cropped_and_the_main_one_rewrapped_once_left() {
+    let mut term = term_with(4, 10, b"0123456789abc\x1b[?1049h\x1b[Hmenu 123456");
+    term.resize(4, 5);
+    assert_eq!(term.visible_lines(), ["menu", "6", "", ""]);
+    term.resize(4, 20);
+    // Rewrapped from 10 columns to 20 at once, as tmux: the narrow size
+    // between pushed nothing off.
+    term.feed(b"\x1b[?1049lZ");
+    assert_eq!(term.visible_lines(), ["0123456789abcZ", "", "", ""]);
+    assert_eq!(term.scrolled_lines(), 0);
+}
+
+#[test]
+fn a_line_feed_or_erasing_the_row_unwraps_it() {
+    // The program goes back up to the wrapped row and ends it with LF.
+    let mut term = term_with(4, 5, b"0123456789\x1b[1;1H\n");
+    term.resize(4, 20);
+    assert_eq!(term.visible_lines(), ["01234", "56789", "", ""]);
+    let mut term = term_with(4, 5, b"0123456789\x1b[1;1H\x1b[2K\x1b[2;3H");
+    term.resize(4, 20);
+    assert_eq!(term.visible_lines(), ["", "56789", "", ""]);
 }
 
 #[test]
@@ -572,4 +657,20 @@ fn a_snapshot_carries_the_kitty_keyboard_flags_of_both_screens() {
     assert_eq!(kitty_flags(&mut copy), b"\x1b[?0u");
     copy.feed(b"\x1b[<u");
     assert_eq!(kitty_flags(&mut copy), b"\x1b[?1u");
+}
+
+#[test]
+fn a_snapshot_carries_which_rows_wrapped() {
+    // A wrapped row ending in a blank before a row starting with one, a
+    // row wrapped before a wide character that did not fit, and a row a
+    // line feed ended.
+    let bytes = "abcdefghij\x1b[1;5H\x1b[X\x1b[2;1H\x1b[X\x1b[3;1Hqrst界\r\n01234\r\nend".as_bytes();
+    let mut term = term_with(6, 5, bytes);
+    let mut copy = Terminal::new(6, 5);
+    copy.feed(&term.snapshot());
+    assert_snapshot_round_trips(&term);
+    term.resize(6, 40);
+    copy.resize(6, 40);
+    assert_eq!(copy.visible_lines(), term.visible_lines());
+    assert_eq!(term.visible_lines()[..4], ["abcd  ghij", "qrst界", "01234", "end"]);
 }
