@@ -236,3 +236,46 @@ fn the_echo_of_the_user_s_typing_is_not_the_agent_working() {
     attach.type_bytes(&[0x01, b'd']);
     assert_eq!(attach.exit_code(), 0);
 }
+
+/// A parent agent at rest while a child run it started works is shown
+/// working, saying why, in `show` and `ls`; once the child rests, so does
+/// the parent.
+#[test]
+fn an_idle_parent_of_a_working_child_run_is_shown_working_with_why() {
+    let home = Home::with_config("[engine]\nquiet_ms = 300\n");
+    let parent = home.start(&["--name", "boss", "demo"]);
+    home.wait_until("the parent at rest", || home.show(&parent)["status"] == "idle");
+    let child = home.start(&[
+        "--parent",
+        "boss",
+        "--name",
+        "worker",
+        "demo",
+        "--",
+        "--think-ms",
+        "60000",
+    ]);
+    home.wait_until("the child at its prompt", || home.show(&child)["status"] == "idle");
+    home.ok(&["send", "worker", "think"]);
+    home.wait_until("the child works and the parent is shown working", || {
+        let shown = home.show(&parent);
+        home.show(&child)["status"] == "working"
+            && shown["status"] == "working"
+            && shown["evidence"] == "1 child run working"
+    });
+    let listed = home.json(&["ls", "--json"]);
+    let boss = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "boss")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (boss["status"].as_str(), boss["evidence"].as_str()),
+        (Some("working"), Some("1 child run working"))
+    );
+    home.ok(&["cancel", "worker"]);
+    home.wait_end(&child);
+    home.wait_until("the parent at rest again", || home.show(&parent)["status"] == "idle");
+}

@@ -1,6 +1,8 @@
 //! Key sequences through the app: state and what would be sent to the
 //! daemon, with no terminal and no daemon.
 
+mod common;
+
 use agents::api::{ActivityStatus, RunRecord, RunState, SendResult};
 use agents::tui::app::{App, Command, Layout, Mode, Overlay, Update};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -817,4 +819,33 @@ fn shift_enter_in_insert_mode_reaches_the_run_as_a_new_line_in_the_form_its_prog
     app.handle(Event::Key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL)));
     press(&mut app, KeyCode::Enter);
     assert_eq!(inputs(&app.take_commands()), b"a\x1b[13;2u\x1b[106;5u\r");
+}
+
+/// A turn that ended while another run was selected is "done, unseen":
+/// marked in the tree and counted in the header until the run is selected.
+#[test]
+fn a_turn_that_ended_unseen_is_marked_until_the_run_is_selected() {
+    let mut app = app_with_runs();
+    let mut working = run("01B", "beta", RunState::Running);
+    working.status = ActivityStatus::Working;
+    let list = |b: RunRecord| {
+        vec![
+            run("01A", "alpha", RunState::Running),
+            b,
+            run("01C", "gamma", RunState::Succeeded),
+        ]
+    };
+    app.update(Update::Runs(list(working)));
+    assert!(app.notices.done.is_empty());
+    app.update(Update::Runs(list(run("01B", "beta", RunState::Running))));
+    assert!(
+        app.notices.done.contains("01B"),
+        "beta's turn ended while alpha was selected"
+    );
+    let text = common::tui::screen(&mut app, 120, 40);
+    assert!(text.contains("1 done, unseen"), "{text}");
+    assert!(text.lines().any(|l| l.contains("○◦beta")), "{text}");
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.selected_run().map(|r| r.name.as_str()), Some("beta"));
+    assert!(app.notices.done.is_empty(), "seen once selected");
 }

@@ -111,6 +111,8 @@ pub async fn call(
                         .map(|u| (&u).into()),
                 })
                 .collect();
+            let mut listed = listed;
+            super::listing::show_each_parents_children(&mut listed);
             let kept = super::listing::fit(listed, !paged);
             if !paged {
                 return to_value(kept);

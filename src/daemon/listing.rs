@@ -1,8 +1,8 @@
 //! `runs.list` answers that fit their frame by construction: a page holds
 //! as many runs as fit in `api::bounds::LIST_BYTES` of JSON.
 
-use crate::api::ListedRun;
 use crate::api::bounds::LIST_BYTES;
+use crate::api::{ActivityStatus, ListedRun, RunRecord};
 
 /// The runs of `listed` (oldest first) that fit in `LIST_BYTES`, oldest
 /// first: the newest are kept, and with `live_first` every live run before
@@ -31,6 +31,38 @@ pub fn fit(listed: Vec<ListedRun>, live_first: bool) -> Vec<ListedRun> {
     kept
 }
 
+/// A live run at rest (idle) whose child runs still work is shown working,
+/// saying how many: its agent waits on them (herdr#507). Its own status,
+/// which decides when prompts go in, is unchanged.
+pub fn show_children_working(run: &mut RunRecord, working: usize) {
+    if working == 0 || !run.state.is_live() || run.status != ActivityStatus::Idle {
+        return;
+    }
+    run.status = ActivityStatus::Working;
+    run.evidence = Some(match working {
+        1 => "1 child run working".into(),
+        n => format!("{n} child runs working"),
+    });
+}
+
+/// [`show_children_working`] for every run of a listing, by the live runs
+/// it holds.
+pub fn show_each_parents_children(listed: &mut [ListedRun]) {
+    let mut working: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for r in listed.iter().map(|l| &l.run) {
+        if r.state.is_live()
+            && r.status == ActivityStatus::Working
+            && let Some(parent) = &r.parent_id
+        {
+            *working.entry(parent.clone()).or_default() += 1;
+        }
+    }
+    for l in listed.iter_mut() {
+        let n = working.get(&l.run.id).copied().unwrap_or(0);
+        show_children_working(&mut l.run, n);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,6 +81,30 @@ mod tests {
             run: record,
             usage: None,
         }
+    }
+
+    #[test]
+    fn an_idle_parent_of_working_children_is_shown_working_and_says_why() {
+        let mut parent = run(1, "running", 0);
+        parent.run.status = ActivityStatus::Idle;
+        let parent_id = parent.run.id.clone();
+        let child = |id, status| {
+            let mut c = run(id, "running", 0);
+            c.run.parent_id = Some(parent_id.clone());
+            c.run.status = status;
+            c
+        };
+        let mut listed = vec![
+            parent.clone(),
+            child(2, ActivityStatus::Working),
+            child(3, ActivityStatus::Working),
+        ];
+        show_each_parents_children(&mut listed);
+        assert_eq!(listed[0].run.status, ActivityStatus::Working);
+        assert_eq!(listed[0].run.evidence.as_deref(), Some("2 child runs working"));
+        let mut resting = vec![parent, child(2, ActivityStatus::Idle)];
+        show_each_parents_children(&mut resting);
+        assert_eq!(resting[0].run.status, ActivityStatus::Idle);
     }
 
     #[test]

@@ -442,7 +442,7 @@ async fn start_placed(daemon: &Arc<Daemon>, params: StartParams) -> Result<crate
 /// attempts and usage.
 async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<Value, ApiError> {
     let id = row.id.clone();
-    let (events, info, subagents, edge, attempts, sources, mut waiting) = daemon
+    let (events, info, subagents, edge, attempts, sources, mut waiting, children) = daemon
         .store
         .call(move |c| {
             Ok((
@@ -453,18 +453,25 @@ async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<Value, ApiError> {
                 crate::store::attempts::list(c, &id)?,
                 crate::store::usage::run_sources(c, &id)?,
                 crate::store::prompts::waiting(c, &[id.as_str()])?,
+                runs::children(c, &id)?,
             ))
         })
         .await
         .map_err(ApiError::internal)?;
     let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
+    let mut run = with_evidence(
+        daemon,
+        &super::queue::rules(daemon),
+        row.to_record(),
+        waiting.remove(&row.id),
+    );
+    let working = children
+        .iter()
+        .filter(|c| c.state.is_live() && c.status == crate::api::ActivityStatus::Working)
+        .count();
+    super::listing::show_children_working(&mut run, working);
     to_value(RunDetail {
-        run: with_evidence(
-            daemon,
-            &super::queue::rules(daemon),
-            row.to_record(),
-            waiting.remove(&row.id),
-        ),
+        run,
         events,
         harness: crate::api::HarnessDetail {
             harness_version: info.version,

@@ -55,6 +55,12 @@ pub(super) fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     };
     let need = runs.iter().filter(|r| app.notices.unseen.contains(&r.id)).count();
     let need = (need > 0).then(|| format!("· {need} need you ({}) ", app.keymap.key_of(Action::NextUnseen)));
+    let done = runs.iter().filter(|r| app.notices.done.contains(&r.id)).count();
+    let need = match (need, done) {
+        (need, 0) => need,
+        (Some(need), done) => Some(format!("{need}· {done} done, unseen ")),
+        (None, done) => Some(format!("· {done} done, unseen ")),
+    };
     // In words where they fit beside the links, else in the tree's glyphs.
     let words = format!(
         "── {working} working · {waiting} waiting · {idle} idle · {succeeded}{more} succeeded · {failed} failed {other_words}"

@@ -2,7 +2,9 @@
 //! while it is not the selected one becomes *unseen* until it is selected:
 //! its tree row is marked, the header counts it, a key jumps to it, and the
 //! moment can notify (the bell, a desktop notification through the outer
-//! terminal, a command of the user's).
+//! terminal, a command of the user's). A live run whose turn ended (working
+//! to idle) while it was not selected is *done, unseen* until it is: marked
+//! and counted, with no bell (nothing asks for you).
 
 use std::collections::{HashMap, HashSet};
 
@@ -31,10 +33,14 @@ impl Moment {
 pub struct Notices {
     /// Whether each run was waiting, and live, at the last list.
     last: HashMap<String, (bool, bool)>,
+    /// Whether each live run was working at the last list.
+    was_working: HashMap<String, bool>,
     /// Whether a list was seen yet: what was already so at opening is no
     /// moment (nothing rings for the runs that ended last night).
     started: bool,
     pub unseen: HashSet<String>,
+    /// Live runs whose turn ended since they were last selected.
+    pub done: HashSet<String>,
 }
 
 fn waiting(run: &RunRecord) -> bool {
@@ -68,14 +74,35 @@ impl Notices {
                 moments.push((run.id.clone(), moment));
             }
         }
+        self.note_turns_done(runs, selected);
         self.last.retain(|id, _| runs.iter().any(|r| &r.id == id));
         self.unseen.retain(|id| runs.iter().any(|r| &r.id == id));
         self.started = true;
         moments
     }
 
+    /// Marks the live runs, other than the selected one, that went from
+    /// working to idle since the last list; a run that works again, or
+    /// ended (unseen then), is no longer "done".
+    fn note_turns_done(&mut self, runs: &[RunRecord], selected: Option<&str>) {
+        for run in runs {
+            let working = run.state.is_live() && run.status == ActivityStatus::Working;
+            let was = self.was_working.insert(run.id.clone(), working);
+            let ended_turn = was == Some(true) && run.state.is_live() && run.status == ActivityStatus::Idle;
+            if ended_turn && self.started && selected != Some(run.id.as_str()) {
+                self.done.insert(run.id.clone());
+            }
+            if working || !run.state.is_live() {
+                self.done.remove(&run.id);
+            }
+        }
+        self.was_working.retain(|id, _| runs.iter().any(|r| &r.id == id));
+        self.done.retain(|id| runs.iter().any(|r| &r.id == id));
+    }
+
     pub fn seen(&mut self, run: &str) {
         self.unseen.remove(run);
+        self.done.remove(run);
     }
 }
 

@@ -354,11 +354,19 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
         let width = inner.width as usize;
         // A run that needs you: marked until it is selected.
         let unseen = app.notices.unseen.contains(&run.id);
+        // A turn that ended unseen: `◦` beside an idle glyph.
+        let done = !unseen && app.notices.done.contains(&run.id);
         let left = format!(
             "{}{indent}{}{}",
             if marked { "*" } else { "" },
             glyph(run),
-            if unseen { "•" } else { " " }
+            if unseen {
+                "•"
+            } else if done {
+                "◦"
+            } else {
+                " "
+            }
         );
         let room = width.saturating_sub(left.chars().count() + time.chars().count() + 1);
         // A name cut to the room says so.
@@ -376,6 +384,8 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
             Span::styled(glyph(run), glyph_style(run, theme)),
             if unseen {
                 Span::styled("•", theme.warn.add_modifier(Modifier::BOLD))
+            } else if done {
+                Span::styled("◦", theme.ok.add_modifier(Modifier::BOLD))
             } else {
                 Span::raw(" ")
             },
