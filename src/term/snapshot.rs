@@ -41,6 +41,8 @@ impl<S: Sink> Emulator<S> {
                     pen(&mut out, style);
                     out.push_str(&charsets(self.alt_charsets));
                     out.push_str("\x1b[?1049h");
+                    // The alternate screen's cells are drawn in ASCII.
+                    out.push_str(&charsets(Default::default()));
                 }
                 // 47 keeps the main screen's cursor as it was: leaving by
                 // 1049 (with nothing saved) finds it there.
