@@ -244,6 +244,7 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
     tokio::spawn(async move {
         let mut ended = live.ended.subscribe();
         let mut status = ActivityStatus::Unknown;
+        let mut said_by = status::Rule::Quiet;
         loop {
             if *ended.borrow() {
                 return;
@@ -260,9 +261,18 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
                 status: now,
                 why,
                 recheck,
+                rule,
                 ..
             } = verdict(&live, &rules);
-            if now != status {
+            // The screen said a turn ended (an Esc), and the turn's `Stop`
+            // came after all (a slow hook on a busy machine): the same
+            // status, now on the hook's word, recorded as such.
+            let confirmed = now == status
+                && now == ActivityStatus::Idle
+                && rule == status::Rule::Hook
+                && said_by == status::Rule::Screen;
+            said_by = rule;
+            if now != status || confirmed {
                 live.status_since_ms
                     .store(crate::clock::now_ms(), std::sync::atomic::Ordering::Relaxed);
                 let was = status;

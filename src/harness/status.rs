@@ -297,7 +297,13 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
                 ev.output_since,
             );
         }
-        if let Some(at) = turn_ended_on_screen(ev, h).filter(|_| quiet_left.is_none()) {
+        // Still for as long as output would take to overrule a hook: a
+        // turn that ended the usual way has its `Stop` by then.
+        let still_left = ev
+            .last_output
+            .map_or(Duration::ZERO, |t| rules.overrule.saturating_sub(age(t)));
+        let ended = turn_ended_on_screen(ev, h);
+        if let Some(at) = ended.filter(|_| still_left.is_zero()) {
             return verdict(
                 ActivityStatus::Idle,
                 format!(
@@ -311,7 +317,11 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
         }
         let left = decay_left(h, rules, now);
         if left.is_none_or(|d| !d.is_zero()) && s.stall_left.is_none_or(|d| !d.is_zero()) {
-            let recheck = [left, s.stall_left, s.overrule_left].into_iter().flatten().min();
+            let settles = ended.map(|_| still_left);
+            let recheck = [left, s.stall_left, s.overrule_left, settles]
+                .into_iter()
+                .flatten()
+                .min();
             return verdict(h.status, h.why.clone(), Rule::Hook, recheck, Some(h.at));
         }
     }

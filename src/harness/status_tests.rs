@@ -546,6 +546,22 @@ fn explain_tells_the_deciding_rule_and_what_the_clock_brings_next() {
     assert!(!lines[0].1.contains("decayed"), "{:?}", lines[0]);
     assert!(next.is_none());
 
+    // A turn the screen stopped showing: looked at again once the screen
+    // has been still long enough to end it.
+    let esc = Evidence {
+        hook: Some(HookSeen::new(Working, "hook UserPromptSubmit".into(), t0, 0)),
+        turn_shown: Some((false, t0 + Duration::from_secs(5))),
+        last_output: Some(t0 + Duration::from_secs(5)),
+        output_since: Some(t0),
+        ..Evidence::default()
+    };
+    let (now, _, next) = explain(&esc, &rules, t0 + Duration::from_secs(6));
+    assert_eq!(
+        (now.status, now.recheck),
+        (Working, Some(OVERRULE - Duration::from_secs(1)))
+    );
+    assert_eq!(next.map(|n| (n.status, n.rule)), Some((Idle, Rule::Screen)));
+
     // A working hook: next, its silence stalls it.
     let working = Evidence {
         hook: Some(HookSeen::new(Working, "hook UserPromptSubmit".into(), t0, 0)),
