@@ -295,6 +295,12 @@ impl App {
             Action::Approve | Action::Deny => self.answer_selected(action == Action::Approve),
             Action::Peek => self.open_peek(),
             Action::Mark => self.toggle_mark(),
+            // A kept filter goes first: it is the cheaper to make again.
+            Action::ClearMarks if !self.filter.is_empty() => {
+                self.filter.clear();
+                self.rebuild_tree();
+                self.message = Some("filter cleared".into());
+            }
             Action::ClearMarks => self.clear_marks(),
             Action::Send if !self.marked.is_empty() => self.compose_to_marked(),
             Action::NextUnseen => {
@@ -440,7 +446,12 @@ impl App {
         let Some(screen) = self.screens.get(&run) else { return };
         let mut lines: Vec<String> = screen.mirror.history().cloned().collect();
         lines.extend(screen.mirror.visible_lines());
-        self.copy = Some(CopyMode::new(&run, lines));
+        // Where the pane was scrolled back to (as `view.rs` draws it),
+        // not the live screen.
+        let rows = self.pane_sizes.get(&run).map_or(0, |(rows, _)| usize::from(*rows));
+        let scroll = screen.scroll.min(lines.len().saturating_sub(rows));
+        let end = lines.len() - scroll;
+        self.copy = Some(CopyMode::new(&run, lines).shown_to(end));
     }
 
     /// Puts text on the clipboard of the user's terminal with OSC 52.

@@ -151,22 +151,35 @@ fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
 }
 
 /// A yes-or-no question in a box as wide as its words (within the screen),
-/// wrapped when they do not fit on one line.
-fn draw_question(f: &mut Frame, area: Rect, title: &str, question: &str, theme: &Theme) {
-    let words = question.chars().count() as u16;
+/// wrapped when they do not fit on one line, with the keys that answer it
+/// under it (the box as tall as the wrapped lines, so they are never cut).
+fn draw_question(f: &mut Frame, area: Rect, title: &str, question: &str, keys: &str, theme: &Theme) {
+    let words = question.chars().count().max(keys.chars().count()) as u16;
     let width = (words + 4).clamp(40, area.width.saturating_sub(4).max(40));
-    let lines = words.div_ceil(width.saturating_sub(4).max(1));
-    let rect = centered(area, width, lines + 4);
-    f.render_widget(Clear, rect);
-    let text = vec![
+    let text = Paragraph::new(vec![
         Line::from(question.to_string()),
-        Line::styled("y yes · any other key no", theme.dim),
-    ];
+        Line::styled(keys.to_string(), theme.dim),
+    ])
+    .wrap(Wrap { trim: true });
+    let lines = u16::try_from(text.line_count(width.saturating_sub(2))).unwrap_or(u16::MAX);
+    let rect = centered(area, width, lines.saturating_add(2));
+    f.render_widget(Clear, rect);
     let block = Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
         .title(title.to_string());
-    f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }).block(block), rect);
+    f.render_widget(text.block(block), rect);
+}
+
+/// What answers each question, in its box and the status line.
+pub(super) fn question_keys(overlay: &Overlay) -> Option<&'static str> {
+    Some(match overlay {
+        Overlay::Confirm { .. } => "y cancels it · any other key keeps it running",
+        Overlay::ConfirmDelete { .. } => "y deletes · any other key keeps them",
+        Overlay::ConfirmRerun { .. } => "y starts another · any other key: no",
+        Overlay::ConfirmMerge { .. } => "y merges · s squashes · any other key: no",
+        _ => return None,
+    })
 }
 
 pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
@@ -177,24 +190,25 @@ pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
 
 pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     let Some(overlay) = &app.overlay else { return };
+    let keys = question_keys(overlay).unwrap_or_default();
     match overlay {
         Overlay::Help => draw_help(f, app, area, theme),
         Overlay::Confirm { name, force, .. } => {
             let how = if *force { "Force-cancel (SIGKILL)" } else { "Cancel" };
             let question = format!("{how} {name} and the runs it owns?");
-            draw_question(f, area, " cancel ", &question, theme);
+            draw_question(f, area, " cancel ", &question, keys, theme);
         }
         Overlay::ConfirmDelete { names, .. } => {
             let question = super::delete::question(names);
-            draw_question(f, area, " delete ", &question, theme);
+            draw_question(f, area, " delete ", &question, keys, theme);
         }
         Overlay::ConfirmRerun { name, .. } => {
             let question = format!("{name} is still running. Start another one?");
-            draw_question(f, area, " run again ", &question, theme);
+            draw_question(f, area, " run again ", &question, keys, theme);
         }
         Overlay::ConfirmMerge { branch, into, .. } => {
             let question = format!("Merge {branch} into {into}? s squashes it into one commit.");
-            draw_question(f, area, " merge ", &question, theme);
+            draw_question(f, area, " merge ", &question, keys, theme);
         }
         Overlay::Compose(c) => {
             let rect = centered(area, 72, 10);

@@ -1,0 +1,189 @@
+//! What a user trying the TUI at 80×24, 120×40 and 200×50 found wrong in
+//! daily use, each drawn or keyed as they met it: the delete question's
+//! keys, Esc on a kept filter, a far routine fire's date, copy mode from
+//! a scrolled-back pane, the README's tab names.
+
+mod common;
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use common::app::{SIZES, T0, populated, run};
+use common::tui::screen;
+
+use agents::api::{ActivityStatus, RoutineRecord, RunState};
+use agents::tui::app::{App, Overlay, Update};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+
+fn press(app: &mut App, code: KeyCode) {
+    app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        press(app, KeyCode::Char(c));
+    }
+}
+
+/// Selects the run named `name` with `j`.
+fn select(app: &mut App, name: &str) {
+    press(app, KeyCode::Char('g'));
+    for _ in 0..20 {
+        if app.selected_run().is_some_and(|r| r.name == name) {
+            return;
+        }
+        press(app, KeyCode::Char('j'));
+    }
+    panic!("{name} not in the tree");
+}
+
+/// The keys that answer, in the box and the status line (not NORMAL's
+/// hints, which no longer apply), however many runs the question names.
+#[test]
+fn the_delete_question_says_which_key_deletes_at_every_size() {
+    for (w, h) in SIZES {
+        let mut app = populated();
+        select(&mut app, "lint");
+        press(&mut app, KeyCode::Char('D'));
+        assert!(matches!(app.overlay, Some(Overlay::ConfirmDelete { .. })));
+        let text = screen(&mut app, w, h);
+        assert!(text.contains("Delete lint?"), "{text}");
+        let status = text.lines().last().unwrap_or_default();
+        assert!(status.contains("y deletes"), "{w}x{h}: {text}");
+        assert_eq!(text.matches("y deletes").count(), 2, "{w}x{h}: {text}");
+    }
+    let ended = |i: usize| {
+        let name = format!("a-long-named-ended-run-number-{i}");
+        run(
+            &format!("01X{i}"),
+            &name,
+            RunState::Succeeded,
+            ActivityStatus::Unknown,
+            60,
+        )
+    };
+    let mut app = App::new();
+    app.no_color = true;
+    app.update(Update::Runs((0..8).map(ended).collect()));
+    for _ in 0..8 {
+        press(&mut app, KeyCode::Char(' '));
+        press(&mut app, KeyCode::Char('j'));
+    }
+    press(&mut app, KeyCode::Char('D'));
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("more? Their records"), "{text}");
+    assert_eq!(text.matches("y deletes").count(), 2, "{text}");
+}
+
+#[test]
+fn esc_in_normal_clears_a_kept_filter() {
+    let mut app = populated();
+    press(&mut app, KeyCode::Char('/'));
+    typed(&mut app, "lint");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.filter, "lint");
+    let text = screen(&mut app, 120, 40);
+    assert!(!text.contains("fix-tests"), "{text}");
+    assert!(text.contains("Esc clears the filter"), "{text}");
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.filter, "");
+    let text = screen(&mut app, 120, 40);
+    assert!(text.contains("fix-tests"), "every run again: {text}");
+}
+
+fn routine(name: &str, next: Option<String>) -> RoutineRecord {
+    RoutineRecord {
+        name: name.into(),
+        schedule: "0 4 1 * *".into(),
+        timezone: "local".into(),
+        harness: "claude".into(),
+        host: "local".into(),
+        overlap: "skip".into(),
+        catch_up: "none".into(),
+        enabled: true,
+        paused: false,
+        next_fire: next,
+        queued: 0,
+        last: None,
+    }
+}
+
+#[test]
+fn a_routine_fire_more_than_six_days_off_shows_its_date() {
+    let at = |secs: u64| UNIX_EPOCH + Duration::from_secs(T0 + secs);
+    let far = at(33 * 86_400);
+    let near = at(3 * 86_400);
+    let rfc = |t| humantime::format_rfc3339_millis(t).to_string();
+    let mut app = populated();
+    app.update(Update::Routines(vec![
+        routine("monthly", Some(rfc(far))),
+        routine("soon", Some(rfc(near))),
+    ]));
+    let text = screen(&mut app, 120, 40);
+    let row = |name: &str| text.lines().find(|l| l.contains(name)).unwrap_or_default().to_string();
+    let far: chrono::DateTime<chrono::Local> = far.into();
+    let near: chrono::DateTime<chrono::Local> = near.into();
+    assert!(
+        row("monthly").contains(&far.format("%-d %b %H:%M").to_string()),
+        "{text}"
+    );
+    assert!(row("soon").contains(&near.format("%a %H:%M").to_string()), "{text}");
+}
+
+#[test]
+fn copy_mode_starts_where_the_pane_was_scrolled_back_to() {
+    let mut app = App::new();
+    app.no_color = true;
+    app.update(Update::Runs(vec![run(
+        "01A",
+        "alpha",
+        RunState::Running,
+        ActivityStatus::Working,
+        60,
+    )]));
+    let text: String = (0..100).map(|i| format!("line {i}\r\n")).collect();
+    let mut term = agents::term::Terminal::new(20, 60);
+    term.keep_scrolled(200);
+    let mut watch = agents::term::ScreenWatch::new();
+    // The rows that scroll off come with the updates after the first.
+    for (bytes, offset) in [(&b"$ "[..], 2), (text.as_bytes(), 2 + text.len() as u64)] {
+        term.feed(bytes);
+        term.refill_scrolled(200);
+        let update = watch.next(&term, offset).expect("an update");
+        app.update(Update::Screen {
+            run: "01A".into(),
+            update: Box::new(update),
+        });
+    }
+    screen(&mut app, 80, 24);
+    for _ in 0..3 {
+        press(&mut app, KeyCode::PageUp);
+    }
+    let numbers = |text: &str| -> Vec<u32> {
+        text.split("line ")
+            .skip(1)
+            .filter_map(|s| s.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+            .collect()
+    };
+    let scrolled = numbers(&screen(&mut app, 80, 24));
+    assert!(
+        !scrolled.is_empty() && !scrolled.contains(&99),
+        "scrolled back: {scrolled:?}"
+    );
+    press(&mut app, KeyCode::Char('v'));
+    assert!(app.copy.is_some());
+    let copying = numbers(&screen(&mut app, 80, 24));
+    for n in &scrolled {
+        assert!(copying.contains(n), "line {n} still shown: {copying:?}");
+    }
+    assert!(!copying.contains(&99), "not the live screen: {copying:?}");
+}
+
+#[test]
+fn the_readme_names_the_side_panels_tabs_as_the_tui_does() {
+    use agents::tui::app::Tab;
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let names: Vec<&str> = Tab::ALL.iter().map(|t| t.title()).collect();
+    let said = format!("{} and {}", names[..names.len() - 1].join(", "), names[names.len() - 1]);
+    let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(readme.contains(&said), "README names the tabs: {said}");
+}
