@@ -1,7 +1,7 @@
 //! What a user trying the TUI at 80×24, 120×40 and 200×50 found wrong in
 //! daily use, each drawn or keyed as they met it: the delete question's
-//! keys, Esc on a kept filter, a far routine fire's date, copy mode from
-//! a scrolled-back pane, the README's tab names.
+//! keys, Esc on a kept filter, a routine's runs under it and a far fire's
+//! date, copy mode from a scrolled-back pane, the README's tab names.
 
 mod common;
 
@@ -127,6 +127,38 @@ fn a_routine_fire_more_than_six_days_off_shows_its_date() {
         "{text}"
     );
     assert!(row("soon").contains(&near.format("%a %H:%M").to_string()), "{text}");
+}
+
+#[test]
+fn a_routines_runs_and_skipped_fires_are_under_its_row() {
+    let mut app = populated();
+    let mut runs = app.runs.clone();
+    let fired = |id: &str, name: &str, state: RunState| {
+        let mut r = run(id, name, state, ActivityStatus::Unknown, 600);
+        r.routine = Some("nightly".into());
+        r
+    };
+    // Ids minted before the others': they would sort first among the host's.
+    runs.push(fired("00AAAAAAAAAAAAAAAAAAAAAAAA", "n-ran", RunState::Succeeded));
+    runs.push(fired("00BBBBBBBBBBBBBBBBBBBBBBBB", "n-skipped", RunState::Skipped));
+    app.update(Update::Runs(runs));
+    app.update(Update::Routines(vec![
+        routine("nightly", None),
+        routine("weekly", None),
+    ]));
+    for (w, h) in SIZES {
+        let text = screen(&mut app, w, h);
+        let row = |what: &str| text.lines().position(|l| l.contains(what)).expect(&text);
+        assert!(row("▾ local") < row("● fix-tests"), "{text}");
+        assert!(row("broken") < row("▾ routines"), "{text}");
+        assert!(row("▾ routines") < row("◷  nightly"), "{text}");
+        assert_eq!(row("n-ran"), row("◷  nightly") + 1, "{text}");
+        assert_eq!(row("n-skipped"), row("◷  nightly") + 2, "{text}");
+        assert_eq!(row("◷  weekly"), row("◷  nightly") + 3, "{text}");
+        assert!(text.contains(" ├✓ n-ran") && text.contains(" └↷ n-skipped"), "{text}");
+    }
+    // Runs, so selected as any other.
+    select(&mut app, "n-skipped");
 }
 
 #[test]

@@ -504,7 +504,8 @@ impl App {
             .get(self.selected)
             .map(|r| (r.run.clone(), r.subagent.clone()));
         let hosts: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
-        let rows = tree::build_with(&self.runs, &self.subagents, &hosts, &self.filter);
+        let routines: Vec<&str> = self.routines.iter().map(|r| r.name.as_str()).collect();
+        let rows = tree::build_with(&self.runs, &self.subagents, &hosts, &routines, &self.filter);
         let leaders: HashMap<String, String> = self
             .teams
             .iter()
@@ -516,7 +517,6 @@ impl App {
             })
             .collect();
         self.rows = tree::with_teams(rows, &leaders);
-        self.rows.extend(super::routines::rows(&self.routines));
         self.selected = keep
             .and_then(|(id, agent)| {
                 let id = id?;

@@ -1,34 +1,13 @@
-//! The routines' group in the tree: a heading, then one row per routine
-//! with its next fire (or why it has none) and its last outcome's glyph.
+//! The routines' group in the tree (its rows built by `tree.rs`, each
+//! routine's runs under it): a heading, then one row per routine with its
+//! next fire (or why it has none) and its last outcome's glyph.
 
 use std::time::SystemTime;
 
 use ratatui::text::{Line, Span};
 
 use super::app::App;
-use super::tree::TreeRow;
 use super::view::{Theme, glyph};
-use crate::api::RoutineRecord;
-
-/// The heading (`routine: Some("")`) and a row per routine; none without
-/// routines.
-pub fn rows(routines: &[RoutineRecord]) -> Vec<TreeRow> {
-    if routines.is_empty() {
-        return Vec::new();
-    }
-    let row = |name: &str| TreeRow {
-        run: None,
-        depth: 1,
-        host: String::new(),
-        last: false,
-        subagent: None,
-        routine: Some(name.to_string()),
-        team: None,
-    };
-    std::iter::once(row(""))
-        .chain(routines.iter().map(|r| row(&r.name)))
-        .collect()
-}
 
 /// One row: `◷ nightly      03:00`, the time its next fire in local time
 /// (the weekday too when not within a day, the date when not within six),
