@@ -28,6 +28,7 @@ mod routines;
 pub mod side;
 pub mod tree;
 pub mod view;
+mod wrap;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
