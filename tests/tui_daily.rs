@@ -1,5 +1,6 @@
 //! What a user trying the TUI at 80×24, 120×40 and 200×50 found wrong in
-//! daily use, each drawn or keyed as they met it: the delete question's
+//! daily use, each drawn or keyed as they met it: the help cut, the Changes
+//! tab's keys cut (`tui_changes.rs`'s snapshots), the delete question's
 //! keys, Esc on a kept filter, a routine's runs under it and a far fire's
 //! date, copy mode from a scrolled-back pane, the README's tab names.
 
@@ -218,4 +219,32 @@ fn the_readme_names_the_side_panels_tabs_as_the_tui_does() {
     let said = format!("{} and {}", names[..names.len() - 1].join(", "), names[names.len() - 1]);
     let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(readme.contains(&said), "README names the tabs: {said}");
+}
+
+/// Every entry of the help whole at every size: beside the keys where
+/// they fit, under them and scrolled to where not.
+#[test]
+fn the_help_shows_every_entry_whole_at_every_size() {
+    let entries = [
+        "interrupted: supervisor and agent gone",
+        "lost: supervisor gone, agent may live",
+        "skipped: a routine's fire did not run",
+        "marked: a prompt sent goes to each",
+        "Changes: hunks, comment on one, merge (asks)",
+        "filter runs / quit (runs keep going)",
+        "move in the run tree; first, last",
+    ];
+    for (w, h) in SIZES {
+        let mut app = populated();
+        press(&mut app, KeyCode::Char('?'));
+        let mut seen = screen(&mut app, w, h);
+        for _ in 0..40 {
+            press(&mut app, KeyCode::Char('j'));
+            seen.push_str(&screen(&mut app, w, h));
+        }
+        for entry in entries {
+            assert!(seen.contains(entry), "{w}x{h}: {entry:?} in {seen}");
+        }
+        assert!(app.overlay.is_some(), "j scrolls, it does not close");
+    }
 }

@@ -296,6 +296,10 @@ pub struct App {
     /// How far the side panel can scroll: its lines as last drawn (wrapped)
     /// less its height. Set while drawing, which only borrows the app.
     pub side_scroll_max: std::cell::Cell<u16>,
+    /// Lines the help overlay is scrolled down (where it does not fit), and
+    /// the most it can be, as last drawn.
+    pub help_scroll: u16,
+    pub help_scroll_max: std::cell::Cell<u16>,
     pub screens: HashMap<String, PaneScreen>,
     pub details: HashMap<String, RunDetail>,
     pub overlay: Option<Overlay>,
@@ -405,6 +409,8 @@ impl App {
             side_scroll: 0,
             tree_width: 0,
             side_scroll_max: std::cell::Cell::new(u16::MAX),
+            help_scroll: 0,
+            help_scroll_max: std::cell::Cell::new(0),
             screens: HashMap::new(),
             details: HashMap::new(),
             overlay: None,

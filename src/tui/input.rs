@@ -389,7 +389,10 @@ impl App {
             Action::NextTab => self.cycle_tab(1),
             Action::PrevTab => self.cycle_tab(-1),
             Action::Filter => self.filtering = true,
-            Action::Help => self.overlay = Some(Overlay::Help),
+            Action::Help => {
+                self.help_scroll = 0;
+                self.overlay = Some(Overlay::Help);
+            }
             Action::Copy => self.copy_screen(),
             Action::NextHunk => self.move_hunk(1),
             Action::PrevHunk => self.move_hunk(-1),
@@ -497,10 +500,20 @@ impl App {
 
     fn overlay_key(&mut self, overlay: Overlay, key: KeyEvent) -> Option<Overlay> {
         match overlay {
-            Overlay::Help => match key.code {
-                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => None,
-                _ => Some(Overlay::Help),
-            },
+            Overlay::Help => {
+                // Where the box cannot hold it all, it scrolls.
+                let by: i32 = match key.code {
+                    KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => return None,
+                    KeyCode::Char('j') | KeyCode::Down => 1,
+                    KeyCode::Char('k') | KeyCode::Up => -1,
+                    KeyCode::PageDown | KeyCode::Char(' ') => 10,
+                    KeyCode::PageUp => -10,
+                    _ => 0,
+                };
+                let to = (i32::from(self.help_scroll) + by).clamp(0, i32::from(self.help_scroll_max.get()));
+                self.help_scroll = to as u16;
+                Some(Overlay::Help)
+            }
             Overlay::Confirm { run, name, force } => match key.code {
                 KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
                     self.commands.push(Command::Cancel { run, force });

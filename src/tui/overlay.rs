@@ -33,36 +33,65 @@ const LEGEND: [(&str, &str); 16] = [
     ("*", "marked: a prompt sent goes to each"),
 ];
 
-/// `?`: the keys, and beside them, where there is room, the glyphs.
+/// `?`: the keys, and beside them, where there is room, the glyphs (under
+/// them where there is not). An entry too long for its column wraps under
+/// its text; what the box cannot hold scrolls (`App::help_scroll`).
 fn draw_help(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
-    const KEYS_WIDTH: u16 = 64;
-    const LEGEND_WIDTH: u16 = 40;
-    let with_legend = area.width >= KEYS_WIDTH + LEGEND_WIDTH + 6;
-    let width = if with_legend {
-        KEYS_WIDTH + LEGEND_WIDTH
-    } else {
-        KEYS_WIDTH
-    };
-    let rect = centered(area, width, 25);
-    f.render_widget(Clear, rect);
-    let lines: Vec<Line> = help_keys(&app.keymap)
+    let keys: Vec<(Span<'static>, Span<'static>)> = help_keys(&app.keymap)
         .into_iter()
-        .map(|(k, what)| Line::from(vec![Span::styled(format!("{k:>16}  "), theme.accent), Span::raw(what)]))
+        .map(|(k, what)| (Span::styled(format!("{k:>16}  "), theme.accent), Span::raw(what)))
         .collect();
-    let block = Block::default()
+    let legend: Vec<(Span<'static>, Span<'static>)> = LEGEND
+        .iter()
+        .map(|(glyph, what)| (Span::styled(format!("{glyph}  "), theme.accent), Span::raw(*what)))
+        .collect();
+    let widest = |entries: &[(Span, Span)]| entries.iter().map(|(k, w)| k.width() + w.width()).max().unwrap_or(0);
+    let (keys_w, legend_w) = (widest(&keys) as u16, widest(&legend) as u16);
+    // `centered` keeps two columns clear on each side; two more are the borders.
+    let room = area.width.saturating_sub(6);
+    let beside = keys_w + 2 + legend_w <= room;
+    let lines = |entries: &[(Span<'static>, Span<'static>)], width: u16| -> Vec<Line<'static>> {
+        entries
+            .iter()
+            .flat_map(|(k, what)| super::wrap::hung(k.clone(), what.clone(), usize::from(width)))
+            .collect()
+    };
+    let columns: Vec<(Vec<Line>, u16)> = match beside {
+        true => vec![(lines(&keys, keys_w), keys_w + 2), (lines(&legend, legend_w), legend_w)],
+        false => {
+            let width = keys_w.max(legend_w).min(room);
+            let mut all = lines(&keys, width);
+            all.push(Line::default());
+            all.push(Line::styled("glyphs", theme.dim));
+            all.extend(lines(&legend, width));
+            vec![(all, width)]
+        }
+    };
+    let tallest = columns.iter().map(|(l, _)| l.len()).max().unwrap_or(0) as u16;
+    let width: u16 = columns.iter().map(|(_, w)| *w).sum();
+    let rect = centered(area, width + 2, tallest + 2);
+    f.render_widget(Clear, rect);
+    let shown = rect.height.saturating_sub(2);
+    let most = tallest.saturating_sub(shown);
+    app.help_scroll_max.set(most);
+    let scroll = app.help_scroll.min(most);
+    let mut block = Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
-        .title(if with_legend { " keys · glyphs " } else { " keys " });
+        .title(if beside { " keys · glyphs " } else { " keys " });
+    if most > 0 {
+        let below = most - scroll;
+        let said = match below {
+            0 => " k ↑ for the lines above ".to_string(),
+            n => format!(" j ↓ {n} more lines "),
+        };
+        block = block.title_bottom(Line::styled(said, theme.dim));
+    }
     let inner = block.inner(rect);
     f.render_widget(block, rect);
-    let [keys, legend] = Split::horizontal([Constraint::Length(KEYS_WIDTH - 2), Constraint::Min(0)]).areas(inner);
-    f.render_widget(Paragraph::new(lines), keys);
-    if with_legend {
-        let lines: Vec<Line> = LEGEND
-            .iter()
-            .map(|(glyph, what)| Line::from(vec![Span::styled(format!("{glyph}  "), theme.accent), Span::raw(*what)]))
-            .collect();
-        f.render_widget(Paragraph::new(lines), legend);
+    let widths: Vec<Constraint> = columns.iter().map(|(_, w)| Constraint::Length(*w)).collect();
+    for ((text, _), at) in columns.into_iter().zip(Split::horizontal(widths).split(inner).iter()) {
+        f.render_widget(Paragraph::new(text).scroll((scroll, 0)), *at);
     }
 }
 
