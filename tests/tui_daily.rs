@@ -248,3 +248,50 @@ fn the_help_shows_every_entry_whole_at_every_size() {
         assert!(app.overlay.is_some(), "j scrolls, it does not close");
     }
 }
+
+/// `n` starts on the first agent installed here (the demo while none is,
+/// or before the look through PATH has answered) and says of each agent
+/// whether it is installed.
+#[test]
+fn the_new_run_form_starts_on_an_installed_agent_and_says_which_are() {
+    use agents::tui::form::HARNESSES;
+    let harness = |app: &App| match &app.overlay {
+        Some(Overlay::NewRun(form)) => HARNESSES[form.harness],
+        _ => panic!("the form is open"),
+    };
+    let mut app = populated();
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(harness(&app), "demo", "nothing known yet");
+    // The answer comes while the form is open: it moves there.
+    app.update(Update::Installed(vec!["codex".into(), "gemini".into()]));
+    assert_eq!(harness(&app), "codex");
+    for (w, h) in SIZES {
+        let text = screen(&mut app, w, h);
+        assert!(text.contains("◂ codex ▸  installed"), "{w}x{h}: {text}");
+    }
+    press(&mut app, KeyCode::Right);
+    assert!(screen(&mut app, 80, 24).contains("◂ gemini ▸  installed"));
+    press(&mut app, KeyCode::Right);
+    assert!(screen(&mut app, 80, 24).contains("◂ aider ▸  not installed"));
+    press(&mut app, KeyCode::Esc);
+    // Opened again after: on the first installed at once.
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(harness(&app), "codex");
+    press(&mut app, KeyCode::Esc);
+    app.update(Update::Installed(vec![]));
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(harness(&app), "demo", "none installed");
+}
+
+#[test]
+fn installed_agents_are_those_whose_program_is_on_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    for (name, mode) in [("claude", 0o755), ("codex", 0o644), ("demo", 0o755)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let path = dir.path().to_string_lossy().to_string();
+    assert_eq!(agents::tui::form::installed_harnesses(Some(&path)), ["claude"]);
+}

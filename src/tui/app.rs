@@ -123,6 +123,9 @@ pub enum Update {
     Hosts(Vec<crate::api::HostRecord>),
     /// The config's routines, when `routines.list` changed.
     Routines(Vec<crate::api::RoutineRecord>),
+    /// The agent harnesses whose program is on PATH here (looked up once,
+    /// off the loop: `form::installed_harnesses`).
+    Installed(Vec<String>),
     /// The subagents of the listed runs (rows under them in the tree).
     Subagents(Vec<crate::api::RunSubagent>),
     /// The teams (headings over their leaders in the tree).
@@ -362,6 +365,8 @@ pub struct App {
     pub subagents: HashMap<String, Vec<crate::api::SubagentRecord>>,
     /// The config's routines (`routines.list`), a group after the hosts.
     pub routines: Vec<crate::api::RoutineRecord>,
+    /// The agent harnesses installed here; `None` until looked up.
+    pub installed: Option<Vec<String>>,
     /// The tree around a run for the Lineage tab (its resume and fork
     /// edges), reloaded when a run appears or the run changes.
     pub lineages: HashMap<String, crate::api::Lineage>,
@@ -443,6 +448,7 @@ impl App {
             hosts: Vec::new(),
             subagents: HashMap::new(),
             routines: Vec::new(),
+            installed: None,
             lineages: HashMap::new(),
             mail: HashMap::new(),
             teams: Vec::new(),
@@ -692,6 +698,7 @@ impl App {
                     self.rebuild_tree();
                 }
             }
+            Update::Installed(found) => self.harnesses_found(found),
             Update::Teams(teams) => {
                 if teams != self.teams {
                     self.teams = teams;

@@ -330,7 +330,8 @@ impl App {
             }
             Action::New => {
                 let hosts = self.hosts.iter().map(|h| h.name.clone()).collect();
-                self.overlay = Some(Overlay::NewRun(NewRunForm::with_hosts(hosts)));
+                let form = NewRunForm::with_hosts(hosts).knowing(self.installed.clone());
+                self.overlay = Some(Overlay::NewRun(form));
             }
             Action::Send => {
                 if let Some(r) = self.selected_run() {
