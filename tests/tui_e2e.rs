@@ -173,9 +173,19 @@ fn a_run_started_in_the_tui_outlives_it_keeps_its_screen_and_is_cancelled_from_i
     tui.wait_text("no runs yet");
     tui.wait_text("local ●");
 
-    // n: the new-run form; demo is the default harness; harness → host → cwd → name.
+    // n: the new-run form, on the first agent installed here (the demo
+    // where none is): → back round to the demo; harness → host → cwd → name.
+    use agents::tui::form::{HARNESSES, installed_harnesses};
+    let installed = installed_harnesses(std::env::var("PATH").ok().as_deref());
+    let first = installed.first().map_or("demo", String::as_str);
     tui.press(b"n");
     tui.wait_text(" new run ");
+    tui.wait_text(&format!("◂ {first} ▸"));
+    let at = HARNESSES.iter().position(|h| *h == first).unwrap_or(0);
+    for _ in 0..(HARNESSES.len() - at) % HARNESSES.len() {
+        tui.press(b"\x1b[C");
+    }
+    tui.wait_text("◂ demo ▸");
     tui.press(TAB);
     tui.press(TAB);
     tui.press(TAB);

@@ -123,6 +123,9 @@ pub enum Update {
     Hosts(Vec<crate::api::HostRecord>),
     /// The config's routines, when `routines.list` changed.
     Routines(Vec<crate::api::RoutineRecord>),
+    /// The agent harnesses whose program is on PATH here (looked up once,
+    /// off the loop: `form::installed_harnesses`).
+    Installed(Vec<String>),
     /// The subagents of the listed runs (rows under them in the tree).
     Subagents(Vec<crate::api::RunSubagent>),
     /// The teams (headings over their leaders in the tree).
@@ -296,6 +299,10 @@ pub struct App {
     /// How far the side panel can scroll: its lines as last drawn (wrapped)
     /// less its height. Set while drawing, which only borrows the app.
     pub side_scroll_max: std::cell::Cell<u16>,
+    /// Lines the help overlay is scrolled down (where it does not fit), and
+    /// the most it can be, as last drawn.
+    pub help_scroll: u16,
+    pub help_scroll_max: std::cell::Cell<u16>,
     pub screens: HashMap<String, PaneScreen>,
     pub details: HashMap<String, RunDetail>,
     pub overlay: Option<Overlay>,
@@ -358,6 +365,8 @@ pub struct App {
     pub subagents: HashMap<String, Vec<crate::api::SubagentRecord>>,
     /// The config's routines (`routines.list`), a group after the hosts.
     pub routines: Vec<crate::api::RoutineRecord>,
+    /// The agent harnesses installed here; `None` until looked up.
+    pub installed: Option<Vec<String>>,
     /// The tree around a run for the Lineage tab (its resume and fork
     /// edges), reloaded when a run appears or the run changes.
     pub lineages: HashMap<String, crate::api::Lineage>,
@@ -405,6 +414,8 @@ impl App {
             side_scroll: 0,
             tree_width: 0,
             side_scroll_max: std::cell::Cell::new(u16::MAX),
+            help_scroll: 0,
+            help_scroll_max: std::cell::Cell::new(0),
             screens: HashMap::new(),
             details: HashMap::new(),
             overlay: None,
@@ -437,6 +448,7 @@ impl App {
             hosts: Vec::new(),
             subagents: HashMap::new(),
             routines: Vec::new(),
+            installed: None,
             lineages: HashMap::new(),
             mail: HashMap::new(),
             teams: Vec::new(),
@@ -504,7 +516,8 @@ impl App {
             .get(self.selected)
             .map(|r| (r.run.clone(), r.subagent.clone()));
         let hosts: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
-        let rows = tree::build_with(&self.runs, &self.subagents, &hosts, &self.filter);
+        let routines: Vec<&str> = self.routines.iter().map(|r| r.name.as_str()).collect();
+        let rows = tree::build_with(&self.runs, &self.subagents, &hosts, &routines, &self.filter);
         let leaders: HashMap<String, String> = self
             .teams
             .iter()
@@ -516,7 +529,6 @@ impl App {
             })
             .collect();
         self.rows = tree::with_teams(rows, &leaders);
-        self.rows.extend(super::routines::rows(&self.routines));
         self.selected = keep
             .and_then(|(id, agent)| {
                 let id = id?;
@@ -686,6 +698,7 @@ impl App {
                     self.rebuild_tree();
                 }
             }
+            Update::Installed(found) => self.harnesses_found(found),
             Update::Teams(teams) => {
                 if teams != self.teams {
                     self.teams = teams;

@@ -136,6 +136,7 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         Mode::Normal => (" NORMAL ", theme.accent.add_modifier(Modifier::REVERSED)),
         Mode::Insert => (" INSERT ", theme.insert.add_modifier(Modifier::REVERSED)),
     };
+    let question = app.overlay.as_ref().and_then(super::overlay::question_keys);
     let hints = match (app.mode, &app.overlay, app.filtering) {
         (Mode::Normal, _, _) if app.copy.is_some() => {
             "hjkl move · v select · V select lines · y copy · Esc leave".to_string()
@@ -151,8 +152,7 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         (_, Some(Overlay::NewRun(_)), _) => {
             "Tab next field · ←/→ choose · Ctrl-U/W erase · Enter start · Esc close".into()
         }
-        (_, Some(Overlay::Confirm { .. }), _) => "y confirm · any other key keeps it running".into(),
-        (_, Some(Overlay::ConfirmRerun { .. }), _) => "y start another · any other key: no".into(),
+        (_, Some(_), _) if question.is_some() => question.unwrap_or_default().into(),
         (_, Some(Overlay::Help), _) => "Esc close".into(),
         (_, Some(Overlay::Rename(_)), _) => "Enter rename · Ctrl-U erase · Esc close".into(),
         (_, Some(Overlay::Peek(p)), _) => match app.run(&p.run) {
@@ -209,6 +209,7 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
             // With runs marked, what the marks do comes first.
             let keys = &app.keymap;
             let marks = match app.marked.len() {
+                _ if !app.filter.is_empty() => format!("{} clears the filter  ", keys.key_of(Action::ClearMarks)),
                 0 => String::new(),
                 n => format!(
                     "{n} marked · {} sends to each · {} clears  ",

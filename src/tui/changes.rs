@@ -1,8 +1,9 @@
 //! The Changes tab (docs/design.md §9): a worktree run's files, then its
 //! hunks, coloured and scrollable. `}` / `{` move the hunk cursor, `c`
 //! quotes the hunk into the composer for the agent, `M` merges the branch
-//! into the one it started from (asked first). Lines are cut, not wrapped,
-//! so a hunk's place in the panel is its line number.
+//! into the one it started from (asked first). The head (summary, keys,
+//! notes) is wrapped here, to the panel's width, and the diff's lines are
+//! cut, so a hunk's place in the panel is its line number.
 
 use std::collections::HashMap;
 
@@ -13,6 +14,7 @@ use super::app::{App, Overlay, Panel, Tab};
 use super::form::Composer;
 use super::keymap::{Action, Keymap};
 use super::view::Theme;
+use super::wrap::wrapped;
 use crate::api::Changes;
 use crate::worktree::diff::{self, FileDiff};
 
@@ -111,7 +113,11 @@ impl App {
             return;
         }
         let to = (self.changes.cursor(&id) as isize + by).clamp(0, count as isize - 1) as usize;
-        let (_, starts) = lines(loaded, to, &self.keymap, &Theme::new(true));
+        let width = self
+            .side_rect
+            .get()
+            .map_or(usize::MAX, |[_, _, w, _]| usize::from(w.saturating_sub(2)));
+        let (_, starts) = lines(loaded, to, &self.keymap, &Theme::new(true), width);
         // One line of what came before, for its file's name.
         self.side_scroll = u16::try_from(starts[to].saturating_sub(1)).unwrap_or(u16::MAX);
         self.changes.hunk = to;
@@ -220,18 +226,24 @@ impl App {
     }
 }
 
-/// The tab's lines and the line each hunk's header is on.
-pub fn lines(loaded: &Loaded, cursor: usize, keys: &Keymap, theme: &Theme) -> (Vec<Line<'static>>, Vec<usize>) {
+/// The tab's lines in a panel `width` columns wide, and the line each
+/// hunk's header is on.
+pub fn lines(
+    loaded: &Loaded,
+    cursor: usize,
+    keys: &Keymap,
+    theme: &Theme,
+    width: usize,
+) -> (Vec<Line<'static>>, Vec<usize>) {
     let c = &loaded.changes;
-    let mut out = vec![summary(c, theme), Line::styled(hints(c, keys), theme.dim)];
+    let mut out = wrapped(summary(c, theme), width);
+    out.extend(wrapped(vec![Span::styled(hints(c, keys), theme.dim)], width));
     if let Some(note) = &c.note {
-        out.push(Line::styled(safe(note), theme.warn));
+        out.extend(wrapped(vec![Span::styled(safe(note), theme.warn)], width));
     }
     if c.uncommitted > 0 {
-        out.push(Line::styled(
-            format!("{} uncommitted (not part of a merge)", files(c.uncommitted)),
-            theme.warn,
-        ));
+        let said = format!("{} uncommitted (not part of a merge)", files(c.uncommitted));
+        out.extend(wrapped(vec![Span::styled(said, theme.warn)], width));
     }
     if c.files.is_empty() {
         out.push(Line::styled("no changes yet", theme.dim));
@@ -256,10 +268,8 @@ pub fn lines(loaded: &Loaded, cursor: usize, keys: &Keymap, theme: &Theme) -> (V
         out.push(Line::from(spans));
     }
     if c.truncated {
-        out.push(Line::styled(
-            "the diff is cut at 512 KiB: `agents diff` shows the files",
-            theme.warn,
-        ));
+        let said = "the diff is cut at 512 KiB: `agents diff` shows the files";
+        out.extend(wrapped(vec![Span::styled(said, theme.warn)], width));
     }
     let mut starts = Vec::new();
     for file in &loaded.files {
@@ -283,7 +293,7 @@ pub fn lines(loaded: &Loaded, cursor: usize, keys: &Keymap, theme: &Theme) -> (V
 }
 
 /// `agents/w1 · 2 commits since 1a2b3c4 · into main`.
-fn summary(c: &Changes, theme: &Theme) -> Line<'static> {
+fn summary(c: &Changes, theme: &Theme) -> Vec<Span<'static>> {
     let commits = match c.commits {
         1 => "1 commit".to_string(),
         n => format!("{n} commits"),
@@ -292,13 +302,13 @@ fn summary(c: &Changes, theme: &Theme) -> Line<'static> {
         Some(_) => "",
         None => " · worktree removed",
     };
-    Line::from(vec![
+    vec![
         Span::styled(safe(&c.branch), theme.accent.add_modifier(Modifier::BOLD)),
         Span::styled(
             format!(" · {commits} since {}{removed}", c.base.get(..7).unwrap_or(&c.base)),
             theme.dim,
         ),
-    ])
+    ]
 }
 
 /// The keys of the tab, as configured: `M merge into main · { } hunks · c comment`.
@@ -362,7 +372,7 @@ mod tests {
     fn hunk_starts_follow_the_lines_and_a_quote_holds_the_hunk() {
         let l = loaded();
         assert_eq!(l.hunks(), 2);
-        let (lines, starts) = lines(&l, 1, &Keymap::default(), &Theme::new(true));
+        let (lines, starts) = lines(&l, 1, &Keymap::default(), &Theme::new(true), 80);
         assert_eq!(starts.len(), 2);
         let text = |i: usize| lines[i].spans.iter().map(|s| s.content.to_string()).collect::<String>();
         assert_eq!(text(starts[0]), "  @@ -1 +1 @@");

@@ -10,6 +10,9 @@ pub struct CopyMode {
     pub cursor: (usize, usize),
     pub anchor: Option<(usize, usize)>,
     pub linewise: bool,
+    /// The line after the last one shown: the view stays put while the
+    /// cursor moves within it (kept by the drawing, `view.rs`).
+    pub view_end: std::cell::Cell<usize>,
 }
 
 pub enum CopyOutcome {
@@ -27,13 +30,38 @@ impl CopyMode {
             lines.push(String::new());
         }
         let last = lines.len() - 1;
+        let lines_len = lines.len();
         CopyMode {
             run: run.to_string(),
             lines,
             cursor: (last, 0),
             anchor: None,
             linewise: false,
+            view_end: std::cell::Cell::new(lines_len),
         }
+    }
+
+    /// Starts on the view the pane showed, whose last line was `end - 1`
+    /// (scrolled back, or the live screen): the cursor on its last line.
+    pub fn shown_to(mut self, end: usize) -> CopyMode {
+        let end = end.clamp(1, self.lines.len());
+        self.cursor = (end - 1, 0);
+        self.view_end.set(end);
+        self
+    }
+
+    /// The first line to show in `height` rows: the view kept where it
+    /// was, moved only as far as keeps the cursor in it.
+    pub fn top(&self, height: usize) -> usize {
+        let line = self.cursor.0;
+        let mut end = self.view_end.get().max(height.min(self.lines.len()));
+        if line >= end {
+            end = line + 1;
+        } else if line + height < end {
+            end = line + height;
+        }
+        self.view_end.set(end);
+        end.saturating_sub(height)
     }
 
     fn width(&self, line: usize) -> usize {
@@ -151,6 +179,21 @@ mod tests {
             CopyOutcome::Copy(text) => assert_eq!(text, "line\nsecond"),
             _ => panic!("y copies"),
         }
+    }
+
+    #[test]
+    fn the_view_stays_put_until_the_cursor_leaves_it() {
+        let lines = (0..50).map(|i| i.to_string()).collect();
+        let mut copy = CopyMode::new("r", lines).shown_to(30);
+        assert_eq!((copy.cursor, copy.top(10)), ((29, 0), 20));
+        copy.key(key('k'));
+        assert_eq!(copy.top(10), 20, "within the view");
+        for _ in 0..12 {
+            copy.key(key('k'));
+        }
+        assert_eq!((copy.cursor.0, copy.top(10)), (16, 16), "followed up");
+        copy.key(key('G'));
+        assert_eq!(copy.top(10), 40, "followed down");
     }
 
     #[test]

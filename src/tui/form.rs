@@ -90,11 +90,39 @@ impl Composer {
 }
 
 /// The new-run form offers the demo agent first (it runs anywhere), then
-/// every family the engine knows.
+/// every family the engine knows; it starts on the first agent installed.
 pub const HARNESSES: &[&str] = &[
     "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "droid", "auggie",
     "shell", "cmd",
 ];
+
+impl super::app::App {
+    /// The agents installed here, looked up: an open form not yet changed
+    /// by hand moves to the first of them.
+    pub(super) fn harnesses_found(&mut self, found: Vec<String>) {
+        if let Some(super::app::Overlay::NewRun(form)) = &mut self.overlay {
+            form.learn(Some(found.clone()));
+        }
+        self.installed = Some(found);
+    }
+}
+
+/// An agent CLI of its own, found on PATH (not the demo, a shell or a
+/// command).
+fn is_agent(harness: &str) -> bool {
+    !matches!(harness, "demo" | "shell" | "cmd") && crate::harness::adapter_for(harness).is_some()
+}
+
+/// The agent harnesses of the form whose program is in `path` (as
+/// `agents doctor` looks for them): a stat per directory of PATH for each,
+/// so it runs off the TUI's loop, once.
+pub fn installed_harnesses(path: Option<&str>) -> Vec<String> {
+    HARNESSES
+        .iter()
+        .filter(|h| is_agent(h) && crate::harness::find_binary(h, path).is_some())
+        .map(|h| h.to_string())
+        .collect()
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
@@ -165,6 +193,10 @@ pub struct NewRunForm {
     pub env: String,
     pub field: Field,
     pub error: Option<String>,
+    /// The agent harnesses installed here, `None` until looked up.
+    pub installed: Option<Vec<String>>,
+    /// The harness was chosen by hand: what is found later leaves it.
+    pub chosen: bool,
 }
 
 impl Default for NewRunForm {
@@ -196,6 +228,37 @@ impl NewRunForm {
             env: String::new(),
             field: Field::Harness,
             error: None,
+            installed: None,
+            chosen: false,
+        }
+    }
+
+    /// The form told which agents are installed here: it starts on the
+    /// first of them (the demo where none is), unless one was chosen.
+    pub fn knowing(mut self, installed: Option<Vec<String>>) -> NewRunForm {
+        self.learn(installed);
+        self
+    }
+
+    pub fn learn(&mut self, installed: Option<Vec<String>>) {
+        if !self.chosen
+            && let Some(found) = &installed
+        {
+            self.harness = HARNESSES.iter().position(|h| found.iter().any(|f| f == h)).unwrap_or(0);
+        }
+        self.installed = installed;
+    }
+
+    /// Whether the shown harness's program is here: said for an agent on
+    /// this machine once looked up, nothing for the rest.
+    fn installed_mark(&self) -> &'static str {
+        let harness = HARNESSES[self.harness];
+        match &self.installed {
+            _ if self.host() != "local" => "",
+            _ if !is_agent(harness) => "",
+            Some(found) if found.iter().any(|f| f == harness) => "  installed",
+            Some(_) => "  not installed (not on PATH)",
+            None => "",
         }
     }
 
@@ -205,7 +268,7 @@ impl NewRunForm {
 
     pub fn value(&self, field: Field) -> String {
         match field {
-            Field::Harness => format!("◂ {} ▸", HARNESSES[self.harness]),
+            Field::Harness => format!("◂ {} ▸{}", HARNESSES[self.harness], self.installed_mark()),
             Field::Host if self.hosts.len() == 1 => "local (agents hosts add NAME adds another)".into(),
             Field::Host => format!("◂ {} ▸", self.host()),
             Field::Cwd if self.cwd.is_empty() && self.host() != "local" => "(its home)".into(),
@@ -258,7 +321,10 @@ impl NewRunForm {
     fn choose(&mut self, by: isize) {
         let next = |i: usize, n: usize| (i as isize + by).rem_euclid(n as isize) as usize;
         match self.field {
-            Field::Harness => self.harness = next(self.harness, HARNESSES.len()),
+            Field::Harness => {
+                self.harness = next(self.harness, HARNESSES.len());
+                self.chosen = true;
+            }
             Field::Worktree => self.worktree = !self.worktree,
             Field::Host => {
                 let was_local = self.host() == "local";

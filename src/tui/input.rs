@@ -295,6 +295,12 @@ impl App {
             Action::Approve | Action::Deny => self.answer_selected(action == Action::Approve),
             Action::Peek => self.open_peek(),
             Action::Mark => self.toggle_mark(),
+            // A kept filter goes first: it is the cheaper to make again.
+            Action::ClearMarks if !self.filter.is_empty() => {
+                self.filter.clear();
+                self.rebuild_tree();
+                self.message = Some("filter cleared".into());
+            }
             Action::ClearMarks => self.clear_marks(),
             Action::Send if !self.marked.is_empty() => self.compose_to_marked(),
             Action::NextUnseen => {
@@ -324,7 +330,8 @@ impl App {
             }
             Action::New => {
                 let hosts = self.hosts.iter().map(|h| h.name.clone()).collect();
-                self.overlay = Some(Overlay::NewRun(NewRunForm::with_hosts(hosts)));
+                let form = NewRunForm::with_hosts(hosts).knowing(self.installed.clone());
+                self.overlay = Some(Overlay::NewRun(form));
             }
             Action::Send => {
                 if let Some(r) = self.selected_run() {
@@ -383,7 +390,10 @@ impl App {
             Action::NextTab => self.cycle_tab(1),
             Action::PrevTab => self.cycle_tab(-1),
             Action::Filter => self.filtering = true,
-            Action::Help => self.overlay = Some(Overlay::Help),
+            Action::Help => {
+                self.help_scroll = 0;
+                self.overlay = Some(Overlay::Help);
+            }
             Action::Copy => self.copy_screen(),
             Action::NextHunk => self.move_hunk(1),
             Action::PrevHunk => self.move_hunk(-1),
@@ -440,7 +450,12 @@ impl App {
         let Some(screen) = self.screens.get(&run) else { return };
         let mut lines: Vec<String> = screen.mirror.history().cloned().collect();
         lines.extend(screen.mirror.visible_lines());
-        self.copy = Some(CopyMode::new(&run, lines));
+        // Where the pane was scrolled back to (as `view.rs` draws it),
+        // not the live screen.
+        let rows = self.pane_sizes.get(&run).map_or(0, |(rows, _)| usize::from(*rows));
+        let scroll = screen.scroll.min(lines.len().saturating_sub(rows));
+        let end = lines.len() - scroll;
+        self.copy = Some(CopyMode::new(&run, lines).shown_to(end));
     }
 
     /// Puts text on the clipboard of the user's terminal with OSC 52.
@@ -486,10 +501,20 @@ impl App {
 
     fn overlay_key(&mut self, overlay: Overlay, key: KeyEvent) -> Option<Overlay> {
         match overlay {
-            Overlay::Help => match key.code {
-                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => None,
-                _ => Some(Overlay::Help),
-            },
+            Overlay::Help => {
+                // Where the box cannot hold it all, it scrolls.
+                let by: i32 = match key.code {
+                    KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => return None,
+                    KeyCode::Char('j') | KeyCode::Down => 1,
+                    KeyCode::Char('k') | KeyCode::Up => -1,
+                    KeyCode::PageDown | KeyCode::Char(' ') => 10,
+                    KeyCode::PageUp => -10,
+                    _ => 0,
+                };
+                let to = (i32::from(self.help_scroll) + by).clamp(0, i32::from(self.help_scroll_max.get()));
+                self.help_scroll = to as u16;
+                Some(Overlay::Help)
+            }
             Overlay::Confirm { run, name, force } => match key.code {
                 KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
                     self.commands.push(Command::Cancel { run, force });

@@ -28,6 +28,7 @@ mod routines;
 pub mod side;
 pub mod tree;
 pub mod view;
+mod wrap;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -134,6 +135,13 @@ pub async fn main(paths: Paths) -> Result<i32> {
 
     let (commands_tx, commands_rx) = mpsc::unbounded_channel();
     let (updates_tx, updates_rx) = mpsc::channel(1024);
+    // Which agents the new-run form can offer as installed: a look through
+    // PATH, off the loop (a slow directory in PATH must not stall a key).
+    let found = updates_tx.clone();
+    tokio::task::spawn_blocking(move || {
+        let path = std::env::var("PATH").ok();
+        let _ = found.blocking_send(Update::Installed(form::installed_harnesses(path.as_deref())));
+    });
     tokio::spawn(link::run(paths.clone(), commands_rx, updates_tx));
     let mut app = App::new();
     app.no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());

@@ -33,36 +33,65 @@ const LEGEND: [(&str, &str); 16] = [
     ("*", "marked: a prompt sent goes to each"),
 ];
 
-/// `?`: the keys, and beside them, where there is room, the glyphs.
+/// `?`: the keys, and beside them, where there is room, the glyphs (under
+/// them where there is not). An entry too long for its column wraps under
+/// its text; what the box cannot hold scrolls (`App::help_scroll`).
 fn draw_help(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
-    const KEYS_WIDTH: u16 = 64;
-    const LEGEND_WIDTH: u16 = 40;
-    let with_legend = area.width >= KEYS_WIDTH + LEGEND_WIDTH + 6;
-    let width = if with_legend {
-        KEYS_WIDTH + LEGEND_WIDTH
-    } else {
-        KEYS_WIDTH
-    };
-    let rect = centered(area, width, 25);
-    f.render_widget(Clear, rect);
-    let lines: Vec<Line> = help_keys(&app.keymap)
+    let keys: Vec<(Span<'static>, Span<'static>)> = help_keys(&app.keymap)
         .into_iter()
-        .map(|(k, what)| Line::from(vec![Span::styled(format!("{k:>16}  "), theme.accent), Span::raw(what)]))
+        .map(|(k, what)| (Span::styled(format!("{k:>16}  "), theme.accent), Span::raw(what)))
         .collect();
-    let block = Block::default()
+    let legend: Vec<(Span<'static>, Span<'static>)> = LEGEND
+        .iter()
+        .map(|(glyph, what)| (Span::styled(format!("{glyph}  "), theme.accent), Span::raw(*what)))
+        .collect();
+    let widest = |entries: &[(Span, Span)]| entries.iter().map(|(k, w)| k.width() + w.width()).max().unwrap_or(0);
+    let (keys_w, legend_w) = (widest(&keys) as u16, widest(&legend) as u16);
+    // `centered` keeps two columns clear on each side; two more are the borders.
+    let room = area.width.saturating_sub(6);
+    let beside = keys_w + 2 + legend_w <= room;
+    let lines = |entries: &[(Span<'static>, Span<'static>)], width: u16| -> Vec<Line<'static>> {
+        entries
+            .iter()
+            .flat_map(|(k, what)| super::wrap::hung(k.clone(), what.clone(), usize::from(width)))
+            .collect()
+    };
+    let columns: Vec<(Vec<Line>, u16)> = match beside {
+        true => vec![(lines(&keys, keys_w), keys_w + 2), (lines(&legend, legend_w), legend_w)],
+        false => {
+            let width = keys_w.max(legend_w).min(room);
+            let mut all = lines(&keys, width);
+            all.push(Line::default());
+            all.push(Line::styled("glyphs", theme.dim));
+            all.extend(lines(&legend, width));
+            vec![(all, width)]
+        }
+    };
+    let tallest = columns.iter().map(|(l, _)| l.len()).max().unwrap_or(0) as u16;
+    let width: u16 = columns.iter().map(|(_, w)| *w).sum();
+    let rect = centered(area, width + 2, tallest + 2);
+    f.render_widget(Clear, rect);
+    let shown = rect.height.saturating_sub(2);
+    let most = tallest.saturating_sub(shown);
+    app.help_scroll_max.set(most);
+    let scroll = app.help_scroll.min(most);
+    let mut block = Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
-        .title(if with_legend { " keys · glyphs " } else { " keys " });
+        .title(if beside { " keys · glyphs " } else { " keys " });
+    if most > 0 {
+        let below = most - scroll;
+        let said = match below {
+            0 => " k ↑ for the lines above ".to_string(),
+            n => format!(" j ↓ {n} more lines "),
+        };
+        block = block.title_bottom(Line::styled(said, theme.dim));
+    }
     let inner = block.inner(rect);
     f.render_widget(block, rect);
-    let [keys, legend] = Split::horizontal([Constraint::Length(KEYS_WIDTH - 2), Constraint::Min(0)]).areas(inner);
-    f.render_widget(Paragraph::new(lines), keys);
-    if with_legend {
-        let lines: Vec<Line> = LEGEND
-            .iter()
-            .map(|(glyph, what)| Line::from(vec![Span::styled(format!("{glyph}  "), theme.accent), Span::raw(*what)]))
-            .collect();
-        f.render_widget(Paragraph::new(lines), legend);
+    let widths: Vec<Constraint> = columns.iter().map(|(_, w)| Constraint::Length(*w)).collect();
+    for ((text, _), at) in columns.into_iter().zip(Split::horizontal(widths).split(inner).iter()) {
+        f.render_widget(Paragraph::new(text).scroll((scroll, 0)), *at);
     }
 }
 
@@ -151,22 +180,35 @@ fn help_keys(keys: &Keymap) -> Vec<(String, String)> {
 }
 
 /// A yes-or-no question in a box as wide as its words (within the screen),
-/// wrapped when they do not fit on one line.
-fn draw_question(f: &mut Frame, area: Rect, title: &str, question: &str, theme: &Theme) {
-    let words = question.chars().count() as u16;
+/// wrapped when they do not fit on one line, with the keys that answer it
+/// under it (the box as tall as the wrapped lines, so they are never cut).
+fn draw_question(f: &mut Frame, area: Rect, title: &str, question: &str, keys: &str, theme: &Theme) {
+    let words = question.chars().count().max(keys.chars().count()) as u16;
     let width = (words + 4).clamp(40, area.width.saturating_sub(4).max(40));
-    let lines = words.div_ceil(width.saturating_sub(4).max(1));
-    let rect = centered(area, width, lines + 4);
-    f.render_widget(Clear, rect);
-    let text = vec![
+    let text = Paragraph::new(vec![
         Line::from(question.to_string()),
-        Line::styled("y yes · any other key no", theme.dim),
-    ];
+        Line::styled(keys.to_string(), theme.dim),
+    ])
+    .wrap(Wrap { trim: true });
+    let lines = u16::try_from(text.line_count(width.saturating_sub(2))).unwrap_or(u16::MAX);
+    let rect = centered(area, width, lines.saturating_add(2));
+    f.render_widget(Clear, rect);
     let block = Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
         .title(title.to_string());
-    f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }).block(block), rect);
+    f.render_widget(text.block(block), rect);
+}
+
+/// What answers each question, in its box and the status line.
+pub(super) fn question_keys(overlay: &Overlay) -> Option<&'static str> {
+    Some(match overlay {
+        Overlay::Confirm { .. } => "y cancels it · any other key keeps it running",
+        Overlay::ConfirmDelete { .. } => "y deletes · any other key keeps them",
+        Overlay::ConfirmRerun { .. } => "y starts another · any other key: no",
+        Overlay::ConfirmMerge { .. } => "y merges · s squashes · any other key: no",
+        _ => return None,
+    })
 }
 
 pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
@@ -177,24 +219,25 @@ pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
 
 pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     let Some(overlay) = &app.overlay else { return };
+    let keys = question_keys(overlay).unwrap_or_default();
     match overlay {
         Overlay::Help => draw_help(f, app, area, theme),
         Overlay::Confirm { name, force, .. } => {
             let how = if *force { "Force-cancel (SIGKILL)" } else { "Cancel" };
             let question = format!("{how} {name} and the runs it owns?");
-            draw_question(f, area, " cancel ", &question, theme);
+            draw_question(f, area, " cancel ", &question, keys, theme);
         }
         Overlay::ConfirmDelete { names, .. } => {
             let question = super::delete::question(names);
-            draw_question(f, area, " delete ", &question, theme);
+            draw_question(f, area, " delete ", &question, keys, theme);
         }
         Overlay::ConfirmRerun { name, .. } => {
             let question = format!("{name} is still running. Start another one?");
-            draw_question(f, area, " run again ", &question, theme);
+            draw_question(f, area, " run again ", &question, keys, theme);
         }
         Overlay::ConfirmMerge { branch, into, .. } => {
             let question = format!("Merge {branch} into {into}? s squashes it into one commit.");
-            draw_question(f, area, " merge ", &question, theme);
+            draw_question(f, area, " merge ", &question, keys, theme);
         }
         Overlay::Compose(c) => {
             let rect = centered(area, 72, 10);

@@ -1,37 +1,17 @@
-//! The routines' group in the tree: a heading, then one row per routine
-//! with its next fire (or why it has none) and its last outcome's glyph.
+//! The routines' group in the tree (its rows built by `tree.rs`, each
+//! routine's runs under it): a heading, then one row per routine with its
+//! next fire (or why it has none) and its last outcome's glyph.
 
 use std::time::SystemTime;
 
 use ratatui::text::{Line, Span};
 
 use super::app::App;
-use super::tree::TreeRow;
 use super::view::{Theme, glyph};
-use crate::api::RoutineRecord;
-
-/// The heading (`routine: Some("")`) and a row per routine; none without
-/// routines.
-pub fn rows(routines: &[RoutineRecord]) -> Vec<TreeRow> {
-    if routines.is_empty() {
-        return Vec::new();
-    }
-    let row = |name: &str| TreeRow {
-        run: None,
-        depth: 1,
-        host: String::new(),
-        last: false,
-        subagent: None,
-        routine: Some(name.to_string()),
-        team: None,
-    };
-    std::iter::once(row(""))
-        .chain(routines.iter().map(|r| row(&r.name)))
-        .collect()
-}
 
 /// One row: `◷ nightly      03:00`, the time its next fire in local time
-/// (the day too when not within a day), `paused` or `off`.
+/// (the weekday too when not within a day, the date when not within six),
+/// `paused` or `off`.
 pub fn line<'a>(app: &App, name: &str, width: usize, theme: &Theme, now: SystemTime) -> Line<'a> {
     if name.is_empty() {
         return Line::styled("▾ routines", theme.dim);
@@ -63,15 +43,23 @@ pub fn line<'a>(app: &App, name: &str, width: usize, theme: &Theme, now: SystemT
     ])
 }
 
-/// `03:00` within a day of now, else `Tue 03:00`, in local time.
+/// `03:00` within a day of now, `Tue 03:00` within six days (a weekday
+/// names one day only that near), else its date: `1 Jan 03:00`, with the
+/// year when it is not this one (`2028-01-01 03:00`); in local time.
 fn next_fire(rfc3339: &str, now: SystemTime) -> String {
+    use chrono::Datelike;
     let Ok(at) = chrono::DateTime::parse_from_rfc3339(rfc3339) else {
         return rfc3339.to_string();
     };
     let at = at.with_timezone(&chrono::Local);
     let now: chrono::DateTime<chrono::Local> = now.into();
-    match (at - now).num_hours() < 24 {
-        true => at.format("%H:%M").to_string(),
-        false => at.format("%a %H:%M").to_string(),
-    }
+    let ahead = at - now;
+    let format = match () {
+        _ if ahead.num_hours() < 24 => "%H:%M",
+        _ if ahead.num_days() < 6 => "%a %H:%M",
+        // Within the next months: the month says which year.
+        _ if at.year() == now.year() || ahead.num_days() < 180 => "%-d %b %H:%M",
+        _ => "%Y-%m-%d %H:%M",
+    };
+    at.format(format).to_string()
 }

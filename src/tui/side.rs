@@ -89,7 +89,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime
         Tab::Transcript => transcript(app, run, theme, inner.height as usize),
         Tab::Lineage => lineage(app, run, theme),
         Tab::Events => events(app, run, theme),
-        Tab::Changes => changes(app, run, theme),
+        Tab::Changes => changes(app, run, theme, usize::from(inner.width)),
         Tab::Mail => super::mail::lines(app, &super::mail::of_selected(app, run.id.clone()), theme),
     };
     // Lines as wrapped to the panel (a diff's are cut instead, so a hunk's
@@ -106,7 +106,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime
 }
 
 /// The Changes tab: the run's diff, or why there is none.
-fn changes<'a>(app: &App, run: &RunRecord, theme: &Theme) -> Vec<Line<'a>> {
+fn changes<'a>(app: &App, run: &RunRecord, theme: &Theme, width: usize) -> Vec<Line<'a>> {
     if run.worktree.is_none() {
         return vec![
             Line::styled(format!("{} has no worktree.", run.name), theme.dim),
@@ -119,7 +119,7 @@ fn changes<'a>(app: &App, run: &RunRecord, theme: &Theme) -> Vec<Line<'a>> {
     match app.changes.loaded.get(&run.id) {
         None => vec![Line::styled("reading its changes…", theme.dim)],
         Some(Err(e)) => vec![Line::styled(format!("changes not read: {e}"), theme.warn)],
-        Some(Ok(loaded)) => super::changes::lines(loaded, app.changes.cursor(&run.id), &app.keymap, theme).0,
+        Some(Ok(loaded)) => super::changes::lines(loaded, app.changes.cursor(&run.id), &app.keymap, theme, width).0,
     }
 }
 

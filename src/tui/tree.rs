@@ -16,7 +16,7 @@ pub struct TreeRow {
     /// A subagent of `run` (its agent id): a row of its own, under the run.
     pub subagent: Option<String>,
     /// A routine's row (its name) under the routines' heading (`Some("")`),
-    /// after the hosts; not a run, so never selected.
+    /// after the hosts, its runs under it; not a run, so never selected.
     pub routine: Option<String>,
     /// A team's heading (its name), just above its leader's row (`run`).
     pub team: Option<String>,
@@ -44,17 +44,20 @@ pub fn with_teams(rows: Vec<TreeRow>, leaders: &HashMap<String, String>) -> Vec<
 /// Builds rows: each host, then its root runs in start order, each followed
 /// by its children. A filter keeps matching runs and their ancestors.
 pub fn build(runs: &[RunRecord], filter: &str) -> Vec<TreeRow> {
-    build_with(runs, &HashMap::new(), &[], filter)
+    build_with(runs, &HashMap::new(), &[], &[], filter)
 }
 
 /// Like [`build`], with each run's subagents (Claude's `Agent` tool) as
 /// rows under it, before its child runs, and a heading for every
 /// configured host in `hosts` even with no run (its link state is worth
-/// seeing before the first run is placed there, and after the last ends).
+/// seeing before the first run is placed there, and after the last ends),
+/// and after the hosts the routines' group: a heading, then each routine
+/// of `routines` with the runs and skipped fires it made under it.
 pub fn build_with(
     runs: &[RunRecord],
     subagents: &HashMap<String, Vec<SubagentRecord>>,
     hosts: &[&str],
+    routines: &[&str],
     filter: &str,
 ) -> Vec<TreeRow> {
     let by_id: HashMap<&str, &RunRecord> = runs.iter().map(|r| (r.id.as_str(), r)).collect();
@@ -80,6 +83,9 @@ pub fn build_with(
     }
     let mut children: HashMap<&str, Vec<&RunRecord>> = HashMap::new();
     let mut roots: Vec<&RunRecord> = Vec::new();
+    // A routine's fires go under it, not among the hosts' runs (one of a
+    // routine no longer configured stays with its host).
+    let mut fired: HashMap<&str, Vec<&RunRecord>> = HashMap::new();
     for r in runs.iter().filter(|r| keep.contains(r.id.as_str())) {
         match r
             .parent_id
@@ -87,11 +93,14 @@ pub fn build_with(
             .filter(|p| by_id.contains_key(p) && keep.contains(p))
         {
             Some(p) => children.entry(p).or_default().push(r),
-            None => roots.push(r),
+            None => match r.routine.as_deref().filter(|n| routines.contains(n)) {
+                Some(routine) => fired.entry(routine).or_default().push(r),
+                None => roots.push(r),
+            },
         }
     }
     roots.sort_by(|a, b| a.id.cmp(&b.id));
-    for list in children.values_mut() {
+    for list in children.values_mut().chain(fired.values_mut()) {
         list.sort_by(|a, b| a.id.cmp(&b.id));
     }
     let configured = hosts;
@@ -119,7 +128,31 @@ pub fn build_with(
             push(&mut rows, r, 1, i + 1 == n, &children, subagents);
         }
     }
+    if !routines.is_empty() {
+        rows.push(routine_row(""));
+    }
+    for routine in routines {
+        rows.push(routine_row(routine));
+        let runs = fired.get(routine).map(Vec::as_slice).unwrap_or_default();
+        for (i, r) in runs.iter().enumerate() {
+            push(&mut rows, r, 2, i + 1 == runs.len(), &children, subagents);
+        }
+    }
     rows
+}
+
+/// The routines' heading (`""`) or a routine's row: not a run, so never
+/// selected.
+fn routine_row(name: &str) -> TreeRow {
+    TreeRow {
+        run: None,
+        depth: 1,
+        host: String::new(),
+        last: false,
+        subagent: None,
+        routine: Some(name.to_string()),
+        team: None,
+    }
 }
 
 fn push<'a>(

@@ -620,8 +620,7 @@ fn draw_copy(f: &mut Frame, copy: &super::copy::CopyMode, area: Rect, theme: &Th
     if h == 0 {
         return;
     }
-    // Keep the cursor's line in view, near the bottom when it can be.
-    let top = (copy.cursor.0 + 1).saturating_sub(h);
+    let top = copy.top(h);
     let selected = Style::default().add_modifier(Modifier::REVERSED);
     let mut lines = Vec::new();
     for (i, text) in copy.lines.iter().enumerate().skip(top).take(h) {
