@@ -279,3 +279,27 @@ fn an_invalid_schedule_never_replaces_the_last_valid_config() {
         s.routine("nightly")["next_fire"] == "2026-01-05T02:30:00.000Z"
     });
 }
+
+#[test]
+fn a_routine_added_while_the_daemon_runs_fires_at_the_time_ls_announced() {
+    let s = Scheduled::new(
+        &format!("[routines.daily]\nschedule = \"0 5 * * *\"\n{ECHO}"),
+        "2026-01-05T16:14:30Z",
+    );
+    // The scheduler sleeps until its next fire (or a minute): it has not
+    // looked at the config again when the routine is added.
+    let config = s.home.config.path().join("agents/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!("\n[routines.second]\nschedule = \"*/1 * * * *\"\n{ECHO}"));
+    std::fs::write(&config, text).unwrap();
+    s.home.wait_until("ls announces the new routine", || {
+        s.routines().iter().any(|r| r["name"] == "second")
+    });
+    assert_eq!(s.routine("second")["next_fire"], "2026-01-05T16:15:00.000Z");
+
+    s.set("2026-01-05T16:15:01Z");
+    let first = s.wait_records("second", 1).remove(0);
+    assert_eq!(first["scheduled_at"], "2026-01-05T16:15:00.000Z", "{first}");
+    let ended = s.home.wait_end(first["id"].as_str().unwrap());
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+}

@@ -154,3 +154,56 @@ fn a_resumed_session_is_passed_the_variables_its_run_named_with_env_again() {
     let forked = agents(&["sessions", "fork", "-d", &session], "value-at-fork");
     logged(&forked, "key=value-at-fork");
 }
+
+#[test]
+fn sessions_list_names_the_resumed_run_that_holds_a_session_not_the_cancelled_one() {
+    let home = Home::new();
+    let bin = tempfile::tempdir().unwrap();
+    fake_claude(bin.path());
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    let user_home = tempfile::tempdir().unwrap();
+    let start = |args: &[&str]| {
+        let out = home
+            .cmd(args)
+            .env("PATH", &path)
+            .env("HOME", user_home.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let first = start(&["run", "-d", "--name", "original", "claude"]);
+    let session = home.show(&first)["session_id"].as_str().unwrap().to_string();
+    home.ok(&["cancel", "--force", &first]);
+    let second = start(&["sessions", "resume", "-d", &session]);
+    home.wait_until("the resumed run runs", || home.state(&second) == "running");
+    assert_eq!(home.show(&second)["session_id"], session.as_str());
+    let resumed_name = home.show(&second)["name"].as_str().unwrap().to_string();
+
+    let list = home.json(&["sessions", "list", "--json"]);
+    let row = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == session.as_str())
+        .expect("listed")
+        .clone();
+    assert_eq!(row["run_id"], second.as_str(), "{row}");
+    assert_eq!(row["run_name"], resumed_name.as_str(), "{row}");
+    assert_eq!(row["run_state"], "running", "{row}");
+    let human = home.ok(&["sessions", "list"]);
+    let line = human.lines().find(|l| l.starts_with(&session)).unwrap();
+    assert!(line.contains("running") && !line.contains("cancelled"), "{line}");
+
+    // Ended too, the newest run that held it is named, not the first.
+    home.ok(&["cancel", "--force", &second]);
+    let list = home.json(&["sessions", "list", "--json"]);
+    let row = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == session.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(row["run_id"], second.as_str(), "{row}");
+}

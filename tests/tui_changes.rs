@@ -86,6 +86,7 @@ fn changes() -> Changes {
         worktree: Some("/home/user/.agents/worktrees/fix-parser".into()),
         commits: 2,
         ahead: Some(2),
+        merged: false,
         uncommitted: 1,
         note: None,
         files: vec![

@@ -134,6 +134,15 @@ fn a_runs_changes_are_shown_then_fast_forwarded_into_its_branch_and_its_worktree
     assert!(home.event_kinds("w1").contains(&"WORKTREE_MERGED".to_string()));
     let again = failure(&home.run(&["merge", "w1"]));
     assert!(again.contains("nothing to merge"), "{again}");
+    // Merged: diff says so, and offers the old commit no more.
+    let shown = home.ok(&["diff", "w1", "--stat"]);
+    let first = shown.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("agents/w1: merged into main, nothing left to merge"),
+        "{shown}"
+    );
+    assert!(!first.contains("since") && !first.contains("merges into"), "{shown}");
+    assert_eq!(home.json(&["diff", "w1", "--json"])["merged"], true);
 
     // The untracked file keeps the worktree until --force.
     let worktree = home.path().join("worktrees/w1");
@@ -209,6 +218,11 @@ fn a_conflict_or_the_users_own_edits_stop_a_merge_with_nothing_changed_and_squas
     );
     assert!(git(dir, &["log", "-1", "--format=%B", "main"]).contains("Squashed agents/two (run two)"));
     assert_eq!(std::fs::read_to_string(dir.join("c.txt")).unwrap(), "c1\nc2\n");
+    // Squashed is merged too: main has the work, if not the commits.
+    let changes = home.json(&["diff", "two", "--json"]);
+    assert_eq!(changes["merged"], true, "{changes}");
+    let shown = home.ok(&["diff", "two", "--stat"]);
+    assert!(shown.starts_with("agents/two: merged into main"), "{shown}");
 }
 
 #[test]
@@ -296,11 +310,19 @@ fn the_tuis_changes_tab_shows_a_runs_diff_and_merges_it_when_asked() {
         std::fs::read_to_string(dir.join("a.txt")).unwrap(),
         "one\nchanged by the agent\n"
     );
-    // Read again: merged, so M has nothing more to bring.
+    // Read again: merged, so the tab says so and M has nothing to bring.
+    let lines = wait_for(&mut tui, "agents/reviewed · merged into main");
+    let screen = lines.join("\n");
+    assert!(screen.contains("nothing left to merge"), "{screen}");
+    assert!(
+        !screen.contains("1 commit since") && !screen.contains("M merge into main"),
+        "{screen}"
+    );
     tui.type_bytes(b"M");
-    wait_for(&mut tui, "Merge agents/reviewed into main?");
-    tui.type_bytes(b"y");
-    wait_for(&mut tui, "not merged: nothing to merge");
+    wait_for(
+        &mut tui,
+        "nothing to merge: main already has the work of agents/reviewed",
+    );
     tui.type_bytes(b"q");
     assert_eq!(tui.exit_code(), 0);
 }

@@ -24,6 +24,10 @@ pub struct Changes {
     /// would bring (`None` when `from` is gone or was never known).
     #[serde(default)]
     pub ahead: Option<usize>,
+    /// `from` has all the branch's work (merged, fast-forwarded or
+    /// squashed): nothing is left to merge.
+    #[serde(default)]
+    pub merged: bool,
     /// Files with changes not committed in the worktree (untracked ones
     /// included), which a merge leaves behind.
     pub uncommitted: usize,

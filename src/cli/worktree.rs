@@ -48,16 +48,21 @@ pub async fn diff(paths: &Paths, run: String, stat: bool, json: bool) -> anyhow:
     Ok(0)
 }
 
-/// `agents/worker: 3 commits since 1a2b3c4, 2 files uncommitted; merges into main`.
+/// `agents/worker: 3 commits since 1a2b3c4, 2 files uncommitted; merges into main`,
+/// or `agents/worker: merged into main, nothing left to merge` once it was.
 fn summary(c: &Changes) -> String {
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
-    let mut line = format!("{}: {} since {}", c.branch, plural(c.commits, "commit"), short(&c.base));
+    let mut line = match &c.from {
+        Some(from) if c.merged => format!("{}: merged into {from}, nothing left to merge", c.branch),
+        _ => format!("{}: {} since {}", c.branch, plural(c.commits, "commit"), short(&c.base)),
+    };
     if c.uncommitted > 0 {
         line.push_str(&format!(", {} uncommitted", plural(c.uncommitted, "file")));
     }
-    match (&c.from, &c.worktree) {
-        (Some(from), _) => line.push_str(&format!("; merges into {from}")),
-        (None, _) => line.push_str("; started on a detached HEAD"),
+    match &c.from {
+        _ if c.merged => {}
+        Some(from) => line.push_str(&format!("; merges into {from}")),
+        None => line.push_str("; started on a detached HEAD"),
     }
     if c.worktree.is_none() {
         line.push_str(" (worktree removed)");

@@ -100,7 +100,9 @@ impl Daemon {
 
     pub fn config(&self) -> crate::config::Config {
         let mut watch = self.config.lock().unwrap_or_else(|p| p.into_inner());
-        watch.refresh();
+        if watch.refresh() {
+            self.routines.config_read(&watch.current.routines);
+        }
         watch.current.clone()
     }
 
@@ -304,7 +306,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
                 });
             }
             _ = config_tick.tick() => {
-                daemon.config.lock().unwrap_or_else(|p| p.into_inner()).refresh();
+                daemon.config();
             }
             _ = upgrade_tick.tick() => {
                 let binary = binary.clone();

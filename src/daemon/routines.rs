@@ -29,6 +29,10 @@ pub struct Routines {
     /// The scheduler's first look at its clock: fires before it were
     /// missed because no daemon ran.
     started_at: Mutex<Option<i64>>,
+    /// When each routine new to the config was first read, by whoever read
+    /// it (`routines ls` announcing its next fire, the minute's tick), until
+    /// the scheduler takes it as the time its schedule counts from.
+    first_read: Mutex<HashMap<String, i64>>,
 }
 
 impl Routines {
@@ -40,6 +44,31 @@ impl Routines {
             deciding: Default::default(),
             wake: Default::default(),
             started_at: Default::default(),
+            first_read: Default::default(),
+        }
+    }
+
+    /// The config was read anew: a routine in it never seen before counts
+    /// from now — so a fire `routines ls` announced is fired or recorded,
+    /// however long the scheduler still sleeps — and the scheduler wakes
+    /// to plan for it.
+    pub fn config_read(&self, routines: &std::collections::BTreeMap<String, Routine>) {
+        let now = self.clock.now_ms();
+        if now <= 0 {
+            return;
+        }
+        let states = self.states.lock().unwrap_or_else(|p| p.into_inner());
+        let mut first_read = self.first_read.lock().unwrap_or_else(|p| p.into_inner());
+        let mut new = false;
+        for name in routines.keys() {
+            let seen = states.get(name).is_some_and(|s| s.checked_to.is_some());
+            if !seen && !first_read.contains_key(name) {
+                first_read.insert(name.clone(), now);
+                new = true;
+            }
+        }
+        if new {
+            self.wake.notify_one();
         }
     }
 
@@ -114,9 +143,10 @@ pub async fn run(daemon: Arc<Daemon>) {
                 next = next.into_iter().chain(due).min();
             }
         }
-        let nap = daemon.routines.clock.nap(next.map_or(i64::MAX, |n| n - now));
+        // A minute at most: a suspended machine is seen within it.
+        let wake_at = next.unwrap_or(i64::MAX).min(now.saturating_add(LATE_MS));
         tokio::select! {
-            _ = tokio::time::sleep(nap) => {}
+            _ = sleep_until(&daemon.routines.clock, wake_at) => {}
             _ = daemon.routines.wake.notified() => {}
             // A run that ended may free a routine with fires queued.
             changed = changes.recv(), if has_queue(&daemon) => {
@@ -125,6 +155,19 @@ pub async fn run(daemon: Arc<Daemon>) {
                 }
             }
         }
+    }
+}
+
+/// Until `clock` reads `at_ms`. A file clock is looked at every 20 ms
+/// but wakes the scheduler no sooner than the system's would, so a test
+/// meets the scheduler asleep between its looks as a user does.
+async fn sleep_until(clock: &Clock, at_ms: i64) {
+    loop {
+        let now = clock.now_ms();
+        if now >= at_ms {
+            return;
+        }
+        tokio::time::sleep(clock.nap(at_ms - now)).await;
     }
 }
 
@@ -141,11 +184,22 @@ async fn tick(daemon: &Arc<Daemon>, name: &str, routine: &Routine, now: i64) -> 
         return None;
     };
     let mut state = daemon.routines.state(name);
-    let Some(checked_to) = state.checked_to else {
-        // First seen: its schedule counts from now.
-        state.checked_to = Some(now);
-        save(daemon, name, state).await;
-        return schedule.next_after(now);
+    let checked_to = match state.checked_to {
+        Some(checked_to) => checked_to,
+        None => {
+            // First seen: its schedule counts from when the config holding
+            // it was first read, or from now.
+            let first = daemon
+                .routines
+                .first_read
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(name);
+            let from = first.unwrap_or(now).min(now);
+            state.checked_to = Some(from);
+            save(daemon, name, state.clone()).await;
+            from
+        }
     };
     if !routine.enabled || state.paused {
         // Nothing it would have fired meanwhile was missed: it was off.

@@ -14,6 +14,9 @@ use crate::api::{
 };
 use crate::store::{StoreError, format_ms, lineage, runs};
 
+/// Which of a session's runs holds it: the live one, else the newest.
+const HOLDER_ORDER: &str = "ORDER BY state IN ('pending', 'starting', 'running') DESC, created_at DESC, id DESC";
+
 /// Every session, newest first, with the run that last held it.
 /// `sessions.list`: without `all`, child conversations (a subagent's, or
 /// a child run's) are left out, as a conversation list shows its top ones.
@@ -21,14 +24,24 @@ pub async fn list(daemon: &Arc<Daemon>, all: bool) -> Result<Vec<SessionRecord>,
     daemon
         .store
         .call(move |c| {
-            let mut stmt = c.prepare(
-                "SELECT s.id, s.harness, s.run_id, r.name, r.state, r.cwd, s.transcript_path, s.created_at
-                 FROM sessions s LEFT JOIN runs r ON r.id = s.run_id
-                 WHERE ?1 OR (r.parent_run_id IS NULL AND s.id NOT IN (
+            // The holder: the newest run that held the session, the live
+            // one first (a resumed run, not the cancelled one it resumed);
+            // else the run it was recorded with. Whether it is a child
+            // conversation is the first run's to say.
+            let mut stmt = c.prepare(&format!(
+                "WITH holders AS (
+                     SELECT session_id, id, ROW_NUMBER() OVER (PARTITION BY session_id {HOLDER_ORDER}) AS n
+                     FROM runs WHERE session_id IS NOT NULL)
+                 SELECT s.id, s.harness, r.id, r.name, r.state, r.cwd, s.transcript_path, s.created_at
+                 FROM sessions s
+                 LEFT JOIN holders h ON h.session_id = s.id AND h.n = 1
+                 LEFT JOIN runs r ON r.id = COALESCE(h.id, s.run_id)
+                 LEFT JOIN runs o ON o.id = s.run_id
+                 WHERE ?1 OR (o.parent_run_id IS NULL AND s.id NOT IN (
                      SELECT sa.session_id FROM subagents sa JOIN runs p ON p.id = sa.run_id
                      WHERE sa.session_id IS NOT NULL AND sa.session_id != COALESCE(p.session_id, '')))
                  ORDER BY s.created_at DESC LIMIT 1000",
-            )?;
+            ))?;
             let rows = stmt
                 .query_map([all], |r| {
                     let state: Option<String> = r.get(4)?;
@@ -118,7 +131,7 @@ pub(super) async fn find(
             };
             let run_id: Option<String> = c
                 .query_row(
-                    "SELECT id FROM runs WHERE session_id = ?1 ORDER BY created_at DESC LIMIT 1",
+                    &format!("SELECT id FROM runs WHERE session_id = ?1 {HOLDER_ORDER} LIMIT 1"),
                     [&id],
                     |row| row.get(0),
                 )

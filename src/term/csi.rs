@@ -41,8 +41,20 @@ impl<S: Sink> Emulator<S> {
             ([], 'H' | 'f') => self.grid_mut().go_to(n - 1, arg(params, 1, 1) - 1),
             ([], 'I') => self.tab(n, true),
             ([], 'Z') => self.tab(n, false),
-            ([] | [b'?'], 'J') => self.erase_display(arg(params, 0, 0)),
-            ([] | [b'?'], 'K') => {
+            ([], 'J') => self.erase_display(arg(params, 0, 0)),
+            // DECSED / DECSEL: ED / EL sparing what DECSCA protected.
+            ([b'?'], 'J' | 'K') => {
+                let style = self.style;
+                self.grid_mut().erase_selective(action == 'K', arg(params, 0, 0), style);
+            }
+            // DECSCA: 1 protects what is printed next, 0 and 2 do not.
+            ([b'"'], 'q') => {
+                self.protect = match arg(params, 0, 0) {
+                    1 => super::grid::Cell::PROTECTED,
+                    _ => 0,
+                };
+            }
+            ([], 'K') => {
                 let style = self.style;
                 let grid = self.grid_mut();
                 match arg(params, 0, 0) {

@@ -75,6 +75,9 @@ pub(crate) struct Emulator<S> {
     pub(crate) cols: u16,
     /// The SGR state new characters take.
     pub(crate) style: Style,
+    /// DECSCA: `Cell::PROTECTED` while `CSI 1 " q` holds, else 0; the bits
+    /// new characters take.
+    pub(crate) protect: u8,
     pub(crate) modes: Modes,
     pub(crate) charsets: Charsets,
     /// Tab stops, one per column.
@@ -116,6 +119,7 @@ impl<S: Sink> Emulator<S> {
             rows,
             cols,
             style: PLAIN,
+            protect: 0,
             modes: Modes::default(),
             charsets: Charsets::default(),
             tabs: default_tabs(cols),
@@ -187,7 +191,7 @@ impl<S: Sink> Emulator<S> {
         if self.grid().col + width > self.cols {
             self.wrap(width);
         }
-        let (style, insert) = (self.style, self.modes.insert);
+        let (style, protect, insert) = (self.style, self.protect, self.modes.insert);
         let grid = self.grid_mut();
         let col = usize::from(grid.col);
         let row = &mut grid.rows[usize::from(grid.row)];
@@ -200,6 +204,7 @@ impl<S: Sink> Emulator<S> {
             row.cells[col + 1] = Cell {
                 style,
                 width: Width::Continuation,
+                bits: protect,
                 ..Cell::BLANK
             };
         }
@@ -207,7 +212,7 @@ impl<S: Sink> Emulator<S> {
             ch: c,
             style,
             width: if width == 2 { Width::Wide } else { Width::Narrow },
-            marks: false,
+            bits: protect,
         };
         row.touch(col + usize::from(width));
         grid.col += width;
@@ -300,12 +305,13 @@ impl<S: Sink> Emulator<S> {
     /// (which follows it through resizes): a cursor saved on the alternate
     /// screen is restored on the main one, as in tmux.
     pub(crate) fn save_cursor(&mut self) {
-        let (style, charsets) = (self.style, self.charsets);
+        let (style, protect, charsets) = (self.style, self.protect, self.charsets);
         let grid = self.grid();
         self.main.saved = super::grid::Saved {
             row: grid.row,
             col: grid.col,
             style,
+            protect,
             origin: grid.origin,
             charsets,
         };
@@ -320,6 +326,7 @@ impl<S: Sink> Emulator<S> {
         grid.origin = saved.origin;
         grid.keep_in_region();
         self.style = saved.style;
+        self.protect = saved.protect;
         self.charsets = saved.charsets;
     }
 
@@ -363,6 +370,7 @@ impl<S: Sink> Emulator<S> {
         self.alt = Grid::new(self.rows, self.cols);
         self.alt_on = false;
         self.style = PLAIN;
+        self.protect = 0;
         self.modes = Modes::default();
         self.charsets = Charsets::default();
         self.tabs = default_tabs(self.cols);
@@ -448,7 +456,7 @@ impl<S: Sink> vte::Perform for Emulator<S> {
             && !self.charsets.graphics[usize::from(self.charsets.shifted_out)]
             && !self.modes.insert
         {
-            let (style, cols) = (self.style, self.cols);
+            let (style, protect, cols) = (self.style, self.protect, self.cols);
             let grid = if self.alt_on { &mut self.alt } else { &mut self.main };
             if grid.col < cols
                 && let Some(row) = grid.rows.get_mut(usize::from(grid.row))
@@ -459,7 +467,7 @@ impl<S: Sink> vte::Perform for Emulator<S> {
                     ch: c,
                     style,
                     width: Width::Narrow,
-                    marks: false,
+                    bits: protect,
                 };
                 row.touch(usize::from(grid.col) + 1);
                 grid.col += 1;

@@ -34,9 +34,9 @@ pub(crate) struct Cell {
     pub(crate) ch: char,
     pub(crate) style: Style,
     pub(crate) width: Width,
-    /// Combining marks follow the character: the row's `clusters` has the
-    /// whole text.
-    pub(crate) marks: bool,
+    /// [`Cell::MARKS`] and [`Cell::PROTECTED`]: one byte, so the cell
+    /// keeps its size.
+    pub(crate) bits: u8,
 }
 
 // A flood fills rows of these: keep the size the comment above says.
@@ -47,8 +47,31 @@ impl Cell {
         ch: '\0',
         style: PLAIN,
         width: Width::Narrow,
-        marks: false,
+        bits: 0,
     };
+
+    /// Combining marks follow the character: the row's `clusters` has the
+    /// whole text.
+    pub(crate) const MARKS: u8 = 1;
+    /// Printed under DECSCA 1: selective erase (DECSED, DECSEL) leaves it.
+    pub(crate) const PROTECTED: u8 = 2;
+
+    #[inline]
+    pub(crate) fn marks(&self) -> bool {
+        self.bits & Cell::MARKS != 0
+    }
+
+    #[inline]
+    pub(crate) fn protected(&self) -> bool {
+        self.bits & Cell::PROTECTED != 0
+    }
+
+    pub(crate) fn set_marks(&mut self, on: bool) {
+        match on {
+            true => self.bits |= Cell::MARKS,
+            false => self.bits &= !Cell::MARKS,
+        }
+    }
 
     /// A cell erased while `style` is current: blank, in its background
     /// colour only, as xterm and tmux erase.
@@ -117,9 +140,22 @@ impl Row {
         }
     }
 
+    /// DECSEL / DECSED: blanks the cells of `cols` that DECSCA did not
+    /// protect (both halves of a wide character are protected alike).
+    pub(crate) fn erase_unprotected(&mut self, cols: std::ops::Range<usize>, style: Style) {
+        let end = cols.end.min(self.cells.len());
+        for col in cols.start..end {
+            if !self.cells[col].protected() {
+                self.split_wide(col, style);
+                self.cells[col] = Cell::erased(style);
+            }
+        }
+        self.erased_to(end, style);
+    }
+
     /// The text of the cell at `col` with its combining marks, if it has any.
     pub(crate) fn cluster(&self, col: usize) -> Option<&str> {
-        if !self.cells[col].marks {
+        if !self.cells[col].marks() {
             return None;
         }
         let col = col as u16;
@@ -145,7 +181,7 @@ impl Row {
         let at = col as u16;
         self.clusters.retain(|(c, _)| *c != at);
         self.clusters.push((at, text.into()));
-        self.cells[col].marks = true;
+        self.cells[col].set_marks(true);
     }
 
     /// How many cells hold something: those after the last one that is not
@@ -161,7 +197,7 @@ impl Row {
     /// Sets the text of the cell at `col`, which has combining marks.
     pub(crate) fn set_cluster(&mut self, col: usize, text: Box<str>) {
         self.clusters.push((col as u16, text));
-        self.cells[col].marks = true;
+        self.cells[col].set_marks(true);
     }
 
     /// How many of its cells the row gives its line: a wrapped row all
@@ -253,7 +289,7 @@ impl Row {
     /// that keeping them is not worth following each one).
     fn moved_cells(&mut self) {
         for cell in &mut self.cells {
-            cell.marks = false;
+            cell.set_marks(false);
         }
         self.clusters.clear();
     }
@@ -281,6 +317,8 @@ pub(crate) struct Saved {
     pub(crate) row: u16,
     pub(crate) col: u16,
     pub(crate) style: Style,
+    /// DECSCA's state (`Cell::PROTECTED` or 0), as xterm saves it.
+    pub(crate) protect: u8,
     pub(crate) origin: bool,
     pub(crate) charsets: super::charset::Charsets,
 }
@@ -500,6 +538,26 @@ impl Grid {
         row.split_wide(col, style);
         row.cells[..=col].fill(Cell::erased(style));
         row.erased_to(col + 1, style);
+    }
+
+    /// DECSEL (`line`) or DECSED with `how` as EL / ED take it: only the
+    /// cells DECSCA did not protect. Nothing right of a pending wrap, as
+    /// EL 0.
+    pub(crate) fn erase_selective(&mut self, line: bool, how: u16, style: Style) {
+        let (row, width) = (usize::from(self.row), usize::from(self.cols));
+        let (right, left) = (usize::from(self.col)..width, 0..self.col_index() + 1);
+        let (here, above, below) = match (line, how) {
+            (_, 0) => (right, 0..0, row + 1..self.rows.len()),
+            (_, 1) => (left, 0..row, 0..0),
+            (_, 2) => (0..width, 0..row, row + 1..self.rows.len()),
+            _ => return,
+        };
+        self.rows[row].erase_unprotected(here, style);
+        if !line {
+            for r in above.chain(below) {
+                self.rows[r].erase_unprotected(0..width, style);
+            }
+        }
     }
 
     /// ECH: blanks `count` cells from the cursor, not moving it.

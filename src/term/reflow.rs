@@ -121,7 +121,7 @@ fn split(line: &Line, cols: u16, spot: Option<Spot>, rows: &mut Vec<Row>) -> Opt
             col = 0;
         }
         row.cells[col] = cell;
-        row.cells[col].marks = false;
+        row.cells[col].set_marks(false);
         if wide {
             row.cells[col + 1] = line.cells[at + 1];
         }

@@ -1,7 +1,7 @@
 //! The bytes that redraw a screen on a fresh emulator of the same size: a
 //! checkpoint of the log (`protocol::run_files`) is one of these.
 //!
-//! They carry the cells with their colours, the cursor (a pending wrap
+//! They carry the cells with their colours and DECSCA protection, the cursor (a pending wrap
 //! too), the saved cursor, the scroll region, origin mode, the modes a
 //! client mirrors (the kitty keyboard flags' stacks too), autowrap and
 //! insert mode, tab stops, the charsets and the title; while the alternate screen is shown, the main screen under it
@@ -106,7 +106,13 @@ impl<S: Sink> Emulator<S> {
         }
         put_cursor(out, grid);
         pen(out, self.style);
+        protect(out, self.protect != 0);
     }
+}
+
+/// DECSCA: whether what is drawn next is protected from selective erase.
+fn protect(out: &mut String, on: bool) {
+    out.push_str(if on { "\x1b[1\"q" } else { "\x1b[0\"q" });
 }
 
 /// Puts the cursor where `grid` has it, origin mode already as it has it.
@@ -164,13 +170,23 @@ fn last_cell(grid: &Grid, row: u16) -> usize {
 
 /// Draws cell `col` of `row` again where the cursor is: a pending wrap.
 fn redraw(out: &mut String, grid: &Grid, row: u16, col: usize) {
-    pen(out, grid.rows[usize::from(row)].cells[col].style);
-    grid.rows[usize::from(row)].push_text(col, out);
+    draw_cell(out, &grid.rows[usize::from(row)], col);
+}
+
+/// Cell `col` of `row` where the cursor is, in its style and protection.
+fn draw_cell(out: &mut String, row: &super::grid::Row, col: usize) {
+    let cell = row.cells[col];
+    pen(out, cell.style);
+    protect(out, cell.protected());
+    row.push_text(col, out);
+    if cell.protected() {
+        protect(out, false);
+    }
 }
 
 /// Every cell that is not blank, each row from its first such cell.
 fn draw(out: &mut String, grid: &Grid) {
-    let mut style = None;
+    let (mut style, mut protected) = (None, false);
     for (r, row) in grid.rows.iter().enumerate() {
         let mut at = None;
         for (c, cell) in row.cells.iter().enumerate() {
@@ -184,16 +200,23 @@ fn draw(out: &mut String, grid: &Grid) {
                 pen(out, cell.style);
                 style = Some(cell.style);
             }
+            if protected != cell.protected() {
+                protected = cell.protected();
+                protect(out, protected);
+            }
             row.push_text(c, out);
             at = Some(c + if cell.width == Width::Wide { 2 } else { 1 });
         }
+    }
+    if protected {
+        protect(out, false);
     }
     for r in 0..grid.rows.len().saturating_sub(1) {
         if grid.rows[r].wrapped {
             wrap(out, grid, r);
         }
     }
-    out.push_str("\x1b[0m");
+    out.push_str("\x1b[0m\x1b[0\"q");
 }
 
 /// Joins row `r` to the next as a wrap does (`reflow.rs` reads it): its
@@ -206,8 +229,7 @@ fn wrap(out: &mut String, grid: &Grid, r: usize) {
     if row.spacer && head.width == Width::Wide {
         // The wide character does not fit in the last cell, as it did not.
         let _ = write!(out, "\x1b[{};{}H", r + 1, cols);
-        pen(out, head.style);
-        next.push_text(0, out);
+        draw_cell(out, next, 0);
         return;
     }
     let last = last_cell(grid, r as u16);
@@ -220,10 +242,7 @@ fn wrap(out: &mut String, grid: &Grid, r: usize) {
     let blank_head = head == Cell::BLANK || head.width == Width::Continuation;
     match blank_head {
         true => out.push_str("\x1b[0m "),
-        false => {
-            pen(out, head.style);
-            next.push_text(0, out);
-        }
+        false => draw_cell(out, next, 0),
     }
     if blank_last {
         let _ = write!(out, "\x1b[0m\x1b[{};{}H\x1b[X", r + 1, last + 1);
@@ -246,6 +265,7 @@ fn saved_cursor(out: &mut String, grid: &Grid, save: &str) {
         row,
         col,
         style,
+        protect: protected,
         origin,
         charsets: sets,
     } = grid.saved;
@@ -255,12 +275,13 @@ fn saved_cursor(out: &mut String, grid: &Grid, save: &str) {
     // The region is set after this: under origin mode it is the screen.
     place(out, grid, row, col, 0);
     pen(out, style);
+    protect(out, protected != 0);
     out.push_str(&charsets(sets));
     out.push_str(save);
     if origin {
         out.push_str("\x1b[?6l");
     }
-    out.push_str("\x1b[0m\x1b(B\x1b)B\x0f");
+    out.push_str("\x1b[0m\x1b[0\"q\x1b(B\x1b)B\x0f");
 }
 
 /// Designations of both slots and the shift, whatever they were before.

@@ -61,7 +61,7 @@ fn client_cell(row: &super::grid::Row, col: usize) -> Cell {
     let cell = &row.cells[col];
     let glyph = match (cell.ch, cell.width) {
         (_, Width::Continuation) => Glyph::Continuation,
-        _ if cell.marks => row.cluster(col).map_or(Glyph::Blank, screen::glyph_of),
+        _ if cell.marks() => row.cluster(col).map_or(Glyph::Blank, screen::glyph_of),
         ('\0' | ' ', _) => Glyph::Blank,
         (c, _) if c.is_ascii_graphic() => Glyph::Ascii(c as u8),
         (c, _) => screen::glyph_of(c.encode_utf8(&mut [0; 4])),

@@ -304,6 +304,18 @@ fn a_snapshot_carries_the_main_screen_under_the_alternate_one() {
 }
 
 #[test]
+fn a_snapshot_carries_which_cells_decsca_protected_and_its_state() {
+    // Protected cells (a wrapped row's last and next first too), DECSCA
+    // still on, and saved off with the cursor.
+    let term = term_with(
+        4,
+        10,
+        b"ab\x1b[1\"qcd\x1b[0\"qef\x1b7\x1b[2;9Hgh\x1b[1\"qij\x1b[0\"qk\x1b[4;1H\x1b[1\"q",
+    );
+    assert_behaves_the_same_after_snapshot(term, b"pq\x1b8rs\x1b[?2J");
+}
+
+#[test]
 fn a_snapshot_carries_the_saved_cursor_region_and_origin_mode() {
     let term = term_with(6, 20, b"\x1b[3;5H\x1b[1;32m\x1b7\x1b[m\x1b[2;5r\x1b[?6h\x1b[2;1Hin");
     assert_behaves_the_same_after_snapshot(term, b"\r\nx\r\ny\r\nz\r\nw\x1b8saved\x1b[1;1Htop");

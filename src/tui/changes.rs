@@ -202,10 +202,7 @@ impl App {
         let c = &loaded.changes;
         let refusal = match &c.from {
             None => Some("it started on a detached HEAD: no branch to merge into".to_string()),
-            Some(from) if c.ahead == Some(0) && c.commits > 0 => Some(format!(
-                "nothing to merge: {from} already has every commit of {}",
-                c.branch
-            )),
+            Some(from) if c.merged => Some(format!("nothing to merge: {from} already has the work of {}", c.branch)),
             Some(_) if c.commits == 0 && c.uncommitted > 0 => Some(format!(
                 "nothing committed on {} yet ({} uncommitted)",
                 c.branch,
@@ -292,11 +289,13 @@ pub fn lines(
     (out, starts)
 }
 
-/// `agents/w1 · 2 commits since 1a2b3c4 · into main`.
+/// `agents/w1 · 2 commits since 1a2b3c4`, or `agents/w1 · merged into
+/// main` once there is nothing left to merge.
 fn summary(c: &Changes, theme: &Theme) -> Vec<Span<'static>> {
-    let commits = match c.commits {
-        1 => "1 commit".to_string(),
-        n => format!("{n} commits"),
+    let said = match (&c.from, c.commits) {
+        (Some(from), _) if c.merged => format!("merged into {from}"),
+        (_, 1) => format!("1 commit since {}", c.base.get(..7).unwrap_or(&c.base)),
+        (_, n) => format!("{n} commits since {}", c.base.get(..7).unwrap_or(&c.base)),
     };
     let removed = match c.worktree {
         Some(_) => "",
@@ -304,16 +303,14 @@ fn summary(c: &Changes, theme: &Theme) -> Vec<Span<'static>> {
     };
     vec![
         Span::styled(safe(&c.branch), theme.accent.add_modifier(Modifier::BOLD)),
-        Span::styled(
-            format!(" · {commits} since {}{removed}", c.base.get(..7).unwrap_or(&c.base)),
-            theme.dim,
-        ),
+        Span::styled(format!(" · {said}{removed}"), theme.dim),
     ]
 }
 
 /// The keys of the tab, as configured: `M merge into main · { } hunks · c comment`.
 fn hints(c: &Changes, keys: &Keymap) -> String {
     let merge = match &c.from {
+        Some(_) if c.merged => "nothing left to merge".into(),
         Some(from) => format!("{} merge into {from}", keys.key_of(Action::Merge)),
         None => "started detached: nothing to merge into".into(),
     };
@@ -360,6 +357,7 @@ mod tests {
             worktree: Some("/wt".into()),
             commits: 2,
             ahead: Some(2),
+            merged: false,
             uncommitted: 0,
             note: None,
             files: vec![],

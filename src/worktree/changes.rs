@@ -40,13 +40,22 @@ pub fn changes(origin: &Origin) -> Result<Changes, String> {
     let repo = Path::new(&origin.repo);
     let tip = branch_tip(repo, &origin.branch)?;
     let commits = count_commits(repo, &origin.base, &tip)?;
-    let ahead = match &origin.from {
-        Some(from) => match super::merge::rev(repo, &format!("refs/heads/{from}")) {
-            Ok(target) => Some(count_commits(repo, &target, &tip)?),
-            Err(_) => None,
-        },
+    let target = match &origin.from {
+        Some(from) => super::merge::rev(repo, &format!("refs/heads/{from}")).ok(),
         None => None,
     };
+    let ahead = match &target {
+        Some(target) => Some(count_commits(repo, target, &tip)?),
+        None => None,
+    };
+    // Merged: every commit is in `from`, or (a squash) merging brings it
+    // nothing — what `agents merge` would refuse as nothing to merge.
+    let merged = commits > 0
+        && match (&target, ahead) {
+            (_, Some(0)) => true,
+            (Some(target), Some(_)) => super::merge::brings_nothing(repo, target, &tip),
+            _ => false,
+        };
     // The working tree against the start (committed and not) while it
     // exists; the branch's commits once it is gone.
     let (at, range): (&Path, Vec<&str>) = match live {
@@ -82,6 +91,7 @@ pub fn changes(origin: &Origin) -> Result<Changes, String> {
         worktree: live.then(|| origin.dir.clone()),
         commits,
         ahead,
+        merged,
         uncommitted: dirty.len(),
         note: live.then(|| off_branch(dir, &origin.branch)).flatten(),
         files,

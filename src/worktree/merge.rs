@@ -86,6 +86,17 @@ fn nothing_to_merge(origin: &Origin, tip: &str, into: &str) -> String {
     }
 }
 
+/// Whether merging `tip` into `target` would change nothing (a squash of
+/// it is in `target` already). A conflict, or a git too old to tell,
+/// counts as something to merge.
+pub(super) fn brings_nothing(repo: &Path, target: &str, tip: &str) -> bool {
+    let Ok(tree) = merged_tree(repo, target, tip, "", "") else {
+        return false;
+    };
+    let before = git(repo, &["rev-parse", "--verify", &format!("{target}^{{tree}}")]).unwrap_or_default();
+    tree == before.trim()
+}
+
 /// The tree of `tip` merged into `target`, or the conflict that stops it.
 fn merged_tree(repo: &Path, target: &str, tip: &str, branch: &str, into: &str) -> Result<String, String> {
     let out = git_output(

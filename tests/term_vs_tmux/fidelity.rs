@@ -118,6 +118,40 @@ fn selective_erase_erases_like_xterm_where_tmux_ignores_it() {
     }
 }
 
+/// DECSCA (`CSI 1 " q`) protects what is printed after it until `CSI 0 " q`
+/// or `CSI 2 " q`; DECSED and DECSEL then leave those cells, ED and EL
+/// erase them like any (xterm's ctlseqs). tmux 3.3a ignores all three, so
+/// it is fed what xterm shows. The first stream is alacritty's
+/// `selective_erasure` recording (its reference set, 10x3), where
+/// alacritty, which has no selective erase, keeps every cell.
+#[test]
+fn decsca_protects_cells_from_selective_erase_but_not_from_ed_and_el_like_xterm() {
+    let recording = "\x1b[HA\x1b[1\"qB\x1b[2\"qC\x1b[?2J\r\nA\x1b[1\"qB\x1b[2\"qC\x1b[?2K\r\n";
+    let xterm = "\x1b[1;2HB\x1b[2;2HB\x1b[3;1H";
+    for (rows, cols) in [(3, 10)].into_iter().chain(SIZES) {
+        assert_like_tmux_at(rows, cols, recording.as_bytes(), xterm.as_bytes());
+    }
+
+    // Protected `A` and `C`, not `b` and `d` (`CSI " q` is `CSI 0 " q`).
+    let line = "\x1b[1\"qAAAA\x1b[0\"qbbbb\x1b[1\"qCC\x1b[\"qdd";
+    let mut ours: String = (1..=6).map(|r| format!("\x1b[{r};1H{line}")).collect();
+    ours.push_str("\x1b[1;3H\x1b[?K\x1b[2;10H\x1b[?1K\x1b[3;1H\x1b[?2K");
+    ours.push_str("\x1b[4;1H\x1b[2K\x1b[5;3H\x1b[?J");
+    let mut xterm: String = [1, 3, 5, 6].map(|r| format!("\x1b[{r};1HAAAA\x1b[{r};9HCC")).concat();
+    xterm.push_str("\x1b[2;1HAAAA\x1b[2;9HCCdd\x1b[5;3H");
+    for (rows, cols) in SIZES {
+        assert_like_tmux_at(rows, cols, ours.as_bytes(), xterm.as_bytes());
+    }
+
+    // ED and EL erase protected cells too; a wide character is protected whole.
+    // DECSEL from the right half of `世` leaves it and what follows.
+    let plain = "\x1b[1\"qkept\x1b[2J\x1b[Hwide \u{4e16}\u{754c} x\x1b[0\"q\x1b[1;7H\x1b[?K\x1b[1;10H\x1b[K";
+    let xterm = "\x1b[Hwide \u{4e16}\u{754c}\x1b[1;10H";
+    for (rows, cols) in SIZES {
+        assert_like_tmux_at(rows, cols, plain.as_bytes(), xterm.as_bytes());
+    }
+}
+
 #[test]
 fn charsets_around_save_restore_and_the_alternate_screen_like_tmux() {
     // The shell's prompt after a program that saved the cursor, chose line
