@@ -411,8 +411,10 @@ fn a_real_claude_run_holds_prompts_while_the_user_has_a_draft_then_takes_each_on
 /// Claude's "waiting for your input" notification (`idle_prompt`, here
 /// after 1.5 s rather than its minute) leaves an idle run idle: no
 /// question, nothing for the user to answer. An Esc mid-turn fires no
-/// `Stop`: the screen's "Interrupted" says the turn ended, and the run is
-/// idle at once, not `working` until its hook stalls.
+/// `Stop`: the screen no longer showing the turn (`esc to interrupt` gone,
+/// the prompt put back) says it ended, and the run is idle once that
+/// screen has been still a few seconds, not `working` until its hook
+/// stalls a minute later.
 #[test]
 fn a_real_claude_run_stays_idle_at_its_idle_notification_and_is_idle_after_an_esc_interrupt() {
     let Some(claude) = real_cli::pinned_binary("CLAUDE", "claude", PINNED) else {
