@@ -51,7 +51,7 @@ fn prompts_sent_onto_a_half_typed_draft_are_held_until_it_is_erased_then_each_go
     type_through_attach(&home, &boss, b"half written dra", "> half written dra");
 
     home.wait_until("the run at rest after the user's typing", || {
-        home.show(&boss)["status"] == "idle"
+        common::real_cli::at_rest_for(&home, &boss, 1000)
     });
     // `send`: held, said so, the prompt's id given.
     let sent = home.ok(&["send", "boss", "QUEUED-ONE"]);
@@ -110,7 +110,7 @@ fn a_prompt_waits_a_moment_after_the_user_types_into_the_run() {
     // were typing a moment ago.
     type_through_attach(&home, &run, b"mine\r", ">");
     home.wait_until("the agent answered the user", || {
-        home.logs(&run).contains("you said \"mine\"") && home.show(&run)["status"] == "idle"
+        home.logs(&run).contains("you said \"mine\"") && common::real_cli::at_rest_for(&home, &run, 1000)
     });
     let sent = home.ok(&["send", "typist", "QUEUED-TWO"]);
     assert!(

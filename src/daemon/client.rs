@@ -145,7 +145,10 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
                 if let Some(live) = daemon.live(&run) {
                     // Who types sets the size (tmux's `window-size latest`).
                     super::size::touch(&daemon, &live, outbox.viewer).await;
-                    *live.keyed_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(std::time::Instant::now());
+                    // Keys typed: their echo follows. Enter hands the line
+                    // to the agent: what follows is its answer, not an echo.
+                    let submits = bytes.iter().any(|b| matches!(b, b'\r' | b'\n'));
+                    *live.keyed_at.lock().unwrap_or_else(|p| p.into_inner()) = (!submits).then(std::time::Instant::now);
                     let _ = live.link.input(&run, bytes).await;
                 }
             }
