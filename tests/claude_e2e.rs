@@ -228,10 +228,12 @@ fn a_real_claude_run_reports_status_hooks_and_its_session() {
 }
 
 /// Claude Code redraws its screen while a tool runs silently (its spinner
-/// and clock), so a working hook is confirmed by output and never stalls
-/// (`engine.hook_stall_secs`, 3 s here against an 8 s silent command); and
-/// once the turn has ended, its still screen lets the `Stop` stand (no
-/// output long enough to overrule it).
+/// and clock), and keeps `esc to interrupt` on it: a working hook is
+/// confirmed by that sign, not by output alone, so it never stalls
+/// (`engine.hook_stall_secs`, 3 s here against an 8 s silent command) even
+/// when a busy machine holds Claude's redraws back longer than that (a
+/// loaded CI run once saw it flip); and once the turn has ended, its still
+/// screen lets the `Stop` stand (no output long enough to overrule it).
 #[test]
 fn a_real_claude_run_stays_working_through_a_long_silent_tool() {
     let Some(claude) = real_cli::pinned_binary("CLAUDE", "claude", PINNED) else {

@@ -239,7 +239,12 @@ fn standing(ev: &Evidence, h: &HookSeen, rules: &Rules, now: Instant) -> Standin
         .output_since
         .filter(|since| moving && *since > h.at && ev.screen.is_none() && h.status != ActivityStatus::Working)
         .map(age);
-    let stall_left = (h.status == ActivityStatus::Working && !h.background).then(|| {
+    // The screen showing the turn in progress (`[busy]`) is evidence the
+    // turn goes on however long output pauses: a busy machine may starve
+    // the harness's redraws for seconds, but no turn ends while its sign
+    // stays (an Esc takes it away, rule 4).
+    let shown_going = matches!(ev.turn_shown, Some((true, _)));
+    let stall_left = (h.status == ActivityStatus::Working && !h.background && !shown_going).then(|| {
         let silent_since = ev.last_output.map_or(h.at, |t| t.max(h.at));
         rules.stall.saturating_sub(age(silent_since))
     });

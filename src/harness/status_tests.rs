@@ -322,6 +322,17 @@ fn evidence_sequences_fuse_to_the_expected_status() {
             "screen shows no turn in progress since hook UserPromptSubmit",
         ),
         (
+            "a turn its screen still shows does not stall, however long output pauses",
+            vec![
+                (10, Hook(Working, "hook PreToolUse Bash")),
+                (11, Turn(true)),
+                (11, Output),
+            ],
+            11 + 120,
+            Working,
+            "hook PreToolUse Bash",
+        ),
+        (
             "a screen read before the turn showed is no end of it",
             vec![
                 (9, Turn(false)),
