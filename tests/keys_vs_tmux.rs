@@ -109,7 +109,14 @@ fn open(home: &Home, program: &Program, via: Via) -> (Ours, Tmux) {
                 (program.ready)(&lines).then_some(())
             });
             let outer = Tmux::start(rows, cols, &agents_env(home), &[BIN.to_string()]);
-            let rect = wait_for("the TUI to show the run's pane", || focused_rect(&outer.shot()));
+            let beside = wait_for("the TUI to show the run's pane", || focused_rect(&outer.shot()));
+            // The side panel shares the window (under the tree here): `p`
+            // hides it, and the run's pane takes its widest, as the steps
+            // were written for.
+            outer.keys(&["p"]);
+            let rect = wait_for("the pane widened with the side panel hidden", || {
+                focused_rect(&outer.shot()).filter(|r| r.3 > beside.3)
+            });
             reference.resize(rect.2 as u16, rect.3 as u16);
             // Enter: INSERT, where keys go to the run.
             outer.keys(&["Enter"]);
