@@ -357,10 +357,9 @@ async fn logs_and_casts_replay_each_size_from_the_offset_it_was_taken_at() {
     assert_eq!(screen.iter().filter(|l| l.starts_with('A')).count(), 2, "{screen:#?}");
     let logs = home.logs(&id);
     let lines: Vec<&str> = logs.lines().collect();
-    assert_eq!(
-        lines[lines.len().saturating_sub(screen.len())..],
-        screen.iter().map(String::as_str).collect::<Vec<_>>()[..],
-        "logs end with the supervisor's screen\n-- logs --\n{logs}-- supervisor --\n{}",
+    assert!(
+        ends_with_rows(&lines, &screen),
+        "logs end with the supervisor's screen, its wrapped rows joined\n-- logs --\n{logs}-- supervisor --\n{}",
         describe(&supervisor)
     );
 
@@ -502,9 +501,9 @@ async fn a_pane_scrolls_back_through_output_printed_before_the_tui_opened() {
     assert_eq!(pane[0], "row 1, printed before the TUI opened");
     let logs = home.ok(&["logs", &id]);
     let logs: Vec<&str> = logs.lines().collect();
-    assert_eq!(
-        pane, logs,
-        "the pane's history and screen are what `agents logs` prints"
+    assert!(
+        joins_rows(&logs, &pane),
+        "the pane's history and screen are what `agents logs` prints, wrapped rows joined:\n{pane:#?}\n{logs:#?}"
     );
     tui.close().await;
     home.ok(&["cancel", &id]);
@@ -599,9 +598,10 @@ async fn in_every_layout_and_after_a_terminal_resize_each_visible_pane_s_run_has
     }
 }
 
-/// `agents logs` prints what the pane shows: history and screen, line for
-/// line, after a resize between long lines and with line-drawing
-/// characters (DEC special graphics) among them.
+/// `agents logs` prints what the pane shows: history and screen, a line
+/// the screen wrapped printed whole (as `tmux capture-pane -J`), after a
+/// resize between long lines and with line-drawing characters (DEC
+/// special graphics) among them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logs_print_what_the_pane_shows_after_a_resize_and_with_line_drawing() {
     let home = Home::new();
@@ -651,9 +651,9 @@ async fn logs_print_what_the_pane_shows_after_a_resize_and_with_line_drawing() {
     assert!(pane.iter().any(|l| l.contains("┌────┐ after0")), "{pane:#?}");
     let logs = home.ok(&["logs", &id]);
     let logs: Vec<&str> = logs.lines().collect();
-    assert_eq!(
-        pane, logs,
-        "the pane's history and screen are what `agents logs` prints"
+    assert!(
+        joins_rows(&logs, &pane),
+        "the pane's history and screen are what `agents logs` prints, wrapped rows joined:\n{pane:#?}\n{logs:#?}"
     );
     tui.close().await;
     home.ok(&["cancel", &id]);
@@ -702,8 +702,8 @@ async fn logs_follow_takes_each_size_the_run_takes_while_it_follows() {
     let b_rows: Vec<&String> = followed.iter().filter(|l| l.starts_with('b')).collect();
     assert_eq!(
         b_rows.iter().map(|l| l.len()).collect::<Vec<_>>(),
-        vec![40, 40, 20],
-        "the line after the resize wraps at 40 columns: {followed:#?}"
+        vec![100],
+        "the line the run wrapped at 40 columns after the resize, printed whole: {followed:#?}"
     );
     let _ = follow.kill();
     let _ = follow.wait();
@@ -720,7 +720,48 @@ async fn logs_follow_takes_each_size_the_run_takes_while_it_follows() {
             .collect()
     };
     let logs = from_first(logs.lines().map(str::to_string).collect());
-    assert_eq!(logs.len(), 5, "{logs:#?}");
+    assert_eq!(logs.len(), 3, "FIRST, the b line whole, DONE: {logs:#?}");
     assert_eq!(from_first(followed), logs, "logs --follow printed what logs prints");
     home.ok(&["cancel", &id]);
+}
+
+/// Each of `lines` (as `agents logs` prints them: a soft-wrapped line
+/// whole) is the next one or more of `rows` (as a screen shows them, one
+/// row each) joined, and together they are all of `rows`.
+fn joins_rows(lines: &[&str], rows: &[String]) -> bool {
+    let mut rows = rows.iter();
+    lines.iter().all(|line| {
+        let mut joined = String::new();
+        for row in rows.by_ref() {
+            joined.push_str(row);
+            if joined.len() >= line.len() {
+                break;
+            }
+        }
+        joined == *line
+    }) && rows.next().is_none()
+}
+
+/// The last of `lines` end with `rows` joined: the first row may finish a
+/// line begun above the screen.
+fn ends_with_rows(lines: &[&str], rows: &[String]) -> bool {
+    let mut rows = rows.iter().rev().peekable();
+    for line in lines.iter().rev() {
+        if rows.peek().is_none() {
+            return true;
+        }
+        let mut joined = String::new();
+        for row in rows.by_ref() {
+            joined.insert_str(0, row);
+            if joined.len() >= line.len() {
+                break;
+            }
+        }
+        let whole = joined == *line;
+        let finishes = rows.peek().is_none() && line.ends_with(joined.as_str());
+        if !whole && !finishes {
+            return false;
+        }
+    }
+    rows.peek().is_none()
 }
