@@ -27,6 +27,7 @@ pub mod rename;
 mod routines;
 pub mod side;
 pub mod tree;
+mod updates;
 pub mod view;
 mod wrap;
 

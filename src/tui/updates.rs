@@ -1,0 +1,235 @@
+//! What the TUI hears from the daemon (`Update`), applied to the app:
+//! lists, screens, answers to what it asked.
+
+use std::collections::HashMap;
+
+use super::app::{App, Command, PaneScreen, Tab, Update, short};
+use crate::api::{RunRecord, SendResult};
+use crate::protocol::screen::{ScreenMirror, ScreenUpdate};
+
+impl App {
+    pub fn update(&mut self, update: Update) {
+        match update {
+            Update::Connected => {
+                self.connected = true;
+                self.banner = None;
+                // A new connection has no subscriptions: ask again.
+                self.subscribed.clear();
+                self.pane_sizes.clear();
+                self.commands.push(Command::Refresh);
+            }
+            Update::Disconnected(why) => {
+                self.connected = false;
+                self.banner = Some(format!("daemon unreachable ({why}); reconnecting…"));
+            }
+            Update::Runs(runs) => self.runs_listed(runs),
+            Update::Detail(detail) => {
+                let id = detail.run.id.clone();
+                if let Some(r) = self.runs.iter_mut().find(|r| r.id == id) {
+                    *r = detail.run.clone();
+                }
+                self.details.insert(id, *detail);
+            }
+            Update::Screen { run, update } => self.apply_screen(run, *update),
+            Update::History {
+                run,
+                before,
+                kept_from,
+                lines,
+            } => {
+                if let Some(screen) = self.screens.get_mut(&run)
+                    && screen.history_asked == Some(before)
+                {
+                    screen.history_asked = None;
+                    screen.mirror.replace_history(lines, kept_from);
+                }
+            }
+            Update::Changed(id) => self.changed(id),
+            Update::Sent { prompt_id, result } => self.sent(prompt_id, result),
+            Update::Started(result) => self.started(*result),
+            Update::Failed(e) => self.message = Some(e),
+            Update::Hosts(hosts) => {
+                // A host added or removed is a heading more or less.
+                let renamed = !hosts.iter().map(|h| &h.name).eq(self.hosts.iter().map(|h| &h.name));
+                self.hosts = hosts;
+                if renamed {
+                    self.rebuild_tree();
+                }
+            }
+            Update::Routines(routines) => {
+                let renamed = !routines
+                    .iter()
+                    .map(|r| &r.name)
+                    .eq(self.routines.iter().map(|r| &r.name));
+                self.routines = routines;
+                if renamed {
+                    self.rebuild_tree();
+                }
+            }
+            Update::Installed(found) => self.harnesses_found(found),
+            Update::Teams(teams) => {
+                if teams != self.teams {
+                    self.teams = teams;
+                    // A team's mail moves with its unread counts.
+                    self.mail.retain(|of, _| matches!(of, super::mail::MailOf::Run(_)));
+                    self.rebuild_tree();
+                }
+            }
+            Update::Subagents(list) => {
+                let mut by_run: HashMap<String, Vec<crate::api::SubagentRecord>> = HashMap::new();
+                for s in list {
+                    by_run.entry(s.run_id).or_default().push(s.subagent);
+                }
+                if by_run != self.subagents {
+                    self.subagents = by_run;
+                    self.rebuild_tree();
+                }
+            }
+            Update::Transcript { run, result } => {
+                self.transcripts.insert(run, result);
+            }
+            Update::Lineage { run, result } => match result {
+                Ok(lineage) => {
+                    self.lineages.insert(run, lineage);
+                }
+                // The tab still shows parents and children from the list.
+                Err(e) => self.message = Some(format!("lineage not loaded: {e}")),
+            },
+            Update::Mail { of, result } => {
+                self.mail.insert(of, result);
+            }
+            Update::Changes { run, result } => self.changes_read(run, result),
+            Update::Merged { run, result } => self.merged(run, result),
+            Update::Removed(result) => self.removed(result),
+        }
+    }
+
+    /// A screen update of a pane's run: applied to its mirror, the view
+    /// kept on its lines when scrolled back.
+    fn apply_screen(&mut self, run: String, update: ScreenUpdate) {
+        if !self.subscribed.contains(&run) {
+            return;
+        }
+        let history_lines = self.history_lines;
+        let screen = self.screens.entry(run.clone()).or_insert_with(|| PaneScreen {
+            mirror: ScreenMirror::new(update.rows, update.cols, history_lines),
+            scroll: 0,
+            unseen: 0,
+            history_asked: None,
+        });
+        // A new subscription (this pane's first, or after a
+        // reconnect) counts from 1; it carries no scrolled rows.
+        let (seq, first) = (update.seq, update.seq == 1);
+        // A refused update leaves the screen as it was; the next
+        // full one (a resize, a reconnect) mends it.
+        // Scrolled back, the view stays on its lines: as many more
+        // back as rows went into history below it.
+        let pushed = update.scrolled.len();
+        let applied = screen.mirror.apply(update).is_ok();
+        if applied && screen.scroll > 0 {
+            screen.scroll = (screen.scroll + pushed).min(screen.mirror.history().len().max(screen.scroll));
+            screen.unseen += pushed;
+        }
+        if applied && first {
+            // What scrolled off before it began watching.
+            self.commands.push(screen.ask_history(&run, history_lines));
+        }
+        self.unacked.insert(run, seq);
+    }
+
+    /// A run started from this TUI (or why not): said, and selected.
+    fn started(&mut self, result: Result<RunRecord, String>) {
+        match result {
+            Ok(run) => {
+                self.message = Some(match run.state {
+                    crate::api::RunState::Blocked => format!(
+                        "{} could not start: {}",
+                        run.name,
+                        run.reason.as_deref().unwrap_or("no reason recorded")
+                    ),
+                    _ => format!("started {}", run.name),
+                });
+                let id = run.id.clone();
+                if !self.runs.iter().any(|r| r.id == id) {
+                    self.runs.push(run);
+                    self.index_runs();
+                }
+                self.rebuild_tree();
+                if let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id)) {
+                    self.selected = i;
+                    self.sync_subscriptions();
+                }
+            }
+            Err(e) => self.message = Some(format!("not started: {e}")),
+        }
+    }
+
+    /// A new list of the runs: the tree, the marks and the notices follow.
+    fn runs_listed(&mut self, runs: Vec<RunRecord>) {
+        // A new run may resume or fork one whose tree is loaded.
+        if runs.iter().any(|r| self.run(&r.id).is_none()) {
+            self.lineages.clear();
+        }
+        self.runs = runs;
+        self.index_runs();
+        // A run no longer listed cannot be sent to.
+        let listed: std::collections::HashSet<&str> = self.runs.iter().map(|r| r.id.as_str()).collect();
+        self.marked.retain(|id| listed.contains(id.as_str()));
+        self.leave_insert_if_ended();
+        self.notify_moments();
+        self.rebuild_tree();
+        if let Some(id) = self.reselect.take()
+            && let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id))
+        {
+            self.selected = i;
+            self.sync_subscriptions();
+        }
+    }
+
+    /// A run changed: what is loaded of it is read again when next shown.
+    fn changed(&mut self, id: String) {
+        self.details.remove(&id);
+        // Reloaded when next shown: hooks and output change it often.
+        // Changes being looked at stay on screen (and M answers)
+        // while they are read again.
+        let looking = self.tab == Tab::Changes && self.selected_run().is_some_and(|r| r.id == id);
+        if looking {
+            self.commands.push(Command::Changes(id.clone()));
+        }
+        let loaded = self.transcripts.remove(&id).is_some()
+            | self.lineages.remove(&id).is_some()
+            | super::mail::forget(self, &id)
+            | (!looking && self.changes.loaded.remove(&id).is_some());
+        if loaded {
+            self.want_tab_data();
+        }
+        if self.selected_run().is_some_and(|r| r.id == id) {
+            self.commands.push(Command::Show(id));
+        }
+    }
+
+    /// The daemon's answer to a prompt sent from here.
+    fn sent(&mut self, prompt_id: String, result: Result<SendResult, String>) {
+        if self.broadcast_sent(&prompt_id, &result) {
+            return;
+        }
+        // Only this prompt's draft: another answer leaves it waiting.
+        let pending = match &self.pending_send {
+            Some((id, _)) if *id == prompt_id => self.pending_send.take(),
+            _ => None,
+        };
+        match (result, pending) {
+            (Ok(sent), draft) => {
+                let to = draft.map(|(_, d)| format!(" to {}", d.run_name())).unwrap_or_default();
+                let why = sent.why.map(|w| format!(": {w}")).unwrap_or_default();
+                self.message = Some(format!("prompt {}{to}{why} ({})", sent.state, short(&prompt_id)));
+            }
+            (Err(e), Some((_, draft))) => {
+                // Keep the draft: nothing is lost when the daemon could not take it.
+                self.message = Some(format!("not sent: {e}"));
+                self.overlay = Some(draft.into_overlay());
+            }
+            (Err(e), None) => self.message = Some(format!("not sent: {e}")),
+        }
+    }
+}
