@@ -70,6 +70,10 @@ pub struct Engine {
     /// A hook that said working, with no output since for this long, is
     /// not believed: `unknown` (docs/design.md §7).
     pub hook_stall_secs: u64,
+    /// A working run whose screen (less its spinners and counters) and
+    /// transcript have not changed for this long is `stalled`
+    /// (docs/design.md §7). 0: never.
+    pub stalled_after_secs: u64,
     /// Output going on this long since a hook that said the agent stopped
     /// (idle, waiting, asking), with no question on screen, makes the run
     /// `working` again (docs/design.md §7).
@@ -106,6 +110,11 @@ impl Default for Engine {
             // redraw their spinner and its clock every second while a turn
             // goes on, tools and slow models included.
             hook_stall_secs: 60,
+            // Five minutes: longer than a model thinks between two lines it
+            // draws or a test suite runs between two names it prints, short
+            // enough that a turn waiting on a limit or a hung tool is told
+            // before the user wonders.
+            stalled_after_secs: 300,
             // Three seconds: longer than the redraw after a turn's end or
             // a permission prompt, shorter than any real piece of work.
             hook_overrule_ms: 3000,

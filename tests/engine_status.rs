@@ -139,7 +139,7 @@ fn explain_says_which_rule_and_evidence_decided_the_status_and_what_comes_next()
         .iter()
         .map(|v| v["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["hook", "screen", "output"]);
+    assert_eq!(kinds, ["hook", "screen", "output", "stall"]);
     assert!(
         e["evidence"][1]["said"].as_str().unwrap().contains("permission prompt"),
         "{e}"
@@ -278,4 +278,41 @@ fn an_idle_parent_of_a_working_child_run_is_shown_working_with_why() {
     home.ok(&["cancel", "worker"]);
     home.wait_end(&child);
     home.wait_until("the parent at rest again", || home.show(&parent)["status"] == "idle");
+}
+
+/// A turn whose screen stands still but for its spinner and clock is
+/// `stalled` once `stalled_after_secs` pass, saying the limit the agent
+/// printed it hit; a program with no rules at all, whose screen only
+/// counts, the same.
+#[test]
+fn a_turn_that_goes_nowhere_is_stalled_and_says_the_limit_it_hit() {
+    let home = Home::with_config("[engine]\nquiet_ms = 300\nstalled_after_secs = 3\n");
+    let id = home.start(&["--name", "limited", "demo", "--", "--prompt", "stall rate"]);
+    home.wait_until("stalled, saying the limit", || {
+        let shown = home.show(&id);
+        let why = shown["evidence"].as_str().unwrap_or_default().to_string();
+        shown["status"] == "stalled" && why.starts_with("rate limit: API Error: 429 rate limit exceeded")
+    });
+    let e = home.json(&["explain", "limited", "--json"]);
+    assert_eq!(e["rule"], "stalled", "{e}");
+    let stall = &e["evidence"][3];
+    assert_eq!(stall["kind"], "stall", "{e}");
+    assert!(stall["said"].as_str().unwrap().starts_with("screen still for "), "{e}");
+    let listed = home.ok(&["ls"]);
+    assert!(listed.contains("stalled"), "{listed}");
+
+    let counting = home.start(&[
+        "cmd",
+        "--",
+        "sh",
+        "-c",
+        "i=0; while :; do printf '\\rwaiting on the server: %s' $i; i=$((i+1)); sleep 0.2; done",
+    ]);
+    home.wait_until("a counter alone is no progress", || {
+        let shown = home.show(&counting);
+        shown["status"] == "stalled"
+            && shown["evidence"]
+                .as_str()
+                .is_some_and(|w| w.contains("(output in the last moment)"))
+    });
 }

@@ -572,7 +572,7 @@ exec sleep 60"#,
         now == "unknown" && why.starts_with("hook UserPromptSubmit ") && why.contains("but no output for")
     });
     let e = home.json(&["explain", &id, "--json"]);
-    assert_eq!(e["rule"], "stalled", "{e}");
+    assert_eq!(e["rule"], "silent", "{e}");
     let kinds = home.event_kinds(&id);
     assert!(kinds.iter().filter(|k| *k == "STATUS").count() >= 5, "{kinds:?}");
 }

@@ -70,9 +70,16 @@ impl RunState {
 #[serde(rename_all = "snake_case")]
 pub enum ActivityStatus {
     Working,
+    /// Working, but neither its screen (spinners and counters aside) nor
+    /// its transcript has changed for `engine.stalled_after_secs`: waiting
+    /// on a limit, a hung tool, a stream that never ends.
+    Stalled,
     WaitingInput,
     NeedsApproval,
     Idle,
+    /// Evidence that contradicts itself, or a word nothing confirmed; a
+    /// status a newer build names reads as this.
+    #[serde(other)]
     Unknown,
 }
 
@@ -80,6 +87,7 @@ impl ActivityStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             ActivityStatus::Working => "working",
+            ActivityStatus::Stalled => "stalled",
             ActivityStatus::WaitingInput => "waiting_input",
             ActivityStatus::NeedsApproval => "needs_approval",
             ActivityStatus::Idle => "idle",
@@ -87,9 +95,15 @@ impl ActivityStatus {
         }
     }
 
+    /// At work, stalled or not: a prompt waits, a parent waits on it.
+    pub fn is_working(self) -> bool {
+        matches!(self, ActivityStatus::Working | ActivityStatus::Stalled)
+    }
+
     pub fn parse(s: &str) -> ActivityStatus {
         match s {
             "working" => ActivityStatus::Working,
+            "stalled" => ActivityStatus::Stalled,
             "waiting_input" => ActivityStatus::WaitingInput,
             "needs_approval" => ActivityStatus::NeedsApproval,
             "idle" => ActivityStatus::Idle,

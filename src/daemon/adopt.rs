@@ -91,7 +91,12 @@ pub async fn adopt(daemon: &Arc<Daemon>, row: &RunRow) -> anyhow::Result<Arc<Liv
     tokio::spawn(monitor(daemon.clone(), live.clone(), notes));
     super::queue::spawn(daemon.clone(), live.clone());
     // Offsets and the exit arrive as notifications from here on.
-    link.call(sup::WATCH, Value::Null).await?;
+    let still_ms = super::link::still_ms(&daemon.config().engine);
+    let watch = crate::protocol::supervisor::Watch {
+        still_ms: (still_ms > 0).then_some(still_ms),
+    };
+    link.call(sup::WATCH, serde_json::to_value(watch).unwrap_or(Value::Null))
+        .await?;
     daemon.changed(&row.id);
     Ok(live)
 }

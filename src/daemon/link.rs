@@ -16,9 +16,9 @@ use super::Daemon;
 use super::run_link::RunLink;
 use crate::api::{ApiError, ErrorCode};
 use crate::harness::screen::ScreenFinding;
-use crate::harness::status::{Evidence, HookSeen};
+use crate::harness::status::{Evidence, HookSeen, StallSeen};
 use crate::protocol::rpc::{Message, Request, Response};
-use crate::protocol::supervisor::{self as wire, Note, method as sup, screen_method as screen};
+use crate::protocol::supervisor::{self as wire, Note, ScreenSigns, method as sup, screen_method as screen};
 use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
 
 /// What the daemon holds for a run that has not ended.
@@ -72,6 +72,9 @@ pub struct LiveRun {
     /// Whether the screen shows a turn in progress (a family with a
     /// `[busy]` rule), and since when it has said so.
     pub turn_shown: Mutex<Option<(bool, Instant)>>,
+    /// What tells a stalled turn: a limit on screen, a still screen, the
+    /// transcript's last growth.
+    pub stall: Mutex<StallSeen>,
 }
 
 /// A prompt the run's supervisor held.
@@ -135,6 +138,7 @@ impl LiveRun {
             held: Mutex::new(None),
             keyed_at: Mutex::new(None),
             turn_shown: Mutex::new(None),
+            stall: Mutex::default(),
         }
     }
 
@@ -247,7 +251,33 @@ impl LiveRun {
             output_since: *self.output_since.lock().unwrap_or_else(|p| p.into_inner()),
             keyed_at: *self.keyed_at.lock().unwrap_or_else(|p| p.into_inner()),
             turn_shown: *self.turn_shown.lock().unwrap_or_else(|p| p.into_inner()),
+            stall: self.stall.lock().unwrap_or_else(|p| p.into_inner()).clone(),
         }
+    }
+
+    /// What the supervisor says the screen shows now (`Note::Screen`);
+    /// `still_ms` is how long it was asked to be still before it says so.
+    fn screen_signs(&self, signs: ScreenSigns, still_ms: u64) {
+        let now = Instant::now();
+        let mut screen = self.screen.lock().unwrap_or_else(|p| p.into_inner());
+        if *screen != signs.finding {
+            *screen = signs.finding;
+            *self.screen_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(now);
+        }
+        drop(screen);
+        let mut shown = self.turn_shown.lock().unwrap_or_else(|p| p.into_inner());
+        if shown.map(|(t, _)| t) != signs.turn {
+            *shown = signs.turn.map(|t| (t, now));
+        }
+        drop(shown);
+        let mut stall = self.stall.lock().unwrap_or_else(|p| p.into_inner());
+        stall.limit = signs.limit;
+        stall.still_since = match signs.still {
+            Some(true) => stall
+                .still_since
+                .or_else(|| now.checked_sub(Duration::from_millis(still_ms))),
+            _ => None,
+        };
     }
 
     /// Quiet means no output for `quiet`: the weakest evidence of status
@@ -558,9 +588,16 @@ impl OutputBytes {
     }
 }
 
+/// How long a run's screen must be still before its supervisor says so
+/// (`sup.watch`'s `still_ms`); none when stalls are not told.
+pub fn still_ms(engine: &crate::config::Engine) -> u64 {
+    engine.stalled_after_secs.saturating_mul(1000)
+}
+
 /// Follows one live run until it ends: offsets, activity, and the exit.
 pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::Receiver<Note>) {
     live.quiet_ms.store(daemon.config().engine.quiet_ms, Ordering::Relaxed);
+    let still_ms = still_ms(&daemon.config().engine);
     live.pace_if_unwatched();
     loop {
         let note = notes.recv().await;
@@ -576,18 +613,8 @@ pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::R
                 }
                 live.said_busy(busy);
             }
-            Some(Note::Screen { finding, turn }) => {
-                let mut screen = live.screen.lock().unwrap_or_else(|p| p.into_inner());
-                if *screen != finding {
-                    *screen = finding;
-                    *live.screen_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
-                }
-                drop(screen);
-                let mut shown = live.turn_shown.lock().unwrap_or_else(|p| p.into_inner());
-                if shown.map(|(t, _)| t) != turn {
-                    *shown = turn.map(|t| (t, Instant::now()));
-                }
-                drop(shown);
+            Some(Note::Screen(signs)) => {
+                live.screen_signs(signs, still_ms);
                 live.wake.notify_waiters();
             }
             Some(Note::Exited(evidence)) => {

@@ -51,7 +51,7 @@ pub fn show_each_parents_children(listed: &mut [ListedRun]) {
     let mut working: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for r in listed.iter().map(|l| &l.run) {
         if r.state.is_live()
-            && r.status == ActivityStatus::Working
+            && r.status.is_working()
             && let Some(parent) = &r.parent_id
         {
             *working.entry(parent.clone()).or_default() += 1;

@@ -257,6 +257,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     // After re-adoption: a routine's run that lives on is seen as running.
     tokio::spawn(routines::run(daemon.clone()));
     tokio::spawn(retention::run(daemon.clone()));
+    transcripts::Transcripts::mark_live_runs(&daemon);
     tracing::info!("daemon {} listening on {}", std::process::id(), socket.display());
     if let Some(mut ready) = ready.take() {
         let _ = ready.write_all(b"ready\n");

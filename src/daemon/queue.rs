@@ -231,6 +231,7 @@ pub fn waiting(
 fn first_waits_for(status: ActivityStatus) -> &'static str {
     match status {
         ActivityStatus::Working => "the agent is working",
+        ActivityStatus::Stalled => "the agent is working (stalled)",
         ActivityStatus::NeedsApproval => "a question on its screen waits for an answer",
         ActivityStatus::WaitingInput => "the agent waits for something else (a login?)",
         ActivityStatus::Unknown => "its status is unknown",

@@ -467,7 +467,7 @@ async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<Value, ApiError> {
     );
     let working = children
         .iter()
-        .filter(|c| c.state.is_live() && c.status == crate::api::ActivityStatus::Working)
+        .filter(|c| c.state.is_live() && c.status.is_working())
         .count();
     super::listing::show_children_working(&mut run, working);
     to_value(RunDetail {

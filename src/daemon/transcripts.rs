@@ -59,8 +59,16 @@ enum Job {
 /// what changes. Cheap to share.
 pub struct Transcripts {
     jobs: mpsc::UnboundedSender<Job>,
-    /// Ids of sessions whose transcript grew (notifications carry ids).
-    grew: broadcast::Sender<String>,
+    /// Sessions whose transcript grew (notifications carry ids).
+    grew: broadcast::Sender<Grew>,
+}
+
+/// A session's transcript grew: its id, and the run its files belong to
+/// when known.
+#[derive(Debug, Clone)]
+pub struct Grew {
+    pub session: String,
+    pub run: Option<String>,
 }
 
 impl Transcripts {
@@ -111,8 +119,34 @@ impl Transcripts {
             report.files.push(index::key(f));
         }
         let _ = self.jobs.send(Job::Watch(files));
-        let _ = self.grew.send(session_id.to_string());
+        let _ = self.grew.send(Grew {
+            session: session_id.to_string(),
+            run: run_id.map(str::to_string),
+        });
         Ok(report)
+    }
+
+    /// Tells each live run whose transcript grows, as evidence it is not
+    /// stalled (`harness::status`).
+    pub fn mark_live_runs(daemon: &Arc<Daemon>) {
+        let mut grew = daemon.transcripts.grew.subscribe();
+        let daemon = Arc::downgrade(daemon);
+        tokio::spawn(async move {
+            loop {
+                let run = match grew.recv().await {
+                    Ok(Grew { run: Some(run), .. }) => run,
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(daemon) = daemon.upgrade() else { return };
+                let live = daemon.runs.lock().unwrap_or_else(|p| p.into_inner()).get(&run).cloned();
+                if let Some(live) = live {
+                    live.stall.lock().unwrap_or_else(|p| p.into_inner()).transcript_at =
+                        Some(std::time::Instant::now());
+                    live.wake.notify_waiters();
+                }
+            }
+        });
     }
 
     /// A run ended: the files of sessions no live run uses are no longer
@@ -198,7 +232,7 @@ fn folders(file: &Path) -> Vec<PathBuf> {
 
 struct Tailer {
     store: Store,
-    grew: broadcast::Sender<String>,
+    grew: broadcast::Sender<Grew>,
     watcher: Option<Watcher>,
     /// Registered transcript files being tailed.
     files: HashSet<PathBuf>,
@@ -392,7 +426,10 @@ impl Tailer {
             Ok(s) if s.changed => {
                 let key = index::key(path);
                 if let Ok(Some(src)) = self.store.call(move |c| db::get_source(c, &key)).await {
-                    let _ = self.grew.send(src.session_id);
+                    let _ = self.grew.send(Grew {
+                        session: src.session_id,
+                        run: src.run_id,
+                    });
                 }
             }
             Ok(_) => {}
@@ -487,7 +524,7 @@ pub async fn read(daemon: &Arc<Daemon>, p: TranscriptParams) -> Result<Transcrip
         loop {
             match tokio::time::timeout_at(deadline, grew.recv()).await {
                 Err(_) => return Ok(page),
-                Ok(Ok(s)) if s == session => break,
+                Ok(Ok(g)) if g.session == session => break,
                 Ok(Err(broadcast::error::RecvError::Lagged(_))) => break,
                 Ok(Err(broadcast::error::RecvError::Closed)) => return Ok(page),
                 Ok(Ok(_)) => {}
@@ -509,7 +546,10 @@ async fn refresh(daemon: &Arc<Daemon>, session: &str) -> Result<Vec<PathBuf>, Ap
         let path = PathBuf::from(&src.path);
         match catch_up(&daemon.store, &path).await {
             Ok(s) if s.changed => {
-                let _ = daemon.transcripts.grew.send(session.to_string());
+                let _ = daemon.transcripts.grew.send(Grew {
+                    session: session.to_string(),
+                    run: src.run_id.clone(),
+                });
             }
             Ok(_) => {}
             // A file that cannot be read now keeps what was indexed of it.
@@ -608,7 +648,10 @@ pub(super) struct Read {
 pub(super) async fn read_within(daemon: &Daemon, src: &db::SourceRow, budget: &mut Budget) -> Read {
     let read = steps_within(daemon, src, budget).await;
     if read.changed {
-        let _ = daemon.transcripts.grew.send(src.session_id.clone());
+        let _ = daemon.transcripts.grew.send(Grew {
+            session: src.session_id.clone(),
+            run: src.run_id.clone(),
+        });
     }
     read
 }

@@ -24,7 +24,9 @@
 //! 7. Otherwise it loops: `> `, read a line, think, answer.
 //!
 //! Typed lines: `exit`, `/exit` (exit 0, prints [`BYE`]); `fail` (exit
-//! [`EXIT_FAIL`]); `ask`; `flood BYTES`; `spawn N`; anything else is answered
+//! [`EXIT_FAIL`]); `ask`; `flood BYTES`; `spawn N`; `stall [rate|usage|
+//! overloaded|quota]` (a turn that spins until interrupted, after saying
+//! the limit it hit); anything else is answered
 //! with `● demo: you said "<line>"`. A bracketed paste (the terminal asks
 //! for them) is one prompt, its lines joined. End of input (Ctrl-D) exits 0.
 //!
@@ -282,6 +284,12 @@ impl Agent<'_> {
                 self.think()?;
                 self.subagents(count)?;
             }
+            Command::Stall(cause) => {
+                if let Some(cause) = cause {
+                    self.screen.line(&format!("  ⎿  {}", cause.message()))?;
+                }
+                self.stall()?;
+            }
             Command::Say(text) => {
                 self.think()?;
                 self.screen.line(&format!("● demo: you said \"{text}\""))?;
@@ -318,6 +326,17 @@ impl Agent<'_> {
             self.signals.sleep_until(if held { next } else { deadline.min(next) })?;
         }
         self.screen.clear_line()
+    }
+
+    /// A turn that goes nowhere until interrupted: the spinner and its
+    /// clock tick, nothing else changes.
+    fn stall(&mut self) -> Result<(), Stop> {
+        let started = Instant::now();
+        for frame in 0.. {
+            self.screen.ticking(frame, started.elapsed())?;
+            self.signals.sleep_until(Instant::now() + screen::SPINNER_INTERVAL)?;
+        }
+        Ok(())
     }
 
     fn ask(&mut self) -> Result<(), Stop> {

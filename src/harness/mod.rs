@@ -28,6 +28,7 @@ mod profile;
 pub mod qwen;
 pub mod screen;
 pub mod screen_rules;
+pub mod stall;
 pub mod status;
 pub mod version;
 

@@ -72,6 +72,33 @@ pub struct RuleFile {
     /// turn ended with no hook saying so (an Esc fires no `Stop`).
     #[serde(default)]
     pub busy: Option<BusyRule>,
+    /// The family saying its model refused it for a limit (`limits.rs`).
+    #[serde(default)]
+    pub limit: Vec<LimitSign>,
+    #[serde(default)]
+    pub limit_fixture: Vec<LimitFixture>,
+}
+
+/// A family saying it hit a limit: a line among the last `LIMIT_WINDOW`
+/// non-blank ones holding `says` (any case), starting with `starts` if
+/// given.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitSign {
+    pub kind: crate::protocol::supervisor::LimitKind,
+    #[serde(default)]
+    pub starts: Option<String>,
+    pub says: String,
+}
+
+/// A screen a family's limit signs were made from, and the limit it must
+/// be read as (none: `kind` left out).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitFixture {
+    pub screen: String,
+    #[serde(default)]
+    pub kind: Option<crate::protocol::supervisor::LimitKind>,
 }
 
 /// A turn in progress, as the screen shows it: one of `says` among the
@@ -211,6 +238,7 @@ pub struct ScreenRules {
     login: HashMap<String, LoginRules>,
     input: HashMap<String, InputRule>,
     busy: HashMap<String, BusyRule>,
+    limits: HashMap<String, Vec<LimitSign>>,
 }
 
 static BUILT_IN_RULES: LazyLock<ScreenRules> = LazyLock::new(|| {
@@ -225,7 +253,8 @@ static BUILT_IN_RULES: LazyLock<ScreenRules> = LazyLock::new(|| {
 /// Reads one file's text, bounded and checked.
 pub fn parse(text: &str) -> Result<RuleFile, String> {
     let mut file: RuleFile = toml::from_str(text).map_err(|e| e.message().to_string())?;
-    let count = file.question.len() + file.choice_row.len() + file.choice_list.len() + file.login.len();
+    let count =
+        file.question.len() + file.choice_row.len() + file.choice_list.len() + file.login.len() + file.limit.len();
     if count > MAX_RULES {
         return Err(format!("{count} rules; at most {MAX_RULES}"));
     }
@@ -249,10 +278,14 @@ pub fn parse(text: &str) -> Result<RuleFile, String> {
             .iter()
             .any(|c| blank(&c.title) || c.choices.is_empty() || c.choices.iter().any(|c| blank(c)))
         || file.choice_list.iter().any(|c| blank(&c.first) || blank(&c.last))
+        || file.limit.iter().any(|l| blank(&l.says))
     {
         return Err("a rule with no words to look for".into());
     }
     for sign in &mut file.login {
+        sign.says = sign.says.to_lowercase();
+    }
+    for sign in &mut file.limit {
         sign.says = sign.says.to_lowercase();
     }
     for word in &mut file.open_while {
@@ -294,6 +327,9 @@ impl ScreenRules {
         if let Some(input) = file.input {
             self.input.insert(family.to_string(), input);
         }
+        if !file.limit.is_empty() {
+            self.limits.entry(family.to_string()).or_default().extend(file.limit);
+        }
         if let Some(busy) = file.busy.filter(|b| b.says.iter().any(|w| !w.trim().is_empty())) {
             self.busy.insert(family.to_string(), busy);
         }
@@ -303,6 +339,11 @@ impl ScreenRules {
     /// says.
     pub fn busy_of(&self, family: &str) -> Option<&BusyRule> {
         self.busy.get(family)
+    }
+
+    /// The words `family` says it hit a limit in (none for most).
+    pub fn limits_of(&self, family: &str) -> &[LimitSign] {
+        self.limits.get(family).map_or(&[], Vec::as_slice)
     }
 
     /// Where `family`'s input line is, if a rule says.
@@ -372,7 +413,7 @@ mod tests {
         let mut checked = 0;
         for (family, text) in BUILT_IN {
             let file = parse(text).unwrap();
-            let fixtures = file.fixture.len() + file.input_fixture.len();
+            let fixtures = file.fixture.len() + file.input_fixture.len() + file.limit_fixture.len();
             assert!(fixtures > 0, "{family}.toml has no fixture screen");
             for fixture in &file.fixture {
                 let path = screens().join(&fixture.screen);
@@ -441,6 +482,28 @@ mod tests {
             }
         }
         assert!(checked >= 10, "only {checked} input fixtures");
+    }
+
+    /// Every limit fixture of every built-in file reads as its file says.
+    #[test]
+    fn every_family_s_limit_fixtures_read_as_their_rules_say() {
+        let rules = ScreenRules::built_in();
+        let mut checked = 0;
+        for (family, text) in BUILT_IN {
+            for fixture in parse(text).unwrap().limit_fixture {
+                let (rows, _) = fixture_rows(&screens().join(&fixture.screen));
+                let lines: Vec<String> = rows.into_iter().map(|r| r.text).collect();
+                let found = super::super::stall::limit_on(rules, &lines, family);
+                assert_eq!(
+                    found.as_ref().map(|l| l.kind),
+                    fixture.kind,
+                    "{}: {found:?}",
+                    fixture.screen
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 3, "only {checked} limit fixtures");
     }
 
     #[test]

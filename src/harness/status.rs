@@ -17,12 +17,17 @@
 //!    said working (`[busy]`: an Esc, which fires no hook) outranks that
 //!    hook: idle;
 //! 5. **output** in the last `quiet` moment: working;
-//! 6. a stalled working hook: `unknown`, saying how long it has been;
+//! 6. a silent working hook: `unknown`, saying how long it has been;
 //! 7. a run that reports hooks, whose last hook has decayed with nothing
 //!    newer: `unknown` — a status nobody confirmed for that long is not
 //!    claimed. A hook that said the agent stopped (idle) never decays: a
 //!    quiet agent at its prompt is idle however long;
 //! 8. otherwise quiet: idle.
+//!
+//! A working verdict whose screen (spinners and counters aside) and
+//! transcript have been still for `stalled` is **stalled**, saying the
+//! limit the screen shows if any (`harness::stall`); an idle one says
+//! the limit its turn ended on.
 //!
 //! Output within `ECHO_WINDOW` of a key a person typed into the run is the
 //! echo of that key, not work, and counts as no output at all.
@@ -84,6 +89,21 @@ pub struct Evidence {
     /// Whether the screen shows a turn in progress (a family with a
     /// `[busy]` rule: Claude's `esc to interrupt`), and since when.
     pub turn_shown: Option<(bool, Instant)>,
+    /// What tells a stalled turn (`harness::stall`).
+    pub stall: StallSeen,
+}
+
+/// What tells a turn that goes nowhere: a limit the screen says the
+/// harness hit, a screen still for the stall limit, the transcript's last
+/// growth.
+#[derive(Debug, Clone, Default)]
+pub struct StallSeen {
+    pub limit: Option<crate::harness::stall::Limit>,
+    /// Since when the screen (less its spinners and counters) has been
+    /// still, once its supervisor says it has been for the stall limit.
+    pub still_since: Option<Instant>,
+    /// When the run's transcript last grew.
+    pub transcript_at: Option<Instant>,
 }
 
 /// Output this soon after a key typed into the run is its echo (a program
@@ -120,6 +140,9 @@ pub struct Rules {
     /// Output going on this long since a hook that said the agent stopped
     /// overrules that hook.
     pub overrule: Duration,
+    /// A working run whose screen and transcript were still this long is
+    /// stalled (none: never).
+    pub stalled: Option<Duration>,
 }
 
 impl Rules {
@@ -129,6 +152,7 @@ impl Rules {
             decay: Duration::from_secs(engine.status_decay_secs),
             stall: Duration::from_secs(engine.hook_stall_secs),
             overrule: Duration::from_millis(engine.hook_overrule_ms),
+            stalled: (engine.stalled_after_secs > 0).then(|| Duration::from_secs(engine.stalled_after_secs)),
         }
     }
 }
@@ -148,6 +172,9 @@ pub enum Rule {
     /// Output in the last quiet moment.
     Output,
     /// A working hook with no output since for the stall limit.
+    Silent,
+    /// Working, but the screen and the transcript have been still for
+    /// the stalled limit.
     Stalled,
     /// The last hook decayed, nothing newer: not claimed.
     Decayed,
@@ -163,6 +190,7 @@ impl Rule {
             Rule::Hook => "hook",
             Rule::Screen => "screen",
             Rule::Output => "output",
+            Rule::Silent => "silent",
             Rule::Stalled => "stalled",
             Rule::Decayed => "decayed",
             Rule::Quiet => "quiet",
@@ -179,8 +207,11 @@ impl Rule {
             Rule::Hook => "a hook newer than the screen's last change, younger than the decay limit",
             Rule::Screen => "the screen shows a question",
             Rule::Output => "output in the last quiet moment: working",
-            Rule::Stalled => {
+            Rule::Silent => {
                 "a hook said working, but no output came for the stall limit: the turn ended with no Stop, or hangs"
+            }
+            Rule::Stalled => {
+                "working, but neither the screen (spinners and counters aside) nor the transcript changed for the stalled limit"
             }
             Rule::Decayed => "the last hook decayed with nothing newer: the status is not claimed",
             Rule::Quiet => "no output for the quiet moment, no hook, no question: idle",
@@ -258,6 +289,61 @@ fn standing(ev: &Evidence, h: &HookSeen, rules: &Rules, now: Instant) -> Standin
 }
 
 pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
+    let verdict = judge(ev, rules, now);
+    match verdict.status {
+        ActivityStatus::Working => stalled(ev, rules, now, verdict),
+        ActivityStatus::Idle => limited(ev, verdict),
+        _ => verdict,
+    }
+}
+
+/// A working verdict, stalled if neither the screen nor the transcript
+/// changed for the limit; what it waits on, if the screen says a limit.
+fn stalled(ev: &Evidence, rules: &Rules, now: Instant, working: Verdict) -> Verdict {
+    let (Some(after), Some(still)) = (rules.stalled, ev.stall.still_since) else {
+        return working;
+    };
+    let since = ev.stall.transcript_at.map_or(still, |t| t.max(still));
+    let quiet = now.saturating_duration_since(since);
+    if let Some(left) = after.checked_sub(quiet).filter(|d| !d.is_zero()) {
+        // The transcript grew after the screen stood still: look again
+        // once it has been quiet as long.
+        let recheck = working.recheck.map_or(left, |r| r.min(left));
+        return Verdict {
+            recheck: Some(recheck),
+            ..working
+        };
+    }
+    let cause = match &ev.stall.limit {
+        Some(limit) => format!("{}: {}; ", limit.kind.words(), limit.line),
+        None => String::new(),
+    };
+    Verdict {
+        status: ActivityStatus::Stalled,
+        why: format!(
+            "{cause}nothing on screen or in the transcript changed for {} ({})",
+            crate::api::ago(quiet),
+            working.why
+        ),
+        rule: Rule::Stalled,
+        evidence_at: Some(since),
+        ..working
+    }
+}
+
+/// An idle verdict saying the limit the screen shows the turn ended on.
+fn limited(ev: &Evidence, idle: Verdict) -> Verdict {
+    match &ev.stall.limit {
+        Some(limit) => Verdict {
+            why: format!("{}; the screen says {}: {}", idle.why, limit.kind.words(), limit.line),
+            ..idle
+        },
+        None => idle,
+    }
+}
+
+/// The verdict of the evidence, before a stall or a limit is told.
+fn judge(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
     let ev = &ev.without_echo();
     let age = |t: Instant| now.saturating_duration_since(t);
     let quiet_left = ev
@@ -348,7 +434,7 @@ pub fn fuse(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
                     crate::api::ago(age(h.at)),
                     crate::api::ago(age(silent_since))
                 ),
-                Rule::Stalled,
+                Rule::Silent,
                 Some(rules.decay.saturating_sub(age(h.at))),
                 Some(silent_since),
             );
@@ -420,7 +506,7 @@ pub fn evidence_lines(ev: &Evidence, rules: &Rules, now: Instant) -> Vec<Told> {
                 true => " — hidden: the screen changed after it",
                 false if decay_left(h, rules, now).is_some_and(|d| d.is_zero()) => " — decayed",
                 false if s.overruled_for.is_some() => " — overruled: output since",
-                false if s.stall_left.is_some_and(|d| d.is_zero()) => " — stalled: no output since",
+                false if s.stall_left.is_some_and(|d| d.is_zero()) => " — silent: no output since",
                 false => "",
             };
             lines.push((
@@ -452,7 +538,24 @@ pub fn evidence_lines(ev: &Evidence, rules: &Rules, now: Instant) -> Vec<Told> {
         None => "none yet".into(),
     };
     lines.push(("output", output, last_output.map(age)));
+    lines.push(stall_line(&ev.stall, now));
     lines
+}
+
+/// The stall evidence as `agents explain` tells it.
+fn stall_line(stall: &StallSeen, now: Instant) -> Told {
+    let age = |t: Instant| now.saturating_duration_since(t);
+    let mut said = match stall.still_since {
+        Some(t) => format!("screen still for {}", crate::api::ago(age(t))),
+        None => "screen changing (or not watched for stalls)".into(),
+    };
+    if let Some(t) = stall.transcript_at {
+        said.push_str(&format!(", transcript grew {} ago", crate::api::ago(age(t))));
+    }
+    if let Some(limit) = &stall.limit {
+        said.push_str(&format!(", {}: {}", limit.kind.words(), limit.line));
+    }
+    ("stall", said, stall.still_since.map(age))
 }
 
 /// `agents explain`: the verdict now, the rule that gave it, every piece

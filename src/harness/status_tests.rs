@@ -7,12 +7,14 @@ const QUIET: Duration = Duration::from_secs(1);
 const DECAY: Duration = Duration::from_secs(600);
 const STALL: Duration = Duration::from_secs(60);
 const OVERRULE: Duration = Duration::from_secs(3);
+const STALLED: Duration = Duration::from_secs(300);
 
 const RULES: Rules = Rules {
     quiet: QUIET,
     decay: DECAY,
     stall: STALL,
     overrule: OVERRULE,
+    stalled: Some(STALLED),
 };
 
 /// One piece of evidence arriving `at` seconds into the scenario.
@@ -35,6 +37,15 @@ enum Seen {
     Key,
     /// The screen shows (or stopped showing) a turn in progress.
     Turn(bool),
+    /// The screen, spinners and counters aside, has not changed since
+    /// this second (as the supervisor says once it has been for the limit).
+    Still,
+    /// The screen changed again.
+    Moved,
+    /// The transcript grew.
+    Transcript,
+    /// The screen says the harness hit a limit.
+    Limited(crate::harness::stall::LimitKind),
 }
 
 /// Plays `steps` (seconds, evidence) from a common start, then asks at
@@ -96,6 +107,15 @@ fn play(steps: &[(u64, Seen)], ask: u64) -> Verdict {
             }
             Seen::Key => ev.keyed_at = Some(at(*s)),
             Seen::Turn(shown) => ev.turn_shown = Some((shown, at(*s))),
+            Seen::Still => ev.stall.still_since = Some(at(*s)),
+            Seen::Moved => ev.stall.still_since = None,
+            Seen::Transcript => ev.stall.transcript_at = Some(at(*s)),
+            Seen::Limited(kind) => {
+                ev.stall.limit = Some(crate::harness::stall::Limit {
+                    kind,
+                    line: "API Error: 429 rate limited".into(),
+                })
+            }
         }
     }
     fuse(&ev, &RULES, at(ask))
@@ -581,7 +601,97 @@ fn explain_tells_the_deciding_rule_and_what_the_clock_brings_next() {
     let (now, _, next) = explain(&working, &rules, t0 + Duration::from_secs(30));
     assert_eq!((now.status, now.rule), (Working, Rule::Hook));
     let next = next.expect("the hook stalls");
-    assert_eq!((next.status, next.rule), (Unknown, Rule::Stalled));
+    assert_eq!((next.status, next.rule), (Unknown, Rule::Silent));
     let (_, lines, _) = explain(&working, &rules, t0 + STALL);
-    assert!(lines[0].1.ends_with("— stalled: no output since"), "{:?}", lines[0]);
+    assert!(lines[0].1.ends_with("— silent: no output since"), "{:?}", lines[0]);
+}
+
+#[test]
+fn a_turn_whose_screen_and_transcript_stand_still_is_stalled() {
+    use crate::harness::stall::LimitKind::*;
+    use Seen::*;
+    // Claude at work: its hook, its spinner ticking, the rest of its screen
+    // still since second 20.
+    let claude = || {
+        vec![
+            (10, Hook(Working, "hook PreToolUse Bash")),
+            (10, Turn(true)),
+            (10, OutputUntil(900)),
+            (20, Still),
+        ]
+    };
+    let with = |more: Vec<(u64, Seen)>| claude().into_iter().chain(more).collect::<Vec<_>>();
+    let table: Vec<Case> = vec![
+        (
+            "still, short of the limit",
+            claude(),
+            319,
+            Working,
+            "hook PreToolUse Bash",
+        ),
+        (
+            "still for the limit",
+            claude(),
+            321,
+            Stalled,
+            "nothing on screen or in the transcript changed for 5 min (hook PreToolUse Bash)",
+        ),
+        (
+            "the transcript grew since: not yet",
+            with(vec![(200, Transcript)]),
+            321,
+            Working,
+            "hook PreToolUse Bash",
+        ),
+        (
+            "the transcript quiet for the limit since",
+            with(vec![(200, Transcript)]),
+            501,
+            Stalled,
+            "changed for 5 min",
+        ),
+        (
+            "the limit on screen says what it waits on",
+            with(vec![(30, Limited(RateLimit))]),
+            400,
+            Stalled,
+            "rate limit: API Error: 429 rate limited; nothing on screen",
+        ),
+        (
+            "moving again",
+            with(vec![(330, Moved)]),
+            340,
+            Working,
+            "hook PreToolUse Bash",
+        ),
+        (
+            "output alone, no hooks: a spinner over a still screen",
+            vec![(10, OutputUntil(900)), (15, Still)],
+            400,
+            Stalled,
+            "(output in the last moment)",
+        ),
+        (
+            "a turn that ended on a limit says so",
+            vec![(10, Hook(Idle, "hook Stop")), (10, Limited(UsageLimit)), (10, Still)],
+            400,
+            Idle,
+            "hook Stop; the screen says usage limit: API Error",
+        ),
+        (
+            "a question is not a stall",
+            vec![(10, Screen(Some(NeedsApproval))), (10, Still)],
+            900,
+            NeedsApproval,
+            "permission prompt",
+        ),
+    ];
+    for (name, steps, ask, status, words) in table {
+        let v = play(&steps, ask);
+        assert_eq!(v.status, status, "{name}: {v:?}");
+        assert!(v.why.contains(words), "{name}: {:?} lacks {words:?}", v.why);
+    }
+    // Told again once the transcript has been quiet as long.
+    let v = play(&with(vec![(200, Transcript)]), 321);
+    assert_eq!(v.recheck, Some(Duration::from_secs(179)), "{v:?}");
 }

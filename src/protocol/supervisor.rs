@@ -144,6 +144,82 @@ pub struct ScreenFinding {
     pub question: Option<String>,
 }
 
+/// What reading a run's screen shows, as its supervisor tells its watcher
+/// (`Note::Screen`). Every field but `finding` was added later: an older
+/// supervisor leaves them out, and it reads as not saying.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScreenSigns {
+    /// What the screen says the agent waits for (a question, a login).
+    #[serde(default)]
+    pub finding: Option<ScreenFinding>,
+    /// Whether it shows a turn in progress (only for a family with a
+    /// `[busy]` rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<bool>,
+    /// A limit the harness says it hit, in its own words (`[[limit]]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<Limit>,
+    /// Whether the screen, less its spinners and counters, has been still
+    /// for `sup.watch`'s `still_ms` (only when asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub still: Option<bool>,
+}
+
+impl ScreenSigns {
+    /// The signs a notification carries; a malformed field reads as not
+    /// said.
+    fn from_params(params: &Value) -> ScreenSigns {
+        let field = |name: &str| params.get(name).cloned().unwrap_or(Value::Null);
+        ScreenSigns {
+            finding: serde_json::from_value(field("finding")).unwrap_or(None),
+            turn: params.get("turn").and_then(Value::as_bool),
+            limit: serde_json::from_value(field("limit")).unwrap_or(None),
+            still: params.get("still").and_then(Value::as_bool),
+        }
+    }
+}
+
+/// A limit a harness printed it hit: its model refused it for a while.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limit {
+    pub kind: LimitKind,
+    /// The line that says so, as drawn (bounded).
+    pub line: String,
+}
+
+/// Which limit, in the words every family's own message maps to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitKind {
+    /// The account's usage allowance for a period is spent.
+    UsageLimit,
+    /// Too many requests for now.
+    RateLimit,
+    /// The provider is overloaded.
+    Overloaded,
+    /// No credit or quota left to bill.
+    Quota,
+}
+
+impl LimitKind {
+    pub fn words(self) -> &'static str {
+        match self {
+            LimitKind::UsageLimit => "usage limit",
+            LimitKind::RateLimit => "rate limit",
+            LimitKind::Overloaded => "overloaded",
+            LimitKind::Quota => "quota",
+        }
+    }
+}
+
+/// `sup.watch`'s parameters (a daemon of an older build sends none).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct Watch {
+    /// Say `still` once the screen has not changed for this long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub still_ms: Option<u64>,
+}
+
 /// The answer to `sup.hello`: who is supervising what, and where it stands.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Hello {
@@ -244,13 +320,8 @@ pub enum Note {
         offset: u64,
         busy: Option<bool>,
     },
-    /// What the screen says the agent waits for, and whether it shows a
-    /// turn in progress (`turn`: only for a family with a `[busy]` rule;
-    /// an older supervisor never says).
-    Screen {
-        finding: Option<ScreenFinding>,
-        turn: Option<bool>,
-    },
+    /// What the screen says (`ScreenSigns`).
+    Screen(ScreenSigns),
     Exited(Box<ExitEvidence>),
 }
 
@@ -264,11 +335,8 @@ impl Note {
                 }
                 Request::notification(method::OFFSET, params)
             }
-            Note::Screen { finding, turn } => {
-                let mut params = serde_json::json!({ "finding": finding });
-                if let Some(turn) = turn {
-                    params["turn"] = (*turn).into();
-                }
+            Note::Screen(signs) => {
+                let params = serde_json::to_value(signs).unwrap_or(Value::Null);
                 Request::notification(method::SCREEN, params)
             }
             Note::Exited(evidence) => {
@@ -286,10 +354,7 @@ impl Note {
                 offset: req.params.get("offset")?.as_u64()?,
                 busy: req.params.get("busy").and_then(Value::as_bool),
             }),
-            method::SCREEN => Some(Note::Screen {
-                finding: serde_json::from_value(param("finding")).unwrap_or(None),
-                turn: req.params.get("turn").and_then(Value::as_bool),
-            }),
+            method::SCREEN => Some(Note::Screen(ScreenSigns::from_params(&req.params))),
             method::EXITED => serde_json::from_value(param("evidence"))
                 .ok()
                 .map(|e| Note::Exited(Box::new(e))),
@@ -337,14 +402,16 @@ mod tests {
                 offset: 9,
                 busy: Some(false),
             },
-            Note::Screen {
-                finding: None,
-                turn: None,
-            },
-            Note::Screen {
+            Note::Screen(ScreenSigns::default()),
+            Note::Screen(ScreenSigns {
                 finding: Some(finding),
                 turn: Some(false),
-            },
+                limit: Some(Limit {
+                    kind: LimitKind::RateLimit,
+                    line: "API Error: 429 rate limited".into(),
+                }),
+                still: Some(true),
+            }),
             Note::Exited(Box::new(evidence())),
         ] {
             assert_eq!(Note::from_request(&note.to_request()), Some(note));

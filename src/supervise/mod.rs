@@ -5,6 +5,7 @@
 
 mod child;
 mod keeper;
+mod notes;
 mod output;
 mod screens;
 mod server;

@@ -19,7 +19,7 @@ use crate::harness::screen_rules::ScreenRules;
 use crate::protocol::exit::{EndedBy, ExitEvidence};
 use crate::protocol::rpc::{Message, Request, Response};
 use crate::protocol::run_files::SizeChange;
-use crate::protocol::supervisor::{self as wire, BUSY_PACE_MAX_MS, Hello, Note, PACE_MAX_MS, method};
+use crate::protocol::supervisor::{self as wire, BUSY_PACE_MAX_MS, Hello, Limit, PACE_MAX_MS, method};
 use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
 use crate::pty::Identity;
 use crate::pty::signal::signal_group;
@@ -53,6 +53,9 @@ pub struct ParsedScreen {
     pub looked: bool,
     /// When the screen was last read for a question.
     pub looked_at: Instant,
+    /// What the screen showed when last read, blind to spinners and
+    /// counters (`harness::stall::still_digest`).
+    digest: u64,
 }
 
 impl ParsedScreen {
@@ -66,6 +69,7 @@ impl ParsedScreen {
             fed_at: now,
             looked: false,
             looked_at: now,
+            digest: 0,
         }
     }
 
@@ -105,25 +109,31 @@ impl ParsedScreen {
         waiting_on_with(&self.rules, &self.term.visible_lines(), &self.family)
     }
 
-    /// Whether the screen shows a turn in progress, by the family's
-    /// `[busy]` rule (none: no rule): its words among the last few
-    /// non-blank rows.
-    fn turn_shown(&self) -> Option<bool> {
+    /// Whether `lines` show a turn in progress, by the family's `[busy]`
+    /// rule (none: no rule): its words among the last few non-blank rows.
+    fn turn_shown(&self, lines: &[String]) -> Option<bool> {
         let rule = self.rules.busy_of(&self.family)?;
-        let lines = self.term.visible_lines();
         let mut tail = lines.iter().rev().filter(|l| !l.trim().is_empty()).take(BUSY_ROWS);
         Some(tail.any(|l| rule.says.iter().any(|w| l.contains(w.as_str()))))
     }
 
-    /// Reads the screen for a question and a turn in progress, and
-    /// publishes what changed.
+    /// Reads the screen for a question, a turn in progress, a limit and a
+    /// change of what it shows, and publishes what changed.
     fn look(&mut self, signs: &Signs) {
-        let seen = self.waiting_on();
-        let turn = self.turn_shown();
+        let lines = self.term.visible_lines();
+        let seen = waiting_on_with(&self.rules, &lines, &self.family);
+        let turn = self.turn_shown(&lines);
+        let limit = crate::harness::stall::limit_on(&self.rules, &lines, &self.family);
+        let digest = crate::harness::stall::still_digest(&lines, self.rules.busy_of(&self.family));
         self.looked = true;
         self.looked_at = Instant::now();
+        if digest != self.digest {
+            self.digest = digest;
+            signs.moved.send_replace(self.looked_at);
+        }
         signs.finding.send_if_modified(|f| changed_to(f, seen));
         signs.turn.send_if_modified(|t| changed_to(t, turn));
+        signs.limit.send_if_modified(|l| changed_to(l, limit));
     }
 }
 
@@ -146,6 +156,11 @@ const BUSY_ROWS: usize = 12;
 pub struct Signs {
     pub finding: watch::Sender<Option<ScreenFinding>>,
     pub turn: watch::Sender<Option<bool>>,
+    /// A limit the harness says it hit (`[[limit]]`).
+    pub limit: watch::Sender<Option<Limit>>,
+    /// When what the screen shows last changed, spinners and counters
+    /// aside: a turn still that long is stalled.
+    pub moved: watch::Sender<Instant>,
 }
 
 pub struct Supervised {
@@ -258,6 +273,8 @@ impl Supervised {
             signs: Signs {
                 finding: watch::Sender::new(None),
                 turn: watch::Sender::new(None),
+                limit: watch::Sender::new(None),
+                moved: watch::Sender::new(Instant::now()),
             },
             eof: watch::Sender::new(false),
             disk_paused: std::sync::atomic::AtomicBool::new(false),
@@ -598,7 +615,9 @@ fn handle(
         method::HELLO => serde_json::to_value(run.hello()).map_err(|e| e.to_string()),
         method::WATCH => {
             if watcher.is_none() {
-                *watcher = Some(tokio::spawn(watch_loop(run.clone(), out.clone())));
+                let asked: wire::Watch = serde_json::from_value(req.params.clone()).unwrap_or_default();
+                let still = asked.still_ms.map(Duration::from_millis);
+                *watcher = Some(tokio::spawn(super::notes::watch_loop(run.clone(), out.clone(), still)));
                 run.released.store(false, std::sync::atomic::Ordering::Relaxed);
                 run.watchers.send_modify(|w| *w += 1);
             }
@@ -675,72 +694,6 @@ fn handle(
         other => Err(format!("unknown method {other}")),
     }
 }
-
-/// Streams the committed offset (coalesced: one notification per change seen,
-/// however many writes happened) and finally the exit evidence.
-async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>) {
-    let mut committed = run.committed.subscribe();
-    let mut exited = run.exited.subscribe();
-    let mut finding = run.signs.finding.subscribe();
-    let mut turn = run.signs.turn.subscribe();
-    let mut busy = run.busy.subscribe();
-    // The watcher learns the screen's current finding first, whatever it is.
-    let mut finding_sent: Option<(Option<ScreenFinding>, Option<bool>)> = None;
-    let mut last_sent = u64::MAX;
-    let mut busy_sent: Option<bool> = None;
-    let mut last_sent_at = tokio::time::Instant::now() - OFFSET_EVERY;
-    loop {
-        // A flood commits a chunk every few microseconds; the watcher hears
-        // at most one offset per OFFSET_EVERY, while a lone keystroke's echo
-        // (nothing sent for a while) goes out at once.
-        let since = last_sent_at.elapsed();
-        if since < OFFSET_EVERY && *committed.borrow() != last_sent {
-            tokio::time::sleep(OFFSET_EVERY - since).await;
-        }
-        let offset = *committed.borrow_and_update();
-        // Marked seen whatever the daemon asked, so `changed` waits.
-        let going = *busy.borrow_and_update();
-        let going = (run.busy_ms.load(std::sync::atomic::Ordering::Relaxed) > 0).then_some(going);
-        if offset != last_sent || going != busy_sent {
-            last_sent = offset;
-            busy_sent = going;
-            last_sent_at = tokio::time::Instant::now();
-            let note = Note::Offset { offset, busy: going }.to_request();
-            if out.send(Frame::control(&note)).await.is_err() {
-                return;
-            }
-        }
-        let seen = (finding.borrow_and_update().clone(), *turn.borrow_and_update());
-        if finding_sent.as_ref() != Some(&seen) {
-            finding_sent = Some(seen.clone());
-            let note = Note::Screen {
-                finding: seen.0,
-                turn: seen.1,
-            }
-            .to_request();
-            if out.send(Frame::control(&note)).await.is_err() {
-                return;
-            }
-        }
-        let evidence = exited.borrow_and_update().clone();
-        if let Some(evidence) = evidence {
-            let note = Note::Exited(Box::new(evidence)).to_request();
-            let _ = out.send(Frame::control(&note)).await;
-            return;
-        }
-        tokio::select! {
-            changed = committed.changed() => if changed.is_err() { return },
-            changed = busy.changed() => if changed.is_err() { return },
-            changed = finding.changed() => if changed.is_err() { return },
-            changed = turn.changed() => if changed.is_err() { return },
-            changed = exited.changed() => if changed.is_err() { return },
-        }
-    }
-}
-
-/// The shortest gap between two offset notifications to a watcher: 200 a
-/// second is smooth for a screen and costs the daemon little in a flood.
-const OFFSET_EVERY: Duration = Duration::from_millis(5);
 
 /// Output pauses before a quiet moment: once parsing has been still this
 /// long, the screen is read for a prompt (by the next parse, or once output

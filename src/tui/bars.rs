@@ -28,6 +28,11 @@ pub(super) fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     let count = |keep: &dyn Fn(&RunRecord) -> bool| runs.iter().filter(|r| keep(r)).count();
     let live = |s: &[ActivityStatus]| count(&|r| r.state.is_live() && s.contains(&r.status));
     let working = live(&[ActivityStatus::Working]);
+    let stalled = live(&[ActivityStatus::Stalled]);
+    let (stalled_words, stalled_glyph) = match stalled {
+        0 => (String::new(), String::new()),
+        n => (format!("· {n} stalled "), format!("· ◐ {n} ")),
+    };
     let waiting = live(&[ActivityStatus::WaitingInput, ActivityStatus::NeedsApproval]);
     let idle = live(&[ActivityStatus::Idle, ActivityStatus::Unknown]);
     let succeeded = count(&|r| r.state == RunState::Succeeded);
@@ -63,14 +68,16 @@ pub(super) fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     };
     // In words where they fit beside the links, else in the tree's glyphs.
     let words = format!(
-        "── {working} working · {waiting} waiting · {idle} idle · {succeeded}{more} succeeded · {failed} failed {other_words}"
+        "── {working} working {stalled_words}· {waiting} waiting · {idle} idle · {succeeded}{more} succeeded · {failed} failed {other_words}"
     );
     // As the links are placed below: 12 spare, `local ●`, then ` name ●` each.
     let links: usize = 12 + 7 + app.hosts.iter().map(|h| h.name.chars().count() + 3).sum::<usize>();
     let wanted = 8 + words.chars().count() + need.as_ref().map_or(0, |n| n.chars().count()) + links;
     let counts = match wanted <= area.width as usize {
         true => words,
-        false => format!("── ● {working} · ◉ {waiting} · ○ {idle} · ✓ {succeeded}{more} · ✗ {failed} {other_glyphs}"),
+        false => format!(
+            "── ● {working} {stalled_glyph}· ◉ {waiting} · ○ {idle} · ✓ {succeeded}{more} · ✗ {failed} {other_glyphs}"
+        ),
     };
     let mut spans = vec![Span::styled(" agents ", theme.accent), Span::raw(counts)];
     if let Some(need) = need {

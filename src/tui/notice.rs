@@ -86,7 +86,7 @@ impl Notices {
     /// ended (unseen then), is no longer "done".
     fn note_turns_done(&mut self, runs: &[RunRecord], selected: Option<&str>) {
         for run in runs {
-            let working = run.state.is_live() && run.status == ActivityStatus::Working;
+            let working = run.state.is_live() && run.status.is_working();
             let was = self.was_working.insert(run.id.clone(), working);
             let ended_turn = was == Some(true) && run.state.is_live() && run.status == ActivityStatus::Idle;
             if ended_turn && self.started && selected != Some(run.id.as_str()) {

@@ -14,8 +14,9 @@ use super::keymap::{Action, Keymap};
 use super::view::Theme;
 
 /// What each glyph of the tree and the panes means.
-const LEGEND: [(&str, &str); 16] = [
+const LEGEND: [(&str, &str); 17] = [
     ("●", "working"),
+    ("◐", "stalled: no change for minutes"),
     ("◉", "waits for you: input or an approval"),
     ("○", "idle"),
     ("◍", "status unknown (no recent evidence)"),

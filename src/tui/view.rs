@@ -74,6 +74,7 @@ pub fn glyph(run: &RunRecord) -> &'static str {
         RunState::Pending | RunState::Starting => "◌",
         RunState::Running => match run.status {
             ActivityStatus::Working => "●",
+            ActivityStatus::Stalled => "◐",
             ActivityStatus::WaitingInput | ActivityStatus::NeedsApproval => "◉",
             ActivityStatus::Idle => "○",
             ActivityStatus::Unknown => "◍",
@@ -92,7 +93,12 @@ pub fn glyph(run: &RunRecord) -> &'static str {
 fn glyph_style(run: &RunRecord, theme: &Theme) -> Style {
     match run.state {
         RunState::Succeeded => theme.ok,
-        RunState::Running if matches!(run.status, ActivityStatus::WaitingInput | ActivityStatus::NeedsApproval) => {
+        RunState::Running
+            if matches!(
+                run.status,
+                ActivityStatus::WaitingInput | ActivityStatus::NeedsApproval | ActivityStatus::Stalled
+            ) =>
+        {
             theme.warn
         }
         RunState::Running | RunState::Pending | RunState::Starting => theme.accent,

@@ -17,11 +17,47 @@ pub(super) enum Command {
     Flood(u64),
     /// `spawn N`: N subagents.
     Spawn(u16),
+    /// `stall [rate|usage|overloaded|quota]`: a turn that goes nowhere,
+    /// its spinner and clock ticking, after saying the limit it hit.
+    Stall(Option<StallCause>),
     /// A command with a wrong argument: how to use it.
     Usage(&'static str),
     /// Anything else: a prompt to answer.
     Say(String),
 }
+
+/// The limit a `stall` says it hit, in words styled after Claude Code's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum StallCause {
+    Rate,
+    Usage,
+    Overloaded,
+    Quota,
+}
+
+impl StallCause {
+    fn parse(word: &str) -> Option<StallCause> {
+        match word {
+            "rate" => Some(StallCause::Rate),
+            "usage" => Some(StallCause::Usage),
+            "overloaded" => Some(StallCause::Overloaded),
+            "quota" => Some(StallCause::Quota),
+            _ => None,
+        }
+    }
+
+    /// What the demo prints, as a result line under the prompt.
+    pub(super) fn message(self) -> &'static str {
+        match self {
+            StallCause::Rate => "API Error: 429 rate limit exceeded · retrying",
+            StallCause::Usage => "demo usage limit reached · resets at 5pm",
+            StallCause::Overloaded => "API Error: 529 overloaded · retrying",
+            StallCause::Quota => "Credit balance is too low",
+        }
+    }
+}
+
+const STALL_USAGE: &str = "usage: stall [rate|usage|overloaded|quota]";
 
 /// Reads a command; a line that is not one of the commands, word for word,
 /// is a prompt (so `exit the loop early` is a prompt, not `exit`).
@@ -45,6 +81,12 @@ pub(super) fn parse_command(line: &str) -> Command {
             _ => Command::Usage("usage: spawn N (1 to 64)"),
         },
         (Some("spawn"), _, _) => Command::Usage("usage: spawn N (1 to 64)"),
+        (Some("stall"), None, _) => Command::Stall(None),
+        (Some("stall"), Some(cause), false) => match StallCause::parse(cause) {
+            Some(cause) => Command::Stall(Some(cause)),
+            None => Command::Usage(STALL_USAGE),
+        },
+        (Some("stall"), _, _) => Command::Usage(STALL_USAGE),
         _ => Command::Say(line.to_string()),
     }
 }
@@ -65,6 +107,9 @@ mod tests {
         assert_eq!(parse_command("spawn 2"), Command::Spawn(2));
         assert!(matches!(parse_command("spawn 0"), Command::Usage(_)));
         assert!(matches!(parse_command("spawn 65"), Command::Usage(_)));
+        assert_eq!(parse_command("stall"), Command::Stall(None));
+        assert_eq!(parse_command("stall rate"), Command::Stall(Some(StallCause::Rate)));
+        assert!(matches!(parse_command("stall often"), Command::Usage(_)));
         assert_eq!(parse_command(" fix the tests "), Command::Say("fix the tests".into()));
         assert_eq!(
             parse_command("exit the loop early"),

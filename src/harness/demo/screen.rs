@@ -75,6 +75,16 @@ impl Screen {
         self.write(spinner_frame(frame).as_bytes())
     }
 
+    /// A spinner frame with the turn's clock, as Claude Code's.
+    pub(super) fn ticking(&self, frame: usize, elapsed: Duration) -> Result<(), Stop> {
+        let glyph = SPINNER_FRAMES[frame % SPINNER_FRAMES.len()];
+        let secs = elapsed.as_secs();
+        self.write(
+            format!("\r\x1b[2K\x1b[38;5;174m{glyph} {THINKING}\x1b[0m \x1b[2m({secs}s · ctrl+c to interrupt)\x1b[0m")
+                .as_bytes(),
+        )
+    }
+
     pub(super) fn banner(&self) -> Result<(), Stop> {
         let cwd = std::env::current_dir()
             .map(|dir| dir.display().to_string())

@@ -1,0 +1,155 @@
+//! What tells a turn that goes nowhere (docs/design.md §7, "stalled"): a
+//! screen that has not changed, less what moves on a screen while nothing
+//! happens (a spinner's glyph, an elapsed-time counter, a token count, the
+//! row that says a turn is in progress), and a family saying in its own
+//! words that its model refused it for a limit (`[[limit]]` in
+//! `screens/`). Pure: screen lines and rules in, a digest or a limit out.
+
+use std::hash::{Hash, Hasher};
+
+use super::screen_rules::{BusyRule, ScreenRules};
+pub use crate::protocol::supervisor::{Limit, LimitKind};
+
+/// How many non-blank lines at the bottom a limit is looked for in: the
+/// harness's last words and the status rows under its input box.
+pub const LIMIT_WINDOW: usize = 12;
+
+/// The longest line a limit carries.
+const LIMIT_LINE_CHARS: usize = 160;
+
+/// The limit `family` says it hit among its last lines, if any.
+pub fn limit_on(rules: &ScreenRules, lines: &[String], family: &str) -> Option<Limit> {
+    let signs = rules.limits_of(family);
+    if signs.is_empty() {
+        return None;
+    }
+    let last = lines
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .take(LIMIT_WINDOW);
+    for line in last {
+        let lower = line.to_lowercase();
+        let sign = signs.iter().find(|s| {
+            let bare = super::screen::bare(line);
+            let starts = s.starts.as_deref().is_none_or(|m| bare.trim_start().starts_with(m));
+            starts && lower.contains(&s.says)
+        });
+        if let Some(sign) = sign {
+            let said = super::screen::bare(line)
+                .trim_start_matches(['⎿', '■', '✕', '⚠', ' ', '\u{a0}'])
+                .chars()
+                .take(LIMIT_LINE_CHARS)
+                .collect();
+            return Some(Limit {
+                kind: sign.kind,
+                line: said,
+            });
+        }
+    }
+    None
+}
+
+/// A digest of what the screen shows, blind to what moves while nothing
+/// happens: rows holding the family's `[busy]` words are left out, a
+/// number (`94`, `1.2k`) reads as one digit and a spinner glyph as a
+/// space. Two screens with the same digest show the same work.
+pub fn still_digest(lines: &[String], busy: Option<&BusyRule>) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    for line in lines {
+        if busy.is_some_and(|b| b.says.iter().any(|w| line.contains(w.as_str()))) {
+            continue;
+        }
+        let mut in_number = false;
+        let mut chars = line.trim_end().chars().peekable();
+        while let Some(c) = chars.next() {
+            let digit = c.is_ascii_digit();
+            // A number's separators and its magnitude (`1.2k`) are part of it.
+            let within = in_number
+                && (matches!(c, 'k' | 'K' | 'M')
+                    || matches!(c, '.' | ',') && chars.peek().is_some_and(char::is_ascii_digit));
+            if digit && !in_number {
+                '0'.hash(&mut hasher);
+            } else if !digit && !within {
+                masked(c).hash(&mut hasher);
+            }
+            in_number = digit || within;
+        }
+        '\n'.hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+/// A character as the digest reads it.
+fn masked(c: char) -> char {
+    match c {
+        // Braille (most CLIs' spinners), and the stars, dots and arcs
+        // Claude Code, Codex and the demo cycle through.
+        '\u{2800}'..='\u{28ff}' | '·' | '•' | '✢' | '✳' | '✶' | '✻' | '✽' | '✺' | '◐' | '◓' | '◑' | '◒' => {
+            ' '
+        }
+        c => c,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(s: &str) -> Vec<String> {
+        s.lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_spinner_and_its_counters_are_not_a_change() {
+        let busy = BusyRule {
+            says: vec!["esc to interrupt".into()],
+        };
+        let at = |frame: &str, secs: u32, tokens: u32| {
+            lines(&format!(
+                "● Running the build\n  ⎿  Bash(make)\n{frame} Thinking… ({secs}s · ↓ {tokens} tokens)\n⠙ 12s esc to interrupt {secs}"
+            ))
+        };
+        let first = still_digest(&at("✻", 3, 120), Some(&busy));
+        assert_eq!(first, still_digest(&at("✢", 94, 4180), Some(&busy)));
+        let thousands = at("✶", 9, 0)
+            .into_iter()
+            .map(|l| l.replace("↓ 0", "↓ 1.2k"))
+            .collect::<Vec<_>>();
+        assert_eq!(first, still_digest(&thousands, Some(&busy)));
+        assert_eq!(first, still_digest(&at("⠋", 7, 1), Some(&busy)));
+        let more =
+            lines("● Running the build\n  ⎿  Bash(make)\n    cc -o main main.c\n✻ Thinking… (3s · ↓ 120 tokens)");
+        assert_ne!(first, still_digest(&more, Some(&busy)), "a new line is a change");
+        let worded = at("✻", 3, 120)
+            .into_iter()
+            .map(|l| l.replace("build", "tests"))
+            .collect::<Vec<_>>();
+        assert_ne!(first, still_digest(&worded, Some(&busy)), "a word is a change");
+    }
+
+    #[test]
+    fn a_family_s_limit_is_read_in_its_own_words_near_the_bottom_only() {
+        let file = "[[limit]]\nkind = \"rate_limit\"\nstarts = \"⎿\"\nsays = \"API Error: 429\"\n";
+        let rules = ScreenRules::with_files(&[("newcli".into(), file.into())]).unwrap();
+        let screen = lines("> hi\n  ⎿  API Error: 429 {\"type\":\"rate_limit_error\"}\n\n> ");
+        let found = limit_on(&rules, &screen, "newcli").unwrap();
+        assert_eq!(found.kind, LimitKind::RateLimit);
+        assert!(found.line.starts_with("API Error: 429"), "{found:?}");
+        assert_eq!(
+            limit_on(&rules, &screen, "cmd"),
+            None,
+            "another program's words are output"
+        );
+        let said_in_a_reply = lines("● The API Error: 429 means a rate limit\n> ");
+        assert_eq!(limit_on(&rules, &said_in_a_reply, "newcli"), None);
+        let mut scrolled = screen.clone();
+        scrolled.extend((0..LIMIT_WINDOW).map(|i| format!("line {i}")));
+        assert_eq!(
+            limit_on(&rules, &scrolled, "newcli"),
+            None,
+            "an old message scrolled up"
+        );
+    }
+}
