@@ -12,33 +12,46 @@ pub use crate::protocol::supervisor::{Limit, LimitKind};
 
 /// How many non-blank lines at the bottom a limit is looked for in: the
 /// harness's last words and the status rows under its input box.
-pub const LIMIT_WINDOW: usize = 12;
+pub const LIMIT_WINDOW: usize = 16;
 
 /// The longest line a limit carries.
 const LIMIT_LINE_CHARS: usize = 160;
 
-/// The limit `family` says it hit among its last lines, if any.
+/// The limit `family` says it hit in its last words, if any: among the
+/// last lines, below the prompt of the last turn. An error a later turn
+/// followed (the user's next prompt drawn below it: `[input]`'s marker
+/// starting a row above the input's own) is history, not the state the
+/// harness is in. A slash command the harness ran itself after the error
+/// (Claude's `/rate-limit-options`) is no prompt.
 pub fn limit_on(rules: &ScreenRules, lines: &[String], family: &str) -> Option<Limit> {
     let signs = rules.limits_of(family);
     if signs.is_empty() {
         return None;
     }
+    let marker = rules.input_of(family).and_then(|i| i.marker.as_deref());
+    let mut prompts = 0;
     let last = lines
         .iter()
         .rev()
-        .map(|l| l.trim())
+        .map(|l| l.trim_matches(['│', '┃', ' ', '\u{a0}']))
         .filter(|l| !l.is_empty())
-        .take(LIMIT_WINDOW);
+        .take(LIMIT_WINDOW)
+        .take_while(|line| {
+            let prompt = marker
+                .and_then(|m| line.strip_prefix(m))
+                .is_some_and(|rest| !rest.trim_start_matches([' ', '\u{a0}']).starts_with('/'));
+            prompts += usize::from(prompt);
+            prompts < 2
+        });
     for line in last {
         let lower = line.to_lowercase();
         let sign = signs.iter().find(|s| {
-            let bare = super::screen::bare(line);
-            let starts = s.starts.as_deref().is_none_or(|m| bare.trim_start().starts_with(m));
+            let starts = s.starts.as_deref().is_none_or(|m| line.starts_with(m));
             starts && lower.contains(&s.says)
         });
         if let Some(sign) = sign {
-            let said = super::screen::bare(line)
-                .trim_start_matches(['⎿', '■', '✕', '⚠', ' ', '\u{a0}'])
+            let said = line
+                .trim_start_matches(['⎿', '■', '●', '└', '✕', '⚠', ' ', '\u{a0}'])
                 .chars()
                 .take(LIMIT_LINE_CHARS)
                 .collect();
