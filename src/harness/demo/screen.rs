@@ -132,7 +132,7 @@ fn banner(cwd: &str, hints: bool) -> String {
         env!("CARGO_PKG_VERSION")
     );
     if hints {
-        banner.push_str("  try: hello · ask · flood 100K · spawn 2 · fail · exit\n");
+        banner.push_str("  try: hello · ask · flood 100K · spawn 2 · stall rate · fail · exit\n");
     }
     banner
 }
