@@ -1,4 +1,4 @@
-//! Team definitions (docs/architecture.md, "Teams"): a leader and members,
+//! Team definitions (docs/design.md §13): a leader and members,
 //! each a run to start — harness or profile, role, cwd or a worktree, host,
 //! first prompt, detached — read from `[teams.NAME]` in `config.toml` or
 //! from a TOML file of its own, and checked whole before anything starts.
