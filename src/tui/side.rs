@@ -141,19 +141,7 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
     let mut lines = Vec::new();
     // A subagent's row: what it is, then the record of the run that started it.
     if let Some(sub) = app.selected_subagent() {
-        lines.push(field("subagent", sub.agent_id.clone(), theme));
-        if let Some(kind) = &sub.agent_type {
-            lines.push(field("type", kind.clone(), theme));
-        }
-        if let Some(task) = &sub.description {
-            lines.push(field("task", task.clone(), theme));
-        }
-        let state = if sub.ended_at.is_some() { "done" } else { "running" };
-        lines.push(field("state", state.into(), theme));
-        if let Some(t) = &sub.transcript_path {
-            lines.push(field("transcript", t.clone(), theme));
-        }
-        lines.push(Line::styled("── started by", theme.dim));
+        subagent_fields(sub, theme, &mut lines);
     }
     lines.extend([
         field("name", run.name.clone(), theme),
@@ -162,35 +150,14 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
         field("state", state, theme),
     ]);
     if run.state.is_live() {
-        let fresh = app.details.get(&run.id).and_then(|d| d.run.evidence_line(now));
-        let why = fresh.or_else(|| run.evidence_line(now)).or_else(|| {
-            app.details.get(&run.id).and_then(|d| {
-                d.events.iter().rev().find(|e| e.kind == "STATUS").map(|e| {
-                    let why = e.data["why"].as_str().unwrap_or("").to_string();
-                    let ago = humantime::parse_rfc3339(&e.at)
-                        .ok()
-                        .and_then(|t| now.duration_since(t).ok())
-                        .map(|d| format!(" ({}s ago)", d.as_secs()))
-                        .unwrap_or_default();
-                    format!("{why}{ago}")
-                })
-            })
-        });
-        lines.push(field(
-            "why",
-            why.unwrap_or_else(|| "no status evidence yet".into()),
-            theme,
-        ));
+        lines.push(field("why", status_why(app, run, now), theme));
     }
-    if let Some(reason) = &run.reason {
-        lines.push(field("reason", reason.clone(), theme));
-    }
-    if let Some(code) = run.exit_code {
-        lines.push(field("exit", code.to_string(), theme));
-    }
-    if let Some(sig) = &run.signal {
-        lines.push(field("signal", sig.clone(), theme));
-    }
+    let optional = [
+        ("reason", run.reason.clone()),
+        ("exit", run.exit_code.map(|c| c.to_string())),
+        ("signal", run.signal.clone()),
+    ];
+    lines.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| field(k, v, theme))));
     lines.push(field("cwd", run.cwd.clone(), theme));
     lines.push(field("command", shell_words::join(&run.command), theme));
     lines.push(field("host", run.host.clone(), theme));
@@ -217,55 +184,101 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
         theme,
     ));
     if let Some(detail) = app.details.get(&run.id) {
-        if let Some(v) = &detail.harness.harness_version {
-            lines.push(field("version", v.clone(), theme));
+        detail_fields(detail, theme, &mut lines);
+    }
+    tail_fields(run, theme, &mut lines);
+    lines
+}
+
+/// What a subagent row is, above the record of the run that started it.
+fn subagent_fields<'a>(sub: &crate::api::SubagentRecord, theme: &Theme, lines: &mut Vec<Line<'a>>) {
+    lines.push(field("subagent", sub.agent_id.clone(), theme));
+    if let Some(kind) = &sub.agent_type {
+        lines.push(field("type", kind.clone(), theme));
+    }
+    if let Some(task) = &sub.description {
+        lines.push(field("task", task.clone(), theme));
+    }
+    let state = if sub.ended_at.is_some() { "done" } else { "running" };
+    lines.push(field("state", state.into(), theme));
+    if let Some(t) = &sub.transcript_path {
+        lines.push(field("transcript", t.clone(), theme));
+    }
+    lines.push(Line::styled("── started by", theme.dim));
+}
+
+/// Why a live run has its status: the freshest evidence line, else the
+/// last `STATUS` event's reason.
+fn status_why(app: &App, run: &RunRecord, now: SystemTime) -> String {
+    let fresh = app.details.get(&run.id).and_then(|d| d.run.evidence_line(now));
+    let why = fresh.or_else(|| run.evidence_line(now)).or_else(|| {
+        app.details.get(&run.id).and_then(|d| {
+            d.events.iter().rev().find(|e| e.kind == "STATUS").map(|e| {
+                let why = e.data["why"].as_str().unwrap_or("").to_string();
+                let ago = humantime::parse_rfc3339(&e.at)
+                    .ok()
+                    .and_then(|t| now.duration_since(t).ok())
+                    .map(|d| format!(" ({}s ago)", d.as_secs()))
+                    .unwrap_or_default();
+                format!("{why}{ago}")
+            })
+        })
+    });
+    why.unwrap_or_else(|| "no status evidence yet".into())
+}
+
+/// What the run's detail adds: its harness's version, profile and
+/// transcript, its usage, where it resumed from, the attempts it took.
+fn detail_fields<'a>(detail: &crate::api::RunDetail, theme: &Theme, lines: &mut Vec<Line<'a>>) {
+    let harness = &detail.harness;
+    let optional = [
+        ("version", harness.harness_version.clone()),
+        ("profile", harness.profile.clone()),
+        ("transcript", harness.transcript_path.clone()),
+    ];
+    lines.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| field(k, v, theme))));
+    // Short lines for a narrow pane; `agents show` has the whole of it.
+    if let Some(u) = &detail.usage {
+        use crate::transcript::usage::{count, dollars};
+        let in_out = |t: &crate::transcript::Usage| format!("{} in · {} out", count(t.input), count(t.output));
+        lines.push(field("tokens", in_out(&u.tokens), theme));
+        let t = &u.tokens;
+        let cache: Vec<String> = [(t.cache_read, "read"), (t.cache_write, "write")]
+            .iter()
+            .filter(|(n, _)| *n != 0)
+            .map(|(n, kind)| format!("{} {kind}", count(*n)))
+            .collect();
+        if !cache.is_empty() {
+            lines.push(field("cache", cache.join(" · "), theme));
         }
-        if let Some(p) = &detail.harness.profile {
-            lines.push(field("profile", p.clone(), theme));
-        }
-        if let Some(t) = &detail.harness.transcript_path {
-            lines.push(field("transcript", t.clone(), theme));
-        }
-        // Short lines for a narrow pane; `agents show` has the whole of it.
-        if let Some(u) = &detail.usage {
-            use crate::transcript::usage::{count, dollars};
-            let in_out = |t: &crate::transcript::Usage| format!("{} in · {} out", count(t.input), count(t.output));
-            lines.push(field("tokens", in_out(&u.tokens), theme));
-            let t = &u.tokens;
-            let cache: Vec<String> = [(t.cache_read, "read"), (t.cache_write, "write")]
-                .iter()
-                .filter(|(n, _)| *n != 0)
-                .map(|(n, kind)| format!("{} {kind}", count(*n)))
-                .collect();
-            if !cache.is_empty() {
-                lines.push(field("cache", cache.join(" · "), theme));
-            }
-            let cost = u.estimated_cost_usd.map(dollars).unwrap_or_else(|| "—".into());
-            lines.push(field("cost", format!("est. {cost}"), theme));
-            if !u.subagents.tokens.is_zero() {
-                lines.push(field("subagents", in_out(&u.subagents.tokens), theme));
-            }
-        }
-        if let Some(from) = &detail.harness.resumed_from {
-            let how = detail.harness.resume_mode.as_deref().unwrap_or("fork");
-            lines.push(field("from", format!("session {from} ({how})"), theme));
-        }
-        if detail.harness.attempts.len() > 1 {
-            let tried: Vec<String> = detail
-                .harness
-                .attempts
-                .iter()
-                .map(|a| {
-                    format!(
-                        "{} {}",
-                        a.profile.as_deref().unwrap_or("-"),
-                        a.outcome.as_deref().unwrap_or("running")
-                    )
-                })
-                .collect();
-            lines.push(field("attempts", tried.join(" → "), theme));
+        let cost = u.estimated_cost_usd.map(dollars).unwrap_or_else(|| "—".into());
+        lines.push(field("cost", format!("est. {cost}"), theme));
+        if !u.subagents.tokens.is_zero() {
+            lines.push(field("subagents", in_out(&u.subagents.tokens), theme));
         }
     }
+    if let Some(from) = &harness.resumed_from {
+        let how = harness.resume_mode.as_deref().unwrap_or("fork");
+        lines.push(field("from", format!("session {from} ({how})"), theme));
+    }
+    if harness.attempts.len() > 1 {
+        let tried: Vec<String> = harness
+            .attempts
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} {}",
+                    a.profile.as_deref().unwrap_or("-"),
+                    a.outcome.as_deref().unwrap_or("running")
+                )
+            })
+            .collect();
+        lines.push(field("attempts", tried.join(" → "), theme));
+    }
+}
+
+/// The record's last fields: worktree, size, output, routine, times.
+fn tail_fields<'a>(run: &RunRecord, theme: &Theme, lines: &mut Vec<Line<'a>>) {
     if let Some(w) = &run.worktree {
         lines.push(field("worktree", w.clone(), theme));
     }
@@ -282,7 +295,6 @@ fn record<'a>(app: &App, run: &RunRecord, theme: &Theme, now: SystemTime) -> Vec
     if let Some(t) = &run.ended_at {
         lines.push(field("ended", t.clone(), theme));
     }
-    lines
 }
 
 /// Until the harness adapters read native transcripts, the transcript is the

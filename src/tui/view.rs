@@ -280,30 +280,10 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
     let inner = block.inner(area);
     f.render_widget(block, area);
     if app.runs.is_empty() {
-        // The hosts' headings first (their links), when there are hosts.
-        let mut lines: Vec<Line> = Vec::new();
-        if !app.hosts.is_empty() {
-            lines.extend(
-                app.rows
-                    .iter()
-                    .filter(|r| r.run.is_none() && r.routine.is_none())
-                    .map(|r| host_row(app, &r.host, inner.width as usize, theme, now)),
-            );
-            lines.push(Line::from(""));
-        }
-        for row in app.rows.iter().filter_map(|r| r.routine.as_ref()) {
-            lines.push(super::routines::line(app, row, inner.width as usize, theme, now));
-        }
-        if !app.routines.is_empty() {
-            lines.push(Line::from(""));
-        }
-        lines.extend([
-            Line::from("no runs yet"),
-            Line::from(""),
-            Line::styled("n  start one", theme.dim),
-            Line::styled("?  all keys", theme.dim),
-        ]);
-        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
+        f.render_widget(
+            Paragraph::new(empty_tree(app, inner, theme, now)).wrap(Wrap { trim: true }),
+            inner,
+        );
         return;
     }
     let height = inner.height as usize;
@@ -337,74 +317,124 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
             continue;
         }
         let Some(run) = app.run(id) else { continue };
-        let indent = if row.depth <= 1 {
-            " ".to_string()
-        } else {
-            format!("{}{}", "  ".repeat(row.depth - 2), if row.last { " └" } else { " ├" })
-        };
-        // Marked for a broadcast: `*` in the row's first column (always a
-        // space otherwise), so the row keeps its width.
-        let marked = app.marked.contains(&run.id);
-        let indent = match marked {
-            true => indent[1..].to_string(),
-            false => indent,
-        };
-        // A prompt held for the user's draft: `✎` before its time.
-        let time = if run.waiting.iter().any(|w| w.held) {
-            format!("✎{}", duration(run, now))
-        } else if run.state.is_live() {
-            duration(run, now)
-        } else {
-            run.state.as_str().replace('_', " ")
-        };
-        let width = inner.width as usize;
-        // A run that needs you: marked until it is selected.
-        let unseen = app.notices.unseen.contains(&run.id);
-        // A turn that ended unseen: `◦` beside an idle glyph.
-        let done = !unseen && app.notices.done.contains(&run.id);
-        let left = format!(
-            "{}{indent}{}{}",
-            if marked { "*" } else { "" },
-            glyph(run),
-            if unseen {
-                "•"
-            } else if done {
-                "◦"
-            } else {
-                " "
-            }
-        );
-        let room = width.saturating_sub(left.chars().count() + time.chars().count() + 1);
-        // A name cut to the room says so.
-        let name: String = match run.name.chars().count() > room {
-            true => run.name.chars().take(room.saturating_sub(1)).chain(['…']).collect(),
-            false => run.name.clone(),
-        };
-        let pad = width.saturating_sub(left.chars().count() + name.chars().count() + time.chars().count());
-        let mut spans = vec![
-            match marked {
-                true => Span::styled("*", theme.accent),
-                false => Span::raw(""),
-            },
-            Span::raw(indent),
-            Span::styled(glyph(run), glyph_style(run, theme)),
-            if unseen {
-                Span::styled("•", theme.warn.add_modifier(Modifier::BOLD))
-            } else if done {
-                Span::styled("◦", theme.ok.add_modifier(Modifier::BOLD))
-            } else {
-                Span::raw(" ")
-            },
-            Span::raw(name),
-            Span::raw(" ".repeat(pad)),
-            Span::styled(time, theme.dim),
-        ];
-        if i == app.selected {
-            spans = spans.into_iter().map(|s| s.patch_style(theme.selected)).collect();
-        }
-        lines.push(Line::from(spans));
+        lines.push(run_row(
+            app,
+            run,
+            row,
+            i == app.selected,
+            inner.width as usize,
+            theme,
+            now,
+        ));
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A run's row of the tree: its place under its parent, its glyph and
+/// marks, its name cut to the room, its time or end.
+fn run_row<'a>(
+    app: &App,
+    run: &RunRecord,
+    row: &super::tree::TreeRow,
+    selected: bool,
+    width: usize,
+    theme: &Theme,
+    now: SystemTime,
+) -> Line<'a> {
+    let indent = if row.depth <= 1 {
+        " ".to_string()
+    } else {
+        format!("{}{}", "  ".repeat(row.depth - 2), if row.last { " └" } else { " ├" })
+    };
+    // Marked for a broadcast: `*` in the row's first column (always a
+    // space otherwise), so the row keeps its width.
+    let marked = app.marked.contains(&run.id);
+    let indent = match marked {
+        true => indent[1..].to_string(),
+        false => indent,
+    };
+    // A prompt held for the user's draft: `✎` before its time.
+    let time = if run.waiting.iter().any(|w| w.held) {
+        format!("✎{}", duration(run, now))
+    } else if run.state.is_live() {
+        duration(run, now)
+    } else {
+        run.state.as_str().replace('_', " ")
+    };
+    // A run that needs you: marked until it is selected.
+    let unseen = app.notices.unseen.contains(&run.id);
+    // A turn that ended unseen: `◦` beside an idle glyph.
+    let done = !unseen && app.notices.done.contains(&run.id);
+    let left = format!(
+        "{}{indent}{}{}",
+        if marked { "*" } else { "" },
+        glyph(run),
+        if unseen {
+            "•"
+        } else if done {
+            "◦"
+        } else {
+            " "
+        }
+    );
+    let room = width.saturating_sub(left.chars().count() + time.chars().count() + 1);
+    // A name cut to the room says so.
+    let name: String = match run.name.chars().count() > room {
+        true => run.name.chars().take(room.saturating_sub(1)).chain(['…']).collect(),
+        false => run.name.clone(),
+    };
+    let pad = width.saturating_sub(left.chars().count() + name.chars().count() + time.chars().count());
+    let mut spans = vec![
+        match marked {
+            true => Span::styled("*", theme.accent),
+            false => Span::raw(""),
+        },
+        Span::raw(indent),
+        Span::styled(glyph(run), glyph_style(run, theme)),
+        if unseen {
+            Span::styled("•", theme.warn.add_modifier(Modifier::BOLD))
+        } else if done {
+            Span::styled("◦", theme.ok.add_modifier(Modifier::BOLD))
+        } else {
+            Span::raw(" ")
+        },
+        Span::raw(name),
+        Span::raw(" ".repeat(pad)),
+        Span::styled(time, theme.dim),
+    ];
+    if selected {
+        spans = spans.into_iter().map(|s| s.patch_style(theme.selected)).collect();
+    }
+    Line::from(spans)
+}
+
+/// The tree with no runs: the hosts' headings and routines, then how to
+/// start one.
+fn empty_tree<'a>(app: &App, inner: Rect, theme: &Theme, now: SystemTime) -> Vec<Line<'a>> {
+    // The hosts' headings first (their links), when there are hosts.
+    let mut lines: Vec<Line> = Vec::new();
+    if !app.hosts.is_empty() {
+        lines.extend(
+            app.rows
+                .iter()
+                .filter(|r| r.run.is_none() && r.routine.is_none())
+                .map(|r| host_row(app, &r.host, inner.width as usize, theme, now)),
+        );
+        lines.push(Line::from(""));
+    }
+    for row in app.rows.iter().filter_map(|r| r.routine.as_ref()) {
+        lines.push(super::routines::line(app, row, inner.width as usize, theme, now));
+    }
+    if !app.routines.is_empty() {
+        lines.push(Line::from(""));
+    }
+    lines.extend([
+        Line::from("no runs yet"),
+        Line::from(""),
+        Line::styled("n  start one", theme.dim),
+        Line::styled("?  all keys", theme.dim),
+    ]);
+    lines
 }
 
 /// A team's heading over its leader: `⚑ review · 3 · ✉ 2`, cut to the row.
