@@ -71,106 +71,16 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
         Command::Ls(args)
         | Command::Runs {
             command: RunsCommand::List(args),
-        } => {
-            let client = Client::connect(&paths, false).await?;
-            let runs = list_all(&client, args.all).await?;
-            if args.json {
-                crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&runs)?));
-            } else if runs.is_empty() {
-                say!(
-                    "no {}runs; start one with: agents run demo",
-                    if args.all { "" } else { "live " }
-                );
-            } else {
-                crate::cli::print::out(&crate::text::inert(&print::table(&runs)));
-            }
-            Ok(0)
-        }
+        } => ls(&paths, args).await,
         Command::Explain { run, json } => explain(&paths, run, json).await,
         Command::Show { run, json, tree: true } => super::lineage::tree(&paths, run, json).await,
-        Command::Show { run, json, .. } => {
-            let client = Client::connect(&paths, false).await?;
-            let detail: RunDetail = client.call(method::RUNS_SHOW, RunRef { run }).await?;
-            if json {
-                crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&detail)?));
-            } else {
-                crate::cli::print::out(&crate::text::inert(&print::detail(&detail)));
-            }
-            Ok(0)
-        }
+        Command::Show { run, json, .. } => show(&paths, run, json).await,
         Command::Attach { run } => attach::attach(&paths, &run, attach::Kept::LastScreen).await,
-        Command::Send { run, text, id } => {
-            let client = Client::connect(&paths, false).await?;
-            let sent: SendResult = client
-                .call(
-                    method::RUNS_SEND,
-                    SendParams {
-                        run,
-                        text,
-                        prompt_id: id,
-                    },
-                )
-                .await?;
-            match &sent.why {
-                Some(why) => say!("{}: {why} (prompt {})", sent.state, sent.prompt_id),
-                None => say!("{} (prompt {})", sent.state, sent.prompt_id),
-            }
-            Ok(0)
-        }
+        Command::Send { run, text, id } => send(&paths, run, text, id).await,
         Command::Sessions { command } => sessions(&paths, command).await,
-        Command::Answer { run, answer, request } => {
-            let client = Client::connect(&paths, false).await?;
-            let _: serde_json::Value = client
-                .call(
-                    method::RUNS_ANSWER,
-                    crate::api::AnswerParams {
-                        run,
-                        answer,
-                        answer_id: None,
-                        request,
-                    },
-                )
-                .await?;
-            say!("answered");
-            Ok(0)
-        }
-        Command::Cancel { run, force, no_wait } => {
-            let client = Client::connect(&paths, false).await?;
-            let answer: serde_json::Value = client
-                .call(
-                    method::RUNS_CANCEL,
-                    CancelParams {
-                        run: run.clone(),
-                        force,
-                        by: std::env::var("AGENTS_RUN_ID").ok().filter(|r| !r.is_empty()),
-                    },
-                )
-                .await?;
-            let id = answer["run"].as_str().unwrap_or(&run).to_string();
-            if no_wait {
-                say!("cancelling {id}");
-                return Ok(0);
-            }
-            let record: RunRecord = client.call(method::RUNS_WAIT, WaitParams::watching(id)).await?;
-            say!(
-                "{} {}: {}",
-                record.name,
-                record.state.as_str(),
-                record.reason.as_deref().unwrap_or("")
-            );
-            Ok(0)
-        }
-        Command::Rename { run, name } => {
-            let client = Client::connect(&paths, false).await?;
-            let record: RunRecord = client
-                .call(method::RUNS_RENAME, crate::api::RenameParams { run, name })
-                .await?;
-            match record.former_names.last().filter(|old| **old != record.name) {
-                Some(old) => say!("renamed {old} → {} ({})", record.name, record.id),
-                None => say!("{} is named {} already", record.id, record.name),
-            }
-            Ok(0)
-        }
+        Command::Answer { run, answer, request } => answer_run(&paths, run, answer, request).await,
+        Command::Cancel { run, force, no_wait } => cancel(&paths, run, force, no_wait).await,
+        Command::Rename { run, name } => rename(&paths, run, name).await,
         Command::Wait {
             run,
             json,
@@ -204,6 +114,103 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
             unreachable!("handled before the runtime starts")
         }
     }
+}
+
+/// `agents ls`: every run (live ones unless `--all`), as a table or JSON.
+async fn ls(paths: &Paths, args: super::ListArgs) -> Result<i32> {
+    let client = Client::connect(paths, false).await?;
+    let runs = list_all(&client, args.all).await?;
+    if args.json {
+        crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&runs)?));
+    } else if runs.is_empty() {
+        say!(
+            "no {}runs; start one with: agents run demo",
+            if args.all { "" } else { "live " }
+        );
+    } else {
+        crate::cli::print::out(&crate::text::inert(&print::table(&runs)));
+    }
+    Ok(0)
+}
+
+/// `agents show RUN`: its record and events.
+async fn show(paths: &Paths, run: String, json: bool) -> Result<i32> {
+    let client = Client::connect(paths, false).await?;
+    let detail: RunDetail = client.call(method::RUNS_SHOW, RunRef { run }).await?;
+    if json {
+        crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&detail)?));
+    } else {
+        crate::cli::print::out(&crate::text::inert(&print::detail(&detail)));
+    }
+    Ok(0)
+}
+
+/// `agents send RUN TEXT`: typed now, queued, or held, and why.
+async fn send(paths: &Paths, run: String, text: String, id: Option<String>) -> Result<i32> {
+    let client = Client::connect(paths, false).await?;
+    let params = SendParams {
+        run,
+        text,
+        prompt_id: id,
+    };
+    let sent: SendResult = client.call(method::RUNS_SEND, params).await?;
+    match &sent.why {
+        Some(why) => say!("{}: {why} (prompt {})", sent.state, sent.prompt_id),
+        None => say!("{} (prompt {})", sent.state, sent.prompt_id),
+    }
+    Ok(0)
+}
+
+/// `agents answer RUN ANSWER`.
+async fn answer_run(paths: &Paths, run: String, answer: String, request: Option<String>) -> Result<i32> {
+    let client = Client::connect(paths, false).await?;
+    let params = crate::api::AnswerParams {
+        run,
+        answer,
+        answer_id: None,
+        request,
+    };
+    let _: serde_json::Value = client.call(method::RUNS_ANSWER, params).await?;
+    say!("answered");
+    Ok(0)
+}
+
+/// `agents cancel RUN`: asked by the run in whose environment it runs, if
+/// any; waits for the end unless `--no-wait`.
+async fn cancel(paths: &Paths, run: String, force: bool, no_wait: bool) -> Result<i32> {
+    let client = Client::connect(paths, false).await?;
+    let params = CancelParams {
+        run: run.clone(),
+        force,
+        by: std::env::var("AGENTS_RUN_ID").ok().filter(|r| !r.is_empty()),
+    };
+    let answer: serde_json::Value = client.call(method::RUNS_CANCEL, params).await?;
+    let id = answer["run"].as_str().unwrap_or(&run).to_string();
+    if no_wait {
+        say!("cancelling {id}");
+        return Ok(0);
+    }
+    let record: RunRecord = client.call(method::RUNS_WAIT, WaitParams::watching(id)).await?;
+    say!(
+        "{} {}: {}",
+        record.name,
+        record.state.as_str(),
+        record.reason.as_deref().unwrap_or("")
+    );
+    Ok(0)
+}
+
+/// `agents rename RUN NAME`.
+async fn rename(paths: &Paths, run: String, name: String) -> Result<i32> {
+    let client = Client::connect(paths, false).await?;
+    let record: RunRecord = client
+        .call(method::RUNS_RENAME, crate::api::RenameParams { run, name })
+        .await?;
+    match record.former_names.last().filter(|old| **old != record.name) {
+        Some(old) => say!("renamed {old} → {} ({})", record.name, record.id),
+        None => say!("{} is named {} already", record.id, record.name),
+    }
+    Ok(0)
 }
 
 /// Every run, page by page (each answer fits in one frame, by rows and by

@@ -186,120 +186,26 @@ fn env_line(h: &crate::api::HarnessDetail) -> Option<String> {
 }
 
 pub fn detail(d: &RunDetail) -> String {
+    let mut f = Fields::default();
+    who_and_how(d, &mut f);
+    state_fields(d, &mut f);
+    conversation_fields(d, &mut f);
     let r = &d.run;
-    let mut out = String::new();
-    let mut field = |k: &str, v: String| out.push_str(&format!("{k:<10} {}\n", crate::text::inert_line(&v)));
-    field("id", r.id.clone());
-    field("name", r.name.clone());
-    let mut harness = r.harness.clone();
-    if let Some(v) = &d.harness.harness_version {
-        harness = format!("{harness} {v}");
-    }
-    if let Some(p) = &d.harness.profile {
-        harness = format!("{harness} (profile {p})");
-    }
-    field("harness", harness);
-    // More than one attempt: an account problem made the run fall back.
-    if d.harness.attempts.len() > 1 {
-        for a in &d.harness.attempts {
-            let mut line = format!(
-                "{} profile {} · {}",
-                a.n,
-                a.profile.as_deref().unwrap_or("-"),
-                a.outcome.as_deref().unwrap_or("running")
-            );
-            if let Some(reason) = &a.reason {
-                line.push_str(&format!(": {reason}"));
-            }
-            field("attempt", line);
-        }
-    }
-    field("command", shell_words::join(&r.command));
-    if let Some(env) = env_line(&d.harness) {
-        field("env", env);
-    }
-    field("host", r.host.clone());
-    field("cwd", r.cwd.clone());
-    let state = if r.state.is_live() {
-        format!("{} · {}", r.state.as_str(), r.status.as_str())
-    } else {
-        r.state.as_str().to_string()
-    };
-    field("state", state);
-    if let Some(why) = r.evidence_line(std::time::SystemTime::now()) {
-        field("why", why);
-    }
-    if let Some(reason) = &r.reason {
-        field("reason", reason.clone());
-    }
-    for w in &r.waiting {
-        field("waiting", format!("{} {}: {}", w.id, short(&w.text, 40), w.why));
-    }
-    if let Some(code) = r.exit_code {
-        field("exit", code.to_string());
-    }
-    if let Some(sig) = &r.signal {
-        field("signal", sig.clone());
-    }
-    field("pid", r.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()));
-    field("parent", r.parent_id.clone().unwrap_or_else(|| "-".into()));
-    if r.detached {
-        field("detached", "yes".into());
-    }
-    let removed = d.events.iter().any(|e| e.kind == "SESSION_REMOVED");
-    let session = r.session_id.clone().unwrap_or_else(|| "-".into());
-    field(
-        "session",
-        match removed {
-            true => format!("{session} (conversation removed)"),
-            false => session,
-        },
-    );
-    if let Some(t) = &d.harness.transcript_path {
-        field("transcript", t.clone());
-    }
-    if let Some(u) = &d.usage {
-        use crate::transcript::usage;
-        field("tokens", usage::summary(u));
-        // Continuation lines: the subagents' share, and each model's when
-        // there are several (one model is the whole line already).
-        if let Some(sub) = usage::subagents_line(u) {
-            field("", format!("subagents: {sub}"));
-        }
-        if u.models.len() > 1 {
-            for m in &u.models {
-                let cost = m.estimated_cost_usd.map(usage::dollars).unwrap_or_else(|| "—".into());
-                let name = m.model.as_deref().unwrap_or("several models");
-                field("", format!("{name}: {} — est. {cost}", usage::tokens_line(&m.tokens)));
-            }
-        }
-        field("messages", u.messages.to_string());
-    }
-    if let Some(from) = &d.harness.resumed_from {
-        let how = d.harness.resume_mode.as_deref().unwrap_or("fork");
-        field("from", format!("session {from} ({how})"));
-    }
-    for sub in &d.harness.subagents {
-        let kind = sub.agent_type.as_deref().unwrap_or("subagent");
-        let state = if sub.ended_at.is_some() { "done" } else { "running" };
-        field("subagent", format!("{} {kind} ({state})", sub.agent_id));
-    }
-    if let Some(w) = &r.worktree {
-        field("worktree", w.clone());
-    }
+    f.opt("worktree", r.worktree.clone());
     if let Some(routine) = &r.routine {
         let at = r.scheduled_at.as_deref().unwrap_or("-");
-        field("routine", format!("{routine}, scheduled for {at}"));
+        f.push("routine", format!("{routine}, scheduled for {at}"));
     }
-    field("size", format!("{}x{}", r.cols, r.rows));
-    field("created", r.created_at.clone());
-    field("started", r.started_at.clone().unwrap_or_else(|| "-".into()));
-    field("ended", r.ended_at.clone().unwrap_or_else(|| "-".into()));
-    field("time", duration(r));
-    field("output", format!("{} bytes", r.output_bytes));
+    f.push("size", format!("{}x{}", r.cols, r.rows));
+    f.push("created", r.created_at.clone());
+    f.push("started", r.started_at.clone().unwrap_or_else(|| "-".into()));
+    f.push("ended", r.ended_at.clone().unwrap_or_else(|| "-".into()));
+    f.push("time", duration(r));
+    f.push("output", format!("{} bytes", r.output_bytes));
     if let Some(at) = &r.log_pruned_at {
-        field("log", format!("log pruned at {at} (retention)"));
+        f.push("log", format!("log pruned at {at} (retention)"));
     }
+    let mut out = f.0;
     out.push_str("events\n");
     for e in &d.events {
         let data = if e.data.is_null() || e.data == serde_json::json!({}) {
@@ -316,6 +222,122 @@ pub fn detail(d: &RunDetail) -> String {
         ));
     }
     out
+}
+
+/// A record's lines, `key  value`, each value made inert.
+#[derive(Default)]
+struct Fields(String);
+
+impl Fields {
+    fn push(&mut self, k: &str, v: String) {
+        self.0.push_str(&format!("{k:<10} {}\n", crate::text::inert_line(&v)));
+    }
+
+    fn opt(&mut self, k: &str, v: Option<String>) {
+        if let Some(v) = v {
+            self.push(k, v);
+        }
+    }
+}
+
+/// Which run, which harness (its attempts), what it ran, where.
+fn who_and_how(d: &RunDetail, f: &mut Fields) {
+    let r = &d.run;
+    f.push("id", r.id.clone());
+    f.push("name", r.name.clone());
+    let mut harness = r.harness.clone();
+    if let Some(v) = &d.harness.harness_version {
+        harness = format!("{harness} {v}");
+    }
+    if let Some(p) = &d.harness.profile {
+        harness = format!("{harness} (profile {p})");
+    }
+    f.push("harness", harness);
+    // More than one attempt: an account problem made the run fall back.
+    if d.harness.attempts.len() > 1 {
+        for a in &d.harness.attempts {
+            let mut line = format!(
+                "{} profile {} · {}",
+                a.n,
+                a.profile.as_deref().unwrap_or("-"),
+                a.outcome.as_deref().unwrap_or("running")
+            );
+            if let Some(reason) = &a.reason {
+                line.push_str(&format!(": {reason}"));
+            }
+            f.push("attempt", line);
+        }
+    }
+    f.push("command", shell_words::join(&r.command));
+    f.opt("env", env_line(&d.harness));
+    f.push("host", r.host.clone());
+    f.push("cwd", r.cwd.clone());
+}
+
+/// Where the run stands: state and status with why, prompts waiting, its
+/// end, its process and parent.
+fn state_fields(d: &RunDetail, f: &mut Fields) {
+    let r = &d.run;
+    let state = if r.state.is_live() {
+        format!("{} · {}", r.state.as_str(), r.status.as_str())
+    } else {
+        r.state.as_str().to_string()
+    };
+    f.push("state", state);
+    f.opt("why", r.evidence_line(std::time::SystemTime::now()));
+    f.opt("reason", r.reason.clone());
+    for w in &r.waiting {
+        f.push("waiting", format!("{} {}: {}", w.id, short(&w.text, 40), w.why));
+    }
+    f.opt("exit", r.exit_code.map(|c| c.to_string()));
+    f.opt("signal", r.signal.clone());
+    f.push("pid", r.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()));
+    f.push("parent", r.parent_id.clone().unwrap_or_else(|| "-".into()));
+    if r.detached {
+        f.push("detached", "yes".into());
+    }
+}
+
+/// Its conversation: session, transcript, usage, where it resumed from,
+/// its subagents.
+fn conversation_fields(d: &RunDetail, f: &mut Fields) {
+    let r = &d.run;
+    let removed = d.events.iter().any(|e| e.kind == "SESSION_REMOVED");
+    let session = r.session_id.clone().unwrap_or_else(|| "-".into());
+    f.push(
+        "session",
+        match removed {
+            true => format!("{session} (conversation removed)"),
+            false => session,
+        },
+    );
+    f.opt("transcript", d.harness.transcript_path.clone());
+    if let Some(u) = &d.usage {
+        use crate::transcript::usage;
+        f.push("tokens", usage::summary(u));
+        // Continuation lines: the subagents' share, and each model's when
+        // there are several (one model is the whole line already).
+        if let Some(sub) = usage::subagents_line(u) {
+            f.push("", format!("subagents: {sub}"));
+        }
+        if u.models.len() > 1 {
+            for m in &u.models {
+                let cost = m.estimated_cost_usd.map(usage::dollars).unwrap_or_else(|| "—".into());
+                let name = m.model.as_deref().unwrap_or("several models");
+                f.push("", format!("{name}: {} — est. {cost}", usage::tokens_line(&m.tokens)));
+            }
+        }
+        f.push("messages", u.messages.to_string());
+    }
+    if let Some(from) = &d.harness.resumed_from {
+        let how = d.harness.resume_mode.as_deref().unwrap_or("fork");
+        f.push("from", format!("session {from} ({how})"));
+    }
+    for sub in &d.harness.subagents {
+        let kind = sub.agent_type.as_deref().unwrap_or("subagent");
+        let state = if sub.ended_at.is_some() { "done" } else { "running" };
+        f.push("subagent", format!("{} {kind} ({state})", sub.agent_id));
+    }
 }
 
 /// `text` on one line, at most `max` characters, `…` where it was cut.
