@@ -135,7 +135,7 @@ fn observe(t: &mut Terminal) -> Seen {
         scrolled: t.scrolled_lines(),
         snapshot: t.snapshot(),
         replies: t.take_replies(),
-        history: t.history().cloned().collect(),
+        history: t.history().map(str::to_owned).collect(),
     }
 }
 
@@ -253,22 +253,31 @@ fn text_line() -> impl Strategy<Value = String> {
 proptest! {
     #![proptest_config(cases(256))]
 
-    /// Lines printed at one width and viewed at any others: `agents logs`
-    /// prints each whole, neither cut nor split.
+    /// Lines printed at one size and viewed at any others, or printed
+    /// while the size changes: `agents logs` prints each whole, neither cut
+    /// nor split, nor twice when a taller or wider screen pulls it back
+    /// from above its top.
     #[test]
-    fn the_text_of_wrapped_lines_survives_any_sequence_of_widths(
-        lines in prop::collection::vec(text_line(), 1..12),
-        widths in prop::collection::vec(3u16..200, 1..8),
-        rows in 2u16..30,
+    fn the_text_of_wrapped_lines_survives_any_sequence_of_sizes(
+        lines in prop::collection::vec(text_line(), 1..40),
+        sizes in prop::collection::vec((2u16..30, 3u16..200), 1..8),
+        cuts in prop::collection::vec(0.0f64..1.0, 8),
     ) {
         use agents::protocol::run_files::SizeChange;
         let log: String = lines.iter().map(|l| format!("{l}\r\n")).collect();
         let end = log.len() as u64;
-        // Printed at the first width, then viewed at each of the others.
-        // (A taller screen brings blank rows in on top where tmux brings
-        // rows back from its history: not a width's doing.)
-        let changes = widths.iter().enumerate().map(|(i, &cols)| SizeChange {
-            offset: if i == 0 { 0 } else { end },
+        // The first size from the start, each other one at some point of
+        // the output (sorted), or after it all; never between a CR and its
+        // LF, where the cursor is on the line's first character and stays
+        // on it through the rewrap (as in tmux), so the LF leaves it there.
+        let at = |c: &f64| {
+            let offset = (c * end as f64) as usize;
+            (offset + usize::from(offset > 0 && log.as_bytes()[offset - 1] == b'\r')) as u64
+        };
+        let mut offsets: Vec<u64> = cuts.iter().map(at).collect();
+        offsets.sort_unstable();
+        let changes = sizes.iter().enumerate().map(|(i, &(rows, cols))| SizeChange {
+            offset: if i == 0 { 0 } else { offsets[i].max(offsets[i - 1]) },
             at_ms: 0,
             rows,
             cols,

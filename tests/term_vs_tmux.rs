@@ -23,6 +23,8 @@
 mod capture;
 #[path = "term_vs_tmux/fidelity.rs"]
 mod fidelity;
+#[path = "term_vs_tmux/pull_back.rs"]
+mod pull_back;
 #[path = "term_vs_tmux/recorded.rs"]
 mod recorded;
 #[path = "term_vs_tmux/streams.rs"]
@@ -379,14 +381,12 @@ fn assert_same_as_tmux(stream: &[u8]) {
     }
 }
 
-// Resizes. Excluded from the screens compared: a screen growing after
-// output or a narrower screen pushed rows off the top (tmux pulls rows back
-// from its history; the emulator keeps none, so blank rows come in, on top
-// for a taller screen, at the bottom for a wider one), and narrowing again
-// once a line's first rows went off the top (tmux rewraps the line whole
-// with its rows in history; ours rewraps the rows on the screen). A program
-// that repaints on SIGWINCH draws over all; the lines themselves are
-// compared through history below.
+// Resizes. Rows pulled back from above the screen are `pull_back.rs`'s.
+// Excluded from the screens compared: a line longer than the 150 rows the
+// emulator keeps above the screen, its first rows off the top and out of
+// them (tmux rewraps the line whole with its rows in history; ours rewraps
+// the rows it has). A program that repaints on SIGWINCH draws over all;
+// the lines themselves are compared through history below.
 
 #[test]
 fn shrinking_the_height_keeps_the_rows_around_the_cursor_like_tmux() {

@@ -198,7 +198,7 @@ fn screen_text(daemon: &Daemon, row: &runs::RunRow, log_start: u64) -> String {
     }
     let mut term = crate::term::Terminal::with_history(row.rows, row.cols, 500);
     term.feed(&bytes);
-    let mut lines: Vec<String> = term.history().cloned().collect();
+    let mut lines: Vec<String> = term.history().map(str::to_owned).collect();
     lines.extend(term.visible_lines());
     lines.join("\n")
 }

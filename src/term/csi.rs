@@ -154,9 +154,10 @@ impl<S: Sink> Emulator<S> {
             0 => grid.erase_below(style),
             1 => grid.erase_above(style),
             2 => grid.erase_all(style),
-            // The scrollback: none is kept here, but rows pushed off are
-            // forgotten, so growing the screen brings none back.
-            3 => grid.pushed = 0,
+            // The scrollback: the rows kept above the screen are
+            // forgotten, so growing it brings none back, as tmux clears
+            // its history.
+            3 => grid.kept.clear(),
             _ => {}
         }
     }

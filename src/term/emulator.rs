@@ -12,6 +12,7 @@
 
 use unicode_width::UnicodeWidthChar as _;
 
+use super::above::{Above, KEPT_ROWS, Nowhere};
 use super::charset::Charsets;
 use super::grid::{Cell, Grid, PLAIN, Row, Width};
 use super::keyboard::KeyboardFlags;
@@ -22,6 +23,41 @@ pub(crate) trait Sink {
     /// Row `index` (counted from the first row that ever scrolled off)
     /// leaves the screen.
     fn scrolled(&mut self, index: u64, row: &Row);
+    /// The rows from `index` on came back onto the screen (a taller or
+    /// wider screen, as tmux pulls rows back from its history): `rows`,
+    /// oldest first, are those last handed to [`Sink::scrolled`], and a
+    /// row that scrolls off later is numbered from `index` again.
+    /// `continues`: the row left above them wrapped.
+    fn pulled(&mut self, index: u64, rows: &[Row], continues: bool) {
+        let _ = (index, rows, continues);
+    }
+    /// The screen is now `cols` wide: a sink keeping rows may rewrap them
+    /// at that width, as tmux rewraps its history.
+    fn rewrap(&mut self, cols: u16) {
+        let _ = cols;
+    }
+}
+
+/// The main screen's [`Above`]: rows to the sink, numbered.
+struct Counted<'a, S> {
+    sink: &'a mut S,
+    count: &'a mut u64,
+}
+
+impl<S: Sink> Above for Counted<'_, S> {
+    fn gone(&mut self, row: &Row) {
+        self.sink.scrolled(*self.count, row);
+        *self.count += 1;
+    }
+
+    fn back(&mut self, rows: &[Row], continues: bool) {
+        *self.count = self.count.saturating_sub(rows.len() as u64);
+        self.sink.pulled(*self.count, rows, continues);
+    }
+
+    fn rewrap(&mut self, cols: u16) {
+        self.sink.rewrap(cols);
+    }
 }
 
 /// Mouse reporting asked for with DECSET (0 is off), numbered as
@@ -113,7 +149,7 @@ impl<S: Sink> Emulator<S> {
     /// A blank screen; the caller makes sure neither dimension is 0.
     pub(crate) fn new(rows: u16, cols: u16, sink: S) -> Emulator<S> {
         Emulator {
-            main: Grid::new(rows, cols),
+            main: Grid::new(rows, cols).keeping(KEPT_ROWS),
             alt: Grid::new(rows, cols),
             alt_on: false,
             rows,
@@ -366,7 +402,7 @@ impl<S: Sink> Emulator<S> {
     /// RIS: everything as a fresh emulator has it but the title, the
     /// counts and what is owed to the program.
     fn reset(&mut self) {
-        self.main = Grid::new(self.rows, self.cols);
+        self.main = Grid::new(self.rows, self.cols).keeping(KEPT_ROWS);
         self.alt = Grid::new(self.rows, self.cols);
         self.alt_on = false;
         self.style = PLAIN;
@@ -404,10 +440,9 @@ impl<S: Sink> Emulator<S> {
         if !self.alt_on {
             self.fit_main();
         }
-        // The alternate screen has no history to pull rows back from, and
+        // The alternate screen keeps no rows above it to pull back, and
         // crops: a full-screen program redraws at the new size (as tmux).
-        self.alt.pushed = 0;
-        self.alt.resize(rows, cols, false, &mut |_: &Row| {});
+        self.alt.resize(rows, cols, false, &mut Nowhere);
         self.tabs.resize(usize::from(cols), false);
         for c in old_cols..cols {
             self.tabs[usize::from(c)] = c % 8 == 0;
@@ -421,11 +456,11 @@ impl<S: Sink> Emulator<S> {
         if (self.main.height(), self.main.cols) == (rows, cols) {
             return;
         }
-        let (sink, count) = (&mut self.sink, &mut self.scrolled_lines);
-        self.main.resize(rows, cols, true, &mut |row: &Row| {
-            sink.scrolled(*count, row);
-            *count += 1;
-        });
+        let mut above = Counted {
+            sink: &mut self.sink,
+            count: &mut self.scrolled_lines,
+        };
+        self.main.resize(rows, cols, true, &mut above);
     }
 
     /// The main screen at the screen's size: itself, or under the
@@ -436,7 +471,7 @@ impl<S: Sink> Emulator<S> {
             return std::borrow::Cow::Borrowed(&self.main);
         }
         let mut main = self.main.clone();
-        main.resize(rows, cols, true, &mut |_: &Row| {});
+        main.resize(rows, cols, true, &mut Nowhere);
         std::borrow::Cow::Owned(main)
     }
 

@@ -32,6 +32,9 @@ struct Capture {
     /// The rows of a line that scrolled off while it goes on below (they
     /// wrapped), joined: the screen's first line goes on from them.
     head: Option<String>,
+    /// Lines handed out already that a taller or wider screen pulled back
+    /// onto the screen, by number: not to be handed out again as they are.
+    returned: Vec<(u64, String)>,
 }
 
 impl Sink for Capture {
@@ -47,6 +50,30 @@ impl Sink for Capture {
         if self.finished.len() > self.max {
             self.finished.pop_front();
             self.taken = self.taken.saturating_sub(1);
+        }
+    }
+
+    fn pulled(&mut self, _: u64, rows: &[Row], continues: bool) {
+        // The rows are the last ones scrolled off: they end as many of the
+        // finished lines as do not wrap, then the head. What is left of
+        // the oldest of those lines above them is the new head.
+        let mut text = String::new();
+        let ends = rows.iter().filter(|row| !row.wrapped).count();
+        let from = self.finished.len().saturating_sub(ends);
+        for (at, (n, line)) in self.finished.drain(from..).enumerate() {
+            text.push_str(&line);
+            if from + at < self.taken {
+                self.returned.push((n, line));
+            }
+            self.scrolled -= 1;
+        }
+        self.taken = self.taken.min(self.finished.len());
+        text.push_str(&self.head.take().unwrap_or_default());
+        let pulled: usize = rows.iter().map(|row| row.line_text().len()).sum();
+        let above = text.len().saturating_sub(pulled);
+        if continues && text.is_char_boundary(above) {
+            text.truncate(above);
+            self.head = Some(text);
         }
     }
 }
@@ -94,6 +121,7 @@ impl LineFollower {
             max: max_lines.max(1),
             scrolled: 0,
             head: None,
+            returned: Vec::new(),
         };
         LineFollower {
             parser: vte::Parser::new(),
@@ -209,6 +237,7 @@ impl LineFollower {
     /// already with the same text.
     fn take_scrolled(&mut self) -> Vec<String> {
         let capture = &mut self.emu.sink;
+        self.shown.extend(capture.returned.drain(..));
         let fresh: Vec<(u64, String)> = capture.finished.iter().skip(capture.taken).cloned().collect();
         capture.taken = capture.finished.len();
         let top = capture.scrolled;

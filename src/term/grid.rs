@@ -1,6 +1,7 @@
 //! The cells of one screen (the main one or the alternate one), its cursor
 //! and its scroll region. Nothing here parses: `emulator.rs` drives it.
 
+use super::above::{Above, Kept};
 use crate::protocol::screen::{Color, Style, Underline};
 
 /// A style with nothing set: what a cell never written holds.
@@ -337,13 +338,9 @@ pub(crate) struct Grid {
     /// DECOM: cursor addresses count from the region's top and stay in it.
     pub(crate) origin: bool,
     pub(crate) saved: Saved,
-    /// Rows pushed off the top and not pulled back by a taller size: that
-    /// many blank rows come in at the top when the screen grows, so the
-    /// cursor keeps its distance from the bottom as in tmux.
-    pub(crate) pushed: u64,
-    /// The last row pushed off the top wrapped: the screen's first row goes
-    /// on its line, and no blank row may come in between.
-    pub(crate) top_continues: bool,
+    /// The newest rows pushed off the top, which a taller or wider screen
+    /// pulls back (`above.rs`); none on the alternate screen.
+    pub(crate) kept: Kept,
 }
 
 impl Grid {
@@ -357,9 +354,15 @@ impl Grid {
             bottom: rows - 1,
             origin: false,
             saved: Saved::default(),
-            pushed: 0,
-            top_continues: false,
+            kept: Kept::default(),
         }
+    }
+
+    /// A screen that keeps the newest rows pushed off its top (the main
+    /// one).
+    pub(crate) fn keeping(mut self, rows: usize) -> Grid {
+        self.kept = Kept::new(rows);
+        self
     }
 
     pub(crate) fn height(&self) -> u16 {
@@ -388,14 +391,11 @@ impl Grid {
         for row in &mut region[..count] {
             if top == 0 {
                 gone(row);
-                self.top_continues = row.wrapped;
+                self.kept.swap(row, self.cols);
             }
             row.clear(style);
         }
         region.rotate_left(count);
-        if top == 0 {
-            self.pushed += count as u64;
-        }
     }
 
     /// Scrolls the region down `count` rows; blank rows come in at its top.
@@ -574,36 +574,32 @@ impl Grid {
         row.erased_to(end, style);
     }
 
-    /// A new size. Shrinking pushes rows off the top (handed to `gone`)
-    /// until the cursor's row fits; growing pulls blank rows in at the top
-    /// for rows pushed off before, then adds them at the bottom. The region
+    /// A new size. Shrinking pushes rows off the top (handed to `above`)
+    /// until the cursor's row fits; growing pulls the rows kept above the
+    /// top back in there, then adds blank ones at the bottom, as tmux's
+    /// `screen_resize_y` (which has all its history to pull from: rows
+    /// older than those kept stay in the sink's history). The region
     /// becomes the whole screen.
     /// With `reflow` (the main screen), a new width rewraps the lines
     /// (`reflow.rs`); without, rows are cropped or padded.
-    pub(crate) fn resize(&mut self, rows: u16, cols: u16, reflow: bool, gone: &mut impl FnMut(&Row)) {
+    pub(crate) fn resize(&mut self, rows: u16, cols: u16, reflow: bool, above: &mut impl Above) {
         let height = self.height();
         if rows < height {
             let below = height - self.row - 1;
             let pushed = (height - rows).saturating_sub(below);
             (self.top, self.bottom) = (0, height - 1);
-            self.scroll_up(pushed, PLAIN, gone);
+            self.scroll_up(pushed, PLAIN, &mut |row: &Row| above.gone(row));
             self.rows.truncate(usize::from(rows));
             self.row -= pushed;
             self.saved.row = self.saved.row.saturating_sub(pushed).min(rows - 1);
         } else if rows > height {
-            let pulled = match self.top_continues {
-                true => 0,
-                false => self.pushed.min(u64::from(rows - height)) as u16,
-            };
-            self.pushed -= u64::from(pulled);
-            let blank = (0..pulled).map(|_| Row::new(self.cols));
-            self.rows.splice(0..0, blank);
+            let pulled = self.pull_back(rows - height, above);
             self.rows.resize_with(usize::from(rows), || Row::new(self.cols));
             self.row += pulled;
             self.saved.row += pulled;
         }
         if cols != self.cols && reflow {
-            self.reflow(cols, gone);
+            self.reflow(cols, above);
         } else {
             for row in self.rows.iter_mut().filter(|_| cols != self.cols) {
                 row.resize(cols);
@@ -613,5 +609,18 @@ impl Grid {
         }
         self.saved.col = self.saved.col.min(cols - 1);
         (self.top, self.bottom) = (0, rows - 1);
+    }
+
+    /// Brings back to the top of the screen up to `wanted` of the rows
+    /// kept above it; returns how many.
+    fn pull_back(&mut self, wanted: u16, above: &mut impl Above) -> u16 {
+        let kept = self.kept.take_newest(usize::from(wanted));
+        if kept.is_empty() {
+            return 0;
+        }
+        above.back(&kept, self.kept.ends_wrapped());
+        let pulled = kept.len() as u16;
+        self.rows.splice(0..0, kept);
+        pulled
     }
 }

@@ -1,6 +1,7 @@
 //! History re-rendered from the output log (docs/design.md §6).
 //!
-//! The live emulator keeps only its screen. When someone wants more (a user
+//! The live emulator keeps only its screen (and a few rows above it for a
+//! resize to pull back, `above.rs`). When someone wants more (a user
 //! scrolls back, `agents logs`, a search) the log is replayed, from the
 //! nearest checkpoint snapshot, through an emulator that records each row as
 //! it scrolls off. That costs tens of milliseconds when asked, instead of

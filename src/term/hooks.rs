@@ -10,7 +10,8 @@ use super::grid::Row;
 #[derive(Debug, Default)]
 pub(super) struct Hooks {
     /// Set only when replaying for [`super::render_history`]: the live
-    /// emulator keeps no history (docs/design.md §6).
+    /// emulator keeps no history (docs/design.md §6), only the few rows a
+    /// resize pulls back (`above.rs`).
     pub(super) history: Option<History>,
     /// Rows scrolled off kept for screen subscriptions, while there are.
     pub(super) scrolled: Option<Scrolled>,
@@ -51,10 +52,13 @@ impl Scrolled {
     }
 }
 
-/// The last `capacity` rows that scrolled off, as plain text.
+/// The last `capacity` rows that scrolled off, as plain text, each with
+/// whether it wrapped; rewrapped with the screen, as tmux rewraps its
+/// history, so a replay's history reads as tmux's at the final width.
 #[derive(Debug)]
 pub(super) struct History {
-    pub(super) rows: VecDeque<String>,
+    /// A wrapped row's text whole, another's with trailing blanks trimmed.
+    pub(super) rows: VecDeque<(String, bool)>,
     capacity: usize,
 }
 
@@ -67,14 +71,59 @@ impl History {
     }
 
     fn push(&mut self, row: &Row) {
+        self.push_text(row.line_text(), row.wrapped);
+    }
+
+    fn push_text(&mut self, text: String, wrapped: bool) {
         if self.capacity == 0 {
             return;
         }
-        let line = row.text();
         if self.rows.len() == self.capacity {
             self.rows.pop_front();
         }
-        self.rows.push_back(line);
+        self.rows.push_back((text, wrapped));
+    }
+
+    /// Joins the rows a wrap joins and splits each line again at `cols`
+    /// columns (a wide character that does not fit goes to the next row,
+    /// one wider than the screen is dropped, as printing does). A line
+    /// going on onto the screen stays wrapped at its end.
+    fn rewrap(&mut self, cols: u16) {
+        let rows = std::mem::take(&mut self.rows);
+        let mut line = String::new();
+        let mut continues = false;
+        for (text, wrapped) in rows {
+            line.push_str(&text);
+            continues = wrapped;
+            if !wrapped {
+                self.split(&line, usize::from(cols), false);
+                line.clear();
+            }
+        }
+        if continues {
+            self.split(&line, usize::from(cols), true);
+        }
+    }
+
+    fn split(&mut self, line: &str, cols: usize, continues: bool) {
+        use unicode_width::UnicodeWidthChar as _;
+        let (mut row, mut width) = (String::new(), 0);
+        for c in line.chars() {
+            let w = c.width().unwrap_or(0);
+            if w > cols {
+                continue;
+            }
+            if width + w > cols {
+                self.push_text(std::mem::take(&mut row), true);
+                width = 0;
+            }
+            row.push(c);
+            width += w;
+        }
+        if !continues {
+            row.truncate(row.trim_end_matches(' ').len());
+        }
+        self.push_text(row, continues);
     }
 }
 
@@ -85,6 +134,24 @@ impl Sink for Hooks {
         }
         if let Some(history) = &mut self.history {
             history.push(row);
+        }
+    }
+
+    fn pulled(&mut self, index: u64, rows: &[Row], _: bool) {
+        if let Some(scrolled) = &mut self.scrolled {
+            while scrolled.rows.back().is_some_and(|(i, _)| *i >= index) {
+                scrolled.rows.pop_back();
+            }
+        }
+        if let Some(history) = &mut self.history {
+            let keep = history.rows.len().saturating_sub(rows.len());
+            history.rows.truncate(keep);
+        }
+    }
+
+    fn rewrap(&mut self, cols: u16) {
+        if let Some(history) = &mut self.history {
+            history.rewrap(cols);
         }
     }
 }

@@ -4,14 +4,16 @@
 //! emulator (`emulator.rs`, `csi.rs`, on the cells of `grid.rs`) applies
 //! them, answers terminal queries (`queries.rs`), maps the DEC line-drawing
 //! charset (`charset.rs`), keeps the title and counts bells and rows
-//! scrolled away; `hooks.rs` says where those rows go. It keeps no scrollback: history is re-rendered from the
-//! output log on demand with [`render_history`] (`history.rs`). No I/O
-//! happens here.
+//! scrolled away; `hooks.rs` says where those rows go. It keeps no scrollback,
+//! only the newest rows above the main screen for a resize to pull back
+//! (`above.rs`): history is re-rendered from the output log on demand with
+//! [`render_history`] (`history.rs`). No I/O happens here.
 //!
 //! Our own rather than a crate's: the one we used (`vt100`) bounded a flood
 //! at half the speed the supervisor needs, and neither it nor the faster
 //! ones tell where scrolled-off rows go or redraw a screen whole.
 
+mod above;
 mod charset;
 mod csi;
 mod emulator;
@@ -92,9 +94,10 @@ impl Terminal {
 
     /// Resizes the screen; a zero dimension becomes 1. Shrinking pushes rows
     /// off the top (counted in [`Self::scrolled_lines`]) until the cursor
-    /// fits. Growing after output has scrolled adds blank rows at the top,
-    /// where a terminal with scrollback would pull history back down, so the
-    /// cursor keeps its distance from the bottom as it would in tmux.
+    /// fits. Growing pulls rows kept above the screen back in at the top,
+    /// as tmux pulls them from its history (taking them out of the
+    /// count), then adds blank rows at the bottom. A new width rewraps the
+    /// main screen's lines with those rows (`reflow.rs`).
     pub fn resize(&mut self, rows: u16, cols: u16) {
         self.emu.resize(rows.max(1), cols.max(1));
     }
@@ -136,23 +139,28 @@ impl Terminal {
         self.emu.cursor()
     }
 
-    /// The rows captured so far (oldest first), when made `with_history`.
-    pub fn history(&self) -> impl ExactSizeIterator<Item = &String> + DoubleEndedIterator {
-        static EMPTY: std::collections::VecDeque<String> = std::collections::VecDeque::new();
-        match &self.emu.sink.history {
+    /// The rows captured so far (oldest first, trailing blanks trimmed),
+    /// when made `with_history`.
+    pub fn history(&self) -> impl ExactSizeIterator<Item = &str> + DoubleEndedIterator {
+        static EMPTY: std::collections::VecDeque<(String, bool)> = std::collections::VecDeque::new();
+        let rows = match &self.emu.sink.history {
             Some(h) => h.rows.iter(),
             None => EMPTY.iter(),
-        }
+        };
+        rows.map(|(text, _)| text.trim_end_matches(' '))
     }
 
-    /// Takes the rows captured so far (made `with_history`).
+    /// Takes the rows captured so far (made `with_history`), trailing
+    /// blanks trimmed.
     pub fn take_history(&mut self) -> Vec<String> {
-        self.emu
-            .sink
-            .history
-            .take()
-            .map(|history| history.rows.into())
-            .unwrap_or_default()
+        let rows = self.emu.sink.history.take().map(|history| history.rows);
+        rows.unwrap_or_default()
+            .into_iter()
+            .map(|(mut text, _)| {
+                text.truncate(text.trim_end_matches(' ').len());
+                text
+            })
+            .collect()
     }
 }
 

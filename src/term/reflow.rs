@@ -2,14 +2,18 @@
 //! `grid_reflow` does: rows joined by a wrap ([`Row::wrapped`]) are one
 //! line, split again at the new width; a line feed stays a line's end.
 //!
-//! The emulator keeps no history (docs/design.md §6), so only the screen
-//! is rewrapped: rows a narrower screen pushes off the top go to the sink as
-//! any scrolled row does (wrapped, so whoever reads them can join them),
-//! and where a wider screen has rows to spare, tmux pulls rows back from
-//! its history and we add blank ones at the bottom. The first row of the
-//! screen may go on a line whose head scrolled off: it is rewrapped as a
-//! line of its own, and joined to that head where history is read.
+//! As in tmux, the lines above the screen are rewrapped with it and the
+//! screen is the last rows of the result: a wider screen, whose lines take
+//! fewer rows, pulls rows back from above its top, and a narrower one
+//! pushes rows off. The emulator keeps only the newest rows above the
+//! screen (`above.rs`); those are taken back from the first that begins a
+//! line and rewrapped here, and whoever keeps the history further back
+//! (the sink) rewraps the rest ([`Above::rewrap`]). When no line begins in
+//! the rows kept, the screen's first row may go on a line whose head is
+//! further up: it is rewrapped as a line of its own, and joined to that
+//! head where history is read.
 
+use super::above::Above;
 use super::grid::{Cell, Grid, Row, Width};
 
 /// One line: the cells of the rows a wrap joins, and the text of those
@@ -29,11 +33,20 @@ enum Spot {
 }
 
 impl Grid {
-    /// Rewraps the screen at `cols` columns, keeping the cursor on its
-    /// character; rows above the screen's new top go to `gone`.
-    pub(crate) fn reflow(&mut self, cols: u16, gone: &mut impl FnMut(&Row)) {
+    /// Rewraps the screen, and the rows kept above it, at `cols` columns,
+    /// keeping the cursor on its character; rows above the screen's new
+    /// top go to `above` (and are kept again), rows taken back come from
+    /// it.
+    pub(crate) fn reflow(&mut self, cols: u16, above: &mut impl Above) {
         let height = self.rows.len();
-        let (lines, cursor) = self.logical_lines();
+        let taken = self.kept.take_lines();
+        if !taken.is_empty() {
+            above.back(&taken, self.kept.ends_wrapped());
+        }
+        above.rewrap(cols);
+        let old_row = self.row;
+        let cursor_row = usize::from(self.row) + taken.len();
+        let (lines, cursor) = logical_lines(taken.iter().chain(&self.rows), cursor_row, usize::from(self.col));
         let mut rows = Vec::with_capacity(height);
         let mut at = (0, 0);
         for (index, line) in lines.iter().enumerate() {
@@ -42,13 +55,13 @@ impl Grid {
                 at = found;
             }
         }
-        // As tmux: the screen is the last `height` rows.
+        // As tmux: the screen is the last `height` rows, blank ones added
+        // at the bottom when there are fewer.
         let excess = rows.len().saturating_sub(height);
         for row in rows.drain(..excess) {
-            gone(&row);
-            self.top_continues = row.wrapped;
+            above.gone(&row);
+            self.kept.push(row);
         }
-        self.pushed += excess as u64;
         rows.resize_with(height, || Row::new(cols));
         self.rows = rows;
         self.cols = cols;
@@ -57,42 +70,49 @@ impl Grid {
             Some(row) => (row as u16, at.1 as u16),
             None => (0, 0),
         };
-        self.saved.row = self.saved.row.saturating_sub(excess as u16);
+        // The saved cursor moves with the rows around the cursor.
+        let moved = i32::from(self.row) - i32::from(old_row);
+        let saved = (i32::from(self.saved.row) + moved).clamp(0, height as i32 - 1);
+        self.saved.row = saved as u16;
     }
+}
 
-    /// The screen's lines, and which one the cursor is in and where.
-    fn logical_lines(&self) -> (Vec<Line>, Option<(usize, Spot)>) {
-        let mut lines: Vec<Line> = Vec::new();
-        let mut cursor = None;
-        let mut continued = false;
-        for (r, row) in self.rows.iter().enumerate() {
-            if !continued {
-                lines.push(Line::default());
-            }
-            let index = lines.len() - 1;
-            let line = &mut lines[index];
-            let len = row.line_len();
-            if r == usize::from(self.row) {
-                // As tmux: a cursor past the row's last cell goes past the
-                // line's.
-                let col = usize::from(self.col);
-                let spot = if col < len {
-                    Spot::At(line.cells.len() + col)
-                } else {
-                    Spot::End
-                };
-                cursor = Some((index, spot));
-            }
-            for col in 0..len {
-                if let Some(text) = row.cluster(col) {
-                    line.clusters.push((line.cells.len(), text.into()));
-                }
-                line.cells.push(row.cells[col]);
-            }
-            continued = row.wrapped;
+/// The lines of `rows`, and which one the cursor (on row `cursor_row`,
+/// column `cursor_col`) is in and where.
+fn logical_lines<'a>(
+    rows: impl Iterator<Item = &'a Row>,
+    cursor_row: usize,
+    cursor_col: usize,
+) -> (Vec<Line>, Option<(usize, Spot)>) {
+    let mut lines: Vec<Line> = Vec::new();
+    let mut cursor = None;
+    let mut continued = false;
+    for (r, row) in rows.enumerate() {
+        if !continued {
+            lines.push(Line::default());
         }
-        (lines, cursor)
+        let index = lines.len() - 1;
+        let line = &mut lines[index];
+        let len = row.line_len();
+        if r == cursor_row {
+            // As tmux: a cursor past the row's last cell goes past the
+            // line's.
+            let spot = if cursor_col < len {
+                Spot::At(line.cells.len() + cursor_col)
+            } else {
+                Spot::End
+            };
+            cursor = Some((index, spot));
+        }
+        for col in 0..len {
+            if let Some(text) = row.cluster(col) {
+                line.clusters.push((line.cells.len(), text.into()));
+            }
+            line.cells.push(row.cells[col]);
+        }
+        continued = row.wrapped;
     }
+    (lines, cursor)
 }
 
 /// Appends `line` to `rows` as rows of `cols`; returns where `spot` landed

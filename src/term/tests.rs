@@ -224,8 +224,11 @@ fn a_wide_character_that_does_not_fit_moves_to_the_next_row() {
     // `界` does not fit in the sixth column: the row wraps before it.
     assert_eq!(term.history().collect::<Vec<_>>(), ["abcde"]);
     assert_eq!(term.visible_lines(), ["界x", "", ""]);
+    // Wider, the line is rewrapped whole with its row above the screen,
+    // and the screen is its last rows, as tmux (checked by hand: `x`).
     term.resize(3, 7);
-    assert_eq!(term.visible_lines(), ["界x", "", ""]);
+    assert_eq!(term.history().collect::<Vec<_>>(), ["abcde界"]);
+    assert_eq!(term.visible_lines(), ["x", "", ""]);
 }
 
 #[test]
@@ -253,12 +256,17 @@ fn a_line_feed_or_erasing_the_row_unwraps_it() {
 }
 
 #[test]
-fn growing_after_scrolling_adds_blank_rows_on_top() {
+fn growing_after_scrolling_pulls_rows_back_on_top() {
     let mut term = term_with(3, 10, b"1\r\n2\r\n3\r\n4\r\n5");
     term.resize(5, 10);
-    // Where tmux would bring lines 1 and 2 back from its history.
-    assert_eq!(term.visible_lines(), ["", "", "3", "4", "5"]);
+    // As tmux brings lines 1 and 2 back from its history.
+    assert_eq!(term.visible_lines(), ["1", "2", "3", "4", "5"]);
     assert_eq!(term.cursor(), (4, 1));
+    // Rows no longer kept (ED 3 clears them, as tmux its history) do not
+    // come back: the screen grows at the bottom, as tmux's does then.
+    let mut cleared = term_with(3, 10, b"1\r\n2\r\n3\r\n4\r\n5\x1b[3J");
+    cleared.resize(5, 10);
+    assert_eq!(cleared.visible_lines(), ["3", "4", "5", "", ""]);
     // A screen that never scrolled grows at the bottom.
     let mut fresh = term_with(3, 10, b"a\r\nb");
     fresh.resize(5, 10);

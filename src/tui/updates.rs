@@ -125,13 +125,17 @@ impl App {
         // Scrolled back, the view stays on its lines: as many more
         // back as rows went into history below it.
         let pushed = update.scrolled.len();
+        let size = (screen.mirror.rows, screen.mirror.cols);
         let applied = screen.mirror.apply(update).is_ok();
+        let resized = applied && size != (screen.mirror.rows, screen.mirror.cols);
         if applied && screen.scroll > 0 {
             screen.scroll = (screen.scroll + pushed).min(screen.mirror.history().len().max(screen.scroll));
             screen.unseen += pushed;
         }
-        if applied && first {
-            // What scrolled off before it began watching.
+        if applied && (first || (resized && screen.scroll > 0)) {
+            // What scrolled off before it began watching; or, scrolled
+            // back through a resize, the history rewrapped at the new
+            // width (not scrolled back, the pane asks once it is).
             self.commands.push(screen.ask_history(&run, history_lines));
         }
         self.unacked.insert(run, seq);

@@ -22,8 +22,9 @@ pub struct ScreenMirror {
     pub seq: u64,
     history: VecDeque<String>,
     history_max: usize,
-    /// Rows scrolled off that this mirror never got (`ScreenUpdate::dropped`):
-    /// its history is not whole until it asks the log again.
+    /// Rows scrolled off that this mirror never got (`ScreenUpdate::dropped`),
+    /// or all of them after a resize rewrapped them: its history is not
+    /// whole until it asks the log again.
     pub history_gap: bool,
 }
 
@@ -51,6 +52,14 @@ impl ScreenMirror {
     pub fn apply(&mut self, update: ScreenUpdate) -> Result<(), Malformed> {
         if !update.full && (update.rows, update.cols) != (self.rows, self.cols) {
             return Err(Malformed("a partial update of another size"));
+        }
+        if update.full && self.seq > 0 && (update.rows, update.cols) != (self.rows, self.cols) {
+            // The run's screen took a new size: it rewrapped its history
+            // and may have pulled rows of it back onto the screen, as tmux
+            // does. The rows here are at the old width and may be on the
+            // screen too: the log has them as they are now (`runs.history`).
+            self.history.clear();
+            self.history_gap = true;
         }
         if update.full {
             self.rows = update.rows;

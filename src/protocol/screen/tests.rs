@@ -237,6 +237,34 @@ fn a_mirror_takes_full_then_partial_updates() {
 }
 
 #[test]
+fn a_resize_leaves_the_history_to_fetch_again_at_the_new_width() {
+    let mut mirror = ScreenMirror::new(3, 10, 10);
+    let first = ScreenUpdate {
+        seq: 1,
+        rows: 3,
+        cols: 10,
+        full: true,
+        scrolled: vec!["0123456789".into(), "abc".into()],
+        ..ScreenUpdate::default()
+    };
+    mirror.apply(first).unwrap();
+    mirror.replace_history(Vec::new(), 0);
+    assert!(!mirror.history_gap);
+    // Wider, the run rewrapped those rows (and pulled them back on
+    // screen, as tmux): kept here they would show twice, cut at 10.
+    let wider = ScreenUpdate {
+        seq: 2,
+        rows: 3,
+        cols: 20,
+        full: true,
+        ..ScreenUpdate::default()
+    };
+    mirror.apply(wider).unwrap();
+    assert_eq!(mirror.history().count(), 0);
+    assert!(mirror.history_gap, "the pane asks the log for its history again");
+}
+
+#[test]
 fn fetched_history_goes_before_rows_received_since_asking() {
     let mut mirror = ScreenMirror::new(2, 5, 4);
     mirror.push_history(["x".to_string(), "y".into(), "z".into()]);
