@@ -156,10 +156,10 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
 async fn choose_name(daemon: &Arc<Daemon>, params: &StartParams) -> Result<(String, &'static str), ApiError> {
     if let Some(name) = &params.name {
         crate::api::bounds::validate_name(name)?;
-        let n = name.clone();
         let taken = daemon
             .store
-            .call(move |c| crate::store::names::live_holder(c, &n))
+            .names()
+            .live_holder(name)
             .await
             .map_err(ApiError::internal)?;
         if taken.is_some() {
@@ -172,11 +172,7 @@ async fn choose_name(daemon: &Arc<Daemon>, params: &StartParams) -> Result<(Stri
     }
     match params.prompt.as_deref().and_then(crate::harness::naming::slug) {
         Some(base) => Ok((
-            daemon
-                .store
-                .call(move |c| harness_store::unique_name(c, &base))
-                .await
-                .map_err(ApiError::internal)?,
+            daemon.store.names().unique(&base).await.map_err(ApiError::internal)?,
             harness_store::NAME_FROM_PROMPT,
         )),
         None => Ok((
