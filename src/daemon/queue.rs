@@ -449,14 +449,8 @@ async fn note_held(daemon: &Arc<Daemon>, live: &LiveRun, prompt_id: &str, held: 
         new
     };
     if new {
-        let (run, data) = (
-            live.id.clone(),
-            serde_json::json!({ "prompt_id": now.prompt_id, "why": now.why }),
-        );
-        let _ = daemon
-            .store
-            .call(move |c| runs::append_event(c, &run, "PROMPT_HELD", &data))
-            .await;
+        let data = serde_json::json!({ "prompt_id": now.prompt_id, "why": now.why });
+        let _ = daemon.store.runs().append_event(&live.id, "PROMPT_HELD", data).await;
         daemon.changed(&live.id);
     }
 }

@@ -312,10 +312,11 @@ async fn store_created(
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     daemon.changed(&row.id);
     if let Some(parent) = parent {
-        let (pid, child) = (parent.id.clone(), row.id.clone());
+        let data = json!({ "child": row.id });
         let _ = daemon
             .store
-            .call(move |c| runs::append_event(c, &pid, "CHILD_STARTED", &json!({ "child": child })))
+            .runs()
+            .append_event(&parent.id, "CHILD_STARTED", data)
             .await;
         daemon.changed(&parent.id);
     }
@@ -393,10 +394,10 @@ async fn end_blocked(daemon: &Arc<Daemon>, id: &str, reason: String) -> Result<R
 }
 
 pub async fn record(daemon: &Arc<Daemon>, id: &str) -> Result<RunRecord, ApiError> {
-    let key = id.to_string();
     daemon
         .store
-        .call(move |c| runs::get_run(c, &key))
+        .runs()
+        .get(id)
         .await
         .map_err(ApiError::internal)?
         .map(|r| daemon.held_ends.apply(r).to_record())
