@@ -1,6 +1,8 @@
 //! The import rules of `docs/architecture.md`, checked over `src/`: which
 //! of the crate's own modules (and which outside crates) each subsystem
-//! may take from. A `crate::` path in code (not in a comment) counts.
+//! may take from. A `crate::` path in code (not in a comment) counts. And
+//! where SQL may be written: in the store, and in the readers of other
+//! programs' databases.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -156,6 +158,130 @@ fn the_checker_sees_grouped_and_plain_paths_but_not_comments() {
         "use crate::{api::X, store};\nlet t = crate::tui::draw();\n// crate::daemon in a comment\nuse tokio::net;";
     let names: Vec<String> = taken(text).into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["api", "store", "tokio::", "tui"]);
+}
+
+/// SQL on our own database is the store's (`src/store/`): the daemon and
+/// the remote mirrors call its typed methods. Outside it, only code that
+/// reads another program's database (opencode's and Crush's SQLite, and
+/// the tests that make such databases) writes SQL.
+const FOREIGN_SQL: &[&str] = &[
+    "src/harness/crush.rs",
+    "src/harness/opencode.rs",
+    "src/transcript/crush.rs",
+    "src/transcript/crush_tests.rs",
+    "src/transcript/index_tests.rs",
+    "src/transcript/opencode.rs",
+    "src/transcript/opencode_tests.rs",
+];
+
+const SQL: &[&str] = &["SELECT ", "INSERT INTO", "INSERT OR ", "UPDATE ", "DELETE FROM"];
+
+/// The string literals of Rust source, each with the line it starts on:
+/// plain, byte and raw (`r#"…"#`) strings; comments and char literals
+/// (`'"'`) left out.
+fn string_literals(text: &str) -> Vec<(usize, String)> {
+    let chars: Vec<char> = text.chars().collect();
+    let (mut out, mut line, mut i) = (Vec::new(), 1, 0);
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '/' && at(i + 1) == '/' {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && at(i + 1) == '*' {
+            i += 2;
+            while i < chars.len() && !(chars[i] == '*' && at(i + 1) == '/') {
+                line += usize::from(chars[i] == '\n');
+                i += 1;
+            }
+            i += 2;
+        } else if c == '\'' {
+            // A char literal ('x', '\n', '\'') is skipped; a lifetime is not one.
+            match (at(i + 1), at(i + 2)) {
+                ('\\', _) => i = (i + 3..chars.len()).find(|&j| chars[j] == '\'').unwrap_or(chars.len()) + 1,
+                (_, '\'') => i += 3,
+                _ => i += 1,
+            }
+        } else if c == '"' || (c == 'r' && matches!(at(i + 1), '"' | '#') && !at(i.wrapping_sub(1)).is_alphanumeric()) {
+            let raw = c == 'r';
+            let mut hashes = 0;
+            if raw {
+                i += 1;
+                while at(i) == '#' {
+                    hashes += 1;
+                    i += 1;
+                }
+                if at(i) != '"' {
+                    continue;
+                }
+            }
+            let (start, mut literal) = (line, String::new());
+            i += 1;
+            while i < chars.len() {
+                let closes = chars[i] == '"' && (0..hashes).all(|h| at(i + 1 + h) == '#');
+                if closes {
+                    i += 1 + hashes;
+                    break;
+                }
+                if !raw && chars[i] == '\\' {
+                    literal.push(at(i + 1));
+                    line += usize::from(at(i + 1) == '\n');
+                    i += 2;
+                    continue;
+                }
+                line += usize::from(chars[i] == '\n');
+                literal.push(chars[i]);
+                i += 1;
+            }
+            out.push((start, literal));
+        } else {
+            line += usize::from(c == '\n');
+            i += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn sql_on_our_database_is_written_only_in_the_store() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut sources = Vec::new();
+    files(&root.join("src"), &mut sources);
+    let mut found = Vec::new();
+    for path in sources {
+        let relative = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+        if relative.starts_with("src/store/") || FOREIGN_SQL.contains(&relative.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (line, literal) in string_literals(&text) {
+            if let Some(sql) = SQL.iter().find(|sql| literal.contains(*sql)) {
+                found.push(format!("{relative}:{line} has {}", sql.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "SQL outside src/store/ (give the store a method for it):\n{}",
+        found.join("\n")
+    );
+    for allowed in FOREIGN_SQL {
+        assert!(root.join(allowed).is_file(), "{allowed} is listed but gone");
+    }
+}
+
+#[test]
+fn the_sql_checker_sees_every_kind_of_string_but_not_comments() {
+    let text = "// \"SELECT 1\" in a comment\nlet q = '\"';\nlet a = \"SELECT \\\"x\\\"\n FROM t\";\n/* \"DELETE FROM t\" */\nlet b = r#\"UPDATE t SET \"a\" = 1\"#;\nfn f<'a>(s: &'a str) -> &'a str { s }";
+    let literals = string_literals(text);
+    assert_eq!(
+        literals,
+        [
+            (3, "SELECT \"x\"\n FROM t".to_string()),
+            (6, "UPDATE t SET \"a\" = 1".to_string())
+        ]
+    );
 }
 
 /// The code cites the design by section (`docs/design.md §N`), a file in

@@ -245,11 +245,11 @@ pub async fn cancel_tree_by(
 
 async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool, by: Option<&str>) -> Result<bool, ApiError> {
     if let Some(live) = daemon.live(&row.id) {
-        let id = row.id.clone();
         let data = json!({ "force": force, "by": by.unwrap_or("user") });
         let _ = daemon
             .store
-            .call(move |c| runs::append_event(c, &id, "CANCEL_REQUESTED", &data))
+            .runs()
+            .append_event(&row.id, "CANCEL_REQUESTED", data)
             .await;
         live.link.cancel(force).await?;
         return Ok(true);
@@ -293,11 +293,8 @@ async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool, by: O
             };
             crate::pty::signal::signal_group(&leader, leader.pid, signal)
                 .map_err(|e| ApiError::new(ErrorCode::NotRunning, e.to_string()))?;
-            let id = row.id.clone();
-            let _ = daemon
-                .store
-                .call(move |c| runs::append_event(c, &id, "SIGNALLED", &json!({ "signal": signal.as_str() })))
-                .await;
+            let data = json!({ "signal": signal.as_str() });
+            let _ = daemon.store.runs().append_event(&row.id, "SIGNALLED", data).await;
             return Ok(true);
         }
     }

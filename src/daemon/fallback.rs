@@ -165,8 +165,7 @@ pub async fn on_exit(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, evidence: &ExitE
     if state != RunState::Failed || elapsed > EARLY || plan.remaining.is_empty() {
         return false;
     }
-    let key = live.id.clone();
-    let Ok(Some(row)) = daemon.store.call(move |c| runs::get_run(c, &key)).await else {
+    let Ok(Some(row)) = daemon.store.runs().get(&live.id).await else {
         return false;
     };
     let Some(adapter) = crate::harness::adapter_for(&row.harness) else {

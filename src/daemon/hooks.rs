@@ -173,8 +173,7 @@ pub fn discover_session(daemon: Arc<Daemon>, run: String, adapter: &'static dyn 
             if started.elapsed() > GIVE_UP {
                 return;
             }
-            let key = run.clone();
-            let Ok(Some(row)) = daemon.store.call(move |c| runs::get_run(c, &key)).await else {
+            let Ok(Some(row)) = daemon.store.runs().get(&run).await else {
                 return;
             };
             if !row.state.is_live() || row.session_id.is_some() {

@@ -332,10 +332,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     }
     release_supervisors(&daemon).await;
     // A clean stop leaves one file, not a small database beside a large WAL.
-    let _ = daemon
-        .store
-        .call(|c| Ok(c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?))
-        .await;
+    let _ = daemon.store.checkpoint().await;
     let _ = std::fs::remove_file(daemon.paths.daemon_pid());
     Ok(0)
 }

@@ -162,10 +162,11 @@ pub async fn deliver(daemon: &Arc<Daemon>, run: &str, m: OutboundMail) -> Result
         Err(e) => e,
     };
     tracing::info!("run {run}: mail {id} to '{to}' refused: {}", refused.message);
-    let (key, data) = (run.to_string(), json!({ "id": id, "to": to, "error": refused.message }));
+    let data = json!({ "id": id, "to": to, "error": refused.message });
     daemon
         .store
-        .call(move |c| runs::append_event(c, &key, "MAIL_REFUSED", &data))
+        .runs()
+        .append_event(run, "MAIL_REFUSED", data)
         .await
         .map_err(ApiError::internal)?;
     daemon.changed(run);

@@ -10,6 +10,7 @@ use super::link::{HeldPrompt, LiveRun, PromptHow, Typed};
 use crate::api::{ActivityStatus, ApiError, ErrorCode, SendResult};
 use crate::harness::status::{self, Rules, Verdict};
 use crate::protocol::supervisor as wire;
+use crate::store::approvals::StatusChange;
 use crate::store::runs;
 
 /// What `sup.answer` types for `agents answer` to a run of this harness
@@ -278,31 +279,22 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
                     .store(crate::clock::now_ms(), std::sync::atomic::Ordering::Relaxed);
                 let was = status;
                 status = now;
-                let id = live.id.clone();
                 let question = live
                     .screen
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .as_ref()
                     .and_then(|f| f.question.clone());
-                let asked = daemon
-                    .store
-                    .call(move |c| {
-                        runs::set_status(c, &id, now, &why)?;
-                        // An agent stopped for an answer: INTERRUPT, then
-                        // RUN_PAUSED; answered: RUN_RESUMED (docs/design.md §4).
-                        // A team that routes approvals to its leader asks it.
-                        let mut asked = None;
-                        if now == ActivityStatus::NeedsApproval {
-                            let seq = runs::append_event(c, &id, "INTERRUPT", &serde_json::json!({ "why": why }))?;
-                            runs::append_event(c, &id, "RUN_PAUSED", &serde_json::json!({}))?;
-                            asked = super::approvals::ask_leader(c, &id, seq, &why, question.as_deref())?;
-                        } else if was == ActivityStatus::NeedsApproval {
-                            runs::append_event(c, &id, "RUN_RESUMED", &serde_json::json!({}))?;
-                        }
-                        Ok(asked)
-                    })
-                    .await;
+                // A stop for an answer is recorded with the mail that
+                // asks a team's leader, when the team routes it there.
+                let change = StatusChange {
+                    run: live.id.clone(),
+                    was,
+                    now,
+                    why,
+                    question,
+                };
+                let asked = daemon.store.approvals().status_changed(change).await;
                 daemon.changed(&live.id);
                 if let Ok(Some(asked)) = asked {
                     super::approvals::hand_over(&daemon, asked).await;
@@ -458,14 +450,8 @@ async fn note_held(daemon: &Arc<Daemon>, live: &LiveRun, prompt_id: &str, held: 
         new
     };
     if new {
-        let (run, data) = (
-            live.id.clone(),
-            serde_json::json!({ "prompt_id": now.prompt_id, "why": now.why }),
-        );
-        let _ = daemon
-            .store
-            .call(move |c| runs::append_event(c, &run, "PROMPT_HELD", &data))
-            .await;
+        let data = serde_json::json!({ "prompt_id": now.prompt_id, "why": now.why });
+        let _ = daemon.store.runs().append_event(&live.id, "PROMPT_HELD", data).await;
         daemon.changed(&live.id);
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::Daemon;
 use crate::api::{ApiError, ErrorCode, TranscriptMessage};
 use crate::harness::Adapter;
-use crate::store::{harness as harness_store, runs::RunRow, transcripts as db};
+use crate::store::runs::RunRow;
 use crate::transcript::Role;
 
 /// How much of the old conversation is given back, newest kept. Chosen to
@@ -34,16 +34,16 @@ pub async fn native_blocker(
     if let Err(why) = adapter.resume_args(session) {
         return Ok(Some(why));
     }
-    let (id, s) = (last.id.clone(), session.to_string());
-    let (info, transcript) = daemon
+    let transcript = daemon
         .store
-        .call(move |c| {
-            let path: Option<String> = c
-                .query_row("SELECT transcript_path FROM sessions WHERE id = ?1", [&s], |r| r.get(0))
-                .ok()
-                .flatten();
-            Ok((harness_store::harness_info(c, &id)?, path))
-        })
+        .sessions()
+        .transcript_path(session)
+        .await
+        .map_err(ApiError::internal)?;
+    let info = daemon
+        .store
+        .harness()
+        .info(&last.id)
         .await
         .map_err(ApiError::internal)?;
     if let Some(path) = transcript
@@ -81,27 +81,10 @@ pub async fn native_blocker(
 /// (subagents' sidechains left out), oldest first, and how many messages
 /// the session has in all.
 pub async fn recent_messages(daemon: &Arc<Daemon>, session: &str) -> Result<(Vec<TranscriptMessage>, i64), ApiError> {
-    let s = session.to_string();
     daemon
         .store
-        .call(move |c| {
-            let Some(info) = db::session(c, &s)? else {
-                return Ok((Vec::new(), 0));
-            };
-            let next: i64 = c
-                .query_row(
-                    "SELECT next_seq FROM transcript_sessions WHERE session_id = ?1",
-                    [&s],
-                    |r| r.get(0),
-                )
-                .unwrap_or(0);
-            // Room for sidechain messages interleaved with the main ones.
-            let window = (MAX_MESSAGES * 4) as i64;
-            let mut all = db::messages(c, &s, Some(next - window - 1), window as usize)?;
-            all.retain(|m| !m.sidechain && m.role != Role::System);
-            let cut = all.len().saturating_sub(MAX_MESSAGES);
-            Ok((all.split_off(cut), info.messages))
-        })
+        .transcripts()
+        .recent(session, MAX_MESSAGES)
         .await
         .map_err(ApiError::internal)
 }

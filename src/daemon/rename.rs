@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::Daemon;
 use crate::api::{ApiError, ErrorCode, RunRecord};
-use crate::store::names::{self, Refused};
+use crate::store::names::Refused;
 use crate::store::runs::RunRow;
 
 /// Renames `row` (its name checked by the dispatcher) and answers its
@@ -21,10 +21,10 @@ pub async fn rename(daemon: &Arc<Daemon>, row: RunRow, name: String) -> Result<R
             ),
         ));
     }
-    let (id, new) = (row.id.clone(), name.clone());
     let renamed = daemon
         .store
-        .call(move |c| names::rename(c, &id, &new))
+        .names()
+        .rename(&row.id, &name)
         .await
         .map_err(ApiError::internal)?;
     match renamed {

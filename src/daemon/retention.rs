@@ -5,11 +5,10 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
-
 use super::Daemon;
 use crate::api::{ApiError, RetentionReport};
 use crate::retention::{Log, Prune};
+use crate::store::logs::Kept;
 
 /// An hour between prunes, by the scheduler's clock.
 const EVERY_MS: i64 = 3_600_000;
@@ -38,39 +37,31 @@ pub async fn run(daemon: Arc<Daemon>) {
 
 /// What the policy prunes at `now`, with the bytes of every log kept.
 async fn plan(daemon: &Arc<Daemon>, now: i64) -> Result<(Vec<Prune>, u64), ApiError> {
-    let rows = daemon
-        .store
-        .call(|c| {
-            let mut stmt = c.prepare(
-                "SELECT id, name, state, COALESCE(ended_at, created_at) FROM runs WHERE log_pruned_at IS NULL",
-            )?;
-            let rows = stmt
-                .query_map([], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get(1)?, r.get::<_, String>(2)?, r.get(3)?))
-                })?
-                .collect::<Result<Vec<(String, String, String, i64)>, _>>()?;
-            Ok(rows)
-        })
-        .await
-        .map_err(ApiError::internal)?;
-    let logs: Vec<Log> = rows
+    let kept = daemon.store.logs().kept().await.map_err(ApiError::internal)?;
+    let logs: Vec<Log> = kept
         .into_iter()
-        .map(|(id, name, state, ended_at)| {
-            let state = crate::api::RunState::parse(&state).unwrap_or(crate::api::RunState::Lost);
-            let live = state.is_live() || daemon.live(&id).is_some();
-            let bytes = output_files(daemon, &id)
-                .iter()
-                .filter_map(|f| std::fs::metadata(f).ok())
-                .map(|m| m.len())
-                .sum();
-            Log {
-                id,
-                name,
-                live,
-                ended_at,
-                bytes,
-            }
-        })
+        .map(
+            |Kept {
+                 id,
+                 name,
+                 state,
+                 ended_at,
+             }| {
+                let live = state.is_live() || daemon.live(&id).is_some();
+                let bytes = output_files(daemon, &id)
+                    .iter()
+                    .filter_map(|f| std::fs::metadata(f).ok())
+                    .map(|m| m.len())
+                    .sum();
+                Log {
+                    id,
+                    name,
+                    live,
+                    ended_at,
+                    bytes,
+                }
+            },
+        )
         .collect();
     let policy = daemon.config().retention;
     let total = logs.iter().map(|l| l.bytes).sum();
@@ -92,17 +83,10 @@ async fn prune(daemon: &Arc<Daemon>, now: i64) -> Result<(), ApiError> {
                 tracing::warn!("retention: cannot delete {}: {e}", file.display());
             }
         }
-        let (id, reason, bytes) = (p.id.clone(), p.reason.clone(), p.bytes);
         daemon
             .store
-            .call(move |c| {
-                c.execute(
-                    "UPDATE runs SET log_pruned_at = ?2 WHERE id = ?1",
-                    rusqlite::params![id, crate::clock::now_ms()],
-                )?;
-                crate::store::runs::append_event(c, &id, "LOG_PRUNED", &json!({ "reason": reason, "bytes": bytes }))?;
-                Ok(())
-            })
+            .logs()
+            .pruned(&p.id, &p.reason, p.bytes)
             .await
             .map_err(ApiError::internal)?;
         tracing::info!(

@@ -131,7 +131,8 @@ async fn start_any(daemon: &Arc<Daemon>, mut params: StartParams) -> Result<RunR
     if let Some(base) = params.name.take() {
         let named = daemon
             .store
-            .call(move |c| crate::store::harness::unique_name(c, &base))
+            .names()
+            .unique(&base)
             .await
             .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
         params.name = Some(named);

@@ -413,10 +413,10 @@ async fn start_rerun(
     mut again: StartParams,
 ) -> Result<crate::api::RunRecord, ApiError> {
     for _ in 0..3 {
-        let id = row.id.clone();
         let name = daemon
             .store
-            .call(move |c| crate::store::names::repeated(c, &id))
+            .names()
+            .repeated(&row.id)
             .await
             .map_err(ApiError::internal)?;
         again.name = name.filter(|n| crate::api::bounds::validate_name(n).is_ok());

@@ -4,73 +4,30 @@
 
 use std::sync::Arc;
 
-use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
 use super::Daemon;
 use crate::api::{
-    ApiError, ErrorCode, Lineage, ResumeParams, RunRecord, RunState, RunSubagent, SessionDetail, SessionRecord,
-    StartParams, SubagentsParams,
+    ApiError, ErrorCode, Lineage, ResumeParams, RunRecord, RunSubagent, SessionDetail, SessionRecord, StartParams,
+    SubagentsParams,
 };
-use crate::store::{StoreError, format_ms, lineage, runs};
-
-/// Which of a session's runs holds it: the live one, else the newest.
-const HOLDER_ORDER: &str = "ORDER BY state IN ('pending', 'starting', 'running') DESC, created_at DESC, id DESC";
+use crate::store::runs;
+use crate::store::sessions::Found;
 
 /// Every session, newest first, with the run that last held it.
 /// `sessions.list`: without `all`, child conversations (a subagent's, or
 /// a child run's) are left out, as a conversation list shows its top ones.
 pub async fn list(daemon: &Arc<Daemon>, all: bool) -> Result<Vec<SessionRecord>, ApiError> {
-    daemon
-        .store
-        .call(move |c| {
-            // The holder: the newest run that held the session, the live
-            // one first (a resumed run, not the cancelled one it resumed);
-            // else the run it was recorded with. Whether it is a child
-            // conversation is the first run's to say.
-            let mut stmt = c.prepare(&format!(
-                "WITH holders AS (
-                     SELECT session_id, id, ROW_NUMBER() OVER (PARTITION BY session_id {HOLDER_ORDER}) AS n
-                     FROM runs WHERE session_id IS NOT NULL)
-                 SELECT s.id, s.harness, r.id, r.name, r.state, r.cwd, s.transcript_path, s.created_at
-                 FROM sessions s
-                 LEFT JOIN holders h ON h.session_id = s.id AND h.n = 1
-                 LEFT JOIN runs r ON r.id = COALESCE(h.id, s.run_id)
-                 LEFT JOIN runs o ON o.id = s.run_id
-                 WHERE ?1 OR (o.parent_run_id IS NULL AND s.id NOT IN (
-                     SELECT sa.session_id FROM subagents sa JOIN runs p ON p.id = sa.run_id
-                     WHERE sa.session_id IS NOT NULL AND sa.session_id != COALESCE(p.session_id, '')))
-                 ORDER BY s.created_at DESC LIMIT 1000",
-            ))?;
-            let rows = stmt
-                .query_map([all], |r| {
-                    let state: Option<String> = r.get(4)?;
-                    Ok(SessionRecord {
-                        id: r.get(0)?,
-                        harness: r.get(1)?,
-                        run_id: r.get(2)?,
-                        run_name: r.get(3)?,
-                        run_state: state.as_deref().and_then(RunState::parse),
-                        cwd: r.get(5)?,
-                        transcript_path: r.get(6)?,
-                        created_at: format_ms(r.get(7)?),
-                        host: "local".into(),
-                    })
-                })?
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
-        })
-        .await
-        .map_err(ApiError::internal)
+    daemon.store.sessions().list(all).await.map_err(ApiError::internal)
 }
 
 /// `sessions.show`: one session with its runs, totals and subagents.
 pub async fn show(daemon: &Arc<Daemon>, reference: &str) -> Result<SessionDetail, ApiError> {
     let (session, _, _) = find(daemon, reference).await?;
-    let id = session.clone();
     daemon
         .store
-        .call(move |c| lineage::session_detail(c, &id))
+        .lineage()
+        .session(&session)
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(|| ApiError::new(ErrorCode::UnknownSession, format!("no session matches '{reference}'")))
@@ -79,10 +36,10 @@ pub async fn show(daemon: &Arc<Daemon>, reference: &str) -> Result<SessionDetail
 /// `runs.lineage`: the tree around a run.
 pub async fn tree(daemon: &Arc<Daemon>, run: &str) -> Result<Lineage, ApiError> {
     let row = super::start::resolve_row(daemon, run).await?;
-    let id = row.id.clone();
     daemon
         .store
-        .call(move |c| lineage::lineage(c, &id))
+        .lineage()
+        .around(&row.id)
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(|| ApiError::new(ErrorCode::UnknownRun, format!("no run matches '{run}'")))
@@ -98,15 +55,10 @@ pub async fn subagents(daemon: &Arc<Daemon>, p: SubagentsParams) -> Result<Vec<R
     }
     daemon
         .store
-        .call(move |c| lineage::subagents_of(c, &p.runs))
+        .lineage()
+        .subagents_of(p.runs)
         .await
         .map_err(ApiError::internal)
-}
-
-enum Found {
-    One(String, String, Option<Box<runs::RunRow>>),
-    Many(Vec<String>),
-    Nothing,
 }
 
 /// The session a reference names (full id or unique prefix), its harness
@@ -115,33 +67,10 @@ pub(super) async fn find(
     daemon: &Arc<Daemon>,
     reference: &str,
 ) -> Result<(String, String, Option<runs::RunRow>), ApiError> {
-    let r = reference.to_string();
     let found = daemon
         .store
-        .call(move |c| {
-            let mut stmt = c.prepare("SELECT id, harness FROM sessions WHERE id = ?1 OR id LIKE ?1 || '%' LIMIT 3")?;
-            let hits: Vec<(String, String)> = stmt
-                .query_map(params![r], |row| Ok((row.get(0)?, row.get(1)?)))?
-                .collect::<Result<_, _>>()?;
-            let (id, harness) = match hits.iter().find(|(id, _)| *id == r) {
-                Some(exact) => exact.clone(),
-                None if hits.len() == 1 => hits[0].clone(),
-                None if hits.is_empty() => return Ok::<_, StoreError>(Found::Nothing),
-                None => return Ok(Found::Many(hits.into_iter().map(|h| h.0).collect())),
-            };
-            let run_id: Option<String> = c
-                .query_row(
-                    &format!("SELECT id FROM runs WHERE session_id = ?1 {HOLDER_ORDER} LIMIT 1"),
-                    [&id],
-                    |row| row.get(0),
-                )
-                .optional()?;
-            let run = match run_id {
-                Some(run_id) => runs::get_run(c, &run_id)?.map(Box::new),
-                None => None,
-            };
-            Ok(Found::One(id, harness, run))
-        })
+        .sessions()
+        .find(reference)
         .await
         .map_err(ApiError::internal)?;
     match found {
@@ -189,10 +118,10 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
     // Started with a profile: again with it (same family, same account).
     // The variables named with `--env` are passed again, values from this
     // request's environment.
-    let id = last.id.clone();
     let info = daemon
         .store
-        .call(move |c| crate::store::harness::harness_info(c, &id))
+        .harness()
+        .info(&last.id)
         .await
         .map_err(ApiError::internal)?;
     let pass_env = info.pass_env;
@@ -239,16 +168,16 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
     // fork is a new conversation. A reconstructed one keeps even a
     // placeholder, numbered (its first prompt is the context, not a task
     // to name it after).
-    let (last_id, last_name, rebuilt) = (last.id.clone(), last.name.clone(), blocker.is_some());
-    let name = daemon
-        .store
-        .call(move |c| match crate::store::names::repeated(c, &last_id)? {
-            Some(name) if !fork => Ok(Some(name)),
-            _ if rebuilt => Ok(Some(crate::store::harness::unique_name(c, &last_name)?)),
-            _ => Ok(None),
-        })
-        .await
-        .map_err(ApiError::internal)?;
+    let names = daemon.store.names();
+    let repeated = match fork {
+        true => None,
+        false => names.repeated(&last.id).await.map_err(ApiError::internal)?,
+    };
+    let name = match repeated {
+        Some(name) => Some(name),
+        None if blocker.is_some() => Some(names.unique(&last.name).await.map_err(ApiError::internal)?),
+        None => None,
+    };
     let start = StartParams {
         harness: profile.unwrap_or_else(|| last.harness.clone()),
         args,
@@ -272,29 +201,17 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
         // The conversation goes on in the same files: tail them again.
         daemon.transcripts.watch_session(&daemon.store, &session).await;
     }
-    let (new_id, old_id, kind) = (
-        record.id.clone(),
-        last.id.clone(),
-        if fork { "FORK_OF" } else { "RESUME_OF" },
-    );
-    let _ = daemon
-        .store
-        .call(move |c| {
-            let mut data = json!({ "session": session, "run": old_id, "mode": mode });
-            if let Some(why) = &blocker {
-                data["why"] = json!(why);
-            }
-            runs::append_event(c, &new_id, kind, &data)?;
-            if let Some(why) = &blocker {
-                runs::append_event(
-                    c,
-                    &new_id,
-                    "CONTEXT_RECONSTRUCTED",
-                    &json!({ "session": session, "why": why, "messages": kept.0, "of": kept.1 }),
-                )?;
-            }
-            Ok(())
-        })
-        .await;
+    let kind = if fork { "FORK_OF" } else { "RESUME_OF" };
+    let mut data = json!({ "session": session, "run": last.id, "mode": mode });
+    if let Some(why) = &blocker {
+        data["why"] = json!(why);
+    }
+    let runs = daemon.store.runs();
+    if runs.append_event(&record.id, kind, data).await.is_ok()
+        && let Some(why) = &blocker
+    {
+        let data = json!({ "session": session, "why": why, "messages": kept.0, "of": kept.1 });
+        let _ = runs.append_event(&record.id, "CONTEXT_RECONSTRUCTED", data).await;
+    }
     Ok(record)
 }

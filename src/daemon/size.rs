@@ -13,7 +13,6 @@ use super::Daemon;
 use super::link::LiveRun;
 use crate::api::ApiError;
 use crate::protocol::run_files::SizeChange;
-use crate::store::runs;
 
 /// A client connection, as far as sizes go.
 pub type ViewerId = u64;
@@ -87,8 +86,7 @@ pub async fn apply(daemon: &Daemon, live: &LiveRun, (rows, cols): (u16, u16)) ->
     // Screens resized their own copies when they asked, at whatever offset
     // they stood; the supervisor's screen is the one to show.
     live.resized.send_modify(|n| *n += 1);
-    let id = live.id.clone();
-    let _ = daemon.store.call(move |c| runs::set_size(c, &id, rows, cols)).await;
+    let _ = daemon.store.runs().set_size(&live.id, rows, cols).await;
     Ok(())
 }
 

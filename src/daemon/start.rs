@@ -156,10 +156,10 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
 async fn choose_name(daemon: &Arc<Daemon>, params: &StartParams) -> Result<(String, &'static str), ApiError> {
     if let Some(name) = &params.name {
         crate::api::bounds::validate_name(name)?;
-        let n = name.clone();
         let taken = daemon
             .store
-            .call(move |c| crate::store::names::live_holder(c, &n))
+            .names()
+            .live_holder(name)
             .await
             .map_err(ApiError::internal)?;
         if taken.is_some() {
@@ -172,11 +172,7 @@ async fn choose_name(daemon: &Arc<Daemon>, params: &StartParams) -> Result<(Stri
     }
     match params.prompt.as_deref().and_then(crate::harness::naming::slug) {
         Some(base) => Ok((
-            daemon
-                .store
-                .call(move |c| harness_store::unique_name(c, &base))
-                .await
-                .map_err(ApiError::internal)?,
+            daemon.store.names().unique(&base).await.map_err(ApiError::internal)?,
             harness_store::NAME_FROM_PROMPT,
         )),
         None => Ok((
@@ -316,10 +312,11 @@ async fn store_created(
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     daemon.changed(&row.id);
     if let Some(parent) = parent {
-        let (pid, child) = (parent.id.clone(), row.id.clone());
+        let data = json!({ "child": row.id });
         let _ = daemon
             .store
-            .call(move |c| runs::append_event(c, &pid, "CHILD_STARTED", &json!({ "child": child })))
+            .runs()
+            .append_event(&parent.id, "CHILD_STARTED", data)
             .await;
         daemon.changed(&parent.id);
     }
@@ -397,10 +394,10 @@ async fn end_blocked(daemon: &Arc<Daemon>, id: &str, reason: String) -> Result<R
 }
 
 pub async fn record(daemon: &Arc<Daemon>, id: &str) -> Result<RunRecord, ApiError> {
-    let key = id.to_string();
     daemon
         .store
-        .call(move |c| runs::get_run(c, &key))
+        .runs()
+        .get(id)
         .await
         .map_err(ApiError::internal)?
         .map(|r| daemon.held_ends.apply(r).to_record())

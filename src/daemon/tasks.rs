@@ -291,24 +291,7 @@ fn told_of(conn: &Connection, parent: &str, child: &str) -> Result<bool, StoreEr
 /// never started.
 pub(super) async fn tell_untold_mirror_ends(daemon: &Arc<Daemon>) {
     const UNTOLD_MAX: usize = 256;
-    let untold = daemon
-        .store
-        .call(|c| {
-            let mut stmt = c.prepare(
-                "SELECT r.id FROM runs r JOIN runs p ON p.id = r.parent_run_id \
-                 WHERE r.host != 'local' AND p.host = 'local' \
-                 AND r.state IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'interrupted') \
-                 AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run_id = p.id AND e.kind = 'CHILD_ENDED' \
-                                 AND json_extract(e.data, '$.child') = r.id) \
-                 ORDER BY r.created_at LIMIT ?1",
-            )?;
-            let ids = stmt
-                .query_map([UNTOLD_MAX as i64], |r| r.get::<_, String>(0))?
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(ids)
-        })
-        .await
-        .unwrap_or_default();
+    let untold = daemon.store.mirrors().untold_ends(UNTOLD_MAX).await.unwrap_or_default();
     for id in untold {
         mirror_ended(daemon, &id).await;
     }

@@ -113,11 +113,7 @@ async fn start_member(
 ) -> Result<RunRecord, ApiError> {
     let member = seat.member;
     let base = format!("{}-{}", team.name, member.name);
-    let name = daemon
-        .store
-        .call(move |c| crate::store::harness::unique_name(c, &base))
-        .await
-        .map_err(ApiError::internal)?;
+    let name = daemon.store.names().unique(&base).await.map_err(ApiError::internal)?;
     let host = member.host.clone().filter(|h| !h.is_empty() && h != "local");
     let config = daemon.config();
     let family = config

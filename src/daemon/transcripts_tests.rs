@@ -1,8 +1,7 @@
 //! The tailer's watches (src/daemon/transcripts.rs).
 
-use rusqlite::params;
-
 use super::*;
+use crate::store::runs::{Ending, NewRun, RunRow};
 
 /// A tailer over a fresh store, with its watcher but not its task: the
 /// test hands it jobs one at a time.
@@ -16,30 +15,35 @@ fn tailer(store: &Store) -> Tailer {
     }
 }
 
-async fn add_run(store: &Store, id: &str, state: &str, session: &str) {
-    let (id, state, session) = (id.to_string(), state.to_string(), session.to_string());
-    store
-        .call(move |c| {
-            c.execute(
-                "INSERT INTO runs (id, name, harness, cwd, command, state, root_run_id, launch_id, created_at, rows, cols, session_id)
-                 VALUES (?1, ?1, 'codex', '/', '[]', ?2, ?1, ?1, 1, 40, 120, ?3)",
-                params![id, state, session],
-            )?;
-            Ok(())
+async fn add_run(store: &Store, id: &str, session: &str) {
+    let row = RunRow {
+        state: crate::api::RunState::Running,
+        session_id: Some(session.into()),
+        ..RunRow::new(NewRun {
+            id: id.into(),
+            name: id.into(),
+            harness: "codex".into(),
+            host: "local".into(),
+            cwd: "/".into(),
+            command: Vec::new(),
+            args: Vec::new(),
         })
-        .await
-        .unwrap();
+    };
+    store.runs().insert(row).await.unwrap();
 }
 
 async fn end_run(store: &Store, id: &str) {
-    let id = id.to_string();
-    store
-        .call(move |c| {
-            c.execute("UPDATE runs SET state = 'succeeded' WHERE id = ?1", [&id])?;
-            Ok(())
-        })
-        .await
-        .unwrap();
+    let ending = Ending {
+        state: crate::api::RunState::Succeeded,
+        exit_code: Some(0),
+        signal: None,
+        reason: None,
+        output_bytes: None,
+        event_kind: "RUN_FINISHED",
+        evidence: serde_json::json!({}),
+        ended_at: None,
+    };
+    store.runs().finish(id, ending).await.unwrap();
 }
 
 fn watched(t: &Tailer) -> Vec<&Path> {
@@ -62,9 +66,9 @@ async fn a_sessions_folders_are_unwatched_once_no_live_run_uses_it_and_watched_a
         f
     };
     let (a, b, c) = (file("d1", "a"), file("d2", "b"), file("d1", "c"));
-    add_run(&store, "RA", "running", "SA").await;
-    add_run(&store, "RB", "running", "SB").await;
-    add_run(&store, "RC", "running", "SC").await;
+    add_run(&store, "RA", "SA").await;
+    add_run(&store, "RB", "SB").await;
+    add_run(&store, "RC", "SC").await;
     for (f, session, run) in [(&a, "SA", "RA"), (&b, "SB", "RB"), (&c, "SC", "RC")] {
         let (f, session, run) = (f.clone(), session.to_string(), run.to_string());
         store
@@ -95,7 +99,7 @@ async fn a_sessions_folders_are_unwatched_once_no_live_run_uses_it_and_watched_a
 
     // A later run resumes session B (the source still names RB): its
     // file is tailed again, and kept while that run lives.
-    add_run(&store, "RB2", "running", "SB").await;
+    add_run(&store, "RB2", "SB").await;
     let sources = store.call(|conn| db::session_sources(conn, "SB")).await.unwrap();
     for src in sources {
         t.watch(Path::new(&src.path));

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::Daemon;
 use super::start::record;
 use crate::api::{ApiError, ChildrenOutcome, RunRecord};
-use crate::store::runs::{self, RunRow};
+use crate::store::runs::RunRow;
 
 /// Each attempt of a run is its own live run (account fallback): between
 /// two, the run is live with no supervisor for a moment.
@@ -47,10 +47,10 @@ pub async fn children(daemon: &Arc<Daemon>, parent: &RunRow) -> Result<ChildrenO
     let mut awaiting: Vec<Awaiting> = Vec::new();
     loop {
         let mut changes = daemon.changes.subscribe();
-        let key = parent.id.clone();
         let rows = daemon
             .store
-            .call(move |c| runs::children(c, &key))
+            .runs()
+            .children(&parent.id)
             .await
             .map_err(ApiError::internal)?;
         for child in &rows {

@@ -18,7 +18,6 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::Here;
-use super::store as host_store;
 use crate::api::{
     ApiError, HostUnreachable, SearchHit, SearchParams, SearchResults, SessionList, SessionRecord, SessionsListParams,
     method,
@@ -45,14 +44,10 @@ struct Asking {
 /// `Asking::answers`.
 async fn ask_every_host(daemon: &Here, name: &'static str, params: Value) -> Asking {
     let deadline = Instant::now() + HOST_BUDGET;
-    let hosts = daemon
-        .store()
-        .call(|c| host_store::list_hosts(c))
-        .await
-        .unwrap_or_else(|e| {
-            tracing::warn!("listing hosts to ask {name}: {e}");
-            Vec::new()
-        });
+    let hosts = daemon.store().hosts().list().await.unwrap_or_else(|e| {
+        tracing::warn!("listing hosts to ask {name}: {e}");
+        Vec::new()
+    });
     let hosts = hosts
         .into_iter()
         .map(|host| {

@@ -10,12 +10,12 @@ use serde_json::Value;
 use super::Here;
 use super::error::RemoteError;
 use super::link::{self, Phase, resolve_host};
-use super::store::{self as host_store, HostRow};
 use super::{known_hosts, ssh};
 use crate::api::{
     ApiError, ErrorCode, HostAddParams, HostCheck, HostRecord, HostRef, HostTrustParams, HostTrustResult, method,
 };
 use crate::store::format_ms;
+use crate::store::hosts::HostRow;
 
 /// The binary looked for on a host when none is named: the remote login
 /// PATH's `agents`.
@@ -60,10 +60,10 @@ pub async fn call(daemon: &Here, name: &str, p: &Value) -> Option<Result<Value, 
 
 /// The stored host, or `unknown_host`.
 pub async fn stored(daemon: &Here, name: &str) -> Result<HostRow, ApiError> {
-    let key = name.to_string();
     daemon
         .store()
-        .call(move |c| host_store::get_host(c, &key))
+        .hosts()
+        .get(name)
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(|| RemoteError::UnknownHost(name.to_string()).into())
@@ -100,10 +100,10 @@ async fn add_host(daemon: &Here, add: HostAddParams) -> Result<HostRecord, ApiEr
         remote_home: add.remote_home.filter(|h| !h.trim().is_empty()),
         created_at: crate::store::now_ms(),
     };
-    let insert = row.clone();
     let added = daemon
         .store()
-        .call(move |c| host_store::insert_host(c, &insert))
+        .hosts()
+        .add(row.clone())
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     if !added {
@@ -141,16 +141,8 @@ fn record(daemon: &Here, host: &HostRow, live_runs: usize) -> HostRecord {
 async fn list(daemon: &Here) -> Result<Vec<HostRecord>, ApiError> {
     let rows = daemon
         .store()
-        .call(|c| {
-            let hosts = host_store::list_hosts(c)?;
-            hosts
-                .into_iter()
-                .map(|h| {
-                    let live = host_store::live_runs_on(c, &h.name)?.len();
-                    Ok((h, live))
-                })
-                .collect::<Result<Vec<_>, _>>()
-        })
+        .hosts()
+        .list_with_live_runs()
         .await
         .map_err(ApiError::internal)?;
     Ok(rows.iter().map(|(h, live)| record(daemon, h, *live)).collect())
@@ -158,10 +150,10 @@ async fn list(daemon: &Here) -> Result<Vec<HostRecord>, ApiError> {
 
 async fn remove(daemon: &Here, name: &str) -> Result<Value, ApiError> {
     stored(daemon, name).await?;
-    let key = name.to_string();
     let live = daemon
         .store()
-        .call(move |c| host_store::live_runs_on(c, &key))
+        .mirrors()
+        .live_on(name)
         .await
         .map_err(ApiError::internal)?;
     if !live.is_empty() {
@@ -174,12 +166,7 @@ async fn remove(daemon: &Here, name: &str) -> Result<Value, ApiError> {
             ),
         ));
     }
-    let key = name.to_string();
-    daemon
-        .store()
-        .call(move |c| host_store::remove_host(c, &key))
-        .await
-        .map_err(ApiError::internal)?;
+    daemon.store().hosts().remove(name).await.map_err(ApiError::internal)?;
     daemon.hosts().forget(name).await;
     Ok(Value::Null)
 }

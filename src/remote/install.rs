@@ -31,8 +31,8 @@ use super::Here;
 use super::hosts::{DEFAULT_REMOTE_BIN, stored};
 use super::link::resolve_host;
 use super::ssh::{self, Ssh, shell_quote};
-use super::store as host_store;
 use crate::api::{ApiError, DaemonStatus, ErrorCode, HostInstallResult, method};
+use crate::store::hosts::HostRow;
 
 /// Hex digits of the SHA-256 in a version directory's name: 48 bits tell
 /// builds of one version apart; the full hash is checked and kept in
@@ -284,7 +284,7 @@ pub async fn install(daemon: &Here, name: &str) -> Result<HostInstallResult, Api
 async fn install_over(
     daemon: &Here,
     ssh: &Ssh,
-    host: &host_store::HostRow,
+    host: &HostRow,
     sha256: &str,
     bytes: u64,
 ) -> Result<HostInstallResult, ApiError> {
@@ -401,10 +401,10 @@ async fn install_over(
     let follow = host.remote_bin == DEFAULT_REMOTE_BIN || host.remote_bin == current;
     let mut remote_bin = host.remote_bin.clone();
     if follow && host.remote_bin != current {
-        let (key, bin) = (name.to_string(), current.clone());
         daemon
             .store()
-            .call(move |c| host_store::set_remote_bin(c, &key, &bin))
+            .hosts()
+            .set_remote_bin(name, &current)
             .await
             .map_err(ApiError::internal)?;
         let mut row = host.clone();
@@ -453,7 +453,7 @@ struct DaemonMove {
 /// runs), and the link's next connection runs `serve` from `current`, which
 /// starts this build there; it re-adopts every run before it listens. A
 /// host with no daemon gets this build's from the first connection.
-async fn move_daemon(daemon: &Here, row: &host_store::HostRow, exe: &str) -> DaemonMove {
+async fn move_daemon(daemon: &Here, row: &HostRow, exe: &str) -> DaemonMove {
     let link = daemon.hosts().for_host(row);
     let status = |link: Arc<super::link::HostLink>| async move {
         let value = link.call(method::DAEMON_STATUS, serde_json::json!({})).await?;

@@ -19,12 +19,12 @@ use tokio::sync::{mpsc, watch};
 
 use super::error::RemoteError;
 use super::ssh::{self, Ssh, shell_quote};
-use super::store::HostRow;
 use super::target::{Resolved, parse_target, resolve};
 use crate::api::{ApiError, DaemonStatus, ErrorCode, method};
 use crate::client::Client;
 use crate::protocol::rpc::Message;
 use crate::protocol::{Frame, HeaderError};
+use crate::store::hosts::HostRow;
 
 /// A request to the remote daemon gets this long. `runs.start` spawns a
 /// supervisor there (≤ 10 s by its own bound), so a little more than that.

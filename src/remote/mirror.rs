@@ -22,7 +22,6 @@ use tokio::sync::mpsc;
 
 use super::error::RemoteError;
 use super::link::{Connection, HostLink, RunEvent};
-use super::store as mirror_store;
 use super::{Here, Mirrored, RemoteRun};
 use crate::api::{ApiError, ErrorCode, RunRecord, RunState, method};
 
@@ -330,7 +329,8 @@ async fn refresh(
     let record: RunRecord = serde_json::from_value(detail).map_err(ApiError::internal)?;
     let ended = daemon
         .store()
-        .call(move |c| mirror_store::update_mirror(c, &record, have, may_end))
+        .mirrors()
+        .update(record, have, may_end)
         .await
         .map_err(ApiError::internal)?;
     daemon.changed(id);
@@ -339,11 +339,7 @@ async fn refresh(
 
 /// Ends a mirror we can no longer follow, with the reason.
 async fn end(daemon: &Here, id: &str, events: &mpsc::Sender<Mirrored>, held: u64, state: RunState, reason: String) {
-    let run = id.to_string();
-    let _ = daemon
-        .store()
-        .call(move |c| mirror_store::end_mirror(c, &run, state, reason))
-        .await;
+    let _ = daemon.store().mirrors().end(id, state, reason).await;
     let _ = events.send(Mirrored::Ended(held)).await;
 }
 

@@ -33,7 +33,6 @@ mod screens;
 mod serve;
 mod sessions;
 mod ssh;
-mod store;
 mod target;
 
 use std::future::Future;

@@ -10,9 +10,10 @@ use serde_json::{Value, json};
 
 use super::Here;
 use super::link::{Connection, HostLink, RemoteInfo};
-use super::store::{self as mirror_store, HostRow};
 use crate::api::{ApiError, ErrorCode, RunRecord, StartParams, method};
-use crate::store::runs::{self, Resolved, RunRow};
+use crate::store::hosts::HostRow;
+use crate::store::mirrors::Placed;
+use crate::store::runs::RunRow;
 
 /// `runs.start` with a remote host.
 pub async fn start(daemon: &Here, params: StartParams, host_name: &str) -> Result<RunRecord, ApiError> {
@@ -88,37 +89,21 @@ pub(super) async fn mirror_started(
     local_parent: Option<&RunRow>,
     args: &[String],
 ) -> Result<RunRecord, ApiError> {
-    let (inserted, args) = (record.clone(), args.to_vec());
-    let (parent_id, root_id) = (
-        local_parent.map(|p| p.id.clone()),
-        local_parent.map(|p| p.root_run_id.clone()),
-    );
-    let host_name = link.name.clone();
+    let at = Placed {
+        parent: local_parent.map(|p| p.id.clone()),
+        root: local_parent.map(|p| p.root_run_id.clone()),
+    };
+    // The parent's mirror may have learnt of it first (CHILD_STARTED
+    // there, `mirror_children`): then only the arguments are ours.
     daemon
         .store()
-        .call(move |c| {
-            // The parent's mirror may have learnt of it first (CHILD_STARTED
-            // there, `mirror_children`): then only the arguments are ours.
-            if runs::get_run(c, &inserted.id)?.is_some() {
-                return mirror_store::set_args(c, &inserted.id, &args);
-            }
-            mirror_store::insert_mirror(
-                c,
-                &inserted,
-                &host_name,
-                parent_id.as_deref(),
-                root_id.as_deref(),
-                &args,
-            )
-        })
+        .mirrors()
+        .started(record.clone(), &link.name, at, args.to_vec())
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     if let Some(p) = local_parent {
-        let (pid, child) = (p.id.clone(), record.id.clone());
-        let _ = daemon
-            .store()
-            .call(move |c| runs::append_event(c, &pid, "CHILD_STARTED", &json!({ "child": child })))
-            .await;
+        let data = json!({ "child": record.id });
+        let _ = daemon.store().runs().append_event(&p.id, "CHILD_STARTED", data).await;
     }
     daemon.changed(&record.id);
     // Even one that ended already (a quick command): its output comes over.
@@ -172,21 +157,14 @@ async fn blocked(
     reason: String,
 ) -> Result<RunRecord, ApiError> {
     let id = ulid::Ulid::new().to_string();
-    let (key, params, host_name) = (id.clone(), params.clone(), host.name.clone());
-    let (parent_id, root_id) = (parent.map(|p| p.id.clone()), parent.map(|p| p.root_run_id.clone()));
+    let at = Placed {
+        parent: parent.map(|p| p.id.clone()),
+        root: parent.map(|p| p.root_run_id.clone()),
+    };
     daemon
         .store()
-        .call(move |c| {
-            mirror_store::insert_blocked(
-                c,
-                &key,
-                &params,
-                &host_name,
-                parent_id.as_deref(),
-                root_id.as_deref(),
-                &reason,
-            )
-        })
+        .mirrors()
+        .blocked(&id, params.clone(), &host.name, at, reason)
         .await
         .map_err(|e| match e {
             crate::store::StoreError::Corrupt(msg) => ApiError::new(ErrorCode::Conflict, msg),
@@ -197,10 +175,10 @@ async fn blocked(
 }
 
 async fn local_record(daemon: &Here, id: &str) -> Result<RunRecord, ApiError> {
-    let key = id.to_string();
     daemon
         .store()
-        .call(move |c| runs::get_run(c, &key))
+        .runs()
+        .get(id)
         .await
         .map_err(ApiError::internal)?
         .map(|r| r.to_record())
@@ -209,16 +187,7 @@ async fn local_record(daemon: &Here, id: &str) -> Result<RunRecord, ApiError> {
 
 /// A run by id, unique prefix or name; `None` when nothing matches.
 pub(super) async fn row(daemon: &Here, reference: &str) -> Result<Option<RunRow>, ApiError> {
-    let r = reference.to_string();
-    let found = daemon
-        .store()
-        .call(move |c| match runs::resolve(c, &r)? {
-            Resolved::One(id) => runs::get_run(c, &id),
-            _ => Ok(None),
-        })
-        .await
-        .map_err(ApiError::internal)?;
-    Ok(found)
+    daemon.store().runs().find(reference).await.map_err(ApiError::internal)
 }
 
 /// Run methods the host's daemon answers for a remote run (`row`).
@@ -299,10 +268,10 @@ async fn forward_on(
         }
         (method::RUNS_SHOW, Err(e)) => {
             // The host is away: show what the mirror holds, and say so.
-            let id = row.id.clone();
             let events = daemon
                 .store()
-                .call(move |c| runs::events(c, &id))
+                .runs()
+                .events(&row.id)
                 .await
                 .map_err(ApiError::internal)?;
             let mut detail = serde_json::to_value(row.to_record()).map_err(ApiError::internal)?;
@@ -323,8 +292,7 @@ async fn forward_on(
         }
         (method::RUNS_RESIZE, Ok(v)) => {
             if let (Some(rows), Some(cols)) = (p["rows"].as_u64(), p["cols"].as_u64()) {
-                let (id, rows, cols) = (row.id.clone(), rows as u16, cols as u16);
-                let _ = daemon.store().call(move |c| runs::set_size(c, &id, rows, cols)).await;
+                let _ = daemon.store().runs().set_size(&row.id, rows as u16, cols as u16).await;
             }
             Ok(v)
         }
@@ -340,7 +308,7 @@ async fn cancel_elsewhere(daemon: &Here, root: &RunRow, force: bool) -> Vec<Stri
     let mut asked = Vec::new();
     let mut todo = vec![root.id.clone()];
     while let Some(id) = todo.pop() {
-        let Ok(children) = daemon.store().call(move |c| runs::children(c, &id)).await else {
+        let Ok(children) = daemon.store().runs().children(&id).await else {
             continue;
         };
         for child in children.into_iter().filter(|c| !c.detached) {
@@ -379,20 +347,10 @@ pub(super) async fn mirror_children(daemon: &Here, link: &Arc<HostLink>, conn: &
     if named.is_empty() {
         return;
     }
-    let (key, wanted) = (parent.clone(), named.clone());
-    let Ok((Some(local_parent), missing)) = daemon
-        .store()
-        .call(move |c| {
-            let mut missing = Vec::new();
-            for id in wanted {
-                if runs::get_run(c, &id)?.is_none() {
-                    missing.push(id);
-                }
-            }
-            Ok((runs::get_run(c, &key)?, missing))
-        })
-        .await
-    else {
+    let Ok(Some(local_parent)) = daemon.store().runs().get(&parent).await else {
+        return;
+    };
+    let Ok(missing) = daemon.store().mirrors().missing(named).await else {
         return;
     };
     for child in missing {
@@ -408,20 +366,11 @@ pub(super) async fn mirror_children(daemon: &Here, link: &Arc<HostLink>, conn: &
         if record.id != child || record.parent_id.as_deref() != Some(parent.as_str()) {
             continue;
         }
-        let (host, root, blocked) = (
-            link.name.clone(),
-            local_parent.root_run_id.clone(),
-            record.state == crate::api::RunState::Blocked,
-        );
+        let blocked = record.state == crate::api::RunState::Blocked;
         let inserted = daemon
             .store()
-            .call(move |c| {
-                if runs::get_run(c, &record.id)?.is_some() {
-                    return Ok(false);
-                }
-                mirror_store::insert_mirror(c, &record, &host, None, Some(&root), &[])?;
-                Ok(true)
-            })
+            .mirrors()
+            .child_started(record, &link.name, &local_parent.root_run_id)
             .await;
         if !matches!(inserted, Ok(true)) {
             continue;
@@ -447,7 +396,7 @@ fn follow_boxed(
 /// After a daemon restart: follow every remote run the database says is
 /// live (their hosts' links open in the background).
 pub async fn resume(daemon: &Here) {
-    let live = match daemon.store().call(|c| mirror_store::live_remote_runs(c)).await {
+    let live = match daemon.store().mirrors().live().await {
         Ok(live) => live,
         Err(e) => {
             tracing::error!("cannot list live remote runs: {e}");
@@ -466,7 +415,8 @@ pub async fn resume(daemon: &Here) {
                 let reason = format!("host {host_name} is no longer configured");
                 let _ = daemon
                     .store()
-                    .call(move |c| mirror_store::end_mirror(c, &id, crate::api::RunState::Lost, reason))
+                    .mirrors()
+                    .end(&id, crate::api::RunState::Lost, reason)
                     .await;
             }
         }

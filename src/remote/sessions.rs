@@ -13,7 +13,6 @@ use serde_json::{Value, json};
 use super::Here;
 use super::error::RemoteError;
 use super::link::{Connection, HostLink};
-use super::store as mirror_store;
 use crate::api::{
     ApiError, ErrorCode, ResumeParams, RunRecord, SearchHit, SearchParams, SearchResults, TranscriptParams, method,
 };
@@ -121,17 +120,8 @@ async fn remote_run(daemon: &Here, reference: &str) -> Option<Option<(String, St
 /// The session a reference names among the mirrored remote runs' ones.
 /// `None`: none of them, or one this daemon holds too (answered here).
 async fn remote_session(daemon: &Here, reference: &str) -> Option<Result<RemoteSession, ApiError>> {
-    let r = reference.to_string();
-    let (remote, here) = daemon
-        .store()
-        .call(move |c| {
-            Ok((
-                mirror_store::remote_sessions(c, &r)?,
-                mirror_store::local_session_matches(c, &r)?,
-            ))
-        })
-        .await
-        .ok()?;
+    let remote = daemon.store().mirrors().sessions(reference).await.ok()?;
+    let here = daemon.store().sessions().matches(reference).await.ok()?;
     match remote.as_slice() {
         [] => None,
         [(id, ..)] if here && id != reference => Some(Err(ambiguous(reference))),
@@ -282,18 +272,12 @@ async fn resume(
     let host_name = link.name.clone();
     let record = super::place::mirror_started(daemon, link, record, None, &[]).await?;
     // The edge, here too: the local tree of the mirrors shows the resume.
-    let (id, kind) = (
-        record.id.clone(),
-        if name == method::SESSIONS_FORK {
-            "FORK_OF"
-        } else {
-            "RESUME_OF"
-        },
-    );
+    let kind = if name == method::SESSIONS_FORK {
+        "FORK_OF"
+    } else {
+        "RESUME_OF"
+    };
     let data = json!({ "session": session.id, "run": session.run, "host": host_name });
-    let _ = daemon
-        .store()
-        .call(move |c| crate::store::runs::append_event(c, &id, kind, &data))
-        .await;
+    let _ = daemon.store().runs().append_event(&record.id, kind, data).await;
     Ok(record)
 }

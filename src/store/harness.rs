@@ -6,7 +6,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::json;
 
 use super::runs::{self, append_event};
-use super::{StoreError, format_ms, now_ms};
+use super::{Store, StoreError, format_ms, now_ms};
 use crate::api::{HookReport, SubagentRecord};
 
 /// A run's name was given by the user and never changes.
@@ -214,6 +214,22 @@ pub struct HarnessInfo {
     /// The harness's own variables passed from the client's environment
     /// at launch (names only).
     pub harness_env: Vec<String>,
+}
+
+/// `store.harness()`: what the harness layer recorded beside the runs.
+pub struct Harnesses<'a>(&'a Store);
+
+impl Store {
+    pub fn harness(&self) -> Harnesses<'_> {
+        Harnesses(self)
+    }
+}
+
+impl Harnesses<'_> {
+    pub async fn info(&self, run: &str) -> Result<HarnessInfo, StoreError> {
+        let run = run.to_string();
+        self.0.call(move |c| harness_info(c, &run)).await
+    }
 }
 
 pub fn harness_info(conn: &Connection, run: &str) -> Result<HarnessInfo, StoreError> {

@@ -9,7 +9,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
 use super::runs::{self, RunRow};
-use super::{StoreError, format_ms};
+use super::{Store, StoreError, format_ms};
 use crate::api::{
     Edge, Lineage, LineageNode, Relation, RunSubagent, SessionDetail, SessionRun, SessionTotals, SubagentRecord,
 };
@@ -21,6 +21,32 @@ const MAX_NODES: usize = 2000;
 
 /// The longest title kept, in characters.
 const TITLE_CHARS: usize = 80;
+
+/// `store.lineage()`: a session's record and the tree around a run.
+pub struct Lineages<'a>(&'a Store);
+
+impl Store {
+    pub fn lineage(&self) -> Lineages<'_> {
+        Lineages(self)
+    }
+}
+
+impl Lineages<'_> {
+    pub async fn session(&self, session: &str) -> Result<Option<SessionDetail>, StoreError> {
+        let session = session.to_string();
+        self.0.call(move |c| session_detail(c, &session)).await
+    }
+
+    pub async fn around(&self, run: &str) -> Result<Option<Lineage>, StoreError> {
+        let run = run.to_string();
+        self.0.call(move |c| lineage(c, &run)).await
+    }
+
+    /// The subagents of the runs named (full ids).
+    pub async fn subagents_of(&self, runs: Vec<String>) -> Result<Vec<RunSubagent>, StoreError> {
+        self.0.call(move |c| subagents_of(c, &runs)).await
+    }
+}
 
 /// A run's own lineage edge: how it came from an earlier run's session.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,17 +1,22 @@
 //! SQLite, owned by one thread (docs/design.md §3): every query runs there, in order,
 //! and async callers await the answer.
 
+pub mod approvals;
 pub mod attempts;
 pub mod harness;
+pub mod hosts;
 pub mod lineage;
+pub mod logs;
 pub mod mail;
 mod migrations;
+pub mod mirrors;
 pub mod names;
 pub mod outbox;
 pub mod prompts;
 pub mod removal;
 pub mod routines;
 pub mod runs;
+pub mod sessions;
 pub mod teams;
 pub mod transcripts;
 pub mod usage;
@@ -82,6 +87,13 @@ impl Store {
             }))
             .map_err(|_| StoreError::Closed)?;
         rx.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Folds the write-ahead log into the database file: a clean stop
+    /// leaves one file, not a small database beside a large WAL.
+    pub async fn checkpoint(&self) -> Result<(), StoreError> {
+        self.call(|c| Ok(c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?))
+            .await
     }
 }
 

@@ -8,12 +8,47 @@ use serde_json::json;
 
 use super::harness::{NAME_GIVEN, NAME_PLACEHOLDER};
 use super::runs::append_event;
-use super::{StoreError, now_ms};
+use super::{Store, StoreError, now_ms};
 use crate::api::Relation;
 
 /// Run states a name is exclusive in (the partial unique index of
 /// migration 16 says the same).
 const LIVE: &str = "state IN ('pending', 'starting', 'running')";
+
+/// `store.names()`: the names runs wear and the free ones to give.
+pub struct Names<'a>(&'a Store);
+
+impl Store {
+    pub fn names(&self) -> Names<'_> {
+        Names(self)
+    }
+}
+
+impl Names<'_> {
+    /// `base`, or `base-N` for the first free N (`harness::unique_name`).
+    pub async fn unique(&self, base: &str) -> Result<String, StoreError> {
+        let base = base.to_string();
+        self.0.call(move |c| super::harness::unique_name(c, &base)).await
+    }
+
+    /// The name a rerun or resume of `run` takes (see [`repeated`]).
+    pub async fn repeated(&self, run: &str) -> Result<Option<String>, StoreError> {
+        let run = run.to_string();
+        self.0.call(move |c| repeated(c, &run)).await
+    }
+
+    /// The live run wearing `name`, if one does.
+    pub async fn live_holder(&self, name: &str) -> Result<Option<String>, StoreError> {
+        let name = name.to_string();
+        self.0.call(move |c| live_holder(c, &name)).await
+    }
+
+    /// Renames `run` to `name` (see [`rename`]).
+    pub async fn rename(&self, run: &str, name: &str) -> Result<Result<String, Refused>, StoreError> {
+        let (run, name) = (run.to_string(), name.to_string());
+        self.0.call(move |c| rename(c, &run, &name)).await
+    }
+}
 
 /// Records that `run` no longer wears `name`; a name worn again and left
 /// again counts from the later time.

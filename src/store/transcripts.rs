@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
-use super::{StoreError, format_ms, now_ms};
+use super::{Store, StoreError, format_ms, now_ms};
 use crate::api::{SearchHit, TranscriptMessage, TranscriptSession, TranscriptSource};
 use crate::transcript::{Batch, Format, ReadStats, Role, ToolCall, ToolResult, Usage};
 
@@ -398,6 +398,44 @@ pub fn messages(
         message_from_row,
     )?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// `store.transcripts()`: the transcript index.
+pub struct Transcripts<'a>(&'a Store);
+
+impl Store {
+    pub fn transcripts(&self) -> Transcripts<'_> {
+        Transcripts(self)
+    }
+}
+
+impl Transcripts<'_> {
+    /// The last `max` messages of a session's own conversation
+    /// (subagents' sidechains and system messages left out), oldest
+    /// first, and how many messages the session has in all.
+    pub async fn recent(&self, session: &str, max: usize) -> Result<(Vec<TranscriptMessage>, i64), StoreError> {
+        let s = session.to_string();
+        self.0
+            .call(move |c| {
+                let Some(info) = self::session(c, &s)? else {
+                    return Ok((Vec::new(), 0));
+                };
+                let next: i64 = c
+                    .query_row(
+                        "SELECT next_seq FROM transcript_sessions WHERE session_id = ?1",
+                        [&s],
+                        |r| r.get(0),
+                    )
+                    .unwrap_or(0);
+                // Room for sidechain messages interleaved with the main ones.
+                let window = (max * 4) as i64;
+                let mut all = messages(c, &s, Some(next - window - 1), window as usize)?;
+                all.retain(|m| !m.sidechain && m.role != Role::System);
+                let cut = all.len().saturating_sub(max);
+                Ok((all.split_off(cut), info.messages))
+            })
+            .await
+    }
 }
 
 /// A session's totals and files.
