@@ -156,103 +156,14 @@ pub async fn call(
         RunCall::Show => show(daemon, row).await,
         RunCall::Prompts(name, q) => super::prompts::call(daemon, name, q, row).await,
         RunCall::Rename(RenameParams { run: _, name }) => to_value(super::rename::rename(daemon, row, name).await?),
-        RunCall::Send(SendParams {
-            run: _,
-            text,
-            prompt_id,
-        }) => {
-            // A retry of a prompt this run holds learns its state, even
-            // once the run has ended.
-            if let Some(id) = &prompt_id
-                && let Some(known) = super::once::known_prompt(daemon, &row.id, id).await?
-            {
-                return to_value(known);
-            }
-            if !row.state.is_live() {
-                return Err(super::start::ended_state_error(&row));
-            }
-            if text.len() > 64 * 1024 {
-                return Err(ApiError::bad_request("prompt longer than 64 KiB"));
-            }
-            let prompt_id = prompt_id.unwrap_or_else(|| ulid::Ulid::new().to_string());
-            to_value(super::queue::enqueue(daemon, &row.id, &prompt_id, &text).await?)
-        }
+        RunCall::Send(send) => send_prompt(daemon, row, send).await,
         RunCall::Cancel(CancelParams { run: _, force, by }) => {
             let cancelled = cancel_tree_by(daemon, &row.id, force, by.as_deref()).await?;
             Ok(json!({ "run": row.id, "cancelling": cancelled }))
         }
-        RunCall::Attach(attach) => {
-            if let Some(offset) = attach.offset {
-                // The log only grows, so no frame ever named an offset past
-                // its end: refuse one rather than report it "caught up".
-                let len = std::fs::metadata(daemon.paths.output_log(&row.id))
-                    .map(|m| m.len())
-                    .unwrap_or(0);
-                if offset > len {
-                    return Err(ApiError::bad_request(format!(
-                        "offset {offset} is past the end of run {}'s output ({len} bytes)",
-                        row.id
-                    )));
-                }
-            }
-            let id = row.id.clone();
-            let record = row.to_record();
-            let (screen, screen_sub) = (attach.screen, attach.sub);
-            let acked = tokio::sync::watch::Sender::new(if screen { 0 } else { attach.offset.unwrap_or(0) });
-            let acks = acked.subscribe();
-            let task = tokio::spawn({
-                let (daemon, outbox, id) = (daemon.clone(), outbox.clone(), id.clone());
-                async move {
-                    let screen = attach.screen.then_some(attach.sub);
-                    let streamed = if attach.screen {
-                        let format = attach.screen_format.unwrap_or(crate::protocol::screen::FORMAT_V1);
-                        super::screens::stream(daemon, outbox.clone(), row, attach.sub, format, acks).await
-                    } else {
-                        subscribe::stream(daemon, outbox.clone(), row, attach).await
-                    };
-                    if let Err(e) = streamed {
-                        let mut end = json!({ "run": id, "final": true, "error": e.message });
-                        if let Some(sub) = screen {
-                            end["screen"] = true.into();
-                            end["sub"] = sub.into();
-                        }
-                        outbox.notify_in_stream(method::OUTPUT_END, end).await;
-                    }
-                }
-            });
-            let sub = super::client::Subscription { task, acked };
-            let key = subscription_key(&id, screen.then_some(screen_sub));
-            if let Some(old) = subs.lock().unwrap_or_else(|p| p.into_inner()).insert(key, sub) {
-                old.task.abort();
-            }
-            to_value(AttachResult { run: record })
-        }
+        RunCall::Attach(attach) => attach_run(daemon, outbox, subs, row, attach),
         RunCall::Detach(DetachParams { run: _, screen, sub }) => {
-            let still_shown = {
-                let mut subs = subs.lock().unwrap_or_else(|p| p.into_inner());
-                let bytes = subscription_key(&row.id, None);
-                let screens = subscription_key(&row.id, Some(0));
-                subs.retain(|key, held| {
-                    let ends = match key == &bytes {
-                        true => screen != Some(true),
-                        false => {
-                            key.starts_with(&screens)
-                                && screen != Some(false)
-                                && sub.is_none_or(|n| key == &subscription_key(&row.id, Some(n)))
-                        }
-                    };
-                    if ends {
-                        held.task.abort();
-                    }
-                    !ends
-                });
-                subs.keys().any(|key| key.starts_with(&screens))
-            };
-            // A connection that still shows the run keeps its size.
-            if !still_shown && let Some(live) = daemon.live(&row.id) {
-                super::size::release(daemon, &live, outbox.viewer).await;
-            }
-            Ok(Value::Null)
+            detach_run(daemon, outbox, subs, &row, screen, sub).await
         }
         RunCall::Resize(ResizeParams { run: _, rows, cols }) => {
             let live = daemon
@@ -261,98 +172,8 @@ pub async fn call(
             super::size::hold(daemon, &live, outbox.viewer, (rows, cols)).await?;
             Ok(Value::Null)
         }
-        RunCall::Answer(AnswerParams {
-            run: _,
-            answer,
-            answer_id,
-            request,
-        }) => {
-            // A request is answered once: its id is the answer's.
-            let answer_id = answer_id.or_else(|| request.clone());
-            if let Some(id) = &answer_id {
-                super::once::validate_id("answer id", id)?;
-                if let Some(outcome) = super::once::answered(daemon, &row.id, id).await {
-                    return outcome;
-                }
-            }
-            if let Some(request) = &request {
-                super::approvals::check_request(daemon, &row, request).await?;
-            }
-            let live = daemon
-                .live(&row.id)
-                .ok_or_else(|| super::start::ended_state_error(&row))?;
-            // One answer (or prompt) typed at a time; a repeat of this
-            // answer's id waits here, then finds its outcome.
-            let _typing = live.delivery.lock().await;
-            if let Some(id) = &answer_id
-                && let Some(outcome) = super::once::answered(daemon, &row.id, id).await
-            {
-                return outcome;
-            }
-            let mut typed = super::queue::answer_input(&row.harness, &answer);
-            // When a hook already said the agent asks, its question may not
-            // be drawn yet: let the supervisor wait a moment for it.
-            let wait_ms = if row.status == crate::api::ActivityStatus::NeedsApproval {
-                1500
-            } else {
-                0
-            };
-            typed["wait_ms"] = wait_ms.into();
-            let answered = live.link.answer(typed).await;
-            match answered {
-                // The supervisor looked and refused (no question on screen).
-                Err(e) if e.code == ErrorCode::BadRequest => {
-                    let refused = Err(ApiError::new(ErrorCode::Conflict, e.message));
-                    super::once::record_answer(daemon, &row.id, &answer, answer_id.as_deref(), &refused).await;
-                    refused
-                }
-                Err(e) => Err(ApiError::new(ErrorCode::Conflict, e.message)),
-                Ok(result) => {
-                    let answered = Ok(result);
-                    super::once::record_answer(daemon, &row.id, &answer, answer_id.as_deref(), &answered).await;
-                    answered
-                }
-            }
-        }
-        RunCall::Rerun(RerunParams { run: _, env }) => {
-            // Started with a profile: again with it, not just its family.
-            let id = row.id.clone();
-            let info = daemon
-                .store
-                .call(move |c| crate::store::harness::harness_info(c, &id))
-                .await
-                .map_err(ApiError::internal)?;
-            let profile = info.profile;
-            let again = StartParams {
-                harness: profile.unwrap_or_else(|| row.harness.clone()),
-                args: row.args.clone(),
-                name: None,
-                cwd: row.cwd.clone(),
-                parent: row.parent_run_id.clone(),
-                detached: row.detached,
-                timeout_secs: row.timeout_secs,
-                rows: Some(row.rows),
-                cols: Some(row.cols),
-                worktree: false,
-                prompt: None,
-                env,
-                pass_env: info.pass_env,
-                host: (row.host != "local").then(|| row.host.clone()),
-                launch_id: None,
-                team: None,
-                placed: false,
-            };
-            let started = start_rerun(daemon, &row, again).await?;
-            // On the new run: which run it is a rerun of (Record, Lineage).
-            let (new, old, old_name) = (started.id.clone(), row.id.clone(), row.name.clone());
-            let _ = daemon
-                .store
-                .call(move |c| {
-                    crate::store::runs::append_event(c, &new, "RERUN_OF", &json!({ "run": old, "name": old_name }))
-                })
-                .await;
-            to_value(started)
-        }
+        RunCall::Answer(answer) => answer_run(daemon, row, answer).await,
+        RunCall::Rerun(RerunParams { run: _, env }) => rerun(daemon, row, env).await,
         // A wait whose client has gone no longer counts as awaiting.
         RunCall::Wait(WaitParams { takes_result, .. }) => to_value(
             outbox
@@ -372,27 +193,7 @@ pub async fn call(
             run: _,
             before,
             max_lines,
-        }) => {
-            let paths = daemon.paths.clone();
-            let max_lines = max_lines.min(HISTORY_MAX_LINES);
-            let mut lines = tokio::task::spawn_blocking(move || {
-                crate::history::scrolled_before(&paths, &row.id, before, row.rows, row.cols, max_lines)
-            })
-            .await
-            .map_err(ApiError::internal)?;
-            // The newest lines that fit one answer.
-            let mut bytes = 0;
-            let keep = lines
-                .iter()
-                .rev()
-                .take_while(|l| {
-                    bytes += l.len() + 8;
-                    bytes <= crate::api::bounds::LIST_BYTES
-                })
-                .count();
-            lines.drain(..lines.len() - keep);
-            to_value(lines)
-        }
+        }) => history(daemon, row, before, max_lines).await,
         RunCall::Sizes => {
             // Empty for a run from before sizes were kept, or mirrored from
             // a host: replays then take the run's size.
@@ -401,6 +202,243 @@ pub async fn call(
         }
         RunCall::Lineage => to_value(super::sessions::tree(daemon, &row.id).await?),
     }
+}
+
+/// `runs.send`: the prompt queued (or its retry's known state).
+async fn send_prompt(daemon: &Arc<Daemon>, row: RunRow, send: SendParams) -> Result<Value, ApiError> {
+    let SendParams {
+        run: _,
+        text,
+        prompt_id,
+    } = send;
+    // A retry of a prompt this run holds learns its state, even
+    // once the run has ended.
+    if let Some(id) = &prompt_id
+        && let Some(known) = super::once::known_prompt(daemon, &row.id, id).await?
+    {
+        return to_value(known);
+    }
+    if !row.state.is_live() {
+        return Err(super::start::ended_state_error(&row));
+    }
+    if text.len() > 64 * 1024 {
+        return Err(ApiError::bad_request("prompt longer than 64 KiB"));
+    }
+    let prompt_id = prompt_id.unwrap_or_else(|| ulid::Ulid::new().to_string());
+    to_value(super::queue::enqueue(daemon, &row.id, &prompt_id, &text).await?)
+}
+
+/// `runs.attach`: a subscription to the run's output or screen, streamed
+/// by a task of the connection's (one per run and screen id).
+fn attach_run(
+    daemon: &Arc<Daemon>,
+    outbox: &Outbox,
+    subs: &Subscriptions,
+    row: RunRow,
+    attach: AttachParams,
+) -> Result<Value, ApiError> {
+    if let Some(offset) = attach.offset {
+        // The log only grows, so no frame ever named an offset past
+        // its end: refuse one rather than report it "caught up".
+        let len = std::fs::metadata(daemon.paths.output_log(&row.id))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        if offset > len {
+            return Err(ApiError::bad_request(format!(
+                "offset {offset} is past the end of run {}'s output ({len} bytes)",
+                row.id
+            )));
+        }
+    }
+    let id = row.id.clone();
+    let record = row.to_record();
+    let (screen, screen_sub) = (attach.screen, attach.sub);
+    let acked = tokio::sync::watch::Sender::new(if screen { 0 } else { attach.offset.unwrap_or(0) });
+    let acks = acked.subscribe();
+    let task = tokio::spawn({
+        let (daemon, outbox, id) = (daemon.clone(), outbox.clone(), id.clone());
+        async move {
+            let screen = attach.screen.then_some(attach.sub);
+            let streamed = if attach.screen {
+                let format = attach.screen_format.unwrap_or(crate::protocol::screen::FORMAT_V1);
+                super::screens::stream(daemon, outbox.clone(), row, attach.sub, format, acks).await
+            } else {
+                subscribe::stream(daemon, outbox.clone(), row, attach).await
+            };
+            if let Err(e) = streamed {
+                let mut end = json!({ "run": id, "final": true, "error": e.message });
+                if let Some(sub) = screen {
+                    end["screen"] = true.into();
+                    end["sub"] = sub.into();
+                }
+                outbox.notify_in_stream(method::OUTPUT_END, end).await;
+            }
+        }
+    });
+    let sub = super::client::Subscription { task, acked };
+    let key = subscription_key(&id, screen.then_some(screen_sub));
+    if let Some(old) = subs.lock().unwrap_or_else(|p| p.into_inner()).insert(key, sub) {
+        old.task.abort();
+    }
+    to_value(AttachResult { run: record })
+}
+
+/// `runs.detach`: the connection's subscriptions to the run ended (all,
+/// its output's, or one screen's); its size let go once none shows it.
+async fn detach_run(
+    daemon: &Arc<Daemon>,
+    outbox: &Outbox,
+    subs: &Subscriptions,
+    row: &RunRow,
+    screen: Option<bool>,
+    sub: Option<u64>,
+) -> Result<Value, ApiError> {
+    let still_shown = {
+        let mut subs = subs.lock().unwrap_or_else(|p| p.into_inner());
+        let bytes = subscription_key(&row.id, None);
+        let screens = subscription_key(&row.id, Some(0));
+        subs.retain(|key, held| {
+            let ends = match key == &bytes {
+                true => screen != Some(true),
+                false => {
+                    key.starts_with(&screens)
+                        && screen != Some(false)
+                        && sub.is_none_or(|n| key == &subscription_key(&row.id, Some(n)))
+                }
+            };
+            if ends {
+                held.task.abort();
+            }
+            !ends
+        });
+        subs.keys().any(|key| key.starts_with(&screens))
+    };
+    // A connection that still shows the run keeps its size.
+    if !still_shown && let Some(live) = daemon.live(&row.id) {
+        super::size::release(daemon, &live, outbox.viewer).await;
+    }
+    Ok(Value::Null)
+}
+
+/// `runs.answer`: typed only while the question is on screen, once per
+/// answer (or request) id.
+async fn answer_run(daemon: &Arc<Daemon>, row: RunRow, params: AnswerParams) -> Result<Value, ApiError> {
+    let AnswerParams {
+        run: _,
+        answer,
+        answer_id,
+        request,
+    } = params;
+    // A request is answered once: its id is the answer's.
+    let answer_id = answer_id.or_else(|| request.clone());
+    if let Some(id) = &answer_id {
+        super::once::validate_id("answer id", id)?;
+        if let Some(outcome) = super::once::answered(daemon, &row.id, id).await {
+            return outcome;
+        }
+    }
+    if let Some(request) = &request {
+        super::approvals::check_request(daemon, &row, request).await?;
+    }
+    let live = daemon
+        .live(&row.id)
+        .ok_or_else(|| super::start::ended_state_error(&row))?;
+    // One answer (or prompt) typed at a time; a repeat of this
+    // answer's id waits here, then finds its outcome.
+    let _typing = live.delivery.lock().await;
+    if let Some(id) = &answer_id
+        && let Some(outcome) = super::once::answered(daemon, &row.id, id).await
+    {
+        return outcome;
+    }
+    let mut typed = super::queue::answer_input(&row.harness, &answer);
+    // When a hook already said the agent asks, its question may not
+    // be drawn yet: let the supervisor wait a moment for it.
+    let wait_ms = if row.status == crate::api::ActivityStatus::NeedsApproval {
+        1500
+    } else {
+        0
+    };
+    typed["wait_ms"] = wait_ms.into();
+    let answered = live.link.answer(typed).await;
+    match answered {
+        // The supervisor looked and refused (no question on screen).
+        Err(e) if e.code == ErrorCode::BadRequest => {
+            let refused = Err(ApiError::new(ErrorCode::Conflict, e.message));
+            super::once::record_answer(daemon, &row.id, &answer, answer_id.as_deref(), &refused).await;
+            refused
+        }
+        Err(e) => Err(ApiError::new(ErrorCode::Conflict, e.message)),
+        Ok(result) => {
+            let answered = Ok(result);
+            super::once::record_answer(daemon, &row.id, &answer, answer_id.as_deref(), &answered).await;
+            answered
+        }
+    }
+}
+
+/// `runs.rerun`: the run started again as it was asked to be (its
+/// profile, arguments, place and size), marked as a rerun of it.
+async fn rerun(daemon: &Arc<Daemon>, row: RunRow, env: Vec<(String, String)>) -> Result<Value, ApiError> {
+    // Started with a profile: again with it, not just its family.
+    let id = row.id.clone();
+    let info = daemon
+        .store
+        .call(move |c| crate::store::harness::harness_info(c, &id))
+        .await
+        .map_err(ApiError::internal)?;
+    let profile = info.profile;
+    let again = StartParams {
+        harness: profile.unwrap_or_else(|| row.harness.clone()),
+        args: row.args.clone(),
+        name: None,
+        cwd: row.cwd.clone(),
+        parent: row.parent_run_id.clone(),
+        detached: row.detached,
+        timeout_secs: row.timeout_secs,
+        rows: Some(row.rows),
+        cols: Some(row.cols),
+        worktree: false,
+        prompt: None,
+        env,
+        pass_env: info.pass_env,
+        host: (row.host != "local").then(|| row.host.clone()),
+        launch_id: None,
+        team: None,
+        placed: false,
+    };
+    let started = start_rerun(daemon, &row, again).await?;
+    // On the new run: which run it is a rerun of (Record, Lineage).
+    let (new, old, old_name) = (started.id.clone(), row.id.clone(), row.name.clone());
+    let _ = daemon
+        .store
+        .call(move |c| crate::store::runs::append_event(c, &new, "RERUN_OF", &json!({ "run": old, "name": old_name })))
+        .await;
+    to_value(started)
+}
+
+/// `runs.history`: the newest rows that scrolled off before `before`,
+/// as many as fit one answer.
+async fn history(daemon: &Arc<Daemon>, row: RunRow, before: u64, max_lines: usize) -> Result<Value, ApiError> {
+    let paths = daemon.paths.clone();
+    let max_lines = max_lines.min(HISTORY_MAX_LINES);
+    let mut lines = tokio::task::spawn_blocking(move || {
+        crate::history::scrolled_before(&paths, &row.id, before, row.rows, row.cols, max_lines)
+    })
+    .await
+    .map_err(ApiError::internal)?;
+    // The newest lines that fit one answer.
+    let mut bytes = 0;
+    let keep = lines
+        .iter()
+        .rev()
+        .take_while(|l| {
+            bytes += l.len() + 8;
+            bytes <= crate::api::bounds::LIST_BYTES
+        })
+        .count();
+    lines.drain(..lines.len() - keep);
+    to_value(lines)
 }
 
 /// Starts `again` as a rerun of `row`, named as it is (`worker`, or
