@@ -69,83 +69,8 @@ pub async fn call(
         method::TEAMS_LIST => super::teams::list(daemon).await,
         method::TEAMS_SHOW => super::teams::show(daemon, params(p)?).await,
         method::TEAMS_CANCEL => super::teams::cancel(daemon, params(p)?).await,
-        method::RUNS_LIST => {
-            let ListParams {
-                all,
-                limit,
-                before,
-                paged,
-            } = params(p)?;
-            let limit = limit
-                .unwrap_or(ListParams::DEFAULT_LIMIT)
-                .clamp(1, ListParams::MAX_LIMIT);
-            let (rows, sources, mut waiting) = daemon
-                .store
-                .call(move |c| {
-                    let rows = match paged {
-                        true => runs::list_older(c, all, limit, before.as_deref())?,
-                        false => runs::list_page(c, all, limit, before.as_deref())?,
-                    };
-                    let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
-                    let live: Vec<&str> = rows
-                        .iter()
-                        .filter(|r| r.state.is_live())
-                        .map(|r| r.id.as_str())
-                        .collect();
-                    let waiting = crate::store::prompts::waiting(c, &live)?;
-                    Ok((rows, crate::store::usage::runs_sources(c, &ids)?, waiting))
-                })
-                .await
-                .map_err(ApiError::internal)?;
-            let rows: Vec<_> = rows.into_iter().map(|r| daemon.held_ends.apply(r)).collect();
-            let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
-            let fetched = rows.len();
-            let rules = super::queue::rules(daemon);
-            let listed: Vec<crate::api::ListedRun> = rows
-                .iter()
-                .map(|r| crate::api::ListedRun {
-                    run: with_evidence(daemon, &rules, r.to_record(), waiting.remove(&r.id)),
-                    usage: sources
-                        .get(&r.id)
-                        .and_then(|s| crate::transcript::usage::run_usage(s, &prices))
-                        .map(|u| (&u).into()),
-                })
-                .collect();
-            let mut listed = listed;
-            super::listing::show_each_parents_children(&mut listed);
-            let kept = super::listing::fit(listed, !paged);
-            if !paged {
-                return to_value(kept);
-            }
-            // More may follow when the page was full, or cut to fit.
-            let next = (kept.len() < fetched || fetched == limit)
-                .then(|| kept.first().map(|r| r.run.id.clone()))
-                .flatten();
-            to_value(crate::api::ListPage { runs: kept, next })
-        }
-        method::RUNS_ACK => {
-            let AckParams {
-                run,
-                offset,
-                screen,
-                sub,
-            } = params(p)?;
-            // Acks name full ids (they come from output frames): no lookup.
-            if let Some(sub) = subs
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(&subscription_key(&run, screen.then_some(sub)))
-            {
-                sub.acked.send_if_modified(|a| {
-                    let newer = offset > *a;
-                    if newer {
-                        *a = offset;
-                    }
-                    newer
-                });
-            }
-            Ok(Value::Null)
-        }
+        method::RUNS_LIST => list(daemon, params(p)?).await,
+        method::RUNS_ACK => ack(subs, params(p)?),
         method::SESSIONS_LIST => {
             // It took no parameters before `local_only`: none is still fine.
             let list: crate::api::SessionsListParams = if p.is_null() { Default::default() } else { params(p)? };
@@ -166,28 +91,7 @@ pub async fn call(
             to_value(crate::remote::search(&daemon.here(), search, local).await?)
         }
         method::HOOKS_REPORT => super::hooks::report(daemon, params(p)?).await,
-        method::DAEMON_STATUS => {
-            let live: Vec<String> = daemon
-                .runs
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .keys()
-                .cloned()
-                .collect();
-            let live_runs = live.len();
-            to_value(DaemonStatus {
-                pid: std::process::id(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                home: daemon.paths.home.display().to_string(),
-                live_runs,
-                clients: daemon.clients.load(std::sync::atomic::Ordering::Relaxed),
-                exe: super::own_exe().to_string(),
-                supervisors: super::upgrade::supervisor_builds(daemon, live).await,
-                screens: true,
-                screen_subs: true,
-                awaited: daemon.awaited.lock().map_or(0, |a| a.len()),
-            })
-        }
+        method::DAEMON_STATUS => status(daemon).await,
         method::DAEMON_STOP => {
             let daemon = daemon.clone();
             tokio::spawn(async move {
@@ -202,6 +106,113 @@ pub async fn call(
             format!("unknown method '{other}'"),
         )),
     }
+}
+
+/// `runs.list`: a page of runs with their status's evidence, waiting
+/// prompts and usage; without `paged`, every live run and the newest ended
+/// ones that fit one answer.
+async fn list(daemon: &Arc<Daemon>, list: ListParams) -> Result<Value, ApiError> {
+    let ListParams {
+        all,
+        limit,
+        before,
+        paged,
+    } = list;
+    let limit = limit
+        .unwrap_or(ListParams::DEFAULT_LIMIT)
+        .clamp(1, ListParams::MAX_LIMIT);
+    let (rows, sources, mut waiting) = daemon
+        .store
+        .call(move |c| {
+            let rows = match paged {
+                true => runs::list_older(c, all, limit, before.as_deref())?,
+                false => runs::list_page(c, all, limit, before.as_deref())?,
+            };
+            let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+            let live: Vec<&str> = rows
+                .iter()
+                .filter(|r| r.state.is_live())
+                .map(|r| r.id.as_str())
+                .collect();
+            let waiting = crate::store::prompts::waiting(c, &live)?;
+            Ok((rows, crate::store::usage::runs_sources(c, &ids)?, waiting))
+        })
+        .await
+        .map_err(ApiError::internal)?;
+    let rows: Vec<_> = rows.into_iter().map(|r| daemon.held_ends.apply(r)).collect();
+    let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
+    let fetched = rows.len();
+    let rules = super::queue::rules(daemon);
+    let listed: Vec<crate::api::ListedRun> = rows
+        .iter()
+        .map(|r| crate::api::ListedRun {
+            run: with_evidence(daemon, &rules, r.to_record(), waiting.remove(&r.id)),
+            usage: sources
+                .get(&r.id)
+                .and_then(|s| crate::transcript::usage::run_usage(s, &prices))
+                .map(|u| (&u).into()),
+        })
+        .collect();
+    let mut listed = listed;
+    super::listing::show_each_parents_children(&mut listed);
+    let kept = super::listing::fit(listed, !paged);
+    if !paged {
+        return to_value(kept);
+    }
+    // More may follow when the page was full, or cut to fit.
+    let next = (kept.len() < fetched || fetched == limit)
+        .then(|| kept.first().map(|r| r.run.id.clone()))
+        .flatten();
+    to_value(crate::api::ListPage { runs: kept, next })
+}
+
+/// `runs.ack`: a client has shown a subscription's output up to `offset`.
+fn ack(subs: &Subscriptions, ack: AckParams) -> Result<Value, ApiError> {
+    let AckParams {
+        run,
+        offset,
+        screen,
+        sub,
+    } = ack;
+    // Acks name full ids (they come from output frames): no lookup.
+    if let Some(sub) = subs
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&subscription_key(&run, screen.then_some(sub)))
+    {
+        sub.acked.send_if_modified(|a| {
+            let newer = offset > *a;
+            if newer {
+                *a = offset;
+            }
+            newer
+        });
+    }
+    Ok(Value::Null)
+}
+
+/// `daemon.status`: who it is, what it holds, which builds supervise.
+async fn status(daemon: &Arc<Daemon>) -> Result<Value, ApiError> {
+    let live: Vec<String> = daemon
+        .runs
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .keys()
+        .cloned()
+        .collect();
+    let live_runs = live.len();
+    to_value(DaemonStatus {
+        pid: std::process::id(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        home: daemon.paths.home.display().to_string(),
+        live_runs,
+        clients: daemon.clients.load(std::sync::atomic::Ordering::Relaxed),
+        exe: super::own_exe().to_string(),
+        supervisors: super::upgrade::supervisor_builds(daemon, live).await,
+        screens: true,
+        screen_subs: true,
+        awaited: daemon.awaited.lock().map_or(0, |a| a.len()),
+    })
 }
 
 /// Cancels a run and, following ownership edges, its non-detached children
