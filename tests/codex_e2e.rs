@@ -15,6 +15,10 @@
 //! starts a session of its own (`codex fork ID`) with a rollout of its own.
 //! Prompts are pasted (Codex takes fast keystrokes and Enter as a paste
 //! with a newline), `/exit` included, and each run ends `succeeded`.
+//! Keys typed through `agents attach` one at a time, as a person types,
+//! reach Codex as its own terminal would send them: Shift-Enter (in the
+//! kitty form Codex asks for), Alt-Enter and Ctrl-J make new lines, and
+//! Enter sends them as one message.
 //!
 //! Needs the CLI: `AGENTS_TEST_CODEX=/path/to/codex` (`.ci/run` installs
 //! `@openai/codex` from npm and sets it, with `AGENTS_REQUIRE_CODEX=1` so a
@@ -26,9 +30,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use agents::protocol::screen::mode::KITTY_KEYBOARD;
+use agents::term::Terminal;
 use common::Home;
+use common::pty::Pty;
 use common::real_cli::{
     self, BinDir, MockApi, Prompts, Reply, Request, has_message, hooks, last_seq, statuses_after, transcript,
 };
@@ -438,4 +445,116 @@ fn a_real_codex_run_holds_prompts_while_the_user_has_a_draft_then_takes_each_onc
     assert_eq!(asked.iter().filter(|p| *p == "QUEUED-CX").count(), 1, "{asked:?}");
     assert_eq!(asked.iter().filter(|p| p.ends_with("MAIL-CX")).count(), 1, "{asked:?}");
     assert!(!asked.iter().any(|p| p.contains("half")), "{asked:?}");
+}
+
+/// Types one key into the attached run and reads the screen until `done`,
+/// as a person waits to see a key land before the next. Typed faster
+/// (under ~8 ms apart) Codex takes keys for a paste, where a plain Enter
+/// is a new line too, and the forms of Shift-Enter would prove nothing.
+fn press(attach: &mut Pty, key: &[u8], what: &str, done: impl Fn(&Terminal) -> bool) {
+    attach.type_bytes(key);
+    let deadline = Instant::now() + PATIENCE;
+    while !done(&attach.term) {
+        assert!(
+            attach.read_more(deadline),
+            "the screen never showed {what}; it shows:\n{}",
+            attach.screen()
+        );
+    }
+}
+
+/// The rows of Codex's composer: from its `›` down to the blank row over
+/// its footer (which names the model).
+fn draft(term: &Terminal) -> Vec<String> {
+    let lines = term.visible_lines();
+    let top = lines.iter().rposition(|l| l.starts_with('›'));
+    let footer = top.and_then(|top| {
+        lines[top..]
+            .iter()
+            .position(|l| l.starts_with("  mock-model"))
+            .map(|n| top + n)
+    });
+    match (top, footer) {
+        (Some(top), Some(footer)) if footer > top + 1 => lines[top..footer - 1].to_vec(),
+        _ => Vec::new(),
+    }
+}
+
+/// Types `word` (ASCII) a letter at a time at the end of the composer.
+fn type_word(attach: &mut Pty, word: &str) {
+    for (at, key) in word.bytes().enumerate() {
+        let typed = &word[..=at];
+        press(attach, &[key], typed, |t| {
+            draft(t).last().is_some_and(|row| row.ends_with(typed))
+        });
+    }
+}
+
+/// Shift-Enter, in each form a terminal sends it, makes a new line in
+/// Codex's composer through `agents attach`; Enter sends the lines as one
+/// message. The run's terminal told Codex it speaks the kitty keyboard
+/// protocol: Codex pushed its flags (mirrored onto the user's terminal, so
+/// a kitty terminal sends Shift-Enter as `CSI 13;2u`) and lists Shift-Enter
+/// as its new-line key, which it does only when its `CSI ? u` was answered
+/// (in a terminal that does not answer, tmux 3.3 for one, it lists Ctrl-J).
+#[test]
+fn a_real_codex_run_takes_shift_enter_alt_enter_and_ctrl_j_as_new_lines_and_enter_sends_one_message() {
+    let Some(codex) = real_cli::pinned_binary("CODEX", "codex", PINNED) else {
+        return;
+    };
+    let titles = Arc::new(AtomicUsize::new(0));
+    let api = MockApi::start("/v1", move |r, prompts| answer(r, prompts, &titles));
+    let setup = CodexSetup::new(&codex, &api, "");
+    let home = &setup.home;
+    let id = setup.agents(&["run", "-d", "codex", "--name", "cx2", "--size", "120x40"]);
+    // Keys typed while Codex still starts its session are read and lost;
+    // its footer offers the agents view once it takes them.
+    wait(home, &id, "codex takes keys", || {
+        home.logs(&id).contains("← for agents · ? for shortcuts")
+    });
+    let mut attach = Pty::spawn(home, &["attach", &id], 40, 120, home.path(), true);
+    attach.wait_screen("codex's composer", |l| composer(l).is_some());
+    assert!(
+        attach.term.modes().has(KITTY_KEYBOARD),
+        "codex's kitty keyboard flags are mirrored onto the user's terminal"
+    );
+    let new_line_key = |t: &Terminal| t.visible_lines().into_iter().find(|r| r.contains("New line"));
+    press(&mut attach, b"?", "codex's shortcuts", |t| new_line_key(t).is_some());
+    let listed = new_line_key(&attach.term).unwrap();
+    assert!(listed.trim_start().starts_with("shift+enter"), "{listed}");
+    press(&mut attach, b"?", "the shortcuts closed", |t| new_line_key(t).is_none());
+
+    let lines = ["line1", "line2", "line3", "line4"];
+    // Shift-Enter as a kitty terminal sends it; Alt-Enter (ESC CR, what
+    // terminals set up for Claude Code send for Shift-Enter); Ctrl-J.
+    let new_lines: [&[u8]; 3] = [b"\x1b[13;2u", b"\x1b\r", b"\n"];
+    type_word(&mut attach, lines[0]);
+    for (new_line, line) in new_lines.iter().zip(&lines[1..]) {
+        let rows = draft(&attach.term).len();
+        press(&mut attach, new_line, "a new line in the composer", |t| {
+            let now = draft(t);
+            now.len() == rows + 1 && now.last().is_some_and(String::is_empty)
+        });
+        type_word(&mut attach, line);
+    }
+    assert_eq!(
+        draft(&attach.term),
+        ["› line1", "  line2", "  line3", "  line4"],
+        "{}",
+        attach.screen()
+    );
+    assert!(
+        api.prompts.all().is_empty(),
+        "nothing sent yet: {:?}",
+        api.prompts.all()
+    );
+
+    attach.type_bytes(b"\r");
+    wait(home, &id, "the model got the message", || !api.prompts.all().is_empty());
+    wait(home, &id, "codex's turn completed", || {
+        hooks(home, &id).iter().any(|h| h == "agent-turn-complete")
+    });
+    assert_eq!(api.prompts.all(), ["line1\nline2\nline3\nline4"]);
+    attach.type_bytes(&[0x01, b'd']);
+    assert_eq!(attach.exit_code(), 0, "{}", attach.text());
 }
