@@ -212,121 +212,14 @@ async fn next_attempt(
 ) -> bool {
     let id = row.id.clone();
     let next = plan.remaining.remove(0);
-    let config = daemon.config();
-    let Ok(agents_bin) = crate::harness::agents_binary() else {
+    let Some(prepared) = prepare_next(daemon, &row, &plan, &next).await else {
         return false;
     };
-    let run_dir = daemon.paths.run_dir(&id);
-    let prepared = crate::harness::prepare(
-        &next,
-        &crate::harness::Request {
-            args: &plan.params.args,
-            env: &plan.params.env,
-            profiles: &config.profiles,
-            run_dir: &run_dir,
-            agents_bin: &agents_bin,
-            cwd: std::path::Path::new(&row.cwd),
-        },
-    );
-    let prepared = match prepared {
-        Ok(p) if p.adapter.family() == row.harness => p,
-        Ok(_) => return false, // validated at config load; never another family
-        Err(why) => {
-            note(
-                daemon,
-                &id,
-                "FALLBACK_BLOCKED",
-                json!({ "profile": next, "reason": why }),
-            )
-            .await;
-            return false;
-        }
-    };
-    if super::start::write_run_files(&run_dir, &prepared.launch.files).is_err() {
+    release_last(daemon, live, &id).await;
+    let Some(n) = record_attempt(daemon, &row, &prepared, &plan, &next, &reason).await else {
         return false;
-    }
-    // The last attempt's supervisor lets go of the run (its socket) once
-    // told its exit is recorded; its evidence is kept beside the next one's.
-    live.link.ack_exit().await;
-    let socket = daemon.paths.run_socket(&id);
-    let deadline = tokio::time::Instant::now() + RELEASE;
-    while socket.exists() && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let evidence = daemon.paths.exit_evidence(&id);
-    let from_profile = plan.profile.clone();
-
-    let binary = std::path::PathBuf::from(&prepared.launch.argv[0]);
-    let version = if prepared.adapter.has_version() {
-        tokio::task::spawn_blocking(move || crate::harness::version::version_of(&binary))
-            .await
-            .ok()
-            .flatten()
-    } else {
-        None
     };
-    let (key, argv, family, profile, why) = (
-        id.clone(),
-        prepared.launch.argv.clone(),
-        row.harness.clone(),
-        next.clone(),
-        reason.clone(),
-    );
-    let session = prepared.launch.session.clone();
-    let begun = daemon
-        .store
-        .call(move |c| {
-            attempts::close(c, &key, RunState::Failed.as_str(), Some(&why))?;
-            let n = attempts::begin(
-                c,
-                &key,
-                &attempts::Next {
-                    harness: &family,
-                    version: version.as_deref(),
-                    profile: &profile,
-                    argv: &argv,
-                },
-            )?;
-            runs::append_event(
-                c,
-                &key,
-                "ATTEMPT_FAILED",
-                &json!({ "attempt": n - 1, "profile": from_profile, "reason": why, "next_profile": profile }),
-            )?;
-            if let Some(s) = &session {
-                let path = s.transcript.as_ref().map(|p| p.to_string_lossy().into_owned());
-                harness_store::learn_session(c, &key, &family, &s.id, path.as_deref(), "launch")?;
-            }
-            Ok(n)
-        })
-        .await;
-    let Ok(n) = begun else { return false };
-    let numbered = run_dir.join(format!("exit.{}.json", n - 1));
-    let _ = std::fs::rename(&evidence, numbered);
-
-    let spec = SuperviseSpec {
-        run: id.clone(),
-        argv: prepared.launch.argv.clone(),
-        cwd: row.cwd.clone(),
-        env: super::start::harness_env(daemon, &plan.params, &row, &prepared),
-        rows: row.rows,
-        cols: row.cols,
-        timeout_secs: row.timeout_secs,
-        grace: Grace {
-            after_sigint_ms: config.engine.cancel_sigint_grace_ms,
-            after_sigterm_ms: config.engine.cancel_sigterm_grace_ms,
-        },
-        family: row.harness.clone(),
-        umask: super::user_umask(),
-        disk_full_patience_ms: config.engine.disk_full_patience_ms,
-        flood_bytes_per_s: config.engine.flood_bytes_per_s,
-        screen_rules: super::user_screen_rules(),
-    };
-    let paths = daemon.paths.clone();
-    let spawned = tokio::task::spawn_blocking(move || super::start::spawn_supervisor(&paths, &spec))
-        .await
-        .unwrap_or_else(|e| Err(e.to_string()));
-    let (sup_pid, sup_start) = match spawned {
+    let (sup_pid, sup_start) = match spawn_next(daemon, &row, &plan, &prepared).await {
         Ok(identity) => identity,
         Err(why) => {
             let ending = runs::Ending {
@@ -369,6 +262,146 @@ async fn next_attempt(
         }
     }
     true
+}
+
+/// The launch of profile `next` for the run, its files written; none when
+/// it cannot be (a profile that does not prepare is noted on the run).
+async fn prepare_next(
+    daemon: &Arc<Daemon>,
+    row: &runs::RunRow,
+    plan: &Plan,
+    next: &str,
+) -> Option<crate::harness::Prepared> {
+    let config = daemon.config();
+    let agents_bin = crate::harness::agents_binary().ok()?;
+    let run_dir = daemon.paths.run_dir(&row.id);
+    let prepared = crate::harness::prepare(
+        next,
+        &crate::harness::Request {
+            args: &plan.params.args,
+            env: &plan.params.env,
+            profiles: &config.profiles,
+            run_dir: &run_dir,
+            agents_bin: &agents_bin,
+            cwd: std::path::Path::new(&row.cwd),
+        },
+    );
+    let prepared = match prepared {
+        Ok(p) if p.adapter.family() == row.harness => p,
+        Ok(_) => return None, // validated at config load; never another family
+        Err(why) => {
+            let blocked = json!({ "profile": next, "reason": why });
+            note(daemon, &row.id, "FALLBACK_BLOCKED", blocked).await;
+            return None;
+        }
+    };
+    super::start::write_run_files(&run_dir, &prepared.launch.files).ok()?;
+    Some(prepared)
+}
+
+/// The last attempt's supervisor lets go of the run (its socket) once
+/// told its exit is recorded; its evidence is kept beside the next one's.
+async fn release_last(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, id: &str) {
+    live.link.ack_exit().await;
+    let socket = daemon.paths.run_socket(id);
+    let deadline = tokio::time::Instant::now() + RELEASE;
+    while socket.exists() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Closes the failed attempt and begins the next (its version, its
+/// session), in one transaction; the last attempt's exit evidence is kept
+/// as `exit.N.json`. The new attempt's number.
+async fn record_attempt(
+    daemon: &Arc<Daemon>,
+    row: &runs::RunRow,
+    prepared: &crate::harness::Prepared,
+    plan: &Plan,
+    next: &str,
+    reason: &str,
+) -> Option<i64> {
+    let binary = std::path::PathBuf::from(&prepared.launch.argv[0]);
+    let version = if prepared.adapter.has_version() {
+        tokio::task::spawn_blocking(move || crate::harness::version::version_of(&binary))
+            .await
+            .ok()
+            .flatten()
+    } else {
+        None
+    };
+    let (key, argv, family, profile, why) = (
+        row.id.clone(),
+        prepared.launch.argv.clone(),
+        row.harness.clone(),
+        next.to_string(),
+        reason.to_string(),
+    );
+    let from_profile = plan.profile.clone();
+    let session = prepared.launch.session.clone();
+    let begun = daemon
+        .store
+        .call(move |c| {
+            attempts::close(c, &key, RunState::Failed.as_str(), Some(&why))?;
+            let n = attempts::begin(
+                c,
+                &key,
+                &attempts::Next {
+                    harness: &family,
+                    version: version.as_deref(),
+                    profile: &profile,
+                    argv: &argv,
+                },
+            )?;
+            runs::append_event(
+                c,
+                &key,
+                "ATTEMPT_FAILED",
+                &json!({ "attempt": n - 1, "profile": from_profile, "reason": why, "next_profile": profile }),
+            )?;
+            if let Some(s) = &session {
+                let path = s.transcript.as_ref().map(|p| p.to_string_lossy().into_owned());
+                harness_store::learn_session(c, &key, &family, &s.id, path.as_deref(), "launch")?;
+            }
+            Ok(n)
+        })
+        .await;
+    let n = begun.ok()?;
+    let numbered = daemon.paths.run_dir(&row.id).join(format!("exit.{}.json", n - 1));
+    let _ = std::fs::rename(daemon.paths.exit_evidence(&row.id), numbered);
+    Some(n)
+}
+
+/// A supervisor for the next attempt, on the run's socket: its identity.
+async fn spawn_next(
+    daemon: &Arc<Daemon>,
+    row: &runs::RunRow,
+    plan: &Plan,
+    prepared: &crate::harness::Prepared,
+) -> Result<(i64, i64), String> {
+    let config = daemon.config();
+    let spec = SuperviseSpec {
+        run: row.id.clone(),
+        argv: prepared.launch.argv.clone(),
+        cwd: row.cwd.clone(),
+        env: super::start::harness_env(daemon, &plan.params, row, prepared),
+        rows: row.rows,
+        cols: row.cols,
+        timeout_secs: row.timeout_secs,
+        grace: Grace {
+            after_sigint_ms: config.engine.cancel_sigint_grace_ms,
+            after_sigterm_ms: config.engine.cancel_sigterm_grace_ms,
+        },
+        family: row.harness.clone(),
+        umask: super::user_umask(),
+        disk_full_patience_ms: config.engine.disk_full_patience_ms,
+        flood_bytes_per_s: config.engine.flood_bytes_per_s,
+        screen_rules: super::user_screen_rules(),
+    };
+    let paths = daemon.paths.clone();
+    tokio::task::spawn_blocking(move || super::start::spawn_supervisor(&paths, &spec))
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()))
 }
 
 /// A run handed to its next attempt's supervisor, to adopt.
