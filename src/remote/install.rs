@@ -290,25 +290,7 @@ async fn install_over(
 ) -> Result<HostInstallResult, ApiError> {
     let name = host.name.as_str();
     let unavailable = |why: String| ApiError::new(ErrorCode::RemoteUnavailable, why);
-    let facts = parse_facts(&run(ssh, FACTS, |e| unavailable(format!("{name}: {}", one_line(&e)))).await?);
-    let (os, arch) = (std::env::consts::OS, std::env::consts::ARCH);
-    if !target_matches(&facts.uname, os, arch) {
-        return Err(ApiError::new(
-            ErrorCode::VersionMismatch,
-            format!(
-                "{name} is '{}' and this agents is built for {os} {arch}: build agents for that host and put it there yourself",
-                facts.uname
-            ),
-        ));
-    }
-    if facts.home.is_empty() && !host.remote_home.as_deref().is_some_and(|h| h.starts_with('/')) {
-        return Err(unavailable(format!("{name} has no HOME to install agents under")));
-    }
-    let Some(sha256_tool) = facts.sha256 else {
-        return Err(unavailable(format!(
-            "{name} has neither sha256sum nor shasum to verify the copy with; install coreutils there"
-        )));
-    };
+    let (facts, sha256_tool) = host_facts(ssh, host).await?;
     let version = env!("CARGO_PKG_VERSION");
     let base = base_dir(host.remote_home.as_deref(), &facts);
     let leaf = format!("{version}-{}", &sha256[..HASH_PREFIX]);
@@ -325,59 +307,7 @@ async fn install_over(
     .await?;
     let installed = state.lines().all(|l| l.trim() != "complete");
     if installed {
-        // An incomplete directory (no marker) is a failed copy: replace it.
-        let room = run(
-            ssh,
-            &format!("rm -rf {q_dir} && mkdir -p {q_dir} && df -Pk {q_dir} | tail -n 1"),
-            |e| write_failure(name, &dir, bytes, &e),
-        )
-        .await?;
-        let available_kib = room.split_whitespace().nth(3).and_then(|n| n.parse::<u64>().ok());
-        if available_kib.is_some_and(|kib| kib.saturating_mul(1024) < bytes + SPARE_BYTES) {
-            let _ = ssh.exec(&format!("rm -rf {q_dir}")).await;
-            return Err(no_space(name, &dir, bytes));
-        }
-        let part = format!("{dir}/agents.part");
-        upload(ssh, &part, bytes, name, &dir).await?;
-        let q_part = shell_quote(&part);
-        let summed = run(ssh, &format!("{sha256_tool} {q_part}"), |e| {
-            unavailable(format!("{sha256_tool} on {name} failed: {}", one_line(&e)))
-        })
-        .await?;
-        let theirs = summed.split_whitespace().next().unwrap_or("");
-        if theirs != sha256 {
-            let _ = ssh.exec(&format!("rm -rf {q_dir}")).await;
-            return Err(unavailable(format!(
-                "the copy on {name} has SHA-256 {}, not {sha256}: it was damaged on the way; nothing was switched, install again",
-                crate::text::bounded(theirs, 64)
-            )));
-        }
-        let q_binary = shell_quote(&binary);
-        let out = ssh
-            .exec(&format!(
-                "chmod 0755 {q_part} && mv -f {q_part} {q_binary} && {q_binary} --version"
-            ))
-            .await?;
-        let printed = String::from_utf8_lossy(&out.stdout);
-        let ran = printed.lines().find(|l| l.starts_with("agents ")).map(str::trim);
-        if out.status != Some(0) || ran != Some(format!("agents {version}").as_str()) {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            return Err(unavailable(format!(
-                "the copy on {name} does not run: '{binary} --version' {}",
-                match out.status {
-                    Some(0) => format!("printed '{}'", crate::text::bounded(&one_line(&printed), 120)),
-                    Some(code) => format!("exited {code}: {}", crate::text::bounded(&one_line(&stderr), 300)),
-                    None => "was killed".to_string(),
-                }
-            )));
-        }
-        // The marker last: from here on the directory is whole and never changes.
-        run(
-            ssh,
-            &format!("printf '%s\\n' {sha256} > {q_dir}/{MARKER}.tmp && mv -f {q_dir}/{MARKER}.tmp {q_dir}/{MARKER}"),
-            |e| write_failure(name, &dir, bytes, &e),
-        )
-        .await?;
+        copy_verified(ssh, name, &dir, sha256, sha256_tool, bytes).await?;
     }
     // The verified binary itself renames a new link onto `current`: no
     // host tool has a portable way to (`mv -T` is GNU and BusyBox only).
@@ -397,30 +327,7 @@ async fn install_over(
         .unwrap_or(&binary)
         .to_string();
 
-    // The host follows `current` unless the user named a binary themselves.
-    let follow = host.remote_bin == DEFAULT_REMOTE_BIN || host.remote_bin == current;
-    let mut remote_bin = host.remote_bin.clone();
-    if follow && host.remote_bin != current {
-        daemon
-            .store()
-            .hosts()
-            .set_remote_bin(name, &current)
-            .await
-            .map_err(ApiError::internal)?;
-        let mut row = host.clone();
-        row.remote_bin = current.clone();
-        daemon.hosts().for_host(&row);
-        remote_bin = current.clone();
-    }
-    // A host that runs what it is told to keeps its daemon: only one that
-    // follows `current` would start this build again.
-    let moved = if follow {
-        let mut row = host.clone();
-        row.remote_bin = current.clone();
-        move_daemon(daemon, &row, &exe).await
-    } else {
-        DaemonMove::default()
-    };
+    let (remote_bin, moved) = follow_current(daemon, host, &current, &exe).await?;
     Ok(HostInstallResult {
         name: name.to_string(),
         version: format!("agents {version}"),
@@ -437,6 +344,141 @@ async fn install_over(
         daemon_live_runs: moved.live_runs,
         daemon_problem: moved.problem,
     })
+}
+
+/// What the host is and has, checked: its system matches this build, it
+/// has a home to install under and a tool to verify the copy with.
+async fn host_facts(ssh: &Ssh, host: &HostRow) -> Result<(HostFacts, &'static str), ApiError> {
+    let name = host.name.as_str();
+    let unavailable = |why: String| ApiError::new(ErrorCode::RemoteUnavailable, why);
+    let facts = parse_facts(&run(ssh, FACTS, |e| unavailable(format!("{name}: {}", one_line(&e)))).await?);
+    let (os, arch) = (std::env::consts::OS, std::env::consts::ARCH);
+    if !target_matches(&facts.uname, os, arch) {
+        return Err(ApiError::new(
+            ErrorCode::VersionMismatch,
+            format!(
+                "{name} is '{}' and this agents is built for {os} {arch}: build agents for that host and put it there yourself",
+                facts.uname
+            ),
+        ));
+    }
+    if facts.home.is_empty() && !host.remote_home.as_deref().is_some_and(|h| h.starts_with('/')) {
+        return Err(unavailable(format!("{name} has no HOME to install agents under")));
+    }
+    let Some(sha256_tool) = facts.sha256 else {
+        return Err(unavailable(format!(
+            "{name} has neither sha256sum nor shasum to verify the copy with; install coreutils there"
+        )));
+    };
+    Ok((facts, sha256_tool))
+}
+
+/// Copies this binary into `dir` on the host (replacing an incomplete
+/// copy), checks its SHA-256 and that it runs, then marks the directory
+/// whole.
+async fn copy_verified(
+    ssh: &Ssh,
+    name: &str,
+    dir: &str,
+    sha256: &str,
+    sha256_tool: &str,
+    bytes: u64,
+) -> Result<(), ApiError> {
+    let unavailable = |why: String| ApiError::new(ErrorCode::RemoteUnavailable, why);
+    let version = env!("CARGO_PKG_VERSION");
+    let q_dir = shell_quote(dir);
+    let binary = format!("{dir}/agents");
+    // An incomplete directory (no marker) is a failed copy: replace it.
+    let room = run(
+        ssh,
+        &format!("rm -rf {q_dir} && mkdir -p {q_dir} && df -Pk {q_dir} | tail -n 1"),
+        |e| write_failure(name, dir, bytes, &e),
+    )
+    .await?;
+    let available_kib = room.split_whitespace().nth(3).and_then(|n| n.parse::<u64>().ok());
+    if available_kib.is_some_and(|kib| kib.saturating_mul(1024) < bytes + SPARE_BYTES) {
+        let _ = ssh.exec(&format!("rm -rf {q_dir}")).await;
+        return Err(no_space(name, dir, bytes));
+    }
+    let part = format!("{dir}/agents.part");
+    upload(ssh, &part, bytes, name, dir).await?;
+    let q_part = shell_quote(&part);
+    let summed = run(ssh, &format!("{sha256_tool} {q_part}"), |e| {
+        unavailable(format!("{sha256_tool} on {name} failed: {}", one_line(&e)))
+    })
+    .await?;
+    let theirs = summed.split_whitespace().next().unwrap_or("");
+    if theirs != sha256 {
+        let _ = ssh.exec(&format!("rm -rf {q_dir}")).await;
+        return Err(unavailable(format!(
+            "the copy on {name} has SHA-256 {}, not {sha256}: it was damaged on the way; nothing was switched, install again",
+            crate::text::bounded(theirs, 64)
+        )));
+    }
+    let q_binary = shell_quote(&binary);
+    let out = ssh
+        .exec(&format!(
+            "chmod 0755 {q_part} && mv -f {q_part} {q_binary} && {q_binary} --version"
+        ))
+        .await?;
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let ran = printed.lines().find(|l| l.starts_with("agents ")).map(str::trim);
+    if out.status != Some(0) || ran != Some(format!("agents {version}").as_str()) {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(unavailable(format!(
+            "the copy on {name} does not run: '{binary} --version' {}",
+            match out.status {
+                Some(0) => format!("printed '{}'", crate::text::bounded(&one_line(&printed), 120)),
+                Some(code) => format!("exited {code}: {}", crate::text::bounded(&one_line(&stderr), 300)),
+                None => "was killed".to_string(),
+            }
+        )));
+    }
+    // The marker last: from here on the directory is whole and never changes.
+    run(
+        ssh,
+        &format!("printf '%s\\n' {sha256} > {q_dir}/{MARKER}.tmp && mv -f {q_dir}/{MARKER}.tmp {q_dir}/{MARKER}"),
+        |e| write_failure(name, dir, bytes, &e),
+    )
+    .await?;
+    Ok(())
+}
+
+/// The host's `remote_bin` moved onto `current` unless the user named one
+/// themselves, and its daemon moved onto the new build if it follows
+/// `current`.
+async fn follow_current(
+    daemon: &Here,
+    host: &HostRow,
+    current: &str,
+    exe: &str,
+) -> Result<(String, DaemonMove), ApiError> {
+    let name = host.name.as_str();
+    // The host follows `current` unless the user named a binary themselves.
+    let follow = host.remote_bin == DEFAULT_REMOTE_BIN || host.remote_bin == current;
+    let mut remote_bin = host.remote_bin.clone();
+    if follow && host.remote_bin != current {
+        daemon
+            .store()
+            .hosts()
+            .set_remote_bin(name, current)
+            .await
+            .map_err(ApiError::internal)?;
+        let mut row = host.clone();
+        row.remote_bin = current.to_string();
+        daemon.hosts().for_host(&row);
+        remote_bin = current.to_string();
+    }
+    // A host that runs what it is told to keeps its daemon: only one that
+    // follows `current` would start this build again.
+    let moved = if follow {
+        let mut row = host.clone();
+        row.remote_bin = current.to_string();
+        move_daemon(daemon, &row, exe).await
+    } else {
+        DaemonMove::default()
+    };
+    Ok((remote_bin, moved))
 }
 
 /// What became of the host's daemon after an install.
