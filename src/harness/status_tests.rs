@@ -138,9 +138,9 @@ fn output(ev: &mut Evidence, t: Instant) {
 type Case = (&'static str, Vec<(u64, Seen)>, u64, ActivityStatus, &'static str);
 
 #[test]
-fn evidence_sequences_fuse_to_the_expected_status() {
+fn the_plainest_evidence_fuses_as_it_says() {
     use Seen::*;
-    let table: Vec<Case> = vec![
+    check(vec![
         ("nothing yet", vec![], 5, Idle, "no output"),
         ("output just now", vec![(10, Output)], 10, Working, "output"),
         ("output long ago", vec![(10, Output)], 20, Idle, "no output"),
@@ -158,6 +158,13 @@ fn evidence_sequences_fuse_to_the_expected_status() {
             Working,
             "hook PreToolUse Bash",
         ),
+    ]);
+}
+
+#[test]
+fn a_silent_working_hook_and_background_work() {
+    use Seen::*;
+    check(vec![
         (
             "a working hook silent past the stall limit is not believed",
             vec![(10, Hook(Working, "hook PreToolUse Bash")), (20, Output)],
@@ -220,6 +227,13 @@ fn evidence_sequences_fuse_to_the_expected_status() {
             Idle,
             "hook Stop",
         ),
+    ]);
+}
+
+#[test]
+fn output_since_a_hook_that_said_stop_overrules_it() {
+    use Seen::*;
+    check(vec![
         (
             "output going on since a Stop: work began with no hook saying so",
             vec![(10, Hook(Idle, "hook agent-turn-complete")), (30, OutputUntil(34))],
@@ -262,6 +276,13 @@ fn evidence_sequences_fuse_to_the_expected_status() {
             Idle,
             "hook Stop",
         ),
+    ]);
+}
+
+#[test]
+fn a_question_on_screen_and_its_hooks() {
+    use Seen::*;
+    check(vec![
         (
             "permission hook, then the prompt drawn",
             vec![
@@ -311,6 +332,13 @@ fn evidence_sequences_fuse_to_the_expected_status() {
             NeedsApproval,
             "screen",
         ),
+    ]);
+}
+
+#[test]
+fn late_and_old_hooks() {
+    use Seen::*;
+    check(vec![
         (
             "a late hook does not overwrite a newer one",
             vec![
@@ -329,6 +357,13 @@ fn evidence_sequences_fuse_to_the_expected_status() {
             Unknown,
             "nothing confirmed for 10 min (last: hook PreToolUse Bash)",
         ),
+    ]);
+}
+
+#[test]
+fn an_esc_ends_a_turn_the_screen_stops_showing() {
+    use Seen::*;
+    check(vec![
         (
             "an Esc mid-turn: the screen stops showing the turn, no Stop comes",
             vec![
@@ -382,6 +417,13 @@ fn evidence_sequences_fuse_to_the_expected_status() {
             Working,
             "background",
         ),
+    ]);
+}
+
+#[test]
+fn the_echo_of_keys_is_not_work() {
+    use Seen::*;
+    check(vec![
         (
             "the echo of a key typed into a run with no hooks is not work",
             vec![(10, Key), (10, Output)],
@@ -415,6 +457,13 @@ fn evidence_sequences_fuse_to_the_expected_status() {
             Idle,
             "hook Stop",
         ),
+    ]);
+}
+
+#[test]
+fn an_idle_agent_stays_idle_and_questions_still_count() {
+    use Seen::*;
+    check(vec![
         (
             "an agent quiet at its prompt since its Stop is idle however long",
             vec![(10, Hook(Idle, "hook Stop"))],
@@ -462,6 +511,13 @@ fn evidence_sequences_fuse_to_the_expected_status() {
             NeedsApproval,
             "screen",
         ),
+    ]);
+}
+
+#[test]
+fn a_login_problem_outranks_hooks() {
+    use Seen::*;
+    check(vec![
         (
             "not logged in: the Stop after the complaint does not make it idle",
             vec![
@@ -508,7 +564,11 @@ fn evidence_sequences_fuse_to_the_expected_status() {
             Working,
             "hook UserPromptSubmit",
         ),
-    ];
+    ]);
+}
+
+/// Plays each case and checks its status and reason.
+fn check(table: Vec<Case>) {
     for (name, steps, ask, status, why) in table {
         let v = play(&steps, ask);
         assert_eq!(v.status, status, "{name}: {v:?}");
