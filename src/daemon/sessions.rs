@@ -131,56 +131,11 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
     } else {
         super::recover::native_blocker(daemon, adapter, &session, &last, &p.env).await?
     };
-    let mut prompt = None;
-    let mut kept = (0, 0);
-    let (args, mode) = match &blocker {
-        None => (
-            if fork {
-                adapter.fork_args(&session)
-            } else {
-                adapter.resume_args(&session)
-            }
-            .map_err(|e| ApiError::new(ErrorCode::Conflict, e))?,
-            "native",
-        ),
-        Some(why) => {
-            // Native resume is impossible: the same family, a new
-            // conversation, the old one's recent part as its first prompt.
-            let (messages, total) = super::recover::recent_messages(daemon, &session).await?;
-            if messages.is_empty() {
-                return Err(super::recover::nothing_to_rebuild(&session, why));
-            }
-            let context = super::recover::reconstruct(&family, &session, why, &messages, total);
-            kept = (messages.len(), total);
-            let args = match adapter.prompt_args(&context) {
-                Some(args) => args,
-                None => {
-                    // Typed in: one line, so no newline submits it early.
-                    prompt = Some(context.lines().collect::<Vec<_>>().join(" / "));
-                    Vec::new()
-                }
-            };
-            (args, "reconstructed")
-        }
-    };
-    // A resumed conversation keeps the name the user (or its first prompt)
-    // gave the run it goes on from, numbered while a live run wears it; a
-    // fork is a new conversation. A reconstructed one keeps even a
-    // placeholder, numbered (its first prompt is the context, not a task
-    // to name it after).
-    let names = daemon.store.names();
-    let repeated = match fork {
-        true => None,
-        false => names.repeated(&last.id).await.map_err(ApiError::internal)?,
-    };
-    let name = match repeated {
-        Some(name) => Some(name),
-        None if blocker.is_some() => Some(names.unique(&last.name).await.map_err(ApiError::internal)?),
-        None => None,
-    };
+    let launch = launch_args(daemon, adapter, &session, &family, blocker.as_deref(), fork).await?;
+    let name = resumed_name(daemon, &last, fork, blocker.is_some()).await?;
     let start = StartParams {
         harness: profile.unwrap_or_else(|| last.harness.clone()),
-        args,
+        args: launch.args.clone(),
         name,
         cwd: last.cwd.clone(),
         parent: None,
@@ -189,7 +144,7 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
         rows: Some(last.rows),
         cols: Some(last.cols),
         worktree: false,
-        prompt,
+        prompt: launch.prompt.clone(),
         env: p.env,
         pass_env,
         launch_id: p.launch_id.clone(),
@@ -201,17 +156,118 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
         // The conversation goes on in the same files: tail them again.
         daemon.transcripts.watch_session(&daemon.store, &session).await;
     }
+    note_resumed(
+        daemon,
+        &record.id,
+        &session,
+        &last.id,
+        &launch,
+        blocker.as_deref(),
+        fork,
+    )
+    .await;
+    Ok(record)
+}
+
+/// How a resumed or forked session is launched.
+struct Launch {
+    args: Vec<String>,
+    /// `native`, or `reconstructed` from the old conversation's messages.
+    mode: &'static str,
+    /// The context typed in as a first prompt, for a harness that takes
+    /// none on its command line.
+    prompt: Option<String>,
+    /// Messages kept of how many, when reconstructed.
+    kept: (usize, i64),
+}
+
+/// The harness's own resume or fork arguments, or, where `blocker` says
+/// native resume is impossible, the same family started on the old
+/// conversation's recent part.
+async fn launch_args(
+    daemon: &Arc<Daemon>,
+    adapter: &'static dyn crate::harness::Adapter,
+    session: &str,
+    family: &str,
+    blocker: Option<&str>,
+    fork: bool,
+) -> Result<Launch, ApiError> {
+    let Some(why) = blocker else {
+        let args = match fork {
+            true => adapter.fork_args(session),
+            false => adapter.resume_args(session),
+        }
+        .map_err(|e| ApiError::new(ErrorCode::Conflict, e))?;
+        return Ok(Launch {
+            args,
+            mode: "native",
+            prompt: None,
+            kept: (0, 0),
+        });
+    };
+    let (messages, total) = super::recover::recent_messages(daemon, session).await?;
+    if messages.is_empty() {
+        return Err(super::recover::nothing_to_rebuild(session, why));
+    }
+    let context = super::recover::reconstruct(family, session, why, &messages, total);
+    let (args, prompt) = match adapter.prompt_args(&context) {
+        Some(args) => (args, None),
+        // Typed in: one line, so no newline submits it early.
+        None => (Vec::new(), Some(context.lines().collect::<Vec<_>>().join(" / "))),
+    };
+    Ok(Launch {
+        args,
+        mode: "reconstructed",
+        prompt,
+        kept: (messages.len(), total),
+    })
+}
+
+/// The name of the run a session goes on in.
+async fn resumed_name(
+    daemon: &Arc<Daemon>,
+    last: &crate::store::runs::RunRow,
+    fork: bool,
+    reconstructed: bool,
+) -> Result<Option<String>, ApiError> {
+    // A resumed conversation keeps the name the user (or its first prompt)
+    // gave the run it goes on from, numbered while a live run wears it; a
+    // fork is a new conversation. A reconstructed one keeps even a
+    // placeholder, numbered (its first prompt is the context, not a task
+    // to name it after).
+    let names = daemon.store.names();
+    let repeated = match fork {
+        true => None,
+        false => names.repeated(&last.id).await.map_err(ApiError::internal)?,
+    };
+    Ok(match repeated {
+        Some(name) => Some(name),
+        None if reconstructed => Some(names.unique(&last.name).await.map_err(ApiError::internal)?),
+        None => None,
+    })
+}
+
+/// The new run says which run and session it goes on from, and what of
+/// the old conversation it was rebuilt from.
+async fn note_resumed(
+    daemon: &Arc<Daemon>,
+    run: &str,
+    session: &str,
+    last: &str,
+    launch: &Launch,
+    blocker: Option<&str>,
+    fork: bool,
+) {
     let kind = if fork { "FORK_OF" } else { "RESUME_OF" };
-    let mut data = json!({ "session": session, "run": last.id, "mode": mode });
-    if let Some(why) = &blocker {
+    let mut data = json!({ "session": session, "run": last, "mode": launch.mode });
+    if let Some(why) = blocker {
         data["why"] = json!(why);
     }
     let runs = daemon.store.runs();
-    if runs.append_event(&record.id, kind, data).await.is_ok()
-        && let Some(why) = &blocker
+    if runs.append_event(run, kind, data).await.is_ok()
+        && let Some(why) = blocker
     {
-        let data = json!({ "session": session, "why": why, "messages": kept.0, "of": kept.1 });
-        let _ = runs.append_event(&record.id, "CONTEXT_RECONSTRUCTED", data).await;
+        let data = json!({ "session": session, "why": why, "messages": launch.kept.0, "of": launch.kept.1 });
+        let _ = runs.append_event(run, "CONTEXT_RECONSTRUCTED", data).await;
     }
-    Ok(record)
 }
