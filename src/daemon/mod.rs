@@ -214,6 +214,77 @@ fn start(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
 /// `ready` is taken only once the socket accepts connections: an error before
 /// that leaves it with `main`, which tells the waiting client why.
 async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
+    let (daemon, listener, socket) = open(paths)?;
+    adopt::reconcile_all(&daemon).await;
+    crate::remote::resume(&daemon.here()).await;
+    mail::hand_over_stored(&daemon).await;
+    tasks::tell_untold_mirror_ends(&daemon).await;
+    // After re-adoption: a routine's run that lives on is seen as running.
+    tokio::spawn(routines::run(daemon.clone()));
+    tokio::spawn(retention::run(daemon.clone()));
+    transcripts::Transcripts::mark_live_runs(&daemon);
+    tracing::info!("daemon {} listening on {}", std::process::id(), socket.display());
+    if let Some(mut ready) = ready.take() {
+        let _ = ready.write_all(b"ready\n");
+    }
+    let mut config_tick = tokio::time::interval(std::time::Duration::from_secs(60));
+    let binary = Arc::new(Mutex::new(upgrade::Binary::new(own_exe().into())));
+    let mut upgrade_tick = tokio::time::interval(upgrade::CHECK_EVERY);
+    let mut upgrade_to = None;
+    let mut refusing = AcceptBackoff::default();
+    let open = Arc::new(tokio::sync::Semaphore::new(MAX_CLIENTS));
+    let mut full = false;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => {
+                        refusing.ok();
+                        stream
+                    }
+                    Err(e) => {
+                        // Out of descriptors (EMFILE) the same connection
+                        // waits again at once: back off rather than spin,
+                        // say so once, keep serving the connections we have.
+                        tokio::time::sleep(refusing.failed(&e)).await;
+                        continue;
+                    }
+                };
+                admit(&daemon, stream, &open, &mut full);
+            }
+            _ = config_tick.tick() => {
+                daemon.config();
+            }
+            _ = upgrade_tick.tick() => {
+                let binary = binary.clone();
+                // Off the runtime: a replaced file is run once (`--version`).
+                let replaced = tokio::task::spawn_blocking(move || {
+                    binary.lock().unwrap_or_else(|p| p.into_inner()).replaced().map(std::path::Path::to_path_buf)
+                })
+                .await
+                .ok()
+                .flatten();
+                if replaced.is_some() {
+                    upgrade_to = replaced;
+                    break;
+                }
+            }
+            _ = daemon.shutdown.notified() => break,
+        }
+    }
+    let _ = std::fs::remove_file(&socket);
+    if let Some(binary) = upgrade_to {
+        return Err(reexec(&daemon, &binary).await);
+    }
+    release_supervisors(&daemon).await;
+    // A clean stop leaves one file, not a small database beside a large WAL.
+    let _ = daemon.store.checkpoint().await;
+    let _ = std::fs::remove_file(daemon.paths.daemon_pid());
+    Ok(0)
+}
+
+/// Opens the database and the socket, and the daemon over them.
+fn open(paths: Paths) -> Result<(Arc<Daemon>, UnixListener, std::path::PathBuf)> {
     if let Some(runs) = paths.lost_database() {
         tracing::warn!(
             "{} is empty but {runs} run folder(s) exist: the records were lost; starting a new database (see agents doctor)",
@@ -250,91 +321,32 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         awaited: Default::default(),
         routines: routines::Routines::new(crate::clock::Clock::from_env()),
     });
-    adopt::reconcile_all(&daemon).await;
-    crate::remote::resume(&daemon.here()).await;
-    mail::hand_over_stored(&daemon).await;
-    tasks::tell_untold_mirror_ends(&daemon).await;
-    // After re-adoption: a routine's run that lives on is seen as running.
-    tokio::spawn(routines::run(daemon.clone()));
-    tokio::spawn(retention::run(daemon.clone()));
-    transcripts::Transcripts::mark_live_runs(&daemon);
-    tracing::info!("daemon {} listening on {}", std::process::id(), socket.display());
-    if let Some(mut ready) = ready.take() {
-        let _ = ready.write_all(b"ready\n");
+    Ok((daemon, listener, socket))
+}
+
+/// A connection accepted: served if it is the daemon's user's and a place
+/// is free (full: closed at once, said once a run of them).
+fn admit(daemon: &Arc<Daemon>, stream: tokio::net::UnixStream, open: &Arc<tokio::sync::Semaphore>, full: &mut bool) {
+    if !crate::peer::is_same_user(&stream) {
+        tracing::warn!("refused a connection from another user");
+        return;
     }
-    let mut config_tick = tokio::time::interval(std::time::Duration::from_secs(60));
-    let binary = Arc::new(Mutex::new(upgrade::Binary::new(own_exe().into())));
-    let mut upgrade_tick = tokio::time::interval(upgrade::CHECK_EVERY);
-    let mut upgrade_to = None;
-    let mut refusing = AcceptBackoff::default();
-    let open = Arc::new(tokio::sync::Semaphore::new(MAX_CLIENTS));
-    let mut full = false;
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let stream = match accepted {
-                    Ok((stream, _)) => {
-                        refusing.ok();
-                        stream
-                    }
-                    Err(e) => {
-                        // Out of descriptors (EMFILE) the same connection
-                        // waits again at once: back off rather than spin,
-                        // say so once, keep serving the connections we have.
-                        tokio::time::sleep(refusing.failed(&e)).await;
-                        continue;
-                    }
-                };
-                if !crate::peer::is_same_user(&stream) {
-                    tracing::warn!("refused a connection from another user");
-                    continue;
-                }
-                // Full: closed at once, said once a run of them.
-                let Ok(permit) = open.clone().try_acquire_owned() else {
-                    if !full {
-                        tracing::warn!("{MAX_CLIENTS} connections open: refusing more until one closes");
-                        full = true;
-                    }
-                    continue;
-                };
-                full = false;
-                let daemon = daemon.clone();
-                daemon.clients.fetch_add(1, Ordering::Relaxed);
-                tokio::spawn(async move {
-                    client::serve(daemon.clone(), stream).await;
-                    daemon.clients.fetch_sub(1, Ordering::Relaxed);
-                    drop(permit);
-                });
-            }
-            _ = config_tick.tick() => {
-                daemon.config();
-            }
-            _ = upgrade_tick.tick() => {
-                let binary = binary.clone();
-                // Off the runtime: a replaced file is run once (`--version`).
-                let replaced = tokio::task::spawn_blocking(move || {
-                    binary.lock().unwrap_or_else(|p| p.into_inner()).replaced().map(std::path::Path::to_path_buf)
-                })
-                .await
-                .ok()
-                .flatten();
-                if replaced.is_some() {
-                    upgrade_to = replaced;
-                    break;
-                }
-            }
-            _ = daemon.shutdown.notified() => break,
+    // Full: closed at once, said once a run of them.
+    let Ok(permit) = open.clone().try_acquire_owned() else {
+        if !*full {
+            tracing::warn!("{MAX_CLIENTS} connections open: refusing more until one closes");
+            *full = true;
         }
-    }
-    let _ = std::fs::remove_file(&socket);
-    if let Some(binary) = upgrade_to {
-        return Err(reexec(&daemon, &binary).await);
-    }
-    release_supervisors(&daemon).await;
-    // A clean stop leaves one file, not a small database beside a large WAL.
-    let _ = daemon.store.checkpoint().await;
-    let _ = std::fs::remove_file(daemon.paths.daemon_pid());
-    Ok(0)
+        return;
+    };
+    *full = false;
+    let daemon = daemon.clone();
+    daemon.clients.fetch_add(1, Ordering::Relaxed);
+    tokio::spawn(async move {
+        client::serve(daemon.clone(), stream).await;
+        daemon.clients.fetch_sub(1, Ordering::Relaxed);
+        drop(permit);
+    });
 }
 
 /// A stop on purpose: each live run's supervisor is told, so it does not
