@@ -43,4 +43,5 @@ pub mod term;
 pub mod text;
 pub mod transcript;
 pub mod tui;
+pub mod values;
 pub mod worktree;
