@@ -27,6 +27,7 @@ pub mod daemon;
 pub mod harness;
 pub mod history;
 pub mod input;
+pub mod keymap;
 pub mod mcp;
 pub mod paths;
 pub mod peer;
