@@ -3,16 +3,19 @@
 //! valid one.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
+
+use crate::harness::status::Rules;
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub engine: Engine,
     pub tui: Tui,
-    /// NORMAL-mode key bindings by action name (see `tui::keymap`).
+    /// NORMAL-mode key bindings by action name (see `keymap`).
     pub keys: std::collections::HashMap<String, String>,
     /// Harness profiles: `agents run NAME` (see `harness::Profile`).
     pub profiles: std::collections::BTreeMap<String, crate::harness::Profile>,
@@ -130,11 +133,24 @@ impl Default for Engine {
     }
 }
 
+impl Engine {
+    /// The timings by which a run's status is fused (`harness::status`).
+    pub fn status_rules(&self) -> Rules {
+        Rules {
+            quiet: Duration::from_millis(self.quiet_ms),
+            decay: Duration::from_secs(self.status_decay_secs),
+            stall: Duration::from_secs(self.hook_stall_secs),
+            overrule: Duration::from_millis(self.hook_overrule_ms),
+            stalled: (self.stalled_after_secs > 0).then(|| Duration::from_secs(self.stalled_after_secs)),
+        }
+    }
+}
+
 impl Config {
     pub fn parse(text: &str) -> Result<Config, String> {
         let config: Config = toml::from_str(text).map_err(|e| e.to_string().trim().replace('\n', " "))?;
         parse_size(&config.engine.default_size).map_err(|e| format!("engine.default_size: {e}"))?;
-        crate::tui::keymap::Keymap::from_config(&config.keys).map_err(|e| format!("keys: {e}"))?;
+        crate::keymap::Keymap::from_config(&config.keys).map_err(|e| format!("keys: {e}"))?;
         crate::harness::validate_profiles(&config.profiles)?;
         crate::transcript::price::validate(&config.prices)?;
         crate::routine::validate_all(&config.routines, &config.profiles)?;

@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
+pub use crate::api::Approvals;
+
 /// The most members a team may have besides its leader: a team, not a
 /// fleet; each member is a live agent.
 pub const MAX_MEMBERS: usize = 16;
@@ -38,24 +40,6 @@ pub struct TeamDef {
     /// in mail to the leader, who answers by the request's id.
     #[serde(default)]
     pub approvals: Approvals,
-}
-
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Approvals {
-    /// Each member's questions wait for the user, as any run's do.
-    #[default]
-    User,
-    Leader,
-}
-
-impl Approvals {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Approvals::User => "user",
-            Approvals::Leader => "leader",
-        }
-    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

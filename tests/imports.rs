@@ -1,77 +1,62 @@
-//! The import rules of `docs/architecture.md`, checked over `src/`: which
-//! of the crate's own modules (and which outside crates) each subsystem
-//! may take from. A `crate::` path in code (not in a comment) counts. And
+//! The import rules of `docs/architecture.md`, checked over `src/`: the
+//! layer order of the crate's top-level modules, no cycle between them,
+//! and what some subsystems take nothing of besides (modules below them,
+//! outside crates). A `crate::` path in code (not in a comment) counts. And
 //! where SQL may be written: in the store, and in the readers of other
 //! programs' databases.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// (subsystem, what it takes nothing from). Crate modules by name; outside
-/// crates as `name::`.
+/// The crate's top-level modules (the folders and files directly under
+/// `src/`), bottom to top: a module takes only from modules of its own
+/// layer or below. Cycles within a layer are the no-cycle test's.
+const LAYERS: &[&[&str]] = &[
+    // Plain values several layers share instead of taking from each other.
+    &["values"],
+    // Small shared leaves.
+    &["clock", "text", "paths", "peer", "input", "keymap", "pty", "retention"],
+    // The tool table.
+    &["api"],
+    // The wire.
+    &["protocol"],
+    // The emulator.
+    &["term"],
+    // SQLite.
+    &["store"],
+    // Harness transcripts: readers, tailing, the index.
+    &["transcript"],
+    // Adapters, hooks, status fusion, screen rules.
+    &["harness"],
+    // The supervisor and the domain pieces.
+    &["supervise", "worktree", "routine", "team"],
+    // `config.toml`: each section its owner's type.
+    &["config"],
+    // A client's connection; logs read back.
+    &["client", "history", "replay"],
+    // Remote hosts, which take what they need of the daemon through
+    // `remote::Local`.
+    &["remote"],
+    &["daemon"],
+    &["tui", "mcp"],
+    // The entry point.
+    &["cli"],
+];
+
+/// What the layer order does not say: (subsystem, what it takes nothing
+/// from although it lies below). Crate modules by name; outside crates as
+/// `name::`.
 const RULES: &[(&str, &[&str])] = &[
     // The emulator: bytes in, screen out; no I/O, no runtime, no UI.
-    (
-        "term",
-        &[
-            "daemon",
-            "store",
-            "tui",
-            "cli",
-            "remote",
-            "mcp",
-            "supervise",
-            "client",
-            "harness",
-            "tokio::",
-            "ratatui::",
-            "crossterm::",
-            "rusqlite::",
-        ],
-    ),
+    ("term", &["tokio::", "ratatui::", "crossterm::", "rusqlite::"]),
     // The wire: values and frames only.
-    (
-        "protocol",
-        &[
-            "daemon",
-            "store",
-            "tui",
-            "cli",
-            "remote",
-            "mcp",
-            "supervise",
-            "client",
-            "harness",
-            "term",
-            "rusqlite::",
-            "ratatui::",
-        ],
-    ),
+    ("protocol", &["rusqlite::", "ratatui::"]),
     // A run's supervisor outlives daemons and clients of other builds.
-    (
-        "supervise",
-        &[
-            "store",
-            "daemon",
-            "tui",
-            "cli",
-            "remote",
-            "mcp",
-            "client",
-            "rusqlite::",
-            "ratatui::",
-        ],
-    ),
-    // The store keeps records; what they mean is the harness layer's.
-    (
-        "store",
-        &["harness", "daemon", "tui", "cli", "remote", "mcp", "supervise"],
-    ),
-    // Remote hosts take what they need of the daemon through
-    // `remote::Local`, which the daemon implements: no cycle.
-    ("remote", &["daemon", "tui", "mcp", "supervise"]),
+    ("supervise", &["store", "rusqlite::", "ratatui::"]),
+    // Remote hosts mirror runs; they supervise none.
+    ("remote", &["supervise"]),
     // MCP is a client of the tool table like the CLI, not a user of it.
-    ("mcp", &["cli", "tui", "daemon", "store", "supervise"]),
+    ("mcp", &["tui", "daemon", "store", "supervise"]),
     // The TUI draws the screens its runs' emulators send; it parses no
     // agent's bytes.
     ("tui", &["term", "store", "supervise"]),
@@ -150,6 +135,126 @@ fn each_subsystem_takes_only_what_the_import_rules_allow() {
         }
     }
     assert!(broken.is_empty(), "import rules broken:\n{}", broken.join("\n"));
+}
+
+/// The top-level modules of `src/` (`lib` and `main` are the crate, not a
+/// module), each with its files.
+fn modules() -> BTreeMap<String, Vec<PathBuf>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(&src).unwrap().flatten() {
+        let path = entry.path();
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        if path.is_dir() || (path.extension().is_some_and(|e| e == "rs") && name != "lib" && name != "main") {
+            out.insert(name.clone(), subsystem(&name));
+        }
+    }
+    out
+}
+
+/// Which module takes which other (`crate::` paths in code), with where:
+/// from → to → `file:line`s.
+fn module_graph() -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
+    let modules = modules();
+    let mut graph: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    for (name, files) in &modules {
+        let edges = graph.entry(name.clone()).or_default();
+        for file in files {
+            let text = std::fs::read_to_string(file).unwrap();
+            let file = file.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(file);
+            for (took, line) in taken(&text) {
+                if took != *name && modules.contains_key(&took) {
+                    edges
+                        .entry(took)
+                        .or_default()
+                        .push(format!("{}:{line}", file.display()));
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// A cycle through the graph, as the modules on it with the first again
+/// at its end, if there is one.
+fn cycle(graph: &BTreeMap<String, BTreeMap<String, Vec<String>>>) -> Option<Vec<String>> {
+    fn visit(
+        at: &str,
+        graph: &BTreeMap<String, BTreeMap<String, Vec<String>>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(from) = path.iter().position(|m| m == at) {
+            let mut found = path[from..].to_vec();
+            found.push(at.to_string());
+            return Some(found);
+        }
+        if done.contains(at) {
+            return None;
+        }
+        path.push(at.to_string());
+        for next in graph.get(at).into_iter().flat_map(BTreeMap::keys) {
+            if let Some(found) = visit(next, graph, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        done.insert(at.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|start| visit(start, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn no_cycle_between_the_modules_of_src() {
+    let graph = module_graph();
+    if let Some(found) = cycle(&graph) {
+        let steps: Vec<String> = found
+            .windows(2)
+            .map(|w| format!("  {} → {} at {}", w[0], w[1], graph[&w[0]][&w[1]].join(", ")))
+            .collect();
+        panic!("a module cycle: {}\n{}", found.join(" → "), steps.join("\n"));
+    }
+}
+
+#[test]
+fn each_module_takes_only_from_its_layer_or_below() {
+    let layer_of = |name: &str| LAYERS.iter().position(|layer| layer.contains(&name));
+    let mut broken = Vec::new();
+    for (from, edges) in module_graph() {
+        let Some(at) = layer_of(&from) else {
+            broken.push(format!("{from} is in no layer: give it one in LAYERS"));
+            continue;
+        };
+        for (to, places) in edges {
+            if layer_of(&to).is_none_or(|below| below > at) {
+                broken.push(format!("{from} takes {to}, a layer above it, at {}", places.join(", ")));
+            }
+        }
+    }
+    for name in LAYERS.iter().flat_map(|layer| layer.iter()) {
+        assert!(modules().contains_key(*name), "{name} is in LAYERS but not under src/");
+    }
+    assert!(broken.is_empty(), "layer order broken:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_cycle_finder_names_a_cycle_and_passes_a_tree() {
+    let graph = |edges: &[(&str, &str)]| {
+        let mut g: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+        for (a, b) in edges {
+            g.entry(a.to_string()).or_default().insert(b.to_string(), Vec::new());
+        }
+        g
+    };
+    assert_eq!(cycle(&graph(&[("a", "b"), ("b", "c"), ("a", "c")])), None);
+    assert_eq!(
+        cycle(&graph(&[("a", "b"), ("b", "c"), ("c", "a")])),
+        Some(["a", "b", "c", "a"].map(String::from).to_vec())
+    );
 }
 
 #[test]

@@ -30,6 +30,26 @@ impl TeamStartParams {
     pub const MAX_FILE: usize = 256 * 1024;
 }
 
+/// Who answers a team member's permission prompt (`approvals` of a
+/// definition, `TeamRecord::approvals` as its word).
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Approvals {
+    /// Each member's questions wait for the user, as any run's do.
+    #[default]
+    User,
+    Leader,
+}
+
+impl Approvals {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Approvals::User => "user",
+            Approvals::Leader => "leader",
+        }
+    }
+}
+
 /// A team and where each member stands.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TeamRecord {

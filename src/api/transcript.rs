@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::transcript::{Format as TranscriptFormat, Role, ToolCall, ToolResult, Usage};
+use crate::values::transcript::{Format as TranscriptFormat, Role, ToolCall, ToolResult, Usage};
 
 /// `transcript.read`: one session's normalized messages, a page at a time.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::transcript::Usage;
+use crate::values::transcript::Usage;
 
 /// A run's tokens as its harness's transcripts recorded them: its own
 /// conversation and its subagents', with an estimate of what they cost.

@@ -99,8 +99,8 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
         Command::Export { run, cast } => attach::export_cast(&paths, &run, &cast).await,
         Command::Daemon { command } => daemon_command(&paths, command).await,
         Command::Doctor => super::attach::doctor(&paths).await,
-        Command::Hosts { command } => crate::remote::cli::hosts(&paths, command).await,
-        Command::Serve(args) => crate::remote::cli::serve(&paths, args).await,
+        Command::Hosts { command } => super::hosts::hosts(&paths, command).await,
+        Command::Serve(args) => super::hosts::serve(&paths, args).await,
         Command::Transcript { id, follow, json } => super::transcript::transcript(&paths, id, follow, json).await,
         Command::Search {
             words,
@@ -351,7 +351,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
     let remote = args.host.clone().filter(|h| h != "local");
     let cwd = match (&remote, &args.cwd) {
         // A path on the remote host, mapped there (docs/design.md §4: explicit cwd mapping).
-        (Some(_), cwd) => std::path::PathBuf::from(crate::remote::cli::remote_cwd(cwd.as_deref())?),
+        (Some(_), cwd) => std::path::PathBuf::from(super::hosts::remote_cwd(cwd.as_deref())?),
         (None, Some(dir)) => std::path::absolute(dir)?,
         (None, None) => std::env::current_dir().context("reading the current directory")?,
     };

@@ -4,6 +4,7 @@ mod attach;
 mod commands;
 mod doctor;
 mod hook;
+mod hosts;
 mod lineage;
 mod logs;
 mod mail;
@@ -206,11 +207,11 @@ pub enum Command {
     /// Remote hosts reached over SSH: add, ls, rm, check, trust.
     Hosts {
         #[command(subcommand)]
-        command: crate::remote::cli::HostsCommand,
+        command: hosts::HostsCommand,
     },
     /// Bridge the protocol on stdin/stdout to this host's daemon (what a
     /// remote host runs over SSH).
-    Serve(crate::remote::cli::ServeArgs),
+    Serve(hosts::ServeArgs),
     /// Print a run's or a session's transcript: the harness's own
     /// conversation, normalized (--json: one message per line).
     Transcript {

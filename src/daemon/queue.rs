@@ -110,7 +110,7 @@ pub async fn enqueue(daemon: &Arc<Daemon>, run: &str, prompt_id: &str, text: &st
 }
 
 pub(super) fn rules(daemon: &Daemon) -> Rules {
-    Rules::of(&daemon.config().engine)
+    daemon.config().engine.status_rules()
 }
 
 /// `runs.explain` of a live run: from the evidence in memory.
@@ -256,7 +256,7 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
             let woken = live.wake.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            let rules = Rules::of(&daemon.engine_as_read());
+            let rules = daemon.engine_as_read().status_rules();
             live.quiet_ms
                 .store(rules.quiet.as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
             let Verdict {

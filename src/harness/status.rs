@@ -145,18 +145,6 @@ pub struct Rules {
     pub stalled: Option<Duration>,
 }
 
-impl Rules {
-    pub fn of(engine: &crate::config::Engine) -> Rules {
-        Rules {
-            quiet: Duration::from_millis(engine.quiet_ms),
-            decay: Duration::from_secs(engine.status_decay_secs),
-            stall: Duration::from_secs(engine.hook_stall_secs),
-            overrule: Duration::from_millis(engine.hook_overrule_ms),
-            stalled: (engine.stalled_after_secs > 0).then(|| Duration::from_secs(engine.stalled_after_secs)),
-        }
-    }
-}
-
 /// Which rule of the fusion decided (the module's list, in its order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {

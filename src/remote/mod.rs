@@ -9,19 +9,18 @@
 //! daemon must answer are forwarded to it, and so is the conversation of a
 //! remote run (`sessions`: transcript, resume, fork); session lists and
 //! transcript searches ask every host too (`gather`). `hosts` answers
-//! `hosts.*` (`install` copies this binary to a host); `cli` is
-//! `agents hosts …` and `agents serve`.
+//! `hosts.*` (`install` copies this binary to a host); `agents hosts …`
+//! and `agents serve` are the CLI's (`cli/hosts.rs`).
 //!
 //! The daemon drives a remote run through the remote variant of its seam
 //! to a live run (`run::RemoteRun`, beside the supervisor link of a local
 //! one), and `remote/` takes what it needs of the daemon through [`Local`]:
 //! nothing of `daemon/` itself.
 
-pub mod cli;
 mod error;
 mod gather;
 mod hosts;
-mod install;
+pub(crate) mod install;
 mod known_hosts;
 mod link;
 mod mirror;
@@ -30,7 +29,7 @@ mod place;
 mod retry;
 mod run;
 mod screens;
-mod serve;
+pub(crate) mod serve;
 mod sessions;
 mod ssh;
 mod target;

@@ -114,7 +114,7 @@ fn ask_leader(
     let (Some(leader), false) = (team.leader_run.as_deref(), seat.leader) else {
         return Ok(None);
     };
-    if team.approvals != crate::team::Approvals::Leader.as_str() {
+    if team.approvals != crate::api::Approvals::Leader.as_str() {
         return Ok(None);
     }
     let (Some(member), Some(boss)) = (runs::get_run(conn, run)?, runs::get_run(conn, leader)?) else {

@@ -5,7 +5,7 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
 use super::{Store, StoreError, format_ms, now_ms};
 use crate::api::{SearchHit, TranscriptMessage, TranscriptSession, TranscriptSource};
-use crate::transcript::{Batch, Format, ReadStats, Role, ToolCall, ToolResult, Usage};
+use crate::values::transcript::{Batch, Format, ReadStats, Role, ToolCall, ToolResult, Usage};
 
 /// A transcript file being indexed: where reading stopped and what the
 /// reader remembered.

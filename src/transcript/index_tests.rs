@@ -475,3 +475,140 @@ fn an_auggie_session_replaced_at_each_exchange_adds_only_what_is_new() {
     catch_up(&mut conn, &path).unwrap();
     assert_eq!(texts(&conn), ["say hello again", "Hello from the mock."]);
 }
+
+/// A run's files as the index totals them, read back through
+/// `store::usage` (what `transcript::usage` sums).
+mod run_tokens {
+    use rusqlite::params;
+
+    use super::*;
+    use crate::store::usage::{run_sources, runs_sources};
+    use crate::transcript::Usage;
+
+    fn fixture(rel: &str) -> PathBuf {
+        fixtures().join(rel)
+    }
+
+    #[test]
+    fn codex_tokens_come_from_the_files_totals_and_its_model_from_the_messages() {
+        let (_dir, mut conn) = fresh();
+        let path = fixture("codex/rollout-2026-11-29T07-47-04-01a22645-9705-7352-9a7c-e05a97022f2e.jsonl");
+        index_transcript(&mut conn, &path, "s-codex", Some("r1")).unwrap();
+        let session = crate::store::transcripts::session(&conn, "s-codex").unwrap().unwrap();
+        assert!(!session.tokens.is_zero(), "the fixture reports token counts");
+
+        let sources = run_sources(&conn, "r1").unwrap();
+        assert_eq!(sources.len(), 1);
+        assert_eq!(sources[0].tokens, session.tokens);
+        assert_eq!(sources[0].messages, session.messages);
+        assert_eq!(sources[0].session_model, session.model);
+        assert_eq!(
+            sources[0].models,
+            [session.model.clone().expect("Codex names its model")]
+        );
+        assert!(run_sources(&conn, "r2").unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_session_indexed_before_its_run_was_known_counts_for_the_run() {
+        let (_dir, mut conn) = fresh();
+        let path = fixture("codex/rollout-2026-11-29T07-47-04-01a22645-9705-7352-9a7c-e05a97022f2e.jsonl");
+        index_transcript(&mut conn, &path, "s-early", None).unwrap();
+        conn.execute(
+            "INSERT INTO runs (id, name, harness, cwd, command, state, root_run_id, session_id, launch_id,
+                created_at, rows, cols)
+             VALUES ('r1', 'r1', 'codex', '/', '[]', 'running', 'r1', 's-early', 'l1', 0, 24, 80)",
+            [],
+        )
+        .unwrap();
+        let sources = run_sources(&conn, "r1").unwrap();
+        assert_eq!(sources.len(), 1);
+        assert!(!sources[0].tokens.is_zero());
+    }
+
+    #[test]
+    fn a_list_of_runs_gets_in_one_query_what_each_run_gets_alone() {
+        let (_dir, mut conn) = fresh();
+        let codex = fixture("codex/rollout-2026-11-29T07-47-04-01a22645-9705-7352-9a7c-e05a97022f2e.jsonl");
+        let claude = fixture("claude/11111111-2222-4333-8444-555555555555.jsonl");
+        let subagent = fixture("claude/11111111-2222-4333-8444-555555555555/subagents/agent-a0b1c2d3e4f5a6b7c.jsonl");
+        index_transcript(&mut conn, &codex, "s-early", None).unwrap();
+        index_transcript(&mut conn, &claude, "s-claude", Some("r2")).unwrap();
+        index_transcript(&mut conn, &subagent, "s-claude", Some("r2")).unwrap();
+        conn.execute(
+            "INSERT INTO runs (id, name, harness, cwd, command, state, root_run_id, session_id, launch_id,
+                created_at, rows, cols)
+             VALUES ('r1', 'r1', 'codex', '/', '[]', 'running', 'r1', 's-early', 'l1', 0, 24, 80),
+                    ('r2', 'r2', 'claude', '/', '[]', 'running', 'r2', 's-claude', 'l2', 0, 24, 80),
+                    ('r3', 'r3', 'claude', '/', '[]', 'running', 'r3', NULL, 'l3', 0, 24, 80)",
+            [],
+        )
+        .unwrap();
+        let ids = ["r1", "r2", "r3", "r4"].map(String::from);
+        let all = runs_sources(&conn, &ids).unwrap();
+        assert_eq!(all.len(), 2, "r3 has no files and r4 is no run");
+        for id in ["r1", "r2"] {
+            let mut alone = run_sources(&conn, id).unwrap();
+            let mut listed = all[id].clone();
+            for s in alone.iter_mut().chain(listed.iter_mut()) {
+                s.models.sort();
+                s.messages = 0;
+            }
+            assert_eq!(listed, alone, "{id}");
+        }
+        assert_eq!(all["r2"].len(), 2, "the session's file and its subagent's");
+    }
+
+    #[test]
+    fn each_aider_run_keeps_the_tokens_of_its_own_chat_when_a_later_run_takes_the_history_over() {
+        let (dir, mut conn) = fresh();
+        let path = dir.path().join(".aider.chat.history.md");
+        let key = std::path::PathBuf::from(crate::transcript::index::key(&path));
+        let session = |n: usize| {
+            let bytes = std::fs::read(&path).unwrap();
+            crate::transcript::aider::session_id(&key, &crate::transcript::aider::chats(&bytes)[n])
+        };
+        std::fs::write(
+            &path,
+            "# aider chat started at 2026-11-29 11:54:26\n\n#### first  \n\nOne.\n\n\
+             > Tokens: 700 sent, 9 received.  \n\n",
+        )
+        .unwrap();
+        let s1 = session(0);
+        index_transcript(&mut conn, &path, &s1, Some("r1")).unwrap();
+        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        std::io::Write::write_all(
+            &mut f,
+            b"# aider chat started at 2026-11-29 12:01:09\n\n#### second  \n\nTwo.\n\n\
+              > Tokens: 2.5k sent, 40 received.  \n",
+        )
+        .unwrap();
+        // The first run's transcript read before the second run's session
+        // is known: its chat ends where the second begins.
+        crate::transcript::index::catch_up(&mut conn, &path).unwrap();
+        let s2 = session(1);
+        index_transcript(&mut conn, &path, &s2, Some("r2")).unwrap();
+        conn.execute(
+            "INSERT INTO runs (id, name, harness, cwd, command, state, root_run_id, session_id, launch_id,
+                created_at, rows, cols)
+             VALUES ('r1', 'r1', 'aider', '/', '[]', 'succeeded', 'r1', ?1, 'l1', 0, 24, 80),
+                    ('r2', 'r2', 'aider', '/', '[]', 'running', 'r2', ?2, 'l2', 0, 24, 80)",
+            params![s1, s2],
+        )
+        .unwrap();
+        let tokens = |input, output| Usage {
+            input,
+            output,
+            ..Usage::default()
+        };
+        let all = runs_sources(&conn, &["r1".into(), "r2".into()]).unwrap();
+        for (run, expected, messages) in [("r1", tokens(700, 9), 3), ("r2", tokens(2500, 40), 3)] {
+            let alone = run_sources(&conn, run).unwrap();
+            assert_eq!(alone.len(), 1, "{run}: {alone:?}");
+            assert_eq!(alone[0].tokens, expected, "{run}");
+            assert_eq!(alone[0].messages, messages, "{run}");
+            assert_eq!(all[run].len(), 1, "{run}");
+            assert_eq!(all[run][0].tokens, expected, "{run}");
+        }
+    }
+}

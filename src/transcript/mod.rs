@@ -28,78 +28,12 @@ pub mod watch;
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::values::transcript::{Batch, Format, ReadStats};
 pub use model::{Message, Role, ToolCall, ToolResult, Usage};
 
-/// Which harness wrote a transcript file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Format {
-    /// Claude Code: `~/.claude/projects/<cwd>/<session>.jsonl` and its
-    /// `<session>/subagents/agent-<id>.jsonl` sidechains.
-    Claude,
-    /// Codex CLI: `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`.
-    Codex,
-    /// Gemini CLI: `~/.gemini/tmp/<project>/chats/session-*.jsonl` (older
-    /// versions: one `.json` document).
-    Gemini,
-    /// aider: `.aider.chat.history.md`.
-    Aider,
-    /// opencode: one session's rows in its SQLite database, named
-    /// `<data home>/opencode/opencode.db#<session id>`.
-    Opencode,
-    /// Crush: one session's rows in its project's SQLite database, named
-    /// `<project>/.crush/crush.db#<session id>`.
-    Crush,
-    /// Qwen Code: `~/.qwen/projects/<cwd>/chats/<session>.jsonl`.
-    Qwen,
-    /// pi: `~/.pi/agent/sessions/--<cwd>--/<time>_<session>.jsonl`.
-    Pi,
-    /// GitHub Copilot CLI: `~/.copilot/session-state/<session>/events.jsonl`.
-    Copilot,
-    /// Factory Droid: `~/.factory/sessions/<cwd>/<session>.jsonl`, its
-    /// tokens in `<session>.settings.json` beside it.
-    Droid,
-    /// Auggie: `~/.augment/sessions/<session>.json`, one document
-    /// rewritten whole after each exchange.
-    Auggie,
-}
-
+/// Where a format's files are found (the value itself is
+/// `values::transcript::Format`).
 impl Format {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Format::Claude => "claude",
-            Format::Codex => "codex",
-            Format::Gemini => "gemini",
-            Format::Aider => "aider",
-            Format::Opencode => "opencode",
-            Format::Crush => "crush",
-            Format::Qwen => "qwen",
-            Format::Pi => "pi",
-            Format::Copilot => "copilot",
-            Format::Droid => "droid",
-            Format::Auggie => "auggie",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Format> {
-        match s {
-            "claude" => Some(Format::Claude),
-            "codex" => Some(Format::Codex),
-            "gemini" => Some(Format::Gemini),
-            "aider" => Some(Format::Aider),
-            "opencode" => Some(Format::Opencode),
-            "crush" => Some(Format::Crush),
-            "qwen" => Some(Format::Qwen),
-            "pi" => Some(Format::Pi),
-            "copilot" => Some(Format::Copilot),
-            "droid" => Some(Format::Droid),
-            "auggie" => Some(Format::Auggie),
-            _ => None,
-        }
-    }
-
     /// Guesses the format from where the file lives and what it is called;
     /// `None` when nothing fits.
     pub fn detect(path: &Path) -> Option<Format> {
@@ -186,43 +120,6 @@ fn is_pi_session(path: &Path) -> bool {
     name.ends_with(".jsonl")
         && (path.components().any(|c| c.as_os_str() == ".pi")
             || (in_sessions && folder.is_some_and(|f| f.len() >= 4 && f.starts_with("--") && f.ends_with("--"))))
-}
-
-/// What reading some input produced.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Batch {
-    pub messages: Vec<Message>,
-    /// The last `provisional` messages may still change (a block whose end
-    /// has not been written yet): the next read replaces them.
-    pub provisional: usize,
-    /// Tokens to add to the session's totals. Not the sum of the messages'
-    /// usage: a response split over lines repeats it, and Codex reports
-    /// tokens on lines of their own.
-    pub usage: Usage,
-    /// The model last named (Codex names it once per turn).
-    pub model: Option<String>,
-    /// The session id the transcript names for itself, if it does.
-    pub session_id: Option<String>,
-    pub stats: ReadStats,
-}
-
-/// Counts kept while reading, so a caller can say what was skipped.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReadStats {
-    /// Lines (or documents) read.
-    pub lines: u64,
-    /// Lines that were not valid JSON of the expected shape: skipped.
-    pub malformed: u64,
-    /// Valid lines of a kind this reader does not know: ignored.
-    pub unknown: u64,
-}
-
-impl ReadStats {
-    pub fn add(&mut self, other: &ReadStats) {
-        self.lines += other.lines;
-        self.malformed += other.malformed;
-        self.unknown += other.unknown;
-    }
 }
 
 /// A line-oriented reader (JSONL, markdown). Pure: it sees one complete line

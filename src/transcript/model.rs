@@ -1,138 +1,8 @@
-//! The normalized message: what every reader turns its harness's lines into,
-//! what the index stores and what `transcript.read` returns.
+//! The normalized message as readers build it: bounded text and tool
+//! inputs, times, summaries. The message's values are
+//! `values::transcript`'s, re-exported here.
 
-use serde::{Deserialize, Serialize};
-
-/// Who speaks. Tool results are their own role (a harness usually files them
-/// under `user`), so a reader of the conversation can tell them apart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    User,
-    Assistant,
-    /// Text the harness itself injected (instructions, summaries, notices).
-    System,
-    /// The result of a tool call.
-    Tool,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::System => "system",
-            Role::Tool => "tool",
-        }
-    }
-
-    pub fn parse(s: &str) -> Role {
-        match s {
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            "tool" => Role::Tool,
-            _ => Role::System,
-        }
-    }
-}
-
-/// A tool the assistant asked to run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
-    /// The harness's call id (`toolu_…`, Codex `call_…`), if it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    pub name: String,
-    /// The call's arguments as JSON; a string when they were too long to keep
-    /// whole (`MAX_TOOL_INPUT`) or not JSON at all.
-    pub input: serde_json::Value,
-}
-
-/// The answer to one tool call; its text is the message's text.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolResult {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_use_id: Option<String>,
-    #[serde(default)]
-    pub is_error: bool,
-    /// The subagent this call ran (Claude's `toolUseResult.agentId`): its
-    /// sidechain messages carry the same `agent_id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent_id: Option<String>,
-}
-
-/// Tokens, in the sense of the Anthropic API: `input` excludes the cached
-/// part, which is `cache_read`; `cache_write` is what was written to the cache.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub input: i64,
-    pub output: i64,
-    pub cache_read: i64,
-    pub cache_write: i64,
-}
-
-impl Usage {
-    pub fn is_zero(&self) -> bool {
-        *self == Usage::default()
-    }
-
-    pub fn add(&mut self, other: &Usage) {
-        self.input += other.input;
-        self.output += other.output;
-        self.cache_read += other.cache_read;
-        self.cache_write += other.cache_write;
-    }
-
-    pub fn minus(&self, other: &Usage) -> Usage {
-        Usage {
-            input: self.input - other.input,
-            output: self.output - other.output,
-            cache_read: self.cache_read - other.cache_read,
-            cache_write: self.cache_write - other.cache_write,
-        }
-    }
-}
-
-/// One normalized message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Message {
-    pub role: Role,
-    /// The message's text; for a `tool` message, the tool's output. Bounded
-    /// to `MAX_TEXT` bytes.
-    pub text: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<ToolCall>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_result: Option<ToolResult>,
-    /// Tokens of the model response this message is part of, as the harness
-    /// recorded them (a response split over several lines repeats them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// Milliseconds since the Unix epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at_ms: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uuid: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_uuid: Option<String>,
-    /// The session the line names (Claude `sessionId`); the indexer files
-    /// the message under the session it was asked to index.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
-    /// Part of a subagent's conversation rather than the main one.
-    #[serde(default)]
-    pub sidechain: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent_id: Option<String>,
-    /// For a subagent's message: the parent's tool call that started it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_tool_use_id: Option<String>,
-    /// Byte offset of the line (or block) it came from in its source file.
-    #[serde(default)]
-    pub offset: u64,
-}
+pub use crate::values::transcript::{Message, Role, ToolCall, ToolResult, Usage};
 
 /// Message texts are cut to this many bytes. A tool that reads a large file
 /// would otherwise store it twice (once in the harness's file, once here);
@@ -144,6 +14,7 @@ pub const MAX_TEXT: usize = 64 * 1024;
 /// call carries a whole file).
 pub const MAX_TOOL_INPUT: usize = 4 * 1024;
 
+/// A reader's message: its text bounded (`MAX_TEXT`).
 impl Message {
     pub fn new(role: Role, text: String, offset: u64) -> Message {
         Message {
@@ -162,18 +33,6 @@ impl Message {
             parent_tool_use_id: None,
             offset,
         }
-    }
-
-    /// Names of the tools this message calls, space-separated (`Bash Read`).
-    pub fn tool_names(&self) -> String {
-        let mut names = String::new();
-        for c in &self.tool_calls {
-            if !names.is_empty() {
-                names.push(' ');
-            }
-            names.push_str(&c.name);
-        }
-        names
     }
 }
 

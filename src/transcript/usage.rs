@@ -15,21 +15,7 @@ use std::collections::BTreeMap;
 use super::Usage;
 use super::price::PriceTable;
 use crate::api::{ModelUsage, RunUsage, UsageShare};
-
-/// One transcript file of a run, as the index totals it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SourceTokens {
-    pub path: String,
-    /// Set for a subagent's file.
-    pub agent_id: Option<String>,
-    pub tokens: Usage,
-    pub messages: i64,
-    /// The models its messages name.
-    pub models: Vec<String>,
-    /// The model its session last named (the fallback when no message of
-    /// the file names one, as in aider's history).
-    pub session_model: Option<String>,
-}
+use crate::store::usage::SourceTokens;
 
 impl SourceTokens {
     /// The one model this file's tokens are of, if there is one.

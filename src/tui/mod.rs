@@ -14,7 +14,6 @@ pub mod form;
 mod frames;
 mod input;
 mod kept;
-pub mod keymap;
 pub mod keys;
 pub mod link;
 pub mod mail;
@@ -45,6 +44,7 @@ use tokio::sync::mpsc;
 
 use app::{App, Command, Update};
 
+pub use crate::keymap;
 use crate::paths::Paths;
 
 /// Durations on screen advance once a second even when nothing else changes.

@@ -1,4 +1,6 @@
-//! NORMAL-mode key bindings: defaults, overridable in `config.toml`:
+//! The TUI's NORMAL-mode key bindings: defaults, overridable in
+//! `config.toml`. Below `config`, which refuses a revision whose `[keys]`
+//! do not parse; the TUI (`tui::keymap`) builds its keymap from them:
 //!
 //! ```toml
 //! [keys]

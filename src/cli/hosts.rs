@@ -87,14 +87,14 @@ pub async fn serve(paths: &Paths, args: ServeArgs) -> Result<i32> {
         Some(home) => Paths::at(home),
         None => paths.clone(),
     };
-    super::serve::main(&paths).await
+    crate::remote::serve::main(&paths).await
 }
 
 pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
     if let HostsCommand::SwitchCurrent { base, leaf } = &command {
         // Runs on the host, with no daemon of its own to ask.
-        let exe = super::install::switch_current(base, leaf)?;
-        say!("{}{}", super::install::EXE_TAG, exe.display());
+        let exe = crate::remote::install::switch_current(base, leaf)?;
+        say!("{}{}", crate::remote::install::EXE_TAG, exe.display());
         return Ok(0);
     }
     let client = Client::connect(paths, false).await?;
@@ -127,11 +127,11 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
         HostsCommand::Ls { json } => {
             let hosts: Vec<HostRecord> = client.call(method::HOSTS_LIST, serde_json::json!({})).await?;
             if json {
-                crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&hosts)?));
+                super::print::out(&format!("{}\n", serde_json::to_string_pretty(&hosts)?));
             } else if hosts.is_empty() {
                 say!("no hosts; add one with: agents hosts add NAME user@host");
             } else {
-                crate::cli::print::out(&crate::text::inert(&table(&hosts)));
+                super::print::out(&crate::text::inert(&table(&hosts)));
             }
             Ok(0)
         }
@@ -143,16 +143,16 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
         HostsCommand::Check { name, json } => {
             let check: HostCheck = client.call(method::HOSTS_CHECK, HostRef { name }).await?;
             if json {
-                crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&check)?));
+                super::print::out(&format!("{}\n", serde_json::to_string_pretty(&check)?));
             } else {
-                crate::cli::print::out(&crate::text::inert(&check_report(&check)));
+                super::print::out(&crate::text::inert(&check_report(&check)));
             }
             Ok(if check.ok { 0 } else { 1 })
         }
         HostsCommand::Install { name, json } => {
             let done: HostInstallResult = client.call(method::HOSTS_INSTALL, HostRef { name }).await?;
             if json {
-                crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&done)?));
+                super::print::out(&format!("{}\n", serde_json::to_string_pretty(&done)?));
                 return Ok(0);
             }
             let sha = &done.sha256[..done.sha256.len().min(12)];
