@@ -44,24 +44,7 @@ pub type Subscriptions = Arc<std::sync::Mutex<HashMap<String, Subscription>>>;
 pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
     let (r, mut w) = stream.into_split();
     let mut r = BufReader::new(r);
-    let header = match tokio::time::timeout(HEADER_TIMEOUT, exchange_headers(&mut r, &mut w)).await {
-        Ok(result) => result,
-        Err(_) => {
-            tracing::info!("client sent no header in {}s; closed", HEADER_TIMEOUT.as_secs());
-            return;
-        }
-    };
-    if let Err(e) = header {
-        tracing::info!("client refused: {e}");
-        // Tell a wrong-version peer why, in a frame it can still read if it
-        // speaks frames at all; a peer that is not agents at all is a
-        // protocol error, not a version it could upgrade from.
-        let code = match e {
-            HeaderError::Mismatch { .. } => ErrorCode::VersionMismatch,
-            _ => ErrorCode::Protocol,
-        };
-        let resp = Response::err(0, code.as_str(), e.to_string());
-        let _ = write_frame(&mut w, &Frame::control(&resp)).await;
+    if !greeted(&mut r, &mut w).await {
         return;
     }
     let (control, mut control_rx) = mpsc::channel::<Frame>(CONTROL_QUEUE);
@@ -89,25 +72,7 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
     let subscriptions: Subscriptions = Arc::default();
     let in_flight = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT));
 
-    // Run-change notifications, ids only (STYLE: notifications carry ids).
-    let mut changes = daemon.changes.subscribe();
-    let changes_outbox = outbox.clone();
-    let forward_changes = tokio::spawn(async move {
-        loop {
-            match changes.recv().await {
-                Ok(id) => {
-                    if !changes_outbox
-                        .notify(method::RUN_CHANGED, serde_json::json!({ "run": id }))
-                        .await
-                    {
-                        break;
-                    }
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(_) => break,
-            }
-        }
-    });
+    let forward_changes = forward_changes(&daemon, outbox.clone());
 
     loop {
         let frame = match read_frame(&mut r).await {
@@ -141,17 +106,7 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
                     let _ = outbox.control.send(Frame::control(&resp)).await;
                 }
             },
-            Frame::Input { run, bytes } => {
-                if let Some(live) = daemon.live(&run) {
-                    // Who types sets the size (tmux's `window-size latest`).
-                    super::size::touch(&daemon, &live, outbox.viewer).await;
-                    // Keys typed: their echo follows. Enter hands the line
-                    // to the agent: what follows is its answer, not an echo.
-                    let submits = bytes.iter().any(|b| matches!(b, b'\r' | b'\n'));
-                    *live.keyed_at.lock().unwrap_or_else(|p| p.into_inner()) = (!submits).then(std::time::Instant::now);
-                    let _ = live.link.input(&run, bytes).await;
-                }
-            }
+            Frame::Input { run, bytes } => typed(&daemon, &outbox, &run, bytes).await,
             Frame::Output { .. } | Frame::Snapshot { .. } | Frame::Screen { .. } => {}
         }
     }
@@ -163,6 +118,69 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
     super::size::release_all(&daemon, outbox.viewer).await;
     drop(outbox);
     let _ = writer.await;
+}
+
+/// Exchanges version headers: false (the connection to close) when the
+/// client sends none in time or one this build cannot speak, which it is
+/// told in a frame it can still read.
+async fn greeted(r: &mut BufReader<tokio::net::unix::OwnedReadHalf>, w: &mut tokio::net::unix::OwnedWriteHalf) -> bool {
+    let header = match tokio::time::timeout(HEADER_TIMEOUT, exchange_headers(r, w)).await {
+        Ok(result) => result,
+        Err(_) => {
+            tracing::info!("client sent no header in {}s; closed", HEADER_TIMEOUT.as_secs());
+            return false;
+        }
+    };
+    if let Err(e) = header {
+        tracing::info!("client refused: {e}");
+        // Tell a wrong-version peer why, in a frame it can still read if it
+        // speaks frames at all; a peer that is not agents at all is a
+        // protocol error, not a version it could upgrade from.
+        let code = match e {
+            HeaderError::Mismatch { .. } => ErrorCode::VersionMismatch,
+            _ => ErrorCode::Protocol,
+        };
+        let resp = Response::err(0, code.as_str(), e.to_string());
+        let _ = write_frame(w, &Frame::control(&resp)).await;
+        return false;
+    }
+    true
+}
+
+/// Run-change notifications to the client, ids only (STYLE:
+/// notifications carry ids), until it is gone.
+fn forward_changes(daemon: &Arc<Daemon>, outbox: Outbox) -> tokio::task::JoinHandle<()> {
+    let mut changes = daemon.changes.subscribe();
+    tokio::spawn(async move {
+        loop {
+            match changes.recv().await {
+                Ok(id) => {
+                    if !outbox
+                        .notify(method::RUN_CHANGED, serde_json::json!({ "run": id }))
+                        .await
+                    {
+                        break;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => break,
+            }
+        }
+    })
+}
+
+/// Keys a client typed into a run: passed on, its size taken by who types
+/// (tmux's `window-size latest`), the time noted for the echo.
+async fn typed(daemon: &Arc<Daemon>, outbox: &Outbox, run: &str, bytes: Vec<u8>) {
+    if let Some(live) = daemon.live(run) {
+        // Who types sets the size (tmux's `window-size latest`).
+        super::size::touch(daemon, &live, outbox.viewer).await;
+        // Keys typed: their echo follows. Enter hands the line
+        // to the agent: what follows is its answer, not an echo.
+        let submits = bytes.iter().any(|b| matches!(b, b'\r' | b'\n'));
+        *live.keyed_at.lock().unwrap_or_else(|p| p.into_inner()) = (!submits).then(std::time::Instant::now);
+        let _ = live.link.input(run, bytes).await;
+    }
 }
 
 async fn answer(daemon: Arc<Daemon>, outbox: Outbox, subs: Subscriptions, req: Request) {
