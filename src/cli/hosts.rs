@@ -153,44 +153,8 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
             let done: HostInstallResult = client.call(method::HOSTS_INSTALL, HostRef { name }).await?;
             if json {
                 super::print::out(&format!("{}\n", serde_json::to_string_pretty(&done)?));
-                return Ok(0);
-            }
-            let sha = &done.sha256[..done.sha256.len().min(12)];
-            if done.installed {
-                say!(
-                    "installed {} (sha256 {sha}…, {} MiB) on {} at {}",
-                    done.version,
-                    done.bytes.div_ceil(1 << 20),
-                    done.name,
-                    done.path
-                );
             } else {
-                say!(
-                    "{} (sha256 {sha}…) is already installed on {} at {}; nothing copied",
-                    done.version,
-                    done.name,
-                    done.path
-                );
-            }
-            if done.remote_bin_changed {
-                say!("host {} now runs {}", done.name, done.remote_bin);
-            } else if done.remote_bin != done.current {
-                say!(
-                    "host {} keeps its --remote-bin {}; to run this copy, add the host again with --remote-bin {}",
-                    done.name,
-                    done.remote_bin,
-                    done.current
-                );
-            }
-            if let (true, Some(old), Some(new)) = (done.daemon_restarted, done.previous_daemon_pid, done.daemon_pid) {
-                say!(
-                    "restarted the daemon on {} on this build (pid {old} → {new}); its {} live run(s) carry on",
-                    done.name,
-                    done.daemon_live_runs.unwrap_or(0)
-                );
-            }
-            if let Some(problem) = &done.daemon_problem {
-                say!("the daemon on {}: {problem}", done.name);
+                say_installed(&done);
             }
             Ok(0)
         }
@@ -199,24 +163,70 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
             let trusted: HostTrustResult = client
                 .call(method::HOSTS_TRUST, HostTrustParams { name, fingerprint })
                 .await?;
-            if trusted.added {
-                say!(
-                    "trusted {} for host {}: added {} to {}",
-                    trusted.host_key,
-                    trusted.name,
-                    trusted.entry,
-                    trusted.known_hosts
-                );
-            } else {
-                say!(
-                    "{} of host {} is already known ({})",
-                    trusted.host_key,
-                    trusted.name,
-                    trusted.known_hosts
-                );
-            }
+            say_trusted(&trusted);
             Ok(0)
         }
+    }
+}
+
+/// What `hosts install` did, in words.
+fn say_installed(done: &HostInstallResult) {
+    let sha = &done.sha256[..done.sha256.len().min(12)];
+    if done.installed {
+        say!(
+            "installed {} (sha256 {sha}…, {} MiB) on {} at {}",
+            done.version,
+            done.bytes.div_ceil(1 << 20),
+            done.name,
+            done.path
+        );
+    } else {
+        say!(
+            "{} (sha256 {sha}…) is already installed on {} at {}; nothing copied",
+            done.version,
+            done.name,
+            done.path
+        );
+    }
+    if done.remote_bin_changed {
+        say!("host {} now runs {}", done.name, done.remote_bin);
+    } else if done.remote_bin != done.current {
+        say!(
+            "host {} keeps its --remote-bin {}; to run this copy, add the host again with --remote-bin {}",
+            done.name,
+            done.remote_bin,
+            done.current
+        );
+    }
+    if let (true, Some(old), Some(new)) = (done.daemon_restarted, done.previous_daemon_pid, done.daemon_pid) {
+        say!(
+            "restarted the daemon on {} on this build (pid {old} → {new}); its {} live run(s) carry on",
+            done.name,
+            done.daemon_live_runs.unwrap_or(0)
+        );
+    }
+    if let Some(problem) = &done.daemon_problem {
+        say!("the daemon on {}: {problem}", done.name);
+    }
+}
+
+/// What `hosts trust` did, in words.
+fn say_trusted(trusted: &HostTrustResult) {
+    if trusted.added {
+        say!(
+            "trusted {} for host {}: added {} to {}",
+            trusted.host_key,
+            trusted.name,
+            trusted.entry,
+            trusted.known_hosts
+        );
+    } else {
+        say!(
+            "{} of host {} is already known ({})",
+            trusted.host_key,
+            trusted.name,
+            trusted.known_hosts
+        );
     }
 }
 
