@@ -162,37 +162,7 @@ pub fn save_batch(
     progress: &Progress,
 ) -> Result<(), StoreError> {
     let tx = conn.transaction()?;
-    let mut removed = 0usize;
-    if progress.reset {
-        removed += tx.execute("DELETE FROM transcript_messages WHERE source = ?1", [&src.path])?;
-        // The old file's tokens leave the session's totals with it.
-        let old: Option<(i64, i64, i64, i64)> = tx
-            .query_row(
-                "SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens
-                 FROM transcript_usage WHERE session_id = ?1 AND source = ?2",
-                params![src.session_id, src.path],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
-            .optional()?;
-        if let Some(old) = old {
-            tx.execute(
-                "UPDATE transcript_sessions SET input_tokens = input_tokens - ?2, output_tokens = output_tokens - ?3,
-                    cache_read_tokens = cache_read_tokens - ?4, cache_write_tokens = cache_write_tokens - ?5
-                 WHERE session_id = ?1",
-                params![src.session_id, old.0, old.1, old.2, old.3],
-            )?;
-            tx.execute(
-                "UPDATE transcript_usage SET input_tokens = 0, output_tokens = 0, cache_read_tokens = 0,
-                    cache_write_tokens = 0 WHERE session_id = ?1 AND source = ?2",
-                params![src.session_id, src.path],
-            )?;
-        }
-    } else if let Some(from) = src.provisional_seq {
-        removed += tx.execute(
-            "DELETE FROM transcript_messages WHERE session_id = ?1 AND seq >= ?2 AND source = ?3",
-            params![src.session_id, from, src.path],
-        )?;
-    }
+    let removed = drop_replaced(&tx, src, progress)?;
     let next_seq: i64 = if removed > 0 {
         tx.query_row(
             "SELECT COALESCE(MAX(seq) + 1, 0) FROM transcript_messages WHERE session_id = ?1",
@@ -242,6 +212,59 @@ pub fn save_batch(
             last,
         ],
     )?;
+    note_read(&tx, src, batch, progress, provisional_seq)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Removes the messages a read replaces: a reset file's all (its tokens
+/// out of the session's totals), else those read provisionally last time.
+/// How many went.
+fn drop_replaced(tx: &rusqlite::Transaction, src: &SourceRow, progress: &Progress) -> Result<usize, StoreError> {
+    let mut removed = 0usize;
+    if progress.reset {
+        removed += tx.execute("DELETE FROM transcript_messages WHERE source = ?1", [&src.path])?;
+        // The old file's tokens leave the session's totals with it.
+        let old: Option<(i64, i64, i64, i64)> = tx
+            .query_row(
+                "SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens
+                 FROM transcript_usage WHERE session_id = ?1 AND source = ?2",
+                params![src.session_id, src.path],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()?;
+        if let Some(old) = old {
+            tx.execute(
+                "UPDATE transcript_sessions SET input_tokens = input_tokens - ?2, output_tokens = output_tokens - ?3,
+                    cache_read_tokens = cache_read_tokens - ?4, cache_write_tokens = cache_write_tokens - ?5
+                 WHERE session_id = ?1",
+                params![src.session_id, old.0, old.1, old.2, old.3],
+            )?;
+            tx.execute(
+                "UPDATE transcript_usage SET input_tokens = 0, output_tokens = 0, cache_read_tokens = 0,
+                    cache_write_tokens = 0 WHERE session_id = ?1 AND source = ?2",
+                params![src.session_id, src.path],
+            )?;
+        }
+    } else if let Some(from) = src.provisional_seq {
+        removed += tx.execute(
+            "DELETE FROM transcript_messages WHERE session_id = ?1 AND seq >= ?2 AND source = ?3",
+            params![src.session_id, from, src.path],
+        )?;
+    }
+    Ok(removed)
+}
+
+/// Where the source's reading stands now (offset, state, counts), and its
+/// tokens added to its row of usage (every file read gets one).
+fn note_read(
+    tx: &rusqlite::Transaction,
+    src: &SourceRow,
+    batch: &Batch,
+    progress: &Progress,
+    provisional_seq: Option<i64>,
+) -> Result<(), StoreError> {
+    let u = &batch.usage;
     let mut stats = if progress.reset {
         ReadStats::default()
     } else {
@@ -288,7 +311,6 @@ pub fn save_batch(
             u.cache_write,
         ],
     )?;
-    tx.commit()?;
     Ok(())
 }
 
