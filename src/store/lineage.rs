@@ -168,41 +168,8 @@ pub fn session_detail(conn: &Connection, session: &str) -> Result<Option<Session
         return Ok(None);
     };
     let edges = session_edges(conn)?;
-    // Runs that held the session, and runs started from it (a fork, or a
-    // resume that had to begin a new conversation).
-    let mut ids: Vec<String> = conn
-        .prepare("SELECT id FROM runs WHERE session_id = ?1 ORDER BY created_at, id")?
-        .query_map([session], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    for (run, edge) in &edges {
-        if edge.session.as_deref() == Some(session) && !ids.contains(run) {
-            ids.push(run.clone());
-        }
-    }
-    let mut rows: Vec<RunRow> = Vec::new();
-    for id in &ids {
-        if let Some(row) = runs::get_run(conn, id)? {
-            rows.push(row);
-        }
-    }
-    rows.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-    let runs: Vec<SessionRun> = rows
-        .iter()
-        .map(|r| {
-            let edge = edges.get(&r.id);
-            SessionRun {
-                id: r.id.clone(),
-                name: r.name.clone(),
-                state: r.state,
-                created_at: format_ms(r.created_at),
-                started_at: r.started_at.map(format_ms),
-                ended_at: r.ended_at.map(format_ms),
-                relation: edge.map_or(Relation::Started, |e| e.relation),
-                from_run: edge.and_then(|e| e.from_run.clone()),
-                resume_mode: edge.and_then(|e| e.mode.clone()),
-            }
-        })
-        .collect();
+    let rows = session_runs(conn, session, &edges)?;
+    let runs: Vec<SessionRun> = rows.iter().map(|r| session_run(r, edges.get(&r.id))).collect();
 
     let indexed = conn
         .query_row(
@@ -270,6 +237,47 @@ pub fn session_detail(conn: &Connection, session: &str) -> Result<Option<Session
         runs,
         subagents: subagents_of(conn, &run_ids)?,
     }))
+}
+
+/// The runs of a session: those that held it, and those started from it (a
+/// fork, or a resume that had to begin a new conversation), oldest first.
+fn session_runs(
+    conn: &Connection,
+    session: &str,
+    edges: &HashMap<String, SessionEdge>,
+) -> Result<Vec<RunRow>, StoreError> {
+    let mut ids: Vec<String> = conn
+        .prepare("SELECT id FROM runs WHERE session_id = ?1 ORDER BY created_at, id")?
+        .query_map([session], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for (run, edge) in edges {
+        if edge.session.as_deref() == Some(session) && !ids.contains(run) {
+            ids.push(run.clone());
+        }
+    }
+    let mut rows: Vec<RunRow> = Vec::new();
+    for id in &ids {
+        if let Some(row) = runs::get_run(conn, id)? {
+            rows.push(row);
+        }
+    }
+    rows.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+    Ok(rows)
+}
+
+/// A run as a session's detail lists it: how it came to the session.
+fn session_run(r: &RunRow, edge: Option<&SessionEdge>) -> SessionRun {
+    SessionRun {
+        id: r.id.clone(),
+        name: r.name.clone(),
+        state: r.state,
+        created_at: format_ms(r.created_at),
+        started_at: r.started_at.map(format_ms),
+        ended_at: r.ended_at.map(format_ms),
+        relation: edge.map_or(Relation::Started, |e| e.relation),
+        from_run: edge.and_then(|e| e.from_run.clone()),
+        resume_mode: edge.and_then(|e| e.mode.clone()),
+    }
 }
 
 /// A prompt's first line, cut to a title.
