@@ -147,8 +147,13 @@ where
     app.sync_subscriptions();
     // Each pane's run as its supervisor has it: an emulator, and what its
     // pane was last sent.
-    let mut sources: Vec<(agents::term::Terminal, agents::term::ScreenWatch)> = (0..PANES)
-        .map(|_| (agents::term::Terminal::new(50, 200), agents::term::ScreenWatch::new()))
+    let mut sources: Vec<(agents::term::Terminal, agents::protocol::screen::ScreenWatch)> = (0..PANES)
+        .map(|_| {
+            (
+                agents::term::Terminal::new(50, 200),
+                agents::protocol::screen::ScreenWatch::new(),
+            )
+        })
         .collect();
     for (i, (term, watch)) in sources.iter_mut().enumerate() {
         term.feed(&coloured_screen(i, 50));

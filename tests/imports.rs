@@ -18,10 +18,11 @@ const LAYERS: &[&[&str]] = &[
     &["clock", "text", "paths", "peer", "input", "keymap", "pty", "retention"],
     // The tool table.
     &["api"],
-    // The wire.
-    &["protocol"],
-    // The emulator.
+    // The emulator: bytes in, screen out, its cells `values::screen`'s.
     &["term"],
+    // The wire, which carries the emulator's screens (`protocol::screen`
+    // makes their updates from a `term::Terminal`).
+    &["protocol"],
     // SQLite.
     &["store"],
     // Harness transcripts: readers, tailing, the index.

@@ -5,8 +5,8 @@
 //! and whatever resizes happened in between. And the rows that scrolled off
 //! while it watched are its history, in order.
 
-use agents::protocol::screen::{Row, ScreenMirror, ScreenUpdate};
-use agents::term::{ScreenWatch, Terminal};
+use agents::protocol::screen::{Row, ScreenMirror, ScreenUpdate, ScreenWatch};
+use agents::term::Terminal;
 use proptest::prelude::*;
 
 #[path = "common/prop.rs"]

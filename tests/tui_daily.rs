@@ -176,7 +176,7 @@ fn copy_mode_starts_where_the_pane_was_scrolled_back_to() {
     let text: String = (0..100).map(|i| format!("line {i}\r\n")).collect();
     let mut term = agents::term::Terminal::new(20, 60);
     term.keep_scrolled(200);
-    let mut watch = agents::term::ScreenWatch::new();
+    let mut watch = agents::protocol::screen::ScreenWatch::new();
     // The rows that scroll off come with the updates after the first.
     for (bytes, offset) in [(&b"$ "[..], 2), (text.as_bytes(), 2 + text.len() as u64)] {
         term.feed(bytes);

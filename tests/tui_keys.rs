@@ -623,7 +623,7 @@ fn the_transcript_tab_loads_the_native_transcript_and_shows_it() {
 fn screen_of(run: impl Into<String>, rows: u16, cols: u16, bytes: &[u8]) -> Update {
     let mut term = agents::term::Terminal::new(rows, cols);
     term.feed(bytes);
-    let update = agents::term::ScreenWatch::new()
+    let update = agents::protocol::screen::ScreenWatch::new()
         .next(&term, bytes.len() as u64)
         .expect("a first update");
     Update::Screen {
@@ -637,7 +637,7 @@ fn scrolling_back_over_a_gap_in_a_panes_history_asks_the_log_for_it() {
     let mut app = app_with_runs();
     let mut term = agents::term::Terminal::new(5, 20);
     term.feed(b"one\r\n");
-    let mut watch = agents::term::ScreenWatch::new();
+    let mut watch = agents::protocol::screen::ScreenWatch::new();
     let first = watch.next(&term, 5).unwrap();
     app.update(Update::Screen {
         run: "01A".into(),
@@ -672,7 +672,7 @@ fn a_scrolled_back_pane_stays_on_its_lines_and_pages_by_its_height() {
     let mut term = agents::term::Terminal::new(5, 20);
     term.keep_scrolled(100);
     term.refill_scrolled(100);
-    let mut watch = agents::term::ScreenWatch::new();
+    let mut watch = agents::protocol::screen::ScreenWatch::new();
     term.feed(b"only\r\n");
     let first = watch.next(&term, 6).unwrap();
     app.update(Update::Screen {

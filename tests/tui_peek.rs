@@ -60,7 +60,7 @@ fn run(id: &str, name: &str, state: RunState, status: ActivityStatus) -> RunReco
 fn screen_of(run: &str, bytes: &[u8]) -> Update {
     let mut term = agents::term::Terminal::new(20, 70);
     term.feed(bytes);
-    let update = agents::term::ScreenWatch::new()
+    let update = agents::protocol::screen::ScreenWatch::new()
         .next(&term, bytes.len() as u64)
         .expect("a first update");
     Update::Screen {

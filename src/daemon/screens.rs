@@ -19,10 +19,10 @@ use super::link::LiveRun;
 use super::subscribe::Outbox;
 use crate::api::{ApiError, method};
 use crate::protocol::Frame;
-use crate::protocol::screen;
+use crate::protocol::screen::{self, ScreenWatch};
 use crate::store::runs::RunRow;
 use crate::supervise::{SCREEN_FRAME as FRAME, SCROLLED_KEPT, SMALL_CHANGE_ROWS, scrolled_budget};
-use crate::term::{ScreenWatch, Terminal};
+use crate::term::Terminal;
 
 /// Log bytes an emulator here parses between two updates at most; a run
 /// further ahead than `subscribe::LAG_LIMIT` is taken up from its newest

@@ -14,6 +14,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::values::screen::SizeChange;
+
 /// The log had reached `offset` at `at_ms` (ms since the Unix epoch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimeSample {
@@ -42,16 +44,6 @@ impl TimeSample {
             })
             .collect()
     }
-}
-
-/// From log offset `offset` on, the screen was `rows` × `cols` (since
-/// `at_ms`, ms since the Unix epoch).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SizeChange {
-    pub offset: u64,
-    pub at_ms: u64,
-    pub rows: u16,
-    pub cols: u16,
 }
 
 impl SizeChange {

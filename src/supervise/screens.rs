@@ -17,8 +17,7 @@ use tokio::sync::{mpsc, watch};
 use super::server::Supervised;
 use crate::protocol::Frame;
 use crate::protocol::rpc::Request;
-use crate::protocol::screen::FORMAT_V1;
-use crate::term::ScreenWatch;
+use crate::protocol::screen::{FORMAT_V1, ScreenWatch};
 
 /// Methods of screen subscriptions (the supervisor protocol).
 pub use crate::protocol::supervisor::screen_method as method;

@@ -3,7 +3,7 @@
 
 use super::emulator::{Emulator, Sink, mouse};
 use super::grid::PLAIN;
-use crate::protocol::screen::{Color, Style, Underline, flag};
+use crate::values::screen::{Color, Style, Underline, flag};
 
 /// Parameter `i`, or `default` when it is missing or 0.
 fn arg(params: &vte::Params, i: usize, default: u16) -> u16 {
@@ -137,7 +137,7 @@ impl<S: Sink> Emulator<S> {
 
     /// Runs `f` on the cursor's row at the cursor's column, unless a wrap is
     /// pending (ICH and DCH do nothing there, as in tmux).
-    fn edit_row(&mut self, f: impl FnOnce(&mut super::grid::Row, usize, crate::protocol::screen::Style)) {
+    fn edit_row(&mut self, f: impl FnOnce(&mut super::grid::Row, usize, crate::values::screen::Style)) {
         let style = self.style;
         let grid = self.grid_mut();
         if grid.col >= grid.cols {

@@ -16,7 +16,7 @@ use super::above::{Above, KEPT_ROWS, Nowhere};
 use super::charset::Charsets;
 use super::grid::{Cell, Grid, PLAIN, Row, Width};
 use super::keyboard::KeyboardFlags;
-use crate::protocol::screen::Style;
+use crate::values::screen::Style;
 
 /// Where rows that scroll off the top of the main screen go.
 pub(crate) trait Sink {
@@ -61,13 +61,13 @@ impl<S: Sink> Above for Counted<'_, S> {
 }
 
 /// Mouse reporting asked for with DECSET (0 is off), numbered as
-/// [`crate::protocol::screen::Modes::mouse`] numbers them.
+/// [`crate::values::screen::Modes::mouse`] numbers them.
 pub(crate) mod mouse {
     pub(crate) const PRESS: u8 = 1;
     pub(crate) const PRESS_RELEASE: u8 = 2;
     pub(crate) const BUTTON_MOTION: u8 = 3;
     pub(crate) const ANY_MOTION: u8 = 4;
-    /// Encodings, as [`crate::protocol::screen::Modes::mouse_encoding`].
+    /// Encodings, as [`crate::values::screen::Modes::mouse_encoding`].
     pub(crate) const UTF8: u8 = 1;
     pub(crate) const SGR: u8 = 2;
 }

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use super::emulator::{Emulator, Sink};
 use super::grid::Row;
-use crate::protocol::run_files::SizeChange;
+use crate::values::screen::SizeChange;
 
 struct Capture {
     /// Lines that scrolled off the top of the main screen, with their number.
@@ -102,7 +102,7 @@ pub struct LineFollower {
     whole: super::utf8::WholeChars,
     /// Log bytes fed so far.
     offset: u64,
-    /// Sizes still to take, at their offsets (`protocol::run_files`).
+    /// Sizes still to take, at their offsets (the run's `sizes` file).
     sizes: std::collections::VecDeque<SizeChange>,
     /// The offset of the last size taken.
     sized_at: u64,

@@ -2,7 +2,7 @@
 //! and its scroll region. Nothing here parses: `emulator.rs` drives it.
 
 use super::above::{Above, Kept};
-use crate::protocol::screen::{Color, Style, Underline};
+use crate::values::screen::{Color, Style, Underline};
 
 /// A style with nothing set: what a cell never written holds.
 pub(crate) const PLAIN: Style = Style {

@@ -8,7 +8,7 @@
 //! `supports_keyboard_enhancement`) finds out the terminal speaks it; once
 //! on, Shift-Enter reaches it as `CSI 13;2u`, told apart from Enter. The
 //! client that types into the run reads the flags from
-//! [`crate::protocol::screen::mode::KITTY_KEYBOARD`].
+//! [`crate::values::screen::mode::KITTY_KEYBOARD`].
 //!
 //! The main and the alternate screen keep a stack each, as the protocol
 //! says. Only the first flag (disambiguate escape codes) is kept: it is the

@@ -30,7 +30,6 @@ mod utf8;
 
 pub use follow::LineFollower;
 pub use history::render_history;
-pub use state::ScreenWatch;
 
 use emulator::Emulator;
 use hooks::{History, Hooks};

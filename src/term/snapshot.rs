@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use super::charset::Charsets;
 use super::emulator::{Emulator, Sink, mouse};
 use super::grid::{Cell, Grid, Saved, Width};
-use crate::protocol::screen::{Color, Style, flag};
+use crate::values::screen::{Color, Style, flag};
 
 impl<S: Sink> Emulator<S> {
     pub(crate) fn snapshot(&self) -> Vec<u8> {

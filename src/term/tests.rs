@@ -415,18 +415,6 @@ fn rows_scrolled_past_the_budget_are_counted_not_kept() {
     let kept: Vec<_> = term.scrolled_since(0).cloned().collect();
     assert_eq!(kept.len(), 10);
     assert_eq!(kept[9], (9, "line 9".to_string()));
-    let mut watch = crate::term::ScreenWatch::new();
-    watch.next(&term, 0);
-    term.refill_scrolled(10);
-    term.feed(b"more\r\n");
-    let update = watch.next(&term, 1).unwrap();
-    assert_eq!(update.scrolled, ["line 96"]);
-    assert_eq!(update.dropped, 0);
-    term.refill_scrolled(0);
-    term.feed(b"a\r\nb\r\n");
-    let update = watch.next(&term, 2).unwrap();
-    assert!(update.scrolled.is_empty());
-    assert_eq!(update.dropped, 2, "a client's history has a gap there");
 }
 
 #[test]
@@ -460,7 +448,7 @@ fn combining_marks_stay_with_their_character() {
 
 #[test]
 fn erased_cells_take_only_the_background_colour() {
-    use crate::protocol::screen::{Color, Glyph};
+    use crate::values::screen::{Color, Glyph};
     let term = term_with(1, 10, b"\x1b[1;7;31;44mab\x1b[K");
     let cell = term.cell(0, 5).expect("a cell");
     assert_eq!(cell.glyph, Glyph::Blank);
@@ -482,13 +470,13 @@ fn csi_s_and_u_save_and_restore_the_cursor() {
     assert_eq!(term.cursor(), (0, 1));
 }
 
-fn style_at(term: &Terminal, row: u16, col: u16) -> crate::protocol::screen::Style {
+fn style_at(term: &Terminal, row: u16, col: u16) -> crate::values::screen::Style {
     term.cell(row, col).expect("a cell there").style
 }
 
 #[test]
 fn strike_hidden_and_blink_are_kept_and_reset_one_by_one() {
-    use crate::protocol::screen::flag;
+    use crate::values::screen::flag;
     let term = term_with(2, 20, b"\x1b[9ms\x1b[8mh\x1b[5mb\x1b[6mr\x1b[29mx\x1b[28my\x1b[25mz");
     let flags = |col| style_at(&term, 0, col).flags;
     assert_eq!(flags(0), flag::STRIKE);
@@ -506,7 +494,7 @@ fn strike_hidden_and_blink_are_kept_and_reset_one_by_one() {
 
 #[test]
 fn underline_styles_come_from_sub_parameters_and_21() {
-    use crate::protocol::screen::{Underline, flag};
+    use crate::values::screen::{Underline, flag};
     let term = term_with(
         2,
         20,
@@ -532,7 +520,7 @@ fn underline_styles_come_from_sub_parameters_and_21() {
 
 #[test]
 fn underline_colour_in_every_form_and_59_resets_it() {
-    use crate::protocol::screen::Color;
+    use crate::values::screen::Color;
     let term = term_with(
         2,
         20,
@@ -556,8 +544,8 @@ fn underline_colour_in_every_form_and_59_resets_it() {
 fn an_underline_colour_is_not_read_as_blink_and_bold() {
     let term = term_with(2, 20, b"\x1b[4;58;5;1mx");
     let style = style_at(&term, 0, 0);
-    assert_eq!(style.flags, crate::protocol::screen::flag::UNDERLINE);
-    assert_eq!(style.fg, crate::protocol::screen::Color::Default);
+    assert_eq!(style.flags, crate::values::screen::flag::UNDERLINE);
+    assert_eq!(style.fg, crate::values::screen::Color::Default);
 }
 
 #[test]
@@ -577,7 +565,7 @@ fn deccolm_clears_and_homes_but_keeps_the_size() {
     assert_eq!(term.visible_lines(), ["x", "", ""]);
     assert_eq!(term.size(), (3, 10));
     assert_eq!(term.cursor(), (0, 1));
-    assert_eq!(style_at(&term, 2, 9).bg, crate::protocol::screen::Color::Idx(4));
+    assert_eq!(style_at(&term, 2, 9).bg, crate::values::screen::Color::Idx(4));
 }
 
 #[test]
@@ -625,7 +613,7 @@ fn kitty_flags(term: &mut Terminal) -> Vec<u8> {
 
 #[test]
 fn the_kitty_keyboard_flags_are_pushed_popped_set_and_answered() {
-    use crate::protocol::screen::mode::KITTY_KEYBOARD;
+    use crate::values::screen::mode::KITTY_KEYBOARD;
     let mut term = Terminal::new(24, 80);
     // Nothing pushed yet: the protocol is spoken, no flags are on.
     assert_eq!(kitty_flags(&mut term), b"\x1b[?0u");

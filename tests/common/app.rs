@@ -218,7 +218,7 @@ fn usage() -> agents::api::RunUsage {
 pub fn screen_of(run: impl Into<String>, rows: u16, cols: u16, bytes: &[u8]) -> Update {
     let mut term = agents::term::Terminal::new(rows, cols);
     term.feed(bytes);
-    let update = agents::term::ScreenWatch::new()
+    let update = agents::protocol::screen::ScreenWatch::new()
         .next(&term, bytes.len() as u64)
         .expect("a first update");
     Update::Screen {

@@ -272,3 +272,21 @@ fn fetched_history_goes_before_rows_received_since_asking() {
     mirror.replace_history(vec!["a".into(), "b".into(), "x".into()], 1);
     assert_eq!(mirror.history().cloned().collect::<Vec<_>>(), ["b", "x", "y", "z"]);
 }
+
+#[test]
+fn a_watch_sends_the_rows_kept_and_counts_the_rest_as_dropped() {
+    let mut term = crate::term::Terminal::new(5, 20);
+    term.keep_scrolled(1000);
+    let mut watch = ScreenWatch::new();
+    watch.next(&term, 0);
+    term.refill_scrolled(10);
+    term.feed(b"more\r\n\r\n\r\n\r\n\r\n");
+    let update = watch.next(&term, 1).unwrap();
+    assert_eq!(update.scrolled, ["more"]);
+    assert_eq!(update.dropped, 0);
+    term.refill_scrolled(0);
+    term.feed(b"a\r\nb\r\n");
+    let update = watch.next(&term, 2).unwrap();
+    assert!(update.scrolled.is_empty());
+    assert_eq!(update.dropped, 2, "a client's history has a gap there");
+}
