@@ -137,27 +137,12 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
             continue;
         }
         if cursor < end {
-            if file.is_none() {
-                file = std::fs::File::open(&log_path).ok();
-            }
-            let Some(f) = &file else {
-                return Err(ApiError::internal(format!("run {id} has no output log")));
-            };
-            let want = (end - cursor).min(CHUNK) as usize;
-            let n = f.read_at(&mut buf[..want], cursor).map_err(ApiError::internal)?;
-            if n == 0 {
+            match send_chunk(&outbox, &mut file, &log_path, &id, &mut buf, cursor, end).await? {
+                None => return Ok(()),
                 // The log is shorter than announced (truncated by hand?): stop here.
-                break;
+                Some(0) => break,
+                Some(n) => cursor += n as u64,
             }
-            let frame = Frame::Output {
-                run: id.clone(),
-                offset: cursor,
-                bytes: buf[..n].to_vec(),
-            };
-            if outbox.output.send(frame).await.is_err() {
-                return Ok(());
-            }
-            cursor += n as u64;
             continue;
         }
         if is_ended {
@@ -190,6 +175,37 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
         )
         .await;
     Ok(())
+}
+
+/// Sends the log from `cursor` on, at most to `end` and one chunk: how
+/// many bytes went (0: the log is shorter than announced); none when the
+/// client is gone.
+async fn send_chunk(
+    outbox: &Outbox,
+    file: &mut Option<std::fs::File>,
+    log_path: &std::path::Path,
+    id: &str,
+    buf: &mut [u8],
+    cursor: u64,
+    end: u64,
+) -> Result<Option<usize>, ApiError> {
+    if file.is_none() {
+        *file = std::fs::File::open(log_path).ok();
+    }
+    let Some(f) = file.as_ref() else {
+        return Err(ApiError::internal(format!("run {id} has no output log")));
+    };
+    let want = (end - cursor).min(CHUNK) as usize;
+    let n = f.read_at(&mut buf[..want], cursor).map_err(ApiError::internal)?;
+    if n == 0 {
+        return Ok(Some(0));
+    }
+    let frame = Frame::Output {
+        run: id.to_string(),
+        offset: cursor,
+        bytes: buf[..n].to_vec(),
+    };
+    Ok(outbox.output.send(frame).await.ok().map(|()| n))
 }
 
 /// The sizes a byte subscription's follower is sent (`AttachParams::sizes`):
