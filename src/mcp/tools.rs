@@ -109,7 +109,7 @@ impl AgentsMcp {
 
     #[tool(
         description = "List runs, newest first, with their state (pending, running, succeeded, \
-        failed, cancelled, …) and activity (working, waiting_input, needs_approval, idle)."
+        failed, cancelled, …) and activity (working, stalled, waiting_input, needs_approval, idle, unknown)."
     )]
     async fn runs_list(&self, Parameters(args): Parameters<RunsListArgs>) -> Result<CallToolResult, ErrorData> {
         let filter = match StateFilter::parse(args.state.as_deref()) {
