@@ -101,7 +101,7 @@ pub async fn known_prompt(daemon: &Daemon, run: &str, prompt_id: &str) -> Result
     let key = prompt_id.to_string();
     let prompt = daemon
         .store
-        .call(move |c| runs::get_prompt(c, &key))
+        .call(move |c| crate::store::prompts::get_prompt(c, &key))
         .await
         .map_err(ApiError::internal)?;
     match prompt {

@@ -117,7 +117,7 @@ async fn send_now(daemon: &Arc<Daemon>, row: RunRow, prompt: String) -> Result<V
     let id = prompt.clone();
     let found = daemon
         .store
-        .call(move |c| runs::get_prompt(c, &id))
+        .call(move |c| prompts::get_prompt(c, &id))
         .await
         .map_err(ApiError::internal)?
         .filter(|p| p.run_id == row.id && p.state == "queued")

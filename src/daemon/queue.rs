@@ -50,8 +50,8 @@ pub async fn enqueue(daemon: &Arc<Daemon>, run: &str, prompt_id: &str, text: &st
     let prompt = daemon
         .store
         .call(move |c| {
-            let fresh = runs::get_prompt(c, &p)?.is_none();
-            let prompt = runs::enqueue_prompt(c, &p, &r, &t)?;
+            let fresh = crate::store::prompts::get_prompt(c, &p)?.is_none();
+            let prompt = crate::store::prompts::enqueue_prompt(c, &p, &r, &t)?;
             if fresh {
                 runs::append_event(c, &r, "PROMPT_QUEUED", &serde_json::json!({ "prompt_id": p }))?;
             }
@@ -86,7 +86,7 @@ pub async fn enqueue(daemon: &Arc<Daemon>, run: &str, prompt_id: &str, text: &st
     let id = prompt.id.clone();
     let state = daemon
         .store
-        .call(move |c| runs::get_prompt(c, &id))
+        .call(move |c| crate::store::prompts::get_prompt(c, &id))
         .await
         .ok()
         .flatten()
@@ -351,7 +351,7 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
     let id = live.id.clone();
     let Ok((queued, run)) = daemon
         .store
-        .call(move |c| Ok((runs::queued_prompts(c, &id)?, runs::get_run(c, &id)?)))
+        .call(move |c| Ok((crate::store::prompts::queued_prompts(c, &id)?, runs::get_run(c, &id)?)))
         .await
     else {
         return false;
@@ -372,7 +372,7 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
 pub(super) async fn type_now(
     daemon: &Arc<Daemon>,
     live: &Arc<LiveRun>,
-    prompt: &runs::Prompt,
+    prompt: &crate::store::prompts::Prompt,
     run: &runs::RunRow,
 ) -> Result<Typed, ApiError> {
     let _delivering = live.delivery.lock().await;
@@ -384,7 +384,7 @@ pub(super) async fn type_now(
 async fn type_in(
     daemon: &Arc<Daemon>,
     live: &Arc<LiveRun>,
-    prompt: &runs::Prompt,
+    prompt: &crate::store::prompts::Prompt,
     run: Option<&runs::RunRow>,
     hold: Option<u64>,
 ) -> Result<Typed, ApiError> {
@@ -413,7 +413,7 @@ async fn type_in(
     let _ = daemon
         .store
         .call(move |c| {
-            runs::set_prompt_state(c, &pid, "delivered")?;
+            crate::store::prompts::set_prompt_state(c, &pid, "delivered")?;
             let mut data = serde_json::json!({ "prompt_id": pid });
             if on_purpose {
                 data["on_purpose"] = true.into();

@@ -102,14 +102,14 @@ pub(super) fn tell_parent(
         return Ok(None);
     };
     let id = prompt_id(&child.id);
-    if runs::get_prompt(conn, &id)?.is_some() || cancelled_by(conn, &child.id, parent)? {
+    if crate::store::prompts::get_prompt(conn, &id)?.is_some() || cancelled_by(conn, &child.id, parent)? {
         return Ok(None);
     }
     let last = match read_whole {
         true => crate::store::transcripts::last_assistant_text(conn, &child.id)?,
         false => None,
     };
-    runs::enqueue_prompt(conn, &id, &boss.id, &said(&child, last.as_deref()))?;
+    crate::store::prompts::enqueue_prompt(conn, &id, &boss.id, &said(&child, last.as_deref()))?;
     let data = json!({ "child": child.id, "parent": boss.id, "state": child.state.as_str(), "prompt_id": id });
     runs::append_event(conn, &boss.id, "TASK_RESULT", &data)?;
     runs::append_event(conn, &child.id, "TASK_RESULT", &data)?;
@@ -169,7 +169,7 @@ pub(super) fn orphans(conn: &Connection, run: &str, state: RunState) -> Result<O
         return Ok(None);
     };
     let id = format!("orphans-{run}");
-    if runs::get_prompt(conn, &id)?.is_some() {
+    if crate::store::prompts::get_prompt(conn, &id)?.is_some() {
         return Ok(None);
     }
     let names: Vec<&str> = left.iter().map(|c| c.name.as_str()).collect();
@@ -180,7 +180,7 @@ pub(super) fn orphans(conn: &Connection, run: &str, state: RunState) -> Result<O
         names.join(", "),
         ended.name
     );
-    runs::enqueue_prompt(conn, &id, &boss.id, &crate::text::inert_line(&text))?;
+    crate::store::prompts::enqueue_prompt(conn, &id, &boss.id, &crate::text::inert_line(&text))?;
     let data = json!({ "run": run, "children": left.iter().map(|c| &c.id).collect::<Vec<_>>(), "prompt_id": id });
     runs::append_event(conn, &boss.id, "ORPHANS", &data)?;
     Ok(Some(boss.id))

@@ -620,64 +620,6 @@ pub fn set_size(conn: &Connection, id: &str, rows: u16, cols: u16) -> Result<(),
     Ok(())
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct Prompt {
-    pub id: String,
-    pub run_id: String,
-    pub text: String,
-    pub state: String,
-}
-
-/// Queues a prompt; a known id returns the existing prompt unchanged.
-pub fn enqueue_prompt(conn: &Connection, id: &str, run: &str, text: &str) -> Result<Prompt, StoreError> {
-    if let Some(existing) = get_prompt(conn, id)? {
-        return Ok(existing);
-    }
-    conn.execute(
-        "INSERT INTO prompts (id, run_id, text, state, created_at) VALUES (?1, ?2, ?3, 'queued', ?4)",
-        params![id, run, text, now_ms()],
-    )?;
-    get_prompt(conn, id)?.ok_or_else(|| StoreError::Corrupt(format!("prompt {id} vanished")))
-}
-
-pub fn get_prompt(conn: &Connection, id: &str) -> Result<Option<Prompt>, StoreError> {
-    Ok(conn
-        .query_row("SELECT id, run_id, text, state FROM prompts WHERE id = ?1", [id], |r| {
-            Ok(Prompt {
-                id: r.get(0)?,
-                run_id: r.get(1)?,
-                text: r.get(2)?,
-                state: r.get(3)?,
-            })
-        })
-        .optional()?)
-}
-
-pub fn queued_prompts(conn: &Connection, run: &str) -> Result<Vec<Prompt>, StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT id, run_id, text, state FROM prompts WHERE run_id = ?1 AND state = 'queued' ORDER BY created_at, rowid",
-    )?;
-    let rows = stmt
-        .query_map([run], |r| {
-            Ok(Prompt {
-                id: r.get(0)?,
-                run_id: r.get(1)?,
-                text: r.get(2)?,
-                state: r.get(3)?,
-            })
-        })?
-        .collect::<Result<_, _>>()?;
-    Ok(rows)
-}
-
-pub fn set_prompt_state(conn: &Connection, id: &str, state: &str) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE prompts SET state = ?2, delivered_at = CASE WHEN ?2 = 'delivered' THEN ?3 ELSE delivered_at END WHERE id = ?1",
-        params![id, state, now_ms()],
-    )?;
-    Ok(())
-}
-
 /// The run whose launch id is `launch_id` (a retried `runs.start`, issue
 /// #5). No index: only starts that carry a caller's launch id look, and a
 /// scan of 10 000 rows takes about a millisecond.
