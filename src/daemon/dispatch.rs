@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::Daemon;
-use super::client::Subscriptions;
+use super::connection::Subscriptions;
 use super::start::resolve_row;
 use super::subscribe::Outbox;
 use crate::api::{AckParams, ApiError, DaemonStatus, ErrorCode, ListParams, RunState, StartParams, method};

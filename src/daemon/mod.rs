@@ -5,7 +5,7 @@
 
 mod adopt;
 mod approvals;
-mod client;
+mod connection;
 mod dispatch;
 mod ends;
 mod fallback;
@@ -343,7 +343,7 @@ fn admit(daemon: &Arc<Daemon>, stream: tokio::net::UnixStream, open: &Arc<tokio:
     let daemon = daemon.clone();
     daemon.clients.fetch_add(1, Ordering::Relaxed);
     tokio::spawn(async move {
-        client::serve(daemon.clone(), stream).await;
+        connection::serve(daemon.clone(), stream).await;
         daemon.clients.fetch_sub(1, Ordering::Relaxed);
         drop(permit);
     });

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::Daemon;
-use super::client::Subscriptions;
+use super::connection::Subscriptions;
 use super::dispatch::{HISTORY_MAX_LINES, cancel_tree_by, params, subscription_key, to_value, with_evidence};
 use super::subscribe::{self, Outbox};
 use crate::api::{
@@ -275,7 +275,7 @@ fn attach_run(
             }
         }
     });
-    let sub = super::client::Subscription { task, acked };
+    let sub = super::connection::Subscription { task, acked };
     let key = subscription_key(&id, screen.then_some(screen_sub));
     if let Some(old) = subs.lock().unwrap_or_else(|p| p.into_inner()).insert(key, sub) {
         old.task.abort();
