@@ -454,10 +454,11 @@ fn a_real_claude_run_stays_idle_at_its_idle_notification_and_is_idle_after_an_es
         let submitted = hooks(&home, &id).iter().filter(|h| *h == "UserPromptSubmit").count();
         submitted == 2 && home.show(&id)["status"] == "working"
     });
+    // Esc once the turn shows on screen, as a person who sees it working.
     common::pty::type_through_attach(
         &home,
         &id,
-        |l| input_row(l).is_some(),
+        |l| input_row(l).is_some() && l.iter().any(|r| r.contains("esc to interrupt")),
         b"\x1b",
         // Interrupted before any reply, Claude puts the prompt back into
         // its input; later, it says "Interrupted".

@@ -90,6 +90,17 @@ impl ParsedScreen {
         }
     }
 
+    /// Reads the screen as the person typing sees it, before their keys go
+    /// in, unless it has not changed or was read a moment ago: a spinning
+    /// screen is otherwise read once a second (`SCREEN_MAX_WAIT`), and an
+    /// Esc typed the moment a turn showed must find that turn seen, or its
+    /// end is never told.
+    pub fn look_before_keys(&mut self, signs: &Signs) {
+        if !self.looked && self.looked_at.elapsed() >= KEYS_LOOK_GAP {
+            self.look(signs);
+        }
+    }
+
     /// Reads the screen for a question if it has not been since it last
     /// changed and has been still since (`SCREEN_SETTLE`).
     pub fn look_if_settled(&mut self, signs: &Signs) {
@@ -145,6 +156,10 @@ fn changed_to<T: PartialEq>(value: &mut T, seen: T) -> bool {
     }
     changed
 }
+
+/// Keys typed this soon after the screen was read find it read: a person
+/// typing fast costs at most 20 reads a second.
+const KEYS_LOOK_GAP: Duration = Duration::from_millis(50);
 
 /// How many non-blank rows at the bottom a `[busy]` sign is looked for
 /// in: Claude's hint row is the last, under its input box (whose draft may
@@ -556,6 +571,10 @@ async fn connection(stream: UnixStream, run: Arc<Supervised>) {
         match frame {
             Frame::Input { run: id, bytes } if id == run.run => {
                 *run.keyed_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+                run.screen
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .look_before_keys(&run.signs);
                 run.write_input(bytes);
             }
             Frame::Control(bytes) => {
