@@ -551,9 +551,9 @@ fn the_checkpoints_a_supervisor_writes_are_read_back() {
     });
     let paths = agents::paths::Paths::at(home.path().to_path_buf());
     home.wait_until("three checkpoints are written", || {
-        agents::history::checkpoints(&paths, &id).len() >= 3
+        agents::protocol::rebuild::checkpoints(&paths, &id).len() >= 3
     });
-    let checkpoints = agents::history::checkpoints(&paths, &id);
+    let checkpoints = agents::protocol::rebuild::checkpoints(&paths, &id);
     let log_len = std::fs::metadata(home.log_path(&id)).unwrap().len();
     for (i, c) in checkpoints.iter().enumerate() {
         assert_eq!((c.rows, c.cols), (30, 100), "checkpoint {i}");

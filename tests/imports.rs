@@ -16,7 +16,7 @@ const LAYERS: &[&[&str]] = &[
     // Plain values several layers share instead of taking from each other.
     &["values"],
     // Small shared leaves.
-    &["clock", "text", "paths", "peer", "input", "keymap", "pty", "retention"],
+    &["clock", "text", "paths", "keymap", "pty"],
     // The tool table.
     &["api"],
     // The emulator: bytes in, screen out, its cells `values::screen`'s.
@@ -31,11 +31,11 @@ const LAYERS: &[&[&str]] = &[
     // Adapters, hooks, status fusion, screen rules.
     &["harness"],
     // The supervisor and the domain pieces.
-    &["supervise", "worktree", "routine", "team"],
+    &["supervise", "worktree"],
     // `config.toml`: each section its owner's type.
     &["config"],
     // A client's connection; logs read back.
-    &["client", "history", "replay"],
+    &["client"],
     // Remote hosts, which take what they need of the daemon through
     // `remote::Local`.
     &["remote"],

@@ -85,5 +85,5 @@ pub struct RetentionReport {
     pub keep_days: u64,
     pub max_log_bytes: Option<u64>,
     pub max_total_bytes: Option<u64>,
-    pub would_prune: Vec<crate::retention::Prune>,
+    pub would_prune: Vec<crate::values::retention::Prune>,
 }

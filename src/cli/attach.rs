@@ -221,7 +221,7 @@ async fn print_kept(paths: &Paths, run: &str, kept: Kept, last: &ScreenMirror) -
                 .current
                 .engine
                 .history_lines;
-            crate::replay::screen_lines(paths, run, history).await?
+            crate::client::replay::screen_lines(paths, run, history).await?
         }
     };
     while lines.last().is_some_and(|l| l.trim().is_empty()) {

@@ -93,7 +93,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
         Command::Prompts { command } => super::prompts::prompts(&paths, command).await,
         Command::Rm(args) => super::removal::rm(&paths, args).await,
         Command::Routines { command } => super::routines::routines(&paths, command).await,
-        Command::Team { command } => super::team::team(&paths, command).await,
+        Command::Team { command } => super::teams::team(&paths, command).await,
         Command::Worktree { command } => super::worktree::worktree(&paths, command).await,
         Command::Logs { run, follow, raw } => attach::logs(&paths, &run, follow, raw).await,
         Command::Export { run, cast } => attach::export_cast(&paths, &run, &cast).await,

@@ -1,5 +1,5 @@
 //! `agents logs` and `agents export`: a run's whole output, read back
-//! through the daemon (`crate::replay`).
+//! through the daemon (`crate::client::replay`).
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 
 use crate::api::{RunRef, method};
 use crate::client::Client;
+use crate::client::replay::{read_lines, read_output, run_sizes, screen_lines};
 use crate::paths::Paths;
 use crate::protocol::run_files::{SizeChange, TimeSample};
-use crate::replay::{read_lines, read_output, run_sizes, screen_lines};
 
 pub async fn logs(paths: &Paths, run: &str, follow: bool, raw: bool) -> Result<i32> {
     let stdout = std::io::stdout();

@@ -12,7 +12,7 @@ pub(crate) mod print;
 mod prompts;
 mod removal;
 mod routines;
-mod team;
+mod teams;
 mod transcript;
 mod worktree;
 
@@ -156,7 +156,7 @@ pub enum Command {
     /// Teams of runs, started together: start, ls, show, cancel.
     Team {
         #[command(subcommand)]
-        command: team::TeamCommand,
+        command: teams::TeamCommand,
     },
     /// A --worktree run's worktree: `rm` removes it.
     Worktree {

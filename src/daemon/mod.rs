@@ -327,7 +327,7 @@ fn open(paths: Paths) -> Result<(Arc<Daemon>, UnixListener, std::path::PathBuf)>
 /// A connection accepted: served if it is the daemon's user's and a place
 /// is free (full: closed at once, said once a run of them).
 fn admit(daemon: &Arc<Daemon>, stream: tokio::net::UnixStream, open: &Arc<tokio::sync::Semaphore>, full: &mut bool) {
-    if !crate::peer::is_same_user(&stream) {
+    if !crate::protocol::peer::is_same_user(&stream) {
         tracing::warn!("refused a connection from another user");
         return;
     }

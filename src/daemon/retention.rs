@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::Daemon;
 use crate::api::{ApiError, RetentionReport};
-use crate::retention::{Log, Prune};
 use crate::store::logs::Kept;
+use crate::values::retention::{Log, Prune};
 
 /// An hour between prunes, by the scheduler's clock.
 const EVERY_MS: i64 = 3_600_000;
@@ -65,7 +65,7 @@ async fn plan(daemon: &Arc<Daemon>, now: i64) -> Result<(Vec<Prune>, u64), ApiEr
         .collect();
     let policy = daemon.config().retention;
     let total = logs.iter().map(|l| l.bytes).sum();
-    Ok((crate::retention::plan(&policy, &logs, now), total))
+    Ok((crate::values::retention::plan(&policy, &logs, now), total))
 }
 
 async fn prune(daemon: &Arc<Daemon>, now: i64) -> Result<(), ApiError> {

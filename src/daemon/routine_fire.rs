@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::Daemon;
 use crate::api::{ApiError, ErrorCode, RoutineFired, RunRecord, RunState, StartParams};
-use crate::routine::{MAX_QUEUED, Overlap, Routine};
+use crate::config::routines::{MAX_QUEUED, Overlap, Routine};
 use crate::store::routines as store;
 use crate::store::runs::{NewRun, RunRow};
 

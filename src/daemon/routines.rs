@@ -12,7 +12,7 @@ use super::Daemon;
 use super::routine_fire::{fire, skip};
 use crate::api::{ApiError, ErrorCode, RoutineFired, RoutineRecord};
 use crate::clock::Clock;
-use crate::routine::{CatchUp, LATE_MS, MAX_MISSED, Routine};
+use crate::config::routines::{CatchUp, LATE_MS, MAX_MISSED, Routine};
 use crate::store::routines::{self as store, RoutineState};
 
 /// The scheduler's state, shared with the methods that answer about it.
@@ -94,7 +94,7 @@ impl Routines {
     pub(super) async fn queue(&self, daemon: &Arc<Daemon>, name: &str, at: i64) -> usize {
         let mut state = self.state(name);
         let before = state.queued.len();
-        if before < crate::routine::MAX_QUEUED {
+        if before < crate::config::routines::MAX_QUEUED {
             state.queued.push(at);
             save(daemon, name, state).await;
             self.wake.notify_one();

@@ -423,7 +423,7 @@ async fn history(daemon: &Arc<Daemon>, row: RunRow, before: u64, max_lines: usiz
     let paths = daemon.paths.clone();
     let max_lines = max_lines.min(HISTORY_MAX_LINES);
     let mut lines = tokio::task::spawn_blocking(move || {
-        crate::history::scrolled_before(&paths, &row.id, before, row.rows, row.cols, max_lines)
+        crate::protocol::rebuild::scrolled_before(&paths, &row.id, before, row.rows, row.cols, max_lines)
     })
     .await
     .map_err(ApiError::internal)?;

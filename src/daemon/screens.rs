@@ -212,7 +212,7 @@ async fn from_checkpoint(daemon: &Arc<Daemon>, row: &RunRow) -> Result<(Terminal
     let paths = daemon.paths.clone();
     let (id, rows, cols) = (row.id.clone(), row.rows, row.cols);
     let (offset, rows, cols, snapshot) =
-        tokio::task::spawn_blocking(move || crate::history::final_screen(&paths, &id, rows, cols))
+        tokio::task::spawn_blocking(move || crate::protocol::rebuild::final_screen(&paths, &id, rows, cols))
             .await
             .map_err(ApiError::internal)?;
     let mut term = Terminal::new(rows, cols);

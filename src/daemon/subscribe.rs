@@ -319,7 +319,7 @@ async fn send_snapshot(daemon: &Arc<Daemon>, outbox: &Outbox, row: &RunRow) -> R
     let paths = daemon.paths.clone();
     let (id, rows, cols) = (row.id.clone(), row.rows, row.cols);
     let (offset, rows, cols, screen) =
-        tokio::task::spawn_blocking(move || crate::history::final_screen(&paths, &id, rows, cols))
+        tokio::task::spawn_blocking(move || crate::protocol::rebuild::final_screen(&paths, &id, rows, cols))
             .await
             .map_err(ApiError::internal)?;
     send_frame(outbox, row, offset, rows, cols, screen).await

@@ -15,8 +15,8 @@ use crate::api::{
     ApiError, ErrorCode, RunRecord, RunState, StartParams, TeamMember, TeamRecord, TeamRef, TeamSeat, TeamStartParams,
     bounds,
 };
+use crate::config::teams::{MemberDef, Seat, TeamDef};
 use crate::store::teams::{self, MemberRow, TeamRow};
-use crate::team::{MemberDef, Seat, TeamDef};
 
 pub async fn start(daemon: &Arc<Daemon>, p: TeamStartParams) -> Result<Value, ApiError> {
     let (definition, def) = definition(daemon, &p)?;
@@ -88,7 +88,7 @@ fn definition(daemon: &Daemon, p: &TeamStartParams) -> Result<(String, TeamDef),
     };
     bounds::check("the team file", text, TeamStartParams::MAX_FILE)?;
     let (name, def) = TeamDef::from_file_text(text, &p.team).map_err(ApiError::bad_request)?;
-    crate::team::check_harnesses(&name, &def, &config.profiles).map_err(ApiError::bad_request)?;
+    crate::config::teams::check_harnesses(&name, &def, &config.profiles).map_err(ApiError::bad_request)?;
     Ok((name, def))
 }
 
@@ -124,7 +124,7 @@ async fn start_member(
     // its own prompt alone.
     let prompt = match family {
         "shell" | "cmd" => member.prompt.clone(),
-        _ => Some(crate::team::first_prompt(seat, p.prompt.as_deref())),
+        _ => Some(crate::config::teams::first_prompt(seat, p.prompt.as_deref())),
     };
     let params = StartParams {
         harness: member.harness.clone(),

@@ -320,7 +320,7 @@ impl AgentsMcp {
         how to mail the others. Answers the team with each member's record; a member that \
         could not start is recorded as blocked with its reason.")]
     async fn team_start(&self, Parameters(args): Parameters<TeamStartArgs>) -> Result<CallToolResult, ErrorData> {
-        match crate::team::start_request(&args.team, args.prompt) {
+        match crate::config::teams::start_request(&args.team, args.prompt) {
             Ok(params) => respond(self.call(method::TEAMS_START, params).await),
             Err(e) => respond(Err(ApiError::bad_request(e))),
         }
@@ -458,7 +458,7 @@ impl AgentsMcp {
         history and screen, as plain text.")]
     async fn run_logs(&self, Parameters(args): Parameters<RunLogsArgs>) -> Result<CallToolResult, ErrorData> {
         let max = args.lines.unwrap_or(DEFAULT_LOG_LINES).clamp(1, MAX_LOG_LINES);
-        let lines = match crate::replay::screen_lines(&self.paths, &args.run, max).await {
+        let lines = match crate::client::replay::screen_lines(&self.paths, &args.run, max).await {
             Ok(lines) => lines,
             Err(e) => return respond(Err(typed(e))),
         };

@@ -7,6 +7,9 @@
 pub mod exit;
 mod frame;
 mod header;
+pub mod input;
+pub mod peer;
+pub mod rebuild;
 pub mod rpc;
 pub mod run_files;
 pub mod screen;

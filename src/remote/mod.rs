@@ -28,7 +28,7 @@ mod outbox;
 mod place;
 mod retry;
 mod run;
-mod screens;
+mod screen_watch;
 pub(crate) mod serve;
 mod sessions;
 mod ssh;
@@ -50,7 +50,7 @@ pub use error::RemoteError;
 pub use gather::{search, sessions_list};
 pub use link::Links;
 pub use run::RemoteRun;
-pub use screens::RemoteScreen;
+pub use screen_watch::RemoteScreen;
 
 /// What remote hosts take from the daemon that holds their links: its
 /// folders, records and settings, its `run.changed` notices, and the live

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 
 use super::link::HostLink;
-use super::screens::RemoteScreen;
+use super::screen_watch::RemoteScreen;
 use crate::api::{ApiError, ErrorCode, method};
 use crate::protocol::Frame;
 
@@ -19,7 +19,7 @@ use crate::protocol::Frame;
 pub struct RemoteRun {
     link: Arc<HostLink>,
     id: String,
-    /// Its screen subscriptions open here (`screens.rs`).
+    /// Its screen subscriptions open here (`screen_watch.rs`).
     screens: Arc<Mutex<usize>>,
 }
 

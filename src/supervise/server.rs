@@ -531,7 +531,7 @@ pub async fn serve(listener: UnixListener, run: Arc<Supervised>) {
                 continue;
             }
         };
-        if !crate::peer::is_same_user(&stream) {
+        if !crate::protocol::peer::is_same_user(&stream) {
             continue;
         }
         // Full: the connection is closed at once (the daemon retries).

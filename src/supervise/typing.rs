@@ -77,7 +77,7 @@ pub(super) fn held(run: &Supervised, screen: &ParsedScreen, typing: Duration) ->
 /// bracketed paste, or as bare keystrokes (see `Adapter::pastes_prompts`).
 fn prompt_bytes(text: &str, bracketed: bool) -> Vec<u8> {
     let mut bytes = if bracketed {
-        crate::input::encode_paste(text, true)
+        crate::protocol::input::encode_paste(text, true)
     } else {
         text.as_bytes().to_vec()
     };

@@ -41,7 +41,7 @@ impl App {
                         .is_some_and(|s| s.mirror.modes.has(mode::BRACKETED_PASTE));
                     self.commands.push(Command::Input {
                         run,
-                        bytes: crate::input::encode_paste(text, bracketed),
+                        bytes: crate::protocol::input::encode_paste(text, bracketed),
                     });
                     self.only_typed = true;
                 }

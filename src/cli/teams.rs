@@ -58,7 +58,7 @@ pub async fn team(paths: &Paths, command: TeamCommand) -> anyhow::Result<i32> {
             background,
             json,
         } => {
-            let params = crate::team::start_request(&team, prompt).map_err(anyhow::Error::msg)?;
+            let params = crate::config::teams::start_request(&team, prompt).map_err(anyhow::Error::msg)?;
             let record: TeamRecord = client.call(method::TEAMS_START, params).await?;
             let Some(leader) = record.members.first() else {
                 bail!("team {} started no leader", record.name);

@@ -74,7 +74,7 @@ pub struct MemberDef {
     pub detached: bool,
     /// Seconds, or a duration such as `10m`.
     #[serde(default)]
-    pub timeout: Option<crate::routine::Timeout>,
+    pub timeout: Option<crate::config::routines::Timeout>,
     /// Environment variables to pass by name (values from where the team
     /// is started, never stored).
     #[serde(default)]

@@ -1,5 +1,5 @@
 //! Tool-table types of teams: a leader and members started together from a
-//! definition (`crate::team`), each member a run of its own under the name
+//! definition (`crate::config::teams`), each member a run of its own under the name
 //! the others mail it by.
 
 use serde::{Deserialize, Serialize};

@@ -2,6 +2,9 @@
 //! changes; an invalid revision is reported and never replaces the last
 //! valid one.
 
+pub mod routines;
+pub mod teams;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -23,13 +26,13 @@ pub struct Config {
     /// built-in estimate for models whose name starts with the prefix
     /// (see `transcript::price`).
     pub prices: std::collections::BTreeMap<String, crate::transcript::price::Price>,
-    /// `[routines.NAME]`: runs started on a schedule (see `routine`).
-    pub routines: std::collections::BTreeMap<String, crate::routine::Routine>,
+    /// `[routines.NAME]`: runs started on a schedule (see `routines`).
+    pub routines: std::collections::BTreeMap<String, crate::config::routines::Routine>,
     /// `[retention]`: how long ended runs' output logs are kept.
-    pub retention: crate::retention::Retention,
+    pub retention: crate::values::retention::Retention,
     /// `[teams.NAME]`: a leader and members started together
     /// (`agents team start NAME`).
-    pub teams: std::collections::BTreeMap<String, crate::team::TeamDef>,
+    pub teams: std::collections::BTreeMap<String, crate::config::teams::TeamDef>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -153,8 +156,8 @@ impl Config {
         crate::keymap::Keymap::from_config(&config.keys).map_err(|e| format!("keys: {e}"))?;
         crate::harness::validate_profiles(&config.profiles)?;
         crate::transcript::price::validate(&config.prices)?;
-        crate::routine::validate_all(&config.routines, &config.profiles)?;
-        crate::team::validate(&config.teams, &config.profiles)?;
+        crate::config::routines::validate_all(&config.routines, &config.profiles)?;
+        crate::config::teams::validate(&config.teams, &config.profiles)?;
         Ok(config)
     }
 

@@ -1,6 +1,8 @@
 //! A client's connection to the daemon, which it starts on demand (detached,
 //! in its own session) like tmux starts its server.
 
+pub mod replay;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader as StdBufReader};
 use std::os::unix::process::CommandExt;
