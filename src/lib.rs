@@ -24,6 +24,7 @@ pub mod client;
 pub mod clock;
 pub mod config;
 pub mod daemon;
+pub mod engine;
 pub mod harness;
 pub mod keymap;
 pub mod mcp;

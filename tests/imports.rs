@@ -39,6 +39,8 @@ const LAYERS: &[&[&str]] = &[
     // Remote hosts, which take what they need of the daemon through
     // `remote::Local`.
     &["remote"],
+    // The run engine: the live runs, their links, queues and ends.
+    &["engine"],
     &["daemon"],
     &["tui", "mcp"],
     // The entry point.

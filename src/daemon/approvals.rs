@@ -32,6 +32,7 @@ pub async fn check_request(daemon: &Arc<Daemon>, row: &runs::RunRow, request: &s
         ))
     })?;
     let resumed_since = daemon
+        .engine
         .store
         .approvals()
         .moved_on_since(&row.id, seq)

@@ -66,7 +66,7 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
     let outbox = Outbox {
         control,
         output,
-        viewer: super::size::new_viewer(),
+        viewer: crate::engine::size::new_viewer(),
         gone,
     };
     let subscriptions: Subscriptions = Arc::default();
@@ -115,7 +115,7 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
         sub.task.abort();
     }
     forward_changes.abort();
-    super::size::release_all(&daemon, outbox.viewer).await;
+    crate::engine::size::release_all(&daemon.engine, outbox.viewer).await;
     drop(outbox);
     let _ = writer.await;
 }
@@ -150,7 +150,7 @@ async fn greeted(r: &mut BufReader<tokio::net::unix::OwnedReadHalf>, w: &mut tok
 /// Run-change notifications to the client, ids only (STYLE:
 /// notifications carry ids), until it is gone.
 fn forward_changes(daemon: &Arc<Daemon>, outbox: Outbox) -> tokio::task::JoinHandle<()> {
-    let mut changes = daemon.changes.subscribe();
+    let mut changes = daemon.engine.changes.subscribe();
     tokio::spawn(async move {
         loop {
             match changes.recv().await {
@@ -172,9 +172,9 @@ fn forward_changes(daemon: &Arc<Daemon>, outbox: Outbox) -> tokio::task::JoinHan
 /// Keys a client typed into a run: passed on, its size taken by who types
 /// (tmux's `window-size latest`), the time noted for the echo.
 async fn typed(daemon: &Arc<Daemon>, outbox: &Outbox, run: &str, bytes: Vec<u8>) {
-    if let Some(live) = daemon.live(run) {
+    if let Some(live) = daemon.engine.live(run) {
         // Who types sets the size (tmux's `window-size latest`).
-        super::size::touch(daemon, &live, outbox.viewer).await;
+        crate::engine::size::touch(&daemon.engine, &live, outbox.viewer).await;
         // Keys typed: their echo follows. Enter hands the line
         // to the agent: what follows is its answer, not an echo.
         let submits = bytes.iter().any(|b| matches!(b, b'\r' | b'\n'));

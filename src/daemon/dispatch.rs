@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use super::Daemon;
 use super::connection::Subscriptions;
-use super::start::resolve_row;
 use super::subscribe::Outbox;
 use crate::api::{AckParams, ApiError, DaemonStatus, ErrorCode, ListParams, RunState, StartParams, method};
+use crate::engine::start::resolve_row;
 use crate::pty::{Identity, Liveness};
 use crate::store::runs;
 
@@ -37,7 +37,7 @@ pub async fn call(
         // Parsed and checked, then the run resolved once: answered by its
         // host if it lives on one.
         let (run_call, reference) = parsed?;
-        let row = resolve_row(daemon, &reference).await?;
+        let row = resolve_row(&daemon.engine, &reference).await?;
         if row.host != "local"
             && let Some(answer) = crate::remote::forward(&daemon.here(), name, &row, &p).await
         {
@@ -46,7 +46,7 @@ pub async fn call(
         return super::run_methods::call(daemon, outbox, subs, run_call, row).await;
     }
     match name {
-        method::RUNS_START => to_value(super::start::start(daemon, params::<StartParams>(p)?).await?),
+        method::RUNS_START => to_value(crate::engine::start::start(&daemon.engine, params::<StartParams>(p)?).await?),
         method::SESSIONS_RM => to_value(super::removal::remove_session(daemon, params(p)?).await?),
         method::RETENTION_PLAN => to_value(super::retention::report(daemon).await?),
         method::RUNS_RM => to_value(super::removal::remove(daemon, params(p)?).await?),
@@ -84,13 +84,13 @@ pub async fn call(
             to_value(super::sessions::show(daemon, &session).await?)
         }
         method::SUBAGENTS_LIST => to_value(super::sessions::subagents(daemon, params(p)?).await?),
-        method::TRANSCRIPT_READ => to_value(super::transcripts::read(daemon, params(p)?).await?),
+        method::TRANSCRIPT_READ => to_value(crate::engine::transcripts::read(&daemon.engine, params(p)?).await?),
         method::TRANSCRIPTS_SEARCH => {
             let search: crate::api::SearchParams = params(p)?;
-            let local = super::transcripts::search(daemon, search.clone());
+            let local = crate::engine::transcripts::search(&daemon.engine, search.clone());
             to_value(crate::remote::search(&daemon.here(), search, local).await?)
         }
-        method::HOOKS_REPORT => super::hooks::report(daemon, params(p)?).await,
+        method::HOOKS_REPORT => crate::engine::hooks::report(&daemon.engine, params(p)?).await,
         method::DAEMON_STATUS => status(daemon).await,
         method::DAEMON_STOP => {
             let daemon = daemon.clone();
@@ -122,6 +122,7 @@ async fn list(daemon: &Arc<Daemon>, list: ListParams) -> Result<Value, ApiError>
         .unwrap_or(ListParams::DEFAULT_LIMIT)
         .clamp(1, ListParams::MAX_LIMIT);
     let (rows, sources, mut waiting) = daemon
+        .engine
         .store
         .call(move |c| {
             let rows = match paged {
@@ -139,10 +140,10 @@ async fn list(daemon: &Arc<Daemon>, list: ListParams) -> Result<Value, ApiError>
         })
         .await
         .map_err(ApiError::internal)?;
-    let rows: Vec<_> = rows.into_iter().map(|r| daemon.held_ends.apply(r)).collect();
-    let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
+    let rows: Vec<_> = rows.into_iter().map(|r| daemon.engine.held_ends.apply(r)).collect();
+    let prices = crate::transcript::price::PriceTable::new(daemon.engine.config().prices);
     let fetched = rows.len();
-    let rules = super::queue::rules(daemon);
+    let rules = crate::engine::queue::rules(&daemon.engine);
     let listed: Vec<crate::api::ListedRun> = rows
         .iter()
         .map(|r| crate::api::ListedRun {
@@ -194,6 +195,7 @@ fn ack(subs: &Subscriptions, ack: AckParams) -> Result<Value, ApiError> {
 /// `daemon.status`: who it is, what it holds, which builds supervise.
 async fn status(daemon: &Arc<Daemon>) -> Result<Value, ApiError> {
     let live: Vec<String> = daemon
+        .engine
         .runs
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -204,14 +206,14 @@ async fn status(daemon: &Arc<Daemon>) -> Result<Value, ApiError> {
     to_value(DaemonStatus {
         pid: std::process::id(),
         version: env!("CARGO_PKG_VERSION").into(),
-        home: daemon.paths.home.display().to_string(),
+        home: daemon.engine.paths.home.display().to_string(),
         live_runs,
         clients: daemon.clients.load(std::sync::atomic::Ordering::Relaxed),
         exe: super::own_exe().to_string(),
         supervisors: super::upgrade::supervisor_builds(daemon, live).await,
         screens: true,
         screen_subs: true,
-        awaited: daemon.awaited.lock().map_or(0, |a| a.len()),
+        awaited: daemon.engine.awaited.lock().map_or(0, |a| a.len()),
     })
 }
 
@@ -235,11 +237,12 @@ pub async fn cancel_tree_by(
     while let Some(id) = todo.pop() {
         let key = id.clone();
         let (row, children) = daemon
+            .engine
             .store
             .call(move |c| Ok((runs::get_run(c, &key)?, runs::children(c, &key)?)))
             .await
             .map_err(ApiError::internal)?;
-        let Some(row) = row.map(|r| daemon.held_ends.apply(r)) else {
+        let Some(row) = row.map(|r| daemon.engine.held_ends.apply(r)) else {
             continue;
         };
         match cancel_one(daemon, &row, force, by).await {
@@ -255,9 +258,10 @@ pub async fn cancel_tree_by(
 }
 
 async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool, by: Option<&str>) -> Result<bool, ApiError> {
-    if let Some(live) = daemon.live(&row.id) {
+    if let Some(live) = daemon.engine.live(&row.id) {
         let data = json!({ "force": force, "by": by.unwrap_or("user") });
         let _ = daemon
+            .engine
             .store
             .runs()
             .append_event(&row.id, "CANCEL_REQUESTED", data)
@@ -305,7 +309,12 @@ async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool, by: O
             crate::pty::signal::signal_group(&leader, leader.pid, signal)
                 .map_err(|e| ApiError::new(ErrorCode::NotRunning, e.to_string()))?;
             let data = json!({ "signal": signal.as_str() });
-            let _ = daemon.store.runs().append_event(&row.id, "SIGNALLED", data).await;
+            let _ = daemon
+                .engine
+                .store
+                .runs()
+                .append_event(&row.id, "SIGNALLED", data)
+                .await;
             return Ok(true);
         }
     }
@@ -315,7 +324,7 @@ async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool, by: O
             format!("run {} is still starting; try again", row.name),
         ));
     }
-    Err(super::start::ended_state_error(row))
+    Err(crate::engine::start::ended_state_error(row))
 }
 
 /// A live run's record with what its status rests on and how old that is
@@ -327,9 +336,9 @@ pub(super) fn with_evidence(
     mut record: crate::api::RunRecord,
     waiting: Option<Vec<crate::store::prompts::Waiting>>,
 ) -> crate::api::RunRecord {
-    if let Some(live) = daemon.live(&record.id) {
-        super::queue::status_evidence(&live, rules, &mut record);
-        record.waiting = super::queue::waiting(&live, rules, waiting.unwrap_or_default());
+    if let Some(live) = daemon.engine.live(&record.id) {
+        crate::engine::queue::status_evidence(&live, rules, &mut record);
+        record.waiting = crate::engine::queue::waiting(&live, rules, waiting.unwrap_or_default());
     }
     record
 }

@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use super::Daemon;
 use super::dispatch::to_value;
-use super::start::resolve_row;
 use crate::api::{ApiError, ErrorCode, MailListParams, MailRecord, MailSendParams, MailWaitParams, bounds};
+use crate::engine::start::resolve_row;
 use crate::store::mail::{self, NewMail};
 use crate::store::runs::RunRow;
 use crate::store::teams;
@@ -22,9 +22,9 @@ pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<Value, ApiE
         return Err(ApiError::bad_request("the message is empty"));
     }
     let id = p.id.clone().unwrap_or_else(|| ulid::Ulid::new().to_string());
-    super::once::validate_id("message id", &id)?;
+    crate::engine::once::validate_id("message id", &id)?;
     for reference in [&p.thread, &p.in_reply_to].into_iter().flatten() {
-        super::once::validate_id("message id", reference)?;
+        crate::engine::once::validate_id("message id", reference)?;
     }
     if let Some(name) = &p.relayed_from {
         if p.from.is_some() {
@@ -35,7 +35,7 @@ pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<Value, ApiE
         }
     }
     let from = match &p.from {
-        Some(sender) => Some(resolve_row(daemon, sender).await?),
+        Some(sender) => Some(resolve_row(&daemon.engine, sender).await?),
         None => None,
     };
     let to = match recipients(daemon, &p.to, from.as_ref()).await {
@@ -89,6 +89,7 @@ async fn recipients(daemon: &Arc<Daemon>, to: &str, from: Option<&RunRow>) -> Re
     let sender = from.map(|r| r.id.clone());
     let (reference, sender2) = (team.clone(), sender.clone());
     let seats = daemon
+        .engine
         .store
         .call(move |c| {
             let team = match (reference, sender2) {
@@ -134,11 +135,11 @@ async fn recipients(daemon: &Arc<Daemon>, to: &str, from: Option<&RunRow>) -> Re
                 "`team` is the sender's team, and the sender is in none",
             ));
         }
-        return Ok(vec![resolve_row(daemon, to).await?]);
+        return Ok(vec![resolve_row(&daemon.engine, to).await?]);
     }
     let mut rows = Vec::with_capacity(chosen.len());
     for run in chosen {
-        rows.push(resolve_row(daemon, run).await?);
+        rows.push(resolve_row(&daemon.engine, run).await?);
     }
     Ok(rows)
 }
@@ -160,6 +161,7 @@ async fn send_one(
 ) -> Result<MailRecord, ApiError> {
     let (id2, to_id) = (id.to_string(), to.id.clone());
     let known = daemon
+        .engine
         .store
         .call(move |c| mail::get(c, &id2))
         .await
@@ -186,7 +188,7 @@ async fn send_one(
     hand_over(daemon, &stored, to).await?;
     // Both runs' Mail tabs read it again.
     for run in std::iter::once(&to.id).chain(from.map(|f| &f.id)) {
-        daemon.changed(run);
+        daemon.engine.changed(run);
     }
     read(daemon, id).await
 }
@@ -208,6 +210,7 @@ async fn store(
     let thread = p.thread.clone().unwrap_or_else(|| id.clone());
     let (in_reply_to, body) = (p.in_reply_to.clone(), p.body.clone());
     daemon
+        .engine
         .store
         .call(move |c| {
             mail::insert(
@@ -240,7 +243,7 @@ fn prompt_of(m: &MailRecord) -> String {
 /// reads its mail over MCP takes it, and a second relay is the first).
 async fn hand_over(daemon: &Arc<Daemon>, m: &MailRecord, to: &RunRow) -> Result<(), ApiError> {
     if to.host == "local" {
-        super::queue::enqueue(daemon, &to.id, &m.id, &prompt_of(m)).await?;
+        crate::engine::queue::enqueue(&daemon.engine, &to.id, &m.id, &prompt_of(m)).await?;
     } else {
         let relayed = MailSendParams {
             to: to.id.clone(),
@@ -256,6 +259,7 @@ async fn hand_over(daemon: &Arc<Daemon>, m: &MailRecord, to: &RunRow) -> Result<
     }
     let id = m.id.clone();
     daemon
+        .engine
         .store
         .call(move |c| mail::mark_handed(c, &id))
         .await
@@ -264,19 +268,19 @@ async fn hand_over(daemon: &Arc<Daemon>, m: &MailRecord, to: &RunRow) -> Result<
 
 /// Hands a stored message to its run (an approval request to a leader).
 pub(super) async fn hand_over_one(daemon: &Arc<Daemon>, m: &MailRecord) -> Result<(), ApiError> {
-    let to = resolve_row(daemon, &m.to).await?;
+    let to = resolve_row(&daemon.engine, &m.to).await?;
     hand_over(daemon, m, &to).await?;
-    daemon.changed(&to.id);
+    daemon.engine.changed(&to.id);
     Ok(())
 }
 
 /// At start: messages stored before the last daemon could hand them over.
 pub async fn hand_over_stored(daemon: &Arc<Daemon>) {
-    let Ok(stored) = daemon.store.call(|c| mail::stored(c)).await else {
+    let Ok(stored) = daemon.engine.store.call(|c| mail::stored(c)).await else {
         return;
     };
     for m in stored {
-        let Ok(to) = resolve_row(daemon, &m.to).await else {
+        let Ok(to) = resolve_row(&daemon.engine, &m.to).await else {
             continue;
         };
         if let Err(e) = hand_over(daemon, &m, &to).await {
@@ -287,12 +291,13 @@ pub async fn hand_over_stored(daemon: &Arc<Daemon>) {
 
 pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Value, ApiError> {
     let mut runs = match &p.run {
-        Some(reference) => vec![resolve_row(daemon, reference).await?.id],
+        Some(reference) => vec![resolve_row(&daemon.engine, reference).await?.id],
         None => Vec::new(),
     };
     if let Some(team) = &p.team {
         let team = super::teams::resolve(daemon, team).await?;
         runs = daemon
+            .engine
             .store
             .call(move |c| teams::members(c, &team.id))
             .await
@@ -307,6 +312,7 @@ pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Value, ApiE
         .unwrap_or(MailListParams::DEFAULT_LIMIT)
         .clamp(1, MailListParams::MAX_LIMIT);
     let found = daemon
+        .engine
         .store
         .call(move |c| mail::list(c, (!every).then_some(runs.as_slice()), limit))
         .await
@@ -319,28 +325,29 @@ pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Value, ApiE
 /// the run's delivery is held, so a message is either typed or read here,
 /// never both.
 pub async fn wait(daemon: &Arc<Daemon>, p: MailWaitParams) -> Result<Vec<MailRecord>, ApiError> {
-    let run = resolve_row(daemon, &p.run).await?;
+    let run = resolve_row(&daemon.engine, &p.run).await?;
     let limit = p
         .timeout_ms
         .unwrap_or(MailWaitParams::DEFAULT_TIMEOUT_MS)
         .min(MailWaitParams::MAX_TIMEOUT_MS);
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(limit);
     loop {
-        let mut changes = daemon.changes.subscribe();
-        let live = daemon.live(&run.id);
+        let mut changes = daemon.engine.changes.subscribe();
+        let live = daemon.engine.live(&run.id);
         let _typing = match &live {
             Some(live) => Some(live.delivery.lock().await),
             None => None,
         };
         let key = run.id.clone();
         let taken = daemon
+            .engine
             .store
             .call(move |c| mail::take_unread(c, &key))
             .await
             .map_err(ApiError::internal)?;
         drop(_typing);
         if !taken.is_empty() {
-            daemon.changed(&run.id);
+            daemon.engine.changed(&run.id);
             return Ok(taken);
         }
         if tokio::time::timeout_at(deadline, changes.recv()).await.is_err() {
@@ -352,6 +359,7 @@ pub async fn wait(daemon: &Arc<Daemon>, p: MailWaitParams) -> Result<Vec<MailRec
 pub async fn read(daemon: &Arc<Daemon>, id: &str) -> Result<MailRecord, ApiError> {
     let key = id.to_string();
     let stored = daemon
+        .engine
         .store
         .call(move |c| mail::get(c, &key))
         .await

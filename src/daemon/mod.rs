@@ -1,122 +1,72 @@
-//! `agents daemon`: the broker (docs/design.md §2). It owns the database, the
-//! registry of live runs and their supervisor links, fan-out of output to
-//! clients, and the prompt queues. Runs live in their supervisors, so this
-//! process can die or be upgraded without losing one.
+//! `agents daemon`: the broker (docs/design.md §2) around the run engine
+//! (`crate::engine`, which owns the live runs, their supervisor links and
+//! the prompt queues): client connections, the tool table, fan-out of output
+//! and screens to clients, remote hosts, and the features over the engine
+//! (mail, teams, routines, removal, retention, sessions, worktrees). Runs
+//! live in their supervisors, so this process can die or be upgraded without
+//! losing one.
 
-mod adopt;
 mod approvals;
 mod connection;
 mod dispatch;
-mod ends;
-mod fallback;
-mod hooks;
-mod link;
 mod listing;
 mod mail;
-mod once;
 mod outbox;
 mod prompts;
-mod queue;
-mod recover;
 mod remote;
 mod removal;
 mod rename;
 mod retention;
 mod routine_fire;
 mod routines;
-mod run_link;
 mod run_methods;
 mod screens;
 mod sessions;
-mod size;
-mod start;
 mod subscribe;
-mod tasks;
 mod teams;
-pub mod transcripts;
 mod upgrade;
-mod waits;
 mod worktrees;
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
 use tokio::net::UnixListener;
-use tokio::sync::{Notify, broadcast};
+use tokio::sync::Notify;
 
 use crate::config::ConfigWatch;
+use crate::engine::Engine;
 use crate::paths::Paths;
 use crate::store::Store;
 
 pub use subscribe::LAG_LIMIT;
 
-/// Shared by every task of the daemon.
+/// Shared by every task of the daemon: the run engine, and what only the
+/// broker and the features above it need.
 pub struct Daemon {
-    pub paths: Paths,
-    pub store: Store,
-    pub config: Mutex<ConfigWatch>,
-    /// Live runs by id.
-    pub runs: Mutex<HashMap<String, Arc<link::LiveRun>>>,
-    /// `run.changed` notifications for every client (ids only).
-    pub changes: broadcast::Sender<String>,
+    /// The live runs and their records (`crate::engine`).
+    pub engine: Arc<Engine>,
     pub clients: AtomicUsize,
     pub shutdown: Notify,
-    /// Tails and indexes the harnesses' transcripts.
-    pub transcripts: transcripts::Transcripts,
     /// One SSH link per remote host (docs/design.md §8).
     pub hosts: crate::remote::Links,
-    /// Starts in progress by the caller's launch id (a retry waits for them).
-    pub starts: once::Starts,
-    /// Live runs' output offsets waiting to be stored, in one batch.
-    pub output_bytes: link::OutputBytes,
     /// Requests being answered (an upgrade's re-exec waits for them).
     pub requests: AtomicUsize,
-    /// Ends the database refused (a full disk), until they are written.
-    pub held_ends: ends::HeldEnds,
-    /// How many `runs.wait` calls wait on each run now: a child that ends
-    /// awaited gives its result to its waiter, not to its parent.
-    pub awaited: std::sync::Mutex<std::collections::HashMap<String, usize>>,
     /// The routine scheduler's state (`[routines.NAME]`).
     pub routines: routines::Routines,
 }
 
-impl Daemon {
-    pub fn live(&self, id: &str) -> Option<Arc<link::LiveRun>> {
-        self.runs.lock().unwrap_or_else(|p| p.into_inner()).get(id).cloned()
+/// What the engine asks of the daemon above it, through a weak handle
+/// (`Engine::hold`): a new config read tells the routine scheduler, and a
+/// stop routed to a team's leader is handed over as mail.
+impl crate::engine::Upcalls for Daemon {
+    fn config_read(&self, config: &crate::config::Config) {
+        self.routines.config_read(&config.routines);
     }
 
-    /// Every live run now.
-    pub fn live_runs(&self) -> Vec<Arc<link::LiveRun>> {
-        self.runs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .cloned()
-            .collect()
-    }
-
-    pub fn config(&self) -> crate::config::Config {
-        let mut watch = self.config.lock().unwrap_or_else(|p| p.into_inner());
-        if watch.refresh() {
-            self.routines.config_read(&watch.current.routines);
-        }
-        watch.current.clone()
-    }
-
-    /// The engine settings as last read, without looking at the file: for
-    /// loops that run often (each run's status loop wakes every quiet
-    /// window; with 50 runs a `stat` each was 50 a second). Every
-    /// `config()` call and the minute's tick read edits.
-    pub fn engine_as_read(&self) -> crate::config::Engine {
-        let watch = self.config.lock().unwrap_or_else(|p| p.into_inner());
-        watch.current.engine.clone()
-    }
-
-    pub fn changed(&self, id: &str) {
-        let _ = self.changes.send(id.to_string());
+    fn approval_asked(self: Arc<Self>, asked: crate::api::MailRecord) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(async move { approvals::hand_over(&self, asked).await })
     }
 }
 
@@ -131,39 +81,6 @@ pub fn own_exe() -> &'static str {
             .unwrap_or_default()
     })
 }
-
-/// The user's screen-rule files, for a new run's supervisor; one that does
-/// not read is passed over with a warning (`agents doctor` names it).
-pub fn user_screen_rules() -> Vec<(String, String)> {
-    let Some(dir) = Paths::screen_rules_dir() else {
-        return Vec::new();
-    };
-    let (files, faults) = crate::harness::screen_rules::read_user_files(&dir);
-    for fault in faults {
-        tracing::warn!("screen rules passed over: {fault}");
-    }
-    files
-}
-
-/// The user's umask, which harnesses get (`SuperviseSpec::umask`): read at
-/// start, before this daemon makes its own files owner-only (a daemon
-/// re-executed on an upgrade is handed it in `AGENTS_USER_UMASK`).
-pub fn user_umask() -> u32 {
-    *USER_UMASK.get().unwrap_or(&0o022)
-}
-
-static USER_UMASK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-
-fn keep_user_umask() {
-    let was = crate::paths::create_owner_only();
-    let handed = std::env::var(UMASK_VAR)
-        .ok()
-        .and_then(|v| u32::from_str_radix(&v, 8).ok());
-    let _ = USER_UMASK.set(handed.unwrap_or(was));
-}
-
-/// Carries the user's umask across an upgrade's re-exec.
-pub const UMASK_VAR: &str = "AGENTS_USER_UMASK";
 
 /// Runs the daemon in this process until `daemon.stop`. `ready` is told once
 /// the socket accepts connections (the client that started us waits for it).
@@ -182,7 +99,7 @@ pub fn main(paths: Paths, mut ready: Option<std::fs::File>) -> Result<i32> {
 
 fn start(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     own_exe();
-    keep_user_umask();
+    crate::engine::keep_user_umask();
     paths.ensure()?;
     // One daemon per AGENTS_HOME: an exclusive lock held for our lifetime.
     let lock_file = std::fs::OpenOptions::new()
@@ -215,14 +132,14 @@ fn start(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
 /// that leaves it with `main`, which tells the waiting client why.
 async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     let (daemon, listener, socket) = open(paths)?;
-    adopt::reconcile_all(&daemon).await;
+    crate::engine::adopt::reconcile_all(&daemon.engine).await;
     crate::remote::resume(&daemon.here()).await;
     mail::hand_over_stored(&daemon).await;
-    tasks::tell_untold_mirror_ends(&daemon).await;
+    crate::engine::tasks::tell_untold_mirror_ends(&daemon.engine).await;
     // After re-adoption: a routine's run that lives on is seen as running.
     tokio::spawn(routines::run(daemon.clone()));
     tokio::spawn(retention::run(daemon.clone()));
-    transcripts::Transcripts::mark_live_runs(&daemon);
+    crate::engine::transcripts::Transcripts::mark_live_runs(&daemon.engine);
     tracing::info!("daemon {} listening on {}", std::process::id(), socket.display());
     if let Some(mut ready) = ready.take() {
         let _ = ready.write_all(b"ready\n");
@@ -253,7 +170,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
                 admit(&daemon, stream, &open, &mut full);
             }
             _ = config_tick.tick() => {
-                daemon.config();
+                daemon.engine.config();
             }
             _ = upgrade_tick.tick() => {
                 let binary = binary.clone();
@@ -278,8 +195,8 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     }
     release_supervisors(&daemon).await;
     // A clean stop leaves one file, not a small database beside a large WAL.
-    let _ = daemon.store.checkpoint().await;
-    let _ = std::fs::remove_file(daemon.paths.daemon_pid());
+    let _ = daemon.engine.store.checkpoint().await;
+    let _ = std::fs::remove_file(daemon.engine.paths.daemon_pid());
     Ok(0)
 }
 
@@ -302,25 +219,18 @@ fn open(paths: Paths) -> Result<(Arc<Daemon>, UnixListener, std::path::PathBuf)>
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
     }
-    let transcripts = transcripts::Transcripts::start(store.clone());
     let config = ConfigWatch::keeping(Paths::config_file(), Some(paths.kept_config()));
+    let engine = Engine::new(paths, store, config);
     let daemon = Arc::new(Daemon {
-        paths,
-        store,
-        config: Mutex::new(config),
-        runs: Mutex::new(HashMap::new()),
-        changes: broadcast::channel(1024).0,
+        engine,
         clients: AtomicUsize::new(0),
         shutdown: Notify::new(),
-        transcripts,
         hosts: Default::default(),
-        starts: Default::default(),
-        output_bytes: Default::default(),
         requests: AtomicUsize::new(0),
-        held_ends: Default::default(),
-        awaited: Default::default(),
         routines: routines::Routines::new(crate::clock::Clock::from_env()),
     });
+    let upcalls: std::sync::Weak<dyn crate::engine::Upcalls> = Arc::downgrade(&daemon) as _;
+    daemon.engine.hold(upcalls);
     Ok((daemon, listener, socket))
 }
 
@@ -353,7 +263,7 @@ fn admit(daemon: &Arc<Daemon>, stream: tokio::net::UnixStream, open: &Arc<tokio:
 /// start a daemon in this one's place (`supervise::keeper`). Bounded: a
 /// supervisor that does not answer within a second is not waited for.
 async fn release_supervisors(daemon: &Arc<Daemon>) {
-    let live = daemon.live_runs();
+    let live = daemon.engine.live_runs();
     let told = live
         .iter()
         .map(|run| tokio::time::timeout(std::time::Duration::from_secs(1), run.link.release()));
@@ -407,7 +317,7 @@ async fn reexec(daemon: &Daemon, binary: &std::path::Path) -> anyhow::Error {
     }
     // The last answers are queued to their clients' writers: let them go out.
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    let _ = daemon.store.call(|_| Ok(())).await;
-    let e = upgrade::exec(binary, &daemon.paths.home);
+    let _ = daemon.engine.store.call(|_| Ok(())).await;
+    let e = upgrade::exec(binary, &daemon.engine.paths.home);
     anyhow::anyhow!("cannot re-execute on {}: {e}", binary.display())
 }

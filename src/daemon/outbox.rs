@@ -33,6 +33,7 @@ pub async fn holds_for(daemon: &Arc<Daemon>, from: &RunRow, refused: &ApiError) 
     }
     let run = from.id.clone();
     daemon
+        .engine
         .store
         .call(move |c| outbox::placed(c, &run))
         .await
@@ -46,6 +47,7 @@ pub async fn hold(daemon: &Arc<Daemon>, p: &MailSendParams, id: &str, from: &Run
     let thread = p.thread.clone().unwrap_or_else(|| id.clone());
     let (in_reply_to, body) = (p.in_reply_to.clone(), p.body.clone());
     let held = daemon
+        .engine
         .store
         .call(move |c| {
             outbox::hold(
@@ -69,7 +71,7 @@ pub async fn hold(daemon: &Arc<Daemon>, p: &MailSendParams, id: &str, from: &Run
         ));
     }
     // The daemon that drives the run hears of it as a change of the run.
-    daemon.changed(&from.id);
+    daemon.engine.changed(&from.id);
     to_value(record_of(&held, &from.name))
 }
 
@@ -93,6 +95,7 @@ fn record_of(m: &OutboundMail, from_name: &str) -> MailRecord {
 pub async fn read(daemon: &Arc<Daemon>, id: &str) -> Result<Option<MailRecord>, ApiError> {
     let key = id.to_string();
     daemon
+        .engine
         .store
         .call(move |c| {
             let Some(m) = outbox::get(c, &key)? else {
@@ -109,6 +112,7 @@ pub async fn read(daemon: &Arc<Daemon>, id: &str) -> Result<Option<MailRecord>, 
 pub async fn take(daemon: &Arc<Daemon>, p: OutboxParams) -> Result<Value, ApiError> {
     let (run, epoch) = (p.run, p.epoch);
     let held = daemon
+        .engine
         .store
         .call(move |c| outbox::take(c, &run, &epoch))
         .await
@@ -120,6 +124,7 @@ pub async fn take(daemon: &Arc<Daemon>, p: OutboxParams) -> Result<Value, ApiErr
 pub async fn taken(daemon: &Arc<Daemon>, p: OutboxTakenParams) -> Result<Value, ApiError> {
     let (run, epoch, ids) = (p.run.clone(), p.epoch, p.ids);
     let answer = daemon
+        .engine
         .store
         .call(move |c| outbox::taken(c, &run, &epoch, &ids))
         .await
@@ -131,7 +136,7 @@ pub async fn taken(daemon: &Arc<Daemon>, p: OutboxTakenParams) -> Result<Value, 
             answer.stale
         );
     }
-    daemon.changed(&p.run);
+    daemon.engine.changed(&p.run);
     to_value(answer)
 }
 
@@ -164,12 +169,13 @@ pub async fn deliver(daemon: &Arc<Daemon>, run: &str, m: OutboundMail) -> Result
     tracing::info!("run {run}: mail {id} to '{to}' refused: {}", refused.message);
     let data = json!({ "id": id, "to": to, "error": refused.message });
     daemon
+        .engine
         .store
         .runs()
         .append_event(run, "MAIL_REFUSED", data)
         .await
         .map_err(ApiError::internal)?;
-    daemon.changed(run);
+    daemon.engine.changed(run);
     match bounce(daemon, run, &id, &to, &refused.message).await {
         Err(e) if may_pass(&e) => Err(e),
         _ => Ok(()),
@@ -190,7 +196,7 @@ fn may_pass(e: &ApiError) -> bool {
 /// message), so it is typed once however often the message is taken. A
 /// shell or a command is not typed into.
 async fn bounce(daemon: &Arc<Daemon>, run: &str, id: &str, to: &str, why: &str) -> Result<(), ApiError> {
-    let sender = super::start::resolve_row(daemon, run).await?;
+    let sender = crate::engine::start::resolve_row(&daemon.engine, run).await?;
     if matches!(sender.harness.as_str(), "shell" | "cmd") || !sender.state.is_live() {
         return Ok(());
     }

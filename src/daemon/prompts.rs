@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::Daemon;
 use super::dispatch::to_value;
-use super::link::Typed;
 use crate::api::{ApiError, ErrorCode, PromptParams, SendResult, method};
+use crate::engine::live::Typed;
 use crate::store::prompts;
 use crate::store::runs::{self, RunRow};
 
@@ -42,13 +42,13 @@ pub(super) async fn call(
                 prompts::drop_waiting(c, &run, &id)
             })
             .await?;
-            if let Some(live) = daemon.live(&row.id) {
+            if let Some(live) = daemon.engine.live(&row.id) {
                 let mut held = live.held.lock().unwrap_or_else(|p| p.into_inner());
                 if held.as_ref().is_some_and(|h| h.prompt_id == prompt) {
                     *held = None;
                 }
             }
-            daemon.changed(&row.id);
+            daemon.engine.changed(&row.id);
             Ok(dropped)
         }
         _ => send_now(daemon, row, prompt).await,
@@ -58,17 +58,22 @@ pub(super) async fn call(
 /// The run's waiting prompts, each with why it waits (none for an ended
 /// run: nothing will be typed into it).
 async fn list(daemon: &Arc<Daemon>, row: &RunRow) -> Result<Vec<crate::api::WaitingPrompt>, ApiError> {
-    let Some(live) = daemon.live(&row.id).filter(|_| row.state.is_live()) else {
+    let Some(live) = daemon.engine.live(&row.id).filter(|_| row.state.is_live()) else {
         return Ok(Vec::new());
     };
     let id = row.id.clone();
     let mut waiting = daemon
+        .engine
         .store
         .call(move |c| prompts::waiting(c, &[id.as_str()]))
         .await
         .map_err(ApiError::internal)?;
     let queued = waiting.remove(&row.id).unwrap_or_default();
-    Ok(super::queue::waiting(&live, &super::queue::rules(daemon), queued))
+    Ok(crate::engine::queue::waiting(
+        &live,
+        &crate::engine::queue::rules(&daemon.engine),
+        queued,
+    ))
 }
 
 /// Applies `change` to a waiting prompt and records `event` on the run;
@@ -82,6 +87,7 @@ async fn change(
 ) -> Result<Value, ApiError> {
     let (run, id) = (row.id.clone(), prompt.to_string());
     let changed = daemon
+        .engine
         .store
         .call(move |c| {
             let changed = change(c)?;
@@ -111,11 +117,12 @@ fn not_waiting(row: &RunRow, prompt: &str) -> ApiError {
 /// Types a waiting prompt now: the user's choice, past their draft and
 /// the agent's turn; never into a question.
 async fn send_now(daemon: &Arc<Daemon>, row: RunRow, prompt: String) -> Result<Value, ApiError> {
-    let Some(live) = daemon.live(&row.id).filter(|_| row.state.is_live()) else {
-        return Err(super::start::ended_state_error(&row));
+    let Some(live) = daemon.engine.live(&row.id).filter(|_| row.state.is_live()) else {
+        return Err(crate::engine::start::ended_state_error(&row));
     };
     let id = prompt.clone();
     let found = daemon
+        .engine
         .store
         .call(move |c| prompts::get_prompt(c, &id))
         .await
@@ -137,7 +144,7 @@ async fn send_now(daemon: &Arc<Daemon>, row: RunRow, prompt: String) -> Result<V
             ),
         ));
     }
-    match super::queue::type_now(daemon, &live, &found, &row).await? {
+    match crate::engine::queue::type_now(&daemon.engine, &live, &found, &row).await? {
         Typed::Held(held) => Err(ApiError::internal(format!("held: {}", held.held))),
         Typed::Now | Typed::Before => to_value(SendResult {
             prompt_id: found.id,

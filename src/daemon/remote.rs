@@ -7,10 +7,10 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::Daemon;
-use super::link::LiveRun;
-use super::run_link::RunLink;
 use crate::api::{ApiError, OutboundMail};
 use crate::config::Config;
+use crate::engine::live::LiveRun;
+use crate::engine::run_link::RunLink;
 use crate::paths::Paths;
 use crate::remote::{Boxed, Here, Links, Local, Mirrored, RemoteRun};
 use crate::store::Store;
@@ -24,11 +24,11 @@ impl Daemon {
 
 impl Local for Daemon {
     fn paths(&self) -> &Paths {
-        &self.paths
+        &self.engine.paths
     }
 
     fn store(&self) -> &Store {
-        &self.store
+        &self.engine.store
     }
 
     fn hosts(&self) -> &Links {
@@ -36,22 +36,22 @@ impl Local for Daemon {
     }
 
     fn config(&self) -> Config {
-        Daemon::config(self)
+        self.engine.config()
     }
 
     fn changed(&self, id: &str) {
-        Daemon::changed(self, id);
+        self.engine.changed(id);
     }
 
     fn is_live(&self, id: &str) -> bool {
-        self.live(id).is_some()
+        self.engine.live(id).is_some()
     }
 
     fn drive(self: Arc<Self>, run: RemoteRun, offset: u64) -> Option<mpsc::Sender<Mirrored>> {
         let id = run.id().to_string();
         let live = Arc::new(LiveRun::new(id.clone(), RunLink::Remote(run), offset));
         {
-            let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+            let mut runs = self.engine.runs.lock().unwrap_or_else(|p| p.into_inner());
             if runs.contains_key(&id) {
                 return None;
             }
@@ -59,7 +59,7 @@ impl Local for Daemon {
         }
         let (events, events_rx) = mpsc::channel(64);
         tokio::spawn(follow(self.clone(), live, events_rx));
-        self.changed(&id);
+        self.engine.changed(&id);
         Some(events)
     }
 
@@ -74,8 +74,10 @@ impl Local for Daemon {
 
 /// A mirrored run's live state, until its mirror says it ended (or goes).
 async fn follow(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut events: mpsc::Receiver<Mirrored>) {
-    live.quiet_ms
-        .store(daemon.engine_as_read().quiet_ms, std::sync::atomic::Ordering::Relaxed);
+    live.quiet_ms.store(
+        daemon.engine.engine_as_read().quiet_ms,
+        std::sync::atomic::Ordering::Relaxed,
+    );
     while let Some(event) = events.recv().await {
         match event {
             Mirrored::Output(offset) => {
@@ -90,7 +92,12 @@ async fn follow(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut events: mpsc::Recei
     }
     live.ended.send_replace(true);
     live.wake.notify_waiters();
-    daemon.runs.lock().unwrap_or_else(|p| p.into_inner()).remove(&live.id);
-    daemon.changed(&live.id);
-    super::tasks::mirror_ended(&daemon, &live.id).await;
+    daemon
+        .engine
+        .runs
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&live.id);
+    daemon.engine.changed(&live.id);
+    crate::engine::tasks::mirror_ended(&daemon.engine, &live.id).await;
 }

@@ -51,20 +51,21 @@ pub async fn remove(daemon: &Arc<Daemon>, p: RemoveParams) -> Result<RemoveResul
     result.hosts_failed = remove_on_hosts(daemon, &plan).await;
     let ids: Vec<String> = plan.runs.iter().map(|r| r.id.clone()).collect();
     daemon
+        .engine
         .store
         .call(move |c| removal::remove(c, &plan))
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     for id in &ids {
-        if let Err(e) = std::fs::remove_dir_all(daemon.paths.run_dir(id))
+        if let Err(e) = std::fs::remove_dir_all(daemon.engine.paths.run_dir(id))
             && e.kind() != std::io::ErrorKind::NotFound
         {
             tracing::warn!("run {id} removed, but not its folder: {e}");
         }
-        daemon.changed(id);
+        daemon.engine.changed(id);
     }
     for kept in &result.kept {
-        daemon.changed(&kept.id);
+        daemon.engine.changed(&kept.id);
     }
     Ok(result)
 }
@@ -80,7 +81,7 @@ async fn roots(daemon: &Arc<Daemon>, p: &RemoveParams) -> Result<(Vec<String>, V
         }
         let mut ids = Vec::new();
         for reference in &p.runs {
-            ids.push(super::start::resolve_row(daemon, reference).await?.id);
+            ids.push(crate::engine::start::resolve_row(&daemon.engine, reference).await?.id);
         }
         return Ok((ids, Vec::new()));
     }
@@ -96,6 +97,7 @@ async fn roots(daemon: &Arc<Daemon>, p: &RemoveParams) -> Result<(Vec<String>, V
         )));
     }
     let ids = daemon
+        .engine
         .store
         .call(move |c| removal::ended_before(c, before, &states))
         .await
@@ -113,17 +115,22 @@ async fn roots(daemon: &Arc<Daemon>, p: &RemoveParams) -> Result<(Vec<String>, V
 
 async fn plan(daemon: &Arc<Daemon>, roots: Vec<String>) -> Result<Plan, ApiError> {
     let mut plan = daemon
+        .engine
         .store
         .call(move |c| removal::plan(c, &roots))
         .await
         .map_err(ApiError::internal)?;
-    plan.runs = plan.runs.into_iter().map(|r| daemon.held_ends.apply(r)).collect();
+    plan.runs = plan
+        .runs
+        .into_iter()
+        .map(|r| daemon.engine.held_ends.apply(r))
+        .collect();
     Ok(plan)
 }
 
 /// Live here, or its end not yet stored.
 fn is_live(daemon: &Daemon, row: &RunRow) -> bool {
-    row.state.is_live() || daemon.live(&row.id).is_some()
+    row.state.is_live() || daemon.engine.live(&row.id).is_some()
 }
 
 fn removed(row: &RunRow) -> RemovedRun {
@@ -146,6 +153,7 @@ async fn cancel_and_wait(daemon: &Arc<Daemon>, ids: &[String]) -> Result<(), Api
     loop {
         let pending = ids.to_vec();
         let rows = daemon
+            .engine
             .store
             .call(move |c| {
                 pending
@@ -158,7 +166,7 @@ async fn cancel_and_wait(daemon: &Arc<Daemon>, ids: &[String]) -> Result<(), Api
         let still = rows
             .into_iter()
             .flatten()
-            .map(|r| daemon.held_ends.apply(r))
+            .map(|r| daemon.engine.held_ends.apply(r))
             .find(|r| is_live(daemon, r));
         let Some(still) = still else { return Ok(()) };
         if tokio::time::Instant::now() > deadline {
@@ -207,8 +215,14 @@ pub async fn remove_session(
     }
     let key = session.clone();
     let gone = match p.dry_run {
-        true => daemon.store.call(move |c| removal::session_parts(c, &key)).await,
-        false => daemon.store.call(move |c| removal::remove_session(c, &key)).await,
+        true => daemon.engine.store.call(move |c| removal::session_parts(c, &key)).await,
+        false => {
+            daemon
+                .engine
+                .store
+                .call(move |c| removal::remove_session(c, &key))
+                .await
+        }
     }
     .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     let mut files = Vec::new();
@@ -228,7 +242,7 @@ pub async fn remove_session(
         }
     }
     for run in &gone.runs {
-        daemon.changed(run);
+        daemon.engine.changed(run);
     }
     Ok(crate::api::SessionRemoved {
         session,

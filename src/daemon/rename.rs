@@ -22,6 +22,7 @@ pub async fn rename(daemon: &Arc<Daemon>, row: RunRow, name: String) -> Result<R
         ));
     }
     let renamed = daemon
+        .engine
         .store
         .names()
         .rename(&row.id, &name)
@@ -31,9 +32,9 @@ pub async fn rename(daemon: &Arc<Daemon>, row: RunRow, name: String) -> Result<R
         Ok(old) => {
             if old != name {
                 tracing::info!("run {} renamed {old} → {name}", row.id);
-                daemon.changed(&row.id);
+                daemon.engine.changed(&row.id);
             }
-            super::start::record(daemon, &row.id).await
+            crate::engine::start::record(&daemon.engine, &row.id).await
         }
         Err(Refused::NoRun) => Err(ApiError::new(ErrorCode::UnknownRun, format!("no run {}", row.id))),
         Err(Refused::Taken(holder)) => Err(ApiError::new(

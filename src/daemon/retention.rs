@@ -17,7 +17,7 @@ const EVERY_MS: i64 = 3_600_000;
 /// calls them; the rest (the exit evidence, the supervisor's log) is small
 /// and part of the record.
 fn output_files(daemon: &Daemon, id: &str) -> [std::path::PathBuf; 4] {
-    let p = &daemon.paths;
+    let p = &daemon.engine.paths;
     [p.output_log(id), p.output_index(id), p.sizes(id), p.checkpoints(id)]
 }
 
@@ -37,7 +37,7 @@ pub async fn run(daemon: Arc<Daemon>) {
 
 /// What the policy prunes at `now`, with the bytes of every log kept.
 async fn plan(daemon: &Arc<Daemon>, now: i64) -> Result<(Vec<Prune>, u64), ApiError> {
-    let kept = daemon.store.logs().kept().await.map_err(ApiError::internal)?;
+    let kept = daemon.engine.store.logs().kept().await.map_err(ApiError::internal)?;
     let logs: Vec<Log> = kept
         .into_iter()
         .map(
@@ -47,7 +47,7 @@ async fn plan(daemon: &Arc<Daemon>, now: i64) -> Result<(Vec<Prune>, u64), ApiEr
                  state,
                  ended_at,
              }| {
-                let live = state.is_live() || daemon.live(&id).is_some();
+                let live = state.is_live() || daemon.engine.live(&id).is_some();
                 let bytes = output_files(daemon, &id)
                     .iter()
                     .filter_map(|f| std::fs::metadata(f).ok())
@@ -63,7 +63,7 @@ async fn plan(daemon: &Arc<Daemon>, now: i64) -> Result<(Vec<Prune>, u64), ApiEr
             },
         )
         .collect();
-    let policy = daemon.config().retention;
+    let policy = daemon.engine.config().retention;
     let total = logs.iter().map(|l| l.bytes).sum();
     Ok((crate::values::retention::plan(&policy, &logs, now), total))
 }
@@ -73,7 +73,7 @@ async fn prune(daemon: &Arc<Daemon>, now: i64) -> Result<(), ApiError> {
     for p in pruned {
         // Live again (a rerun of it cannot be: ids are new) or not: the
         // daemon's own view decides, just before.
-        if daemon.live(&p.id).is_some() {
+        if daemon.engine.live(&p.id).is_some() {
             continue;
         }
         for file in output_files(daemon, &p.id) {
@@ -84,6 +84,7 @@ async fn prune(daemon: &Arc<Daemon>, now: i64) -> Result<(), ApiError> {
             }
         }
         daemon
+            .engine
             .store
             .logs()
             .pruned(&p.id, &p.reason, p.bytes)
@@ -95,7 +96,7 @@ async fn prune(daemon: &Arc<Daemon>, now: i64) -> Result<(), ApiError> {
             p.bytes,
             p.reason
         );
-        daemon.changed(&p.id);
+        daemon.engine.changed(&p.id);
     }
     Ok(())
 }
@@ -104,9 +105,9 @@ async fn prune(daemon: &Arc<Daemon>, now: i64) -> Result<(), ApiError> {
 pub async fn report(daemon: &Arc<Daemon>) -> Result<RetentionReport, ApiError> {
     let now = daemon.routines.clock.now_ms();
     let (would_prune, logs_bytes) = plan(daemon, now).await?;
-    let home = daemon.paths.home.clone();
+    let home = daemon.engine.paths.home.clone();
     let home_bytes = tokio::task::spawn_blocking(move || disk_use(&home)).await.unwrap_or(0);
-    let policy = daemon.config().retention;
+    let policy = daemon.engine.config().retention;
     Ok(RetentionReport {
         home_bytes,
         logs_bytes,

@@ -49,14 +49,18 @@ pub async fn fire(daemon: &Arc<Daemon>, name: &str, routine: &Routine, scheduled
         Ok(record) => {
             let (id, key) = (record.id.clone(), name.to_string());
             let marked = daemon
+                .engine
                 .store
                 .call(move |c| store::mark_fire(c, &id, &key, scheduled_at))
                 .await;
             if let Err(e) = marked {
                 tracing::warn!("cannot mark run {} as routine {name}'s: {e}", record.id);
             }
-            daemon.changed(&record.id);
-            fired("started", super::start::record(daemon, &record.id).await.ok())
+            daemon.engine.changed(&record.id);
+            fired(
+                "started",
+                crate::engine::start::record(&daemon.engine, &record.id).await.ok(),
+            )
         }
         Err(why) => fired("skipped", skip(daemon, name, routine, scheduled_at, why).await),
     };
@@ -71,6 +75,7 @@ async fn busy_with(daemon: &Arc<Daemon>, name: &str) -> Option<String> {
     }
     let key = name.to_string();
     daemon
+        .engine
         .store
         .call(move |c| store::live_run(c, &key))
         .await
@@ -130,6 +135,7 @@ async fn start_any(daemon: &Arc<Daemon>, mut params: StartParams) -> Result<RunR
     // Named after the routine, the first free of `NAME`, `NAME-2`, …
     if let Some(base) = params.name.take() {
         let named = daemon
+            .engine
             .store
             .names()
             .unique(&base)
@@ -139,7 +145,7 @@ async fn start_any(daemon: &Arc<Daemon>, mut params: StartParams) -> Result<RunR
     }
     match params.host.is_some() {
         true => crate::remote::start(&daemon.here(), params).await,
-        false => super::start::start(daemon, params).await,
+        false => crate::engine::start::start(&daemon.engine, params).await,
     }
 }
 
@@ -152,9 +158,9 @@ pub async fn skip(
     reason: String,
 ) -> Option<RunRecord> {
     let row = skipped_row(name, routine, scheduled_at, reason);
-    match daemon.store.call(move |c| store::insert_skipped(c, row)).await {
+    match daemon.engine.store.call(move |c| store::insert_skipped(c, row)).await {
         Ok(row) => {
-            daemon.changed(&row.id);
+            daemon.engine.changed(&row.id);
             Some(row.to_record())
         }
         Err(e) => {

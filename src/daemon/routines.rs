@@ -112,7 +112,7 @@ async fn save(daemon: &Arc<Daemon>, name: &str, state: RoutineState) {
         .unwrap_or_else(|p| p.into_inner())
         .insert(name.to_string(), state.clone());
     let key = name.to_string();
-    if let Err(e) = daemon.store.call(move |c| store::save(c, &key, &state)).await {
+    if let Err(e) = daemon.engine.store.call(move |c| store::save(c, &key, &state)).await {
         tracing::warn!("cannot store routine {name}'s state: {e}");
     }
 }
@@ -121,11 +121,11 @@ async fn save(daemon: &Arc<Daemon>, name: &str, state: RoutineState) {
 /// `Daemon::shutdown`: that wakes one waiter, which must be the accept
 /// loop; this task ends with the runtime.)
 pub async fn run(daemon: Arc<Daemon>) {
-    match daemon.store.call(|c| store::all(c)).await {
+    match daemon.engine.store.call(|c| store::all(c)).await {
         Ok(states) => *daemon.routines.states.lock().unwrap_or_else(|p| p.into_inner()) = states,
         Err(e) => tracing::warn!("cannot read the routines' states: {e}"),
     }
-    let mut changes = daemon.changes.subscribe();
+    let mut changes = daemon.engine.changes.subscribe();
     let mut last_now = 0;
     loop {
         let now = daemon.routines.clock.now_ms().max(last_now);
@@ -138,7 +138,7 @@ pub async fn run(daemon: Arc<Daemon>) {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .get_or_insert(now);
-            for (name, routine) in daemon.config().routines {
+            for (name, routine) in daemon.engine.config().routines {
                 let due = tick(&daemon, &name, &routine, now).await;
                 next = next.into_iter().chain(due).min();
             }
@@ -257,7 +257,7 @@ async fn start_queued(daemon: &Arc<Daemon>, name: &str, routine: &Routine) {
         return;
     }
     let key = name.to_string();
-    let live = daemon.store.call(move |c| store::live_run(c, &key)).await;
+    let live = daemon.engine.store.call(move |c| store::live_run(c, &key)).await;
     if !matches!(live, Ok(None)) {
         return;
     }
@@ -268,7 +268,7 @@ async fn start_queued(daemon: &Arc<Daemon>, name: &str, routine: &Routine) {
 }
 
 fn configured(daemon: &Daemon, name: &str) -> Result<Routine, ApiError> {
-    daemon.config().routines.remove(name).ok_or_else(|| {
+    daemon.engine.config().routines.remove(name).ok_or_else(|| {
         ApiError::new(
             ErrorCode::UnknownRoutine,
             format!("no routine named '{name}' in the config ([routines.NAME])"),
@@ -280,9 +280,10 @@ fn configured(daemon: &Daemon, name: &str) -> Result<Routine, ApiError> {
 pub async fn list(daemon: &Arc<Daemon>) -> Result<Vec<RoutineRecord>, ApiError> {
     let now = daemon.routines.clock.now_ms();
     let mut out = Vec::new();
-    for (name, routine) in daemon.config().routines {
+    for (name, routine) in daemon.engine.config().routines {
         let key = name.clone();
         let last = daemon
+            .engine
             .store
             .call(move |c| store::last_fire(c, &key))
             .await
@@ -341,6 +342,7 @@ pub async fn pause(daemon: &Arc<Daemon>, name: &str, paused: bool) -> Result<Rou
     }
     let key = name.to_string();
     let last = daemon
+        .engine
         .store
         .call(move |c| store::last_fire(c, &key))
         .await

@@ -150,7 +150,7 @@ pub async fn call(
     }
     match call {
         RunCall::Changes => super::worktrees::changes(daemon, row).await,
-        RunCall::Explain => to_value(super::queue::explain(daemon, &row)?),
+        RunCall::Explain => to_value(crate::engine::queue::explain(&daemon.engine, &row)?),
         RunCall::Merge(MergeParams { run: _, squash }) => super::worktrees::merge(daemon, row, squash).await,
         RunCall::WorktreeRm(WorktreeRmParams { run: _, force }) => super::worktrees::remove(daemon, row, force).await,
         RunCall::Show => show(daemon, row).await,
@@ -167,9 +167,10 @@ pub async fn call(
         }
         RunCall::Resize(ResizeParams { run: _, rows, cols }) => {
             let live = daemon
+                .engine
                 .live(&row.id)
-                .ok_or_else(|| super::start::ended_state_error(&row))?;
-            super::size::hold(daemon, &live, outbox.viewer, (rows, cols)).await?;
+                .ok_or_else(|| crate::engine::start::ended_state_error(&row))?;
+            crate::engine::size::hold(&daemon.engine, &live, outbox.viewer, (rows, cols)).await?;
             Ok(Value::Null)
         }
         RunCall::Answer(answer) => answer_run(daemon, row, answer).await,
@@ -177,12 +178,16 @@ pub async fn call(
         // A wait whose client has gone no longer counts as awaiting.
         RunCall::Wait(WaitParams { takes_result, .. }) => to_value(
             outbox
-                .unless_gone(super::waits::wait(daemon, &row.id, takes_result))
+                .unless_gone(crate::engine::waits::wait(&daemon.engine, &row.id, takes_result))
                 .await?,
         ),
-        RunCall::WaitChildren => to_value(outbox.unless_gone(super::waits::children(daemon, &row)).await?),
+        RunCall::WaitChildren => to_value(
+            outbox
+                .unless_gone(crate::engine::waits::children(&daemon.engine, &row))
+                .await?,
+        ),
         RunCall::Index => {
-            let bytes = std::fs::read(daemon.paths.output_index(&row.id)).unwrap_or_default();
+            let bytes = std::fs::read(daemon.engine.paths.output_index(&row.id)).unwrap_or_default();
             let samples: Vec<[u64; 2]> = TimeSample::decode_all(&bytes)
                 .into_iter()
                 .map(|s| [s.offset, s.at_ms])
@@ -197,7 +202,7 @@ pub async fn call(
         RunCall::Sizes => {
             // Empty for a run from before sizes were kept, or mirrored from
             // a host: replays then take the run's size.
-            let bytes = std::fs::read(daemon.paths.sizes(&row.id)).unwrap_or_default();
+            let bytes = std::fs::read(daemon.engine.paths.sizes(&row.id)).unwrap_or_default();
             to_value(SizeChange::decode_all(&bytes))
         }
         RunCall::Lineage => to_value(super::sessions::tree(daemon, &row.id).await?),
@@ -214,18 +219,18 @@ async fn send_prompt(daemon: &Arc<Daemon>, row: RunRow, send: SendParams) -> Res
     // A retry of a prompt this run holds learns its state, even
     // once the run has ended.
     if let Some(id) = &prompt_id
-        && let Some(known) = super::once::known_prompt(daemon, &row.id, id).await?
+        && let Some(known) = crate::engine::once::known_prompt(&daemon.engine, &row.id, id).await?
     {
         return to_value(known);
     }
     if !row.state.is_live() {
-        return Err(super::start::ended_state_error(&row));
+        return Err(crate::engine::start::ended_state_error(&row));
     }
     if text.len() > 64 * 1024 {
         return Err(ApiError::bad_request("prompt longer than 64 KiB"));
     }
     let prompt_id = prompt_id.unwrap_or_else(|| ulid::Ulid::new().to_string());
-    to_value(super::queue::enqueue(daemon, &row.id, &prompt_id, &text).await?)
+    to_value(crate::engine::queue::enqueue(&daemon.engine, &row.id, &prompt_id, &text).await?)
 }
 
 /// `runs.attach`: a subscription to the run's output or screen, streamed
@@ -240,7 +245,7 @@ fn attach_run(
     if let Some(offset) = attach.offset {
         // The log only grows, so no frame ever named an offset past
         // its end: refuse one rather than report it "caught up".
-        let len = std::fs::metadata(daemon.paths.output_log(&row.id))
+        let len = std::fs::metadata(daemon.engine.paths.output_log(&row.id))
             .map(|m| m.len())
             .unwrap_or(0);
         if offset > len {
@@ -314,8 +319,8 @@ async fn detach_run(
         subs.keys().any(|key| key.starts_with(&screens))
     };
     // A connection that still shows the run keeps its size.
-    if !still_shown && let Some(live) = daemon.live(&row.id) {
-        super::size::release(daemon, &live, outbox.viewer).await;
+    if !still_shown && let Some(live) = daemon.engine.live(&row.id) {
+        crate::engine::size::release(&daemon.engine, &live, outbox.viewer).await;
     }
     Ok(Value::Null)
 }
@@ -332,8 +337,8 @@ async fn answer_run(daemon: &Arc<Daemon>, row: RunRow, params: AnswerParams) -> 
     // A request is answered once: its id is the answer's.
     let answer_id = answer_id.or_else(|| request.clone());
     if let Some(id) = &answer_id {
-        super::once::validate_id("answer id", id)?;
-        if let Some(outcome) = super::once::answered(daemon, &row.id, id).await {
+        crate::engine::once::validate_id("answer id", id)?;
+        if let Some(outcome) = crate::engine::once::answered(&daemon.engine, &row.id, id).await {
             return outcome;
         }
     }
@@ -341,17 +346,18 @@ async fn answer_run(daemon: &Arc<Daemon>, row: RunRow, params: AnswerParams) -> 
         super::approvals::check_request(daemon, &row, request).await?;
     }
     let live = daemon
+        .engine
         .live(&row.id)
-        .ok_or_else(|| super::start::ended_state_error(&row))?;
+        .ok_or_else(|| crate::engine::start::ended_state_error(&row))?;
     // One answer (or prompt) typed at a time; a repeat of this
     // answer's id waits here, then finds its outcome.
     let _typing = live.delivery.lock().await;
     if let Some(id) = &answer_id
-        && let Some(outcome) = super::once::answered(daemon, &row.id, id).await
+        && let Some(outcome) = crate::engine::once::answered(&daemon.engine, &row.id, id).await
     {
         return outcome;
     }
-    let mut typed = super::queue::answer_input(&row.harness, &answer);
+    let mut typed = crate::engine::queue::answer_input(&row.harness, &answer);
     // When a hook already said the agent asks, its question may not
     // be drawn yet: let the supervisor wait a moment for it.
     let wait_ms = if row.status == crate::api::ActivityStatus::NeedsApproval {
@@ -365,13 +371,13 @@ async fn answer_run(daemon: &Arc<Daemon>, row: RunRow, params: AnswerParams) -> 
         // The supervisor looked and refused (no question on screen).
         Err(e) if e.code == ErrorCode::BadRequest => {
             let refused = Err(ApiError::new(ErrorCode::Conflict, e.message));
-            super::once::record_answer(daemon, &row.id, &answer, answer_id.as_deref(), &refused).await;
+            crate::engine::once::record_answer(&daemon.engine, &row.id, &answer, answer_id.as_deref(), &refused).await;
             refused
         }
         Err(e) => Err(ApiError::new(ErrorCode::Conflict, e.message)),
         Ok(result) => {
             let answered = Ok(result);
-            super::once::record_answer(daemon, &row.id, &answer, answer_id.as_deref(), &answered).await;
+            crate::engine::once::record_answer(&daemon.engine, &row.id, &answer, answer_id.as_deref(), &answered).await;
             answered
         }
     }
@@ -383,6 +389,7 @@ async fn rerun(daemon: &Arc<Daemon>, row: RunRow, env: Vec<(String, String)>) ->
     // Started with a profile: again with it, not just its family.
     let id = row.id.clone();
     let info = daemon
+        .engine
         .store
         .call(move |c| crate::store::harness::harness_info(c, &id))
         .await
@@ -411,6 +418,7 @@ async fn rerun(daemon: &Arc<Daemon>, row: RunRow, env: Vec<(String, String)>) ->
     // On the new run: which run it is a rerun of (Record, Lineage).
     let (new, old, old_name) = (started.id.clone(), row.id.clone(), row.name.clone());
     let _ = daemon
+        .engine
         .store
         .call(move |c| crate::store::runs::append_event(c, &new, "RERUN_OF", &json!({ "run": old, "name": old_name })))
         .await;
@@ -420,7 +428,7 @@ async fn rerun(daemon: &Arc<Daemon>, row: RunRow, env: Vec<(String, String)>) ->
 /// `runs.history`: the newest rows that scrolled off before `before`,
 /// as many as fit one answer.
 async fn history(daemon: &Arc<Daemon>, row: RunRow, before: u64, max_lines: usize) -> Result<Value, ApiError> {
-    let paths = daemon.paths.clone();
+    let paths = daemon.engine.paths.clone();
     let max_lines = max_lines.min(HISTORY_MAX_LINES);
     let mut lines = tokio::task::spawn_blocking(move || {
         crate::protocol::rebuild::scrolled_before(&paths, &row.id, before, row.rows, row.cols, max_lines)
@@ -452,6 +460,7 @@ async fn start_rerun(
 ) -> Result<crate::api::RunRecord, ApiError> {
     for _ in 0..3 {
         let name = daemon
+            .engine
             .store
             .names()
             .repeated(&row.id)
@@ -472,7 +481,7 @@ async fn start_rerun(
 async fn start_placed(daemon: &Arc<Daemon>, params: StartParams) -> Result<crate::api::RunRecord, ApiError> {
     match params.host {
         Some(_) => crate::remote::start(&daemon.here(), params).await,
-        None => super::start::start(daemon, params).await,
+        None => crate::engine::start::start(&daemon.engine, params).await,
     }
 }
 
@@ -481,6 +490,7 @@ async fn start_placed(daemon: &Arc<Daemon>, params: StartParams) -> Result<crate
 async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<Value, ApiError> {
     let id = row.id.clone();
     let (events, info, subagents, edge, attempts, sources, mut waiting, children) = daemon
+        .engine
         .store
         .call(move |c| {
             Ok((
@@ -496,10 +506,10 @@ async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<Value, ApiError> {
         })
         .await
         .map_err(ApiError::internal)?;
-    let prices = crate::transcript::price::PriceTable::new(daemon.config().prices);
+    let prices = crate::transcript::price::PriceTable::new(daemon.engine.config().prices);
     let mut run = with_evidence(
         daemon,
-        &super::queue::rules(daemon),
+        &crate::engine::queue::rules(&daemon.engine),
         row.to_record(),
         waiting.remove(&row.id),
     );

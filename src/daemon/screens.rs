@@ -15,9 +15,9 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use super::Daemon;
-use super::link::LiveRun;
 use super::subscribe::Outbox;
 use crate::api::{ApiError, method};
+use crate::engine::live::LiveRun;
 use crate::protocol::Frame;
 use crate::protocol::screen::{self, ScreenWatch};
 use crate::store::runs::RunRow;
@@ -41,7 +41,7 @@ pub async fn stream(
 ) -> Result<(), ApiError> {
     let mut relay = Numbering { sent: 0, sub, format };
     loop {
-        let live = match daemon.live(&row.id) {
+        let live = match daemon.engine.live(&row.id) {
             None if row.state.is_live() => super::subscribe::until_adopted(&daemon, &row.id).await,
             live => live,
         };
@@ -110,7 +110,7 @@ impl Numbering {
 async fn relay_until_gone(
     outbox: &Outbox,
     run: &str,
-    mut sub: super::run_link::ScreenSub,
+    mut sub: crate::engine::run_link::ScreenSub,
     acked: &mut watch::Receiver<u64>,
     numbering: &mut Numbering,
 ) -> Result<(), ApiError> {
@@ -135,7 +135,7 @@ async fn emulate(
 ) -> Result<(), ApiError> {
     let (mut term, mut cursor) = from_checkpoint(daemon, row).await?;
     let mut watch = ScreenWatch::new();
-    let log_path = daemon.paths.output_log(&row.id);
+    let log_path = daemon.engine.paths.output_log(&row.id);
     let mut resized = live.map(|l| l.resized.subscribe());
     let mut committed = live.map(|l| l.committed.subscribe());
     let mut ended = live.map(|l| l.ended.subscribe());
@@ -209,7 +209,7 @@ async fn emulate(
 /// offset it stands for; with no checkpoint, the log replayed from there
 /// is the caller's to feed.
 async fn from_checkpoint(daemon: &Arc<Daemon>, row: &RunRow) -> Result<(Terminal, u64), ApiError> {
-    let paths = daemon.paths.clone();
+    let paths = daemon.engine.paths.clone();
     let (id, rows, cols) = (row.id.clone(), row.rows, row.cols);
     let (offset, rows, cols, snapshot) =
         tokio::task::spawn_blocking(move || crate::protocol::rebuild::final_screen(&paths, &id, rows, cols))

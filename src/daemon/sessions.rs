@@ -18,13 +18,20 @@ use crate::store::sessions::Found;
 /// `sessions.list`: without `all`, child conversations (a subagent's, or
 /// a child run's) are left out, as a conversation list shows its top ones.
 pub async fn list(daemon: &Arc<Daemon>, all: bool) -> Result<Vec<SessionRecord>, ApiError> {
-    daemon.store.sessions().list(all).await.map_err(ApiError::internal)
+    daemon
+        .engine
+        .store
+        .sessions()
+        .list(all)
+        .await
+        .map_err(ApiError::internal)
 }
 
 /// `sessions.show`: one session with its runs, totals and subagents.
 pub async fn show(daemon: &Arc<Daemon>, reference: &str) -> Result<SessionDetail, ApiError> {
     let (session, _, _) = find(daemon, reference).await?;
     daemon
+        .engine
         .store
         .lineage()
         .session(&session)
@@ -35,8 +42,9 @@ pub async fn show(daemon: &Arc<Daemon>, reference: &str) -> Result<SessionDetail
 
 /// `runs.lineage`: the tree around a run.
 pub async fn tree(daemon: &Arc<Daemon>, run: &str) -> Result<Lineage, ApiError> {
-    let row = super::start::resolve_row(daemon, run).await?;
+    let row = crate::engine::start::resolve_row(&daemon.engine, run).await?;
     daemon
+        .engine
         .store
         .lineage()
         .around(&row.id)
@@ -54,6 +62,7 @@ pub async fn subagents(daemon: &Arc<Daemon>, p: SubagentsParams) -> Result<Vec<R
         )));
     }
     daemon
+        .engine
         .store
         .lineage()
         .subagents_of(p.runs)
@@ -68,13 +77,14 @@ pub(super) async fn find(
     reference: &str,
 ) -> Result<(String, String, Option<runs::RunRow>), ApiError> {
     let found = daemon
+        .engine
         .store
         .sessions()
         .find(reference)
         .await
         .map_err(ApiError::internal)?;
     match found {
-        Found::One(id, harness, run) => Ok((id, harness, run.map(|r| daemon.held_ends.apply(*r)))),
+        Found::One(id, harness, run) => Ok((id, harness, run.map(|r| daemon.engine.held_ends.apply(*r)))),
         Found::Many(ids) => Err(ApiError::new(
             ErrorCode::AmbiguousRun,
             format!("'{reference}' matches several sessions: {}", ids.join(", ")),
@@ -91,7 +101,7 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
     // A repeat of a launch id gets the run the first attempt started, even
     // though that run now makes the session's last run live (issue #5).
     let _once = match &p.launch_id {
-        Some(launch_id) => match super::once::resuming(daemon, launch_id).await? {
+        Some(launch_id) => match crate::engine::once::resuming(&daemon.engine, launch_id).await? {
             Ok(guard) => Some(guard),
             Err(run) => return Ok(run.to_record()),
         },
@@ -119,17 +129,18 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
     // The variables named with `--env` are passed again, values from this
     // request's environment.
     let info = daemon
+        .engine
         .store
         .harness()
         .info(&last.id)
         .await
         .map_err(ApiError::internal)?;
     let pass_env = info.pass_env;
-    let profile = info.profile.filter(|p| daemon.config().profiles.contains_key(p));
+    let profile = info.profile.filter(|p| daemon.engine.config().profiles.contains_key(p));
     let blocker = if fork {
         None
     } else {
-        super::recover::native_blocker(daemon, adapter, &session, &last, &p.env).await?
+        crate::engine::recover::native_blocker(&daemon.engine, adapter, &session, &last, &p.env).await?
     };
     let launch = launch_args(daemon, adapter, &session, &family, blocker.as_deref(), fork).await?;
     let name = resumed_name(daemon, &last, fork, blocker.is_some()).await?;
@@ -151,10 +162,14 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
         placed: p.placed,
         ..StartParams::default()
     };
-    let record = super::start::start(daemon, start).await?;
+    let record = crate::engine::start::start(&daemon.engine, start).await?;
     if !fork && blocker.is_none() {
         // The conversation goes on in the same files: tail them again.
-        daemon.transcripts.watch_session(&daemon.store, &session).await;
+        daemon
+            .engine
+            .transcripts
+            .watch_session(&daemon.engine.store, &session)
+            .await;
     }
     note_resumed(
         daemon,
@@ -205,11 +220,11 @@ async fn launch_args(
             kept: (0, 0),
         });
     };
-    let (messages, total) = super::recover::recent_messages(daemon, session).await?;
+    let (messages, total) = crate::engine::recover::recent_messages(&daemon.engine, session).await?;
     if messages.is_empty() {
-        return Err(super::recover::nothing_to_rebuild(session, why));
+        return Err(crate::engine::recover::nothing_to_rebuild(session, why));
     }
-    let context = super::recover::reconstruct(family, session, why, &messages, total);
+    let context = crate::engine::recover::reconstruct(family, session, why, &messages, total);
     let (args, prompt) = match adapter.prompt_args(&context) {
         Some(args) => (args, None),
         // Typed in: one line, so no newline submits it early.
@@ -235,7 +250,7 @@ async fn resumed_name(
     // fork is a new conversation. A reconstructed one keeps even a
     // placeholder, numbered (its first prompt is the context, not a task
     // to name it after).
-    let names = daemon.store.names();
+    let names = daemon.engine.store.names();
     let repeated = match fork {
         true => None,
         false => names.repeated(&last.id).await.map_err(ApiError::internal)?,
@@ -263,7 +278,7 @@ async fn note_resumed(
     if let Some(why) = blocker {
         data["why"] = json!(why);
     }
-    let runs = daemon.store.runs();
+    let runs = daemon.engine.store.runs();
     if runs.append_event(run, kind, data).await.is_ok()
         && let Some(why) = blocker
     {

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
 use super::Daemon;
-use super::link::LiveRun;
 use crate::api::{ApiError, AttachParams, method};
+use crate::engine::live::LiveRun;
 use crate::protocol::Frame;
 use crate::protocol::rpc::Request;
 use crate::protocol::run_files::SizeChange;
@@ -32,7 +32,7 @@ pub struct Outbox {
     pub control: mpsc::Sender<Frame>,
     pub output: mpsc::Sender<Frame>,
     /// The connection, as a viewer that may hold runs' sizes (`size.rs`).
-    pub viewer: super::size::ViewerId,
+    pub viewer: crate::engine::size::ViewerId,
     /// Turns true when the connection has closed: a call that only waits
     /// (`runs.wait`) stops waiting then, so what it held is let go.
     pub gone: tokio::sync::watch::Receiver<bool>,
@@ -72,8 +72,8 @@ impl Outbox {
 /// announced) or the client goes away.
 pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: AttachParams) -> Result<(), ApiError> {
     let id = row.id.clone();
-    let log_path = daemon.paths.output_log(&id);
-    let live = match daemon.live(&id) {
+    let log_path = daemon.engine.paths.output_log(&id);
+    let live = match daemon.engine.live(&id) {
         None if row.state.is_live() => until_adopted(&daemon, &id).await,
         live => live,
     };
@@ -227,7 +227,7 @@ struct Sizes {
 impl Sizes {
     fn new(daemon: &Daemon, run: &str) -> Sizes {
         Sizes {
-            path: daemon.paths.sizes(run),
+            path: daemon.engine.paths.sizes(run),
             run: run.to_string(),
             read: 0,
         }
@@ -259,19 +259,20 @@ impl Sizes {
 /// can subscribe in between: wait for the adoption (or the run's end) rather
 /// than stream the run as if it had ended, empty.
 pub(super) async fn until_adopted(daemon: &Arc<Daemon>, id: &str) -> Option<Arc<LiveRun>> {
-    let mut changes = daemon.changes.subscribe();
+    let mut changes = daemon.engine.changes.subscribe();
     loop {
-        if let Some(live) = daemon.live(id) {
+        if let Some(live) = daemon.engine.live(id) {
             return Some(live);
         }
         let key = id.to_string();
         let row = daemon
+            .engine
             .store
             .call(move |c| runs::get_run(c, &key))
             .await
             .ok()
             .flatten()?;
-        if !daemon.held_ends.apply(row).state.is_live() {
+        if !daemon.engine.held_ends.apply(row).state.is_live() {
             return None;
         }
         // Adoption and every end announce a change; a lagging receiver
@@ -298,7 +299,7 @@ async fn changed(resized: &mut Option<tokio::sync::watch::Receiver<u64>>) {
 /// live supervisor to ask (a remote run): its screens keep their
 /// own copies, as a replay of the log could not do better.
 async fn send_resized_snapshot(daemon: &Arc<Daemon>, outbox: &Outbox, row: &RunRow) -> Result<Option<u64>, ApiError> {
-    let Some(live) = daemon.live(&row.id) else {
+    let Some(live) = daemon.engine.live(&row.id) else {
         return Ok(None);
     };
     let Ok(snapshot) = live.link.snapshot().await else {
@@ -309,14 +310,14 @@ async fn send_resized_snapshot(daemon: &Arc<Daemon>, outbox: &Outbox, row: &RunR
 
 /// Sends the run's current screen; returns the log offset it stands for.
 async fn send_snapshot(daemon: &Arc<Daemon>, outbox: &Outbox, row: &RunRow) -> Result<u64, ApiError> {
-    let snapshot = match daemon.live(&row.id) {
+    let snapshot = match daemon.engine.live(&row.id) {
         Some(live) => live.link.snapshot().await.ok(),
         None => None,
     };
     if let Some(s) = &snapshot {
         return send_live_snapshot(outbox, row, s).await;
     }
-    let paths = daemon.paths.clone();
+    let paths = daemon.engine.paths.clone();
     let (id, rows, cols) = (row.id.clone(), row.rows, row.cols);
     let (offset, rows, cols, screen) =
         tokio::task::spawn_blocking(move || crate::protocol::rebuild::final_screen(&paths, &id, rows, cols))

@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 
 use super::Daemon;
 use super::dispatch::to_value;
-use super::start::record;
 use crate::api::{
     ApiError, ErrorCode, RunRecord, RunState, StartParams, TeamMember, TeamRecord, TeamRef, TeamSeat, TeamStartParams,
     bounds,
 };
 use crate::config::teams::{MemberDef, Seat, TeamDef};
+use crate::engine::start::record;
 use crate::store::teams::{self, MemberRow, TeamRow};
 
 pub async fn start(daemon: &Arc<Daemon>, p: TeamStartParams) -> Result<Value, ApiError> {
@@ -26,6 +26,7 @@ pub async fn start(daemon: &Arc<Daemon>, p: TeamStartParams) -> Result<Value, Ap
     let id = ulid::Ulid::new().to_string();
     let (key, approvals) = (id.clone(), def.approvals.as_str());
     let team = daemon
+        .engine
         .store
         .call(move |c| teams::create(c, &key, &definition, approvals))
         .await
@@ -65,14 +66,18 @@ pub async fn start(daemon: &Arc<Daemon>, p: TeamStartParams) -> Result<Value, Ap
     }
     if !problems.is_empty() {
         let (key, why) = (team.id.clone(), problems.join("; "));
-        let _ = daemon.store.call(move |c| teams::set_problem(c, &key, &why)).await;
+        let _ = daemon
+            .engine
+            .store
+            .call(move |c| teams::set_problem(c, &key, &why))
+            .await;
     }
     to_value(show_row(daemon, &team.id).await?)
 }
 
 /// The definition asked for: a file's text, or a team of `config.toml`.
 fn definition(daemon: &Daemon, p: &TeamStartParams) -> Result<(String, TeamDef), ApiError> {
-    let config = daemon.config();
+    let config = daemon.engine.config();
     let Some(text) = &p.file else {
         return match config.teams.get(&p.team) {
             Some(def) => Ok((p.team.clone(), def.clone())),
@@ -113,9 +118,15 @@ async fn start_member(
 ) -> Result<RunRecord, ApiError> {
     let member = seat.member;
     let base = format!("{}-{}", team.name, member.name);
-    let name = daemon.store.names().unique(&base).await.map_err(ApiError::internal)?;
+    let name = daemon
+        .engine
+        .store
+        .names()
+        .unique(&base)
+        .await
+        .map_err(ApiError::internal)?;
     let host = member.host.clone().filter(|h| !h.is_empty() && h != "local");
-    let config = daemon.config();
+    let config = daemon.engine.config();
     let family = config
         .profiles
         .get(&member.harness)
@@ -148,7 +159,7 @@ async fn start_member(
     };
     let run = match params.host.is_some() {
         true => crate::remote::start(&daemon.here(), params).await?,
-        false => super::start::start(daemon, params).await?,
+        false => crate::engine::start::start(&daemon.engine, params).await?,
     };
     let row = MemberRow {
         team_id: team.id.clone(),
@@ -158,11 +169,12 @@ async fn start_member(
         leader: leader.is_none(),
     };
     daemon
+        .engine
         .store
         .call(move |c| teams::add_member(c, &row))
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
-    daemon.changed(&run.id);
+    daemon.engine.changed(&run.id);
     Ok(run)
 }
 
@@ -202,6 +214,7 @@ fn agents_command(env: &[(String, String)]) -> String {
 
 pub async fn list(daemon: &Arc<Daemon>) -> Result<Value, ApiError> {
     let rows = daemon
+        .engine
         .store
         .call(|c| teams::list(c, 200))
         .await
@@ -250,6 +263,7 @@ pub async fn cancel(daemon: &Arc<Daemon>, p: TeamRef) -> Result<Value, ApiError>
 pub(super) async fn resolve(daemon: &Arc<Daemon>, reference: &str) -> Result<TeamRow, ApiError> {
     let key = reference.to_string();
     let found = daemon
+        .engine
         .store
         .call(move |c| teams::resolve(c, &key))
         .await
@@ -271,6 +285,7 @@ pub(super) async fn resolve(daemon: &Arc<Daemon>, reference: &str) -> Result<Tea
 async fn show_row(daemon: &Arc<Daemon>, id: &str) -> Result<TeamRecord, ApiError> {
     let key = id.to_string();
     let row = daemon
+        .engine
         .store
         .call(move |c| teams::get(c, &key))
         .await
@@ -283,6 +298,7 @@ async fn show_row(daemon: &Arc<Daemon>, id: &str) -> Result<TeamRecord, ApiError
 async fn with_members(daemon: &Arc<Daemon>, team: TeamRow) -> Result<TeamRecord, ApiError> {
     let key = team.id.clone();
     let (rows, unread) = daemon
+        .engine
         .store
         .call(move |c| Ok((teams::members(c, &key)?, teams::unread(c, &key)?)))
         .await
@@ -290,7 +306,7 @@ async fn with_members(daemon: &Arc<Daemon>, team: TeamRow) -> Result<TeamRecord,
     let mut members = Vec::with_capacity(rows.len());
     for m in rows {
         members.push(TeamMember {
-            run: record(daemon, &m.run_id).await?,
+            run: record(&daemon.engine, &m.run_id).await?,
             member: m.member,
             leader: m.leader,
             role: m.role,

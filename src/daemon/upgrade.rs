@@ -123,7 +123,7 @@ pub fn exec(binary: &Path, home: &Path) -> std::io::Error {
         .env_clear()
         .envs(crate::paths::process_env())
         .env("AGENTS_HOME", home)
-        .env(super::UMASK_VAR, format!("{:o}", super::user_umask()))
+        .env(crate::engine::UMASK_VAR, format!("{:o}", crate::engine::user_umask()))
         .exec()
 }
 
@@ -131,6 +131,7 @@ pub fn exec(binary: &Path, home: &Path) -> std::io::Error {
 /// counted by binary, most runs first.
 pub async fn supervisor_builds(daemon: &Daemon, runs: Vec<String>) -> Vec<SupervisorBuild> {
     let pids = daemon
+        .engine
         .store
         .call(move |c| {
             let mut pids = Vec::new();

@@ -52,6 +52,7 @@ async fn origin(daemon: &Arc<Daemon>, row: &RunRow) -> Result<Origin, ApiError> 
     };
     let id = row.id.clone();
     let data = daemon
+        .engine
         .store
         .call(move |c| runs::first_event(c, &id, worktree::CREATED_EVENT))
         .await
@@ -81,11 +82,12 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, String> + 
 async fn record(daemon: &Arc<Daemon>, id: &str, kind: &'static str, data: Value) {
     let run = id.to_string();
     let stored = daemon
+        .engine
         .store
         .call(move |c| runs::append_event(c, &run, kind, &data))
         .await;
     if let Err(e) = stored {
         tracing::warn!("could not record {kind} of run {id}: {e}");
     }
-    daemon.changed(id);
+    daemon.engine.changed(id);
 }

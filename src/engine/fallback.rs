@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::Daemon;
-use super::link::LiveRun;
+use super::Engine;
+use super::live::LiveRun;
 use crate::api::{RunState, StartParams};
 use crate::harness::Profile;
 use crate::protocol::exit::ExitEvidence;
@@ -80,14 +80,14 @@ pub fn remember(run: &str, profile: Option<&str>, profiles: &BTreeMap<String, Pr
 
 /// Derives again, after a daemon restart, the plan of a run about to be
 /// re-adopted (before its exit can be heard), from what is stored.
-pub async fn recover(daemon: &Arc<Daemon>, row: &runs::RunRow) {
+pub async fn recover(engine: &Arc<Engine>, row: &runs::RunRow) {
     let id = row.id.clone();
-    let stored = daemon
+    let stored = engine
         .store
         .call(move |c| Ok((attempts::tried(c, &id)?, harness_store::harness_info(c, &id)?.pass_env)))
         .await;
     let Ok((tried, pass_env)) = stored else { return };
-    let config = daemon.config();
+    let config = engine.config();
     let Some((profile, remaining)) = still_to_try(&tried, &config.profiles) else {
         return;
     };
@@ -98,11 +98,11 @@ pub async fn recover(daemon: &Arc<Daemon>, row: &runs::RunRow) {
     let log_start = match tried.len() {
         1 => 0,
         n => crate::protocol::exit::ExitEvidence::read(
-            &daemon.paths.run_dir(&row.id).join(format!("exit.{}.json", n - 1)),
+            &engine.paths.run_dir(&row.id).join(format!("exit.{}.json", n - 1)),
         )
         .map(|e| e.output_bytes)
         .unwrap_or_else(|| {
-            std::fs::metadata(daemon.paths.output_log(&row.id))
+            std::fs::metadata(engine.paths.output_log(&row.id))
                 .map(|m| m.len())
                 .unwrap_or(0)
         }),
@@ -156,7 +156,7 @@ pub fn forget(run: &str) -> Option<Plan> {
 /// Called when a run's supervisor reports the harness's exit, before the
 /// run is ended. Returns whether a next attempt took the run over; then
 /// the caller must not end it.
-pub async fn on_exit(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, evidence: &ExitEvidence) -> bool {
+pub async fn on_exit(engine: &Arc<Engine>, live: &Arc<LiveRun>, evidence: &ExitEvidence) -> bool {
     let Some(plan) = forget(&live.id) else {
         return false;
     };
@@ -165,13 +165,13 @@ pub async fn on_exit(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, evidence: &ExitE
     if state != RunState::Failed || elapsed > EARLY || plan.remaining.is_empty() {
         return false;
     }
-    let Ok(Some(row)) = daemon.store.runs().get(&live.id).await else {
+    let Ok(Some(row)) = engine.store.runs().get(&live.id).await else {
         return false;
     };
     let Some(adapter) = crate::harness::adapter_for(&row.harness) else {
         return false;
     };
-    let text = screen_text(daemon, &row, plan.log_start);
+    let text = screen_text(engine, &row, plan.log_start);
     let Some(problem) = adapter.account_problem(&text) else {
         return false;
     };
@@ -179,14 +179,14 @@ pub async fn on_exit(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, evidence: &ExitE
         "account problem ({}): the harness said \"{}\"; {how}",
         problem.kind, problem.pattern
     );
-    next_attempt(daemon, live, row, plan, reason).await
+    next_attempt(engine, live, row, plan, reason).await
 }
 
 /// The end of the attempt's output as text: its last screen and the lines
 /// that scrolled off before it.
-fn screen_text(daemon: &Daemon, row: &runs::RunRow, log_start: u64) -> String {
+fn screen_text(engine: &Engine, row: &runs::RunRow, log_start: u64) -> String {
     use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut log) = std::fs::File::open(daemon.paths.output_log(&row.id)) else {
+    let Ok(mut log) = std::fs::File::open(engine.paths.output_log(&row.id)) else {
         return String::new();
     };
     let len = log.metadata().map(|m| m.len()).unwrap_or(0);
@@ -204,7 +204,7 @@ fn screen_text(daemon: &Daemon, row: &runs::RunRow, log_start: u64) -> String {
 
 /// Starts the next profile as a new attempt of the same run.
 async fn next_attempt(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     live: &Arc<LiveRun>,
     row: runs::RunRow,
     mut plan: Plan,
@@ -212,14 +212,14 @@ async fn next_attempt(
 ) -> bool {
     let id = row.id.clone();
     let next = plan.remaining.remove(0);
-    let Some(prepared) = prepare_next(daemon, &row, &plan, &next).await else {
+    let Some(prepared) = prepare_next(engine, &row, &plan, &next).await else {
         return false;
     };
-    release_last(daemon, live, &id).await;
-    let Some(n) = record_attempt(daemon, &row, &prepared, &plan, &next, &reason).await else {
+    release_last(engine, live, &id).await;
+    let Some(n) = record_attempt(engine, &row, &prepared, &plan, &next, &reason).await else {
         return false;
     };
-    let (sup_pid, sup_start) = match spawn_next(daemon, &row, &plan, &prepared).await {
+    let (sup_pid, sup_start) = match spawn_next(engine, &row, &plan, &prepared).await {
         Ok(identity) => identity,
         Err(why) => {
             let ending = runs::Ending {
@@ -232,12 +232,12 @@ async fn next_attempt(
                 evidence: json!({}),
                 ended_at: None,
             };
-            super::adopt::finish(daemon, &id, ending).await;
+            super::adopt::finish(engine, &id, ending).await;
             return true;
         }
     };
     let key = id.clone();
-    let row = daemon
+    let row = engine
         .store
         .call(move |c| {
             attempts::supervised(c, &key, sup_pid, sup_start)?;
@@ -247,7 +247,7 @@ async fn next_attempt(
     let Ok(Some(row)) = row else { return true };
     plan.profile = next;
     plan.started_ms = now_ms();
-    plan.log_start = std::fs::metadata(daemon.paths.output_log(&id))
+    plan.log_start = std::fs::metadata(engine.paths.output_log(&id))
         .map(|m| m.len())
         .unwrap_or(0);
     plans()
@@ -255,10 +255,10 @@ async fn next_attempt(
         .unwrap_or_else(|p| p.into_inner())
         .insert(id.clone(), plan);
     match adopter().get() {
-        Some(tx) if tx.send((daemon.clone(), row)).is_ok() => {}
+        Some(tx) if tx.send((engine.clone(), row)).is_ok() => {}
         _ => {
             forget(&id);
-            super::adopt::supervisor_gone(daemon, &id).await;
+            super::adopt::supervisor_gone(engine, &id).await;
         }
     }
     true
@@ -267,14 +267,14 @@ async fn next_attempt(
 /// The launch of profile `next` for the run, its files written; none when
 /// it cannot be (a profile that does not prepare is noted on the run).
 async fn prepare_next(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     row: &runs::RunRow,
     plan: &Plan,
     next: &str,
 ) -> Option<crate::harness::Prepared> {
-    let config = daemon.config();
+    let config = engine.config();
     let agents_bin = crate::harness::agents_binary().ok()?;
-    let run_dir = daemon.paths.run_dir(&row.id);
+    let run_dir = engine.paths.run_dir(&row.id);
     let prepared = crate::harness::prepare(
         next,
         &crate::harness::Request {
@@ -291,7 +291,7 @@ async fn prepare_next(
         Ok(_) => return None, // validated at config load; never another family
         Err(why) => {
             let blocked = json!({ "profile": next, "reason": why });
-            note(daemon, &row.id, "FALLBACK_BLOCKED", blocked).await;
+            note(engine, &row.id, "FALLBACK_BLOCKED", blocked).await;
             return None;
         }
     };
@@ -301,9 +301,9 @@ async fn prepare_next(
 
 /// The last attempt's supervisor lets go of the run (its socket) once
 /// told its exit is recorded; its evidence is kept beside the next one's.
-async fn release_last(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, id: &str) {
+async fn release_last(engine: &Arc<Engine>, live: &Arc<LiveRun>, id: &str) {
     live.link.ack_exit().await;
-    let socket = daemon.paths.run_socket(id);
+    let socket = engine.paths.run_socket(id);
     let deadline = tokio::time::Instant::now() + RELEASE;
     while socket.exists() && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -314,7 +314,7 @@ async fn release_last(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, id: &str) {
 /// session), in one transaction; the last attempt's exit evidence is kept
 /// as `exit.N.json`. The new attempt's number.
 async fn record_attempt(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     row: &runs::RunRow,
     prepared: &crate::harness::Prepared,
     plan: &Plan,
@@ -339,7 +339,7 @@ async fn record_attempt(
     );
     let from_profile = plan.profile.clone();
     let session = prepared.launch.session.clone();
-    let begun = daemon
+    let begun = engine
         .store
         .call(move |c| {
             attempts::close(c, &key, RunState::Failed.as_str(), Some(&why))?;
@@ -367,24 +367,24 @@ async fn record_attempt(
         })
         .await;
     let n = begun.ok()?;
-    let numbered = daemon.paths.run_dir(&row.id).join(format!("exit.{}.json", n - 1));
-    let _ = std::fs::rename(daemon.paths.exit_evidence(&row.id), numbered);
+    let numbered = engine.paths.run_dir(&row.id).join(format!("exit.{}.json", n - 1));
+    let _ = std::fs::rename(engine.paths.exit_evidence(&row.id), numbered);
     Some(n)
 }
 
 /// A supervisor for the next attempt, on the run's socket: its identity.
 async fn spawn_next(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     row: &runs::RunRow,
     plan: &Plan,
     prepared: &crate::harness::Prepared,
 ) -> Result<(i64, i64), String> {
-    let config = daemon.config();
+    let config = engine.config();
     let spec = SuperviseSpec {
         run: row.id.clone(),
         argv: prepared.launch.argv.clone(),
         cwd: row.cwd.clone(),
-        env: super::start::harness_env(daemon, &plan.params, row, prepared),
+        env: super::start::harness_env(engine, &plan.params, row, prepared),
         rows: row.rows,
         cols: row.cols,
         timeout_secs: row.timeout_secs,
@@ -398,14 +398,14 @@ async fn spawn_next(
         flood_bytes_per_s: config.engine.flood_bytes_per_s,
         screen_rules: super::user_screen_rules(),
     };
-    let paths = daemon.paths.clone();
+    let paths = engine.paths.clone();
     tokio::task::spawn_blocking(move || super::start::spawn_supervisor(&paths, &spec))
         .await
         .unwrap_or_else(|e| Err(e.to_string()))
 }
 
 /// A run handed to its next attempt's supervisor, to adopt.
-type Adoption = (Arc<Daemon>, runs::RunRow);
+type Adoption = (Arc<Engine>, runs::RunRow);
 
 /// Adoption happens on a task of its own: it starts the run's monitor,
 /// which is what called [`on_exit`], and a direct call would make each
@@ -419,11 +419,11 @@ fn start_adopter() {
     adopter().get_or_init(|| {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Adoption>();
         tokio::spawn(async move {
-            while let Some((daemon, row)) = rx.recv().await {
-                if let Err(e) = super::adopt::adopt(&daemon, &row).await {
+            while let Some((engine, row)) = rx.recv().await {
+                if let Err(e) = super::adopt::adopt(&engine, &row).await {
                     tracing::warn!("cannot adopt the next attempt of run {}: {e}", row.id);
                     forget(&row.id);
-                    super::adopt::supervisor_gone(&daemon, &row.id).await;
+                    super::adopt::supervisor_gone(&engine, &row.id).await;
                 }
             }
         });
@@ -431,9 +431,9 @@ fn start_adopter() {
     });
 }
 
-async fn note(daemon: &Arc<Daemon>, run: &str, kind: &'static str, data: Value) {
+async fn note(engine: &Arc<Engine>, run: &str, kind: &'static str, data: Value) {
     let run = run.to_string();
-    let _ = daemon
+    let _ = engine
         .store
         .call(move |c| runs::append_event(c, &run, kind, &data))
         .await;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc};
 
-use super::Daemon;
+use super::Engine;
 use crate::api::{
     ApiError, ErrorCode, SearchParams, SearchResults, TranscriptMessage, TranscriptPage, TranscriptParams,
 };
@@ -128,9 +128,9 @@ impl Transcripts {
 
     /// Tells each live run whose transcript grows, as evidence it is not
     /// stalled (`harness::status`).
-    pub fn mark_live_runs(daemon: &Arc<Daemon>) {
-        let mut grew = daemon.transcripts.grew.subscribe();
-        let daemon = Arc::downgrade(daemon);
+    pub fn mark_live_runs(engine: &Arc<Engine>) {
+        let mut grew = engine.transcripts.grew.subscribe();
+        let engine = Arc::downgrade(engine);
         tokio::spawn(async move {
             loop {
                 let run = match grew.recv().await {
@@ -138,8 +138,8 @@ impl Transcripts {
                     Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
                     Err(broadcast::error::RecvError::Closed) => return,
                 };
-                let Some(daemon) = daemon.upgrade() else { return };
-                let live = daemon.runs.lock().unwrap_or_else(|p| p.into_inner()).get(&run).cloned();
+                let Some(engine) = engine.upgrade() else { return };
+                let live = engine.runs.lock().unwrap_or_else(|p| p.into_inner()).get(&run).cloned();
                 if let Some(live) = live {
                     live.stall.lock().unwrap_or_else(|p| p.into_inner()).transcript_at =
                         Some(std::time::Instant::now());
@@ -169,14 +169,14 @@ impl Transcripts {
 
 /// What the harness layer calls when a hook names a transcript path.
 pub async fn index_transcript(
-    daemon: &Daemon,
+    engine: &Engine,
     path: &Path,
     session_id: &str,
     run_id: Option<&str>,
 ) -> Result<IndexReport, ApiError> {
-    daemon
+    engine
         .transcripts
-        .index_transcript(&daemon.store, path, session_id, run_id)
+        .index_transcript(&engine.store, path, session_id, run_id)
         .await
 }
 
@@ -442,9 +442,9 @@ impl Tailer {
 /// transcript is indexed or recorded, else a session id or unique prefix.
 /// A transcript the harness layer recorded (`sessions.transcript_path`) but
 /// nobody indexed yet is registered on the way.
-async fn resolve_session(daemon: &Arc<Daemon>, reference: &str) -> Result<String, ApiError> {
+async fn resolve_session(engine: &Arc<Engine>, reference: &str) -> Result<String, ApiError> {
     let r = reference.to_string();
-    let found = daemon
+    let found = engine
         .store
         .call(move |c| {
             let run = match runs::resolve(c, &r)? {
@@ -499,8 +499,8 @@ enum Ambiguous {
 }
 
 /// `transcript.read`.
-pub async fn read(daemon: &Arc<Daemon>, p: TranscriptParams) -> Result<TranscriptPage, ApiError> {
-    let session = resolve_session(daemon, &p.id).await?;
+pub async fn read(engine: &Arc<Engine>, p: TranscriptParams) -> Result<TranscriptPage, ApiError> {
+    let session = resolve_session(engine, &p.id).await?;
     let limit = p
         .limit
         .unwrap_or(TranscriptParams::DEFAULT_LIMIT)
@@ -508,15 +508,15 @@ pub async fn read(daemon: &Arc<Daemon>, p: TranscriptParams) -> Result<Transcrip
     let wait = Duration::from_millis(p.wait_ms.unwrap_or(0).min(TranscriptParams::MAX_WAIT_MS));
     // Subscribe before reading, so growth between the read and the wait is
     // not missed.
-    let mut grew = daemon.transcripts.grew.subscribe();
-    let files = refresh(daemon, &session).await?;
+    let mut grew = engine.transcripts.grew.subscribe();
+    let files = refresh(engine, &session).await?;
     if !wait.is_zero() {
         // A follower: keep this session's files tailed from now on.
-        let _ = daemon.transcripts.jobs.send(Job::Watch(files));
+        let _ = engine.transcripts.jobs.send(Job::Watch(files));
     }
     let deadline = tokio::time::Instant::now() + wait;
     loop {
-        let page = page(daemon, &session, p.after_seq, limit).await?;
+        let page = page(engine, &session, p.after_seq, limit).await?;
         if !page.messages.is_empty() || wait.is_zero() || p.after_seq.is_none() {
             return Ok(page);
         }
@@ -534,9 +534,9 @@ pub async fn read(daemon: &Arc<Daemon>, p: TranscriptParams) -> Result<Transcrip
 }
 
 /// Reads what is new in every file of a session; returns the files.
-async fn refresh(daemon: &Arc<Daemon>, session: &str) -> Result<Vec<PathBuf>, ApiError> {
+async fn refresh(engine: &Arc<Engine>, session: &str) -> Result<Vec<PathBuf>, ApiError> {
     let s = session.to_string();
-    let sources = daemon
+    let sources = engine
         .store
         .call(move |c| db::session_sources(c, &s))
         .await
@@ -544,9 +544,9 @@ async fn refresh(daemon: &Arc<Daemon>, session: &str) -> Result<Vec<PathBuf>, Ap
     let mut files = Vec::new();
     for src in sources {
         let path = PathBuf::from(&src.path);
-        match catch_up(&daemon.store, &path).await {
+        match catch_up(&engine.store, &path).await {
             Ok(s) if s.changed => {
-                let _ = daemon.transcripts.grew.send(Grew {
+                let _ = engine.transcripts.grew.send(Grew {
                     session: session.to_string(),
                     run: src.run_id.clone(),
                 });
@@ -571,8 +571,8 @@ struct Unread {
 /// steps, for `SEARCH_CATCH_UP` from when the files are known and at most
 /// `SEARCH_STEPS` steps; the first step is always taken, however busy the
 /// machine. Returns what it left.
-async fn catch_up_live(daemon: &Arc<Daemon>, also: Option<String>) -> Unread {
-    let sources = daemon
+async fn catch_up_live(engine: &Arc<Engine>, also: Option<String>) -> Unread {
+    let sources = engine
         .store
         .call(move |c| {
             let mut sources = db::live_sources(c)?;
@@ -597,7 +597,7 @@ async fn catch_up_live(daemon: &Arc<Daemon>, also: Option<String>) -> Unread {
         if !seen.insert(path.clone()) {
             continue;
         }
-        let read = read_within(daemon, &src, &mut budget).await;
+        let read = read_within(engine, &src, &mut budget).await;
         if read.left > 0 {
             unread.bytes += read.left;
             unread.files.push(path);
@@ -608,14 +608,14 @@ async fn catch_up_live(daemon: &Arc<Daemon>, also: Option<String>) -> Unread {
 
 /// How long, and how many steps of `SEARCH_STEP`, a bounded read may take
 /// in all; the first step is always taken, however busy the machine.
-pub(super) struct Budget {
+pub(crate) struct Budget {
     deadline: tokio::time::Instant,
     steps: usize,
     max_steps: usize,
 }
 
 impl Budget {
-    pub(super) fn new(time: Duration, max_steps: usize) -> Budget {
+    pub(crate) fn new(time: Duration, max_steps: usize) -> Budget {
         Budget {
             deadline: tokio::time::Instant::now() + time,
             steps: 0,
@@ -632,7 +632,7 @@ impl Budget {
 
 /// What a bounded read of one file did.
 #[derive(Default)]
-pub(super) struct Read {
+pub(crate) struct Read {
     /// Anything was stored.
     pub changed: bool,
     /// Messages stored.
@@ -645,10 +645,10 @@ pub(super) struct Read {
 /// Reads what is new in a registered file, in steps of `SEARCH_STEP`
 /// (each one store job, so other queries run in between), while `budget`
 /// lasts; followers of its session hear that it grew.
-pub(super) async fn read_within(daemon: &Daemon, src: &db::SourceRow, budget: &mut Budget) -> Read {
-    let read = steps_within(daemon, src, budget).await;
+pub(crate) async fn read_within(engine: &Engine, src: &db::SourceRow, budget: &mut Budget) -> Read {
+    let read = steps_within(engine, src, budget).await;
     if read.changed {
-        let _ = daemon.transcripts.grew.send(Grew {
+        let _ = engine.transcripts.grew.send(Grew {
             session: src.session_id.clone(),
             run: src.run_id.clone(),
         });
@@ -656,7 +656,7 @@ pub(super) async fn read_within(daemon: &Daemon, src: &db::SourceRow, budget: &m
     read
 }
 
-async fn steps_within(daemon: &Daemon, src: &db::SourceRow, budget: &mut Budget) -> Read {
+async fn steps_within(engine: &Engine, src: &db::SourceRow, budget: &mut Budget) -> Read {
     let path = PathBuf::from(&src.path);
     // Until a step says otherwise, what the file holds past its offset
     // (a whole-document format counts records, not bytes: none).
@@ -670,7 +670,7 @@ async fn steps_within(daemon: &Daemon, src: &db::SourceRow, budget: &mut Budget)
     };
     while budget.take() {
         let p = path.clone();
-        match daemon.store.call(move |c| Ok(index::step(c, &p, SEARCH_STEP))).await {
+        match engine.store.call(move |c| Ok(index::step(c, &p, SEARCH_STEP))).await {
             Ok(Ok(s)) => {
                 read.changed |= s.changed;
                 read.messages += s.messages;
@@ -695,13 +695,13 @@ async fn steps_within(daemon: &Daemon, src: &db::SourceRow, budget: &mut Budget)
 }
 
 async fn page(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     session: &str,
     after_seq: Option<i64>,
     limit: usize,
 ) -> Result<TranscriptPage, ApiError> {
     let s = session.to_string();
-    let (info, mut messages) = daemon
+    let (info, mut messages) = engine
         .store
         .call(move |c| Ok((db::session(c, &s)?, db::messages(c, &s, after_seq, limit + 1)?)))
         .await
@@ -733,15 +733,15 @@ async fn page(
 /// (and of the session searched within) gained since they were last read,
 /// for `SEARCH_CATCH_UP` and `SEARCH_STEPS` at most, so what a harness
 /// just wrote is found; the answer says how much it left to the tailer (`unindexed_bytes`).
-pub async fn search(daemon: &Arc<Daemon>, p: SearchParams) -> Result<SearchResults, ApiError> {
+pub async fn search(engine: &Arc<Engine>, p: SearchParams) -> Result<SearchResults, ApiError> {
     if p.query.trim().is_empty() {
         return Err(ApiError::bad_request("an empty search"));
     }
     let within = match &p.within {
-        Some(w) => Some(resolve_session(daemon, w).await?),
+        Some(w) => Some(resolve_session(engine, w).await?),
         None => None,
     };
-    let unread = catch_up_live(daemon, within.clone()).await;
+    let unread = catch_up_live(engine, within.clone()).await;
     let limit = p
         .limit
         .unwrap_or(SearchParams::DEFAULT_LIMIT)
@@ -751,7 +751,7 @@ pub async fn search(daemon: &Arc<Daemon>, p: SearchParams) -> Result<SearchResul
     } else {
         db::plain_query(&p.query)
     };
-    let hits = daemon
+    let hits = engine
         .store
         .call(move |c| Ok(db::search(c, &query, within.as_deref(), limit)))
         .await
@@ -760,8 +760,8 @@ pub async fn search(daemon: &Arc<Daemon>, p: SearchParams) -> Result<SearchResul
     // on the store's one thread: it reads the rest (watching a file first if
     // it did not yet).
     for path in unread.files {
-        let _ = daemon.transcripts.jobs.send(Job::Watch(vec![path.clone()]));
-        let _ = daemon.transcripts.jobs.send(Job::Changed(path));
+        let _ = engine.transcripts.jobs.send(Job::Watch(vec![path.clone()]));
+        let _ = engine.transcripts.jobs.send(Job::Changed(path));
     }
     // An FTS5 syntax error (only possible with `raw`) is the caller's.
     let hits = hits.map_err(|e| match e {

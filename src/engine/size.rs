@@ -9,8 +9,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::Daemon;
-use super::link::LiveRun;
+use super::Engine;
+use super::live::LiveRun;
 use crate::api::ApiError;
 use crate::protocol::run_files::SizeChange;
 
@@ -81,48 +81,48 @@ impl Holders {
 /// Resizes the run's PTY and screen (the supervisor records the size in the
 /// log), has every screen subscription sent the supervisor's screen at it,
 /// and stores it as the run's size.
-pub async fn apply(daemon: &Daemon, live: &LiveRun, (rows, cols): (u16, u16)) -> Result<(), ApiError> {
+pub async fn apply(engine: &Engine, live: &LiveRun, (rows, cols): (u16, u16)) -> Result<(), ApiError> {
     live.link.resize(rows, cols).await?;
     // Screens resized their own copies when they asked, at whatever offset
     // they stood; the supervisor's screen is the one to show.
     live.resized.send_modify(|n| *n += 1);
-    let _ = daemon.store.runs().set_size(&live.id, rows, cols).await;
+    let _ = engine.store.runs().set_size(&live.id, rows, cols).await;
     Ok(())
 }
 
 /// `viewer` asks for a size for the run.
-pub async fn hold(daemon: &Daemon, live: &LiveRun, viewer: ViewerId, size: (u16, u16)) -> Result<(), ApiError> {
+pub async fn hold(engine: &Engine, live: &LiveRun, viewer: ViewerId, size: (u16, u16)) -> Result<(), ApiError> {
     let apply_now = holders(live).hold(viewer, size);
     match apply_now {
-        Some(size) => apply(daemon, live, size).await,
+        Some(size) => apply(engine, live, size).await,
         None => Ok(()),
     }
 }
 
 /// `viewer` typed into the run: its size, if it holds one, is the run's now.
-pub async fn touch(daemon: &Daemon, live: &LiveRun, viewer: ViewerId) {
+pub async fn touch(engine: &Engine, live: &LiveRun, viewer: ViewerId) {
     let apply_now = holders(live).touch(viewer);
     if let Some(size) = apply_now {
-        let _ = apply(daemon, live, size).await;
+        let _ = apply(engine, live, size).await;
     }
 }
 
 /// `viewer` no longer shows the run.
-pub async fn release(daemon: &Daemon, live: &LiveRun, viewer: ViewerId) {
+pub async fn release(engine: &Engine, live: &LiveRun, viewer: ViewerId) {
     if !holders(live).is_held_by(viewer) {
         return;
     }
-    let home = home_size(daemon, &live.id);
+    let home = home_size(engine, &live.id);
     let apply_now = holders(live).release(viewer, home);
     if let Some(size) = apply_now {
-        let _ = apply(daemon, live, size).await;
+        let _ = apply(engine, live, size).await;
     }
 }
 
 /// A connection ended: every run it held a size for is released.
-pub async fn release_all(daemon: &Arc<Daemon>, viewer: ViewerId) {
-    for run in daemon.live_runs() {
-        release(daemon, &run, viewer).await;
+pub async fn release_all(engine: &Arc<Engine>, viewer: ViewerId) {
+    for run in engine.live_runs() {
+        release(engine, &run, viewer).await;
     }
 }
 
@@ -132,8 +132,8 @@ fn holders(live: &LiveRun) -> std::sync::MutexGuard<'_, Holders> {
 
 /// The size the run started at: the first of its `sizes` (none for a run
 /// from a build that did not keep them).
-fn home_size(daemon: &Daemon, run: &str) -> Option<(u16, u16)> {
-    let bytes = std::fs::read(daemon.paths.sizes(run)).ok()?;
+fn home_size(engine: &Engine, run: &str) -> Option<(u16, u16)> {
+    let bytes = std::fs::read(engine.paths.sizes(run)).ok()?;
     SizeChange::decode_all(&bytes).first().map(|c| (c.rows, c.cols))
 }
 

@@ -12,7 +12,7 @@ use tokio::io::BufReader;
 use tokio::net::UnixStream;
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 
-use super::Daemon;
+use super::Engine;
 use super::run_link::RunLink;
 use crate::api::{ApiError, ErrorCode};
 use crate::harness::screen::ScreenFinding;
@@ -548,7 +548,7 @@ pub struct OutputBytes {
 impl OutputBytes {
     /// Notes a run's offset; the first note since the last write schedules
     /// the next one.
-    fn note(&self, daemon: &Arc<Daemon>, id: &str, offset: u64) {
+    fn note(&self, engine: &Arc<Engine>, id: &str, offset: u64) {
         let first = {
             let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
             let first = pending.is_empty();
@@ -563,7 +563,7 @@ impl OutputBytes {
         if !first {
             return;
         }
-        let (store, pending) = (daemon.store.clone(), self.pending.clone());
+        let (store, pending) = (engine.store.clone(), self.pending.clone());
         tokio::spawn(async move {
             tokio::time::sleep(PERSIST_OFFSET_EVERY).await;
             // Taken on the store's thread, in order with its other jobs: an
@@ -595,21 +595,21 @@ pub fn still_ms(engine: &crate::config::Engine) -> u64 {
 }
 
 /// Follows one live run until it ends: offsets, activity, and the exit.
-pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::Receiver<Note>) {
-    live.quiet_ms.store(daemon.config().engine.quiet_ms, Ordering::Relaxed);
-    let still_ms = still_ms(&daemon.config().engine);
+pub async fn monitor(engine: Arc<Engine>, live: Arc<LiveRun>, mut notes: mpsc::Receiver<Note>) {
+    live.quiet_ms.store(engine.config().engine.quiet_ms, Ordering::Relaxed);
+    let still_ms = still_ms(&engine.config().engine);
     live.pace_if_unwatched();
     loop {
         let note = notes.recv().await;
         if matches!(note, Some(Note::Exited(_)) | None) {
-            daemon.output_bytes.forget(&live.id);
+            engine.output_bytes.forget(&live.id);
         }
         match note {
             Some(Note::Offset { offset, busy }) => {
                 let previous = live.committed.send_replace(offset);
                 if offset > previous {
                     live.output_seen();
-                    daemon.output_bytes.note(&daemon, &live.id, offset);
+                    engine.output_bytes.note(&engine, &live.id, offset);
                 }
                 live.said_busy(busy);
             }
@@ -620,10 +620,10 @@ pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::R
             Some(Note::Exited(evidence)) => {
                 live.committed.send_replace(evidence.output_bytes);
                 // An account problem may hand the run to its next profile.
-                if !super::fallback::on_exit(&daemon, &live, &evidence).await {
+                if !super::fallback::on_exit(&engine, &live, &evidence).await {
                     // The supervisor lets go of its evidence once told the
                     // end is stored, and not before.
-                    match super::adopt::record_exit(&daemon, &live.id, &evidence).await {
+                    match super::adopt::record_exit(&engine, &live.id, &evidence).await {
                         super::adopt::Recorded::Now => live.link.ack_exit().await,
                         super::adopt::Recorded::Later(stored) => {
                             let link = live.link.clone();
@@ -639,7 +639,7 @@ pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::R
             }
             None => {
                 // The link closed without an exit: the supervisor died.
-                super::adopt::supervisor_gone(&daemon, &live.id).await;
+                super::adopt::supervisor_gone(&engine, &live.id).await;
                 break;
             }
         }
@@ -648,12 +648,12 @@ pub async fn monitor(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut notes: mpsc::R
     live.wake.notify_waiters();
     {
         // A next attempt of the run (account fallback) may hold the id now.
-        let mut live_runs = daemon.runs.lock().unwrap_or_else(|p| p.into_inner());
+        let mut live_runs = engine.runs.lock().unwrap_or_else(|p| p.into_inner());
         if live_runs.get(&live.id).is_some_and(|l| Arc::ptr_eq(l, &live)) {
             live_runs.remove(&live.id);
         }
     }
-    daemon.changed(&live.id);
+    engine.changed(&live.id);
 }
 
 /// A request's parameters as JSON (a struct of plain fields: never fails).

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
-use super::Daemon;
+use super::Engine;
 use crate::api::{ApiError, ErrorCode, HookReport};
 use crate::harness::status::{self, HookSeen};
 use crate::harness::{self, SessionQuery};
@@ -26,10 +26,10 @@ const ADOPTION_WAIT: Duration = Duration::from_secs(10);
 /// older than this is taken as this old.
 const MAX_HOOK_AGE_MS: i64 = 60_000;
 
-pub async fn report(daemon: &Arc<Daemon>, mut r: HookReport) -> Result<Value, ApiError> {
+pub async fn report(engine: &Arc<Engine>, mut r: HookReport) -> Result<Value, ApiError> {
     harness::hooks::bound(&mut r);
     let (run, launch) = (r.run.clone(), r.launch_id.clone());
-    let row = daemon
+    let row = engine
         .store
         .call(move |c| {
             let id = match (run, launch) {
@@ -59,14 +59,14 @@ pub async fn report(daemon: &Arc<Daemon>, mut r: HookReport) -> Result<Value, Ap
         summary: harness::hooks::summary(&r),
         name: r.prompt.as_deref().and_then(harness::naming::slug),
     };
-    let outcome = daemon
+    let outcome = engine
         .store
         .call(move |c| store::record_hook(c, &id, &family, &report, &said))
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     if let Some((agent, description)) = subagent_description(&r) {
         let id = row.id.clone();
-        let _ = daemon
+        let _ = engine
             .store
             .call(move |c| crate::store::lineage::set_subagent_description(c, &id, &agent, &description))
             .await;
@@ -82,7 +82,7 @@ pub async fn report(daemon: &Arc<Daemon>, mut r: HookReport) -> Result<Value, Ap
             from_subagent: harness::hooks::from_subagent(&r),
             ..HookSeen::new(status, why, at, ran_ms)
         };
-        tokio::spawn(hand_to_status_loop(daemon.clone(), row.id.clone(), seen));
+        tokio::spawn(hand_to_status_loop(engine.clone(), row.id.clone(), seen));
     }
     // The transcript is read from the harness's own file: registered when
     // first named, read again as each turn or subagent ends (the tailer
@@ -94,9 +94,9 @@ pub async fn report(daemon: &Arc<Daemon>, mut r: HookReport) -> Result<Value, Ap
         _ => Vec::new(),
     };
     if let (Some(session), false) = (r.session_id.clone(), transcripts.is_empty()) {
-        tokio::spawn(index(daemon.clone(), row.id.clone(), session, transcripts));
+        tokio::spawn(index(engine.clone(), row.id.clone(), session, transcripts));
     }
-    daemon.changed(&row.id);
+    engine.changed(&row.id);
     Ok(json!({
         "run": row.id,
         "session_learned": outcome.session_learned,
@@ -128,10 +128,10 @@ fn subagent_description(r: &HookReport) -> Option<(String, String)> {
         .map(|d| (agent.to_string(), d))
 }
 
-async fn index(daemon: Arc<Daemon>, run: String, session: String, paths: Vec<String>) {
+async fn index(engine: Arc<Engine>, run: String, session: String, paths: Vec<String>) {
     for path in paths {
         if let Err(e) =
-            super::transcripts::index_transcript(&daemon, std::path::Path::new(&path), &session, Some(&run)).await
+            super::transcripts::index_transcript(&engine, std::path::Path::new(&path), &session, Some(&run)).await
         {
             tracing::debug!("transcript {path} of run {run} not indexed: {e}");
         }
@@ -139,11 +139,11 @@ async fn index(daemon: Arc<Daemon>, run: String, session: String, paths: Vec<Str
 }
 
 /// Gives the run's status loop the hook's word, once the run is live.
-async fn hand_to_status_loop(daemon: Arc<Daemon>, run: String, seen: HookSeen) {
+async fn hand_to_status_loop(engine: Arc<Engine>, run: String, seen: HookSeen) {
     let deadline = tokio::time::Instant::now() + ADOPTION_WAIT;
-    let mut changes = daemon.changes.subscribe();
+    let mut changes = engine.changes.subscribe();
     loop {
-        if let Some(live) = daemon.live(&run) {
+        if let Some(live) = engine.live(&run) {
             status::keep_newer(&mut live.hook.lock().unwrap_or_else(|p| p.into_inner()), seen);
             live.wake.notify_waiters();
             return;
@@ -159,7 +159,7 @@ async fn hand_to_status_loop(daemon: Arc<Daemon>, run: String, seen: HookSeen) {
 /// For a harness that names its session only in its own files (Codex
 /// without a notify yet, Gemini): looks for the run's transcript a few
 /// times, backing off, until found, the run ends, or a hook said it.
-pub fn discover_session(daemon: Arc<Daemon>, run: String, adapter: &'static dyn harness::Adapter, query: SessionQuery) {
+pub fn discover_session(engine: Arc<Engine>, run: String, adapter: &'static dyn harness::Adapter, query: SessionQuery) {
     /// Backoff between looks; the last repeats until `GIVE_UP`. A session
     /// file appears when the first prompt is sent, so early looks are cheap
     /// misses and later ones rare.
@@ -173,7 +173,7 @@ pub fn discover_session(daemon: Arc<Daemon>, run: String, adapter: &'static dyn 
             if started.elapsed() > GIVE_UP {
                 return;
             }
-            let Ok(Some(row)) = daemon.store.runs().get(&run).await else {
+            let Ok(Some(row)) = engine.store.runs().get(&run).await else {
                 return;
             };
             if !row.state.is_live() || row.session_id.is_some() {
@@ -186,12 +186,12 @@ pub fn discover_session(daemon: Arc<Daemon>, run: String, adapter: &'static dyn 
             let (id, family, session) = (run.clone(), adapter.family(), found.id.clone());
             let transcript = found.transcript.map(|p| p.to_string_lossy().into_owned());
             let path = transcript.clone();
-            let _ = daemon
+            let _ = engine
                 .store
                 .call(move |c| store::learn_session(c, &id, family, &session, path.as_deref(), "transcript"))
                 .await;
-            daemon.changed(&run);
-            index(daemon.clone(), run.clone(), found.id, transcript.into_iter().collect()).await;
+            engine.changed(&run);
+            index(engine.clone(), run.clone(), found.id, transcript.into_iter().collect()).await;
             return;
         }
     });

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::Daemon;
+use super::Engine;
 use super::start::record;
 use crate::api::{ApiError, ChildrenOutcome, RunRecord};
 use crate::store::runs::RunRow;
@@ -22,18 +22,18 @@ const LOOK_AGAIN: Duration = Duration::from_millis(500);
 /// Until the run has ended: its final record. `takes_result`: the run
 /// counts as awaited meanwhile (its result goes to this waiter, not to its
 /// parent).
-pub async fn wait(daemon: &Arc<Daemon>, run: &str, takes_result: bool) -> Result<RunRecord, ApiError> {
-    let _awaiting = takes_result.then(|| Awaiting::new(daemon, run));
+pub async fn wait(engine: &Arc<Engine>, run: &str, takes_result: bool) -> Result<RunRecord, ApiError> {
+    let _awaiting = takes_result.then(|| Awaiting::new(engine, run));
     let mut between = tokio::time::Instant::now() + BETWEEN;
     loop {
-        let mut changes = daemon.changes.subscribe();
-        if let Some(live) = daemon.live(run).filter(|l| !*l.ended.borrow()) {
+        let mut changes = engine.changes.subscribe();
+        if let Some(live) = engine.live(run).filter(|l| !*l.ended.borrow()) {
             let mut ended = live.ended.subscribe();
             let _ = ended.wait_for(|e| *e).await;
             between = tokio::time::Instant::now() + BETWEEN;
             continue;
         }
-        let now = record(daemon, run).await?;
+        let now = record(engine, run).await?;
         if !now.state.is_live() || tokio::time::Instant::now() >= between {
             return Ok(now);
         }
@@ -43,11 +43,11 @@ pub async fn wait(daemon: &Arc<Daemon>, run: &str, takes_result: bool) -> Result
 
 /// Until every child of `parent` — those started while waiting too — has
 /// ended: the parent's record as it is then, and each child's.
-pub async fn children(daemon: &Arc<Daemon>, parent: &RunRow) -> Result<ChildrenOutcome, ApiError> {
+pub async fn children(engine: &Arc<Engine>, parent: &RunRow) -> Result<ChildrenOutcome, ApiError> {
     let mut awaiting: Vec<Awaiting> = Vec::new();
     loop {
-        let mut changes = daemon.changes.subscribe();
-        let rows = daemon
+        let mut changes = engine.changes.subscribe();
+        let rows = engine
             .store
             .runs()
             .children(&parent.id)
@@ -55,16 +55,16 @@ pub async fn children(daemon: &Arc<Daemon>, parent: &RunRow) -> Result<ChildrenO
             .map_err(ApiError::internal)?;
         for child in &rows {
             if !awaiting.iter().any(|a| a.run == child.id) {
-                awaiting.push(Awaiting::new(daemon, &child.id));
+                awaiting.push(Awaiting::new(engine, &child.id));
             }
         }
         let mut children = Vec::with_capacity(rows.len());
         for child in &rows {
-            children.push(record(daemon, &child.id).await?);
+            children.push(record(engine, &child.id).await?);
         }
         if children.iter().all(|c| !c.state.is_live()) {
             return Ok(ChildrenOutcome {
-                run: record(daemon, &parent.id).await?,
+                run: record(engine, &parent.id).await?,
                 children,
             });
         }
@@ -74,17 +74,17 @@ pub async fn children(daemon: &Arc<Daemon>, parent: &RunRow) -> Result<ChildrenO
 
 /// A `runs.wait` in flight on a run, counted while it lasts.
 struct Awaiting {
-    daemon: Arc<Daemon>,
+    engine: Arc<Engine>,
     run: String,
 }
 
 impl Awaiting {
-    fn new(daemon: &Arc<Daemon>, run: &str) -> Awaiting {
-        if let Ok(mut awaited) = daemon.awaited.lock() {
+    fn new(engine: &Arc<Engine>, run: &str) -> Awaiting {
+        if let Ok(mut awaited) = engine.awaited.lock() {
             *awaited.entry(run.to_string()).or_default() += 1;
         }
         Awaiting {
-            daemon: daemon.clone(),
+            engine: engine.clone(),
             run: run.to_string(),
         }
     }
@@ -92,7 +92,7 @@ impl Awaiting {
 
 impl Drop for Awaiting {
     fn drop(&mut self) {
-        if let Ok(mut awaited) = self.daemon.awaited.lock()
+        if let Ok(mut awaited) = self.engine.awaited.lock()
             && let Some(n) = awaited.get_mut(&self.run)
         {
             *n -= 1;

@@ -1,6 +1,6 @@
 //! The daemon's one seam to a live run: every command to a run goes
 //! through [`RunLink`], whose local variant is the run's supervisor over
-//! its socket (`link.rs`) and whose remote variant is the daemon of the
+//! its socket (`live.rs`) and whose remote variant is the daemon of the
 //! host the run lives on, over that host's link (`remote::RemoteRun`).
 //! What a remote run does not take here (a prompt, an answer: forwarded
 //! whole to its host before they reach this seam; a snapshot, which its
@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use super::link::{Link, PromptHow, ScreenSub as SupervisorScreen, Typed};
+use super::live::{Link, PromptHow, ScreenSub as SupervisorScreen, Typed};
 use crate::api::{ApiError, ErrorCode};
 use crate::protocol::supervisor::method as sup;
 use crate::remote::{RemoteRun, RemoteScreen};

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::Daemon;
-use super::link::{Link, LiveRun, monitor};
+use super::Engine;
+use super::live::{Link, LiveRun, monitor};
 use super::run_link::RunLink;
 use crate::api::{ErrorCode, RunState};
 use crate::protocol::exit::ExitEvidence;
@@ -16,8 +16,8 @@ use crate::pty::{Identity, Liveness};
 use crate::store::runs::{self, Ending, RunRow};
 
 /// Checks every run the database says is live.
-pub async fn reconcile_all(daemon: &Arc<Daemon>) {
-    let rows = match daemon.store.call(|c| runs::list_runs(c, false)).await {
+pub async fn reconcile_all(engine: &Arc<Engine>) {
+    let rows = match engine.store.call(|c| runs::list_runs(c, false)).await {
         Ok(rows) => rows,
         Err(e) => {
             tracing::error!("cannot list live runs: {e}");
@@ -31,18 +31,18 @@ pub async fn reconcile_all(daemon: &Arc<Daemon>) {
         }
         // Before the run's exit can be heard: a run of a profile with
         // fallbacks may have failed on its account while we were away.
-        super::fallback::recover(daemon, &row).await;
-        if let Err(e) = adopt(daemon, &row).await {
+        super::fallback::recover(engine, &row).await;
+        if let Err(e) = adopt(engine, &row).await {
             tracing::info!("run {} not re-adopted: {e}", row.id);
-            supervisor_gone(daemon, &row.id).await;
+            supervisor_gone(engine, &row.id).await;
         }
     }
 }
 
 /// Connects to a run's supervisor, verifies it is the one recorded, and
 /// starts following it. Used for new runs and after a restart.
-pub async fn adopt(daemon: &Arc<Daemon>, row: &RunRow) -> anyhow::Result<Arc<LiveRun>> {
-    let socket = daemon.paths.run_socket(&row.id);
+pub async fn adopt(engine: &Arc<Engine>, row: &RunRow) -> anyhow::Result<Arc<LiveRun>> {
+    let socket = engine.paths.run_socket(&row.id);
     let (link, notes) = Link::connect(&socket).await?;
     let hello: Hello = serde_json::from_value(link.call(sup::HELLO, Value::Null).await?)?;
     if hello.run != row.id {
@@ -63,7 +63,7 @@ pub async fn adopt(daemon: &Arc<Daemon>, row: &RunRow) -> anyhow::Result<Arc<Liv
             started_at: crate::store::now_ms(),
         };
         let id = row.id.clone();
-        daemon.store.call(move |c| runs::mark_running(c, &id, &spawned)).await?;
+        engine.store.call(move |c| runs::mark_running(c, &id, &spawned)).await?;
     }
     let live = Arc::new(LiveRun::new(row.id.clone(), RunLink::Local(link.clone()), hello.offset));
     live.says_busy.store(hello.busy, std::sync::atomic::Ordering::Relaxed);
@@ -73,7 +73,7 @@ pub async fn adopt(daemon: &Arc<Daemon>, row: &RunRow) -> anyhow::Result<Arc<Liv
     // and its log's mtime says when it last wrote (unknown: assume just now).
     let now = std::time::Instant::now();
     let last_output = if row.state == RunState::Running {
-        std::fs::metadata(daemon.paths.output_log(&row.id))
+        std::fs::metadata(engine.paths.output_log(&row.id))
             .and_then(|m| m.modified())
             .ok()
             .and_then(|t| t.elapsed().ok())
@@ -83,26 +83,26 @@ pub async fn adopt(daemon: &Arc<Daemon>, row: &RunRow) -> anyhow::Result<Arc<Liv
         now
     };
     *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(last_output);
-    daemon
+    engine
         .runs
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(row.id.clone(), live.clone());
-    tokio::spawn(monitor(daemon.clone(), live.clone(), notes));
-    super::queue::spawn(daemon.clone(), live.clone());
+    tokio::spawn(monitor(engine.clone(), live.clone(), notes));
+    super::queue::spawn(engine.clone(), live.clone());
     // Offsets and the exit arrive as notifications from here on.
-    let still_ms = super::link::still_ms(&daemon.config().engine);
+    let still_ms = super::live::still_ms(&engine.config().engine);
     let watch = crate::protocol::supervisor::Watch {
         still_ms: (still_ms > 0).then_some(still_ms),
     };
     link.call(sup::WATCH, serde_json::to_value(watch).unwrap_or(Value::Null))
         .await?;
-    daemon.changed(&row.id);
+    engine.changed(&row.id);
     Ok(live)
 }
 
 /// Writes a run's end from its supervisor's evidence, and tells its parent.
-pub async fn record_exit(daemon: &Arc<Daemon>, id: &str, evidence: &ExitEvidence) -> Recorded {
+pub async fn record_exit(engine: &Arc<Engine>, id: &str, evidence: &ExitEvidence) -> Recorded {
     let (state, reason) = evidence.verdict();
     let ending = Ending {
         state,
@@ -114,7 +114,7 @@ pub async fn record_exit(daemon: &Arc<Daemon>, id: &str, evidence: &ExitEvidence
         evidence: serde_json::to_value(evidence).unwrap_or(Value::Null),
         ended_at: Some(evidence.ended_at),
     };
-    finish(daemon, id, ending).await
+    finish(engine, id, ending).await
 }
 
 fn event_kind(state: RunState) -> &'static str {
@@ -134,31 +134,31 @@ pub enum Recorded {
 }
 
 /// Ends a run (once) and tells its parent.
-pub async fn finish(daemon: &Arc<Daemon>, id: &str, ending: Ending) -> Recorded {
+pub async fn finish(engine: &Arc<Engine>, id: &str, ending: Ending) -> Recorded {
     super::fallback::forget(id);
-    let recorded = match store_end(daemon, id, ending.clone()).await {
+    let recorded = match store_end(engine, id, ending.clone()).await {
         Ok(()) => Recorded::Now,
         Err(e) => {
             tracing::error!("cannot record the end of run {id}: {e}; holding it in memory and trying again");
-            Recorded::Later(super::ends::hold(daemon, id, ending))
+            Recorded::Later(super::ends::hold(engine, id, ending))
         }
     };
-    daemon.changed(id);
-    daemon.transcripts.release();
+    engine.changed(id);
+    engine.transcripts.release();
     recorded
 }
 
 /// Writes a run's end, its attempt's close and its parent's `CHILD_ENDED`
 /// in one transaction: a write refused halfway (a full disk) leaves none
 /// of them, so writing it again writes all.
-pub(super) async fn store_end(daemon: &Arc<Daemon>, id: &str, ending: Ending) -> Result<(), crate::store::StoreError> {
+pub(crate) async fn store_end(engine: &Arc<Engine>, id: &str, ending: Ending) -> Result<(), crate::store::StoreError> {
     let id_owned = id.to_string();
     let state = ending.state;
-    let awaited = daemon.awaited.lock().is_ok_and(|a| a.contains_key(id));
+    let awaited = engine.awaited.lock().is_ok_and(|a| a.contains_key(id));
     // A result for the parent quotes the child's last words: read them first.
-    let read_whole = !awaited && ending_child(daemon, id).await && super::tasks::read_transcript(daemon, id).await;
+    let read_whole = !awaited && ending_child(engine, id).await && super::tasks::read_transcript(engine, id).await;
     // The parent, and whoever was told of the end (or of orphans).
-    let told = daemon
+    let told = engine
         .store
         .call(move |c| {
             let tx = c.transaction()?;
@@ -188,16 +188,16 @@ pub(super) async fn store_end(daemon: &Arc<Daemon>, id: &str, ending: Ending) ->
         })
         .await?;
     for run in told {
-        super::tasks::wake(daemon, &run);
-        daemon.changed(&run);
+        super::tasks::wake(engine, &run);
+        engine.changed(&run);
     }
     Ok(())
 }
 
 /// Whether `id` is a live run with a parent: only its end tells anyone.
-async fn ending_child(daemon: &Arc<Daemon>, id: &str) -> bool {
+async fn ending_child(engine: &Arc<Engine>, id: &str) -> bool {
     let key = id.to_string();
-    let row = daemon.store.call(move |c| runs::get_run(c, &key)).await;
+    let row = engine.store.call(move |c| runs::get_run(c, &key)).await;
     row.ok()
         .flatten()
         .is_some_and(|r| r.state.is_live() && r.parent_run_id.is_some())
@@ -208,14 +208,14 @@ async fn ending_child(daemon: &Arc<Daemon>, id: &str) -> bool {
 const HANGUP_GRACE: Duration = Duration::from_millis(2000);
 
 /// The supervisor is gone without telling us how the run ended.
-pub async fn supervisor_gone(daemon: &Arc<Daemon>, id: &str) {
-    if let Some(evidence) = ExitEvidence::read(&daemon.paths.exit_evidence(id)) {
+pub async fn supervisor_gone(engine: &Arc<Engine>, id: &str) {
+    if let Some(evidence) = ExitEvidence::read(&engine.paths.exit_evidence(id)) {
         // Held or not, the evidence is on disk for a next daemon.
-        let _ = record_exit(daemon, id, &evidence).await;
+        let _ = record_exit(engine, id, &evidence).await;
         return;
     }
     let key = id.to_string();
-    let Ok(Some(row)) = daemon.store.call(move |c| runs::get_run(c, &key)).await else {
+    let Ok(Some(row)) = engine.store.call(move |c| runs::get_run(c, &key)).await else {
         return;
     };
     if !row.state.is_live() {
@@ -266,12 +266,12 @@ pub async fn supervisor_gone(daemon: &Arc<Daemon>, id: &str) {
         exit_code: None,
         signal: None,
         reason: Some(reason),
-        output_bytes: std::fs::metadata(daemon.paths.output_log(id)).ok().map(|m| m.len()),
+        output_bytes: std::fs::metadata(engine.paths.output_log(id)).ok().map(|m| m.len()),
         event_kind: "RUN_ERROR",
         evidence: json!({ "supervisor_pid": row.supervisor_pid }),
         ended_at: None,
     };
-    let _ = finish(daemon, id, ending).await;
+    let _ = finish(engine, id, ending).await;
 }
 
 /// Error code for operations on a run that has ended, naming it as the

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use super::Daemon;
+use super::Engine;
 use crate::store::runs::{Ending, RunRow};
 
 /// The first retry waits this long, each next one twice as long.
@@ -49,30 +49,30 @@ impl HeldEnds {
 
 /// Holds an end the database refused and writes it again, with backoff,
 /// until it is stored; the returned task ends then.
-pub fn hold(daemon: &Arc<Daemon>, id: &str, mut ending: Ending) -> JoinHandle<()> {
+pub fn hold(engine: &Arc<Engine>, id: &str, mut ending: Ending) -> JoinHandle<()> {
     // Shown, and stored when it is, with the time the run ended, not of
     // the write.
     ending.ended_at.get_or_insert_with(crate::store::now_ms);
-    daemon
+    engine
         .held_ends
         .0
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(id.to_string(), ending.clone());
-    let (daemon, id) = (daemon.clone(), id.to_string());
+    let (engine, id) = (engine.clone(), id.to_string());
     tokio::spawn(async move {
         let mut wait = RETRY_FIRST;
         let mut tries = 1u32;
         loop {
             tokio::time::sleep(wait).await;
             tries += 1;
-            if super::adopt::store_end(&daemon, &id, ending.clone()).await.is_ok() {
+            if super::adopt::store_end(&engine, &id, ending.clone()).await.is_ok() {
                 break;
             }
             wait = (wait * 2).min(RETRY_MAX);
         }
-        daemon.held_ends.release(&id);
+        engine.held_ends.release(&id);
         tracing::info!("recorded the end of run {id} (try {tries})");
-        daemon.changed(&id);
+        engine.changed(&id);
     })
 }

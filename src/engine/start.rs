@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::Daemon;
+use super::Engine;
 use crate::api::{ApiError, ErrorCode, RunRecord, RunState, StartParams};
 use crate::protocol::supervisor::{Grace, SuperviseSpec};
 use crate::store::harness as harness_store;
@@ -34,7 +34,7 @@ const ENV_ALLOWLIST: &[&str] = &[
     "SSL_CERT_DIR",
 ];
 
-pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecord, ApiError> {
+pub async fn start(engine: &Arc<Engine>, params: StartParams) -> Result<RunRecord, ApiError> {
     // Nothing too large to list or show again is stored (issue #11).
     crate::api::bounds::check_start(&params)?;
     // A caller's launch id makes a retry return the run the first attempt
@@ -42,22 +42,22 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
     let _once = match &params.launch_id {
         Some(launch_id) => {
             super::once::validate_id("launch id", launch_id)?;
-            let guard = daemon.starts.hold(launch_id).await;
-            if let Some(run) = super::once::started(daemon, launch_id).await? {
+            let guard = engine.starts.hold(launch_id).await;
+            if let Some(run) = super::once::started(engine, launch_id).await? {
                 return Ok(run.to_record());
             }
             Some(guard)
         }
         None => None,
     };
-    let config = daemon.config();
+    let config = engine.config();
     let id = ulid::Ulid::new().to_string();
     // The parent: named, or the run this request comes from.
     let parent = match params.parent_reference() {
-        Some(reference) => Some(resolve_row(daemon, &reference).await?),
+        Some(reference) => Some(resolve_row(engine, &reference).await?),
         None => None,
     };
-    let (name, name_source) = choose_name(daemon, &params).await?;
+    let (name, name_source) = choose_name(engine, &params).await?;
 
     let agents_bin = crate::harness::agents_binary();
     let prepare = |cwd: &str| {
@@ -68,7 +68,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
                 args: &params.args,
                 env: &params.env,
                 profiles: &config.profiles,
-                run_dir: &daemon.paths.run_dir(&id),
+                run_dir: &engine.paths.run_dir(&id),
                 agents_bin: &agents_bin,
                 cwd: std::path::Path::new(cwd),
             },
@@ -91,7 +91,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
     let mut blocked: Option<String> = prepared.as_ref().err().cloned().or_else(|| blocker(&params, &row));
     let mut origin: Option<crate::worktree::Origin> = None;
     if blocked.is_none() && params.worktree {
-        let dest = daemon.paths.worktrees().join(&row.name);
+        let dest = engine.paths.worktrees().join(&row.name);
         match crate::worktree::create(std::path::Path::new(&params.cwd), &row.name, &dest) {
             Ok(created) => {
                 row.worktree = Some(dest.to_string_lossy().into_owned());
@@ -106,7 +106,7 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
     let launch = prepared.as_ref().ok().map(|p| p.launch.clone()).unwrap_or_default();
     if blocked.is_none() {
         row.command = launch.argv.clone();
-        blocked = write_run_files(&daemon.paths.run_dir(&id), &launch.files).err();
+        blocked = write_run_files(&engine.paths.run_dir(&id), &launch.files).err();
     }
     let created = Created {
         version,
@@ -126,26 +126,26 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
         placed: params.placed,
         name_source,
     };
-    store_created(daemon, &row, created, parent.as_ref()).await?;
+    store_created(engine, &row, created, parent.as_ref()).await?;
 
     let prepared = match (blocked, prepared) {
         (None, Ok(prepared)) => prepared,
-        (Some(reason), _) | (None, Err(reason)) => return end_blocked(daemon, &id, reason).await,
+        (Some(reason), _) | (None, Err(reason)) => return end_blocked(engine, &id, reason).await,
     };
     let cwd = row.cwd.clone();
-    if let Some(blocked) = spawn_and_adopt(daemon, row, &prepared, &params, &config).await? {
+    if let Some(blocked) = spawn_and_adopt(engine, row, &prepared, &params, &config).await? {
         return Ok(blocked);
     }
     if launch.session.is_none() && prepared.adapter.has_sessions() {
         let mut env = launch.env.clone();
         env.extend(params.env.iter().cloned());
         let query = super::hooks::session_query(&cwd, &env, prepared.adapter.config_home_var());
-        super::hooks::discover_session(daemon.clone(), id.clone(), prepared.adapter, query);
+        super::hooks::discover_session(engine.clone(), id.clone(), prepared.adapter, query);
     }
     if let Some(prompt) = params.prompt.filter(|p| !p.is_empty()) {
-        super::queue::enqueue(daemon, &id, &ulid::Ulid::new().to_string(), &prompt).await?;
+        super::queue::enqueue(engine, &id, &ulid::Ulid::new().to_string(), &prompt).await?;
     }
-    record(daemon, &id).await
+    record(engine, &id).await
 }
 
 /// The run's name and where it came from: the one given (refused while a
@@ -153,10 +153,10 @@ pub async fn start(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecor
 /// finds the new run), else one made from the first prompt when it is
 /// known now, else a placeholder the first prompt replaces
 /// (`hooks.report`).
-async fn choose_name(daemon: &Arc<Daemon>, params: &StartParams) -> Result<(String, &'static str), ApiError> {
+async fn choose_name(engine: &Arc<Engine>, params: &StartParams) -> Result<(String, &'static str), ApiError> {
     if let Some(name) = &params.name {
         crate::api::bounds::validate_name(name)?;
-        let taken = daemon
+        let taken = engine
             .store
             .names()
             .live_holder(name)
@@ -172,11 +172,11 @@ async fn choose_name(daemon: &Arc<Daemon>, params: &StartParams) -> Result<(Stri
     }
     match params.prompt.as_deref().and_then(crate::harness::naming::slug) {
         Some(base) => Ok((
-            daemon.store.names().unique(&base).await.map_err(ApiError::internal)?,
+            engine.store.names().unique(&base).await.map_err(ApiError::internal)?,
             harness_store::NAME_FROM_PROMPT,
         )),
         None => Ok((
-            free_name(daemon, &params.harness).await?,
+            free_name(engine, &params.harness).await?,
             harness_store::NAME_PLACEHOLDER,
         )),
     }
@@ -256,13 +256,13 @@ struct Created {
 /// mirrors the parent from another host learns this way of children
 /// started inside it, docs/design.md §8).
 async fn store_created(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     row: &RunRow,
     created: Created,
     parent: Option<&RunRow>,
 ) -> Result<(), ApiError> {
     let insert = row.clone();
-    daemon
+    engine
         .store
         .call(move |c| {
             let Created {
@@ -310,15 +310,15 @@ async fn store_created(
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
-    daemon.changed(&row.id);
+    engine.changed(&row.id);
     if let Some(parent) = parent {
         let data = json!({ "child": row.id });
-        let _ = daemon
+        let _ = engine
             .store
             .runs()
             .append_event(&parent.id, "CHILD_STARTED", data)
             .await;
-        daemon.changed(&parent.id);
+        engine.changed(&parent.id);
     }
     Ok(())
 }
@@ -326,7 +326,7 @@ async fn store_created(
 /// Spawns the run's supervisor and adopts it; a supervisor that cannot be
 /// spawned ends the run `blocked`, and its record is the answer.
 async fn spawn_and_adopt(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     mut row: RunRow,
     prepared: &crate::harness::Prepared,
     params: &StartParams,
@@ -337,7 +337,7 @@ async fn spawn_and_adopt(
         run: id.clone(),
         argv: prepared.launch.argv.clone(),
         cwd: row.cwd.clone(),
-        env: harness_env(daemon, params, &row, prepared),
+        env: harness_env(engine, params, &row, prepared),
         rows: row.rows,
         cols: row.cols,
         timeout_secs: params.timeout_secs,
@@ -354,16 +354,16 @@ async fn spawn_and_adopt(
     // A profile with fallbacks keeps what a next attempt needs, in memory,
     // before the harness can end.
     super::fallback::remember(&id, prepared.profile.as_deref(), &config.profiles, params);
-    let paths = daemon.paths.clone();
+    let paths = engine.paths.clone();
     let spawned = tokio::task::spawn_blocking(move || spawn_supervisor(&paths, &spec))
         .await
         .map_err(ApiError::internal)?;
     let (sup_pid, sup_start) = match spawned {
         Ok(identity) => identity,
-        Err(reason) => return end_blocked(daemon, &id, reason).await.map(Some),
+        Err(reason) => return end_blocked(engine, &id, reason).await.map(Some),
     };
     let key = id.clone();
-    daemon
+    engine
         .store
         .call(move |c| runs::mark_starting(c, &key, sup_pid, sup_start))
         .await
@@ -371,14 +371,14 @@ async fn spawn_and_adopt(
     row.state = RunState::Starting;
     row.supervisor_pid = Some(sup_pid);
     row.supervisor_start = Some(sup_start);
-    if let Err(e) = super::adopt::adopt(daemon, &row).await {
+    if let Err(e) = super::adopt::adopt(engine, &row).await {
         tracing::warn!("cannot adopt new run {id}: {e}");
-        super::adopt::supervisor_gone(daemon, &id).await;
+        super::adopt::supervisor_gone(engine, &id).await;
     }
     Ok(None)
 }
 
-async fn end_blocked(daemon: &Arc<Daemon>, id: &str, reason: String) -> Result<RunRecord, ApiError> {
+async fn end_blocked(engine: &Arc<Engine>, id: &str, reason: String) -> Result<RunRecord, ApiError> {
     let ending = Ending {
         state: RunState::Blocked,
         exit_code: None,
@@ -389,25 +389,25 @@ async fn end_blocked(daemon: &Arc<Daemon>, id: &str, reason: String) -> Result<R
         evidence: json!({}),
         ended_at: None,
     };
-    super::adopt::finish(daemon, id, ending).await;
-    record(daemon, id).await
+    super::adopt::finish(engine, id, ending).await;
+    record(engine, id).await
 }
 
-pub async fn record(daemon: &Arc<Daemon>, id: &str) -> Result<RunRecord, ApiError> {
-    daemon
+pub async fn record(engine: &Arc<Engine>, id: &str) -> Result<RunRecord, ApiError> {
+    engine
         .store
         .runs()
         .get(id)
         .await
         .map_err(ApiError::internal)?
-        .map(|r| daemon.held_ends.apply(r).to_record())
+        .map(|r| engine.held_ends.apply(r).to_record())
         .ok_or_else(|| ApiError::new(ErrorCode::UnknownRun, format!("no run {id}")))
 }
 
 /// Resolves a reference (id, unique prefix, or name) to its row.
-pub async fn resolve_row(daemon: &Arc<Daemon>, reference: &str) -> Result<RunRow, ApiError> {
+pub async fn resolve_row(engine: &Arc<Engine>, reference: &str) -> Result<RunRow, ApiError> {
     let r = reference.to_string();
-    let found = daemon
+    let found = engine
         .store
         .call(move |c| {
             Ok(match runs::resolve(c, &r)? {
@@ -418,7 +418,7 @@ pub async fn resolve_row(daemon: &Arc<Daemon>, reference: &str) -> Result<RunRow
         .await
         .map_err(ApiError::internal)?;
     match found {
-        Ok(Some(row)) => Ok(daemon.held_ends.apply(row)),
+        Ok(Some(row)) => Ok(engine.held_ends.apply(row)),
         Ok(None) | Err(Resolved::None) | Err(Resolved::One(_)) => Err(ApiError::new(
             ErrorCode::UnknownRun,
             format!("no run matches '{reference}'"),
@@ -430,14 +430,14 @@ pub async fn resolve_row(daemon: &Arc<Daemon>, reference: &str) -> Result<RunRow
     }
 }
 
-async fn free_name(daemon: &Arc<Daemon>, harness: &str) -> Result<String, ApiError> {
+async fn free_name(engine: &Arc<Engine>, harness: &str) -> Result<String, ApiError> {
     let base: String = harness
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
         .take(24)
         .collect();
     let base = if base.is_empty() { "run".to_string() } else { base };
-    daemon
+    engine
         .store
         .call(move |c| {
             for n in 1.. {
@@ -456,8 +456,8 @@ async fn free_name(daemon: &Arc<Daemon>, harness: &str) -> Result<String, ApiErr
 /// allowlisted variables, those the harness reads (`Adapter::env_names`)
 /// and those passed by name (run options and the profile), then the
 /// adapter's (config home), then ours.
-pub(super) fn harness_env(
-    daemon: &Daemon,
+pub(crate) fn harness_env(
+    engine: &Engine,
     params: &StartParams,
     row: &RunRow,
     prepared: &crate::harness::Prepared,
@@ -474,7 +474,7 @@ pub(super) fn harness_env(
     env.extend(prepared.launch.env.iter().cloned());
     // `agents hook` in the harness must reach this daemon, whatever the
     // client's environment said.
-    env.push(("AGENTS_HOME".into(), daemon.paths.home.to_string_lossy().into_owned()));
+    env.push(("AGENTS_HOME".into(), engine.paths.home.to_string_lossy().into_owned()));
     env.push(("TERM".into(), "xterm-256color".into()));
     env.push(("COLORTERM".into(), "truecolor".into()));
     env.push(("AGENTS_RUN_ID".into(), row.id.clone()));
@@ -488,7 +488,7 @@ pub(super) fn harness_env(
 
 /// Writes the files a launch needs (a harness's per-run hook settings)
 /// into the run's folder; a failure is the reason the run is blocked.
-pub(super) fn write_run_files(run_dir: &std::path::Path, files: &[(std::path::PathBuf, String)]) -> Result<(), String> {
+pub(crate) fn write_run_files(run_dir: &std::path::Path, files: &[(std::path::PathBuf, String)]) -> Result<(), String> {
     for (path, contents) in files {
         if !path.starts_with(run_dir) {
             return Err(format!("refusing to write {} outside the run folder", path.display()));
@@ -506,7 +506,7 @@ const SUPERVISOR_READY: Duration = Duration::from_secs(10);
 
 /// Starts `agents supervise` detached in its own session, hands it the spec on
 /// stdin, and waits for its ready line. Returns its pid and start time.
-pub(super) fn spawn_supervisor(paths: &crate::paths::Paths, spec: &SuperviseSpec) -> Result<(i64, i64), String> {
+pub(crate) fn spawn_supervisor(paths: &crate::paths::Paths, spec: &SuperviseSpec) -> Result<(i64, i64), String> {
     // The file at our path, even when it was replaced since we started (the
     // daemon re-executes on it within `upgrade::CHECK_EVERY`).
     let exe = crate::harness::agents_binary()?;

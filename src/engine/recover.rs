@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::Daemon;
+use super::Engine;
 use crate::api::{ApiError, ErrorCode, TranscriptMessage};
 use crate::harness::Adapter;
 use crate::store::runs::RunRow;
@@ -25,7 +25,7 @@ const RESULT_CHARS: usize = 300;
 
 /// Why a session cannot be resumed natively, or `None` when it can.
 pub async fn native_blocker(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     adapter: &'static dyn Adapter,
     session: &str,
     last: &RunRow,
@@ -34,13 +34,13 @@ pub async fn native_blocker(
     if let Err(why) = adapter.resume_args(session) {
         return Ok(Some(why));
     }
-    let transcript = daemon
+    let transcript = engine
         .store
         .sessions()
         .transcript_path(session)
         .await
         .map_err(ApiError::internal)?;
-    let info = daemon
+    let info = engine
         .store
         .harness()
         .info(&last.id)
@@ -54,7 +54,7 @@ pub async fn native_blocker(
     let Some(recorded) = info.version else {
         return Ok(None);
     };
-    let profile = info.profile.and_then(|p| daemon.config().profiles.get(&p).cloned());
+    let profile = info.profile.and_then(|p| engine.config().profiles.get(&p).cloned());
     let program = profile
         .and_then(|p| p.binary)
         .unwrap_or_else(|| adapter.program().to_string());
@@ -80,8 +80,8 @@ pub async fn native_blocker(
 /// The recent part of a session's conversation, as the store has it
 /// (subagents' sidechains left out), oldest first, and how many messages
 /// the session has in all.
-pub async fn recent_messages(daemon: &Arc<Daemon>, session: &str) -> Result<(Vec<TranscriptMessage>, i64), ApiError> {
-    daemon
+pub async fn recent_messages(engine: &Arc<Engine>, session: &str) -> Result<(Vec<TranscriptMessage>, i64), ApiError> {
+    engine
         .store
         .transcripts()
         .recent(session, MAX_MESSAGES)

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::Daemon;
-use super::link::{HeldPrompt, LiveRun, PromptHow, Typed};
+use super::Engine;
+use super::live::{HeldPrompt, LiveRun, PromptHow, Typed};
 use crate::api::{ActivityStatus, ApiError, ErrorCode, SendResult};
 use crate::harness::status::{self, Rules, Verdict};
 use crate::protocol::supervisor as wire;
@@ -45,9 +45,9 @@ pub fn answer_input(family: &str, answer: &str) -> serde_json::Value {
 }
 
 /// Queues a prompt (idempotent by id) and wakes the run's delivery loop.
-pub async fn enqueue(daemon: &Arc<Daemon>, run: &str, prompt_id: &str, text: &str) -> Result<SendResult, ApiError> {
+pub async fn enqueue(engine: &Arc<Engine>, run: &str, prompt_id: &str, text: &str) -> Result<SendResult, ApiError> {
     let (r, p, t) = (run.to_string(), prompt_id.to_string(), text.to_string());
-    let prompt = daemon
+    let prompt = engine
         .store
         .call(move |c| {
             let fresh = crate::store::prompts::get_prompt(c, &p)?.is_none();
@@ -65,26 +65,26 @@ pub async fn enqueue(daemon: &Arc<Daemon>, run: &str, prompt_id: &str, text: &st
             format!("prompt id {prompt_id} belongs to another run"),
         ));
     }
-    if let Some(live) = daemon.live(run) {
+    if let Some(live) = engine.live(run) {
         live.wake.notify_waiters();
         // Give an agent at rest its prompt before answering, so the answer
         // can say `delivered`.
         if prompt.state == "queued" {
-            let rules = rules(daemon);
+            let rules = rules(engine);
             // At rest but for output of the last moment (often the echo of
             // the user's own keys): once it is quiet, so the answer says
             // whether the prompt went in or why it is held.
-            if !deliver_next(daemon, &live, &rules).await
+            if !deliver_next(engine, &live, &rules).await
                 && verdict(&live, &rules).status.takes_prompts()
                 && let Some(wait) = live.quiet_for(rules.quiet).filter(|_| !live.is_busy())
             {
                 tokio::time::sleep(wait).await;
-                deliver_next(daemon, &live, &rules).await;
+                deliver_next(engine, &live, &rules).await;
             }
         }
     }
     let id = prompt.id.clone();
-    let state = daemon
+    let state = engine
         .store
         .call(move |c| crate::store::prompts::get_prompt(c, &id))
         .await
@@ -92,7 +92,7 @@ pub async fn enqueue(daemon: &Arc<Daemon>, run: &str, prompt_id: &str, text: &st
         .flatten()
         .map(|p| p.state)
         .unwrap_or(prompt.state);
-    let held = daemon.live(run).and_then(|live| {
+    let held = engine.live(run).and_then(|live| {
         let held = live.held.lock().unwrap_or_else(|p| p.into_inner());
         held.as_ref()
             .filter(|h| h.prompt_id == prompt.id)
@@ -109,13 +109,13 @@ pub async fn enqueue(daemon: &Arc<Daemon>, run: &str, prompt_id: &str, text: &st
     })
 }
 
-pub(super) fn rules(daemon: &Daemon) -> Rules {
-    daemon.config().engine.status_rules()
+pub(crate) fn rules(engine: &Engine) -> Rules {
+    engine.config().engine.status_rules()
 }
 
 /// `runs.explain` of a live run: from the evidence in memory.
-pub(super) fn explain(daemon: &Daemon, row: &runs::RunRow) -> Result<crate::api::StatusExplanation, ApiError> {
-    let live = daemon.live(&row.id).filter(|_| row.state.is_live()).ok_or_else(|| {
+pub(crate) fn explain(engine: &Engine, row: &runs::RunRow) -> Result<crate::api::StatusExplanation, ApiError> {
+    let live = engine.live(&row.id).filter(|_| row.state.is_live()).ok_or_else(|| {
         ApiError::new(
             ErrorCode::NotRunning,
             format!(
@@ -125,7 +125,7 @@ pub(super) fn explain(daemon: &Daemon, row: &runs::RunRow) -> Result<crate::api:
             ),
         )
     })?;
-    let (now, rules) = (Instant::now(), rules(daemon));
+    let (now, rules) = (Instant::now(), rules(engine));
     let (verdict, evidence, next) = status::explain(&live.evidence(), &rules, now);
     let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     Ok(crate::api::StatusExplanation {
@@ -149,16 +149,16 @@ pub(super) fn explain(daemon: &Daemon, row: &runs::RunRow) -> Result<crate::api:
             rule: n.rule.as_str().into(),
             why: n.why,
         }),
-        prompts: Some(prompt_guard(daemon, &row.harness)),
+        prompts: Some(prompt_guard(engine, &row.harness)),
     })
 }
 
 /// What keeps a prompt off the user's draft in a run of `family` (the
 /// built-in rules and the user's files, as a new run's supervisor reads
 /// them).
-fn prompt_guard(daemon: &Daemon, family: &str) -> String {
+fn prompt_guard(engine: &Engine, family: &str) -> String {
     let window = crate::api::ago(std::time::Duration::from_millis(
-        daemon.engine_as_read().hold_after_typing_ms,
+        engine.engine_as_read().hold_after_typing_ms,
     ));
     let dir = crate::paths::Paths::screen_rules_dir();
     let (files, _) = dir
@@ -242,7 +242,7 @@ fn first_waits_for(status: ActivityStatus) -> &'static str {
 
 /// One task per live run: keeps its activity status (the only writer of
 /// it) and delivers queued prompts when the agent is at rest.
-pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
+pub fn spawn(engine: Arc<Engine>, live: Arc<LiveRun>) {
     tokio::spawn(async move {
         let mut ended = live.ended.subscribe();
         let mut status = ActivityStatus::Unknown;
@@ -256,7 +256,7 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
             let woken = live.wake.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            let rules = daemon.engine_as_read().status_rules();
+            let rules = engine.engine_as_read().status_rules();
             live.quiet_ms
                 .store(rules.quiet.as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
             let Verdict {
@@ -294,16 +294,16 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
                     why,
                     question,
                 };
-                let asked = daemon.store.approvals().status_changed(change).await;
-                daemon.changed(&live.id);
+                let asked = engine.store.approvals().status_changed(change).await;
+                engine.changed(&live.id);
                 if let Ok(Some(asked)) = asked {
-                    super::approvals::hand_over(&daemon, asked).await;
+                    engine.approval_asked(asked).await;
                 }
             }
             // A delivered prompt changes the verdict at once (the agent
             // works on it): looked at again now, not at the next output,
             // which may come too soon after the last one to wake this loop.
-            if status.takes_prompts() && deliver_next(&daemon, &live, &rules).await {
+            if status.takes_prompts() && deliver_next(&engine, &live, &rules).await {
                 continue;
             }
             // Sleep until the verdict could change by itself (a hook
@@ -330,7 +330,7 @@ pub fn spawn(daemon: Arc<Daemon>, live: Arc<LiveRun>) {
 
 /// Types the oldest queued prompt into the run, then Enter; says whether it
 /// did.
-async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) -> bool {
+async fn deliver_next(engine: &Arc<Engine>, live: &Arc<LiveRun>, rules: &Rules) -> bool {
     let _delivering = live.delivery.lock().await;
     // Never type a prompt into a question, or while the agent works: not
     // while hooks say it works, nor while its output is still moving. Nor
@@ -349,7 +349,7 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
         return false;
     }
     let id = live.id.clone();
-    let Ok((queued, run)) = daemon
+    let Ok((queued, run)) = engine
         .store
         .call(move |c| Ok((crate::store::prompts::queued_prompts(c, &id)?, runs::get_run(c, &id)?)))
         .await
@@ -359,9 +359,9 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
     let Some(prompt) = queued.into_iter().next() else {
         return false;
     };
-    let hold = Some(daemon.engine_as_read().hold_after_typing_ms);
+    let hold = Some(engine.engine_as_read().hold_after_typing_ms);
     matches!(
-        type_in(daemon, live, &prompt, run.as_ref(), hold).await,
+        type_in(engine, live, &prompt, run.as_ref(), hold).await,
         Ok(Typed::Now | Typed::Before)
     )
 }
@@ -369,20 +369,20 @@ async fn deliver_next(daemon: &Arc<Daemon>, live: &Arc<LiveRun>, rules: &Rules) 
 /// Types `prompt` into the run now, past its draft and the user's typing,
 /// whatever the agent is doing (never into a question): a user's choice
 /// (`prompts.send`).
-pub(super) async fn type_now(
-    daemon: &Arc<Daemon>,
+pub(crate) async fn type_now(
+    engine: &Arc<Engine>,
     live: &Arc<LiveRun>,
     prompt: &crate::store::prompts::Prompt,
     run: &runs::RunRow,
 ) -> Result<Typed, ApiError> {
     let _delivering = live.delivery.lock().await;
-    type_in(daemon, live, prompt, Some(run), None).await
+    type_in(engine, live, prompt, Some(run), None).await
 }
 
 /// Has the supervisor type `prompt` (or hold it, with `hold`), and records
 /// what became of it.
 async fn type_in(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     live: &Arc<LiveRun>,
     prompt: &crate::store::prompts::Prompt,
     run: Option<&runs::RunRow>,
@@ -399,7 +399,7 @@ async fn type_in(
     let typed = live.link.prompt(&live.id, &prompt.id, &prompt.text, &how).await?;
     match &typed {
         Typed::Held(held) => {
-            note_held(daemon, live, &prompt.id, held.clone()).await;
+            note_held(engine, live, &prompt.id, held.clone()).await;
             return Ok(typed);
         }
         Typed::Now => took_prompt(live),
@@ -410,7 +410,7 @@ async fn type_in(
     let was_held = live.held.lock().unwrap_or_else(|p| p.into_inner()).take().is_some();
     let (id, pid) = (live.id.clone(), prompt.id.clone());
     let on_purpose = hold.is_none();
-    let _ = daemon
+    let _ = engine
         .store
         .call(move |c| {
             crate::store::prompts::set_prompt_state(c, &pid, "delivered")?;
@@ -426,7 +426,7 @@ async fn type_in(
     // (a quick reply's hook) would otherwise leave no sign it ever worked.
     live.wake.notify_waiters();
     if was_held {
-        daemon.changed(&live.id);
+        engine.changed(&live.id);
     }
     Ok(typed)
 }
@@ -434,7 +434,7 @@ async fn type_in(
 /// Notes that the supervisor held the run's next prompt: a `PROMPT_HELD`
 /// event when the prompt or the reason is new, and the run said changed
 /// (the TUI marks it).
-async fn note_held(daemon: &Arc<Daemon>, live: &LiveRun, prompt_id: &str, held: wire::Held) {
+async fn note_held(engine: &Arc<Engine>, live: &LiveRun, prompt_id: &str, held: wire::Held) {
     let now = HeldPrompt {
         prompt_id: prompt_id.to_string(),
         why: held.held,
@@ -451,8 +451,8 @@ async fn note_held(daemon: &Arc<Daemon>, live: &LiveRun, prompt_id: &str, held: 
     };
     if new {
         let data = serde_json::json!({ "prompt_id": now.prompt_id, "why": now.why });
-        let _ = daemon.store.runs().append_event(&live.id, "PROMPT_HELD", data).await;
-        daemon.changed(&live.id);
+        let _ = engine.store.runs().append_event(&live.id, "PROMPT_HELD", data).await;
+        engine.changed(&live.id);
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use super::Daemon;
+use super::Engine;
 use crate::api::{ApiError, ErrorCode, SendResult};
 use crate::store::runs::{self, RunRow};
 
@@ -73,9 +73,9 @@ impl Drop for StartGuard<'_> {
 }
 
 /// The run a start with this launch id already created.
-pub async fn started(daemon: &Daemon, launch_id: &str) -> Result<Option<RunRow>, ApiError> {
+pub async fn started(engine: &Engine, launch_id: &str) -> Result<Option<RunRow>, ApiError> {
     let key = launch_id.to_string();
-    daemon
+    engine
         .store
         .call(move |c| runs::run_by_launch_id(c, &key))
         .await
@@ -86,10 +86,10 @@ pub async fn started(daemon: &Daemon, launch_id: &str) -> Result<Option<RunRow>,
 /// run an earlier attempt started (`Err`), or the hold to keep while this
 /// one starts it (`Ok`). Held under a key of its own, since the start it
 /// makes holds the launch id itself (`start::start`).
-pub async fn resuming<'a>(daemon: &'a Daemon, launch_id: &str) -> Result<Result<StartGuard<'a>, RunRow>, ApiError> {
+pub async fn resuming<'a>(engine: &'a Engine, launch_id: &str) -> Result<Result<StartGuard<'a>, RunRow>, ApiError> {
     validate_id("launch id", launch_id)?;
-    let guard = daemon.starts.hold(&format!("resume {launch_id}")).await;
-    match started(daemon, launch_id).await? {
+    let guard = engine.starts.hold(&format!("resume {launch_id}")).await;
+    match started(engine, launch_id).await? {
         Some(run) => Ok(Err(run)),
         None => Ok(Ok(guard)),
     }
@@ -97,9 +97,9 @@ pub async fn resuming<'a>(daemon: &'a Daemon, launch_id: &str) -> Result<Result<
 
 /// A prompt id this run already holds: its state, whatever the run's state
 /// is now (a retry after the run ended still learns it was delivered).
-pub async fn known_prompt(daemon: &Daemon, run: &str, prompt_id: &str) -> Result<Option<SendResult>, ApiError> {
+pub async fn known_prompt(engine: &Engine, run: &str, prompt_id: &str) -> Result<Option<SendResult>, ApiError> {
     let key = prompt_id.to_string();
-    let prompt = daemon
+    let prompt = engine
         .store
         .call(move |c| crate::store::prompts::get_prompt(c, &key))
         .await
@@ -120,9 +120,9 @@ pub async fn known_prompt(daemon: &Daemon, run: &str, prompt_id: &str) -> Result
 
 /// The outcome an earlier attempt of this answer had: its result, or the
 /// refusal again.
-pub async fn answered(daemon: &Daemon, run: &str, answer_id: &str) -> Option<Result<Value, ApiError>> {
+pub async fn answered(engine: &Engine, run: &str, answer_id: &str) -> Option<Result<Value, ApiError>> {
     let (r, a) = (run.to_string(), answer_id.to_string());
-    let event = daemon
+    let event = engine
         .store
         .call(move |c| runs::answer_outcome(c, &r, &a))
         .await
@@ -142,7 +142,7 @@ pub async fn answered(daemon: &Daemon, run: &str, answer_id: &str) -> Option<Res
 
 /// Records what became of an answer, so a repeat of its id gets the same.
 pub async fn record_answer(
-    daemon: &Daemon,
+    engine: &Engine,
     run: &str,
     answer: &str,
     answer_id: Option<&str>,
@@ -167,7 +167,7 @@ pub async fn record_answer(
         ),
     };
     let id = run.to_string();
-    let _ = daemon
+    let _ = engine
         .store
         .call(move |c| runs::append_event(c, &id, kind, &data))
         .await;

@@ -19,7 +19,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 use serde_json::json;
 
-use super::Daemon;
+use super::Engine;
 use crate::api::RunState;
 use crate::store::StoreError;
 use crate::store::runs::{self, RunRow};
@@ -39,10 +39,10 @@ const READ_STEPS: usize = 16;
 /// at launch, if no hook has named it yet), within `READ_WAIT` and
 /// `READ_STEPS`. Answers whether the index holds it whole, so its last
 /// message is what the agent said last — true too for a run without one.
-pub(super) async fn read_transcript(daemon: &Arc<Daemon>, child: &str) -> bool {
+pub(crate) async fn read_transcript(engine: &Arc<Engine>, child: &str) -> bool {
     let started = std::time::Instant::now();
     let run = child.to_string();
-    let source = daemon
+    let source = engine
         .store
         .call(move |c| {
             let Some((session, run_id, path)) = crate::store::transcripts::recorded_transcript(c, &run)? else {
@@ -71,7 +71,7 @@ pub(super) async fn read_transcript(daemon: &Arc<Daemon>, child: &str) -> bool {
         }
     };
     let mut budget = super::transcripts::Budget::new(READ_WAIT, READ_STEPS);
-    let read = super::transcripts::read_within(daemon, &src, &mut budget).await;
+    let read = super::transcripts::read_within(engine, &src, &mut budget).await;
     tracing::debug!(
         "read {} messages of {child}'s transcript before its end in {:?}, {} bytes left",
         read.messages,
@@ -92,7 +92,7 @@ fn prompt_id(child: &str) -> String {
 /// live agent above it. With `read_whole` (`read_transcript`), it quotes
 /// what the child's agent said last; without, the index may hold an older
 /// message, so none is quoted. Answers who was told.
-pub(super) fn tell_parent(
+pub(crate) fn tell_parent(
     conn: &Connection,
     child: &str,
     parent: &str,
@@ -144,7 +144,7 @@ fn nearest_agent(conn: &Connection, run: &str) -> Result<Option<RunRow>, StoreEr
 /// was meant to outlive it). Each gets an `ORPHANED` event, and the
 /// nearest live agent above the run is told — their results go to it from
 /// now on. Answers who was told.
-pub(super) fn orphans(conn: &Connection, run: &str, state: RunState) -> Result<Option<String>, StoreError> {
+pub(crate) fn orphans(conn: &Connection, run: &str, state: RunState) -> Result<Option<String>, StoreError> {
     if state == RunState::Cancelled {
         return Ok(None);
     }
@@ -231,10 +231,10 @@ fn said(child: &RunRow, last: Option<&str>) -> String {
 /// id is the child's). The mirror's end is stored first, so a daemon that
 /// stops between the two tells it at its next start
 /// (`tell_untold_mirror_ends`).
-pub(super) async fn mirror_ended(daemon: &Arc<Daemon>, id: &str) {
-    let awaited = daemon.awaited.lock().is_ok_and(|a| a.contains_key(id));
+pub(crate) async fn mirror_ended(engine: &Arc<Engine>, id: &str) {
+    let awaited = engine.awaited.lock().is_ok_and(|a| a.contains_key(id));
     let child = id.to_string();
-    let told = daemon
+    let told = engine
         .store
         .call(move |c| {
             let tx = c.transaction()?;
@@ -271,8 +271,8 @@ pub(super) async fn mirror_ended(daemon: &Arc<Daemon>, id: &str) {
     match told {
         Ok(told) => {
             for run in told {
-                wake(daemon, &run);
-                daemon.changed(&run);
+                wake(engine, &run);
+                engine.changed(&run);
             }
         }
         Err(e) => tracing::warn!("run {id}: its end not told to its parent: {e}"),
@@ -289,17 +289,17 @@ fn told_of(conn: &Connection, parent: &str, child: &str) -> Result<bool, StoreEr
 /// now, at most `UNTOLD_MAX` of them. Only ends a run reached: a mirror
 /// `lost` with its link may still come back, and one blocked or skipped
 /// never started.
-pub(super) async fn tell_untold_mirror_ends(daemon: &Arc<Daemon>) {
+pub(crate) async fn tell_untold_mirror_ends(engine: &Arc<Engine>) {
     const UNTOLD_MAX: usize = 256;
-    let untold = daemon.store.mirrors().untold_ends(UNTOLD_MAX).await.unwrap_or_default();
+    let untold = engine.store.mirrors().untold_ends(UNTOLD_MAX).await.unwrap_or_default();
     for id in untold {
-        mirror_ended(daemon, &id).await;
+        mirror_ended(engine, &id).await;
     }
 }
 
 /// After the end is stored: the parent's delivery loop looks at its queue.
-pub(super) fn wake(daemon: &Arc<Daemon>, parent: &str) {
-    if let Some(live) = daemon.live(parent) {
+pub(crate) fn wake(engine: &Arc<Engine>, parent: &str) {
+    if let Some(live) = engine.live(parent) {
         live.wake.notify_waiters();
     }
 }
