@@ -75,15 +75,17 @@ pub async fn call(
             // It took no parameters before `local_only`: none is still fine.
             let list: crate::api::SessionsListParams = if p.is_null() { Default::default() } else { params(p)? };
             let all = list.all;
-            to_value(crate::remote::sessions_list(&daemon.here(), list, super::sessions::list(daemon, all)).await?)
+            to_value(
+                crate::remote::sessions_list(&daemon.here(), list, super::sessions::list(&daemon.engine, all)).await?,
+            )
         }
-        method::SESSIONS_RESUME => to_value(super::sessions::resume(daemon, params(p)?, false).await?),
-        method::SESSIONS_FORK => to_value(super::sessions::resume(daemon, params(p)?, true).await?),
+        method::SESSIONS_RESUME => to_value(super::sessions::resume(&daemon.engine, params(p)?, false).await?),
+        method::SESSIONS_FORK => to_value(super::sessions::resume(&daemon.engine, params(p)?, true).await?),
         method::SESSIONS_SHOW => {
             let crate::api::SessionRef { session } = params(p)?;
-            to_value(super::sessions::show(daemon, &session).await?)
+            to_value(super::sessions::show(&daemon.engine, &session).await?)
         }
-        method::SUBAGENTS_LIST => to_value(super::sessions::subagents(daemon, params(p)?).await?),
+        method::SUBAGENTS_LIST => to_value(super::sessions::subagents(&daemon.engine, params(p)?).await?),
         method::TRANSCRIPT_READ => to_value(crate::engine::transcripts::read(&daemon.engine, params(p)?).await?),
         method::TRANSCRIPTS_SEARCH => {
             let search: crate::api::SearchParams = params(p)?;

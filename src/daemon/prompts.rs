@@ -6,21 +6,21 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::Daemon;
 use super::dispatch::to_value;
 use crate::api::{ApiError, ErrorCode, PromptParams, SendResult, method};
+use crate::engine::Engine;
 use crate::engine::live::Typed;
 use crate::store::prompts;
 use crate::store::runs::{self, RunRow};
 
 pub(super) async fn call(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     name: &'static str,
     params: PromptParams,
     row: RunRow,
 ) -> Result<Value, ApiError> {
     if name == method::PROMPTS_LIST {
-        return to_value(list(daemon, &row).await?);
+        return to_value(list(engine, &row).await?);
     }
     let Some(prompt) = params.prompt else {
         return Err(ApiError::bad_request("which prompt? (its id: agents prompts RUN)"));
@@ -31,39 +31,38 @@ pub(super) async fn call(
                 .text
                 .ok_or_else(|| ApiError::bad_request("the prompt's new text is missing"))?;
             let (run, id) = (row.id.clone(), prompt.clone());
-            change(daemon, &row, &prompt, "PROMPT_EDITED", move |c| {
+            change(engine, &row, &prompt, "PROMPT_EDITED", move |c| {
                 prompts::edit(c, &run, &id, &text)
             })
             .await
         }
         method::PROMPTS_DROP => {
             let (run, id) = (row.id.clone(), prompt.clone());
-            let dropped = change(daemon, &row, &prompt, "PROMPT_DROPPED", move |c| {
+            let dropped = change(engine, &row, &prompt, "PROMPT_DROPPED", move |c| {
                 prompts::drop_waiting(c, &run, &id)
             })
             .await?;
-            if let Some(live) = daemon.engine.live(&row.id) {
+            if let Some(live) = engine.live(&row.id) {
                 let mut held = live.held.lock().unwrap_or_else(|p| p.into_inner());
                 if held.as_ref().is_some_and(|h| h.prompt_id == prompt) {
                     *held = None;
                 }
             }
-            daemon.engine.changed(&row.id);
+            engine.changed(&row.id);
             Ok(dropped)
         }
-        _ => send_now(daemon, row, prompt).await,
+        _ => send_now(engine, row, prompt).await,
     }
 }
 
 /// The run's waiting prompts, each with why it waits (none for an ended
 /// run: nothing will be typed into it).
-async fn list(daemon: &Arc<Daemon>, row: &RunRow) -> Result<Vec<crate::api::WaitingPrompt>, ApiError> {
-    let Some(live) = daemon.engine.live(&row.id).filter(|_| row.state.is_live()) else {
+async fn list(engine: &Arc<Engine>, row: &RunRow) -> Result<Vec<crate::api::WaitingPrompt>, ApiError> {
+    let Some(live) = engine.live(&row.id).filter(|_| row.state.is_live()) else {
         return Ok(Vec::new());
     };
     let id = row.id.clone();
-    let mut waiting = daemon
-        .engine
+    let mut waiting = engine
         .store
         .call(move |c| prompts::waiting(c, &[id.as_str()]))
         .await
@@ -71,7 +70,7 @@ async fn list(daemon: &Arc<Daemon>, row: &RunRow) -> Result<Vec<crate::api::Wait
     let queued = waiting.remove(&row.id).unwrap_or_default();
     Ok(crate::engine::queue::waiting(
         &live,
-        &crate::engine::queue::rules(&daemon.engine),
+        &crate::engine::queue::rules(engine),
         queued,
     ))
 }
@@ -79,15 +78,14 @@ async fn list(daemon: &Arc<Daemon>, row: &RunRow) -> Result<Vec<crate::api::Wait
 /// Applies `change` to a waiting prompt and records `event` on the run;
 /// a prompt no longer waiting is refused.
 async fn change(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     row: &RunRow,
     prompt: &str,
     event: &'static str,
     change: impl FnOnce(&rusqlite::Connection) -> Result<bool, crate::store::StoreError> + Send + 'static,
 ) -> Result<Value, ApiError> {
     let (run, id) = (row.id.clone(), prompt.to_string());
-    let changed = daemon
-        .engine
+    let changed = engine
         .store
         .call(move |c| {
             let changed = change(c)?;
@@ -116,13 +114,12 @@ fn not_waiting(row: &RunRow, prompt: &str) -> ApiError {
 
 /// Types a waiting prompt now: the user's choice, past their draft and
 /// the agent's turn; never into a question.
-async fn send_now(daemon: &Arc<Daemon>, row: RunRow, prompt: String) -> Result<Value, ApiError> {
-    let Some(live) = daemon.engine.live(&row.id).filter(|_| row.state.is_live()) else {
+async fn send_now(engine: &Arc<Engine>, row: RunRow, prompt: String) -> Result<Value, ApiError> {
+    let Some(live) = engine.live(&row.id).filter(|_| row.state.is_live()) else {
         return Err(crate::engine::start::ended_state_error(&row));
     };
     let id = prompt.clone();
-    let found = daemon
-        .engine
+    let found = engine
         .store
         .call(move |c| prompts::get_prompt(c, &id))
         .await
@@ -144,7 +141,7 @@ async fn send_now(daemon: &Arc<Daemon>, row: RunRow, prompt: String) -> Result<V
             ),
         ));
     }
-    match crate::engine::queue::type_now(&daemon.engine, &live, &found, &row).await? {
+    match crate::engine::queue::type_now(engine, &live, &found, &row).await? {
         Typed::Held(held) => Err(ApiError::internal(format!("held: {}", held.held))),
         Typed::Now | Typed::Before => to_value(SendResult {
             prompt_id: found.id,

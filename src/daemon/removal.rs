@@ -203,7 +203,7 @@ pub async fn remove_session(
     daemon: &Arc<Daemon>,
     p: crate::api::SessionRemoveParams,
 ) -> Result<crate::api::SessionRemoved, ApiError> {
-    let (session, _, run) = super::sessions::find(daemon, &p.session).await?;
+    let (session, _, run) = super::sessions::find(&daemon.engine, &p.session).await?;
     if let Some(run) = run.filter(|r| is_live(daemon, r)) {
         return Err(ApiError::new(
             ErrorCode::NotRunning,

@@ -3,15 +3,15 @@
 
 use std::sync::Arc;
 
-use super::Daemon;
 use crate::api::{ApiError, ErrorCode, RunRecord};
+use crate::engine::Engine;
 use crate::store::names::Refused;
 use crate::store::runs::RunRow;
 
 /// Renames `row` (its name checked by the dispatcher) and answers its
 /// record. A run on a host is refused: the host's daemon knows it by the
 /// name it wears there, and this one mirrors that record.
-pub async fn rename(daemon: &Arc<Daemon>, row: RunRow, name: String) -> Result<RunRecord, ApiError> {
+pub async fn rename(engine: &Arc<Engine>, row: RunRow, name: String) -> Result<RunRecord, ApiError> {
     if row.host != "local" {
         return Err(ApiError::new(
             ErrorCode::Conflict,
@@ -21,8 +21,7 @@ pub async fn rename(daemon: &Arc<Daemon>, row: RunRow, name: String) -> Result<R
             ),
         ));
     }
-    let renamed = daemon
-        .engine
+    let renamed = engine
         .store
         .names()
         .rename(&row.id, &name)
@@ -32,9 +31,9 @@ pub async fn rename(daemon: &Arc<Daemon>, row: RunRow, name: String) -> Result<R
         Ok(old) => {
             if old != name {
                 tracing::info!("run {} renamed {old} → {name}", row.id);
-                daemon.engine.changed(&row.id);
+                engine.changed(&row.id);
             }
-            crate::engine::start::record(&daemon.engine, &row.id).await
+            crate::engine::start::record(engine, &row.id).await
         }
         Err(Refused::NoRun) => Err(ApiError::new(ErrorCode::UnknownRun, format!("no run {}", row.id))),
         Err(Refused::Taken(holder)) => Err(ApiError::new(

@@ -149,13 +149,17 @@ pub async fn call(
         ));
     }
     match call {
-        RunCall::Changes => super::worktrees::changes(daemon, row).await,
+        RunCall::Changes => super::worktrees::changes(&daemon.engine, row).await,
         RunCall::Explain => to_value(crate::engine::queue::explain(&daemon.engine, &row)?),
-        RunCall::Merge(MergeParams { run: _, squash }) => super::worktrees::merge(daemon, row, squash).await,
-        RunCall::WorktreeRm(WorktreeRmParams { run: _, force }) => super::worktrees::remove(daemon, row, force).await,
+        RunCall::Merge(MergeParams { run: _, squash }) => super::worktrees::merge(&daemon.engine, row, squash).await,
+        RunCall::WorktreeRm(WorktreeRmParams { run: _, force }) => {
+            super::worktrees::remove(&daemon.engine, row, force).await
+        }
         RunCall::Show => show(daemon, row).await,
-        RunCall::Prompts(name, q) => super::prompts::call(daemon, name, q, row).await,
-        RunCall::Rename(RenameParams { run: _, name }) => to_value(super::rename::rename(daemon, row, name).await?),
+        RunCall::Prompts(name, q) => super::prompts::call(&daemon.engine, name, q, row).await,
+        RunCall::Rename(RenameParams { run: _, name }) => {
+            to_value(super::rename::rename(&daemon.engine, row, name).await?)
+        }
         RunCall::Send(send) => send_prompt(daemon, row, send).await,
         RunCall::Cancel(CancelParams { run: _, force, by }) => {
             let cancelled = cancel_tree_by(daemon, &row.id, force, by.as_deref()).await?;
@@ -205,7 +209,7 @@ pub async fn call(
             let bytes = std::fs::read(daemon.engine.paths.sizes(&row.id)).unwrap_or_default();
             to_value(SizeChange::decode_all(&bytes))
         }
-        RunCall::Lineage => to_value(super::sessions::tree(daemon, &row.id).await?),
+        RunCall::Lineage => to_value(super::sessions::tree(&daemon.engine, &row.id).await?),
     }
 }
 
@@ -266,9 +270,9 @@ fn attach_run(
             let screen = attach.screen.then_some(attach.sub);
             let streamed = if attach.screen {
                 let format = attach.screen_format.unwrap_or(crate::protocol::screen::FORMAT_V1);
-                super::screens::stream(daemon, outbox.clone(), row, attach.sub, format, acks).await
+                super::screens::stream(daemon.engine.clone(), outbox.clone(), row, attach.sub, format, acks).await
             } else {
-                subscribe::stream(daemon, outbox.clone(), row, attach).await
+                subscribe::stream(daemon.engine.clone(), outbox.clone(), row, attach).await
             };
             if let Err(e) = streamed {
                 let mut end = json!({ "run": id, "final": true, "error": e.message });

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio::sync::watch;
 
-use super::Daemon;
 use super::subscribe::Outbox;
 use crate::api::{ApiError, method};
+use crate::engine::Engine;
 use crate::engine::live::LiveRun;
 use crate::protocol::Frame;
 use crate::protocol::screen::{self, ScreenWatch};
@@ -32,7 +32,7 @@ const FEED_MAX: usize = 1 << 20;
 /// Streams the run's screen to the client until the run has ended (and
 /// its last screen is sent) or the client goes away.
 pub async fn stream(
-    daemon: Arc<Daemon>,
+    engine: Arc<Engine>,
     outbox: Outbox,
     row: RunRow,
     sub: u64,
@@ -41,8 +41,8 @@ pub async fn stream(
 ) -> Result<(), ApiError> {
     let mut relay = Numbering { sent: 0, sub, format };
     loop {
-        let live = match daemon.engine.live(&row.id) {
-            None if row.state.is_live() => super::subscribe::until_adopted(&daemon, &row.id).await,
+        let live = match engine.live(&row.id) {
+            None if row.state.is_live() => super::subscribe::until_adopted(&engine, &row.id).await,
             live => live,
         };
         let Some(live) = live.filter(|l| !*l.ended.borrow()) else {
@@ -50,7 +50,7 @@ pub async fn stream(
         };
         match live.link.watch_screen(None, format).await {
             Ok(sub) => relay_until_gone(&outbox, &row.id, sub, &mut acked, &mut relay).await?,
-            Err(_) => emulate(&daemon, &outbox, &row, Some(&live), &mut acked, &mut relay).await?,
+            Err(_) => emulate(&engine, &outbox, &row, Some(&live), &mut acked, &mut relay).await?,
         }
         // The supervisor's link ended: the run ended, or a next attempt of
         // it (account fallback) took over. Wait for the monitor to say.
@@ -58,7 +58,7 @@ pub async fn stream(
         let _ = ended.wait_for(|e| *e).await;
     }
     // The run's last screen, from its log.
-    emulate(&daemon, &outbox, &row, None, &mut acked, &mut relay).await?;
+    emulate(&engine, &outbox, &row, None, &mut acked, &mut relay).await?;
     outbox
         .notify_in_stream(
             method::OUTPUT_END,
@@ -126,16 +126,16 @@ async fn relay_until_gone(
 /// A screen from the log: the newest checkpoint, then the bytes after it,
 /// followed live while `live` lasts; just the last screen without it.
 async fn emulate(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     outbox: &Outbox,
     row: &RunRow,
     live: Option<&Arc<LiveRun>>,
     acked: &mut watch::Receiver<u64>,
     numbering: &mut Numbering,
 ) -> Result<(), ApiError> {
-    let (mut term, mut cursor) = from_checkpoint(daemon, row).await?;
+    let (mut term, mut cursor) = from_checkpoint(engine, row).await?;
     let mut watch = ScreenWatch::new();
-    let log_path = daemon.engine.paths.output_log(&row.id);
+    let log_path = engine.paths.output_log(&row.id);
     let mut resized = live.map(|l| l.resized.subscribe());
     let mut committed = live.map(|l| l.committed.subscribe());
     let mut ended = live.map(|l| l.ended.subscribe());
@@ -156,7 +156,7 @@ async fn emulate(
             None => std::fs::metadata(&log_path).map(|m| m.len()).unwrap_or(0),
         };
         if end.saturating_sub(cursor) > super::subscribe::LAG_LIMIT {
-            (term, cursor) = from_checkpoint(daemon, row).await?;
+            (term, cursor) = from_checkpoint(engine, row).await?;
             watch = ScreenWatch::new();
         }
         if cursor < end
@@ -208,8 +208,8 @@ async fn emulate(
 /// An emulator at the run's newest checkpoint (or its start) and the log
 /// offset it stands for; with no checkpoint, the log replayed from there
 /// is the caller's to feed.
-async fn from_checkpoint(daemon: &Arc<Daemon>, row: &RunRow) -> Result<(Terminal, u64), ApiError> {
-    let paths = daemon.engine.paths.clone();
+async fn from_checkpoint(engine: &Arc<Engine>, row: &RunRow) -> Result<(Terminal, u64), ApiError> {
+    let paths = engine.paths.clone();
     let (id, rows, cols) = (row.id.clone(), row.rows, row.cols);
     let (offset, rows, cols, snapshot) =
         tokio::task::spawn_blocking(move || crate::protocol::rebuild::final_screen(&paths, &id, rows, cols))

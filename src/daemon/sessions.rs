@@ -6,32 +6,25 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::Daemon;
 use crate::api::{
     ApiError, ErrorCode, Lineage, ResumeParams, RunRecord, RunSubagent, SessionDetail, SessionRecord, StartParams,
     SubagentsParams,
 };
+use crate::engine::Engine;
 use crate::store::runs;
 use crate::store::sessions::Found;
 
 /// Every session, newest first, with the run that last held it.
 /// `sessions.list`: without `all`, child conversations (a subagent's, or
 /// a child run's) are left out, as a conversation list shows its top ones.
-pub async fn list(daemon: &Arc<Daemon>, all: bool) -> Result<Vec<SessionRecord>, ApiError> {
-    daemon
-        .engine
-        .store
-        .sessions()
-        .list(all)
-        .await
-        .map_err(ApiError::internal)
+pub async fn list(engine: &Arc<Engine>, all: bool) -> Result<Vec<SessionRecord>, ApiError> {
+    engine.store.sessions().list(all).await.map_err(ApiError::internal)
 }
 
 /// `sessions.show`: one session with its runs, totals and subagents.
-pub async fn show(daemon: &Arc<Daemon>, reference: &str) -> Result<SessionDetail, ApiError> {
-    let (session, _, _) = find(daemon, reference).await?;
-    daemon
-        .engine
+pub async fn show(engine: &Arc<Engine>, reference: &str) -> Result<SessionDetail, ApiError> {
+    let (session, _, _) = find(engine, reference).await?;
+    engine
         .store
         .lineage()
         .session(&session)
@@ -41,10 +34,9 @@ pub async fn show(daemon: &Arc<Daemon>, reference: &str) -> Result<SessionDetail
 }
 
 /// `runs.lineage`: the tree around a run.
-pub async fn tree(daemon: &Arc<Daemon>, run: &str) -> Result<Lineage, ApiError> {
-    let row = crate::engine::start::resolve_row(&daemon.engine, run).await?;
-    daemon
-        .engine
+pub async fn tree(engine: &Arc<Engine>, run: &str) -> Result<Lineage, ApiError> {
+    let row = crate::engine::start::resolve_row(engine, run).await?;
+    engine
         .store
         .lineage()
         .around(&row.id)
@@ -54,15 +46,14 @@ pub async fn tree(daemon: &Arc<Daemon>, run: &str) -> Result<Lineage, ApiError> 
 }
 
 /// `subagents.list`: the subagents of the runs named (full ids).
-pub async fn subagents(daemon: &Arc<Daemon>, p: SubagentsParams) -> Result<Vec<RunSubagent>, ApiError> {
+pub async fn subagents(engine: &Arc<Engine>, p: SubagentsParams) -> Result<Vec<RunSubagent>, ApiError> {
     if p.runs.len() > SubagentsParams::MAX_RUNS {
         return Err(ApiError::bad_request(format!(
             "at most {} runs at a time",
             SubagentsParams::MAX_RUNS
         )));
     }
-    daemon
-        .engine
+    engine
         .store
         .lineage()
         .subagents_of(p.runs)
@@ -73,18 +64,17 @@ pub async fn subagents(daemon: &Arc<Daemon>, p: SubagentsParams) -> Result<Vec<R
 /// The session a reference names (full id or unique prefix), its harness
 /// family, and the run that last held it.
 pub(super) async fn find(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     reference: &str,
 ) -> Result<(String, String, Option<runs::RunRow>), ApiError> {
-    let found = daemon
-        .engine
+    let found = engine
         .store
         .sessions()
         .find(reference)
         .await
         .map_err(ApiError::internal)?;
     match found {
-        Found::One(id, harness, run) => Ok((id, harness, run.map(|r| daemon.engine.held_ends.apply(*r)))),
+        Found::One(id, harness, run) => Ok((id, harness, run.map(|r| engine.held_ends.apply(*r)))),
         Found::Many(ids) => Err(ApiError::new(
             ErrorCode::AmbiguousRun,
             format!("'{reference}' matches several sessions: {}", ids.join(", ")),
@@ -97,17 +87,17 @@ pub(super) async fn find(
 }
 
 /// Starts a run that resumes (or forks) a session in its own harness.
-pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result<RunRecord, ApiError> {
+pub async fn resume(engine: &Arc<Engine>, p: ResumeParams, fork: bool) -> Result<RunRecord, ApiError> {
     // A repeat of a launch id gets the run the first attempt started, even
     // though that run now makes the session's last run live (issue #5).
     let _once = match &p.launch_id {
-        Some(launch_id) => match crate::engine::once::resuming(&daemon.engine, launch_id).await? {
+        Some(launch_id) => match crate::engine::once::resuming(engine, launch_id).await? {
             Ok(guard) => Some(guard),
             Err(run) => return Ok(run.to_record()),
         },
         None => None,
     };
-    let (session, family, last) = find(daemon, &p.session).await?;
+    let (session, family, last) = find(engine, &p.session).await?;
     let Some(last) = last else {
         return Err(ApiError::new(
             ErrorCode::Conflict,
@@ -128,22 +118,21 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
     // Started with a profile: again with it (same family, same account).
     // The variables named with `--env` are passed again, values from this
     // request's environment.
-    let info = daemon
-        .engine
+    let info = engine
         .store
         .harness()
         .info(&last.id)
         .await
         .map_err(ApiError::internal)?;
     let pass_env = info.pass_env;
-    let profile = info.profile.filter(|p| daemon.engine.config().profiles.contains_key(p));
+    let profile = info.profile.filter(|p| engine.config().profiles.contains_key(p));
     let blocker = if fork {
         None
     } else {
-        crate::engine::recover::native_blocker(&daemon.engine, adapter, &session, &last, &p.env).await?
+        crate::engine::recover::native_blocker(engine, adapter, &session, &last, &p.env).await?
     };
-    let launch = launch_args(daemon, adapter, &session, &family, blocker.as_deref(), fork).await?;
-    let name = resumed_name(daemon, &last, fork, blocker.is_some()).await?;
+    let launch = launch_args(engine, adapter, &session, &family, blocker.as_deref(), fork).await?;
+    let name = resumed_name(engine, &last, fork, blocker.is_some()).await?;
     let start = StartParams {
         harness: profile.unwrap_or_else(|| last.harness.clone()),
         args: launch.args.clone(),
@@ -162,17 +151,13 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
         placed: p.placed,
         ..StartParams::default()
     };
-    let record = crate::engine::start::start(&daemon.engine, start).await?;
+    let record = crate::engine::start::start(engine, start).await?;
     if !fork && blocker.is_none() {
         // The conversation goes on in the same files: tail them again.
-        daemon
-            .engine
-            .transcripts
-            .watch_session(&daemon.engine.store, &session)
-            .await;
+        engine.transcripts.watch_session(&engine.store, &session).await;
     }
     note_resumed(
-        daemon,
+        engine,
         &record.id,
         &session,
         &last.id,
@@ -200,7 +185,7 @@ struct Launch {
 /// native resume is impossible, the same family started on the old
 /// conversation's recent part.
 async fn launch_args(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     adapter: &'static dyn crate::harness::Adapter,
     session: &str,
     family: &str,
@@ -220,7 +205,7 @@ async fn launch_args(
             kept: (0, 0),
         });
     };
-    let (messages, total) = crate::engine::recover::recent_messages(&daemon.engine, session).await?;
+    let (messages, total) = crate::engine::recover::recent_messages(engine, session).await?;
     if messages.is_empty() {
         return Err(crate::engine::recover::nothing_to_rebuild(session, why));
     }
@@ -240,7 +225,7 @@ async fn launch_args(
 
 /// The name of the run a session goes on in.
 async fn resumed_name(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     last: &crate::store::runs::RunRow,
     fork: bool,
     reconstructed: bool,
@@ -250,7 +235,7 @@ async fn resumed_name(
     // fork is a new conversation. A reconstructed one keeps even a
     // placeholder, numbered (its first prompt is the context, not a task
     // to name it after).
-    let names = daemon.engine.store.names();
+    let names = engine.store.names();
     let repeated = match fork {
         true => None,
         false => names.repeated(&last.id).await.map_err(ApiError::internal)?,
@@ -265,7 +250,7 @@ async fn resumed_name(
 /// The new run says which run and session it goes on from, and what of
 /// the old conversation it was rebuilt from.
 async fn note_resumed(
-    daemon: &Arc<Daemon>,
+    engine: &Arc<Engine>,
     run: &str,
     session: &str,
     last: &str,
@@ -278,7 +263,7 @@ async fn note_resumed(
     if let Some(why) = blocker {
         data["why"] = json!(why);
     }
-    let runs = daemon.engine.store.runs();
+    let runs = engine.store.runs();
     if runs.append_event(run, kind, data).await.is_ok()
         && let Some(why) = blocker
     {

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
-use super::Daemon;
 use crate::api::{ApiError, AttachParams, method};
+use crate::engine::Engine;
 use crate::engine::live::LiveRun;
 use crate::protocol::Frame;
 use crate::protocol::rpc::Request;
@@ -70,11 +70,11 @@ impl Outbox {
 
 /// Streams one run to one client until the run's output ends (and the end is
 /// announced) or the client goes away.
-pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: AttachParams) -> Result<(), ApiError> {
+pub async fn stream(engine: Arc<Engine>, outbox: Outbox, row: RunRow, params: AttachParams) -> Result<(), ApiError> {
     let id = row.id.clone();
-    let log_path = daemon.engine.paths.output_log(&id);
-    let live = match daemon.engine.live(&id) {
-        None if row.state.is_live() => until_adopted(&daemon, &id).await,
+    let log_path = engine.paths.output_log(&id);
+    let live = match engine.live(&id) {
+        None if row.state.is_live() => until_adopted(&engine, &id).await,
         live => live,
     };
     // A screen is sent the supervisor's screen again after each resize of
@@ -89,7 +89,7 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
         .map(|l| l.resized.subscribe());
     // Those so far before the first byte; each later one as its resize is
     // announced (below).
-    let mut sizes = params.sizes.then(|| Sizes::new(&daemon, &id));
+    let mut sizes = params.sizes.then(|| Sizes::new(&engine, &id));
     if let Some(sizes) = &mut sizes {
         sizes.send_new(&outbox).await;
     }
@@ -97,7 +97,7 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
     let mut resize_seen = false;
     let mut cursor = match params.offset {
         Some(offset) => offset,
-        None => send_snapshot(&daemon, &outbox, &row).await?,
+        None => send_snapshot(&engine, &outbox, &row).await?,
     };
     let mut announced_caught_up = false;
     let mut file: Option<std::fs::File> = None;
@@ -116,7 +116,7 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
             }
             if let Some(sizes) = &mut sizes {
                 sizes.send_new(&outbox).await;
-            } else if let Some(offset) = send_resized_snapshot(&daemon, &outbox, &row).await? {
+            } else if let Some(offset) = send_resized_snapshot(&engine, &outbox, &row).await? {
                 cursor = offset;
             }
             continue;
@@ -127,7 +127,7 @@ pub async fn stream(daemon: Arc<Daemon>, outbox: Outbox, row: RunRow, params: At
             _ => std::fs::metadata(&log_path).map(|m| m.len()).unwrap_or(0),
         };
         if !params.lossless && end.saturating_sub(cursor) > LAG_LIMIT {
-            cursor = send_snapshot(&daemon, &outbox, &row).await?;
+            cursor = send_snapshot(&engine, &outbox, &row).await?;
             outbox
                 .notify_in_stream(
                     method::OUTPUT_END,
@@ -225,9 +225,9 @@ struct Sizes {
 }
 
 impl Sizes {
-    fn new(daemon: &Daemon, run: &str) -> Sizes {
+    fn new(engine: &Engine, run: &str) -> Sizes {
         Sizes {
-            path: daemon.engine.paths.sizes(run),
+            path: engine.paths.sizes(run),
             run: run.to_string(),
             read: 0,
         }
@@ -258,21 +258,20 @@ impl Sizes {
 /// `runs.start` announces a run before its supervisor is adopted, so a client
 /// can subscribe in between: wait for the adoption (or the run's end) rather
 /// than stream the run as if it had ended, empty.
-pub(super) async fn until_adopted(daemon: &Arc<Daemon>, id: &str) -> Option<Arc<LiveRun>> {
-    let mut changes = daemon.engine.changes.subscribe();
+pub(super) async fn until_adopted(engine: &Arc<Engine>, id: &str) -> Option<Arc<LiveRun>> {
+    let mut changes = engine.changes.subscribe();
     loop {
-        if let Some(live) = daemon.engine.live(id) {
+        if let Some(live) = engine.live(id) {
             return Some(live);
         }
         let key = id.to_string();
-        let row = daemon
-            .engine
+        let row = engine
             .store
             .call(move |c| runs::get_run(c, &key))
             .await
             .ok()
             .flatten()?;
-        if !daemon.engine.held_ends.apply(row).state.is_live() {
+        if !engine.held_ends.apply(row).state.is_live() {
             return None;
         }
         // Adoption and every end announce a change; a lagging receiver
@@ -298,8 +297,8 @@ async fn changed(resized: &mut Option<tokio::sync::watch::Receiver<u64>>) {
 /// and returns the log offset it stands for. `None` when the run has no
 /// live supervisor to ask (a remote run): its screens keep their
 /// own copies, as a replay of the log could not do better.
-async fn send_resized_snapshot(daemon: &Arc<Daemon>, outbox: &Outbox, row: &RunRow) -> Result<Option<u64>, ApiError> {
-    let Some(live) = daemon.engine.live(&row.id) else {
+async fn send_resized_snapshot(engine: &Arc<Engine>, outbox: &Outbox, row: &RunRow) -> Result<Option<u64>, ApiError> {
+    let Some(live) = engine.live(&row.id) else {
         return Ok(None);
     };
     let Ok(snapshot) = live.link.snapshot().await else {
@@ -309,15 +308,15 @@ async fn send_resized_snapshot(daemon: &Arc<Daemon>, outbox: &Outbox, row: &RunR
 }
 
 /// Sends the run's current screen; returns the log offset it stands for.
-async fn send_snapshot(daemon: &Arc<Daemon>, outbox: &Outbox, row: &RunRow) -> Result<u64, ApiError> {
-    let snapshot = match daemon.engine.live(&row.id) {
+async fn send_snapshot(engine: &Arc<Engine>, outbox: &Outbox, row: &RunRow) -> Result<u64, ApiError> {
+    let snapshot = match engine.live(&row.id) {
         Some(live) => live.link.snapshot().await.ok(),
         None => None,
     };
     if let Some(s) = &snapshot {
         return send_live_snapshot(outbox, row, s).await;
     }
-    let paths = daemon.engine.paths.clone();
+    let paths = engine.paths.clone();
     let (id, rows, cols) = (row.id.clone(), row.rows, row.cols);
     let (offset, rows, cols, screen) =
         tokio::task::spawn_blocking(move || crate::protocol::rebuild::final_screen(&paths, &id, rows, cols))

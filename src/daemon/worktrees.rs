@@ -7,26 +7,26 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::Daemon;
 use super::dispatch::to_value;
 use crate::api::{ApiError, ErrorCode};
+use crate::engine::Engine;
 use crate::store::runs::{self, RunRow};
 use crate::worktree::{self, Origin};
 
-pub async fn changes(daemon: &Arc<Daemon>, row: RunRow) -> Result<Value, ApiError> {
-    let origin = origin(daemon, &row).await?;
+pub async fn changes(engine: &Arc<Engine>, row: RunRow) -> Result<Value, ApiError> {
+    let origin = origin(engine, &row).await?;
     to_value(blocking(move || worktree::changes(&origin)).await?)
 }
 
-pub async fn merge(daemon: &Arc<Daemon>, row: RunRow, squash: bool) -> Result<Value, ApiError> {
-    let origin = origin(daemon, &row).await?;
+pub async fn merge(engine: &Arc<Engine>, row: RunRow, squash: bool) -> Result<Value, ApiError> {
+    let origin = origin(engine, &row).await?;
     let name = row.name.clone();
     let merged = blocking(move || worktree::merge(&origin, &name, squash)).await?;
-    record(daemon, &row.id, "WORKTREE_MERGED", json!(merged)).await;
+    record(engine, &row.id, "WORKTREE_MERGED", json!(merged)).await;
     to_value(merged)
 }
 
-pub async fn remove(daemon: &Arc<Daemon>, row: RunRow, force: bool) -> Result<Value, ApiError> {
+pub async fn remove(engine: &Arc<Engine>, row: RunRow, force: bool) -> Result<Value, ApiError> {
     if row.state.is_live() {
         return Err(ApiError::new(
             ErrorCode::Conflict,
@@ -36,14 +36,14 @@ pub async fn remove(daemon: &Arc<Daemon>, row: RunRow, force: bool) -> Result<Va
             ),
         ));
     }
-    let origin = origin(daemon, &row).await?;
+    let origin = origin(engine, &row).await?;
     let removed = blocking(move || worktree::remove(&origin, force)).await?;
-    record(daemon, &row.id, "WORKTREE_REMOVED", json!(removed)).await;
+    record(engine, &row.id, "WORKTREE_REMOVED", json!(removed)).await;
     to_value(removed)
 }
 
 /// Where the run's worktree came from, or why there is none.
-async fn origin(daemon: &Arc<Daemon>, row: &RunRow) -> Result<Origin, ApiError> {
+async fn origin(engine: &Arc<Engine>, row: &RunRow) -> Result<Origin, ApiError> {
     let Some(dir) = row.worktree.clone() else {
         return Err(ApiError::bad_request(format!(
             "run {} has no worktree (only a run started with --worktree has changes to review or merge)",
@@ -51,8 +51,7 @@ async fn origin(daemon: &Arc<Daemon>, row: &RunRow) -> Result<Origin, ApiError> 
         )));
     };
     let id = row.id.clone();
-    let data = daemon
-        .engine
+    let data = engine
         .store
         .call(move |c| runs::first_event(c, &id, worktree::CREATED_EVENT))
         .await
@@ -79,15 +78,14 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, String> + 
         })
 }
 
-async fn record(daemon: &Arc<Daemon>, id: &str, kind: &'static str, data: Value) {
+async fn record(engine: &Arc<Engine>, id: &str, kind: &'static str, data: Value) {
     let run = id.to_string();
-    let stored = daemon
-        .engine
+    let stored = engine
         .store
         .call(move |c| runs::append_event(c, &run, kind, &data))
         .await;
     if let Err(e) = stored {
         tracing::warn!("could not record {kind} of run {id}: {e}");
     }
-    daemon.engine.changed(id);
+    engine.changed(id);
 }
