@@ -35,7 +35,7 @@ pub fn process_env() -> Vec<(String, String)> {
 }
 
 /// Where things are and the locale: what every process of ours keeps and
-/// every harness is given (`daemon::start`), here or on a host
+/// every harness is given (`engine::start`), here or on a host
 /// (`remote::link`).
 pub const PLACE_AND_LOCALE: &[&str] = &[
     "PATH",

@@ -1,6 +1,6 @@
 //! The public tool table: method names, their parameter and result types, and
 //! the typed errors every transport carries (docs/design.md §2). The daemon implements
-//! it (`daemon::dispatch`); the CLI, the socket and later MCP call it.
+//! it (`daemon::broker::dispatch`); the CLI, the socket and later MCP call it.
 
 pub mod bounds;
 mod error;

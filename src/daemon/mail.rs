@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::Daemon;
-use super::dispatch::to_value;
+use super::broker::dispatch::to_value;
 use crate::api::{ApiError, ErrorCode, MailListParams, MailRecord, MailSendParams, MailWaitParams, bounds};
 use crate::engine::start::resolve_row;
 use crate::store::mail::{self, NewMail};

@@ -7,9 +7,7 @@
 //! losing one.
 
 mod approvals;
-mod connection;
-mod dispatch;
-mod listing;
+mod broker;
 mod mail;
 mod outbox;
 mod prompts;
@@ -19,10 +17,7 @@ mod rename;
 mod retention;
 mod routine_fire;
 mod routines;
-mod run_methods;
-mod screens;
 mod sessions;
-mod subscribe;
 mod teams;
 mod upgrade;
 mod worktrees;
@@ -40,7 +35,7 @@ use crate::engine::Engine;
 use crate::paths::Paths;
 use crate::store::Store;
 
-pub use subscribe::LAG_LIMIT;
+pub use broker::subscribe::LAG_LIMIT;
 
 /// Shared by every task of the daemon: the run engine, and what only the
 /// broker and the features above it need.
@@ -253,7 +248,7 @@ fn admit(daemon: &Arc<Daemon>, stream: tokio::net::UnixStream, open: &Arc<tokio:
     let daemon = daemon.clone();
     daemon.clients.fetch_add(1, Ordering::Relaxed);
     tokio::spawn(async move {
-        connection::serve(daemon.clone(), stream).await;
+        broker::connection::serve(daemon.clone(), stream).await;
         daemon.clients.fetch_sub(1, Ordering::Relaxed);
         drop(permit);
     });

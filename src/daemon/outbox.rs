@@ -20,7 +20,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::Daemon;
-use super::dispatch::to_value;
+use super::broker::dispatch::to_value;
 use crate::api::{ApiError, ErrorCode, MailRecord, MailSendParams, OutboundMail, OutboxParams, OutboxTakenParams};
 use crate::store::outbox::{self, NewOutbound};
 use crate::store::runs::{self, RunRow};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::dispatch::to_value;
+use super::broker::dispatch::to_value;
 use crate::api::{ApiError, ErrorCode, PromptParams, SendResult, method};
 use crate::engine::Engine;
 use crate::engine::live::Typed;

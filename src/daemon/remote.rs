@@ -64,7 +64,7 @@ impl Local for Daemon {
     }
 
     fn cancel_tree(self: Arc<Self>, id: String, force: bool) -> Boxed<Result<Vec<String>, ApiError>> {
-        Box::pin(async move { super::dispatch::cancel_tree(&self, &id, force).await })
+        Box::pin(async move { super::broker::dispatch::cancel_tree(&self, &id, force).await })
     }
 
     fn deliver_mail(self: Arc<Self>, run: String, mail: OutboundMail) -> Boxed<Result<(), ApiError>> {

@@ -147,7 +147,7 @@ fn removed(row: &RunRow) -> RemovedRun {
 async fn cancel_and_wait(daemon: &Arc<Daemon>, ids: &[String]) -> Result<(), ApiError> {
     for id in ids {
         // Already ending, or ended meanwhile: what matters is the wait.
-        let _ = super::dispatch::cancel_tree(daemon, id, false).await;
+        let _ = super::broker::dispatch::cancel_tree(daemon, id, false).await;
     }
     let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
     loop {

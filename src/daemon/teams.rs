@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::Daemon;
-use super::dispatch::to_value;
+use super::broker::dispatch::to_value;
 use crate::api::{
     ApiError, ErrorCode, RunRecord, RunState, StartParams, TeamMember, TeamRecord, TeamRef, TeamSeat, TeamStartParams,
     bounds,
@@ -57,7 +57,7 @@ pub async fn start(daemon: &Arc<Daemon>, p: TeamStartParams) -> Result<Value, Ap
                 if def.all_or_nothing {
                     problems.push("the team is all or nothing: the others are cancelled".into());
                     for run in &started {
-                        let _ = super::dispatch::cancel_tree(daemon, run, false).await;
+                        let _ = super::broker::dispatch::cancel_tree(daemon, run, false).await;
                     }
                     break;
                 }
@@ -241,7 +241,7 @@ pub async fn cancel(daemon: &Arc<Daemon>, p: TeamRef) -> Result<Value, ApiError>
         if !member.run.state.is_live() || asked.contains(&member.run.id) {
             continue;
         }
-        match super::dispatch::cancel_tree(daemon, &member.run.id, p.force).await {
+        match super::broker::dispatch::cancel_tree(daemon, &member.run.id, p.force).await {
             Ok(ids) => asked.extend(ids),
             Err(e) => tracing::warn!(
                 "team {}: member {} not cancelled: {}",

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::dispatch::to_value;
+use super::broker::dispatch::to_value;
 use crate::api::{ApiError, ErrorCode};
 use crate::engine::Engine;
 use crate::store::runs::{self, RunRow};

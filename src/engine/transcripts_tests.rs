@@ -1,4 +1,4 @@
-//! The tailer's watches (src/daemon/transcripts.rs).
+//! The tailer's watches (src/engine/transcripts.rs).
 
 use super::*;
 use crate::store::runs::{Ending, NewRun, RunRow};

@@ -57,7 +57,7 @@ mod tests {
             ("fix the failing parser test", Some("fix-failing-parser-test")),
             ("please SPAWN a helper", Some("spawn-helper")),
             (
-                "Refactor src/daemon/queue.rs so that hooks win",
+                "Refactor src/engine/queue.rs so that hooks win",
                 Some("refactor-src-daemon-queue-rs"),
             ),
             ("hello", Some("hello")),

@@ -5,7 +5,7 @@
 //! prompt id, `runs.answer` an answer id, `runs.start`, `sessions.resume`
 //! and `sessions.fork` a launch id, and the
 //! remote daemon answers a repeated id with the first attempt's outcome
-//! (`daemon::once`); `runs.cancel` is idempotent by nature. So when the link
+//! (`engine::once`); `runs.cancel` is idempotent by nature. So when the link
 //! drops after a command went out and before its answer came back — its
 //! outcome unknown — it is sent again, with the same id, once the link is
 //! back; if the link is not back within [`RETRY_WITHIN`], the command fails

@@ -1,5 +1,5 @@
 //! The remote variant of the daemon's seam to a live run
-//! (`daemon::RunLink`): what a supervisor here does over its socket, done
+//! (`engine::run_link::RunLink`): what a supervisor here does over its socket, done
 //! for a run on a host by that host's daemon, over the host's link. Typed
 //! input, resizes, cancels and screen subscriptions go there; prompts and
 //! answers are forwarded whole before they reach the run's link

@@ -213,7 +213,7 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX events_lineage ON events(kind) WHERE kind IN ('RESUME_OF', 'FORK_OF');
     "#,
     // 8: a repeated `runs.start` finds the run its launch id made without
-    // scanning every run (daemon/once.rs). Not unique: a database may
+    // scanning every run (engine/once.rs). Not unique: a database may
     // already hold a launch id twice, and the lookup takes the first.
     r#"
     CREATE INDEX runs_by_launch ON runs(launch_id);

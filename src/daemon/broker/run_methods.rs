@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::Daemon;
 use super::connection::Subscriptions;
 use super::dispatch::{HISTORY_MAX_LINES, cancel_tree_by, params, subscription_key, to_value, with_evidence};
 use super::subscribe::{self, Outbox};
@@ -16,6 +15,7 @@ use crate::api::{
     MergeParams, PromptParams, RenameParams, RerunParams, ResizeParams, RunDetail, RunRef, SendParams, StartParams,
     WaitParams, WorktreeRmParams, bounds, method,
 };
+use crate::daemon::Daemon;
 use crate::protocol::run_files::{SizeChange, TimeSample};
 use crate::store::runs::{self, RunRow};
 
@@ -149,16 +149,18 @@ pub async fn call(
         ));
     }
     match call {
-        RunCall::Changes => super::worktrees::changes(&daemon.engine, row).await,
+        RunCall::Changes => crate::daemon::worktrees::changes(&daemon.engine, row).await,
         RunCall::Explain => to_value(crate::engine::queue::explain(&daemon.engine, &row)?),
-        RunCall::Merge(MergeParams { run: _, squash }) => super::worktrees::merge(&daemon.engine, row, squash).await,
+        RunCall::Merge(MergeParams { run: _, squash }) => {
+            crate::daemon::worktrees::merge(&daemon.engine, row, squash).await
+        }
         RunCall::WorktreeRm(WorktreeRmParams { run: _, force }) => {
-            super::worktrees::remove(&daemon.engine, row, force).await
+            crate::daemon::worktrees::remove(&daemon.engine, row, force).await
         }
         RunCall::Show => show(daemon, row).await,
-        RunCall::Prompts(name, q) => super::prompts::call(&daemon.engine, name, q, row).await,
+        RunCall::Prompts(name, q) => crate::daemon::prompts::call(&daemon.engine, name, q, row).await,
         RunCall::Rename(RenameParams { run: _, name }) => {
-            to_value(super::rename::rename(&daemon.engine, row, name).await?)
+            to_value(crate::daemon::rename::rename(&daemon.engine, row, name).await?)
         }
         RunCall::Send(send) => send_prompt(daemon, row, send).await,
         RunCall::Cancel(CancelParams { run: _, force, by }) => {
@@ -209,7 +211,7 @@ pub async fn call(
             let bytes = std::fs::read(daemon.engine.paths.sizes(&row.id)).unwrap_or_default();
             to_value(SizeChange::decode_all(&bytes))
         }
-        RunCall::Lineage => to_value(super::sessions::tree(&daemon.engine, &row.id).await?),
+        RunCall::Lineage => to_value(crate::daemon::sessions::tree(&daemon.engine, &row.id).await?),
     }
 }
 
@@ -270,7 +272,7 @@ fn attach_run(
             let screen = attach.screen.then_some(attach.sub);
             let streamed = if attach.screen {
                 let format = attach.screen_format.unwrap_or(crate::protocol::screen::FORMAT_V1);
-                super::screens::stream(daemon.engine.clone(), outbox.clone(), row, attach.sub, format, acks).await
+                super::screen_relay::stream(daemon.engine.clone(), outbox.clone(), row, attach.sub, format, acks).await
             } else {
                 subscribe::stream(daemon.engine.clone(), outbox.clone(), row, attach).await
             };
@@ -347,7 +349,7 @@ async fn answer_run(daemon: &Arc<Daemon>, row: RunRow, params: AnswerParams) -> 
         }
     }
     if let Some(request) = &request {
-        super::approvals::check_request(daemon, &row, request).await?;
+        crate::daemon::approvals::check_request(daemon, &row, request).await?;
     }
     let live = daemon
         .engine

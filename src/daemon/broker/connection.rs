@@ -9,9 +9,9 @@ use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::Daemon;
 use super::subscribe::Outbox;
 use crate::api::{ErrorCode, method};
+use crate::daemon::Daemon;
 use crate::protocol::rpc::{Message, Request, Response};
 use crate::protocol::{Frame, FrameError, HeaderError, exchange_headers, read_frame, write_frame};
 

@@ -258,7 +258,7 @@ impl Sizes {
 /// `runs.start` announces a run before its supervisor is adopted, so a client
 /// can subscribe in between: wait for the adoption (or the run's end) rather
 /// than stream the run as if it had ended, empty.
-pub(super) async fn until_adopted(engine: &Arc<Engine>, id: &str) -> Option<Arc<LiveRun>> {
+pub(in crate::daemon) async fn until_adopted(engine: &Arc<Engine>, id: &str) -> Option<Arc<LiveRun>> {
     let mut changes = engine.changes.subscribe();
     loop {
         if let Some(live) = engine.live(id) {

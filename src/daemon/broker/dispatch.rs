@@ -5,19 +5,19 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::Daemon;
 use super::connection::Subscriptions;
 use super::subscribe::Outbox;
 use crate::api::{AckParams, ApiError, DaemonStatus, ErrorCode, ListParams, RunState, StartParams, method};
+use crate::daemon::Daemon;
 use crate::engine::start::resolve_row;
 use crate::pty::{Identity, Liveness};
 use crate::store::runs;
 
-pub(super) fn params<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
+pub(in crate::daemon) fn params<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
     serde_json::from_value(value).map_err(|e| ApiError::bad_request(format!("bad parameters: {e}")))
 }
 
-pub(super) fn to_value<T: serde::Serialize>(v: T) -> Result<Value, ApiError> {
+pub(in crate::daemon) fn to_value<T: serde::Serialize>(v: T) -> Result<Value, ApiError> {
     serde_json::to_value(v).map_err(ApiError::internal)
 }
 
@@ -47,28 +47,32 @@ pub async fn call(
     }
     match name {
         method::RUNS_START => to_value(crate::engine::start::start(&daemon.engine, params::<StartParams>(p)?).await?),
-        method::SESSIONS_RM => to_value(super::removal::remove_session(daemon, params(p)?).await?),
-        method::RETENTION_PLAN => to_value(super::retention::report(daemon).await?),
-        method::RUNS_RM => to_value(super::removal::remove(daemon, params(p)?).await?),
-        method::ROUTINES_LIST => to_value(super::routines::list(daemon).await?),
+        method::SESSIONS_RM => to_value(crate::daemon::removal::remove_session(daemon, params(p)?).await?),
+        method::RETENTION_PLAN => to_value(crate::daemon::retention::report(daemon).await?),
+        method::RUNS_RM => to_value(crate::daemon::removal::remove(daemon, params(p)?).await?),
+        method::ROUTINES_LIST => to_value(crate::daemon::routines::list(daemon).await?),
         method::ROUTINES_RUN => {
             let crate::api::RoutineRef { name } = params(p)?;
-            to_value(super::routines::run_now(daemon, &name).await?)
+            to_value(crate::daemon::routines::run_now(daemon, &name).await?)
         }
         method::ROUTINES_PAUSE | method::ROUTINES_RESUME => {
             let crate::api::RoutineRef { name: routine } = params(p)?;
-            to_value(super::routines::pause(daemon, &routine, name == method::ROUTINES_PAUSE).await?)
+            to_value(crate::daemon::routines::pause(daemon, &routine, name == method::ROUTINES_PAUSE).await?)
         }
-        method::MAIL_SEND => super::mail::send(daemon, params(p)?).await,
-        method::MAIL_LIST => super::mail::list(daemon, params(p)?).await,
-        method::MAIL_READ => to_value(super::mail::read(daemon, &params::<crate::api::MailRef>(p)?.id).await?),
-        method::MAIL_OUTBOX => super::outbox::take(daemon, params(p)?).await,
-        method::MAIL_TAKEN => super::outbox::taken(daemon, params(p)?).await,
-        method::MAIL_WAIT => to_value(outbox.unless_gone(super::mail::wait(daemon, params(p)?)).await?),
-        method::TEAMS_START => super::teams::start(daemon, params(p)?).await,
-        method::TEAMS_LIST => super::teams::list(daemon).await,
-        method::TEAMS_SHOW => super::teams::show(daemon, params(p)?).await,
-        method::TEAMS_CANCEL => super::teams::cancel(daemon, params(p)?).await,
+        method::MAIL_SEND => crate::daemon::mail::send(daemon, params(p)?).await,
+        method::MAIL_LIST => crate::daemon::mail::list(daemon, params(p)?).await,
+        method::MAIL_READ => to_value(crate::daemon::mail::read(daemon, &params::<crate::api::MailRef>(p)?.id).await?),
+        method::MAIL_OUTBOX => crate::daemon::outbox::take(daemon, params(p)?).await,
+        method::MAIL_TAKEN => crate::daemon::outbox::taken(daemon, params(p)?).await,
+        method::MAIL_WAIT => to_value(
+            outbox
+                .unless_gone(crate::daemon::mail::wait(daemon, params(p)?))
+                .await?,
+        ),
+        method::TEAMS_START => crate::daemon::teams::start(daemon, params(p)?).await,
+        method::TEAMS_LIST => crate::daemon::teams::list(daemon).await,
+        method::TEAMS_SHOW => crate::daemon::teams::show(daemon, params(p)?).await,
+        method::TEAMS_CANCEL => crate::daemon::teams::cancel(daemon, params(p)?).await,
         method::RUNS_LIST => list(daemon, params(p)?).await,
         method::RUNS_ACK => ack(subs, params(p)?),
         method::SESSIONS_LIST => {
@@ -76,16 +80,17 @@ pub async fn call(
             let list: crate::api::SessionsListParams = if p.is_null() { Default::default() } else { params(p)? };
             let all = list.all;
             to_value(
-                crate::remote::sessions_list(&daemon.here(), list, super::sessions::list(&daemon.engine, all)).await?,
+                crate::remote::sessions_list(&daemon.here(), list, crate::daemon::sessions::list(&daemon.engine, all))
+                    .await?,
             )
         }
-        method::SESSIONS_RESUME => to_value(super::sessions::resume(&daemon.engine, params(p)?, false).await?),
-        method::SESSIONS_FORK => to_value(super::sessions::resume(&daemon.engine, params(p)?, true).await?),
+        method::SESSIONS_RESUME => to_value(crate::daemon::sessions::resume(&daemon.engine, params(p)?, false).await?),
+        method::SESSIONS_FORK => to_value(crate::daemon::sessions::resume(&daemon.engine, params(p)?, true).await?),
         method::SESSIONS_SHOW => {
             let crate::api::SessionRef { session } = params(p)?;
-            to_value(super::sessions::show(&daemon.engine, &session).await?)
+            to_value(crate::daemon::sessions::show(&daemon.engine, &session).await?)
         }
-        method::SUBAGENTS_LIST => to_value(super::sessions::subagents(&daemon.engine, params(p)?).await?),
+        method::SUBAGENTS_LIST => to_value(crate::daemon::sessions::subagents(&daemon.engine, params(p)?).await?),
         method::TRANSCRIPT_READ => to_value(crate::engine::transcripts::read(&daemon.engine, params(p)?).await?),
         method::TRANSCRIPTS_SEARCH => {
             let search: crate::api::SearchParams = params(p)?;
@@ -211,8 +216,8 @@ async fn status(daemon: &Arc<Daemon>) -> Result<Value, ApiError> {
         home: daemon.engine.paths.home.display().to_string(),
         live_runs,
         clients: daemon.clients.load(std::sync::atomic::Ordering::Relaxed),
-        exe: super::own_exe().to_string(),
-        supervisors: super::upgrade::supervisor_builds(daemon, live).await,
+        exe: crate::daemon::own_exe().to_string(),
+        supervisors: crate::daemon::upgrade::supervisor_builds(daemon, live).await,
         screens: true,
         screen_subs: true,
         awaited: daemon.engine.awaited.lock().map_or(0, |a| a.len()),
@@ -332,7 +337,7 @@ async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool, by: O
 /// A live run's record with what its status rests on and how old that is
 /// (`rules` read once per answer: a list holds many runs),
 /// and its prompts still waiting (`waiting`: as stored).
-pub(super) fn with_evidence(
+pub(in crate::daemon) fn with_evidence(
     daemon: &Daemon,
     rules: &crate::harness::status::Rules,
     mut record: crate::api::RunRecord,
@@ -347,12 +352,12 @@ pub(super) fn with_evidence(
 
 /// The most history rows one `runs.history` answer renders: the TUI's
 /// default scrollback (`engine.history_lines`) and then some.
-pub(super) const HISTORY_MAX_LINES: usize = 50_000;
+pub(in crate::daemon) const HISTORY_MAX_LINES: usize = 50_000;
 
 /// A connection's subscription of `run`: its bytes, or screen `sub`. A
 /// connection may hold both, and several screens (a remote host's link
 /// mirrors a run's log and shows its screen in each pane here).
-pub(super) fn subscription_key(run: &str, screen: Option<u64>) -> String {
+pub(in crate::daemon) fn subscription_key(run: &str, screen: Option<u64>) -> String {
     match screen {
         None => run.to_string(),
         Some(0) => format!("{run}/screen"),
