@@ -1,23 +1,6 @@
 //! `agents`: a terminal session manager for coding agents. See
 //! `docs/architecture.md` for where each concept lives.
 
-/// `println!` for human output: what is printed is made inert first
-/// (`text::inert`), so no byte an agent, a transcript or a path carried can
-/// drive the user's terminal. JSON output is printed exactly, with
-/// `println!`.
-macro_rules! say {
-    ($($arg:tt)*) => {
-        $crate::cli::print::out(&format!("{}\n", $crate::text::inert(&format!($($arg)*))))
-    };
-}
-
-/// `eprintln!` made inert, as `say!`.
-macro_rules! say_err {
-    ($($arg:tt)*) => {
-        $crate::cli::print::err(&format!("{}\n", $crate::text::inert(&format!($($arg)*))))
-    };
-}
-
 pub mod api;
 pub mod cli;
 pub mod client;

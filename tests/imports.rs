@@ -285,73 +285,6 @@ const FOREIGN_SQL: &[&str] = &[
 
 const SQL: &[&str] = &["SELECT ", "INSERT INTO", "INSERT OR ", "UPDATE ", "DELETE FROM"];
 
-/// The string literals of Rust source, each with the line it starts on:
-/// plain, byte and raw (`r#"…"#`) strings; comments and char literals
-/// (`'"'`) left out.
-fn string_literals(text: &str) -> Vec<(usize, String)> {
-    let chars: Vec<char> = text.chars().collect();
-    let (mut out, mut line, mut i) = (Vec::new(), 1, 0);
-    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '/' && at(i + 1) == '/' {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if c == '/' && at(i + 1) == '*' {
-            i += 2;
-            while i < chars.len() && !(chars[i] == '*' && at(i + 1) == '/') {
-                line += usize::from(chars[i] == '\n');
-                i += 1;
-            }
-            i += 2;
-        } else if c == '\'' {
-            // A char literal ('x', '\n', '\'') is skipped; a lifetime is not one.
-            match (at(i + 1), at(i + 2)) {
-                ('\\', _) => i = (i + 3..chars.len()).find(|&j| chars[j] == '\'').unwrap_or(chars.len()) + 1,
-                (_, '\'') => i += 3,
-                _ => i += 1,
-            }
-        } else if c == '"' || (c == 'r' && matches!(at(i + 1), '"' | '#') && !at(i.wrapping_sub(1)).is_alphanumeric()) {
-            let raw = c == 'r';
-            let mut hashes = 0;
-            if raw {
-                i += 1;
-                while at(i) == '#' {
-                    hashes += 1;
-                    i += 1;
-                }
-                if at(i) != '"' {
-                    continue;
-                }
-            }
-            let (start, mut literal) = (line, String::new());
-            i += 1;
-            while i < chars.len() {
-                let closes = chars[i] == '"' && (0..hashes).all(|h| at(i + 1 + h) == '#');
-                if closes {
-                    i += 1 + hashes;
-                    break;
-                }
-                if !raw && chars[i] == '\\' {
-                    literal.push(at(i + 1));
-                    line += usize::from(at(i + 1) == '\n');
-                    i += 2;
-                    continue;
-                }
-                line += usize::from(chars[i] == '\n');
-                literal.push(chars[i]);
-                i += 1;
-            }
-            out.push((start, literal));
-        } else {
-            line += usize::from(c == '\n');
-            i += 1;
-        }
-    }
-    out
-}
-
 #[test]
 fn sql_on_our_database_is_written_only_in_the_store() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -364,7 +297,7 @@ fn sql_on_our_database_is_written_only_in_the_store() {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
-        for (line, literal) in string_literals(&text) {
+        for (line, literal) in scan(&text).literals {
             if let Some(sql) = SQL.iter().find(|sql| literal.contains(*sql)) {
                 found.push(format!("{relative}:{line} has {}", sql.trim()));
             }
@@ -383,7 +316,7 @@ fn sql_on_our_database_is_written_only_in_the_store() {
 #[test]
 fn the_sql_checker_sees_every_kind_of_string_but_not_comments() {
     let text = "// \"SELECT 1\" in a comment\nlet q = '\"';\nlet a = \"SELECT \\\"x\\\"\n FROM t\";\n/* \"DELETE FROM t\" */\nlet b = r#\"UPDATE t SET \"a\" = 1\"#;\nfn f<'a>(s: &'a str) -> &'a str { s }";
-    let literals = string_literals(text);
+    let literals = scan(text).literals;
     assert_eq!(
         literals,
         [
@@ -462,14 +395,23 @@ fn sources() -> Vec<(String, String)> {
         .collect()
 }
 
-/// `text` with comments and the insides of string and char literals made
-/// spaces; line breaks kept, so lines still count.
-fn code_of(text: &str) -> String {
+/// Rust source read once: the code with comments and the insides of string
+/// and char literals made spaces (line breaks kept, so lines still count),
+/// and each string literal — plain, byte or raw (`r#"…"#`) — with the line
+/// it starts on. A char literal (`'"'`) is no string; a lifetime no char.
+struct Scanned {
+    code: String,
+    literals: Vec<(usize, String)>,
+}
+
+fn scan(text: &str) -> Scanned {
     let chars: Vec<char> = text.chars().collect();
     let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
-    let mut out = String::with_capacity(text.len());
-    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
-    let mut i = 0;
+    let mut scanned = Scanned {
+        code: String::with_capacity(text.len()),
+        literals: Vec::new(),
+    };
+    let (mut line, mut i) = (1, 0);
     while i < chars.len() {
         let c = chars[i];
         let end = if c == '/' && at(i + 1) == '/' {
@@ -479,7 +421,6 @@ fn code_of(text: &str) -> String {
                 .find(|&j| chars[j] == '*' && at(j + 1) == '/')
                 .map_or(chars.len(), |j| j + 2)
         } else if c == '\'' {
-            // A char literal ('x', '\n', '{'); a lifetime is not one.
             match (at(i + 1), at(i + 2)) {
                 ('\\', _) => (i + 3..chars.len())
                     .find(|&j| chars[j] == '\'')
@@ -488,19 +429,42 @@ fn code_of(text: &str) -> String {
                 _ => i,
             }
         } else if c == '"' || (c == 'r' && matches!(at(i + 1), '"' | '#') && !at(i.wrapping_sub(1)).is_alphanumeric()) {
-            string_end(&chars, i)
+            let end = string_end(&chars, i);
+            if let Some(literal) = literal_text(&chars[i..end]) {
+                scanned.literals.push((line, literal));
+            }
+            end
         } else {
             i
         };
-        if end > i {
-            out.extend(chars[i..end].iter().map(|&c| blank(c)));
-            i = end;
-        } else {
-            out.push(c);
-            i += 1;
+        for &skipped in &chars[i..end.max(i + 1)] {
+            let blank = end > i && skipped != '\n';
+            scanned.code.push(if blank { ' ' } else { skipped });
+            line += usize::from(skipped == '\n');
+        }
+        i = end.max(i + 1);
+    }
+    scanned
+}
+
+/// What a string literal's source (`"…"`, `r#"…"#`) says, escapes read as
+/// the character they escape; `None` for a raw identifier (`r#type`).
+fn literal_text(source: &[char]) -> Option<String> {
+    let raw = source.first() == Some(&'r');
+    let hashes = source[usize::from(raw)..].iter().take_while(|&&c| c == '#').count();
+    let open = usize::from(raw) + hashes;
+    if source.get(open) != Some(&'"') {
+        return None;
+    }
+    let close = source.len().saturating_sub(1 + hashes).max(open + 1);
+    let (mut out, mut body) = (String::new(), source[open + 1..close].iter());
+    while let Some(&c) = body.next() {
+        match !raw && c == '\\' {
+            true => out.extend(body.next()),
+            false => out.push(c),
         }
     }
-    out
+    Some(out)
 }
 
 /// Where the string literal starting at `i` (plain or raw) ends.
@@ -583,7 +547,7 @@ fn fn_name(line: &str) -> Option<String> {
 fn no_function_in_src_is_longer_than_a_screen_and_a_half() {
     let mut long = Vec::new();
     for (path, text) in sources() {
-        for (name, line, lines) in functions(&code_of(&text)) {
+        for (name, line, lines) in functions(&scan(&text).code) {
             if lines > FUNCTION_LINES {
                 long.push(format!("{path}:{line} {name}: {lines} lines"));
             }
@@ -609,8 +573,8 @@ fn no_file_in_src_is_longer_than_one_sitting() {
 #[test]
 fn the_counter_sees_bodies_but_not_braces_in_strings_or_comments() {
     let text = "pub async fn a() {\n    let s = \"}}}\";\n    // }\n    let c = '}';\n}\nfn b<'x>(v: &'x str) -> &'x str {\n    v\n}\nfn c();\n";
-    let found = functions(&code_of(text));
+    let found = functions(&scan(text).code);
     assert_eq!(found, [("a".to_string(), 1, 5), ("b".to_string(), 6, 3)]);
     let long = format!("fn long() {{\n{}}}\n", "    x();\n".repeat(FUNCTION_LINES));
-    assert_eq!(functions(&code_of(&long))[0].2, FUNCTION_LINES + 2);
+    assert_eq!(functions(&scan(&long).code)[0].2, FUNCTION_LINES + 2);
 }
