@@ -34,7 +34,7 @@ fn split() -> (App, Terminal<Seen>, Shown) {
     assert_eq!(app.layout, Layout::Split);
     let mut term = Terminal::new(Seen::new(WIDTH, HEIGHT)).unwrap();
     term.draw(|f| view::draw(f, &mut app)).unwrap();
-    for (id, [_, _, w, h]) in app.pane_rects.clone() {
+    for (id, [_, _, w, h]) in app.pane_rects().to_vec() {
         app.update(screen_of(&id, h, w, b"$ "));
     }
     app.mode = Mode::Insert;
@@ -51,7 +51,7 @@ fn row_text(buf: &Buffer, rect: [u16; 4]) -> String {
 }
 
 fn rect_of(app: &App, id: &str) -> [u16; 4] {
-    app.pane_rects.iter().find(|(r, _)| r == id).expect("a pane").1
+    app.pane_rects().iter().find(|(r, _)| r == id).expect("a pane").1
 }
 
 /// The run's screen now shows `bytes`.
@@ -251,7 +251,7 @@ fn no_pane_is_drawn_over_the_side_panel_in_the_panes_column() {
     app.side_shown = Some(false);
     shown.keep(&term.draw(|f| view::draw(f, &mut app)).unwrap());
     let before = term.backend().buffer().clone();
-    assert!(app.pane_rects.is_empty(), "{:?}", app.pane_rects);
+    assert!(app.pane_rects().is_empty(), "{:?}", app.pane_rects());
     app.update(screen_of("01B", h, w, b"over the panel"));
     assert!(pane_frame(&mut shown, &mut term, &app, &["01A", "01B"]));
     assert_eq!(term.backend().buffer(), &before);

@@ -505,7 +505,11 @@ fn the_wheel_scrolls_the_pane_under_the_pointer() {
             });
         }
     }
-    app.pane_rects = vec![("01A".into(), [0, 0, 40, 10]), ("01B".into(), [40, 0, 40, 10])];
+    // Drawn, so the panes have places: the pointer is over one or the other.
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 30)).unwrap();
+    term.draw(|f| agents::tui::view::draw(f, &mut app)).unwrap();
+    let column = |app: &App, id: &str| app.pane_rects().iter().find(|(r, _)| r == id).expect("a pane").1[0] + 1;
+    let (over_a, over_b) = (column(&app, "01A"), column(&app, "01B"));
     let wheel = |app: &mut App, kind, column| {
         app.handle(Event::Mouse(MouseEvent {
             kind,
@@ -514,12 +518,12 @@ fn the_wheel_scrolls_the_pane_under_the_pointer() {
             modifiers: KeyModifiers::NONE,
         }))
     };
-    wheel(&mut app, MouseEventKind::ScrollUp, 50);
+    wheel(&mut app, MouseEventKind::ScrollUp, over_b);
     assert_eq!(app.selected_run().unwrap().name, "alpha");
     assert_eq!((app.screens["01A"].scroll, app.screens["01B"].scroll), (0, 3));
-    wheel(&mut app, MouseEventKind::ScrollDown, 50);
+    wheel(&mut app, MouseEventKind::ScrollDown, over_b);
     assert_eq!(app.screens["01B"].scroll, 0);
-    wheel(&mut app, MouseEventKind::ScrollUp, 5);
+    wheel(&mut app, MouseEventKind::ScrollUp, over_a);
     assert_eq!(app.screens["01A"].scroll, 3);
 }
 

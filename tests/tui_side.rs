@@ -199,7 +199,7 @@ fn the_focused_side_panel_scrolls_with_j_and_k_and_stops_at_its_end() {
     app.tab = Tab::Events;
     let selected = app.selected;
     screen(&mut app, 80, 24);
-    let most = app.side_scroll_max.get();
+    let most = app.side_scroll_max();
     assert!(most > 0, "sixty lines overflow 24 rows");
     key(&mut app, KeyCode::Char('j'));
     assert_eq!(

@@ -290,19 +290,10 @@ pub struct App {
     /// The run to select once the runs are known (the one selected when
     /// the TUI was last closed).
     pub reselect: Option<String>,
-    /// Whether the last draw was wide enough to show it beside by default.
-    pub side_beside_by_width: bool,
     pub tab: Tab,
     pub side_scroll: u16,
-    /// The tree's width as last laid out (`view::tree_width`).
-    pub tree_width: u16,
-    /// How far the side panel can scroll: its lines as last drawn (wrapped)
-    /// less its height. Set while drawing, which only borrows the app.
-    pub side_scroll_max: std::cell::Cell<u16>,
-    /// Lines the help overlay is scrolled down (where it does not fit), and
-    /// the most it can be, as last drawn.
+    /// Lines the help overlay is scrolled down (where it does not fit).
     pub help_scroll: u16,
-    pub help_scroll_max: std::cell::Cell<u16>,
     pub screens: HashMap<String, PaneScreen>,
     pub details: HashMap<String, RunDetail>,
     pub overlay: Option<Overlay>,
@@ -324,13 +315,9 @@ pub struct App {
     pub subscribed: Vec<String>,
     /// The pane sizes from the last draw, for PTY sizes.
     pub pane_sizes: HashMap<String, (u16, u16)>,
-    /// Where each pane's screen was drawn last (x, y, width, height), for the mouse.
-    pub pane_rects: Vec<(String, [u16; 4])>,
-    /// Where the tree's rows were drawn (x, y, width, height) and the index
-    /// of its first row shown, for clicks. Set while drawing.
-    pub tree_rect: std::cell::Cell<Option<([u16; 4], usize)>>,
-    /// Where the side panel was drawn, for clicks on its tab titles.
-    pub side_rect: std::cell::Cell<Option<[u16; 4]>>,
+    /// What the last frames measured: where things were drawn, how far
+    /// they scroll (`hits.rs`).
+    pub(super) measured: super::hits::Measured,
     /// "Now" for durations; fixed in snapshot tests.
     pub now: Option<SystemTime>,
     pub no_color: bool,
@@ -409,13 +396,9 @@ impl App {
             zoom: false,
             side_shown: None,
             reselect: None,
-            side_beside_by_width: false,
             tab: Tab::Record,
             side_scroll: 0,
-            tree_width: 0,
-            side_scroll_max: std::cell::Cell::new(u16::MAX),
             help_scroll: 0,
-            help_scroll_max: std::cell::Cell::new(0),
             screens: HashMap::new(),
             details: HashMap::new(),
             overlay: None,
@@ -427,9 +410,7 @@ impl App {
             commands: Vec::new(),
             subscribed: Vec::new(),
             pane_sizes: HashMap::new(),
-            pane_rects: Vec::new(),
-            tree_rect: std::cell::Cell::new(None),
-            side_rect: std::cell::Cell::new(None),
+            measured: Default::default(),
             now: None,
             no_color: false,
             desktop: false,

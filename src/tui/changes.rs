@@ -114,8 +114,8 @@ impl App {
         }
         let to = (self.changes.cursor(&id) as isize + by).clamp(0, count as isize - 1) as usize;
         let width = self
-            .side_rect
-            .get()
+            .measured
+            .side
             .map_or(usize::MAX, |[_, _, w, _]| usize::from(w.saturating_sub(2)));
         let (_, starts) = lines(loaded, to, &self.keymap, &Theme::new(true), width);
         // One line of what came before, for its file's name.

@@ -142,7 +142,7 @@ fn changed_rows(shown: &Buffer, fresh: &Buffer) -> Vec<(Buffer, Buffer)> {
 
 /// The inside of the pane the last full frame laid out for `run`.
 fn pane_rect(app: &App, run: &str) -> Option<Rect> {
-    app.pane_rects
+    app.pane_rects()
         .iter()
         .find(|(id, _)| id == run)
         .map(|(_, [x, y, w, h])| Rect::new(*x, *y, *w, *h))

@@ -184,7 +184,7 @@ mod tests {
     /// The screen of `id`'s pane now shows `bytes`; told to `frames` as
     /// the event loop tells it.
     fn prints(app: &mut App, frames: &mut Frames, id: &str, bytes: &[u8]) {
-        let [_, _, w, h] = app.pane_rects.iter().find(|(r, _)| r == id).expect("a pane").1;
+        let [_, _, w, h] = app.pane_rects().iter().find(|(r, _)| r == id).expect("a pane").1;
         let row: Vec<Cell> = String::from_utf8_lossy(bytes)
             .chars()
             .map(|c| Cell {

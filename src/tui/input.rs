@@ -56,15 +56,15 @@ impl App {
         let within = |[x, y, w, h]: [u16; 4]| (x..x + w).contains(&m.column) && (y..y + h).contains(&m.row);
         if let Some((id, _, _)) = self.pane_at(m.column, m.row) {
             self.scroll_run(&id, lines);
-        } else if self.side_rect.get().is_some_and(within) {
+        } else if self.measured.side.is_some_and(within) {
             self.scroll_side(-lines as i32);
-        } else if self.tree_rect.get().is_some_and(|(rect, _)| within(rect)) {
+        } else if self.measured.tree.is_some_and(|(rect, _)| within(rect)) {
             self.move_selection(-lines.signum());
         }
     }
 
     fn pane_at(&self, col: u16, row: u16) -> Option<(String, u16, u16)> {
-        self.pane_rects.iter().find_map(|(id, [x, y, w, h])| {
+        self.measured.panes.iter().find_map(|(id, [x, y, w, h])| {
             (col >= *x && col < x + w && row >= *y && row < y + h).then(|| (id.clone(), col - x, row - y))
         })
     }
@@ -75,7 +75,7 @@ impl App {
     /// that tab. Either leaves INSERT.
     fn click_outside_panes(&mut self, col: u16, row: u16) -> bool {
         let within = |[x, y, w, h]: [u16; 4]| col >= x && col < x + w && row >= y && row < y + h;
-        if let Some((rect, top)) = self.tree_rect.get()
+        if let Some((rect, top)) = self.measured.tree
             && within(rect)
         {
             let i = top + usize::from(row - rect[1]);
@@ -88,7 +88,7 @@ impl App {
             }
             return true;
         }
-        if let Some([x, y, w, _]) = self.side_rect.get()
+        if let Some([x, y, w, _]) = self.measured.side
             && row == y
             && col > x
             && col < x + w
@@ -411,7 +411,7 @@ impl App {
     /// Scrolls the side panel by `lines`, never past its last page.
     pub(super) fn scroll_side(&mut self, lines: i32) {
         let to = i32::from(self.side_scroll) + lines;
-        self.side_scroll = to.clamp(0, i32::from(self.side_scroll_max.get())) as u16;
+        self.side_scroll = to.clamp(0, i32::from(self.measured.side_scroll_max)) as u16;
     }
 
     fn cycle_tab(&mut self, by: isize) {
@@ -511,7 +511,7 @@ impl App {
                     KeyCode::PageUp => -10,
                     _ => 0,
                 };
-                let to = (i32::from(self.help_scroll) + by).clamp(0, i32::from(self.help_scroll_max.get()));
+                let to = (i32::from(self.help_scroll) + by).clamp(0, i32::from(self.measured.help_scroll_max));
                 self.help_scroll = to as u16;
                 Some(Overlay::Help)
             }

@@ -12,6 +12,7 @@ mod delete;
 pub mod echo;
 pub mod form;
 mod frames;
+pub mod hits;
 mod input;
 mod kept;
 pub mod keys;

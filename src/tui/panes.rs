@@ -101,7 +101,7 @@ impl App {
                 self.sync_subscriptions();
             }
             Action::ToggleSide => {
-                let shown = self.side_shown.unwrap_or(self.side_beside_by_width);
+                let shown = self.side_shown.unwrap_or(self.measured.side_beside_by_width);
                 self.side_shown = Some(!shown);
                 // Its room goes to the panes: their runs take the new size.
                 self.pane_sizes.clear();

@@ -59,7 +59,8 @@ impl Tab {
     }
 }
 
-pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime) {
+/// Draws the panel; its box and how far it can scroll go into `hits`.
+pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime, hits: &mut super::hits::Hits) {
     let focused = app.panel == Panel::Side;
     let titles: Vec<Span> = Tab::titles(app.tab, usize::from(area.width.saturating_sub(2)))
         .into_iter()
@@ -79,7 +80,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime
         .title(Line::from(titles));
     let inner = block.inner(area);
     f.render_widget(block, area);
-    app.side_rect.set(Some([area.x, area.y, area.width, area.height]));
+    hits.side = Some([area.x, area.y, area.width, area.height]);
     let Some(run) = app.selected_run() else {
         f.render_widget(Paragraph::new(Span::styled("no run selected", theme.dim)), inner);
         return;
@@ -101,7 +102,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime
     };
     let wrapped = text.line_count(inner.width);
     let most = u16::try_from(wrapped.saturating_sub(usize::from(inner.height))).unwrap_or(u16::MAX);
-    app.side_scroll_max.set(most);
+    hits.side_scroll_max = Some(most);
     f.render_widget(text.scroll((app.side_scroll.min(most), 0)), inner);
 }
 
