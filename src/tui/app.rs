@@ -274,106 +274,106 @@ impl PaneScreen {
 }
 
 pub struct App {
-    pub runs: Vec<RunRecord>,
-    pub rows: Vec<TreeRow>,
-    pub selected: usize,
-    pub filter: String,
-    pub filtering: bool,
-    pub mode: Mode,
-    pub panel: Panel,
-    pub layout: Layout,
-    pub zoom: bool,
+    pub(super) runs: Vec<RunRecord>,
+    pub(super) rows: Vec<TreeRow>,
+    pub(super) selected: usize,
+    pub(super) filter: String,
+    pub(super) filtering: bool,
+    pub(super) mode: Mode,
+    pub(super) panel: Panel,
+    pub(super) layout: Layout,
+    pub(super) zoom: bool,
     /// The side panel beside the panes: shown or hidden by `p`; `None`
     /// until then, shown where the agent's pane keeps 80 columns beside
     /// it (`view::draw`).
-    pub side_shown: Option<bool>,
+    pub(super) side_shown: Option<bool>,
     /// The run to select once the runs are known (the one selected when
     /// the TUI was last closed).
-    pub reselect: Option<String>,
-    pub tab: Tab,
-    pub side_scroll: u16,
+    pub(super) reselect: Option<String>,
+    pub(super) tab: Tab,
+    pub(super) side_scroll: u16,
     /// Lines the help overlay is scrolled down (where it does not fit).
-    pub help_scroll: u16,
-    pub screens: HashMap<String, PaneScreen>,
-    pub details: HashMap<String, RunDetail>,
-    pub overlay: Option<Overlay>,
+    pub(super) help_scroll: u16,
+    pub(super) screens: HashMap<String, PaneScreen>,
+    pub(super) details: HashMap<String, RunDetail>,
+    pub(super) overlay: Option<Overlay>,
     /// A one-line message for the status bar (errors, confirmations).
-    pub message: Option<String>,
+    pub(super) message: Option<String>,
     /// Set while the daemon cannot be reached.
-    pub banner: Option<String>,
+    pub(super) banner: Option<String>,
     /// INSERT was just left by the prefix key, from full screen or not:
     /// the prefix pressed again right after types itself into the run and
     /// goes back (tmux's `send-prefix`).
-    pub prefix: Option<bool>,
+    pub(super) prefix: Option<bool>,
     /// The last event only went to the focused run (a key or a paste in
     /// INSERT): nothing on screen changed, so no frame is drawn for it, and
     /// the run's echo is not kept waiting behind one.
-    pub only_typed: bool,
-    pub quit: bool,
-    pub commands: Vec<Command>,
+    pub(super) only_typed: bool,
+    pub(super) quit: bool,
+    pub(super) commands: Vec<Command>,
     /// Runs whose output we subscribe to (the visible panes).
-    pub subscribed: Vec<String>,
+    pub(super) subscribed: Vec<String>,
     /// The pane sizes from the last draw, for PTY sizes.
-    pub pane_sizes: HashMap<String, (u16, u16)>,
+    pub(super) pane_sizes: HashMap<String, (u16, u16)>,
     /// What the last frames measured: where things were drawn, how far
     /// they scroll (`hits.rs`).
     pub(super) measured: super::hits::Measured,
     /// "Now" for durations; fixed in snapshot tests.
-    pub now: Option<SystemTime>,
-    pub no_color: bool,
+    pub(super) now: Option<SystemTime>,
+    pub(super) no_color: bool,
     /// The prompt's id and its draft while the daemon has not confirmed it.
-    pub pending_send: Option<(String, Draft)>,
-    pub connected: bool,
+    pub(super) pending_send: Option<(String, Draft)>,
+    pub(super) connected: bool,
     /// `a`: the selected run takes the whole terminal, keys go to it, and
     /// Ctrl-a d comes back.
-    pub fullscreen: bool,
-    pub keymap: Keymap,
+    pub(super) fullscreen: bool,
+    pub(super) keymap: Keymap,
     /// Copy mode over the selected pane, when active.
-    pub copy: Option<CopyMode>,
+    pub(super) copy: Option<CopyMode>,
     /// Scrollback lines per visible pane.
-    pub history_lines: usize,
+    pub(super) history_lines: usize,
     /// Output applied since the last acks went out, by run.
-    pub unacked: HashMap<String, u64>,
+    pub(super) unacked: HashMap<String, u64>,
     /// Transcripts loaded for the Transcript tab: messages, or why none.
-    pub transcripts: HashMap<String, Result<Vec<crate::api::TranscriptMessage>, String>>,
+    pub(super) transcripts: HashMap<String, Result<Vec<crate::api::TranscriptMessage>, String>>,
     /// Ring the terminal bell when a run starts waiting for an answer.
-    pub bell: bool,
+    pub(super) bell: bool,
     /// Desktop notifications through the outer terminal (`[tui] desktop`).
-    pub desktop: bool,
+    pub(super) desktop: bool,
     /// The user's notify command (`[tui] notify`), empty for none.
-    pub notify: Vec<String>,
+    pub(super) notify: Vec<String>,
     /// Runs that need you: unseen since they started waiting or ended.
-    pub notices: super::notice::Notices,
+    pub(super) notices: super::notice::Notices,
     /// The count of unseen runs the window title last said.
-    pub titled: Option<usize>,
+    pub(super) titled: Option<usize>,
     /// The remote hosts with their link state (header and host rows).
-    pub hosts: Vec<crate::api::HostRecord>,
+    pub(super) hosts: Vec<crate::api::HostRecord>,
     /// Each run's subagents, shown as rows under it.
-    pub subagents: HashMap<String, Vec<crate::api::SubagentRecord>>,
+    pub(super) subagents: HashMap<String, Vec<crate::api::SubagentRecord>>,
     /// The config's routines (`routines.list`), a group after the hosts.
-    pub routines: Vec<crate::api::RoutineRecord>,
+    pub(super) routines: Vec<crate::api::RoutineRecord>,
     /// The agent harnesses installed here; `None` until looked up.
-    pub installed: Option<Vec<String>>,
+    pub(super) installed: Option<Vec<String>>,
     /// The tree around a run for the Lineage tab (its resume and fork
     /// edges), reloaded when a run appears or the run changes.
-    pub lineages: HashMap<String, crate::api::Lineage>,
+    pub(super) lineages: HashMap<String, crate::api::Lineage>,
     /// The teams, newest first: each a heading over its leader in the tree.
-    pub teams: Vec<crate::api::TeamRecord>,
+    pub(super) teams: Vec<crate::api::TeamRecord>,
     /// Each run's and team's newest mail (the Mail tab), reloaded when the
     /// run or the teams change.
-    pub mail: HashMap<super::mail::MailOf, Result<Vec<crate::api::MailRecord>, String>>,
+    pub(super) mail: HashMap<super::mail::MailOf, Result<Vec<crate::api::MailRecord>, String>>,
     /// The Changes tab's runs and its hunk cursor.
-    pub changes: super::changes::ChangesTab,
+    pub(super) changes: super::changes::ChangesTab,
     /// The runs in the panes, in their order, and the pane that has the
     /// focus (the selected run's); see `panes.rs`.
-    pub panes: Vec<String>,
-    pub pane_focus: usize,
+    pub(super) panes: Vec<String>,
+    pub(super) pane_focus: usize,
     /// Each run's place in `runs`.
     run_index: HashMap<String, usize>,
     /// Runs marked for a broadcast (Space), in the order marked.
-    pub marked: Vec<String>,
+    pub(super) marked: Vec<String>,
     /// Where the last broadcast's prompt went, run by run.
-    pub broadcast: Option<super::broadcast::Broadcast>,
+    pub(super) broadcast: Option<super::broadcast::Broadcast>,
 }
 
 impl Default for App {

@@ -1,6 +1,7 @@
 //! The full-screen interface (docs/design.md §9): a client of the daemon like any
 //! other. The loop takes its input as a stream so tests can drive it.
 
+mod access;
 pub mod app;
 pub mod backend;
 mod bars;
