@@ -20,35 +20,35 @@ impl App {
 
     /// The tree's rows, and which one is selected.
     pub fn rows(&self) -> &[TreeRow] {
-        &self.rows
+        &self.tree.rows
     }
 
     pub fn selected(&self) -> usize {
-        self.selected
+        self.tree.selected
     }
 
     /// Selects the tree's row `i`, as a test arranges it (no subscriptions follow).
     pub fn set_selected(&mut self, i: usize) {
-        self.selected = i;
+        self.tree.selected = i;
     }
 
     /// The tree's filter, as typed after `/`.
     pub fn filter(&self) -> &str {
-        &self.filter
+        &self.tree.filter
     }
 
     /// Runs marked for a broadcast, in the order marked.
     pub fn marked(&self) -> &[String] {
-        &self.marked
+        &self.tree.marked
     }
 
     /// The run to select once the runs are known.
     pub fn reselect(&self) -> Option<&str> {
-        self.reselect.as_deref()
+        self.tree.reselect.as_deref()
     }
 
     pub fn set_reselect(&mut self, run: Option<String>) {
-        self.reselect = run;
+        self.tree.reselect = run;
     }
 
     pub fn mode(&self) -> Mode {
@@ -82,25 +82,25 @@ impl App {
 
     /// The side panel's tab.
     pub fn tab(&self) -> Tab {
-        self.tab
+        self.side.tab
     }
 
     pub fn set_tab(&mut self, tab: Tab) {
-        self.tab = tab;
+        self.side.tab = tab;
     }
 
     /// Lines the side panel is scrolled down.
     pub fn side_scroll(&self) -> u16 {
-        self.side_scroll
+        self.side.scroll
     }
 
     /// The side panel shown or hidden by `p`; `None` until then.
     pub fn side_shown(&self) -> Option<bool> {
-        self.side_shown
+        self.side.shown
     }
 
     pub fn set_side_shown(&mut self, shown: Option<bool>) {
-        self.side_shown = shown;
+        self.side.shown = shown;
     }
 
     /// The screens of the panes' runs, by run.
@@ -197,7 +197,7 @@ impl App {
 
     /// A run's newest mail as loaded (the Mail tab), or why not.
     pub fn mail(&self, of: &MailOf) -> Option<&Result<Vec<MailRecord>, String>> {
-        self.mail.get(of)
+        self.side.mail.get(of)
     }
 
     /// A run's detail as loaded (the Record and Events tabs).

@@ -9,7 +9,6 @@ use super::copy::CopyMode;
 use super::form::{Composer, NewRunForm};
 use super::keymap::Keymap;
 use super::peek::Peek;
-use super::tree::{self, TreeRow};
 use crate::api::{RunDetail, RunRecord, SendResult, StartParams};
 use crate::protocol::screen::{ScreenMirror, ScreenUpdate};
 
@@ -275,23 +274,14 @@ impl PaneScreen {
 
 pub struct App {
     pub(super) runs: Vec<RunRecord>,
-    pub(super) rows: Vec<TreeRow>,
-    pub(super) selected: usize,
-    pub(super) filter: String,
-    pub(super) filtering: bool,
+    /// The run tree: rows, selection, filter, marks (`tree.rs`).
+    pub(super) tree: super::tree::Tree,
+    /// The side panel and what its tabs loaded (`side.rs`).
+    pub(super) side: super::side::SidePanel,
     pub(super) mode: Mode,
     pub(super) panel: Panel,
     pub(super) layout: Layout,
     pub(super) zoom: bool,
-    /// The side panel beside the panes: shown or hidden by `p`; `None`
-    /// until then, shown where the agent's pane keeps 80 columns beside
-    /// it (`view::draw`).
-    pub(super) side_shown: Option<bool>,
-    /// The run to select once the runs are known (the one selected when
-    /// the TUI was last closed).
-    pub(super) reselect: Option<String>,
-    pub(super) tab: Tab,
-    pub(super) side_scroll: u16,
     /// Lines the help overlay is scrolled down (where it does not fit).
     pub(super) help_scroll: u16,
     pub(super) screens: HashMap<String, PaneScreen>,
@@ -334,8 +324,6 @@ pub struct App {
     pub(super) history_lines: usize,
     /// Output applied since the last acks went out, by run.
     pub(super) unacked: HashMap<String, u64>,
-    /// Transcripts loaded for the Transcript tab: messages, or why none.
-    pub(super) transcripts: HashMap<String, Result<Vec<crate::api::TranscriptMessage>, String>>,
     /// Ring the terminal bell when a run starts waiting for an answer.
     pub(super) bell: bool,
     /// Desktop notifications through the outer terminal (`[tui] desktop`).
@@ -354,24 +342,14 @@ pub struct App {
     pub(super) routines: Vec<crate::api::RoutineRecord>,
     /// The agent harnesses installed here; `None` until looked up.
     pub(super) installed: Option<Vec<String>>,
-    /// The tree around a run for the Lineage tab (its resume and fork
-    /// edges), reloaded when a run appears or the run changes.
-    pub(super) lineages: HashMap<String, crate::api::Lineage>,
     /// The teams, newest first: each a heading over its leader in the tree.
     pub(super) teams: Vec<crate::api::TeamRecord>,
-    /// Each run's and team's newest mail (the Mail tab), reloaded when the
-    /// run or the teams change.
-    pub(super) mail: HashMap<super::mail::MailOf, Result<Vec<crate::api::MailRecord>, String>>,
-    /// The Changes tab's runs and its hunk cursor.
-    pub(super) changes: super::changes::ChangesTab,
     /// The runs in the panes, in their order, and the pane that has the
     /// focus (the selected run's); see `panes.rs`.
     pub(super) panes: Vec<String>,
     pub(super) pane_focus: usize,
     /// Each run's place in `runs`.
     run_index: HashMap<String, usize>,
-    /// Runs marked for a broadcast (Space), in the order marked.
-    pub(super) marked: Vec<String>,
     /// Where the last broadcast's prompt went, run by run.
     pub(super) broadcast: Option<super::broadcast::Broadcast>,
 }
@@ -386,18 +364,12 @@ impl App {
     pub fn new() -> App {
         App {
             runs: Vec::new(),
-            rows: Vec::new(),
-            selected: 0,
-            filter: String::new(),
-            filtering: false,
+            tree: Default::default(),
+            side: Default::default(),
             mode: Mode::Normal,
             panel: Panel::Tree,
             layout: Layout::Single,
             zoom: false,
-            side_shown: None,
-            reselect: None,
-            tab: Tab::Record,
-            side_scroll: 0,
             help_scroll: 0,
             screens: HashMap::new(),
             details: HashMap::new(),
@@ -424,20 +396,15 @@ impl App {
             copy: None,
             history_lines: PANE_HISTORY,
             unacked: HashMap::new(),
-            transcripts: HashMap::new(),
             bell: true,
             hosts: Vec::new(),
             subagents: HashMap::new(),
             routines: Vec::new(),
             installed: None,
-            lineages: HashMap::new(),
-            mail: HashMap::new(),
             teams: Vec::new(),
-            changes: Default::default(),
             panes: Vec::new(),
             pane_focus: 0,
             run_index: HashMap::new(),
-            marked: Vec::new(),
             broadcast: None,
         }
     }
@@ -467,13 +434,13 @@ impl App {
     }
 
     pub fn selected_run(&self) -> Option<&RunRecord> {
-        let id = self.rows.get(self.selected)?.run.as_deref()?;
+        let id = self.tree.rows.get(self.tree.selected)?.run.as_deref()?;
         self.run(id)
     }
 
     /// The subagent on the selected row, if the row is one.
     pub fn selected_subagent(&self) -> Option<&crate::api::SubagentRecord> {
-        let row = self.rows.get(self.selected)?;
+        let row = self.tree.rows.get(self.tree.selected)?;
         let (run, agent) = (row.run.as_deref()?, row.subagent.as_deref()?);
         self.subagents.get(run)?.iter().find(|s| s.agent_id == agent)
     }
@@ -491,35 +458,13 @@ impl App {
         self.run_index = self.runs.iter().enumerate().map(|(i, r)| (r.id.clone(), i)).collect();
     }
 
+    /// The tree built again from what it shows (runs, subagents, hosts,
+    /// routines, teams), the selection kept on its run.
     pub(super) fn rebuild_tree(&mut self) {
-        let keep = self
-            .rows
-            .get(self.selected)
-            .map(|r| (r.run.clone(), r.subagent.clone()));
         let hosts: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
         let routines: Vec<&str> = self.routines.iter().map(|r| r.name.as_str()).collect();
-        let rows = tree::build_with(&self.runs, &self.subagents, &hosts, &routines, &self.filter);
-        let leaders: HashMap<String, String> = self
-            .teams
-            .iter()
-            .filter_map(|t| {
-                Some((
-                    t.members.iter().find(|m| m.leader)?.run.id.clone(),
-                    super::tree::team_heading(t),
-                ))
-            })
-            .collect();
-        self.rows = tree::with_teams(rows, &leaders);
-        self.selected = keep
-            .and_then(|(id, agent)| {
-                let id = id?;
-                self.rows
-                    .iter()
-                    .position(|r| r.run.as_deref() == Some(&id) && r.subagent == agent && r.team.is_none())
-                    .or_else(|| self.rows.iter().position(|r| r.run.as_deref() == Some(&id)))
-            })
-            .or_else(|| self.rows.iter().position(|r| r.run.is_some()))
-            .unwrap_or(0);
+        self.tree
+            .rebuild(&self.runs, &self.subagents, &hosts, &routines, &self.teams);
         self.sync_subscriptions();
     }
 

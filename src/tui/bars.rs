@@ -16,10 +16,10 @@ use crate::api::{ActivityStatus, RunRecord, RunState};
 
 /// The runs the tree shows: all of them, or those a kept filter keeps.
 fn shown_runs(app: &App) -> Vec<&RunRecord> {
-    if app.filter.is_empty() {
+    if app.tree.filter.is_empty() {
         return app.runs.iter().collect();
     }
-    let shown: std::collections::HashSet<&str> = app.rows.iter().filter_map(|r| r.run.as_deref()).collect();
+    let shown: std::collections::HashSet<&str> = app.tree.rows.iter().filter_map(|r| r.run.as_deref()).collect();
     app.runs.iter().filter(|r| shown.contains(r.id.as_str())).collect()
 }
 
@@ -144,7 +144,7 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         Mode::Insert => (" INSERT ", theme.insert.add_modifier(Modifier::REVERSED)),
     };
     let question = app.overlay.as_ref().and_then(super::overlay::question_keys);
-    let hints = match (app.mode, &app.overlay, app.filtering) {
+    let hints = match (app.mode, &app.overlay, app.tree.filtering) {
         (Mode::Normal, _, _) if app.copy.is_some() => {
             "hjkl move · v select · V select lines · y copy · Esc leave".to_string()
         }
@@ -169,7 +169,7 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
             Some(r) if r.state.is_live() => "Enter send without focusing · Esc close".into(),
             _ => "Esc close".into(),
         },
-        (_, None, true) => format!("filter: {}▏ Enter keep · Esc clear", app.filter),
+        (_, None, true) => format!("filter: {}▏ Enter keep · Esc clear", app.tree.filter),
         _ => String::new(),
     };
     let mut spans = vec![Span::styled(mode, style), Span::raw(" ")];
@@ -215,8 +215,8 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         true => {
             // With runs marked, what the marks do comes first.
             let keys = &app.keymap;
-            let marks = match app.marked.len() {
-                _ if !app.filter.is_empty() => format!("{} clears the filter  ", keys.key_of(Action::ClearMarks)),
+            let marks = match app.tree.marked.len() {
+                _ if !app.tree.filter.is_empty() => format!("{} clears the filter  ", keys.key_of(Action::ClearMarks)),
                 0 => String::new(),
                 n => format!(
                     "{n} marked · {} sends to each · {} clears  ",

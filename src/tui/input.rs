@@ -79,9 +79,9 @@ impl App {
             && within(rect)
         {
             let i = top + usize::from(row - rect[1]);
-            if self.rows.get(i).is_some_and(|r| r.run.is_some()) {
+            if self.tree.rows.get(i).is_some_and(|r| r.run.is_some()) {
                 self.mode = Mode::Normal;
-                self.selected = i;
+                self.tree.selected = i;
                 self.panel = Panel::Tree;
                 self.sync_subscriptions();
                 self.want_tab_data();
@@ -95,12 +95,12 @@ impl App {
         {
             // The titles follow the corner, each and a space.
             let mut at = x + 1;
-            for (tab, title) in Tab::titles(self.tab, usize::from(w.saturating_sub(2))) {
+            for (tab, title) in Tab::titles(self.side.tab, usize::from(w.saturating_sub(2))) {
                 let end = at + title.chars().count() as u16;
                 if col >= at && col < end {
                     self.mode = Mode::Normal;
-                    self.tab = tab;
-                    self.side_scroll = 0;
+                    self.side.tab = tab;
+                    self.side.scroll = 0;
                     self.want_tab_data();
                     return true;
                 }
@@ -121,9 +121,9 @@ impl App {
         };
         if self.mode == Mode::Normal {
             if matches!(m.kind, MouseEventKind::Down(_))
-                && let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id))
+                && let Some(i) = self.tree.row_of(&id)
             {
-                self.selected = i;
+                self.tree.selected = i;
                 self.panel = Panel::Panes;
                 self.sync_subscriptions();
             }
@@ -260,20 +260,20 @@ impl App {
             self.overlay = self.overlay_key(overlay, key);
             return;
         }
-        if self.filtering {
+        if self.tree.filtering {
             match key.code {
                 KeyCode::Esc => {
-                    self.filtering = false;
-                    self.filter.clear();
+                    self.tree.filtering = false;
+                    self.tree.filter.clear();
                     self.rebuild_tree();
                 }
-                KeyCode::Enter => self.filtering = false,
+                KeyCode::Enter => self.tree.filtering = false,
                 KeyCode::Backspace => {
-                    self.filter.pop();
+                    self.tree.filter.pop();
                     self.rebuild_tree();
                 }
                 KeyCode::Char(c) if !ctrl => {
-                    self.filter.push(c);
+                    self.tree.filter.push(c);
                     self.rebuild_tree();
                 }
                 _ => {}
@@ -296,13 +296,13 @@ impl App {
             Action::Peek => self.open_peek(),
             Action::Mark => self.toggle_mark(),
             // A kept filter goes first: it is the cheaper to make again.
-            Action::ClearMarks if !self.filter.is_empty() => {
-                self.filter.clear();
+            Action::ClearMarks if !self.tree.filter.is_empty() => {
+                self.tree.filter.clear();
                 self.rebuild_tree();
                 self.message = Some("filter cleared".into());
             }
             Action::ClearMarks => self.clear_marks(),
-            Action::Send if !self.marked.is_empty() => self.compose_to_marked(),
+            Action::Send if !self.tree.marked.is_empty() => self.compose_to_marked(),
             Action::NextUnseen => {
                 if !self.next_unseen() {
                     self.message = Some("no run needs you".into());
@@ -389,7 +389,7 @@ impl App {
             | Action::ScrollDown => self.view_action(action),
             Action::NextTab => self.cycle_tab(1),
             Action::PrevTab => self.cycle_tab(-1),
-            Action::Filter => self.filtering = true,
+            Action::Filter => self.tree.filtering = true,
             Action::Help => {
                 self.help_scroll = 0;
                 self.overlay = Some(Overlay::Help);
@@ -410,19 +410,19 @@ impl App {
 
     /// Scrolls the side panel by `lines`, never past its last page.
     pub(super) fn scroll_side(&mut self, lines: i32) {
-        let to = i32::from(self.side_scroll) + lines;
-        self.side_scroll = to.clamp(0, i32::from(self.measured.side_scroll_max)) as u16;
+        let to = i32::from(self.side.scroll) + lines;
+        self.side.scroll = to.clamp(0, i32::from(self.measured.side_scroll_max)) as u16;
     }
 
     fn cycle_tab(&mut self, by: isize) {
-        let i = Tab::ALL.iter().position(|t| *t == self.tab).unwrap_or(0) as isize;
-        self.tab = Tab::ALL[(i + by).rem_euclid(Tab::ALL.len() as isize) as usize];
-        self.side_scroll = 0;
+        let i = Tab::ALL.iter().position(|t| *t == self.side.tab).unwrap_or(0) as isize;
+        self.side.tab = Tab::ALL[(i + by).rem_euclid(Tab::ALL.len() as isize) as usize];
+        self.side.scroll = 0;
         // The worktree changes without the run saying so: read it afresh
         // (what was read before shows meanwhile).
-        if self.tab == Tab::Changes
+        if self.side.tab == Tab::Changes
             && let Some(id) = self.selected_run().map(|r| r.id.clone())
-            && self.changes.loaded.contains_key(&id)
+            && self.side.changes.loaded.contains_key(&id)
         {
             self.commands.push(super::app::Command::Changes(id));
         }
@@ -468,33 +468,35 @@ impl App {
     }
 
     fn move_selection(&mut self, by: isize) {
-        if self.rows.is_empty() {
+        if self.tree.rows.is_empty() {
             return;
         }
-        let mut i = self.selected as isize;
+        let mut i = self.tree.selected as isize;
         loop {
             i += by;
-            if i < 0 || i >= self.rows.len() as isize {
+            if i < 0 || i >= self.tree.rows.len() as isize {
                 return;
             }
-            if self.rows[i as usize].run.is_some() {
+            if self.tree.rows[i as usize].run.is_some() {
                 break;
             }
         }
-        self.selected = i as usize;
-        self.side_scroll = 0;
+        self.tree.selected = i as usize;
+        self.side.scroll = 0;
         self.sync_subscriptions();
     }
 
     fn select_index(&mut self, i: usize) {
-        let candidates: Vec<usize> = (0..self.rows.len()).filter(|&k| self.rows[k].run.is_some()).collect();
+        let candidates: Vec<usize> = (0..self.tree.rows.len())
+            .filter(|&k| self.tree.rows[k].run.is_some())
+            .collect();
         let pick = if i == usize::MAX {
             candidates.last()
         } else {
             candidates.first()
         };
         if let Some(&k) = pick {
-            self.selected = k;
+            self.tree.selected = k;
             self.sync_subscriptions();
         }
     }

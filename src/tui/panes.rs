@@ -39,7 +39,7 @@ impl App {
                 }
             }
         }
-        for row in &self.rows {
+        for row in &self.tree.rows {
             if panes.len() >= capacity {
                 break;
             }
@@ -81,12 +81,13 @@ impl App {
             return;
         };
         if let Some(i) = self
+            .tree
             .rows
             .iter()
             .position(|r| r.run.as_deref() == Some(&id) && r.subagent.is_none() && r.team.is_none())
         {
             self.pane_focus = index;
-            self.selected = i;
+            self.tree.selected = i;
             self.panel = Panel::Panes;
             self.sync_subscriptions();
         }
@@ -101,8 +102,8 @@ impl App {
                 self.sync_subscriptions();
             }
             Action::ToggleSide => {
-                let shown = self.side_shown.unwrap_or(self.measured.side_beside_by_width);
-                self.side_shown = Some(!shown);
+                let shown = self.side.shown.unwrap_or(self.measured.side_beside_by_width);
+                self.side.shown = Some(!shown);
                 // Its room goes to the panes: their runs take the new size.
                 self.pane_sizes.clear();
             }

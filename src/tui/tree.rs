@@ -5,6 +5,61 @@ use std::collections::HashMap;
 
 use crate::api::{RunRecord, SubagentRecord};
 
+/// The run tree as the app shows it: its rows, the one selected, the
+/// filter typed over it and the runs marked in it.
+#[derive(Default)]
+pub struct Tree {
+    pub(super) rows: Vec<TreeRow>,
+    pub(super) selected: usize,
+    pub(super) filter: String,
+    /// `/` was pressed: keys go into the filter.
+    pub(super) filtering: bool,
+    /// The run to select once the runs are known (the one selected when
+    /// the TUI was last closed).
+    pub(super) reselect: Option<String>,
+    /// Runs marked for a broadcast (Space), in the order marked.
+    pub(super) marked: Vec<String>,
+}
+
+impl Tree {
+    /// The rows built again from what the tree shows, the selection kept
+    /// on its run (or subagent), else on the first run.
+    pub(super) fn rebuild(
+        &mut self,
+        runs: &[RunRecord],
+        subagents: &HashMap<String, Vec<SubagentRecord>>,
+        hosts: &[&str],
+        routines: &[&str],
+        teams: &[crate::api::TeamRecord],
+    ) {
+        let keep = self
+            .rows
+            .get(self.selected)
+            .map(|r| (r.run.clone(), r.subagent.clone()));
+        let rows = build_with(runs, subagents, hosts, routines, &self.filter);
+        let leaders: HashMap<String, String> = teams
+            .iter()
+            .filter_map(|t| Some((t.members.iter().find(|m| m.leader)?.run.id.clone(), team_heading(t))))
+            .collect();
+        self.rows = with_teams(rows, &leaders);
+        self.selected = keep
+            .and_then(|(id, agent)| {
+                let id = id?;
+                self.rows
+                    .iter()
+                    .position(|r| r.run.as_deref() == Some(&id) && r.subagent == agent && r.team.is_none())
+                    .or_else(|| self.row_of(&id))
+            })
+            .or_else(|| self.rows.iter().position(|r| r.run.is_some()))
+            .unwrap_or(0);
+    }
+
+    /// The row of run `id` (the first: a team's heading is over its leader).
+    pub(super) fn row_of(&self, id: &str) -> Option<usize> {
+        self.rows.iter().position(|r| r.run.as_deref() == Some(id))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TreeRow {
     /// `None` for a host heading; for a subagent, the run that started it.

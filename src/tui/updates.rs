@@ -71,7 +71,7 @@ impl App {
                 if teams != self.teams {
                     self.teams = teams;
                     // A team's mail moves with its unread counts.
-                    self.mail.retain(|of, _| matches!(of, super::mail::MailOf::Run(_)));
+                    self.side.mail.retain(|of, _| matches!(of, super::mail::MailOf::Run(_)));
                     self.rebuild_tree();
                 }
             }
@@ -86,17 +86,17 @@ impl App {
                 }
             }
             Update::Transcript { run, result } => {
-                self.transcripts.insert(run, result);
+                self.side.transcripts.insert(run, result);
             }
             Update::Lineage { run, result } => match result {
                 Ok(lineage) => {
-                    self.lineages.insert(run, lineage);
+                    self.side.lineages.insert(run, lineage);
                 }
                 // The tab still shows parents and children from the list.
                 Err(e) => self.message = Some(format!("lineage not loaded: {e}")),
             },
             Update::Mail { of, result } => {
-                self.mail.insert(of, result);
+                self.side.mail.insert(of, result);
             }
             Update::Changes { run, result } => self.changes_read(run, result),
             Update::Merged { run, result } => self.merged(run, result),
@@ -159,8 +159,8 @@ impl App {
                     self.index_runs();
                 }
                 self.rebuild_tree();
-                if let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id)) {
-                    self.selected = i;
+                if let Some(i) = self.tree.row_of(&id) {
+                    self.tree.selected = i;
                     self.sync_subscriptions();
                 }
             }
@@ -172,20 +172,20 @@ impl App {
     fn runs_listed(&mut self, runs: Vec<RunRecord>) {
         // A new run may resume or fork one whose tree is loaded.
         if runs.iter().any(|r| self.run(&r.id).is_none()) {
-            self.lineages.clear();
+            self.side.lineages.clear();
         }
         self.runs = runs;
         self.index_runs();
         // A run no longer listed cannot be sent to.
         let listed: std::collections::HashSet<&str> = self.runs.iter().map(|r| r.id.as_str()).collect();
-        self.marked.retain(|id| listed.contains(id.as_str()));
+        self.tree.marked.retain(|id| listed.contains(id.as_str()));
         self.leave_insert_if_ended();
         self.notify_moments();
         self.rebuild_tree();
-        if let Some(id) = self.reselect.take()
-            && let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id))
+        if let Some(id) = self.tree.reselect.take()
+            && let Some(i) = self.tree.row_of(&id)
         {
-            self.selected = i;
+            self.tree.selected = i;
             self.sync_subscriptions();
         }
     }
@@ -196,14 +196,14 @@ impl App {
         // Reloaded when next shown: hooks and output change it often.
         // Changes being looked at stay on screen (and M answers)
         // while they are read again.
-        let looking = self.tab == Tab::Changes && self.selected_run().is_some_and(|r| r.id == id);
+        let looking = self.side.tab == Tab::Changes && self.selected_run().is_some_and(|r| r.id == id);
         if looking {
             self.commands.push(Command::Changes(id.clone()));
         }
-        let loaded = self.transcripts.remove(&id).is_some()
-            | self.lineages.remove(&id).is_some()
+        let loaded = self.side.transcripts.remove(&id).is_some()
+            | self.side.lineages.remove(&id).is_some()
             | super::mail::forget(self, &id)
-            | (!looking && self.changes.loaded.remove(&id).is_some());
+            | (!looking && self.side.changes.loaded.remove(&id).is_some());
         if loaded {
             self.want_tab_data();
         }

@@ -158,7 +158,7 @@ pub fn render(f: &mut Frame, app: &App) -> Hits {
     let mut tree_width = app.tree_width();
     if !app.zoom {
         // Kept while a filter is: typing one must not resize every pane's run.
-        tree_width = match app.filter.is_empty() {
+        tree_width = match app.tree.filter.is_empty() {
             true => self::tree_width(app, area.width),
             false => tree_width.clamp(TREE_MIN, TREE_MAX.min(area.width / 4).max(TREE_MIN)),
         };
@@ -176,7 +176,7 @@ pub fn render(f: &mut Frame, app: &App) -> Hits {
     let beside = if under_tree { 0 } else { side_width };
     let beside_by_width = area.width.saturating_sub(left_width + beside) >= PANE_MIN;
     hits.side_beside_by_width = Some(beside_by_width);
-    let show_side_beside = app.side_shown.unwrap_or(beside_by_width) && area.width >= SIDE_BESIDE_MIN && !app.zoom;
+    let show_side_beside = app.side.shown.unwrap_or(beside_by_width) && area.width >= SIDE_BESIDE_MIN && !app.zoom;
     let mut constraints = Vec::new();
     if !app.zoom {
         constraints.push(Constraint::Length(if show_side_beside {
@@ -198,7 +198,7 @@ pub fn render(f: &mut Frame, app: &App) -> Hits {
         if show_side_beside && under_tree {
             // The tree as tall as its rows (and the "no runs" words), at
             // most half: the panel below it takes the rest.
-            let rows = (app.rows.len() as u16).max(6) + 2;
+            let rows = (app.tree.rows.len() as u16).max(6) + 2;
             let tree_height = rows.min(tree_area.height / 2);
             [tree_area, side_area] =
                 Split::vertical([Constraint::Length(tree_height), Constraint::Min(1)]).areas(tree_area);
@@ -246,6 +246,7 @@ fn host_row<'a>(app: &App, name: &str, width: usize, theme: &Theme, now: SystemT
 /// and a quarter of the screen.
 fn tree_width(app: &App, screen: u16) -> u16 {
     let widest = app
+        .tree
         .rows
         .iter()
         .filter(|row| row.subagent.is_none() && row.team.is_none())
@@ -267,11 +268,11 @@ fn tree_width(app: &App, screen: u16) -> u16 {
 
 /// `RUNS`, the filter kept and how many runs are marked: ` RUNS /fix · 2 marked `.
 fn tree_title(app: &App) -> String {
-    let filter = match app.filter.is_empty() {
+    let filter = match app.tree.filter.is_empty() {
         true => String::new(),
-        false => format!(" /{}", crate::text::inert(&app.filter)),
+        false => format!(" /{}", crate::text::inert(&app.tree.filter)),
     };
-    let marked = match app.marked.len() {
+    let marked = match app.tree.marked.len() {
         0 => String::new(),
         n => format!(" · {n} marked"),
     };
@@ -297,9 +298,9 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
         return None;
     }
     let height = inner.height as usize;
-    let top = app.selected.saturating_sub(height.saturating_sub(1));
+    let top = app.tree.selected.saturating_sub(height.saturating_sub(1));
     let mut lines = Vec::new();
-    for (i, row) in app.rows.iter().enumerate().skip(top).take(height) {
+    for (i, row) in app.tree.rows.iter().enumerate().skip(top).take(height) {
         if let Some(name) = &row.routine {
             lines.push(super::routines::line(app, name, inner.width as usize, theme, now));
             continue;
@@ -309,7 +310,7 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
             continue;
         };
         if let Some(team) = &row.team {
-            lines.push(team_row(team, row, inner.width as usize, i == app.selected, theme));
+            lines.push(team_row(team, row, inner.width as usize, i == app.tree.selected, theme));
             continue;
         }
         if let Some(agent) = &row.subagent {
@@ -319,7 +320,7 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
                 agent,
                 row,
                 inner.width as usize,
-                i == app.selected,
+                i == app.tree.selected,
                 theme,
             ));
             continue;
@@ -329,7 +330,7 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
             app,
             run,
             row,
-            i == app.selected,
+            i == app.tree.selected,
             inner.width as usize,
             theme,
             now,
@@ -357,7 +358,7 @@ fn run_row<'a>(
     };
     // Marked for a broadcast: `*` in the row's first column (always a
     // space otherwise), so the row keeps its width.
-    let marked = app.marked.contains(&run.id);
+    let marked = app.tree.marked.contains(&run.id);
     let indent = match marked {
         true => indent[1..].to_string(),
         false => indent,
@@ -424,14 +425,15 @@ fn empty_tree<'a>(app: &App, inner: Rect, theme: &Theme, now: SystemTime) -> Vec
     let mut lines: Vec<Line> = Vec::new();
     if !app.hosts.is_empty() {
         lines.extend(
-            app.rows
+            app.tree
+                .rows
                 .iter()
                 .filter(|r| r.run.is_none() && r.routine.is_none())
                 .map(|r| host_row(app, &r.host, inner.width as usize, theme, now)),
         );
         lines.push(Line::from(""));
     }
-    for row in app.rows.iter().filter_map(|r| r.routine.as_ref()) {
+    for row in app.tree.rows.iter().filter_map(|r| r.routine.as_ref()) {
         lines.push(super::routines::line(app, row, inner.width as usize, theme, now));
     }
     if !app.routines.is_empty() {
