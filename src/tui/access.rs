@@ -68,16 +68,16 @@ impl App {
     }
 
     pub fn layout(&self) -> Layout {
-        self.layout
+        self.panes.layout
     }
 
     pub fn set_layout(&mut self, layout: Layout) {
-        self.layout = layout;
+        self.panes.layout = layout;
     }
 
     /// The pane that has the focus, in the panes' order.
     pub fn pane_focus(&self) -> usize {
-        self.pane_focus
+        self.panes.focus
     }
 
     /// The side panel's tab.
@@ -105,38 +105,38 @@ impl App {
 
     /// The screens of the panes' runs, by run.
     pub fn screens(&self) -> &HashMap<String, PaneScreen> {
-        &self.screens
+        &self.panes.screens
     }
 
     pub fn screen_mut(&mut self, run: &str) -> Option<&mut PaneScreen> {
-        self.screens.get_mut(run)
+        self.panes.screens.get_mut(run)
     }
 
     /// The pane sizes from the last draw (rows, cols), by run.
     pub fn pane_sizes(&self) -> &HashMap<String, (u16, u16)> {
-        &self.pane_sizes
+        &self.panes.sizes
     }
 
     /// Copy mode over the selected pane, when active.
     pub fn copy(&self) -> Option<&CopyMode> {
-        self.copy.as_ref()
+        self.panes.copy.as_ref()
     }
 
     pub fn set_copy(&mut self, copy: Option<CopyMode>) {
-        self.copy = copy;
+        self.panes.copy = copy;
     }
 
     /// The overlay over the screen, if one is open.
     pub fn overlay(&self) -> Option<&Overlay> {
-        self.overlay.as_ref()
+        self.overlay.shown.as_ref()
     }
 
     pub fn overlay_mut(&mut self) -> Option<&mut Overlay> {
-        self.overlay.as_mut()
+        self.overlay.shown.as_mut()
     }
 
     pub fn set_overlay(&mut self, overlay: Option<Overlay>) {
-        self.overlay = overlay;
+        self.overlay.shown = overlay;
     }
 
     /// The status bar's one-line message.

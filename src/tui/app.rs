@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::time::SystemTime;
 
-use super::copy::CopyMode;
 use super::form::{Composer, NewRunForm};
 use super::keymap::Keymap;
 use super::peek::Peek;
@@ -278,15 +277,13 @@ pub struct App {
     pub(super) tree: super::tree::Tree,
     /// The side panel and what its tabs loaded (`side.rs`).
     pub(super) side: super::side::SidePanel,
+    /// The panes: which runs, laid out how, their screens (`panes.rs`).
+    pub(super) panes: super::panes::Panes,
+    /// The overlay over the screen and the draft sent from one (`overlay.rs`).
+    pub(super) overlay: super::overlay::Overlays,
     pub(super) mode: Mode,
     pub(super) panel: Panel,
-    pub(super) layout: Layout,
-    pub(super) zoom: bool,
-    /// Lines the help overlay is scrolled down (where it does not fit).
-    pub(super) help_scroll: u16,
-    pub(super) screens: HashMap<String, PaneScreen>,
     pub(super) details: HashMap<String, RunDetail>,
-    pub(super) overlay: Option<Overlay>,
     /// A one-line message for the status bar (errors, confirmations).
     pub(super) message: Option<String>,
     /// Set while the daemon cannot be reached.
@@ -301,29 +298,14 @@ pub struct App {
     pub(super) only_typed: bool,
     pub(super) quit: bool,
     pub(super) commands: Vec<Command>,
-    /// Runs whose output we subscribe to (the visible panes).
-    pub(super) subscribed: Vec<String>,
-    /// The pane sizes from the last draw, for PTY sizes.
-    pub(super) pane_sizes: HashMap<String, (u16, u16)>,
     /// What the last frames measured: where things were drawn, how far
     /// they scroll (`hits.rs`).
     pub(super) measured: super::hits::Measured,
     /// "Now" for durations; fixed in snapshot tests.
     pub(super) now: Option<SystemTime>,
     pub(super) no_color: bool,
-    /// The prompt's id and its draft while the daemon has not confirmed it.
-    pub(super) pending_send: Option<(String, Draft)>,
     pub(super) connected: bool,
-    /// `a`: the selected run takes the whole terminal, keys go to it, and
-    /// Ctrl-a d comes back.
-    pub(super) fullscreen: bool,
     pub(super) keymap: Keymap,
-    /// Copy mode over the selected pane, when active.
-    pub(super) copy: Option<CopyMode>,
-    /// Scrollback lines per visible pane.
-    pub(super) history_lines: usize,
-    /// Output applied since the last acks went out, by run.
-    pub(super) unacked: HashMap<String, u64>,
     /// Ring the terminal bell when a run starts waiting for an answer.
     pub(super) bell: bool,
     /// Desktop notifications through the outer terminal (`[tui] desktop`).
@@ -344,10 +326,6 @@ pub struct App {
     pub(super) installed: Option<Vec<String>>,
     /// The teams, newest first: each a heading over its leader in the tree.
     pub(super) teams: Vec<crate::api::TeamRecord>,
-    /// The runs in the panes, in their order, and the pane that has the
-    /// focus (the selected run's); see `panes.rs`.
-    pub(super) panes: Vec<String>,
-    pub(super) pane_focus: usize,
     /// Each run's place in `runs`.
     run_index: HashMap<String, usize>,
     /// Where the last broadcast's prompt went, run by run.
@@ -366,22 +344,17 @@ impl App {
             runs: Vec::new(),
             tree: Default::default(),
             side: Default::default(),
+            panes: Default::default(),
+            overlay: Default::default(),
             mode: Mode::Normal,
             panel: Panel::Tree,
-            layout: Layout::Single,
-            zoom: false,
-            help_scroll: 0,
-            screens: HashMap::new(),
             details: HashMap::new(),
-            overlay: None,
             message: None,
             banner: None,
             prefix: None,
             only_typed: false,
             quit: false,
             commands: Vec::new(),
-            subscribed: Vec::new(),
-            pane_sizes: HashMap::new(),
             measured: Default::default(),
             now: None,
             no_color: false,
@@ -389,21 +362,14 @@ impl App {
             notify: Vec::new(),
             notices: Default::default(),
             titled: None,
-            pending_send: None,
             connected: false,
-            fullscreen: false,
             keymap: Keymap::default(),
-            copy: None,
-            history_lines: PANE_HISTORY,
-            unacked: HashMap::new(),
             bell: true,
             hosts: Vec::new(),
             subagents: HashMap::new(),
             routines: Vec::new(),
             installed: None,
             teams: Vec::new(),
-            panes: Vec::new(),
-            pane_focus: 0,
             run_index: HashMap::new(),
             broadcast: None,
         }
@@ -412,7 +378,12 @@ impl App {
     pub fn take_commands(&mut self) -> Vec<Command> {
         let mut commands = std::mem::take(&mut self.commands);
         // One ack per run per batch of updates, after they were applied.
-        commands.extend(self.unacked.drain().map(|(run, offset)| Command::Ack { run, offset }));
+        commands.extend(
+            self.panes
+                .unacked
+                .drain()
+                .map(|(run, offset)| Command::Ack { run, offset }),
+        );
         commands
     }
 
@@ -428,7 +399,7 @@ impl App {
             None => "the run is gone: back to NORMAL".to_string(),
         };
         self.mode = Mode::Normal;
-        self.fullscreen = false;
+        self.panes.fullscreen = false;
         self.prefix = None;
         self.message = Some(ended);
     }
@@ -472,18 +443,18 @@ impl App {
     pub fn sync_subscriptions(&mut self) {
         self.arrange_panes();
         let want = self.pane_runs();
-        for id in self.subscribed.clone() {
+        for id in self.panes.subscribed.clone() {
             if !want.contains(&id) {
                 self.commands.push(Command::Unsubscribe(id.clone()));
-                self.screens.remove(&id);
+                self.panes.screens.remove(&id);
             }
         }
         for id in &want {
-            if !self.subscribed.contains(id) {
+            if !self.panes.subscribed.contains(id) {
                 self.commands.push(Command::Subscribe(id.clone()));
             }
         }
-        self.subscribed = want;
+        self.panes.subscribed = want;
         if let Some(id) = self.selected_run().map(|r| r.id.clone())
             && !self.details.contains_key(&id)
         {
@@ -496,8 +467,8 @@ impl App {
     pub fn panes_laid_out(&mut self, sizes: Vec<(String, u16, u16)>) {
         for (id, rows, cols) in sizes {
             let live = self.run(&id).is_some_and(|r| r.state.is_live());
-            if self.pane_sizes.get(&id) != Some(&(rows, cols)) {
-                self.pane_sizes.insert(id.clone(), (rows, cols));
+            if self.panes.sizes.get(&id) != Some(&(rows, cols)) {
+                self.panes.sizes.insert(id.clone(), (rows, cols));
                 // The run's screen at the new size arrives as an update.
                 if live && rows >= 2 && cols >= 2 {
                     self.commands.push(Command::Resize { run: id, rows, cols });

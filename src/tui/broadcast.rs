@@ -91,7 +91,7 @@ impl App {
             self.message = Some("the marked runs have all ended: nothing to send to".into());
             return;
         }
-        self.overlay = Some(Overlay::Compose(Box::new(Composer::to_each(targets))));
+        self.overlay.shown = Some(Overlay::Compose(Box::new(Composer::to_each(targets))));
     }
 
     fn is_live(&self, id: &str) -> bool {

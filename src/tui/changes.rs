@@ -150,7 +150,7 @@ impl App {
         }
         let mut composer = Composer::new(&run.id, &run.name);
         composer.paste(&quote);
-        self.overlay = Some(Overlay::Compose(Box::new(composer)));
+        self.overlay.shown = Some(Overlay::Compose(Box::new(composer)));
     }
 
     /// What `runs.changes` answered for `run`; the cursor kept within it.
@@ -215,7 +215,7 @@ impl App {
             self.message = Some(why);
             return;
         }
-        self.overlay = Some(Overlay::ConfirmMerge {
+        self.overlay.shown = Some(Overlay::ConfirmMerge {
             run: run.id.clone(),
             branch: c.branch.clone(),
             into: c.from.clone().unwrap_or_default(),

@@ -39,7 +39,7 @@ impl App {
             return;
         }
         let names = going.iter().map(named).collect();
-        self.overlay = Some(Overlay::ConfirmDelete { runs: targets, names });
+        self.overlay.shown = Some(Overlay::ConfirmDelete { runs: targets, names });
     }
 
     pub(super) fn removed(&mut self, result: Result<RemoveResult, String>) {

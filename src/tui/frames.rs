@@ -264,7 +264,7 @@ mod tests {
     #[test]
     fn output_under_an_overlay_is_a_full_frame() {
         let (mut app, mut term, mut frames) = split();
-        app.overlay = Some(Overlay::Help);
+        app.overlay.shown = Some(Overlay::Help);
         prints(&mut app, &mut frames, "01B", b"spinning");
         cap_out(&mut frames);
         assert!(frames.draw(&mut term, &mut app).unwrap());

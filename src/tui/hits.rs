@@ -79,11 +79,11 @@ impl App {
         m.side_beside_by_width = hits.side_beside_by_width.unwrap_or(m.side_beside_by_width);
         m.side_scroll_max = hits.side_scroll_max.unwrap_or(m.side_scroll_max);
         m.help_scroll_max = hits.help_scroll_max.unwrap_or(m.help_scroll_max);
-        if let (Some(end), Some(copy)) = (hits.copy_view_end, self.copy.as_mut()) {
+        if let (Some(end), Some(copy)) = (hits.copy_view_end, self.panes.copy.as_mut()) {
             copy.view_end = end;
         }
         if hits.fullscreen_gone {
-            self.fullscreen = false;
+            self.panes.fullscreen = false;
         }
         if !hits.pane_sizes.is_empty() {
             self.panes_laid_out(hits.pane_sizes);

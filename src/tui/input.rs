@@ -21,7 +21,7 @@ impl App {
                 MouseEventKind::ScrollDown if !self.program_wants_mouse() => self.wheel(&m, -3),
                 _ => self.mouse(&m),
             },
-            Event::Resize(..) => self.pane_sizes.clear(),
+            Event::Resize(..) => self.panes.sizes.clear(),
             _ => {}
         }
         // Selecting a run that needs you is seeing it.
@@ -29,13 +29,14 @@ impl App {
     }
 
     fn paste(&mut self, text: &str) {
-        match (&mut self.overlay, self.mode) {
+        match (&mut self.overlay.shown, self.mode) {
             (Some(Overlay::Compose(c)), _) => c.paste(text),
             (Some(Overlay::NewRun(f)), _) => f.paste(text),
             (Some(Overlay::Peek(p)), _) => p.paste(text),
             (None, Mode::Insert) => {
                 if let Some(run) = self.selected_run().map(|r| r.id.clone()) {
                     let bracketed = self
+                        .panes
                         .screens
                         .get(&run)
                         .is_some_and(|s| s.mirror.modes.has(mode::BRACKETED_PASTE));
@@ -132,7 +133,9 @@ impl App {
         if self.selected_run().is_none_or(|r| r.id != id) {
             return;
         }
-        let Some(screen) = self.screens.get(&id) else { return };
+        let Some(screen) = self.panes.screens.get(&id) else {
+            return;
+        };
         if screen.mirror.modes.mouse == 0 {
             return;
         }
@@ -150,7 +153,7 @@ impl App {
         self.mode == Mode::Insert
             && self
                 .selected_run()
-                .and_then(|r| self.screens.get(&r.id))
+                .and_then(|r| self.panes.screens.get(&r.id))
                 .is_some_and(|s| s.mirror.modes.mouse != 0)
     }
 
@@ -159,7 +162,7 @@ impl App {
     pub(super) fn pane_page(&self) -> isize {
         let rows = self
             .selected_run()
-            .and_then(|r| self.pane_sizes.get(&r.id))
+            .and_then(|r| self.panes.sizes.get(&r.id))
             .map_or(24, |(rows, _)| *rows as isize);
         (rows - 2).max(1)
     }
@@ -174,8 +177,8 @@ impl App {
     /// Scrolls run `run`'s pane back (`lines` > 0) or forward.
     fn scroll_run(&mut self, run: &str, lines: isize) {
         let run = run.to_string();
-        let history_lines = self.history_lines;
-        if let Some(screen) = self.screens.get_mut(&run) {
+        let history_lines = self.panes.history_lines;
+        if let Some(screen) = self.panes.screens.get_mut(&run) {
             let starts = screen.scroll == 0 && lines > 0;
             if starts && screen.mirror.history().len() == 0 && !screen.mirror.history_gap {
                 self.message = Some("nothing above the screen to scroll back to".into());
@@ -223,7 +226,7 @@ impl App {
             // Twice: the prefix itself, typed into the run.
             if self.keymap.is_prefix(&key) {
                 self.mode = Mode::Insert;
-                self.fullscreen = fullscreen;
+                self.panes.fullscreen = fullscreen;
                 self.message = None;
                 self.type_key(&key);
                 self.only_typed = false;
@@ -238,9 +241,9 @@ impl App {
         // The prefix leaves INSERT at once, visibly.
         if self.mode == Mode::Insert {
             if self.keymap.is_prefix(&key) {
-                self.prefix = Some(self.fullscreen);
+                self.prefix = Some(self.panes.fullscreen);
                 self.mode = Mode::Normal;
-                self.fullscreen = false;
+                self.panes.fullscreen = false;
                 let p = self.keymap.prefix.to_string();
                 self.message = Some(format!("back to NORMAL · {p} again types {p} into the run"));
                 return;
@@ -248,16 +251,16 @@ impl App {
             self.type_key(&key);
             return;
         }
-        if let Some(mut copy) = self.copy.take() {
+        if let Some(mut copy) = self.panes.copy.take() {
             match copy.key(key) {
-                CopyOutcome::Keep => self.copy = Some(copy),
+                CopyOutcome::Keep => self.panes.copy = Some(copy),
                 CopyOutcome::Exit => {}
                 CopyOutcome::Copy(text) => self.copy_text(&text),
             }
             return;
         }
-        if let Some(overlay) = self.overlay.take() {
-            self.overlay = self.overlay_key(overlay, key);
+        if let Some(overlay) = self.overlay.shown.take() {
+            self.overlay.shown = self.overlay_key(overlay, key);
             return;
         }
         if self.tree.filtering {
@@ -320,7 +323,7 @@ impl App {
                 if self.selected_run().is_some_and(|r| r.state.is_live()) {
                     self.mode = Mode::Insert;
                     if let Some(id) = self.selected_run().map(|r| r.id.clone())
-                        && let Some(s) = self.screens.get_mut(&id)
+                        && let Some(s) = self.panes.screens.get_mut(&id)
                     {
                         s.scroll = 0;
                     }
@@ -331,12 +334,12 @@ impl App {
             Action::New => {
                 let hosts = self.hosts.iter().map(|h| h.name.clone()).collect();
                 let form = NewRunForm::with_hosts(hosts).knowing(self.installed.clone());
-                self.overlay = Some(Overlay::NewRun(form));
+                self.overlay.shown = Some(Overlay::NewRun(form));
             }
             Action::Send => {
                 if let Some(r) = self.selected_run() {
                     if r.state.is_live() {
-                        self.overlay = Some(Overlay::Compose(Box::new(Composer::new(&r.id, &r.name))));
+                        self.overlay.shown = Some(Overlay::Compose(Box::new(Composer::new(&r.id, &r.name))));
                     } else {
                         self.message = Some("that run has ended: nothing to send to".into());
                     }
@@ -346,7 +349,7 @@ impl App {
                 if let Some(r) = self.selected_run()
                     && r.state.is_live()
                 {
-                    self.overlay = Some(Overlay::Confirm {
+                    self.overlay.shown = Some(Overlay::Confirm {
                         run: r.id.clone(),
                         name: r.name.clone(),
                         force: action == Action::ForceCancel,
@@ -359,7 +362,7 @@ impl App {
                 if let Some(r) = self.selected_run() {
                     let command = match &r.session_id {
                         _ if r.state.is_live() => {
-                            self.overlay = Some(Overlay::ConfirmRerun {
+                            self.overlay.shown = Some(Overlay::ConfirmRerun {
                                 run: r.id.clone(),
                                 name: r.name.clone(),
                             });
@@ -373,7 +376,7 @@ impl App {
             }
             Action::Attach => {
                 if self.selected_run().is_some_and(|r| r.state.is_live()) {
-                    self.fullscreen = true;
+                    self.panes.fullscreen = true;
                     self.mode = Mode::Insert;
                 }
             }
@@ -391,8 +394,8 @@ impl App {
             Action::PrevTab => self.cycle_tab(-1),
             Action::Filter => self.tree.filtering = true,
             Action::Help => {
-                self.help_scroll = 0;
-                self.overlay = Some(Overlay::Help);
+                self.overlay.help_scroll = 0;
+                self.overlay.shown = Some(Overlay::Help);
             }
             Action::Copy => self.copy_screen(),
             Action::NextHunk => self.move_hunk(1),
@@ -402,7 +405,7 @@ impl App {
             Action::Delete => self.ask_delete(),
             Action::Rename => {
                 if let Some(r) = self.selected_run() {
-                    self.overlay = Some(Overlay::Rename(Box::new(super::rename::Rename::new(r))));
+                    self.overlay.shown = Some(Overlay::Rename(Box::new(super::rename::Rename::new(r))));
                 }
             }
         }
@@ -434,7 +437,7 @@ impl App {
             self.mode = Mode::Normal;
             return;
         };
-        let modes = self.screens.get(&run).map(|s| s.mirror.modes).unwrap_or_default();
+        let modes = self.panes.screens.get(&run).map(|s| s.mirror.modes).unwrap_or_default();
         let bytes = keys::encode_key_in(key, modes);
         if !bytes.is_empty() {
             self.commands.push(Command::Input { run, bytes });
@@ -447,15 +450,17 @@ impl App {
         let Some(run) = self.selected_run().map(|r| r.id.clone()) else {
             return;
         };
-        let Some(screen) = self.screens.get(&run) else { return };
+        let Some(screen) = self.panes.screens.get(&run) else {
+            return;
+        };
         let mut lines: Vec<String> = screen.mirror.history().cloned().collect();
         lines.extend(screen.mirror.visible_lines());
         // Where the pane was scrolled back to (as `view.rs` draws it),
         // not the live screen.
-        let rows = self.pane_sizes.get(&run).map_or(0, |(rows, _)| usize::from(*rows));
+        let rows = self.panes.sizes.get(&run).map_or(0, |(rows, _)| usize::from(*rows));
         let scroll = screen.scroll.min(lines.len().saturating_sub(rows));
         let end = lines.len() - scroll;
-        self.copy = Some(CopyMode::new(&run, lines).shown_to(end));
+        self.panes.copy = Some(CopyMode::new(&run, lines).shown_to(end));
     }
 
     /// Puts text on the clipboard of the user's terminal with OSC 52.
@@ -513,8 +518,8 @@ impl App {
                     KeyCode::PageUp => -10,
                     _ => 0,
                 };
-                let to = (i32::from(self.help_scroll) + by).clamp(0, i32::from(self.measured.help_scroll_max));
-                self.help_scroll = to as u16;
+                let to = (i32::from(self.overlay.help_scroll) + by).clamp(0, i32::from(self.measured.help_scroll_max));
+                self.overlay.help_scroll = to as u16;
                 Some(Overlay::Help)
             }
             Overlay::Confirm { run, name, force } => match key.code {
@@ -570,7 +575,7 @@ impl App {
                         prompt_id: prompt_id.clone(),
                     });
                     self.message = Some(format!("sending to {}…", composer.run_name));
-                    self.pending_send = Some((prompt_id, super::app::Draft::Compose(composer)));
+                    self.overlay.pending_send = Some((prompt_id, super::app::Draft::Compose(composer)));
                     None
                 }
             },

@@ -19,7 +19,7 @@ pub struct Kept {
 impl Kept {
     pub fn of(app: &App) -> Kept {
         Kept {
-            layout: match app.layout {
+            layout: match app.panes.layout {
                 Layout::Single => "single",
                 Layout::Split => "split",
                 Layout::Grid => "grid",
@@ -34,7 +34,7 @@ impl Kept {
     /// Onto a new app; what does not parse (an older or newer file) is left
     /// at its default.
     pub fn apply(self, app: &mut App) {
-        app.layout = match self.layout.as_str() {
+        app.panes.layout = match self.layout.as_str() {
             "split" => Layout::Split,
             "grid" => Layout::Grid,
             _ => Layout::Single,
@@ -84,7 +84,7 @@ mod tests {
         kept.save(&paths);
         let mut app = App::new();
         Kept::load(&paths).apply(&mut app);
-        assert_eq!(app.layout, Layout::Grid);
+        assert_eq!(app.panes.layout, Layout::Grid);
         assert_eq!(app.side.tab, Tab::Lineage);
         assert_eq!(app.side.shown, Some(false));
         assert_eq!(app.tree.reselect.as_deref(), Some("01A"));

@@ -13,6 +13,17 @@ use super::form::Field;
 use super::keymap::{Action, Keymap};
 use super::view::Theme;
 
+/// The overlay over the screen (help, a form, the composer, a question),
+/// and what outlives it.
+#[derive(Default)]
+pub struct Overlays {
+    pub(super) shown: Option<super::app::Overlay>,
+    /// Lines the help overlay is scrolled down (where it does not fit).
+    pub(super) help_scroll: u16,
+    /// The prompt's id and its draft while the daemon has not confirmed it.
+    pub(super) pending_send: Option<(String, super::app::Draft)>,
+}
+
 /// What each glyph of the tree and the panes means.
 const LEGEND: [(&str, &str); 17] = [
     ("●", "working"),
@@ -76,7 +87,7 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, theme: &Theme, hits: &mut sup
     let shown = rect.height.saturating_sub(2);
     let most = tallest.saturating_sub(shown);
     hits.help_scroll_max = Some(most);
-    let scroll = app.help_scroll.min(most);
+    let scroll = app.overlay.help_scroll.min(most);
     let mut block = Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
@@ -220,7 +231,7 @@ pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
 }
 
 pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme, hits: &mut super::hits::Hits) {
-    let Some(overlay) = &app.overlay else { return };
+    let Some(overlay) = &app.overlay.shown else { return };
     let keys = question_keys(overlay).unwrap_or_default();
     match overlay {
         Overlay::Help => draw_help(f, app, area, theme, hits),

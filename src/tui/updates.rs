@@ -14,8 +14,8 @@ impl App {
                 self.connected = true;
                 self.banner = None;
                 // A new connection has no subscriptions: ask again.
-                self.subscribed.clear();
-                self.pane_sizes.clear();
+                self.panes.subscribed.clear();
+                self.panes.sizes.clear();
                 self.commands.push(Command::Refresh);
             }
             Update::Disconnected(why) => {
@@ -37,7 +37,7 @@ impl App {
                 kept_from,
                 lines,
             } => {
-                if let Some(screen) = self.screens.get_mut(&run)
+                if let Some(screen) = self.panes.screens.get_mut(&run)
                     && screen.history_asked == Some(before)
                 {
                     screen.history_asked = None;
@@ -107,11 +107,11 @@ impl App {
     /// A screen update of a pane's run: applied to its mirror, the view
     /// kept on its lines when scrolled back.
     fn apply_screen(&mut self, run: String, update: ScreenUpdate) {
-        if !self.subscribed.contains(&run) {
+        if !self.panes.subscribed.contains(&run) {
             return;
         }
-        let history_lines = self.history_lines;
-        let screen = self.screens.entry(run.clone()).or_insert_with(|| PaneScreen {
+        let history_lines = self.panes.history_lines;
+        let screen = self.panes.screens.entry(run.clone()).or_insert_with(|| PaneScreen {
             mirror: ScreenMirror::new(update.rows, update.cols, history_lines),
             scroll: 0,
             unseen: 0,
@@ -138,7 +138,7 @@ impl App {
             // width (not scrolled back, the pane asks once it is).
             self.commands.push(screen.ask_history(&run, history_lines));
         }
-        self.unacked.insert(run, seq);
+        self.panes.unacked.insert(run, seq);
     }
 
     /// A run started from this TUI (or why not): said, and selected.
@@ -218,8 +218,8 @@ impl App {
             return;
         }
         // Only this prompt's draft: another answer leaves it waiting.
-        let pending = match &self.pending_send {
-            Some((id, _)) if *id == prompt_id => self.pending_send.take(),
+        let pending = match &self.overlay.pending_send {
+            Some((id, _)) if *id == prompt_id => self.overlay.pending_send.take(),
             _ => None,
         };
         match (result, pending) {
@@ -231,7 +231,7 @@ impl App {
             (Err(e), Some((_, draft))) => {
                 // Keep the draft: nothing is lost when the daemon could not take it.
                 self.message = Some(format!("not sent: {e}"));
-                self.overlay = Some(draft.into_overlay());
+                self.overlay.shown = Some(draft.into_overlay());
             }
             (Err(e), None) => self.message = Some(format!("not sent: {e}")),
         }

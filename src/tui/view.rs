@@ -146,7 +146,7 @@ pub fn render(f: &mut Frame, app: &App) -> Hits {
     }
     let theme = Theme::new(app.no_color);
     let now = app.now.unwrap_or_else(SystemTime::now);
-    if app.fullscreen {
+    if app.panes.fullscreen {
         draw_fullscreen(f, app, area, &mut hits);
         return hits;
     }
@@ -156,7 +156,7 @@ pub fn render(f: &mut Frame, app: &App) -> Hits {
     bars::draw_status(f, app, status, &theme);
 
     let mut tree_width = app.tree_width();
-    if !app.zoom {
+    if !app.panes.zoom {
         // Kept while a filter is: typing one must not resize every pane's run.
         tree_width = match app.tree.filter.is_empty() {
             true => self::tree_width(app, area.width),
@@ -176,9 +176,10 @@ pub fn render(f: &mut Frame, app: &App) -> Hits {
     let beside = if under_tree { 0 } else { side_width };
     let beside_by_width = area.width.saturating_sub(left_width + beside) >= PANE_MIN;
     hits.side_beside_by_width = Some(beside_by_width);
-    let show_side_beside = app.side.shown.unwrap_or(beside_by_width) && area.width >= SIDE_BESIDE_MIN && !app.zoom;
+    let show_side_beside =
+        app.side.shown.unwrap_or(beside_by_width) && area.width >= SIDE_BESIDE_MIN && !app.panes.zoom;
     let mut constraints = Vec::new();
-    if !app.zoom {
+    if !app.panes.zoom {
         constraints.push(Constraint::Length(if show_side_beside {
             left_width
         } else {
@@ -193,7 +194,7 @@ pub fn render(f: &mut Frame, app: &App) -> Hits {
     hits.laid_out = true;
     let mut i = 0;
     let mut side_area = columns.last().copied().unwrap_or(body);
-    if !app.zoom {
+    if !app.panes.zoom {
         let mut tree_area = columns[0];
         if show_side_beside && under_tree {
             // The tree as tall as its rows (and the "no runs" words), at
@@ -207,7 +208,7 @@ pub fn render(f: &mut Frame, app: &App) -> Hits {
         i = 1;
     }
     let centre = columns[i];
-    if !show_side_beside && app.panel == Panel::Side && !app.zoom {
+    if !show_side_beside && app.panel == Panel::Side && !app.panes.zoom {
         side::draw(f, app, centre, &theme, now, &mut hits);
     } else {
         draw_panes(f, app, centre, &theme, now, &mut hits);
@@ -544,7 +545,7 @@ fn draw_panes(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTi
         f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
         return;
     }
-    let areas = pane_areas(area, runs.len(), app.layout, app.zoom);
+    let areas = pane_areas(area, runs.len(), app.panes.layout, app.panes.zoom);
     let selected = app.selected_run().map(|r| r.id.clone());
     for (id, rect) in runs.iter().zip(areas) {
         let Some(run) = app.run(id).cloned() else { continue };
@@ -610,11 +611,11 @@ fn draw_panes(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTi
             f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
             continue;
         }
-        let Some(screen) = app.screens.get(id) else {
+        let Some(screen) = app.panes.screens.get(id) else {
             f.render_widget(Paragraph::new(Span::styled("connecting…", theme.dim)), inner);
             continue;
         };
-        if let Some(copy) = app.copy.as_ref().filter(|c| c.run == *id) {
+        if let Some(copy) = app.panes.copy.as_ref().filter(|c| c.run == *id) {
             hits.copy_view_end = draw_copy(f, copy, inner, theme);
             continue;
         }
@@ -630,7 +631,7 @@ fn draw_panes(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTi
         f.render_widget(view, inner);
         if is_selected
             && app.mode == Mode::Insert
-            && app.overlay.is_none()
+            && app.overlay.shown.is_none()
             && let Some(pos) = cursor
         {
             f.set_cursor_position(pos);
@@ -645,7 +646,7 @@ fn draw_fullscreen(f: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         return;
     };
     hits.panes = vec![(id.clone(), [area.x, area.y, area.width, area.height])];
-    if let Some(screen) = app.screens.get(&id) {
+    if let Some(screen) = app.panes.screens.get(&id) {
         let view = PaneView {
             screen: &screen.mirror,
             no_color: app.no_color,
