@@ -378,12 +378,7 @@ impl App {
     pub fn take_commands(&mut self) -> Vec<Command> {
         let mut commands = std::mem::take(&mut self.commands);
         // One ack per run per batch of updates, after they were applied.
-        commands.extend(
-            self.panes
-                .unacked
-                .drain()
-                .map(|(run, offset)| Command::Ack { run, offset }),
-        );
+        commands.extend(self.panes.take_acks());
         commands
     }
 

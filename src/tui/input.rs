@@ -264,22 +264,8 @@ impl App {
             return;
         }
         if self.tree.filtering {
-            match key.code {
-                KeyCode::Esc => {
-                    self.tree.filtering = false;
-                    self.tree.filter.clear();
-                    self.rebuild_tree();
-                }
-                KeyCode::Enter => self.tree.filtering = false,
-                KeyCode::Backspace => {
-                    self.tree.filter.pop();
-                    self.rebuild_tree();
-                }
-                KeyCode::Char(c) if !ctrl => {
-                    self.tree.filter.push(c);
-                    self.rebuild_tree();
-                }
-                _ => {}
+            if self.tree.filter_key(&key) {
+                self.rebuild_tree();
             }
             return;
         }
@@ -413,14 +399,11 @@ impl App {
 
     /// Scrolls the side panel by `lines`, never past its last page.
     pub(super) fn scroll_side(&mut self, lines: i32) {
-        let to = i32::from(self.side.scroll) + lines;
-        self.side.scroll = to.clamp(0, i32::from(self.measured.side_scroll_max)) as u16;
+        self.side.scroll_by(lines, self.measured.side_scroll_max);
     }
 
     fn cycle_tab(&mut self, by: isize) {
-        let i = Tab::ALL.iter().position(|t| *t == self.side.tab).unwrap_or(0) as isize;
-        self.side.tab = Tab::ALL[(i + by).rem_euclid(Tab::ALL.len() as isize) as usize];
-        self.side.scroll = 0;
+        self.side.cycle(by);
         // The worktree changes without the run saying so: read it afresh
         // (what was read before shows meanwhile).
         if self.side.tab == Tab::Changes
@@ -473,35 +456,14 @@ impl App {
     }
 
     fn move_selection(&mut self, by: isize) {
-        if self.tree.rows.is_empty() {
-            return;
+        if self.tree.step(by) {
+            self.side.scroll = 0;
+            self.sync_subscriptions();
         }
-        let mut i = self.tree.selected as isize;
-        loop {
-            i += by;
-            if i < 0 || i >= self.tree.rows.len() as isize {
-                return;
-            }
-            if self.tree.rows[i as usize].run.is_some() {
-                break;
-            }
-        }
-        self.tree.selected = i as usize;
-        self.side.scroll = 0;
-        self.sync_subscriptions();
     }
 
     fn select_index(&mut self, i: usize) {
-        let candidates: Vec<usize> = (0..self.tree.rows.len())
-            .filter(|&k| self.tree.rows[k].run.is_some())
-            .collect();
-        let pick = if i == usize::MAX {
-            candidates.last()
-        } else {
-            candidates.first()
-        };
-        if let Some(&k) = pick {
-            self.tree.selected = k;
+        if self.tree.select_end(i == usize::MAX) {
             self.sync_subscriptions();
         }
     }

@@ -6,9 +6,10 @@
 
 use std::collections::HashMap;
 
-use super::app::{App, Layout, PANE_HISTORY, PaneScreen, Panel};
+use super::app::{App, Command, Layout, PANE_HISTORY, PaneScreen, Panel};
 use super::copy::CopyMode;
 use super::keymap::Action;
+use crate::protocol::screen::{ScreenMirror, ScreenUpdate};
 
 /// The panes: the runs they show and how they are laid out, each run's
 /// screen as sent, and what the daemon is told of them.
@@ -50,6 +51,52 @@ impl Default for Panes {
             history_lines: PANE_HISTORY,
             copy: None,
         }
+    }
+}
+
+impl Panes {
+    /// A screen update of a pane's run: applied to its mirror, the view
+    /// kept on its lines when scrolled back; what to ask of its history.
+    pub(super) fn apply_screen(&mut self, run: String, update: ScreenUpdate) -> Option<Command> {
+        if !self.subscribed.contains(&run) {
+            return None;
+        }
+        let history_lines = self.history_lines;
+        let screen = self.screens.entry(run.clone()).or_insert_with(|| PaneScreen {
+            mirror: ScreenMirror::new(update.rows, update.cols, history_lines),
+            scroll: 0,
+            unseen: 0,
+            history_asked: None,
+        });
+        // A new subscription (this pane's first, or after a
+        // reconnect) counts from 1; it carries no scrolled rows.
+        let (seq, first) = (update.seq, update.seq == 1);
+        // A refused update leaves the screen as it was; the next
+        // full one (a resize, a reconnect) mends it.
+        // Scrolled back, the view stays on its lines: as many more
+        // back as rows went into history below it.
+        let pushed = update.scrolled.len();
+        let size = (screen.mirror.rows, screen.mirror.cols);
+        let applied = screen.mirror.apply(update).is_ok();
+        let resized = applied && size != (screen.mirror.rows, screen.mirror.cols);
+        if applied && screen.scroll > 0 {
+            screen.scroll = (screen.scroll + pushed).min(screen.mirror.history().len().max(screen.scroll));
+            screen.unseen += pushed;
+        }
+        let mut ask = None;
+        if applied && (first || (resized && screen.scroll > 0)) {
+            // What scrolled off before it began watching; or, scrolled
+            // back through a resize, the history rewrapped at the new
+            // width (not scrolled back, the pane asks once it is).
+            ask = Some(screen.ask_history(&run, history_lines));
+        }
+        self.unacked.insert(run, seq);
+        ask
+    }
+
+    /// One ack per run for the updates applied since the last.
+    pub(super) fn take_acks(&mut self) -> impl Iterator<Item = Command> + '_ {
+        self.unacked.drain().map(|(run, offset)| Command::Ack { run, offset })
     }
 }
 

@@ -35,6 +35,21 @@ pub struct SidePanel {
     pub(super) changes: super::changes::ChangesTab,
 }
 
+impl SidePanel {
+    /// Scrolls by `lines`, never past `most` (its last page as drawn).
+    pub(super) fn scroll_by(&mut self, lines: i32, most: u16) {
+        let to = i32::from(self.scroll) + lines;
+        self.scroll = to.clamp(0, i32::from(most)) as u16;
+    }
+
+    /// The next tab (`by` 1) or the one before (-1), from its top.
+    pub(super) fn cycle(&mut self, by: isize) {
+        let i = Tab::ALL.iter().position(|t| *t == self.tab).unwrap_or(0) as isize;
+        self.tab = Tab::ALL[(i + by).rem_euclid(Tab::ALL.len() as isize) as usize];
+        self.scroll = 0;
+    }
+}
+
 /// The side panel's tabs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Tab {

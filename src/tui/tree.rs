@@ -54,6 +54,58 @@ impl Tree {
             .unwrap_or(0);
     }
 
+    /// A key typed into the filter (after `/`); true when the rows must be
+    /// built again.
+    pub(super) fn filter_key(&mut self, key: &crossterm::event::KeyEvent) -> bool {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        match key.code {
+            KeyCode::Esc => {
+                self.filtering = false;
+                self.filter.clear();
+                true
+            }
+            KeyCode::Enter => {
+                self.filtering = false;
+                false
+            }
+            KeyCode::Backspace => {
+                self.filter.pop();
+                true
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.filter.push(c);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Moves the selection `by` runs' rows (headings are passed over);
+    /// false where there is no run that way.
+    pub(super) fn step(&mut self, by: isize) -> bool {
+        let mut i = self.selected as isize;
+        loop {
+            i += by;
+            if i < 0 || i >= self.rows.len() as isize {
+                return false;
+            }
+            if self.rows[i as usize].run.is_some() {
+                self.selected = i as usize;
+                return true;
+            }
+        }
+    }
+
+    /// Selects the first run's row, or the last's; false with no runs.
+    pub(super) fn select_end(&mut self, last: bool) -> bool {
+        let mut runs = (0..self.rows.len()).filter(|&k| self.rows[k].run.is_some());
+        let pick = if last { runs.next_back() } else { runs.next() };
+        if let Some(k) = pick {
+            self.selected = k;
+        }
+        pick.is_some()
+    }
+
     /// The row of run `id` (the first: a team's heading is over its leader).
     pub(super) fn row_of(&self, id: &str) -> Option<usize> {
         self.rows.iter().position(|r| r.run.as_deref() == Some(id))

@@ -3,9 +3,8 @@
 
 use std::collections::HashMap;
 
-use super::app::{App, Command, PaneScreen, Tab, Update, short};
+use super::app::{App, Command, Tab, Update, short};
 use crate::api::{RunRecord, SendResult};
-use crate::protocol::screen::{ScreenMirror, ScreenUpdate};
 
 impl App {
     pub fn update(&mut self, update: Update) {
@@ -30,7 +29,11 @@ impl App {
                 }
                 self.details.insert(id, *detail);
             }
-            Update::Screen { run, update } => self.apply_screen(run, *update),
+            Update::Screen { run, update } => {
+                if let Some(ask) = self.panes.apply_screen(run, *update) {
+                    self.commands.push(ask);
+                }
+            }
             Update::History {
                 run,
                 before,
@@ -102,43 +105,6 @@ impl App {
             Update::Merged { run, result } => self.merged(run, result),
             Update::Removed(result) => self.removed(result),
         }
-    }
-
-    /// A screen update of a pane's run: applied to its mirror, the view
-    /// kept on its lines when scrolled back.
-    fn apply_screen(&mut self, run: String, update: ScreenUpdate) {
-        if !self.panes.subscribed.contains(&run) {
-            return;
-        }
-        let history_lines = self.panes.history_lines;
-        let screen = self.panes.screens.entry(run.clone()).or_insert_with(|| PaneScreen {
-            mirror: ScreenMirror::new(update.rows, update.cols, history_lines),
-            scroll: 0,
-            unseen: 0,
-            history_asked: None,
-        });
-        // A new subscription (this pane's first, or after a
-        // reconnect) counts from 1; it carries no scrolled rows.
-        let (seq, first) = (update.seq, update.seq == 1);
-        // A refused update leaves the screen as it was; the next
-        // full one (a resize, a reconnect) mends it.
-        // Scrolled back, the view stays on its lines: as many more
-        // back as rows went into history below it.
-        let pushed = update.scrolled.len();
-        let size = (screen.mirror.rows, screen.mirror.cols);
-        let applied = screen.mirror.apply(update).is_ok();
-        let resized = applied && size != (screen.mirror.rows, screen.mirror.cols);
-        if applied && screen.scroll > 0 {
-            screen.scroll = (screen.scroll + pushed).min(screen.mirror.history().len().max(screen.scroll));
-            screen.unseen += pushed;
-        }
-        if applied && (first || (resized && screen.scroll > 0)) {
-            // What scrolled off before it began watching; or, scrolled
-            // back through a resize, the history rewrapped at the new
-            // width (not scrolled back, the pane asks once it is).
-            self.commands.push(screen.ask_history(&run, history_lines));
-        }
-        self.panes.unacked.insert(run, seq);
     }
 
     /// A run started from this TUI (or why not): said, and selected.
