@@ -29,11 +29,8 @@ impl App {
                 }
                 self.details.insert(id, *detail);
             }
-            Update::Screen { run, update } => {
-                if let Some(ask) = self.panes.apply_screen(run, *update) {
-                    self.commands.push(ask);
-                }
-            }
+            // Its first update asks for what scrolled off before.
+            Update::Screen { run, update } => self.commands.extend(self.panes.apply_screen(run, *update)),
             Update::History {
                 run,
                 before,
