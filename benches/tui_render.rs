@@ -143,7 +143,7 @@ where
 {
     let mut app = App::new();
     app.update(Update::Runs((0..PANES).map(run).collect()));
-    app.layout = Layout::Grid;
+    app.set_layout(Layout::Grid);
     app.sync_subscriptions();
     // Each pane's run as its supervisor has it: an emulator, and what its
     // pane was last sent.
@@ -167,7 +167,7 @@ where
     // The first frame lays the panes out (and sizes their screens).
     terminal.draw(|f| view::draw(f, &mut app)).expect("draw");
     app.take_commands();
-    let mut sizes: Vec<(u16, u16)> = app.pane_sizes.values().copied().collect();
+    let mut sizes: Vec<(u16, u16)> = app.pane_sizes().values().copied().collect();
     sizes.sort();
 
     let warmup = 20;

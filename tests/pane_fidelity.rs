@@ -122,7 +122,7 @@ impl Tui {
             panic!(
                 "{what}: not within {PATIENCE:?}; the panes stand at {:?}",
                 self.app
-                    .screens
+                    .screens()
                     .iter()
                     .map(|(id, s)| (id, s.mirror.offset))
                     .collect::<Vec<_>>()
@@ -278,14 +278,14 @@ async fn resizes_among_output(home: &Home) {
         // SIGWINCH came in time, among it).
         let at = log_len(home, &id);
         let more = tui
-            .try_pump_until(|app| app.screens.get(&id).is_some_and(|s| s.mirror.offset > at + 20_000))
+            .try_pump_until(|app| app.screens().get(&id).is_some_and(|s| s.mirror.offset > at + 20_000))
             .await;
         if !more {
             let text = log_text(home, &id);
             panic!(
                 "no output after the resize to {rows}x{cols} within {PATIENCE:?}: the log went from {at} to {} bytes, the pane at {}; the log ends {:?}",
                 text.len(),
-                tui.app.screens.get(&id).map_or(0, |s| s.mirror.offset),
+                tui.app.screens().get(&id).map_or(0, |s| s.mirror.offset),
                 &text[text.len().saturating_sub(300)..]
             );
         }
@@ -294,7 +294,7 @@ async fn resizes_among_output(home: &Home) {
     home.wait_until("the script stops", || log_text(home, &id).contains("DONE"));
     let end = log_len(home, &id);
     tui.pump_until("the pane has applied all output", |app| {
-        app.screens.get(&id).is_some_and(|s| s.mirror.offset >= end)
+        app.screens().get(&id).is_some_and(|s| s.mirror.offset >= end)
     })
     .await;
     assert_eq!(log_len(home, &id), end, "nothing is printed after DONE");
@@ -309,9 +309,9 @@ async fn resizes_among_output(home: &Home) {
     };
     assert_eq!(offset, end, "the supervisor's screen stands for the whole log");
     // The pane may still be sent what the last resize calls for.
-    tui.try_pump_until(|app| same_screen(&app.screens[&id].mirror, &supervisor))
+    tui.try_pump_until(|app| same_screen(&app.screens()[&id].mirror, &supervisor))
         .await;
-    assert_same_screen(&tui.app.screens[&id].mirror, &supervisor);
+    assert_same_screen(&tui.app.screens()[&id].mirror, &supervisor);
     assert_eq!(supervisor.size(), (last_rows, last_cols));
     tui.close().await;
     home.ok(&["cancel", &id]);
@@ -480,19 +480,19 @@ async fn a_pane_scrolls_back_through_output_printed_before_the_tui_opened() {
     let end = log_len(&home, &id);
     let mut tui = Tui::open(&home);
     tui.pump_until("the pane shows the run's screen", |app| {
-        app.screens.get(&id).is_some_and(|s| s.mirror.offset >= end)
+        app.screens().get(&id).is_some_and(|s| s.mirror.offset >= end)
     })
     .await;
     // As the user scrolls back. (A supervisor still parsing when the pane
     // opened sends the rows it then scrolls off as a gap, filled now.)
     tui.scroll_back();
     tui.pump_until("the pane has the rows that scrolled off before it opened", |app| {
-        app.screens
+        app.screens()
             .get(&id)
             .is_some_and(|s| !s.mirror.history_gap && s.mirror.history().len() >= 2980)
     })
     .await;
-    let screen = &tui.app.screens[&id].mirror;
+    let screen = &tui.app.screens()[&id].mirror;
     let mut pane: Vec<String> = screen.history().cloned().collect();
     pane.extend(screen.visible_lines());
     while pane.last().is_some_and(String::is_empty) {
@@ -512,7 +512,7 @@ async fn a_pane_scrolls_back_through_output_printed_before_the_tui_opened() {
 /// Each run's screen size as its emulator last sent it to the pane.
 fn shown_sizes(app: &App) -> Vec<(String, (u16, u16))> {
     let mut out: Vec<_> = app
-        .screens
+        .screens()
         .iter()
         .map(|(id, s)| (id.clone(), (s.mirror.rows, s.mirror.cols)))
         .collect();
@@ -524,7 +524,7 @@ fn shown_sizes(app: &App) -> Vec<(String, (u16, u16))> {
 fn pane_sizes(app: &App) -> Vec<(String, (u16, u16))> {
     let shown = app.pane_runs();
     let mut out: Vec<_> = app
-        .pane_sizes
+        .pane_sizes()
         .iter()
         .filter(|(id, _)| shown.contains(id))
         .map(|(id, size)| (id.clone(), *size))
@@ -555,7 +555,7 @@ async fn in_every_layout_and_after_a_terminal_resize_each_visible_pane_s_run_has
         (Layout::Grid, (121, 37)),
         (Layout::Split, (121, 37)),
     ] {
-        tui.app.layout = layout;
+        tui.app.set_layout(layout);
         tui.app.sync_subscriptions();
         terminal.backend_mut().resize(size.0, size.1);
         terminal.autoresize().unwrap();
@@ -623,7 +623,7 @@ async fn logs_print_what_the_pane_shows_after_a_resize_and_with_line_drawing() {
     tui.pump_until("the run is listed", |app| app.run(&id).is_some()).await;
     tui.lay_out(&id, 12, 45);
     tui.pump_until("the pane is at its size", |app| {
-        app.screens
+        app.screens()
             .get(&id)
             .is_some_and(|s| (s.mirror.rows, s.mirror.cols) == (12, 45))
     })
@@ -632,17 +632,17 @@ async fn logs_print_what_the_pane_shows_after_a_resize_and_with_line_drawing() {
     home.wait_until("the second half is printed", || log_text(&home, &id).contains("DONE"));
     let end = log_len(&home, &id);
     tui.pump_until("the pane has it all", |app| {
-        app.screens.get(&id).is_some_and(|s| s.mirror.offset >= end)
+        app.screens().get(&id).is_some_and(|s| s.mirror.offset >= end)
     })
     .await;
     // Rows that scrolled past faster than a frame carries are a gap in
     // the pane's history until its user scrolls back over it.
     tui.scroll_back();
     tui.pump_until("the pane's history is whole", |app| {
-        app.screens.get(&id).is_some_and(|s| !s.mirror.history_gap)
+        app.screens().get(&id).is_some_and(|s| !s.mirror.history_gap)
     })
     .await;
-    let screen = &tui.app.screens[&id].mirror;
+    let screen = &tui.app.screens()[&id].mirror;
     let mut pane: Vec<String> = screen.history().cloned().collect();
     pane.extend(screen.visible_lines());
     while pane.last().is_some_and(String::is_empty) {

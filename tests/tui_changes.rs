@@ -100,10 +100,10 @@ fn changes() -> Changes {
 
 fn app() -> App {
     let mut app = App::new();
-    app.no_color = true;
-    app.connected = true;
+    app.set_no_color(true);
+    app.set_connected(true);
     // An hour after the runs started, so the screens stay the same.
-    app.now = humantime::parse_rfc3339("2026-12-01T01:00:00Z").ok();
+    app.set_now(humantime::parse_rfc3339("2026-12-01T01:00:00Z").ok());
     app.update(Update::Runs(vec![
         run("01A", "fix-parser", RunState::Running, true),
         run("01B", "plain", RunState::Running, false),
@@ -120,7 +120,7 @@ fn press(app: &mut App, code: KeyCode) {
 fn the_next_hunk_key_opens_the_changes_tab_which_reads_the_runs_changes() {
     let mut app = app();
     press(&mut app, KeyCode::Char('}'));
-    assert_eq!((app.tab, app.panel), (Tab::Changes, Panel::Side));
+    assert_eq!((app.tab(), app.panel()), (Tab::Changes, Panel::Side));
     assert_eq!(app.take_commands(), vec![Command::Changes("01A".into())]);
     let text = screen(&mut app, 120, 40);
     assert!(text.contains("reading its changes"), "{text}");
@@ -140,8 +140,8 @@ fn the_next_hunk_key_opens_the_changes_tab_which_reads_the_runs_changes() {
 #[test]
 fn hunks_are_stepped_through_and_a_comment_quotes_the_one_under_the_cursor() {
     let mut app = app();
-    app.tab = Tab::Changes;
-    app.panel = Panel::Side;
+    app.set_tab(Tab::Changes);
+    app.set_panel(Panel::Side);
     app.update(Update::Changes {
         run: "01A".into(),
         result: Ok(changes()),
@@ -158,7 +158,7 @@ fn hunks_are_stepped_through_and_a_comment_quotes_the_one_under_the_cursor() {
     let text = screen(&mut app, 200, 50);
     assert!(text.contains("▸ @@ -40,3 +41,3 @@"), "{text}");
     press(&mut app, KeyCode::Char('c'));
-    let Some(Overlay::Compose(composer)) = &app.overlay else {
+    let Some(Overlay::Compose(composer)) = app.overlay() else {
         panic!("the composer opens")
     };
     assert_eq!(composer.run, "01A");
@@ -178,17 +178,17 @@ fn hunks_are_stepped_through_and_a_comment_quotes_the_one_under_the_cursor() {
 #[test]
 fn merge_asks_first_and_says_what_it_did_or_why_not() {
     let mut app = app();
-    app.tab = Tab::Changes;
+    app.set_tab(Tab::Changes);
     // Not read yet: M reads them first.
     press(&mut app, KeyCode::Char('M'));
-    assert_eq!(app.message.as_deref(), Some("reading its changes first: press again"));
+    assert_eq!(app.message(), Some("reading its changes first: press again"));
     assert_eq!(app.take_commands(), vec![Command::Changes("01A".into())]);
     app.update(Update::Changes {
         run: "01A".into(),
         result: Ok(changes()),
     });
     press(&mut app, KeyCode::Char('M'));
-    assert!(matches!(&app.overlay, Some(Overlay::ConfirmMerge { into, .. }) if into == "main"));
+    assert!(matches!(app.overlay(), Some(Overlay::ConfirmMerge { into, .. }) if into == "main"));
     let text = screen(&mut app, 120, 40);
     assert!(text.contains("Merge agents/fix-parser into main?"), "{text}");
     press(&mut app, KeyCode::Char('s'));
@@ -216,7 +216,7 @@ fn merge_asks_first_and_says_what_it_did_or_why_not() {
         }),
     });
     assert_eq!(
-        app.message.as_deref(),
+        app.message(),
         Some(
             "merged agents/fix-parser (2 commits) into main as abcdef0123 (squash); 1 uncommitted file left in its worktree"
         )
@@ -228,16 +228,16 @@ fn merge_asks_first_and_says_what_it_did_or_why_not() {
             "conflict: merging agents/fix-parser into main conflicts in src/parse.rs; nothing was changed".into(),
         ),
     });
-    assert!(app.message.as_deref().unwrap().starts_with("not merged: conflict"));
+    assert!(app.message().unwrap().starts_with("not merged: conflict"));
 
     // Any other key keeps things as they are; a run with no worktree says so.
     press(&mut app, KeyCode::Char('M'));
     press(&mut app, KeyCode::Char('n'));
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
     assert!(!app.take_commands().iter().any(|c| matches!(c, Command::Merge { .. })));
     press(&mut app, KeyCode::Char('j'));
     press(&mut app, KeyCode::Char('M'));
-    assert_eq!(app.message.as_deref(), Some("plain has no worktree: nothing to merge"));
+    assert_eq!(app.message(), Some("plain has no worktree: nothing to merge"));
     let text = screen(&mut app, 200, 50);
     assert!(text.contains("plain has no worktree."), "{text}");
 }

@@ -45,7 +45,7 @@ fn the_delete_question_says_which_key_deletes_at_every_size() {
         let mut app = populated();
         select(&mut app, "lint");
         press(&mut app, KeyCode::Char('D'));
-        assert!(matches!(app.overlay, Some(Overlay::ConfirmDelete { .. })));
+        assert!(matches!(app.overlay(), Some(Overlay::ConfirmDelete { .. })));
         let text = screen(&mut app, w, h);
         assert!(text.contains("Delete lint?"), "{text}");
         let status = text.lines().last().unwrap_or_default();
@@ -63,7 +63,7 @@ fn the_delete_question_says_which_key_deletes_at_every_size() {
         )
     };
     let mut app = App::new();
-    app.no_color = true;
+    app.set_no_color(true);
     app.update(Update::Runs((0..8).map(ended).collect()));
     for _ in 0..8 {
         press(&mut app, KeyCode::Char(' '));
@@ -81,12 +81,12 @@ fn esc_in_normal_clears_a_kept_filter() {
     press(&mut app, KeyCode::Char('/'));
     typed(&mut app, "lint");
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter, "lint");
+    assert_eq!(app.filter(), "lint");
     let text = screen(&mut app, 120, 40);
     assert!(!text.contains("fix-tests"), "{text}");
     assert!(text.contains("Esc clears the filter"), "{text}");
     press(&mut app, KeyCode::Esc);
-    assert_eq!(app.filter, "");
+    assert_eq!(app.filter(), "");
     let text = screen(&mut app, 120, 40);
     assert!(text.contains("fix-tests"), "every run again: {text}");
 }
@@ -133,7 +133,7 @@ fn a_routine_fire_more_than_six_days_off_shows_its_date() {
 #[test]
 fn a_routines_runs_and_skipped_fires_are_under_its_row() {
     let mut app = populated();
-    let mut runs = app.runs.clone();
+    let mut runs = app.runs().to_vec();
     let fired = |id: &str, name: &str, state: RunState| {
         let mut r = run(id, name, state, ActivityStatus::Unknown, 600);
         r.routine = Some("nightly".into());
@@ -165,7 +165,7 @@ fn a_routines_runs_and_skipped_fires_are_under_its_row() {
 #[test]
 fn copy_mode_starts_where_the_pane_was_scrolled_back_to() {
     let mut app = App::new();
-    app.no_color = true;
+    app.set_no_color(true);
     app.update(Update::Runs(vec![run(
         "01A",
         "alpha",
@@ -203,7 +203,7 @@ fn copy_mode_starts_where_the_pane_was_scrolled_back_to() {
         "scrolled back: {scrolled:?}"
     );
     press(&mut app, KeyCode::Char('v'));
-    assert!(app.copy.is_some());
+    assert!(app.copy().is_some());
     let copying = numbers(&screen(&mut app, 80, 24));
     for n in &scrolled {
         assert!(copying.contains(n), "line {n} still shown: {copying:?}");
@@ -245,7 +245,7 @@ fn the_help_shows_every_entry_whole_at_every_size() {
         for entry in entries {
             assert!(seen.contains(entry), "{w}x{h}: {entry:?} in {seen}");
         }
-        assert!(app.overlay.is_some(), "j scrolls, it does not close");
+        assert!(app.overlay().is_some(), "j scrolls, it does not close");
     }
 }
 
@@ -255,7 +255,7 @@ fn the_help_shows_every_entry_whole_at_every_size() {
 #[test]
 fn the_new_run_form_starts_on_an_installed_agent_and_says_which_are() {
     use agents::tui::form::HARNESSES;
-    let harness = |app: &App| match &app.overlay {
+    let harness = |app: &App| match app.overlay() {
         Some(Overlay::NewRun(form)) => HARNESSES[form.harness],
         _ => panic!("the form is open"),
     };

@@ -23,21 +23,21 @@ const HEIGHT: u16 = 30;
 /// a screen of its pane's size; drawn once in full.
 fn split() -> (App, Terminal<Seen>, Shown) {
     let mut app = App::new();
-    app.no_color = true;
-    app.connected = true;
+    app.set_no_color(true);
+    app.set_connected(true);
     app.update(Update::Runs(vec![
         run("01A", "echo", RunState::Running, ActivityStatus::Idle, 60),
         run("01B", "flood", RunState::Running, ActivityStatus::Working, 60),
     ]));
     // As the user chooses it: the layout subscribes to both runs' screens.
     app.handle(Event::Key(KeyEvent::new(KeyCode::Char('2'), KeyModifiers::NONE)));
-    assert_eq!(app.layout, Layout::Split);
+    assert_eq!(app.layout(), Layout::Split);
     let mut term = Terminal::new(Seen::new(WIDTH, HEIGHT)).unwrap();
     term.draw(|f| view::draw(f, &mut app)).unwrap();
-    for (id, [_, _, w, h]) in app.pane_rects.clone() {
+    for (id, [_, _, w, h]) in app.pane_rects().to_vec() {
         app.update(screen_of(&id, h, w, b"$ "));
     }
-    app.mode = Mode::Insert;
+    app.set_mode(Mode::Insert);
     app.take_commands();
     let mut shown = Shown::default();
     let done = term.draw(|f| view::draw(f, &mut app)).unwrap();
@@ -51,7 +51,7 @@ fn row_text(buf: &Buffer, rect: [u16; 4]) -> String {
 }
 
 fn rect_of(app: &App, id: &str) -> [u16; 4] {
-    app.pane_rects.iter().find(|(r, _)| r == id).expect("a pane").1
+    app.pane_rects().iter().find(|(r, _)| r == id).expect("a pane").1
 }
 
 /// The run's screen now shows `bytes`.
@@ -174,7 +174,7 @@ fn an_echo_frame_draws_the_focused_pane_as_a_full_frame_does_and_nothing_else() 
 #[test]
 fn a_pane_frame_outside_insert_draws_the_moved_pane_and_hides_the_cursor() {
     let (mut app, mut term, mut shown) = split();
-    app.mode = Mode::Normal;
+    app.set_mode(Mode::Normal);
     let before = full_frame(&mut app).0;
     prints(&mut app, "01B", b"spinner \xe2\x9c\xbb working");
     assert!(pane_frame(&mut shown, &mut term, &app, &["01B"]));
@@ -203,19 +203,19 @@ fn two_panes_that_moved_are_both_drawn_in_one_frame() {
 #[test]
 fn no_pane_frame_under_an_overlay_in_copy_mode_scrolled_back_or_after_a_resize() {
     let (mut app, mut term, mut shown) = split();
-    app.overlay = Some(Overlay::Help);
+    app.set_overlay(Some(Overlay::Help));
     assert!(
         !pane_frame(&mut shown, &mut term, &app, &["01A"]),
         "help over the panes"
     );
-    app.overlay = None;
-    app.copy = Some(CopyMode::new("01B", vec!["line".into()]));
+    app.set_overlay(None);
+    app.set_copy(Some(CopyMode::new("01B", vec!["line".into()])));
     assert!(!pane_frame(&mut shown, &mut term, &app, &["01B"]), "01B in copy mode");
     assert!(pane_frame(&mut shown, &mut term, &app, &["01A"]), "01A is not");
-    app.copy = None;
-    app.screens.get_mut("01B").unwrap().scroll = 3;
+    app.set_copy(None);
+    app.screen_mut("01B").unwrap().scroll = 3;
     assert!(!pane_frame(&mut shown, &mut term, &app, &["01B"]), "scrolled back");
-    app.screens.get_mut("01B").unwrap().scroll = 0;
+    app.screen_mut("01B").unwrap().scroll = 0;
     assert!(pane_frame(&mut shown, &mut term, &app, &["01B"]));
     term.resize(Rect::new(0, 0, WIDTH + 10, HEIGHT)).unwrap();
     assert!(
@@ -247,11 +247,11 @@ fn a_pane_frame_draws_nothing_where_the_last_frame_showed_no_panes() {
 fn no_pane_is_drawn_over_the_side_panel_in_the_panes_column() {
     let (mut app, mut term, mut shown) = split();
     let [_, _, w, h] = rect_of(&app, "01B");
-    app.panel = Panel::Side;
-    app.side_shown = Some(false);
+    app.set_panel(Panel::Side);
+    app.set_side_shown(Some(false));
     shown.keep(&term.draw(|f| view::draw(f, &mut app)).unwrap());
     let before = term.backend().buffer().clone();
-    assert!(app.pane_rects.is_empty(), "{:?}", app.pane_rects);
+    assert!(app.pane_rects().is_empty(), "{:?}", app.pane_rects());
     app.update(screen_of("01B", h, w, b"over the panel"));
     assert!(pane_frame(&mut shown, &mut term, &app, &["01A", "01B"]));
     assert_eq!(term.backend().buffer(), &before);

@@ -39,7 +39,7 @@ fn host(
 fn each_hosts_link_state_shows_in_its_tree_row_and_the_header() {
     for (w, h) in SIZES {
         let mut app = populated();
-        let mut runs = app.runs.clone();
+        let mut runs = app.runs().to_vec();
         for (id, name, on, state) in [
             ("01XAAAAAAAAAAAAAAAAAAAAAAA", "train", "gpu1", RunState::Running),
             ("01XBBBBBBBBBBBBBBBBBBBBBBB", "eval", "lab", RunState::Running),
@@ -92,7 +92,7 @@ fn every_configured_host_has_a_row_with_its_link_even_without_runs() {
     for (w, h) in SIZES {
         // Runs here and on gpu1 only: lab, old and spare have none.
         let mut app = populated();
-        let mut runs = app.runs.clone();
+        let mut runs = app.runs().to_vec();
         let mut r = run(
             "01XAAAAAAAAAAAAAAAAAAAAAAA",
             "train",
@@ -106,7 +106,7 @@ fn every_configured_host_has_a_row_with_its_link_even_without_runs() {
         app.update(Update::Hosts(hosts()));
         app.take_commands();
         let headings: Vec<&str> = app
-            .rows
+            .rows()
             .iter()
             .filter(|r| r.run.is_none())
             .map(|r| r.host.as_str())
@@ -122,9 +122,9 @@ fn every_configured_host_has_a_row_with_its_link_even_without_runs() {
 
     // No runs anywhere yet: the hosts' rows, then how to start one.
     let mut app = App::new();
-    app.now = Some(UNIX_EPOCH + Duration::from_secs(T0));
-    app.no_color = true;
-    app.connected = true;
+    app.set_now(Some(UNIX_EPOCH + Duration::from_secs(T0)));
+    app.set_no_color(true);
+    app.set_connected(true);
     app.update(Update::Hosts(hosts()));
     app.take_commands();
     let text = screen(&mut app, 80, 24);
@@ -162,12 +162,13 @@ fn routines_are_a_group_after_the_hosts_with_their_next_fire() {
         30,
     );
     last.routine = Some("weekly".into());
+    let mut weekly = routine("weekly", None, true, true);
+    weekly.last = Some(last);
     app.update(Update::Routines(vec![
         routine("nightly", Some(soon), false, true),
-        routine("weekly", None, true, true),
+        weekly,
         routine("old", None, false, false),
     ]));
-    app.routines[1].last = Some(last);
     let text = screen(&mut app, 120, 40);
     let lines: Vec<&str> = text.lines().collect();
     let heading = lines.iter().position(|l| l.contains("▾ routines")).expect(&text);
@@ -190,7 +191,7 @@ fn routines_are_a_group_after_the_hosts_with_their_next_fire() {
         app.handle(Event::Key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE)));
     }
     assert!(app.selected_run().is_some());
-    assert!(app.rows[app.selected].routine.is_none());
+    assert!(app.rows()[app.selected()].routine.is_none());
 }
 
 #[test]
@@ -202,7 +203,7 @@ fn a_team_is_a_heading_over_its_leader_with_its_mail_not_yet_typed_in() {
         role: None,
         run: run.clone(),
     };
-    let (lead, explore) = (app.runs[0].clone(), app.runs[1].clone());
+    let (lead, explore) = (app.runs()[0].clone(), app.runs()[1].clone());
     assert_eq!((lead.name.as_str(), explore.name.as_str()), ("fix-tests", "explore"));
     app.update(Update::Teams(vec![agents::api::TeamRecord {
         id: "01TEAM".into(),
@@ -215,23 +216,27 @@ fn a_team_is_a_heading_over_its_leader_with_its_mail_not_yet_typed_in() {
         members: vec![member("lead", true, &lead), member("explore", false, &explore)],
         unread: 2,
     }]));
-    let heading = app.rows.iter().position(|r| r.team.is_some()).expect("a team heading");
+    let heading = app
+        .rows()
+        .iter()
+        .position(|r| r.team.is_some())
+        .expect("a team heading");
     assert_eq!(
-        app.rows[heading + 1].run.as_deref(),
+        app.rows()[heading + 1].run.as_deref(),
         Some(lead.id.as_str()),
         "just above its leader"
     );
     assert_eq!(
-        app.rows[heading].run.as_deref(),
+        app.rows()[heading].run.as_deref(),
         Some(lead.id.as_str()),
         "selecting it selects the leader"
     );
-    assert_ne!(app.selected, heading, "the selection stays on a run's own row");
+    assert_ne!(app.selected(), heading, "the selection stays on a run's own row");
     snap!("team_heading_120x40", screen(&mut app, 120, 40));
 
     // On the heading, the Mail tab is the team's: read by its name.
-    app.selected = heading;
-    app.tab = Tab::Mail;
+    app.set_selected(heading);
+    app.set_tab(Tab::Mail);
     app.take_commands();
     app.want_tab_data();
     let asked = app.take_commands();
@@ -241,7 +246,11 @@ fn a_team_is_a_heading_over_its_leader_with_its_mail_not_yet_typed_in() {
             .any(|c| matches!(c, Command::Mail(MailOf::Team(t)) if t == "review")),
         "{asked:?}"
     );
-    let mut between = app.mail[&MailOf::Run(lead.id.clone())].clone().unwrap();
+    let mut between = app
+        .mail(&MailOf::Run(lead.id.clone()))
+        .expect("its mail")
+        .clone()
+        .unwrap();
     between[0].body = "the team's own thread".into();
     app.update(Update::Mail {
         of: MailOf::Team("review".into()),
@@ -252,7 +261,7 @@ fn a_team_is_a_heading_over_its_leader_with_its_mail_not_yet_typed_in() {
     assert!(text.contains("fix-tests → explore"), "{text}");
     assert!(text.contains("the team's own thread"), "{text}");
     // Back on the leader's own row, its own mail again.
-    app.selected = heading + 1;
+    app.set_selected(heading + 1);
     let text = screen(&mut app, 160, 40);
     assert!(text.contains("2 message(s) to or from fix-tests"), "{text}");
     assert!(!text.contains("the team's own thread"), "{text}");

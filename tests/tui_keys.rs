@@ -102,26 +102,26 @@ fn one_press_of_the_prefix_leaves_insert_and_a_second_types_it() {
     press(&mut app, KeyCode::Enter);
     app.take_commands();
     ctrl(&mut app, 'a');
-    assert_eq!(app.mode, Mode::Normal, "one press leaves INSERT");
+    assert_eq!(app.mode(), Mode::Normal, "one press leaves INSERT");
     assert!(
-        app.message.as_deref().is_some_and(|m| m.contains("Ctrl-a again")),
+        app.message().is_some_and(|m| m.contains("Ctrl-a again")),
         "{:?}",
-        app.message
+        app.message()
     );
     ctrl(&mut app, 'a');
-    assert_eq!(app.mode, Mode::Insert);
+    assert_eq!(app.mode(), Mode::Insert);
     assert_eq!(inputs(&app.take_commands()), b"\x01");
     // Then a NORMAL key acts as one: j moves the selection, nothing typed.
     ctrl(&mut app, 'a');
     press(&mut app, KeyCode::Char('j'));
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
     assert_eq!(app.selected_run().unwrap().name, "beta");
     assert_eq!(inputs(&app.take_commands()), b"");
     // `Ctrl-a d`, as in tmux, leaves and does nothing more.
     press(&mut app, KeyCode::Enter);
     ctrl(&mut app, 'a');
     press(&mut app, KeyCode::Char('d'));
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
     assert_eq!(app.selected_run().unwrap().name, "beta");
     assert_eq!(inputs(&app.take_commands()), b"");
 }
@@ -131,14 +131,14 @@ fn one_press_of_the_prefix_leaves_insert_and_a_second_types_it() {
 fn insert_ends_with_a_message_when_the_focused_run_ends() {
     let mut app = app_with_runs();
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.mode, Mode::Insert);
+    assert_eq!(app.mode(), Mode::Insert);
     app.update(Update::Runs(vec![
         run("01A", "alpha", RunState::Succeeded),
         run("01B", "beta", RunState::Running),
         run("01C", "gamma", RunState::Succeeded),
     ]));
-    assert_eq!(app.mode, Mode::Normal);
-    assert_eq!(app.message.as_deref(), Some("alpha succeeded: back to NORMAL"));
+    assert_eq!(app.mode(), Mode::Normal);
+    assert_eq!(app.message(), Some("alpha succeeded: back to NORMAL"));
 }
 
 #[test]
@@ -146,30 +146,30 @@ fn insert_mode_types_into_the_run_and_the_prefix_returns_to_normal() {
     let mut app = app_with_runs();
     app.take_commands();
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.mode, Mode::Insert);
-    assert!(!app.only_typed, "entering INSERT is drawn");
+    assert_eq!(app.mode(), Mode::Insert);
+    assert!(!app.only_typed(), "entering INSERT is drawn");
     typed(&mut app, "hi");
     press(&mut app, KeyCode::Up);
     ctrl(&mut app, 'c');
     assert!(
-        app.only_typed,
+        app.only_typed(),
         "keys typed into the run change nothing on screen: no frame for them"
     );
     // Ctrl-a Ctrl-a sends one literal Ctrl-a.
     ctrl(&mut app, 'a');
-    assert!(!app.only_typed, "the prefix shows NORMAL");
+    assert!(!app.only_typed(), "the prefix shows NORMAL");
     ctrl(&mut app, 'a');
-    assert!(!app.only_typed, "back in INSERT is drawn");
-    assert_eq!(app.mode, Mode::Insert);
+    assert!(!app.only_typed(), "back in INSERT is drawn");
+    assert_eq!(app.mode(), Mode::Insert);
     assert_eq!(inputs(&app.take_commands()), b"hi\x1b[A\x03\x01");
     // `q` in INSERT is just a key for the program.
     press(&mut app, KeyCode::Char('q'));
-    assert!(!app.quit);
+    assert!(!app.quitting());
     ctrl(&mut app, 'a');
     press(&mut app, KeyCode::Char('d'));
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
     press(&mut app, KeyCode::Char('q'));
-    assert!(app.quit, "q in NORMAL quits (runs go on)");
+    assert!(app.quitting(), "q in NORMAL quits (runs go on)");
 }
 
 #[test]
@@ -177,7 +177,7 @@ fn a_sent_prompt_keeps_its_draft_until_the_daemon_confirms() {
     let mut app = app_with_runs();
     app.take_commands();
     press(&mut app, KeyCode::Char('s'));
-    assert!(matches!(app.overlay, Some(Overlay::Compose(_))));
+    assert!(matches!(app.overlay(), Some(Overlay::Compose(_))));
     typed(&mut app, "fix it");
     press(&mut app, KeyCode::Enter);
     let cmds = app.take_commands();
@@ -194,7 +194,7 @@ fn a_sent_prompt_keeps_its_draft_until_the_daemon_confirms() {
         prompt_id: prompt_id.clone(),
         result: Err("daemon unreachable".into()),
     });
-    match &app.overlay {
+    match app.overlay() {
         Some(Overlay::Compose(c)) => {
             assert_eq!(c.text(), "fix it");
             assert_eq!(
@@ -219,8 +219,8 @@ fn a_sent_prompt_keeps_its_draft_until_the_daemon_confirms() {
             why: None,
         }),
     });
-    assert!(app.overlay.is_none());
-    assert!(app.message.as_deref().unwrap().contains("queued"));
+    assert!(app.overlay().is_none());
+    assert!(app.message().unwrap().contains("queued"));
 }
 
 #[test]
@@ -260,7 +260,7 @@ fn the_new_run_form_starts_a_run() {
     // harness → host → cwd → name
     press(&mut app, KeyCode::Tab);
     press(&mut app, KeyCode::Tab);
-    if let Some(Overlay::NewRun(form)) = &mut app.overlay {
+    if let Some(Overlay::NewRun(form)) = app.overlay_mut() {
         form.cwd = "/tmp".into();
     }
     press(&mut app, KeyCode::Tab);
@@ -298,7 +298,7 @@ fn the_new_run_form_splits_args_as_a_shell_and_keeps_them_on_an_error() {
     app.take_commands();
     press(&mut app, KeyCode::Char('n'));
     let set_args = |app: &mut App, args: &str| {
-        if let Some(Overlay::NewRun(form)) = &mut app.overlay {
+        if let Some(Overlay::NewRun(form)) = app.overlay_mut() {
             form.cwd = "/tmp".into();
             form.args = args.into();
         }
@@ -311,7 +311,7 @@ fn the_new_run_form_splits_args_as_a_shell_and_keeps_them_on_an_error() {
     press(&mut app, KeyCode::Char('n'));
     set_args(&mut app, r#"-c "echo a"#);
     press(&mut app, KeyCode::Enter);
-    let Some(Overlay::NewRun(form)) = &app.overlay else {
+    let Some(Overlay::NewRun(form)) = app.overlay() else {
         panic!("the form stays open");
     };
     assert!(
@@ -324,7 +324,7 @@ fn the_new_run_form_splits_args_as_a_shell_and_keeps_them_on_an_error() {
 }
 
 fn form(app: &mut App) -> &mut agents::tui::form::NewRunForm {
-    match &mut app.overlay {
+    match app.overlay_mut() {
         Some(Overlay::NewRun(form)) => form,
         _ => panic!("the form is open"),
     }
@@ -413,7 +413,7 @@ fn the_new_run_form_has_every_option_of_agents_run_and_a_host_chosen_among_the_c
 fn layouts_show_more_panes_and_zoom_shows_one() {
     let mut app = app_with_runs();
     press(&mut app, KeyCode::Char('2'));
-    assert_eq!(app.layout, Layout::Split);
+    assert_eq!(app.layout(), Layout::Split);
     assert_eq!(app.pane_runs(), ["01A", "01B"]);
     press(&mut app, KeyCode::Char('z'));
     assert_eq!(app.pane_runs(), ["01A"]);
@@ -436,9 +436,9 @@ fn each_pane_can_be_focused_and_keeps_its_run_while_another_is_chosen() {
     press(&mut app, KeyCode::Char('2'));
     assert_eq!(app.pane_runs(), ["01A", "01B"]);
     press(&mut app, KeyCode::Tab);
-    assert_eq!((app.panel, app.pane_focus), (Panel::Panes, 0));
+    assert_eq!((app.panel(), app.pane_focus()), (Panel::Panes, 0));
     press(&mut app, KeyCode::Tab);
-    assert_eq!((app.panel, app.pane_focus), (Panel::Panes, 1));
+    assert_eq!((app.panel(), app.pane_focus()), (Panel::Panes, 1));
     assert_eq!(
         app.selected_run().unwrap().name,
         "beta",
@@ -446,18 +446,21 @@ fn each_pane_can_be_focused_and_keeps_its_run_while_another_is_chosen() {
     );
     assert_eq!(app.pane_runs(), ["01A", "01B"], "no pane changed its run");
     press(&mut app, KeyCode::Tab);
-    assert_eq!(app.panel, Panel::Side);
+    assert_eq!(app.panel(), Panel::Side);
     press(&mut app, KeyCode::Tab);
-    assert_eq!(app.panel, Panel::Tree);
+    assert_eq!(app.panel(), Panel::Tree);
 
     // h / l: pane to pane, wrapping.
     press(&mut app, KeyCode::Char('l'));
     assert_eq!(
-        (app.pane_focus, app.selected_run().unwrap().name.as_str()),
+        (app.pane_focus(), app.selected_run().unwrap().name.as_str()),
         (0, "alpha")
     );
     press(&mut app, KeyCode::Char('h'));
-    assert_eq!((app.pane_focus, app.selected_run().unwrap().name.as_str()), (1, "beta"));
+    assert_eq!(
+        (app.pane_focus(), app.selected_run().unwrap().name.as_str()),
+        (1, "beta")
+    );
 
     // The second pane's run is changed from the tree: gamma, then delta,
     // while the first keeps alpha.
@@ -468,7 +471,7 @@ fn each_pane_can_be_focused_and_keeps_its_run_while_another_is_chosen() {
     // Selecting a run already in a pane focuses that pane.
     press(&mut app, KeyCode::Char('g'));
     assert_eq!(
-        (app.pane_runs(), app.pane_focus),
+        (app.pane_runs(), app.pane_focus()),
         (vec!["01A".to_string(), "01D".into()], 0)
     );
 
@@ -476,9 +479,9 @@ fn each_pane_can_be_focused_and_keeps_its_run_while_another_is_chosen() {
     press(&mut app, KeyCode::Char('1'));
     press(&mut app, KeyCode::Char('l'));
     assert!(
-        app.message.as_deref().is_some_and(|m| m.starts_with("one pane")),
+        app.message().is_some_and(|m| m.starts_with("one pane")),
         "{:?}",
-        app.message
+        app.message()
     );
 }
 
@@ -505,7 +508,11 @@ fn the_wheel_scrolls_the_pane_under_the_pointer() {
             });
         }
     }
-    app.pane_rects = vec![("01A".into(), [0, 0, 40, 10]), ("01B".into(), [40, 0, 40, 10])];
+    // Drawn, so the panes have places: the pointer is over one or the other.
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 30)).unwrap();
+    term.draw(|f| agents::tui::view::draw(f, &mut app)).unwrap();
+    let column = |app: &App, id: &str| app.pane_rects().iter().find(|(r, _)| r == id).expect("a pane").1[0] + 1;
+    let (over_a, over_b) = (column(&app, "01A"), column(&app, "01B"));
     let wheel = |app: &mut App, kind, column| {
         app.handle(Event::Mouse(MouseEvent {
             kind,
@@ -514,13 +521,13 @@ fn the_wheel_scrolls_the_pane_under_the_pointer() {
             modifiers: KeyModifiers::NONE,
         }))
     };
-    wheel(&mut app, MouseEventKind::ScrollUp, 50);
+    wheel(&mut app, MouseEventKind::ScrollUp, over_b);
     assert_eq!(app.selected_run().unwrap().name, "alpha");
-    assert_eq!((app.screens["01A"].scroll, app.screens["01B"].scroll), (0, 3));
-    wheel(&mut app, MouseEventKind::ScrollDown, 50);
-    assert_eq!(app.screens["01B"].scroll, 0);
-    wheel(&mut app, MouseEventKind::ScrollUp, 5);
-    assert_eq!(app.screens["01A"].scroll, 3);
+    assert_eq!((app.screens()["01A"].scroll, app.screens()["01B"].scroll), (0, 3));
+    wheel(&mut app, MouseEventKind::ScrollDown, over_b);
+    assert_eq!(app.screens()["01B"].scroll, 0);
+    wheel(&mut app, MouseEventKind::ScrollUp, over_a);
+    assert_eq!(app.screens()["01A"].scroll, 3);
 }
 
 #[test]
@@ -543,11 +550,11 @@ fn a_run_that_starts_waiting_rings_the_bell_once() {
 fn a_lost_daemon_shows_a_banner_and_the_app_keeps_answering_keys() {
     let mut app = app_with_runs();
     app.update(Update::Disconnected("connection refused".into()));
-    assert!(app.banner.as_deref().unwrap().contains("reconnecting"));
+    assert!(app.banner().unwrap().contains("reconnecting"));
     press(&mut app, KeyCode::Char('j'));
     assert_eq!(app.selected_run().unwrap().name, "beta");
     app.update(Update::Connected);
-    assert!(app.banner.is_none());
+    assert!(app.banner().is_none());
     assert!(app.take_commands().contains(&Command::Refresh));
 }
 
@@ -557,12 +564,12 @@ fn copy_mode_selects_and_copies_through_osc_52() {
     app.update(screen_of("01A", 5, 20, b"alpha one\r\nbeta two"));
     app.take_commands();
     press(&mut app, KeyCode::Char('v'));
-    assert!(app.copy.is_some());
+    assert!(app.copy().is_some());
     // The cursor starts on the last line with text: select it whole.
     press(&mut app, KeyCode::Char('V'));
     press(&mut app, KeyCode::Char('k'));
     press(&mut app, KeyCode::Char('y'));
-    assert!(app.copy.is_none());
+    assert!(app.copy().is_none());
     let osc: Vec<u8> = app
         .take_commands()
         .into_iter()
@@ -581,7 +588,7 @@ fn the_transcript_tab_loads_the_native_transcript_and_shows_it() {
     let mut app = app_with_runs();
     app.take_commands();
     press(&mut app, KeyCode::Char(']'));
-    assert_eq!(app.tab, agents::tui::app::Tab::Transcript);
+    assert_eq!(app.tab(), agents::tui::app::Tab::Transcript);
     assert!(app.take_commands().contains(&Command::Transcript("01A".into())));
     let message = |seq: i64, role: &str, text: &str, tools: serde_json::Value| {
         serde_json::from_value::<agents::api::TranscriptMessage>(serde_json::json!({
@@ -679,10 +686,10 @@ fn a_scrolled_back_pane_stays_on_its_lines_and_pages_by_its_height() {
         run: "01A".into(),
         update: Box::new(first),
     });
-    app.pane_sizes.insert("01A".into(), (5, 20));
+    app.panes_laid_out(vec![("01A".into(), 5, 20)]);
     press(&mut app, KeyCode::PageUp);
-    assert_eq!(app.screens["01A"].scroll, 0, "nothing above the screen yet");
-    assert!(app.message.is_some());
+    assert_eq!(app.screens()["01A"].scroll, 0, "nothing above the screen yet");
+    assert!(app.message().is_some());
 
     let mut offset = 6;
     let mut print = |app: &mut App, from: usize, to: usize| {
@@ -699,14 +706,14 @@ fn a_scrolled_back_pane_stays_on_its_lines_and_pages_by_its_height() {
     print(&mut app, 0, 20);
     press(&mut app, KeyCode::PageUp);
     // A page of a 5-row pane: 3 lines (the banner, and one kept in view).
-    assert_eq!(app.screens["01A"].scroll, 3);
+    assert_eq!(app.screens()["01A"].scroll, 3);
     print(&mut app, 20, 24);
-    let screen = &app.screens["01A"];
+    let screen = &app.screens()["01A"];
     assert_eq!((screen.scroll, screen.unseen), (7, 4), "the view kept its lines");
     for _ in 0..3 {
         press(&mut app, KeyCode::PageDown);
     }
-    let screen = &app.screens["01A"];
+    let screen = &app.screens()["01A"];
     assert_eq!((screen.scroll, screen.unseen), (0, 0), "back at the live screen");
 }
 
@@ -717,10 +724,10 @@ fn rerun_of_a_live_run_asks_first() {
     let mut app = app_with_runs();
     app.take_commands();
     press(&mut app, KeyCode::Char('r'));
-    assert!(matches!(app.overlay, Some(Overlay::ConfirmRerun { .. })));
+    assert!(matches!(app.overlay(), Some(Overlay::ConfirmRerun { .. })));
     assert!(!app.take_commands().iter().any(|c| matches!(c, Command::Rerun(_))));
     press(&mut app, KeyCode::Char('n'));
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
     assert!(!app.take_commands().iter().any(|c| matches!(c, Command::Rerun(_))));
     press(&mut app, KeyCode::Char('r'));
     press(&mut app, KeyCode::Char('y'));
@@ -729,14 +736,14 @@ fn rerun_of_a_live_run_asks_first() {
     press(&mut app, KeyCode::Char('G'));
     assert_eq!(app.selected_run().unwrap().name, "gamma");
     press(&mut app, KeyCode::Char('r'));
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
     assert!(app.take_commands().contains(&Command::Rerun("01C".into())));
 }
 
 #[test]
 fn the_run_selected_when_the_tui_closed_is_selected_when_it_opens() {
     let mut app = App::new();
-    app.reselect = Some("01B".into());
+    app.set_reselect(Some("01B".into()));
     app.update(Update::Runs(vec![
         run("01A", "alpha", RunState::Running),
         run("01B", "beta", RunState::Running),
@@ -750,7 +757,7 @@ fn the_run_selected_when_the_tui_closed_is_selected_when_it_opens() {
         run("01B", "beta", RunState::Running),
     ]));
     assert_eq!(app.selected_run().map(|r| r.id.clone()), chosen);
-    assert!(app.reselect.is_none());
+    assert!(app.reselect().is_none());
 }
 
 #[test]
@@ -774,23 +781,23 @@ fn d_deletes_an_ended_run_and_those_it_owns_after_naming_them_and_never_a_live_o
     // A live run: refused with a word, no question.
     assert_eq!(app.selected_run().unwrap().name, "alpha");
     press(&mut app, KeyCode::Char('D'));
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
     assert!(
-        app.message.as_deref().is_some_and(|m| m.contains("alpha still live")),
+        app.message().is_some_and(|m| m.contains("alpha still live")),
         "{:?}",
-        app.message
+        app.message()
     );
 
     press(&mut app, KeyCode::Char('j'));
     assert_eq!(app.selected_run().unwrap().name, "gamma");
     press(&mut app, KeyCode::Char('D'));
-    match &app.overlay {
+    match app.overlay() {
         Some(Overlay::ConfirmDelete { names, .. }) => assert_eq!(names, &["gamma", "delta"]),
         _ => panic!("a question naming the runs that go"),
     }
     // Anything but y keeps them.
     press(&mut app, KeyCode::Enter);
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
     assert!(!app.take_commands().iter().any(|c| matches!(c, Command::Remove(_))));
     press(&mut app, KeyCode::Char('D'));
     press(&mut app, KeyCode::Char('y'));
@@ -805,7 +812,7 @@ fn shift_enter_in_insert_mode_reaches_the_run_as_a_new_line_in_the_form_its_prog
     // Code in a terminal it does not know by name).
     app.update(screen_of("01A", 24, 80, b"> "));
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.mode, Mode::Insert);
+    assert_eq!(app.mode(), Mode::Insert);
     app.take_commands();
     typed(&mut app, "line1");
     shift_enter(&mut app);
@@ -836,10 +843,10 @@ fn a_turn_that_ended_unseen_is_marked_until_the_run_is_selected() {
         ]
     };
     app.update(Update::Runs(list(working)));
-    assert!(app.notices.done.is_empty());
+    assert!(app.notices().done.is_empty());
     app.update(Update::Runs(list(run("01B", "beta", RunState::Running))));
     assert!(
-        app.notices.done.contains("01B"),
+        app.notices().done.contains("01B"),
         "beta's turn ended while alpha was selected"
     );
     let text = common::tui::screen(&mut app, 120, 40);
@@ -847,5 +854,5 @@ fn a_turn_that_ended_unseen_is_marked_until_the_run_is_selected() {
     assert!(text.lines().any(|l| l.contains("○◦beta")), "{text}");
     press(&mut app, KeyCode::Char('j'));
     assert_eq!(app.selected_run().map(|r| r.name.as_str()), Some("beta"));
-    assert!(app.notices.done.is_empty(), "seen once selected");
+    assert!(app.notices().done.is_empty(), "seen once selected");
 }

@@ -86,9 +86,9 @@ Do you want to proceed?\r\n \xe2\x9d\xaf 1. Yes\r\n   2. No\r\n Esc to cancel\r\
 /// selected, with its screen.
 fn app() -> App {
     let mut app = App::new();
-    app.now = Some(UNIX_EPOCH + Duration::from_secs(T0));
-    app.no_color = true;
-    app.connected = true;
+    app.set_now(Some(UNIX_EPOCH + Duration::from_secs(T0)));
+    app.set_no_color(true);
+    app.set_connected(true);
     app.update(Update::Runs(vec![
         run("01A", "alpha", RunState::Running, ActivityStatus::Working),
         run("01B", "docs", RunState::Running, ActivityStatus::NeedsApproval),
@@ -109,7 +109,7 @@ fn show(app: &mut App, name: &str, bytes: &[u8]) {
 
 fn select(app: &mut App, name: &str) {
     let at = app
-        .rows
+        .rows()
         .iter()
         .position(|r| {
             r.run
@@ -118,7 +118,7 @@ fn select(app: &mut App, name: &str) {
                 .is_some_and(|r| r.name == name)
         })
         .unwrap_or_else(|| panic!("{name} in the tree"));
-    app.selected = at;
+    app.set_selected(at);
     app.sync_subscriptions();
 }
 
@@ -171,7 +171,7 @@ fn peek_shows_the_last_lines_of_the_selected_run_within_the_screen_at_each_size(
     for (w, h) in SIZES {
         let mut app = app();
         press(&mut app, KeyCode::Char('o'));
-        assert!(matches!(app.overlay, Some(Overlay::Peek(_))));
+        assert!(matches!(app.overlay(), Some(Overlay::Peek(_))));
         typed(&mut app, "run the tests again");
         let text = screen(&mut app, w, h);
         let peek = peek_box(&text);
@@ -199,13 +199,13 @@ fn a_reply_from_peek_is_sent_as_a_prompt_without_focusing_the_pane() {
     press(&mut app, KeyCode::Char('o'));
     typed(&mut app, "and the docs");
     press(&mut app, KeyCode::Enter);
-    assert!(app.overlay.is_none(), "Enter sends and closes");
-    assert_eq!(app.mode, Mode::Normal, "the pane is not focused");
+    assert!(app.overlay().is_none(), "Enter sends and closes");
+    assert_eq!(app.mode(), Mode::Normal, "the pane is not focused");
     let sent = sends(&app.take_commands());
     assert_eq!(sent.len(), 1, "{sent:?}");
     let (to, text, prompt_id) = sent[0].clone();
     assert_eq!((to.as_str(), text.as_str()), ("01A", "and the docs"));
-    assert_eq!(app.message.as_deref(), Some("sending to alpha…"));
+    assert_eq!(app.message(), Some("sending to alpha…"));
 
     // The daemon could not take it: the peek box comes back with the reply
     // and the same prompt id, so a retry is never delivered twice.
@@ -213,7 +213,7 @@ fn a_reply_from_peek_is_sent_as_a_prompt_without_focusing_the_pane() {
         prompt_id: prompt_id.clone(),
         result: Err("daemon unreachable".into()),
     });
-    match &app.overlay {
+    match app.overlay() {
         Some(Overlay::Peek(p)) => assert_eq!((p.text(), &p.prompt_id), ("and the docs".into(), &prompt_id)),
         _ => panic!("the reply must come back"),
     }
@@ -227,12 +227,12 @@ fn a_reply_from_peek_is_sent_as_a_prompt_without_focusing_the_pane() {
             why: None,
         }),
     });
-    let said = app.message.clone().unwrap_or_default();
+    let said = app.message().map(String::from).unwrap_or_default();
     assert!(
         said.starts_with("prompt queued to alpha (") && said.contains(&prompt_id[..10]),
         "{said}"
     );
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
 }
 
 #[test]
@@ -268,8 +268,8 @@ fn peek_on_a_run_waiting_at_a_question_shows_it_and_the_reply_answers_it() {
         }],
         "an answer, not a prompt"
     );
-    assert_eq!(app.message.as_deref(), Some("answered yes to docs"));
-    assert!(app.overlay.is_none());
+    assert_eq!(app.message(), Some("answered yes to docs"));
+    assert!(app.overlay().is_none());
 }
 
 #[test]
@@ -288,10 +288,10 @@ fn peek_on_an_ended_run_shows_its_last_lines_and_refuses_a_reply() {
     typed(&mut app, "hello");
     press(&mut app, KeyCode::Enter);
     assert!(app.take_commands().is_empty(), "nothing sent");
-    assert_eq!(app.message.as_deref(), Some("lint has ended: no reply sent"));
-    assert!(matches!(&app.overlay, Some(Overlay::Peek(p)) if p.text().is_empty()));
+    assert_eq!(app.message(), Some("lint has ended: no reply sent"));
+    assert!(matches!(app.overlay(), Some(Overlay::Peek(p)) if p.text().is_empty()));
     press(&mut app, KeyCode::Esc);
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
 }
 
 #[test]
@@ -303,15 +303,15 @@ fn esc_on_a_typed_reply_asks_before_dropping_it() {
     let text = screen(&mut app, 120, 40);
     assert!(text.contains("throw the reply away?"), "{text}");
     press(&mut app, KeyCode::Char('n'));
-    assert!(matches!(&app.overlay, Some(Overlay::Peek(p)) if p.text() == "half a thought"));
+    assert!(matches!(app.overlay(), Some(Overlay::Peek(p)) if p.text() == "half a thought"));
     press(&mut app, KeyCode::Esc);
     press(&mut app, KeyCode::Char('y'));
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
     assert!(sends(&app.take_commands()).is_empty());
     // An empty box closes at once.
     press(&mut app, KeyCode::Char('o'));
     press(&mut app, KeyCode::Esc);
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
 }
 
 #[test]
@@ -319,7 +319,7 @@ fn a_pasted_reply_stays_on_one_line_and_the_keys_are_in_the_help_and_hints() {
     let mut app = app();
     press(&mut app, KeyCode::Char('o'));
     app.handle(Event::Paste("first\r\nsecond\rthird".into()));
-    assert!(matches!(&app.overlay, Some(Overlay::Peek(p)) if p.text() == "first second third"));
+    assert!(matches!(app.overlay(), Some(Overlay::Peek(p)) if p.text() == "first second third"));
     let text = screen(&mut app, 120, 40);
     assert!(text.contains("Enter send without focusing · Esc close"), "{text}");
     press(&mut app, KeyCode::Esc);
@@ -331,7 +331,7 @@ fn a_pasted_reply_stays_on_one_line_and_the_keys_are_in_the_help_and_hints() {
     assert!(help.contains("o  peek and reply without focusing"), "{help}");
     // Configured elsewhere, hints and help follow.
     let keys = std::collections::HashMap::from([("peek".to_string(), "ctrl-o".to_string())]);
-    app.keymap = agents::tui::keymap::Keymap::from_config(&keys).expect("the keys parse");
+    app.set_keymap(agents::tui::keymap::Keymap::from_config(&keys).expect("the keys parse"));
     let help = screen(&mut app, 120, 40);
     assert!(help.contains("Ctrl-o  peek and reply"), "{help}");
 }
@@ -340,12 +340,12 @@ fn a_pasted_reply_stays_on_one_line_and_the_keys_are_in_the_help_and_hints() {
 fn marked() -> App {
     let mut app = app();
     press(&mut app, KeyCode::Char(' '));
-    assert_eq!(app.message.as_deref(), Some("marked alpha"));
+    assert_eq!(app.message(), Some("marked alpha"));
     press(&mut app, KeyCode::Char('j'));
     press(&mut app, KeyCode::Char(' '));
     press(&mut app, KeyCode::Char('j'));
     press(&mut app, KeyCode::Char(' '));
-    assert_eq!(app.marked, ["01A", "01B", "01C"]);
+    assert_eq!(app.marked(), ["01A", "01B", "01C"]);
     app.take_commands();
     app
 }
@@ -381,7 +381,7 @@ fn send_with_runs_marked_gives_each_live_one_the_prompt_with_its_own_id_and_skip
     snap!("marks_compose_80x24", text);
     typed(&mut app, "ship it");
     press(&mut app, KeyCode::Enter);
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
     let sent = sends(&app.take_commands());
     let to: Vec<(&str, &str)> = sent
         .iter()
@@ -394,7 +394,7 @@ fn send_with_runs_marked_gives_each_live_one_the_prompt_with_its_own_id_and_skip
     );
     assert_ne!(sent[0].2, sent[1].2, "a prompt id each");
     assert_eq!(
-        app.message.as_deref(),
+        app.message(),
         Some("sending to 2 of 3 runs: alpha …, docs …, lint ended (skipped)")
     );
     for ((_, _, prompt_id), state) in sent.iter().zip(["delivered", "queued"]) {
@@ -408,17 +408,17 @@ fn send_with_runs_marked_gives_each_live_one_the_prompt_with_its_own_id_and_skip
         });
     }
     let said = "sent to 2 of 3 runs: alpha delivered, docs queued, lint ended (skipped)";
-    assert_eq!(app.message.as_deref(), Some(said));
+    assert_eq!(app.message(), Some(said));
     assert!(screen(&mut app, 120, 40).contains(said));
     // The marks stay for the next prompt; Esc clears them.
-    assert_eq!(app.marked.len(), 3);
+    assert_eq!(app.marked().len(), 3);
     press(&mut app, KeyCode::Esc);
-    assert!(app.marked.is_empty());
-    assert_eq!(app.message.as_deref(), Some("3 marks cleared"));
+    assert!(app.marked().is_empty());
+    assert_eq!(app.message(), Some("3 marks cleared"));
     select(&mut app, "alpha");
     press(&mut app, KeyCode::Char('s'));
     assert!(
-        matches!(&app.overlay, Some(Overlay::Compose(c)) if c.targets.is_empty() && c.run == "01A"),
+        matches!(app.overlay(), Some(Overlay::Compose(c)) if c.targets.is_empty() && c.run == "01A"),
         "unmarked, s is for the selected run alone"
     );
 }
@@ -435,21 +435,21 @@ fn a_failed_send_is_said_for_its_run_and_space_unmarks_and_only_ended_marks_send
         result: Err("run not found".into()),
     });
     assert_eq!(
-        app.message.as_deref(),
+        app.message(),
         Some("sending to 2 of 3 runs: alpha …, docs not sent (run not found), lint ended (skipped)")
     );
     // Space on a marked run unmarks it: lint alone stays marked.
     for name in ["alpha", "docs"] {
         select(&mut app, name);
         press(&mut app, KeyCode::Char(' '));
-        assert_eq!(app.message.as_deref(), Some(format!("unmarked {name}").as_str()));
+        assert_eq!(app.message(), Some(format!("unmarked {name}").as_str()));
     }
-    assert_eq!(app.marked, ["01C"]);
+    assert_eq!(app.marked(), ["01C"]);
     app.take_commands();
     press(&mut app, KeyCode::Char('s'));
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
     assert_eq!(
-        app.message.as_deref(),
+        app.message(),
         Some("the marked runs have all ended: nothing to send to")
     );
     assert!(sends(&app.take_commands()).is_empty());
@@ -460,7 +460,7 @@ fn a_failed_send_is_said_for_its_run_and_space_unmarks_and_only_ended_marks_send
         RunState::Running,
         ActivityStatus::Working,
     )]));
-    assert!(app.marked.is_empty());
+    assert!(app.marked().is_empty());
 }
 
 #[test]
@@ -477,15 +477,15 @@ fn the_mark_keys_are_configurable_and_in_the_help() {
         ("mark".to_string(), "m".to_string()),
         ("clear_marks".to_string(), "C".to_string()),
     ]);
-    app.keymap = agents::tui::keymap::Keymap::from_config(&keys).expect("the keys parse");
-    assert!(app.keymap.shadowed.is_empty(), "{:?}", app.keymap.shadowed);
+    app.set_keymap(agents::tui::keymap::Keymap::from_config(&keys).expect("the keys parse"));
+    assert!(app.keymap().shadowed.is_empty(), "{:?}", app.keymap().shadowed);
     press(&mut app, KeyCode::Esc);
     press(&mut app, KeyCode::Char('m'));
-    assert_eq!(app.marked, ["01A"]);
+    assert_eq!(app.marked(), ["01A"]);
     let text = screen(&mut app, 120, 40);
     assert!(text.contains("1 marked · s sends to each · C clears"), "{text}");
     press(&mut app, KeyCode::Esc);
-    assert_eq!(app.marked, ["01A"], "Esc no longer clears");
+    assert_eq!(app.marked(), ["01A"], "Esc no longer clears");
     app.handle(Event::Key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::SHIFT)));
-    assert!(app.marked.is_empty());
+    assert!(app.marked().is_empty());
 }

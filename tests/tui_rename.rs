@@ -43,7 +43,7 @@ fn renames(commands: Vec<Command>) -> Vec<Command> {
 fn capital_r_opens_a_box_with_the_name_and_enter_asks_for_the_new_one() {
     let mut app = app_with_runs();
     press(&mut app, KeyCode::Char('R'));
-    assert!(matches!(app.overlay, Some(Overlay::Rename(_))), "R opens the box");
+    assert!(matches!(app.overlay(), Some(Overlay::Rename(_))), "R opens the box");
     let drawn = screen(&mut app, 120, 40);
     assert!(drawn.contains("rename alpha"), "{drawn}");
     assert!(drawn.contains("'alpha' keeps finding it"), "{drawn}");
@@ -53,7 +53,7 @@ fn capital_r_opens_a_box_with_the_name_and_enter_asks_for_the_new_one() {
     }
     typed(&mut app, "cc1");
     press(&mut app, KeyCode::Enter);
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
     assert_eq!(
         renames(app.take_commands()),
         [Command::Rename {
@@ -61,7 +61,7 @@ fn capital_r_opens_a_box_with_the_name_and_enter_asks_for_the_new_one() {
             name: "cc1".into()
         }]
     );
-    assert_eq!(app.message.as_deref(), Some("renaming alpha → cc1…"));
+    assert_eq!(app.message(), Some("renaming alpha → cc1…"));
 
     // Esc, or Enter on the same name, asks nothing.
     press(&mut app, KeyCode::Char('R'));
@@ -69,14 +69,14 @@ fn capital_r_opens_a_box_with_the_name_and_enter_asks_for_the_new_one() {
     press(&mut app, KeyCode::Char('R'));
     typed(&mut app, "-2");
     press(&mut app, KeyCode::Esc);
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
     assert!(renames(app.take_commands()).is_empty());
 
     // The daemon's refusal is said.
     app.update(Update::Failed(
         "not renamed: the live run 01B is named 'cc1' already".into(),
     ));
-    assert!(app.message.as_deref().is_some_and(|m| m.contains("not renamed")));
+    assert!(app.message().is_some_and(|m| m.contains("not renamed")));
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn the_filter_finds_a_run_by_a_name_it_wore() {
     typed(&mut app, "claude-1");
     press(&mut app, KeyCode::Enter);
     let shown: Vec<String> = app
-        .rows
+        .rows()
         .iter()
         .filter(|r| r.subagent.is_none())
         .filter_map(|r| r.run.as_ref())

@@ -20,8 +20,8 @@ use agents::tui::form::NewRunForm;
 fn the_empty_state_says_how_to_start() {
     for (w, h) in SIZES {
         let mut app = App::new();
-        app.no_color = true;
-        app.connected = true;
+        app.set_no_color(true);
+        app.set_connected(true);
         snap!(format!("empty_{w}x{h}"), screen(&mut app, w, h));
     }
 }
@@ -74,8 +74,8 @@ fn the_tree_shows_subagents_under_their_run() {
     }
     // Selecting a subagent's row shows it, above the run that started it.
     let mut app = with_subagents();
-    let row = app.rows.iter().position(|r| r.subagent.is_some()).unwrap();
-    app.selected = row;
+    let row = app.rows().iter().position(|r| r.subagent.is_some()).unwrap();
+    app.set_selected(row);
     assert_eq!(app.selected_run().unwrap().name, "fix-tests");
     snap!("tree_subagent_selected_120x40", screen(&mut app, 120, 40));
 }
@@ -87,11 +87,11 @@ fn the_new_run_form_and_the_help_overlay_render() {
         let mut form = NewRunForm::new();
         form.cwd = "/home/user/project".into();
         form.name = "refactor".into();
-        app.overlay = Some(Overlay::NewRun(form));
+        app.set_overlay(Some(Overlay::NewRun(form)));
         snap!(format!("new_run_{w}x{h}"), screen(&mut app, w, h));
 
         let mut app = populated();
-        app.overlay = Some(Overlay::Help);
+        app.set_overlay(Some(Overlay::Help));
         snap!(format!("help_{w}x{h}"), screen(&mut app, w, h));
     }
 }
@@ -109,10 +109,10 @@ fn hints_and_help_name_the_configured_keys() {
         "N no longer answers no, and that is said"
     );
     let mut app = populated();
-    app.keymap = keymap;
+    app.set_keymap(keymap);
     let normal = screen(&mut app, 120, 40);
     assert!(normal.contains("N new") && !normal.contains("n new"), "{normal}");
-    app.overlay = Some(Overlay::Help);
+    app.set_overlay(Some(Overlay::Help));
     let help = screen(&mut app, 120, 40);
     for said in [
         "Enter/i / Ctrl-b  type into the run (INSERT) / back to NORMAL",
@@ -144,7 +144,7 @@ fn a_run_that_could_not_start_says_why_in_the_status_line_and_its_pane() {
 fn the_tree_widens_for_long_names_within_bounds_and_cuts_the_rest_with_an_ellipsis() {
     let mut app = App::new();
     // Durations as of T0, the runs' own "now": not today's.
-    app.now = Some(UNIX_EPOCH + Duration::from_secs(T0));
+    app.set_now(Some(UNIX_EPOCH + Duration::from_secs(T0)));
     let long = "refactor-the-parser-module";
     app.update(Update::Runs(vec![run(
         "01L",
@@ -166,7 +166,7 @@ fn the_tree_widens_for_long_names_within_bounds_and_cuts_the_rest_with_an_ellips
     );
     // At 120 columns with the side panel hidden the tree is at most 30
     // wide (with it, the tree shares its 38 columns).
-    app.side_shown = Some(false);
+    app.set_side_shown(Some(false));
     let narrow = screen(&mut app, 120, 40);
     let row = tree_row(&narrow);
     assert!(
@@ -202,11 +202,11 @@ fn a_click_selects_a_tree_row_or_shows_a_side_tab() {
     // first letters: those are where a click lands.
     let (x, y) = at(&text, "Eve ").expect("the Events tab's title");
     click(&mut app, x + 1, y);
-    assert_eq!(app.tab, Tab::Events);
+    assert_eq!(app.tab(), Tab::Events);
     let text = screen(&mut app, 200, 50);
     let (x, y) = at(&text, "Cha ").expect("the Changes tab's title");
     click(&mut app, x + 2, y);
-    assert_eq!(app.tab, Tab::Changes);
+    assert_eq!(app.tab(), Tab::Changes);
 }
 
 #[test]
@@ -247,13 +247,13 @@ fn the_side_panel_shows_where_the_agents_pane_keeps_80_columns_and_p_toggles_it(
 
 /// The widest pane's columns as last drawn.
 fn app_pane_width(app: &App) -> u16 {
-    app.pane_sizes.values().map(|(_, cols)| *cols).max().unwrap_or(0)
+    app.pane_sizes().values().map(|(_, cols)| *cols).max().unwrap_or(0)
 }
 
 #[test]
 fn a_run_holding_a_prompt_for_the_user_s_draft_is_marked_in_the_tree_and_says_why_in_the_status_line() {
     let mut app = populated();
-    let mut runs: Vec<_> = app.runs.clone();
+    let mut runs: Vec<_> = app.runs().to_vec();
     let docs = runs.iter_mut().find(|r| r.name == "fix-tests").unwrap();
     docs.status = ActivityStatus::Idle;
     docs.waiting = vec![agents::api::WaitingPrompt {
@@ -280,7 +280,7 @@ fn a_run_holding_a_prompt_for_the_user_s_draft_is_marked_in_the_tree_and_says_wh
 #[test]
 fn the_header_counts_each_way_a_run_ended_as_itself() {
     let mut app = populated();
-    let mut runs = app.runs.clone();
+    let mut runs = app.runs().to_vec();
     runs.push(run("01F", "stopped", RunState::Cancelled, ActivityStatus::Unknown, 50));
     runs.push(run("01G", "slow", RunState::TimedOut, ActivityStatus::Unknown, 50));
     runs.push(run("01H", "no-binary", RunState::Blocked, ActivityStatus::Unknown, 50));

@@ -16,9 +16,9 @@ fn each_side_tab_renders() {
     for tab in Tab::ALL {
         for (w, h) in SIZES {
             let mut app = populated();
-            app.tab = tab;
+            app.set_tab(tab);
             if w < view::SIDE_BESIDE_MIN {
-                app.panel = agents::tui::app::Panel::Side;
+                app.set_panel(agents::tui::app::Panel::Side);
             }
             snap!(
                 format!("tab_{}_{w}x{h}", tab.title().to_lowercase()),
@@ -31,7 +31,7 @@ fn each_side_tab_renders() {
 #[test]
 fn the_lineage_tab_shows_the_run_this_one_resumed_and_the_runs_that_forked_it() {
     let mut app = populated();
-    app.tab = Tab::Lineage;
+    app.set_tab(Tab::Lineage);
     app.want_tab_data();
     let focus = "01AAAAAAAAAAAAAAAAAAAAAAAA";
     assert_eq!(app.take_commands(), vec![Command::Lineage(focus.into())]);
@@ -114,9 +114,9 @@ fn a_reruns_record_and_lineage_say_which_run_it_repeats() {
         )));
     }
     assert_eq!(app.selected_run().map(|r| r.id.as_str()), Some("01X"));
-    app.side_shown = Some(true);
+    app.set_side_shown(Some(true));
     for tab in [Tab::Record, Tab::Lineage] {
-        app.tab = tab;
+        app.set_tab(tab);
         let text = screen(&mut app, 200, 50);
         let line = text.lines().find(|l| l.contains("rerun of")).unwrap_or_default();
         assert!(
@@ -159,8 +159,8 @@ fn the_events_tab_says_what_matters_folds_status_flapping_and_the_transcript_tab
         usage: None,
     })));
     // Focused at 80 columns, the side panel takes the screen.
-    app.panel = agents::tui::app::Panel::Side;
-    app.tab = Tab::Events;
+    app.set_panel(agents::tui::app::Panel::Side);
+    app.set_tab(Tab::Events);
     let text = screen(&mut app, 80, 24);
     assert!(
         text.contains("RUN_ERROR") && text.contains("state blocked · reason binary not found: make"),
@@ -173,7 +173,7 @@ fn the_events_tab_says_what_matters_folds_status_flapping_and_the_transcript_tab
         "four status changes in a row are one row: {text}"
     );
     assert!(!text.contains("{\""), "no raw JSON: {text}");
-    app.tab = Tab::Transcript;
+    app.set_tab(Tab::Transcript);
     let text = screen(&mut app, 80, 24);
     assert!(text.contains("no transcript: a cmd run keeps none"), "{text}");
 }
@@ -185,7 +185,7 @@ fn the_focused_side_panel_scrolls_with_j_and_k_and_stops_at_its_end() {
     let mut app = populated();
     // Thirty events: taller than the panel at 24 rows.
     let id = app.selected_run().map(|r| r.id.clone()).unwrap();
-    let mut detail = app.details[&id].clone();
+    let mut detail = app.detail(&id).expect("its detail").clone();
     detail.events = (1..=30)
         .map(|seq| Event {
             seq,
@@ -195,24 +195,24 @@ fn the_focused_side_panel_scrolls_with_j_and_k_and_stops_at_its_end() {
         })
         .collect();
     app.update(Update::Detail(Box::new(detail)));
-    app.panel = agents::tui::app::Panel::Side;
-    app.tab = Tab::Events;
-    let selected = app.selected;
+    app.set_panel(agents::tui::app::Panel::Side);
+    app.set_tab(Tab::Events);
+    let selected = app.selected();
     screen(&mut app, 80, 24);
-    let most = app.side_scroll_max.get();
+    let most = app.side_scroll_max();
     assert!(most > 0, "sixty lines overflow 24 rows");
     key(&mut app, KeyCode::Char('j'));
     assert_eq!(
-        (app.side_scroll, app.selected),
+        (app.side_scroll(), app.selected()),
         (1, selected),
         "j scrolls the panel, not the tree"
     );
     key(&mut app, KeyCode::Char('k'));
-    assert_eq!(app.side_scroll, 0);
+    assert_eq!(app.side_scroll(), 0);
     for _ in 0..20 {
         key(&mut app, KeyCode::PageDown);
     }
-    assert_eq!(app.side_scroll, most, "PgDn stops at the last page");
+    assert_eq!(app.side_scroll(), most, "PgDn stops at the last page");
     let text = screen(&mut app, 80, 24);
     assert!(
         !text

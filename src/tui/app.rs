@@ -5,11 +5,9 @@
 use std::collections::HashMap;
 use std::time::SystemTime;
 
-use super::copy::CopyMode;
 use super::form::{Composer, NewRunForm};
 use super::keymap::Keymap;
 use super::peek::Peek;
-use super::tree::{self, TreeRow};
 use crate::api::{RunDetail, RunRecord, SendResult, StartParams};
 use crate::protocol::screen::{ScreenMirror, ScreenUpdate};
 
@@ -274,119 +272,64 @@ impl PaneScreen {
 }
 
 pub struct App {
-    pub runs: Vec<RunRecord>,
-    pub rows: Vec<TreeRow>,
-    pub selected: usize,
-    pub filter: String,
-    pub filtering: bool,
-    pub mode: Mode,
-    pub panel: Panel,
-    pub layout: Layout,
-    pub zoom: bool,
-    /// The side panel beside the panes: shown or hidden by `p`; `None`
-    /// until then, shown where the agent's pane keeps 80 columns beside
-    /// it (`view::draw`).
-    pub side_shown: Option<bool>,
-    /// The run to select once the runs are known (the one selected when
-    /// the TUI was last closed).
-    pub reselect: Option<String>,
-    /// Whether the last draw was wide enough to show it beside by default.
-    pub side_beside_by_width: bool,
-    pub tab: Tab,
-    pub side_scroll: u16,
-    /// The tree's width as last laid out (`view::tree_width`).
-    pub tree_width: u16,
-    /// How far the side panel can scroll: its lines as last drawn (wrapped)
-    /// less its height. Set while drawing, which only borrows the app.
-    pub side_scroll_max: std::cell::Cell<u16>,
-    /// Lines the help overlay is scrolled down (where it does not fit), and
-    /// the most it can be, as last drawn.
-    pub help_scroll: u16,
-    pub help_scroll_max: std::cell::Cell<u16>,
-    pub screens: HashMap<String, PaneScreen>,
-    pub details: HashMap<String, RunDetail>,
-    pub overlay: Option<Overlay>,
+    pub(super) runs: Vec<RunRecord>,
+    /// The run tree: rows, selection, filter, marks (`tree.rs`).
+    pub(super) tree: super::tree::Tree,
+    /// The side panel and what its tabs loaded (`side.rs`).
+    pub(super) side: super::side::SidePanel,
+    /// The panes: which runs, laid out how, their screens (`panes.rs`).
+    pub(super) panes: super::panes::Panes,
+    /// The overlay over the screen and the draft sent from one (`overlay.rs`).
+    pub(super) overlay: super::overlay::Overlays,
+    pub(super) mode: Mode,
+    pub(super) panel: Panel,
+    pub(super) details: HashMap<String, RunDetail>,
     /// A one-line message for the status bar (errors, confirmations).
-    pub message: Option<String>,
+    pub(super) message: Option<String>,
     /// Set while the daemon cannot be reached.
-    pub banner: Option<String>,
+    pub(super) banner: Option<String>,
     /// INSERT was just left by the prefix key, from full screen or not:
     /// the prefix pressed again right after types itself into the run and
     /// goes back (tmux's `send-prefix`).
-    pub prefix: Option<bool>,
+    pub(super) prefix: Option<bool>,
     /// The last event only went to the focused run (a key or a paste in
     /// INSERT): nothing on screen changed, so no frame is drawn for it, and
     /// the run's echo is not kept waiting behind one.
-    pub only_typed: bool,
-    pub quit: bool,
-    pub commands: Vec<Command>,
-    /// Runs whose output we subscribe to (the visible panes).
-    pub subscribed: Vec<String>,
-    /// The pane sizes from the last draw, for PTY sizes.
-    pub pane_sizes: HashMap<String, (u16, u16)>,
-    /// Where each pane's screen was drawn last (x, y, width, height), for the mouse.
-    pub pane_rects: Vec<(String, [u16; 4])>,
-    /// Where the tree's rows were drawn (x, y, width, height) and the index
-    /// of its first row shown, for clicks. Set while drawing.
-    pub tree_rect: std::cell::Cell<Option<([u16; 4], usize)>>,
-    /// Where the side panel was drawn, for clicks on its tab titles.
-    pub side_rect: std::cell::Cell<Option<[u16; 4]>>,
+    pub(super) only_typed: bool,
+    pub(super) quit: bool,
+    pub(super) commands: Vec<Command>,
+    /// What the last frames measured: where things were drawn, how far
+    /// they scroll (`hits.rs`).
+    pub(super) measured: super::hits::Measured,
     /// "Now" for durations; fixed in snapshot tests.
-    pub now: Option<SystemTime>,
-    pub no_color: bool,
-    /// The prompt's id and its draft while the daemon has not confirmed it.
-    pub pending_send: Option<(String, Draft)>,
-    pub connected: bool,
-    /// `a`: the selected run takes the whole terminal, keys go to it, and
-    /// Ctrl-a d comes back.
-    pub fullscreen: bool,
-    pub keymap: Keymap,
-    /// Copy mode over the selected pane, when active.
-    pub copy: Option<CopyMode>,
-    /// Scrollback lines per visible pane.
-    pub history_lines: usize,
-    /// Output applied since the last acks went out, by run.
-    pub unacked: HashMap<String, u64>,
-    /// Transcripts loaded for the Transcript tab: messages, or why none.
-    pub transcripts: HashMap<String, Result<Vec<crate::api::TranscriptMessage>, String>>,
+    pub(super) now: Option<SystemTime>,
+    pub(super) no_color: bool,
+    pub(super) connected: bool,
+    pub(super) keymap: Keymap,
     /// Ring the terminal bell when a run starts waiting for an answer.
-    pub bell: bool,
+    pub(super) bell: bool,
     /// Desktop notifications through the outer terminal (`[tui] desktop`).
-    pub desktop: bool,
+    pub(super) desktop: bool,
     /// The user's notify command (`[tui] notify`), empty for none.
-    pub notify: Vec<String>,
+    pub(super) notify: Vec<String>,
     /// Runs that need you: unseen since they started waiting or ended.
-    pub notices: super::notice::Notices,
+    pub(super) notices: super::notice::Notices,
     /// The count of unseen runs the window title last said.
-    pub titled: Option<usize>,
+    pub(super) titled: Option<usize>,
     /// The remote hosts with their link state (header and host rows).
-    pub hosts: Vec<crate::api::HostRecord>,
+    pub(super) hosts: Vec<crate::api::HostRecord>,
     /// Each run's subagents, shown as rows under it.
-    pub subagents: HashMap<String, Vec<crate::api::SubagentRecord>>,
+    pub(super) subagents: HashMap<String, Vec<crate::api::SubagentRecord>>,
     /// The config's routines (`routines.list`), a group after the hosts.
-    pub routines: Vec<crate::api::RoutineRecord>,
+    pub(super) routines: Vec<crate::api::RoutineRecord>,
     /// The agent harnesses installed here; `None` until looked up.
-    pub installed: Option<Vec<String>>,
-    /// The tree around a run for the Lineage tab (its resume and fork
-    /// edges), reloaded when a run appears or the run changes.
-    pub lineages: HashMap<String, crate::api::Lineage>,
+    pub(super) installed: Option<Vec<String>>,
     /// The teams, newest first: each a heading over its leader in the tree.
-    pub teams: Vec<crate::api::TeamRecord>,
-    /// Each run's and team's newest mail (the Mail tab), reloaded when the
-    /// run or the teams change.
-    pub mail: HashMap<super::mail::MailOf, Result<Vec<crate::api::MailRecord>, String>>,
-    /// The Changes tab's runs and its hunk cursor.
-    pub changes: super::changes::ChangesTab,
-    /// The runs in the panes, in their order, and the pane that has the
-    /// focus (the selected run's); see `panes.rs`.
-    pub panes: Vec<String>,
-    pub pane_focus: usize,
+    pub(super) teams: Vec<crate::api::TeamRecord>,
     /// Each run's place in `runs`.
     run_index: HashMap<String, usize>,
-    /// Runs marked for a broadcast (Space), in the order marked.
-    pub marked: Vec<String>,
     /// Where the last broadcast's prompt went, run by run.
-    pub broadcast: Option<super::broadcast::Broadcast>,
+    pub(super) broadcast: Option<super::broadcast::Broadcast>,
 }
 
 impl Default for App {
@@ -399,64 +342,35 @@ impl App {
     pub fn new() -> App {
         App {
             runs: Vec::new(),
-            rows: Vec::new(),
-            selected: 0,
-            filter: String::new(),
-            filtering: false,
+            tree: Default::default(),
+            side: Default::default(),
+            panes: Default::default(),
+            overlay: Default::default(),
             mode: Mode::Normal,
             panel: Panel::Tree,
-            layout: Layout::Single,
-            zoom: false,
-            side_shown: None,
-            reselect: None,
-            side_beside_by_width: false,
-            tab: Tab::Record,
-            side_scroll: 0,
-            tree_width: 0,
-            side_scroll_max: std::cell::Cell::new(u16::MAX),
-            help_scroll: 0,
-            help_scroll_max: std::cell::Cell::new(0),
-            screens: HashMap::new(),
             details: HashMap::new(),
-            overlay: None,
             message: None,
             banner: None,
             prefix: None,
             only_typed: false,
             quit: false,
             commands: Vec::new(),
-            subscribed: Vec::new(),
-            pane_sizes: HashMap::new(),
-            pane_rects: Vec::new(),
-            tree_rect: std::cell::Cell::new(None),
-            side_rect: std::cell::Cell::new(None),
+            measured: Default::default(),
             now: None,
             no_color: false,
             desktop: false,
             notify: Vec::new(),
             notices: Default::default(),
             titled: None,
-            pending_send: None,
             connected: false,
-            fullscreen: false,
             keymap: Keymap::default(),
-            copy: None,
-            history_lines: PANE_HISTORY,
-            unacked: HashMap::new(),
-            transcripts: HashMap::new(),
             bell: true,
             hosts: Vec::new(),
             subagents: HashMap::new(),
             routines: Vec::new(),
             installed: None,
-            lineages: HashMap::new(),
-            mail: HashMap::new(),
             teams: Vec::new(),
-            changes: Default::default(),
-            panes: Vec::new(),
-            pane_focus: 0,
             run_index: HashMap::new(),
-            marked: Vec::new(),
             broadcast: None,
         }
     }
@@ -464,7 +378,7 @@ impl App {
     pub fn take_commands(&mut self) -> Vec<Command> {
         let mut commands = std::mem::take(&mut self.commands);
         // One ack per run per batch of updates, after they were applied.
-        commands.extend(self.unacked.drain().map(|(run, offset)| Command::Ack { run, offset }));
+        commands.extend(self.panes.take_acks());
         commands
     }
 
@@ -480,19 +394,19 @@ impl App {
             None => "the run is gone: back to NORMAL".to_string(),
         };
         self.mode = Mode::Normal;
-        self.fullscreen = false;
+        self.panes.fullscreen = false;
         self.prefix = None;
         self.message = Some(ended);
     }
 
     pub fn selected_run(&self) -> Option<&RunRecord> {
-        let id = self.rows.get(self.selected)?.run.as_deref()?;
+        let id = self.tree.rows.get(self.tree.selected)?.run.as_deref()?;
         self.run(id)
     }
 
     /// The subagent on the selected row, if the row is one.
     pub fn selected_subagent(&self) -> Option<&crate::api::SubagentRecord> {
-        let row = self.rows.get(self.selected)?;
+        let row = self.tree.rows.get(self.tree.selected)?;
         let (run, agent) = (row.run.as_deref()?, row.subagent.as_deref()?);
         self.subagents.get(run)?.iter().find(|s| s.agent_id == agent)
     }
@@ -510,35 +424,13 @@ impl App {
         self.run_index = self.runs.iter().enumerate().map(|(i, r)| (r.id.clone(), i)).collect();
     }
 
+    /// The tree built again from what it shows (runs, subagents, hosts,
+    /// routines, teams), the selection kept on its run.
     pub(super) fn rebuild_tree(&mut self) {
-        let keep = self
-            .rows
-            .get(self.selected)
-            .map(|r| (r.run.clone(), r.subagent.clone()));
         let hosts: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
         let routines: Vec<&str> = self.routines.iter().map(|r| r.name.as_str()).collect();
-        let rows = tree::build_with(&self.runs, &self.subagents, &hosts, &routines, &self.filter);
-        let leaders: HashMap<String, String> = self
-            .teams
-            .iter()
-            .filter_map(|t| {
-                Some((
-                    t.members.iter().find(|m| m.leader)?.run.id.clone(),
-                    super::tree::team_heading(t),
-                ))
-            })
-            .collect();
-        self.rows = tree::with_teams(rows, &leaders);
-        self.selected = keep
-            .and_then(|(id, agent)| {
-                let id = id?;
-                self.rows
-                    .iter()
-                    .position(|r| r.run.as_deref() == Some(&id) && r.subagent == agent && r.team.is_none())
-                    .or_else(|| self.rows.iter().position(|r| r.run.as_deref() == Some(&id)))
-            })
-            .or_else(|| self.rows.iter().position(|r| r.run.is_some()))
-            .unwrap_or(0);
+        self.tree
+            .rebuild(&self.runs, &self.subagents, &hosts, &routines, &self.teams);
         self.sync_subscriptions();
     }
 
@@ -546,18 +438,18 @@ impl App {
     pub fn sync_subscriptions(&mut self) {
         self.arrange_panes();
         let want = self.pane_runs();
-        for id in self.subscribed.clone() {
+        for id in self.panes.subscribed.clone() {
             if !want.contains(&id) {
                 self.commands.push(Command::Unsubscribe(id.clone()));
-                self.screens.remove(&id);
+                self.panes.screens.remove(&id);
             }
         }
         for id in &want {
-            if !self.subscribed.contains(id) {
+            if !self.panes.subscribed.contains(id) {
                 self.commands.push(Command::Subscribe(id.clone()));
             }
         }
-        self.subscribed = want;
+        self.panes.subscribed = want;
         if let Some(id) = self.selected_run().map(|r| r.id.clone())
             && !self.details.contains_key(&id)
         {
@@ -570,8 +462,8 @@ impl App {
     pub fn panes_laid_out(&mut self, sizes: Vec<(String, u16, u16)>) {
         for (id, rows, cols) in sizes {
             let live = self.run(&id).is_some_and(|r| r.state.is_live());
-            if self.pane_sizes.get(&id) != Some(&(rows, cols)) {
-                self.pane_sizes.insert(id.clone(), (rows, cols));
+            if self.panes.sizes.get(&id) != Some(&(rows, cols)) {
+                self.panes.sizes.insert(id.clone(), (rows, cols));
                 // The run's screen at the new size arrives as an update.
                 if live && rows >= 2 && cols >= 2 {
                     self.commands.push(Command::Resize { run: id, rows, cols });

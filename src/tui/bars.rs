@@ -16,10 +16,10 @@ use crate::api::{ActivityStatus, RunRecord, RunState};
 
 /// The runs the tree shows: all of them, or those a kept filter keeps.
 fn shown_runs(app: &App) -> Vec<&RunRecord> {
-    if app.filter.is_empty() {
+    if app.tree.filter.is_empty() {
         return app.runs.iter().collect();
     }
-    let shown: std::collections::HashSet<&str> = app.rows.iter().filter_map(|r| r.run.as_deref()).collect();
+    let shown: std::collections::HashSet<&str> = app.tree.rows.iter().filter_map(|r| r.run.as_deref()).collect();
     app.runs.iter().filter(|r| shown.contains(r.id.as_str())).collect()
 }
 
@@ -139,13 +139,13 @@ pub fn link_state(host: &crate::api::HostRecord, now: SystemTime) -> String {
 
 pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     let (mode, style) = match app.mode {
-        Mode::Normal if app.copy.is_some() => (" COPY ", theme.warn.add_modifier(Modifier::REVERSED)),
+        Mode::Normal if app.panes.copy.is_some() => (" COPY ", theme.warn.add_modifier(Modifier::REVERSED)),
         Mode::Normal => (" NORMAL ", theme.accent.add_modifier(Modifier::REVERSED)),
         Mode::Insert => (" INSERT ", theme.insert.add_modifier(Modifier::REVERSED)),
     };
-    let question = app.overlay.as_ref().and_then(super::overlay::question_keys);
-    let hints = match (app.mode, &app.overlay, app.filtering) {
-        (Mode::Normal, _, _) if app.copy.is_some() => {
+    let question = app.overlay.shown.as_ref().and_then(super::overlay::question_keys);
+    let hints = match (app.mode, &app.overlay.shown, app.tree.filtering) {
+        (Mode::Normal, _, _) if app.panes.copy.is_some() => {
             "hjkl move · v select · V select lines · y copy · Esc leave".to_string()
         }
         (Mode::Insert, _, _) => {
@@ -169,12 +169,12 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
             Some(r) if r.state.is_live() => "Enter send without focusing · Esc close".into(),
             _ => "Esc close".into(),
         },
-        (_, None, true) => format!("filter: {}▏ Enter keep · Esc clear", app.filter),
+        (_, None, true) => format!("filter: {}▏ Enter keep · Esc clear", app.tree.filter),
         _ => String::new(),
     };
     let mut spans = vec![Span::styled(mode, style), Span::raw(" ")];
     if app.mode == Mode::Normal
-        && app.overlay.is_none()
+        && app.overlay.shown.is_none()
         && let Some(r) = app.selected_run()
         && r.state.is_live()
         && r.status == ActivityStatus::NeedsApproval
@@ -192,7 +192,7 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     }
     // A prompt held for the user's draft (or typing) in the selected run,
     // in any mode: the draft is theirs to send or erase.
-    if app.overlay.is_none()
+    if app.overlay.shown.is_none()
         && let Some(r) = app.selected_run()
         && let Some(held) = r.waiting.iter().find(|w| w.held)
     {
@@ -215,8 +215,8 @@ pub(super) fn draw_status(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
         true => {
             // With runs marked, what the marks do comes first.
             let keys = &app.keymap;
-            let marks = match app.marked.len() {
-                _ if !app.filter.is_empty() => format!("{} clears the filter  ", keys.key_of(Action::ClearMarks)),
+            let marks = match app.tree.marked.len() {
+                _ if !app.tree.filter.is_empty() => format!("{} clears the filter  ", keys.key_of(Action::ClearMarks)),
                 0 => String::new(),
                 n => format!(
                     "{n} marked · {} sends to each · {} clears  ",

@@ -58,13 +58,13 @@ impl App {
             return;
         };
         // The status line's hints say what the marks do.
-        self.message = Some(match self.marked.iter().position(|m| *m == id) {
+        self.message = Some(match self.tree.marked.iter().position(|m| *m == id) {
             Some(at) => {
-                self.marked.remove(at);
+                self.tree.marked.remove(at);
                 format!("unmarked {name}")
             }
             None => {
-                self.marked.push(id);
+                self.tree.marked.push(id);
                 format!("marked {name}")
             }
         });
@@ -72,15 +72,16 @@ impl App {
 
     /// Esc: no run marked any more.
     pub(super) fn clear_marks(&mut self) {
-        if !self.marked.is_empty() {
-            self.message = Some(format!("{} marks cleared", self.marked.len()));
-            self.marked.clear();
+        if !self.tree.marked.is_empty() {
+            self.message = Some(format!("{} marks cleared", self.tree.marked.len()));
+            self.tree.marked.clear();
         }
     }
 
     /// `s` with runs marked: the composer, to each of them.
     pub(super) fn compose_to_marked(&mut self) {
         let targets: Vec<(String, String)> = self
+            .tree
             .marked
             .iter()
             .filter_map(|id| self.run(id))
@@ -90,7 +91,7 @@ impl App {
             self.message = Some("the marked runs have all ended: nothing to send to".into());
             return;
         }
-        self.overlay = Some(Overlay::Compose(Box::new(Composer::to_each(targets))));
+        self.overlay.shown = Some(Overlay::Compose(Box::new(Composer::to_each(targets))));
     }
 
     fn is_live(&self, id: &str) -> bool {

@@ -88,18 +88,18 @@ impl App {
     /// The selected run's loaded changes.
     fn selected_changes(&self) -> Option<(String, &Loaded)> {
         let id = self.selected_run()?.id.clone();
-        let loaded = self.changes.loaded.get(&id)?.as_ref().ok()?;
+        let loaded = self.side.changes.loaded.get(&id)?.as_ref().ok()?;
         Some((id, loaded))
     }
 
     /// `}` / `{`: the next or previous hunk, scrolled to the top of the
     /// panel; from another tab, the Changes tab at its first hunk.
     pub(super) fn move_hunk(&mut self, by: isize) {
-        if self.tab != Tab::Changes {
-            self.tab = Tab::Changes;
+        if self.side.tab != Tab::Changes {
+            self.side.tab = Tab::Changes;
             self.panel = Panel::Side;
-            self.side_scroll = 0;
-            self.changes.hunk_of = None;
+            self.side.scroll = 0;
+            self.side.changes.hunk_of = None;
             self.want_tab_data();
             return;
         }
@@ -112,16 +112,16 @@ impl App {
             self.message = Some("no hunks: nothing changed yet".into());
             return;
         }
-        let to = (self.changes.cursor(&id) as isize + by).clamp(0, count as isize - 1) as usize;
+        let to = (self.side.changes.cursor(&id) as isize + by).clamp(0, count as isize - 1) as usize;
         let width = self
-            .side_rect
-            .get()
+            .measured
+            .side
             .map_or(usize::MAX, |[_, _, w, _]| usize::from(w.saturating_sub(2)));
         let (_, starts) = lines(loaded, to, &self.keymap, &Theme::new(true), width);
         // One line of what came before, for its file's name.
-        self.side_scroll = u16::try_from(starts[to].saturating_sub(1)).unwrap_or(u16::MAX);
-        self.changes.hunk = to;
-        self.changes.hunk_of = Some(id);
+        self.side.scroll = u16::try_from(starts[to].saturating_sub(1)).unwrap_or(u16::MAX);
+        self.side.changes.hunk = to;
+        self.side.changes.hunk_of = Some(id);
     }
 
     /// `c`: the composer, the cursor's hunk quoted, for a comment to the agent.
@@ -129,7 +129,7 @@ impl App {
         let Some(run) = self.selected_run().cloned() else {
             return;
         };
-        if self.tab != Tab::Changes {
+        if self.side.tab != Tab::Changes {
             self.message = Some(format!(
                 "{} comments on a hunk of the Changes tab ({} reaches it)",
                 self.keymap.key_of(Action::Comment),
@@ -139,7 +139,7 @@ impl App {
         }
         let quote = self
             .selected_changes()
-            .and_then(|(id, loaded)| loaded.quote(self.changes.cursor(&id)));
+            .and_then(|(id, loaded)| loaded.quote(self.side.changes.cursor(&id)));
         let Some(quote) = quote else {
             self.message = Some("no hunk to comment on".into());
             return;
@@ -150,7 +150,7 @@ impl App {
         }
         let mut composer = Composer::new(&run.id, &run.name);
         composer.paste(&quote);
-        self.overlay = Some(Overlay::Compose(Box::new(composer)));
+        self.overlay.shown = Some(Overlay::Compose(Box::new(composer)));
     }
 
     /// What `runs.changes` answered for `run`; the cursor kept within it.
@@ -158,9 +158,9 @@ impl App {
         let loaded = result.map(Loaded::new);
         let hunks = loaded.as_ref().map_or(0, Loaded::hunks);
         if self.selected_run().is_some_and(|r| r.id == run) {
-            self.changes.hunk = self.changes.hunk.min(hunks.saturating_sub(1));
+            self.side.changes.hunk = self.side.changes.hunk.min(hunks.saturating_sub(1));
         }
-        self.changes.loaded.insert(run, loaded);
+        self.side.changes.loaded.insert(run, loaded);
     }
 
     /// What `runs.merge` did, said; the changes read again.
@@ -215,7 +215,7 @@ impl App {
             self.message = Some(why);
             return;
         }
-        self.overlay = Some(Overlay::ConfirmMerge {
+        self.overlay.shown = Some(Overlay::ConfirmMerge {
             run: run.id.clone(),
             branch: c.branch.clone(),
             into: c.from.clone().unwrap_or_default(),

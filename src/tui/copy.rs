@@ -11,8 +11,8 @@ pub struct CopyMode {
     pub anchor: Option<(usize, usize)>,
     pub linewise: bool,
     /// The line after the last one shown: the view stays put while the
-    /// cursor moves within it (kept by the drawing, `view.rs`).
-    pub view_end: std::cell::Cell<usize>,
+    /// cursor moves within it (`top`; kept after each frame, `hits.rs`).
+    pub view_end: usize,
 }
 
 pub enum CopyOutcome {
@@ -37,7 +37,7 @@ impl CopyMode {
             cursor: (last, 0),
             anchor: None,
             linewise: false,
-            view_end: std::cell::Cell::new(lines_len),
+            view_end: lines_len,
         }
     }
 
@@ -46,22 +46,22 @@ impl CopyMode {
     pub fn shown_to(mut self, end: usize) -> CopyMode {
         let end = end.clamp(1, self.lines.len());
         self.cursor = (end - 1, 0);
-        self.view_end.set(end);
+        self.view_end = end;
         self
     }
 
-    /// The first line to show in `height` rows: the view kept where it
-    /// was, moved only as far as keeps the cursor in it.
-    pub fn top(&self, height: usize) -> usize {
+    /// The lines to show in `height` rows, as (first, the one after the
+    /// last): the view kept where it was, moved only as far as keeps the
+    /// cursor in it. The drawing keeps the end for the next frame.
+    pub fn view(&self, height: usize) -> (usize, usize) {
         let line = self.cursor.0;
-        let mut end = self.view_end.get().max(height.min(self.lines.len()));
+        let mut end = self.view_end.max(height.min(self.lines.len()));
         if line >= end {
             end = line + 1;
         } else if line + height < end {
             end = line + height;
         }
-        self.view_end.set(end);
-        end.saturating_sub(height)
+        (end.saturating_sub(height), end)
     }
 
     fn width(&self, line: usize) -> usize {
@@ -181,19 +181,27 @@ mod tests {
         }
     }
 
+    /// The first line a frame of `height` rows shows, the view kept for
+    /// the next as the app keeps it after a frame.
+    fn top(copy: &mut CopyMode, height: usize) -> usize {
+        let (top, end) = copy.view(height);
+        copy.view_end = end;
+        top
+    }
+
     #[test]
     fn the_view_stays_put_until_the_cursor_leaves_it() {
         let lines = (0..50).map(|i| i.to_string()).collect();
         let mut copy = CopyMode::new("r", lines).shown_to(30);
-        assert_eq!((copy.cursor, copy.top(10)), ((29, 0), 20));
+        assert_eq!((copy.cursor, top(&mut copy, 10)), ((29, 0), 20));
         copy.key(key('k'));
-        assert_eq!(copy.top(10), 20, "within the view");
+        assert_eq!(top(&mut copy, 10), 20, "within the view");
         for _ in 0..12 {
             copy.key(key('k'));
         }
-        assert_eq!((copy.cursor.0, copy.top(10)), (16, 16), "followed up");
+        assert_eq!((copy.cursor.0, top(&mut copy, 10)), (16, 16), "followed up");
         copy.key(key('G'));
-        assert_eq!(copy.top(10), 40, "followed down");
+        assert_eq!(top(&mut copy, 10), 40, "followed down");
     }
 
     #[test]

@@ -7,9 +7,9 @@ use crate::api::RemoveResult;
 
 impl App {
     pub(super) fn ask_delete(&mut self) {
-        let targets: Vec<String> = match self.marked.is_empty() {
+        let targets: Vec<String> = match self.tree.marked.is_empty() {
             true => self.selected_run().map(|r| r.id.clone()).into_iter().collect(),
-            false => self.marked.clone(),
+            false => self.tree.marked.clone(),
         };
         if targets.is_empty() {
             return;
@@ -39,13 +39,13 @@ impl App {
             return;
         }
         let names = going.iter().map(named).collect();
-        self.overlay = Some(Overlay::ConfirmDelete { runs: targets, names });
+        self.overlay.shown = Some(Overlay::ConfirmDelete { runs: targets, names });
     }
 
     pub(super) fn removed(&mut self, result: Result<RemoveResult, String>) {
         self.message = Some(match result {
             Ok(r) => {
-                self.marked.retain(|id| !r.removed.iter().any(|g| g.id == *id));
+                self.tree.marked.retain(|id| !r.removed.iter().any(|g| g.id == *id));
                 let names: Vec<&str> = r.removed.iter().map(|g| g.name.as_str()).collect();
                 format!("deleted {}", names.join(", "))
             }

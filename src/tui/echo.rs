@@ -69,7 +69,7 @@ impl Shown {
         runs: impl IntoIterator<Item = &'r String>,
     ) -> Result<bool, B::Error> {
         let area = self.buffer.area;
-        if app.overlay.is_some() || area.is_empty() || term.current_buffer_mut().area != area {
+        if app.overlay.shown.is_some() || area.is_empty() || term.current_buffer_mut().area != area {
             return Ok(false);
         }
         let mut panes = Vec::new();
@@ -142,7 +142,7 @@ fn changed_rows(shown: &Buffer, fresh: &Buffer) -> Vec<(Buffer, Buffer)> {
 
 /// The inside of the pane the last full frame laid out for `run`.
 fn pane_rect(app: &App, run: &str) -> Option<Rect> {
-    app.pane_rects
+    app.pane_rects()
         .iter()
         .find(|(id, _)| id == run)
         .map(|(_, [x, y, w, h])| Rect::new(*x, *y, *w, *h))
@@ -154,8 +154,11 @@ fn plain_screen<'a>(app: &'a App, run: &str) -> Option<&'a PaneScreen> {
     let started = app
         .run(run)
         .is_some_and(|r| !matches!(r.state, RunState::Blocked | RunState::Skipped));
-    let copying = app.copy.as_ref().is_some_and(|c| c.run == run);
-    app.screens.get(run).filter(|s| started && !copying && s.scroll == 0)
+    let copying = app.panes.copy.as_ref().is_some_and(|c| c.run == run);
+    app.panes
+        .screens
+        .get(run)
+        .filter(|s| started && !copying && s.scroll == 0)
 }
 
 /// Where a full frame puts the cursor: on the focused pane's, over the
@@ -163,9 +166,9 @@ fn plain_screen<'a>(app: &'a App, run: &str) -> Option<&'a PaneScreen> {
 /// shows its screen and the program shows its cursor. Hidden otherwise.
 fn frame_cursor(app: &App) -> Option<Position> {
     let run = app.selected_run()?;
-    let screen = if app.fullscreen {
-        app.screens.get(&run.id)?
-    } else if app.mode == Mode::Insert && app.overlay.is_none() {
+    let screen = if app.panes.fullscreen {
+        app.panes.screens.get(&run.id)?
+    } else if app.mode == Mode::Insert && app.overlay.shown.is_none() {
         plain_screen(app, &run.id)?
     } else {
         return None;

@@ -100,7 +100,7 @@ impl super::app::App {
     /// The agents installed here, looked up: an open form not yet changed
     /// by hand moves to the first of them.
     pub(super) fn harnesses_found(&mut self, found: Vec<String>) {
-        if let Some(super::app::Overlay::NewRun(form)) = &mut self.overlay {
+        if let Some(super::app::Overlay::NewRun(form)) = &mut self.overlay.shown {
             form.learn(Some(found.clone()));
         }
         self.installed = Some(found);

@@ -184,7 +184,7 @@ mod tests {
     /// The screen of `id`'s pane now shows `bytes`; told to `frames` as
     /// the event loop tells it.
     fn prints(app: &mut App, frames: &mut Frames, id: &str, bytes: &[u8]) {
-        let [_, _, w, h] = app.pane_rects.iter().find(|(r, _)| r == id).expect("a pane").1;
+        let [_, _, w, h] = app.pane_rects().iter().find(|(r, _)| r == id).expect("a pane").1;
         let row: Vec<Cell> = String::from_utf8_lossy(bytes)
             .chars()
             .map(|c| Cell {
@@ -264,7 +264,7 @@ mod tests {
     #[test]
     fn output_under_an_overlay_is_a_full_frame() {
         let (mut app, mut term, mut frames) = split();
-        app.overlay = Some(Overlay::Help);
+        app.overlay.shown = Some(Overlay::Help);
         prints(&mut app, &mut frames, "01B", b"spinning");
         cap_out(&mut frames);
         assert!(frames.draw(&mut term, &mut app).unwrap());

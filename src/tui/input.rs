@@ -21,7 +21,7 @@ impl App {
                 MouseEventKind::ScrollDown if !self.program_wants_mouse() => self.wheel(&m, -3),
                 _ => self.mouse(&m),
             },
-            Event::Resize(..) => self.pane_sizes.clear(),
+            Event::Resize(..) => self.panes.sizes.clear(),
             _ => {}
         }
         // Selecting a run that needs you is seeing it.
@@ -29,13 +29,14 @@ impl App {
     }
 
     fn paste(&mut self, text: &str) {
-        match (&mut self.overlay, self.mode) {
+        match (&mut self.overlay.shown, self.mode) {
             (Some(Overlay::Compose(c)), _) => c.paste(text),
             (Some(Overlay::NewRun(f)), _) => f.paste(text),
             (Some(Overlay::Peek(p)), _) => p.paste(text),
             (None, Mode::Insert) => {
                 if let Some(run) = self.selected_run().map(|r| r.id.clone()) {
                     let bracketed = self
+                        .panes
                         .screens
                         .get(&run)
                         .is_some_and(|s| s.mirror.modes.has(mode::BRACKETED_PASTE));
@@ -56,15 +57,15 @@ impl App {
         let within = |[x, y, w, h]: [u16; 4]| (x..x + w).contains(&m.column) && (y..y + h).contains(&m.row);
         if let Some((id, _, _)) = self.pane_at(m.column, m.row) {
             self.scroll_run(&id, lines);
-        } else if self.side_rect.get().is_some_and(within) {
+        } else if self.measured.side.is_some_and(within) {
             self.scroll_side(-lines as i32);
-        } else if self.tree_rect.get().is_some_and(|(rect, _)| within(rect)) {
+        } else if self.measured.tree.is_some_and(|(rect, _)| within(rect)) {
             self.move_selection(-lines.signum());
         }
     }
 
     fn pane_at(&self, col: u16, row: u16) -> Option<(String, u16, u16)> {
-        self.pane_rects.iter().find_map(|(id, [x, y, w, h])| {
+        self.measured.panes.iter().find_map(|(id, [x, y, w, h])| {
             (col >= *x && col < x + w && row >= *y && row < y + h).then(|| (id.clone(), col - x, row - y))
         })
     }
@@ -75,32 +76,32 @@ impl App {
     /// that tab. Either leaves INSERT.
     fn click_outside_panes(&mut self, col: u16, row: u16) -> bool {
         let within = |[x, y, w, h]: [u16; 4]| col >= x && col < x + w && row >= y && row < y + h;
-        if let Some((rect, top)) = self.tree_rect.get()
+        if let Some((rect, top)) = self.measured.tree
             && within(rect)
         {
             let i = top + usize::from(row - rect[1]);
-            if self.rows.get(i).is_some_and(|r| r.run.is_some()) {
+            if self.tree.rows.get(i).is_some_and(|r| r.run.is_some()) {
                 self.mode = Mode::Normal;
-                self.selected = i;
+                self.tree.selected = i;
                 self.panel = Panel::Tree;
                 self.sync_subscriptions();
                 self.want_tab_data();
             }
             return true;
         }
-        if let Some([x, y, w, _]) = self.side_rect.get()
+        if let Some([x, y, w, _]) = self.measured.side
             && row == y
             && col > x
             && col < x + w
         {
             // The titles follow the corner, each and a space.
             let mut at = x + 1;
-            for (tab, title) in Tab::titles(self.tab, usize::from(w.saturating_sub(2))) {
+            for (tab, title) in Tab::titles(self.side.tab, usize::from(w.saturating_sub(2))) {
                 let end = at + title.chars().count() as u16;
                 if col >= at && col < end {
                     self.mode = Mode::Normal;
-                    self.tab = tab;
-                    self.side_scroll = 0;
+                    self.side.tab = tab;
+                    self.side.scroll = 0;
                     self.want_tab_data();
                     return true;
                 }
@@ -121,9 +122,9 @@ impl App {
         };
         if self.mode == Mode::Normal {
             if matches!(m.kind, MouseEventKind::Down(_))
-                && let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id))
+                && let Some(i) = self.tree.row_of(&id)
             {
-                self.selected = i;
+                self.tree.selected = i;
                 self.panel = Panel::Panes;
                 self.sync_subscriptions();
             }
@@ -132,7 +133,9 @@ impl App {
         if self.selected_run().is_none_or(|r| r.id != id) {
             return;
         }
-        let Some(screen) = self.screens.get(&id) else { return };
+        let Some(screen) = self.panes.screens.get(&id) else {
+            return;
+        };
         if screen.mirror.modes.mouse == 0 {
             return;
         }
@@ -150,7 +153,7 @@ impl App {
         self.mode == Mode::Insert
             && self
                 .selected_run()
-                .and_then(|r| self.screens.get(&r.id))
+                .and_then(|r| self.panes.screens.get(&r.id))
                 .is_some_and(|s| s.mirror.modes.mouse != 0)
     }
 
@@ -159,7 +162,7 @@ impl App {
     pub(super) fn pane_page(&self) -> isize {
         let rows = self
             .selected_run()
-            .and_then(|r| self.pane_sizes.get(&r.id))
+            .and_then(|r| self.panes.sizes.get(&r.id))
             .map_or(24, |(rows, _)| *rows as isize);
         (rows - 2).max(1)
     }
@@ -174,8 +177,8 @@ impl App {
     /// Scrolls run `run`'s pane back (`lines` > 0) or forward.
     fn scroll_run(&mut self, run: &str, lines: isize) {
         let run = run.to_string();
-        let history_lines = self.history_lines;
-        if let Some(screen) = self.screens.get_mut(&run) {
+        let history_lines = self.panes.history_lines;
+        if let Some(screen) = self.panes.screens.get_mut(&run) {
             let starts = screen.scroll == 0 && lines > 0;
             if starts && screen.mirror.history().len() == 0 && !screen.mirror.history_gap {
                 self.message = Some("nothing above the screen to scroll back to".into());
@@ -223,7 +226,7 @@ impl App {
             // Twice: the prefix itself, typed into the run.
             if self.keymap.is_prefix(&key) {
                 self.mode = Mode::Insert;
-                self.fullscreen = fullscreen;
+                self.panes.fullscreen = fullscreen;
                 self.message = None;
                 self.type_key(&key);
                 self.only_typed = false;
@@ -238,9 +241,9 @@ impl App {
         // The prefix leaves INSERT at once, visibly.
         if self.mode == Mode::Insert {
             if self.keymap.is_prefix(&key) {
-                self.prefix = Some(self.fullscreen);
+                self.prefix = Some(self.panes.fullscreen);
                 self.mode = Mode::Normal;
-                self.fullscreen = false;
+                self.panes.fullscreen = false;
                 let p = self.keymap.prefix.to_string();
                 self.message = Some(format!("back to NORMAL · {p} again types {p} into the run"));
                 return;
@@ -248,35 +251,21 @@ impl App {
             self.type_key(&key);
             return;
         }
-        if let Some(mut copy) = self.copy.take() {
+        if let Some(mut copy) = self.panes.copy.take() {
             match copy.key(key) {
-                CopyOutcome::Keep => self.copy = Some(copy),
+                CopyOutcome::Keep => self.panes.copy = Some(copy),
                 CopyOutcome::Exit => {}
                 CopyOutcome::Copy(text) => self.copy_text(&text),
             }
             return;
         }
-        if let Some(overlay) = self.overlay.take() {
-            self.overlay = self.overlay_key(overlay, key);
+        if let Some(overlay) = self.overlay.shown.take() {
+            self.overlay.shown = self.overlay_key(overlay, key);
             return;
         }
-        if self.filtering {
-            match key.code {
-                KeyCode::Esc => {
-                    self.filtering = false;
-                    self.filter.clear();
-                    self.rebuild_tree();
-                }
-                KeyCode::Enter => self.filtering = false,
-                KeyCode::Backspace => {
-                    self.filter.pop();
-                    self.rebuild_tree();
-                }
-                KeyCode::Char(c) if !ctrl => {
-                    self.filter.push(c);
-                    self.rebuild_tree();
-                }
-                _ => {}
+        if self.tree.filtering {
+            if self.tree.filter_key(&key) {
+                self.rebuild_tree();
             }
             return;
         }
@@ -296,13 +285,13 @@ impl App {
             Action::Peek => self.open_peek(),
             Action::Mark => self.toggle_mark(),
             // A kept filter goes first: it is the cheaper to make again.
-            Action::ClearMarks if !self.filter.is_empty() => {
-                self.filter.clear();
+            Action::ClearMarks if !self.tree.filter.is_empty() => {
+                self.tree.filter.clear();
                 self.rebuild_tree();
                 self.message = Some("filter cleared".into());
             }
             Action::ClearMarks => self.clear_marks(),
-            Action::Send if !self.marked.is_empty() => self.compose_to_marked(),
+            Action::Send if !self.tree.marked.is_empty() => self.compose_to_marked(),
             Action::NextUnseen => {
                 if !self.next_unseen() {
                     self.message = Some("no run needs you".into());
@@ -320,7 +309,7 @@ impl App {
                 if self.selected_run().is_some_and(|r| r.state.is_live()) {
                     self.mode = Mode::Insert;
                     if let Some(id) = self.selected_run().map(|r| r.id.clone())
-                        && let Some(s) = self.screens.get_mut(&id)
+                        && let Some(s) = self.panes.screens.get_mut(&id)
                     {
                         s.scroll = 0;
                     }
@@ -331,12 +320,12 @@ impl App {
             Action::New => {
                 let hosts = self.hosts.iter().map(|h| h.name.clone()).collect();
                 let form = NewRunForm::with_hosts(hosts).knowing(self.installed.clone());
-                self.overlay = Some(Overlay::NewRun(form));
+                self.overlay.shown = Some(Overlay::NewRun(form));
             }
             Action::Send => {
                 if let Some(r) = self.selected_run() {
                     if r.state.is_live() {
-                        self.overlay = Some(Overlay::Compose(Box::new(Composer::new(&r.id, &r.name))));
+                        self.overlay.shown = Some(Overlay::Compose(Box::new(Composer::new(&r.id, &r.name))));
                     } else {
                         self.message = Some("that run has ended: nothing to send to".into());
                     }
@@ -346,7 +335,7 @@ impl App {
                 if let Some(r) = self.selected_run()
                     && r.state.is_live()
                 {
-                    self.overlay = Some(Overlay::Confirm {
+                    self.overlay.shown = Some(Overlay::Confirm {
                         run: r.id.clone(),
                         name: r.name.clone(),
                         force: action == Action::ForceCancel,
@@ -359,7 +348,7 @@ impl App {
                 if let Some(r) = self.selected_run() {
                     let command = match &r.session_id {
                         _ if r.state.is_live() => {
-                            self.overlay = Some(Overlay::ConfirmRerun {
+                            self.overlay.shown = Some(Overlay::ConfirmRerun {
                                 run: r.id.clone(),
                                 name: r.name.clone(),
                             });
@@ -373,7 +362,7 @@ impl App {
             }
             Action::Attach => {
                 if self.selected_run().is_some_and(|r| r.state.is_live()) {
-                    self.fullscreen = true;
+                    self.panes.fullscreen = true;
                     self.mode = Mode::Insert;
                 }
             }
@@ -389,10 +378,10 @@ impl App {
             | Action::ScrollDown => self.view_action(action),
             Action::NextTab => self.cycle_tab(1),
             Action::PrevTab => self.cycle_tab(-1),
-            Action::Filter => self.filtering = true,
+            Action::Filter => self.tree.filtering = true,
             Action::Help => {
-                self.help_scroll = 0;
-                self.overlay = Some(Overlay::Help);
+                self.overlay.help_scroll = 0;
+                self.overlay.shown = Some(Overlay::Help);
             }
             Action::Copy => self.copy_screen(),
             Action::NextHunk => self.move_hunk(1),
@@ -402,7 +391,7 @@ impl App {
             Action::Delete => self.ask_delete(),
             Action::Rename => {
                 if let Some(r) = self.selected_run() {
-                    self.overlay = Some(Overlay::Rename(Box::new(super::rename::Rename::new(r))));
+                    self.overlay.shown = Some(Overlay::Rename(Box::new(super::rename::Rename::new(r))));
                 }
             }
         }
@@ -410,19 +399,16 @@ impl App {
 
     /// Scrolls the side panel by `lines`, never past its last page.
     pub(super) fn scroll_side(&mut self, lines: i32) {
-        let to = i32::from(self.side_scroll) + lines;
-        self.side_scroll = to.clamp(0, i32::from(self.side_scroll_max.get())) as u16;
+        self.side.scroll_by(lines, self.measured.side_scroll_max);
     }
 
     fn cycle_tab(&mut self, by: isize) {
-        let i = Tab::ALL.iter().position(|t| *t == self.tab).unwrap_or(0) as isize;
-        self.tab = Tab::ALL[(i + by).rem_euclid(Tab::ALL.len() as isize) as usize];
-        self.side_scroll = 0;
+        self.side.cycle(by);
         // The worktree changes without the run saying so: read it afresh
         // (what was read before shows meanwhile).
-        if self.tab == Tab::Changes
+        if self.side.tab == Tab::Changes
             && let Some(id) = self.selected_run().map(|r| r.id.clone())
-            && self.changes.loaded.contains_key(&id)
+            && self.side.changes.loaded.contains_key(&id)
         {
             self.commands.push(super::app::Command::Changes(id));
         }
@@ -434,7 +420,7 @@ impl App {
             self.mode = Mode::Normal;
             return;
         };
-        let modes = self.screens.get(&run).map(|s| s.mirror.modes).unwrap_or_default();
+        let modes = self.panes.screens.get(&run).map(|s| s.mirror.modes).unwrap_or_default();
         let bytes = keys::encode_key_in(key, modes);
         if !bytes.is_empty() {
             self.commands.push(Command::Input { run, bytes });
@@ -447,15 +433,17 @@ impl App {
         let Some(run) = self.selected_run().map(|r| r.id.clone()) else {
             return;
         };
-        let Some(screen) = self.screens.get(&run) else { return };
+        let Some(screen) = self.panes.screens.get(&run) else {
+            return;
+        };
         let mut lines: Vec<String> = screen.mirror.history().cloned().collect();
         lines.extend(screen.mirror.visible_lines());
         // Where the pane was scrolled back to (as `view.rs` draws it),
         // not the live screen.
-        let rows = self.pane_sizes.get(&run).map_or(0, |(rows, _)| usize::from(*rows));
+        let rows = self.panes.sizes.get(&run).map_or(0, |(rows, _)| usize::from(*rows));
         let scroll = screen.scroll.min(lines.len().saturating_sub(rows));
         let end = lines.len() - scroll;
-        self.copy = Some(CopyMode::new(&run, lines).shown_to(end));
+        self.panes.copy = Some(CopyMode::new(&run, lines).shown_to(end));
     }
 
     /// Puts text on the clipboard of the user's terminal with OSC 52.
@@ -468,33 +456,14 @@ impl App {
     }
 
     fn move_selection(&mut self, by: isize) {
-        if self.rows.is_empty() {
-            return;
+        if self.tree.step(by) {
+            self.side.scroll = 0;
+            self.sync_subscriptions();
         }
-        let mut i = self.selected as isize;
-        loop {
-            i += by;
-            if i < 0 || i >= self.rows.len() as isize {
-                return;
-            }
-            if self.rows[i as usize].run.is_some() {
-                break;
-            }
-        }
-        self.selected = i as usize;
-        self.side_scroll = 0;
-        self.sync_subscriptions();
     }
 
     fn select_index(&mut self, i: usize) {
-        let candidates: Vec<usize> = (0..self.rows.len()).filter(|&k| self.rows[k].run.is_some()).collect();
-        let pick = if i == usize::MAX {
-            candidates.last()
-        } else {
-            candidates.first()
-        };
-        if let Some(&k) = pick {
-            self.selected = k;
+        if self.tree.select_end(i == usize::MAX) {
             self.sync_subscriptions();
         }
     }
@@ -511,8 +480,8 @@ impl App {
                     KeyCode::PageUp => -10,
                     _ => 0,
                 };
-                let to = (i32::from(self.help_scroll) + by).clamp(0, i32::from(self.help_scroll_max.get()));
-                self.help_scroll = to as u16;
+                let to = (i32::from(self.overlay.help_scroll) + by).clamp(0, i32::from(self.measured.help_scroll_max));
+                self.overlay.help_scroll = to as u16;
                 Some(Overlay::Help)
             }
             Overlay::Confirm { run, name, force } => match key.code {
@@ -568,7 +537,7 @@ impl App {
                         prompt_id: prompt_id.clone(),
                     });
                     self.message = Some(format!("sending to {}…", composer.run_name));
-                    self.pending_send = Some((prompt_id, super::app::Draft::Compose(composer)));
+                    self.overlay.pending_send = Some((prompt_id, super::app::Draft::Compose(composer)));
                     None
                 }
             },

@@ -19,14 +19,14 @@ pub struct Kept {
 impl Kept {
     pub fn of(app: &App) -> Kept {
         Kept {
-            layout: match app.layout {
+            layout: match app.panes.layout {
                 Layout::Single => "single",
                 Layout::Split => "split",
                 Layout::Grid => "grid",
             }
             .into(),
-            tab: app.tab.title().to_lowercase(),
-            side_shown: app.side_shown,
+            tab: app.side.tab.title().to_lowercase(),
+            side_shown: app.side.shown,
             run: app.selected_run().map(|r| r.id.clone()),
         }
     }
@@ -34,16 +34,16 @@ impl Kept {
     /// Onto a new app; what does not parse (an older or newer file) is left
     /// at its default.
     pub fn apply(self, app: &mut App) {
-        app.layout = match self.layout.as_str() {
+        app.panes.layout = match self.layout.as_str() {
             "split" => Layout::Split,
             "grid" => Layout::Grid,
             _ => Layout::Single,
         };
         if let Some(tab) = Tab::ALL.into_iter().find(|t| t.title().to_lowercase() == self.tab) {
-            app.tab = tab;
+            app.side.tab = tab;
         }
-        app.side_shown = self.side_shown;
-        app.reselect = self.run;
+        app.side.shown = self.side_shown;
+        app.tree.reselect = self.run;
     }
 
     pub fn load(paths: &Paths) -> Kept {
@@ -84,10 +84,10 @@ mod tests {
         kept.save(&paths);
         let mut app = App::new();
         Kept::load(&paths).apply(&mut app);
-        assert_eq!(app.layout, Layout::Grid);
-        assert_eq!(app.tab, Tab::Lineage);
-        assert_eq!(app.side_shown, Some(false));
-        assert_eq!(app.reselect.as_deref(), Some("01A"));
+        assert_eq!(app.panes.layout, Layout::Grid);
+        assert_eq!(app.side.tab, Tab::Lineage);
+        assert_eq!(app.side.shown, Some(false));
+        assert_eq!(app.tree.reselect.as_deref(), Some("01A"));
         // A file from elsewhere leaves the defaults.
         std::fs::write(paths.tui_state(), b"{\"layout\": 7}").unwrap();
         assert_eq!(Kept::load(&paths), Kept::default());

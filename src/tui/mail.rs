@@ -40,7 +40,7 @@ impl MailOf {
 
 /// The team whose heading is selected, else the selected run `run`.
 pub fn of_selected(app: &App, run: String) -> MailOf {
-    let heading = app.rows.get(app.selected).is_some_and(|r| r.team.is_some());
+    let heading = app.tree.rows.get(app.tree.selected).is_some_and(|r| r.team.is_some());
     let team = app
         .teams
         .iter()
@@ -59,10 +59,11 @@ pub fn forget(app: &mut App, run: &str) -> bool {
         .filter(|t| t.members.iter().any(|m| m.run.id == run))
         .map(|t| MailOf::Team(t.name.clone()))
         .collect();
-    let before = app.mail.len();
-    app.mail
+    let before = app.side.mail.len();
+    app.side
+        .mail
         .retain(|of, _| *of != MailOf::Run(run.to_string()) && !teams.contains(of));
-    app.mail.len() != before
+    app.side.mail.len() != before
 }
 
 pub fn lines<'a>(app: &App, of: &MailOf, theme: &Theme) -> Vec<Line<'a>> {
@@ -73,7 +74,7 @@ pub fn lines<'a>(app: &App, of: &MailOf, theme: &Theme) -> Vec<Line<'a>> {
         }
         MailOf::Team(name) => (format!("in team {name}"), format!("{name}/leader")),
     };
-    match app.mail.get(of) {
+    match app.side.mail.get(of) {
         None => vec![Line::from(Span::styled("reading mail…", theme.dim))],
         Some(Err(e)) => vec![Line::from(Span::styled(format!("mail not read: {e}"), theme.warn))],
         Some(Ok(list)) if list.is_empty() => vec![Line::from(Span::styled(

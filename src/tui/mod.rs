@@ -1,6 +1,7 @@
 //! The full-screen interface (docs/design.md §9): a client of the daemon like any
 //! other. The loop takes its input as a stream so tests can drive it.
 
+mod access;
 pub mod app;
 pub mod backend;
 mod bars;
@@ -12,6 +13,7 @@ mod delete;
 pub mod echo;
 pub mod form;
 mod frames;
+pub mod hits;
 mod input;
 mod kept;
 pub mod keys;
@@ -153,7 +155,7 @@ pub async fn main(paths: Paths) -> Result<i32> {
     app.bell = config.current.tui.bell;
     app.desktop = config.current.tui.desktop;
     app.notify = config.current.tui.notify.clone();
-    app.history_lines = config.current.engine.history_lines;
+    app.panes.history_lines = config.current.engine.history_lines;
     match keymap::Keymap::from_config(&config.current.keys) {
         Ok(map) => {
             if !map.shadowed.is_empty() {
@@ -343,7 +345,7 @@ where
                         // A screen no pane shows changes nothing on screen.
                         Update::Screen { run, .. } => {
                             // Its first screen too: it replaces "connecting…".
-                            if app.subscribed.contains(run) {
+                            if app.panes.subscribed.contains(run) {
                                 frames.screen_moved(run, focused.as_ref() == Some(run));
                             }
                         }

@@ -182,17 +182,17 @@ impl App {
 
     /// The next run after the selected one that needs you, wrapping.
     pub fn next_unseen(&mut self) -> bool {
-        let n = self.rows.len();
-        let found = (1..=n).map(|k| (self.selected + k) % n.max(1)).find(|&i| {
-            self.rows[i].subagent.is_none()
-                && self.rows[i].team.is_none()
-                && self.rows[i]
+        let n = self.tree.rows.len();
+        let found = (1..=n).map(|k| (self.tree.selected + k) % n.max(1)).find(|&i| {
+            self.tree.rows[i].subagent.is_none()
+                && self.tree.rows[i].team.is_none()
+                && self.tree.rows[i]
                     .run
                     .as_ref()
                     .is_some_and(|id| self.notices.unseen.contains(id))
         });
         let Some(i) = found else { return false };
-        self.selected = i;
+        self.tree.selected = i;
         self.sync_subscriptions();
         self.retitle();
         true

@@ -13,6 +13,17 @@ use super::form::Field;
 use super::keymap::{Action, Keymap};
 use super::view::Theme;
 
+/// The overlay over the screen (help, a form, the composer, a question),
+/// and what outlives it.
+#[derive(Default)]
+pub struct Overlays {
+    pub(super) shown: Option<super::app::Overlay>,
+    /// Lines the help overlay is scrolled down (where it does not fit).
+    pub(super) help_scroll: u16,
+    /// The prompt's id and its draft while the daemon has not confirmed it.
+    pub(super) pending_send: Option<(String, super::app::Draft)>,
+}
+
 /// What each glyph of the tree and the panes means.
 const LEGEND: [(&str, &str); 17] = [
     ("●", "working"),
@@ -37,7 +48,8 @@ const LEGEND: [(&str, &str); 17] = [
 /// `?`: the keys, and beside them, where there is room, the glyphs (under
 /// them where there is not). An entry too long for its column wraps under
 /// its text; what the box cannot hold scrolls (`App::help_scroll`).
-fn draw_help(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
+/// The keys and glyphs; how far they scroll goes into `hits`.
+fn draw_help(f: &mut Frame, app: &App, area: Rect, theme: &Theme, hits: &mut super::hits::Hits) {
     let keys: Vec<(Span<'static>, Span<'static>)> = help_keys(&app.keymap)
         .into_iter()
         .map(|(k, what)| (Span::styled(format!("{k:>16}  "), theme.accent), Span::raw(what)))
@@ -74,8 +86,8 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     f.render_widget(Clear, rect);
     let shown = rect.height.saturating_sub(2);
     let most = tallest.saturating_sub(shown);
-    app.help_scroll_max.set(most);
-    let scroll = app.help_scroll.min(most);
+    hits.help_scroll_max = Some(most);
+    let scroll = app.overlay.help_scroll.min(most);
     let mut block = Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
@@ -218,11 +230,11 @@ pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     Rect::new(area.x + (area.width - w) / 2, area.y + (area.height - h) / 2, w, h)
 }
 
-pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
-    let Some(overlay) = &app.overlay else { return };
+pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme, hits: &mut super::hits::Hits) {
+    let Some(overlay) = &app.overlay.shown else { return };
     let keys = question_keys(overlay).unwrap_or_default();
     match overlay {
-        Overlay::Help => draw_help(f, app, area, theme),
+        Overlay::Help => draw_help(f, app, area, theme, hits),
         Overlay::Confirm { name, force, .. } => {
             let how = if *force { "Force-cancel (SIGKILL)" } else { "Cancel" };
             let question = format!("{how} {name} and the runs it owns?");

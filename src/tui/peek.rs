@@ -110,7 +110,7 @@ pub struct Sight {
 /// The run's last lines as its pane's mirror has them. A question stays in
 /// view from its first line, whatever it is asked about above it.
 pub fn sight(app: &App, run: &RunRecord, max: usize) -> Sight {
-    let Some(screen) = app.screens.get(&run.id) else {
+    let Some(screen) = app.panes.screens.get(&run.id) else {
         return Sight::default();
     };
     let rows = screen.mirror.visible_lines();
@@ -139,7 +139,7 @@ impl App {
     /// `o`: the peek box over the selected run.
     pub(super) fn open_peek(&mut self) {
         if let Some(run) = self.selected_run() {
-            self.overlay = Some(Overlay::Peek(Box::new(Peek::new(run))));
+            self.overlay.shown = Some(Overlay::Peek(Box::new(Peek::new(run))));
         }
     }
 
@@ -172,7 +172,7 @@ impl App {
                     prompt_id: peek.prompt_id.clone(),
                 });
                 self.message = Some(format!("sending to {}…", peek.run_name));
-                self.pending_send = Some((peek.prompt_id.clone(), Draft::Peek(peek)));
+                self.overlay.pending_send = Some((peek.prompt_id.clone(), Draft::Peek(peek)));
                 None
             }
         }

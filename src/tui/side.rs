@@ -1,5 +1,6 @@
 //! The right-hand tabs: Record, Transcript, Lineage, Events, Changes, Mail.
 
+use std::collections::HashMap;
 use std::time::SystemTime;
 
 use ratatui::Frame;
@@ -12,9 +13,47 @@ use super::app::{App, Command, Panel};
 use super::view::{Theme, duration, glyph};
 use crate::api::{Edge, LineageNode, RunRecord};
 
+/// The side panel beside the panes: which tab it shows, how far it is
+/// scrolled, and what its tabs loaded of each run.
+#[derive(Default)]
+pub struct SidePanel {
+    /// Shown or hidden by `p`; `None` until then, shown where the agent's
+    /// pane keeps 80 columns beside it (`view::render`).
+    pub(super) shown: Option<bool>,
+    pub(super) tab: Tab,
+    /// Lines scrolled down (at most `Measured::side_scroll_max`).
+    pub(super) scroll: u16,
+    /// Transcripts loaded for the Transcript tab: messages, or why none.
+    pub(super) transcripts: HashMap<String, Result<Vec<crate::api::TranscriptMessage>, String>>,
+    /// The tree around a run for the Lineage tab (its resume and fork
+    /// edges), reloaded when a run appears or the run changes.
+    pub(super) lineages: HashMap<String, crate::api::Lineage>,
+    /// Each run's and team's newest mail (the Mail tab), reloaded when the
+    /// run or the teams change.
+    pub(super) mail: HashMap<super::mail::MailOf, Result<Vec<crate::api::MailRecord>, String>>,
+    /// The Changes tab's runs and its hunk cursor.
+    pub(super) changes: super::changes::ChangesTab,
+}
+
+impl SidePanel {
+    /// Scrolls by `lines`, never past `most` (its last page as drawn).
+    pub(super) fn scroll_by(&mut self, lines: i32, most: u16) {
+        let to = i32::from(self.scroll) + lines;
+        self.scroll = to.clamp(0, i32::from(most)) as u16;
+    }
+
+    /// The next tab (`by` 1) or the one before (-1), from its top.
+    pub(super) fn cycle(&mut self, by: isize) {
+        let i = Tab::ALL.iter().position(|t| *t == self.tab).unwrap_or(0) as isize;
+        self.tab = Tab::ALL[(i + by).rem_euclid(Tab::ALL.len() as isize) as usize];
+        self.scroll = 0;
+    }
+}
+
 /// The side panel's tabs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Tab {
+    #[default]
     Record,
     Transcript,
     Lineage,
@@ -59,12 +98,13 @@ impl Tab {
     }
 }
 
-pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime) {
+/// Draws the panel; its box and how far it can scroll go into `hits`.
+pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime, hits: &mut super::hits::Hits) {
     let focused = app.panel == Panel::Side;
-    let titles: Vec<Span> = Tab::titles(app.tab, usize::from(area.width.saturating_sub(2)))
+    let titles: Vec<Span> = Tab::titles(app.side.tab, usize::from(area.width.saturating_sub(2)))
         .into_iter()
         .flat_map(|(t, title)| {
-            let style = if t == app.tab {
+            let style = if t == app.side.tab {
                 theme.accent.add_modifier(Modifier::UNDERLINED)
             } else {
                 theme.dim
@@ -79,12 +119,12 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime
         .title(Line::from(titles));
     let inner = block.inner(area);
     f.render_widget(block, area);
-    app.side_rect.set(Some([area.x, area.y, area.width, area.height]));
+    hits.side = Some([area.x, area.y, area.width, area.height]);
     let Some(run) = app.selected_run() else {
         f.render_widget(Paragraph::new(Span::styled("no run selected", theme.dim)), inner);
         return;
     };
-    let lines = match app.tab {
+    let lines = match app.side.tab {
         Tab::Record => record(app, run, theme, now),
         Tab::Transcript => transcript(app, run, theme, inner.height as usize),
         Tab::Lineage => lineage(app, run, theme),
@@ -94,15 +134,15 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime
     };
     // Lines as wrapped to the panel (a diff's are cut instead, so a hunk's
     // line is its place): scrolling stops at the last page.
-    let diff = app.tab == Tab::Changes && matches!(app.changes.loaded.get(&run.id), Some(Ok(_)));
+    let diff = app.side.tab == Tab::Changes && matches!(app.side.changes.loaded.get(&run.id), Some(Ok(_)));
     let text = match diff {
         true => Paragraph::new(lines),
         false => Paragraph::new(lines).wrap(Wrap { trim: false }),
     };
     let wrapped = text.line_count(inner.width);
     let most = u16::try_from(wrapped.saturating_sub(usize::from(inner.height))).unwrap_or(u16::MAX);
-    app.side_scroll_max.set(most);
-    f.render_widget(text.scroll((app.side_scroll.min(most), 0)), inner);
+    hits.side_scroll_max = Some(most);
+    f.render_widget(text.scroll((app.side.scroll.min(most), 0)), inner);
 }
 
 /// The Changes tab: the run's diff, or why there is none.
@@ -116,10 +156,12 @@ fn changes<'a>(app: &App, run: &RunRecord, theme: &Theme, width: usize) -> Vec<L
             ),
         ];
     }
-    match app.changes.loaded.get(&run.id) {
+    match app.side.changes.loaded.get(&run.id) {
         None => vec![Line::styled("reading its changes…", theme.dim)],
         Some(Err(e)) => vec![Line::styled(format!("changes not read: {e}"), theme.warn)],
-        Some(Ok(loaded)) => super::changes::lines(loaded, app.changes.cursor(&run.id), &app.keymap, theme, width).0,
+        Some(Ok(loaded)) => {
+            super::changes::lines(loaded, app.side.changes.cursor(&run.id), &app.keymap, theme, width).0
+        }
     }
 }
 
@@ -305,7 +347,7 @@ const TRANSCRIPT_FAMILIES: [&str; 12] = [
 ];
 
 fn transcript<'a>(app: &App, run: &RunRecord, theme: &Theme, height: usize) -> Vec<Line<'a>> {
-    match app.transcripts.get(&run.id) {
+    match app.side.transcripts.get(&run.id) {
         Some(Ok(messages)) if !messages.is_empty() => return conversation(messages, theme, height),
         Some(Err(e)) => return vec![Line::styled(format!("the transcript cannot be read: {e}"), theme.bad)],
         _ => {}
@@ -423,7 +465,7 @@ fn lineage<'a>(app: &App, run: &RunRecord, theme: &Theme) -> Vec<Line<'a>> {
     }
     // Runs of the same conversation: the one this run resumed or forked,
     // and those that resumed or forked this one.
-    if let Some(lineage) = app.lineages.get(&run.id)
+    if let Some(lineage) = app.side.lineages.get(&run.id)
         && let Some((node, from)) = find_node(&lineage.root, &run.id, None)
     {
         if let Some(from) = from {
@@ -590,13 +632,13 @@ impl App {
         let Some(id) = self.selected_run().map(|r| r.id.clone()) else {
             return;
         };
-        match self.tab {
-            Tab::Transcript if !self.transcripts.contains_key(&id) => self.commands.push(Command::Transcript(id)),
-            Tab::Lineage if !self.lineages.contains_key(&id) => self.commands.push(Command::Lineage(id)),
-            Tab::Changes if !self.changes.loaded.contains_key(&id) => self.commands.push(Command::Changes(id)),
+        match self.side.tab {
+            Tab::Transcript if !self.side.transcripts.contains_key(&id) => self.commands.push(Command::Transcript(id)),
+            Tab::Lineage if !self.side.lineages.contains_key(&id) => self.commands.push(Command::Lineage(id)),
+            Tab::Changes if !self.side.changes.loaded.contains_key(&id) => self.commands.push(Command::Changes(id)),
             Tab::Mail => {
                 let of = super::mail::of_selected(self, id);
-                if !self.mail.contains_key(&of) {
+                if !self.side.mail.contains_key(&of) {
                     self.commands.push(Command::Mail(of));
                 }
             }

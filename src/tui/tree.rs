@@ -5,6 +5,113 @@ use std::collections::HashMap;
 
 use crate::api::{RunRecord, SubagentRecord};
 
+/// The run tree as the app shows it: its rows, the one selected, the
+/// filter typed over it and the runs marked in it.
+#[derive(Default)]
+pub struct Tree {
+    pub(super) rows: Vec<TreeRow>,
+    pub(super) selected: usize,
+    pub(super) filter: String,
+    /// `/` was pressed: keys go into the filter.
+    pub(super) filtering: bool,
+    /// The run to select once the runs are known (the one selected when
+    /// the TUI was last closed).
+    pub(super) reselect: Option<String>,
+    /// Runs marked for a broadcast (Space), in the order marked.
+    pub(super) marked: Vec<String>,
+}
+
+impl Tree {
+    /// The rows built again from what the tree shows, the selection kept
+    /// on its run (or subagent), else on the first run.
+    pub(super) fn rebuild(
+        &mut self,
+        runs: &[RunRecord],
+        subagents: &HashMap<String, Vec<SubagentRecord>>,
+        hosts: &[&str],
+        routines: &[&str],
+        teams: &[crate::api::TeamRecord],
+    ) {
+        let keep = self
+            .rows
+            .get(self.selected)
+            .map(|r| (r.run.clone(), r.subagent.clone()));
+        let rows = build_with(runs, subagents, hosts, routines, &self.filter);
+        let leaders: HashMap<String, String> = teams
+            .iter()
+            .filter_map(|t| Some((t.members.iter().find(|m| m.leader)?.run.id.clone(), team_heading(t))))
+            .collect();
+        self.rows = with_teams(rows, &leaders);
+        self.selected = keep
+            .and_then(|(id, agent)| {
+                let id = id?;
+                self.rows
+                    .iter()
+                    .position(|r| r.run.as_deref() == Some(&id) && r.subagent == agent && r.team.is_none())
+                    .or_else(|| self.row_of(&id))
+            })
+            .or_else(|| self.rows.iter().position(|r| r.run.is_some()))
+            .unwrap_or(0);
+    }
+
+    /// A key typed into the filter (after `/`); true when the rows must be
+    /// built again.
+    pub(super) fn filter_key(&mut self, key: &crossterm::event::KeyEvent) -> bool {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        match key.code {
+            KeyCode::Esc => {
+                self.filtering = false;
+                self.filter.clear();
+                true
+            }
+            KeyCode::Enter => {
+                self.filtering = false;
+                false
+            }
+            KeyCode::Backspace => {
+                self.filter.pop();
+                true
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.filter.push(c);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Moves the selection `by` runs' rows (headings are passed over);
+    /// false where there is no run that way.
+    pub(super) fn step(&mut self, by: isize) -> bool {
+        let mut i = self.selected as isize;
+        loop {
+            i += by;
+            if i < 0 || i >= self.rows.len() as isize {
+                return false;
+            }
+            if self.rows[i as usize].run.is_some() {
+                self.selected = i as usize;
+                return true;
+            }
+        }
+    }
+
+    /// Selects the first run's row, or the last's; false with no runs.
+    pub(super) fn select_end(&mut self, last: bool) -> bool {
+        let mut runs = (0..self.rows.len()).filter(|&k| self.rows[k].run.is_some());
+        let pick = if last { runs.next_back() } else { runs.next() };
+        if let Some(k) = pick {
+            self.selected = k;
+        }
+        pick.is_some()
+    }
+
+    /// The row of run `id` (the first: a team's heading is over its leader).
+    pub(super) fn row_of(&self, id: &str) -> Option<usize> {
+        self.rows.iter().position(|r| r.run.as_deref() == Some(id))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TreeRow {
     /// `None` for a host heading; for a subagent, the run that started it.

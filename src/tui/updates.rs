@@ -3,9 +3,8 @@
 
 use std::collections::HashMap;
 
-use super::app::{App, Command, PaneScreen, Tab, Update, short};
+use super::app::{App, Command, Tab, Update, short};
 use crate::api::{RunRecord, SendResult};
-use crate::protocol::screen::{ScreenMirror, ScreenUpdate};
 
 impl App {
     pub fn update(&mut self, update: Update) {
@@ -14,8 +13,8 @@ impl App {
                 self.connected = true;
                 self.banner = None;
                 // A new connection has no subscriptions: ask again.
-                self.subscribed.clear();
-                self.pane_sizes.clear();
+                self.panes.subscribed.clear();
+                self.panes.sizes.clear();
                 self.commands.push(Command::Refresh);
             }
             Update::Disconnected(why) => {
@@ -30,14 +29,15 @@ impl App {
                 }
                 self.details.insert(id, *detail);
             }
-            Update::Screen { run, update } => self.apply_screen(run, *update),
+            // Its first update asks for what scrolled off before.
+            Update::Screen { run, update } => self.commands.extend(self.panes.apply_screen(run, *update)),
             Update::History {
                 run,
                 before,
                 kept_from,
                 lines,
             } => {
-                if let Some(screen) = self.screens.get_mut(&run)
+                if let Some(screen) = self.panes.screens.get_mut(&run)
                     && screen.history_asked == Some(before)
                 {
                     screen.history_asked = None;
@@ -71,7 +71,7 @@ impl App {
                 if teams != self.teams {
                     self.teams = teams;
                     // A team's mail moves with its unread counts.
-                    self.mail.retain(|of, _| matches!(of, super::mail::MailOf::Run(_)));
+                    self.side.mail.retain(|of, _| matches!(of, super::mail::MailOf::Run(_)));
                     self.rebuild_tree();
                 }
             }
@@ -86,59 +86,22 @@ impl App {
                 }
             }
             Update::Transcript { run, result } => {
-                self.transcripts.insert(run, result);
+                self.side.transcripts.insert(run, result);
             }
             Update::Lineage { run, result } => match result {
                 Ok(lineage) => {
-                    self.lineages.insert(run, lineage);
+                    self.side.lineages.insert(run, lineage);
                 }
                 // The tab still shows parents and children from the list.
                 Err(e) => self.message = Some(format!("lineage not loaded: {e}")),
             },
             Update::Mail { of, result } => {
-                self.mail.insert(of, result);
+                self.side.mail.insert(of, result);
             }
             Update::Changes { run, result } => self.changes_read(run, result),
             Update::Merged { run, result } => self.merged(run, result),
             Update::Removed(result) => self.removed(result),
         }
-    }
-
-    /// A screen update of a pane's run: applied to its mirror, the view
-    /// kept on its lines when scrolled back.
-    fn apply_screen(&mut self, run: String, update: ScreenUpdate) {
-        if !self.subscribed.contains(&run) {
-            return;
-        }
-        let history_lines = self.history_lines;
-        let screen = self.screens.entry(run.clone()).or_insert_with(|| PaneScreen {
-            mirror: ScreenMirror::new(update.rows, update.cols, history_lines),
-            scroll: 0,
-            unseen: 0,
-            history_asked: None,
-        });
-        // A new subscription (this pane's first, or after a
-        // reconnect) counts from 1; it carries no scrolled rows.
-        let (seq, first) = (update.seq, update.seq == 1);
-        // A refused update leaves the screen as it was; the next
-        // full one (a resize, a reconnect) mends it.
-        // Scrolled back, the view stays on its lines: as many more
-        // back as rows went into history below it.
-        let pushed = update.scrolled.len();
-        let size = (screen.mirror.rows, screen.mirror.cols);
-        let applied = screen.mirror.apply(update).is_ok();
-        let resized = applied && size != (screen.mirror.rows, screen.mirror.cols);
-        if applied && screen.scroll > 0 {
-            screen.scroll = (screen.scroll + pushed).min(screen.mirror.history().len().max(screen.scroll));
-            screen.unseen += pushed;
-        }
-        if applied && (first || (resized && screen.scroll > 0)) {
-            // What scrolled off before it began watching; or, scrolled
-            // back through a resize, the history rewrapped at the new
-            // width (not scrolled back, the pane asks once it is).
-            self.commands.push(screen.ask_history(&run, history_lines));
-        }
-        self.unacked.insert(run, seq);
     }
 
     /// A run started from this TUI (or why not): said, and selected.
@@ -159,8 +122,8 @@ impl App {
                     self.index_runs();
                 }
                 self.rebuild_tree();
-                if let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id)) {
-                    self.selected = i;
+                if let Some(i) = self.tree.row_of(&id) {
+                    self.tree.selected = i;
                     self.sync_subscriptions();
                 }
             }
@@ -172,20 +135,20 @@ impl App {
     fn runs_listed(&mut self, runs: Vec<RunRecord>) {
         // A new run may resume or fork one whose tree is loaded.
         if runs.iter().any(|r| self.run(&r.id).is_none()) {
-            self.lineages.clear();
+            self.side.lineages.clear();
         }
         self.runs = runs;
         self.index_runs();
         // A run no longer listed cannot be sent to.
         let listed: std::collections::HashSet<&str> = self.runs.iter().map(|r| r.id.as_str()).collect();
-        self.marked.retain(|id| listed.contains(id.as_str()));
+        self.tree.marked.retain(|id| listed.contains(id.as_str()));
         self.leave_insert_if_ended();
         self.notify_moments();
         self.rebuild_tree();
-        if let Some(id) = self.reselect.take()
-            && let Some(i) = self.rows.iter().position(|r| r.run.as_deref() == Some(&id))
+        if let Some(id) = self.tree.reselect.take()
+            && let Some(i) = self.tree.row_of(&id)
         {
-            self.selected = i;
+            self.tree.selected = i;
             self.sync_subscriptions();
         }
     }
@@ -196,14 +159,14 @@ impl App {
         // Reloaded when next shown: hooks and output change it often.
         // Changes being looked at stay on screen (and M answers)
         // while they are read again.
-        let looking = self.tab == Tab::Changes && self.selected_run().is_some_and(|r| r.id == id);
+        let looking = self.side.tab == Tab::Changes && self.selected_run().is_some_and(|r| r.id == id);
         if looking {
             self.commands.push(Command::Changes(id.clone()));
         }
-        let loaded = self.transcripts.remove(&id).is_some()
-            | self.lineages.remove(&id).is_some()
+        let loaded = self.side.transcripts.remove(&id).is_some()
+            | self.side.lineages.remove(&id).is_some()
             | super::mail::forget(self, &id)
-            | (!looking && self.changes.loaded.remove(&id).is_some());
+            | (!looking && self.side.changes.loaded.remove(&id).is_some());
         if loaded {
             self.want_tab_data();
         }
@@ -218,8 +181,8 @@ impl App {
             return;
         }
         // Only this prompt's draft: another answer leaves it waiting.
-        let pending = match &self.pending_send {
-            Some((id, _)) if *id == prompt_id => self.pending_send.take(),
+        let pending = match &self.overlay.pending_send {
+            Some((id, _)) if *id == prompt_id => self.overlay.pending_send.take(),
             _ => None,
         };
         match (result, pending) {
@@ -231,7 +194,7 @@ impl App {
             (Err(e), Some((_, draft))) => {
                 // Keep the draft: nothing is lost when the daemon could not take it.
                 self.message = Some(format!("not sent: {e}"));
-                self.overlay = Some(draft.into_overlay());
+                self.overlay.shown = Some(draft.into_overlay());
             }
             (Err(e), None) => self.message = Some(format!("not sent: {e}")),
         }

@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};
 
 use super::app::{App, Layout, Mode, Panel};
+use super::hits::Hits;
 use super::keymap::Action;
 use super::pane::PaneView;
 use super::side;
@@ -121,59 +122,68 @@ pub fn duration(run: &RunRecord, now: SystemTime) -> String {
     }
 }
 
+/// Draws the whole screen and keeps what the frame measured (`hits.rs`).
 pub fn draw(f: &mut Frame, app: &mut App) {
+    let hits = render(f, app);
+    app.drawn(hits);
+}
+
+/// Draws the whole screen from a borrowed app: where things went and how
+/// far they scroll come back as `Hits`, for `App::drawn`.
+pub fn render(f: &mut Frame, app: &App) -> Hits {
     let area = f.area();
-    // Set again by the panes this frame draws: none where the side panel
-    // takes their column or the window is too small, and a pane frame
-    // (`echo`) then draws none.
-    app.pane_rects.clear();
+    // The panes this frame draws: none where the side panel takes their
+    // column or the window is too small, and a pane frame (`echo`) then
+    // draws none.
+    let mut hits = Hits::default();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let msg = format!(
             "agents needs at least {MIN_WIDTH}×{MIN_HEIGHT}; this window is {}×{}",
             area.width, area.height
         );
         f.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
-        return;
+        return hits;
     }
     let theme = Theme::new(app.no_color);
     let now = app.now.unwrap_or_else(SystemTime::now);
-    if app.fullscreen {
-        draw_fullscreen(f, app, area);
-        return;
+    if app.panes.fullscreen {
+        draw_fullscreen(f, app, area, &mut hits);
+        return hits;
     }
     let [header, body, status] =
         Split::vertical([Constraint::Length(1), Constraint::Min(1), Constraint::Length(1)]).areas(area);
     bars::draw_header(f, app, header, &theme);
     bars::draw_status(f, app, status, &theme);
 
-    if !app.zoom {
+    let mut tree_width = app.tree_width();
+    if !app.panes.zoom {
         // Kept while a filter is: typing one must not resize every pane's run.
-        app.tree_width = match app.filter.is_empty() {
-            true => tree_width(app, area.width),
-            false => app
-                .tree_width
-                .clamp(TREE_MIN, TREE_MAX.min(area.width / 4).max(TREE_MIN)),
+        tree_width = match app.tree.filter.is_empty() {
+            true => self::tree_width(app, area.width),
+            false => tree_width.clamp(TREE_MIN, TREE_MAX.min(area.width / 4).max(TREE_MIN)),
         };
+        hits.tree_width = Some(tree_width);
     }
     // The side panel goes right of the panes where they keep `PANE_MIN`
     // beside both it and the tree; narrower, under the tree in one column
     // (at 120 columns the agent then keeps 80).
     let side_width = SIDE_WIDTH.max(area.width / 5);
-    let under_tree = area.width < app.tree_width + side_width + PANE_MIN;
+    let under_tree = area.width < tree_width + side_width + PANE_MIN;
     let left_width = match under_tree {
-        true => app.tree_width.max(side_width),
-        false => app.tree_width,
+        true => tree_width.max(side_width),
+        false => tree_width,
     };
     let beside = if under_tree { 0 } else { side_width };
-    app.side_beside_by_width = area.width.saturating_sub(left_width + beside) >= PANE_MIN;
+    let beside_by_width = area.width.saturating_sub(left_width + beside) >= PANE_MIN;
+    hits.side_beside_by_width = Some(beside_by_width);
     let show_side_beside =
-        app.side_shown.unwrap_or(app.side_beside_by_width) && area.width >= SIDE_BESIDE_MIN && !app.zoom;
+        app.side.shown.unwrap_or(beside_by_width) && area.width >= SIDE_BESIDE_MIN && !app.panes.zoom;
     let mut constraints = Vec::new();
-    if !app.zoom {
+    if !app.panes.zoom {
         constraints.push(Constraint::Length(if show_side_beside {
             left_width
         } else {
-            app.tree_width
+            tree_width
         }));
     }
     constraints.push(Constraint::Min(20));
@@ -181,34 +191,33 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         constraints.push(Constraint::Length(side_width));
     }
     let columns = Split::horizontal(constraints).split(body);
-    // Set again by what is drawn this frame.
-    app.tree_rect.set(None);
-    app.side_rect.set(None);
+    hits.laid_out = true;
     let mut i = 0;
     let mut side_area = columns.last().copied().unwrap_or(body);
-    if !app.zoom {
+    if !app.panes.zoom {
         let mut tree_area = columns[0];
         if show_side_beside && under_tree {
             // The tree as tall as its rows (and the "no runs" words), at
             // most half: the panel below it takes the rest.
-            let rows = (app.rows.len() as u16).max(6) + 2;
+            let rows = (app.tree.rows.len() as u16).max(6) + 2;
             let tree_height = rows.min(tree_area.height / 2);
             [tree_area, side_area] =
                 Split::vertical([Constraint::Length(tree_height), Constraint::Min(1)]).areas(tree_area);
         }
-        draw_tree(f, app, tree_area, &theme, now);
+        hits.tree = draw_tree(f, app, tree_area, &theme, now);
         i = 1;
     }
     let centre = columns[i];
-    if !show_side_beside && app.panel == Panel::Side && !app.zoom {
-        side::draw(f, app, centre, &theme, now);
+    if !show_side_beside && app.panel == Panel::Side && !app.panes.zoom {
+        side::draw(f, app, centre, &theme, now, &mut hits);
     } else {
-        draw_panes(f, app, centre, &theme, now);
+        draw_panes(f, app, centre, &theme, now, &mut hits);
     }
     if show_side_beside {
-        side::draw(f, app, side_area, &theme, now);
+        side::draw(f, app, side_area, &theme, now, &mut hits);
     }
-    overlay::draw_overlay(f, app, area, &theme);
+    overlay::draw_overlay(f, app, area, &theme, &mut hits);
+    hits
 }
 
 /// A host heading in the tree: `▾ gpu1 up 12ms`, cut to the width.
@@ -238,6 +247,7 @@ fn host_row<'a>(app: &App, name: &str, width: usize, theme: &Theme, now: SystemT
 /// and a quarter of the screen.
 fn tree_width(app: &App, screen: u16) -> u16 {
     let widest = app
+        .tree
         .rows
         .iter()
         .filter(|row| row.subagent.is_none() && row.team.is_none())
@@ -259,18 +269,20 @@ fn tree_width(app: &App, screen: u16) -> u16 {
 
 /// `RUNS`, the filter kept and how many runs are marked: ` RUNS /fix · 2 marked `.
 fn tree_title(app: &App) -> String {
-    let filter = match app.filter.is_empty() {
+    let filter = match app.tree.filter.is_empty() {
         true => String::new(),
-        false => format!(" /{}", crate::text::inert(&app.filter)),
+        false => format!(" /{}", crate::text::inert(&app.tree.filter)),
     };
-    let marked = match app.marked.len() {
+    let marked = match app.tree.marked.len() {
         0 => String::new(),
         n => format!(" · {n} marked"),
     };
     format!(" RUNS{filter}{marked} ")
 }
 
-fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime) {
+/// Draws the tree; where its rows went and the first one shown, when it
+/// lists runs.
+fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime) -> Option<([u16; 4], usize)> {
     let focused = app.panel == Panel::Tree;
     let block = Block::default()
         .borders(Borders::ALL)
@@ -284,14 +296,12 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
             Paragraph::new(empty_tree(app, inner, theme, now)).wrap(Wrap { trim: true }),
             inner,
         );
-        return;
+        return None;
     }
     let height = inner.height as usize;
-    let top = app.selected.saturating_sub(height.saturating_sub(1));
-    app.tree_rect
-        .set(Some(([inner.x, inner.y, inner.width, inner.height], top)));
+    let top = app.tree.selected.saturating_sub(height.saturating_sub(1));
     let mut lines = Vec::new();
-    for (i, row) in app.rows.iter().enumerate().skip(top).take(height) {
+    for (i, row) in app.tree.rows.iter().enumerate().skip(top).take(height) {
         if let Some(name) = &row.routine {
             lines.push(super::routines::line(app, name, inner.width as usize, theme, now));
             continue;
@@ -301,7 +311,7 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
             continue;
         };
         if let Some(team) = &row.team {
-            lines.push(team_row(team, row, inner.width as usize, i == app.selected, theme));
+            lines.push(team_row(team, row, inner.width as usize, i == app.tree.selected, theme));
             continue;
         }
         if let Some(agent) = &row.subagent {
@@ -311,7 +321,7 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
                 agent,
                 row,
                 inner.width as usize,
-                i == app.selected,
+                i == app.tree.selected,
                 theme,
             ));
             continue;
@@ -321,13 +331,14 @@ fn draw_tree(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTim
             app,
             run,
             row,
-            i == app.selected,
+            i == app.tree.selected,
             inner.width as usize,
             theme,
             now,
         ));
     }
     f.render_widget(Paragraph::new(lines), inner);
+    Some(([inner.x, inner.y, inner.width, inner.height], top))
 }
 
 /// A run's row of the tree: its place under its parent, its glyph and
@@ -348,7 +359,7 @@ fn run_row<'a>(
     };
     // Marked for a broadcast: `*` in the row's first column (always a
     // space otherwise), so the row keeps its width.
-    let marked = app.marked.contains(&run.id);
+    let marked = app.tree.marked.contains(&run.id);
     let indent = match marked {
         true => indent[1..].to_string(),
         false => indent,
@@ -415,14 +426,15 @@ fn empty_tree<'a>(app: &App, inner: Rect, theme: &Theme, now: SystemTime) -> Vec
     let mut lines: Vec<Line> = Vec::new();
     if !app.hosts.is_empty() {
         lines.extend(
-            app.rows
+            app.tree
+                .rows
                 .iter()
                 .filter(|r| r.run.is_none() && r.routine.is_none())
                 .map(|r| host_row(app, &r.host, inner.width as usize, theme, now)),
         );
         lines.push(Line::from(""));
     }
-    for row in app.rows.iter().filter_map(|r| r.routine.as_ref()) {
+    for row in app.tree.rows.iter().filter_map(|r| r.routine.as_ref()) {
         lines.push(super::routines::line(app, row, inner.width as usize, theme, now));
     }
     if !app.routines.is_empty() {
@@ -516,7 +528,7 @@ fn pane_areas(area: Rect, n: usize, layout: Layout, zoom: bool) -> Vec<Rect> {
     out
 }
 
-fn draw_panes(f: &mut Frame, app: &mut App, area: Rect, theme: &Theme, now: SystemTime) {
+fn draw_panes(f: &mut Frame, app: &App, area: Rect, theme: &Theme, now: SystemTime, hits: &mut Hits) {
     let runs = app.pane_runs();
     if runs.is_empty() {
         let block = Block::default()
@@ -533,9 +545,8 @@ fn draw_panes(f: &mut Frame, app: &mut App, area: Rect, theme: &Theme, now: Syst
         f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
         return;
     }
-    let areas = pane_areas(area, runs.len(), app.layout, app.zoom);
+    let areas = pane_areas(area, runs.len(), app.panes.layout, app.panes.zoom);
     let selected = app.selected_run().map(|r| r.id.clone());
-    let mut sizes = Vec::new();
     for (id, rect) in runs.iter().zip(areas) {
         let Some(run) = app.run(id).cloned() else { continue };
         let is_selected = selected.as_deref() == Some(id.as_str());
@@ -571,8 +582,8 @@ fn draw_panes(f: &mut Frame, app: &mut App, area: Rect, theme: &Theme, now: Syst
             .title(Span::styled(title, border));
         let inner = block.inner(rect);
         f.render_widget(block, rect);
-        sizes.push((id.clone(), inner.height, inner.width));
-        app.pane_rects
+        hits.pane_sizes.push((id.clone(), inner.height, inner.width));
+        hits.panes
             .push((id.clone(), [inner.x, inner.y, inner.width, inner.height]));
         if run.state == RunState::Blocked {
             // Nothing ever ran: no screen will come.
@@ -600,12 +611,12 @@ fn draw_panes(f: &mut Frame, app: &mut App, area: Rect, theme: &Theme, now: Syst
             f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
             continue;
         }
-        let Some(screen) = app.screens.get(id) else {
+        let Some(screen) = app.panes.screens.get(id) else {
             f.render_widget(Paragraph::new(Span::styled("connecting…", theme.dim)), inner);
             continue;
         };
-        if let Some(copy) = app.copy.as_ref().filter(|c| c.run == *id) {
-            draw_copy(f, copy, inner, theme);
+        if let Some(copy) = app.panes.copy.as_ref().filter(|c| c.run == *id) {
+            hits.copy_view_end = draw_copy(f, copy, inner, theme);
             continue;
         }
         if screen.scroll > 0 {
@@ -620,23 +631,22 @@ fn draw_panes(f: &mut Frame, app: &mut App, area: Rect, theme: &Theme, now: Syst
         f.render_widget(view, inner);
         if is_selected
             && app.mode == Mode::Insert
-            && app.overlay.is_none()
+            && app.overlay.shown.is_none()
             && let Some(pos) = cursor
         {
             f.set_cursor_position(pos);
         }
     }
-    app.panes_laid_out(sizes);
 }
 
 /// `a`: one run over the whole terminal, as `agents attach` shows it.
-fn draw_fullscreen(f: &mut Frame, app: &mut App, area: Rect) {
+fn draw_fullscreen(f: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let Some(id) = app.selected_run().map(|r| r.id.clone()) else {
-        app.fullscreen = false;
+        hits.fullscreen_gone = true;
         return;
     };
-    app.pane_rects = vec![(id.clone(), [area.x, area.y, area.width, area.height])];
-    if let Some(screen) = app.screens.get(&id) {
+    hits.panes = vec![(id.clone(), [area.x, area.y, area.width, area.height])];
+    if let Some(screen) = app.panes.screens.get(&id) {
         let view = PaneView {
             screen: &screen.mirror,
             no_color: app.no_color,
@@ -647,16 +657,17 @@ fn draw_fullscreen(f: &mut Frame, app: &mut App, area: Rect) {
             f.set_cursor_position(pos);
         }
     }
-    app.panes_laid_out(vec![(id, area.height, area.width)]);
+    hits.pane_sizes = vec![(id, area.height, area.width)];
 }
 
-/// Copy mode: the pane's lines with the cursor and the selection shown.
-fn draw_copy(f: &mut Frame, copy: &super::copy::CopyMode, area: Rect, theme: &Theme) {
+/// Copy mode: the pane's lines with the cursor and the selection shown;
+/// the end of the view, for the next frame.
+fn draw_copy(f: &mut Frame, copy: &super::copy::CopyMode, area: Rect, theme: &Theme) -> Option<usize> {
     let h = area.height as usize;
     if h == 0 {
-        return;
+        return None;
     }
-    let top = copy.top(h);
+    let (top, end) = copy.view(h);
     let selected = Style::default().add_modifier(Modifier::REVERSED);
     let mut lines = Vec::new();
     for (i, text) in copy.lines.iter().enumerate().skip(top).take(h) {
@@ -677,6 +688,7 @@ fn draw_copy(f: &mut Frame, copy: &super::copy::CopyMode, area: Rect, theme: &Th
         lines.push(Line::from(spans));
     }
     f.render_widget(Paragraph::new(lines), area);
+    Some(end)
 }
 
 /// Scrolled back: history rows then screen rows as plain text, a window of

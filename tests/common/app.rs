@@ -116,9 +116,9 @@ pub fn populated() -> App {
     failed.reason = Some("killed by SIGABRT".into());
 
     let mut app = App::new();
-    app.now = Some(UNIX_EPOCH + Duration::from_secs(T0));
-    app.no_color = true;
-    app.connected = true;
+    app.set_now(Some(UNIX_EPOCH + Duration::from_secs(T0)));
+    app.set_no_color(true);
+    app.set_connected(true);
     app.update(Update::Runs(vec![parent.clone(), child, child2, waiting, done, failed]));
     app.update(screen_of(parent.id.clone(), 20, 60, b"\x1b[1m\xe2\x9c\xbb demo-agent\x1b[0m\r\n> fix the failing tests\r\n\x1b[32m\xe2\x97\x8f\x1b[0m Running cargo test\r\n  \xe2\x8e\xbf 3 passed, 1 failed\r\n> "));
     let events = vec![
