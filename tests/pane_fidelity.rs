@@ -1,7 +1,7 @@
 //! A pane's screen and history. After resizes (docs/design.md §6, §9), the screen the
 //! TUI is sent for a run must end up cell for cell what the run's supervisor shows, however
 //! the resizes fell among the output. Driven through the TUI's real state
-//! (`App`) and its real daemon link (`tui::link::run`), against a real
+//! (`App`) and its real daemon link (`tui::connection::run`), against a real
 //! daemon, supervisor and PTY; the pane sizes are given as a layout would.
 
 mod common;
@@ -79,7 +79,7 @@ impl Tui {
     fn open(home: &Home) -> Tui {
         let (commands, commands_rx) = mpsc::unbounded_channel();
         let (updates_tx, updates) = mpsc::channel(256);
-        let link = tokio::spawn(agents::tui::link::run(
+        let link = tokio::spawn(agents::tui::connection::run(
             Paths::at(home.path().to_path_buf()),
             commands_rx,
             updates_tx,
