@@ -15,8 +15,10 @@ pub mod outbox;
 pub mod prompts;
 pub mod removal;
 pub mod routines;
+pub mod run_calls;
 pub mod runs;
 pub mod sessions;
+mod tasks;
 pub mod teams;
 pub mod transcripts;
 pub mod usage;
@@ -87,6 +89,12 @@ impl Store {
             }))
             .map_err(|_| StoreError::Closed)?;
         rx.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Waits until every job sent before it is done (a write queued before
+    /// a re-exec lands before it).
+    pub async fn flush(&self) {
+        let _ = self.call(|_| Ok(())).await;
     }
 
     /// Folds the write-ahead log into the database file: a clean stop
