@@ -35,27 +35,7 @@ const READ_STEPS: usize = 16;
 /// message is what the agent said last — true too for a run without one.
 pub(crate) async fn read_transcript(engine: &Arc<Engine>, child: &str) -> bool {
     let started = std::time::Instant::now();
-    let run = child.to_string();
-    let source = engine
-        .store
-        .call(move |c| {
-            let Some((session, run_id, path)) = crate::store::transcripts::recorded_transcript(c, &run)? else {
-                return Ok(None);
-            };
-            let key = crate::transcript::index::key(std::path::Path::new(&path));
-            if crate::store::transcripts::get_source(c, &key)?.is_none() {
-                // An unreadable format or path is reported when read.
-                let _ = crate::transcript::index::register(
-                    c,
-                    std::path::Path::new(&path),
-                    &session,
-                    run_id.as_deref(),
-                    None,
-                );
-            }
-            crate::store::transcripts::get_source(c, &key)
-        })
-        .await;
+    let source = crate::transcript::index::on_store::recorded_source(&engine.store, child).await;
     let src = match source {
         Ok(Some(src)) => src,
         Ok(None) => return true,
