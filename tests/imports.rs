@@ -381,6 +381,20 @@ const FUNCTION_LINES: usize = 120;
 const FILE_LINES: usize = 800;
 
 /// Every file of `src/` with its text, by path.
+/// The store's connection stays in the store: outside `src/store/`, only
+/// the transcript index takes it, through `Store::index_step` (its parsers
+/// lie above the store).
+#[test]
+fn only_the_transcript_index_is_handed_the_stores_connection() {
+    let found: Vec<String> = sources()
+        .into_iter()
+        .filter(|(path, _)| !path.starts_with("src/store/") && path != "src/transcript/index.rs")
+        .filter(|(_, text)| scan(text).code.contains("index_step("))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(found.is_empty(), "Store::index_step outside the index: {found:?}");
+}
+
 fn sources() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut paths = Vec::new();

@@ -12,9 +12,8 @@ use super::Daemon;
 use super::broker::dispatch::to_value;
 use crate::api::{ApiError, ErrorCode, MailListParams, MailRecord, MailSendParams, MailWaitParams, bounds};
 use crate::engine::start::resolve_row;
-use crate::store::mail::{self, NewMail};
+use crate::store::mail::NewMail;
 use crate::store::runs::RunRow;
-use crate::store::teams;
 
 pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<Value, ApiError> {
     bounds::check("the message", &p.body, MailSendParams::MAX_BODY)?;
@@ -91,17 +90,8 @@ async fn recipients(daemon: &Arc<Daemon>, to: &str, from: Option<&RunRow>) -> Re
     let seats = daemon
         .engine
         .store
-        .call(move |c| {
-            let team = match (reference, sender2) {
-                (Some(reference), _) => teams::resolve(c, &reference)?.ok().flatten().map(|t| t.id),
-                (None, Some(run)) => teams::seat_of(c, &run)?.map(|s| s.team_id),
-                (None, None) => None,
-            };
-            match team {
-                Some(team) => teams::members(c, &team),
-                None => Ok(Vec::new()),
-            }
-        })
+        .mail()
+        .seats(reference, sender2)
         .await
         .map_err(ApiError::internal)?;
     if team.is_some() && seats.is_empty() {
@@ -160,12 +150,7 @@ async fn send_one(
     from: Option<&RunRow>,
 ) -> Result<MailRecord, ApiError> {
     let (id2, to_id) = (id.to_string(), to.id.clone());
-    let known = daemon
-        .engine
-        .store
-        .call(move |c| mail::get(c, &id2))
-        .await
-        .map_err(ApiError::internal)?;
+    let known = daemon.engine.store.mail().get(&id2).await.map_err(ApiError::internal)?;
     if let Some(known) = &known
         && known.to != to_id
     {
@@ -212,19 +197,15 @@ async fn store(
     daemon
         .engine
         .store
-        .call(move |c| {
-            mail::insert(
-                c,
-                &NewMail {
-                    id: &id,
-                    from_run: from_run.as_deref(),
-                    from_name: &from_name,
-                    to_run: &to_run,
-                    thread: &thread,
-                    in_reply_to: in_reply_to.as_deref(),
-                    body: &body,
-                },
-            )
+        .mail()
+        .insert(&NewMail {
+            id: &id,
+            from_run: from_run.as_deref(),
+            from_name: &from_name,
+            to_run: &to_run,
+            thread: &thread,
+            in_reply_to: in_reply_to.as_deref(),
+            body: &body,
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))
@@ -261,7 +242,8 @@ async fn hand_over(daemon: &Arc<Daemon>, m: &MailRecord, to: &RunRow) -> Result<
     daemon
         .engine
         .store
-        .call(move |c| mail::mark_handed(c, &id))
+        .mail()
+        .mark_handed(&id)
         .await
         .map_err(ApiError::internal)
 }
@@ -276,7 +258,7 @@ pub(super) async fn hand_over_one(daemon: &Arc<Daemon>, m: &MailRecord) -> Resul
 
 /// At start: messages stored before the last daemon could hand them over.
 pub async fn hand_over_stored(daemon: &Arc<Daemon>) {
-    let Ok(stored) = daemon.engine.store.call(|c| mail::stored(c)).await else {
+    let Ok(stored) = daemon.engine.store.mail().stored().await else {
         return;
     };
     for m in stored {
@@ -299,7 +281,8 @@ pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Value, ApiE
         runs = daemon
             .engine
             .store
-            .call(move |c| teams::members(c, &team.id))
+            .teams()
+            .members(&team.id)
             .await
             .map_err(ApiError::internal)?
             .into_iter()
@@ -314,7 +297,8 @@ pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Value, ApiE
     let found = daemon
         .engine
         .store
-        .call(move |c| mail::list(c, (!every).then_some(runs.as_slice()), limit))
+        .mail()
+        .list((!every).then_some(runs), limit)
         .await
         .map_err(ApiError::internal)?;
     to_value(found)
@@ -342,7 +326,8 @@ pub async fn wait(daemon: &Arc<Daemon>, p: MailWaitParams) -> Result<Vec<MailRec
         let taken = daemon
             .engine
             .store
-            .call(move |c| mail::take_unread(c, &key))
+            .mail()
+            .take_unread(&key)
             .await
             .map_err(ApiError::internal)?;
         drop(_typing);
@@ -358,12 +343,7 @@ pub async fn wait(daemon: &Arc<Daemon>, p: MailWaitParams) -> Result<Vec<MailRec
 
 pub async fn read(daemon: &Arc<Daemon>, id: &str) -> Result<MailRecord, ApiError> {
     let key = id.to_string();
-    let stored = daemon
-        .engine
-        .store
-        .call(move |c| mail::get(c, &key))
-        .await
-        .map_err(ApiError::internal)?;
+    let stored = daemon.engine.store.mail().get(&key).await.map_err(ApiError::internal)?;
     match stored {
         Some(m) => Ok(m),
         // Held on this host for the daemon that placed its sender.

@@ -312,7 +312,7 @@ async fn reexec(daemon: &Daemon, binary: &std::path::Path) -> anyhow::Error {
     }
     // The last answers are queued to their clients' writers: let them go out.
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    let _ = daemon.engine.store.call(|_| Ok(())).await;
+    daemon.engine.store.flush().await;
     let e = upgrade::exec(binary, &daemon.engine.paths.home);
     anyhow::anyhow!("cannot re-execute on {}: {e}", binary.display())
 }

@@ -22,8 +22,8 @@ use serde_json::{Value, json};
 use super::Daemon;
 use super::broker::dispatch::to_value;
 use crate::api::{ApiError, ErrorCode, MailRecord, MailSendParams, OutboundMail, OutboxParams, OutboxTakenParams};
-use crate::store::outbox::{self, NewOutbound};
-use crate::store::runs::{self, RunRow};
+use crate::store::outbox::NewOutbound;
+use crate::store::runs::RunRow;
 
 /// Whether mail `from` sends to an address this daemon cannot resolve
 /// (`refused` is why) is held for the daemon that placed the run here.
@@ -32,12 +32,7 @@ pub async fn holds_for(daemon: &Arc<Daemon>, from: &RunRow, refused: &ApiError) 
         return false;
     }
     let run = from.id.clone();
-    daemon
-        .engine
-        .store
-        .call(move |c| outbox::placed(c, &run))
-        .await
-        .unwrap_or(false)
+    daemon.engine.store.outbox().placed(&run).await.unwrap_or(false)
 }
 
 /// Holds the message for the daemon that drives `from`; answers its record
@@ -49,18 +44,14 @@ pub async fn hold(daemon: &Arc<Daemon>, p: &MailSendParams, id: &str, from: &Run
     let held = daemon
         .engine
         .store
-        .call(move |c| {
-            outbox::hold(
-                c,
-                &NewOutbound {
-                    id: &id,
-                    from_run: &run,
-                    to: &to,
-                    thread: &thread,
-                    in_reply_to: in_reply_to.as_deref(),
-                    body: &body,
-                },
-            )
+        .outbox()
+        .hold(&NewOutbound {
+            id: &id,
+            from_run: &run,
+            to: &to,
+            thread: &thread,
+            in_reply_to: in_reply_to.as_deref(),
+            body: &body,
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
@@ -97,14 +88,10 @@ pub async fn read(daemon: &Arc<Daemon>, id: &str) -> Result<Option<MailRecord>, 
     daemon
         .engine
         .store
-        .call(move |c| {
-            let Some(m) = outbox::get(c, &key)? else {
-                return Ok(None);
-            };
-            let name = runs::get_run(c, &m.from)?.map_or_else(|| m.from.clone(), |r| r.name);
-            Ok(Some(record_of(&m, &name)))
-        })
+        .outbox()
+        .get_with_sender(&key)
         .await
+        .map(|held| held.map(|(m, name)| record_of(&m, &name)))
         .map_err(ApiError::internal)
 }
 
@@ -114,7 +101,8 @@ pub async fn take(daemon: &Arc<Daemon>, p: OutboxParams) -> Result<Value, ApiErr
     let held = daemon
         .engine
         .store
-        .call(move |c| outbox::take(c, &run, &epoch))
+        .outbox()
+        .take(&run, &epoch)
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     to_value(held)
@@ -126,7 +114,8 @@ pub async fn taken(daemon: &Arc<Daemon>, p: OutboxTakenParams) -> Result<Value, 
     let answer = daemon
         .engine
         .store
-        .call(move |c| outbox::taken(c, &run, &epoch, &ids))
+        .outbox()
+        .taken(&run, &epoch, ids)
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     if !answer.stale.is_empty() {

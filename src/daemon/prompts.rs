@@ -10,8 +10,8 @@ use super::broker::dispatch::to_value;
 use crate::api::{ApiError, ErrorCode, PromptParams, SendResult, method};
 use crate::engine::Engine;
 use crate::engine::live::Typed;
-use crate::store::prompts;
-use crate::store::runs::{self, RunRow};
+use crate::store::prompts::Change;
+use crate::store::runs::RunRow;
 
 pub(super) async fn call(
     engine: &Arc<Engine>,
@@ -30,18 +30,10 @@ pub(super) async fn call(
             let text = params
                 .text
                 .ok_or_else(|| ApiError::bad_request("the prompt's new text is missing"))?;
-            let (run, id) = (row.id.clone(), prompt.clone());
-            change(engine, &row, &prompt, "PROMPT_EDITED", move |c| {
-                prompts::edit(c, &run, &id, &text)
-            })
-            .await
+            change(engine, &row, &prompt, "PROMPT_EDITED", Change::Edit(text)).await
         }
         method::PROMPTS_DROP => {
-            let (run, id) = (row.id.clone(), prompt.clone());
-            let dropped = change(engine, &row, &prompt, "PROMPT_DROPPED", move |c| {
-                prompts::drop_waiting(c, &run, &id)
-            })
-            .await?;
+            let dropped = change(engine, &row, &prompt, "PROMPT_DROPPED", Change::Drop).await?;
             if let Some(live) = engine.live(&row.id) {
                 let mut held = live.held.lock().unwrap_or_else(|p| p.into_inner());
                 if held.as_ref().is_some_and(|h| h.prompt_id == prompt) {
@@ -64,7 +56,8 @@ async fn list(engine: &Arc<Engine>, row: &RunRow) -> Result<Vec<crate::api::Wait
     let id = row.id.clone();
     let mut waiting = engine
         .store
-        .call(move |c| prompts::waiting(c, &[id.as_str()]))
+        .prompts()
+        .waiting(vec![id])
         .await
         .map_err(ApiError::internal)?;
     let queued = waiting.remove(&row.id).unwrap_or_default();
@@ -82,18 +75,12 @@ async fn change(
     row: &RunRow,
     prompt: &str,
     event: &'static str,
-    change: impl FnOnce(&rusqlite::Connection) -> Result<bool, crate::store::StoreError> + Send + 'static,
+    change: Change,
 ) -> Result<Value, ApiError> {
-    let (run, id) = (row.id.clone(), prompt.to_string());
     let changed = engine
         .store
-        .call(move |c| {
-            let changed = change(c)?;
-            if changed {
-                runs::append_event(c, &run, event, &serde_json::json!({ "prompt_id": id }))?;
-            }
-            Ok(changed)
-        })
+        .prompts()
+        .change(&row.id, prompt, change, event)
         .await
         .map_err(ApiError::internal)?;
     if !changed {
@@ -121,7 +108,8 @@ async fn send_now(engine: &Arc<Engine>, row: RunRow, prompt: String) -> Result<V
     let id = prompt.clone();
     let found = engine
         .store
-        .call(move |c| prompts::get_prompt(c, &id))
+        .prompts()
+        .get(&id)
         .await
         .map_err(ApiError::internal)?
         .filter(|p| p.run_id == row.id && p.state == "queued")

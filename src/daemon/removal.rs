@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::Daemon;
 use crate::api::{ApiError, ErrorCode, RemoveParams, RemoveResult, RemovedRun};
-use crate::store::removal::{self, Plan};
+use crate::store::removal::Plan;
 use crate::store::runs::RunRow;
 
 /// How long `rm --cancel` waits for the runs it cancelled to end: the
@@ -53,7 +53,8 @@ pub async fn remove(daemon: &Arc<Daemon>, p: RemoveParams) -> Result<RemoveResul
     daemon
         .engine
         .store
-        .call(move |c| removal::remove(c, &plan))
+        .removal()
+        .remove(plan)
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     for id in &ids {
@@ -99,7 +100,8 @@ async fn roots(daemon: &Arc<Daemon>, p: &RemoveParams) -> Result<(Vec<String>, V
     let ids = daemon
         .engine
         .store
-        .call(move |c| removal::ended_before(c, before, &states))
+        .removal()
+        .ended_before(before, states)
         .await
         .map_err(ApiError::internal)?;
     let (mut keep, mut left) = (Vec::new(), Vec::new());
@@ -117,7 +119,8 @@ async fn plan(daemon: &Arc<Daemon>, roots: Vec<String>) -> Result<Plan, ApiError
     let mut plan = daemon
         .engine
         .store
-        .call(move |c| removal::plan(c, &roots))
+        .removal()
+        .plan(roots)
         .await
         .map_err(ApiError::internal)?;
     plan.runs = plan
@@ -155,12 +158,8 @@ async fn cancel_and_wait(daemon: &Arc<Daemon>, ids: &[String]) -> Result<(), Api
         let rows = daemon
             .engine
             .store
-            .call(move |c| {
-                pending
-                    .iter()
-                    .map(|id| crate::store::runs::get_run(c, id))
-                    .collect::<Result<Vec<_>, _>>()
-            })
+            .runs()
+            .get_many(pending)
             .await
             .map_err(ApiError::internal)?;
         let still = rows
@@ -215,14 +214,8 @@ pub async fn remove_session(
     }
     let key = session.clone();
     let gone = match p.dry_run {
-        true => daemon.engine.store.call(move |c| removal::session_parts(c, &key)).await,
-        false => {
-            daemon
-                .engine
-                .store
-                .call(move |c| removal::remove_session(c, &key))
-                .await
-        }
+        true => daemon.engine.store.removal().session_parts(&key).await,
+        false => daemon.engine.store.removal().remove_session(&key).await,
     }
     .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     let mut files = Vec::new();

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use super::Daemon;
 use crate::api::{ApiError, ErrorCode, RoutineFired, RunRecord, RunState, StartParams};
 use crate::config::routines::{MAX_QUEUED, Overlap, Routine};
-use crate::store::routines as store;
 use crate::store::runs::{NewRun, RunRow};
 
 /// Fires `routine` for its time `scheduled_at` (the scheduler's clock).
@@ -48,11 +47,7 @@ pub async fn fire(daemon: &Arc<Daemon>, name: &str, routine: &Routine, scheduled
     let answer = match started {
         Ok(record) => {
             let (id, key) = (record.id.clone(), name.to_string());
-            let marked = daemon
-                .engine
-                .store
-                .call(move |c| store::mark_fire(c, &id, &key, scheduled_at))
-                .await;
+            let marked = daemon.engine.store.routines().mark_fire(&id, &key, scheduled_at).await;
             if let Err(e) = marked {
                 tracing::warn!("cannot mark run {} as routine {name}'s: {e}", record.id);
             }
@@ -77,7 +72,8 @@ async fn busy_with(daemon: &Arc<Daemon>, name: &str) -> Option<String> {
     daemon
         .engine
         .store
-        .call(move |c| store::live_run(c, &key))
+        .routines()
+        .live_run(&key)
         .await
         .ok()
         .flatten()
@@ -158,7 +154,7 @@ pub async fn skip(
     reason: String,
 ) -> Option<RunRecord> {
     let row = skipped_row(name, routine, scheduled_at, reason);
-    match daemon.engine.store.call(move |c| store::insert_skipped(c, row)).await {
+    match daemon.engine.store.routines().insert_skipped(row).await {
         Ok(row) => {
             daemon.engine.changed(&row.id);
             Some(row.to_record())

@@ -13,7 +13,7 @@ use super::routine_fire::{fire, skip};
 use crate::api::{ApiError, ErrorCode, RoutineFired, RoutineRecord};
 use crate::clock::Clock;
 use crate::config::routines::{CatchUp, LATE_MS, MAX_MISSED, Routine};
-use crate::store::routines::{self as store, RoutineState};
+use crate::store::routines::RoutineState;
 
 /// The scheduler's state, shared with the methods that answer about it.
 pub struct Routines {
@@ -112,7 +112,7 @@ async fn save(daemon: &Arc<Daemon>, name: &str, state: RoutineState) {
         .unwrap_or_else(|p| p.into_inner())
         .insert(name.to_string(), state.clone());
     let key = name.to_string();
-    if let Err(e) = daemon.engine.store.call(move |c| store::save(c, &key, &state)).await {
+    if let Err(e) = daemon.engine.store.routines().save(&key, state).await {
         tracing::warn!("cannot store routine {name}'s state: {e}");
     }
 }
@@ -121,7 +121,7 @@ async fn save(daemon: &Arc<Daemon>, name: &str, state: RoutineState) {
 /// `Daemon::shutdown`: that wakes one waiter, which must be the accept
 /// loop; this task ends with the runtime.)
 pub async fn run(daemon: Arc<Daemon>) {
-    match daemon.engine.store.call(|c| store::all(c)).await {
+    match daemon.engine.store.routines().all().await {
         Ok(states) => *daemon.routines.states.lock().unwrap_or_else(|p| p.into_inner()) = states,
         Err(e) => tracing::warn!("cannot read the routines' states: {e}"),
     }
@@ -257,7 +257,7 @@ async fn start_queued(daemon: &Arc<Daemon>, name: &str, routine: &Routine) {
         return;
     }
     let key = name.to_string();
-    let live = daemon.engine.store.call(move |c| store::live_run(c, &key)).await;
+    let live = daemon.engine.store.routines().live_run(&key).await;
     if !matches!(live, Ok(None)) {
         return;
     }
@@ -285,7 +285,8 @@ pub async fn list(daemon: &Arc<Daemon>) -> Result<Vec<RoutineRecord>, ApiError> 
         let last = daemon
             .engine
             .store
-            .call(move |c| store::last_fire(c, &key))
+            .routines()
+            .last_fire(&key)
             .await
             .map_err(ApiError::internal)?;
         out.push(record(daemon, &name, &routine, now, last.map(|r| r.to_record())));
@@ -344,7 +345,8 @@ pub async fn pause(daemon: &Arc<Daemon>, name: &str, paused: bool) -> Result<Rou
     let last = daemon
         .engine
         .store
-        .call(move |c| store::last_fire(c, &key))
+        .routines()
+        .last_fire(&key)
         .await
         .map_err(ApiError::internal)?;
     Ok(record(daemon, name, &routine, now, last.map(|r| r.to_record())))

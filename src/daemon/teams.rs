@@ -16,7 +16,7 @@ use crate::api::{
 };
 use crate::config::teams::{MemberDef, Seat, TeamDef};
 use crate::engine::start::record;
-use crate::store::teams::{self, MemberRow, TeamRow};
+use crate::store::teams::{MemberRow, TeamRow};
 
 pub async fn start(daemon: &Arc<Daemon>, p: TeamStartParams) -> Result<Value, ApiError> {
     let (definition, def) = definition(daemon, &p)?;
@@ -28,7 +28,8 @@ pub async fn start(daemon: &Arc<Daemon>, p: TeamStartParams) -> Result<Value, Ap
     let team = daemon
         .engine
         .store
-        .call(move |c| teams::create(c, &key, &definition, approvals))
+        .teams()
+        .create(&key, &definition, approvals)
         .await
         .map_err(ApiError::internal)?;
     let agents = agents_command(&p.env);
@@ -66,11 +67,7 @@ pub async fn start(daemon: &Arc<Daemon>, p: TeamStartParams) -> Result<Value, Ap
     }
     if !problems.is_empty() {
         let (key, why) = (team.id.clone(), problems.join("; "));
-        let _ = daemon
-            .engine
-            .store
-            .call(move |c| teams::set_problem(c, &key, &why))
-            .await;
+        let _ = daemon.engine.store.teams().set_problem(&key, &why).await;
     }
     to_value(show_row(daemon, &team.id).await?)
 }
@@ -171,7 +168,8 @@ async fn start_member(
     daemon
         .engine
         .store
-        .call(move |c| teams::add_member(c, &row))
+        .teams()
+        .add_member(row)
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     daemon.engine.changed(&run.id);
@@ -216,7 +214,8 @@ pub async fn list(daemon: &Arc<Daemon>) -> Result<Value, ApiError> {
     let rows = daemon
         .engine
         .store
-        .call(|c| teams::list(c, 200))
+        .teams()
+        .list(200)
         .await
         .map_err(ApiError::internal)?;
     let mut found = Vec::with_capacity(rows.len());
@@ -265,7 +264,8 @@ pub(super) async fn resolve(daemon: &Arc<Daemon>, reference: &str) -> Result<Tea
     let found = daemon
         .engine
         .store
-        .call(move |c| teams::resolve(c, &key))
+        .teams()
+        .resolve(&key)
         .await
         .map_err(ApiError::internal)?;
     match found {
@@ -287,7 +287,8 @@ async fn show_row(daemon: &Arc<Daemon>, id: &str) -> Result<TeamRecord, ApiError
     let row = daemon
         .engine
         .store
-        .call(move |c| teams::get(c, &key))
+        .teams()
+        .get(&key)
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(|| ApiError::internal(format!("team {id} vanished")))?;
@@ -300,7 +301,8 @@ async fn with_members(daemon: &Arc<Daemon>, team: TeamRow) -> Result<TeamRecord,
     let (rows, unread) = daemon
         .engine
         .store
-        .call(move |c| Ok((teams::members(c, &key)?, teams::unread(c, &key)?)))
+        .teams()
+        .members_and_unread(&key)
         .await
         .map_err(ApiError::internal)?;
     let mut members = Vec::with_capacity(rows.len());

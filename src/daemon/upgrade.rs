@@ -133,15 +133,8 @@ pub async fn supervisor_builds(daemon: &Daemon, runs: Vec<String>) -> Vec<Superv
     let pids = daemon
         .engine
         .store
-        .call(move |c| {
-            let mut pids = Vec::new();
-            for id in &runs {
-                if let Some(pid) = crate::store::runs::get_run(c, id)?.and_then(|r| r.supervisor_pid) {
-                    pids.push(pid);
-                }
-            }
-            Ok(pids)
-        })
+        .runs()
+        .supervisor_pids(runs)
         .await
         .unwrap_or_default();
     let mut builds: Vec<SupervisorBuild> = Vec::new();

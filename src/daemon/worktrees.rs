@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::broker::dispatch::to_value;
 use crate::api::{ApiError, ErrorCode};
 use crate::engine::Engine;
-use crate::store::runs::{self, RunRow};
+use crate::store::runs::RunRow;
 use crate::worktree::{self, Origin};
 
 pub async fn changes(engine: &Arc<Engine>, row: RunRow) -> Result<Value, ApiError> {
@@ -53,7 +53,8 @@ async fn origin(engine: &Arc<Engine>, row: &RunRow) -> Result<Origin, ApiError> 
     let id = row.id.clone();
     let data = engine
         .store
-        .call(move |c| runs::first_event(c, &id, worktree::CREATED_EVENT))
+        .runs()
+        .first_event(&id, worktree::CREATED_EVENT)
         .await
         .map_err(ApiError::internal)?;
     data.and_then(|d| serde_json::from_value(d).ok()).ok_or_else(|| {
@@ -80,10 +81,7 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, String> + 
 
 async fn record(engine: &Arc<Engine>, id: &str, kind: &'static str, data: Value) {
     let run = id.to_string();
-    let stored = engine
-        .store
-        .call(move |c| runs::append_event(c, &run, kind, &data))
-        .await;
+    let stored = engine.store.runs().append_event(&run, kind, data).await;
     if let Err(e) = stored {
         tracing::warn!("could not record {kind} of run {id}: {e}");
     }

@@ -17,7 +17,7 @@ use crate::store::runs::{self, Ending, RunRow};
 
 /// Checks every run the database says is live.
 pub async fn reconcile_all(engine: &Arc<Engine>) {
-    let rows = match engine.store.call(|c| runs::list_runs(c, false)).await {
+    let rows = match engine.store.runs().list(false).await {
         Ok(rows) => rows,
         Err(e) => {
             tracing::error!("cannot list live runs: {e}");
@@ -63,7 +63,7 @@ pub async fn adopt(engine: &Arc<Engine>, row: &RunRow) -> anyhow::Result<Arc<Liv
             started_at: crate::store::now_ms(),
         };
         let id = row.id.clone();
-        engine.store.call(move |c| runs::mark_running(c, &id, &spawned)).await?;
+        engine.store.runs().mark_running(&id, spawned).await?;
     }
     let live = Arc::new(LiveRun::new(row.id.clone(), RunLink::Local(link.clone()), hello.offset));
     live.says_busy.store(hello.busy, std::sync::atomic::Ordering::Relaxed);
@@ -152,41 +152,11 @@ pub async fn finish(engine: &Arc<Engine>, id: &str, ending: Ending) -> Recorded 
 /// in one transaction: a write refused halfway (a full disk) leaves none
 /// of them, so writing it again writes all.
 pub(crate) async fn store_end(engine: &Arc<Engine>, id: &str, ending: Ending) -> Result<(), crate::store::StoreError> {
-    let id_owned = id.to_string();
-    let state = ending.state;
     let awaited = engine.awaited.lock().is_ok_and(|a| a.contains_key(id));
     // A result for the parent quotes the child's last words: read them first.
     let read_whole = !awaited && ending_child(engine, id).await && super::tasks::read_transcript(engine, id).await;
     // The parent, and whoever was told of the end (or of orphans).
-    let told = engine
-        .store
-        .call(move |c| {
-            let tx = c.transaction()?;
-            let ended = runs::finish_in(&tx, &id_owned, &ending)?;
-            if ended {
-                crate::store::attempts::close(&tx, &id_owned, state.as_str(), ending.reason.as_deref())?;
-            }
-            let parent = runs::get_run(&tx, &id_owned)?.and_then(|r| r.parent_run_id);
-            let mut told = Vec::new();
-            if ended && let Some(parent) = &parent {
-                runs::append_event(
-                    &tx,
-                    parent,
-                    "CHILD_ENDED",
-                    &json!({ "child": id_owned, "state": state.as_str() }),
-                )?;
-                told.push(parent.clone());
-                if !awaited {
-                    told.extend(super::tasks::tell_parent(&tx, &id_owned, parent, read_whole)?);
-                }
-            }
-            if ended {
-                told.extend(super::tasks::orphans(&tx, &id_owned, state)?);
-            }
-            tx.commit()?;
-            Ok(told)
-        })
-        .await?;
+    let told = engine.store.runs().end(id, ending, awaited, read_whole).await?;
     for run in told {
         super::tasks::wake(engine, &run);
         engine.changed(&run);
@@ -197,7 +167,7 @@ pub(crate) async fn store_end(engine: &Arc<Engine>, id: &str, ending: Ending) ->
 /// Whether `id` is a live run with a parent: only its end tells anyone.
 async fn ending_child(engine: &Arc<Engine>, id: &str) -> bool {
     let key = id.to_string();
-    let row = engine.store.call(move |c| runs::get_run(c, &key)).await;
+    let row = engine.store.runs().get(&key).await;
     row.ok()
         .flatten()
         .is_some_and(|r| r.state.is_live() && r.parent_run_id.is_some())
@@ -215,7 +185,7 @@ pub async fn supervisor_gone(engine: &Arc<Engine>, id: &str) {
         return;
     }
     let key = id.to_string();
-    let Ok(Some(row)) = engine.store.call(move |c| runs::get_run(c, &key)).await else {
+    let Ok(Some(row)) = engine.store.runs().get(&key).await else {
         return;
     };
     if !row.state.is_live() {

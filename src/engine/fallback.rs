@@ -25,7 +25,8 @@ use crate::api::{RunState, StartParams};
 use crate::harness::Profile;
 use crate::protocol::exit::ExitEvidence;
 use crate::protocol::supervisor::{Grace, SuperviseSpec};
-use crate::store::{attempts, harness as harness_store, now_ms, runs};
+use crate::store::attempts::Failover;
+use crate::store::{attempts, now_ms, runs};
 
 /// An attempt that ran longer than this did not fail on its account at
 /// start-up: Claude and Codex refuse a bad key or an exhausted account on
@@ -82,10 +83,7 @@ pub fn remember(run: &str, profile: Option<&str>, profiles: &BTreeMap<String, Pr
 /// re-adopted (before its exit can be heard), from what is stored.
 pub async fn recover(engine: &Arc<Engine>, row: &runs::RunRow) {
     let id = row.id.clone();
-    let stored = engine
-        .store
-        .call(move |c| Ok((attempts::tried(c, &id)?, harness_store::harness_info(c, &id)?.pass_env)))
-        .await;
+    let stored = engine.store.attempts().tried_and_pass_env(&id).await;
     let Ok((tried, pass_env)) = stored else { return };
     let config = engine.config();
     let Some((profile, remaining)) = still_to_try(&tried, &config.profiles) else {
@@ -237,13 +235,7 @@ async fn next_attempt(
         }
     };
     let key = id.clone();
-    let row = engine
-        .store
-        .call(move |c| {
-            attempts::supervised(c, &key, sup_pid, sup_start)?;
-            runs::get_run(c, &key)
-        })
-        .await;
+    let row = engine.store.attempts().supervised(&key, sup_pid, sup_start).await;
     let Ok(Some(row)) = row else { return true };
     plan.profile = next;
     plan.started_ms = now_ms();
@@ -330,42 +322,21 @@ async fn record_attempt(
     } else {
         None
     };
-    let (key, argv, family, profile, why) = (
-        row.id.clone(),
-        prepared.launch.argv.clone(),
-        row.harness.clone(),
-        next.to_string(),
-        reason.to_string(),
-    );
-    let from_profile = plan.profile.clone();
-    let session = prepared.launch.session.clone();
-    let begun = engine
-        .store
-        .call(move |c| {
-            attempts::close(c, &key, RunState::Failed.as_str(), Some(&why))?;
-            let n = attempts::begin(
-                c,
-                &key,
-                &attempts::Next {
-                    harness: &family,
-                    version: version.as_deref(),
-                    profile: &profile,
-                    argv: &argv,
-                },
-            )?;
-            runs::append_event(
-                c,
-                &key,
-                "ATTEMPT_FAILED",
-                &json!({ "attempt": n - 1, "profile": from_profile, "reason": why, "next_profile": profile }),
-            )?;
-            if let Some(s) = &session {
-                let path = s.transcript.as_ref().map(|p| p.to_string_lossy().into_owned());
-                harness_store::learn_session(c, &key, &family, &s.id, path.as_deref(), "launch")?;
-            }
-            Ok(n)
-        })
-        .await;
+    let session = prepared.launch.session.as_ref().map(|s| {
+        let path = s.transcript.as_ref().map(|p| p.to_string_lossy().into_owned());
+        (s.id.clone(), path)
+    });
+    let failover = Failover {
+        run: row.id.clone(),
+        why: reason.to_string(),
+        from_profile: plan.profile.clone(),
+        profile: next.to_string(),
+        harness: row.harness.clone(),
+        version,
+        argv: prepared.launch.argv.clone(),
+        session,
+    };
+    let begun = engine.store.attempts().next(failover).await;
     let n = begun.ok()?;
     let numbered = engine.paths.run_dir(&row.id).join(format!("exit.{}.json", n - 1));
     let _ = std::fs::rename(engine.paths.exit_evidence(&row.id), numbered);
@@ -433,10 +404,7 @@ fn start_adopter() {
 
 async fn note(engine: &Arc<Engine>, run: &str, kind: &'static str, data: Value) {
     let run = run.to_string();
-    let _ = engine
-        .store
-        .call(move |c| runs::append_event(c, &run, kind, &data))
-        .await;
+    let _ = engine.store.runs().append_event(&run, kind, data).await;
 }
 
 #[cfg(test)]

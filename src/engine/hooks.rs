@@ -15,7 +15,6 @@ use crate::api::{ApiError, ErrorCode, HookReport};
 use crate::harness::status::{self, HookSeen};
 use crate::harness::{self, SessionQuery};
 use crate::store::harness as store;
-use crate::store::runs;
 
 /// How long a report waits for a run that is still starting to become
 /// live: hooks such as `SessionStart` can fire before the daemon has
@@ -31,17 +30,8 @@ pub async fn report(engine: &Arc<Engine>, mut r: HookReport) -> Result<Value, Ap
     let (run, launch) = (r.run.clone(), r.launch_id.clone());
     let row = engine
         .store
-        .call(move |c| {
-            let id = match (run, launch) {
-                (Some(run), _) => Some(run),
-                (None, Some(launch)) => store::run_for_launch(c, &launch)?,
-                (None, None) => None,
-            };
-            match id {
-                Some(id) => runs::get_run(c, &id),
-                None => Ok(None),
-            }
-        })
+        .harness()
+        .run_of_hook(run, launch)
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(|| ApiError::new(ErrorCode::UnknownRun, "the hook names no run of this daemon"))?;
@@ -61,14 +51,16 @@ pub async fn report(engine: &Arc<Engine>, mut r: HookReport) -> Result<Value, Ap
     };
     let outcome = engine
         .store
-        .call(move |c| store::record_hook(c, &id, &family, &report, &said))
+        .harness()
+        .record_hook(&id, &family, report, said)
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     if let Some((agent, description)) = subagent_description(&r) {
         let id = row.id.clone();
         let _ = engine
             .store
-            .call(move |c| crate::store::lineage::set_subagent_description(c, &id, &agent, &description))
+            .lineage()
+            .set_subagent_description(&id, &agent, &description)
             .await;
     }
     if let Some((status, why)) = harness::hooks::status_of(&r) {
@@ -188,7 +180,8 @@ pub fn discover_session(engine: Arc<Engine>, run: String, adapter: &'static dyn 
             let path = transcript.clone();
             let _ = engine
                 .store
-                .call(move |c| store::learn_session(c, &id, family, &session, path.as_deref(), "transcript"))
+                .harness()
+                .learn_session(&id, family, &session, path, "transcript")
                 .await;
             engine.changed(&run);
             index(engine.clone(), run.clone(), found.id, transcript.into_iter().collect()).await;

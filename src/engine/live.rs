@@ -568,17 +568,7 @@ impl OutputBytes {
             tokio::time::sleep(PERSIST_OFFSET_EVERY).await;
             // Taken on the store's thread, in order with its other jobs: an
             // offset `forget` removed never lands after the run's end.
-            let _ = store
-                .call(move |c| {
-                    let batch = std::mem::take(&mut *pending.lock().unwrap_or_else(|p| p.into_inner()));
-                    let tx = c.transaction()?;
-                    for (id, offset) in batch {
-                        crate::store::runs::set_output_bytes(&tx, &id, offset)?;
-                    }
-                    tx.commit()?;
-                    Ok(())
-                })
-                .await;
+            let _ = store.runs().store_output_bytes(pending).await;
         });
     }
 

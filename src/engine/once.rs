@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::Engine;
 use crate::api::{ApiError, ErrorCode, SendResult};
-use crate::store::runs::{self, RunRow};
+use crate::store::runs::RunRow;
 
 /// Ids a caller mints: ULIDs in practice; anything short and plain is taken.
 pub fn validate_id(what: &str, id: &str) -> Result<(), ApiError> {
@@ -75,11 +75,7 @@ impl Drop for StartGuard<'_> {
 /// The run a start with this launch id already created.
 pub async fn started(engine: &Engine, launch_id: &str) -> Result<Option<RunRow>, ApiError> {
     let key = launch_id.to_string();
-    engine
-        .store
-        .call(move |c| runs::run_by_launch_id(c, &key))
-        .await
-        .map_err(ApiError::internal)
+    engine.store.runs().by_launch_id(&key).await.map_err(ApiError::internal)
 }
 
 /// A `sessions.resume` / `sessions.fork` with a caller's launch id: the
@@ -99,11 +95,7 @@ pub async fn resuming<'a>(engine: &'a Engine, launch_id: &str) -> Result<Result<
 /// is now (a retry after the run ended still learns it was delivered).
 pub async fn known_prompt(engine: &Engine, run: &str, prompt_id: &str) -> Result<Option<SendResult>, ApiError> {
     let key = prompt_id.to_string();
-    let prompt = engine
-        .store
-        .call(move |c| crate::store::prompts::get_prompt(c, &key))
-        .await
-        .map_err(ApiError::internal)?;
+    let prompt = engine.store.prompts().get(&key).await.map_err(ApiError::internal)?;
     match prompt {
         None => Ok(None),
         Some(p) if p.run_id != run => Err(ApiError::new(
@@ -122,12 +114,7 @@ pub async fn known_prompt(engine: &Engine, run: &str, prompt_id: &str) -> Result
 /// refusal again.
 pub async fn answered(engine: &Engine, run: &str, answer_id: &str) -> Option<Result<Value, ApiError>> {
     let (r, a) = (run.to_string(), answer_id.to_string());
-    let event = engine
-        .store
-        .call(move |c| runs::answer_outcome(c, &r, &a))
-        .await
-        .ok()
-        .flatten()?;
+    let event = engine.store.runs().answer_outcome(&r, &a).await.ok().flatten()?;
     Some(match event.kind.as_str() {
         "ANSWERED" => Ok(event.data.get("result").cloned().unwrap_or(Value::Null)),
         _ => Err(ApiError::new(
@@ -167,10 +154,7 @@ pub async fn record_answer(
         ),
     };
     let id = run.to_string();
-    let _ = engine
-        .store
-        .call(move |c| runs::append_event(c, &id, kind, &data))
-        .await;
+    let _ = engine.store.runs().append_event(&id, kind, data).await;
 }
 
 #[cfg(test)]

@@ -49,14 +49,8 @@ pub async fn enqueue(engine: &Arc<Engine>, run: &str, prompt_id: &str, text: &st
     let (r, p, t) = (run.to_string(), prompt_id.to_string(), text.to_string());
     let prompt = engine
         .store
-        .call(move |c| {
-            let fresh = crate::store::prompts::get_prompt(c, &p)?.is_none();
-            let prompt = crate::store::prompts::enqueue_prompt(c, &p, &r, &t)?;
-            if fresh {
-                runs::append_event(c, &r, "PROMPT_QUEUED", &serde_json::json!({ "prompt_id": p }))?;
-            }
-            Ok(prompt)
-        })
+        .prompts()
+        .enqueue(&r, &p, &t)
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     if prompt.run_id != run {
@@ -86,7 +80,8 @@ pub async fn enqueue(engine: &Arc<Engine>, run: &str, prompt_id: &str, text: &st
     let id = prompt.id.clone();
     let state = engine
         .store
-        .call(move |c| crate::store::prompts::get_prompt(c, &id))
+        .prompts()
+        .get(&id)
         .await
         .ok()
         .flatten()
@@ -349,11 +344,7 @@ async fn deliver_next(engine: &Arc<Engine>, live: &Arc<LiveRun>, rules: &Rules) 
         return false;
     }
     let id = live.id.clone();
-    let Ok((queued, run)) = engine
-        .store
-        .call(move |c| Ok((crate::store::prompts::queued_prompts(c, &id)?, runs::get_run(c, &id)?)))
-        .await
-    else {
+    let Ok((queued, run)) = engine.store.prompts().queued_with_run(&id).await else {
         return false;
     };
     let Some(prompt) = queued.into_iter().next() else {
@@ -410,17 +401,7 @@ async fn type_in(
     let was_held = live.held.lock().unwrap_or_else(|p| p.into_inner()).take().is_some();
     let (id, pid) = (live.id.clone(), prompt.id.clone());
     let on_purpose = hold.is_none();
-    let _ = engine
-        .store
-        .call(move |c| {
-            crate::store::prompts::set_prompt_state(c, &pid, "delivered")?;
-            let mut data = serde_json::json!({ "prompt_id": pid });
-            if on_purpose {
-                data["on_purpose"] = true.into();
-            }
-            runs::append_event(c, &id, "PROMPT_DELIVERED", &data)
-        })
-        .await;
+    let _ = engine.store.prompts().delivered(&id, &pid, on_purpose).await;
     // A delivery by `runs.send` (not this run's status loop) wakes the loop
     // to record `working`: a turn that ends before anything else wakes it
     // (a quick reply's hook) would otherwise leave no sign it ever worked.

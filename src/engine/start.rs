@@ -14,7 +14,8 @@ use super::Engine;
 use crate::api::{ApiError, ErrorCode, RunRecord, RunState, StartParams};
 use crate::protocol::supervisor::{Grace, SuperviseSpec};
 use crate::store::harness as harness_store;
-use crate::store::runs::{self, Ending, NewRun, Resolved, RunRow};
+use crate::store::run_calls::Creation;
+use crate::store::runs::{Ending, NewRun, Resolved, RunRow};
 
 /// Environment variables a harness gets from the client's environment
 /// (docs/design.md §4: an allowlist; values are passed, never stored): where things
@@ -261,53 +262,30 @@ async fn store_created(
     created: Created,
     parent: Option<&RunRow>,
 ) -> Result<(), ApiError> {
-    let insert = row.clone();
+    let Created {
+        version,
+        profile,
+        pass_env,
+        harness_env,
+        session,
+        origin,
+        placed,
+        name_source,
+    } = created;
+    let creation = Creation {
+        version,
+        profile,
+        pass_env,
+        harness_env,
+        session: session.map(|s| (s.id, s.transcript.map(|p| p.to_string_lossy().into_owned()))),
+        origin: origin.map(|data| (crate::worktree::CREATED_EVENT, data)),
+        placed,
+        name_source,
+    };
     engine
         .store
-        .call(move |c| {
-            let Created {
-                version,
-                profile,
-                pass_env,
-                harness_env,
-                session,
-                origin,
-                placed,
-                name_source,
-            } = created;
-            runs::insert_run(c, &insert)?;
-            let data = json!({
-                "state": "pending",
-                "harness": insert.harness,
-                "name": insert.name,
-                "version": version,
-                "profile": profile,
-                "pass_env": pass_env,
-                "harness_env": harness_env,
-            });
-            runs::append_event(c, &insert.id, "RUN_CREATED", &data)?;
-            if let Some(data) = &origin {
-                runs::append_event(c, &insert.id, crate::worktree::CREATED_EVENT, data)?;
-            }
-            if placed {
-                runs::append_event(c, &insert.id, crate::store::outbox::PLACED_EVENT, &json!({}))?;
-            }
-            let transcript = session
-                .as_ref()
-                .and_then(|s| s.transcript.as_ref())
-                .map(|p| p.to_string_lossy().into_owned());
-            harness_store::record_launch(
-                c,
-                &insert.id,
-                &harness_store::Launched {
-                    family: &insert.harness,
-                    version: version.as_deref(),
-                    profile: profile.as_deref(),
-                    name_source,
-                    session: session.as_ref().map(|s| (s.id.as_str(), transcript.as_deref())),
-                },
-            )
-        })
+        .runs()
+        .create(row.clone(), creation)
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     engine.changed(&row.id);
@@ -365,7 +343,8 @@ async fn spawn_and_adopt(
     let key = id.clone();
     engine
         .store
-        .call(move |c| runs::mark_starting(c, &key, sup_pid, sup_start))
+        .runs()
+        .mark_starting(&key, sup_pid, sup_start)
         .await
         .map_err(ApiError::internal)?;
     row.state = RunState::Starting;
@@ -407,16 +386,7 @@ pub async fn record(engine: &Arc<Engine>, id: &str) -> Result<RunRecord, ApiErro
 /// Resolves a reference (id, unique prefix, or name) to its row.
 pub async fn resolve_row(engine: &Arc<Engine>, reference: &str) -> Result<RunRow, ApiError> {
     let r = reference.to_string();
-    let found = engine
-        .store
-        .call(move |c| {
-            Ok(match runs::resolve(c, &r)? {
-                Resolved::One(id) => Ok(runs::get_run(c, &id)?),
-                other => Err(other),
-            })
-        })
-        .await
-        .map_err(ApiError::internal)?;
+    let found = engine.store.runs().resolve(&r).await.map_err(ApiError::internal)?;
     match found {
         Ok(Some(row)) => Ok(engine.held_ends.apply(row)),
         Ok(None) | Err(Resolved::None) | Err(Resolved::One(_)) => Err(ApiError::new(
@@ -437,19 +407,7 @@ async fn free_name(engine: &Arc<Engine>, harness: &str) -> Result<String, ApiErr
         .take(24)
         .collect();
     let base = if base.is_empty() { "run".to_string() } else { base };
-    engine
-        .store
-        .call(move |c| {
-            for n in 1.. {
-                let candidate = format!("{base}-{n}");
-                if !runs::name_taken(c, &candidate)? {
-                    return Ok(candidate);
-                }
-            }
-            unreachable!("the loop above is unbounded")
-        })
-        .await
-        .map_err(ApiError::internal)
+    engine.store.names().first_free(&base).await.map_err(ApiError::internal)
 }
 
 /// The harness's environment, by precedence (docs/design.md §4): the client's

@@ -18,8 +18,9 @@ use crate::api::{
     ApiError, ErrorCode, SearchParams, SearchResults, TranscriptMessage, TranscriptPage, TranscriptParams,
 };
 use crate::store::transcripts as db;
-use crate::store::{Store, StoreError, runs};
+use crate::store::{Store, StoreError};
 use crate::transcript::claude::SubagentLink;
+use crate::transcript::index::on_store::{self, Ambiguous};
 use crate::transcript::index::{self, IndexError, IndexReport};
 use crate::transcript::watch::Watcher;
 use crate::transcript::{Format, tail};
@@ -87,7 +88,7 @@ impl Transcripts {
         tokio::spawn(tailer.run(jobs.clone(), rx));
         let resume = jobs.clone();
         tokio::spawn(async move {
-            if let Ok(live) = store.call(|c| db::live_sources(c)).await {
+            if let Ok(live) = store.transcripts().live_sources().await {
                 let files = live.into_iter().map(|s| PathBuf::from(s.path)).collect();
                 let _ = resume.send(Job::Watch(files));
             }
@@ -104,9 +105,7 @@ impl Transcripts {
         session_id: &str,
         run_id: Option<&str>,
     ) -> Result<IndexReport, ApiError> {
-        let (p, s, r) = (path.to_path_buf(), session_id.to_string(), run_id.map(str::to_string));
-        let files = store
-            .call(move |c| Ok(index::register(c, &p, &s, r.as_deref(), None)))
+        let files = on_store::register_file(store, path, session_id, run_id, None)
             .await
             .map_err(storage)?
             .map_err(index_error)?;
@@ -158,8 +157,7 @@ impl Transcripts {
 
     /// A session is resumed: tail the files it has again.
     pub async fn watch_session(&self, store: &Store, session_id: &str) {
-        let s = session_id.to_string();
-        if let Ok(sources) = store.call(move |c| db::session_sources(c, &s)).await {
+        if let Ok(sources) = store.transcripts().session_sources(session_id).await {
             let _ = self
                 .jobs
                 .send(Job::Watch(sources.into_iter().map(|s| PathBuf::from(s.path)).collect()));
@@ -197,9 +195,7 @@ fn index_error(e: IndexError) -> ApiError {
 async fn catch_up(store: &Store, path: &Path) -> Result<index::Stepped, IndexError> {
     let mut total = index::Stepped::default();
     loop {
-        let p = path.to_path_buf();
-        let s = store
-            .call(move |c| Ok(index::step(c, &p, tail::CHUNK)))
+        let s = on_store::step_file(store, path, tail::CHUNK)
             .await
             .map_err(IndexError::Store)??;
         total.messages += s.messages;
@@ -287,7 +283,7 @@ impl Tailer {
     /// Stops tailing the files no live run uses, and unwatches the folders
     /// that only they needed (a folder holds many sessions' files).
     async fn prune(&mut self) {
-        let live = match self.store.call(|c| db::live_sources(c)).await {
+        let live = match self.store.transcripts().live_sources().await {
             Ok(live) => live,
             Err(e) => return tracing::warn!("transcript watches not pruned: {e}"),
         };
@@ -394,22 +390,7 @@ impl Tailer {
             self.index(file).await;
             return;
         }
-        let (parent, sub) = (index::key(session_file), file.to_path_buf());
-        let registered = self
-            .store
-            .call(move |c| {
-                let Some(src) = db::get_source(c, &parent)? else {
-                    return Ok(None);
-                };
-                Ok(Some(index::register(
-                    c,
-                    &sub,
-                    &src.session_id,
-                    src.run_id.as_deref(),
-                    Some(src.format),
-                )))
-            })
-            .await;
+        let registered = on_store::register_beside(&self.store, &index::key(session_file), file).await;
         match registered {
             Ok(Some(Ok(_))) => {
                 self.watch(file);
@@ -425,7 +406,7 @@ impl Tailer {
         match catch_up(&self.store, path).await {
             Ok(s) if s.changed => {
                 let key = index::key(path);
-                if let Ok(Some(src)) = self.store.call(move |c| db::get_source(c, &key)).await {
+                if let Ok(Some(src)) = self.store.transcripts().source(&key).await {
                     let _ = self.grew.send(Grew {
                         session: src.session_id,
                         run: src.run_id,
@@ -443,33 +424,7 @@ impl Tailer {
 /// A transcript the harness layer recorded (`sessions.transcript_path`) but
 /// nobody indexed yet is registered on the way.
 async fn resolve_session(engine: &Arc<Engine>, reference: &str) -> Result<String, ApiError> {
-    let r = reference.to_string();
-    let found = engine
-        .store
-        .call(move |c| {
-            let run = match runs::resolve(c, &r)? {
-                runs::Resolved::One(id) => Some(id),
-                runs::Resolved::Many(ids) => return Ok(Err(Ambiguous::Runs(ids))),
-                runs::Resolved::None => None,
-            };
-            let key = run.clone().unwrap_or_else(|| r.clone());
-            let recorded = db::recorded_transcript(c, &key)?;
-            if let Some((session, run_id, path)) = &recorded
-                && db::get_source(c, &index::key(Path::new(path)))?.is_none()
-            {
-                // Unreadable format or path: reported when read, not here.
-                let _ = index::register(c, Path::new(path), session, run_id.as_deref(), None);
-            }
-            if let Some(run) = &run {
-                return Ok(Ok((db::session_of_run(c, run)?, Some(run.clone()))));
-            }
-            let sessions = db::match_sessions(c, &r)?;
-            match sessions.len() {
-                0 => Ok(Ok((None, None))),
-                1 => Ok(Ok((sessions.into_iter().next(), None))),
-                _ => Ok(Err(Ambiguous::Sessions(sessions))),
-            }
-        })
+    let found = on_store::find_session(&engine.store, reference)
         .await
         .map_err(storage)?;
     match found {
@@ -491,11 +446,6 @@ async fn resolve_session(engine: &Arc<Engine>, reference: &str) -> Result<String
             format!("'{reference}' matches several sessions: {}", ids.join(", ")),
         )),
     }
-}
-
-enum Ambiguous {
-    Runs(Vec<String>),
-    Sessions(Vec<String>),
 }
 
 /// `transcript.read`.
@@ -535,10 +485,10 @@ pub async fn read(engine: &Arc<Engine>, p: TranscriptParams) -> Result<Transcrip
 
 /// Reads what is new in every file of a session; returns the files.
 async fn refresh(engine: &Arc<Engine>, session: &str) -> Result<Vec<PathBuf>, ApiError> {
-    let s = session.to_string();
     let sources = engine
         .store
-        .call(move |c| db::session_sources(c, &s))
+        .transcripts()
+        .session_sources(session)
         .await
         .map_err(storage)?;
     let mut files = Vec::new();
@@ -572,16 +522,7 @@ struct Unread {
 /// `SEARCH_STEPS` steps; the first step is always taken, however busy the
 /// machine. Returns what it left.
 async fn catch_up_live(engine: &Arc<Engine>, also: Option<String>) -> Unread {
-    let sources = engine
-        .store
-        .call(move |c| {
-            let mut sources = db::live_sources(c)?;
-            if let Some(s) = also {
-                sources.extend(db::session_sources(c, &s)?);
-            }
-            Ok(sources)
-        })
-        .await;
+    let sources = engine.store.transcripts().live_sources_and(also).await;
     let sources = match sources {
         Ok(s) => s,
         Err(e) => {
@@ -669,8 +610,7 @@ async fn steps_within(engine: &Engine, src: &db::SourceRow, budget: &mut Budget)
         ..Read::default()
     };
     while budget.take() {
-        let p = path.clone();
-        match engine.store.call(move |c| Ok(index::step(c, &p, SEARCH_STEP))).await {
+        match on_store::step_file(&engine.store, &path, SEARCH_STEP).await {
             Ok(Ok(s)) => {
                 read.changed |= s.changed;
                 read.messages += s.messages;
@@ -700,10 +640,10 @@ async fn page(
     after_seq: Option<i64>,
     limit: usize,
 ) -> Result<TranscriptPage, ApiError> {
-    let s = session.to_string();
     let (info, mut messages) = engine
         .store
-        .call(move |c| Ok((db::session(c, &s)?, db::messages(c, &s, after_seq, limit + 1)?)))
+        .transcripts()
+        .page(session, after_seq, limit + 1)
         .await
         .map_err(storage)?;
     let info = info.ok_or_else(|| ApiError::new(ErrorCode::UnknownSession, format!("no session {session}")))?;
@@ -753,7 +693,8 @@ pub async fn search(engine: &Arc<Engine>, p: SearchParams) -> Result<SearchResul
     };
     let hits = engine
         .store
-        .call(move |c| Ok(db::search(c, &query, within.as_deref(), limit)))
+        .transcripts()
+        .search(query, within, limit)
         .await
         .map_err(storage)?;
     // Only now, so the tailer's larger steps do not queue before the query

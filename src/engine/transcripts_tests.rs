@@ -71,8 +71,7 @@ async fn a_sessions_folders_are_unwatched_once_no_live_run_uses_it_and_watched_a
     add_run(&store, "RC", "SC").await;
     for (f, session, run) in [(&a, "SA", "RA"), (&b, "SB", "RB"), (&c, "SC", "RC")] {
         let (f, session, run) = (f.clone(), session.to_string(), run.to_string());
-        store
-            .call(move |conn| Ok(index::register(conn, &f, &session, Some(&run), None)))
+        index::on_store::register_file(&store, &f, &session, Some(&run), None)
             .await
             .unwrap()
             .unwrap();
@@ -100,7 +99,7 @@ async fn a_sessions_folders_are_unwatched_once_no_live_run_uses_it_and_watched_a
     // A later run resumes session B (the source still names RB): its
     // file is tailed again, and kept while that run lives.
     add_run(&store, "RB2", "SB").await;
-    let sources = store.call(|conn| db::session_sources(conn, "SB")).await.unwrap();
+    let sources = store.transcripts().session_sources("SB").await.unwrap();
     for src in sources {
         t.watch(Path::new(&src.path));
     }

@@ -5,7 +5,7 @@
 
 use rusqlite::{Connection, params};
 
-use super::{StoreError, format_ms, now_ms};
+use super::{Store, StoreError, format_ms, now_ms, runs};
 use crate::api::AttemptRecord;
 
 /// Closes the run's open attempt: `outcome` is a run state string.
@@ -17,6 +17,86 @@ pub fn close(conn: &Connection, run: &str, outcome: &str, reason: Option<&str>) 
         params![run, now_ms(), outcome, reason],
     )?;
     Ok(())
+}
+
+/// `store.attempts()`: a run's attempts under its profile's fallbacks,
+/// each read and write on the owner thread.
+pub struct Attempts<'a>(&'a Store);
+
+impl Store {
+    pub fn attempts(&self) -> Attempts<'_> {
+        Attempts(self)
+    }
+}
+
+/// The attempt that failed and the one after it (see [`Attempts::next`]).
+pub struct Failover {
+    pub run: String,
+    /// Why the attempt failed.
+    pub why: String,
+    /// The profile that failed, the next attempt's, and its launch.
+    pub from_profile: String,
+    pub profile: String,
+    pub harness: String,
+    pub version: Option<String>,
+    pub argv: Vec<String>,
+    /// The session the next launch made known, and its transcript's path.
+    pub session: Option<(String, Option<String>)>,
+}
+
+impl Attempts<'_> {
+    /// The run's attempts so far and the variables it passes by name, read
+    /// together.
+    pub async fn tried_and_pass_env(&self, run: &str) -> Result<(Vec<Tried>, Vec<String>), StoreError> {
+        let run = run.to_string();
+        self.0
+            .call(move |c| Ok((tried(c, &run)?, super::harness::harness_info(c, &run)?.pass_env)))
+            .await
+    }
+
+    /// The attempt's supervisor started (see [`supervised`]); answers the
+    /// run's row.
+    pub async fn supervised(&self, run: &str, pid: i64, start: i64) -> Result<Option<runs::RunRow>, StoreError> {
+        let run = run.to_string();
+        self.0
+            .call(move |c| {
+                supervised(c, &run, pid, start)?;
+                runs::get_run(c, &run)
+            })
+            .await
+    }
+
+    /// Closes the failed attempt, begins the next (see [`begin`]), records
+    /// `ATTEMPT_FAILED` and the session the next launch made known;
+    /// answers the next attempt's number.
+    pub async fn next(&self, f: Failover) -> Result<i64, StoreError> {
+        self.0
+            .call(move |c| {
+                let key = &f.run;
+                close(c, key, crate::api::RunState::Failed.as_str(), Some(&f.why))?;
+                let n = begin(
+                    c,
+                    key,
+                    &Next {
+                        harness: &f.harness,
+                        version: f.version.as_deref(),
+                        profile: &f.profile,
+                        argv: &f.argv,
+                    },
+                )?;
+                runs::append_event(
+                    c,
+                    key,
+                    "ATTEMPT_FAILED",
+                    &serde_json::json!({ "attempt": n - 1, "profile": f.from_profile, "reason": f.why, "next_profile": f.profile }),
+                )?;
+                if let Some((session, path)) = &f.session {
+                    super::harness::learn_session(c, key, &f.harness, session, path.as_deref(), "launch")?;
+                }
+                Ok(n)
+            })
+            .await
+    }
 }
 
 /// What the next attempt runs.

@@ -226,6 +226,56 @@ impl Store {
 }
 
 impl Harnesses<'_> {
+    /// The run a hook names: by its run id, else by its launch id.
+    pub async fn run_of_hook(
+        &self,
+        run: Option<String>,
+        launch: Option<String>,
+    ) -> Result<Option<runs::RunRow>, StoreError> {
+        self.0
+            .call(move |c| {
+                let id = match (run, launch) {
+                    (Some(run), _) => Some(run),
+                    (None, Some(launch)) => run_for_launch(c, &launch)?,
+                    (None, None) => None,
+                };
+                match id {
+                    Some(id) => runs::get_run(c, &id),
+                    None => Ok(None),
+                }
+            })
+            .await
+    }
+
+    /// See [`record_hook`].
+    pub async fn record_hook(
+        &self,
+        run: &str,
+        family: &str,
+        report: HookReport,
+        said: HookSaid,
+    ) -> Result<HookOutcome, StoreError> {
+        let (run, family) = (run.to_string(), family.to_string());
+        self.0
+            .call(move |c| record_hook(c, &run, &family, &report, &said))
+            .await
+    }
+
+    /// See [`learn_session`].
+    pub async fn learn_session(
+        &self,
+        run: &str,
+        family: &str,
+        session: &str,
+        transcript: Option<String>,
+        from: &'static str,
+    ) -> Result<bool, StoreError> {
+        let (run, family, session) = (run.to_string(), family.to_string(), session.to_string());
+        self.0
+            .call(move |c| learn_session(c, &run, &family, &session, transcript.as_deref(), from))
+            .await
+    }
+
     pub async fn info(&self, run: &str) -> Result<HarnessInfo, StoreError> {
         let run = run.to_string();
         self.0.call(move |c| harness_info(c, &run)).await

@@ -32,6 +32,14 @@ impl Store {
 }
 
 impl Lineages<'_> {
+    /// See [`set_subagent_description`].
+    pub async fn set_subagent_description(&self, run: &str, agent: &str, description: &str) -> Result<(), StoreError> {
+        let (run, agent, description) = (run.to_string(), agent.to_string(), description.to_string());
+        self.0
+            .call(move |c| set_subagent_description(c, &run, &agent, &description))
+            .await
+    }
+
     pub async fn session(&self, session: &str) -> Result<Option<SessionDetail>, StoreError> {
         let session = session.to_string();
         self.0.call(move |c| session_detail(c, &session)).await

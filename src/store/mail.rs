@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::{StoreError, format_ms, now_ms};
+use super::{Store, StoreError, format_ms, now_ms, teams};
 use crate::api::{MAIL_VERSION, MailRecord};
 
 /// A message as it is stored, before its names and delivery are read.
@@ -42,6 +42,96 @@ fn from_row(r: &Row) -> rusqlite::Result<MailRecord> {
             (_, None) => "sent to its host".into(),
         },
     })
+}
+
+/// `store.mail()`: the mailbox's reads and writes, each on the owner thread.
+pub struct Mailbox<'a>(&'a Store);
+
+impl Store {
+    pub fn mail(&self) -> Mailbox<'_> {
+        Mailbox(self)
+    }
+}
+
+impl Mailbox<'_> {
+    pub async fn get(&self, id: &str) -> Result<Option<MailRecord>, StoreError> {
+        let id = id.to_string();
+        self.0.call(move |c| get(c, &id)).await
+    }
+
+    /// Stores `mail` (see [`insert`]).
+    pub async fn insert(&self, mail: &NewMail<'_>) -> Result<MailRecord, StoreError> {
+        let (id, from_run, from_name, to_run) = (
+            mail.id.to_string(),
+            mail.from_run.map(str::to_string),
+            mail.from_name.to_string(),
+            mail.to_run.to_string(),
+        );
+        let (thread, in_reply_to, body) = (
+            mail.thread.to_string(),
+            mail.in_reply_to.map(str::to_string),
+            mail.body.to_string(),
+        );
+        self.0
+            .call(move |c| {
+                insert(
+                    c,
+                    &NewMail {
+                        id: &id,
+                        from_run: from_run.as_deref(),
+                        from_name: &from_name,
+                        to_run: &to_run,
+                        thread: &thread,
+                        in_reply_to: in_reply_to.as_deref(),
+                        body: &body,
+                    },
+                )
+            })
+            .await
+    }
+
+    pub async fn mark_handed(&self, id: &str) -> Result<(), StoreError> {
+        let id = id.to_string();
+        self.0.call(move |c| mark_handed(c, &id)).await
+    }
+
+    /// See [`take_unread`].
+    pub async fn take_unread(&self, run: &str) -> Result<Vec<MailRecord>, StoreError> {
+        let run = run.to_string();
+        self.0.call(move |c| take_unread(c, &run)).await
+    }
+
+    /// See [`stored`].
+    pub async fn stored(&self) -> Result<Vec<MailRecord>, StoreError> {
+        self.0.call(|c| stored(c)).await
+    }
+
+    /// See [`list`].
+    pub async fn list(&self, runs: Option<Vec<String>>, limit: usize) -> Result<Vec<MailRecord>, StoreError> {
+        self.0.call(move |c| list(c, runs.as_deref(), limit)).await
+    }
+
+    /// The seats of the team a message is addressed to: the team `team`
+    /// names, else the sender's; none when neither is.
+    pub async fn seats(
+        &self,
+        team: Option<String>,
+        sender: Option<String>,
+    ) -> Result<Vec<teams::MemberRow>, StoreError> {
+        self.0
+            .call(move |c| {
+                let team = match (team, sender) {
+                    (Some(reference), _) => teams::resolve(c, &reference)?.ok().flatten().map(|t| t.id),
+                    (None, Some(run)) => teams::seat_of(c, &run)?.map(|s| s.team_id),
+                    (None, None) => None,
+                };
+                match team {
+                    Some(team) => teams::members(c, &team),
+                    None => Ok(Vec::new()),
+                }
+            })
+            .await
+    }
 }
 
 fn select(conditions: &str) -> String {

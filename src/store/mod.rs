@@ -15,8 +15,10 @@ pub mod outbox;
 pub mod prompts;
 pub mod removal;
 pub mod routines;
+pub mod run_calls;
 pub mod runs;
 pub mod sessions;
+mod tasks;
 pub mod teams;
 pub mod transcripts;
 pub mod usage;
@@ -74,8 +76,9 @@ impl Store {
         Ok(Store { jobs })
     }
 
-    /// Runs `f` on the owner thread and awaits its result.
-    pub async fn call<T, F>(&self, f: F) -> Result<T, StoreError>
+    /// Runs `f` on the owner thread and awaits its result. The store's
+    /// own: everything outside it asks a typed method.
+    async fn call<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
@@ -87,6 +90,26 @@ impl Store {
             }))
             .map_err(|_| StoreError::Closed)?;
         rx.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Runs a step of the transcript index on the owner thread: the one
+    /// door to the connection outside the store. The index
+    /// (`transcript::index`) parses other programs' files (a layer above
+    /// the store) and stores what one step read, with the offset it
+    /// reached, in one transaction; moving its parsers under the store
+    /// would be larger than this door. Nothing else takes it (tests/imports.rs).
+    pub async fn index_step<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> T + Send + 'static,
+    {
+        self.call(move |c| Ok(f(c))).await
+    }
+
+    /// Waits until every job sent before it is done (a write queued before
+    /// a re-exec lands before it).
+    pub async fn flush(&self) {
+        let _ = self.call(|_| Ok(())).await;
     }
 
     /// Folds the write-ahead log into the database file: a clean stop

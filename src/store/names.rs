@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::json;
 
 use super::harness::{NAME_GIVEN, NAME_PLACEHOLDER};
-use super::runs::append_event;
+use super::runs::{self, append_event};
 use super::{Store, StoreError, now_ms};
 use crate::api::Relation;
 
@@ -25,6 +25,22 @@ impl Store {
 }
 
 impl Names<'_> {
+    /// `BASE-1`, `BASE-2`…: the first no run wears or wore.
+    pub async fn first_free(&self, base: &str) -> Result<String, StoreError> {
+        let base = base.to_string();
+        self.0
+            .call(move |c| {
+                for n in 1.. {
+                    let candidate = format!("{base}-{n}");
+                    if !runs::name_taken(c, &candidate)? {
+                        return Ok(candidate);
+                    }
+                }
+                unreachable!("the loop above is unbounded")
+            })
+            .await
+    }
+
     /// `base`, or `base-N` for the first free N (`harness::unique_name`).
     pub async fn unique(&self, base: &str) -> Result<String, StoreError> {
         let base = base.to_string();

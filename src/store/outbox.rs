@@ -6,7 +6,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::{StoreError, format_ms, now_ms, runs};
+use super::{Store, StoreError, format_ms, now_ms, runs};
 use crate::api::{MAIL_VERSION, OutboundMail, OutboxTaken};
 
 /// The event a placed run gets when it starts (`runs.start` with `placed`).
@@ -35,6 +35,76 @@ fn from_row(r: &Row) -> rusqlite::Result<OutboundMail> {
         at: format_ms(r.get(6)?),
         body: r.get(7)?,
     })
+}
+
+/// `store.outbox()`: mail held for the daemon that placed its sender,
+/// each read and write on the owner thread.
+pub struct Outbox<'a>(&'a Store);
+
+impl Store {
+    pub fn outbox(&self) -> Outbox<'_> {
+        Outbox(self)
+    }
+}
+
+impl Outbox<'_> {
+    /// See [`placed`].
+    pub async fn placed(&self, run: &str) -> Result<bool, StoreError> {
+        let run = run.to_string();
+        self.0.call(move |c| placed(c, &run)).await
+    }
+
+    /// Holds `mail` (see [`hold`]).
+    pub async fn hold(&self, mail: &NewOutbound<'_>) -> Result<OutboundMail, StoreError> {
+        let (id, from_run, to) = (mail.id.to_string(), mail.from_run.to_string(), mail.to.to_string());
+        let (thread, in_reply_to, body) = (
+            mail.thread.to_string(),
+            mail.in_reply_to.map(str::to_string),
+            mail.body.to_string(),
+        );
+        self.0
+            .call(move |c| {
+                hold(
+                    c,
+                    &NewOutbound {
+                        id: &id,
+                        from_run: &from_run,
+                        to: &to,
+                        thread: &thread,
+                        in_reply_to: in_reply_to.as_deref(),
+                        body: &body,
+                    },
+                )
+            })
+            .await
+    }
+
+    /// A held message and the name of its sender (its id when its run is
+    /// gone), read together.
+    pub async fn get_with_sender(&self, id: &str) -> Result<Option<(OutboundMail, String)>, StoreError> {
+        let id = id.to_string();
+        self.0
+            .call(move |c| {
+                let Some(m) = get(c, &id)? else {
+                    return Ok(None);
+                };
+                let name = runs::get_run(c, &m.from)?.map_or_else(|| m.from.clone(), |r| r.name);
+                Ok(Some((m, name)))
+            })
+            .await
+    }
+
+    /// See [`take`].
+    pub async fn take(&self, run: &str, epoch: &str) -> Result<Vec<OutboundMail>, StoreError> {
+        let (run, epoch) = (run.to_string(), epoch.to_string());
+        self.0.call(move |c| take(c, &run, &epoch)).await
+    }
+
+    /// See [`taken`].
+    pub async fn taken(&self, run: &str, epoch: &str, ids: Vec<String>) -> Result<OutboxTaken, StoreError> {
+        let (run, epoch) = (run.to_string(), epoch.to_string());
+        self.0.call(move |c| taken(c, &run, &epoch, &ids)).await
+    }
 }
 
 /// Whether `run` (or the run at the root of its tree here, for a child

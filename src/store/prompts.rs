@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{StoreError, now_ms};
+use super::{Store, StoreError, now_ms, runs};
 
 /// A queued prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +41,96 @@ pub fn waiting(conn: &Connection, runs: &[&str]) -> Result<HashMap<String, Vec<W
         }
     }
     Ok(all)
+}
+
+/// `store.prompts()`: a run's prompt queue, each read and write on the
+/// owner thread.
+pub struct Prompts<'a>(&'a Store);
+
+impl Store {
+    pub fn prompts(&self) -> Prompts<'_> {
+        Prompts(self)
+    }
+}
+
+/// A change to a prompt still waiting.
+pub enum Change {
+    /// Its new text (see [`edit`]).
+    Edit(String),
+    /// Never typed in (see [`drop_waiting`]).
+    Drop,
+}
+
+impl Prompts<'_> {
+    pub async fn get(&self, id: &str) -> Result<Option<Prompt>, StoreError> {
+        let id = id.to_string();
+        self.0.call(move |c| get_prompt(c, &id)).await
+    }
+
+    /// The prompts waiting for each of `runs` (see [`waiting`]).
+    pub async fn waiting(&self, runs: Vec<String>) -> Result<HashMap<String, Vec<Waiting>>, StoreError> {
+        self.0
+            .call(move |c| waiting(c, &runs.iter().map(String::as_str).collect::<Vec<_>>()))
+            .await
+    }
+
+    /// Applies `change` to prompt `id` of `run` when it still waits, and
+    /// then records `event` on the run; answers whether it waited.
+    pub async fn change(&self, run: &str, id: &str, change: Change, event: &'static str) -> Result<bool, StoreError> {
+        let (run, id) = (run.to_string(), id.to_string());
+        self.0
+            .call(move |c| {
+                let changed = match &change {
+                    Change::Edit(text) => edit(c, &run, &id, text)?,
+                    Change::Drop => drop_waiting(c, &run, &id)?,
+                };
+                if changed {
+                    runs::append_event(c, &run, event, &serde_json::json!({ "prompt_id": id }))?;
+                }
+                Ok(changed)
+            })
+            .await
+    }
+
+    /// Queues a prompt (see [`enqueue_prompt`]); a new one gets its
+    /// `PROMPT_QUEUED` event.
+    pub async fn enqueue(&self, run: &str, id: &str, text: &str) -> Result<Prompt, StoreError> {
+        let (r, p, t) = (run.to_string(), id.to_string(), text.to_string());
+        self.0
+            .call(move |c| {
+                let fresh = get_prompt(c, &p)?.is_none();
+                let prompt = enqueue_prompt(c, &p, &r, &t)?;
+                if fresh {
+                    runs::append_event(c, &r, "PROMPT_QUEUED", &serde_json::json!({ "prompt_id": p }))?;
+                }
+                Ok(prompt)
+            })
+            .await
+    }
+
+    /// The run's queued prompts, oldest first, and its row, read together.
+    pub async fn queued_with_run(&self, run: &str) -> Result<(Vec<Prompt>, Option<runs::RunRow>), StoreError> {
+        let run = run.to_string();
+        self.0
+            .call(move |c| Ok((queued_prompts(c, &run)?, runs::get_run(c, &run)?)))
+            .await
+    }
+
+    /// The prompt was typed in: `delivered`, and its `PROMPT_DELIVERED`
+    /// event on the run (`on_purpose`: a user's choice).
+    pub async fn delivered(&self, run: &str, id: &str, on_purpose: bool) -> Result<i64, StoreError> {
+        let (run, pid) = (run.to_string(), id.to_string());
+        self.0
+            .call(move |c| {
+                set_prompt_state(c, &pid, "delivered")?;
+                let mut data = serde_json::json!({ "prompt_id": pid });
+                if on_purpose {
+                    data["on_purpose"] = true.into();
+                }
+                runs::append_event(c, &run, "PROMPT_DELIVERED", &data)
+            })
+            .await
+    }
 }
 
 /// Rewrites a prompt of `run` still waiting; false when it is not one

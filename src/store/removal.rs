@@ -5,8 +5,8 @@
 
 use rusqlite::{Connection, params_from_iter};
 
-use super::StoreError;
 use super::runs::{self, RunRow};
+use super::{Store, StoreError};
 
 /// The runs `roots` name and, following ownership edges, the children
 /// they own, parents before children. A detached child is not owned: it
@@ -14,6 +14,45 @@ use super::runs::{self, RunRow};
 pub struct Plan {
     pub runs: Vec<RunRow>,
     pub detached: Vec<RunRow>,
+}
+
+/// `store.removal()`: what a removal takes, and taking it, each on the
+/// owner thread.
+pub struct Removal<'a>(&'a Store);
+
+impl Store {
+    pub fn removal(&self) -> Removal<'_> {
+        Removal(self)
+    }
+}
+
+impl Removal<'_> {
+    /// See [`plan`].
+    pub async fn plan(&self, roots: Vec<String>) -> Result<Plan, StoreError> {
+        self.0.call(move |c| plan(c, &roots)).await
+    }
+
+    /// See [`ended_before`].
+    pub async fn ended_before(&self, before: i64, states: Vec<&'static str>) -> Result<Vec<String>, StoreError> {
+        self.0.call(move |c| ended_before(c, before, &states)).await
+    }
+
+    /// See [`remove`].
+    pub async fn remove(&self, plan: Plan) -> Result<(), StoreError> {
+        self.0.call(move |c| remove(c, &plan)).await
+    }
+
+    /// See [`session_parts`].
+    pub async fn session_parts(&self, session: &str) -> Result<SessionGone, StoreError> {
+        let session = session.to_string();
+        self.0.call(move |c| session_parts(c, &session)).await
+    }
+
+    /// See [`remove_session`].
+    pub async fn remove_session(&self, session: &str) -> Result<SessionGone, StoreError> {
+        let session = session.to_string();
+        self.0.call(move |c| remove_session(c, &session)).await
+    }
 }
 
 pub fn plan(conn: &Connection, roots: &[String]) -> Result<Plan, StoreError> {

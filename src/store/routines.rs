@@ -7,8 +7,54 @@ use std::collections::HashMap;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::json;
 
-use super::StoreError;
 use super::runs::{self, RunRow};
+use super::{Store, StoreError};
+
+/// `store.routines()`: routines' states and the runs their fires made,
+/// each on the owner thread.
+pub struct Routines<'a>(&'a Store);
+
+impl Store {
+    pub fn routines(&self) -> Routines<'_> {
+        Routines(self)
+    }
+}
+
+impl Routines<'_> {
+    /// See [`all`].
+    pub async fn all(&self) -> Result<HashMap<String, RoutineState>, StoreError> {
+        self.0.call(|c| all(c)).await
+    }
+
+    /// See [`save`].
+    pub async fn save(&self, name: &str, state: RoutineState) -> Result<(), StoreError> {
+        let name = name.to_string();
+        self.0.call(move |c| save(c, &name, &state)).await
+    }
+
+    /// See [`mark_fire`].
+    pub async fn mark_fire(&self, run: &str, routine: &str, scheduled_at: i64) -> Result<(), StoreError> {
+        let (run, routine) = (run.to_string(), routine.to_string());
+        self.0.call(move |c| mark_fire(c, &run, &routine, scheduled_at)).await
+    }
+
+    /// See [`insert_skipped`].
+    pub async fn insert_skipped(&self, row: RunRow) -> Result<RunRow, StoreError> {
+        self.0.call(move |c| insert_skipped(c, row)).await
+    }
+
+    /// See [`live_run`].
+    pub async fn live_run(&self, routine: &str) -> Result<Option<(String, String)>, StoreError> {
+        let routine = routine.to_string();
+        self.0.call(move |c| live_run(c, &routine)).await
+    }
+
+    /// See [`last_fire`].
+    pub async fn last_fire(&self, routine: &str) -> Result<Option<RunRow>, StoreError> {
+        let routine = routine.to_string();
+        self.0.call(move |c| last_fire(c, &routine)).await
+    }
+}
 
 /// What the daemon keeps of a routine between its restarts.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -3,7 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
-use super::{Store, StoreError, format_ms, now_ms};
+use super::{StoreError, format_ms, now_ms};
 use crate::api::{ActivityStatus, Event, RunRecord, RunState};
 
 /// A run row with the fields only the engine sees (process identity).
@@ -199,65 +199,6 @@ impl RunRow {
             waiting: Vec::new(),
             former_names: self.former_names.clone(),
         }
-    }
-}
-
-/// `store.runs()`: single reads and writes of run records and their
-/// events, each on the owner thread.
-pub struct Runs<'a>(&'a Store);
-
-impl Store {
-    pub fn runs(&self) -> Runs<'_> {
-        Runs(self)
-    }
-}
-
-impl Runs<'_> {
-    pub async fn get(&self, id: &str) -> Result<Option<RunRow>, StoreError> {
-        let id = id.to_string();
-        self.0.call(move |c| get_run(c, &id)).await
-    }
-
-    /// The run a reference names (see [`resolve`]), when exactly one does.
-    pub async fn find(&self, reference: &str) -> Result<Option<RunRow>, StoreError> {
-        let reference = reference.to_string();
-        self.0
-            .call(move |c| match resolve(c, &reference)? {
-                Resolved::One(id) => get_run(c, &id),
-                _ => Ok(None),
-            })
-            .await
-    }
-
-    pub async fn insert(&self, row: RunRow) -> Result<(), StoreError> {
-        self.0.call(move |c| insert_run(c, &row)).await
-    }
-
-    /// Ends the run (see [`finish`]); answers whether this call ended it.
-    pub async fn finish(&self, id: &str, ending: Ending) -> Result<bool, StoreError> {
-        let id = id.to_string();
-        self.0.call(move |c| finish(c, &id, &ending)).await
-    }
-
-    pub async fn children(&self, parent: &str) -> Result<Vec<RunRow>, StoreError> {
-        let parent = parent.to_string();
-        self.0.call(move |c| children(c, &parent)).await
-    }
-
-    pub async fn events(&self, id: &str) -> Result<Vec<Event>, StoreError> {
-        let id = id.to_string();
-        self.0.call(move |c| events(c, &id)).await
-    }
-
-    /// Appends one event; answers its `seq`.
-    pub async fn append_event(&self, id: &str, kind: &'static str, data: Value) -> Result<i64, StoreError> {
-        let id = id.to_string();
-        self.0.call(move |c| append_event(c, &id, kind, &data)).await
-    }
-
-    pub async fn set_size(&self, id: &str, rows: u16, cols: u16) -> Result<(), StoreError> {
-        let id = id.to_string();
-        self.0.call(move |c| set_size(c, &id, rows, cols)).await
     }
 }
 

@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::{StoreError, now_ms};
+use super::{Store, StoreError, now_ms};
 
 /// A team as stored, before its members' records are read.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,6 +50,63 @@ fn member_from(r: &Row) -> rusqlite::Result<MemberRow> {
         role: r.get(3)?,
         leader: r.get(4)?,
     })
+}
+
+/// `store.teams()`: teams and their members, each on the owner thread.
+pub struct Teams<'a>(&'a Store);
+
+impl Store {
+    pub fn teams(&self) -> Teams<'_> {
+        Teams(self)
+    }
+}
+
+impl Teams<'_> {
+    /// See [`create`].
+    pub async fn create(&self, id: &str, definition: &str, approvals: &str) -> Result<TeamRow, StoreError> {
+        let (id, definition, approvals) = (id.to_string(), definition.to_string(), approvals.to_string());
+        self.0.call(move |c| create(c, &id, &definition, &approvals)).await
+    }
+
+    /// See [`add_member`].
+    pub async fn add_member(&self, member: MemberRow) -> Result<(), StoreError> {
+        self.0.call(move |c| add_member(c, &member)).await
+    }
+
+    /// See [`set_problem`].
+    pub async fn set_problem(&self, id: &str, problem: &str) -> Result<(), StoreError> {
+        let (id, problem) = (id.to_string(), problem.to_string());
+        self.0.call(move |c| set_problem(c, &id, &problem)).await
+    }
+
+    pub async fn get(&self, id: &str) -> Result<Option<TeamRow>, StoreError> {
+        let id = id.to_string();
+        self.0.call(move |c| get(c, &id)).await
+    }
+
+    /// See [`resolve`].
+    pub async fn resolve(&self, reference: &str) -> Result<Result<Option<TeamRow>, Vec<String>>, StoreError> {
+        let reference = reference.to_string();
+        self.0.call(move |c| resolve(c, &reference)).await
+    }
+
+    /// See [`list`].
+    pub async fn list(&self, limit: usize) -> Result<Vec<TeamRow>, StoreError> {
+        self.0.call(move |c| list(c, limit)).await
+    }
+
+    /// See [`members`].
+    pub async fn members(&self, team: &str) -> Result<Vec<MemberRow>, StoreError> {
+        let team = team.to_string();
+        self.0.call(move |c| members(c, &team)).await
+    }
+
+    /// A team's members and how many messages to them wait unread, read
+    /// together.
+    pub async fn members_and_unread(&self, team: &str) -> Result<(Vec<MemberRow>, usize), StoreError> {
+        let team = team.to_string();
+        self.0.call(move |c| Ok((members(c, &team)?, unread(c, &team)?))).await
+    }
 }
 
 /// A new team named after `definition`, `-2`, `-3`… after the first.

@@ -432,6 +432,62 @@ impl Store {
 }
 
 impl Transcripts<'_> {
+    /// See [`live_sources`].
+    pub async fn live_sources(&self) -> Result<Vec<SourceRow>, StoreError> {
+        self.0.call(|c| live_sources(c)).await
+    }
+
+    /// See [`session_sources`].
+    pub async fn session_sources(&self, session: &str) -> Result<Vec<SourceRow>, StoreError> {
+        let session = session.to_string();
+        self.0.call(move |c| session_sources(c, &session)).await
+    }
+
+    /// The live runs' sources, and `also`'s session's, read together.
+    pub async fn live_sources_and(&self, also: Option<String>) -> Result<Vec<SourceRow>, StoreError> {
+        self.0
+            .call(move |c| {
+                let mut sources = live_sources(c)?;
+                if let Some(s) = also {
+                    sources.extend(session_sources(c, &s)?);
+                }
+                Ok(sources)
+            })
+            .await
+    }
+
+    /// See [`get_source`].
+    pub async fn source(&self, key: &str) -> Result<Option<SourceRow>, StoreError> {
+        let key = key.to_string();
+        self.0.call(move |c| get_source(c, &key)).await
+    }
+
+    /// A session's totals and up to `limit` of its messages after
+    /// `after_seq`, read together.
+    pub async fn page(
+        &self,
+        session: &str,
+        after_seq: Option<i64>,
+        limit: usize,
+    ) -> Result<(Option<TranscriptSession>, Vec<TranscriptMessage>), StoreError> {
+        let s = session.to_string();
+        self.0
+            .call(move |c| Ok((self::session(c, &s)?, messages(c, &s, after_seq, limit)?)))
+            .await
+    }
+
+    /// See [`search`]; its own error (a bad query) inside.
+    pub async fn search(
+        &self,
+        query: String,
+        within: Option<String>,
+        limit: usize,
+    ) -> Result<Result<Vec<SearchHit>, StoreError>, StoreError> {
+        self.0
+            .call(move |c| Ok(search(c, &query, within.as_deref(), limit)))
+            .await
+    }
+
     /// The last `max` messages of a session's own conversation
     /// (subagents' sidechains and system messages left out), oldest
     /// first, and how many messages the session has in all.

@@ -2,8 +2,8 @@
 //! session (and run), then read what is new in bounded steps, each stored in
 //! one transaction with the offset it reached. Plain functions over a
 //! `Connection`: the daemon runs them on the store's thread, one step per
-//! job, so a large file never holds the database for long; the benchmark and
-//! tests call them directly.
+//! job (`on_store`, through `Store::index_step`), so a large file never
+//! holds the database for long; the benchmark and tests call them directly.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -401,6 +401,125 @@ pub fn index_transcript(
         report.files.push(key(f));
     }
     Ok(report)
+}
+
+/// On the store's thread (`Store::index_step`), for the daemon: each call
+/// one job there, in order with the store's other jobs. The outer error is
+/// the store's (closed), the inner the index's.
+pub mod on_store {
+    use std::path::{Path, PathBuf};
+
+    use super::{IndexError, Stepped, key, register, step};
+    use crate::store::runs::{self, Resolved};
+    use crate::store::transcripts::{self as db, SourceRow};
+    use crate::store::{Store, StoreError};
+    use crate::values::transcript::Format;
+
+    /// See [`register`].
+    pub async fn register_file(
+        store: &Store,
+        path: &Path,
+        session_id: &str,
+        run_id: Option<&str>,
+        format: Option<Format>,
+    ) -> Result<Result<Vec<PathBuf>, IndexError>, StoreError> {
+        let (p, s, r) = (path.to_path_buf(), session_id.to_string(), run_id.map(str::to_string));
+        store
+            .index_step(move |c| register(c, &p, &s, r.as_deref(), format))
+            .await
+    }
+
+    /// One step of at most `max` bytes (see [`step`]).
+    pub async fn step_file(store: &Store, path: &Path, max: usize) -> Result<Result<Stepped, IndexError>, StoreError> {
+        let p = path.to_path_buf();
+        store.index_step(move |c| step(c, &p, max)).await
+    }
+
+    /// A subagent's file registered under the session of the file
+    /// `parent` keys; `None` when that file is not registered.
+    pub async fn register_beside(
+        store: &Store,
+        parent: &str,
+        sub: &Path,
+    ) -> Result<Option<Result<Vec<PathBuf>, IndexError>>, StoreError> {
+        let (parent, sub) = (parent.to_string(), sub.to_path_buf());
+        store
+            .index_step(move |c| {
+                let Some(src) = db::get_source(c, &parent)? else {
+                    return Ok(None);
+                };
+                Ok(Some(register(
+                    c,
+                    &sub,
+                    &src.session_id,
+                    src.run_id.as_deref(),
+                    Some(src.format),
+                )))
+            })
+            .await?
+    }
+
+    /// The source of the transcript the harness layer recorded for `run`
+    /// at launch, registered now if no hook named it yet (an unreadable
+    /// format or path is reported when read).
+    pub async fn recorded_source(store: &Store, run: &str) -> Result<Option<SourceRow>, StoreError> {
+        let run = run.to_string();
+        store
+            .index_step(move |c| {
+                let Some((session, run_id, path)) = db::recorded_transcript(c, &run)? else {
+                    return Ok(None);
+                };
+                let k = key(Path::new(&path));
+                if db::get_source(c, &k)?.is_none() {
+                    let _ = register(c, Path::new(&path), &session, run_id.as_deref(), None);
+                }
+                db::get_source(c, &k)
+            })
+            .await?
+    }
+
+    /// A reference that names several runs or sessions.
+    pub enum Ambiguous {
+        Runs(Vec<String>),
+        Sessions(Vec<String>),
+    }
+
+    /// The session a reference names, and the run when it names one: a run
+    /// (id, prefix or name) whose transcript is indexed or recorded, else a
+    /// session id or unique prefix. A transcript the harness layer recorded
+    /// but nobody indexed yet is registered on the way.
+    pub async fn find_session(
+        store: &Store,
+        reference: &str,
+    ) -> Result<Result<(Option<String>, Option<String>), Ambiguous>, StoreError> {
+        let r = reference.to_string();
+        store
+            .index_step(move |c| {
+                let run = match runs::resolve(c, &r)? {
+                    Resolved::One(id) => Some(id),
+                    Resolved::Many(ids) => return Ok(Err(Ambiguous::Runs(ids))),
+                    Resolved::None => None,
+                };
+                let k = run.clone().unwrap_or_else(|| r.clone());
+                let recorded = db::recorded_transcript(c, &k)?;
+                if let Some((session, run_id, path)) = &recorded
+                    && db::get_source(c, &key(Path::new(path)))?.is_none()
+                {
+                    // Unreadable format or path: reported when read, not here.
+                    let _ = register(c, Path::new(path), session, run_id.as_deref(), None);
+                }
+                if let Some(run) = &run {
+                    return Ok(Ok((db::session_of_run(c, run)?, Some(run.clone()))));
+                }
+                let sessions = db::match_sessions(c, &r)?;
+                match sessions.len() {
+                    0 => Ok(Ok((None, None))),
+                    1 => Ok(Ok((sessions.into_iter().next(), None))),
+                    _ => Ok(Err(Ambiguous::Sessions(sessions))),
+                }
+            })
+            .await?
+    }
 }
 
 #[cfg(test)]

@@ -131,20 +131,8 @@ async fn list(daemon: &Arc<Daemon>, list: ListParams) -> Result<Value, ApiError>
     let (rows, sources, mut waiting) = daemon
         .engine
         .store
-        .call(move |c| {
-            let rows = match paged {
-                true => runs::list_older(c, all, limit, before.as_deref())?,
-                false => runs::list_page(c, all, limit, before.as_deref())?,
-            };
-            let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
-            let live: Vec<&str> = rows
-                .iter()
-                .filter(|r| r.state.is_live())
-                .map(|r| r.id.as_str())
-                .collect();
-            let waiting = crate::store::prompts::waiting(c, &live)?;
-            Ok((rows, crate::store::usage::runs_sources(c, &ids)?, waiting))
-        })
+        .runs()
+        .page(all, limit, before, paged)
         .await
         .map_err(ApiError::internal)?;
     let rows: Vec<_> = rows.into_iter().map(|r| daemon.engine.held_ends.apply(r)).collect();
@@ -246,7 +234,8 @@ pub async fn cancel_tree_by(
         let (row, children) = daemon
             .engine
             .store
-            .call(move |c| Ok((runs::get_run(c, &key)?, runs::children(c, &key)?)))
+            .runs()
+            .with_children(&key)
             .await
             .map_err(ApiError::internal)?;
         let Some(row) = row.map(|r| daemon.engine.held_ends.apply(r)) else {

@@ -17,7 +17,7 @@ use crate::api::{
 };
 use crate::daemon::Daemon;
 use crate::protocol::run_files::{SizeChange, TimeSample};
-use crate::store::runs::{self, RunRow};
+use crate::store::runs::RunRow;
 
 /// A method of one run, its parameters parsed and checked before the run
 /// is resolved.
@@ -397,7 +397,8 @@ async fn rerun(daemon: &Arc<Daemon>, row: RunRow, env: Vec<(String, String)>) ->
     let info = daemon
         .engine
         .store
-        .call(move |c| crate::store::harness::harness_info(c, &id))
+        .harness()
+        .info(&id)
         .await
         .map_err(ApiError::internal)?;
     let profile = info.profile;
@@ -426,7 +427,8 @@ async fn rerun(daemon: &Arc<Daemon>, row: RunRow, env: Vec<(String, String)>) ->
     let _ = daemon
         .engine
         .store
-        .call(move |c| crate::store::runs::append_event(c, &new, "RERUN_OF", &json!({ "run": old, "name": old_name })))
+        .runs()
+        .append_event(&new, "RERUN_OF", json!({ "run": old, "name": old_name }))
         .await;
     to_value(started)
 }
@@ -495,21 +497,20 @@ async fn start_placed(daemon: &Arc<Daemon>, params: StartParams) -> Result<crate
 /// attempts and usage.
 async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<Value, ApiError> {
     let id = row.id.clone();
-    let (events, info, subagents, edge, attempts, sources, mut waiting, children) = daemon
+    let crate::store::run_calls::Detail {
+        events,
+        harness: info,
+        subagents,
+        edge,
+        attempts,
+        sources,
+        mut waiting,
+        children,
+    } = daemon
         .engine
         .store
-        .call(move |c| {
-            Ok((
-                runs::events(c, &id)?,
-                crate::store::harness::harness_info(c, &id)?,
-                crate::store::harness::subagents(c, &id)?,
-                crate::store::lineage::edge_of(c, &id)?,
-                crate::store::attempts::list(c, &id)?,
-                crate::store::usage::run_sources(c, &id)?,
-                crate::store::prompts::waiting(c, &[id.as_str()])?,
-                runs::children(c, &id)?,
-            ))
-        })
+        .runs()
+        .detail(&id)
         .await
         .map_err(ApiError::internal)?;
     let prices = crate::transcript::price::PriceTable::new(daemon.engine.config().prices);

@@ -16,7 +16,7 @@ use crate::engine::live::LiveRun;
 use crate::protocol::Frame;
 use crate::protocol::rpc::Request;
 use crate::protocol::run_files::SizeChange;
-use crate::store::runs::{self, RunRow};
+use crate::store::runs::RunRow;
 
 /// Output frames carry at most this much: a quarter of the frame cap.
 const CHUNK: u64 = 256 * 1024;
@@ -265,12 +265,7 @@ pub(in crate::daemon) async fn until_adopted(engine: &Arc<Engine>, id: &str) -> 
             return Some(live);
         }
         let key = id.to_string();
-        let row = engine
-            .store
-            .call(move |c| runs::get_run(c, &key))
-            .await
-            .ok()
-            .flatten()?;
+        let row = engine.store.runs().get(&key).await.ok().flatten()?;
         if !engine.held_ends.apply(row).state.is_live() {
             return None;
         }
