@@ -251,8 +251,7 @@ async fn hand_over(daemon: &Arc<Daemon>, m: &MailRecord, to: &RunRow) -> Result<
             in_reply_to: m.in_reply_to.clone(),
             relayed_from: Some(m.from_name.clone()),
         };
-        let p = serde_json::to_value(relayed).map_err(ApiError::internal)?;
-        crate::remote::relay_mail(&daemon.here(), &to.host, p).await?;
+        crate::remote::relay_mail(&daemon.here(), &to.host, relayed).await?;
     }
     let id = m.id.clone();
     daemon

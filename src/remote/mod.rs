@@ -41,7 +41,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::api::{ApiError, OutboundMail, RunRecord, StartParams, method};
+use crate::api::{ApiError, MailSendParams, OutboundMail, RunRecord, StartParams, method};
 use crate::config::Config;
 use crate::paths::Paths;
 use crate::store::Store;
@@ -135,9 +135,9 @@ pub async fn forward(
 /// Relays a message to a run on `host` (`mail.send` there, by the
 /// message's id), waited out across a cut as a prompt is: sent again
 /// after a lost answer, the host keeps the first.
-pub async fn relay_mail(daemon: &Here, host: &str, p: Value) -> Result<Value, ApiError> {
+pub async fn relay_mail(daemon: &Here, host: &str, p: MailSendParams) -> Result<(), ApiError> {
     let link = place::link_of(daemon, host).await?;
-    retry::call(&link, method::MAIL_SEND, p).await
+    retry::tell::<method::MailSend>(&link, p).await
 }
 
 /// Starts a run on `params.host` (which must name a remote host).
@@ -152,7 +152,11 @@ pub async fn start(daemon: &Here, params: StartParams) -> Result<RunRecord, ApiE
 pub async fn remove_there(daemon: &Here, host: &str, ids: Vec<String>) -> Result<(), ApiError> {
     let link = place::link_of(daemon, host).await?;
     for id in ids {
-        match retry::call(&link, method::RUNS_RM, serde_json::json!({ "runs": [id] })).await {
+        let one = crate::api::RemoveParams {
+            runs: vec![id],
+            ..Default::default()
+        };
+        match retry::tell::<method::RunsRm>(&link, one).await {
             Ok(_) => {}
             Err(e) if e.code == crate::api::ErrorCode::UnknownRun => {}
             Err(e) => return Err(e),

@@ -234,7 +234,13 @@ async fn resume(
     // this client's values, as for a placement (docs/design.md §8): the host's
     // record of that run says which.
     let shown = conn
-        .call(&link.name, &link.name, method::RUNS_SHOW, json!({ "run": session.run }))
+        .ask_raw::<method::RunsShow>(
+            &link.name,
+            &link.name,
+            crate::api::RunRef {
+                run: session.run.clone(),
+            },
+        )
         .await
         .map_err(|e| one_line(e, &what))?;
     let mut names: Vec<String> = shown["events"]
