@@ -6,17 +6,14 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use super::Daemon;
-use super::dispatch::to_value;
 use super::start::resolve_row;
-use crate::api::{ApiError, ErrorCode, MailListParams, MailRecord, MailSendParams, MailWaitParams, bounds};
+use crate::api::{ApiError, ErrorCode, MailListParams, MailRecord, MailSendParams, MailSent, MailWaitParams, bounds};
 use crate::store::mail::{self, NewMail};
 use crate::store::runs::RunRow;
 use crate::store::teams;
 
-pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<Value, ApiError> {
+pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<MailSent, ApiError> {
     bounds::check("the message", &p.body, MailSendParams::MAX_BODY)?;
     if p.body.trim().is_empty() {
         return Err(ApiError::bad_request("the message is empty"));
@@ -44,14 +41,18 @@ pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<Value, ApiE
         // that daemon knows: held for it to take (daemon/outbox.rs).
         Err(e) => match &from {
             Some(sender) if super::outbox::holds_for(daemon, sender, &e).await => {
-                return super::outbox::hold(daemon, &p, &id, sender).await;
+                return Ok(MailSent::One(Box::new(
+                    super::outbox::hold(daemon, &p, &id, sender).await?,
+                )));
             }
             _ => return Err(e),
         },
     };
     let fanned = to.len() > 1 || p.to == "team" || p.to.ends_with("/team");
     if !fanned {
-        return to_value(send_one(daemon, &p, &id, &to[0], from.as_ref()).await?);
+        return Ok(MailSent::One(Box::new(
+            send_one(daemon, &p, &id, &to[0], from.as_ref()).await?,
+        )));
     }
     // Each member's copy has an id of its own, made from the sender's (a
     // retry finds the same copies), in one thread; members that have
@@ -75,7 +76,7 @@ pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<Value, ApiE
             "every other member has ended: mail not sent",
         ));
     }
-    to_value(sent)
+    Ok(MailSent::Copies(sent))
 }
 
 /// Who `to` names: a run (id, prefix or name); a member of the sender's
@@ -284,7 +285,7 @@ pub async fn hand_over_stored(daemon: &Arc<Daemon>) {
     }
 }
 
-pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Value, ApiError> {
+pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Vec<MailRecord>, ApiError> {
     let mut runs = match &p.run {
         Some(reference) => vec![resolve_row(daemon, reference).await?.id],
         None => Vec::new(),
@@ -310,7 +311,7 @@ pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Value, ApiE
         .call(move |c| mail::list(c, (!every).then_some(runs.as_slice()), limit))
         .await
         .map_err(ApiError::internal)?;
-    to_value(found)
+    Ok(found)
 }
 
 /// `mail.wait`: the messages to the run not yet typed into it, taken as

@@ -4,60 +4,60 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use super::Daemon;
-use super::dispatch::to_value;
 use super::link::Typed;
-use crate::api::{ApiError, ErrorCode, PromptParams, SendResult, method};
+use crate::api::{ApiError, ErrorCode, PromptChanged, PromptParams, SendResult};
 use crate::store::prompts;
 use crate::store::runs::{self, RunRow};
 
-pub(super) async fn call(
-    daemon: &Arc<Daemon>,
-    name: &'static str,
-    params: PromptParams,
-    row: RunRow,
-) -> Result<Value, ApiError> {
-    if name == method::PROMPTS_LIST {
-        return to_value(list(daemon, &row).await?);
-    }
-    let Some(prompt) = params.prompt else {
-        return Err(ApiError::bad_request("which prompt? (its id: agents prompts RUN)"));
-    };
-    match name {
-        method::PROMPTS_EDIT => {
-            let text = params
-                .text
-                .ok_or_else(|| ApiError::bad_request("the prompt's new text is missing"))?;
-            let (run, id) = (row.id.clone(), prompt.clone());
-            change(daemon, &row, &prompt, "PROMPT_EDITED", move |c| {
-                prompts::edit(c, &run, &id, &text)
-            })
-            .await
+/// The prompt a change names, or why it names none.
+fn named(params: &PromptParams) -> Result<String, ApiError> {
+    params
+        .prompt
+        .clone()
+        .ok_or_else(|| ApiError::bad_request("which prompt? (its id: agents prompts RUN)"))
+}
+
+/// `prompts.edit`: the waiting prompt's text rewritten.
+pub(super) async fn edit(daemon: &Arc<Daemon>, row: RunRow, params: PromptParams) -> Result<PromptChanged, ApiError> {
+    let prompt = named(&params)?;
+    let text = params
+        .text
+        .ok_or_else(|| ApiError::bad_request("the prompt's new text is missing"))?;
+    let (run, id) = (row.id.clone(), prompt.clone());
+    change(daemon, &row, &prompt, "PROMPT_EDITED", move |c| {
+        prompts::edit(c, &run, &id, &text)
+    })
+    .await
+}
+
+/// `prompts.drop`: the waiting prompt never typed in.
+pub(super) async fn drop(daemon: &Arc<Daemon>, row: RunRow, params: PromptParams) -> Result<PromptChanged, ApiError> {
+    let prompt = named(&params)?;
+    let (run, id) = (row.id.clone(), prompt.clone());
+    let dropped = change(daemon, &row, &prompt, "PROMPT_DROPPED", move |c| {
+        prompts::drop_waiting(c, &run, &id)
+    })
+    .await?;
+    if let Some(live) = daemon.live(&row.id) {
+        let mut held = live.held.lock().unwrap_or_else(|p| p.into_inner());
+        if held.as_ref().is_some_and(|h| h.prompt_id == prompt) {
+            *held = None;
         }
-        method::PROMPTS_DROP => {
-            let (run, id) = (row.id.clone(), prompt.clone());
-            let dropped = change(daemon, &row, &prompt, "PROMPT_DROPPED", move |c| {
-                prompts::drop_waiting(c, &run, &id)
-            })
-            .await?;
-            if let Some(live) = daemon.live(&row.id) {
-                let mut held = live.held.lock().unwrap_or_else(|p| p.into_inner());
-                if held.as_ref().is_some_and(|h| h.prompt_id == prompt) {
-                    *held = None;
-                }
-            }
-            daemon.changed(&row.id);
-            Ok(dropped)
-        }
-        _ => send_now(daemon, row, prompt).await,
     }
+    daemon.changed(&row.id);
+    Ok(dropped)
+}
+
+/// `prompts.send`: the waiting prompt typed in now, on purpose.
+pub(super) async fn send(daemon: &Arc<Daemon>, row: RunRow, params: PromptParams) -> Result<SendResult, ApiError> {
+    let prompt = named(&params)?;
+    send_now(daemon, row, prompt).await
 }
 
 /// The run's waiting prompts, each with why it waits (none for an ended
 /// run: nothing will be typed into it).
-async fn list(daemon: &Arc<Daemon>, row: &RunRow) -> Result<Vec<crate::api::WaitingPrompt>, ApiError> {
+pub(super) async fn list(daemon: &Arc<Daemon>, row: &RunRow) -> Result<Vec<crate::api::WaitingPrompt>, ApiError> {
     let Some(live) = daemon.live(&row.id).filter(|_| row.state.is_live()) else {
         return Ok(Vec::new());
     };
@@ -79,7 +79,7 @@ async fn change(
     prompt: &str,
     event: &'static str,
     change: impl FnOnce(&rusqlite::Connection) -> Result<bool, crate::store::StoreError> + Send + 'static,
-) -> Result<Value, ApiError> {
+) -> Result<PromptChanged, ApiError> {
     let (run, id) = (row.id.clone(), prompt.to_string());
     let changed = daemon
         .store
@@ -95,7 +95,10 @@ async fn change(
     if !changed {
         return Err(not_waiting(row, prompt));
     }
-    Ok(serde_json::json!({ "prompt": prompt, "run": row.id }))
+    Ok(PromptChanged {
+        prompt: prompt.to_string(),
+        run: row.id.clone(),
+    })
 }
 
 fn not_waiting(row: &RunRow, prompt: &str) -> ApiError {
@@ -110,7 +113,7 @@ fn not_waiting(row: &RunRow, prompt: &str) -> ApiError {
 
 /// Types a waiting prompt now: the user's choice, past their draft and
 /// the agent's turn; never into a question.
-async fn send_now(daemon: &Arc<Daemon>, row: RunRow, prompt: String) -> Result<Value, ApiError> {
+async fn send_now(daemon: &Arc<Daemon>, row: RunRow, prompt: String) -> Result<SendResult, ApiError> {
     let Some(live) = daemon.live(&row.id).filter(|_| row.state.is_live()) else {
         return Err(super::start::ended_state_error(&row));
     };
@@ -139,7 +142,7 @@ async fn send_now(daemon: &Arc<Daemon>, row: RunRow, prompt: String) -> Result<V
     }
     match super::queue::type_now(daemon, &live, &found, &row).await? {
         Typed::Held(held) => Err(ApiError::internal(format!("held: {}", held.held))),
-        Typed::Now | Typed::Before => to_value(SendResult {
+        Typed::Now | Typed::Before => Ok(SendResult {
             prompt_id: found.id,
             state: "delivered".into(),
             why: None,

@@ -19,7 +19,7 @@
 
 mod error;
 mod gather;
-mod hosts;
+pub mod hosts;
 pub(crate) mod install;
 mod known_hosts;
 mod link;
@@ -45,6 +45,7 @@ use crate::api::{ApiError, MailSendParams, OutboundMail, RunRecord, StartParams,
 use crate::config::Config;
 use crate::paths::Paths;
 use crate::store::Store;
+use crate::store::runs::RunRow;
 
 pub use error::RemoteError;
 pub use gather::{search, sessions_list};
@@ -94,12 +95,26 @@ pub enum Mirrored {
     Ended(u64),
 }
 
-/// The daemon's entry for what is not a method of one run: `hosts.*`,
-/// `runs.start` with a remote host, and a remote run's conversation.
-/// `None` leaves the call to the local dispatcher.
-pub async fn dispatch(daemon: &Here, name: &str, p: &Value) -> Option<Result<Value, ApiError>> {
-    if name.starts_with("hosts.") {
-        return hosts::call(daemon, name, p).await;
+/// Where a request is answered when not here, decided once for every
+/// method on its typed route (`daemon::dispatch`): a method of one run
+/// (`row`, resolved by the caller) that the daemon of the host the run
+/// lives on answers; a start placed on a host; a transcript, search,
+/// resume or session that lives on one (docs/design.md §8). The host's
+/// answer comes as it came; `None` leaves the request to this daemon.
+pub async fn answer_there(
+    daemon: &Here,
+    name: &str,
+    row: Option<&RunRow>,
+    p: &Value,
+) -> Option<Result<Value, ApiError>> {
+    if let Some(row) = row {
+        if row.host == "local" {
+            return None;
+        }
+        return match name {
+            method::RUNS_LINEAGE => sessions::lineage(daemon, row).await,
+            _ => place::forward(daemon, name, row, p).await,
+        };
     }
     if name == method::RUNS_START {
         p.get("host")
@@ -116,20 +131,6 @@ pub async fn dispatch(daemon: &Here, name: &str, p: &Value) -> Option<Result<Val
         );
     }
     sessions::forward(daemon, name, p).await
-}
-
-/// A method of one run (`row`, resolved by the caller) that the daemon of
-/// the host the run lives on answers; `None` leaves it to the caller.
-pub async fn forward(
-    daemon: &Here,
-    name: &str,
-    row: &crate::store::runs::RunRow,
-    p: &Value,
-) -> Option<Result<Value, ApiError>> {
-    match name {
-        method::RUNS_LINEAGE => sessions::lineage(daemon, row).await,
-        _ => place::forward(daemon, name, row, p).await,
-    }
 }
 
 /// Relays a message to a run on `host` (`mail.send` there, by the
