@@ -26,6 +26,23 @@ pub trait Method: 'static {
     }
 }
 
+/// A notification the daemon sends a client unasked, and its name.
+pub trait Notice: Serialize {
+    const NAME: &'static str;
+}
+
+impl Notice for api::OutputEnd {
+    const NAME: &'static str = OUTPUT_END;
+}
+
+impl Notice for api::OutputSize {
+    const NAME: &'static str = OUTPUT_SIZE;
+}
+
+impl Notice for api::RunChanged {
+    const NAME: &'static str = RUN_CHANGED;
+}
+
 /// Marker types, one per method: `NAME = "wire.name": Params => Reply`.
 macro_rules! methods {
     ($($(#[$doc:meta])* $marker:ident = $name:ident : $params:ty => $reply:ty;)*) => {$(

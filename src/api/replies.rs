@@ -114,3 +114,40 @@ pub enum HookOutcome {
         renamed: Option<String>,
     },
 }
+
+/// `output.end`: a subscription reached the end of a run's output or
+/// screen, for now (`final` false: caught up, or `skipped` ahead past a
+/// snapshot) or for good.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct OutputEnd {
+    pub run: String,
+    /// The log offset reached (a byte subscription's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    #[serde(rename = "final")]
+    pub last: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skipped: bool,
+    /// Why the stream ended early.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Of screen subscription `sub`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub screen: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub: Option<u64>,
+}
+
+/// `output.size`: a size the run's screen took, before the bytes at its
+/// offset.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct OutputSize {
+    pub run: String,
+    pub size: crate::values::screen::SizeChange,
+}
+
+/// `run.changed`: a run's record changed (its id only).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunChanged {
+    pub run: String,
+}

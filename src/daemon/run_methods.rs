@@ -14,7 +14,7 @@ use super::subscribe::{self, Outbox};
 use crate::api::{
     AnswerParams, ApiError, AttachParams, AttachResult, CancelParams, Cancelling, DetachParams, Done, ErrorCode,
     HistoryParams, MergeParams, PromptParams, RenameParams, RerunParams, ResizeParams, RunDetail, RunRecord, RunRef,
-    SendParams, SendResult, StartParams, WaitParams, WorktreeRmParams, bounds, method,
+    SendParams, SendResult, StartParams, WaitParams, WorktreeRmParams, bounds,
 };
 use crate::protocol::run_files::{SizeChange, TimeSample};
 use crate::store::runs::{self, RunRow};
@@ -229,12 +229,15 @@ pub(super) fn attach_run(
                 subscribe::stream(daemon, outbox.clone(), row, attach).await
             };
             if let Err(e) = streamed {
-                let mut end = json!({ "run": id, "final": true, "error": e.message });
-                if let Some(sub) = screen {
-                    end["screen"] = true.into();
-                    end["sub"] = sub.into();
-                }
-                outbox.notify_in_stream(method::OUTPUT_END, end).await;
+                let end = crate::api::OutputEnd {
+                    run: id,
+                    last: true,
+                    error: Some(e.message),
+                    screen: screen.is_some(),
+                    sub: screen,
+                    ..Default::default()
+                };
+                outbox.tell_in_stream(end).await;
             }
         }
     });
@@ -326,7 +329,7 @@ pub(super) async fn answer_run(
     } else {
         0
     };
-    typed["wait_ms"] = wait_ms.into();
+    typed.wait_ms = wait_ms;
     let answered = live.link.answer(typed).await;
     match answered {
         // The supervisor looked and refused (no question on screen).
