@@ -141,16 +141,13 @@ async fn subscribe(home: &Home, run: &str, offset: Option<u64>, lossless: bool) 
         .expect("connect to the daemon");
     let events = client.events.take().expect("events were asked for");
     let _: AttachResult = client
-        .call(
-            method::RUNS_ATTACH,
-            AttachParams {
-                run: run.into(),
-                offset,
-                lossless,
-                screen: false,
-                ..Default::default()
-            },
-        )
+        .call::<method::RunsAttach>(AttachParams {
+            run: run.into(),
+            offset,
+            lossless,
+            screen: false,
+            ..Default::default()
+        })
         .await
         .expect("runs.attach");
     Subscriber {
@@ -315,16 +312,13 @@ fn a_subscription_from_the_end_gets_only_the_end_and_one_past_it_is_a_bad_reques
 
         let client = Client::connect_existing(&paths(&home), false).await.expect("connect");
         let err = client
-            .call::<_, AttachResult>(
-                method::RUNS_ATTACH,
-                AttachParams {
-                    run: id.clone(),
-                    offset: Some(len + 1),
-                    lossless: true,
-                    screen: false,
-                    ..Default::default()
-                },
-            )
+            .call::<method::RunsAttach>(AttachParams {
+                run: id.clone(),
+                offset: Some(len + 1),
+                lossless: true,
+                screen: false,
+                ..Default::default()
+            })
             .await
             .expect_err("an offset past the end of the log");
         assert_eq!(err.code, ErrorCode::BadRequest, "{err}");

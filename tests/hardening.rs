@@ -219,11 +219,11 @@ async fn out_of_descriptors_the_daemon_backs_off_says_so_once_and_keeps_serving_
         log().contains("cannot accept connections")
     });
     // The connection it has is served meanwhile.
-    let status: serde_json::Value = held
-        .call(agents::api::method::DAEMON_STATUS, serde_json::json!({}))
+    let status = held
+        .call::<agents::api::method::DaemonStatus>(agents::api::NoParams)
         .await
         .unwrap();
-    assert_eq!(status["pid"].as_i64(), Some(pid));
+    assert_eq!(Some(status.pid as i64), Some(pid));
     assert_eq!(
         log().matches("cannot accept connections").count(),
         1,

@@ -335,13 +335,15 @@ fn rerun(home: &Home, run: &str) -> Value {
         let client = agents::client::Client::connect_existing(&paths, false)
             .await
             .expect("connect");
-        client
-            .call::<_, Value>(
-                agents::api::method::RUNS_RERUN,
-                serde_json::json!({ "run": run, "env": [] }),
-            )
+        let rerun = agents::api::RerunParams {
+            run: run.to_string(),
+            env: Vec::new(),
+        };
+        let record = client
+            .call::<agents::api::method::RunsRerun>(rerun)
             .await
-            .expect("a rerun")
+            .expect("a rerun");
+        serde_json::to_value(record).expect("a record is JSON")
     })
 }
 

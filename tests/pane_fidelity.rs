@@ -171,16 +171,13 @@ async fn supervisor_screen(home: &Home, run: &str) -> (u64, Terminal) {
         .expect("connect to the daemon");
     let mut events = client.events.take().expect("events were asked for");
     let _: AttachResult = client
-        .call(
-            method::RUNS_ATTACH,
-            AttachParams {
-                run: run.into(),
-                offset: None,
-                lossless: false,
-                screen: false,
-                ..Default::default()
-            },
-        )
+        .call::<method::RunsAttach>(AttachParams {
+            run: run.into(),
+            offset: None,
+            lossless: false,
+            screen: false,
+            ..Default::default()
+        })
         .await
         .expect("runs.attach");
     loop {
@@ -388,15 +385,12 @@ async fn logs_and_casts_replay_each_size_from_the_offset_it_was_taken_at() {
 
 /// Asks for `size` (rows, cols) for `run` as the viewer `client` is.
 async fn ask_size(client: &Client, run: &str, (rows, cols): (u16, u16)) {
-    let _: serde_json::Value = client
-        .call(
-            method::RUNS_RESIZE,
-            agents::api::ResizeParams {
-                run: run.into(),
-                rows,
-                cols,
-            },
-        )
+    client
+        .call::<method::RunsResize>(agents::api::ResizeParams {
+            run: run.into(),
+            rows,
+            cols,
+        })
         .await
         .expect("runs.resize");
 }
@@ -452,8 +446,12 @@ async fn the_latest_viewer_sets_the_size_and_the_run_returns_to_its_own_once_all
     home.wait_until("the remaining viewer's size", || size_of(&home, &id) == (40, 120));
     seen("c", "40 120");
     // The last leaves (detaching, not even closing): the run's own size.
-    let _: serde_json::Value = second
-        .call(method::RUNS_DETACH, agents::api::RunRef { run: id.clone() })
+    second
+        .call::<method::RunsDetach>(agents::api::DetachParams {
+            run: id.clone(),
+            screen: None,
+            sub: None,
+        })
         .await
         .unwrap();
     home.wait_until("the run's own size", || size_of(&home, &id) == (24, 80));

@@ -15,7 +15,8 @@ mod sshd;
 
 use std::os::unix::fs::PermissionsExt;
 
-use agents::api::{ResumeParams, RunRecord, method};
+use agents::api::method::{self, Method};
+use agents::api::{ResumeParams, RunRecord};
 use agents::client::Client;
 use agents::paths::Paths;
 use serde_json::Value;
@@ -139,9 +140,12 @@ fn resume_params(session: &str, launch_id: &str) -> ResumeParams {
     }
 }
 
-/// Calls `method` twice with the same parameters on the daemon of `home`:
+/// Calls `M` twice with the same parameters on the daemon of `home`:
 /// both outcomes.
-fn twice(home: &std::path::Path, method: &str, params: &ResumeParams) -> [Result<RunRecord, String>; 2] {
+fn twice<M>(home: &std::path::Path, params: &ResumeParams) -> [Result<RunRecord, String>; 2]
+where
+    M: Method<Params = ResumeParams, Reply = RunRecord>,
+{
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -152,7 +156,7 @@ fn twice(home: &std::path::Path, method: &str, params: &ResumeParams) -> [Result
             .expect("the daemon is up");
         let mut outcomes = Vec::new();
         for _ in 0..2 {
-            let outcome: Result<RunRecord, _> = client.call(method, params).await;
+            let outcome = client.call::<M>(params.clone()).await;
             outcomes.push(outcome.map_err(|e| format!("{}: {}", e.code.as_str(), e.message)));
         }
         [outcomes.remove(0), outcomes.remove(0)]
@@ -166,11 +170,7 @@ fn a_resume_or_fork_sent_twice_with_one_launch_id_starts_one_run_on_the_host() {
     let (first, session) = host.ended_session();
 
     // To the host's daemon itself, as the local daemon's retry reaches it.
-    let [fork, again] = twice(
-        net.remote.path(),
-        method::SESSIONS_FORK,
-        &resume_params(&session, "FORK-ONCE-1"),
-    );
+    let [fork, again] = twice::<method::SessionsFork>(net.remote.path(), &resume_params(&session, "FORK-ONCE-1"));
     let (fork, again) = (fork.unwrap(), again.unwrap());
     assert_eq!(again.id, fork.id, "the repeat returns the fork the first made");
     assert_eq!(host.runs_there(), sorted([&fork.id, &first]), "one fork there");
@@ -180,11 +180,7 @@ fn a_resume_or_fork_sent_twice_with_one_launch_id_starts_one_run_on_the_host() {
     });
 
     // Through the local daemon: forwarded with the caller's launch id.
-    let [resumed, again] = twice(
-        net.local.path(),
-        method::SESSIONS_RESUME,
-        &resume_params(&session, "RESUME-ONCE-1"),
-    );
+    let [resumed, again] = twice::<method::SessionsResume>(net.local.path(), &resume_params(&session, "RESUME-ONCE-1"));
     let (resumed, again) = (resumed.unwrap(), again.unwrap());
     assert_eq!(
         again.id, resumed.id,
@@ -209,19 +205,11 @@ fn a_resume_or_fork_sent_twice_with_one_launch_id_starts_one_run_on_the_host() {
     assert!(resume_of >= 1, "the edge is recorded");
 
     // Another launch id is another request: refused, the resumed run is live.
-    let [other, _] = twice(
-        net.local.path(),
-        method::SESSIONS_RESUME,
-        &resume_params(&session, "RESUME-ONCE-2"),
-    );
+    let [other, _] = twice::<method::SessionsResume>(net.local.path(), &resume_params(&session, "RESUME-ONCE-2"));
     let refused = other.unwrap_err();
     assert!(refused.contains("may still be alive"), "{refused}");
     // A launch id that is not one is refused as such, on either side.
-    let [bad, _] = twice(
-        net.remote.path(),
-        method::SESSIONS_FORK,
-        &resume_params(&session, "../x"),
-    );
+    let [bad, _] = twice::<method::SessionsFork>(net.remote.path(), &resume_params(&session, "../x"));
     assert!(bad.unwrap_err().starts_with("bad_request"));
     net.ok(&["cancel", "--force", &resumed.id]);
     net.wait_until("the resumed run ends here", || !host.live_here(&resumed.id));

@@ -5,13 +5,13 @@
 
 mod common;
 
-use agents::api::method;
+use agents::api::{AckParams, method};
 use agents::client::Client;
 use agents::paths::Paths;
 use agents::protocol::Frame;
 use agents::protocol::screen::{Color, FORMAT, FORMAT_V1, ScreenMirror, ScreenUpdate, Underline, flag};
 use common::{Home, PATIENCE};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// Bold red, single underline, curly underline in an underline colour,
 /// strike-through: one word each.
@@ -33,7 +33,7 @@ fn attach(home: &Home, run: &str, screen_format: Option<u8>) -> (ScreenMirror, V
         if let Some(format) = screen_format {
             params["screen_format"] = json!(format);
         }
-        let _: Value = client.call(method::RUNS_ATTACH, params).await.expect("attach");
+        client.call_raw(method::RUNS_ATTACH, params).await.expect("attach");
         let mut mirror = ScreenMirror::new(1, 1, 0);
         let mut formats = Vec::new();
         let deadline = tokio::time::Instant::now() + PATIENCE;
@@ -49,13 +49,13 @@ fn attach(home: &Home, run: &str, screen_format: Option<u8>) -> (ScreenMirror, V
                 mirror
                     .apply(ScreenUpdate::decode(&bytes).expect("an update decodes"))
                     .expect("an update applies");
-                client
-                    .notify(
-                        method::RUNS_ACK,
-                        json!({ "run": run, "offset": mirror.seq, "screen": true }),
-                    )
-                    .await
-                    .expect("ack");
+                let ack = AckParams {
+                    run: run.to_string(),
+                    offset: mirror.seq,
+                    screen: true,
+                    sub: 0,
+                };
+                client.notify::<method::RunsAck>(ack).await.expect("ack");
             }
         }
         (mirror, formats)

@@ -173,10 +173,7 @@ fn poll_link(client: std::sync::Arc<Client>, host: String) -> mpsc::Receiver<Opt
         let mut tick = tokio::time::interval(LINK_POLL);
         loop {
             tick.tick().await;
-            let Ok(hosts) = client
-                .call::<_, Vec<crate::api::HostRecord>>(method::HOSTS_LIST, serde_json::json!({}))
-                .await
-            else {
+            let Ok(hosts) = client.call::<method::HostsList>(crate::api::NoParams).await else {
                 return;
             };
             let report = hosts.iter().find(|h| h.name == host).map(LinkTrouble::of);
@@ -249,29 +246,23 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
     }
     let (cols, rows) = terminal::size()?;
     let _ = client
-        .call::<_, Value>(
-            method::RUNS_RESIZE,
-            ResizeParams {
-                run: id.clone(),
-                rows,
-                cols,
-            },
-        )
+        .call::<method::RunsResize>(ResizeParams {
+            run: id.clone(),
+            rows,
+            cols,
+        })
         .await;
     let guard = RawGuard::enter()?;
     let _: AttachResult = client
-        .call(
-            method::RUNS_ATTACH,
-            AttachParams {
-                run: id.clone(),
-                offset: None,
-                lossless: false,
-                screen: true,
-                sizes: false,
-                sub: 0,
-                screen_format: Some(crate::protocol::screen::FORMAT),
-            },
-        )
+        .call::<method::RunsAttach>(AttachParams {
+            run: id.clone(),
+            offset: None,
+            lossless: false,
+            screen: true,
+            sizes: false,
+            sub: 0,
+            screen_format: Some(crate::protocol::screen::FORMAT),
+        })
         .await?;
     let mut view = View::new(rows, cols)?;
     let (leave, trouble) = follow(&client, &mut events, &record, &mut view).await?;
@@ -281,7 +272,7 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
     // The session may have been learnt while attached.
     let session = match tokio::time::timeout(
         Duration::from_secs(2),
-        client.call::<_, crate::api::RunDetail>(method::RUNS_SHOW, RunRef { run: id.clone() }),
+        client.call::<method::RunsShow>(RunRef { run: id.clone() }),
     )
     .await
     {
@@ -304,7 +295,7 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
 /// The run's record, refused when it has ended (its output is for `logs`).
 async fn live_record(client: &Client, run: &str) -> Result<RunRecord> {
     let record: RunRecord = client
-        .call(method::RUNS_SHOW, RunRef { run: run.into() })
+        .call::<method::RunsShow>(RunRef { run: run.into() })
         .await
         .map(|d: crate::api::RunDetail| d.run)?;
     if !record.state.is_live() {
@@ -487,7 +478,7 @@ async fn follow(
                     let (resizing, run) = (client.clone(), id.clone());
                     tokio::spawn(async move {
                         let _ = resizing
-                            .call::<_, Value>(method::RUNS_RESIZE, ResizeParams { run, rows, cols })
+                            .call::<method::RunsResize>(ResizeParams { run, rows, cols })
                             .await;
                     });
                     dirty = true;
@@ -507,8 +498,13 @@ async fn follow(
         }
         if unacked {
             unacked = false;
-            let ack = serde_json::json!({ "run": id, "offset": view.mirror.seq, "screen": true });
-            let _ = client.notify(method::RUNS_ACK, ack).await;
+            let ack = crate::api::AckParams {
+                run: id.clone(),
+                offset: view.mirror.seq,
+                screen: true,
+                sub: 0,
+            };
+            let _ = client.notify::<method::RunsAck>(ack).await;
         }
         if dirty && Instant::now() >= last_draw + FRAME {
             dirty = false;
@@ -570,7 +566,7 @@ impl Left<'_> {
 /// then how it ended; exit 0 only when it succeeded.
 async fn ended(paths: &Paths, client: &Client, id: &str, kept: Kept, mirror: &ScreenMirror) -> Result<i32> {
     let end: RunRecord = client
-        .call(method::RUNS_WAIT, crate::api::WaitParams::watching(id))
+        .call::<method::RunsWait>(crate::api::WaitParams::watching(id))
         .await?;
     if let Err(e) = print_kept(paths, id, kept, mirror).await {
         say_err!("agents: the run's output is in `agents logs {id}` ({e})");

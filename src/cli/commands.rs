@@ -1,7 +1,6 @@
 //! Each verb: connect to the daemon, call the tool table, print.
 
 use anyhow::{Context, Result, bail};
-use serde_json::json;
 
 use super::{Cli, Command, DaemonCommand, RunArgs, RunsCommand, SessionsCommand, attach, print};
 use crate::api::{
@@ -136,7 +135,7 @@ async fn ls(paths: &Paths, args: super::ListArgs) -> Result<i32> {
 /// `agents show RUN`: its record and events.
 async fn show(paths: &Paths, run: String, json: bool) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
-    let detail: RunDetail = client.call(method::RUNS_SHOW, RunRef { run }).await?;
+    let detail: RunDetail = client.call::<method::RunsShow>(RunRef { run }).await?;
     if json {
         crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&detail)?));
     } else {
@@ -153,7 +152,7 @@ async fn send(paths: &Paths, run: String, text: String, id: Option<String>) -> R
         text,
         prompt_id: id,
     };
-    let sent: SendResult = client.call(method::RUNS_SEND, params).await?;
+    let sent: SendResult = client.call::<method::RunsSend>(params).await?;
     match &sent.why {
         Some(why) => say!("{}: {why} (prompt {})", sent.state, sent.prompt_id),
         None => say!("{} (prompt {})", sent.state, sent.prompt_id),
@@ -170,7 +169,7 @@ async fn answer_run(paths: &Paths, run: String, answer: String, request: Option<
         answer_id: None,
         request,
     };
-    let _: serde_json::Value = client.call(method::RUNS_ANSWER, params).await?;
+    let _: serde_json::Value = client.call::<method::RunsAnswer>(params).await?;
     say!("answered");
     Ok(0)
 }
@@ -184,13 +183,12 @@ async fn cancel(paths: &Paths, run: String, force: bool, no_wait: bool) -> Resul
         force,
         by: std::env::var("AGENTS_RUN_ID").ok().filter(|r| !r.is_empty()),
     };
-    let answer: serde_json::Value = client.call(method::RUNS_CANCEL, params).await?;
-    let id = answer["run"].as_str().unwrap_or(&run).to_string();
+    let id = client.call::<method::RunsCancel>(params).await?.run;
     if no_wait {
         say!("cancelling {id}");
         return Ok(0);
     }
-    let record: RunRecord = client.call(method::RUNS_WAIT, WaitParams::watching(id)).await?;
+    let record: RunRecord = client.call::<method::RunsWait>(WaitParams::watching(id)).await?;
     say!(
         "{} {}: {}",
         record.name,
@@ -204,7 +202,7 @@ async fn cancel(paths: &Paths, run: String, force: bool, no_wait: bool) -> Resul
 async fn rename(paths: &Paths, run: String, name: String) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
     let record: RunRecord = client
-        .call(method::RUNS_RENAME, crate::api::RenameParams { run, name })
+        .call::<method::RunsRename>(crate::api::RenameParams { run, name })
         .await?;
     match record.former_names.last().filter(|old| **old != record.name) {
         Some(old) => say!("renamed {old} → {} ({})", record.name, record.id),
@@ -219,21 +217,22 @@ async fn list_all(client: &Client, all: bool) -> Result<Vec<ListedRun>> {
     let mut runs: std::collections::BTreeMap<String, ListedRun> = std::collections::BTreeMap::new();
     let mut before: Option<String> = None;
     loop {
-        let page: crate::api::ListPage<ListedRun> = client
-            .call(
-                method::RUNS_LIST,
-                ListParams {
-                    all,
-                    limit: Some(ListParams::MAX_LIMIT),
-                    before: before.clone(),
-                    paged: true,
-                },
-            )
+        let listed = client
+            .call::<method::RunsList>(ListParams {
+                all,
+                limit: Some(ListParams::MAX_LIMIT),
+                before: before.clone(),
+                paged: true,
+            })
             .await?;
-        for r in page.runs {
+        let (page, next) = match listed {
+            crate::api::RunsListed::Page(page) => (page.runs, page.next),
+            crate::api::RunsListed::All(runs) => (runs, None),
+        };
+        for r in page {
             runs.insert(r.run.id.clone(), r);
         }
-        match page.next {
+        match next {
             Some(next) => before = Some(next),
             None => break,
         }
@@ -265,7 +264,7 @@ fn size_arg(size: Option<&str>) -> Result<(Option<u16>, Option<u16>)> {
 /// the clock alone would change it to.
 async fn explain(paths: &Paths, run: String, json: bool) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
-    let e: crate::api::StatusExplanation = client.call(method::RUNS_EXPLAIN, RunRef { run }).await?;
+    let e: crate::api::StatusExplanation = client.call::<method::RunsExplain>(RunRef { run }).await?;
     if json {
         crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&e)?));
         return Ok(0);
@@ -303,9 +302,9 @@ async fn wait(paths: &Paths, run: String, json: bool, timeout: Option<u64>, chil
     let reference = RunRef { run: run.clone() };
     let waiting = async {
         match children {
-            true => client.call(method::RUNS_WAIT_CHILDREN, reference).await,
+            true => client.call::<method::RunsWaitChildren>(reference).await,
             false => client
-                .call::<_, RunRecord>(method::RUNS_WAIT, WaitParams::taking(run.clone()))
+                .call::<method::RunsWait>(WaitParams::taking(run.clone()))
                 .await
                 .map(|run| crate::api::ChildrenOutcome {
                     run,
@@ -376,7 +375,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
         placed: false,
     };
     let client = Client::connect(paths, false).await?;
-    let record: RunRecord = client.call(method::RUNS_START, params).await?;
+    let record: RunRecord = client.call::<method::RunsStart>(params).await?;
     if record.state == RunState::Blocked {
         if args.background {
             say!("{}", record.id);
@@ -400,13 +399,13 @@ async fn daemon_command(paths: &Paths, command: Option<DaemonCommand>) -> Result
     match command.unwrap_or(DaemonCommand::Start) {
         DaemonCommand::Start => {
             let client = Client::connect(paths, false).await?;
-            let status: DaemonStatus = client.call(method::DAEMON_STATUS, json!({})).await?;
+            let status: DaemonStatus = client.call::<method::DaemonStatus>(crate::api::NoParams).await?;
             say!("daemon running (pid {}) for {}", status.pid, status.home);
             Ok(0)
         }
         DaemonCommand::Status { json } => match Client::connect_existing(paths, false).await {
             Ok(client) => {
-                let status: DaemonStatus = client.call(method::DAEMON_STATUS, json!({})).await?;
+                let status: DaemonStatus = client.call::<method::DaemonStatus>(crate::api::NoParams).await?;
                 if json {
                     crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&status)?));
                 } else {
@@ -429,8 +428,8 @@ async fn daemon_command(paths: &Paths, command: Option<DaemonCommand>) -> Result
         },
         DaemonCommand::Stop => match Client::connect_existing(paths, false).await {
             Ok(client) => {
-                let status: DaemonStatus = client.call(method::DAEMON_STATUS, json!({})).await?;
-                let _: serde_json::Value = client.call(method::DAEMON_STOP, json!({})).await?;
+                let status: DaemonStatus = client.call::<method::DaemonStatus>(crate::api::NoParams).await?;
+                client.call::<method::DaemonStop>(crate::api::NoParams).await?;
                 wait_for_exit(status.pid as i32).await;
                 say!(
                     "daemon stopped (pid {}); runs keep going under their supervisors",
@@ -480,7 +479,9 @@ async fn demo(paths: &Paths) -> Result<i32> {
         ("broken", &["--crash"], None),
     ];
     for (name, args, prompt) in plan {
-        let _: RunRecord = client.call(method::RUNS_START, start(name, args, prompt, None)).await?;
+        let _: RunRecord = client
+            .call::<method::RunsStart>(start(name, args, prompt, None))
+            .await?;
     }
     demo_team(&client, &suffix, &cwd).await?;
     drop(client);
@@ -511,7 +512,7 @@ async fn demo_team(client: &Client, suffix: &str, cwd: &str) -> Result<()> {
         cwd: cwd.into(),
         env: std::env::vars().collect(),
     };
-    let team: crate::api::TeamRecord = client.call(method::TEAMS_START, params).await?;
+    let team: crate::api::TeamRecord = client.call::<method::TeamsStart>(params).await?;
     let run = |member: &str| {
         team.members
             .iter()
@@ -533,7 +534,7 @@ async fn demo_team(client: &Client, suffix: &str, cwd: &str) -> Result<()> {
             from: run(from),
             ..Default::default()
         };
-        let _: serde_json::Value = client.call(method::MAIL_SEND, mail).await?;
+        client.call::<method::MailSend>(mail).await?;
     }
     Ok(())
 }
@@ -549,7 +550,12 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
             json,
         } => super::removal::session_rm(&client, session, purge_transcripts, json).await,
         SessionsCommand::List { json, all } => {
-            let list: crate::api::SessionList = client.call(method::SESSIONS_LIST, json!({ "all": all })).await?;
+            let list: crate::api::SessionList = client
+                .call::<method::SessionsList>(crate::api::SessionsListParams {
+                    all,
+                    ..Default::default()
+                })
+                .await?;
             if json {
                 crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&list)?));
                 return Ok(0);
@@ -572,18 +578,16 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
             Ok(0)
         }
         SessionsCommand::Resume { session, background } | SessionsCommand::Fork { session, background } => {
-            let m = if fork {
-                method::SESSIONS_FORK
-            } else {
-                method::SESSIONS_RESUME
-            };
             let params = crate::api::ResumeParams {
                 session,
                 env: std::env::vars().collect(),
                 launch_id: None,
                 placed: false,
             };
-            let record: RunRecord = client.call(m, params).await?;
+            let record = match fork {
+                true => client.call::<method::SessionsFork>(params).await?,
+                false => client.call::<method::SessionsResume>(params).await?,
+            };
             if !fork && let Some(line) = super::lineage::reconstructed_notice(&client, &record).await {
                 say!("{line}");
             }

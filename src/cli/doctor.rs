@@ -3,9 +3,8 @@
 use std::os::unix::fs::MetadataExt;
 
 use anyhow::Result;
-use serde_json::json;
 
-use crate::api::{DaemonStatus, method};
+use crate::api::method;
 use crate::client::Client;
 use crate::paths::Paths;
 
@@ -86,7 +85,7 @@ fn state_dir(report: &mut Report, paths: &Paths) {
 /// The daemon, if one runs: its build and its supervisors'.
 async fn daemon(report: &mut Report, paths: &Paths) {
     match Client::connect_existing(paths, false).await {
-        Ok(client) => match client.call::<_, DaemonStatus>(method::DAEMON_STATUS, json!({})).await {
+        Ok(client) => match client.call::<method::DaemonStatus>(crate::api::NoParams).await {
             Ok(s) => {
                 report.ok(format!(
                     "daemon running (pid {}, version {}, {}), {} live run(s)",
@@ -286,10 +285,7 @@ fn credentials(family: &str) -> String {
 /// The disk the state directory uses and what `[retention]` would prune
 /// now (a daemon of a build before retention says nothing).
 async fn retention(client: &Client) {
-    let Ok(r) = client
-        .call::<_, crate::api::RetentionReport>(method::RETENTION_PLAN, json!({}))
-        .await
-    else {
+    let Ok(r) = client.call::<method::RetentionPlan>(crate::api::NoParams).await else {
         return;
     };
     let size = crate::cli::print::size;

@@ -86,8 +86,7 @@ fn report(words: &[String], started: Instant) -> Option<()> {
     runtime.block_on(async move {
         tokio::time::timeout(left, async move {
             let client = Client::connect_existing(&paths, false).await.ok()?;
-            let params = serde_json::to_value(&report).ok()?;
-            client.call_value(method::HOOKS_REPORT, params).await.ok()
+            client.call::<method::HooksReport>(report).await.ok()
         })
         .await
         .ok()

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::Subcommand;
-use serde_json::Value;
 
 use crate::api::{
     HostAddParams, HostCheck, HostInstallResult, HostRecord, HostRef, HostTrustParams, HostTrustResult, method,
@@ -106,15 +105,12 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
             remote_home,
         } => {
             let host: HostRecord = client
-                .call(
-                    method::HOSTS_ADD,
-                    HostAddParams {
-                        name,
-                        target,
-                        remote_bin,
-                        remote_home,
-                    },
-                )
+                .call::<method::HostsAdd>(HostAddParams {
+                    name,
+                    target,
+                    remote_bin,
+                    remote_home,
+                })
                 .await?;
             say!(
                 "added host {} ({}); check it with: agents hosts check {}",
@@ -125,7 +121,7 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
             Ok(0)
         }
         HostsCommand::Ls { json } => {
-            let hosts: Vec<HostRecord> = client.call(method::HOSTS_LIST, serde_json::json!({})).await?;
+            let hosts: Vec<HostRecord> = client.call::<method::HostsList>(crate::api::NoParams).await?;
             if json {
                 super::print::out(&format!("{}\n", serde_json::to_string_pretty(&hosts)?));
             } else if hosts.is_empty() {
@@ -136,12 +132,12 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
             Ok(0)
         }
         HostsCommand::Rm { name } => {
-            let _: Value = client.call(method::HOSTS_RM, HostRef { name: name.clone() }).await?;
+            client.call::<method::HostsRm>(HostRef { name: name.clone() }).await?;
             say!("removed host {name}");
             Ok(0)
         }
         HostsCommand::Check { name, json } => {
-            let check: HostCheck = client.call(method::HOSTS_CHECK, HostRef { name }).await?;
+            let check: HostCheck = client.call::<method::HostsCheck>(HostRef { name }).await?;
             if json {
                 super::print::out(&format!("{}\n", serde_json::to_string_pretty(&check)?));
             } else {
@@ -150,7 +146,7 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
             Ok(if check.ok { 0 } else { 1 })
         }
         HostsCommand::Install { name, json } => {
-            let done: HostInstallResult = client.call(method::HOSTS_INSTALL, HostRef { name }).await?;
+            let done: HostInstallResult = client.call::<method::HostsInstall>(HostRef { name }).await?;
             if json {
                 super::print::out(&format!("{}\n", serde_json::to_string_pretty(&done)?));
             } else {
@@ -161,7 +157,7 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
         HostsCommand::SwitchCurrent { .. } => unreachable!("handled before connecting"),
         HostsCommand::Trust { name, fingerprint } => {
             let trusted: HostTrustResult = client
-                .call(method::HOSTS_TRUST, HostTrustParams { name, fingerprint })
+                .call::<method::HostsTrust>(HostTrustParams { name, fingerprint })
                 .await?;
             say_trusted(&trusted);
             Ok(0)

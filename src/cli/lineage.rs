@@ -9,7 +9,7 @@ use crate::paths::Paths;
 
 pub async fn tree(paths: &Paths, run: String, json: bool) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
-    let lineage: Lineage = client.call(method::RUNS_LINEAGE, RunRef { run }).await?;
+    let lineage: Lineage = client.call::<method::RunsLineage>(RunRef { run }).await?;
     if json {
         crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&lineage)?));
     } else {
@@ -19,7 +19,7 @@ pub async fn tree(paths: &Paths, run: String, json: bool) -> Result<i32> {
 }
 
 pub async fn session(client: &Client, session: String, json: bool) -> Result<i32> {
-    let detail: SessionDetail = client.call(method::SESSIONS_SHOW, SessionRef { session }).await?;
+    let detail: SessionDetail = client.call::<method::SessionsShow>(SessionRef { session }).await?;
     if json {
         crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&detail)?));
     } else {
@@ -32,7 +32,7 @@ pub async fn session(client: &Client, session: String, json: bool) -> Result<i32
 /// natively and was given the old conversation's context instead.
 pub async fn reconstructed_notice(client: &Client, record: &crate::api::RunRecord) -> Option<String> {
     let detail: crate::api::RunDetail = client
-        .call(method::RUNS_SHOW, RunRef { run: record.id.clone() })
+        .call::<method::RunsShow>(RunRef { run: record.id.clone() })
         .await
         .ok()?;
     if detail.harness.resume_mode.as_deref() != Some("reconstructed") {

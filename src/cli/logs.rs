@@ -62,14 +62,11 @@ fn history_lines() -> usize {
 /// "r", "COLSxROWS"]` where the screen took another size.
 pub async fn export_cast(paths: &Paths, run: &str, file: &Path) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
-    let detail: crate::api::RunDetail = client.call(method::RUNS_SHOW, RunRef { run: run.into() }).await?;
+    let detail: crate::api::RunDetail = client.call::<method::RunsShow>(RunRef { run: run.into() }).await?;
     let samples: Vec<[u64; 2]> = client
-        .call(
-            method::RUNS_INDEX,
-            RunRef {
-                run: detail.run.id.clone(),
-            },
-        )
+        .call::<method::RunsIndex>(RunRef {
+            run: detail.run.id.clone(),
+        })
         .await?;
     let mut sizes = run_sizes(&client, &detail.run.id).await;
     drop(client);

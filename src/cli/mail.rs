@@ -64,7 +64,7 @@ pub async fn mail(paths: &Paths, command: MailCommand) -> anyhow::Result<i32> {
             let thread = match &reply_to {
                 Some(reply) => Some(
                     client
-                        .call::<_, MailRecord>(method::MAIL_READ, MailRef { id: reply.clone() })
+                        .call::<method::MailRead>(MailRef { id: reply.clone() })
                         .await?
                         .thread,
                 ),
@@ -80,22 +80,19 @@ pub async fn mail(paths: &Paths, command: MailCommand) -> anyhow::Result<i32> {
                 relayed_from: None,
             };
             // One record, or one a member when sent to a team.
-            let answer: serde_json::Value = client.call(method::MAIL_SEND, params).await?;
+            let answer = client.call::<method::MailSend>(params).await?;
             if json {
                 print_json(&answer)?;
                 return Ok(0);
             }
-            let sent: Vec<MailRecord> = match answer.is_array() {
-                true => serde_json::from_value(answer)?,
-                false => vec![serde_json::from_value(answer)?],
-            };
+            let sent: Vec<MailRecord> = answer.records();
             for m in sent {
                 say!("{} to {} ({})", m.id, m.to_name, m.state);
             }
         }
         MailCommand::Ls { run, team, json } => {
             let list: Vec<MailRecord> = client
-                .call(method::MAIL_LIST, MailListParams { run, team, limit: None })
+                .call::<method::MailList>(MailListParams { run, team, limit: None })
                 .await?;
             match json {
                 true => print_json(&list)?,
@@ -103,7 +100,7 @@ pub async fn mail(paths: &Paths, command: MailCommand) -> anyhow::Result<i32> {
             }
         }
         MailCommand::Read { id, json } => {
-            let m: MailRecord = client.call(method::MAIL_READ, MailRef { id }).await?;
+            let m: MailRecord = client.call::<method::MailRead>(MailRef { id }).await?;
             match json {
                 true => print_json(&m)?,
                 false => {

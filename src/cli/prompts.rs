@@ -52,7 +52,7 @@ pub async fn prompts(paths: &Paths, command: PromptsCommand) -> anyhow::Result<i
                 run,
                 ..Default::default()
             };
-            let waiting: Vec<WaitingPrompt> = client.call(method::PROMPTS_LIST, params).await?;
+            let waiting: Vec<WaitingPrompt> = client.call::<method::PromptsList>(params).await?;
             if json {
                 crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&waiting)?));
             } else if waiting.is_empty() {
@@ -69,7 +69,7 @@ pub async fn prompts(paths: &Paths, command: PromptsCommand) -> anyhow::Result<i
                 prompt: Some(prompt.clone()),
                 text: Some(text),
             };
-            let _: serde_json::Value = client.call(method::PROMPTS_EDIT, params).await?;
+            client.call::<method::PromptsEdit>(params).await?;
             say!("edited (prompt {prompt})");
         }
         PromptsCommand::Drop { run, prompt } => {
@@ -78,7 +78,7 @@ pub async fn prompts(paths: &Paths, command: PromptsCommand) -> anyhow::Result<i
                 prompt: Some(prompt.clone()),
                 text: None,
             };
-            let _: serde_json::Value = client.call(method::PROMPTS_DROP, params).await?;
+            client.call::<method::PromptsDrop>(params).await?;
             say!("dropped (prompt {prompt})");
         }
         PromptsCommand::Send { run, prompt } => {
@@ -87,7 +87,7 @@ pub async fn prompts(paths: &Paths, command: PromptsCommand) -> anyhow::Result<i
                 prompt: Some(prompt),
                 text: None,
             };
-            let sent: SendResult = client.call(method::PROMPTS_SEND, params).await?;
+            let sent: SendResult = client.call::<method::PromptsSend>(params).await?;
             say!("{} (prompt {})", sent.state, sent.prompt_id);
         }
     }

@@ -55,7 +55,7 @@ pub async fn rm(paths: &Paths, args: RmArgs) -> anyhow::Result<i32> {
         dry_run: true,
     };
     let client = Client::connect(paths, false).await?;
-    let plan: RemoveResult = client.call(method::RUNS_RM, &params).await?;
+    let plan: RemoveResult = client.call::<method::RunsRm>(params.clone()).await?;
     if plan.removed.is_empty() {
         if args.json {
             crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&plan)?));
@@ -81,7 +81,7 @@ pub async fn rm(paths: &Paths, args: RmArgs) -> anyhow::Result<i32> {
         }
     }
     params.dry_run = false;
-    let done: RemoveResult = client.call(method::RUNS_RM, &params).await?;
+    let done: RemoveResult = client.call::<method::RunsRm>(params.clone()).await?;
     match args.json {
         true => crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&done)?)),
         false => crate::cli::print::out(&listing(&done, "removed")),
@@ -136,7 +136,7 @@ pub async fn session_rm(client: &Client, session: String, purge: bool, json: boo
         purge_transcripts: purge,
         dry_run: false,
     };
-    let gone: crate::api::SessionRemoved = client.call(method::SESSIONS_RM, &params).await?;
+    let gone: crate::api::SessionRemoved = client.call::<method::SessionsRm>(params).await?;
     if json {
         crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&gone)?));
         return Ok(0);

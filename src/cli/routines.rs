@@ -3,7 +3,8 @@
 
 use clap::Subcommand;
 
-use crate::api::{RoutineFired, RoutineRecord, RoutineRef, method};
+use crate::api::method::{self, Method};
+use crate::api::{RoutineFired, RoutineRecord, RoutineRef};
 use crate::client::Client;
 use crate::paths::Paths;
 
@@ -41,7 +42,7 @@ pub async fn routines(paths: &Paths, command: RoutinesCommand) -> anyhow::Result
     let client = Client::connect(paths, false).await?;
     match command {
         RoutinesCommand::Ls { json } => {
-            let list: Vec<RoutineRecord> = client.call(method::ROUTINES_LIST, serde_json::json!({})).await?;
+            let list: Vec<RoutineRecord> = client.call::<method::RoutinesList>(crate::api::NoParams).await?;
             match json {
                 true => crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&list)?)),
                 false if list.is_empty() => say!("no routines: add [routines.NAME] to config.toml"),
@@ -50,7 +51,7 @@ pub async fn routines(paths: &Paths, command: RoutinesCommand) -> anyhow::Result
             Ok(0)
         }
         RoutinesCommand::Run { name, json } => {
-            let fired: RoutineFired = client.call(method::ROUTINES_RUN, RoutineRef { name }).await?;
+            let fired: RoutineFired = client.call::<method::RoutinesRun>(RoutineRef { name }).await?;
             if json {
                 crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&fired)?));
                 return Ok(0);
@@ -80,13 +81,16 @@ pub async fn routines(paths: &Paths, command: RoutinesCommand) -> anyhow::Result
             }
             Ok(0)
         }
-        RoutinesCommand::Pause { name } => pause(&client, name, method::ROUTINES_PAUSE).await,
-        RoutinesCommand::Resume { name } => pause(&client, name, method::ROUTINES_RESUME).await,
+        RoutinesCommand::Pause { name } => pause::<method::RoutinesPause>(&client, name).await,
+        RoutinesCommand::Resume { name } => pause::<method::RoutinesResume>(&client, name).await,
     }
 }
 
-async fn pause(client: &Client, name: String, how: &str) -> anyhow::Result<i32> {
-    let r: RoutineRecord = client.call(how, RoutineRef { name }).await?;
+async fn pause<M>(client: &Client, name: String) -> anyhow::Result<i32>
+where
+    M: Method<Params = RoutineRef, Reply = RoutineRecord>,
+{
+    let r = client.call::<M>(RoutineRef { name }).await?;
     match &r.next_fire {
         Some(next) => say!("{}: next fire {next}", r.name),
         None if r.paused => say!("{}: paused", r.name),

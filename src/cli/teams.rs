@@ -59,7 +59,7 @@ pub async fn team(paths: &Paths, command: TeamCommand) -> anyhow::Result<i32> {
             json,
         } => {
             let params = crate::config::teams::start_request(&team, prompt).map_err(anyhow::Error::msg)?;
-            let record: TeamRecord = client.call(method::TEAMS_START, params).await?;
+            let record: TeamRecord = client.call::<method::TeamsStart>(params).await?;
             let Some(leader) = record.members.first() else {
                 bail!("team {} started no leader", record.name);
             };
@@ -81,7 +81,7 @@ pub async fn team(paths: &Paths, command: TeamCommand) -> anyhow::Result<i32> {
             crate::cli::attach::attach(paths, &id, crate::cli::attach::Kept::All).await
         }
         TeamCommand::Ls { json } => {
-            let teams: Vec<TeamRecord> = client.call(method::TEAMS_LIST, serde_json::json!({})).await?;
+            let teams: Vec<TeamRecord> = client.call::<method::TeamsList>(crate::api::NoParams).await?;
             match json {
                 true => print_json(&teams)?,
                 false => crate::cli::print::out(&list(&teams)),
@@ -89,7 +89,7 @@ pub async fn team(paths: &Paths, command: TeamCommand) -> anyhow::Result<i32> {
             Ok(0)
         }
         TeamCommand::Show { team, json } => {
-            let record: TeamRecord = client.call(method::TEAMS_SHOW, TeamRef { team, force: false }).await?;
+            let record: TeamRecord = client.call::<method::TeamsShow>(TeamRef { team, force: false }).await?;
             match json {
                 true => print_json(&record)?,
                 false => crate::cli::print::out(&show(&record)),
@@ -97,8 +97,8 @@ pub async fn team(paths: &Paths, command: TeamCommand) -> anyhow::Result<i32> {
             Ok(0)
         }
         TeamCommand::Cancel { team, force } => {
-            let answer: serde_json::Value = client.call(method::TEAMS_CANCEL, TeamRef { team, force }).await?;
-            let asked = answer["cancelled"].as_array().map_or(0, Vec::len);
+            let answer = client.call::<method::TeamsCancel>(TeamRef { team, force }).await?;
+            let asked = answer.cancelled.len();
             say!("asked {asked} run(s) to end");
             Ok(0)
         }

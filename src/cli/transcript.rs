@@ -32,16 +32,13 @@ pub async fn transcript(paths: &Paths, id: String, follow: bool, json: bool) -> 
     let mut link_down = false;
     loop {
         let answer: Result<TranscriptPage, ApiError> = client
-            .call(
-                method::TRANSCRIPT_READ,
-                TranscriptParams {
-                    id: id.clone(),
-                    // Following: even an empty session waits for its first message.
-                    after_seq: if follow { Some(after.unwrap_or(-1)) } else { after },
-                    limit: None,
-                    wait_ms: (follow && !first).then_some(FOLLOW_WAIT_MS),
-                },
-            )
+            .call::<method::TranscriptRead>(TranscriptParams {
+                id: id.clone(),
+                // Following: even an empty session waits for its first message.
+                after_seq: if follow { Some(after.unwrap_or(-1)) } else { after },
+                limit: None,
+                wait_ms: (follow && !first).then_some(FOLLOW_WAIT_MS),
+            })
             .await;
         let page = match answer {
             // The conversation lives on the host and carries on there: a
@@ -148,15 +145,12 @@ pub fn render(m: &TranscriptMessage) -> String {
 pub async fn search(paths: &Paths, words: Vec<String>, within: Option<String>, raw: bool, json: bool) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
     let results: SearchResults = client
-        .call(
-            method::TRANSCRIPTS_SEARCH,
-            SearchParams {
-                query: words.join(" "),
-                within,
-                raw,
-                ..SearchParams::default()
-            },
-        )
+        .call::<method::TranscriptsSearch>(SearchParams {
+            query: words.join(" "),
+            within,
+            raw,
+            ..SearchParams::default()
+        })
         .await?;
     if json {
         crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&results)?));

@@ -25,7 +25,7 @@ pub enum WorktreeCommand {
 /// `agents diff RUN`: what the run changed against where its branch began.
 pub async fn diff(paths: &Paths, run: String, stat: bool, json: bool) -> anyhow::Result<i32> {
     let client = Client::connect(paths, false).await?;
-    let changes: Changes = client.call(method::RUNS_CHANGES, RunRef { run }).await?;
+    let changes: Changes = client.call::<method::RunsChanges>(RunRef { run }).await?;
     if json {
         crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&changes)?));
         return Ok(0);
@@ -102,13 +102,10 @@ fn short(commit: &str) -> &str {
 pub async fn merge(paths: &Paths, run: String, squash: bool) -> anyhow::Result<i32> {
     let client = Client::connect(paths, false).await?;
     let merged: Merged = client
-        .call(
-            method::RUNS_MERGE,
-            MergeParams {
-                run: run.clone(),
-                squash,
-            },
-        )
+        .call::<method::RunsMerge>(MergeParams {
+            run: run.clone(),
+            squash,
+        })
         .await?;
     let commits = format!(
         "{} commit{}",
@@ -137,7 +134,7 @@ pub async fn worktree(paths: &Paths, command: WorktreeCommand) -> anyhow::Result
     let WorktreeCommand::Rm { run, force } = command;
     let client = Client::connect(paths, false).await?;
     let removed: WorktreeRemoved = client
-        .call(method::WORKTREE_RM, WorktreeRmParams { run, force })
+        .call::<method::WorktreeRm>(WorktreeRmParams { run, force })
         .await?;
     say!(
         "removed {}; branch {} kept",

@@ -11,13 +11,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::api::method::Method;
 use crate::api::{ApiError, ErrorCode};
 use crate::paths::Paths;
 use crate::protocol::rpc::{Message, Request, Response};
@@ -175,14 +174,18 @@ impl Client {
         })
     }
 
-    pub async fn call<P: Serialize, T: DeserializeOwned>(&self, method: &str, params: P) -> Result<T, ApiError> {
+    /// Calls method `M` and waits for its answer.
+    pub async fn call<M: Method>(&self, params: M::Params) -> Result<M::Reply, ApiError> {
         let value = self
-            .call_value(method, serde_json::to_value(params).map_err(ApiError::internal)?)
+            .call_raw(M::NAME, serde_json::to_value(params).map_err(ApiError::internal)?)
             .await?;
         serde_json::from_value(value).map_err(|e| ApiError::new(ErrorCode::Protocol, format!("unexpected answer: {e}")))
     }
 
-    pub async fn call_value(&self, method: &str, params: Value) -> Result<Value, ApiError> {
+    /// A call by name, its parameters and answer as they are on the wire:
+    /// for what only relays a method it does not know (a remote host's
+    /// link forwarding a request, a hook's report).
+    pub async fn call_raw(&self, method: &str, params: Value) -> Result<Value, ApiError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let frame = Frame::control(&Request::new(id, method, params));
         if let Frame::Control(bytes) = &frame
@@ -217,9 +220,10 @@ impl Client {
         }
     }
 
-    /// A JSON-RPC notification: no answer is expected (acks).
-    pub async fn notify(&self, method: &str, params: Value) -> Result<(), ApiError> {
-        self.send_frame(Frame::control(&Request::notification(method, params)))
+    /// A JSON-RPC notification of method `M`: no answer is expected (acks).
+    pub async fn notify<M: Method>(&self, params: M::Params) -> Result<(), ApiError> {
+        let params = serde_json::to_value(params).map_err(ApiError::internal)?;
+        self.send_frame(Frame::control(&Request::notification(M::NAME, params)))
             .await
     }
 
@@ -305,7 +309,7 @@ mod tests {
         let client = Client::over(client_read, client_write, false).await.unwrap();
         drop(daemon_write);
         for _ in 0..2 {
-            let answer = tokio::time::timeout(Duration::from_secs(10), client.call_value("runs.list", Value::Null))
+            let answer = tokio::time::timeout(Duration::from_secs(10), client.call_raw("runs.list", Value::Null))
                 .await
                 .expect("a call on a closed connection must not wait forever");
             assert_eq!(answer.unwrap_err().code, ErrorCode::DaemonUnavailable);

@@ -44,18 +44,15 @@ async fn read(
     let mut client = Client::connect(paths, true).await?;
     let mut events = client.events.take().expect("asked for events");
     let attached: AttachResult = client
-        .call(
-            method::RUNS_ATTACH,
-            AttachParams {
-                run: run.into(),
-                offset: Some(0),
-                lossless: true,
-                screen: false,
-                sizes,
-                sub: 0,
-                screen_format: None,
-            },
-        )
+        .call::<method::RunsAttach>(AttachParams {
+            run: run.into(),
+            offset: Some(0),
+            lossless: true,
+            screen: false,
+            sizes,
+            sub: 0,
+            screen_format: None,
+        })
         .await?;
     let id = attached.run.id.clone();
     let mut cursor = 0u64;
@@ -116,7 +113,7 @@ pub async fn read_lines(
     mut each: impl FnMut(&mut crate::term::LineFollower) -> Result<()>,
 ) -> Result<crate::term::LineFollower> {
     let client = Client::connect(paths, false).await?;
-    let detail: crate::api::RunDetail = client.call(method::RUNS_SHOW, RunRef { run: run.into() }).await?;
+    let detail: crate::api::RunDetail = client.call::<method::RunsShow>(RunRef { run: run.into() }).await?;
     // The sizes so far also come in the stream; a daemon of an older build
     // sends none there.
     let sizes = run_sizes(&client, &detail.run.id).await;
@@ -139,7 +136,7 @@ pub async fn read_lines(
 /// The run's sizes by offset; none from a daemon that does not keep them.
 pub async fn run_sizes(client: &Client, id: &str) -> Vec<SizeChange> {
     client
-        .call(method::RUNS_SIZES, RunRef { run: id.into() })
+        .call::<method::RunsSizes>(RunRef { run: id.into() })
         .await
         .unwrap_or_default()
 }

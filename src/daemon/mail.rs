@@ -6,16 +6,13 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use super::Daemon;
-use super::broker::dispatch::to_value;
-use crate::api::{ApiError, ErrorCode, MailListParams, MailRecord, MailSendParams, MailWaitParams, bounds};
+use crate::api::{ApiError, ErrorCode, MailListParams, MailRecord, MailSendParams, MailSent, MailWaitParams, bounds};
 use crate::engine::start::resolve_row;
 use crate::store::mail::NewMail;
 use crate::store::runs::RunRow;
 
-pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<Value, ApiError> {
+pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<MailSent, ApiError> {
     bounds::check("the message", &p.body, MailSendParams::MAX_BODY)?;
     if p.body.trim().is_empty() {
         return Err(ApiError::bad_request("the message is empty"));
@@ -43,14 +40,18 @@ pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<Value, ApiE
         // that daemon knows: held for it to take (daemon/outbox.rs).
         Err(e) => match &from {
             Some(sender) if super::outbox::holds_for(daemon, sender, &e).await => {
-                return super::outbox::hold(daemon, &p, &id, sender).await;
+                return Ok(MailSent::One(Box::new(
+                    super::outbox::hold(daemon, &p, &id, sender).await?,
+                )));
             }
             _ => return Err(e),
         },
     };
     let fanned = to.len() > 1 || p.to == "team" || p.to.ends_with("/team");
     if !fanned {
-        return to_value(send_one(daemon, &p, &id, &to[0], from.as_ref()).await?);
+        return Ok(MailSent::One(Box::new(
+            send_one(daemon, &p, &id, &to[0], from.as_ref()).await?,
+        )));
     }
     // Each member's copy has an id of its own, made from the sender's (a
     // retry finds the same copies), in one thread; members that have
@@ -74,7 +75,7 @@ pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<Value, ApiE
             "every other member has ended: mail not sent",
         ));
     }
-    to_value(sent)
+    Ok(MailSent::Copies(sent))
 }
 
 /// Who `to` names: a run (id, prefix or name); a member of the sender's
@@ -235,8 +236,7 @@ async fn hand_over(daemon: &Arc<Daemon>, m: &MailRecord, to: &RunRow) -> Result<
             in_reply_to: m.in_reply_to.clone(),
             relayed_from: Some(m.from_name.clone()),
         };
-        let p = serde_json::to_value(relayed).map_err(ApiError::internal)?;
-        crate::remote::relay_mail(&daemon.here(), &to.host, p).await?;
+        crate::remote::relay_mail(&daemon.here(), &to.host, relayed).await?;
     }
     let id = m.id.clone();
     daemon
@@ -271,7 +271,7 @@ pub async fn hand_over_stored(daemon: &Arc<Daemon>) {
     }
 }
 
-pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Value, ApiError> {
+pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Vec<MailRecord>, ApiError> {
     let mut runs = match &p.run {
         Some(reference) => vec![resolve_row(&daemon.engine, reference).await?.id],
         None => Vec::new(),
@@ -301,7 +301,7 @@ pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Value, ApiE
         .list((!every).then_some(runs), limit)
         .await
         .map_err(ApiError::internal)?;
-    to_value(found)
+    Ok(found)
 }
 
 /// `mail.wait`: the messages to the run not yet typed into it, taken as

@@ -17,11 +17,12 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::Daemon;
-use super::broker::dispatch::to_value;
-use crate::api::{ApiError, ErrorCode, MailRecord, MailSendParams, OutboundMail, OutboxParams, OutboxTakenParams};
+use crate::api::{
+    ApiError, ErrorCode, MailRecord, MailSendParams, OutboundMail, OutboxParams, OutboxTaken, OutboxTakenParams,
+};
 use crate::store::outbox::NewOutbound;
 use crate::store::runs::RunRow;
 
@@ -37,7 +38,7 @@ pub async fn holds_for(daemon: &Arc<Daemon>, from: &RunRow, refused: &ApiError) 
 
 /// Holds the message for the daemon that drives `from`; answers its record
 /// as the sender sees it (`outbound`: to be taken by that daemon).
-pub async fn hold(daemon: &Arc<Daemon>, p: &MailSendParams, id: &str, from: &RunRow) -> Result<Value, ApiError> {
+pub async fn hold(daemon: &Arc<Daemon>, p: &MailSendParams, id: &str, from: &RunRow) -> Result<MailRecord, ApiError> {
     let (id, run, to) = (id.to_string(), from.id.clone(), p.to.clone());
     let thread = p.thread.clone().unwrap_or_else(|| id.clone());
     let (in_reply_to, body) = (p.in_reply_to.clone(), p.body.clone());
@@ -63,7 +64,7 @@ pub async fn hold(daemon: &Arc<Daemon>, p: &MailSendParams, id: &str, from: &Run
     }
     // The daemon that drives the run hears of it as a change of the run.
     daemon.engine.changed(&from.id);
-    to_value(record_of(&held, &from.name))
+    Ok(record_of(&held, &from.name))
 }
 
 fn record_of(m: &OutboundMail, from_name: &str) -> MailRecord {
@@ -96,7 +97,7 @@ pub async fn read(daemon: &Arc<Daemon>, id: &str) -> Result<Option<MailRecord>, 
 }
 
 /// `mail.outbox`: what the run holds, taken over `p.epoch`.
-pub async fn take(daemon: &Arc<Daemon>, p: OutboxParams) -> Result<Value, ApiError> {
+pub async fn take(daemon: &Arc<Daemon>, p: OutboxParams) -> Result<Vec<OutboundMail>, ApiError> {
     let (run, epoch) = (p.run, p.epoch);
     let held = daemon
         .engine
@@ -105,11 +106,11 @@ pub async fn take(daemon: &Arc<Daemon>, p: OutboxParams) -> Result<Value, ApiErr
         .take(&run, &epoch)
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
-    to_value(held)
+    Ok(held)
 }
 
 /// `mail.taken`: drops what was delivered, unless taken again since.
-pub async fn taken(daemon: &Arc<Daemon>, p: OutboxTakenParams) -> Result<Value, ApiError> {
+pub async fn taken(daemon: &Arc<Daemon>, p: OutboxTakenParams) -> Result<OutboxTaken, ApiError> {
     let (run, epoch, ids) = (p.run.clone(), p.epoch, p.ids);
     let answer = daemon
         .engine
@@ -126,7 +127,7 @@ pub async fn taken(daemon: &Arc<Daemon>, p: OutboxTakenParams) -> Result<Value, 
         );
     }
     daemon.engine.changed(&p.run);
-    to_value(answer)
+    Ok(answer)
 }
 
 /// Here, on the daemon that drives `run` on its host: delivers one message
@@ -194,8 +195,13 @@ async fn bounce(daemon: &Arc<Daemon>, run: &str, id: &str, to: &str, why: &str) 
         crate::text::bounded(to, 80),
         crate::text::bounded(why, 300)
     );
-    let p = json!({ "run": sender.id, "text": crate::text::inert_line(&text), "prompt_id": id });
-    match crate::remote::forward(&daemon.here(), crate::api::method::RUNS_SEND, &sender, &p).await {
+    let p = crate::api::SendParams {
+        run: sender.id.clone(),
+        text: crate::text::inert_line(&text).into_owned(),
+        prompt_id: Some(id.to_string()),
+    };
+    let p = serde_json::to_value(p).map_err(ApiError::internal)?;
+    match crate::remote::answer_there(&daemon.here(), crate::api::method::RUNS_SEND, Some(&sender), &p).await {
         Some(answer) => answer.map(|_| ()),
         None => Ok(()),
     }

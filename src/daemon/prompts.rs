@@ -4,52 +4,52 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
-use super::broker::dispatch::to_value;
-use crate::api::{ApiError, ErrorCode, PromptParams, SendResult, method};
+use crate::api::{ApiError, ErrorCode, PromptChanged, PromptParams, SendResult};
 use crate::engine::Engine;
 use crate::engine::live::Typed;
 use crate::store::prompts::Change;
 use crate::store::runs::RunRow;
 
-pub(super) async fn call(
-    engine: &Arc<Engine>,
-    name: &'static str,
-    params: PromptParams,
-    row: RunRow,
-) -> Result<Value, ApiError> {
-    if name == method::PROMPTS_LIST {
-        return to_value(list(engine, &row).await?);
-    }
-    let Some(prompt) = params.prompt else {
-        return Err(ApiError::bad_request("which prompt? (its id: agents prompts RUN)"));
-    };
-    match name {
-        method::PROMPTS_EDIT => {
-            let text = params
-                .text
-                .ok_or_else(|| ApiError::bad_request("the prompt's new text is missing"))?;
-            change(engine, &row, &prompt, "PROMPT_EDITED", Change::Edit(text)).await
+/// The prompt a change names, or why it names none.
+fn named(params: &PromptParams) -> Result<String, ApiError> {
+    params
+        .prompt
+        .clone()
+        .ok_or_else(|| ApiError::bad_request("which prompt? (its id: agents prompts RUN)"))
+}
+
+/// `prompts.edit`: the waiting prompt's text rewritten.
+pub(super) async fn edit(engine: &Arc<Engine>, row: RunRow, params: PromptParams) -> Result<PromptChanged, ApiError> {
+    let prompt = named(&params)?;
+    let text = params
+        .text
+        .ok_or_else(|| ApiError::bad_request("the prompt's new text is missing"))?;
+    change(engine, &row, &prompt, "PROMPT_EDITED", Change::Edit(text)).await
+}
+
+/// `prompts.drop`: the waiting prompt never typed in.
+pub(super) async fn drop(engine: &Arc<Engine>, row: RunRow, params: PromptParams) -> Result<PromptChanged, ApiError> {
+    let prompt = named(&params)?;
+    let dropped = change(engine, &row, &prompt, "PROMPT_DROPPED", Change::Drop).await?;
+    if let Some(live) = engine.live(&row.id) {
+        let mut held = live.held.lock().unwrap_or_else(|p| p.into_inner());
+        if held.as_ref().is_some_and(|h| h.prompt_id == prompt) {
+            *held = None;
         }
-        method::PROMPTS_DROP => {
-            let dropped = change(engine, &row, &prompt, "PROMPT_DROPPED", Change::Drop).await?;
-            if let Some(live) = engine.live(&row.id) {
-                let mut held = live.held.lock().unwrap_or_else(|p| p.into_inner());
-                if held.as_ref().is_some_and(|h| h.prompt_id == prompt) {
-                    *held = None;
-                }
-            }
-            engine.changed(&row.id);
-            Ok(dropped)
-        }
-        _ => send_now(engine, row, prompt).await,
     }
+    engine.changed(&row.id);
+    Ok(dropped)
+}
+
+/// `prompts.send`: the waiting prompt typed in now, on purpose.
+pub(super) async fn send(engine: &Arc<Engine>, row: RunRow, params: PromptParams) -> Result<SendResult, ApiError> {
+    let prompt = named(&params)?;
+    send_now(engine, row, prompt).await
 }
 
 /// The run's waiting prompts, each with why it waits (none for an ended
 /// run: nothing will be typed into it).
-async fn list(engine: &Arc<Engine>, row: &RunRow) -> Result<Vec<crate::api::WaitingPrompt>, ApiError> {
+pub(super) async fn list(engine: &Arc<Engine>, row: &RunRow) -> Result<Vec<crate::api::WaitingPrompt>, ApiError> {
     let Some(live) = engine.live(&row.id).filter(|_| row.state.is_live()) else {
         return Ok(Vec::new());
     };
@@ -76,7 +76,7 @@ async fn change(
     prompt: &str,
     event: &'static str,
     change: Change,
-) -> Result<Value, ApiError> {
+) -> Result<PromptChanged, ApiError> {
     let changed = engine
         .store
         .prompts()
@@ -86,7 +86,10 @@ async fn change(
     if !changed {
         return Err(not_waiting(row, prompt));
     }
-    Ok(serde_json::json!({ "prompt": prompt, "run": row.id }))
+    Ok(PromptChanged {
+        prompt: prompt.to_string(),
+        run: row.id.clone(),
+    })
 }
 
 fn not_waiting(row: &RunRow, prompt: &str) -> ApiError {
@@ -101,7 +104,7 @@ fn not_waiting(row: &RunRow, prompt: &str) -> ApiError {
 
 /// Types a waiting prompt now: the user's choice, past their draft and
 /// the agent's turn; never into a question.
-async fn send_now(engine: &Arc<Engine>, row: RunRow, prompt: String) -> Result<Value, ApiError> {
+async fn send_now(engine: &Arc<Engine>, row: RunRow, prompt: String) -> Result<SendResult, ApiError> {
     let Some(live) = engine.live(&row.id).filter(|_| row.state.is_live()) else {
         return Err(crate::engine::start::ended_state_error(&row));
     };
@@ -131,7 +134,7 @@ async fn send_now(engine: &Arc<Engine>, row: RunRow, prompt: String) -> Result<V
     }
     match crate::engine::queue::type_now(engine, &live, &found, &row).await? {
         Typed::Held(held) => Err(ApiError::internal(format!("held: {}", held.held))),
-        Typed::Now | Typed::Before => to_value(SendResult {
+        Typed::Now | Typed::Before => Ok(SendResult {
             prompt_id: found.id,
             state: "delivered".into(),
             why: None,

@@ -6,19 +6,16 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-
 use super::Daemon;
-use super::broker::dispatch::to_value;
 use crate::api::{
-    ApiError, ErrorCode, RunRecord, RunState, StartParams, TeamMember, TeamRecord, TeamRef, TeamSeat, TeamStartParams,
-    bounds,
+    ApiError, ErrorCode, RunRecord, RunState, StartParams, TeamCancelled, TeamMember, TeamRecord, TeamRef, TeamSeat,
+    TeamStartParams, bounds,
 };
 use crate::config::teams::{MemberDef, Seat, TeamDef};
 use crate::engine::start::record;
 use crate::store::teams::{MemberRow, TeamRow};
 
-pub async fn start(daemon: &Arc<Daemon>, p: TeamStartParams) -> Result<Value, ApiError> {
+pub async fn start(daemon: &Arc<Daemon>, p: TeamStartParams) -> Result<TeamRecord, ApiError> {
     let (definition, def) = definition(daemon, &p)?;
     if let Some(task) = &p.prompt {
         bounds::check("the prompt", task, bounds::PROMPT)?;
@@ -69,7 +66,7 @@ pub async fn start(daemon: &Arc<Daemon>, p: TeamStartParams) -> Result<Value, Ap
         let (key, why) = (team.id.clone(), problems.join("; "));
         let _ = daemon.engine.store.teams().set_problem(&key, &why).await;
     }
-    to_value(show_row(daemon, &team.id).await?)
+    show_row(daemon, &team.id).await
 }
 
 /// The definition asked for: a file's text, or a team of `config.toml`.
@@ -210,7 +207,7 @@ fn agents_command(env: &[(String, String)]) -> String {
     }
 }
 
-pub async fn list(daemon: &Arc<Daemon>) -> Result<Value, ApiError> {
+pub async fn list(daemon: &Arc<Daemon>) -> Result<Vec<TeamRecord>, ApiError> {
     let rows = daemon
         .engine
         .store
@@ -222,17 +219,17 @@ pub async fn list(daemon: &Arc<Daemon>) -> Result<Value, ApiError> {
     for row in rows {
         found.push(with_members(daemon, row).await?);
     }
-    to_value(found)
+    Ok(found)
 }
 
-pub async fn show(daemon: &Arc<Daemon>, p: TeamRef) -> Result<Value, ApiError> {
+pub async fn show(daemon: &Arc<Daemon>, p: TeamRef) -> Result<TeamRecord, ApiError> {
     let team = resolve(daemon, &p.team).await?;
-    to_value(with_members(daemon, team).await?)
+    with_members(daemon, team).await
 }
 
 /// Cancels every live member: the leader with the members it owns, then
 /// each detached member (a team cancelled is cancelled whole).
-pub async fn cancel(daemon: &Arc<Daemon>, p: TeamRef) -> Result<Value, ApiError> {
+pub async fn cancel(daemon: &Arc<Daemon>, p: TeamRef) -> Result<TeamCancelled, ApiError> {
     let team = resolve(daemon, &p.team).await?;
     let record = with_members(daemon, team).await?;
     let mut asked: Vec<String> = Vec::new();
@@ -256,7 +253,10 @@ pub async fn cancel(daemon: &Arc<Daemon>, p: TeamRef) -> Result<Value, ApiError>
             format!("team {} has ended: nothing to cancel", record.name),
         ));
     }
-    Ok(json!({ "team": record.id, "cancelled": asked }))
+    Ok(TeamCancelled {
+        team: record.id,
+        cancelled: asked,
+    })
 }
 
 pub(super) async fn resolve(daemon: &Arc<Daemon>, reference: &str) -> Result<TeamRow, ApiError> {

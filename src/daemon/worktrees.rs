@@ -7,26 +7,25 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::broker::dispatch::to_value;
-use crate::api::{ApiError, ErrorCode};
+use crate::api::{ApiError, Changes, ErrorCode, Merged, WorktreeRemoved};
 use crate::engine::Engine;
 use crate::store::runs::RunRow;
 use crate::worktree::{self, Origin};
 
-pub async fn changes(engine: &Arc<Engine>, row: RunRow) -> Result<Value, ApiError> {
+pub async fn changes(engine: &Arc<Engine>, row: RunRow) -> Result<Changes, ApiError> {
     let origin = origin(engine, &row).await?;
-    to_value(blocking(move || worktree::changes(&origin)).await?)
+    blocking(move || worktree::changes(&origin)).await
 }
 
-pub async fn merge(engine: &Arc<Engine>, row: RunRow, squash: bool) -> Result<Value, ApiError> {
+pub async fn merge(engine: &Arc<Engine>, row: RunRow, squash: bool) -> Result<Merged, ApiError> {
     let origin = origin(engine, &row).await?;
     let name = row.name.clone();
     let merged = blocking(move || worktree::merge(&origin, &name, squash)).await?;
     record(engine, &row.id, "WORKTREE_MERGED", json!(merged)).await;
-    to_value(merged)
+    Ok(merged)
 }
 
-pub async fn remove(engine: &Arc<Engine>, row: RunRow, force: bool) -> Result<Value, ApiError> {
+pub async fn remove(engine: &Arc<Engine>, row: RunRow, force: bool) -> Result<WorktreeRemoved, ApiError> {
     if row.state.is_live() {
         return Err(ApiError::new(
             ErrorCode::Conflict,
@@ -39,7 +38,7 @@ pub async fn remove(engine: &Arc<Engine>, row: RunRow, force: bool) -> Result<Va
     let origin = origin(engine, &row).await?;
     let removed = blocking(move || worktree::remove(&origin, force)).await?;
     record(engine, &row.id, "WORKTREE_REMOVED", json!(removed)).await;
-    to_value(removed)
+    Ok(removed)
 }
 
 /// Where the run's worktree came from, or why there is none.

@@ -11,7 +11,7 @@ use super::live::{Link, LiveRun, monitor};
 use super::run_link::RunLink;
 use crate::api::{ErrorCode, RunState};
 use crate::protocol::exit::ExitEvidence;
-use crate::protocol::supervisor::{Hello, method as sup};
+use crate::protocol::supervisor::{Hello, calls};
 use crate::pty::{Identity, Liveness};
 use crate::store::runs::{self, Ending, RunRow};
 
@@ -44,7 +44,7 @@ pub async fn reconcile_all(engine: &Arc<Engine>) {
 pub async fn adopt(engine: &Arc<Engine>, row: &RunRow) -> anyhow::Result<Arc<LiveRun>> {
     let socket = engine.paths.run_socket(&row.id);
     let (link, notes) = Link::connect(&socket).await?;
-    let hello: Hello = serde_json::from_value(link.call(sup::HELLO, Value::Null).await?)?;
+    let hello: Hello = link.ask::<calls::Hello>(()).await?;
     if hello.run != row.id {
         anyhow::bail!("the socket answered for another run");
     }
@@ -95,8 +95,7 @@ pub async fn adopt(engine: &Arc<Engine>, row: &RunRow) -> anyhow::Result<Arc<Liv
     let watch = crate::protocol::supervisor::Watch {
         still_ms: (still_ms > 0).then_some(still_ms),
     };
-    link.call(sup::WATCH, serde_json::to_value(watch).unwrap_or(Value::Null))
-        .await?;
+    link.ask::<calls::Watch>(watch).await?;
     engine.changed(&row.id);
     Ok(live)
 }

@@ -7,11 +7,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use super::Engine;
-use crate::api::{ApiError, ErrorCode, HookReport};
+use crate::api::{ApiError, ErrorCode, HookOutcome, HookReport};
 use crate::harness::status::{self, HookSeen};
 use crate::harness::{self, SessionQuery};
 use crate::store::harness as store;
@@ -25,7 +24,7 @@ const ADOPTION_WAIT: Duration = Duration::from_secs(10);
 /// older than this is taken as this old.
 const MAX_HOOK_AGE_MS: i64 = 60_000;
 
-pub async fn report(engine: &Arc<Engine>, mut r: HookReport) -> Result<Value, ApiError> {
+pub async fn report(engine: &Arc<Engine>, mut r: HookReport) -> Result<HookOutcome, ApiError> {
     harness::hooks::bound(&mut r);
     let (run, launch) = (r.run.clone(), r.launch_id.clone());
     let row = engine
@@ -42,7 +41,10 @@ pub async fn report(engine: &Arc<Engine>, mut r: HookReport) -> Result<Value, Ap
         )));
     }
     if !row.state.is_live() {
-        return Ok(json!({ "run": row.id, "ignored": "the run has ended" }));
+        return Ok(HookOutcome::Ignored {
+            run: row.id,
+            ignored: "the run has ended".into(),
+        });
     }
     let (id, family, report) = (row.id.clone(), row.harness.clone(), r.clone());
     let said = store::HookSaid {
@@ -89,11 +91,11 @@ pub async fn report(engine: &Arc<Engine>, mut r: HookReport) -> Result<Value, Ap
         tokio::spawn(index(engine.clone(), row.id.clone(), session, transcripts));
     }
     engine.changed(&row.id);
-    Ok(json!({
-        "run": row.id,
-        "session_learned": outcome.session_learned,
-        "renamed": outcome.renamed,
-    }))
+    Ok(HookOutcome::Taken {
+        run: row.id,
+        session_learned: outcome.session_learned,
+        renamed: outcome.renamed,
+    })
 }
 
 /// A subagent's task description, from the `.meta.json` Claude writes

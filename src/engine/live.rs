@@ -18,7 +18,7 @@ use crate::api::{ApiError, ErrorCode};
 use crate::harness::screen::ScreenFinding;
 use crate::harness::status::{Evidence, HookSeen, StallSeen};
 use crate::protocol::rpc::{Message, Request, Response};
-use crate::protocol::supervisor::{self as wire, Note, ScreenSigns, method as sup, screen_method as screen};
+use crate::protocol::supervisor::{self as wire, Note, ScreenSigns, calls};
 use crate::protocol::{Frame, exchange_headers, read_frame, write_frame};
 
 /// What the daemon holds for a run that has not ended.
@@ -322,8 +322,8 @@ pub struct ScreenSub {
 impl ScreenSub {
     /// The client has shown update `seq` (the supervisor's numbering).
     pub fn ack(&self, seq: u64) {
-        let note = Request::notification(screen::ACK, serde_json::json!({ "sub": self.sub, "seq": seq }));
-        let _ = self.link.frames.try_send(Frame::control(&note));
+        self.link
+            .tell::<calls::ScreenAck>(wire::ScreenAck { sub: self.sub, seq });
     }
 }
 
@@ -334,8 +334,8 @@ impl Drop for ScreenSub {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&self.sub);
-        let note = Request::notification(screen::CLOSE, serde_json::json!({ "sub": self.sub }));
-        let _ = self.link.frames.try_send(Frame::control(&note));
+        self.link
+            .tell::<calls::ScreenClose>(wire::ScreenClose { sub: self.sub });
     }
 }
 
@@ -426,7 +426,23 @@ impl Link {
         ))
     }
 
-    pub async fn call(&self, method: &str, params: Value) -> Result<Value, ApiError> {
+    /// Method `M` of the run socket, and the supervisor's answer. A
+    /// supervisor of another build may answer in another shape: that is
+    /// `bad_request` as its refusals are.
+    pub async fn ask<M: wire::Method>(&self, params: M::Params) -> Result<M::Reply, ApiError> {
+        let answer = self.call(M::NAME, to_params(&params)).await?;
+        serde_json::from_value(answer)
+            .map_err(|e| ApiError::bad_request(format!("the supervisor's answer to {}: {e}", M::NAME)))
+    }
+
+    /// Method `M` as a notification, sent in order under the caller's
+    /// lock; none is answered.
+    pub fn tell<M: wire::Method>(&self, params: M::Params) {
+        let note = Request::notification(M::NAME, to_params(&params));
+        let _ = self.frames.try_send(Frame::control(&note));
+    }
+
+    async fn call(&self, method: &str, params: Value) -> Result<Value, ApiError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
@@ -458,11 +474,12 @@ impl Link {
             sub,
             updates,
         };
-        self.call(
-            screen::WATCH,
-            serde_json::json!({ "sub": sub, "frame_ms": frame_ms, "format": format }),
-        )
-        .await?;
+        let watch = wire::ScreenWatch {
+            sub,
+            frame_ms,
+            format: Some(format),
+        };
+        self.ask::<calls::ScreenWatch>(watch).await?;
         Ok(screen_sub)
     }
 
@@ -478,9 +495,10 @@ impl Link {
             enter_ms: how.enter_ms,
             hold_typing_ms: how.hold_typing_ms,
         };
-        match self.call(sup::PROMPT, to_params(&params)).await {
-            Ok(answer) if answer.get("again").and_then(Value::as_bool) == Some(true) => Ok(Typed::Before),
-            Ok(answer) => Ok(serde_json::from_value::<wire::Held>(answer).map_or(Typed::Now, Typed::Held)),
+        match self.ask::<calls::Prompt>(params).await {
+            Ok(Some(wire::Prompted { again: true, .. })) => Ok(Typed::Before),
+            Ok(Some(wire::Prompted { held: Some(held), .. })) => Ok(Typed::Held(held)),
+            Ok(_) => Ok(Typed::Now),
             // A supervisor started by an older `agents` (re-adopted after an
             // upgrade) only takes raw input: the text, then Enter.
             Err(e) if e.message.starts_with("unknown method") => {
@@ -498,8 +516,7 @@ impl Link {
     /// lock. An older supervisor ignores it, and
     /// announces every offset.
     pub fn pace(&self, every_ms: u64, busy_ms: Option<u64>) {
-        let note = Request::notification(sup::PACE, to_params(&wire::Pace { every_ms, busy_ms }));
-        let _ = self.frames.try_send(Frame::control(&note));
+        self.tell::<calls::Pace>(wire::Pace { every_ms, busy_ms });
     }
 
     pub async fn input(&self, run: &str, bytes: Vec<u8>) -> Result<(), ApiError> {

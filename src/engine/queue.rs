@@ -20,8 +20,14 @@ use crate::store::runs;
 /// supervisor pastes only if the screen asked for bracketed paste), else
 /// keystrokes then Enter. `bytes` is always given: a supervisor older than
 /// text answers types those.
-pub fn answer_input(family: &str, answer: &str) -> serde_json::Value {
-    let keys = |bytes: Vec<u8>| serde_json::json!({ "bytes": bytes });
+pub fn answer_input(family: &str, answer: &str) -> wire::Answer {
+    let keys = |bytes: Vec<u8>| wire::Answer {
+        bytes,
+        text: None,
+        paste: false,
+        wait_ms: 0,
+        enter_ms: 0,
+    };
     let choose = |yes: bool| {
         crate::harness::adapter_for(family)
             .map_or_else(|| if yes { b"1".to_vec() } else { vec![0x1b] }, |a| a.answer_keys(yes))
@@ -35,9 +41,9 @@ pub fn answer_input(family: &str, answer: &str) -> serde_json::Value {
             let paste = adapter.is_some_and(|a| a.pastes_prompts());
             let enter_ms = adapter.map_or(0, |a| a.enter_delay_ms());
             if paste || enter_ms > 0 {
-                typed["text"] = answer.into();
-                typed["paste"] = paste.into();
-                typed["enter_ms"] = enter_ms.into();
+                typed.text = Some(answer.into());
+                typed.paste = paste;
+                typed.enter_ms = enter_ms;
             }
             typed
         }
@@ -464,35 +470,45 @@ fn took_prompt(live: &LiveRun) {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::answer_input;
+    use crate::protocol::supervisor::Answer;
+
+    /// The keys `bytes`, and with `text` a prompt typed like `sup.prompt`'s.
+    fn keys(bytes: &[u8], text: Option<(&str, bool, u64)>) -> Answer {
+        Answer {
+            bytes: bytes.to_vec(),
+            text: text.map(|(t, ..)| t.to_string()),
+            paste: text.is_some_and(|(_, paste, _)| paste),
+            wait_ms: 0,
+            enter_ms: text.map_or(0, |(.., enter_ms)| enter_ms),
+        }
+    }
 
     #[test]
     fn yes_and_no_are_single_keys_for_every_harness() {
         for family in ["codex", "claude", "shell"] {
-            assert_eq!(answer_input(family, "yes"), json!({ "bytes": [b'1'] }));
-            assert_eq!(answer_input(family, "N"), json!({ "bytes": [0x1b] }));
+            assert_eq!(answer_input(family, "yes"), keys(b"1", None));
+            assert_eq!(answer_input(family, "N"), keys(&[0x1b], None));
         }
         // opencode's choices are on one row, the first selected: Enter.
-        assert_eq!(answer_input("opencode", "yes"), json!({ "bytes": [b'\r'] }));
+        assert_eq!(answer_input("opencode", "yes"), keys(b"\r", None));
     }
 
     #[test]
     fn a_text_answer_is_pasted_like_a_prompt_only_for_a_harness_that_pastes_prompts() {
-        let typed = |text: &str| json!(format!("{text}\r").into_bytes());
+        let cache = "use the cache";
         assert_eq!(
-            answer_input("codex", "use the cache"),
-            json!({ "bytes": typed("use the cache"), "text": "use the cache", "paste": true, "enter_ms": 0 })
+            answer_input("codex", cache),
+            keys(b"use the cache\r", Some((cache, true, 0)))
         );
         // Claude and Gemini type it, Enter held back until their paste or
         // newline window passed.
         for family in ["claude", "gemini"] {
             assert_eq!(
-                answer_input(family, "use the cache"),
-                json!({ "bytes": typed("use the cache"), "text": "use the cache", "paste": false, "enter_ms": 100 })
+                answer_input(family, cache),
+                keys(b"use the cache\r", Some((cache, false, 100)))
             );
         }
-        assert_eq!(answer_input("no-such-family", "x"), json!({ "bytes": typed("x") }));
+        assert_eq!(answer_input("no-such-family", "x"), keys(b"x\r", None));
     }
 }

@@ -6,11 +6,11 @@
 //! whole to its host before they reach this seam; a snapshot, which its
 //! byte subscribers do without) is refused with `not_running`.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::live::{Link, PromptHow, ScreenSub as SupervisorScreen, Typed};
 use crate::api::{ApiError, ErrorCode};
-use crate::protocol::supervisor::method as sup;
+use crate::protocol::supervisor::{self as wire, calls};
 use crate::remote::{RemoteRun, RemoteScreen};
 
 /// How the daemon drives one live run.
@@ -34,10 +34,7 @@ impl RunLink {
     /// Resizes the run's PTY (and its screen, whose log records the size).
     pub async fn resize(&self, rows: u16, cols: u16) -> Result<(), ApiError> {
         match self {
-            RunLink::Local(link) => link
-                .call(sup::RESIZE, json!({ "rows": rows, "cols": cols }))
-                .await
-                .map(|_| ()),
+            RunLink::Local(link) => link.ask::<calls::Resize>(wire::Resize { rows, cols }).await.map(|_| ()),
             RunLink::Remote(remote) => remote.resize(rows, cols).await,
         }
     }
@@ -46,15 +43,15 @@ impl RunLink {
     /// unless `force`.
     pub async fn cancel(&self, force: bool) -> Result<(), ApiError> {
         match self {
-            RunLink::Local(link) => link.call(sup::CANCEL, json!({ "force": force })).await.map(|_| ()),
+            RunLink::Local(link) => link.ask::<calls::Cancel>(wire::Cancel { force }).await.map(|_| ()),
             RunLink::Remote(remote) => remote.cancel(force).await,
         }
     }
 
-    /// Answers the question on the run's screen (`sup.answer`'s parameters).
-    pub async fn answer(&self, params: Value) -> Result<Value, ApiError> {
+    /// Answers the question on the run's screen.
+    pub async fn answer(&self, params: wire::Answer) -> Result<Value, ApiError> {
         match self {
-            RunLink::Local(link) => link.call(sup::ANSWER, params).await,
+            RunLink::Local(link) => link.ask::<calls::Answer>(params).await,
             RunLink::Remote(remote) => Err(not_here(remote, "an answer")),
         }
     }
@@ -80,14 +77,17 @@ impl RunLink {
     /// supervisor too old to pace).
     pub async fn unpaced(&self) -> Option<u64> {
         let RunLink::Local(link) = self else { return None };
-        let answer = link.call(sup::PACE, json!({ "every_ms": 0 })).await.ok()?;
-        answer.get("offset").and_then(Value::as_u64)
+        let every = wire::Pace {
+            every_ms: 0,
+            busy_ms: None,
+        };
+        link.ask::<calls::Pace>(every).await.ok()?.offset
     }
 
     /// The run's screen now, as the snapshot of a byte subscription.
-    pub async fn snapshot(&self) -> Result<Value, ApiError> {
+    pub async fn snapshot(&self) -> Result<wire::Snapshot, ApiError> {
         match self {
-            RunLink::Local(link) => link.call(sup::SNAPSHOT, Value::Null).await,
+            RunLink::Local(link) => link.ask::<calls::Snapshot>(()).await,
             RunLink::Remote(remote) => Err(not_here(remote, "a snapshot")),
         }
     }
@@ -95,14 +95,14 @@ impl RunLink {
     /// Tells the supervisor the run's end is stored: it may let go.
     pub async fn ack_exit(&self) {
         if let RunLink::Local(link) = self {
-            let _ = link.call(sup::ACK_EXIT, Value::Null).await;
+            let _ = link.ask::<calls::AckExit>(()).await;
         }
     }
 
     /// Tells the supervisor this daemon is going (an upgrade's re-exec).
     pub async fn release(&self) {
         if let RunLink::Local(link) = self {
-            let _ = link.call(sup::RELEASE, Value::Null).await;
+            let _ = link.ask::<calls::Release>(()).await;
         }
     }
 

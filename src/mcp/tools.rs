@@ -11,9 +11,10 @@ use serde_json::{Value, json};
 
 use super::args::*;
 use super::{AgentsMcp, error_with_code, respond, typed};
+use crate::api::method::Method;
 use crate::api::{
-    AnswerParams, ApiError, CancelParams, ListParams, RunDetail, RunRecord, RunRef, RunState, SearchParams, SendParams,
-    SessionRef, StartParams, TranscriptParams, WaitParams, method,
+    AnswerParams, ApiError, CancelParams, ListParams, RunDetail, RunRecord, RunRef, RunState, RunsListed, SearchParams,
+    SendParams, SessionRef, StartParams, TranscriptParams, WaitParams, method,
 };
 use crate::client::Client;
 use crate::harness::Profile;
@@ -127,19 +128,19 @@ impl AgentsMcp {
         let mut found: BTreeMap<String, RunRecord> = BTreeMap::new();
         let mut before: Option<String> = None;
         loop {
-            let page: crate::api::ListPage<RunRecord> = client
-                .call(
-                    method::RUNS_LIST,
-                    ListParams {
-                        all: filter != StateFilter::Live,
-                        limit: Some(ListParams::MAX_LIMIT),
-                        before: before.clone(),
-                        paged: true,
-                    },
-                )
+            let listed = client
+                .call::<method::RunsList>(ListParams {
+                    all: filter != StateFilter::Live,
+                    limit: Some(ListParams::MAX_LIMIT),
+                    before: before.clone(),
+                    paged: true,
+                })
                 .await?;
-            let next = page.next;
-            for r in page.runs {
+            let (runs, next) = match listed {
+                RunsListed::Page(page) => (page.runs, page.next),
+                RunsListed::All(runs) => (runs, None),
+            };
+            for r in runs.into_iter().map(|listed| listed.run) {
                 if filter.keeps(r.state) && host.is_none_or(|h| r.host == h) {
                     found.insert(r.id.clone(), r);
                 }
@@ -164,7 +165,7 @@ impl AgentsMcp {
 
     async fn show(&self, run: &str) -> Result<RunDetail, ApiError> {
         let client = self.client().await?;
-        client.call(method::RUNS_SHOW, RunRef { run: run.into() }).await
+        client.call::<method::RunsShow>(RunRef { run: run.into() }).await
     }
 
     #[tool(description = "Start a run in the background and answer its record. A run blocked \
@@ -177,7 +178,7 @@ impl AgentsMcp {
         };
         let started: Result<RunRecord, ApiError> = async {
             let client = self.client().await?;
-            client.call(method::RUNS_START, params).await
+            client.call::<method::RunsStart>(params).await
         }
         .await;
         match started {
@@ -246,7 +247,7 @@ impl AgentsMcp {
             text: args.text,
             prompt_id: args.prompt_id,
         };
-        respond(self.call(method::RUNS_SEND, params).await)
+        respond(self.call::<method::RunsSend>(params).await)
     }
 
     #[tool(description = "Send a message to a run: typed into its agent as a prompt marked \
@@ -255,7 +256,7 @@ impl AgentsMcp {
     async fn mail_send(&self, Parameters(args): Parameters<MailSendArgs>) -> Result<CallToolResult, ErrorData> {
         let thread = match &args.in_reply_to {
             Some(reply) => match self
-                .call(method::MAIL_READ, crate::api::MailRef { id: reply.clone() })
+                .call::<method::MailRead>(crate::api::MailRef { id: reply.clone() })
                 .await
             {
                 Ok(m) => m["thread"].as_str().map(str::to_string),
@@ -272,7 +273,7 @@ impl AgentsMcp {
             in_reply_to: args.in_reply_to,
             relayed_from: None,
         };
-        respond(self.call(method::MAIL_SEND, params).await)
+        respond(self.call::<method::MailSend>(params).await)
     }
 
     #[tool(
@@ -281,14 +282,14 @@ impl AgentsMcp {
     )]
     async fn mail_read(&self, Parameters(args): Parameters<MailReadArgs>) -> Result<CallToolResult, ErrorData> {
         match args.id {
-            Some(id) => respond(self.call(method::MAIL_READ, crate::api::MailRef { id }).await),
+            Some(id) => respond(self.call::<method::MailRead>(crate::api::MailRef { id }).await),
             None => {
                 let params = crate::api::MailListParams {
                     run: args.run,
                     team: None,
                     limit: None,
                 };
-                respond(self.call(method::MAIL_LIST, params).await)
+                respond(self.call::<method::MailList>(params).await)
             }
         }
     }
@@ -312,7 +313,7 @@ impl AgentsMcp {
             run,
             timeout_ms: Some(secs * 1000),
         };
-        respond(self.call(method::MAIL_WAIT, params).await)
+        respond(self.call::<method::MailWait>(params).await)
     }
 
     #[tool(description = "Start a team: the leader of `[teams.NAME]` in config.toml (or of a \
@@ -321,7 +322,7 @@ impl AgentsMcp {
         could not start is recorded as blocked with its reason.")]
     async fn team_start(&self, Parameters(args): Parameters<TeamStartArgs>) -> Result<CallToolResult, ErrorData> {
         match crate::config::teams::start_request(&args.team, args.prompt) {
-            Ok(params) => respond(self.call(method::TEAMS_START, params).await),
+            Ok(params) => respond(self.call::<method::TeamsStart>(params).await),
             Err(e) => respond(Err(ApiError::bad_request(e))),
         }
     }
@@ -332,7 +333,7 @@ impl AgentsMcp {
             team: args.team,
             force: false,
         };
-        respond(self.call(method::TEAMS_SHOW, params).await)
+        respond(self.call::<method::TeamsShow>(params).await)
     }
 
     #[tool(description = "Answer the question (permission prompt) a run waits on: yes, no, or \
@@ -344,7 +345,7 @@ impl AgentsMcp {
             answer_id: args.answer_id,
             request: args.request,
         };
-        respond(self.call(method::RUNS_ANSWER, params).await)
+        respond(self.call::<method::RunsAnswer>(params).await)
     }
 
     #[tool(description = "Give a run a new name; the names it had keep finding it. Refused \
@@ -355,7 +356,7 @@ impl AgentsMcp {
             run: args.run,
             name: args.name,
         };
-        respond(self.call(method::RUNS_RENAME, params).await)
+        respond(self.call::<method::RunsRename>(params).await)
     }
 
     #[tool(
@@ -365,23 +366,20 @@ impl AgentsMcp {
         (prompt: typed in now, on purpose)."
     )]
     async fn run_prompts(&self, Parameters(args): Parameters<RunPromptsArgs>) -> Result<CallToolResult, ErrorData> {
-        let name = match args.action.as_deref().unwrap_or("list") {
-            "list" => method::PROMPTS_LIST,
-            "edit" => method::PROMPTS_EDIT,
-            "drop" => method::PROMPTS_DROP,
-            "send" => method::PROMPTS_SEND,
-            other => {
-                return respond(Err(ApiError::bad_request(format!(
-                    "action {other:?}: list, edit, drop or send"
-                ))));
-            }
-        };
         let params = crate::api::PromptParams {
             run: args.run,
             prompt: args.prompt,
             text: args.text,
         };
-        respond(self.call(name, params).await)
+        respond(match args.action.as_deref().unwrap_or("list") {
+            "list" => self.call::<method::PromptsList>(params).await,
+            "edit" => self.call::<method::PromptsEdit>(params).await,
+            "drop" => self.call::<method::PromptsDrop>(params).await,
+            "send" => self.call::<method::PromptsSend>(params).await,
+            other => Err(ApiError::bad_request(format!(
+                "action {other:?}: list, edit, drop or send"
+            ))),
+        })
     }
 
     #[tool(
@@ -394,22 +392,18 @@ impl AgentsMcp {
 
     async fn cancel(&self, args: RunCancelArgs) -> Result<Value, ApiError> {
         let client = self.client().await?;
-        let asked: Value = client
-            .call(
-                method::RUNS_CANCEL,
-                CancelParams {
-                    run: args.run.clone(),
-                    force: args.force,
-                    by: std::env::var("AGENTS_RUN_ID").ok().filter(|r| !r.is_empty()),
-                },
-            )
+        let asked = client
+            .call::<method::RunsCancel>(CancelParams {
+                run: args.run.clone(),
+                force: args.force,
+                by: std::env::var("AGENTS_RUN_ID").ok().filter(|r| !r.is_empty()),
+            })
             .await?;
         if args.no_wait {
-            return Ok(asked);
+            return to_json(asked);
         }
-        let id = asked["run"].as_str().unwrap_or(&args.run).to_string();
-        let (ended, record) = self.wait(&client, WaitParams::watching(id), CANCEL_WAIT).await?;
-        Ok(json!({ "cancelling": asked["cancelling"], "ended": ended, "run": record }))
+        let (ended, record) = self.wait(&client, WaitParams::watching(asked.run), CANCEL_WAIT).await?;
+        Ok(json!({ "cancelling": asked.cancelling, "ended": ended, "run": record }))
     }
 
     #[tool(
@@ -424,10 +418,7 @@ impl AgentsMcp {
             async {
                 let client = self.client().await?;
                 if args.children {
-                    let waiting = client.call::<_, crate::api::ChildrenOutcome>(
-                        method::RUNS_WAIT_CHILDREN,
-                        RunRef { run: args.run.clone() },
-                    );
+                    let waiting = client.call::<method::RunsWaitChildren>(RunRef { run: args.run.clone() });
                     return match tokio::time::timeout(Duration::from_secs(secs), waiting).await {
                         Ok(outcome) => {
                             let outcome = outcome?;
@@ -447,7 +438,7 @@ impl AgentsMcp {
     /// `runs.wait` bounded by `limit`; past it, the record as it is.
     async fn wait(&self, client: &Client, wait: WaitParams, limit: Duration) -> Result<(bool, RunRecord), ApiError> {
         let run = wait.run.clone();
-        let waited = tokio::time::timeout(limit, client.call(method::RUNS_WAIT, wait)).await;
+        let waited = tokio::time::timeout(limit, client.call::<method::RunsWait>(wait)).await;
         match waited {
             Ok(record) => Ok((true, record?)),
             Err(_) => Ok((false, self.show(&run).await?.run)),
@@ -479,7 +470,7 @@ impl AgentsMcp {
             limit: args.limit,
             wait_ms: args.wait_ms,
         };
-        respond(self.call(method::TRANSCRIPT_READ, params).await)
+        respond(self.call::<method::TranscriptRead>(params).await)
     }
 
     #[tool(description = "Full-text search over every indexed transcript, here and on every \
@@ -498,7 +489,7 @@ impl AgentsMcp {
             local_only: false,
         };
         // Already an object: `hits`, `partial`, `hosts_unreachable`, `unindexed_bytes`.
-        respond(self.call(method::TRANSCRIPTS_SEARCH, params).await)
+        respond(self.call::<method::TranscriptsSearch>(params).await)
     }
 
     #[tool(
@@ -508,7 +499,7 @@ impl AgentsMcp {
     )]
     async fn sessions_list(&self) -> Result<CallToolResult, ErrorData> {
         // Already an object: `sessions`, `partial`, `hosts_unreachable`.
-        respond(self.call(method::SESSIONS_LIST, json!({})).await)
+        respond(self.call::<method::SessionsList>(Default::default()).await)
     }
 
     #[tool(description = "One session (a harness conversation): its runs in order, each \
@@ -516,7 +507,7 @@ impl AgentsMcp {
         title and token totals, and the subagents.")]
     async fn sessions_show(&self, Parameters(args): Parameters<SessionRefArgs>) -> Result<CallToolResult, ErrorData> {
         respond(
-            self.call(method::SESSIONS_SHOW, SessionRef { session: args.session })
+            self.call::<method::SessionsShow>(SessionRef { session: args.session })
                 .await,
         )
     }
@@ -524,12 +515,13 @@ impl AgentsMcp {
     #[tool(description = "The tree around a run, from its root down: child runs, subagents, \
         and the runs that resumed or forked a conversation, each with its edge.")]
     async fn run_lineage(&self, Parameters(args): Parameters<RunRefArgs>) -> Result<CallToolResult, ErrorData> {
-        respond(self.call(method::RUNS_LINEAGE, RunRef { run: args.run }).await)
+        respond(self.call::<method::RunsLineage>(RunRef { run: args.run }).await)
     }
 
-    async fn call(&self, name: &str, params: impl serde::Serialize) -> Result<Value, ApiError> {
+    /// Calls `M` and answers its reply as the tool's JSON.
+    async fn call<M: Method>(&self, params: M::Params) -> Result<Value, ApiError> {
         let client = self.client().await?;
-        client.call(name, params).await
+        to_json(client.call::<M>(params).await?)
     }
 }
 

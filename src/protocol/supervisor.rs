@@ -5,12 +5,13 @@
 //! fields are added with defaults and never renamed, and a method a peer
 //! does not know is answered "unknown method" (the caller falls back).
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::exit::ExitEvidence;
 use super::rpc::Request;
-use crate::api::ActivityStatus;
+use crate::api::{ActivityStatus, Done};
 use crate::pty::Identity;
 
 /// Methods of the run socket.
@@ -284,7 +285,7 @@ pub struct Held {
 /// `sup.answer`'s parameters: the keys of the answer, or with `text` a
 /// prompt typed like `sup.prompt`'s; waiting up to `wait_ms` for the
 /// question to be drawn.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Answer {
     pub bytes: Vec<u8>,
     #[serde(default)]
@@ -311,6 +312,111 @@ pub struct Cancel {
     pub force: bool,
 }
 
+/// A method of the run socket: its name, what the daemon sends, what the
+/// supervisor answers (`api::method::Method` is the tool table's).
+pub trait Method: 'static {
+    const NAME: &'static str;
+    type Params: Serialize + DeserializeOwned + Send + 'static;
+    type Reply: Serialize + DeserializeOwned + Send + 'static;
+}
+
+/// One marker type per method of the run socket, under `calls`:
+/// `Marker = NAME: Params => Reply`.
+macro_rules! calls {
+    ($($(#[$doc:meta])* $marker:ident = $name:path : $params:ty => $reply:ty;)*) => {
+        /// The run socket's methods as types ([`Method`]).
+        pub mod calls {
+            use super::*;
+            $(
+                $(#[$doc])*
+                pub enum $marker {}
+                impl Method for $marker {
+                    const NAME: &'static str = $name;
+                    type Params = $params;
+                    type Reply = $reply;
+                }
+            )*
+        }
+    };
+}
+
+calls! {
+    /// Sent with no parameters (null), as every daemon did.
+    Hello = method::HELLO: () => super::Hello;
+    Watch = method::WATCH: super::Watch => Done;
+    Snapshot = method::SNAPSHOT: () => super::Snapshot;
+    Resize = method::RESIZE: super::Resize => Done;
+    Cancel = method::CANCEL: super::Cancel => Done;
+    AckExit = method::ACK_EXIT: () => Done;
+    /// The supervisor's word on the answer it typed (`{"answered": why}`),
+    /// kept as it came: `runs.answer` gives it back.
+    Answer = method::ANSWER: super::Answer => Value;
+    /// Null when the prompt was typed now.
+    Prompt = method::PROMPT: super::Prompt => Option<super::Prompted>;
+    Pace = method::PACE: super::Pace => super::Paced;
+    Release = method::RELEASE: () => Done;
+    ScreenWatch = screen_method::WATCH: super::ScreenWatch => Done;
+    ScreenAck = screen_method::ACK: super::ScreenAck => Done;
+    ScreenClose = screen_method::CLOSE: super::ScreenClose => Done;
+}
+
+/// `sup.snapshot`'s answer: the screen and the log offset it stands for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    #[serde(default)]
+    pub offset: u64,
+    /// The screen's size; none said, the run's.
+    #[serde(default)]
+    pub rows: Option<u16>,
+    #[serde(default)]
+    pub cols: Option<u16>,
+    /// The screen's text and escapes, as the emulator draws it.
+    #[serde(default)]
+    pub screen: String,
+}
+
+/// `sup.pace`'s answer: the log's length, now announced.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Paced {
+    #[serde(default)]
+    pub offset: Option<u64>,
+}
+
+/// `sup.prompt`'s answer when not typed now: typed before (`again`), or
+/// held ([`Held`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Prompted {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub again: bool,
+    #[serde(default, flatten)]
+    pub held: Option<Held>,
+}
+
+/// `sup.screen_watch`'s parameters: subscription `sub`, an update at most
+/// every `frame_ms`, in screen `format` (none: format 1, what daemons of
+/// older builds read).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct ScreenWatch {
+    pub sub: u64,
+    #[serde(default)]
+    pub frame_ms: Option<u64>,
+    #[serde(default)]
+    pub format: Option<u8>,
+}
+
+/// `sup.screen_ack`'s parameters: subscription `sub` has shown update `seq`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct ScreenAck {
+    pub sub: u64,
+    pub seq: u64,
+}
+
+/// `sup.screen_close`'s parameters.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct ScreenClose {
+    pub sub: u64,
+}
+
 /// What a supervisor tells its watcher (`sup.watch`) unasked.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Note {
@@ -329,18 +435,19 @@ impl Note {
     pub fn to_request(&self) -> Request {
         match self {
             Note::Offset { offset, busy } => {
-                let mut params = serde_json::json!({ "offset": offset });
-                if let Some(busy) = busy {
-                    params["busy"] = (*busy).into();
-                }
-                Request::notification(method::OFFSET, params)
+                let params = OffsetNote {
+                    offset: *offset,
+                    busy: *busy,
+                };
+                Request::notification(method::OFFSET, serde_json::to_value(params).unwrap_or(Value::Null))
             }
             Note::Screen(signs) => {
                 let params = serde_json::to_value(signs).unwrap_or(Value::Null);
                 Request::notification(method::SCREEN, params)
             }
             Note::Exited(evidence) => {
-                Request::notification(method::EXITED, serde_json::json!({ "evidence": evidence }))
+                let params = ExitedNote { evidence };
+                Request::notification(method::EXITED, serde_json::to_value(params).unwrap_or(Value::Null))
             }
         }
     }
@@ -361,6 +468,20 @@ impl Note {
             _ => None,
         }
     }
+}
+
+/// `sup.offset`'s parameters.
+#[derive(Serialize)]
+struct OffsetNote {
+    offset: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    busy: Option<bool>,
+}
+
+/// `sup.exited`'s parameters.
+#[derive(Serialize)]
+struct ExitedNote<'a> {
+    evidence: &'a ExitEvidence,
 }
 
 /// A request's parameters as `T`, or the error answered for them.
@@ -427,6 +548,33 @@ mod tests {
         });
         let hello: Hello = serde_json::from_value(old).unwrap();
         assert!(!hello.busy && hello.exited.is_none() && hello.offset == 3);
+    }
+
+    #[test]
+    fn a_prompts_answer_reads_as_typed_before_held_or_typed_now() {
+        type Reply = <calls::Prompt as Method>::Reply;
+        let read = |v: Value| serde_json::from_value::<Reply>(v).unwrap();
+        let again = read(serde_json::json!({ "again": true })).unwrap();
+        assert!(again.again && again.held.is_none());
+        let held = read(serde_json::json!({ "held": "a draft", "retry_ms": 300 })).unwrap();
+        assert_eq!(
+            (held.again, held.held),
+            (
+                false,
+                Some(Held {
+                    held: "a draft".into(),
+                    retry_ms: 300
+                })
+            )
+        );
+        assert_eq!(read(Value::Null), None, "typed now");
+        // Sent as every supervisor has said it.
+        let said = serde_json::to_value(Prompted {
+            again: true,
+            held: None,
+        })
+        .unwrap();
+        assert_eq!(said, serde_json::json!({ "again": true }));
     }
 
     #[test]

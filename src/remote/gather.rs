@@ -13,11 +13,12 @@ use std::future::Future;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::Here;
+use crate::api::method::Method;
 use crate::api::{
     ApiError, HostUnreachable, SearchHit, SearchParams, SearchResults, SessionList, SessionRecord, SessionsListParams,
     method,
@@ -40,9 +41,12 @@ struct Asking {
     deadline: Instant,
 }
 
-/// Starts asking every stored host `name`; collect the answers with
-/// `Asking::answers`.
-async fn ask_every_host(daemon: &Here, name: &'static str, params: Value) -> Asking {
+/// Starts asking every stored host method `M`; collect the answers with
+/// `Asking::answers`. They stay as they came: a host of an older build
+/// answers in an older shape (`rows`).
+async fn ask_every_host<M: Method>(daemon: &Here, params: M::Params) -> Asking {
+    let name = M::NAME;
+    let params = serde_json::to_value(params).unwrap_or(Value::Null);
     let deadline = Instant::now() + HOST_BUDGET;
     let hosts = daemon.store().hosts().list().await.unwrap_or_else(|e| {
         tracing::warn!("listing hosts to ask {name}: {e}");
@@ -115,12 +119,11 @@ pub async fn sessions_list(
             hosts_unreachable: Vec::new(),
         });
     }
-    let asking = ask_every_host(
-        daemon,
-        method::SESSIONS_LIST,
-        json!({ "local_only": true, "all": p.all }),
-    )
-    .await;
+    let there = SessionsListParams {
+        local_only: true,
+        all: p.all,
+    };
+    let asking = ask_every_host::<method::SessionsList>(daemon, there).await;
     let mut sessions = local.await?;
     let mut hosts_unreachable = Vec::new();
     for (host, answer) in asking.answers().await {
@@ -161,8 +164,7 @@ pub async fn search(
         .unwrap_or(SearchParams::DEFAULT_LIMIT)
         .clamp(1, SearchParams::MAX_LIMIT);
     let there = SearchParams { local_only: true, ..p };
-    let params = serde_json::to_value(there).map_err(ApiError::internal)?;
-    let asking = ask_every_host(daemon, method::TRANSCRIPTS_SEARCH, params).await;
+    let asking = ask_every_host::<method::TranscriptsSearch>(daemon, there).await;
     // A bad query fails here, as it would there.
     let here = local.await?;
     let mut unindexed_bytes = here.unindexed_bytes;
@@ -219,6 +221,7 @@ fn interleave<T>(lists: Vec<Vec<T>>, limit: usize) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn interleave_takes_each_places_best_in_turn_up_to_the_limit() {

@@ -4,59 +4,17 @@
 
 use std::time::Instant;
 
-use serde::de::DeserializeOwned;
-use serde_json::Value;
-
 use super::Here;
 use super::error::RemoteError;
 use super::link::{self, Phase, resolve_host};
 use super::{known_hosts, ssh};
-use crate::api::{
-    ApiError, ErrorCode, HostAddParams, HostCheck, HostRecord, HostRef, HostTrustParams, HostTrustResult, method,
-};
+use crate::api::{ApiError, Done, ErrorCode, HostAddParams, HostCheck, HostRecord, HostTrustParams, HostTrustResult};
 use crate::store::format_ms;
 use crate::store::hosts::HostRow;
 
 /// The binary looked for on a host when none is named: the remote login
 /// PATH's `agents`.
 pub const DEFAULT_REMOTE_BIN: &str = "agents";
-
-fn params<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
-    serde_json::from_value(value).map_err(|e| ApiError::bad_request(format!("bad parameters: {e}")))
-}
-
-fn to_value<T: serde::Serialize>(v: T) -> Result<Value, ApiError> {
-    serde_json::to_value(v).map_err(ApiError::internal)
-}
-
-/// Answers a `hosts.*` method; `None` for any other.
-pub async fn call(daemon: &Here, name: &str, p: &Value) -> Option<Result<Value, ApiError>> {
-    let p = p.clone();
-    Some(match name {
-        method::HOSTS_ADD => match params(p) {
-            Ok(add) => add_host(daemon, add).await.and_then(to_value),
-            Err(e) => Err(e),
-        },
-        method::HOSTS_LIST => list(daemon).await.and_then(to_value),
-        method::HOSTS_RM => match params::<HostRef>(p) {
-            Ok(HostRef { name }) => remove(daemon, &name).await,
-            Err(e) => Err(e),
-        },
-        method::HOSTS_CHECK => match params::<HostRef>(p) {
-            Ok(HostRef { name }) => check(daemon, &name).await.and_then(to_value),
-            Err(e) => Err(e),
-        },
-        method::HOSTS_INSTALL => match params::<HostRef>(p) {
-            Ok(HostRef { name }) => super::install::install(daemon, &name).await.and_then(to_value),
-            Err(e) => Err(e),
-        },
-        method::HOSTS_TRUST => match params(p) {
-            Ok(trust_params) => trust(daemon, trust_params).await.and_then(to_value),
-            Err(e) => Err(e),
-        },
-        _ => return None,
-    })
-}
 
 /// The stored host, or `unknown_host`.
 pub async fn stored(daemon: &Here, name: &str) -> Result<HostRow, ApiError> {
@@ -86,7 +44,8 @@ fn validate_host_name(name: &str) -> Result<(), ApiError> {
     }
 }
 
-async fn add_host(daemon: &Here, add: HostAddParams) -> Result<HostRecord, ApiError> {
+/// `hosts.add`: a host stored, its link not opened yet.
+pub async fn add(daemon: &Here, add: HostAddParams) -> Result<HostRecord, ApiError> {
     validate_host_name(&add.name)?;
     super::target::parse_target(&add.target).map_err(ApiError::bad_request)?;
     let remote_bin = add
@@ -138,7 +97,8 @@ fn record(daemon: &Here, host: &HostRow, live_runs: usize) -> HostRecord {
     }
 }
 
-async fn list(daemon: &Here) -> Result<Vec<HostRecord>, ApiError> {
+/// `hosts.list`.
+pub async fn list(daemon: &Here) -> Result<Vec<HostRecord>, ApiError> {
     let rows = daemon
         .store()
         .hosts()
@@ -148,7 +108,8 @@ async fn list(daemon: &Here) -> Result<Vec<HostRecord>, ApiError> {
     Ok(rows.iter().map(|(h, live)| record(daemon, h, *live)).collect())
 }
 
-async fn remove(daemon: &Here, name: &str) -> Result<Value, ApiError> {
+/// `hosts.rm`: refused while runs live there.
+pub async fn remove(daemon: &Here, name: &str) -> Result<Done, ApiError> {
     stored(daemon, name).await?;
     let live = daemon
         .store()
@@ -168,12 +129,12 @@ async fn remove(daemon: &Here, name: &str) -> Result<Value, ApiError> {
     }
     daemon.store().hosts().remove(name).await.map_err(ApiError::internal)?;
     daemon.hosts().forget(name).await;
-    Ok(Value::Null)
+    Ok(Done)
 }
 
 /// A fresh connection, step by step. SSH-level failures (unreachable, host
 /// key, authentication) are errors; what is missing past them is listed.
-async fn check(daemon: &Here, name: &str) -> Result<HostCheck, ApiError> {
+pub async fn check(daemon: &Here, name: &str) -> Result<HostCheck, ApiError> {
     let host = stored(daemon, name).await?;
     let resolved = resolve_host(&host)?;
     let connection = ssh::connect(&host.name, &resolved).await?;
@@ -224,7 +185,8 @@ async fn check(daemon: &Here, name: &str) -> Result<HostCheck, ApiError> {
     Ok(report)
 }
 
-async fn trust(daemon: &Here, p: HostTrustParams) -> Result<HostTrustResult, ApiError> {
+/// `hosts.trust`: the host key a person accepted, stored.
+pub async fn trust(daemon: &Here, p: HostTrustParams) -> Result<HostTrustResult, ApiError> {
     let host = stored(daemon, &p.name).await?;
     let resolved = resolve_host(&host)?;
     let key = ssh::offered_key(&host.name, &resolved).await?;

@@ -31,7 +31,7 @@ use super::Here;
 use super::hosts::{DEFAULT_REMOTE_BIN, stored};
 use super::link::resolve_host;
 use super::ssh::{self, Ssh, shell_quote};
-use crate::api::{ApiError, DaemonStatus, ErrorCode, HostInstallResult, method};
+use crate::api::{ApiError, ErrorCode, HostInstallResult, method};
 use crate::store::hosts::HostRow;
 
 /// Hex digits of the SHA-256 in a version directory's name: 48 bits tell
@@ -497,10 +497,8 @@ struct DaemonMove {
 /// host with no daemon gets this build's from the first connection.
 async fn move_daemon(daemon: &Here, row: &HostRow, exe: &str) -> DaemonMove {
     let link = daemon.hosts().for_host(row);
-    let status = |link: Arc<super::link::HostLink>| async move {
-        let value = link.call(method::DAEMON_STATUS, serde_json::json!({})).await?;
-        serde_json::from_value::<DaemonStatus>(value).map_err(ApiError::internal)
-    };
+    let status =
+        |link: Arc<super::link::HostLink>| async move { link.ask::<method::DaemonStatus>(crate::api::NoParams).await };
     let problem = |why: String| DaemonMove {
         problem: Some(why),
         ..DaemonMove::default()
@@ -522,7 +520,7 @@ async fn move_daemon(daemon: &Here, row: &HostRow, exe: &str) -> DaemonMove {
         old.pid,
         old.exe
     );
-    if let Err(e) = link.call(method::DAEMON_STOP, serde_json::json!({})).await {
+    if let Err(e) = link.ask::<method::DaemonStop>(crate::api::NoParams).await {
         return problem(format!(
             "its daemon (pid {}) runs another build and did not stop: {}",
             old.pid, e.message

@@ -20,7 +20,8 @@ use tokio::sync::{mpsc, watch};
 use super::error::RemoteError;
 use super::ssh::{self, Ssh, shell_quote};
 use super::target::{Resolved, parse_target, resolve};
-use crate::api::{ApiError, DaemonStatus, ErrorCode, method};
+use crate::api::method::{self, Method};
+use crate::api::{ApiError, DaemonStatus, ErrorCode, NoParams};
 use crate::client::Client;
 use crate::protocol::rpc::Message;
 use crate::protocol::{Frame, HeaderError};
@@ -333,10 +334,29 @@ impl Connection {
         let _ = closed.wait_for(|c| *c).await;
     }
 
-    /// A call to the remote daemon. A link that drops meanwhile is
+    /// Method `M` of the remote daemon, as [`Connection::call`].
+    pub async fn ask<M: Method>(&self, name: &str, host: &str, params: M::Params) -> Result<M::Reply, ApiError> {
+        let answer = self.ask_raw::<M>(name, host, params).await?;
+        serde_json::from_value(answer).map_err(|e| {
+            ApiError::new(
+                ErrorCode::Protocol,
+                format!("{name}: unexpected answer to {}: {e}", M::NAME),
+            )
+        })
+    }
+
+    /// Method `M` of the remote daemon, its answer as it came: for what
+    /// reads the answers of hosts of older builds in their own shapes.
+    pub async fn ask_raw<M: Method>(&self, name: &str, host: &str, params: M::Params) -> Result<Value, ApiError> {
+        let params = serde_json::to_value(params).map_err(ApiError::internal)?;
+        self.call(name, host, M::NAME, params).await
+    }
+
+    /// A call to the remote daemon, by name: what relays a request passes
+    /// its parameters and answer as they are. A link that drops meanwhile is
     /// `host_unreachable`; the remote daemon's own errors pass through.
     pub async fn call(&self, name: &str, host: &str, method: &str, params: Value) -> Result<Value, ApiError> {
-        match tokio::time::timeout(CALL_TIMEOUT, self.client.call_value(method, params)).await {
+        match tokio::time::timeout(CALL_TIMEOUT, self.client.call_raw(method, params)).await {
             Err(_) => Err(ApiError::new(
                 ErrorCode::HostUnreachable,
                 format!("host {host} did not answer {method} within {}s", CALL_TIMEOUT.as_secs()),
@@ -390,8 +410,8 @@ impl Connection {
             .remove(&(run.to_string(), sub));
     }
 
-    pub async fn notify(&self, method: &str, params: Value) -> Result<(), ApiError> {
-        self.client.notify(method, params).await
+    pub async fn notify<M: Method>(&self, params: M::Params) -> Result<(), ApiError> {
+        self.client.notify::<M>(params).await
     }
 
     pub fn unroute(&self, run: &str) {
@@ -405,10 +425,7 @@ impl Connection {
     /// One round trip to the remote daemon: its status and how long it took.
     pub async fn status(&self, host: &str) -> Result<(DaemonStatus, u64), ApiError> {
         let started = Instant::now();
-        let value = self
-            .call(host, host, method::DAEMON_STATUS, serde_json::json!({}))
-            .await?;
-        let status: DaemonStatus = serde_json::from_value(value).map_err(ApiError::internal)?;
+        let status = self.ask::<method::DaemonStatus>(host, host, NoParams).await?;
         Ok((status, started.elapsed().as_millis() as u64))
     }
 
@@ -684,6 +701,12 @@ impl HostLink {
     pub async fn call(self: &Arc<Self>, method: &str, params: Value) -> Result<Value, ApiError> {
         let conn = self.connection().await?;
         conn.call(&self.name, &self.name, method, params).await
+    }
+
+    /// Method `M` on the live connection, opening one if needed.
+    pub async fn ask<M: Method>(self: &Arc<Self>, params: M::Params) -> Result<M::Reply, ApiError> {
+        let conn = self.connection().await?;
+        conn.ask::<M>(&self.name, &self.name, params).await
     }
 }
 

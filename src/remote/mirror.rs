@@ -17,7 +17,6 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::error::RemoteError;
@@ -255,8 +254,13 @@ async fn follow_on(
     log: &mut MirrorLog,
 ) -> Followed {
     let mut events = conn.route(id);
-    let attach = json!({ "run": id, "offset": log.len, "lossless": true });
-    match conn.call(&link.name, &link.name, method::RUNS_ATTACH, attach).await {
+    let attach = crate::api::AttachParams {
+        run: id.to_string(),
+        offset: Some(log.len),
+        lossless: true,
+        ..Default::default()
+    };
+    match conn.ask_raw::<method::RunsAttach>(&link.name, &link.name, attach).await {
         Ok(_) => {}
         Err(e) if e.code == ErrorCode::UnknownRun => {
             return Followed::Unknown(format!("the daemon on host {} no longer knows this run", link.name));
@@ -318,7 +322,7 @@ async fn refresh(
     may_end: bool,
 ) -> Result<bool, ApiError> {
     let detail = conn
-        .call(&link.name, &link.name, method::RUNS_SHOW, json!({ "run": id }))
+        .ask_raw::<method::RunsShow>(&link.name, &link.name, crate::api::RunRef { run: id.to_string() })
         .await?;
     super::place::mirror_children(daemon, link, conn, &detail).await;
     // Mail it sent there since (before its end is mirrored, so the mail

@@ -19,7 +19,7 @@
 
 mod error;
 mod gather;
-mod hosts;
+pub mod hosts;
 pub(crate) mod install;
 mod known_hosts;
 mod link;
@@ -41,10 +41,11 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::api::{ApiError, OutboundMail, RunRecord, StartParams, method};
+use crate::api::{ApiError, MailSendParams, OutboundMail, RunRecord, StartParams, method};
 use crate::config::Config;
 use crate::paths::Paths;
 use crate::store::Store;
+use crate::store::runs::RunRow;
 
 pub use error::RemoteError;
 pub use gather::{search, sessions_list};
@@ -94,12 +95,26 @@ pub enum Mirrored {
     Ended(u64),
 }
 
-/// The daemon's entry for what is not a method of one run: `hosts.*`,
-/// `runs.start` with a remote host, and a remote run's conversation.
-/// `None` leaves the call to the local dispatcher.
-pub async fn dispatch(daemon: &Here, name: &str, p: &Value) -> Option<Result<Value, ApiError>> {
-    if name.starts_with("hosts.") {
-        return hosts::call(daemon, name, p).await;
+/// Where a request is answered when not here, decided once for every
+/// method on its typed route (`daemon::dispatch`): a method of one run
+/// (`row`, resolved by the caller) that the daemon of the host the run
+/// lives on answers; a start placed on a host; a transcript, search,
+/// resume or session that lives on one (docs/design.md §8). The host's
+/// answer comes as it came; `None` leaves the request to this daemon.
+pub async fn answer_there(
+    daemon: &Here,
+    name: &str,
+    row: Option<&RunRow>,
+    p: &Value,
+) -> Option<Result<Value, ApiError>> {
+    if let Some(row) = row {
+        if row.host == "local" {
+            return None;
+        }
+        return match name {
+            method::RUNS_LINEAGE => sessions::lineage(daemon, row).await,
+            _ => place::forward(daemon, name, row, p).await,
+        };
     }
     if name == method::RUNS_START {
         p.get("host")
@@ -118,26 +133,12 @@ pub async fn dispatch(daemon: &Here, name: &str, p: &Value) -> Option<Result<Val
     sessions::forward(daemon, name, p).await
 }
 
-/// A method of one run (`row`, resolved by the caller) that the daemon of
-/// the host the run lives on answers; `None` leaves it to the caller.
-pub async fn forward(
-    daemon: &Here,
-    name: &str,
-    row: &crate::store::runs::RunRow,
-    p: &Value,
-) -> Option<Result<Value, ApiError>> {
-    match name {
-        method::RUNS_LINEAGE => sessions::lineage(daemon, row).await,
-        _ => place::forward(daemon, name, row, p).await,
-    }
-}
-
 /// Relays a message to a run on `host` (`mail.send` there, by the
 /// message's id), waited out across a cut as a prompt is: sent again
 /// after a lost answer, the host keeps the first.
-pub async fn relay_mail(daemon: &Here, host: &str, p: Value) -> Result<Value, ApiError> {
+pub async fn relay_mail(daemon: &Here, host: &str, p: MailSendParams) -> Result<(), ApiError> {
     let link = place::link_of(daemon, host).await?;
-    retry::call(&link, method::MAIL_SEND, p).await
+    retry::tell::<method::MailSend>(&link, p).await
 }
 
 /// Starts a run on `params.host` (which must name a remote host).
@@ -152,7 +153,11 @@ pub async fn start(daemon: &Here, params: StartParams) -> Result<RunRecord, ApiE
 pub async fn remove_there(daemon: &Here, host: &str, ids: Vec<String>) -> Result<(), ApiError> {
     let link = place::link_of(daemon, host).await?;
     for id in ids {
-        match retry::call(&link, method::RUNS_RM, serde_json::json!({ "runs": [id] })).await {
+        let one = crate::api::RemoveParams {
+            runs: vec![id],
+            ..Default::default()
+        };
+        match retry::tell::<method::RunsRm>(&link, one).await {
             Ok(_) => {}
             Err(e) if e.code == crate::api::ErrorCode::UnknownRun => {}
             Err(e) => return Err(e),

@@ -15,11 +15,11 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::Here;
 use super::link::{Connection, HostLink};
-use crate::api::{ErrorCode, OutboundMail, OutboxTaken, method};
+use crate::api::{ErrorCode, OutboundMail, method};
 
 /// Mail taken over the connection of `epoch`.
 struct Taken {
@@ -65,9 +65,12 @@ pub(super) fn holds_mail(detail: &Value) -> bool {
 /// and tells the host which messages were delivered.
 pub(super) async fn pull(daemon: &Here, link: &Arc<HostLink>, conn: &Arc<Connection>, run: &str) {
     let epoch = link.epoch_of(conn);
-    let asked = json!({ "run": run, "epoch": epoch });
-    let mail = match conn.call(&link.name, &link.name, method::MAIL_OUTBOX, asked).await {
-        Ok(answer) => serde_json::from_value::<Vec<OutboundMail>>(answer).unwrap_or_default(),
+    let asked = crate::api::OutboxParams {
+        run: run.to_string(),
+        epoch: epoch.clone(),
+    };
+    let mail = match conn.ask::<method::MailOutbox>(&link.name, &link.name, asked).await {
+        Ok(mail) => mail,
         // A host of an older build holds no mail.
         Err(e) if e.code == ErrorCode::UnknownMethod => return,
         Err(e) => {
@@ -99,10 +102,13 @@ pub(super) async fn pull(daemon: &Here, link: &Arc<HostLink>, conn: &Arc<Connect
     if delivered.is_empty() {
         return;
     }
-    let said = json!({ "run": run, "epoch": epoch, "ids": delivered });
-    match conn.call(&link.name, &link.name, method::MAIL_TAKEN, said).await {
+    let said = crate::api::OutboxTakenParams {
+        run: run.to_string(),
+        epoch,
+        ids: delivered,
+    };
+    match conn.ask::<method::MailTaken>(&link.name, &link.name, said).await {
         Ok(answer) => {
-            let answer: OutboxTaken = serde_json::from_value(answer).unwrap_or_default();
             if !answer.stale.is_empty() {
                 tracing::info!(
                     "run {run}: host {} kept {:?} for a newer connection",
@@ -124,6 +130,7 @@ pub(super) async fn pull(daemon: &Here, link: &Arc<HostLink>, conn: &Arc<Connect
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn mail(id: &str) -> OutboundMail {
         OutboundMail {

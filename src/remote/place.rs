@@ -67,13 +67,7 @@ pub async fn start(daemon: &Here, params: StartParams, host_name: &str) -> Resul
         ),
         ..params.clone()
     };
-    let value = super::retry::call(
-        &link,
-        method::RUNS_START,
-        serde_json::to_value(&remote).map_err(ApiError::internal)?,
-    )
-    .await?;
-    let record: RunRecord = serde_json::from_value(value).map_err(ApiError::internal)?;
+    let record = super::retry::ask::<method::RunsStart>(&link, remote).await?;
     let local_parent = parent.as_ref().filter(|_| remote_parent.is_none());
     mirror_started(daemon, link, record, local_parent, &params.args).await
 }
@@ -355,7 +349,7 @@ pub(super) async fn mirror_children(daemon: &Here, link: &Arc<HostLink>, conn: &
     };
     for child in missing {
         let Ok(value) = conn
-            .call(&link.name, &link.name, method::RUNS_SHOW, json!({ "run": child }))
+            .ask_raw::<method::RunsShow>(&link.name, &link.name, crate::api::RunRef { run: child.clone() })
             .await
         else {
             continue;

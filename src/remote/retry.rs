@@ -29,6 +29,25 @@ pub const RETRY_WITHIN: Duration = Duration::from_secs(20);
 const PAUSE_FIRST: Duration = Duration::from_millis(250);
 const PAUSE_MAX: Duration = Duration::from_secs(2);
 
+/// Method `M` of the host's daemon, sent as [`call`] sends it.
+pub async fn ask<M: crate::api::method::Method>(link: &Arc<HostLink>, params: M::Params) -> Result<M::Reply, ApiError> {
+    let params = serde_json::to_value(params).map_err(ApiError::internal)?;
+    let answer = call(link, M::NAME, params).await?;
+    serde_json::from_value(answer).map_err(|e| {
+        ApiError::new(
+            ErrorCode::Protocol,
+            format!("{}: unexpected answer to {}: {e}", link.name, M::NAME),
+        )
+    })
+}
+
+/// Method `M` of the host's daemon, sent as [`call`] sends it, its answer
+/// not read (a host of another build may say it otherwise).
+pub async fn tell<M: crate::api::method::Method>(link: &Arc<HostLink>, params: M::Params) -> Result<(), ApiError> {
+    let params = serde_json::to_value(params).map_err(ApiError::internal)?;
+    call(link, M::NAME, params).await.map(|_| ())
+}
+
 /// Sends `method` to the host's daemon, again with the same parameters
 /// after a lost answer (see the module comment: each method sent here is
 /// repeat-safe). `params` carries the full run id.

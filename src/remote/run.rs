@@ -7,8 +7,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use serde_json::json;
-
 use super::link::HostLink;
 use super::screen_watch::RemoteScreen;
 use crate::api::{ApiError, ErrorCode, method};
@@ -59,17 +57,23 @@ impl RemoteRun {
     }
 
     pub async fn resize(&self, rows: u16, cols: u16) -> Result<(), ApiError> {
-        let params = json!({ "run": self.id, "rows": rows, "cols": cols });
-        self.link.call(method::RUNS_RESIZE, params).await.map(|_| ())
+        let params = crate::api::ResizeParams {
+            run: self.id.clone(),
+            rows,
+            cols,
+        };
+        self.link.ask::<method::RunsResize>(params).await.map(|_| ())
     }
 
     /// Cancels the run there; sent again if its answer is lost (a cancel
     /// is idempotent).
     pub async fn cancel(&self, force: bool) -> Result<(), ApiError> {
-        let params = json!({ "run": self.id, "force": force });
-        super::retry::call(&self.link, method::RUNS_CANCEL, params)
-            .await
-            .map(|_| ())
+        let params = crate::api::CancelParams {
+            run: self.id.clone(),
+            force,
+            by: None,
+        };
+        super::retry::tell::<method::RunsCancel>(&self.link, params).await
     }
 
     /// The run's screen as the host's emulator keeps it, then what changes,

@@ -11,11 +11,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::json;
 use tokio::sync::{mpsc, watch};
 
 use super::link::{Connection, HostLink, ScreenEvent};
-use crate::api::{ErrorCode, method};
+use crate::api::{AckParams, DetachParams, ErrorCode, method};
 use crate::protocol::screen;
 
 /// A screen subscription on a remote run: the host daemon's updates,
@@ -134,9 +133,15 @@ impl Forward {
             };
             let mut updates = conn.route_screen(&self.run, sub);
             // Never cut short: a detach must not overtake its attach there.
-            let attach = json!({ "run": self.run, "screen": true, "sub": sub, "screen_format": self.format });
+            let attach = crate::api::AttachParams {
+                run: self.run.clone(),
+                screen: true,
+                sub,
+                screen_format: Some(self.format),
+                ..Default::default()
+            };
             let attached = conn
-                .call(&self.link.name, &self.link.name, method::RUNS_ATTACH, attach)
+                .ask_raw::<method::RunsAttach>(&self.link.name, &self.link.name, attach)
                 .await;
             if let Err(e) = attached {
                 conn.unroute_screen(&self.run, sub);
@@ -163,8 +168,12 @@ impl Forward {
                     // the run's last here gives it up.
                     let last = *self.open.lock().unwrap_or_else(|p| p.into_inner()) == 0;
                     if sub != 0 || last {
-                        let detach = json!({ "run": self.run, "screen": true, "sub": sub });
-                        let _ = conn.notify(method::RUNS_DETACH, detach).await;
+                        let detach = DetachParams {
+                            run: self.run.clone(),
+                            screen: Some(true),
+                            sub: Some(sub),
+                        };
+                        let _ = conn.notify::<method::RunsDetach>(detach).await;
                     }
                     return;
                 }
@@ -195,8 +204,13 @@ impl Forward {
             if self.out.send(bytes).await.is_err() || self.acked.wait_for(|a| *a >= sent).await.is_err() {
                 return Relayed::Closed;
             }
-            let ack = json!({ "run": self.run, "offset": theirs, "screen": true, "sub": sub });
-            if conn.notify(method::RUNS_ACK, ack).await.is_err() {
+            let ack = AckParams {
+                run: self.run.clone(),
+                offset: theirs,
+                screen: true,
+                sub,
+            };
+            if conn.notify::<method::RunsAck>(ack).await.is_err() {
                 return Relayed::LinkLost;
             }
         }

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::Here;
 use super::error::RemoteError;
 use super::link::{Connection, HostLink};
+use crate::api::method::Method;
 use crate::api::{
     ApiError, ErrorCode, ResumeParams, RunRecord, SearchHit, SearchParams, SearchResults, TranscriptParams, method,
 };
@@ -65,7 +66,8 @@ pub async fn forward(daemon: &Here, name: &str, p: &Value) -> Option<Result<Valu
                 Err(e) => return Some(Err(e)),
             };
             let what = format!("session {}", session.id);
-            Some(ask(daemon, &session.host, name, json!({ "session": session.id }), &what).await)
+            let there = crate::api::SessionRef { session: session.id };
+            Some(ask::<method::SessionsShow>(daemon, &session.host, there, &what).await)
         }
         _ => None,
     }
@@ -81,7 +83,8 @@ pub(super) async fn lineage(daemon: &Here, row: &RunRow) -> Option<Result<Value,
         return None;
     }
     let what = format!("the tree of run {}", row.id);
-    ask(daemon, &row.host, method::RUNS_LINEAGE, json!({ "run": row.id }), &what)
+    let there = crate::api::RunRef { run: row.id.clone() };
+    ask::<method::RunsLineage>(daemon, &row.host, there, &what)
         .await
         .ok()
         .map(Ok)
@@ -148,8 +151,7 @@ async fn read(daemon: &Here, host: &str, id: &str, p: &Value, what: &str) -> Res
         serde_json::from_value(p.clone()).map_err(|e| ApiError::bad_request(format!("bad parameters: {e}")))?;
     params.id = id.to_string();
     params.wait_ms = params.wait_ms.map(|w| w.min(FORWARDED_WAIT_MS));
-    let params = serde_json::to_value(params).map_err(ApiError::internal)?;
-    ask(daemon, host, method::TRANSCRIPT_READ, params, what).await
+    ask::<method::TranscriptRead>(daemon, host, params, what).await
 }
 
 /// `transcripts.search` within a remote run or session: the host's hits,
@@ -160,8 +162,7 @@ async fn search(daemon: &Here, host: &str, id: &str, p: SearchParams, what: &str
         local_only: true,
         ..p
     };
-    let params = serde_json::to_value(params).map_err(ApiError::internal)?;
-    let answer = ask(daemon, host, method::TRANSCRIPTS_SEARCH, params, what).await?;
+    let answer = ask::<method::TranscriptsSearch>(daemon, host, params, what).await?;
     let unindexed_bytes = answer.get("unindexed_bytes").and_then(Value::as_u64).unwrap_or(0);
     let hits: Vec<SearchHit> = super::gather::rows(answer, "hits")
         .map_err(|e| ApiError::new(ErrorCode::Protocol, format!("host {host} gave {e}")))?;
@@ -181,13 +182,13 @@ async fn search(daemon: &Here, host: &str, id: &str, p: SearchParams, what: &str
     .map_err(ApiError::internal)
 }
 
-/// One call to the host's daemon; its answer, or its typed error, as is.
-/// A host that cannot be reached is one `host_unreachable` line naming it
-/// and saying `what` lives there: never an answer made up here.
-async fn ask(daemon: &Here, host: &str, name: &str, params: Value, what: &str) -> Result<Value, ApiError> {
+/// Method `M` of the host's daemon; its answer, or its typed error, as
+/// is. A host that cannot be reached is one `host_unreachable` line
+/// naming it and saying `what` lives there: never an answer made up here.
+async fn ask<M: Method>(daemon: &Here, host: &str, params: M::Params, what: &str) -> Result<Value, ApiError> {
     let link = super::place::link_of(daemon, host).await?;
     let conn = connect(&link, what).await?;
-    conn.call(&link.name, &link.name, name, params)
+    conn.ask_raw::<M>(&link.name, &link.name, params)
         .await
         .map_err(|e| one_line(e, what))
 }
@@ -234,7 +235,13 @@ async fn resume(
     // this client's values, as for a placement (docs/design.md §8): the host's
     // record of that run says which.
     let shown = conn
-        .call(&link.name, &link.name, method::RUNS_SHOW, json!({ "run": session.run }))
+        .ask_raw::<method::RunsShow>(
+            &link.name,
+            &link.name,
+            crate::api::RunRef {
+                run: session.run.clone(),
+            },
+        )
         .await
         .map_err(|e| one_line(e, &what))?;
     let mut names: Vec<String> = shown["events"]

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 use portable_pty::{MasterPty, PtySize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::BufReader;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, watch};
@@ -455,16 +455,16 @@ impl Supervised {
         }
     }
 
-    pub fn snapshot(&self) -> Value {
+    pub fn snapshot(&self) -> wire::Snapshot {
         // The screen and the offset it stands for, read under one lock.
         let screen = self.screen.lock().unwrap_or_else(|p| p.into_inner());
         let (rows, cols) = screen.term.size();
-        json!({
-            "offset": screen.offset,
-            "rows": rows,
-            "cols": cols,
-            "screen": String::from_utf8_lossy(&screen.term.snapshot()),
-        })
+        wire::Snapshot {
+            offset: screen.offset,
+            rows: Some(rows),
+            cols: Some(cols),
+            screen: String::from_utf8_lossy(&screen.term.snapshot()).into_owned(),
+        }
     }
 
     pub async fn wait_for_eof(&self, limit: Duration) -> bool {
@@ -624,6 +624,11 @@ async fn connection(stream: UnixStream, run: Arc<Supervised>) {
     writer.abort();
 }
 
+/// A method's answer as it goes on the wire.
+fn answer(reply: impl serde::Serialize) -> Result<Value, String> {
+    serde_json::to_value(reply).map_err(|e| e.to_string())
+}
+
 fn handle(
     run: &Arc<Supervised>,
     req: &Request,
@@ -631,7 +636,7 @@ fn handle(
     watcher: &mut Option<tokio::task::JoinHandle<()>>,
 ) -> Result<Value, String> {
     match req.method.as_str() {
-        method::HELLO => serde_json::to_value(run.hello()).map_err(|e| e.to_string()),
+        method::HELLO => answer(run.hello()),
         method::WATCH => {
             if watcher.is_none() {
                 let asked: wire::Watch = serde_json::from_value(req.params.clone()).unwrap_or_default();
@@ -646,7 +651,7 @@ fn handle(
             run.released.store(true, std::sync::atomic::Ordering::Relaxed);
             Ok(Value::Null)
         }
-        method::SNAPSHOT => Ok(run.snapshot()),
+        method::SNAPSHOT => answer(run.snapshot()),
         method::RESIZE => {
             let wire::Resize { rows, cols } = wire::params(req)?;
             if rows == 0 || cols == 0 || rows > 1000 || cols > 2000 {
@@ -680,7 +685,7 @@ fn handle(
                 *c = (*c).max(written);
                 newer
             });
-            Ok(json!({ "offset": written }))
+            answer(wire::Paced { offset: Some(written) })
         }
         method::ACK_EXIT => {
             run.exit_acked.send_replace(true);
@@ -689,7 +694,10 @@ fn handle(
         method::PROMPT => {
             let prompt: wire::Prompt = wire::params(req)?;
             if prompt.id.as_deref().is_some_and(|id| run.was_typed(id)) {
-                return Ok(json!({ "again": true }));
+                return answer(wire::Prompted {
+                    again: true,
+                    held: None,
+                });
             }
             // Looked at and typed under the emulator's lock: what is read is
             // what the prompt lands on.
@@ -697,7 +705,7 @@ fn handle(
             if let Some(typing) = prompt.hold_typing_ms
                 && let Some(held) = super::typing::held(run, &screen, Duration::from_millis(typing))
             {
-                return serde_json::to_value(held).map_err(|e| e.to_string());
+                return answer(held);
             }
             if let Some(id) = &prompt.id {
                 run.note_typed(id);

@@ -5,12 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::app::{Command, Update};
 use crate::api::{
-    AttachParams, CancelParams, ListParams, ResizeParams, RunDetail, RunRecord, RunRef, SendParams, SendResult, method,
+    AttachParams, CancelParams, ListParams, ResizeParams, RunDetail, RunRecord, RunRef, SendParams, method,
 };
 use crate::client::Client;
 use crate::paths::Paths;
@@ -159,10 +159,7 @@ async fn watch_hosts(client: Arc<Client>, updates: mpsc::Sender<Update>) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        let Ok(hosts) = client
-            .call::<_, Vec<crate::api::HostRecord>>(method::HOSTS_LIST, json!({}))
-            .await
-        else {
+        let Ok(hosts) = client.call::<method::HostsList>(crate::api::NoParams).await else {
             continue;
         };
         if last.as_ref() != Some(&hosts) {
@@ -186,10 +183,7 @@ async fn watch_routines(client: Arc<Client>, updates: mpsc::Sender<Update>) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        let Ok(routines) = client
-            .call::<_, Vec<crate::api::RoutineRecord>>(method::ROUTINES_LIST, json!({}))
-            .await
-        else {
+        let Ok(routines) = client.call::<method::RoutinesList>(crate::api::NoParams).await else {
             continue;
         };
         if last.as_ref() != Some(&routines) {
@@ -249,12 +243,7 @@ async fn subagents_of(client: &Client, runs: &[RunRecord]) -> Option<Vec<crate::
         let params = crate::api::SubagentsParams {
             runs: chunk.iter().map(|r| r.id.clone()).collect(),
         };
-        all.extend(
-            client
-                .call::<_, Vec<crate::api::RunSubagent>>(method::SUBAGENTS_LIST, params)
-                .await
-                .ok()?,
-        );
+        all.extend(client.call::<method::SubagentsList>(params).await.ok()?);
     }
     Some(all)
 }
@@ -274,12 +263,17 @@ async fn call(client: &Client, cmd: Command, updates: &mpsc::Sender<Update>) -> 
     let update = match cmd {
         Command::Refresh => refresh(client, updates).await,
         Command::Show(run) => {
-            let detail: RunDetail = client.call(method::RUNS_SHOW, RunRef { run }).await.ok()?;
+            let detail: RunDetail = client.call::<method::RunsShow>(RunRef { run }).await.ok()?;
             Update::Detail(Box::new(detail))
         }
         Command::Subscribe(run) => return subscribe(client, run).await,
         Command::Unsubscribe(run) => {
-            let _ = client.call::<_, Value>(method::RUNS_DETACH, RunRef { run }).await;
+            let detach = crate::api::DetachParams {
+                run,
+                screen: None,
+                sub: None,
+            };
+            let _ = client.call::<method::RunsDetach>(detach).await;
             return None;
         }
         Command::Input { run, bytes } => {
@@ -288,19 +282,19 @@ async fn call(client: &Client, cmd: Command, updates: &mpsc::Sender<Update>) -> 
         }
         Command::Resize { run, rows, cols } => {
             let _ = client
-                .call::<_, Value>(method::RUNS_RESIZE, ResizeParams { run, rows, cols })
+                .call::<method::RunsResize>(ResizeParams { run, rows, cols })
                 .await;
             return None;
         }
         Command::Send { run, text, prompt_id } => send(client, run, text, prompt_id).await,
         Command::Cancel { run, force } => return cancel(client, run, force).await,
         Command::Start(params) => Update::Started(Box::new(
-            client.call(method::RUNS_START, *params).await.map_err(|e| e.message),
+            client.call::<method::RunsStart>(*params).await.map_err(|e| e.message),
         )),
         Command::Rerun(run) => rerun(client, run).await,
         Command::Rename { run, name } => {
             let params = crate::api::RenameParams { run, name };
-            match client.call::<_, RunRecord>(method::RUNS_RENAME, params).await {
+            match client.call::<method::RunsRename>(params).await {
                 Ok(record) => Update::Changed(record.id),
                 Err(e) => Update::Failed(format!("not renamed: {}", e.message)),
             }
@@ -313,13 +307,16 @@ async fn call(client: &Client, cmd: Command, updates: &mpsc::Sender<Update>) -> 
         },
         Command::Lineage(run) => Update::Lineage {
             result: client
-                .call(method::RUNS_LINEAGE, RunRef { run: run.clone() })
+                .call::<method::RunsLineage>(RunRef { run: run.clone() })
                 .await
                 .map_err(|e| e.message),
             run,
         },
         Command::Mail(of) => Update::Mail {
-            result: client.call(method::MAIL_LIST, of.params()).await.map_err(|e| e.message),
+            result: client
+                .call::<method::MailList>(of.params())
+                .await
+                .map_err(|e| e.message),
             of,
         },
         Command::Changes(_) | Command::Merge { .. } => worktree_call(client, cmd).await,
@@ -328,7 +325,7 @@ async fn call(client: &Client, cmd: Command, updates: &mpsc::Sender<Update>) -> 
                 runs,
                 ..Default::default()
             };
-            Update::Removed(client.call(method::RUNS_RM, params).await.map_err(|e| e.message))
+            Update::Removed(client.call::<method::RunsRm>(params).await.map_err(|e| e.message))
         }
         Command::History {
             run,
@@ -338,10 +335,12 @@ async fn call(client: &Client, cmd: Command, updates: &mpsc::Sender<Update>) -> 
         } => return history(client, run, before, kept_from, max_lines).await,
         Command::Ack { run, offset } => {
             let _ = client
-                .notify(
-                    method::RUNS_ACK,
-                    json!({ "run": run, "offset": offset, "screen": true }),
-                )
+                .notify::<method::RunsAck>(crate::api::AckParams {
+                    run,
+                    offset,
+                    screen: true,
+                    sub: 0,
+                })
                 .await;
             return None;
         }
@@ -361,14 +360,14 @@ async fn refresh(client: &Client, updates: &mpsc::Sender<Update>) -> Update {
         before: None,
         paged: false,
     };
-    let runs = match client.call::<_, Vec<RunRecord>>(method::RUNS_LIST, params).await {
-        Ok(runs) => runs,
+    let runs: Vec<RunRecord> = match client.call::<method::RunsList>(params).await {
+        Ok(listed) => listed.runs().into_iter().map(|listed| listed.run).collect(),
         Err(e) => return Update::Failed(e.message),
     };
     if let Some(subagents) = subagents_of(client, &runs).await {
         let _ = updates.send(Update::Subagents(subagents)).await;
     }
-    if let Ok(teams) = client.call(method::TEAMS_LIST, serde_json::json!({})).await {
+    if let Ok(teams) = client.call::<method::TeamsList>(crate::api::NoParams).await {
         let _ = updates.send(Update::Teams(teams)).await;
     }
     Update::Runs(runs)
@@ -386,7 +385,7 @@ async fn subscribe(client: &Client, run: String) -> Option<Update> {
         sub: 0,
         screen_format: Some(crate::protocol::screen::FORMAT),
     };
-    let refused = client.call::<_, Value>(method::RUNS_ATTACH, params).await.err()?;
+    let refused = client.call::<method::RunsAttach>(params).await.err()?;
     Some(Update::Failed(refused.message))
 }
 
@@ -400,17 +399,14 @@ async fn send(client: &Client, run: String, text: String, prompt_id: String) -> 
     };
     Update::Sent {
         prompt_id,
-        result: client
-            .call::<_, SendResult>(method::RUNS_SEND, params)
-            .await
-            .map_err(|e| e.message),
+        result: client.call::<method::RunsSend>(params).await.map_err(|e| e.message),
     }
 }
 
 /// A run cancelled (its end shows in the tree); only a refusal is news.
 async fn cancel(client: &Client, run: String, force: bool) -> Option<Update> {
     let params = CancelParams { run, force, by: None };
-    let refused = client.call::<_, Value>(method::RUNS_CANCEL, params).await.err()?;
+    let refused = client.call::<method::RunsCancel>(params).await.err()?;
     Some(Update::Failed(format!("not cancelled: {}", refused.message)))
 }
 
@@ -419,7 +415,7 @@ async fn rerun(client: &Client, run: String) -> Update {
     let env: Vec<(String, String)> = std::env::vars().collect();
     Update::Started(Box::new(
         client
-            .call(method::RUNS_RERUN, json!({ "run": run, "env": env }))
+            .call::<method::RunsRerun>(crate::api::RerunParams { run, env })
             .await
             .map_err(|e| e.message),
     ))
@@ -433,7 +429,7 @@ async fn answer_run(client: &Client, run: String, answer: String) -> Option<Upda
         answer_id: None,
         request: None,
     };
-    let refused = client.call::<_, Value>(method::RUNS_ANSWER, params).await.err()?;
+    let refused = client.call::<method::RunsAnswer>(params).await.err()?;
     Some(Update::Failed(format!("not answered: {}", refused.message)))
 }
 
@@ -448,7 +444,7 @@ async fn resume(client: &Client, session: String) -> Update {
     };
     Update::Started(Box::new(
         client
-            .call(method::SESSIONS_RESUME, params)
+            .call::<method::SessionsResume>(params)
             .await
             .map_err(|e| e.message),
     ))
@@ -462,7 +458,7 @@ async fn history(client: &Client, run: String, before: u64, kept_from: usize, ma
         before,
         max_lines,
     };
-    let lines: Vec<String> = client.call(method::RUNS_HISTORY, params).await.ok()?;
+    let lines: Vec<String> = client.call::<method::RunsHistory>(params).await.ok()?;
     Some(Update::History {
         run,
         before,
@@ -476,20 +472,17 @@ async fn worktree_call(client: &Client, cmd: Command) -> Update {
     match cmd {
         Command::Changes(run) => Update::Changes {
             result: client
-                .call(method::RUNS_CHANGES, RunRef { run: run.clone() })
+                .call::<method::RunsChanges>(RunRef { run: run.clone() })
                 .await
                 .map_err(|e| e.message),
             run,
         },
         Command::Merge { run, squash } => Update::Merged {
             result: client
-                .call(
-                    method::RUNS_MERGE,
-                    crate::api::MergeParams {
-                        run: run.clone(),
-                        squash,
-                    },
-                )
+                .call::<method::RunsMerge>(crate::api::MergeParams {
+                    run: run.clone(),
+                    squash,
+                })
                 .await
                 .map_err(|e| e.message),
             run,
@@ -508,15 +501,12 @@ async fn newest_messages(client: &Client, run: &str) -> Result<Vec<crate::api::T
     // Bounded: 64 pages of up to 1000 messages.
     for _ in 0..64 {
         let page: crate::api::TranscriptPage = client
-            .call(
-                method::TRANSCRIPT_READ,
-                crate::api::TranscriptParams {
-                    id: run.to_string(),
-                    after_seq: after,
-                    limit: None,
-                    wait_ms: None,
-                },
-            )
+            .call::<method::TranscriptRead>(crate::api::TranscriptParams {
+                id: run.to_string(),
+                after_seq: after,
+                limit: None,
+                wait_ms: None,
+            })
             .await
             .map_err(|e| e.message)?;
         for m in page.messages {

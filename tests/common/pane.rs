@@ -18,11 +18,13 @@ impl Pane {
             .await
             .expect("connect to the local daemon");
         let events = client.events.take().expect("events were asked for");
-        let _: serde_json::Value = client
-            .call(
-                agents::api::method::RUNS_ATTACH,
-                serde_json::json!({ "run": run, "screen": true }),
-            )
+        let attach = agents::api::AttachParams {
+            run: run.to_string(),
+            screen: true,
+            ..Default::default()
+        };
+        client
+            .call::<agents::api::method::RunsAttach>(attach)
             .await
             .expect("a screen subscription");
         Pane {
@@ -51,11 +53,14 @@ impl Pane {
                 let update = agents::protocol::screen::ScreenUpdate::decode(&bytes).expect("an update decodes");
                 self.screen.apply(update).expect("an update applies");
                 self.updates += 1;
+                let ack = agents::api::AckParams {
+                    run,
+                    offset: self.screen.seq,
+                    screen: true,
+                    sub: 0,
+                };
                 self.client
-                    .notify(
-                        agents::api::method::RUNS_ACK,
-                        serde_json::json!({ "run": run, "offset": self.screen.seq, "screen": true }),
-                    )
+                    .notify::<agents::api::method::RunsAck>(ack)
                     .await
                     .expect("ack");
             }

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::subscribe::Outbox;
-use crate::api::{ErrorCode, method};
+use crate::api::ErrorCode;
 use crate::daemon::Daemon;
 use crate::protocol::rpc::{Message, Request, Response};
 use crate::protocol::{Frame, FrameError, HeaderError, exchange_headers, read_frame, write_frame};
@@ -155,10 +155,7 @@ fn forward_changes(daemon: &Arc<Daemon>, outbox: Outbox) -> tokio::task::JoinHan
         loop {
             match changes.recv().await {
                 Ok(id) => {
-                    if !outbox
-                        .notify(method::RUN_CHANGED, serde_json::json!({ "run": id }))
-                        .await
-                    {
+                    if !outbox.tell(crate::api::RunChanged { run: id }).await {
                         break;
                     }
                 }

@@ -1,24 +1,92 @@
-//! The tool table (docs/design.md §2): every method a client can call, one place.
+//! The tool table (docs/design.md §2): every method a client can call, routed
+//! by its type in one place.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::connection::Subscriptions;
+use super::run_methods::OfRun;
 use super::subscribe::Outbox;
-use crate::api::{AckParams, ApiError, DaemonStatus, ErrorCode, ListParams, RunState, StartParams, method};
+use crate::api::method::Method;
+use crate::api::{AckParams, ApiError, DaemonStatus, Done, ErrorCode, ListParams, RunState, RunsListed};
 use crate::daemon::Daemon;
 use crate::engine::start::resolve_row;
 use crate::pty::{Identity, Liveness};
 use crate::store::runs;
 
-pub(in crate::daemon) fn params<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
-    serde_json::from_value(value).map_err(|e| ApiError::bad_request(format!("bad parameters: {e}")))
+/// A method's reply as it goes on the wire; the reply's type is the
+/// method's (`M::Reply`), so a handler cannot answer another's.
+fn reply<M: Method>(reply: Result<M::Reply, ApiError>) -> Result<Value, ApiError> {
+    serde_json::to_value(reply?).map_err(ApiError::internal)
 }
 
-pub(in crate::daemon) fn to_value<T: serde::Serialize>(v: T) -> Result<Value, ApiError> {
-    serde_json::to_value(v).map_err(ApiError::internal)
+fn unknown(name: &str) -> ApiError {
+    ApiError::new(ErrorCode::UnknownMethod, format!("unknown method '{name}'"))
+}
+
+/// The route: each method by its type (`api::method`), its parameters
+/// decoded once, and where it is answered decided once
+/// (`remote::answer_there`: the host a run, session or start lives on
+/// answers it as it came; the rest is answered here, by the handler of its
+/// line). `run` methods name one run: their parameters are checked
+/// (`OfRun::check`), then the run resolved, before they are placed. Each
+/// line's future is boxed: all of them inline would make one future too
+/// large for a worker's stack.
+macro_rules! routes {
+    ($daemon:ident, $name:ident, $p:ident;
+     $($kind:ident $m:ident |$($arg:ident),*| $body:expr,)*) => {
+        match $name {
+            $(name if name == $m::NAME => routes!(@$kind $daemon, $p, $m, |$($arg),*| $body),)*
+            other => Err(unknown(other)),
+        }
+    };
+    (@run $daemon:ident, $p:ident, $m:ident, |$row:ident, $params:ident| $body:expr) => {
+        of_run::<$m, _, _>($daemon, $p, move |$row, $params| async move { $body }).await
+    };
+    (@any $daemon:ident, $p:ident, $m:ident, |$params:ident| $body:expr) => {
+        any::<$m, _, _>($daemon, $p, move |$params| async move { $body }).await
+    };
+}
+
+type Answering<'a> = Pin<Box<dyn Future<Output = Result<Value, ApiError>> + Send + 'a>>;
+
+/// A method of one run: checked, its run resolved, answered by the run's
+/// host or by `handler`.
+fn of_run<'a, M, F, Fut>(daemon: &'a Arc<Daemon>, raw: Value, handler: F) -> Answering<'a>
+where
+    M: Method,
+    M::Params: OfRun,
+    F: FnOnce(runs::RunRow, M::Params) -> Fut + Send + 'a,
+    Fut: Future<Output = Result<M::Reply, ApiError>> + Send + 'a,
+{
+    Box::pin(async move {
+        let params = M::params(raw.clone())?;
+        params.check()?;
+        let row = resolve_row(&daemon.engine, params.run()).await?;
+        match crate::remote::answer_there(&daemon.here(), M::NAME, Some(&row), &raw).await {
+            Some(answer) => answer,
+            None => reply::<M>(handler(row, params).await),
+        }
+    })
+}
+
+/// Any other method: answered where it lives (a start placed on a host, a
+/// remote session or transcript), or by `handler`.
+fn any<'a, M, F, Fut>(daemon: &'a Arc<Daemon>, raw: Value, handler: F) -> Answering<'a>
+where
+    M: Method,
+    F: FnOnce(M::Params) -> Fut + Send + 'a,
+    Fut: Future<Output = Result<M::Reply, ApiError>> + Send + 'a,
+{
+    Box::pin(async move {
+        match crate::remote::answer_there(&daemon.here(), M::NAME, None, &raw).await {
+            Some(answer) => answer,
+            None => reply::<M>(handler(M::params(raw)?).await),
+        }
+    })
 }
 
 pub async fn call(
@@ -28,97 +96,96 @@ pub async fn call(
     name: &str,
     p: Value,
 ) -> Result<Value, ApiError> {
-    // `hosts.*`, runs placed on a remote host, and the run methods a remote
-    // run's own daemon answers (docs/design.md §8).
-    if let Some(answer) = crate::remote::dispatch(&daemon.here(), name, &p).await {
-        return answer;
+    use super::run_methods as run;
+    use crate::api::method::*;
+    use crate::daemon::{mail, prompts, removal, rename, retention, routines, sessions, teams, worktrees};
+    use crate::engine::{hooks, queue, start, transcripts, waits};
+    let here = &daemon.here();
+    routes! { daemon, name, p;
+        run RunsShow |row, _p| run::show(daemon, row).await,
+        run RunsSend |row, p| run::send_prompt(daemon, row, p).await,
+        run RunsCancel |row, p| run::cancel(daemon, row, p).await,
+        run RunsAttach |row, p| run::attach_run(daemon, outbox, subs, row, p),
+        run RunsDetach |row, p| run::detach_run(daemon, outbox, subs, &row, p).await,
+        run RunsResize |row, p| run::resize(daemon, outbox, row, p).await,
+        run RunsAnswer |row, p| run::answer_run(daemon, row, p).await,
+        run RunsRerun |row, p| run::rerun(daemon, row, p.env).await,
+        run RunsRename |row, p| rename::rename(&daemon.engine, row, p.name).await,
+        // A wait whose client has gone no longer counts as awaiting.
+        run RunsWait |row, p| outbox.unless_gone(waits::wait(&daemon.engine, &row.id, p.takes_result)).await,
+        run RunsWaitChildren |row, _p| outbox.unless_gone(waits::children(&daemon.engine, &row)).await,
+        run RunsIndex |row, _p| run::index(daemon, row),
+        run RunsHistory |row, p| run::history(daemon, row, p).await,
+        run RunsSizes |row, _p| run::sizes(daemon, row),
+        run RunsLineage |row, _p| sessions::tree(&daemon.engine, &row.id).await,
+        run RunsExplain |row, _p| queue::explain(&daemon.engine, &row),
+        run RunsChanges |row, _p| worktrees::changes(&daemon.engine, row).await,
+        run RunsMerge |row, p| worktrees::merge(&daemon.engine, row, p.squash).await,
+        run WorktreeRm |row, p| worktrees::remove(&daemon.engine, row, p.force).await,
+        run PromptsList |row, _p| prompts::list(&daemon.engine, &row).await,
+        run PromptsEdit |row, p| prompts::edit(&daemon.engine, row, p).await,
+        run PromptsDrop |row, p| prompts::drop(&daemon.engine, row, p).await,
+        run PromptsSend |row, p| prompts::send(&daemon.engine, row, p).await,
+        any RunsStart |p| start::start(&daemon.engine, p).await,
+        any RunsList |p| list(daemon, p).await,
+        any RunsAck |p| ack(subs, p),
+        any RunsRm |p| removal::remove(daemon, p).await,
+        any SessionsRm |p| removal::remove_session(daemon, p).await,
+        any RetentionPlan |_p| retention::report(daemon).await,
+        any RoutinesList |_p| routines::list(daemon).await,
+        any RoutinesRun |p| routines::run_now(daemon, &p.name).await,
+        any RoutinesPause |p| routines::pause(daemon, &p.name, true).await,
+        any RoutinesResume |p| routines::pause(daemon, &p.name, false).await,
+        any MailSend |p| mail::send(daemon, p).await,
+        any MailList |p| mail::list(daemon, p).await,
+        any MailRead |p| mail::read(daemon, &p.id).await,
+        any MailOutbox |p| crate::daemon::outbox::take(daemon, p).await,
+        any MailTaken |p| crate::daemon::outbox::taken(daemon, p).await,
+        any MailWait |p| outbox.unless_gone(mail::wait(daemon, p)).await,
+        any TeamsStart |p| teams::start(daemon, p).await,
+        any TeamsList |_p| teams::list(daemon).await,
+        any TeamsShow |p| teams::show(daemon, p).await,
+        any TeamsCancel |p| teams::cancel(daemon, p).await,
+        any SessionsList |p| {
+            let all = p.all;
+            crate::remote::sessions_list(here, p, sessions::list(&daemon.engine, all)).await
+        },
+        any SessionsResume |p| sessions::resume(&daemon.engine, p, false).await,
+        any SessionsFork |p| sessions::resume(&daemon.engine, p, true).await,
+        any SessionsShow |p| sessions::show(&daemon.engine, &p.session).await,
+        any SubagentsList |p| sessions::subagents(&daemon.engine, p).await,
+        any TranscriptRead |p| transcripts::read(&daemon.engine, p).await,
+        any TranscriptsSearch |p| {
+            let local = transcripts::search(&daemon.engine, p.clone());
+            crate::remote::search(here, p, local).await
+        },
+        any HooksReport |p| hooks::report(&daemon.engine, p).await,
+        any DaemonStatus |_p| status(daemon).await,
+        any DaemonStop |_p| stop(daemon),
+        any HostsAdd |p| crate::remote::hosts::add(here, p).await,
+        any HostsList |_p| crate::remote::hosts::list(here).await,
+        any HostsRm |p| crate::remote::hosts::remove(here, &p.name).await,
+        any HostsCheck |p| crate::remote::hosts::check(here, &p.name).await,
+        any HostsTrust |p| crate::remote::hosts::trust(here, p).await,
+        any HostsInstall |p| crate::remote::install::install(here, &p.name).await,
     }
-    if let Some(parsed) = super::run_methods::RunCall::parse(name, &p) {
-        // Parsed and checked, then the run resolved once: answered by its
-        // host if it lives on one.
-        let (run_call, reference) = parsed?;
-        let row = resolve_row(&daemon.engine, &reference).await?;
-        if row.host != "local"
-            && let Some(answer) = crate::remote::forward(&daemon.here(), name, &row, &p).await
-        {
-            return answer;
-        }
-        return super::run_methods::call(daemon, outbox, subs, run_call, row).await;
-    }
-    match name {
-        method::RUNS_START => to_value(crate::engine::start::start(&daemon.engine, params::<StartParams>(p)?).await?),
-        method::SESSIONS_RM => to_value(crate::daemon::removal::remove_session(daemon, params(p)?).await?),
-        method::RETENTION_PLAN => to_value(crate::daemon::retention::report(daemon).await?),
-        method::RUNS_RM => to_value(crate::daemon::removal::remove(daemon, params(p)?).await?),
-        method::ROUTINES_LIST => to_value(crate::daemon::routines::list(daemon).await?),
-        method::ROUTINES_RUN => {
-            let crate::api::RoutineRef { name } = params(p)?;
-            to_value(crate::daemon::routines::run_now(daemon, &name).await?)
-        }
-        method::ROUTINES_PAUSE | method::ROUTINES_RESUME => {
-            let crate::api::RoutineRef { name: routine } = params(p)?;
-            to_value(crate::daemon::routines::pause(daemon, &routine, name == method::ROUTINES_PAUSE).await?)
-        }
-        method::MAIL_SEND => crate::daemon::mail::send(daemon, params(p)?).await,
-        method::MAIL_LIST => crate::daemon::mail::list(daemon, params(p)?).await,
-        method::MAIL_READ => to_value(crate::daemon::mail::read(daemon, &params::<crate::api::MailRef>(p)?.id).await?),
-        method::MAIL_OUTBOX => crate::daemon::outbox::take(daemon, params(p)?).await,
-        method::MAIL_TAKEN => crate::daemon::outbox::taken(daemon, params(p)?).await,
-        method::MAIL_WAIT => to_value(
-            outbox
-                .unless_gone(crate::daemon::mail::wait(daemon, params(p)?))
-                .await?,
-        ),
-        method::TEAMS_START => crate::daemon::teams::start(daemon, params(p)?).await,
-        method::TEAMS_LIST => crate::daemon::teams::list(daemon).await,
-        method::TEAMS_SHOW => crate::daemon::teams::show(daemon, params(p)?).await,
-        method::TEAMS_CANCEL => crate::daemon::teams::cancel(daemon, params(p)?).await,
-        method::RUNS_LIST => list(daemon, params(p)?).await,
-        method::RUNS_ACK => ack(subs, params(p)?),
-        method::SESSIONS_LIST => {
-            // It took no parameters before `local_only`: none is still fine.
-            let list: crate::api::SessionsListParams = if p.is_null() { Default::default() } else { params(p)? };
-            let all = list.all;
-            to_value(
-                crate::remote::sessions_list(&daemon.here(), list, crate::daemon::sessions::list(&daemon.engine, all))
-                    .await?,
-            )
-        }
-        method::SESSIONS_RESUME => to_value(crate::daemon::sessions::resume(&daemon.engine, params(p)?, false).await?),
-        method::SESSIONS_FORK => to_value(crate::daemon::sessions::resume(&daemon.engine, params(p)?, true).await?),
-        method::SESSIONS_SHOW => {
-            let crate::api::SessionRef { session } = params(p)?;
-            to_value(crate::daemon::sessions::show(&daemon.engine, &session).await?)
-        }
-        method::SUBAGENTS_LIST => to_value(crate::daemon::sessions::subagents(&daemon.engine, params(p)?).await?),
-        method::TRANSCRIPT_READ => to_value(crate::engine::transcripts::read(&daemon.engine, params(p)?).await?),
-        method::TRANSCRIPTS_SEARCH => {
-            let search: crate::api::SearchParams = params(p)?;
-            let local = crate::engine::transcripts::search(&daemon.engine, search.clone());
-            to_value(crate::remote::search(&daemon.here(), search, local).await?)
-        }
-        method::HOOKS_REPORT => crate::engine::hooks::report(&daemon.engine, params(p)?).await,
-        method::DAEMON_STATUS => status(daemon).await,
-        method::DAEMON_STOP => {
-            let daemon = daemon.clone();
-            tokio::spawn(async move {
-                // Let the answer reach the client before the process ends.
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                daemon.shutdown.notify_one();
-            });
-            Ok(Value::Null)
-        }
-        other => Err(ApiError::new(
-            ErrorCode::UnknownMethod,
-            format!("unknown method '{other}'"),
-        )),
-    }
+}
+
+/// `daemon.stop`: the daemon ends once the answer has gone.
+fn stop(daemon: &Arc<Daemon>) -> Result<Done, ApiError> {
+    let daemon = daemon.clone();
+    tokio::spawn(async move {
+        // Let the answer reach the client before the process ends.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        daemon.shutdown.notify_one();
+    });
+    Ok(Done)
 }
 
 /// `runs.list`: a page of runs with their status's evidence, waiting
 /// prompts and usage; without `paged`, every live run and the newest ended
 /// ones that fit one answer.
-async fn list(daemon: &Arc<Daemon>, list: ListParams) -> Result<Value, ApiError> {
+async fn list(daemon: &Arc<Daemon>, list: ListParams) -> Result<RunsListed, ApiError> {
     let ListParams {
         all,
         limit,
@@ -153,17 +220,17 @@ async fn list(daemon: &Arc<Daemon>, list: ListParams) -> Result<Value, ApiError>
     super::listing::show_each_parents_children(&mut listed);
     let kept = super::listing::fit(listed, !paged);
     if !paged {
-        return to_value(kept);
+        return Ok(RunsListed::All(kept));
     }
     // More may follow when the page was full, or cut to fit.
     let next = (kept.len() < fetched || fetched == limit)
         .then(|| kept.first().map(|r| r.run.id.clone()))
         .flatten();
-    to_value(crate::api::ListPage { runs: kept, next })
+    Ok(RunsListed::Page(crate::api::ListPage { runs: kept, next }))
 }
 
 /// `runs.ack`: a client has shown a subscription's output up to `offset`.
-fn ack(subs: &Subscriptions, ack: AckParams) -> Result<Value, ApiError> {
+fn ack(subs: &Subscriptions, ack: AckParams) -> Result<Done, ApiError> {
     let AckParams {
         run,
         offset,
@@ -184,11 +251,11 @@ fn ack(subs: &Subscriptions, ack: AckParams) -> Result<Value, ApiError> {
             newer
         });
     }
-    Ok(Value::Null)
+    Ok(Done)
 }
 
 /// `daemon.status`: who it is, what it holds, which builds supervise.
-async fn status(daemon: &Arc<Daemon>) -> Result<Value, ApiError> {
+async fn status(daemon: &Arc<Daemon>) -> Result<DaemonStatus, ApiError> {
     let live: Vec<String> = daemon
         .engine
         .runs
@@ -198,7 +265,7 @@ async fn status(daemon: &Arc<Daemon>) -> Result<Value, ApiError> {
         .cloned()
         .collect();
     let live_runs = live.len();
-    to_value(DaemonStatus {
+    Ok(DaemonStatus {
         pid: std::process::id(),
         version: env!("CARGO_PKG_VERSION").into(),
         home: daemon.engine.paths.home.display().to_string(),

@@ -1,144 +1,116 @@
 //! The methods of one run (those with a `run` in their parameters): the
-//! dispatcher resolves the reference once, has the run's host answer for a
-//! run that lives on one (`remote::forward`), and calls [`call`] with the
-//! run's row for the rest.
+//! route (`dispatch::call`) checks their parameters, resolves the run once,
+//! has the run's host answer for a run that lives on one
+//! (`remote::answer_there`), and calls these with the run's row for the rest.
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::connection::Subscriptions;
-use super::dispatch::{HISTORY_MAX_LINES, cancel_tree_by, params, subscription_key, to_value, with_evidence};
+use super::dispatch::{HISTORY_MAX_LINES, cancel_tree_by, subscription_key, with_evidence};
 use super::subscribe::{self, Outbox};
 use crate::api::{
-    AnswerParams, ApiError, AttachParams, AttachResult, CancelParams, DetachParams, ErrorCode, HistoryParams,
-    MergeParams, PromptParams, RenameParams, RerunParams, ResizeParams, RunDetail, RunRef, SendParams, StartParams,
-    WaitParams, WorktreeRmParams, bounds, method,
+    AnswerParams, ApiError, AttachParams, AttachResult, CancelParams, Cancelling, DetachParams, Done, ErrorCode,
+    HistoryParams, MergeParams, PromptParams, RenameParams, RerunParams, ResizeParams, RunDetail, RunRecord, RunRef,
+    SendParams, SendResult, StartParams, WaitParams, WorktreeRmParams, bounds,
 };
 use crate::daemon::Daemon;
 use crate::protocol::run_files::{SizeChange, TimeSample};
 use crate::store::runs::RunRow;
 
-/// A method of one run, its parameters parsed and checked before the run
-/// is resolved.
-pub enum RunCall {
-    Show,
-    Send(SendParams),
-    Cancel(CancelParams),
-    Attach(AttachParams),
-    Detach(DetachParams),
-    Resize(ResizeParams),
-    Answer(AnswerParams),
-    Rerun(RerunParams),
-    Rename(RenameParams),
-    Wait(WaitParams),
-    WaitChildren,
-    Index,
-    History(HistoryParams),
-    Sizes,
-    Lineage,
-    Explain,
-    Changes,
-    Merge(MergeParams),
-    WorktreeRm(WorktreeRmParams),
-    /// `prompts.*`: the method's name, and its parameters.
-    Prompts(&'static str, PromptParams),
-}
+/// The parameters of a method of one run: the run they name, and what can
+/// be refused before it is looked up.
+pub(super) trait OfRun {
+    fn run(&self) -> &str;
 
-impl RunCall {
-    /// `name` with parameters `p`, and the reference to its run; `None`
-    /// when `name` is not a method of one run.
-    pub fn parse(name: &str, p: &Value) -> Option<Result<(RunCall, String), ApiError>> {
-        let p = p.clone();
-        let parsed = match name {
-            method::RUNS_SHOW => of(p, |r: &RunRef| &r.run, |_| RunCall::Show),
-            method::RUNS_WAIT => of(p, |w: &WaitParams| &w.run, RunCall::Wait),
-            method::RUNS_WAIT_CHILDREN => of(p, |r: &RunRef| &r.run, |_| RunCall::WaitChildren),
-            method::RUNS_INDEX => of(p, |r: &RunRef| &r.run, |_| RunCall::Index),
-            method::RUNS_SIZES => of(p, |r: &RunRef| &r.run, |_| RunCall::Sizes),
-            method::RUNS_LINEAGE => of(p, |r: &RunRef| &r.run, |_| RunCall::Lineage),
-            method::RUNS_EXPLAIN => of(p, |r: &RunRef| &r.run, |_| RunCall::Explain),
-            method::RUNS_SEND => of(p, |s: &SendParams| &s.run, RunCall::Send),
-            method::RUNS_CANCEL => of(p, |c: &CancelParams| &c.run, RunCall::Cancel),
-            method::RUNS_ATTACH => of(p, |a: &AttachParams| &a.run, RunCall::Attach),
-            method::RUNS_DETACH => of(p, |d: &DetachParams| &d.run, RunCall::Detach),
-            method::RUNS_RESIZE => of(p, |r: &ResizeParams| &r.run, RunCall::Resize),
-            method::RUNS_ANSWER => of(p, |a: &AnswerParams| &a.run, RunCall::Answer),
-            method::RUNS_RERUN => of(p, |r: &RerunParams| &r.run, RunCall::Rerun),
-            method::RUNS_RENAME => of(p, |r: &RenameParams| &r.run, RunCall::Rename),
-            method::RUNS_HISTORY => of(p, |h: &HistoryParams| &h.run, RunCall::History),
-            method::RUNS_CHANGES => of(p, |r: &RunRef| &r.run, |_| RunCall::Changes),
-            method::RUNS_MERGE => of(p, |m: &MergeParams| &m.run, RunCall::Merge),
-            method::WORKTREE_RM => of(p, |w: &WorktreeRmParams| &w.run, RunCall::WorktreeRm),
-            method::PROMPTS_LIST => of(
-                p,
-                |q: &PromptParams| &q.run,
-                |q| RunCall::Prompts(method::PROMPTS_LIST, q),
-            ),
-            method::PROMPTS_EDIT => of(
-                p,
-                |q: &PromptParams| &q.run,
-                |q| RunCall::Prompts(method::PROMPTS_EDIT, q),
-            ),
-            method::PROMPTS_DROP => of(
-                p,
-                |q: &PromptParams| &q.run,
-                |q| RunCall::Prompts(method::PROMPTS_DROP, q),
-            ),
-            method::PROMPTS_SEND => of(
-                p,
-                |q: &PromptParams| &q.run,
-                |q| RunCall::Prompts(method::PROMPTS_SEND, q),
-            ),
-            _ => return None,
-        };
-        Some(parsed.and_then(|(call, run)| call.check().map(|()| (call, run))))
-    }
-
-    /// What can be refused before the run is looked up.
     fn check(&self) -> Result<(), ApiError> {
-        match self {
-            RunCall::Send(s) => bounds::check("the prompt", &s.text, bounds::PROMPT),
-            RunCall::Answer(a) => bounds::check("the answer", &a.answer, bounds::PROMPT),
-            RunCall::Prompts(_, q) => bounds::check("the prompt", q.text.as_deref().unwrap_or(""), bounds::PROMPT),
-            RunCall::Rename(r) => bounds::validate_name(&r.name),
-            RunCall::Resize(ResizeParams { rows, cols, .. })
-                if !(2..=1000).contains(rows) || !(2..=2000).contains(cols) =>
-            {
-                Err(ApiError::bad_request(format!("size {cols}x{rows} out of range")))
-            }
-            _ => Ok(()),
-        }
+        Ok(())
     }
 }
 
-/// Parameters of type `T`, the run they name, and the call they make.
-fn of<T: serde::de::DeserializeOwned>(
-    p: Value,
-    run: fn(&T) -> &String,
-    call: fn(T) -> RunCall,
-) -> Result<(RunCall, String), ApiError> {
-    let typed: T = params(p)?;
-    let reference = run(&typed).clone();
-    Ok((call(typed), reference))
+macro_rules! of_run {
+    ($($params:ty),*) => {$(
+        impl OfRun for $params {
+            fn run(&self) -> &str {
+                &self.run
+            }
+        }
+    )*};
 }
 
-/// Answers `call` for the run `row` (its reference resolved).
-pub async fn call(
-    daemon: &Arc<Daemon>,
-    outbox: &Outbox,
-    subs: &Subscriptions,
-    call: RunCall,
-    row: RunRow,
-) -> Result<Value, ApiError> {
-    // Its output is gone: every way of reading it back says so.
-    let reads_output = match &call {
-        RunCall::Attach(a) => !a.screen,
-        RunCall::Index | RunCall::History(_) | RunCall::Sizes => true,
-        _ => false,
-    };
-    if let Some(at) = row.log_pruned_at.filter(|_| reads_output) {
-        return Err(ApiError::new(
+of_run!(
+    RunRef,
+    WaitParams,
+    CancelParams,
+    AttachParams,
+    DetachParams,
+    RerunParams,
+    HistoryParams,
+    MergeParams,
+    WorktreeRmParams
+);
+
+impl OfRun for SendParams {
+    fn run(&self) -> &str {
+        &self.run
+    }
+
+    fn check(&self) -> Result<(), ApiError> {
+        bounds::check("the prompt", &self.text, bounds::PROMPT)
+    }
+}
+
+impl OfRun for AnswerParams {
+    fn run(&self) -> &str {
+        &self.run
+    }
+
+    fn check(&self) -> Result<(), ApiError> {
+        bounds::check("the answer", &self.answer, bounds::PROMPT)
+    }
+}
+
+impl OfRun for PromptParams {
+    fn run(&self) -> &str {
+        &self.run
+    }
+
+    fn check(&self) -> Result<(), ApiError> {
+        bounds::check("the prompt", self.text.as_deref().unwrap_or(""), bounds::PROMPT)
+    }
+}
+
+impl OfRun for RenameParams {
+    fn run(&self) -> &str {
+        &self.run
+    }
+
+    fn check(&self) -> Result<(), ApiError> {
+        bounds::validate_name(&self.name)
+    }
+}
+
+impl OfRun for ResizeParams {
+    fn run(&self) -> &str {
+        &self.run
+    }
+
+    fn check(&self) -> Result<(), ApiError> {
+        let ResizeParams { rows, cols, .. } = self;
+        if !(2..=1000).contains(rows) || !(2..=2000).contains(cols) {
+            return Err(ApiError::bad_request(format!("size {cols}x{rows} out of range")));
+        }
+        Ok(())
+    }
+}
+
+/// Refused for a run whose output log was pruned: every way of reading
+/// its output back says so.
+pub(super) fn output_kept(row: &RunRow) -> Result<(), ApiError> {
+    match row.log_pruned_at {
+        None => Ok(()),
+        Some(at) => Err(ApiError::new(
             ErrorCode::LogPruned,
             format!(
                 "the output log of run {} was pruned at {} ([retention] in config.toml); its record stays (agents show {})",
@@ -146,77 +118,55 @@ pub async fn call(
                 crate::store::format_ms(at),
                 row.name
             ),
-        ));
-    }
-    match call {
-        RunCall::Changes => crate::daemon::worktrees::changes(&daemon.engine, row).await,
-        RunCall::Explain => to_value(crate::engine::queue::explain(&daemon.engine, &row)?),
-        RunCall::Merge(MergeParams { run: _, squash }) => {
-            crate::daemon::worktrees::merge(&daemon.engine, row, squash).await
-        }
-        RunCall::WorktreeRm(WorktreeRmParams { run: _, force }) => {
-            crate::daemon::worktrees::remove(&daemon.engine, row, force).await
-        }
-        RunCall::Show => show(daemon, row).await,
-        RunCall::Prompts(name, q) => crate::daemon::prompts::call(&daemon.engine, name, q, row).await,
-        RunCall::Rename(RenameParams { run: _, name }) => {
-            to_value(crate::daemon::rename::rename(&daemon.engine, row, name).await?)
-        }
-        RunCall::Send(send) => send_prompt(daemon, row, send).await,
-        RunCall::Cancel(CancelParams { run: _, force, by }) => {
-            let cancelled = cancel_tree_by(daemon, &row.id, force, by.as_deref()).await?;
-            Ok(json!({ "run": row.id, "cancelling": cancelled }))
-        }
-        RunCall::Attach(attach) => attach_run(daemon, outbox, subs, row, attach),
-        RunCall::Detach(DetachParams { run: _, screen, sub }) => {
-            detach_run(daemon, outbox, subs, &row, screen, sub).await
-        }
-        RunCall::Resize(ResizeParams { run: _, rows, cols }) => {
-            let live = daemon
-                .engine
-                .live(&row.id)
-                .ok_or_else(|| crate::engine::start::ended_state_error(&row))?;
-            crate::engine::size::hold(&daemon.engine, &live, outbox.viewer, (rows, cols)).await?;
-            Ok(Value::Null)
-        }
-        RunCall::Answer(answer) => answer_run(daemon, row, answer).await,
-        RunCall::Rerun(RerunParams { run: _, env }) => rerun(daemon, row, env).await,
-        // A wait whose client has gone no longer counts as awaiting.
-        RunCall::Wait(WaitParams { takes_result, .. }) => to_value(
-            outbox
-                .unless_gone(crate::engine::waits::wait(&daemon.engine, &row.id, takes_result))
-                .await?,
-        ),
-        RunCall::WaitChildren => to_value(
-            outbox
-                .unless_gone(crate::engine::waits::children(&daemon.engine, &row))
-                .await?,
-        ),
-        RunCall::Index => {
-            let bytes = std::fs::read(daemon.engine.paths.output_index(&row.id)).unwrap_or_default();
-            let samples: Vec<[u64; 2]> = TimeSample::decode_all(&bytes)
-                .into_iter()
-                .map(|s| [s.offset, s.at_ms])
-                .collect();
-            to_value(samples)
-        }
-        RunCall::History(HistoryParams {
-            run: _,
-            before,
-            max_lines,
-        }) => history(daemon, row, before, max_lines).await,
-        RunCall::Sizes => {
-            // Empty for a run from before sizes were kept, or mirrored from
-            // a host: replays then take the run's size.
-            let bytes = std::fs::read(daemon.engine.paths.sizes(&row.id)).unwrap_or_default();
-            to_value(SizeChange::decode_all(&bytes))
-        }
-        RunCall::Lineage => to_value(crate::daemon::sessions::tree(&daemon.engine, &row.id).await?),
+        )),
     }
 }
 
+/// `runs.cancel`: the run and the children it owns asked to end.
+pub(super) async fn cancel(daemon: &Arc<Daemon>, row: RunRow, p: CancelParams) -> Result<Cancelling, ApiError> {
+    let cancelling = cancel_tree_by(daemon, &row.id, p.force, p.by.as_deref()).await?;
+    Ok(Cancelling {
+        run: row.id,
+        cancelling,
+    })
+}
+
+/// `runs.resize`: the size this connection's viewer asks the run's screen to take.
+pub(super) async fn resize(
+    daemon: &Arc<Daemon>,
+    outbox: &Outbox,
+    row: RunRow,
+    p: ResizeParams,
+) -> Result<Done, ApiError> {
+    let live = daemon
+        .engine
+        .live(&row.id)
+        .ok_or_else(|| crate::engine::start::ended_state_error(&row))?;
+    crate::engine::size::hold(&daemon.engine, &live, outbox.viewer, (p.rows, p.cols)).await?;
+    Ok(Done)
+}
+
+/// `runs.index`: `[offset, at_ms]` samples of the run's output log.
+pub(super) fn index(daemon: &Daemon, row: RunRow) -> Result<Vec<[u64; 2]>, ApiError> {
+    output_kept(&row)?;
+    let bytes = std::fs::read(daemon.engine.paths.output_index(&row.id)).unwrap_or_default();
+    Ok(TimeSample::decode_all(&bytes)
+        .into_iter()
+        .map(|s| [s.offset, s.at_ms])
+        .collect())
+}
+
+/// `runs.sizes`: the screen's size from each offset of the log on.
+pub(super) fn sizes(daemon: &Daemon, row: RunRow) -> Result<Vec<SizeChange>, ApiError> {
+    output_kept(&row)?;
+    // Empty for a run from before sizes were kept, or mirrored from a
+    // host: replays then take the run's size.
+    let bytes = std::fs::read(daemon.engine.paths.sizes(&row.id)).unwrap_or_default();
+    Ok(SizeChange::decode_all(&bytes))
+}
+
 /// `runs.send`: the prompt queued (or its retry's known state).
-async fn send_prompt(daemon: &Arc<Daemon>, row: RunRow, send: SendParams) -> Result<Value, ApiError> {
+pub(super) async fn send_prompt(daemon: &Arc<Daemon>, row: RunRow, send: SendParams) -> Result<SendResult, ApiError> {
     let SendParams {
         run: _,
         text,
@@ -227,7 +177,7 @@ async fn send_prompt(daemon: &Arc<Daemon>, row: RunRow, send: SendParams) -> Res
     if let Some(id) = &prompt_id
         && let Some(known) = crate::engine::once::known_prompt(&daemon.engine, &row.id, id).await?
     {
-        return to_value(known);
+        return Ok(known);
     }
     if !row.state.is_live() {
         return Err(crate::engine::start::ended_state_error(&row));
@@ -236,18 +186,21 @@ async fn send_prompt(daemon: &Arc<Daemon>, row: RunRow, send: SendParams) -> Res
         return Err(ApiError::bad_request("prompt longer than 64 KiB"));
     }
     let prompt_id = prompt_id.unwrap_or_else(|| ulid::Ulid::new().to_string());
-    to_value(crate::engine::queue::enqueue(&daemon.engine, &row.id, &prompt_id, &text).await?)
+    crate::engine::queue::enqueue(&daemon.engine, &row.id, &prompt_id, &text).await
 }
 
 /// `runs.attach`: a subscription to the run's output or screen, streamed
 /// by a task of the connection's (one per run and screen id).
-fn attach_run(
+pub(super) fn attach_run(
     daemon: &Arc<Daemon>,
     outbox: &Outbox,
     subs: &Subscriptions,
     row: RunRow,
     attach: AttachParams,
-) -> Result<Value, ApiError> {
+) -> Result<AttachResult, ApiError> {
+    if !attach.screen {
+        output_kept(&row)?;
+    }
     if let Some(offset) = attach.offset {
         // The log only grows, so no frame ever named an offset past
         // its end: refuse one rather than report it "caught up".
@@ -277,12 +230,15 @@ fn attach_run(
                 subscribe::stream(daemon.engine.clone(), outbox.clone(), row, attach).await
             };
             if let Err(e) = streamed {
-                let mut end = json!({ "run": id, "final": true, "error": e.message });
-                if let Some(sub) = screen {
-                    end["screen"] = true.into();
-                    end["sub"] = sub.into();
-                }
-                outbox.notify_in_stream(method::OUTPUT_END, end).await;
+                let end = crate::api::OutputEnd {
+                    run: id,
+                    last: true,
+                    error: Some(e.message),
+                    screen: screen.is_some(),
+                    sub: screen,
+                    ..Default::default()
+                };
+                outbox.tell_in_stream(end).await;
             }
         }
     });
@@ -291,19 +247,19 @@ fn attach_run(
     if let Some(old) = subs.lock().unwrap_or_else(|p| p.into_inner()).insert(key, sub) {
         old.task.abort();
     }
-    to_value(AttachResult { run: record })
+    Ok(AttachResult { run: record })
 }
 
 /// `runs.detach`: the connection's subscriptions to the run ended (all,
 /// its output's, or one screen's); its size let go once none shows it.
-async fn detach_run(
+pub(super) async fn detach_run(
     daemon: &Arc<Daemon>,
     outbox: &Outbox,
     subs: &Subscriptions,
     row: &RunRow,
-    screen: Option<bool>,
-    sub: Option<u64>,
-) -> Result<Value, ApiError> {
+    p: DetachParams,
+) -> Result<Done, ApiError> {
+    let DetachParams { run: _, screen, sub } = p;
     let still_shown = {
         let mut subs = subs.lock().unwrap_or_else(|p| p.into_inner());
         let bytes = subscription_key(&row.id, None);
@@ -328,12 +284,16 @@ async fn detach_run(
     if !still_shown && let Some(live) = daemon.engine.live(&row.id) {
         crate::engine::size::release(&daemon.engine, &live, outbox.viewer).await;
     }
-    Ok(Value::Null)
+    Ok(Done)
 }
 
 /// `runs.answer`: typed only while the question is on screen, once per
 /// answer (or request) id.
-async fn answer_run(daemon: &Arc<Daemon>, row: RunRow, params: AnswerParams) -> Result<Value, ApiError> {
+pub(super) async fn answer_run(
+    daemon: &Arc<Daemon>,
+    row: RunRow,
+    params: AnswerParams,
+) -> Result<serde_json::Value, ApiError> {
     let AnswerParams {
         run: _,
         answer,
@@ -371,7 +331,7 @@ async fn answer_run(daemon: &Arc<Daemon>, row: RunRow, params: AnswerParams) -> 
     } else {
         0
     };
-    typed["wait_ms"] = wait_ms.into();
+    typed.wait_ms = wait_ms;
     let answered = live.link.answer(typed).await;
     match answered {
         // The supervisor looked and refused (no question on screen).
@@ -391,7 +351,11 @@ async fn answer_run(daemon: &Arc<Daemon>, row: RunRow, params: AnswerParams) -> 
 
 /// `runs.rerun`: the run started again as it was asked to be (its
 /// profile, arguments, place and size), marked as a rerun of it.
-async fn rerun(daemon: &Arc<Daemon>, row: RunRow, env: Vec<(String, String)>) -> Result<Value, ApiError> {
+pub(super) async fn rerun(
+    daemon: &Arc<Daemon>,
+    row: RunRow,
+    env: Vec<(String, String)>,
+) -> Result<RunRecord, ApiError> {
     // Started with a profile: again with it, not just its family.
     let id = row.id.clone();
     let info = daemon
@@ -430,12 +394,18 @@ async fn rerun(daemon: &Arc<Daemon>, row: RunRow, env: Vec<(String, String)>) ->
         .runs()
         .append_event(&new, "RERUN_OF", json!({ "run": old, "name": old_name }))
         .await;
-    to_value(started)
+    Ok(started)
 }
 
 /// `runs.history`: the newest rows that scrolled off before `before`,
 /// as many as fit one answer.
-async fn history(daemon: &Arc<Daemon>, row: RunRow, before: u64, max_lines: usize) -> Result<Value, ApiError> {
+pub(super) async fn history(daemon: &Arc<Daemon>, row: RunRow, p: HistoryParams) -> Result<Vec<String>, ApiError> {
+    output_kept(&row)?;
+    let HistoryParams {
+        run: _,
+        before,
+        max_lines,
+    } = p;
     let paths = daemon.engine.paths.clone();
     let max_lines = max_lines.min(HISTORY_MAX_LINES);
     let mut lines = tokio::task::spawn_blocking(move || {
@@ -454,7 +424,7 @@ async fn history(daemon: &Arc<Daemon>, row: RunRow, before: u64, max_lines: usiz
         })
         .count();
     lines.drain(..lines.len() - keep);
-    to_value(lines)
+    Ok(lines)
 }
 
 /// Starts `again` as a rerun of `row`, named as it is (`worker`, or
@@ -486,7 +456,7 @@ async fn start_rerun(
 
 /// A start on its host: a remote one through the host's link (`runs.start`
 /// from a client is placed before dispatch, `remote::place`).
-async fn start_placed(daemon: &Arc<Daemon>, params: StartParams) -> Result<crate::api::RunRecord, ApiError> {
+async fn start_placed(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecord, ApiError> {
     match params.host {
         Some(_) => crate::remote::start(&daemon.here(), params).await,
         None => crate::engine::start::start(&daemon.engine, params).await,
@@ -495,7 +465,7 @@ async fn start_placed(daemon: &Arc<Daemon>, params: StartParams) -> Result<crate
 
 /// `runs.show`: the run's record with its events, harness, lineage edge,
 /// attempts and usage.
-async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<Value, ApiError> {
+pub(super) async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<RunDetail, ApiError> {
     let id = row.id.clone();
     let crate::store::run_calls::Detail {
         events,
@@ -525,7 +495,7 @@ async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<Value, ApiError> {
         .filter(|c| c.state.is_live() && c.status.is_working())
         .count();
     super::listing::show_children_working(&mut run, working);
-    to_value(RunDetail {
+    Ok(RunDetail {
         run,
         events,
         harness: crate::api::HarnessDetail {

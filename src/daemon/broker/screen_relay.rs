@@ -11,11 +11,10 @@
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
-use serde_json::json;
 use tokio::sync::watch;
 
 use super::subscribe::Outbox;
-use crate::api::{ApiError, method};
+use crate::api::ApiError;
 use crate::engine::Engine;
 use crate::engine::live::LiveRun;
 use crate::protocol::Frame;
@@ -60,10 +59,13 @@ pub async fn stream(
     // The run's last screen, from its log.
     emulate(&engine, &outbox, &row, None, &mut acked, &mut relay).await?;
     outbox
-        .notify_in_stream(
-            method::OUTPUT_END,
-            json!({ "run": row.id, "final": true, "screen": true, "sub": sub }),
-        )
+        .tell_in_stream(crate::api::OutputEnd {
+            run: row.id.clone(),
+            last: true,
+            screen: true,
+            sub: Some(sub),
+            ..Default::default()
+        })
         .await;
     Ok(())
 }

@@ -7,15 +7,17 @@
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
 
-use crate::api::{ApiError, AttachParams, method};
+use crate::api::method::Notice;
+use crate::api::{ApiError, AttachParams, OutputEnd, OutputSize};
 use crate::engine::Engine;
 use crate::engine::live::LiveRun;
 use crate::protocol::Frame;
 use crate::protocol::rpc::Request;
 use crate::protocol::run_files::SizeChange;
+use crate::protocol::supervisor::Snapshot;
 use crate::store::runs::RunRow;
 
 /// Output frames carry at most this much: a quarter of the frame cap.
@@ -56,6 +58,19 @@ impl Outbox {
             .send(Frame::control(&Request::notification(name, params)))
             .await
             .is_ok()
+    }
+
+    /// Notification `N`, on the connection's control channel.
+    pub async fn tell<N: Notice>(&self, note: N) -> bool {
+        let params = serde_json::to_value(note).unwrap_or(Value::Null);
+        self.notify(N::NAME, params).await
+    }
+
+    /// Notification `N` about a subscription's stream, ordered after the
+    /// output frames sent before it.
+    pub async fn tell_in_stream<N: Notice>(&self, note: N) -> bool {
+        let params = serde_json::to_value(note).unwrap_or(Value::Null);
+        self.notify_in_stream(N::NAME, params).await
     }
 
     /// A notification about a subscription's stream, ordered after the
@@ -129,10 +144,12 @@ pub async fn stream(engine: Arc<Engine>, outbox: Outbox, row: RunRow, params: At
         if !params.lossless && end.saturating_sub(cursor) > LAG_LIMIT {
             cursor = send_snapshot(&engine, &outbox, &row).await?;
             outbox
-                .notify_in_stream(
-                    method::OUTPUT_END,
-                    json!({ "run": id, "offset": cursor, "final": false, "skipped": true }),
-                )
+                .tell_in_stream(OutputEnd {
+                    run: id.clone(),
+                    offset: Some(cursor),
+                    skipped: true,
+                    ..Default::default()
+                })
                 .await;
             continue;
         }
@@ -151,10 +168,11 @@ pub async fn stream(engine: Arc<Engine>, outbox: Outbox, row: RunRow, params: At
         if !announced_caught_up {
             announced_caught_up = true;
             outbox
-                .notify_in_stream(
-                    method::OUTPUT_END,
-                    json!({ "run": id, "offset": cursor, "final": false }),
-                )
+                .tell_in_stream(OutputEnd {
+                    run: id.clone(),
+                    offset: Some(cursor),
+                    ..Default::default()
+                })
                 .await;
         }
         match (&mut committed, &mut ended) {
@@ -169,10 +187,12 @@ pub async fn stream(engine: Arc<Engine>, outbox: Outbox, row: RunRow, params: At
         }
     }
     outbox
-        .notify_in_stream(
-            method::OUTPUT_END,
-            json!({ "run": id, "offset": cursor, "final": true }),
-        )
+        .tell_in_stream(OutputEnd {
+            run: id,
+            offset: Some(cursor),
+            last: true,
+            ..Default::default()
+        })
         .await;
     Ok(())
 }
@@ -249,8 +269,11 @@ impl Sizes {
         }
         self.read = whole;
         for change in SizeChange::decode_all(&bytes) {
-            let params = json!({ "run": self.run, "size": change });
-            outbox.notify_in_stream(method::OUTPUT_SIZE, params).await;
+            let size = OutputSize {
+                run: self.run.clone(),
+                size: change,
+            };
+            outbox.tell_in_stream(size).await;
         }
     }
 }
@@ -321,12 +344,10 @@ async fn send_snapshot(engine: &Arc<Engine>, outbox: &Outbox, row: &RunRow) -> R
 }
 
 /// Sends a supervisor's answer to `sup.snapshot`; returns its offset.
-async fn send_live_snapshot(outbox: &Outbox, row: &RunRow, s: &Value) -> Result<u64, ApiError> {
-    let offset = s["offset"].as_u64().unwrap_or(0);
-    let rows = s["rows"].as_u64().unwrap_or(row.rows as u64) as u16;
-    let cols = s["cols"].as_u64().unwrap_or(row.cols as u64) as u16;
-    let screen = s["screen"].as_str().unwrap_or_default().as_bytes().to_vec();
-    send_frame(outbox, row, offset, rows, cols, screen).await
+async fn send_live_snapshot(outbox: &Outbox, row: &RunRow, s: &Snapshot) -> Result<u64, ApiError> {
+    let rows = s.rows.unwrap_or(row.rows);
+    let cols = s.cols.unwrap_or(row.cols);
+    send_frame(outbox, row, s.offset, rows, cols, s.screen.as_bytes().to_vec()).await
 }
 
 async fn send_frame(
