@@ -32,6 +32,9 @@ pub mod stall;
 pub mod status;
 pub mod version;
 
+#[cfg(test)]
+mod pinned_tests;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
