@@ -15,6 +15,7 @@ pub mod copilot;
 pub mod credentials;
 pub mod crush;
 pub mod demo;
+pub mod description;
 pub mod droid;
 pub mod gemini;
 mod hook_config;
