@@ -17,6 +17,9 @@ mod types;
 mod usage;
 mod worktree;
 
+#[cfg(test)]
+mod wire_tests;
+
 pub use error::{ApiError, ErrorCode};
 pub use harness::*;
 pub use hosts::*;
