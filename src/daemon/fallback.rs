@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use super::Daemon;
 use super::link::LiveRun;
-use crate::api::{RunState, StartParams};
+use crate::api::{RunSpec, RunState, StartParams};
 use crate::harness::Profile;
 use crate::protocol::exit::ExitEvidence;
 use crate::protocol::supervisor::{Grace, SuperviseSpec};
@@ -108,11 +108,14 @@ pub async fn recover(daemon: &Arc<Daemon>, row: &runs::RunRow) {
         }),
     };
     let params = StartParams {
-        harness: row.harness.clone(),
-        args: row.args.clone(),
-        cwd: row.cwd.clone(),
+        spec: RunSpec {
+            harness: row.harness.clone(),
+            args: row.args.clone(),
+            cwd: row.cwd.clone(),
+            pass_env,
+            ..RunSpec::default()
+        },
         env: std::env::vars().collect(),
-        pass_env,
         ..StartParams::default()
     };
     start_adopter();
@@ -278,7 +281,7 @@ async fn prepare_next(
     let prepared = crate::harness::prepare(
         next,
         &crate::harness::Request {
-            args: &plan.params.args,
+            args: &plan.params.spec.args,
             env: &plan.params.env,
             profiles: &config.profiles,
             run_dir: &run_dir,

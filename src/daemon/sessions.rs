@@ -8,8 +8,8 @@ use serde_json::json;
 
 use super::Daemon;
 use crate::api::{
-    ApiError, ErrorCode, Lineage, ResumeParams, RunRecord, RunSubagent, SessionDetail, SessionRecord, StartParams,
-    SubagentsParams,
+    ApiError, ErrorCode, Lineage, ResumeParams, RunRecord, RunSpec, RunSubagent, SessionDetail, SessionRecord,
+    StartParams, SubagentsParams,
 };
 use crate::store::runs;
 use crate::store::sessions::Found;
@@ -134,19 +134,22 @@ pub async fn resume(daemon: &Arc<Daemon>, p: ResumeParams, fork: bool) -> Result
     let launch = launch_args(daemon, adapter, &session, &family, blocker.as_deref(), fork).await?;
     let name = resumed_name(daemon, &last, fork, blocker.is_some()).await?;
     let start = StartParams {
-        harness: profile.unwrap_or_else(|| last.harness.clone()),
-        args: launch.args.clone(),
-        name,
-        cwd: last.cwd.clone(),
+        spec: RunSpec {
+            harness: profile.unwrap_or_else(|| last.harness.clone()),
+            args: launch.args.clone(),
+            name,
+            cwd: last.cwd.clone(),
+            detached: false,
+            timeout_secs: None,
+            worktree: false,
+            prompt: launch.prompt.clone(),
+            pass_env,
+            ..RunSpec::default()
+        },
         parent: None,
-        detached: false,
-        timeout_secs: None,
         rows: Some(last.rows),
         cols: Some(last.cols),
-        worktree: false,
-        prompt: launch.prompt.clone(),
         env: p.env,
-        pass_env,
         launch_id: p.launch_id.clone(),
         placed: p.placed,
         ..StartParams::default()

@@ -12,8 +12,8 @@ use super::Daemon;
 use super::dispatch::to_value;
 use super::start::record;
 use crate::api::{
-    ApiError, ErrorCode, RunRecord, RunState, StartParams, TeamMember, TeamRecord, TeamRef, TeamSeat, TeamStartParams,
-    bounds,
+    ApiError, ErrorCode, RunRecord, RunSpec, RunState, StartParams, TeamMember, TeamRecord, TeamRef, TeamSeat,
+    TeamStartParams, bounds,
 };
 use crate::store::teams::{self, MemberRow, TeamRow};
 use crate::team::{MemberDef, Seat, TeamDef};
@@ -114,7 +114,6 @@ async fn start_member(
     let member = seat.member;
     let base = format!("{}-{}", team.name, member.name);
     let name = daemon.store.names().unique(&base).await.map_err(ApiError::internal)?;
-    let host = member.host.clone().filter(|h| !h.is_empty() && h != "local");
     let config = daemon.config();
     let family = config
         .profiles
@@ -126,27 +125,23 @@ async fn start_member(
         "shell" | "cmd" => member.prompt.clone(),
         _ => Some(crate::team::first_prompt(seat, p.prompt.as_deref())),
     };
+    let spec = member.spec();
     let params = StartParams {
-        harness: member.harness.clone(),
-        args: member.args.clone(),
-        name: Some(name),
-        cwd: member_cwd(member, host.is_some(), p),
+        spec: RunSpec {
+            name: Some(name),
+            cwd: member_cwd(member, spec.host.is_some(), p),
+            prompt,
+            ..spec
+        },
         parent: leader.map(str::to_string),
-        detached: member.detached,
-        // Checked when the definition was read.
-        timeout_secs: member.timeout.as_ref().and_then(|t| t.secs().ok()),
-        worktree: member.worktree,
-        prompt,
         env: p.env.clone(),
-        pass_env: member.env.clone(),
-        host,
         team: Some(TeamSeat {
             team: team.name.clone(),
             member: member.name.clone(),
         }),
         ..StartParams::default()
     };
-    let run = match params.host.is_some() {
+    let run = match params.spec.host.is_some() {
         true => crate::remote::start(&daemon.here(), params).await?,
         false => super::start::start(daemon, params).await?,
     };
