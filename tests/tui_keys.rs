@@ -267,9 +267,9 @@ fn the_new_run_form_starts_a_run() {
     typed(&mut app, "helper");
     press(&mut app, KeyCode::Enter);
     let start = started(&mut app).expect("a start command");
-    assert_eq!(start.harness, "demo");
-    assert_eq!(start.name.as_deref(), Some("helper"));
-    assert_eq!(start.cwd, "/tmp");
+    assert_eq!(start.spec.harness, "demo");
+    assert_eq!(start.spec.name.as_deref(), Some("helper"));
+    assert_eq!(start.spec.cwd, "/tmp");
 }
 
 /// Ctrl-W takes the word before the cursor, Ctrl-U the whole field.
@@ -306,7 +306,7 @@ fn the_new_run_form_splits_args_as_a_shell_and_keeps_them_on_an_error() {
     set_args(&mut app, r#"--think-ms 5 "two  words" it\'s"#);
     press(&mut app, KeyCode::Enter);
     let start = started(&mut app).expect("a start command");
-    assert_eq!(start.args, ["--think-ms", "5", "two  words", "it's"]);
+    assert_eq!(start.spec.args, ["--think-ms", "5", "two  words", "it's"]);
 
     press(&mut app, KeyCode::Char('n'));
     set_args(&mut app, r#"-c "echo a"#);
@@ -402,11 +402,11 @@ fn the_new_run_form_has_every_option_of_agents_run_and_a_host_chosen_among_the_c
     }
     press(&mut app, KeyCode::Enter);
     let start = started(&mut app).expect("a start command");
-    assert_eq!(start.host.as_deref(), Some("build"));
-    assert_eq!(start.cwd, "");
-    assert!(start.worktree);
-    assert_eq!(start.timeout_secs, Some(600));
-    assert_eq!(start.pass_env, ["OPENAI_API_KEY", "HTTPS_PROXY"]);
+    assert_eq!(start.spec.host.as_deref(), Some("build"));
+    assert_eq!(start.spec.cwd, "");
+    assert!(start.spec.worktree);
+    assert_eq!(start.spec.timeout_secs, Some(600));
+    assert_eq!(start.spec.pass_env, ["OPENAI_API_KEY", "HTTPS_PROXY"]);
 }
 
 #[test]

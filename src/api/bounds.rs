@@ -36,12 +36,12 @@ pub fn check(what: &str, value: &str, max: usize) -> Result<(), ApiError> {
 
 /// Every field of a start that would be stored, within its bound.
 pub fn check_start(p: &StartParams) -> Result<(), ApiError> {
-    check("the harness name", &p.harness, HARNESS)?;
-    check("the cwd", &p.cwd, CWD)?;
-    for arg in &p.args {
+    check("the harness name", &p.spec.harness, HARNESS)?;
+    check("the cwd", &p.spec.cwd, CWD)?;
+    for arg in &p.spec.args {
         check("an argument", arg, ARG)?;
     }
-    let total: usize = p.args.iter().map(String::len).sum();
+    let total: usize = p.spec.args.iter().map(String::len).sum();
     if total > ARGS {
         return Err(too_long("the arguments", total, ARGS));
     }
@@ -53,16 +53,16 @@ pub fn check_start(p: &StartParams) -> Result<(), ApiError> {
             p.rows.unwrap_or(0)
         )));
     }
-    if let Some(prompt) = &p.prompt {
+    if let Some(prompt) = &p.spec.prompt {
         check("the prompt", prompt, PROMPT)?;
     }
-    if p.pass_env.len() > ENV_NAMES {
+    if p.spec.pass_env.len() > ENV_NAMES {
         return Err(ApiError::bad_request(format!(
             "{} variable names passed; at most {ENV_NAMES}",
-            p.pass_env.len()
+            p.spec.pass_env.len()
         )));
     }
-    for name in &p.pass_env {
+    for name in &p.spec.pass_env {
         check("a variable name", name, HARNESS * 4)?;
     }
     Ok(())
@@ -95,24 +95,34 @@ pub fn validate_name(name: &str) -> Result<(), ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::RunSpec;
 
     #[test]
     fn a_start_too_large_to_store_is_refused_naming_the_field() {
         let ok = StartParams {
-            harness: "cmd".into(),
-            cwd: "/".into(),
-            args: vec!["x".repeat(12 * 1024)],
+            spec: RunSpec {
+                harness: "cmd".into(),
+                cwd: "/".into(),
+                args: vec!["x".repeat(12 * 1024)],
+                ..RunSpec::default()
+            },
             ..StartParams::default()
         };
         assert!(check_start(&ok).is_ok());
         let big_name = StartParams {
-            harness: "h".repeat(900 * 1024),
+            spec: RunSpec {
+                harness: "h".repeat(900 * 1024),
+                ..ok.spec.clone()
+            },
             ..ok.clone()
         };
         let e = check_start(&big_name).unwrap_err();
         assert_eq!(e.message, format!("the harness name: {} bytes; at most 64", 900 * 1024));
         let many = StartParams {
-            args: vec!["a".repeat(60 * 1024); 3],
+            spec: RunSpec {
+                args: vec!["a".repeat(60 * 1024); 3],
+                ..ok.spec.clone()
+            },
             ..ok
         };
         assert_eq!(

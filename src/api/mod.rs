@@ -11,11 +11,15 @@ mod mail;
 mod prompts;
 mod removal;
 mod routines;
+mod spec;
 mod teams;
 mod transcript;
 mod types;
 mod usage;
 mod worktree;
+
+#[cfg(test)]
+mod wire_tests;
 
 pub use error::{ApiError, ErrorCode};
 pub use harness::*;
@@ -25,6 +29,7 @@ pub use mail::*;
 pub use prompts::*;
 pub use removal::*;
 pub use routines::*;
+pub use spec::RunSpec;
 pub use teams::*;
 pub use transcript::*;
 pub use types::*;

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::RunSpec;
+
 /// A run's lifecycle state (docs/design.md §4), as stored and shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -248,49 +250,30 @@ pub struct RunDetail {
 }
 
 /// `runs.start`: the normalized intent, resolved by the client where only the
-/// client can (absolute cwd, its environment).
+/// client can (absolute cwd, its environment): what the run is asked to be,
+/// and how it is asked. On the wire it is `spec::StartWire`, flat.
 #[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
+#[serde(from = "super::spec::StartWire", into = "super::spec::StartWire")]
 pub struct StartParams {
-    pub harness: String,
-    #[serde(default)]
-    pub args: Vec<String>,
-    pub name: Option<String>,
-    pub cwd: String,
+    pub spec: RunSpec,
     pub parent: Option<String>,
-    #[serde(default)]
-    pub detached: bool,
-    pub timeout_secs: Option<u64>,
     pub rows: Option<u16>,
     pub cols: Option<u16>,
-    #[serde(default)]
-    pub worktree: bool,
-    pub prompt: Option<String>,
     /// The client's environment. Passed to the harness through an allowlist
     /// and never stored.
-    #[serde(default)]
     pub env: Vec<(String, String)>,
-    /// Names of extra environment variables to pass through (values from `env`).
-    #[serde(default)]
-    pub pass_env: Vec<String>,
-    /// Placement (docs/design.md §4): a host from `agents hosts`; `None` or `local`
-    /// runs here. On a remote host `cwd` is a path there.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
     /// The run's launch id (docs/design.md §1), minted by the caller so a retried
     /// start returns the run the first attempt created instead of starting
     /// a second one (the local daemon sets it when it places a run on a
     /// host). Letters and digits, at most 64.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_id: Option<String>,
     /// A team member's seat: told to its harness as `AGENTS_TEAM` and
     /// `AGENTS_MEMBER`, on whatever host it runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub team: Option<TeamSeat>,
     /// Started by another daemon that places the run here and drives it
     /// over its link (`remote::place`): mail the run sends to an address
     /// this daemon cannot resolve is held for that daemon to take
     /// (`mail.outbox`), not refused.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub placed: bool,
 }
 

@@ -4,8 +4,8 @@ use anyhow::{Context, Result, bail};
 
 use super::{Cli, Command, DaemonCommand, RunArgs, RunsCommand, SessionsCommand, attach, print};
 use crate::api::{
-    CancelParams, DaemonStatus, ListParams, ListedRun, RunDetail, RunRecord, RunRef, RunState, SendParams, SendResult,
-    StartParams, WaitParams, method,
+    CancelParams, DaemonStatus, ListParams, ListedRun, RunDetail, RunRecord, RunRef, RunSpec, RunState, SendParams,
+    SendResult, StartParams, WaitParams, method,
 };
 use crate::client::Client;
 use crate::paths::Paths;
@@ -356,20 +356,22 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
     };
     let (rows, cols) = size_arg(args.size.as_deref())?;
     let params = StartParams {
-        harness: args.harness,
-        args: args.args,
-        name: args.name,
-        cwd: cwd.to_string_lossy().into_owned(),
+        spec: RunSpec {
+            harness: args.harness,
+            args: args.args,
+            name: args.name,
+            cwd: cwd.to_string_lossy().into_owned(),
+            detached: args.detached,
+            timeout_secs: args.timeout,
+            worktree: args.worktree,
+            prompt: args.prompt,
+            pass_env: args.pass_env,
+            host: remote,
+        },
         parent: args.parent,
-        detached: args.detached,
-        timeout_secs: args.timeout,
         rows,
         cols,
-        worktree: args.worktree,
-        prompt: args.prompt,
         env: std::env::vars().collect(),
-        pass_env: args.pass_env,
-        host: remote,
         launch_id: None,
         team: None,
         placed: false,
@@ -463,12 +465,15 @@ async fn demo(paths: &Paths) -> Result<i32> {
     let cwd = std::env::current_dir()?.to_string_lossy().into_owned();
     let suffix = ulid::Ulid::new().to_string()[20..].to_lowercase();
     let start = |name: &str, args: &[&str], prompt: Option<&str>, parent: Option<&str>| StartParams {
-        harness: "demo".into(),
-        args: args.iter().map(|s| s.to_string()).collect(),
-        name: Some(format!("{name}-{suffix}")),
-        cwd: cwd.clone(),
+        spec: RunSpec {
+            harness: "demo".into(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            name: Some(format!("{name}-{suffix}")),
+            cwd: cwd.clone(),
+            prompt: prompt.map(str::to_string),
+            ..RunSpec::default()
+        },
         env: std::env::vars().collect(),
-        prompt: prompt.map(str::to_string),
         parent: parent.map(str::to_string),
         ..StartParams::default()
     };

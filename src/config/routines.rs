@@ -149,6 +149,25 @@ impl Routine {
         self.harness.as_deref().or(self.profile.as_deref()).unwrap_or_default()
     }
 
+    /// The run each fire is asked to be, detached from whoever is there:
+    /// its cwd as written (the daemon maps a local one) and its host unless
+    /// `local`. The fire names it.
+    pub fn spec(&self) -> crate::api::RunSpec {
+        crate::api::RunSpec {
+            harness: self.harness().to_string(),
+            args: self.args.clone(),
+            name: None,
+            cwd: self.cwd.clone().unwrap_or_default(),
+            prompt: self.prompt.clone(),
+            worktree: self.worktree,
+            host: self.host.clone().filter(|h| h != "local"),
+            detached: true,
+            // Checked when the config was read.
+            timeout_secs: self.timeout.as_ref().and_then(|t| t.secs().ok()),
+            pass_env: self.env.clone(),
+        }
+    }
+
     pub fn schedule(&self) -> Result<Schedule, String> {
         Schedule::parse(&self.schedule, self.timezone.as_deref())
     }

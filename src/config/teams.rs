@@ -81,6 +81,27 @@ pub struct MemberDef {
     pub env: Vec<String>,
 }
 
+impl MemberDef {
+    /// The run this member is asked to be, as written: its cwd unmapped,
+    /// its host unless `local`, its own prompt. The team's start names it,
+    /// maps its cwd and may give it the team's first prompt.
+    pub fn spec(&self) -> crate::api::RunSpec {
+        crate::api::RunSpec {
+            harness: self.harness.clone(),
+            args: self.args.clone(),
+            name: None,
+            cwd: self.cwd.clone().unwrap_or_default(),
+            prompt: self.prompt.clone(),
+            worktree: self.worktree,
+            host: self.host.clone().filter(|h| !h.is_empty() && h != "local"),
+            detached: self.detached,
+            // Checked when the definition was read.
+            timeout_secs: self.timeout.as_ref().and_then(|t| t.secs().ok()),
+            pass_env: self.env.clone(),
+        }
+    }
+}
+
 impl TeamDef {
     /// A team file: the team at its top level.
     pub fn from_file_text(text: &str, stem: &str) -> Result<(String, TeamDef), String> {

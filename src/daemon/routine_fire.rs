@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::Daemon;
-use crate::api::{ApiError, ErrorCode, RoutineFired, RunRecord, RunState, StartParams};
+use crate::api::{ApiError, ErrorCode, RoutineFired, RunRecord, RunSpec, RunState, StartParams};
 use crate::config::routines::{MAX_QUEUED, Overlap, Routine};
 use crate::store::runs::{NewRun, RunRow};
 
@@ -93,23 +93,18 @@ fn prerequisites(routine: &Routine) -> Result<Vec<(String, String)>, String> {
 }
 
 fn params(name: &str, routine: &Routine, env: Vec<(String, String)>) -> StartParams {
-    let remote = routine.host.as_deref().is_some_and(|h| h != "local");
+    let spec = routine.spec();
     StartParams {
-        harness: routine.harness().to_string(),
-        args: routine.args.clone(),
-        name: Some(name.to_string()),
-        cwd: match remote {
-            // The host maps `~/…` and an empty cwd to its home.
-            true => routine.cwd.clone().unwrap_or_default(),
-            false => local_cwd(routine.cwd.as_deref()),
+        spec: RunSpec {
+            name: Some(name.to_string()),
+            cwd: match spec.host {
+                // The host maps `~/…` and an empty cwd to its home.
+                Some(_) => spec.cwd,
+                None => local_cwd(routine.cwd.as_deref()),
+            },
+            ..spec
         },
-        detached: true,
-        timeout_secs: routine.timeout.as_ref().and_then(|t| t.secs().ok()),
-        worktree: routine.worktree,
-        prompt: routine.prompt.clone(),
         env,
-        pass_env: routine.env.clone(),
-        host: routine.host.clone().filter(|_| remote),
         launch_id: Some(ulid::Ulid::new().to_string()),
         ..Default::default()
     }
@@ -129,7 +124,7 @@ fn local_cwd(cwd: Option<&str>) -> String {
 /// Starts a run here or on its host, as `runs.start` would.
 async fn start_any(daemon: &Arc<Daemon>, mut params: StartParams) -> Result<RunRecord, ApiError> {
     // Named after the routine, the first free of `NAME`, `NAME-2`, …
-    if let Some(base) = params.name.take() {
+    if let Some(base) = params.spec.name.take() {
         let named = daemon
             .engine
             .store
@@ -137,9 +132,9 @@ async fn start_any(daemon: &Arc<Daemon>, mut params: StartParams) -> Result<RunR
             .unique(&base)
             .await
             .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
-        params.name = Some(named);
+        params.spec.name = Some(named);
     }
-    match params.host.is_some() {
+    match params.spec.host.is_some() {
         true => crate::remote::start(&daemon.here(), params).await,
         false => crate::engine::start::start(&daemon.engine, params).await,
     }

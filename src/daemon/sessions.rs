@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::api::{
-    ApiError, ErrorCode, Lineage, ResumeParams, RunRecord, RunSubagent, SessionDetail, SessionRecord, StartParams,
-    SubagentsParams,
+    ApiError, ErrorCode, Lineage, ResumeParams, RunRecord, RunSpec, RunSubagent, SessionDetail, SessionRecord,
+    StartParams, SubagentsParams,
 };
 use crate::engine::Engine;
 use crate::store::runs;
@@ -134,19 +134,22 @@ pub async fn resume(engine: &Arc<Engine>, p: ResumeParams, fork: bool) -> Result
     let launch = launch_args(engine, adapter, &session, &family, blocker.as_deref(), fork).await?;
     let name = resumed_name(engine, &last, fork, blocker.is_some()).await?;
     let start = StartParams {
-        harness: profile.unwrap_or_else(|| last.harness.clone()),
-        args: launch.args.clone(),
-        name,
-        cwd: last.cwd.clone(),
+        spec: RunSpec {
+            harness: profile.unwrap_or_else(|| last.harness.clone()),
+            args: launch.args.clone(),
+            name,
+            cwd: last.cwd.clone(),
+            detached: false,
+            timeout_secs: None,
+            worktree: false,
+            prompt: launch.prompt.clone(),
+            pass_env,
+            ..RunSpec::default()
+        },
         parent: None,
-        detached: false,
-        timeout_secs: None,
         rows: Some(last.rows),
         cols: Some(last.cols),
-        worktree: false,
-        prompt: launch.prompt.clone(),
         env: p.env,
-        pass_env,
         launch_id: p.launch_id.clone(),
         placed: p.placed,
         ..StartParams::default()

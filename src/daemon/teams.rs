@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use super::Daemon;
 use crate::api::{
-    ApiError, ErrorCode, RunRecord, RunState, StartParams, TeamCancelled, TeamMember, TeamRecord, TeamRef, TeamSeat,
-    TeamStartParams, bounds,
+    ApiError, ErrorCode, RunRecord, RunSpec, RunState, StartParams, TeamCancelled, TeamMember, TeamRecord, TeamRef,
+    TeamSeat, TeamStartParams, bounds,
 };
 use crate::config::teams::{MemberDef, Seat, TeamDef};
 use crate::engine::start::record;
@@ -119,7 +119,6 @@ async fn start_member(
         .unique(&base)
         .await
         .map_err(ApiError::internal)?;
-    let host = member.host.clone().filter(|h| !h.is_empty() && h != "local");
     let config = daemon.engine.config();
     let family = config
         .profiles
@@ -131,27 +130,23 @@ async fn start_member(
         "shell" | "cmd" => member.prompt.clone(),
         _ => Some(crate::config::teams::first_prompt(seat, p.prompt.as_deref())),
     };
+    let spec = member.spec();
     let params = StartParams {
-        harness: member.harness.clone(),
-        args: member.args.clone(),
-        name: Some(name),
-        cwd: member_cwd(member, host.is_some(), p),
+        spec: RunSpec {
+            name: Some(name),
+            cwd: member_cwd(member, spec.host.is_some(), p),
+            prompt,
+            ..spec
+        },
         parent: leader.map(str::to_string),
-        detached: member.detached,
-        // Checked when the definition was read.
-        timeout_secs: member.timeout.as_ref().and_then(|t| t.secs().ok()),
-        worktree: member.worktree,
-        prompt,
         env: p.env.clone(),
-        pass_env: member.env.clone(),
-        host,
         team: Some(TeamSeat {
             team: team.name.clone(),
             member: member.name.clone(),
         }),
         ..StartParams::default()
     };
-    let run = match params.host.is_some() {
+    let run = match params.spec.host.is_some() {
         true => crate::remote::start(&daemon.here(), params).await?,
         false => crate::engine::start::start(&daemon.engine, params).await?,
     };

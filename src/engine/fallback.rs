@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use super::Engine;
 use super::live::LiveRun;
-use crate::api::{RunState, StartParams};
+use crate::api::{RunSpec, RunState, StartParams};
 use crate::harness::Profile;
 use crate::protocol::exit::ExitEvidence;
 use crate::protocol::supervisor::{Grace, SuperviseSpec};
@@ -106,11 +106,14 @@ pub async fn recover(engine: &Arc<Engine>, row: &runs::RunRow) {
         }),
     };
     let params = StartParams {
-        harness: row.harness.clone(),
-        args: row.args.clone(),
-        cwd: row.cwd.clone(),
+        spec: RunSpec {
+            harness: row.harness.clone(),
+            args: row.args.clone(),
+            cwd: row.cwd.clone(),
+            pass_env,
+            ..RunSpec::default()
+        },
         env: std::env::vars().collect(),
-        pass_env,
         ..StartParams::default()
     };
     start_adopter();
@@ -270,7 +273,7 @@ async fn prepare_next(
     let prepared = crate::harness::prepare(
         next,
         &crate::harness::Request {
-            args: &plan.params.args,
+            args: &plan.params.spec.args,
             env: &plan.params.env,
             profiles: &config.profiles,
             run_dir: &run_dir,

@@ -64,9 +64,9 @@ pub async fn start(engine: &Arc<Engine>, params: StartParams) -> Result<RunRecor
     let prepare = |cwd: &str| {
         let agents_bin = agents_bin.clone()?;
         crate::harness::prepare(
-            &params.harness,
+            &params.spec.harness,
             &crate::harness::Request {
-                args: &params.args,
+                args: &params.spec.args,
                 env: &params.env,
                 profiles: &config.profiles,
                 run_dir: &engine.paths.run_dir(&id),
@@ -75,7 +75,7 @@ pub async fn start(engine: &Arc<Engine>, params: StartParams) -> Result<RunRecor
             },
         )
     };
-    let mut prepared = prepare(&params.cwd);
+    let mut prepared = prepare(&params.spec.cwd);
     let version = match &prepared {
         Ok(p) if p.adapter.has_version() => {
             let binary = std::path::PathBuf::from(&p.launch.argv[0]);
@@ -91,9 +91,9 @@ pub async fn start(engine: &Arc<Engine>, params: StartParams) -> Result<RunRecor
     // Every prerequisite, before anything is spawned.
     let mut blocked: Option<String> = prepared.as_ref().err().cloned().or_else(|| blocker(&params, &row));
     let mut origin: Option<crate::worktree::Origin> = None;
-    if blocked.is_none() && params.worktree {
+    if blocked.is_none() && params.spec.worktree {
         let dest = engine.paths.worktrees().join(&row.name);
-        match crate::worktree::create(std::path::Path::new(&params.cwd), &row.name, &dest) {
+        match crate::worktree::create(std::path::Path::new(&params.spec.cwd), &row.name, &dest) {
             Ok(created) => {
                 row.worktree = Some(dest.to_string_lossy().into_owned());
                 row.cwd = created.cwd.to_string_lossy().into_owned();
@@ -115,6 +115,7 @@ pub async fn start(engine: &Arc<Engine>, params: StartParams) -> Result<RunRecor
         // The names passed with `--env`, so a resume passes them again; only
         // well-formed names (`KEY=value` would carry a value into the store).
         pass_env: params
+            .spec
             .pass_env
             .iter()
             .filter(|n| crate::harness::is_env_name(n))
@@ -143,7 +144,7 @@ pub async fn start(engine: &Arc<Engine>, params: StartParams) -> Result<RunRecor
         let query = super::hooks::session_query(&cwd, &env, prepared.adapter.config_home_var());
         super::hooks::discover_session(engine.clone(), id.clone(), prepared.adapter, query);
     }
-    if let Some(prompt) = params.prompt.filter(|p| !p.is_empty()) {
+    if let Some(prompt) = params.spec.prompt.filter(|p| !p.is_empty()) {
         super::queue::enqueue(engine, &id, &ulid::Ulid::new().to_string(), &prompt).await?;
     }
     record(engine, &id).await
@@ -155,7 +156,7 @@ pub async fn start(engine: &Arc<Engine>, params: StartParams) -> Result<RunRecor
 /// known now, else a placeholder the first prompt replaces
 /// (`hooks.report`).
 async fn choose_name(engine: &Arc<Engine>, params: &StartParams) -> Result<(String, &'static str), ApiError> {
-    if let Some(name) = &params.name {
+    if let Some(name) = &params.spec.name {
         crate::api::bounds::validate_name(name)?;
         let taken = engine
             .store
@@ -171,13 +172,13 @@ async fn choose_name(engine: &Arc<Engine>, params: &StartParams) -> Result<(Stri
         }
         return Ok((name.clone(), harness_store::NAME_GIVEN));
     }
-    match params.prompt.as_deref().and_then(crate::harness::naming::slug) {
+    match params.spec.prompt.as_deref().and_then(crate::harness::naming::slug) {
         Some(base) => Ok((
             engine.store.names().unique(&base).await.map_err(ApiError::internal)?,
             harness_store::NAME_FROM_PROMPT,
         )),
         None => Ok((
-            free_name(engine, &params.harness).await?,
+            free_name(engine, &params.spec.harness).await?,
             harness_store::NAME_PLACEHOLDER,
         )),
     }
@@ -197,9 +198,9 @@ fn new_row(
     let (harness, command) = match prepared {
         Ok(p) => (p.adapter.family().to_string(), p.launch.argv.clone()),
         Err(_) => {
-            let mut c = vec![params.harness.clone()];
-            c.extend(params.args.iter().cloned());
-            (params.harness.clone(), c)
+            let mut c = vec![params.spec.harness.clone()];
+            c.extend(params.spec.args.iter().cloned());
+            (params.spec.harness.clone(), c)
         }
     };
     let row = RunRow::new(NewRun {
@@ -207,18 +208,18 @@ fn new_row(
         name,
         harness,
         host: "local".into(),
-        cwd: params.cwd.clone(),
+        cwd: params.spec.cwd.clone(),
         command,
-        args: params.args.clone(),
+        args: params.spec.args.clone(),
     });
     RunRow {
         parent_run_id: parent.map(|p| p.id.clone()),
         root_run_id: parent.map_or_else(|| id.to_string(), |p| p.root_run_id.clone()),
-        detached: params.detached,
+        detached: params.spec.detached,
         launch_id: params.launch_id.clone().unwrap_or(row.launch_id.clone()),
         rows: params.rows.unwrap_or(default_rows),
         cols: params.cols.unwrap_or(default_cols),
-        timeout_secs: params.timeout_secs,
+        timeout_secs: params.spec.timeout_secs,
         ..row
     }
 }
@@ -226,11 +227,11 @@ fn new_row(
 /// The first prerequisite of the request itself that fails: its cwd, its
 /// timeout, its size.
 fn blocker(params: &StartParams, row: &RunRow) -> Option<String> {
-    let cwd = std::path::Path::new(&params.cwd);
+    let cwd = std::path::Path::new(&params.spec.cwd);
     let (rows, cols) = (row.rows, row.cols);
     if !(cwd.is_absolute() && cwd.is_dir()) {
-        Some(format!("cwd does not exist or is not a directory: {}", params.cwd))
-    } else if params.timeout_secs == Some(0) {
+        Some(format!("cwd does not exist or is not a directory: {}", params.spec.cwd))
+    } else if params.spec.timeout_secs == Some(0) {
         Some("bad option: --timeout must be at least 1 second".into())
     } else if !(2..=1000).contains(&rows) | !(2..=2000).contains(&cols) {
         Some(format!("bad option: size {cols}x{rows} out of range"))
@@ -318,7 +319,7 @@ async fn spawn_and_adopt(
         env: harness_env(engine, params, &row, prepared),
         rows: row.rows,
         cols: row.cols,
-        timeout_secs: params.timeout_secs,
+        timeout_secs: params.spec.timeout_secs,
         grace: Grace {
             after_sigint_ms: config.engine.cancel_sigint_grace_ms,
             after_sigterm_ms: config.engine.cancel_sigterm_grace_ms,
@@ -420,8 +421,9 @@ pub(crate) fn harness_env(
     row: &RunRow,
     prepared: &crate::harness::Prepared,
 ) -> Vec<(String, String)> {
-    let passed =
-        |k: &String| params.pass_env.contains(k) || prepared.pass_env.contains(k) || prepared.harness_env.contains(k);
+    let passed = |k: &String| {
+        params.spec.pass_env.contains(k) || prepared.pass_env.contains(k) || prepared.harness_env.contains(k)
+    };
     let mut env: Vec<(String, String)> = params
         .env
         .iter()

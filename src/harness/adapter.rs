@@ -9,6 +9,7 @@ use std::time::SystemTime;
 
 use super::Profile;
 use super::credentials::HarnessEnv;
+use super::description::Description;
 
 /// Everything an adapter may look at to build a launch.
 pub struct LaunchContext<'a> {
@@ -60,6 +61,17 @@ impl LaunchContext<'_> {
             .unwrap_or_default()
     }
 
+    /// The config home the launch gives the harness (`config_home`), and
+    /// the variable that says so to it, if any.
+    pub fn config_home_env(&self, var: &str) -> (Option<PathBuf>, Vec<(String, String)>) {
+        let dir = self.config_home(var);
+        let env = dir
+            .iter()
+            .map(|d| (var.to_string(), d.to_string_lossy().into_owned()))
+            .collect();
+        (dir, env)
+    }
+
     /// The usual command line: the binary, `--model M` when set, then the
     /// user's arguments.
     pub fn argv(&self, program: &str) -> Vec<String> {
@@ -101,42 +113,52 @@ pub struct SessionQuery {
 }
 
 pub trait Adapter: Sync {
+    /// What the family is, as data: everything below that is not
+    /// overridden reads it.
+    fn description(&self) -> &'static Description;
+
     /// The family name, as runs record it: `claude`, `codex`, …
-    fn family(&self) -> &'static str;
+    fn family(&self) -> &'static str {
+        self.description().family
+    }
 
     /// The program to run when no profile names one.
-    fn program(&self) -> &'static str;
+    fn program(&self) -> &'static str {
+        self.description().program
+    }
 
     /// Interactive launch: the argv (program first), extra environment,
     /// per-run files and the session id if known before spawn. `Err` is the
     /// reason the run is blocked. By default: the program (or the profile's
-    /// binary), `--model` when one is set, then the user's arguments.
+    /// binary), `--model` when one is set, then the user's arguments; and
+    /// the config home, when the description names its variable.
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
-        let argv = ctx.argv(self.program());
+        let env = match self.config_home_var() {
+            Some(var) => ctx.config_home_env(var).1,
+            None => Vec::new(),
+        };
         Ok(Launch {
-            argv,
+            argv: ctx.argv(self.program()),
+            env,
             ..Launch::default()
         })
     }
 
     /// The arguments that resume a session.
     fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
-        let _ = session;
-        Err(format!("{} cannot resume a session", self.family()))
+        self.description().resume_args(session)
     }
 
     /// The arguments that start a new session from a copy of another.
     fn fork_args(&self, session: &str) -> Result<Vec<String>, String> {
-        let _ = session;
-        Err(format!("{} cannot fork a session", self.family()))
+        self.description().fork_args(session)
     }
 
     /// Arguments that start an interactive session with `prompt` as its
     /// first message, when the harness takes one on its command line
     /// (`None`: the prompt is typed in once the harness is idle).
     fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
-        let _ = prompt;
-        None
+        self.description().prompt_args(prompt)
     }
 
     /// Whether a session written by version `recorded` of the harness can be
@@ -168,17 +190,17 @@ pub trait Adapter: Sync {
 
     /// The names and prefixes `env_names` admits by default.
     fn harness_env(&self) -> &'static HarnessEnv {
-        &HarnessEnv::NONE
+        self.description().env
     }
 
     /// The environment variable a profile's `config_home` sets.
     fn config_home_var(&self) -> Option<&'static str> {
-        None
+        self.description().config_home
     }
 
     /// Whether `PROGRAM --version` says which version this is.
     fn has_version(&self) -> bool {
-        true
+        self.description().version_probe
     }
 
     /// Whether a queued prompt is typed as one bracketed paste (when the
@@ -187,25 +209,26 @@ pub trait Adapter: Sync {
     /// newline and never submits it; Claude Code 2.1 drops an Enter that
     /// arrives with a paste. So each harness gets what it submits.
     fn pastes_prompts(&self) -> bool {
-        false
+        self.description().pastes_prompts
     }
 
     /// How long after a prompt's text its Enter is typed (ms). Gemini CLI
     /// 0.61 takes an Enter that comes within ~30 ms of typed text as a
     /// newline in the prompt, so a prompt written in one go never submits.
     fn enter_delay_ms(&self) -> u64 {
-        0
+        self.description().enter_delay_ms
     }
 
     /// The keys `agents answer RUN yes` (or `no`) types at a permission
-    /// prompt. By default the first numbered choice, and Esc.
+    /// prompt (in the usual description the first numbered choice, and Esc).
     fn answer_keys(&self, yes: bool) -> Vec<u8> {
-        if yes { b"1".to_vec() } else { vec![0x1b] }
+        let d = self.description();
+        if yes { d.yes.to_vec() } else { d.no.to_vec() }
     }
 
     /// Whether the harness keeps conversations (sessions) a run links to.
     fn has_sessions(&self) -> bool {
-        true
+        self.description().sessions
     }
 
     /// Finds the session a run started when its id was not known before
@@ -337,11 +360,9 @@ mod tests {
     fn sessions_resume_natively_only_within_a_major_version() {
         struct Any;
         impl Adapter for Any {
-            fn family(&self) -> &'static str {
-                "any"
-            }
-            fn program(&self) -> &'static str {
-                "any"
+            fn description(&self) -> &'static Description {
+                const ANY: Description = Description::new("any", "any");
+                &ANY
             }
         }
         assert_eq!(major_version("2.1.197 (Claude Code)"), Some(2));

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::adapter::{Adapter, KnownSession, SessionQuery};
+use super::description::Description;
 use crate::transcript::aider as history;
 
 pub struct Aider;
@@ -17,17 +18,15 @@ pub struct Aider;
 /// aider's chat log, at the repository root (or the cwd outside one).
 pub const HISTORY_FILE: &str = ".aider.chat.history.md";
 
+/// No resume, no fork: a chat goes on only in its history file.
+const AIDER: Description = Description {
+    env: &super::credentials::AIDER,
+    ..Description::new("aider", "aider")
+};
+
 impl Adapter for Aider {
-    fn family(&self) -> &'static str {
-        "aider"
-    }
-
-    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
-        &super::credentials::AIDER
-    }
-
-    fn program(&self) -> &'static str {
-        "aider"
+    fn description(&self) -> &'static Description {
+        &AIDER
     }
 
     /// The first chat written to the history file at or after the run's

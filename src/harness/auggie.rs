@@ -34,6 +34,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 
 use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, files_since};
+use super::description::{Description, Words};
 
 pub struct Auggie;
 
@@ -44,17 +45,23 @@ const SUBCOMMANDS: &[&str] = &[
     "tools", "help",
 ];
 
+const AUGGIE: Description = Description {
+    env: &super::credentials::AUGGIE,
+    resume: Words::Given(&["--resume", "{}"]),
+    fork: Words::Refused(Some("auggie cannot fork a session (it only resumes one)")),
+    // Its Ink input takes text and an Enter that arrive together as one
+    // key: a prompt gets a newline instead of being sent, and a choice
+    // typed at a question ("2") is not chosen.
+    enter_delay_ms: 100,
+    // Its approval box takes `a` (Allow) and `d` (Deny).
+    yes: b"a",
+    no: b"d",
+    ..Description::new("auggie", "auggie")
+};
+
 impl Adapter for Auggie {
-    fn family(&self) -> &'static str {
-        "auggie"
-    }
-
-    fn program(&self) -> &'static str {
-        "auggie"
-    }
-
-    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
-        &super::credentials::AUGGIE
+    fn description(&self) -> &'static Description {
+        &AUGGIE
     }
 
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
@@ -70,31 +77,11 @@ impl Adapter for Auggie {
         })
     }
 
-    fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec!["--resume".into(), session.into()])
-    }
-
-    fn fork_args(&self, _session: &str) -> Result<Vec<String>, String> {
-        Err("auggie cannot fork a session (it only resumes one)".into())
-    }
-
     /// `auggie INSTRUCTION`: starts with it (one that reads as an option
     /// or a subcommand is typed in instead).
     fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
         let first = prompt.split_whitespace().next().unwrap_or("");
         (!prompt.starts_with('-') && !SUBCOMMANDS.contains(&first)).then(|| vec![prompt.to_string()])
-    }
-
-    /// Its Ink input takes text and an Enter that arrive together as one
-    /// key: a prompt gets a newline instead of being sent, and a choice
-    /// typed at a question ("2") is not chosen.
-    fn enter_delay_ms(&self) -> u64 {
-        100
-    }
-
-    /// Its approval box takes `a` (Allow) and `d` (Deny).
-    fn answer_keys(&self, yes: bool) -> Vec<u8> {
-        if yes { b"a".to_vec() } else { b"d".to_vec() }
     }
 
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {

@@ -3,6 +3,7 @@
 //! agent. They have no sessions, hooks or versions of their own.
 
 use super::adapter::{Adapter, Launch, LaunchContext};
+use super::description::Description;
 
 pub struct Shell;
 pub struct Cmd;
@@ -15,21 +16,11 @@ fn plain(argv: Vec<String>) -> Launch {
     }
 }
 
+const SHELL: Description = Description::builtin("shell", "/bin/sh");
+
 impl Adapter for Shell {
-    fn family(&self) -> &'static str {
-        "shell"
-    }
-
-    fn program(&self) -> &'static str {
-        "/bin/sh"
-    }
-
-    fn has_version(&self) -> bool {
-        false
-    }
-
-    fn has_sessions(&self) -> bool {
-        false
+    fn description(&self) -> &'static Description {
+        &SHELL
     }
 
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
@@ -44,21 +35,11 @@ impl Adapter for Shell {
     }
 }
 
+const CMD: Description = Description::builtin("cmd", "sh");
+
 impl Adapter for Cmd {
-    fn family(&self) -> &'static str {
-        "cmd"
-    }
-
-    fn program(&self) -> &'static str {
-        "sh"
-    }
-
-    fn has_version(&self) -> bool {
-        false
-    }
-
-    fn has_sessions(&self) -> bool {
-        false
+    fn description(&self) -> &'static Description {
+        &CMD
     }
 
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
@@ -69,26 +50,15 @@ impl Adapter for Cmd {
     }
 }
 
+/// A prompt of many lines (mail, a team's first prompt) is one paste.
+const DEMO: Description = Description {
+    pastes_prompts: true,
+    ..Description::builtin("demo", "agents")
+};
+
 impl Adapter for Demo {
-    fn family(&self) -> &'static str {
-        "demo"
-    }
-
-    fn program(&self) -> &'static str {
-        "agents"
-    }
-
-    fn has_version(&self) -> bool {
-        false
-    }
-
-    fn has_sessions(&self) -> bool {
-        false
-    }
-
-    /// A prompt of many lines (mail, a team's first prompt) is one paste.
-    fn pastes_prompts(&self) -> bool {
-        true
+    fn description(&self) -> &'static Description {
+        &DEMO
     }
 
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {

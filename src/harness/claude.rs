@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, files_since, new_uuid};
+use super::description::{Description, Prompt, Words};
 use super::hook_config::{self, HookSet};
 
 pub struct Claude;
@@ -36,17 +37,25 @@ const HOOKS: HookSet = HookSet {
 /// The settings file's name in the run folder.
 pub const SETTINGS_FILE: &str = "claude-settings.json";
 
+const CLAUDE: Description = Description {
+    config_home: Some("CLAUDE_CONFIG_DIR"),
+    resume: Words::Given(&["--resume", "{}"]),
+    fork: Words::Given(&["--resume", "{}", "--fork-session"]),
+    // `claude [prompt]`: an interactive session that begins with it.
+    prompt: Prompt::Given(&["{}"]),
+    // Claude Code 2.1.197 takes text that arrives in one read with its
+    // Enter as a paste once it is longer than a few dozen characters, and
+    // the Enter as part of it: the prompt stays in its input box, unsent
+    // (a 67-character prompt did, a 23-character one did not;
+    // tests/claude_task_results.rs). Its Enter comes on its own once the
+    // text is echoed and the screen quiet as long as Gemini's.
+    enter_delay_ms: 100,
+    ..Description::new("claude", "claude")
+};
+
 impl Adapter for Claude {
-    fn family(&self) -> &'static str {
-        "claude"
-    }
-
-    fn program(&self) -> &'static str {
-        "claude"
-    }
-
-    fn config_home_var(&self) -> Option<&'static str> {
-        Some("CLAUDE_CONFIG_DIR")
+    fn description(&self) -> &'static Description {
+        &CLAUDE
     }
 
     /// `credentials::CLAUDE`, less the cloud credentials unless switched on.
@@ -77,11 +86,7 @@ impl Adapter for Claude {
         argv.extend(ctx.model_args());
         argv.extend(args);
 
-        let config_home = ctx.config_home("CLAUDE_CONFIG_DIR");
-        let env = config_home
-            .iter()
-            .map(|dir| ("CLAUDE_CONFIG_DIR".to_string(), dir.to_string_lossy().into_owned()))
-            .collect();
+        let (config_home, env) = ctx.config_home_env("CLAUDE_CONFIG_DIR");
         let projects = projects_dir(config_home.as_deref(), ctx.var("HOME").map(Path::new), ctx.cwd);
         Ok(Launch {
             argv,
@@ -94,33 +99,10 @@ impl Adapter for Claude {
         })
     }
 
-    fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec!["--resume".into(), session.into()])
-    }
-
-    fn fork_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec!["--resume".into(), session.into(), "--fork-session".into()])
-    }
-
     /// Claude Code's own wordings: an API key or login refused, or an
     /// account out of credit or over its limits.
     fn account_problem(&self, text: &str) -> Option<super::AccountProblem> {
         super::adapter::match_account(text, ACCOUNT_PATTERNS)
-    }
-
-    /// Claude Code 2.1.197 takes text that arrives in one read with its
-    /// Enter as a paste once it is longer than a few dozen characters, and
-    /// the Enter as part of it: the prompt stays in its input box, unsent
-    /// (a 67-character prompt did, a 23-character one did not;
-    /// tests/claude_task_results.rs). Its Enter comes on its own once the
-    /// text is echoed and the screen quiet as long as Gemini's.
-    fn enter_delay_ms(&self) -> u64 {
-        100
-    }
-
-    /// `claude [prompt]`: an interactive session that begins with it.
-    fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
-        Some(vec![prompt.to_string()])
     }
 
     /// Only needed when the id was not known before spawn (`--continue`)

@@ -19,6 +19,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 
 use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, files_since};
+use super::description::{Description, Words};
 use crate::api::HookReport;
 
 pub struct Codex;
@@ -37,21 +38,20 @@ pub const SIDE_TURN_EVENT: &str = "side-turn-complete";
 /// time budget.
 const MAX_DAY_DIRS: usize = 400;
 
+const CODEX: Description = Description {
+    config_home: Some("CODEX_HOME"),
+    env: &super::credentials::CODEX,
+    resume: Words::Given(&["resume", "{}"]),
+    // `codex fork ID` (0.171): a new thread, with a rollout of its own,
+    // that starts from a copy of the session's history.
+    fork: Words::Given(&["fork", "{}"]),
+    pastes_prompts: true,
+    ..Description::new("codex", "codex")
+};
+
 impl Adapter for Codex {
-    fn family(&self) -> &'static str {
-        "codex"
-    }
-
-    fn program(&self) -> &'static str {
-        "codex"
-    }
-
-    fn config_home_var(&self) -> Option<&'static str> {
-        Some("CODEX_HOME")
-    }
-
-    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
-        &super::credentials::CODEX
+    fn description(&self) -> &'static Description {
+        &CODEX
     }
 
     /// Its own names, and each `env_key` the providers of its config name.
@@ -77,31 +77,13 @@ impl Adapter for Codex {
         let mut argv = vec![binary, "-c".into(), format!("notify={notify}")];
         argv.extend(ctx.model_args());
         argv.extend(ctx.args.iter().cloned());
-        let env = ctx
-            .config_home("CODEX_HOME")
-            .iter()
-            .map(|dir| ("CODEX_HOME".to_string(), dir.to_string_lossy().into_owned()))
-            .collect();
+        let (_, env) = ctx.config_home_env("CODEX_HOME");
         Ok(Launch {
             argv,
             env,
             files: Vec::new(),
             session: None,
         })
-    }
-
-    fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec!["resume".into(), session.into()])
-    }
-
-    fn pastes_prompts(&self) -> bool {
-        true
-    }
-
-    /// `codex fork ID` (0.171): a new thread, with a rollout of its own,
-    /// that starts from a copy of the session's history.
-    fn fork_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec!["fork".into(), session.into()])
     }
 
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {

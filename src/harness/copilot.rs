@@ -25,27 +25,30 @@
 use std::path::{Path, PathBuf};
 
 use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, new_uuid};
+use super::description::{Description, Prompt, Words};
 
 pub struct Copilot;
 
 /// The variable naming Copilot's state folder.
 const HOME_VAR: &str = "COPILOT_HOME";
 
+const COPILOT: Description = Description {
+    config_home: Some(HOME_VAR),
+    env: &super::credentials::COPILOT,
+    // `--resume=ID`: the `=` keeps the id from reading as a prompt (the
+    // option's value is optional; alone it opens a picker).
+    resume: Words::Given(&["--resume={}"]),
+    fork: Words::Refused(Some(
+        "copilot forks a session only with /fork inside it, not on its command line",
+    )),
+    // `-i PROMPT`: runs the prompt, then stays interactive.
+    prompt: Prompt::Given(&["-i", "{}"]),
+    ..Description::new("copilot", "copilot")
+};
+
 impl Adapter for Copilot {
-    fn family(&self) -> &'static str {
-        "copilot"
-    }
-
-    fn program(&self) -> &'static str {
-        "copilot"
-    }
-
-    fn config_home_var(&self) -> Option<&'static str> {
-        Some(HOME_VAR)
-    }
-
-    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
-        &super::credentials::COPILOT
+    fn description(&self) -> &'static Description {
+        &COPILOT
     }
 
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
@@ -67,11 +70,7 @@ impl Adapter for Copilot {
         };
         argv.extend(ctx.model_args());
         argv.extend(ctx.args.iter().cloned());
-        let config_home = ctx.config_home(HOME_VAR);
-        let env = config_home
-            .iter()
-            .map(|dir| (HOME_VAR.to_string(), dir.to_string_lossy().into_owned()))
-            .collect();
+        let (config_home, env) = ctx.config_home_env(HOME_VAR);
         let dir = state_dir(config_home.as_deref(), ctx.var("HOME").map(Path::new));
         let session = id.map(|id| KnownSession {
             transcript: dir.map(|dir| dir.join(&id).join("events.jsonl")),
@@ -83,21 +82,6 @@ impl Adapter for Copilot {
             files: hook_plugin(&plugin, ctx.agents_bin),
             session,
         })
-    }
-
-    /// `--resume=ID`: the `=` keeps the id from reading as a prompt (the
-    /// option's value is optional; alone it opens a picker).
-    fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec![format!("--resume={session}")])
-    }
-
-    fn fork_args(&self, _session: &str) -> Result<Vec<String>, String> {
-        Err("copilot forks a session only with /fork inside it, not on its command line".into())
-    }
-
-    /// `-i PROMPT`: runs the prompt, then stays interactive.
-    fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
-        Some(vec!["-i".into(), prompt.into()])
     }
 }
 

@@ -17,25 +17,24 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery};
+use super::description::{Description, Words};
 use crate::transcript::crush as store;
 
 pub struct Crush;
 
+const CRUSH: Description = Description {
+    config_home: Some("CRUSH_GLOBAL_CONFIG"),
+    env: &super::credentials::CRUSH,
+    resume: Words::Given(&["--session", "{}"]),
+    // Its permission dialog: `a` allows, `d` denies.
+    yes: b"a",
+    no: b"d",
+    ..Description::new("crush", "crush")
+};
+
 impl Adapter for Crush {
-    fn family(&self) -> &'static str {
-        "crush"
-    }
-
-    fn program(&self) -> &'static str {
-        "crush"
-    }
-
-    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
-        &super::credentials::CRUSH
-    }
-
-    fn config_home_var(&self) -> Option<&'static str> {
-        Some("CRUSH_GLOBAL_CONFIG")
+    fn description(&self) -> &'static Description {
+        &CRUSH
     }
 
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
@@ -56,15 +55,6 @@ impl Adapter for Crush {
             env,
             ..Launch::default()
         })
-    }
-
-    fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec!["--session".into(), session.into()])
-    }
-
-    /// Its permission dialog: `a` allows, `d` denies.
-    fn answer_keys(&self, yes: bool) -> Vec<u8> {
-        if yes { b"a".to_vec() } else { b"d".to_vec() }
     }
 
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {

@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, created_since, files_since};
+use super::description::{Description, Prompt, Words};
 use super::hook_config::{self, HookSet};
 
 pub struct Droid;
@@ -62,21 +63,23 @@ const HOOKS: HookSet = HookSet {
     options: "--suppress-output",
 };
 
+const DROID: Description = Description {
+    config_home: Some(HOME_VAR),
+    env: &super::credentials::DROID,
+    resume: Words::Given(&["--resume", "{}"]),
+    fork: Words::Given(&["--fork", "{}"]),
+    // `droid PROMPT`: starts with it (one that reads as an option is
+    // typed in instead).
+    prompt: Prompt::Alone { unless: &['-'] },
+    // Enter takes the first choice (`Trust this folder`, `Yes, allow`),
+    // which is selected when the question opens; Esc refuses.
+    yes: b"\r",
+    ..Description::new("droid", "droid")
+};
+
 impl Adapter for Droid {
-    fn family(&self) -> &'static str {
-        "droid"
-    }
-
-    fn program(&self) -> &'static str {
-        "droid"
-    }
-
-    fn config_home_var(&self) -> Option<&'static str> {
-        Some(HOME_VAR)
-    }
-
-    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
-        &super::credentials::DROID
+    fn description(&self) -> &'static Description {
+        &DROID
     }
 
     /// No `--model` on its interactive command line: its settings choose.
@@ -102,11 +105,7 @@ impl Adapter for Droid {
         } else {
             argv.extend(ctx.args.iter().cloned());
         }
-        let config_home = ctx.config_home(HOME_VAR);
-        let env = config_home
-            .iter()
-            .map(|dir| (HOME_VAR.to_string(), dir.to_string_lossy().into_owned()))
-            .collect();
+        let (config_home, env) = ctx.config_home_env(HOME_VAR);
         let dir = sessions_dir(config_home.as_deref(), ctx.var("HOME").map(Path::new), ctx.cwd);
         let session = resumed(ctx.args).map(|id| KnownSession {
             transcript: dir.map(|d| d.join(format!("{id}.jsonl"))),
@@ -118,26 +117,6 @@ impl Adapter for Droid {
             files,
             session,
         })
-    }
-
-    fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec!["--resume".into(), session.into()])
-    }
-
-    fn fork_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec!["--fork".into(), session.into()])
-    }
-
-    /// `droid PROMPT`: starts with it (one that reads as an option is
-    /// typed in instead).
-    fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
-        (!prompt.starts_with('-')).then(|| vec![prompt.to_string()])
-    }
-
-    /// Enter takes the first choice (`Trust this folder`, `Yes, allow`),
-    /// which is selected when the question opens; Esc refuses.
-    fn answer_keys(&self, yes: bool) -> Vec<u8> {
-        if yes { b"\r".to_vec() } else { vec![0x1b] }
     }
 
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {

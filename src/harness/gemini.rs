@@ -15,35 +15,24 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::adapter::{Adapter, KnownSession, SessionQuery, files_since};
+use super::description::{Description, Prompt, Words};
 
 pub struct Gemini;
 
+const GEMINI: Description = Description {
+    env: &super::credentials::GEMINI,
+    resume: Words::Given(&["--resume", "{}"]),
+    // `-i` (`--prompt-interactive`): runs the prompt, then stays
+    // interactive.
+    prompt: Prompt::Given(&["-i", "{}"]),
+    // Its window is ~30 ms; leave room for a busy machine.
+    enter_delay_ms: 100,
+    ..Description::new("gemini", "gemini")
+};
+
 impl Adapter for Gemini {
-    fn family(&self) -> &'static str {
-        "gemini"
-    }
-
-    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
-        &super::credentials::GEMINI
-    }
-
-    fn enter_delay_ms(&self) -> u64 {
-        // Its window is ~30 ms; leave room for a busy machine.
-        100
-    }
-
-    fn program(&self) -> &'static str {
-        "gemini"
-    }
-
-    fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec!["--resume".into(), session.into()])
-    }
-
-    /// `-i` (`--prompt-interactive`): runs the prompt, then stays
-    /// interactive.
-    fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
-        Some(vec!["-i".into(), prompt.into()])
+    fn description(&self) -> &'static Description {
+        &GEMINI
     }
 
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {

@@ -15,6 +15,7 @@ pub mod copilot;
 pub mod credentials;
 pub mod crush;
 pub mod demo;
+pub mod description;
 pub mod droid;
 pub mod gemini;
 mod hook_config;
@@ -31,6 +32,9 @@ pub mod screen_rules;
 pub mod stall;
 pub mod status;
 pub mod version;
+
+#[cfg(test)]
+mod pinned_tests;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

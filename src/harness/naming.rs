@@ -58,7 +58,7 @@ mod tests {
             ("please SPAWN a helper", Some("spawn-helper")),
             (
                 "Refactor src/engine/queue.rs so that hooks win",
-                Some("refactor-src-daemon-queue-rs"),
+                Some("refactor-src-engine-queue-rs"),
             ),
             ("hello", Some("hello")),
             ("¿qué tal?", Some("qu-tal")),

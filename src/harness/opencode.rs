@@ -23,14 +23,12 @@ use std::time::UNIX_EPOCH;
 
 use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery};
 use super::credentials::HarnessEnv;
+use super::description::{Description, Prompt, Words};
 use crate::transcript::opencode as store;
 
 /// What differs between opencode and its forks: names only.
 pub struct Names {
-    family: &'static str,
-    program: &'static str,
-    /// The variable a profile's config home sets.
-    config_dir_var: &'static str,
+    description: Description,
     /// The variable naming its database.
     db_var: &'static str,
     /// Its folder under the config and data homes.
@@ -40,29 +38,43 @@ pub struct Names {
     /// The config files it reads in each folder, and the project's folders.
     config_files: &'static [&'static str],
     project_dirs: &'static [&'static str],
-    env: &'static HarnessEnv,
+}
+
+/// An opencode-built family: its names, and what they all share.
+const fn described(family: &'static str, config_dir_var: &'static str, env: &'static HarnessEnv) -> Description {
+    Description {
+        config_home: Some(config_dir_var),
+        env,
+        resume: Words::Given(&["--session", "{}"]),
+        fork: Words::Given(&["--session", "{}", "--fork"]),
+        // `--prompt TEXT`: the TUI starts and sends it.
+        prompt: Prompt::Given(&["--prompt", "{}"]),
+        // opencode 1.18 takes an Enter that arrives with the typed text as
+        // part of it (a `/exit` so typed stays in the composer, its command
+        // list open); a tenth of a second later it submits.
+        enter_delay_ms: 150,
+        // Its permission prompt has its choices on one row, `Allow once`
+        // selected: Enter takes it; Esc rejects.
+        yes: b"\r",
+        ..Description::new(family, family)
+    }
 }
 
 /// An opencode-built harness.
 pub struct Opencode(&'static Names);
 
 pub static OPENCODE: Opencode = Opencode(&Names {
-    family: "opencode",
-    program: "opencode",
-    config_dir_var: "OPENCODE_CONFIG_DIR",
+    description: described("opencode", "OPENCODE_CONFIG_DIR", &super::credentials::OPENCODE),
     db_var: "OPENCODE_DB",
     dir: "opencode",
     db_file: "opencode.db",
     config_files: &["opencode.json", "opencode.jsonc", "config.json"],
     project_dirs: &[".opencode"],
-    env: &super::credentials::OPENCODE,
 });
 
 /// Kilo Code 7.7.7, as its binary names its files and variables.
 pub static KILO: Opencode = Opencode(&Names {
-    family: "kilo",
-    program: "kilo",
-    config_dir_var: "KILO_CONFIG_DIR",
+    description: described("kilo", "KILO_CONFIG_DIR", &super::credentials::KILO),
     db_var: "KILO_DB",
     dir: "kilo",
     db_file: "kilo.db",
@@ -74,24 +86,11 @@ pub static KILO: Opencode = Opencode(&Names {
         "config.json",
     ],
     project_dirs: &[".kilo", ".kilocode", ".opencode"],
-    env: &super::credentials::KILO,
 });
 
 impl Adapter for Opencode {
-    fn family(&self) -> &'static str {
-        self.0.family
-    }
-
-    fn program(&self) -> &'static str {
-        self.0.program
-    }
-
-    fn harness_env(&self) -> &'static HarnessEnv {
-        self.0.env
-    }
-
-    fn config_home_var(&self) -> Option<&'static str> {
-        Some(self.0.config_dir_var)
+    fn description(&self) -> &'static Description {
+        &self.0.description
     }
 
     /// Its own names, and each `{env:NAME}` of the config files it reads:
@@ -105,7 +104,7 @@ impl Adapter for Opencode {
             .map(|c| c.join(self.0.dir));
         let dirs: Vec<PathBuf> = global
             .into_iter()
-            .chain(ctx.config_home(self.0.config_dir_var))
+            .chain(self.config_home_var().and_then(|var| ctx.config_home(var)))
             .chain([ctx.cwd.to_path_buf()])
             .chain(self.0.project_dirs.iter().map(|d| ctx.cwd.join(d)))
             .collect();
@@ -121,8 +120,9 @@ impl Adapter for Opencode {
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
         let argv = ctx.argv(self.program());
         let mut env = Vec::new();
-        if let Some(dir) = ctx.profile.and_then(|p| p.config_home_in(ctx.var("HOME"))) {
-            env.push((self.0.config_dir_var.to_string(), dir.to_string_lossy().into_owned()));
+        let dir = ctx.profile.and_then(|p| p.config_home_in(ctx.var("HOME")));
+        if let (Some(var), Some(dir)) = (self.config_home_var(), dir) {
+            env.push((var.to_string(), dir.to_string_lossy().into_owned()));
             env.push((
                 self.0.db_var.to_string(),
                 dir.join(self.0.db_file).to_string_lossy().into_owned(),
@@ -133,32 +133,6 @@ impl Adapter for Opencode {
             env,
             ..Launch::default()
         })
-    }
-
-    fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec!["--session".into(), session.into()])
-    }
-
-    fn fork_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec!["--session".into(), session.into(), "--fork".into()])
-    }
-
-    /// opencode 1.18 takes an Enter that arrives with the typed text as
-    /// part of it (a `/exit` so typed stays in the composer, its command
-    /// list open); a tenth of a second later it submits.
-    fn enter_delay_ms(&self) -> u64 {
-        150
-    }
-
-    /// Its permission prompt has its choices on one row, `Allow once`
-    /// selected: Enter takes it; Esc rejects.
-    fn answer_keys(&self, yes: bool) -> Vec<u8> {
-        if yes { b"\r".to_vec() } else { vec![0x1b] }
-    }
-
-    /// `--prompt TEXT`: the TUI starts and sends it.
-    fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
-        Some(vec!["--prompt".into(), prompt.into()])
     }
 
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {

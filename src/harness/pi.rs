@@ -19,27 +19,27 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, created_since, files_since};
+use super::description::{Description, Prompt, Words};
 
 pub struct Pi;
 
 /// The variable naming pi's agent folder.
 const AGENT_DIR: &str = "PI_CODING_AGENT_DIR";
 
+const PI: Description = Description {
+    config_home: Some(AGENT_DIR),
+    env: &super::credentials::PI,
+    resume: Words::Given(&["--session", "{}"]),
+    fork: Words::Given(&["--fork", "{}"]),
+    // `pi PROMPT`: an interactive session that begins with it (a prompt
+    // that reads as an option or an `@file` is typed in instead).
+    prompt: Prompt::Alone { unless: &['-', '@'] },
+    ..Description::new("pi", "pi")
+};
+
 impl Adapter for Pi {
-    fn family(&self) -> &'static str {
-        "pi"
-    }
-
-    fn program(&self) -> &'static str {
-        "pi"
-    }
-
-    fn config_home_var(&self) -> Option<&'static str> {
-        Some(AGENT_DIR)
-    }
-
-    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
-        &super::credentials::PI
+    fn description(&self) -> &'static Description {
+        &PI
     }
 
     /// Its own names, and each variable an `apiKey` or header of its
@@ -59,11 +59,7 @@ impl Adapter for Pi {
 
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
         let argv = ctx.argv(self.program());
-        let config_home = ctx.config_home(AGENT_DIR);
-        let env = config_home
-            .iter()
-            .map(|dir| (AGENT_DIR.to_string(), dir.to_string_lossy().into_owned()))
-            .collect();
+        let (config_home, env) = ctx.config_home_env(AGENT_DIR);
         let dir = sessions_dir(config_home.as_deref(), ctx.var("HOME").map(Path::new), ctx.cwd);
         let session = resumed(ctx.args).and_then(|id| {
             let file = session_file(&dir?, &id)?;
@@ -78,20 +74,6 @@ impl Adapter for Pi {
             files: Vec::new(),
             session,
         })
-    }
-
-    fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec!["--session".into(), session.into()])
-    }
-
-    fn fork_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec!["--fork".into(), session.into()])
-    }
-
-    /// `pi PROMPT`: an interactive session that begins with it (a prompt
-    /// that reads as an option or an `@file` is typed in instead).
-    fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
-        (!prompt.starts_with(['-', '@'])).then(|| vec![prompt.to_string()])
     }
 
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {

@@ -14,30 +14,27 @@ use super::adapter::{
     Adapter, KnownSession, Launch, LaunchContext, SessionQuery, created_since, files_since, new_uuid,
 };
 use super::claude::{SessionArgs, encode_cwd};
+use super::description::{Description, Prompt, Words};
 
 pub struct Qwen;
 
+const QWEN: Description = Description {
+    config_home: Some("QWEN_HOME"),
+    env: &super::credentials::QWEN,
+    resume: Words::Given(&["--resume", "{}"]),
+    fork: Words::Given(&["--resume", "{}", "--fork-session"]),
+    // `-i` (`--prompt-interactive`): runs the prompt, then stays
+    // interactive.
+    prompt: Prompt::Given(&["-i", "{}"]),
+    // Gemini CLI's fast-return window, inherited: an Enter within ~30 ms
+    // of typed text is a newline.
+    enter_delay_ms: 100,
+    ..Description::new("qwen", "qwen")
+};
+
 impl Adapter for Qwen {
-    fn family(&self) -> &'static str {
-        "qwen"
-    }
-
-    fn program(&self) -> &'static str {
-        "qwen"
-    }
-
-    fn config_home_var(&self) -> Option<&'static str> {
-        Some("QWEN_HOME")
-    }
-
-    fn harness_env(&self) -> &'static super::credentials::HarnessEnv {
-        &super::credentials::QWEN
-    }
-
-    /// Gemini CLI's fast-return window, inherited: an Enter within ~30 ms
-    /// of typed text is a newline.
-    fn enter_delay_ms(&self) -> u64 {
-        100
+    fn description(&self) -> &'static Description {
+        &QWEN
     }
 
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
@@ -57,11 +54,7 @@ impl Adapter for Qwen {
         };
         argv.extend(ctx.model_args());
         argv.extend(ctx.args.iter().cloned());
-        let config_home = ctx.config_home("QWEN_HOME");
-        let env = config_home
-            .iter()
-            .map(|dir| ("QWEN_HOME".to_string(), dir.to_string_lossy().into_owned()))
-            .collect();
+        let (config_home, env) = ctx.config_home_env("QWEN_HOME");
         let chats = chats_dir(config_home.as_deref(), ctx.var("HOME").map(Path::new), ctx.cwd);
         Ok(Launch {
             argv,
@@ -72,20 +65,6 @@ impl Adapter for Qwen {
                 id,
             }),
         })
-    }
-
-    fn resume_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec!["--resume".into(), session.into()])
-    }
-
-    fn fork_args(&self, session: &str) -> Result<Vec<String>, String> {
-        Ok(vec!["--resume".into(), session.into(), "--fork-session".into()])
-    }
-
-    /// `-i` (`--prompt-interactive`): runs the prompt, then stays
-    /// interactive.
-    fn prompt_args(&self, prompt: &str) -> Option<Vec<String>> {
-        Some(vec!["-i".into(), prompt.into()])
     }
 
     /// A fork's session: the newest chat of the cwd created since the run

@@ -13,8 +13,8 @@ use super::args::*;
 use super::{AgentsMcp, error_with_code, respond, typed};
 use crate::api::method::Method;
 use crate::api::{
-    AnswerParams, ApiError, CancelParams, ListParams, RunDetail, RunRecord, RunRef, RunState, RunsListed, SearchParams,
-    SendParams, SessionRef, StartParams, TranscriptParams, WaitParams, method,
+    AnswerParams, ApiError, CancelParams, ListParams, RunDetail, RunRecord, RunRef, RunSpec, RunState, RunsListed,
+    SearchParams, SendParams, SessionRef, StartParams, TranscriptParams, WaitParams, method,
 };
 use crate::client::Client;
 use crate::harness::Profile;
@@ -220,18 +220,20 @@ impl AgentsMcp {
         };
         harness_args.extend(args.args);
         Ok(StartParams {
-            harness: args.harness,
-            args: harness_args,
-            name: args.name,
-            cwd,
+            spec: RunSpec {
+                harness: args.harness,
+                args: harness_args,
+                name: args.name,
+                cwd,
+                detached: args.detached,
+                timeout_secs: args.timeout_secs,
+                worktree: args.worktree,
+                prompt: args.prompt,
+                pass_env: args.env,
+                host: remote,
+            },
             parent: args.parent,
-            detached: args.detached,
-            timeout_secs: args.timeout_secs,
-            worktree: args.worktree,
-            prompt: args.prompt,
             env: std::env::vars().collect(),
-            pass_env: args.env,
-            host: remote,
             launch_id: args.launch_id,
             ..StartParams::default()
         })

@@ -143,7 +143,7 @@ pub async fn relay_mail(daemon: &Here, host: &str, p: MailSendParams) -> Result<
 
 /// Starts a run on `params.host` (which must name a remote host).
 pub async fn start(daemon: &Here, params: StartParams) -> Result<RunRecord, ApiError> {
-    let host = params.host.clone().unwrap_or_default();
+    let host = params.spec.host.clone().unwrap_or_default();
     place::start(daemon, params, &host).await
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::Here;
 use super::link::{Connection, HostLink, RemoteInfo};
-use crate::api::{ApiError, ErrorCode, RunRecord, StartParams, method};
+use crate::api::{ApiError, ErrorCode, RunRecord, RunSpec, StartParams, method};
 use crate::store::hosts::HostRow;
 use crate::store::mirrors::Placed;
 use crate::store::runs::RunRow;
@@ -18,7 +18,7 @@ use crate::store::runs::RunRow;
 /// `runs.start` with a remote host.
 pub async fn start(daemon: &Here, params: StartParams, host_name: &str) -> Result<RunRecord, ApiError> {
     let host = super::hosts::stored(daemon, host_name).await?;
-    if let Some(name) = &params.name {
+    if let Some(name) = &params.spec.name {
         crate::api::bounds::validate_name(name)?;
     }
     // The parent: named, or the run this request comes from. One on the
@@ -40,18 +40,21 @@ pub async fn start(daemon: &Here, params: StartParams, host_name: &str) -> Resul
     let remote_parent = parent.as_ref().filter(|p| p.host == host.name).map(|p| p.id.clone());
     // The harness's own variables travel by name like `--env` ones, their
     // values from where the run is started (issue #9).
-    let mut names = params.pass_env.clone();
+    let mut names = params.spec.pass_env.clone();
     let profiles = daemon.config().profiles;
-    let cwd = std::path::Path::new(&params.cwd);
+    let cwd = std::path::Path::new(&params.spec.cwd);
     names.extend(crate::harness::harness_env_names(
-        &params.harness,
+        &params.spec.harness,
         &profiles,
         &params.env,
         cwd,
     ));
     let remote = StartParams {
-        host: None,
-        cwd: map_cwd(&params.cwd, &conn.info),
+        spec: RunSpec {
+            host: None,
+            cwd: map_cwd(&params.spec.cwd, &conn.info),
+            ..params.spec.clone()
+        },
         env: remote_env(&names, &params.env, &conn.info, &host),
         parent: remote_parent.clone(),
         // Driven from here: mail it sends to an address only this daemon
@@ -69,7 +72,7 @@ pub async fn start(daemon: &Here, params: StartParams, host_name: &str) -> Resul
     };
     let record = super::retry::ask::<method::RunsStart>(&link, remote).await?;
     let local_parent = parent.as_ref().filter(|_| remote_parent.is_none());
-    mirror_started(daemon, link, record, local_parent, &params.args).await
+    mirror_started(daemon, link, record, local_parent, &params.spec.args).await
 }
 
 /// A run the host's daemon just started (placed from here, or a session
@@ -440,12 +443,15 @@ mod tests {
             env: vec![("PATH".into(), "/remote/bin".into()), ("HOME".into(), "/home/r".into())],
         };
         let params = StartParams {
+            spec: RunSpec {
+                pass_env: vec!["API_KEY".into()],
+                ..RunSpec::default()
+            },
             env: vec![
                 ("PATH".into(), "/local/bin".into()),
                 ("API_KEY".into(), "k".into()),
                 ("SECRET".into(), "s".into()),
             ],
-            pass_env: vec!["API_KEY".into()],
             ..StartParams::default()
         };
         let host = HostRow {
@@ -455,7 +461,7 @@ mod tests {
             remote_home: Some("/state".into()),
             created_at: 0,
         };
-        let env = remote_env(&params.pass_env, &params.env, &info, &host);
+        let env = remote_env(&params.spec.pass_env, &params.env, &info, &host);
         let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
         assert_eq!(get("PATH"), Some("/remote/bin"));
         assert_eq!(get("API_KEY"), Some("k"));

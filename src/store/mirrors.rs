@@ -363,13 +363,14 @@ fn insert_blocked(
     at: &Placed,
     reason: String,
 ) -> Result<(), StoreError> {
-    let name = match &params.name {
+    let name = match &params.spec.name {
         Some(name) if super::names::live_holder(conn, name)?.is_some() => {
             return Err(StoreError::Corrupt(format!("a live run is named '{name}' already")));
         }
         Some(name) => name.clone(),
         None => {
             let base: String = params
+                .spec
                 .harness
                 .chars()
                 .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
@@ -383,24 +384,24 @@ fn insert_blocked(
             format!("{base}-{n}")
         }
     };
-    let mut command = vec![params.harness.clone()];
-    command.extend(params.args.iter().cloned());
+    let mut command = vec![params.spec.harness.clone()];
+    command.extend(params.spec.args.iter().cloned());
     let row = RunRow {
         parent_run_id: at.parent.clone(),
         root_run_id: at.root.clone().unwrap_or_else(|| id.to_string()),
-        detached: params.detached,
+        detached: params.spec.detached,
         launch_id: id.to_string(),
         rows: params.rows.unwrap_or(40),
         cols: params.cols.unwrap_or(120),
-        timeout_secs: params.timeout_secs,
+        timeout_secs: params.spec.timeout_secs,
         ..RunRow::new(NewRun {
             id: id.to_string(),
             name: name.clone(),
-            harness: params.harness.clone(),
+            harness: params.spec.harness.clone(),
             host: host.to_string(),
-            cwd: params.cwd.clone(),
+            cwd: params.spec.cwd.clone(),
             command,
-            args: params.args.clone(),
+            args: params.spec.args.clone(),
         })
     };
     let tx = conn.transaction()?;
@@ -409,7 +410,7 @@ fn insert_blocked(
         &tx,
         id,
         "RUN_CREATED",
-        &json!({ "state": "pending", "harness": params.harness, "name": name, "host": host }),
+        &json!({ "state": "pending", "harness": params.spec.harness, "name": name, "host": host }),
     )?;
     tx.commit()?;
     let ending = Ending {
@@ -565,9 +566,12 @@ mod tests {
         let (_dir, store, rt) = store();
         rt.block_on(async {
             let params = StartParams {
-                harness: "claude".into(),
-                cwd: "/w".into(),
-                args: vec!["-p".into()],
+                spec: crate::api::RunSpec {
+                    harness: "claude".into(),
+                    cwd: "/w".into(),
+                    args: vec!["-p".into()],
+                    ..crate::api::RunSpec::default()
+                },
                 ..StartParams::default()
             };
             let at = Placed {

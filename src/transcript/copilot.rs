@@ -24,114 +24,74 @@
 //!   the system prompt as `system.message`, shutdown totals), read as
 //!   nothing.
 //!
-//! The reader holds one thing between lines: the tokens of a usage record
-//! not yet given to its reply.
+//! Read by the chat-style reader (`chat`); this is its description.
 
 use serde_json::Value;
 
+use super::chat::{ChatFormat, Header, Read, Turn, UsageRecord};
 use super::model::{self, Message, Role, ToolCall, ToolResult, Usage};
-use super::{Batch, LineReader};
 
-/// The reader of a Copilot session's events.
-#[derive(Debug, Default)]
-pub struct CopilotReader {
-    /// The last usage record's tokens, for the reply that follows it.
-    pending: Option<Usage>,
-}
+/// A Copilot session as the chat-style reader reads it.
+pub const FORMAT: ChatFormat = ChatFormat {
+    id: "id",
+    parent: "parentId",
+    header: Some(Header {
+        kind: "session.start",
+        id: "/data/sessionId",
+        model: Some("/data/selectedModel"),
+    }),
+    session_key: None,
+    stamp_session: true,
+    usage_record: Some(UsageRecord {
+        kind: "session.usage_record",
+        at: "/data/usage",
+        tokens,
+    }),
+    ignored: BOOKKEEPING,
+    message,
+};
 
-impl LineReader for CopilotReader {
-    fn line(&mut self, line: &[u8], offset: u64, out: &mut Batch) {
-        let Ok(Value::Object(event)) = serde_json::from_slice::<Value>(line) else {
-            out.stats.malformed += 1;
-            return;
-        };
-        let data = event.get("data").unwrap_or(&Value::Null);
-        let text = |key: &str| data[key].as_str().unwrap_or_default().to_string();
-        let Some(kind) = event.get("type").and_then(Value::as_str) else {
-            out.stats.malformed += 1;
-            return;
-        };
-        let mut m = match kind {
-            "session.start" => {
-                out.session_id = data["sessionId"].as_str().map(str::to_string);
-                if let Some(model) = data["selectedModel"].as_str() {
-                    out.model = Some(model.to_string());
-                }
-                return;
-            }
-            "session.usage_record" => {
-                let usage = tokens(&data["usage"]);
-                if !usage.is_zero() {
-                    out.usage.add(&usage);
-                    self.pending = Some(usage);
-                }
-                return;
-            }
-            "user.message" => Message::new(Role::User, text("content"), offset),
-            "assistant.message" => {
-                let mut m = Message::new(Role::Assistant, text("content"), offset);
-                m.tool_calls = tool_calls(&data["toolRequests"]);
-                m.model = data["model"].as_str().map(str::to_string);
-                if m.model.is_some() {
-                    out.model.clone_from(&m.model);
-                }
-                m.usage = self.pending.take();
-                m
-            }
-            "tool.execution_complete" => result(data, offset),
-            "session.error" => Message::new(Role::System, text("message"), offset),
-            _ if is_bookkeeping(kind) => return,
-            _ => {
-                out.stats.unknown += 1;
-                return;
-            }
-        };
-        if m.text.is_empty() && m.tool_calls.is_empty() && m.tool_result.is_none() {
-            return;
+fn message(kind: &str, event: &Value, offset: u64) -> Read {
+    let data = &event["data"];
+    let text = |key: &str| data[key].as_str().unwrap_or_default().to_string();
+    match kind {
+        "user.message" => Turn::one(Message::new(Role::User, text("content"), offset)),
+        "assistant.message" => {
+            let mut m = Message::new(Role::Assistant, text("content"), offset);
+            m.tool_calls = tool_calls(&data["toolRequests"]);
+            m.model = data["model"].as_str().map(str::to_string);
+            Read::Turn(Turn {
+                model: m.model.clone(),
+                messages: vec![m],
+                takes_pending: true,
+                ..Turn::default()
+            })
         }
-        m.at_ms = event
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .and_then(model::parse_time);
-        m.uuid = event.get("id").and_then(Value::as_str).map(str::to_string);
-        m.parent_uuid = event.get("parentId").and_then(Value::as_str).map(str::to_string);
-        m.session_id.clone_from(&out.session_id);
-        out.messages.push(m);
-    }
-
-    fn state(&self) -> Value {
-        self.pending
-            .map(|u| serde_json::to_value(u).unwrap_or_default())
-            .unwrap_or(Value::Null)
-    }
-
-    fn restore(&mut self, state: &Value) {
-        self.pending = serde_json::from_value(state.clone()).ok();
+        "tool.execution_complete" => Turn::one(result(data, offset)),
+        "session.error" => Turn::one(Message::new(Role::System, text("message"), offset)),
+        _ => Read::Unknown,
     }
 }
 
 /// Events of the session's own bookkeeping: its turns, permissions, tools
 /// starting and streaming, hooks, subagents, the system prompt, the
 /// totals at shutdown (the schema's namespaces that carry no message).
-fn is_bookkeeping(kind: &str) -> bool {
-    const SPACES: &[&str] = &[
-        "session.",
-        "assistant.",
-        "tool.",
-        "permission.",
-        "hook.",
-        "subagent.",
-        "skill.",
-        "system.",
-        "model.",
-        "mcp.",
-        "user_input.",
-        "elicitation.",
-        "command.",
-        "exit_plan_mode.",
-    ];
-    SPACES.iter().any(|s| kind.starts_with(s))
-}
+const BOOKKEEPING: &[&str] = &[
+    "session.",
+    "assistant.",
+    "tool.",
+    "permission.",
+    "hook.",
+    "subagent.",
+    "skill.",
+    "system.",
+    "model.",
+    "mcp.",
+    "user_input.",
+    "elicitation.",
+    "command.",
+    "exit_plan_mode.",
+];
 
 /// A usage record's tokens, `input` without the cached part.
 fn tokens(usage: &Value) -> Usage {
@@ -186,7 +146,8 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::*;
-    use crate::transcript::{Format, read_file};
+    use crate::transcript::chat::ChatReader;
+    use crate::transcript::{Batch, Format, LineReader, read_file};
 
     /// Recorded from Copilot CLI 1.0.102 against a mock provider: two
     /// greetings, a `bash` call allowed at its prompt, `/exit`, then
@@ -251,7 +212,7 @@ mod tests {
     #[test]
     fn cached_tokens_are_taken_out_of_the_input_and_a_failure_is_an_error() {
         let mut out = Batch::default();
-        let mut reader = CopilotReader::default();
+        let mut reader = ChatReader::new(&FORMAT);
         let lines = [
             r#"{"type":"session.usage_record","data":{"usage":{"inputTokens":40,"outputTokens":7,"cacheReadTokens":10,"cacheWriteTokens":0}}}"#,
             r#"{"type":"assistant.message","data":{"content":"hi","model":"m"}}"#,
@@ -282,14 +243,14 @@ mod tests {
 
     #[test]
     fn a_usage_record_read_just_before_a_pause_still_reaches_its_reply() {
-        let mut first = CopilotReader::default();
+        let mut first = ChatReader::new(&FORMAT);
         let mut out = Batch::default();
         first.line(
             br#"{"type":"session.usage_record","data":{"usage":{"inputTokens":5,"outputTokens":2}}}"#,
             0,
             &mut out,
         );
-        let mut next = CopilotReader::default();
+        let mut next = ChatReader::new(&FORMAT);
         next.restore(&first.state());
         next.line(br#"{"type":"assistant.message","data":{"content":"ok"}}"#, 90, &mut out);
         assert_eq!(out.messages[0].usage.map(|u| u.output), Some(2));

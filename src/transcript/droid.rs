@@ -20,72 +20,53 @@
 //! rewritten as the session goes on; the index counts their growth
 //! (`totals`).
 
+//!
+//! Read by the chat-style reader (`chat`); this is its description.
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::model::{self, Message, Role, ToolCall, ToolResult, Usage};
-use super::{Batch, LineReader};
+use super::chat::{self, ChatFormat, Header, Read, Turn};
+use super::model::{Message, Role, ToolResult, Usage};
 
-/// The reader of a Droid session file.
-#[derive(Debug, Default)]
-pub struct DroidReader;
+/// A Droid session as the chat-style reader reads it.
+pub const FORMAT: ChatFormat = ChatFormat {
+    id: "id",
+    parent: "parentId",
+    header: Some(Header {
+        kind: "session_start",
+        id: "/id",
+        model: None,
+    }),
+    session_key: None,
+    stamp_session: true,
+    usage_record: None,
+    ignored: &["agent_turn_outcome"],
+    message,
+};
 
-impl LineReader for DroidReader {
-    fn line(&mut self, line: &[u8], offset: u64, out: &mut Batch) {
-        let Ok(Value::Object(record)) = serde_json::from_slice::<Value>(line) else {
-            out.stats.malformed += 1;
-            return;
-        };
-        match record.get("type").and_then(Value::as_str) {
-            Some("session_start") => {
-                out.session_id = record.get("id").and_then(Value::as_str).map(str::to_string);
-                return;
-            }
-            Some("message") => {}
-            Some("agent_turn_outcome") => return,
-            Some(_) => {
-                out.stats.unknown += 1;
-                return;
-            }
-            None => {
-                out.stats.malformed += 1;
-                return;
-            }
+fn message(kind: &str, record: &Value, offset: u64) -> Read {
+    if kind != "message" {
+        return Read::Unknown;
+    }
+    let msg = &record["message"];
+    let content = &msg["content"];
+    let context = record["id"].as_str().is_some_and(|i| i.starts_with("context-"));
+    match msg["role"].as_str() {
+        Some("user") if context => Turn::one(Message::new(Role::System, chat::text_of(content), offset)),
+        Some("user") => Turn::of(user(content, offset)),
+        Some("assistant") => {
+            let mut m = Message::new(Role::Assistant, chat::text_of(content), offset);
+            m.tool_calls = chat::typed_calls(content, "tool_use", "input");
+            m.model = msg["modelId"].as_str().map(str::to_string);
+            Read::Turn(Turn {
+                model: m.model.clone(),
+                messages: vec![m],
+                ..Turn::default()
+            })
         }
-        let msg = record.get("message").unwrap_or(&Value::Null);
-        let id = record.get("id").and_then(Value::as_str);
-        let mut messages = match msg["role"].as_str() {
-            Some("user") if id.is_some_and(|i| i.starts_with("context-")) => {
-                vec![Message::new(Role::System, text_of(&msg["content"]), offset)]
-            }
-            Some("user") => user(&msg["content"], offset),
-            Some("assistant") => {
-                let mut m = Message::new(Role::Assistant, text_of(&msg["content"]), offset);
-                m.tool_calls = tool_calls(&msg["content"]);
-                m.model = msg["modelId"].as_str().map(str::to_string);
-                if m.model.is_some() {
-                    out.model.clone_from(&m.model);
-                }
-                vec![m]
-            }
-            _ => {
-                out.stats.malformed += 1;
-                return;
-            }
-        };
-        messages.retain(|m| !m.text.is_empty() || !m.tool_calls.is_empty() || m.tool_result.is_some());
-        let at = record
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .and_then(model::parse_time);
-        for m in &mut messages {
-            m.at_ms = at;
-            m.uuid = id.map(str::to_string);
-            m.parent_uuid = record.get("parentId").and_then(Value::as_str).map(str::to_string);
-            m.session_id.clone_from(&out.session_id);
-        }
-        out.messages.extend(messages);
+        _ => Read::Malformed,
     }
 }
 
@@ -97,7 +78,7 @@ fn user(content: &Value, offset: u64) -> Vec<Message> {
         .flatten()
         .filter(|p| p["type"] == "tool_result")
         .map(|p| {
-            let mut m = Message::new(Role::Tool, text_of(&p["content"]), offset);
+            let mut m = Message::new(Role::Tool, chat::text_of(&p["content"]), offset);
             m.tool_result = Some(ToolResult {
                 tool_use_id: p["tool_use_id"].as_str().map(str::to_string),
                 is_error: p["is_error"].as_bool().unwrap_or(false),
@@ -107,38 +88,10 @@ fn user(content: &Value, offset: u64) -> Vec<Message> {
         })
         .collect();
     if results.is_empty() {
-        vec![Message::new(Role::User, text_of(content), offset)]
+        vec![Message::new(Role::User, chat::text_of(content), offset)]
     } else {
         results
     }
-}
-
-/// The text of a `content`: a string, or its `text` parts one a line.
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter(|p| p["type"] == "text")
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
-
-fn tool_calls(content: &Value) -> Vec<ToolCall> {
-    content
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|p| p["type"] == "tool_use")
-        .map(|p| ToolCall {
-            id: p["id"].as_str().map(str::to_string),
-            name: p["name"].as_str().unwrap_or_default().to_string(),
-            input: model::tool_input(&p["input"].to_string()),
-        })
-        .collect()
 }
 
 /// `<session>.settings.json` beside a session file.
@@ -167,7 +120,8 @@ pub fn totals(session: &Path) -> Option<Usage> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transcript::{Format, read_file};
+    use crate::transcript::chat::ChatReader;
+    use crate::transcript::{Batch, Format, LineReader, read_file};
 
     /// Recorded from Droid 0.225.2 (airgapped, a custom model on a mock
     /// chat-completions API): a greeting, an `Execute` call allowed at its
@@ -230,8 +184,9 @@ mod tests {
             r#"{"type":"message","id":"m2","message":{"role":"nobody"}}"#,
             r#"{"type":"agent_turn_outcome","reason":"completed"}"#,
         ];
+        let mut reader = ChatReader::new(&FORMAT);
         for (i, l) in lines.iter().enumerate() {
-            DroidReader.line(l.as_bytes(), i as u64, &mut out);
+            reader.line(l.as_bytes(), i as u64, &mut out);
         }
         assert_eq!(out.messages.len(), 1);
         assert!(out.messages[0].tool_result.as_ref().unwrap().is_error);

@@ -5,11 +5,14 @@
 //! Readers are pure: bytes in, messages out. Every reader is tolerant: a line
 //! it cannot parse is counted as malformed and skipped, a line of a kind it
 //! does not know is counted and ignored; neither ever stops the reading.
+//! The chat-style JSONL formats (Copilot, Droid, Qwen Code, pi) share one
+//! reader, `chat`, each module giving only its format's description.
 //! `tail` adds the file I/O (byte offsets, partial last lines), `index` the
 //! database, `watch` the file-change notifications.
 
 pub mod aider;
 pub mod auggie;
+pub mod chat;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
@@ -160,10 +163,20 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
         Format::Codex => Some(Box::new(codex::CodexReader::default())),
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
         Format::Gemini => Some(Box::new(gemini::GeminiReader::default())),
-        Format::Qwen => Some(Box::new(qwen::QwenReader)),
-        Format::Pi => Some(Box::new(pi::PiReader)),
-        Format::Copilot => Some(Box::new(copilot::CopilotReader::default())),
-        Format::Droid => Some(Box::new(droid::DroidReader)),
+        Format::Qwen | Format::Pi | Format::Copilot | Format::Droid => {
+            chat_format(format).map(|f| Box::new(chat::ChatReader::new(f)) as Box<dyn LineReader>)
+        }
+    }
+}
+
+/// The description of a chat-style JSONL format, read by `chat::ChatReader`.
+pub fn chat_format(format: Format) -> Option<&'static chat::ChatFormat> {
+    match format {
+        Format::Qwen => Some(&qwen::FORMAT),
+        Format::Pi => Some(&pi::FORMAT),
+        Format::Copilot => Some(&copilot::FORMAT),
+        Format::Droid => Some(&droid::FORMAT),
+        _ => None,
     }
 }
 

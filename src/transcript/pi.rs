@@ -21,77 +21,57 @@
 //! so far at once). Entries form a tree (`/tree` branches in place); they
 //! are read in file order, every branch included.
 
+//!
+//! Read by the chat-style reader (`chat`); this is its description.
+
 use serde_json::Value;
 
-use super::model::{self, Message, Role, ToolCall, ToolResult, Usage};
-use super::{Batch, LineReader};
+use super::chat::{self, ChatFormat, Header, Read, Turn};
+use super::model::{Message, Role, ToolResult, Usage};
 
-/// The reader of a pi session file.
-#[derive(Debug, Default)]
-pub struct PiReader;
+/// A pi session as the chat-style reader reads it.
+pub const FORMAT: ChatFormat = ChatFormat {
+    id: "id",
+    parent: "parentId",
+    header: Some(Header {
+        kind: "session",
+        id: "/id",
+        model: None,
+    }),
+    session_key: None,
+    stamp_session: false,
+    usage_record: None,
+    ignored: &[
+        "model_change",
+        "thinking_level_change",
+        "custom",
+        "label",
+        "session_info",
+    ],
+    message,
+};
 
-impl LineReader for PiReader {
-    fn line(&mut self, line: &[u8], offset: u64, out: &mut Batch) {
-        let Ok(Value::Object(entry)) = serde_json::from_slice::<Value>(line) else {
-            out.stats.malformed += 1;
-            return;
-        };
-        let text = |v: Option<&Value>| v.map(content_text).unwrap_or_default();
-        let m = match entry.get("type").and_then(Value::as_str) {
-            Some("session") => {
-                out.session_id = entry.get("id").and_then(Value::as_str).map(str::to_string);
-                return;
-            }
-            Some("message") => match entry.get("message") {
-                Some(Value::Object(_)) => message(&entry["message"], offset, out),
-                _ => {
-                    out.stats.malformed += 1;
-                    return;
-                }
-            },
-            Some("custom_message") => Some(Message::new(Role::System, text(entry.get("content")), offset)),
-            Some("compaction" | "branch_summary") => {
-                Some(Message::new(Role::System, text(entry.get("summary")), offset))
-            }
-            Some("model_change" | "thinking_level_change" | "custom" | "label" | "session_info") => return,
-            Some(_) => {
-                out.stats.unknown += 1;
-                return;
-            }
-            None => {
-                out.stats.malformed += 1;
-                return;
-            }
-        };
-        let Some(mut m) = m.filter(|m| !m.text.is_empty() || !m.tool_calls.is_empty() || m.tool_result.is_some())
-        else {
-            return;
-        };
-        if let Some(at) = entry
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .and_then(model::parse_time)
-        {
-            m.at_ms = Some(at);
-        }
-        m.uuid = entry.get("id").and_then(Value::as_str).map(str::to_string);
-        m.parent_uuid = entry.get("parentId").and_then(Value::as_str).map(str::to_string);
-        out.messages.push(m);
+fn message(kind: &str, entry: &Value, offset: u64) -> Read {
+    let system = |key: &str| Turn::one(Message::new(Role::System, chat::text_of(&entry[key]), offset));
+    match kind {
+        "message" if entry["message"].is_object() => in_message(&entry["message"], offset),
+        "message" => Read::Malformed,
+        "custom_message" => system("content"),
+        "compaction" | "branch_summary" => system("summary"),
+        _ => Read::Unknown,
     }
 }
 
-/// One `message` entry's message; its tokens added to the batch.
-fn message(msg: &Value, offset: u64, out: &mut Batch) -> Option<Message> {
-    let role = msg["role"].as_str().unwrap_or_default();
-    let mut m = match role {
-        "user" => Message::new(Role::User, content_text(&msg["content"]), offset),
+/// One `message` entry's message, with its tokens.
+fn in_message(msg: &Value, offset: u64) -> Read {
+    let text = chat::text_of(&msg["content"]);
+    let mut m = match msg["role"].as_str().unwrap_or_default() {
+        "user" => Message::new(Role::User, text, offset),
         "assistant" => {
-            let mut m = Message::new(Role::Assistant, content_text(&msg["content"]), offset);
-            m.tool_calls = tool_calls(&msg["content"]);
+            let mut m = Message::new(Role::Assistant, text, offset);
+            m.tool_calls = chat::typed_calls(&msg["content"], "toolCall", "arguments");
             m.model = msg["model"].as_str().map(str::to_string);
-            if m.model.is_some() {
-                out.model.clone_from(&m.model);
-            }
+            m.at_ms = msg["timestamp"].as_i64();
             let n = |k: &str| msg["usage"][k].as_i64().unwrap_or(0);
             let usage = Usage {
                 input: n("input"),
@@ -99,14 +79,15 @@ fn message(msg: &Value, offset: u64, out: &mut Batch) -> Option<Message> {
                 cache_read: n("cacheRead"),
                 cache_write: n("cacheWrite"),
             };
-            if !usage.is_zero() {
-                out.usage.add(&usage);
-                m.usage = Some(usage);
-            }
-            m
+            return Read::Turn(Turn {
+                model: m.model.clone(),
+                messages: vec![m],
+                usage: Some(usage),
+                takes_pending: false,
+            });
         }
         "toolResult" => {
-            let mut m = Message::new(Role::Tool, content_text(&msg["content"]), offset);
+            let mut m = Message::new(Role::Tool, text, offset);
             m.tool_result = Some(ToolResult {
                 tool_use_id: msg["toolCallId"].as_str().map(str::to_string),
                 is_error: msg["isError"].as_bool().unwrap_or(false),
@@ -119,50 +100,14 @@ fn message(msg: &Value, offset: u64, out: &mut Batch) -> Option<Message> {
             let output = msg["output"].as_str().unwrap_or_default();
             Message::new(Role::Tool, format!("$ {command}\n{output}"), offset)
         }
-        "custom" => Message::new(Role::System, content_text(&msg["content"]), offset),
+        "custom" => Message::new(Role::System, text, offset),
         "branchSummary" | "compactionSummary" => {
             Message::new(Role::System, msg["summary"].as_str().unwrap_or_default().into(), offset)
         }
-        _ => {
-            out.stats.unknown += 1;
-            return None;
-        }
+        _ => return Read::Unknown,
     };
     m.at_ms = msg["timestamp"].as_i64();
-    Some(m)
-}
-
-/// The text of a `content`: a string, or its `text` parts (not `thinking`,
-/// images or tool calls) one a line.
-fn content_text(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => {
-            let texts: Vec<&str> = parts
-                .iter()
-                .filter(|p| p["type"] == "text")
-                .filter_map(|p| p["text"].as_str())
-                .filter(|t| !t.is_empty())
-                .collect();
-            texts.join("\n")
-        }
-        _ => String::new(),
-    }
-}
-
-fn tool_calls(content: &Value) -> Vec<ToolCall> {
-    let Some(parts) = content.as_array() else {
-        return Vec::new();
-    };
-    parts
-        .iter()
-        .filter(|p| p["type"] == "toolCall")
-        .map(|p| ToolCall {
-            id: p["id"].as_str().map(str::to_string),
-            name: p["name"].as_str().unwrap_or_default().to_string(),
-            input: p.get("arguments").cloned().unwrap_or(Value::Null),
-        })
-        .collect()
+    Turn::one(m)
 }
 
 #[cfg(test)]
@@ -170,7 +115,8 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::*;
-    use crate::transcript::{Format, read_file};
+    use crate::transcript::chat::ChatReader;
+    use crate::transcript::{Batch, Format, LineReader, read_file};
 
     /// Recorded from pi 0.73.1 against a mock model: a greeting, a `bash`
     /// call (pi asks no permission), `/quit`, then `--session ID` and one
@@ -233,8 +179,9 @@ mod tests {
             r#"{"type":"telepathy","id":"e"}"#,
             r#"{"type":"message","message":"#,
         ];
+        let mut reader = ChatReader::new(&FORMAT);
         for (i, l) in lines.iter().enumerate() {
-            PiReader.line(l.as_bytes(), i as u64, &mut out);
+            reader.line(l.as_bytes(), i as u64, &mut out);
         }
         let got: Vec<(&str, &str)> = out
             .messages

@@ -20,124 +20,75 @@
 //! copies the history into a new file under a new id. So the reader keeps no
 //! state: every line stands alone.
 
-use serde::Deserialize;
+//!
+//! Read by the chat-style reader (`chat`); this is its description.
+
 use serde_json::Value;
 
+use super::chat::{ChatFormat, Read, Turn};
 use super::gemini::Parts;
-use super::model::{self, Message, Role, ToolResult, Usage};
-use super::{Batch, LineReader};
+use super::model::{Message, Role, ToolResult, Usage};
 
-#[derive(Deserialize)]
-struct Record {
-    #[serde(rename = "type")]
-    kind: String,
-    uuid: Option<String>,
-    #[serde(rename = "parentUuid")]
-    parent_uuid: Option<String>,
-    #[serde(rename = "sessionId")]
-    session_id: Option<String>,
-    timestamp: Option<String>,
-    model: Option<String>,
-    #[serde(default)]
-    message: Value,
-    #[serde(rename = "usageMetadata")]
-    usage: Option<Tokens>,
-    #[serde(rename = "toolCallResult")]
-    result: Option<CallResult>,
-}
+/// A Qwen Code chat as the chat-style reader reads it.
+pub const FORMAT: ChatFormat = ChatFormat {
+    id: "uuid",
+    parent: "parentUuid",
+    header: None,
+    session_key: Some("sessionId"),
+    stamp_session: true,
+    usage_record: None,
+    ignored: &["system"],
+    message,
+};
 
-#[derive(Deserialize)]
-struct Tokens {
-    #[serde(rename = "promptTokenCount", default)]
-    prompt: i64,
-    #[serde(rename = "candidatesTokenCount", default)]
-    candidates: i64,
-    #[serde(rename = "thoughtsTokenCount", default)]
-    thoughts: i64,
-    #[serde(rename = "cachedContentTokenCount", default)]
-    cached: i64,
-}
-
-impl Tokens {
-    fn usage(&self) -> Usage {
-        Usage {
-            input: self.prompt - self.cached.min(self.prompt),
-            output: self.candidates + self.thoughts,
-            cache_read: self.cached,
-            cache_write: 0,
+fn message(kind: &str, record: &Value, offset: u64) -> Read {
+    let role = match kind {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "tool_result" => Role::Tool,
+        _ => return Read::Unknown,
+    };
+    let parts = &record["message"]["parts"];
+    let mut messages = if role == Role::Tool {
+        results(parts, record, offset)
+    } else {
+        let mut found = Parts::default();
+        found.read(parts);
+        let mut m = Message::new(role, found.text, offset);
+        m.tool_calls = found.calls;
+        if m.text.is_empty() && m.tool_calls.is_empty() {
+            return Read::Nothing;
         }
+        vec![m]
+    };
+    let model = record["model"].as_str().map(str::to_string);
+    for m in &mut messages {
+        m.model.clone_from(&model);
     }
+    Read::Turn(Turn {
+        messages,
+        model,
+        usage: Some(tokens(&record["usageMetadata"])),
+        takes_pending: false,
+    })
 }
 
-#[derive(Deserialize)]
-struct CallResult {
-    status: Option<String>,
-}
-
-/// The reader of a Qwen Code chat.
-#[derive(Debug, Default)]
-pub struct QwenReader;
-
-impl LineReader for QwenReader {
-    fn line(&mut self, line: &[u8], offset: u64, out: &mut Batch) {
-        let Ok(r) = serde_json::from_slice::<Record>(line) else {
-            out.stats.malformed += 1;
-            return;
-        };
-        if out.session_id.is_none() {
-            out.session_id.clone_from(&r.session_id);
-        }
-        let role = match r.kind.as_str() {
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            "tool_result" => Role::Tool,
-            "system" => return,
-            _ => {
-                out.stats.unknown += 1;
-                return;
-            }
-        };
-        let parts = &r.message["parts"];
-        let mut messages = if role == Role::Tool {
-            results(parts, &r, offset)
-        } else {
-            let mut found = Parts::default();
-            found.read(parts);
-            let mut m = Message::new(role, found.text, offset);
-            m.tool_calls = found.calls;
-            if m.text.is_empty() && m.tool_calls.is_empty() {
-                return;
-            }
-            vec![m]
-        };
-        let usage = r.usage.as_ref().map(Tokens::usage).filter(|u| !u.is_zero());
-        if let Some(u) = &usage {
-            out.usage.add(u);
-        }
-        if r.model.is_some() {
-            out.model.clone_from(&r.model);
-        }
-        let at = r.timestamp.as_deref().and_then(model::parse_time);
-        for m in &mut messages {
-            m.at_ms = at;
-            m.uuid.clone_from(&r.uuid);
-            m.parent_uuid.clone_from(&r.parent_uuid);
-            m.session_id.clone_from(&r.session_id);
-            m.model.clone_from(&r.model);
-        }
-        if let Some(first) = messages.first_mut() {
-            first.usage = usage;
-        }
-        out.messages.extend(messages);
+/// Gemini's counts: `promptTokenCount` includes the cached part.
+fn tokens(t: &Value) -> Usage {
+    let n = |k: &str| t[k].as_i64().unwrap_or(0);
+    let (prompt, cached) = (n("promptTokenCount"), n("cachedContentTokenCount"));
+    Usage {
+        input: prompt - cached.min(prompt),
+        output: n("candidatesTokenCount") + n("thoughtsTokenCount"),
+        cache_read: cached,
+        cache_write: 0,
     }
 }
 
 /// One `tool` message per `functionResponse` part of a `tool_result` line.
-fn results(parts: &Value, r: &Record, offset: u64) -> Vec<Message> {
-    let failed = r
-        .result
-        .as_ref()
-        .and_then(|c| c.status.as_deref())
+fn results(parts: &Value, record: &Value, offset: u64) -> Vec<Message> {
+    let failed = record["toolCallResult"]["status"]
+        .as_str()
         .is_some_and(|s| s != "success");
     let Some(parts) = parts.as_array() else {
         return Vec::new();
@@ -168,7 +119,8 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::*;
-    use crate::transcript::{Format, read_file};
+    use crate::transcript::chat::ChatReader;
+    use crate::transcript::{Batch, Format, LineReader, read_file};
 
     /// Recorded from Qwen Code 0.24.4 against a mock model: a greeting, a
     /// `run_shell_command` call allowed at its prompt, `/quit`, then
@@ -228,7 +180,7 @@ mod tests {
     #[test]
     fn a_failed_call_s_result_is_an_error_and_odd_lines_are_counted() {
         let mut out = Batch::default();
-        let mut reader = QwenReader;
+        let mut reader = ChatReader::new(&FORMAT);
         let lines = [
             r#"{"type":"tool_result","sessionId":"s","message":{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"x","response":{"error":"denied"}}}]},"toolCallResult":{"callId":"c1","status":"error"}}"#,
             r#"{"type":"checkpoint","sessionId":"s"}"#,

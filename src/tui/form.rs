@@ -3,7 +3,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::TextArea;
 
-use crate::api::StartParams;
+use crate::api::{RunSpec, StartParams};
 
 pub enum Outcome {
     Keep,
@@ -403,16 +403,19 @@ impl NewRunForm {
             return Err("the cmd harness needs a command in args".into());
         }
         Ok(StartParams {
-            harness,
-            args,
-            name: Some(self.name.trim().to_string()).filter(|n| !n.is_empty()),
-            cwd: cwd.to_string(),
-            prompt: Some(self.prompt.clone()).filter(|p| !p.trim().is_empty()),
+            spec: RunSpec {
+                harness,
+                args,
+                name: Some(self.name.trim().to_string()).filter(|n| !n.is_empty()),
+                cwd: cwd.to_string(),
+                prompt: Some(self.prompt.clone()).filter(|p| !p.trim().is_empty()),
+                pass_env: env_names(&self.env)?,
+                timeout_secs: timeout_secs(&self.timeout)?,
+                worktree: self.worktree,
+                host: (host != "local").then(|| host.to_string()),
+                ..RunSpec::default()
+            },
             env: std::env::vars().collect(),
-            pass_env: env_names(&self.env)?,
-            timeout_secs: timeout_secs(&self.timeout)?,
-            worktree: self.worktree,
-            host: (host != "local").then(|| host.to_string()),
             ..StartParams::default()
         })
     }

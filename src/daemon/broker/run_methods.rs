@@ -13,7 +13,7 @@ use super::subscribe::{self, Outbox};
 use crate::api::{
     AnswerParams, ApiError, AttachParams, AttachResult, CancelParams, Cancelling, DetachParams, Done, ErrorCode,
     HistoryParams, MergeParams, PromptParams, RenameParams, RerunParams, ResizeParams, RunDetail, RunRecord, RunRef,
-    SendParams, SendResult, StartParams, WaitParams, WorktreeRmParams, bounds,
+    RunSpec, SendParams, SendResult, StartParams, WaitParams, WorktreeRmParams, bounds,
 };
 use crate::daemon::Daemon;
 use crate::protocol::run_files::{SizeChange, TimeSample};
@@ -367,20 +367,22 @@ pub(super) async fn rerun(
         .map_err(ApiError::internal)?;
     let profile = info.profile;
     let again = StartParams {
-        harness: profile.unwrap_or_else(|| row.harness.clone()),
-        args: row.args.clone(),
-        name: None,
-        cwd: row.cwd.clone(),
+        spec: RunSpec {
+            harness: profile.unwrap_or_else(|| row.harness.clone()),
+            args: row.args.clone(),
+            name: None,
+            cwd: row.cwd.clone(),
+            detached: row.detached,
+            timeout_secs: row.timeout_secs,
+            worktree: false,
+            prompt: None,
+            pass_env: info.pass_env,
+            host: (row.host != "local").then(|| row.host.clone()),
+        },
         parent: row.parent_run_id.clone(),
-        detached: row.detached,
-        timeout_secs: row.timeout_secs,
         rows: Some(row.rows),
         cols: Some(row.cols),
-        worktree: false,
-        prompt: None,
         env,
-        pass_env: info.pass_env,
-        host: (row.host != "local").then(|| row.host.clone()),
         launch_id: None,
         team: None,
         placed: false,
@@ -444,20 +446,20 @@ async fn start_rerun(
             .repeated(&row.id)
             .await
             .map_err(ApiError::internal)?;
-        again.name = name.filter(|n| crate::api::bounds::validate_name(n).is_ok());
+        again.spec.name = name.filter(|n| crate::api::bounds::validate_name(n).is_ok());
         match start_placed(daemon, again.clone()).await {
-            Err(e) if e.code == crate::api::ErrorCode::Conflict && again.name.is_some() => continue,
+            Err(e) if e.code == crate::api::ErrorCode::Conflict && again.spec.name.is_some() => continue,
             other => return other,
         }
     }
-    again.name = None;
+    again.spec.name = None;
     start_placed(daemon, again).await
 }
 
 /// A start on its host: a remote one through the host's link (`runs.start`
 /// from a client is placed before dispatch, `remote::place`).
 async fn start_placed(daemon: &Arc<Daemon>, params: StartParams) -> Result<RunRecord, ApiError> {
-    match params.host {
+    match params.spec.host {
         Some(_) => crate::remote::start(&daemon.here(), params).await,
         None => crate::engine::start::start(&daemon.engine, params).await,
     }
