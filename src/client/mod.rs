@@ -3,12 +3,13 @@
 
 pub mod replay;
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader as StdBufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -147,7 +148,6 @@ impl Client {
                 {
                     let waiter = reader_pending
                         .lock()
-                        .unwrap_or_else(|p| p.into_inner())
                         .as_mut()
                         .and_then(|waiters| waiters.remove(&resp.id));
                     if let Some(waiter) = waiter {
@@ -163,7 +163,7 @@ impl Client {
             }
             // Dropping the waiters tells every caller the daemon went away;
             // later calls see `None` and fail without waiting.
-            reader_pending.lock().unwrap_or_else(|p| p.into_inner()).take();
+            reader_pending.lock().take();
         });
         Ok(Client {
             frames,
@@ -199,12 +199,7 @@ impl Client {
         }
         let (tx, rx) = oneshot::channel();
         let gone = || unavailable("the daemon closed the connection".into());
-        self.pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_mut()
-            .ok_or_else(gone)?
-            .insert(id, tx);
+        self.pending.lock().as_mut().ok_or_else(gone)?.insert(id, tx);
         self.frames.send(frame).await.map_err(|_| gone())?;
         let resp = rx.await.map_err(|_| gone())?;
         match (resp.result, resp.error) {

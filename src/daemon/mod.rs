@@ -22,9 +22,10 @@ mod teams;
 mod upgrade;
 mod worktrees;
 
+use parking_lot::Mutex;
 use std::io::Write;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
 use tokio::net::UnixListener;
@@ -171,7 +172,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
                 let binary = binary.clone();
                 // Off the runtime: a replaced file is run once (`--version`).
                 let replaced = tokio::task::spawn_blocking(move || {
-                    binary.lock().unwrap_or_else(|p| p.into_inner()).replaced().map(std::path::Path::to_path_buf)
+                    binary.lock().replaced().map(std::path::Path::to_path_buf)
                 })
                 .await
                 .ok()

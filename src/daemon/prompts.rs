@@ -32,7 +32,7 @@ pub(super) async fn drop(engine: &Arc<Engine>, row: RunRow, params: PromptParams
     let prompt = named(&params)?;
     let dropped = change(engine, &row, &prompt, "PROMPT_DROPPED", Change::Drop).await?;
     if let Some(live) = engine.live(&row.id) {
-        let mut held = live.held.lock().unwrap_or_else(|p| p.into_inner());
+        let mut held = live.held.lock();
         if held.as_ref().is_some_and(|h| h.prompt_id == prompt) {
             *held = None;
         }
@@ -117,12 +117,7 @@ async fn send_now(engine: &Arc<Engine>, row: RunRow, prompt: String) -> Result<S
         .map_err(ApiError::internal)?
         .filter(|p| p.run_id == row.id && p.state == "queued")
         .ok_or_else(|| not_waiting(&row, &prompt))?;
-    let question = live
-        .screen
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .as_ref()
-        .is_some_and(|f| !f.is_login_problem());
+    let question = live.screen.lock().as_ref().is_some_and(|f| !f.is_login_problem());
     if question {
         return Err(ApiError::new(
             ErrorCode::Conflict,

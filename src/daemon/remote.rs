@@ -51,7 +51,7 @@ impl Local for Daemon {
         let id = run.id().to_string();
         let live = Arc::new(LiveRun::new(id.clone(), RunLink::Remote(run), offset));
         {
-            let mut runs = self.engine.runs.lock().unwrap_or_else(|p| p.into_inner());
+            let mut runs = self.engine.runs.lock();
             if runs.contains_key(&id) {
                 return None;
             }
@@ -92,12 +92,7 @@ async fn follow(daemon: Arc<Daemon>, live: Arc<LiveRun>, mut events: mpsc::Recei
     }
     live.ended.send_replace(true);
     live.wake.notify_waiters();
-    daemon
-        .engine
-        .runs
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(&live.id);
+    daemon.engine.runs.lock().remove(&live.id);
     daemon.engine.changed(&live.id);
     crate::engine::tasks::mirror_ended(&daemon.engine, &live.id).await;
 }

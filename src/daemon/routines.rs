@@ -5,8 +5,9 @@
 //! was stopped, or the machine asleep, at their time — and starts the
 //! fires queued behind a run once it ends. `routines.*` answer here too.
 
+use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::Daemon;
 use super::routine_fire::{fire, skip};
@@ -57,8 +58,8 @@ impl Routines {
         if now <= 0 {
             return;
         }
-        let states = self.states.lock().unwrap_or_else(|p| p.into_inner());
-        let mut first_read = self.first_read.lock().unwrap_or_else(|p| p.into_inner());
+        let states = self.states.lock();
+        let mut first_read = self.first_read.lock();
         let mut new = false;
         for name in routines.keys() {
             let seen = states.get(name).is_some_and(|s| s.checked_to.is_some());
@@ -73,12 +74,12 @@ impl Routines {
     }
 
     fn state(&self, name: &str) -> RoutineState {
-        let states = self.states.lock().unwrap_or_else(|p| p.into_inner());
+        let states = self.states.lock();
         states.get(name).cloned().unwrap_or_default()
     }
 
     pub(super) fn starting_now(&self, name: &str, starting: bool) {
-        let mut set = self.starting.lock().unwrap_or_else(|p| p.into_inner());
+        let mut set = self.starting.lock();
         match starting {
             true => set.insert(name.to_string()),
             false => set.remove(name),
@@ -86,7 +87,7 @@ impl Routines {
     }
 
     pub(super) fn is_starting(&self, name: &str) -> bool {
-        self.starting.lock().unwrap_or_else(|p| p.into_inner()).contains(name)
+        self.starting.lock().contains(name)
     }
 
     /// Queues a fire behind the routine's run; how many waited before it
@@ -105,12 +106,7 @@ impl Routines {
 
 /// Stores a routine's state and keeps it as the one in memory.
 async fn save(daemon: &Arc<Daemon>, name: &str, state: RoutineState) {
-    daemon
-        .routines
-        .states
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(name.to_string(), state.clone());
+    daemon.routines.states.lock().insert(name.to_string(), state.clone());
     let key = name.to_string();
     if let Err(e) = daemon.engine.store.routines().save(&key, state).await {
         tracing::warn!("cannot store routine {name}'s state: {e}");
@@ -122,7 +118,7 @@ async fn save(daemon: &Arc<Daemon>, name: &str, state: RoutineState) {
 /// loop; this task ends with the runtime.)
 pub async fn run(daemon: Arc<Daemon>) {
     match daemon.engine.store.routines().all().await {
-        Ok(states) => *daemon.routines.states.lock().unwrap_or_else(|p| p.into_inner()) = states,
+        Ok(states) => *daemon.routines.states.lock() = states,
         Err(e) => tracing::warn!("cannot read the routines' states: {e}"),
     }
     let mut changes = daemon.engine.changes.subscribe();
@@ -132,12 +128,7 @@ pub async fn run(daemon: Arc<Daemon>) {
         last_now = now;
         let mut next = None;
         if now > 0 {
-            daemon
-                .routines
-                .started_at
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get_or_insert(now);
+            daemon.routines.started_at.lock().get_or_insert(now);
             for (name, routine) in daemon.engine.config().routines {
                 let due = tick(&daemon, &name, &routine, now).await;
                 next = next.into_iter().chain(due).min();
@@ -172,7 +163,7 @@ async fn sleep_until(clock: &Clock, at_ms: i64) {
 }
 
 fn has_queue(daemon: &Daemon) -> bool {
-    let states = daemon.routines.states.lock().unwrap_or_else(|p| p.into_inner());
+    let states = daemon.routines.states.lock();
     states.values().any(|s| !s.queued.is_empty() && !s.paused)
 }
 
@@ -189,12 +180,7 @@ async fn tick(daemon: &Arc<Daemon>, name: &str, routine: &Routine, now: i64) -> 
         None => {
             // First seen: its schedule counts from when the config holding
             // it was first read, or from now.
-            let first = daemon
-                .routines
-                .first_read
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(name);
+            let first = daemon.routines.first_read.lock().remove(name);
             let from = first.unwrap_or(now).min(now);
             state.checked_to = Some(from);
             save(daemon, name, state.clone()).await;
@@ -235,7 +221,7 @@ async fn handle_due(daemon: &Arc<Daemon>, name: &str, routine: &Routine, due: &[
             "routine {name}: more than {MAX_MISSED} fires were missed; the newest {MAX_MISSED} are recorded"
         );
     }
-    let started_at = *daemon.routines.started_at.lock().unwrap_or_else(|p| p.into_inner());
+    let started_at = *daemon.routines.started_at.lock();
     for &at in missed.iter().filter(|t| Some(**t) != caught_up) {
         let when = crate::store::format_ms(at);
         let why = match started_at {

@@ -67,7 +67,7 @@ pub async fn adopt(engine: &Arc<Engine>, row: &RunRow) -> anyhow::Result<Arc<Liv
     }
     let live = Arc::new(LiveRun::new(row.id.clone(), RunLink::Local(link.clone()), hello.offset));
     live.says_busy.store(hello.busy, std::sync::atomic::Ordering::Relaxed);
-    *live.screen.lock().unwrap_or_else(|p| p.into_inner()) = hello.screen;
+    *live.screen.lock() = hello.screen;
     // Queued prompts wait for a quiet moment. A harness that just started is
     // busy starting; one re-adopted after a daemon restart may be mid-turn,
     // and its log's mtime says when it last wrote (unknown: assume just now).
@@ -82,12 +82,8 @@ pub async fn adopt(engine: &Arc<Engine>, row: &RunRow) -> anyhow::Result<Arc<Liv
     } else {
         now
     };
-    *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(last_output);
-    engine
-        .runs
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(row.id.clone(), live.clone());
+    *live.last_output.lock() = Some(last_output);
+    engine.runs.lock().insert(row.id.clone(), live.clone());
     tokio::spawn(monitor(engine.clone(), live.clone(), notes));
     super::queue::spawn(engine.clone(), live.clone());
     // Offsets and the exit arrive as notifications from here on.
@@ -151,7 +147,7 @@ pub async fn finish(engine: &Arc<Engine>, id: &str, ending: Ending) -> Recorded 
 /// in one transaction: a write refused halfway (a full disk) leaves none
 /// of them, so writing it again writes all.
 pub(crate) async fn store_end(engine: &Arc<Engine>, id: &str, ending: Ending) -> Result<(), crate::store::StoreError> {
-    let awaited = engine.awaited.lock().is_ok_and(|a| a.contains_key(id));
+    let awaited = engine.awaited.lock().contains_key(id);
     // A result for the parent quotes the child's last words: read them first.
     let read_whole = !awaited && ending_child(engine, id).await && super::tasks::read_transcript(engine, id).await;
     // The parent, and whoever was told of the end (or of orphans).

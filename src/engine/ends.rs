@@ -7,8 +7,9 @@
 //! evidence until the end is stored (it is told so, `sup.ack_exit`), so a
 //! daemon restarted meanwhile hears the end again.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
@@ -28,7 +29,7 @@ pub struct HeldEnds(Mutex<HashMap<String, Ending>>);
 impl HeldEnds {
     /// The row as it stands once its held end (if any) is written.
     pub fn apply(&self, mut row: RunRow) -> RunRow {
-        let held = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let held = self.0.lock();
         if let Some(ending) = held.get(&row.id)
             && row.state.is_live()
         {
@@ -43,7 +44,7 @@ impl HeldEnds {
     }
 
     fn release(&self, id: &str) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        self.0.lock().remove(id);
     }
 }
 
@@ -53,12 +54,7 @@ pub fn hold(engine: &Arc<Engine>, id: &str, mut ending: Ending) -> JoinHandle<()
     // Shown, and stored when it is, with the time the run ended, not of
     // the write.
     ending.ended_at.get_or_insert_with(crate::store::now_ms);
-    engine
-        .held_ends
-        .0
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(id.to_string(), ending.clone());
+    engine.held_ends.0.lock().insert(id.to_string(), ending.clone());
     let (engine, id) = (engine.clone(), id.to_string());
     tokio::spawn(async move {
         let mut wait = RETRY_FIRST;

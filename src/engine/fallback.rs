@@ -13,8 +13,9 @@
 //! from the run's record; the environment values from the daemon's own
 //! (the client's are gone).
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -67,7 +68,7 @@ pub fn remember(run: &str, profile: Option<&str>, profiles: &BTreeMap<String, Pr
         return;
     };
     start_adopter();
-    plans().lock().unwrap_or_else(|p| p.into_inner()).insert(
+    plans().lock().insert(
         run.to_string(),
         Plan {
             remaining: p.fallback.clone(),
@@ -117,7 +118,7 @@ pub async fn recover(engine: &Arc<Engine>, row: &runs::RunRow) {
         ..StartParams::default()
     };
     start_adopter();
-    plans().lock().unwrap_or_else(|p| p.into_inner()).insert(
+    plans().lock().insert(
         row.id.clone(),
         Plan {
             remaining,
@@ -151,7 +152,7 @@ fn still_to_try(tried: &[attempts::Tried], profiles: &BTreeMap<String, Profile>)
 
 /// Drops a run's plan (its run ended, or took its next attempt).
 pub fn forget(run: &str) -> Option<Plan> {
-    plans().lock().unwrap_or_else(|p| p.into_inner()).remove(run)
+    plans().lock().remove(run)
 }
 
 /// Called when a run's supervisor reports the harness's exit, before the
@@ -245,10 +246,7 @@ async fn next_attempt(
     plan.log_start = std::fs::metadata(engine.paths.output_log(&id))
         .map(|m| m.len())
         .unwrap_or(0);
-    plans()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(id.clone(), plan);
+    plans().lock().insert(id.clone(), plan);
     match adopter().get() {
         Some(tx) if tx.send((engine.clone(), row)).is_ok() => {}
         _ => {

@@ -138,7 +138,7 @@ async fn hand_to_status_loop(engine: Arc<Engine>, run: String, seen: HookSeen) {
     let mut changes = engine.changes.subscribe();
     loop {
         if let Some(live) = engine.live(&run) {
-            status::keep_newer(&mut live.hook.lock().unwrap_or_else(|p| p.into_inner()), seen);
+            status::keep_newer(&mut live.hook.lock(), seen);
             live.wake.notify_waiters();
             return;
         }

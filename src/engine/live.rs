@@ -1,10 +1,11 @@
 //! The daemon's connection to one run's supervisor, and what the daemon
 //! keeps about a live run.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -105,7 +106,7 @@ pub struct Viewer(Arc<LiveRun>);
 
 impl Drop for Viewer {
     fn drop(&mut self) {
-        let mut viewers = self.0.viewers.lock().unwrap_or_else(|p| p.into_inner());
+        let mut viewers = self.0.viewers.lock();
         *viewers = viewers.saturating_sub(1);
         if *viewers == 0 {
             self.0.pace_unwatched();
@@ -147,7 +148,7 @@ impl LiveRun {
     /// when the subscription began (unannounced while paced): `agents logs`
     /// must show the last line.
     pub async fn viewer(self: &Arc<Self>) -> Viewer {
-        *self.viewers.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        *self.viewers.lock() += 1;
         let viewer = Viewer(self.clone());
         // A remote run, or a supervisor too old to pace, announced
         // everything already.
@@ -183,7 +184,7 @@ impl LiveRun {
 
     /// Paces the supervisor's offsets if nobody watches the run yet.
     fn pace_if_unwatched(&self) {
-        let viewers = self.viewers.lock().unwrap_or_else(|p| p.into_inner());
+        let viewers = self.viewers.lock();
         if *viewers == 0 {
             self.pace_unwatched();
         }
@@ -194,11 +195,11 @@ impl LiveRun {
     /// supervisor too old to say).
     fn said_busy(&self, busy: Option<bool>) {
         let was = self.busy.swap(busy == Some(true), Ordering::Relaxed);
-        let mut last = self.last_output.lock().unwrap_or_else(|p| p.into_inner());
+        let mut last = self.last_output.lock();
         match busy {
             // Output resumed after a pause it said: a stretch begins.
             Some(true) if !was => {
-                *self.output_since.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+                *self.output_since.lock() = Some(Instant::now());
                 drop(last);
                 self.wake.notify_waiters();
             }
@@ -227,12 +228,12 @@ impl LiveRun {
     pub fn output_seen(&self) {
         let now = Instant::now();
         let quiet = Duration::from_millis(self.quiet_ms.load(Ordering::Relaxed));
-        let previous = self.last_output.lock().unwrap_or_else(|p| p.into_inner()).replace(now);
+        let previous = self.last_output.lock().replace(now);
         if previous.is_none_or(|t| now.saturating_duration_since(t) >= quiet) {
             // A stretch of output begins, unless a busy supervisor, which
             // announces offsets seconds apart, said it went on in between.
             if !self.is_busy() {
-                *self.output_since.lock().unwrap_or_else(|p| p.into_inner()) = Some(now);
+                *self.output_since.lock() = Some(now);
             }
             self.wake.notify_waiters();
         }
@@ -241,17 +242,17 @@ impl LiveRun {
     /// Everything known about the run's activity, for status fusion.
     pub fn evidence(&self) -> Evidence {
         Evidence {
-            hook: self.hook.lock().unwrap_or_else(|p| p.into_inner()).clone(),
-            screen: self.screen.lock().unwrap_or_else(|p| p.into_inner()).clone(),
-            screen_at: *self.screen_at.lock().unwrap_or_else(|p| p.into_inner()),
+            hook: self.hook.lock().clone(),
+            screen: self.screen.lock().clone(),
+            screen_at: *self.screen_at.lock(),
             last_output: match self.is_busy() {
                 true => Some(Instant::now()),
-                false => *self.last_output.lock().unwrap_or_else(|p| p.into_inner()),
+                false => *self.last_output.lock(),
             },
-            output_since: *self.output_since.lock().unwrap_or_else(|p| p.into_inner()),
-            keyed_at: *self.keyed_at.lock().unwrap_or_else(|p| p.into_inner()),
-            turn_shown: *self.turn_shown.lock().unwrap_or_else(|p| p.into_inner()),
-            stall: self.stall.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+            output_since: *self.output_since.lock(),
+            keyed_at: *self.keyed_at.lock(),
+            turn_shown: *self.turn_shown.lock(),
+            stall: self.stall.lock().clone(),
         }
     }
 
@@ -259,18 +260,18 @@ impl LiveRun {
     /// `still_ms` is how long it was asked to be still before it says so.
     fn screen_signs(&self, signs: ScreenSigns, still_ms: u64) {
         let now = Instant::now();
-        let mut screen = self.screen.lock().unwrap_or_else(|p| p.into_inner());
+        let mut screen = self.screen.lock();
         if *screen != signs.finding {
             *screen = signs.finding;
-            *self.screen_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(now);
+            *self.screen_at.lock() = Some(now);
         }
         drop(screen);
-        let mut shown = self.turn_shown.lock().unwrap_or_else(|p| p.into_inner());
+        let mut shown = self.turn_shown.lock();
         if shown.map(|(t, _)| t) != signs.turn {
             *shown = signs.turn.map(|t| (t, now));
         }
         drop(shown);
-        let mut stall = self.stall.lock().unwrap_or_else(|p| p.into_inner());
+        let mut stall = self.stall.lock();
         stall.limit = signs.limit;
         stall.still_since = match signs.still {
             Some(true) => stall
@@ -286,7 +287,7 @@ impl LiveRun {
         if self.is_busy() {
             return Some(quiet);
         }
-        let last = *self.last_output.lock().unwrap_or_else(|p| p.into_inner());
+        let last = *self.last_output.lock();
         match last {
             None => None,
             Some(t) => {
@@ -329,11 +330,7 @@ impl ScreenSub {
 
 impl Drop for ScreenSub {
     fn drop(&mut self) {
-        self.link
-            .screens
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.sub);
+        self.link.screens.lock().remove(&self.sub);
         self.link
             .tell::<calls::ScreenClose>(wire::ScreenClose { sub: self.sub });
     }
@@ -375,11 +372,7 @@ impl Link {
                 let bytes = match frame {
                     Frame::Control(bytes) => bytes,
                     Frame::Screen { sub, bytes, .. } => {
-                        let route = reader_screens
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .get(&sub)
-                            .cloned();
+                        let route = reader_screens.lock().get(&sub).cloned();
                         // One update is in flight per subscription, so a
                         // full route is a misbehaving peer: drop, never wait.
                         if let Some(route) = route {
@@ -391,10 +384,7 @@ impl Link {
                 };
                 match Message::parse(&bytes) {
                     Ok(Message::Response(resp)) => {
-                        let waiter = reader_pending
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .remove(&resp.id);
+                        let waiter = reader_pending.lock().remove(&resp.id);
                         if let Some(waiter) = waiter {
                             let _ = waiter.send(resp);
                         }
@@ -412,8 +402,8 @@ impl Link {
             }
             // Dropping `notes` tells the monitor the link is gone, and
             // dropping the routes ends each screen subscription's stream.
-            reader_pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
-            reader_screens.lock().unwrap_or_else(|p| p.into_inner()).clear();
+            reader_pending.lock().clear();
+            reader_screens.lock().clear();
         });
         Ok((
             Link {
@@ -445,7 +435,7 @@ impl Link {
     async fn call(&self, method: &str, params: Value) -> Result<Value, ApiError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
+        self.pending.lock().insert(id, tx);
         let unreachable = || ApiError::new(ErrorCode::NotRunning, "the run's supervisor is not reachable");
         self.frames
             .send(Frame::control(&Request::new(id, method, params)))
@@ -468,7 +458,7 @@ impl Link {
     pub async fn watch_screen(&self, frame_ms: Option<u64>, format: u8) -> Result<ScreenSub, ApiError> {
         let sub = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, updates) = mpsc::channel(4);
-        self.screens.lock().unwrap_or_else(|p| p.into_inner()).insert(sub, tx);
+        self.screens.lock().insert(sub, tx);
         let screen_sub = ScreenSub {
             link: self.clone(),
             sub,
@@ -567,7 +557,7 @@ impl OutputBytes {
     /// the next one.
     fn note(&self, engine: &Arc<Engine>, id: &str, offset: u64) {
         let first = {
-            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            let mut pending = self.pending.lock();
             let first = pending.is_empty();
             match pending.get_mut(id) {
                 Some(o) => *o = offset,
@@ -591,7 +581,7 @@ impl OutputBytes {
 
     /// The run ended: its final length is stored with its end.
     fn forget(&self, id: &str) {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        self.pending.lock().remove(id);
     }
 }
 
@@ -655,7 +645,7 @@ pub async fn monitor(engine: Arc<Engine>, live: Arc<LiveRun>, mut notes: mpsc::R
     live.wake.notify_waiters();
     {
         // A next attempt of the run (account fallback) may hold the id now.
-        let mut live_runs = engine.runs.lock().unwrap_or_else(|p| p.into_inner());
+        let mut live_runs = engine.runs.lock();
         if live_runs.get(&live.id).is_some_and(|l| Arc::ptr_eq(l, &live)) {
             live_runs.remove(&live.id);
         }

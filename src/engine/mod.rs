@@ -26,8 +26,9 @@ pub mod tasks;
 pub mod transcripts;
 pub mod waits;
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 use futures::future::BoxFuture;
 use tokio::sync::broadcast;
@@ -99,21 +100,16 @@ impl Engine {
     }
 
     pub fn live(&self, id: &str) -> Option<Arc<live::LiveRun>> {
-        self.runs.lock().unwrap_or_else(|p| p.into_inner()).get(id).cloned()
+        self.runs.lock().get(id).cloned()
     }
 
     /// Every live run now.
     pub fn live_runs(&self) -> Vec<Arc<live::LiveRun>> {
-        self.runs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .cloned()
-            .collect()
+        self.runs.lock().values().cloned().collect()
     }
 
     pub fn config(&self) -> Config {
-        let mut watch = self.config.lock().unwrap_or_else(|p| p.into_inner());
+        let mut watch = self.config.lock();
         if watch.refresh()
             && let Some(upcalls) = self.upcalls()
         {
@@ -127,7 +123,7 @@ impl Engine {
     /// window; with 50 runs a `stat` each was 50 a second). Every
     /// `config()` call and the minute's tick read edits.
     pub fn engine_as_read(&self) -> crate::config::Engine {
-        let watch = self.config.lock().unwrap_or_else(|p| p.into_inner());
+        let watch = self.config.lock();
         watch.current.engine.clone()
     }
 

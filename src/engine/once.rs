@@ -6,8 +6,9 @@
 //! session (`sessions::resume`, recorded on the run they start), answers an
 //! answer id (here).
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -44,13 +45,7 @@ pub struct StartGuard<'a> {
 
 impl Starts {
     pub async fn hold(&self, launch_id: &str) -> StartGuard<'_> {
-        let entry = self
-            .held
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(launch_id.to_string())
-            .or_default()
-            .clone();
+        let entry = self.held.lock().entry(launch_id.to_string()).or_default().clone();
         let lock = entry.clone().lock_owned().await;
         StartGuard {
             starts: self,
@@ -64,7 +59,7 @@ impl Starts {
 impl Drop for StartGuard<'_> {
     fn drop(&mut self) {
         self.lock.take();
-        let mut held = self.starts.held.lock().unwrap_or_else(|p| p.into_inner());
+        let mut held = self.starts.held.lock();
         // Ours and the map's: nobody else waits on this id, forget it.
         if Arc::strong_count(&self.entry) == 2 {
             held.remove(&self.launch_id);
@@ -189,9 +184,6 @@ mod tests {
         drop(first);
         rx.recv().await.expect("the retry goes on once the first is done");
         waiter.await.unwrap();
-        assert!(
-            starts.held.lock().unwrap().is_empty(),
-            "nothing kept once both are done"
-        );
+        assert!(starts.held.lock().is_empty(), "nothing kept once both are done");
     }
 }

@@ -94,7 +94,7 @@ pub async fn enqueue(engine: &Arc<Engine>, run: &str, prompt_id: &str, text: &st
         .map(|p| p.state)
         .unwrap_or(prompt.state);
     let held = engine.live(run).and_then(|live| {
-        let held = live.held.lock().unwrap_or_else(|p| p.into_inner());
+        let held = live.held.lock();
         held.as_ref()
             .filter(|h| h.prompt_id == prompt.id)
             .map(|h| h.why.clone())
@@ -204,7 +204,7 @@ pub fn waiting(
     rules: &Rules,
     queued: Vec<crate::store::prompts::Waiting>,
 ) -> Vec<crate::api::WaitingPrompt> {
-    let held = live.held.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let held = live.held.lock().clone();
     let status = verdict(live, rules).status;
     queued
         .into_iter()
@@ -280,12 +280,7 @@ pub fn spawn(engine: Arc<Engine>, live: Arc<LiveRun>) {
                     .store(crate::clock::now_ms(), std::sync::atomic::Ordering::Relaxed);
                 let was = status;
                 status = now;
-                let question = live
-                    .screen
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .as_ref()
-                    .and_then(|f| f.question.clone());
+                let question = live.screen.lock().as_ref().and_then(|f| f.question.clone());
                 // A stop for an answer is recorded with the mail that
                 // asks a team's leader, when the team routes it there.
                 let change = StatusChange {
@@ -340,12 +335,7 @@ async fn deliver_next(engine: &Arc<Engine>, live: &Arc<LiveRun>, rules: &Rules) 
     if !verdict(live, rules).status.takes_prompts() || live.quiet_for(rules.quiet).is_some() {
         return false;
     }
-    let login = live
-        .screen
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .as_ref()
-        .is_some_and(|f| f.is_login_problem());
+    let login = live.screen.lock().as_ref().is_some_and(|f| f.is_login_problem());
     if login {
         return false;
     }
@@ -404,7 +394,7 @@ async fn type_in(
         // full disk): the agent took it long ago; only the record is missing.
         Typed::Before => {}
     }
-    let was_held = live.held.lock().unwrap_or_else(|p| p.into_inner()).take().is_some();
+    let was_held = live.held.lock().take().is_some();
     let (id, pid) = (live.id.clone(), prompt.id.clone());
     let on_purpose = hold.is_none();
     let _ = engine.store.prompts().delivered(&id, &pid, on_purpose).await;
@@ -429,7 +419,7 @@ async fn note_held(engine: &Arc<Engine>, live: &LiveRun, prompt_id: &str, held: 
         checked_ms: crate::clock::now_ms(),
     };
     let new = {
-        let mut was = live.held.lock().unwrap_or_else(|p| p.into_inner());
+        let mut was = live.held.lock();
         let new = was
             .as_ref()
             .is_none_or(|w| w.prompt_id != now.prompt_id || w.why != now.why);
@@ -445,7 +435,7 @@ async fn note_held(engine: &Arc<Engine>, live: &LiveRun, prompt_id: &str, held: 
 
 /// How long until a held prompt is tried again.
 fn held_retry(live: &LiveRun) -> Option<std::time::Duration> {
-    let held = live.held.lock().unwrap_or_else(|p| p.into_inner());
+    let held = live.held.lock();
     held.as_ref()
         .map(|h| h.retry_at.saturating_duration_since(Instant::now()))
 }
@@ -455,10 +445,10 @@ fn held_retry(live: &LiveRun) -> Option<std::time::Duration> {
 /// until a hook says otherwise.
 fn took_prompt(live: &LiveRun) {
     let now = Instant::now();
-    *live.last_output.lock().unwrap_or_else(|p| p.into_inner()) = Some(now);
+    *live.last_output.lock() = Some(now);
     // A run that reports hooks is working from here until a hook says
     // otherwise; its last word (idle, waiting) is now out of date.
-    if let Some(held) = live.hook.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+    if let Some(held) = live.hook.lock().as_mut() {
         *held = status::HookSeen::new(
             ActivityStatus::Working,
             "prompt delivered".into(),

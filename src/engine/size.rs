@@ -126,8 +126,8 @@ pub async fn release_all(engine: &Arc<Engine>, viewer: ViewerId) {
     }
 }
 
-fn holders(live: &LiveRun) -> std::sync::MutexGuard<'_, Holders> {
-    live.holders.lock().unwrap_or_else(|p| p.into_inner())
+fn holders(live: &LiveRun) -> parking_lot::MutexGuard<'_, Holders> {
+    live.holders.lock()
 }
 
 /// The size the run started at: the first of its `sizes` (none for a run

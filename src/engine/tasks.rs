@@ -65,7 +65,7 @@ pub(crate) async fn read_transcript(engine: &Arc<Engine>, child: &str) -> bool {
 /// stops between the two tells it at its next start
 /// (`tell_untold_mirror_ends`).
 pub(crate) async fn mirror_ended(engine: &Arc<Engine>, id: &str) {
-    let awaited = engine.awaited.lock().is_ok_and(|a| a.contains_key(id));
+    let awaited = engine.awaited.lock().contains_key(id);
     let child = id.to_string();
     let told = engine.store.runs().mirror_ended(&child, awaited).await;
     match told {

@@ -138,10 +138,9 @@ impl Transcripts {
                     Err(broadcast::error::RecvError::Closed) => return,
                 };
                 let Some(engine) = engine.upgrade() else { return };
-                let live = engine.runs.lock().unwrap_or_else(|p| p.into_inner()).get(&run).cloned();
+                let live = engine.runs.lock().get(&run).cloned();
                 if let Some(live) = live {
-                    live.stall.lock().unwrap_or_else(|p| p.into_inner()).transcript_at =
-                        Some(std::time::Instant::now());
+                    live.stall.lock().transcript_at = Some(std::time::Instant::now());
                     live.wake.notify_waiters();
                 }
             }

@@ -80,9 +80,7 @@ struct Awaiting {
 
 impl Awaiting {
     fn new(engine: &Arc<Engine>, run: &str) -> Awaiting {
-        if let Ok(mut awaited) = engine.awaited.lock() {
-            *awaited.entry(run.to_string()).or_default() += 1;
-        }
+        *engine.awaited.lock().entry(run.to_string()).or_default() += 1;
         Awaiting {
             engine: engine.clone(),
             run: run.to_string(),
@@ -92,9 +90,8 @@ impl Awaiting {
 
 impl Drop for Awaiting {
     fn drop(&mut self) {
-        if let Ok(mut awaited) = self.engine.awaited.lock()
-            && let Some(n) = awaited.get_mut(&self.run)
-        {
+        let mut awaited = self.engine.awaited.lock();
+        if let Some(n) = awaited.get_mut(&self.run) {
             *n -= 1;
             if *n == 0 {
                 awaited.remove(&self.run);

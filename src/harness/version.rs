@@ -3,10 +3,11 @@
 //! binary: the answer is cached by path, modification time and size, so an
 //! upgrade in place is noticed and a hundred runs ask once.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
 /// How long a harness may take to print its version. Claude Code's native
@@ -28,16 +29,13 @@ fn cache() -> &'static Mutex<HashMap<Key, Option<String>>> {
 pub fn version_of(binary: &Path) -> Option<String> {
     let meta = std::fs::metadata(binary).ok()?;
     let key = (binary.to_path_buf(), meta.modified().ok()?, meta.len());
-    if let Some(known) = cache().lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+    if let Some(known) = cache().lock().get(&key) {
         return known.clone();
     }
     // A binary that could not be started at all (being written: ETXTBSY)
     // is asked again next time; one that ran and said nothing is not.
     let found = probe(binary)?;
-    cache()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(key, found.clone());
+    cache().lock().insert(key, found.clone());
     found
 }
 

@@ -225,7 +225,7 @@ async fn upload(ssh: &Ssh, path: &str, bytes: u64, host: &str, dir: &str) -> Res
         .await
         .ok()
         .and_then(|r| r.ok().and_then(|s| *s));
-    let stderr = String::from_utf8_lossy(&stream.stderr.lock().unwrap_or_else(|p| p.into_inner())).into_owned();
+    let stderr = String::from_utf8_lossy(&stream.stderr.lock()).into_owned();
     match (sent, status) {
         (Ok(n), Some(0)) if n == bytes => Ok(()),
         _ if !stderr.trim().is_empty() => Err(write_failure(host, dir, bytes, &stderr)),

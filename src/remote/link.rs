@@ -9,9 +9,10 @@
 //! delivered tagged with it, and a follower drops any from an epoch that is
 //! not its current one (docs/design.md §5).
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -226,7 +227,7 @@ async fn serve(ssh: &Ssh, host: &HostRow) -> Result<(Client, Arc<Mutex<Vec<u8>>>
     let stream = ssh.stream(&command).await?;
     let stderr = stream.stderr.clone();
     let tail = || {
-        let text = String::from_utf8_lossy(&stderr.lock().unwrap_or_else(|p| p.into_inner())).into_owned();
+        let text = String::from_utf8_lossy(&stderr.lock()).into_owned();
         let text = text.trim();
         if text.is_empty() {
             String::new()
@@ -362,8 +363,7 @@ impl Connection {
                 format!("host {host} did not answer {method} within {}s", CALL_TIMEOUT.as_secs()),
             )),
             Ok(Err(e)) if e.code == ErrorCode::DaemonUnavailable => {
-                let stderr =
-                    String::from_utf8_lossy(&self.stderr.lock().unwrap_or_else(|p| p.into_inner())).into_owned();
+                let stderr = String::from_utf8_lossy(&self.stderr.lock()).into_owned();
                 let stderr = stderr.trim();
                 Err(ApiError::new(
                     ErrorCode::HostUnreachable,
@@ -384,10 +384,7 @@ impl Connection {
     /// Frames for `run` from now on, until the connection ends.
     pub fn route(&self, run: &str) -> mpsc::UnboundedReceiver<RunEvent> {
         let (tx, rx) = mpsc::unbounded_channel();
-        self.routes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(run.to_string(), tx);
+        self.routes.lock().insert(run.to_string(), tx);
         rx
     }
 
@@ -396,18 +393,12 @@ impl Connection {
     /// connection ends.
     pub fn route_screen(&self, run: &str, sub: u64) -> mpsc::Receiver<ScreenEvent> {
         let (tx, rx) = mpsc::channel(4);
-        self.screens
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert((run.to_string(), sub), tx);
+        self.screens.lock().insert((run.to_string(), sub), tx);
         rx
     }
 
     pub fn unroute_screen(&self, run: &str, sub: u64) {
-        self.screens
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&(run.to_string(), sub));
+        self.screens.lock().remove(&(run.to_string(), sub));
     }
 
     pub async fn notify<M: Method>(&self, params: M::Params) -> Result<(), ApiError> {
@@ -415,7 +406,7 @@ impl Connection {
     }
 
     pub fn unroute(&self, run: &str) {
-        self.routes.lock().unwrap_or_else(|p| p.into_inner()).remove(run);
+        self.routes.lock().remove(run);
     }
 
     pub async fn send_frame(&self, frame: Frame) -> Result<(), ApiError> {
@@ -445,11 +436,7 @@ async fn route(
     while let Some(frame) = events.recv().await {
         let (run, event) = match frame {
             Frame::Screen { run, sub, bytes } => {
-                let route = screens
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .get(&(run, sub))
-                    .cloned();
+                let route = screens.lock().get(&(run, sub)).cloned();
                 // One update is in flight per subscription: a full route
                 // is a misbehaving peer, dropped, never waited on.
                 if let Some(route) = route {
@@ -472,7 +459,7 @@ async fn route(
                     // output still to come.
                     method::OUTPUT_END if note.params.get("screen").and_then(Value::as_bool) == Some(true) => {
                         let sub = note.params.get("sub").and_then(Value::as_u64).unwrap_or(0);
-                        let route = screens.lock().unwrap_or_else(|p| p.into_inner()).remove(&(run, sub));
+                        let route = screens.lock().remove(&(run, sub));
                         if let Some(route) = route {
                             let _ = route.try_send(ScreenEvent::End { error });
                         }
@@ -493,7 +480,7 @@ async fn route(
             // Lossless subscriptions never get snapshots; input is ours to send.
             Frame::Snapshot { .. } | Frame::Input { .. } => continue,
         };
-        let mut routes = routes.lock().unwrap_or_else(|p| p.into_inner());
+        let mut routes = routes.lock();
         if let Some(tx) = routes.get(&run)
             && tx.send(event).is_err()
         {
@@ -502,8 +489,8 @@ async fn route(
     }
     closed.send_replace(true);
     // Followers see their channel end and connect again.
-    routes.lock().unwrap_or_else(|p| p.into_inner()).clear();
-    screens.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    routes.lock().clear();
+    screens.lock().clear();
 }
 
 /// The daemon's link to one host.
@@ -599,15 +586,15 @@ impl HostLink {
     }
 
     pub fn state(&self) -> LinkState {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.state.lock().clone()
     }
 
     pub fn host(&self) -> HostRow {
-        self.host.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.host.lock().clone()
     }
 
     fn set_phase(&self, phase: Phase, error: Option<String>) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = self.state.lock();
         // `since` is when the link went up, or when it stopped being up.
         if (state.phase == Phase::Up) != (phase == Phase::Up) || state.since_ms.is_none() {
             state.since_ms = Some(crate::store::now_ms());
@@ -618,11 +605,7 @@ impl HostLink {
 
     /// The live connection, if there is one right now.
     pub fn current(&self) -> Option<Arc<Connection>> {
-        self.live
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .filter(|c| c.alive())
+        self.live.lock().clone().filter(|c| c.alive())
     }
 
     /// The live connection, opening one if there is none (one attempt at a
@@ -637,7 +620,7 @@ impl HostLink {
             return Err(RemoteError::UnknownHost(self.name.clone()));
         }
         if self.attempts.load(Ordering::SeqCst) != seen
-            && let Some(failure) = self.last_failure.lock().unwrap_or_else(|p| p.into_inner()).clone()
+            && let Some(failure) = self.last_failure.lock().clone()
         {
             return Err(failure);
         }
@@ -650,15 +633,15 @@ impl HostLink {
         }
         let epoch = self.epochs.fetch_add(1, Ordering::Relaxed) + 1;
         let host = self.host();
-        let proven = self.proven.lock().unwrap_or_else(|p| p.into_inner()).as_ref() == Some(&host);
+        let proven = self.proven.lock().as_ref() == Some(&host);
         let started = Instant::now();
         let opened = Connection::open(&host, epoch, proven).await;
         self.attempts.fetch_add(1, Ordering::SeqCst);
-        *self.last_failure.lock().unwrap_or_else(|p| p.into_inner()) = opened.as_ref().err().cloned();
+        *self.last_failure.lock() = opened.as_ref().err().cloned();
         match opened {
             Ok(conn) => {
                 let conn = Arc::new(conn);
-                *self.proven.lock().unwrap_or_else(|p| p.into_inner()) = Some(host.clone());
+                *self.proven.lock() = Some(host.clone());
                 let status = conn.status(&self.name).await.ok();
                 let latency = status.as_ref().map(|(_, ms)| *ms);
                 // Unknown (no answer): as this build, which serves them.
@@ -668,12 +651,12 @@ impl HostLink {
                 self.screen_subs.store(subs, Ordering::Relaxed);
                 {
                     self.set_phase(Phase::Up, None);
-                    let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut state = self.state.lock();
                     state.latency_ms = latency;
                     state.remote_version = Some(conn.info.version.clone());
                 }
                 *current = Some(conn.clone());
-                *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn.clone());
+                *self.live.lock() = Some(conn.clone());
                 tokio::spawn(watch_connection(self.clone(), conn.clone()));
                 self.connected.send_replace(epoch);
                 tracing::info!(
@@ -719,13 +702,13 @@ async fn watch_connection(link: Arc<HostLink>, conn: Arc<Connection>) {
             _ = conn.ended() => break,
             _ = tick.tick() => {
                 if let Ok((_, ms)) = conn.status(&link.name).await {
-                    link.state.lock().unwrap_or_else(|p| p.into_inner()).latency_ms = Some(ms);
+                    link.state.lock().latency_ms = Some(ms);
                 }
             }
         }
     }
     tracing::info!("host {}: link lost (epoch {})", link.name, conn.epoch);
-    let mut live = link.live.lock().unwrap_or_else(|p| p.into_inner());
+    let mut live = link.live.lock();
     if live.as_ref().is_some_and(|c| c.epoch == conn.epoch) {
         *live = None;
         drop(live);
@@ -742,21 +725,21 @@ pub struct Links {
 impl Links {
     /// The link for a stored host (created idle on first use).
     pub fn for_host(&self, host: &HostRow) -> Arc<HostLink> {
-        let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        let mut hosts = self.hosts.lock();
         let link = hosts
             .entry(host.name.clone())
             .or_insert_with(|| Arc::new(HostLink::new(host.clone())));
-        *link.host.lock().unwrap_or_else(|p| p.into_inner()) = host.clone();
+        *link.host.lock() = host.clone();
         link.clone()
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<HostLink>> {
-        self.hosts.lock().unwrap_or_else(|p| p.into_inner()).get(name).cloned()
+        self.hosts.lock().get(name).cloned()
     }
 
     /// Drops a removed host's link and closes its connection.
     pub async fn forget(&self, name: &str) {
-        let link = self.hosts.lock().unwrap_or_else(|p| p.into_inner()).remove(name);
+        let link = self.hosts.lock().remove(name);
         if let Some(link) = link {
             link.removed.send_replace(true);
             if let Some(conn) = link.current() {

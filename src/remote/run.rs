@@ -5,7 +5,8 @@
 //! answers are forwarded whole before they reach the run's link
 //! (`place::forward`), and its output comes back through the mirror.
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 use super::link::HostLink;
 use super::screen_watch::RemoteScreen;

@@ -7,8 +7,9 @@
 //! starts again from the whole current screen; when the run ends there,
 //! after its last screen.
 
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
@@ -38,7 +39,7 @@ static NEXT_SUB: AtomicU64 = AtomicU64::new(1);
 impl RemoteScreen {
     /// Starts following; `open` counts the run's subscriptions here.
     pub(super) fn open(link: Arc<HostLink>, run: String, open: Arc<Mutex<usize>>, format: u8) -> RemoteScreen {
-        *open.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        *open.lock() += 1;
         let own = NEXT_SUB.fetch_add(1, Ordering::Relaxed);
         let (out, updates) = mpsc::channel(1);
         let (acked, acked_rx) = watch::channel(0);
@@ -64,7 +65,7 @@ impl RemoteScreen {
 
 impl Drop for RemoteScreen {
     fn drop(&mut self) {
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let mut open = self.open.lock();
         *open = open.saturating_sub(1);
     }
 }
@@ -166,7 +167,7 @@ impl Forward {
                 Relayed::Closed => {
                     // On a host that keeps one subscription a run, only
                     // the run's last here gives it up.
-                    let last = *self.open.lock().unwrap_or_else(|p| p.into_inner()) == 0;
+                    let last = *self.open.lock() == 0;
                     if sub != 0 || last {
                         let detach = DetachParams {
                             run: self.run.clone(),

@@ -3,7 +3,8 @@
 //! a command whose output we collect, or a long-lived byte stream (the
 //! remote `agents serve --stdio`).
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::time::Duration;
 
 use russh::ChannelMsg;
@@ -59,14 +60,14 @@ impl client::Handler for Checker {
         let key = match server_key {
             PublicKeyOrCertificate::PublicKey { key, .. } => key.clone(),
             PublicKeyOrCertificate::Certificate(_) => {
-                *self.refusal.lock().unwrap_or_else(|p| p.into_inner()) = Some(RemoteError::Other(format!(
+                *self.refusal.lock() = Some(RemoteError::Other(format!(
                     "{} offered a host certificate; agents verifies plain host keys only",
                     self.resolved.address()
                 )));
                 return Ok(false);
             }
         };
-        *self.offered.lock().unwrap_or_else(|p| p.into_inner()) = Some(key.clone());
+        *self.offered.lock() = Some(key.clone());
         if self.policy == KeyPolicy::Capture {
             return Ok(false);
         }
@@ -74,7 +75,7 @@ impl client::Handler for Checker {
         match known_hosts::verify(&r.known_hosts, &r.hostname, r.port, &key, &self.name) {
             Ok(()) => Ok(true),
             Err(e) => {
-                *self.refusal.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                *self.refusal.lock() = Some(e);
                 Ok(false)
             }
         }
@@ -138,8 +139,8 @@ async fn handshake(
             format!("no SSH answer within {}s", CONNECT_TIMEOUT.as_secs()),
         )),
     };
-    let refused = refusal.lock().unwrap_or_else(|p| p.into_inner()).take();
-    let offered = offered.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let refused = refusal.lock().take();
+    let offered = offered.lock().take();
     let result = match (result, refused) {
         (_, Some(typed)) => Err(typed),
         (other, None) => other,
@@ -303,7 +304,7 @@ impl Ssh {
                     ChannelMsg::Data { data } if into_reader.write_all(&data).await.is_err() => break,
                     ChannelMsg::Data { .. } => {}
                     ChannelMsg::ExtendedData { data, .. } => {
-                        let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
+                        let mut tail = tail.lock();
                         tail.extend_from_slice(&data);
                         let excess = tail.len().saturating_sub(STDERR_TAIL);
                         tail.drain(..excess);

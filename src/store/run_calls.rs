@@ -2,8 +2,9 @@
 //! owner thread; a call that writes several rows writes them in one
 //! transaction where the SQL functions it calls say so.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rusqlite::Connection;
 use serde_json::{Value, json};
@@ -209,7 +210,7 @@ impl Runs<'_> {
     pub async fn store_output_bytes(&self, pending: Arc<Mutex<HashMap<String, u64>>>) -> Result<(), StoreError> {
         self.0
             .call(move |c| {
-                let batch = std::mem::take(&mut *pending.lock().unwrap_or_else(|p| p.into_inner()));
+                let batch = std::mem::take(&mut *pending.lock());
                 let tx = c.transaction()?;
                 for (id, offset) in batch {
                     runs::set_output_bytes(&tx, &id, offset)?;

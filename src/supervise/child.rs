@@ -141,7 +141,7 @@ pub async fn finish(
     // Descendants that left the group were re-parented to us (subreaper).
     let me = std::process::id() as i32;
     reap_orphans();
-    let ours = run.started_daemons.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let ours = run.started_daemons.lock().clone();
     let escaped: Vec<ProcessNote> = all_pids()
         .filter(|&pid| identity::ppid_of(pid) == Some(me) && !ours.contains(&pid))
         .map(note)

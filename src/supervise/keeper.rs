@@ -48,7 +48,7 @@ pub async fn keep_daemon(run: Arc<Supervised>, paths: Paths) {
         match start_daemon(&paths) {
             Ok(pid) => {
                 tracing::info!("the daemon went away; started one (pid {pid})");
-                run.started_daemons.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
+                run.started_daemons.lock().push(pid);
             }
             Err(e) => tracing::warn!("the daemon went away and cannot be started: {e}"),
         }

@@ -1,11 +1,12 @@
 //! The output log: every PTY byte appended, addressed by byte offset, with
 //! time samples (`output.idx`) and screen checkpoints (docs/design.md §6).
 
+use parking_lot::Mutex;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
-use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -156,9 +157,9 @@ const PARSE_INLINE_MAX: usize = 1024;
 /// Feeds `batch` (`queued` bytes) to the emulator, answers terminal
 /// queries, writes a checkpoint when one is due, and announces the parse.
 fn parse(run: &Supervised, batch: &[Vec<u8>], queued: usize, checkpoints: &Mutex<Checkpoints>) {
-    let mut checkpoints = checkpoints.lock().unwrap_or_else(|p| p.into_inner());
+    let mut checkpoints = checkpoints.lock();
     let (replies, checkpoint) = {
-        let mut screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
+        let mut screen = run.screen.lock();
         for bytes in batch {
             screen.feed(bytes, &run.signs);
         }

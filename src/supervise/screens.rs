@@ -166,7 +166,7 @@ fn watching(run: &Supervised, delta: isize) {
     };
     let now = before as isize + delta;
     if (before == 0) != (now == 0) {
-        let mut screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
+        let mut screen = run.screen.lock();
         screen.term.keep_scrolled(if now > 0 { SCROLLED_KEPT } else { 0 });
     }
 }
@@ -193,7 +193,7 @@ async fn stream(
         parsed.borrow_and_update();
         redrawn.borrow_and_update();
         let update = {
-            let mut screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
+            let mut screen = run.screen.lock();
             let due = sent_at.is_none_or(|at| at.elapsed() >= frame);
             let offset = screen.offset;
             let update = match due {

@@ -1,7 +1,8 @@
 //! The run socket and the state every part of the supervisor shares.
 
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::sync::mpsc as std_mpsc;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -314,7 +315,7 @@ impl Supervised {
             rows,
             cols,
         };
-        if let Some(file) = self.sizes.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        if let Some(file) = self.sizes.lock().as_mut() {
             use std::io::Write;
             // A full disk loses the record, not the run: replays then take
             // the size before it.
@@ -324,7 +325,7 @@ impl Supervised {
 
     /// Records the size the run starts at.
     pub fn record_first_size(&self) {
-        let screen = self.screen.lock().unwrap_or_else(|p| p.into_inner());
+        let screen = self.screen.lock();
         self.record_size(&screen);
     }
 
@@ -338,7 +339,7 @@ impl Supervised {
 
     /// The PTY master's descriptor, for waiting on output with a timeout.
     pub fn master_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.master.lock().unwrap_or_else(|p| p.into_inner()).as_raw_fd()
+        self.master.lock().as_raw_fd()
     }
 
     /// Output has been quiet `SCREEN_QUIET` (the caller timed it from its
@@ -346,7 +347,7 @@ impl Supervised {
     /// did since it last changed. Not `ParsedScreen::look_if_settled`, whose
     /// clock starts at the parse, a moment after the read.
     pub fn look_if_unread(&self) {
-        let mut screen = self.screen.lock().unwrap_or_else(|p| p.into_inner());
+        let mut screen = self.screen.lock();
         if !screen.looked {
             screen.look(&self.signs);
         }
@@ -356,8 +357,8 @@ impl Supervised {
         let _ = self.input.send(bytes);
     }
 
-    fn ending(&self) -> std::sync::MutexGuard<'_, Ending> {
-        self.ending.lock().unwrap_or_else(|p| p.into_inner())
+    fn ending(&self) -> parking_lot::MutexGuard<'_, Ending> {
+        self.ending.lock()
     }
 
     pub fn ended_by(&self) -> Option<EndedBy> {
@@ -439,8 +440,8 @@ impl Supervised {
     /// offset before it.
     pub fn resize(&self, rows: u16, cols: u16) {
         let (rows, cols) = (rows.max(1), cols.max(1));
-        let mut screen = self.screen.lock().unwrap_or_else(|p| p.into_inner());
-        let master = self.master.lock().unwrap_or_else(|p| p.into_inner());
+        let mut screen = self.screen.lock();
+        let master = self.master.lock();
         let _ = master.resize(PtySize {
             rows,
             cols,
@@ -457,7 +458,7 @@ impl Supervised {
 
     pub fn snapshot(&self) -> wire::Snapshot {
         // The screen and the offset it stands for, read under one lock.
-        let screen = self.screen.lock().unwrap_or_else(|p| p.into_inner());
+        let screen = self.screen.lock();
         let (rows, cols) = screen.term.size();
         wire::Snapshot {
             offset: screen.offset,
@@ -477,12 +478,12 @@ impl Supervised {
     /// a full disk, in between types it again, and only this process,
     /// which outlives daemons, can tell. The last `TYPED_KEPT` ids are kept.
     fn was_typed(&self, id: &str) -> bool {
-        let typed = self.typed.lock().unwrap_or_else(|p| p.into_inner());
+        let typed = self.typed.lock();
         typed.iter().any(|t| t == id)
     }
 
     fn note_typed(&self, id: &str) {
-        let mut typed = self.typed.lock().unwrap_or_else(|p| p.into_inner());
+        let mut typed = self.typed.lock();
         if typed.len() == TYPED_KEPT {
             typed.pop_front();
         }
@@ -496,7 +497,7 @@ impl Supervised {
     }
 
     fn hello(&self) -> Hello {
-        let (rows, cols) = self.screen.lock().unwrap_or_else(|p| p.into_inner()).term.size();
+        let (rows, cols) = self.screen.lock().term.size();
         Hello {
             run: self.run.clone(),
             supervisor: Identity::of(std::process::id() as i32),
@@ -570,11 +571,8 @@ async fn connection(stream: UnixStream, run: Arc<Supervised>) {
         };
         match frame {
             Frame::Input { run: id, bytes } if id == run.run => {
-                *run.keyed_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
-                run.screen
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .look_before_keys(&run.signs);
+                *run.keyed_at.lock() = Some(Instant::now());
+                run.screen.lock().look_before_keys(&run.signs);
                 run.write_input(bytes);
             }
             Frame::Control(bytes) => {
@@ -701,7 +699,7 @@ fn handle(
             }
             // Looked at and typed under the emulator's lock: what is read is
             // what the prompt lands on.
-            let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
+            let screen = run.screen.lock();
             if let Some(typing) = prompt.hold_typing_ms
                 && let Some(held) = super::typing::held(run, &screen, Duration::from_millis(typing))
             {

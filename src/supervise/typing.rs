@@ -66,7 +66,7 @@ pub(super) fn held(run: &Supervised, screen: &ParsedScreen, typing: Duration) ->
             retry_ms: ms(DRAFT_RECHECK),
         });
     }
-    let since = (*run.keyed_at.lock().unwrap_or_else(|p| p.into_inner()))?.elapsed();
+    let since = (*run.keyed_at.lock())?.elapsed();
     (since < typing).then(|| wire::Held {
         held: format!("the user typed into the run in the last {}", crate::api::ago(typing)),
         retry_ms: ms(typing - since).max(1),
@@ -108,7 +108,7 @@ pub(super) async fn answer(run: &Arc<Supervised>, req: &Request) -> Result<Value
     let mut parsed = run.parsed.subscribe();
     loop {
         let found = {
-            let screen = run.screen.lock().unwrap_or_else(|p| p.into_inner());
+            let screen = run.screen.lock();
             // A question to answer; a login problem is not one.
             let found = screen.waiting_on().filter(|f| !f.is_login_problem());
             if found.is_some() {

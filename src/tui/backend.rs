@@ -194,7 +194,8 @@ impl<W: Write> Backend for StyledBackend<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
+    use parking_lot::Mutex;
+    use std::sync::Arc;
 
     /// A writer the test reads back after the backend wrote to it.
     #[derive(Clone, Default)]
@@ -202,7 +203,7 @@ mod tests {
 
     impl Write for Shared {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
+            self.0.lock().extend_from_slice(buf);
             Ok(buf.len())
         }
         fn flush(&mut self) -> io::Result<()> {
@@ -215,7 +216,7 @@ mod tests {
         let mut backend = StyledBackend::new(out.clone(), styles);
         backend.draw(cells.iter().copied()).unwrap();
         Backend::flush(&mut backend).unwrap();
-        String::from_utf8(out.0.lock().unwrap().clone()).unwrap()
+        String::from_utf8(out.0.lock().clone()).unwrap()
     }
 
     #[test]

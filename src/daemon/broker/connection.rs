@@ -39,7 +39,7 @@ pub struct Subscription {
     pub acked: tokio::sync::watch::Sender<u64>,
 }
 
-pub type Subscriptions = Arc<std::sync::Mutex<HashMap<String, Subscription>>>;
+pub type Subscriptions = Arc<parking_lot::Mutex<HashMap<String, Subscription>>>;
 
 pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
     let (r, mut w) = stream.into_split();
@@ -111,7 +111,7 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
         }
     }
     let _ = gone_tx.send(true);
-    for (_, sub) in subscriptions.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+    for (_, sub) in subscriptions.lock().drain() {
         sub.task.abort();
     }
     forward_changes.abort();
@@ -175,7 +175,7 @@ async fn typed(daemon: &Arc<Daemon>, outbox: &Outbox, run: &str, bytes: Vec<u8>)
         // Keys typed: their echo follows. Enter hands the line
         // to the agent: what follows is its answer, not an echo.
         let submits = bytes.iter().any(|b| matches!(b, b'\r' | b'\n'));
-        *live.keyed_at.lock().unwrap_or_else(|p| p.into_inner()) = (!submits).then(std::time::Instant::now);
+        *live.keyed_at.lock() = (!submits).then(std::time::Instant::now);
         let _ = live.link.input(run, bytes).await;
     }
 }

@@ -238,11 +238,7 @@ fn ack(subs: &Subscriptions, ack: AckParams) -> Result<Done, ApiError> {
         sub,
     } = ack;
     // Acks name full ids (they come from output frames): no lookup.
-    if let Some(sub) = subs
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(&subscription_key(&run, screen.then_some(sub)))
-    {
+    if let Some(sub) = subs.lock().get(&subscription_key(&run, screen.then_some(sub))) {
         sub.acked.send_if_modified(|a| {
             let newer = offset > *a;
             if newer {
@@ -256,14 +252,7 @@ fn ack(subs: &Subscriptions, ack: AckParams) -> Result<Done, ApiError> {
 
 /// `daemon.status`: who it is, what it holds, which builds supervise.
 async fn status(daemon: &Arc<Daemon>) -> Result<DaemonStatus, ApiError> {
-    let live: Vec<String> = daemon
-        .engine
-        .runs
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .keys()
-        .cloned()
-        .collect();
+    let live: Vec<String> = daemon.engine.runs.lock().keys().cloned().collect();
     let live_runs = live.len();
     Ok(DaemonStatus {
         pid: std::process::id(),
@@ -275,7 +264,7 @@ async fn status(daemon: &Arc<Daemon>) -> Result<DaemonStatus, ApiError> {
         supervisors: crate::daemon::upgrade::supervisor_builds(daemon, live).await,
         screens: true,
         screen_subs: true,
-        awaited: daemon.engine.awaited.lock().map_or(0, |a| a.len()),
+        awaited: daemon.engine.awaited.lock().len(),
     })
 }
 

@@ -244,7 +244,7 @@ pub(super) fn attach_run(
     });
     let sub = super::connection::Subscription { task, acked };
     let key = subscription_key(&id, screen.then_some(screen_sub));
-    if let Some(old) = subs.lock().unwrap_or_else(|p| p.into_inner()).insert(key, sub) {
+    if let Some(old) = subs.lock().insert(key, sub) {
         old.task.abort();
     }
     Ok(AttachResult { run: record })
@@ -261,7 +261,7 @@ pub(super) async fn detach_run(
 ) -> Result<Done, ApiError> {
     let DetachParams { run: _, screen, sub } = p;
     let still_shown = {
-        let mut subs = subs.lock().unwrap_or_else(|p| p.into_inner());
+        let mut subs = subs.lock();
         let bytes = subscription_key(&row.id, None);
         let screens = subscription_key(&row.id, Some(0));
         subs.retain(|key, held| {

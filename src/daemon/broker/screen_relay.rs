@@ -149,7 +149,7 @@ async fn emulate(
             && r.has_changed().unwrap_or(false)
         {
             r.borrow_and_update();
-            let applied = live.holders.lock().unwrap_or_else(|p| p.into_inner()).applied();
+            let applied = live.holders.lock().applied();
             let (rows, cols) = applied.unwrap_or((row.rows, row.cols));
             term.resize(rows, cols);
         }
