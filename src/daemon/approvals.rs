@@ -6,16 +6,14 @@
 //! by an id whose question is gone — answered, or the run moved on — is
 //! refused, and each request is answered at most once.
 
-use std::sync::Arc;
-
-use super::Daemon;
+use super::Reach;
 use crate::api::{ApiError, ErrorCode, MailRecord};
 use crate::store::approvals::request_seq;
 use crate::store::runs;
 
 /// After the stop is committed: the request typed to the leader as mail.
-pub(super) async fn hand_over(daemon: &Arc<Daemon>, asked: MailRecord) {
-    if let Err(e) = super::mail::hand_over_one(daemon, &asked).await {
+pub(super) async fn hand_over(reach: &Reach, asked: MailRecord) {
+    if let Err(e) = super::mail::hand_over_one(reach, &asked).await {
         tracing::warn!("approval request {} not handed to the leader: {}", asked.id, e.message);
     }
 }
@@ -23,7 +21,7 @@ pub(super) async fn hand_over(daemon: &Arc<Daemon>, asked: MailRecord) {
 /// An answer by request id: refused unless the request is this run's and
 /// its question is still the one waiting (no `RUN_RESUMED` since, the run
 /// still at it).
-pub async fn check_request(daemon: &Arc<Daemon>, row: &runs::RunRow, request: &str) -> Result<(), ApiError> {
+pub async fn check_request(reach: &Reach, row: &runs::RunRow, request: &str) -> Result<(), ApiError> {
     let seq = request_seq(request, &row.id).ok_or_else(|| {
         ApiError::bad_request(format!(
             "request {} is not one of run {}'s",
@@ -31,7 +29,7 @@ pub async fn check_request(daemon: &Arc<Daemon>, row: &runs::RunRow, request: &s
             row.name
         ))
     })?;
-    let resumed_since = daemon
+    let resumed_since = reach
         .engine
         .store
         .approvals()

@@ -4,15 +4,13 @@
 //! so a retried send, or a message stored when the daemon died before
 //! handing it over (handed over at the next start), is delivered once.
 
-use std::sync::Arc;
-
-use super::Daemon;
+use super::Reach;
 use crate::api::{ApiError, ErrorCode, MailListParams, MailRecord, MailSendParams, MailSent, MailWaitParams, bounds};
 use crate::engine::start::resolve_row;
 use crate::store::mail::NewMail;
 use crate::store::runs::RunRow;
 
-pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<MailSent, ApiError> {
+pub async fn send(reach: &Reach, p: MailSendParams) -> Result<MailSent, ApiError> {
     bounds::check("the message", &p.body, MailSendParams::MAX_BODY)?;
     if p.body.trim().is_empty() {
         return Err(ApiError::bad_request("the message is empty"));
@@ -31,17 +29,17 @@ pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<MailSent, A
         }
     }
     let from = match &p.from {
-        Some(sender) => Some(resolve_row(&daemon.engine, sender).await?),
+        Some(sender) => Some(resolve_row(&reach.engine, sender).await?),
         None => None,
     };
-    let to = match recipients(daemon, &p.to, from.as_ref()).await {
+    let to = match recipients(reach, &p.to, from.as_ref()).await {
         Ok(to) => to,
         // From a run placed here by another daemon, to an address only
         // that daemon knows: held for it to take (daemon/outbox.rs).
         Err(e) => match &from {
-            Some(sender) if super::outbox::holds_for(daemon, sender, &e).await => {
+            Some(sender) if super::outbox::holds_for(reach, sender, &e).await => {
                 return Ok(MailSent::One(Box::new(
-                    super::outbox::hold(daemon, &p, &id, sender).await?,
+                    super::outbox::hold(reach, &p, &id, sender).await?,
                 )));
             }
             _ => return Err(e),
@@ -50,7 +48,7 @@ pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<MailSent, A
     let fanned = to.len() > 1 || p.to == "team" || p.to.ends_with("/team");
     if !fanned {
         return Ok(MailSent::One(Box::new(
-            send_one(daemon, &p, &id, &to[0], from.as_ref()).await?,
+            send_one(reach, &p, &id, &to[0], from.as_ref()).await?,
         )));
     }
     // Each member's copy has an id of its own, made from the sender's (a
@@ -63,7 +61,7 @@ pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<MailSent, A
     };
     let mut sent = Vec::with_capacity(to.len());
     for to in to.iter().filter(|r| !matches!(r.harness.as_str(), "shell" | "cmd")) {
-        match send_one(daemon, &p, &copy_id(&id, &to.id), to, from.as_ref()).await {
+        match send_one(reach, &p, &copy_id(&id, &to.id), to, from.as_ref()).await {
             Ok(m) => sent.push(m),
             Err(e) if e.code == ErrorCode::NotRunning => continue,
             Err(e) => return Err(e),
@@ -81,14 +79,14 @@ pub async fn send(daemon: &Arc<Daemon>, p: MailSendParams) -> Result<MailSent, A
 /// Who `to` names: a run (id, prefix or name); a member of the sender's
 /// team by its name, `leader`, or `team` (every member but the sender);
 /// or `TEAM/MEMBER`, `TEAM/leader`, `TEAM/team` from anyone.
-async fn recipients(daemon: &Arc<Daemon>, to: &str, from: Option<&RunRow>) -> Result<Vec<RunRow>, ApiError> {
+async fn recipients(reach: &Reach, to: &str, from: Option<&RunRow>) -> Result<Vec<RunRow>, ApiError> {
     let (team, member) = match to.split_once('/') {
         Some((team, member)) => (Some(team.to_string()), member.to_string()),
         None => (None, to.to_string()),
     };
     let sender = from.map(|r| r.id.clone());
     let (reference, sender2) = (team.clone(), sender.clone());
-    let seats = daemon
+    let seats = reach
         .engine
         .store
         .mail()
@@ -126,11 +124,11 @@ async fn recipients(daemon: &Arc<Daemon>, to: &str, from: Option<&RunRow>) -> Re
                 "`team` is the sender's team, and the sender is in none",
             ));
         }
-        return Ok(vec![resolve_row(&daemon.engine, to).await?]);
+        return Ok(vec![resolve_row(&reach.engine, to).await?]);
     }
     let mut rows = Vec::with_capacity(chosen.len());
     for run in chosen {
-        rows.push(resolve_row(&daemon.engine, run).await?);
+        rows.push(resolve_row(&reach.engine, run).await?);
     }
     Ok(rows)
 }
@@ -144,14 +142,14 @@ fn copy_id(id: &str, run: &str) -> String {
 }
 
 async fn send_one(
-    daemon: &Arc<Daemon>,
+    reach: &Reach,
     p: &MailSendParams,
     id: &str,
     to: &RunRow,
     from: Option<&RunRow>,
 ) -> Result<MailRecord, ApiError> {
     let (id2, to_id) = (id.to_string(), to.id.clone());
-    let known = daemon.engine.store.mail().get(&id2).await.map_err(ApiError::internal)?;
+    let known = reach.engine.store.mail().get(&id2).await.map_err(ApiError::internal)?;
     if let Some(known) = &known
         && known.to != to_id
     {
@@ -170,17 +168,17 @@ async fn send_one(
             ),
         ));
     }
-    let stored = store(daemon, p, id, to, from).await?;
-    hand_over(daemon, &stored, to).await?;
+    let stored = store(reach, p, id, to, from).await?;
+    hand_over(reach, &stored, to).await?;
     // Both runs' Mail tabs read it again.
     for run in std::iter::once(&to.id).chain(from.map(|f| &f.id)) {
-        daemon.engine.changed(run);
+        reach.engine.changed(run);
     }
-    read(daemon, id).await
+    read(reach, id).await
 }
 
 async fn store(
-    daemon: &Arc<Daemon>,
+    reach: &Reach,
     p: &MailSendParams,
     id: &str,
     to: &RunRow,
@@ -195,7 +193,7 @@ async fn store(
     };
     let thread = p.thread.clone().unwrap_or_else(|| id.clone());
     let (in_reply_to, body) = (p.in_reply_to.clone(), p.body.clone());
-    daemon
+    reach
         .engine
         .store
         .mail()
@@ -223,9 +221,9 @@ fn prompt_of(m: &MailRecord) -> String {
 /// or, for a run on a host, relayed to the host's mailbox by its id (the
 /// host hands it over there: its `mail ls` has it, an agent there that
 /// reads its mail over MCP takes it, and a second relay is the first).
-async fn hand_over(daemon: &Arc<Daemon>, m: &MailRecord, to: &RunRow) -> Result<(), ApiError> {
+async fn hand_over(reach: &Reach, m: &MailRecord, to: &RunRow) -> Result<(), ApiError> {
     if to.host == "local" {
-        crate::engine::queue::enqueue(&daemon.engine, &to.id, &m.id, &prompt_of(m)).await?;
+        crate::engine::queue::enqueue(&reach.engine, &to.id, &m.id, &prompt_of(m)).await?;
     } else {
         let relayed = MailSendParams {
             to: to.id.clone(),
@@ -236,10 +234,10 @@ async fn hand_over(daemon: &Arc<Daemon>, m: &MailRecord, to: &RunRow) -> Result<
             in_reply_to: m.in_reply_to.clone(),
             relayed_from: Some(m.from_name.clone()),
         };
-        crate::remote::relay_mail(&daemon.here(), &to.host, relayed).await?;
+        crate::remote::relay_mail(&reach.here, &to.host, relayed).await?;
     }
     let id = m.id.clone();
-    daemon
+    reach
         .engine
         .store
         .mail()
@@ -249,36 +247,36 @@ async fn hand_over(daemon: &Arc<Daemon>, m: &MailRecord, to: &RunRow) -> Result<
 }
 
 /// Hands a stored message to its run (an approval request to a leader).
-pub(super) async fn hand_over_one(daemon: &Arc<Daemon>, m: &MailRecord) -> Result<(), ApiError> {
-    let to = resolve_row(&daemon.engine, &m.to).await?;
-    hand_over(daemon, m, &to).await?;
-    daemon.engine.changed(&to.id);
+pub(super) async fn hand_over_one(reach: &Reach, m: &MailRecord) -> Result<(), ApiError> {
+    let to = resolve_row(&reach.engine, &m.to).await?;
+    hand_over(reach, m, &to).await?;
+    reach.engine.changed(&to.id);
     Ok(())
 }
 
 /// At start: messages stored before the last daemon could hand them over.
-pub async fn hand_over_stored(daemon: &Arc<Daemon>) {
-    let Ok(stored) = daemon.engine.store.mail().stored().await else {
+pub async fn hand_over_stored(reach: &Reach) {
+    let Ok(stored) = reach.engine.store.mail().stored().await else {
         return;
     };
     for m in stored {
-        let Ok(to) = resolve_row(&daemon.engine, &m.to).await else {
+        let Ok(to) = resolve_row(&reach.engine, &m.to).await else {
             continue;
         };
-        if let Err(e) = hand_over(daemon, &m, &to).await {
+        if let Err(e) = hand_over(reach, &m, &to).await {
             tracing::warn!("mail {} to run {} not handed over: {}", m.id, to.id, e.message);
         }
     }
 }
 
-pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Vec<MailRecord>, ApiError> {
+pub async fn list(reach: &Reach, p: MailListParams) -> Result<Vec<MailRecord>, ApiError> {
     let mut runs = match &p.run {
-        Some(reference) => vec![resolve_row(&daemon.engine, reference).await?.id],
+        Some(reference) => vec![resolve_row(&reach.engine, reference).await?.id],
         None => Vec::new(),
     };
     if let Some(team) = &p.team {
-        let team = super::teams::resolve(daemon, team).await?;
-        runs = daemon
+        let team = super::teams::resolve(reach, team).await?;
+        runs = reach
             .engine
             .store
             .teams()
@@ -294,7 +292,7 @@ pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Vec<MailRec
         .limit
         .unwrap_or(MailListParams::DEFAULT_LIMIT)
         .clamp(1, MailListParams::MAX_LIMIT);
-    let found = daemon
+    let found = reach
         .engine
         .store
         .mail()
@@ -308,22 +306,22 @@ pub async fn list(daemon: &Arc<Daemon>, p: MailListParams) -> Result<Vec<MailRec
 /// soon as there are any (or none once the timeout passes). Taken while
 /// the run's delivery is held, so a message is either typed or read here,
 /// never both.
-pub async fn wait(daemon: &Arc<Daemon>, p: MailWaitParams) -> Result<Vec<MailRecord>, ApiError> {
-    let run = resolve_row(&daemon.engine, &p.run).await?;
+pub async fn wait(reach: &Reach, p: MailWaitParams) -> Result<Vec<MailRecord>, ApiError> {
+    let run = resolve_row(&reach.engine, &p.run).await?;
     let limit = p
         .timeout_ms
         .unwrap_or(MailWaitParams::DEFAULT_TIMEOUT_MS)
         .min(MailWaitParams::MAX_TIMEOUT_MS);
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(limit);
     loop {
-        let mut changes = daemon.engine.changes.subscribe();
-        let live = daemon.engine.live(&run.id);
+        let mut changes = reach.engine.changes.subscribe();
+        let live = reach.engine.live(&run.id);
         let _typing = match &live {
             Some(live) => Some(live.delivery.lock().await),
             None => None,
         };
         let key = run.id.clone();
-        let taken = daemon
+        let taken = reach
             .engine
             .store
             .mail()
@@ -332,7 +330,7 @@ pub async fn wait(daemon: &Arc<Daemon>, p: MailWaitParams) -> Result<Vec<MailRec
             .map_err(ApiError::internal)?;
         drop(_typing);
         if !taken.is_empty() {
-            daemon.engine.changed(&run.id);
+            reach.engine.changed(&run.id);
             return Ok(taken);
         }
         if tokio::time::timeout_at(deadline, changes.recv()).await.is_err() {
@@ -341,13 +339,13 @@ pub async fn wait(daemon: &Arc<Daemon>, p: MailWaitParams) -> Result<Vec<MailRec
     }
 }
 
-pub async fn read(daemon: &Arc<Daemon>, id: &str) -> Result<MailRecord, ApiError> {
+pub async fn read(reach: &Reach, id: &str) -> Result<MailRecord, ApiError> {
     let key = id.to_string();
-    let stored = daemon.engine.store.mail().get(&key).await.map_err(ApiError::internal)?;
+    let stored = reach.engine.store.mail().get(&key).await.map_err(ApiError::internal)?;
     match stored {
         Some(m) => Ok(m),
         // Held on this host for the daemon that placed its sender.
-        None => super::outbox::read(daemon, id)
+        None => super::outbox::read(reach, id)
             .await?
             .ok_or_else(|| ApiError::bad_request(format!("no message has id {}", crate::text::bounded(id, 80)))),
     }

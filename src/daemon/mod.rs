@@ -38,6 +38,14 @@ use crate::store::Store;
 
 pub use broker::subscribe::LAG_LIMIT;
 
+/// What a feature (mail, teams, the outbox, removal, approvals) is given:
+/// the run engine and the way to other hosts, never the whole daemon.
+#[derive(Clone)]
+pub struct Reach {
+    pub engine: Arc<Engine>,
+    pub here: crate::remote::Here,
+}
+
 /// Shared by every task of the daemon: the run engine, and what only the
 /// broker and the features above it need.
 pub struct Daemon {
@@ -62,7 +70,7 @@ impl crate::engine::Upcalls for Daemon {
     }
 
     fn approval_asked(self: Arc<Self>, asked: crate::api::MailRecord) -> futures::future::BoxFuture<'static, ()> {
-        Box::pin(async move { approvals::hand_over(&self, asked).await })
+        Box::pin(async move { approvals::hand_over(&self.reach(), asked).await })
     }
 }
 
@@ -130,7 +138,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     let (daemon, listener, socket) = open(paths)?;
     crate::engine::adopt::reconcile_all(&daemon.engine).await;
     crate::remote::resume(&daemon.here()).await;
-    mail::hand_over_stored(&daemon).await;
+    mail::hand_over_stored(&daemon.reach()).await;
     crate::engine::tasks::tell_untold_mirror_ends(&daemon.engine).await;
     // After re-adoption: a routine's run that lives on is seen as running.
     tokio::spawn(routines::run(daemon.clone()));

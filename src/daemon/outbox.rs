@@ -15,11 +15,9 @@
 //! between delivering and saying so delivers nothing twice; one refused
 //! here goes back to its sender.
 
-use std::sync::Arc;
-
 use serde_json::json;
 
-use super::Daemon;
+use super::Reach;
 use crate::api::{
     ApiError, ErrorCode, MailRecord, MailSendParams, OutboundMail, OutboxParams, OutboxTaken, OutboxTakenParams,
 };
@@ -28,21 +26,21 @@ use crate::store::runs::RunRow;
 
 /// Whether mail `from` sends to an address this daemon cannot resolve
 /// (`refused` is why) is held for the daemon that placed the run here.
-pub async fn holds_for(daemon: &Arc<Daemon>, from: &RunRow, refused: &ApiError) -> bool {
+pub async fn holds_for(reach: &Reach, from: &RunRow, refused: &ApiError) -> bool {
     if !matches!(refused.code, ErrorCode::UnknownRun | ErrorCode::BadRequest) {
         return false;
     }
     let run = from.id.clone();
-    daemon.engine.store.outbox().placed(&run).await.unwrap_or(false)
+    reach.engine.store.outbox().placed(&run).await.unwrap_or(false)
 }
 
 /// Holds the message for the daemon that drives `from`; answers its record
 /// as the sender sees it (`outbound`: to be taken by that daemon).
-pub async fn hold(daemon: &Arc<Daemon>, p: &MailSendParams, id: &str, from: &RunRow) -> Result<MailRecord, ApiError> {
+pub async fn hold(reach: &Reach, p: &MailSendParams, id: &str, from: &RunRow) -> Result<MailRecord, ApiError> {
     let (id, run, to) = (id.to_string(), from.id.clone(), p.to.clone());
     let thread = p.thread.clone().unwrap_or_else(|| id.clone());
     let (in_reply_to, body) = (p.in_reply_to.clone(), p.body.clone());
-    let held = daemon
+    let held = reach
         .engine
         .store
         .outbox()
@@ -63,7 +61,7 @@ pub async fn hold(daemon: &Arc<Daemon>, p: &MailSendParams, id: &str, from: &Run
         ));
     }
     // The daemon that drives the run hears of it as a change of the run.
-    daemon.engine.changed(&from.id);
+    reach.engine.changed(&from.id);
     Ok(record_of(&held, &from.name))
 }
 
@@ -84,9 +82,9 @@ fn record_of(m: &OutboundMail, from_name: &str) -> MailRecord {
 }
 
 /// `mail.read` of a message held here.
-pub async fn read(daemon: &Arc<Daemon>, id: &str) -> Result<Option<MailRecord>, ApiError> {
+pub async fn read(reach: &Reach, id: &str) -> Result<Option<MailRecord>, ApiError> {
     let key = id.to_string();
-    daemon
+    reach
         .engine
         .store
         .outbox()
@@ -97,9 +95,9 @@ pub async fn read(daemon: &Arc<Daemon>, id: &str) -> Result<Option<MailRecord>, 
 }
 
 /// `mail.outbox`: what the run holds, taken over `p.epoch`.
-pub async fn take(daemon: &Arc<Daemon>, p: OutboxParams) -> Result<Vec<OutboundMail>, ApiError> {
+pub async fn take(reach: &Reach, p: OutboxParams) -> Result<Vec<OutboundMail>, ApiError> {
     let (run, epoch) = (p.run, p.epoch);
-    let held = daemon
+    let held = reach
         .engine
         .store
         .outbox()
@@ -110,9 +108,9 @@ pub async fn take(daemon: &Arc<Daemon>, p: OutboxParams) -> Result<Vec<OutboundM
 }
 
 /// `mail.taken`: drops what was delivered, unless taken again since.
-pub async fn taken(daemon: &Arc<Daemon>, p: OutboxTakenParams) -> Result<OutboxTaken, ApiError> {
+pub async fn taken(reach: &Reach, p: OutboxTakenParams) -> Result<OutboxTaken, ApiError> {
     let (run, epoch, ids) = (p.run.clone(), p.epoch, p.ids);
-    let answer = daemon
+    let answer = reach
         .engine
         .store
         .outbox()
@@ -126,7 +124,7 @@ pub async fn taken(daemon: &Arc<Daemon>, p: OutboxTakenParams) -> Result<OutboxT
             answer.stale
         );
     }
-    daemon.engine.changed(&p.run);
+    reach.engine.changed(&p.run);
     Ok(answer)
 }
 
@@ -137,7 +135,7 @@ pub async fn taken(daemon: &Arc<Daemon>, p: OutboxTakenParams) -> Result<OutboxT
 /// recorded on the run as `MAIL_REFUSED` and goes back to its sender as
 /// the prompt of its own id there (`bounce`), so it counts as delivered
 /// and is not taken for ever.
-pub async fn deliver(daemon: &Arc<Daemon>, run: &str, m: OutboundMail) -> Result<(), ApiError> {
+pub async fn deliver(reach: &Reach, run: &str, m: OutboundMail) -> Result<(), ApiError> {
     if m.from != run {
         return Err(ApiError::bad_request(format!("mail {} is not from run {run}", m.id)));
     }
@@ -151,22 +149,22 @@ pub async fn deliver(daemon: &Arc<Daemon>, run: &str, m: OutboundMail) -> Result
         in_reply_to: m.in_reply_to,
         relayed_from: None,
     };
-    let refused = match super::mail::send(daemon, params).await {
+    let refused = match super::mail::send(reach, params).await {
         Ok(_) => return Ok(()),
         Err(e) if may_pass(&e) => return Err(e),
         Err(e) => e,
     };
     tracing::info!("run {run}: mail {id} to '{to}' refused: {}", refused.message);
     let data = json!({ "id": id, "to": to, "error": refused.message });
-    daemon
+    reach
         .engine
         .store
         .runs()
         .append_event(run, "MAIL_REFUSED", data)
         .await
         .map_err(ApiError::internal)?;
-    daemon.engine.changed(run);
-    match bounce(daemon, run, &id, &to, &refused.message).await {
+    reach.engine.changed(run);
+    match bounce(reach, run, &id, &to, &refused.message).await {
         Err(e) if may_pass(&e) => Err(e),
         _ => Ok(()),
     }
@@ -185,8 +183,8 @@ fn may_pass(e: &ApiError) -> bool {
 /// the message's id (which no prompt there has: the host held the
 /// message), so it is typed once however often the message is taken. A
 /// shell or a command is not typed into.
-async fn bounce(daemon: &Arc<Daemon>, run: &str, id: &str, to: &str, why: &str) -> Result<(), ApiError> {
-    let sender = crate::engine::start::resolve_row(&daemon.engine, run).await?;
+async fn bounce(reach: &Reach, run: &str, id: &str, to: &str, why: &str) -> Result<(), ApiError> {
+    let sender = crate::engine::start::resolve_row(&reach.engine, run).await?;
     if matches!(sender.harness.as_str(), "shell" | "cmd") || !sender.state.is_live() {
         return Ok(());
     }
@@ -201,7 +199,7 @@ async fn bounce(daemon: &Arc<Daemon>, run: &str, id: &str, to: &str, why: &str) 
         prompt_id: Some(id.to_string()),
     };
     let p = serde_json::to_value(p).map_err(ApiError::internal)?;
-    match crate::remote::answer_there(&daemon.here(), crate::api::method::RUNS_SEND, Some(&sender), &p).await {
+    match crate::remote::answer_there(&reach.here, crate::api::method::RUNS_SEND, Some(&sender), &p).await {
         Some(answer) => answer.map(|_| ()),
         None => Ok(()),
     }

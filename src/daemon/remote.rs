@@ -20,6 +20,14 @@ impl Daemon {
     pub fn here(self: &Arc<Self>) -> Here {
         self.clone()
     }
+
+    /// What a feature module is given of this daemon.
+    pub fn reach(self: &Arc<Self>) -> super::Reach {
+        super::Reach {
+            engine: self.engine.clone(),
+            here: self.here(),
+        }
+    }
 }
 
 impl Local for Daemon {
@@ -64,11 +72,11 @@ impl Local for Daemon {
     }
 
     fn cancel_tree(self: Arc<Self>, id: String, force: bool) -> Boxed<Result<Vec<String>, ApiError>> {
-        Box::pin(async move { super::broker::dispatch::cancel_tree(&self, &id, force).await })
+        Box::pin(async move { crate::engine::cancel::cancel_tree(&self.engine, &id, force).await })
     }
 
     fn deliver_mail(self: Arc<Self>, run: String, mail: OutboundMail) -> Boxed<Result<(), ApiError>> {
-        Box::pin(async move { super::outbox::deliver(&self, &run, mail).await })
+        Box::pin(async move { super::outbox::deliver(&self.reach(), &run, mail).await })
     }
 }
 

@@ -3,10 +3,9 @@
 //! — here and, for a run placed on a host, there too. Nothing live is ever
 //! removed: a live run is refused, or cancelled first when asked.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use super::Daemon;
+use super::Reach;
 use crate::api::{ApiError, ErrorCode, RemoveParams, RemoveResult, RemovedRun};
 use crate::store::removal::Plan;
 use crate::store::runs::RunRow;
@@ -16,10 +15,10 @@ use crate::store::runs::RunRow;
 /// default) and then some.
 const CANCEL_WAIT: Duration = Duration::from_secs(20);
 
-pub async fn remove(daemon: &Arc<Daemon>, p: RemoveParams) -> Result<RemoveResult, ApiError> {
-    let (roots, left) = roots(daemon, &p).await?;
-    let mut plan = plan(daemon, roots.clone()).await?;
-    let live: Vec<&RunRow> = plan.runs.iter().filter(|r| is_live(daemon, r)).collect();
+pub async fn remove(reach: &Reach, p: RemoveParams) -> Result<RemoveResult, ApiError> {
+    let (roots, left) = roots(reach, &p).await?;
+    let mut plan = plan(reach, roots.clone()).await?;
+    let live: Vec<&RunRow> = plan.runs.iter().filter(|r| is_live(reach, r)).collect();
     if let Some(first) = live.first() {
         if !p.cancel {
             return Err(ApiError::new(
@@ -34,8 +33,8 @@ pub async fn remove(daemon: &Arc<Daemon>, p: RemoveParams) -> Result<RemoveResul
         }
         if !p.dry_run {
             let ids: Vec<String> = live.iter().map(|r| r.id.clone()).collect();
-            cancel_and_wait(daemon, &ids).await?;
-            plan = self::plan(daemon, roots).await?;
+            cancel_and_wait(reach, &ids).await?;
+            plan = self::plan(reach, roots).await?;
         }
     }
     let mut result = RemoveResult {
@@ -48,9 +47,9 @@ pub async fn remove(daemon: &Arc<Daemon>, p: RemoveParams) -> Result<RemoveResul
     if p.dry_run {
         return Ok(result);
     }
-    result.hosts_failed = remove_on_hosts(daemon, &plan).await;
+    result.hosts_failed = remove_on_hosts(reach, &plan).await;
     let ids: Vec<String> = plan.runs.iter().map(|r| r.id.clone()).collect();
-    daemon
+    reach
         .engine
         .store
         .removal()
@@ -58,22 +57,22 @@ pub async fn remove(daemon: &Arc<Daemon>, p: RemoveParams) -> Result<RemoveResul
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     for id in &ids {
-        if let Err(e) = std::fs::remove_dir_all(daemon.engine.paths.run_dir(id))
+        if let Err(e) = std::fs::remove_dir_all(reach.engine.paths.run_dir(id))
             && e.kind() != std::io::ErrorKind::NotFound
         {
             tracing::warn!("run {id} removed, but not its folder: {e}");
         }
-        daemon.engine.changed(id);
+        reach.engine.changed(id);
     }
     for kept in &result.kept {
-        daemon.engine.changed(&kept.id);
+        reach.engine.changed(&kept.id);
     }
     Ok(result)
 }
 
 /// The runs asked for, by reference or as every ended run of the filter;
 /// with `ended`, the names of those left because a run they own is live.
-async fn roots(daemon: &Arc<Daemon>, p: &RemoveParams) -> Result<(Vec<String>, Vec<String>), ApiError> {
+async fn roots(reach: &Reach, p: &RemoveParams) -> Result<(Vec<String>, Vec<String>), ApiError> {
     if !p.ended {
         if p.runs.is_empty() {
             return Err(ApiError::bad_request(
@@ -82,7 +81,7 @@ async fn roots(daemon: &Arc<Daemon>, p: &RemoveParams) -> Result<(Vec<String>, V
         }
         let mut ids = Vec::new();
         for reference in &p.runs {
-            ids.push(crate::engine::start::resolve_row(&daemon.engine, reference).await?.id);
+            ids.push(crate::engine::start::resolve_row(&reach.engine, reference).await?.id);
         }
         return Ok((ids, Vec::new()));
     }
@@ -97,7 +96,7 @@ async fn roots(daemon: &Arc<Daemon>, p: &RemoveParams) -> Result<(Vec<String>, V
             live.as_str()
         )));
     }
-    let ids = daemon
+    let ids = reach
         .engine
         .store
         .removal()
@@ -106,8 +105,8 @@ async fn roots(daemon: &Arc<Daemon>, p: &RemoveParams) -> Result<(Vec<String>, V
         .map_err(ApiError::internal)?;
     let (mut keep, mut left) = (Vec::new(), Vec::new());
     for id in ids {
-        let one = plan(daemon, vec![id.clone()]).await?;
-        match one.runs.iter().find(|r| is_live(daemon, r)) {
+        let one = plan(reach, vec![id.clone()]).await?;
+        match one.runs.iter().find(|r| is_live(reach, r)) {
             Some(_) => left.push(one.runs.first().map(|r| r.name.clone()).unwrap_or(id)),
             None => keep.push(id),
         }
@@ -115,25 +114,21 @@ async fn roots(daemon: &Arc<Daemon>, p: &RemoveParams) -> Result<(Vec<String>, V
     Ok((keep, left))
 }
 
-async fn plan(daemon: &Arc<Daemon>, roots: Vec<String>) -> Result<Plan, ApiError> {
-    let mut plan = daemon
+async fn plan(reach: &Reach, roots: Vec<String>) -> Result<Plan, ApiError> {
+    let mut plan = reach
         .engine
         .store
         .removal()
         .plan(roots)
         .await
         .map_err(ApiError::internal)?;
-    plan.runs = plan
-        .runs
-        .into_iter()
-        .map(|r| daemon.engine.held_ends.apply(r))
-        .collect();
+    plan.runs = plan.runs.into_iter().map(|r| reach.engine.held_ends.apply(r)).collect();
     Ok(plan)
 }
 
 /// Live here, or its end not yet stored.
-fn is_live(daemon: &Daemon, row: &RunRow) -> bool {
-    row.state.is_live() || daemon.engine.live(&row.id).is_some()
+fn is_live(reach: &Reach, row: &RunRow) -> bool {
+    row.state.is_live() || reach.engine.live(&row.id).is_some()
 }
 
 fn removed(row: &RunRow) -> RemovedRun {
@@ -147,15 +142,15 @@ fn removed(row: &RunRow) -> RemovedRun {
     }
 }
 
-async fn cancel_and_wait(daemon: &Arc<Daemon>, ids: &[String]) -> Result<(), ApiError> {
+async fn cancel_and_wait(reach: &Reach, ids: &[String]) -> Result<(), ApiError> {
     for id in ids {
         // Already ending, or ended meanwhile: what matters is the wait.
-        let _ = super::broker::dispatch::cancel_tree(daemon, id, false).await;
+        let _ = crate::engine::cancel::cancel_tree(&reach.engine, id, false).await;
     }
     let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
     loop {
         let pending = ids.to_vec();
-        let rows = daemon
+        let rows = reach
             .engine
             .store
             .runs()
@@ -165,8 +160,8 @@ async fn cancel_and_wait(daemon: &Arc<Daemon>, ids: &[String]) -> Result<(), Api
         let still = rows
             .into_iter()
             .flatten()
-            .map(|r| daemon.engine.held_ends.apply(r))
-            .find(|r| is_live(daemon, r));
+            .map(|r| reach.engine.held_ends.apply(r))
+            .find(|r| is_live(reach, r));
         let Some(still) = still else { return Ok(()) };
         if tokio::time::Instant::now() > deadline {
             return Err(ApiError::new(
@@ -180,14 +175,14 @@ async fn cancel_and_wait(daemon: &Arc<Daemon>, ids: &[String]) -> Result<(), Api
 
 /// Asks each host to remove its own records of the runs placed there.
 /// The hosts that could not, with why.
-async fn remove_on_hosts(daemon: &Arc<Daemon>, plan: &Plan) -> Vec<String> {
+async fn remove_on_hosts(reach: &Reach, plan: &Plan) -> Vec<String> {
     let mut by_host: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
     for run in plan.runs.iter().filter(|r| r.host != "local") {
         by_host.entry(&run.host).or_default().push(run.id.clone());
     }
     let mut failed = Vec::new();
     for (host, ids) in by_host {
-        if let Err(e) = crate::remote::remove_there(&daemon.here(), host, ids).await {
+        if let Err(e) = crate::remote::remove_there(&reach.here, host, ids).await {
             failed.push(format!("{host}: {}", e.message));
         }
     }
@@ -199,11 +194,11 @@ async fn remove_on_hosts(daemon: &Arc<Daemon>, plan: &Plan) -> Vec<String> {
 /// files deleted only with `purge_transcripts`, and only files that are
 /// recognisably this session's (named after it, or in a folder that is).
 pub async fn remove_session(
-    daemon: &Arc<Daemon>,
+    reach: &Reach,
     p: crate::api::SessionRemoveParams,
 ) -> Result<crate::api::SessionRemoved, ApiError> {
-    let (session, _, run) = super::sessions::find(&daemon.engine, &p.session).await?;
-    if let Some(run) = run.filter(|r| is_live(daemon, r)) {
+    let (session, _, run) = super::sessions::find(&reach.engine, &p.session).await?;
+    if let Some(run) = run.filter(|r| is_live(reach, r)) {
         return Err(ApiError::new(
             ErrorCode::NotRunning,
             format!(
@@ -214,8 +209,8 @@ pub async fn remove_session(
     }
     let key = session.clone();
     let gone = match p.dry_run {
-        true => daemon.engine.store.removal().session_parts(&key).await,
-        false => daemon.engine.store.removal().remove_session(&key).await,
+        true => reach.engine.store.removal().session_parts(&key).await,
+        false => reach.engine.store.removal().remove_session(&key).await,
     }
     .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     let mut files = Vec::new();
@@ -235,7 +230,7 @@ pub async fn remove_session(
         }
     }
     for run in &gone.runs {
-        daemon.engine.changed(run);
+        reach.engine.changed(run);
     }
     Ok(crate::api::SessionRemoved {
         session,

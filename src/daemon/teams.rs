@@ -4,9 +4,7 @@
 //! blocked is recorded as blocked and the others still start, unless the
 //! team is all-or-nothing. `teams.list`, `teams.show`, `teams.cancel`.
 
-use std::sync::Arc;
-
-use super::Daemon;
+use super::Reach;
 use crate::api::{
     ApiError, ErrorCode, RunRecord, RunSpec, RunState, StartParams, TeamCancelled, TeamMember, TeamRecord, TeamRef,
     TeamSeat, TeamStartParams, bounds,
@@ -15,14 +13,14 @@ use crate::config::teams::{MemberDef, Seat, TeamDef};
 use crate::engine::start::record;
 use crate::store::teams::{MemberRow, TeamRow};
 
-pub async fn start(daemon: &Arc<Daemon>, p: TeamStartParams) -> Result<TeamRecord, ApiError> {
-    let (definition, def) = definition(daemon, &p)?;
+pub async fn start(reach: &Reach, p: TeamStartParams) -> Result<TeamRecord, ApiError> {
+    let (definition, def) = definition(reach, &p)?;
     if let Some(task) = &p.prompt {
         bounds::check("the prompt", task, bounds::PROMPT)?;
     }
     let id = ulid::Ulid::new().to_string();
     let (key, approvals) = (id.clone(), def.approvals.as_str());
-    let team = daemon
+    let team = reach
         .engine
         .store
         .teams()
@@ -36,14 +34,14 @@ pub async fn start(daemon: &Arc<Daemon>, p: TeamStartParams) -> Result<TeamRecor
         member,
         agents: &agents,
     };
-    let leader = start_member(daemon, &team, &seat(&def.leader), None, &p).await?;
+    let leader = start_member(reach, &team, &seat(&def.leader), None, &p).await?;
     let mut problems: Vec<String> = Vec::new();
     let mut started = vec![leader.id.clone()];
     match blocked(&def.leader, &leader) {
         Some(why) => problems.push(format!("{why}; no member started")),
         None => {
             for member in &def.members {
-                let why = match start_member(daemon, &team, &seat(member), Some(&leader.id), &p).await {
+                let why = match start_member(reach, &team, &seat(member), Some(&leader.id), &p).await {
                     Ok(run) => {
                         started.push(run.id.clone());
                         blocked(member, &run)
@@ -55,7 +53,7 @@ pub async fn start(daemon: &Arc<Daemon>, p: TeamStartParams) -> Result<TeamRecor
                 if def.all_or_nothing {
                     problems.push("the team is all or nothing: the others are cancelled".into());
                     for run in &started {
-                        let _ = super::broker::dispatch::cancel_tree(daemon, run, false).await;
+                        let _ = crate::engine::cancel::cancel_tree(&reach.engine, run, false).await;
                     }
                     break;
                 }
@@ -64,14 +62,14 @@ pub async fn start(daemon: &Arc<Daemon>, p: TeamStartParams) -> Result<TeamRecor
     }
     if !problems.is_empty() {
         let (key, why) = (team.id.clone(), problems.join("; "));
-        let _ = daemon.engine.store.teams().set_problem(&key, &why).await;
+        let _ = reach.engine.store.teams().set_problem(&key, &why).await;
     }
-    show_row(daemon, &team.id).await
+    show_row(reach, &team.id).await
 }
 
 /// The definition asked for: a file's text, or a team of `config.toml`.
-fn definition(daemon: &Daemon, p: &TeamStartParams) -> Result<(String, TeamDef), ApiError> {
-    let config = daemon.engine.config();
+fn definition(reach: &Reach, p: &TeamStartParams) -> Result<(String, TeamDef), ApiError> {
+    let config = reach.engine.config();
     let Some(text) = &p.file else {
         return match config.teams.get(&p.team) {
             Some(def) => Ok((p.team.clone(), def.clone())),
@@ -104,7 +102,7 @@ fn blocked(member: &MemberDef, run: &RunRecord) -> Option<String> {
 
 /// Starts one member (placed on its host) and records it in the team.
 async fn start_member(
-    daemon: &Arc<Daemon>,
+    reach: &Reach,
     team: &TeamRow,
     seat: &Seat<'_>,
     leader: Option<&str>,
@@ -112,14 +110,14 @@ async fn start_member(
 ) -> Result<RunRecord, ApiError> {
     let member = seat.member;
     let base = format!("{}-{}", team.name, member.name);
-    let name = daemon
+    let name = reach
         .engine
         .store
         .names()
         .unique(&base)
         .await
         .map_err(ApiError::internal)?;
-    let config = daemon.engine.config();
+    let config = reach.engine.config();
     let family = config
         .profiles
         .get(&member.harness)
@@ -147,8 +145,8 @@ async fn start_member(
         ..StartParams::default()
     };
     let run = match params.spec.host.is_some() {
-        true => crate::remote::start(&daemon.here(), params).await?,
-        false => crate::engine::start::start(&daemon.engine, params).await?,
+        true => crate::remote::start(&reach.here, params).await?,
+        false => crate::engine::start::start(&reach.engine, params).await?,
     };
     let row = MemberRow {
         team_id: team.id.clone(),
@@ -157,14 +155,14 @@ async fn start_member(
         role: member.role.clone(),
         leader: leader.is_none(),
     };
-    daemon
+    reach
         .engine
         .store
         .teams()
         .add_member(row)
         .await
         .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
-    daemon.engine.changed(&run.id);
+    reach.engine.changed(&run.id);
     Ok(run)
 }
 
@@ -202,37 +200,31 @@ fn agents_command(env: &[(String, String)]) -> String {
     }
 }
 
-pub async fn list(daemon: &Arc<Daemon>) -> Result<Vec<TeamRecord>, ApiError> {
-    let rows = daemon
-        .engine
-        .store
-        .teams()
-        .list(200)
-        .await
-        .map_err(ApiError::internal)?;
+pub async fn list(reach: &Reach) -> Result<Vec<TeamRecord>, ApiError> {
+    let rows = reach.engine.store.teams().list(200).await.map_err(ApiError::internal)?;
     let mut found = Vec::with_capacity(rows.len());
     for row in rows {
-        found.push(with_members(daemon, row).await?);
+        found.push(with_members(reach, row).await?);
     }
     Ok(found)
 }
 
-pub async fn show(daemon: &Arc<Daemon>, p: TeamRef) -> Result<TeamRecord, ApiError> {
-    let team = resolve(daemon, &p.team).await?;
-    with_members(daemon, team).await
+pub async fn show(reach: &Reach, p: TeamRef) -> Result<TeamRecord, ApiError> {
+    let team = resolve(reach, &p.team).await?;
+    with_members(reach, team).await
 }
 
 /// Cancels every live member: the leader with the members it owns, then
 /// each detached member (a team cancelled is cancelled whole).
-pub async fn cancel(daemon: &Arc<Daemon>, p: TeamRef) -> Result<TeamCancelled, ApiError> {
-    let team = resolve(daemon, &p.team).await?;
-    let record = with_members(daemon, team).await?;
+pub async fn cancel(reach: &Reach, p: TeamRef) -> Result<TeamCancelled, ApiError> {
+    let team = resolve(reach, &p.team).await?;
+    let record = with_members(reach, team).await?;
     let mut asked: Vec<String> = Vec::new();
     for member in &record.members {
         if !member.run.state.is_live() || asked.contains(&member.run.id) {
             continue;
         }
-        match super::broker::dispatch::cancel_tree(daemon, &member.run.id, p.force).await {
+        match crate::engine::cancel::cancel_tree(&reach.engine, &member.run.id, p.force).await {
             Ok(ids) => asked.extend(ids),
             Err(e) => tracing::warn!(
                 "team {}: member {} not cancelled: {}",
@@ -254,9 +246,9 @@ pub async fn cancel(daemon: &Arc<Daemon>, p: TeamRef) -> Result<TeamCancelled, A
     })
 }
 
-pub(super) async fn resolve(daemon: &Arc<Daemon>, reference: &str) -> Result<TeamRow, ApiError> {
+pub(super) async fn resolve(reach: &Reach, reference: &str) -> Result<TeamRow, ApiError> {
     let key = reference.to_string();
-    let found = daemon
+    let found = reach
         .engine
         .store
         .teams()
@@ -277,9 +269,9 @@ pub(super) async fn resolve(daemon: &Arc<Daemon>, reference: &str) -> Result<Tea
     }
 }
 
-async fn show_row(daemon: &Arc<Daemon>, id: &str) -> Result<TeamRecord, ApiError> {
+async fn show_row(reach: &Reach, id: &str) -> Result<TeamRecord, ApiError> {
     let key = id.to_string();
-    let row = daemon
+    let row = reach
         .engine
         .store
         .teams()
@@ -287,13 +279,13 @@ async fn show_row(daemon: &Arc<Daemon>, id: &str) -> Result<TeamRecord, ApiError
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(|| ApiError::internal(format!("team {id} vanished")))?;
-    with_members(daemon, row).await
+    with_members(reach, row).await
 }
 
 /// The team with each member's current record.
-async fn with_members(daemon: &Arc<Daemon>, team: TeamRow) -> Result<TeamRecord, ApiError> {
+async fn with_members(reach: &Reach, team: TeamRow) -> Result<TeamRecord, ApiError> {
     let key = team.id.clone();
-    let (rows, unread) = daemon
+    let (rows, unread) = reach
         .engine
         .store
         .teams()
@@ -303,7 +295,7 @@ async fn with_members(daemon: &Arc<Daemon>, team: TeamRow) -> Result<TeamRecord,
     let mut members = Vec::with_capacity(rows.len());
     for m in rows {
         members.push(TeamMember {
-            run: record(&daemon.engine, &m.run_id).await?,
+            run: record(&reach.engine, &m.run_id).await?,
             member: m.member,
             leader: m.leader,
             role: m.role,

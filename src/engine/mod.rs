@@ -12,6 +12,7 @@
 //! daemon for the two things it needs of them through [`Upcalls`].
 
 pub mod adopt;
+pub mod cancel;
 pub mod ends;
 pub mod fallback;
 pub mod hooks;

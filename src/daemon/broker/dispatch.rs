@@ -5,16 +5,15 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::connection::Subscriptions;
 use super::run_methods::OfRun;
 use super::subscribe::Outbox;
 use crate::api::method::Method;
-use crate::api::{AckParams, ApiError, DaemonStatus, Done, ErrorCode, ListParams, RunState, RunsListed};
+use crate::api::{AckParams, ApiError, DaemonStatus, Done, ErrorCode, ListParams, RunsListed};
 use crate::daemon::Daemon;
 use crate::engine::start::resolve_row;
-use crate::pty::{Identity, Liveness};
 use crate::store::runs;
 
 /// A method's reply as it goes on the wire; the reply's type is the
@@ -129,23 +128,23 @@ pub async fn call(
         any RunsStart |p| start::start(&daemon.engine, p).await,
         any RunsList |p| list(daemon, p).await,
         any RunsAck |p| ack(subs, p),
-        any RunsRm |p| removal::remove(daemon, p).await,
-        any SessionsRm |p| removal::remove_session(daemon, p).await,
+        any RunsRm |p| removal::remove(&daemon.reach(), p).await,
+        any SessionsRm |p| removal::remove_session(&daemon.reach(), p).await,
         any RetentionPlan |_p| retention::report(daemon).await,
         any RoutinesList |_p| routines::list(daemon).await,
         any RoutinesRun |p| routines::run_now(daemon, &p.name).await,
         any RoutinesPause |p| routines::pause(daemon, &p.name, true).await,
         any RoutinesResume |p| routines::pause(daemon, &p.name, false).await,
-        any MailSend |p| mail::send(daemon, p).await,
-        any MailList |p| mail::list(daemon, p).await,
-        any MailRead |p| mail::read(daemon, &p.id).await,
-        any MailOutbox |p| crate::daemon::outbox::take(daemon, p).await,
-        any MailTaken |p| crate::daemon::outbox::taken(daemon, p).await,
-        any MailWait |p| outbox.unless_gone(mail::wait(daemon, p)).await,
-        any TeamsStart |p| teams::start(daemon, p).await,
-        any TeamsList |_p| teams::list(daemon).await,
-        any TeamsShow |p| teams::show(daemon, p).await,
-        any TeamsCancel |p| teams::cancel(daemon, p).await,
+        any MailSend |p| mail::send(&daemon.reach(), p).await,
+        any MailList |p| mail::list(&daemon.reach(), p).await,
+        any MailRead |p| mail::read(&daemon.reach(), &p.id).await,
+        any MailOutbox |p| crate::daemon::outbox::take(&daemon.reach(), p).await,
+        any MailTaken |p| crate::daemon::outbox::taken(&daemon.reach(), p).await,
+        any MailWait |p| outbox.unless_gone(mail::wait(&daemon.reach(), p)).await,
+        any TeamsStart |p| teams::start(&daemon.reach(), p).await,
+        any TeamsList |_p| teams::list(&daemon.reach()).await,
+        any TeamsShow |p| teams::show(&daemon.reach(), p).await,
+        any TeamsCancel |p| teams::cancel(&daemon.reach(), p).await,
         any SessionsList |p| {
             let all = p.all;
             crate::remote::sessions_list(here, p, sessions::list(&daemon.engine, all)).await
@@ -266,117 +265,6 @@ async fn status(daemon: &Arc<Daemon>) -> Result<DaemonStatus, ApiError> {
         screen_subs: true,
         awaited: daemon.engine.awaited.lock().len(),
     })
-}
-
-/// Cancels a run and, following ownership edges, its non-detached children
-/// (docs/design.md §4). Returns the ids asked to end.
-pub async fn cancel_tree(daemon: &Arc<Daemon>, root: &str, force: bool) -> Result<Vec<String>, ApiError> {
-    cancel_tree_by(daemon, root, force, None).await
-}
-
-/// As `cancel_tree`, asked by run `by` (none: the user), which each
-/// `CANCEL_REQUESTED` names.
-pub async fn cancel_tree_by(
-    daemon: &Arc<Daemon>,
-    root: &str,
-    force: bool,
-    by: Option<&str>,
-) -> Result<Vec<String>, ApiError> {
-    let mut asked = Vec::new();
-    let mut todo = vec![root.to_string()];
-    let mut first = true;
-    while let Some(id) = todo.pop() {
-        let key = id.clone();
-        let (row, children) = daemon
-            .engine
-            .store
-            .runs()
-            .with_children(&key)
-            .await
-            .map_err(ApiError::internal)?;
-        let Some(row) = row.map(|r| daemon.engine.held_ends.apply(r)) else {
-            continue;
-        };
-        match cancel_one(daemon, &row, force, by).await {
-            Ok(true) => asked.push(id.clone()),
-            Ok(false) => {}
-            Err(e) if first => return Err(e),
-            Err(_) => {}
-        }
-        first = false;
-        todo.extend(children.into_iter().filter(|c| !c.detached).map(|c| c.id));
-    }
-    Ok(asked)
-}
-
-async fn cancel_one(daemon: &Arc<Daemon>, row: &runs::RunRow, force: bool, by: Option<&str>) -> Result<bool, ApiError> {
-    if let Some(live) = daemon.engine.live(&row.id) {
-        let data = json!({ "force": force, "by": by.unwrap_or("user") });
-        let _ = daemon
-            .engine
-            .store
-            .runs()
-            .append_event(&row.id, "CANCEL_REQUESTED", data)
-            .await;
-        live.link.cancel(force).await?;
-        return Ok(true);
-    }
-    if row.state == RunState::Lost
-        && let (Some(pid), Some(start), Some(boot)) = (row.pid, row.proc_start, &row.boot_id)
-    {
-        // A harness whose supervisor died: signal it ourselves, after
-        // verifying it is still the process we recorded.
-        let leader = Identity {
-            pid: pid as i32,
-            start_ticks: start as u64,
-            boot_id: boot.clone(),
-        };
-        match leader.liveness() {
-            Liveness::Gone => {
-                return Err(ApiError::new(
-                    ErrorCode::NotRunning,
-                    format!(
-                        "run {} is lost and pid {pid} no longer names its harness (it exited, or the pid was reused); not signalled",
-                        row.name
-                    ),
-                ));
-            }
-            Liveness::Unknown => {
-                return Err(ApiError::new(
-                    ErrorCode::NotRunning,
-                    format!(
-                        "run {} is lost and pid {pid} cannot be verified; not signalled",
-                        row.name
-                    ),
-                ));
-            }
-            Liveness::Alive => {}
-        }
-        {
-            let signal = if force {
-                nix::sys::signal::Signal::SIGKILL
-            } else {
-                nix::sys::signal::Signal::SIGTERM
-            };
-            crate::pty::signal::signal_group(&leader, leader.pid, signal)
-                .map_err(|e| ApiError::new(ErrorCode::NotRunning, e.to_string()))?;
-            let data = json!({ "signal": signal.as_str() });
-            let _ = daemon
-                .engine
-                .store
-                .runs()
-                .append_event(&row.id, "SIGNALLED", data)
-                .await;
-            return Ok(true);
-        }
-    }
-    if row.state.is_live() {
-        return Err(ApiError::new(
-            ErrorCode::NotRunning,
-            format!("run {} is still starting; try again", row.name),
-        ));
-    }
-    Err(crate::engine::start::ended_state_error(row))
 }
 
 /// A live run's record with what its status rests on and how old that is

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::connection::Subscriptions;
-use super::dispatch::{HISTORY_MAX_LINES, cancel_tree_by, subscription_key, with_evidence};
+use super::dispatch::{HISTORY_MAX_LINES, subscription_key, with_evidence};
 use super::subscribe::{self, Outbox};
 use crate::api::{
     AnswerParams, ApiError, AttachParams, AttachResult, CancelParams, Cancelling, DetachParams, Done, ErrorCode,
@@ -124,7 +124,7 @@ pub(super) fn output_kept(row: &RunRow) -> Result<(), ApiError> {
 
 /// `runs.cancel`: the run and the children it owns asked to end.
 pub(super) async fn cancel(daemon: &Arc<Daemon>, row: RunRow, p: CancelParams) -> Result<Cancelling, ApiError> {
-    let cancelling = cancel_tree_by(daemon, &row.id, p.force, p.by.as_deref()).await?;
+    let cancelling = crate::engine::cancel::cancel_tree_by(&daemon.engine, &row.id, p.force, p.by.as_deref()).await?;
     Ok(Cancelling {
         run: row.id,
         cancelling,
@@ -309,7 +309,7 @@ pub(super) async fn answer_run(
         }
     }
     if let Some(request) = &request {
-        crate::daemon::approvals::check_request(daemon, &row, request).await?;
+        crate::daemon::approvals::check_request(&daemon.reach(), &row, request).await?;
     }
     let live = daemon
         .engine
