@@ -312,6 +312,59 @@ fn cancelling_a_parent_cancels_owned_children_but_not_detached_ones() {
 }
 
 #[test]
+fn cancel_takes_several_runs_a_filter_or_all_and_asks_before_a_filter_picks() {
+    let home = Home::new();
+    let shells: Vec<String> = (0..3)
+        .map(|i| {
+            home.start(&[
+                "--name",
+                &format!("loop{i}"),
+                "cmd",
+                "--",
+                "sh",
+                "-c",
+                "while :; do date; sleep 1; done",
+            ])
+        })
+        .collect();
+    let agent = home.start(&["--name", "helper", "demo"]);
+    wait_for_output(&home, &agent, "> ");
+
+    // A filter picks; without a terminal to ask on, nothing is cancelled.
+    let refused = home.fails(&["cancel", "--harness", "cmd"]);
+    assert!(
+        refused.contains("3 run(s) would be") && refused.contains("--yes"),
+        "{refused}"
+    );
+    assert!(shells.iter().all(|r| home.state(r) == "running"));
+
+    // Named runs, one of which names nothing: the others still end.
+    let out = home.run(&["cancel", "loop0", "nobody"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("nobody: no run matches"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(text(&out.stdout).contains("loop0 cancelled"), "{}", text(&out.stdout));
+
+    let out = home.ok(&["cancel", "--harness", "cmd", "--yes"]);
+    assert!(
+        out.contains("loop1 cancelled") && out.contains("loop2 cancelled"),
+        "{out}"
+    );
+    assert!(out.contains("2 run(s) ended"), "{out}");
+    assert!(shells.iter().all(|r| home.state(r) == "cancelled"));
+    assert_eq!(home.state(&agent), "running", "the filter left the demo agent");
+
+    home.ok(&["cancel", "--all", "--yes"]);
+    assert_eq!(home.state(&agent), "cancelled");
+    assert_eq!(home.ok(&["cancel", "--all", "--yes"]).trim(), "no live run to cancel");
+    let both = home.fails(&["cancel", "helper", "--all"]);
+    assert!(both.contains("not both"), "{both}");
+}
+
+#[test]
 fn a_run_started_from_inside_a_run_is_its_child() {
     let home = Home::new();
     // The outer run starts the inner one with the real CLI, from its PTY.

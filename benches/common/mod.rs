@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod ended;
+
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,8 +4,8 @@ use anyhow::{Context, Result, bail};
 
 use super::{Cli, Command, DaemonCommand, RunArgs, RunsCommand, SessionsCommand, attach, print};
 use crate::api::{
-    CancelParams, DaemonStatus, ListParams, ListedRun, RunDetail, RunRecord, RunRef, RunSpec, RunState, SendParams,
-    SendResult, StartParams, WaitParams, method,
+    DaemonStatus, ListParams, ListedRun, RunDetail, RunRecord, RunRef, RunSpec, RunState, SendParams, SendResult,
+    StartParams, WaitParams, method,
 };
 use crate::client::Client;
 use crate::paths::Paths;
@@ -78,7 +78,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
         Command::Send { run, text, id } => send(&paths, run, text, id).await,
         Command::Sessions { command } => sessions(&paths, command).await,
         Command::Answer { run, answer, request } => answer_run(&paths, run, answer, request).await,
-        Command::Cancel { run, force, no_wait } => cancel(&paths, run, force, no_wait).await,
+        Command::Cancel(args) => super::cancel::cancel(&paths, args).await,
         Command::Rename { run, name } => rename(&paths, run, name).await,
         Command::Wait {
             run,
@@ -176,28 +176,6 @@ async fn answer_run(paths: &Paths, run: String, answer: String, request: Option<
 
 /// `agents cancel RUN`: asked by the run in whose environment it runs, if
 /// any; waits for the end unless `--no-wait`.
-async fn cancel(paths: &Paths, run: String, force: bool, no_wait: bool) -> Result<i32> {
-    let client = Client::connect(paths, false).await?;
-    let params = CancelParams {
-        run: run.clone(),
-        force,
-        by: std::env::var("AGENTS_RUN_ID").ok().filter(|r| !r.is_empty()),
-    };
-    let id = client.call::<method::RunsCancel>(params).await?.run;
-    if no_wait {
-        say!("cancelling {id}");
-        return Ok(0);
-    }
-    let record: RunRecord = client.call::<method::RunsWait>(WaitParams::watching(id)).await?;
-    say!(
-        "{} {}: {}",
-        record.name,
-        record.state.as_str(),
-        record.reason.as_deref().unwrap_or("")
-    );
-    Ok(0)
-}
-
 /// `agents rename RUN NAME`.
 async fn rename(paths: &Paths, run: String, name: String) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
@@ -213,7 +191,7 @@ async fn rename(paths: &Paths, run: String, name: String) -> Result<i32> {
 
 /// Every run, page by page (each answer fits in one frame, by rows and by
 /// bytes), oldest first.
-async fn list_all(client: &Client, all: bool) -> Result<Vec<ListedRun>> {
+pub(super) async fn list_all(client: &Client, all: bool) -> Result<Vec<ListedRun>> {
     let mut runs: std::collections::BTreeMap<String, ListedRun> = std::collections::BTreeMap::new();
     let mut before: Option<String> = None;
     loop {

@@ -18,6 +18,7 @@ macro_rules! say_err {
 }
 
 mod attach;
+mod cancel;
 mod commands;
 mod doctor;
 mod hook;
@@ -116,17 +117,9 @@ pub enum Command {
         #[arg(long, value_name = "ID")]
         request: Option<String>,
     },
-    /// Cancel a run and the children it owns.
-    Cancel {
-        /// A run: its id, an id prefix, or its name.
-        run: String,
-        /// SIGKILL at once instead of SIGINT → SIGTERM → SIGKILL.
-        #[arg(long)]
-        force: bool,
-        /// Return once the cancel is asked, without waiting for the end.
-        #[arg(long)]
-        no_wait: bool,
-    },
+    /// Cancel runs and the children they own: named ones, or every live
+    /// run --all or a filter picks (asks first on a terminal).
+    Cancel(cancel::CancelArgs),
     /// Give a run a new name; its old name keeps finding it.
     Rename {
         /// A run: its id, an id prefix, or a name it has or had.

@@ -1,0 +1,402 @@
+//! Many runs that nobody watches, on one machine (issue #33), side by side
+//! with one tmux server holding the same commands.
+//!
+//! `cargo bench --bench scale` (release build; needs tmux). For each level
+//! N (by default 50, 150 and 300: `AGENTS_BENCH_LEVELS=50,150,300`), N runs
+//! of `sh -c 'while :; do date; sleep 1; done'` — a line a second — are live
+//! with no client attached, and the benchmark prints:
+//! - the daemon's CPU and all supervisors' CPU over a steady window
+//!   (`AGENTS_BENCH_SECS`, 10 s) as % of one core, and per run; beside them
+//!   one tmux server holding the same N commands in N windows, nobody
+//!   attached. CPU time (`/proc/PID/task/*/schedstat`), not wall time;
+//! - `agents ls --json` (a new process, as a user runs it; median of 5) and
+//!   `tmux list-windows -a` for the same N;
+//! - how fast the batch that brought the runs to N started (8 clients at
+//!   once, each `agents run -d`), in runs a second;
+//! - the daemon's RSS and a supervisor's PSS (`/proc/PID/smaps_rollup`).
+//!
+//! Then every live run is cancelled with `--force` from 8 clients at once,
+//! timed until none is live. Last, `AGENTS_BENCH_ENDED` (100 000) ended
+//! runs are written into a fresh database and `runs.list` pages through
+//! them as `agents ls --all` does: the time of each page.
+//!
+//! The engine runs with its default settings. Slopes (per run) are what the
+//! large-N figures of the issue are read against.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use agents::api::{ListParams, RunsListed, method};
+use common::{BIN, Home, quantile, tmux};
+
+/// A line a second, for ever.
+const LINE: &str = "while :; do date; sleep 1; done";
+/// Clients starting runs at once.
+const CLIENTS: usize = 8;
+/// Long enough for every new run to have printed and its status to settle.
+const SETTLE: Duration = Duration::from_secs(3);
+
+/// `ppid` of every process on the machine.
+fn parents() -> HashMap<u32, u32> {
+    let mut map = HashMap::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        if let Some(ppid) = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 2..].split_whitespace().nth(1))
+            .and_then(|p| p.parse().ok())
+        {
+            map.insert(pid, ppid);
+        }
+    }
+    map
+}
+
+fn children(of: u32, parents: &HashMap<u32, u32>) -> Vec<u32> {
+    parents.iter().filter(|&(_, &p)| p == of).map(|(&c, _)| c).collect()
+}
+
+fn is_supervisor(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|c| c.split(|&b| b == 0).nth(1) == Some(b"supervise"))
+        .unwrap_or(false)
+}
+
+/// `Name:   1234 kB` from a `/proc` file, in kB.
+fn kb(path: &str, name: &str) -> u64 {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with(name))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Each process's CPU time over `window`, summed, as % of one core.
+fn cpu_percent(pids: &[u32], window: Duration) -> f64 {
+    let before: Vec<u64> = pids.iter().map(|&p| common::threads_cpu_ns(p)).collect();
+    let started = Instant::now();
+    std::thread::sleep(window);
+    let secs = started.elapsed().as_secs_f64();
+    let after: Vec<u64> = pids.iter().map(|&p| common::threads_cpu_ns(p)).collect();
+    let ns: u64 = before.iter().zip(&after).map(|(b, a)| a.saturating_sub(*b)).sum();
+    ns as f64 / 1e9 / secs * 100.0
+}
+
+/// Wall time of a command, median of five, in ms.
+fn median_ms(mut run: impl FnMut()) -> f64 {
+    let mut ms: Vec<f64> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            run();
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    ms.sort_by(f64::total_cmp);
+    quantile(&ms, 0.5)
+}
+
+/// `agents ARGS` as a user runs it; false if it failed.
+fn agents(home: &Home, args: &[&str]) -> bool {
+    Command::new(BIN)
+        .args(args)
+        .env("AGENTS_HOME", &home.home)
+        .env("XDG_CONFIG_HOME", &home.config)
+        .env_remove("AGENTS_RUN_ID")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Runs `each(i)` for `from..to` from `CLIENTS` threads at once; the time taken.
+fn at_once(from: usize, to: usize, each: impl Fn(usize) + Sync) -> Duration {
+    let next = AtomicUsize::new(from);
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..CLIENTS {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= to {
+                        break;
+                    }
+                    each(i);
+                }
+            });
+        }
+    });
+    t.elapsed()
+}
+
+fn live_ids(home: &Home) -> Vec<String> {
+    let out = home.agents(&["ls", "--json"]);
+    let runs: serde_json::Value = serde_json::from_str(&out).expect("ls --json");
+    runs.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["id"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// One level's figures, agents beside tmux.
+struct Level {
+    n: usize,
+    daemon: f64,
+    supervisors: f64,
+    tmux: f64,
+    ls_ms: f64,
+    tmux_ls_ms: f64,
+    start_rate: f64,
+    rss_kb: u64,
+    pss_kb: u64,
+}
+
+struct Agents {
+    home: Home,
+    daemon: u32,
+}
+
+impl Agents {
+    fn new(dir: &Path) -> Agents {
+        let home = Home::new(dir);
+        // The engine's defaults, as a user runs it (not the tests' settings).
+        std::fs::write(home.config.join("agents/config.toml"), "").expect("config file");
+        home.agents(&["daemon", "start"]);
+        let daemon = std::fs::read_to_string(home.home.join("daemon.pid"))
+            .expect("daemon.pid")
+            .trim()
+            .parse()
+            .expect("a pid");
+        Agents { home, daemon }
+    }
+
+    /// Starts runs `from..to`; runs a second.
+    fn grow(&self, from: usize, to: usize) -> f64 {
+        let took = at_once(from, to, |i| {
+            let name = format!("line{i:05}");
+            assert!(
+                agents(
+                    &self.home,
+                    &["run", "-d", "--name", &name, "cmd", "--", "sh", "-c", LINE]
+                ),
+                "agents run {name}"
+            );
+        });
+        (to - from) as f64 / took.as_secs_f64()
+    }
+
+    fn supervisors(&self) -> Vec<u32> {
+        children(self.daemon, &parents())
+            .into_iter()
+            .filter(|&p| is_supervisor(p))
+            .collect()
+    }
+
+    fn measure(&self, n: usize, window: Duration) -> (f64, f64, f64, u64, u64) {
+        let supervisors = self.supervisors();
+        assert_eq!(supervisors.len(), n, "one supervisor per live run");
+        std::thread::sleep(SETTLE);
+        let mut all = vec![self.daemon];
+        all.extend(&supervisors);
+        let daemon_before = common::threads_cpu_ns(self.daemon);
+        let t = Instant::now();
+        let total = cpu_percent(&all, window);
+        let daemon =
+            (common::threads_cpu_ns(self.daemon) - daemon_before) as f64 / 1e9 / t.elapsed().as_secs_f64() * 100.0;
+        let ls_ms = median_ms(|| assert!(agents(&self.home, &["ls", "--json"]), "agents ls"));
+        let rss = kb(&format!("/proc/{}/status", self.daemon), "VmRSS:");
+        let sample: Vec<u64> = supervisors
+            .iter()
+            .take(20)
+            .map(|p| kb(&format!("/proc/{p}/smaps_rollup"), "Pss:"))
+            .collect();
+        let pss = sample.iter().sum::<u64>() / sample.len().max(1) as u64;
+        (daemon, total - daemon, ls_ms, rss, pss)
+    }
+
+    /// Cancels every live run from `CLIENTS` clients at once; the time
+    /// until none is live.
+    fn cancel_all(&self) -> (usize, Duration) {
+        let ids = live_ids(&self.home);
+        let t = Instant::now();
+        at_once(0, ids.len(), |i| {
+            agents(&self.home, &["cancel", "--force", &ids[i]]);
+        });
+        while !live_ids(&self.home).is_empty() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        (ids.len(), t.elapsed())
+    }
+}
+
+/// One tmux server with `n` windows of the same command, nobody attached.
+fn tmux_level(sock: &Path, have: usize, n: usize, window: Duration) -> (f64, f64) {
+    let command = format!("sh -c '{LINE}'");
+    for i in have..n {
+        if i == 0 {
+            tmux(sock, &["-f", "/dev/null", "new-session", "-d", "-s", "lines", &command]);
+        } else {
+            tmux(sock, &["new-window", "-d", "-t", "lines", &command]);
+        }
+    }
+    let server: u32 = tmux(sock, &["display-message", "-p", "#{pid}"])
+        .parse()
+        .expect("the server's pid");
+    std::thread::sleep(SETTLE);
+    let cpu = cpu_percent(&[server], window);
+    let ls = median_ms(|| {
+        tmux(sock, &["list-windows", "-a"]);
+    });
+    (cpu, ls)
+}
+
+/// `runs.list` paged through `n` ended runs, as `agents ls --all` does:
+/// each page's time, in ms.
+fn paging(dir: &Path, n: usize) -> Vec<f64> {
+    let home = Home::new(dir);
+    home.agents(&["daemon", "start"]);
+    home.agents(&["daemon", "stop"]);
+    common::ended::fill(&home, n);
+    home.agents(&["daemon", "start"]);
+    let paths = agents::paths::Paths::at(home.home.clone());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    rt.block_on(async {
+        let client = agents::client::Client::connect_existing(&paths, false)
+            .await
+            .expect("connect to the daemon");
+        let mut pages = Vec::new();
+        let mut before = None;
+        loop {
+            let t = Instant::now();
+            let listed = client
+                .call::<method::RunsList>(ListParams {
+                    all: true,
+                    limit: Some(ListParams::MAX_LIMIT),
+                    before: before.clone(),
+                    paged: true,
+                })
+                .await
+                .expect("runs.list");
+            pages.push(t.elapsed().as_secs_f64() * 1000.0);
+            match listed {
+                RunsListed::Page(page) if page.next.is_some() => before = page.next,
+                _ => break,
+            }
+        }
+        pages
+    })
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
+fn report(levels: &[Level]) {
+    println!();
+    println!(
+        "{:>6} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8}",
+        "runs", "daemon %", "sups %", "tmux %", "ratio", "ls ms", "tmux ls", "starts/s", "RSS MB", "PSS MB"
+    );
+    for l in levels {
+        println!(
+            "{:>6} {:>9.2} {:>9.2} {:>9.2} {:>7.2}× {:>8.1} {:>8.1} {:>9.0} {:>8.1} {:>8.2}",
+            l.n,
+            l.daemon,
+            l.supervisors,
+            l.tmux,
+            (l.daemon + l.supervisors) / l.tmux,
+            l.ls_ms,
+            l.tmux_ls_ms,
+            l.start_rate,
+            l.rss_kb as f64 / 1024.0,
+            l.pss_kb as f64 / 1024.0,
+        );
+    }
+    if let [first, .., last] = levels {
+        let runs = (last.n - first.n) as f64;
+        let slope = |a: f64, b: f64| (b - a) / runs;
+        println!(
+            "per run (slope {}→{}): daemon {:.4} %, supervisors {:.4} %, tmux {:.4} % of a core; \
+             ls {:.3} ms; daemon RSS {:.1} kB",
+            first.n,
+            last.n,
+            slope(first.daemon, last.daemon),
+            slope(first.supervisors, last.supervisors),
+            slope(first.tmux, last.tmux),
+            slope(first.ls_ms, last.ls_ms),
+            slope(first.rss_kb as f64, last.rss_kb as f64),
+        );
+    }
+}
+
+fn main() {
+    let window = Duration::from_secs(env_or("AGENTS_BENCH_SECS", 10));
+    let levels: Vec<usize> = std::env::var("AGENTS_BENCH_LEVELS")
+        .unwrap_or_else(|_| "50,150,300".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let ended: usize = env_or("AGENTS_BENCH_ENDED", 100_000);
+    let dir = tempfile::Builder::new().prefix("sc").tempdir().expect("temp dir");
+    println!(
+        "{} s windows; levels {levels:?}; each run `sh -c '{LINE}'`, nobody watching",
+        window.as_secs()
+    );
+    println!("load average: {}", common::load_average());
+    let ours = Agents::new(&dir.path().join("agents"));
+    let sock = dir.path().join("tmux.sock");
+    let mut figures = Vec::new();
+    let mut have = 0;
+    for &n in &levels {
+        let start_rate = ours.grow(have, n);
+        let (daemon, supervisors, ls_ms, rss_kb, pss_kb) = ours.measure(n, window);
+        let (tmux, tmux_ls_ms) = tmux_level(&sock, have, n, window);
+        println!(
+            "  {n} runs: daemon {daemon:.2} %, supervisors {supervisors:.2} %, tmux {tmux:.2} %; ls {ls_ms:.1} ms"
+        );
+        figures.push(Level {
+            n,
+            daemon,
+            supervisors,
+            tmux,
+            ls_ms,
+            tmux_ls_ms,
+            start_rate,
+            rss_kb,
+            pss_kb,
+        });
+        have = n;
+    }
+    tmux(&sock, &["kill-server"]);
+    let (cancelled, took) = ours.cancel_all();
+    println!("load average: {}", common::load_average());
+    report(&figures);
+    println!(
+        "cancel --force of {cancelled} runs from {CLIENTS} clients at once: {:.1} s until none is live",
+        took.as_secs_f64()
+    );
+    drop(ours);
+    if ended > 0 {
+        let mut pages = paging(&dir.path().join("ended"), ended);
+        let count = pages.len();
+        pages.sort_by(f64::total_cmp);
+        println!(
+            "ls --all through {ended} ended runs: {count} pages, median {:.1} ms, max {:.1} ms a page",
+            quantile(&pages, 0.5),
+            pages[count - 1]
+        );
+    }
+}
