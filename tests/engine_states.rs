@@ -135,6 +135,22 @@ fn force_cancel_kills_at_once() {
     assert!(events.contains(&"CANCEL_REQUESTED".to_string()));
 }
 
+/// A shell loop's `sleep` dies with it under a forced cancel: the group's
+/// SIGKILL reached it, so it is no leftover to wait out and report.
+#[test]
+fn force_cancel_of_a_shell_loop_reports_no_leftover_for_the_child_it_killed() {
+    let home = Home::new();
+    let id = home.start(&["cmd", "--", "sh", "-c", "while :; do echo tick; sleep 5; done"]);
+    home.wait_until("the loop sleeps", || {
+        String::from_utf8_lossy(&home.raw_log(&id)).contains("tick")
+    });
+    home.ok(&["cancel", "--force", &id]);
+    let run = home.show(&id);
+    assert_eq!(run["state"], "cancelled", "{run}");
+    let reason = run["reason"].as_str().unwrap_or_default();
+    assert!(!reason.contains("left in its group"), "{reason}");
+}
+
 #[test]
 fn a_descendant_left_in_the_group_is_cleaned_up_and_reported() {
     let home = Home::new();

@@ -122,6 +122,30 @@ fn a_run_nobody_watches_stays_working_while_it_prints_and_idles_once_it_stops() 
     assert_eq!(home.show(&id)["evidence"], "no output for a while");
 }
 
+/// A loop printing a line each beat a little slower than the quiet window
+/// (300 ms here) is at work: it is called idle once at most, not before
+/// every beat, and idle again once it stops.
+#[test]
+fn a_run_printing_in_a_rhythm_slower_than_the_quiet_window_does_not_flicker_idle() {
+    let home = Home::new();
+    let id = home.start(&[
+        "cmd",
+        "--",
+        "sh",
+        "-c",
+        "i=0; while [ $i -lt 16 ]; do echo beat $i; sleep 0.35; i=$((i+1)); done; echo done; exec sleep 60",
+    ]);
+    let log = || std::fs::read_to_string(home.log_path(&id)).unwrap_or_default();
+    home.wait_until("the loop has finished", || log().contains("done"));
+    home.wait_until("the run falls quiet", || home.show(&id)["status"] == "idle");
+    let idles = home
+        .events(&id)
+        .into_iter()
+        .filter(|e| e["kind"] == "STATUS" && e["data"]["status"] == "idle")
+        .count();
+    // Before its window grew: once; after the last beat: once more.
+    assert!(idles <= 3, "idle {idles} times over 16 beats");
+}
 #[test]
 fn explain_says_which_rule_and_evidence_decided_the_status_and_what_comes_next() {
     let home = Home::new();

@@ -67,6 +67,8 @@ pub async fn adopt(engine: &Arc<Engine>, row: &RunRow) -> anyhow::Result<Arc<Liv
     }
     let live = Arc::new(LiveRun::new(row.id.clone(), RunLink::Local(link.clone()), hello.offset));
     live.says_busy.store(hello.busy, std::sync::atomic::Ordering::Relaxed);
+    let busy_max = hello.busy_max_ms.unwrap_or(crate::protocol::supervisor::PACE_MAX_MS);
+    live.busy_max_ms.store(busy_max, std::sync::atomic::Ordering::Relaxed);
     *live.screen.lock() = hello.screen;
     // Queued prompts wait for a quiet moment. A harness that just started is
     // busy starting; one re-adopted after a daemon restart may be mid-turn,

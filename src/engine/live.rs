@@ -47,8 +47,12 @@ pub struct LiveRun {
     /// (0 until then): output within this of the previous output cannot
     /// change the status, so it does not wake the loop (`queue::spawn`).
     pub quiet_ms: AtomicU64,
-    /// The supervisor says when output pauses (its `hello` says `busy`).
+    /// The supervisor says when output pauses (its `hello` says `busy`),
+    /// after at most this pause (`busy_max_ms`).
     pub says_busy: AtomicBool,
+    pub busy_max_ms: AtomicU64,
+    /// The run's own quiet window, for a run at work in a slow rhythm.
+    pub rhythm: super::rhythm::Rhythm,
     /// It said output is going on, and will say when it has paused for
     /// `busy_ms` (`sup.pace`): until then the run's output counts as new.
     busy: AtomicBool,
@@ -130,6 +134,8 @@ impl LiveRun {
             hook: Mutex::new(None),
             quiet_ms: AtomicU64::new(0),
             says_busy: AtomicBool::new(false),
+            busy_max_ms: AtomicU64::new(crate::protocol::supervisor::PACE_MAX_MS),
+            rhythm: Default::default(),
             busy: AtomicBool::new(false),
             busy_ms: AtomicU64::new(0),
             viewers: Mutex::new(0),
@@ -164,26 +170,27 @@ impl LiveRun {
     }
 
     /// Paces the supervisor while nobody watches. One that says when output
-    /// pauses is asked to, after half of `engine.quiet_ms`, and otherwise
-    /// only for an offset every `BUSY_PACE_MS`. An older one gets half of
+    /// pauses is asked to, once it has for the run's quiet window (so a run
+    /// at work in a rhythm slower than the window costs no message a beat),
+    /// and otherwise only for an offset every `BUSY_PACE_MS`. An older one gets half of
     /// `engine.quiet_ms` at most (`UNWATCHED_PACE_MAX_MS`): any pace under
     /// the quiet window keeps a busy run `working`, since an offset held back
     /// goes out at most a pace after the one before, so two announcements
     /// are never further apart than the outputs were or than the pace; the
     /// last output is heard at most a pace late.
     fn pace_unwatched(&self) {
-        let half_quiet = self.quiet_ms.load(Ordering::Relaxed) / 2;
+        let quiet = self.quiet_ms.load(Ordering::Relaxed);
         if self.says_busy.load(Ordering::Relaxed) {
-            let busy_ms = half_quiet.clamp(1, crate::protocol::supervisor::PACE_MAX_MS);
+            let busy_ms = quiet.clamp(1, self.busy_max_ms.load(Ordering::Relaxed));
             self.busy_ms.store(busy_ms, Ordering::Relaxed);
             self.link.pace(BUSY_PACE_MS, Some(busy_ms));
         } else {
-            self.link.pace(half_quiet.min(UNWATCHED_PACE_MAX_MS), None);
+            self.link.pace((quiet / 2).min(UNWATCHED_PACE_MAX_MS), None);
         }
     }
 
     /// Paces the supervisor's offsets if nobody watches the run yet.
-    fn pace_if_unwatched(&self) {
+    pub(super) fn pace_if_unwatched(&self) {
         let viewers = self.viewers.lock();
         if *viewers == 0 {
             self.pace_unwatched();
@@ -281,9 +288,12 @@ impl LiveRun {
         };
     }
 
-    /// Quiet means no output for `quiet`: the weakest evidence of status
-    /// fusion (`harness::status`), and the condition for typing a prompt.
-    pub fn quiet_for(&self, quiet: Duration) -> Option<Duration> {
+    /// Quiet means no output for the run's window (the configured one, or
+    /// longer for a run at work in a slow rhythm: `rhythm.rs`): the weakest
+    /// evidence of status fusion (`harness::status`), and the condition for
+    /// typing a prompt. How long until then; none once it is.
+    pub fn quiet_for(&self, configured: Duration) -> Option<Duration> {
+        let quiet = self.rhythm.quiet(configured);
         if self.is_busy() {
             return Some(quiet);
         }

@@ -20,6 +20,7 @@ pub mod live;
 pub mod once;
 pub mod queue;
 pub mod recover;
+pub mod rhythm;
 pub mod run_link;
 pub mod size;
 pub mod start;

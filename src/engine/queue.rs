@@ -178,7 +178,16 @@ fn prompt_guard(engine: &Engine, family: &str) -> String {
 }
 
 fn verdict(live: &LiveRun, rules: &Rules) -> Verdict {
-    status::fuse(&live.evidence(), rules, Instant::now())
+    status::fuse(&live.evidence(), &run_rules(live, *rules), Instant::now())
+}
+
+/// The configured rules with the run's own quiet window (`rhythm.rs`):
+/// every verdict on a live run is made by these.
+fn run_rules(live: &LiveRun, configured: Rules) -> Rules {
+    Rules {
+        quiet: live.rhythm.quiet(configured.quiet),
+        ..configured
+    }
 }
 
 /// What a live run's status rests on now, with how old it is, for
@@ -258,8 +267,8 @@ pub fn spawn(engine: Arc<Engine>, live: Arc<LiveRun>) {
             tokio::pin!(woken);
             woken.as_mut().enable();
             let rules = engine.engine_as_read().status_rules();
-            live.quiet_ms
-                .store(rules.quiet.as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
+            let quiet = live.rhythm.quiet(rules.quiet).as_millis() as u64;
+            live.quiet_ms.store(quiet, std::sync::atomic::Ordering::Relaxed);
             let Verdict {
                 status: now,
                 why,
@@ -280,6 +289,13 @@ pub fn spawn(engine: Arc<Engine>, live: Arc<LiveRun>) {
                     .store(crate::clock::now_ms(), std::sync::atomic::Ordering::Relaxed);
                 let was = status;
                 status = now;
+                // A run at work in a slow rhythm gets a longer window, and
+                // its supervisor is paced by it.
+                if live.rhythm.changed(was, now, rule, rules.quiet) {
+                    let quiet = live.rhythm.quiet(rules.quiet).as_millis() as u64;
+                    live.quiet_ms.store(quiet, std::sync::atomic::Ordering::Relaxed);
+                    live.pace_if_unwatched();
+                }
                 let question = live.screen.lock().as_ref().and_then(|f| f.question.clone());
                 // A stop for an answer is recorded with the mail that
                 // asks a team's leader, when the team routes it there.
@@ -445,6 +461,7 @@ fn held_retry(live: &LiveRun) -> Option<std::time::Duration> {
 /// until a hook says otherwise.
 fn took_prompt(live: &LiveRun) {
     let now = Instant::now();
+    live.rhythm.input();
     *live.last_output.lock() = Some(now);
     // A run that reports hooks is working from here until a hook says
     // otherwise; its last word (idle, waiting) is now out of date.

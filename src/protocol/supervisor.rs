@@ -131,6 +131,10 @@ pub const PACE_MAX_MS: u64 = 1000;
 /// The longest pace with `busy_ms`: offsets then only keep the daemon's
 /// count of the log's bytes fresh.
 pub const BUSY_PACE_MAX_MS: u64 = 10_000;
+/// The longest pause a supervisor waits for before saying output paused
+/// (`Pace::busy_ms`): a run's own quiet window, which grows for a run at
+/// work in a slow rhythm (`engine/rhythm.rs`).
+pub const BUSY_MAX_MS: u64 = 10_000;
 
 /// A prompt the screen shows, with the words the TUI and `agents show` use
 /// to say why (the harness layer reads screens for them).
@@ -243,6 +247,10 @@ pub struct Hello {
     /// a supervisor older than the field.
     #[serde(default)]
     pub busy: bool,
+    /// The longest `busy_ms` it takes (`method::PACE`); absent from a
+    /// supervisor that took at most `PACE_MAX_MS`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_max_ms: Option<u64>,
 }
 
 /// `sup.pace`'s parameters.

@@ -87,6 +87,12 @@ fn is_zombie(stat: &str) -> bool {
         .is_some_and(|s| s == "Z" || s == "X")
 }
 
+/// Whether a pid names a process that has exited (a zombie not yet
+/// reaped) or none at all.
+pub fn has_exited(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| is_zombie(&stat))
+}
+
 /// The process group of a pid, from `/proc/<pid>/stat` (field 5).
 pub fn pgid_of(pid: i32) -> Option<i32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

@@ -180,9 +180,12 @@ fn all_pids() -> impl Iterator<Item = i32> {
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
 }
 
+/// The processes still alive in the group, the leader aside: a member
+/// killed with it is a zombie until reaped (by us, once re-parented), and
+/// needs no signal.
 fn group_members(pgid: i32, leader: i32) -> Vec<ProcessNote> {
     all_pids()
-        .filter(|&pid| pid != leader && identity::pgid_of(pid) == Some(pgid))
+        .filter(|&pid| pid != leader && identity::pgid_of(pid) == Some(pgid) && !identity::has_exited(pid))
         .map(note)
         .collect()
 }

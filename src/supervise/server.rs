@@ -508,6 +508,7 @@ impl Supervised {
             exited: self.exited.borrow().clone(),
             screen: self.signs.finding.borrow().clone(),
             busy: true,
+            busy_max_ms: Some(wire::BUSY_MAX_MS),
         }
     }
 }
@@ -668,7 +669,7 @@ fn handle(
             let busy_ms = busy_ms.unwrap_or(0);
             let max = if busy_ms > 0 { BUSY_PACE_MAX_MS } else { PACE_MAX_MS };
             run.busy_ms
-                .store(busy_ms.min(PACE_MAX_MS), std::sync::atomic::Ordering::Relaxed);
+                .store(busy_ms.min(wire::BUSY_MAX_MS), std::sync::atomic::Ordering::Relaxed);
             run.pace_ms.store(ms.min(max), std::sync::atomic::Ordering::Relaxed);
             // The watcher says now whether output is going on: the reader
             // says so only when that changes, and a daemon that asked after
