@@ -6,9 +6,10 @@
 //! of `sh -c 'while :; do date; sleep 1; done'` — a line a second — are live
 //! with no client attached, and the benchmark prints:
 //! - the daemon's CPU and all supervisors' CPU over a steady window
-//!   (`AGENTS_BENCH_SECS`, 10 s) as % of one core, and per run; beside them
+//!   (`AGENTS_BENCH_SECS`, 20 s) as % of one core, and per run; beside them
 //!   one tmux server holding the same N commands in N windows, nobody
-//!   attached. CPU time (`/proc/PID/task/*/schedstat`), not wall time;
+//!   attached. CPU time (the daemon's `utime + stime`, its exited threads
+//!   included; the others' threads' `schedstat`), not wall time;
 //! - `agents ls --json` (a new process, as a user runs it; median of 5) and
 //!   `tmux list-windows -a` for the same N;
 //! - how fast the batch that brought the runs to N started (8 clients at
@@ -83,15 +84,64 @@ fn kb(path: &str, name: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Each process's CPU time over `window`, summed, as % of one core.
-fn cpu_percent(pids: &[u32], window: Duration) -> f64 {
-    let before: Vec<u64> = pids.iter().map(|&p| common::threads_cpu_ns(p)).collect();
+/// A process's CPU time so far, in ns, its exited threads' included
+/// (`utime + stime` of `/proc/PID/stat`, in clock ticks).
+fn process_cpu_ns(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rfind(')')
+        .map(|i| stat[i + 2..].split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks: u64 = [11, 12]
+        .iter()
+        .filter_map(|&i| fields.get(i).and_then(|f| f.parse::<u64>().ok()))
+        .sum();
+    ticks * 1_000_000_000 / clock_ticks()
+}
+
+fn clock_ticks() -> u64 {
+    static TICKS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        let out = Command::new("getconf").arg("CLK_TCK").output().expect("getconf");
+        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(100)
+    })
+}
+
+/// How a process's CPU time is read: its live threads' exact times
+/// (`/proc/PID/task/*/schedstat`, for processes whose threads stay), or
+/// its own count in clock ticks, exited threads included (the daemon's
+/// blocking threads come and go).
+#[derive(Clone, Copy)]
+enum Clock {
+    Threads,
+    Ticks,
+}
+
+/// The CPU of each group of processes over `window`, as % of one core.
+fn cpu_percent(groups: &[(&[u32], Clock)], window: Duration) -> Vec<f64> {
+    let sample = || -> Vec<u64> {
+        groups
+            .iter()
+            .map(|(pids, clock)| {
+                pids.iter()
+                    .map(|&p| match clock {
+                        Clock::Threads => common::threads_cpu_ns(p),
+                        Clock::Ticks => process_cpu_ns(p),
+                    })
+                    .sum()
+            })
+            .collect()
+    };
+    let before = sample();
     let started = Instant::now();
     std::thread::sleep(window);
     let secs = started.elapsed().as_secs_f64();
-    let after: Vec<u64> = pids.iter().map(|&p| common::threads_cpu_ns(p)).collect();
-    let ns: u64 = before.iter().zip(&after).map(|(b, a)| a.saturating_sub(*b)).sum();
-    ns as f64 / 1e9 / secs * 100.0
+    let after = sample();
+    before
+        .iter()
+        .zip(&after)
+        .map(|(b, a)| a.saturating_sub(*b) as f64 / 1e9 / secs * 100.0)
+        .collect()
 }
 
 /// Wall time of a command, median of five, in ms.
@@ -206,13 +256,10 @@ impl Agents {
         let supervisors = self.supervisors();
         assert_eq!(supervisors.len(), n, "one supervisor per live run");
         std::thread::sleep(SETTLE);
-        let mut all = vec![self.daemon];
-        all.extend(&supervisors);
-        let daemon_before = common::threads_cpu_ns(self.daemon);
-        let t = Instant::now();
-        let total = cpu_percent(&all, window);
-        let daemon =
-            (common::threads_cpu_ns(self.daemon) - daemon_before) as f64 / 1e9 / t.elapsed().as_secs_f64() * 100.0;
+        let cpu = cpu_percent(
+            &[(&[self.daemon], Clock::Ticks), (&supervisors, Clock::Threads)],
+            window,
+        );
         let ls_ms = median_ms(|| assert!(agents(&self.home, &["ls", "--json"]), "agents ls"));
         let rss = kb(&format!("/proc/{}/status", self.daemon), "VmRSS:");
         let sample: Vec<u64> = supervisors
@@ -221,7 +268,7 @@ impl Agents {
             .map(|p| kb(&format!("/proc/{p}/smaps_rollup"), "Pss:"))
             .collect();
         let pss = sample.iter().sum::<u64>() / sample.len().max(1) as u64;
-        (daemon, total - daemon, ls_ms, rss, pss)
+        (cpu[0], cpu[1], ls_ms, rss, pss)
     }
 
     /// Cancels every live run from `CLIENTS` clients at once; the time
@@ -253,7 +300,7 @@ fn tmux_level(sock: &Path, have: usize, n: usize, window: Duration) -> (f64, f64
         .parse()
         .expect("the server's pid");
     std::thread::sleep(SETTLE);
-    let cpu = cpu_percent(&[server], window);
+    let cpu = cpu_percent(&[(&[server], Clock::Threads)], window)[0];
     let ls = median_ms(|| {
         tmux(sock, &["list-windows", "-a"]);
     });
@@ -343,7 +390,7 @@ fn report(levels: &[Level]) {
 }
 
 fn main() {
-    let window = Duration::from_secs(env_or("AGENTS_BENCH_SECS", 10));
+    let window = Duration::from_secs(env_or("AGENTS_BENCH_SECS", 20));
     let levels: Vec<usize> = std::env::var("AGENTS_BENCH_LEVELS")
         .unwrap_or_else(|_| "50,150,300".into())
         .split(',')

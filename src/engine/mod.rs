@@ -19,6 +19,7 @@ pub mod hooks;
 pub mod live;
 pub mod once;
 pub mod queue;
+pub mod reaper;
 pub mod recover;
 pub mod rhythm;
 pub mod run_link;

@@ -498,10 +498,8 @@ pub(crate) fn spawn_supervisor(paths: &crate::paths::Paths, spec: &SuperviseSpec
         let _ = stdin.write_all(&spec_json);
     }
     let stdout = child.stdout.take();
-    // Reap the supervisor whenever it ends, so it never lingers as a zombie.
-    std::thread::spawn(move || {
-        let _ = child.wait();
-    });
+    // Reaped whenever it ends, so it never lingers as a zombie.
+    super::reaper::reap(child);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut line = String::new();
