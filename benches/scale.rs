@@ -16,7 +16,7 @@
 //!   once, each `agents run -d`), in runs a second;
 //! - the daemon's RSS and a supervisor's PSS (`/proc/PID/smaps_rollup`).
 //!
-//! Then every live run is cancelled with `--force` from 8 clients at once,
+//! Then every live run is cancelled with one `agents cancel --all --force`,
 //! timed until none is live. Last, `AGENTS_BENCH_ENDED` (100 000) ended
 //! runs are written into a fresh database and `runs.list` pages through
 //! them as `agents ls --all` does: the time of each page.
@@ -271,18 +271,16 @@ impl Agents {
         (cpu[0], cpu[1], ls_ms, rss, pss)
     }
 
-    /// Cancels every live run from `CLIENTS` clients at once; the time
-    /// until none is live.
+    /// Cancels every live run with one `agents cancel --all --force`; the
+    /// time until it returned (every end recorded) and none is live.
     fn cancel_all(&self) -> (usize, Duration) {
-        let ids = live_ids(&self.home);
+        let n = live_ids(&self.home).len();
         let t = Instant::now();
-        at_once(0, ids.len(), |i| {
-            agents(&self.home, &["cancel", "--force", &ids[i]]);
-        });
+        self.home.agents(&["cancel", "--all", "--force", "--yes"]);
         while !live_ids(&self.home).is_empty() {
             std::thread::sleep(Duration::from_millis(50));
         }
-        (ids.len(), t.elapsed())
+        (n, t.elapsed())
     }
 }
 
@@ -432,7 +430,7 @@ fn main() {
     println!("load average: {}", common::load_average());
     report(&figures);
     println!(
-        "cancel --force of {cancelled} runs from {CLIENTS} clients at once: {:.1} s until none is live",
+        "`agents cancel --all --force` of {cancelled} runs: {:.1} s until none is live",
         took.as_secs_f64()
     );
     drop(ours);
