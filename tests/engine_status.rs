@@ -143,8 +143,9 @@ fn a_run_printing_in_a_rhythm_slower_than_the_quiet_window_does_not_flicker_idle
         .into_iter()
         .filter(|e| e["kind"] == "STATUS" && e["data"]["status"] == "idle")
         .count();
-    // Before its window grew: once; after the last beat: once more.
-    assert!(idles <= 3, "idle {idles} times over 16 beats");
+    // Before its window grew: twice (one pause is no rhythm); after the
+    // last beat: once more.
+    assert!(idles <= 4, "idle {idles} times over 16 beats");
 }
 #[test]
 fn explain_says_which_rule_and_evidence_decided_the_status_and_what_comes_next() {

@@ -527,3 +527,78 @@ fn doctor_reports_a_key_bound_to_two_actions() {
     );
     assert!(!doctor.status.success(), "a problem is a non-zero exit: {text}");
 }
+
+/// A limit from `/proc/PID/limits`: (soft, hard).
+fn open_files_limit(pid: i64) -> (String, String) {
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap()
+        .to_string();
+    let mut words = line["Max open files".len()..].split_whitespace();
+    (words.next().unwrap().into(), words.next().unwrap().into())
+}
+
+/// The daemon holds a socket per run: it raises its own open-files limit
+/// to the hard one, and gives its supervisors (and their agents) the
+/// user's soft limit back.
+#[test]
+fn the_daemon_raises_its_open_files_limit_and_its_runs_keep_the_user_s() {
+    let home = Home::new();
+    let out = home
+        .cmd_of(
+            std::path::Path::new("sh"),
+            &[
+                "-c",
+                "ulimit -Sn 256 && exec \"$0\" run -d cmd -- sleep 60",
+                common::BIN,
+            ],
+        )
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let daemon = home.daemon_pid().expect("a daemon") as i64;
+    let (soft, hard) = open_files_limit(daemon);
+    assert_eq!(soft, hard, "the daemon's soft limit is its hard one");
+    let run = home.show(&id);
+    let (harness_soft, _) = open_files_limit(run["pid"].as_i64().unwrap());
+    assert_eq!(
+        harness_soft, "256",
+        "the run keeps the soft limit of the shell that started the daemon"
+    );
+    home.ok(&["cancel", &id]);
+}
+
+/// `agents doctor` says when the daemon's open-files limit leaves room for
+/// few more runs, with the fix.
+#[test]
+fn doctor_says_when_the_open_files_limit_leaves_room_for_few_runs() {
+    let home = Home::new();
+    let out = home
+        .cmd_of(
+            std::path::Path::new("sh"),
+            &["-c", "ulimit -n 150 && exec \"$0\" daemon start", common::BIN],
+        )
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doctor = home.run(&["doctor"]);
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(!doctor.status.success(), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("open files:"))
+        .expect("an open-files line");
+    assert!(line.starts_with("problem") && line.contains("of its 150"), "{text}");
+    assert!(text.contains("ulimit -Hn"), "{text}");
+
+    let fine = Home::new();
+    fine.ok(&["daemon", "start"]);
+    let text = fine.ok(&["doctor"]);
+    assert!(
+        text.lines().any(|l| l.starts_with("ok") && l.contains("open files:")),
+        "{text}"
+    );
+}

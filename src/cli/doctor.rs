@@ -101,6 +101,7 @@ async fn daemon(report: &mut Report, paths: &Paths) {
                     };
                     say!("info     {} run(s) supervised by {}{older}", b.runs, b.exe);
                 }
+                limits(report, s.pid, s.live_runs);
                 retention(&client).await;
             }
             Err(e) => report.bad(
@@ -117,6 +118,80 @@ async fn daemon(report: &mut Report, paths: &Paths) {
         ),
         Err(_) => report.ok("daemon not running (any agents command starts it)".to_string()),
     }
+}
+
+/// Descriptors the daemon holds per live run (its supervisor's socket, and
+/// a few while a run starts or is watched), and tasks (processes and
+/// threads) per run under the user's limit: a supervisor's few threads and
+/// its agent's own.
+const FILES_PER_RUN: u64 = 2;
+const TASKS_PER_RUN: u64 = 8;
+/// Room for fewer runs than this more is a problem.
+const ROOM_FOR: u64 = 100;
+
+/// The daemon's open-files and the user's process limits against what the
+/// live runs hold, with the room left in runs.
+fn limits(report: &mut Report, daemon: u32, live_runs: usize) {
+    let limits = std::fs::read_to_string(format!("/proc/{daemon}/limits")).unwrap_or_default();
+    if let Some(max) = soft_limit(&limits, "Max open files") {
+        let open = std::fs::read_dir(format!("/proc/{daemon}/fd")).map_or(0, |d| d.count() as u64);
+        let room = max.saturating_sub(open) / FILES_PER_RUN;
+        let what = format!(
+            "open files: the daemon holds {open} of its {max} with {live_runs} live run(s): room for about {room} more runs"
+        );
+        match room < ROOM_FOR {
+            true => report.bad(
+                what,
+                "raise the hard limit where the daemon starts (`ulimit -Hn 65536`, or LimitNOFILE= in its unit), then `agents daemon stop`: the next command starts it again",
+            ),
+            false => report.ok(what),
+        }
+    }
+    if let Some(max) = soft_limit(&limits, "Max processes") {
+        let tasks = user_tasks();
+        let room = max.saturating_sub(tasks) / TASKS_PER_RUN;
+        let what = format!(
+            "processes: this user has {tasks} of {max} (processes and threads) with {live_runs} live run(s): room for about {room} more runs"
+        );
+        match room < ROOM_FOR && !nix::unistd::geteuid().is_root() {
+            true => report.bad(
+                what,
+                "raise the limit (`ulimit -u`, nproc in /etc/security/limits.conf, or TasksMax= for a systemd unit), then `agents daemon stop`",
+            ),
+            false => report.ok(what),
+        }
+    }
+}
+
+/// A soft limit from `/proc/PID/limits`; none when unlimited or unread.
+fn soft_limit(limits: &str, name: &str) -> Option<u64> {
+    let line = limits.lines().find(|l| l.starts_with(name))?;
+    line[name.len()..].split_whitespace().next()?.parse().ok()
+}
+
+/// The processes and threads of this user, as its process limit counts them.
+fn user_tasks() -> u64 {
+    let uid = nix::unistd::getuid().as_raw();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path().join("status")).ok())
+        .filter(|status| field(status, "Uid:") == Some(uid as u64))
+        .filter_map(|status| field(&status, "Threads:"))
+        .sum()
+}
+
+/// The first number after `name` in a `/proc/PID/status`.
+fn field(status: &str, name: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with(name))?;
+    line[name.len()..].split_whitespace().next()?.parse().ok()
 }
 
 /// The database: there, of a schema this build knows, whole.

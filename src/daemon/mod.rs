@@ -104,6 +104,7 @@ pub fn main(paths: Paths, mut ready: Option<std::fs::File>) -> Result<i32> {
 fn start(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     own_exe();
     crate::engine::keep_user_umask();
+    crate::engine::limits::raise_open_files();
     paths.ensure()?;
     // One daemon per AGENTS_HOME: an exclusive lock held for our lifetime.
     let lock_file = std::fs::OpenOptions::new()

@@ -118,13 +118,16 @@ fn answers_version(path: &Path) -> bool {
 /// supervisors go with the old image. Returns only on failure.
 pub fn exec(binary: &Path, home: &Path) -> std::io::Error {
     use std::os::unix::process::CommandExt;
-    std::process::Command::new(binary)
-        .args(["daemon", "run"])
+    let mut cmd = std::process::Command::new(binary);
+    cmd.args(["daemon", "run"])
         .env_clear()
         .envs(crate::paths::process_env())
         .env("AGENTS_HOME", home)
-        .env(crate::engine::UMASK_VAR, format!("{:o}", crate::engine::user_umask()))
-        .exec()
+        .env(crate::engine::UMASK_VAR, format!("{:o}", crate::engine::user_umask()));
+    if let Some(soft) = crate::engine::limits::user_open_files() {
+        cmd.env(crate::engine::limits::OPEN_FILES_VAR, soft.to_string());
+    }
+    cmd.exec()
 }
 
 /// Which binary each of `runs`' supervisors runs (read from `/proc`),

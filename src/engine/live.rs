@@ -103,6 +103,9 @@ const UNWATCHED_PACE_MAX_MS: u64 = 500;
 /// pauses: the offsets then only keep `output_bytes` fresh, and a run
 /// spinning at 10 Hz sends one every 5 s.
 const BUSY_PACE_MS: u64 = 5000;
+/// How long before the end of a run's quiet window its supervisor says
+/// output paused (at most half the window).
+const BUSY_MARGIN_MS: u64 = 250;
 
 /// A subscription streaming a run's output; while one lives, the run's
 /// supervisor announces every offset at once.
@@ -170,9 +173,10 @@ impl LiveRun {
     }
 
     /// Paces the supervisor while nobody watches. One that says when output
-    /// pauses is asked to, once it has for the run's quiet window (so a run
-    /// at work in a rhythm slower than the window costs no message a beat),
-    /// and otherwise only for an offset every `BUSY_PACE_MS`. An older one gets half of
+    /// pauses is asked to, once it has for the run's quiet window less a
+    /// margin (so a run at work in a rhythm slower than its window costs no
+    /// message a beat), and otherwise only for an offset every
+    /// `BUSY_PACE_MS`. An older one gets half of
     /// `engine.quiet_ms` at most (`UNWATCHED_PACE_MAX_MS`): any pace under
     /// the quiet window keeps a busy run `working`, since an offset held back
     /// goes out at most a pace after the one before, so two announcements
@@ -181,11 +185,26 @@ impl LiveRun {
     fn pace_unwatched(&self) {
         let quiet = self.quiet_ms.load(Ordering::Relaxed);
         if self.says_busy.load(Ordering::Relaxed) {
-            let busy_ms = quiet.clamp(1, self.busy_max_ms.load(Ordering::Relaxed));
+            // Said a margin before the window ends, so the word is here
+            // by then: a prompt waiting for quiet looks once the window
+            // has passed.
+            let busy_ms = quiet - (quiet / 2).min(BUSY_MARGIN_MS);
+            let busy_ms = busy_ms.clamp(1, self.busy_max_ms.load(Ordering::Relaxed));
             self.busy_ms.store(busy_ms, Ordering::Relaxed);
             self.link.pace(BUSY_PACE_MS, Some(busy_ms));
         } else {
             self.link.pace((quiet / 2).min(UNWATCHED_PACE_MAX_MS), None);
+        }
+    }
+
+    /// Keys, a prompt or an answer went in: the run is judged by the
+    /// configured quiet window again (`rhythm.rs`), its supervisor paced so.
+    pub fn input_went_in(&self) {
+        let was = u64::from(self.rhythm.input());
+        if was > 1 {
+            let quiet = self.quiet_ms.load(Ordering::Relaxed) / was;
+            self.quiet_ms.store(quiet, Ordering::Relaxed);
+            self.pace_if_unwatched();
         }
     }
 

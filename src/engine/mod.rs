@@ -16,6 +16,7 @@ pub mod cancel;
 pub mod ends;
 pub mod fallback;
 pub mod hooks;
+pub mod limits;
 pub mod live;
 pub mod once;
 pub mod queue;

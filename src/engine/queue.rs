@@ -461,7 +461,7 @@ fn held_retry(live: &LiveRun) -> Option<std::time::Duration> {
 /// until a hook says otherwise.
 fn took_prompt(live: &LiveRun) {
     let now = Instant::now();
-    live.rhythm.input();
+    live.input_went_in();
     *live.last_output.lock() = Some(now);
     // A run that reports hooks is working from here until a hook says
     // otherwise; its last word (idle, waiting) is now out of date.

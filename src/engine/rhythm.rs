@@ -6,9 +6,11 @@
 //!
 //! So each run keeps its own window: when output comes back within one
 //! configured window of the run's being called idle by the quiet rule, and
-//! no key, prompt or answer went in meanwhile (an echo is not a beat), the
-//! run's window doubles, up to `MAX_FACTOR` times the configured one. A run
-//! that then stays idle for `RESET_AFTER` of its windows is back to the
+//! no key, prompt or answer went in meanwhile (an echo is not a beat), that
+//! is a beat; from the second beat in a row the run's window doubles with
+//! each, up to `MAX_FACTOR` times the configured one (one pause, as an
+//! agent starting up makes, is no rhythm). A run that stays idle for
+//! `RESET_AFTER` of its windows, or that is given input, is back to the
 //! configured window. The supervisor is paced by the run's window too, so a
 //! beat slower than the configured window costs the daemon no message.
 
@@ -29,6 +31,8 @@ const RESET_AFTER: u32 = 4;
 pub struct Rhythm {
     /// The run's window, in configured windows (1, 2, 4, 8).
     factor: AtomicU32,
+    /// Beats in a row.
+    beats: AtomicU32,
     /// When the quiet rule last called the run idle, while it still is.
     quiet_since: Mutex<Option<Instant>>,
     /// Keys, a prompt or an answer went in since.
@@ -39,6 +43,7 @@ impl Default for Rhythm {
     fn default() -> Rhythm {
         Rhythm {
             factor: AtomicU32::new(1),
+            beats: AtomicU32::new(0),
             quiet_since: Mutex::new(None),
             input: AtomicBool::new(false),
         }
@@ -52,9 +57,12 @@ impl Rhythm {
     }
 
     /// Keys, a prompt or an answer went into the run: output that follows
-    /// is their echo, not a beat.
-    pub fn input(&self) {
+    /// is their echo, not a beat, and what comes next is a new exchange,
+    /// judged by the configured window. Returns the factor it had.
+    pub fn input(&self) -> u32 {
         self.input.store(true, Ordering::Relaxed);
+        self.beats.store(0, Ordering::Relaxed);
+        self.factor.swap(1, Ordering::Relaxed)
     }
 
     /// The run's status went from `was` to `now` by `rule`; says whether its
@@ -76,11 +84,16 @@ impl Rhythm {
         let factor = self.factor.load(Ordering::Relaxed);
         let idle_for = at.saturating_duration_since(since);
         let next = if idle_for < configured {
-            (factor * 2).min(MAX_FACTOR)
-        } else if idle_for >= configured * factor * RESET_AFTER {
-            1
+            match self.beats.fetch_add(1, Ordering::Relaxed) {
+                0 => factor,
+                _ => (factor * 2).min(MAX_FACTOR),
+            }
         } else {
-            factor
+            self.beats.store(0, Ordering::Relaxed);
+            match idle_for >= configured * factor * RESET_AFTER {
+                true => 1,
+                false => factor,
+            }
         };
         self.factor.store(next, Ordering::Relaxed);
         next != factor
@@ -102,22 +115,37 @@ mod tests {
     }
 
     #[test]
-    fn output_back_within_a_window_of_going_quiet_doubles_the_window_up_to_eight() {
+    fn from_the_second_beat_in_a_row_the_window_doubles_up_to_eight() {
         let r = Rhythm::default();
         assert_eq!(r.quiet(SECOND), SECOND);
-        for expected in [2, 4, 8, 8] {
+        for expected in [1, 2, 4, 8, 8] {
             beat(&r, Duration::from_millis(3));
             assert_eq!(r.quiet(SECOND), SECOND * expected);
         }
     }
 
     #[test]
-    fn a_long_idle_brings_the_window_back_and_a_moderate_one_keeps_it() {
+    fn a_long_idle_or_input_brings_the_window_back_and_a_moderate_idle_keeps_it() {
         let r = Rhythm::default();
+        beat(&r, Duration::from_millis(3));
         beat(&r, Duration::from_millis(3));
         assert!(!beat(&r, Duration::from_secs(3)), "1.5 windows of 2 s: kept");
         assert_eq!(r.quiet(SECOND), SECOND * 2);
         assert!(beat(&r, Duration::from_secs(8)), "4 windows of 2 s: reset");
+        assert_eq!(r.quiet(SECOND), SECOND);
+        beat(&r, Duration::from_millis(3));
+        beat(&r, Duration::from_millis(3));
+        assert_eq!(r.quiet(SECOND), SECOND * 2);
+        r.input();
+        assert_eq!(r.quiet(SECOND), SECOND, "a prompt or keys: a new exchange");
+    }
+
+    #[test]
+    fn one_pause_is_no_rhythm() {
+        let r = Rhythm::default();
+        beat(&r, Duration::from_millis(30));
+        assert!(!beat(&r, Duration::from_secs(2)), "a beat, then a long idle");
+        assert!(!beat(&r, Duration::from_millis(30)), "a single beat again");
         assert_eq!(r.quiet(SECOND), SECOND);
     }
 

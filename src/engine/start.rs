@@ -481,11 +481,16 @@ pub(crate) fn spawn_supervisor(paths: &crate::paths::Paths, spec: &SuperviseSpec
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(log);
-    // SAFETY: setsid is async-signal-safe; the supervisor must not share our
-    // session or group, so signals to the daemon never reach it.
+    let open_files = super::limits::user_open_files();
+    // SAFETY: setsid and setrlimit are async-signal-safe; the supervisor
+    // must not share our session or group, so signals to the daemon never
+    // reach it, and it gets the user's open-files limit, not ours.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             nix::unistd::setsid().map_err(std::io::Error::from)?;
+            if let Some(soft) = open_files {
+                super::limits::restore_open_files(soft)?;
+            }
             Ok(())
         });
     }

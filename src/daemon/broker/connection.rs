@@ -176,7 +176,7 @@ async fn typed(daemon: &Arc<Daemon>, outbox: &Outbox, run: &str, bytes: Vec<u8>)
         // to the agent: what follows is its answer, not an echo.
         let submits = bytes.iter().any(|b| matches!(b, b'\r' | b'\n'));
         *live.keyed_at.lock() = (!submits).then(std::time::Instant::now);
-        live.rhythm.input();
+        live.input_went_in();
         let _ = live.link.input(run, bytes).await;
     }
 }

@@ -332,7 +332,7 @@ pub(super) async fn answer_run(
         0
     };
     typed.wait_ms = wait_ms;
-    live.rhythm.input();
+    live.input_went_in();
     let answered = live.link.answer(typed).await;
     match answered {
         // The supervisor looked and refused (no question on screen).
