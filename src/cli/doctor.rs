@@ -147,6 +147,7 @@ fn limits(report: &mut Report, daemon: u32, live_runs: usize) {
             false => report.ok(what),
         }
     }
+    ptys(report);
     if let Some(max) = soft_limit(&limits, "Max processes") {
         let tasks = user_tasks();
         let room = max.saturating_sub(tasks) / TASKS_PER_RUN;
@@ -160,6 +161,30 @@ fn limits(report: &mut Report, daemon: u32, live_runs: usize) {
             ),
             false => report.ok(what),
         }
+    }
+}
+
+/// The machine's PTYs: each run holds one, and Linux allows 4 096 by
+/// default (`kernel.pty.max`), fewer in a container.
+fn ptys(report: &mut Report) {
+    let read = |name: &str| -> Option<u64> {
+        std::fs::read_to_string(format!("/proc/sys/kernel/pty/{name}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let (Some(max), Some(used)) = (read("max"), read("nr")) else {
+        return;
+    };
+    let room = max.saturating_sub(used);
+    let what = format!("PTYs: {used} of the machine's {max} in use: room for about {room} more runs");
+    match room < ROOM_FOR {
+        true => report.bad(
+            what,
+            "raise kernel.pty.max (`sysctl -w kernel.pty.max=65536`, and in /etc/sysctl.d/)",
+        ),
+        false => report.ok(what),
     }
 }
 
