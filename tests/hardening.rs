@@ -601,4 +601,10 @@ fn doctor_says_when_the_open_files_limit_leaves_room_for_few_runs() {
         text.lines().any(|l| l.starts_with("ok") && l.contains("open files:")),
         "{text}"
     );
+    // Each run holds a PTY: the machine's count is said beside.
+    assert!(
+        text.lines()
+            .any(|l| l.contains("PTYs:") && l.contains("of the machine's")),
+        "{text}"
+    );
 }
