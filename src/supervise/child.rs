@@ -142,7 +142,9 @@ pub async fn finish(
     let me = std::process::id() as i32;
     reap_orphans();
     let ours = run.started_daemons.lock().clone();
-    let escaped: Vec<ProcessNote> = all_pids()
+    let escaped: Vec<ProcessNote> = children_of(me)
+        .unwrap_or_else(all_pids)
+        .into_iter()
         .filter(|&pid| identity::ppid_of(pid) == Some(me) && !ours.contains(&pid))
         .map(note)
         .collect();
@@ -172,19 +174,59 @@ pub async fn finish(
     }
 }
 
-fn all_pids() -> impl Iterator<Item = i32> {
+fn all_pids() -> Vec<i32> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .collect()
+}
+
+/// The children of `pid` (`/proc/PID/task/*/children`): none if it is
+/// gone; `None` where the kernel does not list children.
+fn children_of(pid: i32) -> Option<Vec<i32>> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Some(Vec::new());
+    };
+    let mut found = Vec::new();
+    for task in tasks.flatten() {
+        match std::fs::read_to_string(task.path().join("children")) {
+            Ok(list) => found.extend(list.split_whitespace().filter_map(|p| p.parse::<i32>().ok())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && task.path().exists() => return None,
+            Err(_) => {}
+        }
+    }
+    Some(found)
+}
+
+/// This supervisor's descendants: every member of its harness's group is
+/// one (a member whose parent died was re-parented to us, the subreaper),
+/// so this walk finds them without reading every process on the machine,
+/// which hundreds of runs ending at once made slow.
+fn our_descendants() -> Vec<i32> {
+    let mut found = Vec::new();
+    let mut frontier = vec![std::process::id() as i32];
+    while let Some(pid) = frontier.pop() {
+        let Some(children) = children_of(pid) else {
+            return all_pids();
+        };
+        for child in children {
+            if !found.contains(&child) {
+                found.push(child);
+                frontier.push(child);
+            }
+        }
+    }
+    found
 }
 
 /// The processes still alive in the group, the leader aside: a member
 /// killed with it is a zombie until reaped (by us, once re-parented), and
 /// needs no signal.
 fn group_members(pgid: i32, leader: i32) -> Vec<ProcessNote> {
-    all_pids()
+    our_descendants()
+        .into_iter()
         .filter(|&pid| pid != leader && identity::pgid_of(pid) == Some(pgid) && !identity::has_exited(pid))
         .map(note)
         .collect()
