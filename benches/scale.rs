@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use agents::api::{ListParams, RunsListed, method};
-use common::{BIN, Home, quantile, tmux};
+use common::{Home, quantile, tmux};
 
 /// A line a second, for ever.
 const LINE: &str = "while :; do date; sleep 1; done";
@@ -159,13 +159,7 @@ fn median_ms(mut run: impl FnMut()) -> f64 {
 
 /// `agents ARGS` as a user runs it; false if it failed.
 fn agents(home: &Home, args: &[&str]) -> bool {
-    Command::new(BIN)
-        .args(args)
-        .env("AGENTS_HOME", &home.home)
-        .env("XDG_CONFIG_HOME", &home.config)
-        .env_remove("AGENTS_RUN_ID")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    home.command(args).output().is_ok_and(|o| o.status.success())
 }
 
 /// Runs `each(i)` for `from..to` from `CLIENTS` threads at once; the time taken.

@@ -27,12 +27,12 @@ mod disk;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{BIN, Home};
+use common::Home;
 
 const KILL_EVERY: Duration = Duration::from_secs(30);
 const PROMPT_EVERY: Duration = Duration::from_millis(250);
@@ -56,13 +56,7 @@ fn env_or(name: &str, default: u64) -> u64 {
 }
 
 fn agents(home: &Home, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env("AGENTS_HOME", &home.home)
-        .env("XDG_CONFIG_HOME", &home.config)
-        .env_remove("AGENTS_RUN_ID")
-        .output()
-        .expect("run agents")
+    home.command(args).output().expect("run agents")
 }
 
 /// `agents ARGS` until it succeeds; how many tries it took.

@@ -41,15 +41,20 @@ impl Home {
         Home { home, config }
     }
 
-    /// `agents ARGS`, insisting on success; returns stdout, trimmed.
-    pub fn agents(&self, args: &[&str]) -> String {
-        let out = Command::new(BIN)
+    /// `agents ARGS` against this home, as a user runs it.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(BIN);
+        command
             .args(args)
             .env("AGENTS_HOME", &self.home)
             .env("XDG_CONFIG_HOME", &self.config)
-            .env_remove("AGENTS_RUN_ID")
-            .output()
-            .expect("run agents");
+            .env_remove("AGENTS_RUN_ID");
+        command
+    }
+
+    /// `agents ARGS`, insisting on success; returns stdout, trimmed.
+    pub fn agents(&self, args: &[&str]) -> String {
+        let out = self.command(args).output().expect("run agents");
         assert!(
             out.status.success(),
             "agents {args:?}: {}",
