@@ -87,6 +87,10 @@ pub fn watch_exit(run: Arc<Supervised>, pid: i32) -> oneshot::Receiver<WaitStatu
     rx
 }
 
+/// How long members killed with the leader get to be gone, and how often
+/// that is looked at.
+const KILLED_SETTLE: Duration = Duration::from_millis(250);
+const KILLED_STEP: Duration = Duration::from_millis(10);
 /// How long processes left in the group get after SIGTERM before SIGKILL.
 const LEFTOVER_GRACE: Duration = Duration::from_millis(1000);
 /// How long we wait for the PTY to report end of file once the harness is
@@ -108,6 +112,13 @@ pub async fn finish(
     // Processes still in the group. The unreaped zombie leader pins the group
     // id, so every member found here is ours: signalling the group is safe.
     let mut leftovers = group_members(pgid, leader);
+    // Members a signal to the whole group reached die a moment after the
+    // leader (later on a busy machine): they are no leftovers.
+    let settle = tokio::time::Instant::now() + KILLED_SETTLE;
+    while !leftovers.is_empty() && tokio::time::Instant::now() < settle {
+        tokio::time::sleep(KILLED_STEP).await;
+        leftovers = group_members(pgid, leader);
+    }
     if !leftovers.is_empty() {
         let _ = killpg(Pid::from_raw(pgid), Signal::SIGTERM);
         let deadline = tokio::time::Instant::now() + LEFTOVER_GRACE;
