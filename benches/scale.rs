@@ -42,27 +42,6 @@ const CLIENTS: usize = 8;
 /// Long enough for every new run to have printed and its status to settle.
 const SETTLE: Duration = Duration::from_secs(3);
 
-/// `ppid` of every process on the machine.
-fn parents() -> HashMap<u32, u32> {
-    let mut map = HashMap::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        if let Some(ppid) = stat
-            .rfind(')')
-            .and_then(|i| stat[i + 2..].split_whitespace().nth(1))
-            .and_then(|p| p.parse().ok())
-        {
-            map.insert(pid, ppid);
-        }
-    }
-    map
-}
-
 fn children(of: u32, parents: &HashMap<u32, u32>) -> Vec<u32> {
     parents.iter().filter(|&(_, &p)| p == of).map(|(&c, _)| c).collect()
 }
@@ -240,7 +219,7 @@ impl Agents {
     }
 
     fn supervisors(&self) -> Vec<u32> {
-        children(self.daemon, &parents())
+        children(self.daemon, &common::parents())
             .into_iter()
             .filter(|&p| is_supervisor(p))
             .collect()

@@ -62,20 +62,6 @@ fn python() -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-/// `ppid` of every process on the machine.
-fn parents() -> HashMap<u32, u32> {
-    let mut map = HashMap::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        if let Some(fields) = stat_fields(pid) {
-            map.insert(pid, fields[1].parse().unwrap_or(0));
-        }
-    }
-    map
-}
-
 /// Fields of `/proc/PID/stat` after the command name: `[0]` is the state,
 /// `[1]` the ppid, `[13]`/`[14]` cutime/cstime.
 fn stat_fields(pid: u32) -> Option<Vec<String>> {
@@ -195,7 +181,7 @@ fn agents_side(dir: &Path, runs: usize, window: Duration, tick_ns: u64) -> Vec<(
         .trim()
         .parse()
         .expect("a pid");
-    let tree = parents();
+    let tree = common::parents();
     let supervisors: Vec<u32> = descendants(daemon, &tree)
         .into_iter()
         .filter(|&p| is_supervisor(p))
@@ -262,7 +248,7 @@ fn tmux_side(dir: &Path, runs: usize, window: Duration, tick_ns: u64) -> Vec<(&'
     let sock_s = sock.to_str().expect("a UTF-8 path");
     let mut client = Pty::spawn("tmux", &["-S", sock_s, "attach", "-t", "spin:0"], &[], ROWS, COLS);
     client.wait("four spinning panes", |t| spinners_shown(t) >= 4);
-    let tree = parents();
+    let tree = common::parents();
     let panes = descendants(server, &tree);
     assert_eq!(panes.len(), runs, "one spinner per pane");
     let groups = Groups(vec![

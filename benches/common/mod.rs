@@ -293,3 +293,24 @@ pub fn threads_cpu_ns(pid: u32) -> u64 {
         })
         .sum()
 }
+
+/// `ppid` of every process on the machine.
+pub fn parents() -> std::collections::HashMap<u32, u32> {
+    let mut map = std::collections::HashMap::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        if let Some(ppid) = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 2..].split_whitespace().nth(1))
+            .and_then(|p| p.parse().ok())
+        {
+            map.insert(pid, ppid);
+        }
+    }
+    map
+}
