@@ -499,10 +499,12 @@ async fn a_pane_scrolls_back_through_output_printed_before_the_tui_opened() {
     assert_eq!(pane[0], "row 1, printed before the TUI opened");
     let logs = home.ok(&["logs", &id]);
     let logs: Vec<&str> = logs.lines().collect();
-    assert!(
-        joins_rows(&logs, &pane),
-        "the pane's history and screen are what `agents logs` prints, wrapped rows joined:\n{pane:#?}\n{logs:#?}"
-    );
+    if let Err(why) = joins_rows(&logs, &pane) {
+        panic!(
+            "the pane's history and screen are not what `agents logs` prints, wrapped rows joined: {why}\n\
+             logs:\n{logs:#?}\npane:\n{pane:#?}"
+        );
+    }
     tui.close().await;
     home.ok(&["cancel", &id]);
 }
@@ -649,10 +651,12 @@ async fn logs_print_what_the_pane_shows_after_a_resize_and_with_line_drawing() {
     assert!(pane.iter().any(|l| l.contains("┌────┐ after0")), "{pane:#?}");
     let logs = home.ok(&["logs", &id]);
     let logs: Vec<&str> = logs.lines().collect();
-    assert!(
-        joins_rows(&logs, &pane),
-        "the pane's history and screen are what `agents logs` prints, wrapped rows joined:\n{pane:#?}\n{logs:#?}"
-    );
+    if let Err(why) = joins_rows(&logs, &pane) {
+        panic!(
+            "the pane's history and screen are not what `agents logs` prints, wrapped rows joined: {why}\n\
+             logs:\n{logs:#?}\npane:\n{pane:#?}"
+        );
+    }
     tui.close().await;
     home.ok(&["cancel", &id]);
 }
@@ -726,9 +730,9 @@ async fn logs_follow_takes_each_size_the_run_takes_while_it_follows() {
 /// Each of `lines` (as `agents logs` prints them: a soft-wrapped line
 /// whole) is the next one or more of `rows` (as a screen shows them, one
 /// row each) joined, and together they are all of `rows`.
-fn joins_rows(lines: &[&str], rows: &[String]) -> bool {
+fn joins_rows(lines: &[&str], rows: &[String]) -> Result<(), String> {
     let mut rows = rows.iter();
-    lines.iter().all(|line| {
+    for (n, line) in lines.iter().enumerate() {
         let mut joined = String::new();
         for row in rows.by_ref() {
             joined.push_str(row);
@@ -736,8 +740,14 @@ fn joins_rows(lines: &[&str], rows: &[String]) -> bool {
                 break;
             }
         }
-        joined == *line
-    }) && rows.next().is_none()
+        if joined != *line {
+            return Err(format!("line {n} is {line:?}, the rows joined {joined:?}"));
+        }
+    }
+    match rows.next() {
+        Some(row) => Err(format!("the rows go on past the lines with {row:?}")),
+        None => Ok(()),
+    }
 }
 
 /// The last of `lines` end with `rows` joined: the first row may finish a

@@ -496,13 +496,13 @@ fn the_wheel_scrolls_the_pane_under_the_pointer() {
     // Each pane asked for what scrolled off before it opened: 30 lines.
     for command in app.take_commands() {
         if let Command::History {
-            run, before, kept_from, ..
+            run, ask, kept_from, ..
         } = command
         {
             let lines = (0..30).map(|i| format!("{run} line {i}")).collect();
             app.update(Update::History {
                 run,
-                before,
+                ask,
                 kept_from,
                 lines,
             });
@@ -855,4 +855,47 @@ fn a_turn_that_ended_unseen_is_marked_until_the_run_is_selected() {
     press(&mut app, KeyCode::Char('j'));
     assert_eq!(app.selected_run().map(|r| r.name.as_str()), Some("beta"));
     assert!(app.notices().done.is_empty(), "seen once selected");
+}
+
+/// A pane's history asked for before its run's screen took a new size at
+/// the same offset is at the old width: its answer is let go, and
+/// scrolling back asks again.
+#[test]
+fn a_history_answer_asked_before_a_resize_is_not_taken() {
+    let mut app = app_with_runs();
+    let mut term = agents::term::Terminal::new(5, 20);
+    term.feed(b"one\r\n");
+    let mut watch = agents::protocol::screen::ScreenWatch::new();
+    app.update(Update::Screen {
+        run: "01A".into(),
+        update: Box::new(watch.next(&term, 5).unwrap()),
+    });
+    let asked = |commands: Vec<Command>| {
+        commands.into_iter().find_map(|c| match c {
+            Command::History {
+                run, ask, kept_from, ..
+            } if run == "01A" => Some((ask, kept_from)),
+            _ => None,
+        })
+    };
+    let (first, kept_from) = asked(app.take_commands()).expect("its first update asks for the history");
+    term.resize(5, 10);
+    app.update(Update::Screen {
+        run: "01A".into(),
+        update: Box::new(watch.next(&term, 5).unwrap()),
+    });
+    app.take_commands();
+    let answer = |ask, line: &str| Update::History {
+        run: "01A".into(),
+        ask,
+        kept_from,
+        lines: vec![line.to_string()],
+    };
+    app.update(answer(first, "at the old width"));
+    let history = |app: &App| app.screens()["01A"].mirror.history().cloned().collect::<Vec<_>>();
+    assert!(history(&app).is_empty(), "{:?}", history(&app));
+    press(&mut app, KeyCode::PageUp);
+    let (again, _) = asked(app.take_commands()).expect("scrolling back asks again");
+    app.update(answer(again, "at the new width"));
+    assert_eq!(history(&app), ["at the new width"]);
 }

@@ -53,8 +53,9 @@ const HISTORY_REPLAY_MAX: u64 = 16 << 20;
 
 /// The rows that scrolled off the main screen before log offset `before`
 /// (at most the last `max_lines`, plain text, oldest first): the log
-/// replayed at the sizes the run's screen took (`runs/<id>/sizes`, else
-/// `rows` × `cols`), from its start or, for a long log, from the newest
+/// replayed at the sizes the run's screen took, up to one taken at
+/// `before` (`runs/<id>/sizes`, else `rows` × `cols`), from its start
+/// or, for a long log, from the newest
 /// checkpoint `HISTORY_REPLAY_MAX` before `before`. A screen that began
 /// watching at `before` gets the history it missed this way
 /// (`runs.history`).
@@ -119,6 +120,11 @@ fn scrolled_within(
         offset += chunk.len() as u64;
         term.take_replies();
     }
+    // A size taken at `before` itself: the screen there is at it, and the
+    // rows its rewrap pushed off are history.
+    for size in sizes.iter().take_while(|s| s.offset <= offset) {
+        term.resize(size.rows, size.cols);
+    }
     term.take_history()
 }
 
@@ -164,5 +170,35 @@ mod tests {
         let whole = scrolled_within(&paths, "r", end, (5, 20), 10_000, u64::MAX);
         assert_eq!(whole.first().map(String::as_str), Some("line 0"));
         assert_eq!(whole.len(), 996);
+    }
+
+    /// A size taken at the offset asked for is the screen's there: its
+    /// history is rewrapped at it, with the rows the narrower screen
+    /// pushed off.
+    #[test]
+    fn a_size_taken_where_history_is_asked_for_is_in_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::at(dir.path().to_path_buf());
+        std::fs::create_dir_all(paths.run_dir("r")).unwrap();
+        let log: String = (0..6).map(|n| format!("{}{n}\r\n", "x".repeat(15))).collect();
+        std::fs::write(paths.output_log("r"), &log).unwrap();
+        let end = log.len() as u64;
+        let at = |offset, rows, cols| SizeChange {
+            offset,
+            at_ms: 0,
+            rows,
+            cols,
+        };
+        let sizes = [at(0, 4, 20), at(end, 4, 10)].map(|s| s.encode()).concat();
+        std::fs::write(paths.sizes("r"), sizes).unwrap();
+        let rows = scrolled_before(&paths, "r", end, 4, 20, 100);
+        // Six lines of 16 on 4 rows of 10: the last line and a half and
+        // the cursor's row stay on the screen.
+        let mut expected = Vec::new();
+        for n in 0..4 {
+            expected.extend(["x".repeat(10), format!("xxxxx{n}")]);
+        }
+        expected.push("x".repeat(10));
+        assert_eq!(rows, expected);
     }
 }

@@ -58,9 +58,11 @@ pub enum Command {
         squash: bool,
     },
     /// Ask for the rows that scrolled off a run's screen before `before`,
-    /// when the pane had `kept_from` rows of its own history.
+    /// when the pane had `kept_from` rows of its own history; the pane's
+    /// `ask`-th ask.
     History {
         run: String,
+        ask: u64,
         before: u64,
         kept_from: usize,
         max_lines: usize,
@@ -103,10 +105,10 @@ pub enum Update {
     },
     /// The rows that scrolled off a run's screen before a pane began
     /// watching it (`runs.history`), for the history the pane asked at
-    /// `kept_from` rows.
+    /// `kept_from` rows (its `ask`-th ask).
     History {
         run: String,
-        before: u64,
+        ask: u64,
         kept_from: usize,
         lines: Vec<String>,
     },
@@ -253,17 +255,23 @@ pub struct PaneScreen {
     pub scroll: usize,
     /// Lines that arrived below the view while scrolled back.
     pub unseen: usize,
-    /// The offset of the newest `runs.history` asked for: only its answer
-    /// is taken (an older one may come later).
+    /// The number of the newest `runs.history` asked for and not yet
+    /// answered: only its answer is taken (an older one may come later,
+    /// and one asked before a resize at the same offset is at the old
+    /// width).
     pub history_asked: Option<u64>,
+    /// How many times this pane has asked for its history.
+    pub history_asks: u64,
 }
 
 impl PaneScreen {
     /// Asks for the rows that scrolled off before the screen shown now.
     pub fn ask_history(&mut self, run: &str, max_lines: usize) -> Command {
-        self.history_asked = Some(self.mirror.offset);
+        self.history_asks += 1;
+        self.history_asked = Some(self.history_asks);
         Command::History {
             run: run.to_string(),
+            ask: self.history_asks,
             before: self.mirror.offset,
             kept_from: self.mirror.history().len(),
             max_lines,

@@ -329,10 +329,11 @@ async fn call(client: &Client, cmd: Command, updates: &mpsc::Sender<Update>) -> 
         }
         Command::History {
             run,
+            ask,
             before,
             kept_from,
             max_lines,
-        } => return history(client, run, before, kept_from, max_lines).await,
+        } => return history(client, run, (ask, before), kept_from, max_lines).await,
         Command::Ack { run, offset } => {
             let _ = client
                 .notify::<method::RunsAck>(crate::api::AckParams {
@@ -452,7 +453,13 @@ async fn resume(client: &Client, session: String) -> Update {
 
 /// A pane's lines from before it opened. An older daemon has none to give:
 /// the pane's history then starts when it opened.
-async fn history(client: &Client, run: String, before: u64, kept_from: usize, max_lines: usize) -> Option<Update> {
+async fn history(
+    client: &Client,
+    run: String,
+    (ask, before): (u64, u64),
+    kept_from: usize,
+    max_lines: usize,
+) -> Option<Update> {
     let params = crate::api::HistoryParams {
         run: run.clone(),
         before,
@@ -461,7 +468,7 @@ async fn history(client: &Client, run: String, before: u64, kept_from: usize, ma
     let lines: Vec<String> = client.call::<method::RunsHistory>(params).await.ok()?;
     Some(Update::History {
         run,
-        before,
+        ask,
         kept_from,
         lines,
     })

@@ -67,6 +67,7 @@ impl Panes {
             scroll: 0,
             unseen: 0,
             history_asked: None,
+            history_asks: 0,
         });
         // A new subscription (this pane's first, or after a
         // reconnect) counts from 1; it carries no scrolled rows.
@@ -82,6 +83,10 @@ impl Panes {
         if applied && screen.scroll > 0 {
             screen.scroll = (screen.scroll + pushed).min(screen.mirror.history().len().max(screen.scroll));
             screen.unseen += pushed;
+        }
+        if resized {
+            // An answer asked for before is at the old width.
+            screen.history_asked = None;
         }
         let mut ask = None;
         if applied && (first || (resized && screen.scroll > 0)) {

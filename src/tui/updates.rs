@@ -33,12 +33,12 @@ impl App {
             Update::Screen { run, update } => self.commands.extend(self.panes.apply_screen(run, *update)),
             Update::History {
                 run,
-                before,
+                ask,
                 kept_from,
                 lines,
             } => {
                 if let Some(screen) = self.panes.screens.get_mut(&run)
-                    && screen.history_asked == Some(before)
+                    && screen.history_asked == Some(ask)
                 {
                     screen.history_asked = None;
                     screen.mirror.replace_history(lines, kept_from);
