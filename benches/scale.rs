@@ -305,6 +305,7 @@ fn paging(dir: &Path, n: usize) -> Vec<f64> {
                     limit: Some(ListParams::MAX_LIMIT),
                     before: before.clone(),
                     paged: true,
+                    ..Default::default()
                 })
                 .await
                 .expect("runs.list");

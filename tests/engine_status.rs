@@ -300,9 +300,32 @@ fn an_idle_parent_of_a_working_child_run_is_shown_working_with_why() {
         (boss["status"].as_str(), boss["evidence"].as_str()),
         (Some("working"), Some("1 child run working"))
     );
+    // A client that heard the child change reads it again by id: its
+    // parent comes with it, shown working.
+    let by_id = list_by_id(&home, &child);
+    let shown: Vec<(&str, &str)> = by_id.iter().map(|r| (r.name.as_str(), r.status.as_str())).collect();
+    assert_eq!(shown, [("boss", "working"), ("worker", "working")]);
     home.ok(&["cancel", "worker"]);
     home.wait_end(&child);
     home.wait_until("the parent at rest again", || home.show(&parent)["status"] == "idle");
+}
+
+/// `runs.list` of one run by id, as a client that heard it changed asks.
+fn list_by_id(home: &Home, run: &str) -> Vec<agents::api::RunRecord> {
+    use agents::api::{ListParams, method};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let paths = agents::paths::Paths::at(home.path().to_path_buf());
+        let client = agents::client::Client::connect_existing(&paths, false)
+            .await
+            .expect("connect to the daemon");
+        let params = ListParams {
+            runs: vec![run.to_string()],
+            ..Default::default()
+        };
+        let listed = client.call::<method::RunsList>(params).await.expect("runs.list by id");
+        listed.runs().into_iter().map(|l| l.run).collect()
+    })
 }
 
 /// A turn whose screen stands still but for its spinner and clock is

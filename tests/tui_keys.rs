@@ -899,3 +899,32 @@ fn a_history_answer_asked_before_a_resize_is_not_taken() {
     app.update(answer(again, "at the new width"));
     assert_eq!(history(&app), ["at the new width"]);
 }
+
+/// Runs heard changed are read again by id: each answered one takes its
+/// place (a new one joins the list), one asked for and not answered is
+/// gone, and the others stay as they were.
+#[test]
+fn runs_read_again_by_id_take_their_place_and_one_not_answered_is_gone() {
+    let mut app = app_with_runs();
+    let mut beta = run("01B", "beta", RunState::Running);
+    beta.status = agents::api::ActivityStatus::Working;
+    app.update(Update::RunsChanged {
+        asked: vec!["01B".into(), "01C".into(), "01D".into()],
+        runs: vec![beta, run("01D", "delta", RunState::Running)],
+        subagents: None,
+    });
+    let listed: Vec<(&str, &str, agents::api::ActivityStatus)> = app
+        .runs()
+        .iter()
+        .map(|r| (r.id.as_str(), r.name.as_str(), r.status))
+        .collect();
+    let idle = run("01A", "alpha", RunState::Running).status;
+    assert_eq!(
+        listed,
+        [
+            ("01A", "alpha", idle),
+            ("01B", "beta", agents::api::ActivityStatus::Working),
+            ("01D", "delta", idle)
+        ]
+    );
+}

@@ -146,7 +146,9 @@ pub struct OutputSize {
     pub size: crate::values::screen::SizeChange,
 }
 
-/// `run.changed`: a run's record changed (its id only).
+/// `run.changed`: a run's record changed (its id only). An empty id:
+/// changes were missed (the client fell behind), any run may have
+/// changed.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunChanged {
     pub run: String,

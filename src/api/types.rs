@@ -314,6 +314,12 @@ pub struct ListParams {
     /// `limit`), cut to the same bytes, ended runs first.
     #[serde(default)]
     pub paged: bool,
+    /// Only these runs, by full id, live or ended (at most `MAX_LIMIT`):
+    /// what a client that holds the list reads again of the runs it heard
+    /// changed. A run not answered is gone. `all`, `limit`, `before` and
+    /// `paged` do not apply.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<String>,
 }
 
 /// One page of `runs.list` with `paged`: the runs (oldest first) and the

@@ -118,7 +118,7 @@ pub async fn cancel(paths: &Paths, args: CancelArgs) -> Result<i32> {
 
 /// The live runs the filters pick; `None` when the user said no.
 async fn picked(client: &Client, args: &CancelArgs, status: Option<ActivityStatus>) -> Result<Option<Vec<String>>> {
-    let live = super::commands::list_all(client, false).await?;
+    let live = client.list_runs(false).await?;
     let runs: Vec<&RunRecord> = live
         .iter()
         .map(|l| &l.run)

@@ -4,8 +4,8 @@ use anyhow::{Context, Result, bail};
 
 use super::{Cli, Command, DaemonCommand, RunArgs, RunsCommand, SessionsCommand, attach, print};
 use crate::api::{
-    DaemonStatus, ListParams, ListedRun, RunDetail, RunRecord, RunRef, RunSpec, RunState, SendParams, SendResult,
-    StartParams, WaitParams, method,
+    DaemonStatus, RunDetail, RunRecord, RunRef, RunSpec, RunState, SendParams, SendResult, StartParams, WaitParams,
+    method,
 };
 use crate::client::Client;
 use crate::paths::Paths;
@@ -118,7 +118,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
 /// `agents ls`: every run (live ones unless `--all`), as a table or JSON.
 async fn ls(paths: &Paths, args: super::ListArgs) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
-    let runs = list_all(&client, args.all).await?;
+    let runs = client.list_runs(args.all).await?;
     if args.json {
         crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&runs)?));
     } else if runs.is_empty() {
@@ -187,35 +187,6 @@ async fn rename(paths: &Paths, run: String, name: String) -> Result<i32> {
         None => say!("{} is named {} already", record.id, record.name),
     }
     Ok(0)
-}
-
-/// Every run, page by page (each answer fits in one frame, by rows and by
-/// bytes), oldest first.
-pub(super) async fn list_all(client: &Client, all: bool) -> Result<Vec<ListedRun>> {
-    let mut runs: std::collections::BTreeMap<String, ListedRun> = std::collections::BTreeMap::new();
-    let mut before: Option<String> = None;
-    loop {
-        let listed = client
-            .call::<method::RunsList>(ListParams {
-                all,
-                limit: Some(ListParams::MAX_LIMIT),
-                before: before.clone(),
-                paged: true,
-            })
-            .await?;
-        let (page, next) = match listed {
-            crate::api::RunsListed::Page(page) => (page.runs, page.next),
-            crate::api::RunsListed::All(runs) => (runs, None),
-        };
-        for r in page {
-            runs.insert(r.run.id.clone(), r);
-        }
-        match next {
-            Some(next) => before = Some(next),
-            None => break,
-        }
-    }
-    Ok(runs.into_values().collect())
 }
 
 fn size_arg(size: Option<&str>) -> Result<(Option<u16>, Option<u16>)> {

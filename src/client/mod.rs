@@ -216,6 +216,39 @@ impl Client {
     }
 
     /// A JSON-RPC notification of method `M`: no answer is expected (acks).
+    /// Every live run (`all`: every run), page by page (each answer fits
+    /// in one frame, by rows and by bytes), oldest first.
+    pub async fn list_runs(&self, all: bool) -> Result<Vec<crate::api::ListedRun>, ApiError> {
+        self.list_pages(all, usize::MAX).await
+    }
+
+    /// The newest runs, page by page, until `at_least` are had or the
+    /// pages run out (live ones only unless `all`); oldest first.
+    pub async fn list_pages(&self, all: bool, at_least: usize) -> Result<Vec<crate::api::ListedRun>, ApiError> {
+        use crate::api::{ListParams, RunsListed, method::RunsList};
+        let mut runs = std::collections::BTreeMap::new();
+        let mut before: Option<String> = None;
+        loop {
+            let params = ListParams {
+                all,
+                limit: Some(at_least.min(ListParams::MAX_LIMIT)),
+                before: before.take(),
+                paged: true,
+                ..Default::default()
+            };
+            let (page, next) = match self.call::<RunsList>(params).await? {
+                RunsListed::Page(page) => (page.runs, page.next),
+                RunsListed::All(runs) => (runs, None),
+            };
+            runs.extend(page.into_iter().map(|r| (r.run.id.clone(), r)));
+            match next {
+                Some(next) if runs.len() < at_least => before = Some(next),
+                _ => break,
+            }
+        }
+        Ok(runs.into_values().collect())
+    }
+
     pub async fn notify<M: Method>(&self, params: M::Params) -> Result<(), ApiError> {
         let params = serde_json::to_value(params).map_err(ApiError::internal)?;
         self.send_frame(Frame::control(&Request::notification(M::NAME, params)))

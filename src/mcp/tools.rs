@@ -134,6 +134,7 @@ impl AgentsMcp {
                     limit: Some(ListParams::MAX_LIMIT),
                     before: before.clone(),
                     paged: true,
+                    ..Default::default()
                 })
                 .await?;
             let (runs, next) = match listed {

@@ -107,14 +107,15 @@ impl Runs<'_> {
     }
 
     /// A page of `runs.list`: the rows (newest first, or older than
-    /// `before` when `paged`), the transcripts' tokens of each, and the
-    /// prompts waiting for the live ones, read together.
-    pub async fn page(&self, all: bool, limit: usize, before: Option<String>, paged: bool) -> Result<Page, StoreError> {
+    /// `before` when `paged`; or the runs of `these` ids), with what
+    /// [`Page`] holds of them, read together.
+    pub async fn page(&self, which: PageOf) -> Result<Page, StoreError> {
         self.0
             .call(move |c| {
-                let rows = match paged {
-                    true => runs::list_older(c, all, limit, before.as_deref())?,
-                    false => runs::list_page(c, all, limit, before.as_deref())?,
+                let rows = match which {
+                    PageOf::Older { all, limit, before } => runs::list_older(c, all, limit, before.as_deref())?,
+                    PageOf::Newest { all, limit, before } => runs::list_page(c, all, limit, before.as_deref())?,
+                    PageOf::These(ids) => runs::these_and_parents(c, &ids)?,
                 };
                 let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
                 let live: Vec<&str> = rows
@@ -122,8 +123,12 @@ impl Runs<'_> {
                     .filter(|r| r.state.is_live())
                     .map(|r| r.id.as_str())
                     .collect();
-                let waiting = prompts::waiting(c, &live)?;
-                Ok((rows, usage::runs_sources(c, &ids)?, waiting))
+                Ok(Page {
+                    waiting: prompts::waiting(c, &live)?,
+                    sources: usage::runs_sources(c, &ids)?,
+                    working_children: runs::working_children(c)?,
+                    rows,
+                })
             })
             .await
     }
@@ -240,11 +245,35 @@ impl Runs<'_> {
 }
 
 /// A page of `runs.list` (see [`Runs::page`]).
-pub type Page = (
-    Vec<RunRow>,
-    HashMap<String, Vec<usage::SourceTokens>>,
-    HashMap<String, Vec<prompts::Waiting>>,
-);
+/// Which runs a page of `runs.list` holds.
+pub enum PageOf {
+    /// At most `limit` older than `before` (live ones only unless `all`).
+    Older {
+        all: bool,
+        limit: usize,
+        before: Option<String>,
+    },
+    /// Every live run and the newest `limit` (any state with `all`); or,
+    /// given `before`, as `Older`.
+    Newest {
+        all: bool,
+        limit: usize,
+        before: Option<String>,
+    },
+    /// These, by id, and their parents (whose children's work shows on
+    /// them).
+    These(Vec<String>),
+}
+
+/// A page of `runs.list`: the rows, oldest first; the transcripts'
+/// tokens of each; the prompts waiting for the live ones; and how many
+/// live child runs work for each run that has such.
+pub struct Page {
+    pub rows: Vec<RunRow>,
+    pub sources: HashMap<String, Vec<usage::SourceTokens>>,
+    pub waiting: HashMap<String, Vec<prompts::Waiting>>,
+    pub working_children: HashMap<String, usize>,
+}
 
 /// What `runs.show` tells of a run beside its row.
 pub struct Detail {

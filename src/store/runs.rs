@@ -1,5 +1,7 @@
 //! Run records, their events and their prompt queue.
 
+use std::collections::HashMap;
+
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
@@ -331,14 +333,39 @@ pub fn list_page(conn: &Connection, all: bool, limit: usize, before: Option<&str
     if before.is_none() {
         let mut stmt = conn.prepare(&format!("SELECT {COLUMNS}, {FORMER} FROM runs WHERE {live}"))?;
         let extra: Vec<RunRow> = stmt.query_map([], RunRow::from_row)?.collect::<Result<_, _>>()?;
-        for r in extra {
-            if !rows.iter().any(|x| x.id == r.id) {
-                rows.push(r);
-            }
-        }
+        let listed: std::collections::HashSet<String> = rows.iter().map(|r| r.id.clone()).collect();
+        rows.extend(extra.into_iter().filter(|r| !listed.contains(&r.id)));
     }
     rows.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(rows)
+}
+
+/// The runs of `ids` that are stored and their parents, by id.
+pub fn these_and_parents(conn: &Connection, ids: &[String]) -> Result<Vec<RunRow>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS}, {FORMER} FROM runs WHERE id = ?1"))?;
+    let mut rows = Vec::with_capacity(ids.len());
+    for id in ids {
+        rows.extend(stmt.query_row([id], RunRow::from_row).optional()?);
+    }
+    let asked: std::collections::HashSet<&String> = ids.iter().collect();
+    let parents: std::collections::BTreeSet<String> = rows.iter().filter_map(|r| r.parent_run_id.clone()).collect();
+    for id in parents.iter().filter(|p| !asked.contains(p)) {
+        rows.extend(stmt.query_row([id], RunRow::from_row).optional()?);
+    }
+    rows.sort_by(|a, b| a.id.cmp(&b.id));
+    rows.dedup_by(|a, b| a.id == b.id);
+    Ok(rows)
+}
+
+/// How many live child runs each run has working (or stalled), for
+/// those that have any: one pass over the live runs.
+pub fn working_children(conn: &Connection) -> Result<HashMap<String, usize>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT parent_run_id, COUNT(*) FROM runs WHERE state IN ('pending', 'starting', 'running') \
+         AND status IN ('working', 'stalled') AND parent_run_id IS NOT NULL GROUP BY parent_run_id",
+    )?;
+    let counted = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize)))?;
+    Ok(counted.collect::<Result<_, _>>()?)
 }
 
 /// At most `limit` runs older than `before` (live ones only unless `all`),

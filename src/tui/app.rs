@@ -18,7 +18,10 @@ pub const PANE_HISTORY: usize = 10_000;
 /// What the event loop must ask the daemon for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
+    /// The whole list again: every live run and the newest ended ones.
     Refresh,
+    /// These runs again (heard changed), with their parents.
+    RefreshRuns(Vec<String>),
     Show(String),
     Subscribe(String),
     Unsubscribe(String),
@@ -97,6 +100,14 @@ pub enum Update {
     Connected,
     Disconnected(String),
     Runs(Vec<RunRecord>),
+    /// The runs `asked` for again as they are now (one not among `runs`
+    /// is gone), their parents, and their subagents (`None` when the
+    /// daemon cannot say).
+    RunsChanged {
+        asked: Vec<String>,
+        runs: Vec<RunRecord>,
+        subagents: Option<Vec<crate::api::RunSubagent>>,
+    },
     Detail(Box<RunDetail>),
     /// A screen update of a pane's run (`runs.attach` with `screen`).
     Screen {

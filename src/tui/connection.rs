@@ -19,7 +19,7 @@ use crate::protocol::rpc::{Message, Request};
 use crate::protocol::screen::ScreenUpdate;
 
 /// Run-change notifications arrive in bursts (a flood of status changes);
-/// the run list is fetched at most this often.
+/// the runs heard changed are read again at most this often.
 const REFRESH_EVERY: Duration = Duration::from_millis(100);
 /// How often the hosts' link state is read (`hosts.list`): the tree counts
 /// a reconnecting link's seconds, so once a second. Only a change is sent
@@ -60,6 +60,7 @@ pub async fn run(paths: Paths, mut commands: mpsc::UnboundedReceiver<Command>, u
             return;
         }
         let mut refresh_at: Option<tokio::time::Instant> = None;
+        let mut changed = std::collections::BTreeSet::new();
         let mut diffs = Diffs::default();
         let hosts = tokio::spawn(watch_hosts(client.clone(), updates.clone()));
         let routines = tokio::spawn(watch_routines(client.clone(), updates.clone()));
@@ -83,7 +84,8 @@ pub async fn run(paths: Paths, mut commands: mpsc::UnboundedReceiver<Command>, u
                 frame = events.recv() => {
                     let Some(frame) = frame else { break };
                     let update = translate(frame);
-                    if let Some(Update::Changed(_)) = &update {
+                    if let Some(Update::Changed(id)) = &update {
+                        changed.insert(id.clone());
                         refresh_at.get_or_insert_with(|| tokio::time::Instant::now() + REFRESH_EVERY);
                     }
                     if let Some(update) = update
@@ -94,7 +96,16 @@ pub async fn run(paths: Paths, mut commands: mpsc::UnboundedReceiver<Command>, u
                 }
                 _ = async { tokio::time::sleep_until(refresh_at.unwrap_or_else(tokio::time::Instant::now)).await }, if refresh_at.is_some() => {
                     refresh_at = None;
-                    execute(client.clone(), Command::Refresh, updates.clone());
+                    // The runs heard changed, not the whole list: with
+                    // thousands live, a few change in each tenth of a second.
+                    let runs: Vec<String> = std::mem::take(&mut changed).into_iter().collect();
+                    // (An empty id: changes were missed, any run may have.)
+                    let whole = runs.len() > ListParams::MAX_LIMIT || runs.first().is_some_and(String::is_empty);
+                    let cmd = match whole {
+                        true => Command::Refresh,
+                        false => Command::RefreshRuns(runs),
+                    };
+                    execute(client.clone(), cmd, updates.clone());
                 }
             }
         }
@@ -262,6 +273,7 @@ fn execute(client: Arc<Client>, cmd: Command, updates: mpsc::Sender<Update>) {
 async fn call(client: &Client, cmd: Command, updates: &mpsc::Sender<Update>) -> Option<Update> {
     let update = match cmd {
         Command::Refresh => refresh(client, updates).await,
+        Command::RefreshRuns(runs) => refresh_runs(client, runs, updates).await,
         Command::Show(run) => {
             let detail: RunDetail = client.call::<method::RunsShow>(RunRef { run }).await.ok()?;
             Update::Detail(Box::new(detail))
@@ -355,23 +367,52 @@ async fn call(client: &Client, cmd: Command, updates: &mpsc::Sender<Update>) -> 
 /// headings are rows of the tree too: sent before the runs, so the tree is
 /// built once with them all (a daemon older than teams has none).
 async fn refresh(client: &Client, updates: &mpsc::Sender<Update>) -> Update {
-    let params = ListParams {
-        all: true,
-        limit: Some(ListParams::DEFAULT_LIMIT),
-        before: None,
-        paged: false,
+    // Page by page: thousands of live runs are more than one answer holds.
+    let (live, newest) = tokio::join!(
+        client.list_runs(false),
+        client.list_pages(true, ListParams::DEFAULT_LIMIT)
+    );
+    let runs: std::collections::BTreeMap<String, RunRecord> = match (live, newest) {
+        (Ok(live), Ok(newest)) => live
+            .into_iter()
+            .chain(newest)
+            .map(|l| (l.run.id.clone(), l.run))
+            .collect(),
+        (Err(e), _) | (_, Err(e)) => return Update::Failed(e.message),
     };
-    let runs: Vec<RunRecord> = match client.call::<method::RunsList>(params).await {
-        Ok(listed) => listed.runs().into_iter().map(|listed| listed.run).collect(),
-        Err(e) => return Update::Failed(e.message),
-    };
+    let runs: Vec<RunRecord> = runs.into_values().collect();
     if let Some(subagents) = subagents_of(client, &runs).await {
         let _ = updates.send(Update::Subagents(subagents)).await;
     }
+    send_teams(client, updates).await;
+    Update::Runs(runs)
+}
+
+/// The teams, for their headings in the tree (a daemon older than teams
+/// has none).
+async fn send_teams(client: &Client, updates: &mpsc::Sender<Update>) {
     if let Ok(teams) = client.call::<method::TeamsList>(crate::api::NoParams).await {
         let _ = updates.send(Update::Teams(teams)).await;
     }
-    Update::Runs(runs)
+}
+
+/// The runs heard changed, read again by id (their parents come with
+/// them), with their subagents; the teams too, whose members they may be.
+async fn refresh_runs(client: &Client, asked: Vec<String>, updates: &mpsc::Sender<Update>) -> Update {
+    let mut runs = Vec::new();
+    for chunk in asked.chunks(ListParams::MAX_LIMIT) {
+        let params = ListParams {
+            runs: chunk.to_vec(),
+            ..Default::default()
+        };
+        match client.call::<method::RunsList>(params).await {
+            Ok(listed) => runs.extend(listed.runs().into_iter().map(|listed| listed.run)),
+            Err(e) => return Update::Failed(e.message),
+        }
+    }
+    let subagents = subagents_of(client, &runs).await;
+    send_teams(client, updates).await;
+    Update::RunsChanged { asked, runs, subagents }
 }
 
 /// A pane's subscription to its run's screen, in the newest format this

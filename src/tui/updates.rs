@@ -22,6 +22,7 @@ impl App {
                 self.banner = Some(format!("daemon unreachable ({why}); reconnecting…"));
             }
             Update::Runs(runs) => self.runs_listed(runs),
+            Update::RunsChanged { asked, runs, subagents } => self.runs_changed(asked, runs, subagents),
             Update::Detail(detail) => {
                 let id = detail.run.id.clone();
                 if let Some(r) = self.runs.iter_mut().find(|r| r.id == id) {
@@ -151,6 +152,32 @@ impl App {
             self.tree.selected = i;
             self.sync_subscriptions();
         }
+    }
+
+    /// Some runs read again: each put in its place in the list, one asked
+    /// for and not answered taken out; their subagents replaced.
+    fn runs_changed(
+        &mut self,
+        asked: Vec<String>,
+        runs: Vec<RunRecord>,
+        subagents: Option<Vec<crate::api::RunSubagent>>,
+    ) {
+        let mut all: std::collections::BTreeMap<String, RunRecord> =
+            self.runs.iter().map(|r| (r.id.clone(), r.clone())).collect();
+        for id in &asked {
+            all.remove(id);
+        }
+        // The tree is built again below, with them.
+        if let Some(list) = subagents {
+            for id in asked.iter().chain(runs.iter().map(|r| &r.id)) {
+                self.subagents.remove(id);
+            }
+            for s in list {
+                self.subagents.entry(s.run_id).or_default().push(s.subagent);
+            }
+        }
+        all.extend(runs.into_iter().map(|r| (r.id.clone(), r)));
+        self.runs_listed(all.into_values().collect());
     }
 
     /// A run changed: what is loaded of it is read again when next shown.

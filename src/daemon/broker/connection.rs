@@ -148,23 +148,44 @@ async fn greeted(r: &mut BufReader<tokio::net::unix::OwnedReadHalf>, w: &mut tok
 }
 
 /// Run-change notifications to the client, ids only (STYLE:
-/// notifications carry ids), until it is gone.
+/// notifications carry ids), until it is gone: those heard within a
+/// frame's time (`CHANGES_EVERY`) sent together, each run once, so a
+/// thousand runs changing feed a client at its frame rate, not theirs.
 fn forward_changes(daemon: &Arc<Daemon>, outbox: Outbox) -> tokio::task::JoinHandle<()> {
+    use tokio::sync::broadcast::error::RecvError;
     let mut changes = daemon.engine.changes.subscribe();
     tokio::spawn(async move {
+        let mut heard = std::collections::BTreeSet::new();
         loop {
             match changes.recv().await {
-                Ok(id) => {
-                    if !outbox.tell(crate::api::RunChanged { run: id }).await {
-                        break;
-                    }
+                Ok(id) => heard.insert(id),
+                // Missed: say any may have changed.
+                Err(RecvError::Lagged(_)) => heard.insert(String::new()),
+                Err(RecvError::Closed) => break,
+            };
+            let due = tokio::time::Instant::now() + CHANGES_EVERY;
+            loop {
+                tokio::select! {
+                    change = changes.recv() => match change {
+                        Ok(id) => heard.insert(id),
+                        Err(RecvError::Lagged(_)) => heard.insert(String::new()),
+                        Err(RecvError::Closed) => break,
+                    },
+                    _ = tokio::time::sleep_until(due) => break,
+                };
+            }
+            for run in std::mem::take(&mut heard) {
+                if !outbox.tell(crate::api::RunChanged { run }).await {
+                    return;
                 }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(_) => break,
             }
         }
     })
 }
+
+/// How long run changes are gathered before they go to a client: about a
+/// frame of a terminal UI.
+const CHANGES_EVERY: std::time::Duration = std::time::Duration::from_millis(30);
 
 /// Keys a client typed into a run: passed on, its size taken by who types
 /// (tmux's `window-size latest`), the time noted for the echo.

@@ -185,38 +185,39 @@ fn stop(daemon: &Arc<Daemon>) -> Result<Done, ApiError> {
 /// prompts and usage; without `paged`, every live run and the newest ended
 /// ones that fit one answer.
 async fn list(daemon: &Arc<Daemon>, list: ListParams) -> Result<RunsListed, ApiError> {
+    use crate::store::run_calls::PageOf;
     let ListParams {
         all,
         limit,
         before,
         paged,
+        runs,
     } = list;
+    if runs.len() > ListParams::MAX_LIMIT {
+        return Err(ApiError::bad_request(format!(
+            "runs.list takes at most {} runs by id, not {}",
+            ListParams::MAX_LIMIT,
+            runs.len()
+        )));
+    }
     let limit = limit
         .unwrap_or(ListParams::DEFAULT_LIMIT)
         .clamp(1, ListParams::MAX_LIMIT);
-    let (rows, sources, mut waiting) = daemon
+    let (by_id, paged) = (!runs.is_empty(), paged && runs.is_empty());
+    let which = match (by_id, paged) {
+        (true, _) => PageOf::These(runs),
+        (false, true) => PageOf::Older { all, limit, before },
+        (false, false) => PageOf::Newest { all, limit, before },
+    };
+    let page = daemon
         .engine
         .store
         .runs()
-        .page(all, limit, before, paged)
+        .page(which)
         .await
         .map_err(ApiError::internal)?;
-    let rows: Vec<_> = rows.into_iter().map(|r| daemon.engine.held_ends.apply(r)).collect();
-    let prices = crate::transcript::price::PriceTable::new(daemon.engine.config().prices);
-    let fetched = rows.len();
-    let rules = crate::engine::queue::rules(&daemon.engine);
-    let listed: Vec<crate::api::ListedRun> = rows
-        .iter()
-        .map(|r| crate::api::ListedRun {
-            run: with_evidence(daemon, &rules, r.to_record(), waiting.remove(&r.id)),
-            usage: sources
-                .get(&r.id)
-                .and_then(|s| crate::transcript::usage::run_usage(s, &prices))
-                .map(|u| (&u).into()),
-        })
-        .collect();
-    let mut listed = listed;
-    super::listing::show_each_parents_children(&mut listed);
+    let fetched = page.rows.len();
+    let listed = listed_runs(daemon, page);
     let kept = super::listing::fit(listed, !paged);
     if !paged {
         return Ok(RunsListed::All(kept));
@@ -226,6 +227,33 @@ async fn list(daemon: &Arc<Daemon>, list: ListParams) -> Result<RunsListed, ApiE
         .then(|| kept.first().map(|r| r.run.id.clone()))
         .flatten();
     Ok(RunsListed::Page(crate::api::ListPage { runs: kept, next }))
+}
+
+/// A page's rows as listed: each with its status's evidence, waiting
+/// prompts and usage, and shown working while its child runs work.
+fn listed_runs(daemon: &Daemon, page: crate::store::run_calls::Page) -> Vec<crate::api::ListedRun> {
+    let crate::store::run_calls::Page {
+        rows,
+        sources,
+        mut waiting,
+        working_children,
+    } = page;
+    let prices = crate::transcript::price::PriceTable::new(daemon.engine.config().prices);
+    let rules = crate::engine::queue::rules(&daemon.engine);
+    rows.into_iter()
+        .map(|r| daemon.engine.held_ends.apply(r))
+        .map(|r| {
+            let mut run = with_evidence(daemon, &rules, r.to_record(), waiting.remove(&r.id));
+            super::listing::show_children_working(&mut run, working_children.get(&r.id).copied().unwrap_or(0));
+            crate::api::ListedRun {
+                run,
+                usage: sources
+                    .get(&r.id)
+                    .and_then(|s| crate::transcript::usage::run_usage(s, &prices))
+                    .map(|u| (&u).into()),
+            }
+        })
+        .collect()
 }
 
 /// `runs.ack`: a client has shown a subscription's output up to `offset`.

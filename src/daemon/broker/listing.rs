@@ -45,24 +45,6 @@ pub fn show_children_working(run: &mut RunRecord, working: usize) {
     });
 }
 
-/// [`show_children_working`] for every run of a listing, by the live runs
-/// it holds.
-pub fn show_each_parents_children(listed: &mut [ListedRun]) {
-    let mut working: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for r in listed.iter().map(|l| &l.run) {
-        if r.state.is_live()
-            && r.status.is_working()
-            && let Some(parent) = &r.parent_id
-        {
-            *working.entry(parent.clone()).or_default() += 1;
-        }
-    }
-    for l in listed.iter_mut() {
-        let n = working.get(&l.run.id).copied().unwrap_or(0);
-        show_children_working(&mut l.run, n);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,26 +67,18 @@ mod tests {
 
     #[test]
     fn an_idle_parent_of_working_children_is_shown_working_and_says_why() {
-        let mut parent = run(1, "running", 0);
-        parent.run.status = ActivityStatus::Idle;
-        let parent_id = parent.run.id.clone();
-        let child = |id, status| {
-            let mut c = run(id, "running", 0);
-            c.run.parent_id = Some(parent_id.clone());
-            c.run.status = status;
-            c
-        };
-        let mut listed = vec![
-            parent.clone(),
-            child(2, ActivityStatus::Working),
-            child(3, ActivityStatus::Working),
-        ];
-        show_each_parents_children(&mut listed);
-        assert_eq!(listed[0].run.status, ActivityStatus::Working);
-        assert_eq!(listed[0].run.evidence.as_deref(), Some("2 child runs working"));
-        let mut resting = vec![parent, child(2, ActivityStatus::Idle)];
-        show_each_parents_children(&mut resting);
-        assert_eq!(resting[0].run.status, ActivityStatus::Idle);
+        let mut parent = run(1, "running", 0).run;
+        parent.status = ActivityStatus::Idle;
+        let mut shown = parent.clone();
+        show_children_working(&mut shown, 2);
+        assert_eq!(shown.status, ActivityStatus::Working);
+        assert_eq!(shown.evidence.as_deref(), Some("2 child runs working"));
+        let mut resting = parent.clone();
+        show_children_working(&mut resting, 0);
+        assert_eq!(resting.status, ActivityStatus::Idle);
+        let mut ended = run(4, "exited", 0).run;
+        show_children_working(&mut ended, 1);
+        assert_eq!(ended.status, ActivityStatus::Idle, "an ended run is not shown working");
     }
 
     #[test]
