@@ -14,7 +14,11 @@
 //!   `tmux list-windows -a` for the same N;
 //! - how fast the batch that brought the runs to N started (8 clients at
 //!   once, each `agents run -d`), in runs a second;
-//! - the daemon's RSS and a supervisor's PSS (`/proc/PID/smaps_rollup`).
+//! - the daemon's RSS and a supervisor's PSS (`/proc/PID/smaps_rollup`);
+//! - the TUI opened on them in a 120×40 PTY: until its first frame, and
+//!   until the tree shows run names (median of 3);
+//! - how many `run.changed` notifications one client connected to the
+//!   daemon hears a second (gathered a frame long, each run once).
 //!
 //! Then every live run is cancelled with one `agents cancel --all --force`,
 //! timed until none is live. Last, `AGENTS_BENCH_ENDED` (100 000) ended
@@ -182,6 +186,10 @@ struct Level {
     start_rate: f64,
     rss_kb: u64,
     pss_kb: u64,
+    /// The TUI's first frame, and its tree with run names, in ms.
+    tui_ms: (f64, f64),
+    /// `run.changed` notifications a client hears a second.
+    changes: f64,
 }
 
 struct Agents {
@@ -242,6 +250,51 @@ impl Agents {
             .collect();
         let pss = sample.iter().sum::<u64>() / sample.len().max(1) as u64;
         (cpu[0], cpu[1], ls_ms, rss, pss)
+    }
+
+    /// The TUI opened on the runs: until its first frame, and until the
+    /// tree shows run names (median of 3), in ms.
+    fn tui_ms(&self) -> (f64, f64) {
+        let mut drawn = Vec::new();
+        let mut named = Vec::new();
+        for _ in 0..3 {
+            let t0 = Instant::now();
+            let mut tui = self.home.tui(40, 120);
+            let first = tui.wait("the first frame", |t| common::shows(t, " RUNS "));
+            let names = tui.wait("run names in the tree", |t| common::shows(t, " line0"));
+            drawn.push(first.duration_since(t0).as_secs_f64() * 1000.0);
+            named.push(names.duration_since(t0).as_secs_f64() * 1000.0);
+            tui.press(b"q");
+            tui.wait_exit();
+        }
+        drawn.sort_by(f64::total_cmp);
+        named.sort_by(f64::total_cmp);
+        (quantile(&drawn, 0.5), quantile(&named, 0.5))
+    }
+
+    /// `run.changed` notifications one client hears a second over `window`.
+    fn changes_heard(&self, window: Duration) -> f64 {
+        let paths = agents::paths::Paths::at(self.home.home.clone());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        rt.block_on(async {
+            let mut client = agents::client::Client::connect_existing(&paths, true)
+                .await
+                .expect("connect to the daemon");
+            let mut events = client.events.take().expect("events were asked for");
+            let mut heard = 0usize;
+            let until = tokio::time::Instant::now() + window;
+            while let Ok(Some(frame)) = tokio::time::timeout_at(until, events.recv()).await {
+                if let agents::protocol::Frame::Control(bytes) = frame
+                    && String::from_utf8_lossy(&bytes).contains(method::RUN_CHANGED)
+                {
+                    heard += 1;
+                }
+            }
+            heard as f64 / window.as_secs_f64()
+        })
     }
 
     /// Cancels every live run with one `agents cancel --all --force`; the
@@ -326,12 +379,23 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 fn report(levels: &[Level]) {
     println!();
     println!(
-        "{:>6} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8}",
-        "runs", "daemon %", "sups %", "tmux %", "ratio", "ls ms", "tmux ls", "starts/s", "RSS MB", "PSS MB"
+        "{:>6} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8} {:>13} {:>7}",
+        "runs",
+        "daemon %",
+        "sups %",
+        "tmux %",
+        "ratio",
+        "ls ms",
+        "tmux ls",
+        "starts/s",
+        "RSS MB",
+        "PSS MB",
+        "TUI ms",
+        "chg/s"
     );
     for l in levels {
         println!(
-            "{:>6} {:>9.2} {:>9.2} {:>9.2} {:>7.2}× {:>8.1} {:>8.1} {:>9.0} {:>8.1} {:>8.2}",
+            "{:>6} {:>9.2} {:>9.2} {:>9.2} {:>7.2}× {:>8.1} {:>8.1} {:>9.0} {:>8.1} {:>8.2} {:>6.0}/{:<6.0} {:>7.1}",
             l.n,
             l.daemon,
             l.supervisors,
@@ -342,6 +406,9 @@ fn report(levels: &[Level]) {
             l.start_rate,
             l.rss_kb as f64 / 1024.0,
             l.pss_kb as f64 / 1024.0,
+            l.tui_ms.0,
+            l.tui_ms.1,
+            l.changes,
         );
     }
     if let [first, .., last] = levels {
@@ -382,6 +449,8 @@ fn main() {
     for &n in &levels {
         let start_rate = ours.grow(have, n);
         let (daemon, supervisors, ls_ms, rss_kb, pss_kb) = ours.measure(n, window);
+        let tui_ms = ours.tui_ms();
+        let changes = ours.changes_heard(Duration::from_secs(5));
         let (tmux, tmux_ls_ms) = tmux_level(&sock, have, n, window);
         println!(
             "  {n} runs: daemon {daemon:.2} %, supervisors {supervisors:.2} %, tmux {tmux:.2} %; ls {ls_ms:.1} ms"
@@ -396,6 +465,8 @@ fn main() {
             start_rate,
             rss_kb,
             pss_kb,
+            tui_ms,
+            changes,
         });
         have = n;
     }

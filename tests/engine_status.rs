@@ -147,6 +147,43 @@ fn a_run_printing_in_a_rhythm_slower_than_the_quiet_window_does_not_flicker_idle
     // last beat: once more.
     assert!(idles <= 4, "idle {idles} times over 16 beats");
 }
+
+/// The same rhythm on a screen that stands still but for its counters (a
+/// clock printed each beat) is `stalled` once the stall limit passes, and
+/// stays so through the beats, not idle before each: also when a new
+/// daemon, which learns the run's rhythm again, finds it stalled.
+#[test]
+fn a_clock_printing_in_a_rhythm_stays_stalled_and_does_not_flicker_idle() {
+    let home = Home::with_config("[engine]\nquiet_ms = 300\nstalled_after_secs = 1\n");
+    let id = home.start(&[
+        "cmd",
+        "--size",
+        "40x4",
+        "--",
+        "sh",
+        "-c",
+        "i=10; while [ $i -lt 60 ]; do echo tick $i; sleep 0.35; i=$((i+1)); done; echo done; exec sleep 60",
+    ]);
+    home.wait_until("stalled", || home.show(&id)["status"] == "stalled");
+    home.ok(&["daemon", "stop"]);
+    home.wait_until("a new daemon finds it stalled", || {
+        home.show(&id)["status"] == "stalled"
+    });
+    let seen = home.events(&id).len();
+    let log = || std::fs::read_to_string(home.log_path(&id)).unwrap_or_default();
+    home.wait_until("the loop has finished", || log().contains("done"));
+    home.wait_until("the run falls quiet", || home.show(&id)["status"] == "idle");
+    let statuses: Vec<String> = home.events(&id)[seen..]
+        .iter()
+        .filter(|e| e["kind"] == "STATUS")
+        .map(|e| e["data"]["status"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let idles = statuses.iter().filter(|s| *s == "idle").count();
+    // Before its window grew: twice (one pause is no rhythm); after the
+    // last beat: once more.
+    assert!(idles <= 4, "idle {idles} times over the beats: {statuses:?}");
+}
+
 #[test]
 fn explain_says_which_rule_and_evidence_decided_the_status_and_what_comes_next() {
     let home = Home::new();

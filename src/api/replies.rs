@@ -42,12 +42,34 @@ impl<'de> Deserialize<'de> for Done {
 }
 
 /// `runs.list`: every live run and the newest ended ones, or with
-/// `paged` a page of them.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// `paged` a page of them. On the wire a bare list or a page object, told
+/// apart by their first character (not buffered and tried in turn, as an
+/// untagged enum is: a list of thousands of runs is read once).
+#[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum RunsListed {
     All(Vec<ListedRun>),
     Page(ListPage<ListedRun>),
+}
+
+impl<'de> Deserialize<'de> for RunsListed {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RunsListed, D::Error> {
+        use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+        struct Either;
+        impl<'de> serde::de::Visitor<'de> for Either {
+            type Value = RunsListed;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of runs or a page of them")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<RunsListed, A::Error> {
+                Vec::deserialize(SeqAccessDeserializer::new(seq)).map(RunsListed::All)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<RunsListed, A::Error> {
+                ListPage::deserialize(MapAccessDeserializer::new(map)).map(RunsListed::Page)
+            }
+        }
+        d.deserialize_any(Either)
+    }
 }
 
 impl RunsListed {

@@ -176,16 +176,23 @@ impl Client {
 
     /// Calls method `M` and waits for its answer.
     pub async fn call<M: Method>(&self, params: M::Params) -> Result<M::Reply, ApiError> {
-        let value = self
-            .call_raw(M::NAME, serde_json::to_value(params).map_err(ApiError::internal)?)
-            .await?;
-        serde_json::from_value(value).map_err(|e| ApiError::new(ErrorCode::Protocol, format!("unexpected answer: {e}")))
+        let params = serde_json::to_value(params).map_err(ApiError::internal)?;
+        let resp = self.request(M::NAME, params).await?;
+        resp.result_as()
+            .map_err(|e| ApiError::new(ErrorCode::Protocol, format!("unexpected answer: {e}")))
     }
 
     /// A call by name, its parameters and answer as they are on the wire:
     /// for what only relays a method it does not know (a remote host's
     /// link forwarding a request, a hook's report).
     pub async fn call_raw(&self, method: &str, params: Value) -> Result<Value, ApiError> {
+        let resp = self.request(method, params).await?;
+        resp.result_as()
+            .map_err(|e| ApiError::new(ErrorCode::Protocol, format!("unexpected answer: {e}")))
+    }
+
+    /// Sends a request and waits for its response; a refusal as its error.
+    async fn request(&self, method: &str, params: Value) -> Result<Response, ApiError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let frame = Frame::control(&Request::new(id, method, params));
         if let Frame::Control(bytes) = &frame
@@ -201,17 +208,16 @@ impl Client {
         let gone = || unavailable("the daemon closed the connection".into());
         self.pending.lock().as_mut().ok_or_else(gone)?.insert(id, tx);
         self.frames.send(frame).await.map_err(|_| gone())?;
-        let resp = rx.await.map_err(|_| gone())?;
-        match (resp.result, resp.error) {
-            (_, Some(err)) => {
+        let mut resp = rx.await.map_err(|_| gone())?;
+        match resp.error.take() {
+            Some(err) => {
                 let code = err
                     .data
                     .map(|d| ErrorCode::parse(&d.code))
                     .unwrap_or(ErrorCode::Internal);
                 Err(ApiError::new(code, err.message))
             }
-            (Some(v), None) => Ok(v),
-            (None, None) => Ok(Value::Null),
+            None => Ok(resp),
         }
     }
 

@@ -474,10 +474,9 @@ impl Link {
             .await
             .map_err(|_| ApiError::new(ErrorCode::NotRunning, "the run's supervisor did not answer in time"))?
             .map_err(|_| unreachable())?;
-        match (resp.result, resp.error) {
-            (_, Some(err)) => Err(ApiError::bad_request(err.message)),
-            (Some(v), None) => Ok(v),
-            (None, None) => Ok(Value::Null),
+        match resp.error {
+            Some(err) => Err(ApiError::bad_request(err.message)),
+            None => resp.result_as().map_err(ApiError::internal),
         }
     }
 

@@ -78,7 +78,11 @@ impl Rhythm {
             return false;
         };
         let keyed = self.input.swap(false, Ordering::Relaxed);
-        if was != ActivityStatus::Idle || now != ActivityStatus::Working || rule != Rule::Output || keyed {
+        // Output back is a working verdict, or a stalled one when the
+        // screen stood still but for its counters (a clock printed each
+        // second).
+        let by_output = now.is_working() && matches!(rule, Rule::Output | Rule::Stalled);
+        if was != ActivityStatus::Idle || !by_output || keyed {
             return false;
         }
         let factor = self.factor.load(Ordering::Relaxed);
@@ -120,6 +124,19 @@ mod tests {
         assert_eq!(r.quiet(SECOND), SECOND);
         for expected in [1, 2, 4, 8, 8] {
             beat(&r, Duration::from_millis(3));
+            assert_eq!(r.quiet(SECOND), SECOND * expected);
+        }
+    }
+
+    /// Output back on a screen that stood still but for a clock is a
+    /// stalled verdict: a beat all the same.
+    #[test]
+    fn output_back_on_a_screen_standing_still_is_a_beat() {
+        let r = Rhythm::default();
+        for expected in [1, 2, 4] {
+            r.changed(ActivityStatus::Stalled, Idle, Rule::Quiet, SECOND);
+            *r.quiet_since.lock() = Some(Instant::now() - Duration::from_millis(3));
+            r.changed(Idle, ActivityStatus::Stalled, Rule::Stalled, SECOND);
             assert_eq!(r.quiet(SECOND), SECOND * expected);
         }
     }

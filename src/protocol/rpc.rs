@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// JSON-RPC's own code for application errors; our stable code travels in `data.code`.
 pub const APPLICATION_ERROR: i64 = -32000;
@@ -17,12 +18,15 @@ pub struct Request {
     pub params: Value,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Response {
     pub jsonrpc: String,
     pub id: u64,
+    /// The answer as it is on the wire: written once by who answers, read
+    /// once by who knows its type (a list of thousands of runs is not
+    /// built as a `Value` on either side).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
+    pub result: Option<Box<RawValue>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorObject>,
 }
@@ -41,6 +45,30 @@ pub struct ErrorData {
     pub code: String,
 }
 
+impl PartialEq for Response {
+    fn eq(&self, other: &Response) -> bool {
+        let raw = |r: &Response| r.result.as_ref().map(|v| v.get().to_string());
+        (self.jsonrpc == other.jsonrpc && self.id == other.id && self.error == other.error) && raw(self) == raw(other)
+    }
+}
+
+/// Every field a control message may have, borrowed from its bytes: a
+/// message is read once, whichever it is.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    jsonrpc: String,
+    #[serde(default)]
+    id: Option<u64>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<ErrorObject>,
+}
+
 /// Any control message: a request or notification (has `method`) or a response.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message {
@@ -50,12 +78,33 @@ pub enum Message {
 
 impl Message {
     pub fn parse(bytes: &[u8]) -> Result<Message, serde_json::Error> {
-        let value: Value = serde_json::from_slice(bytes)?;
-        if value.get("method").is_some() {
-            Ok(Message::Request(serde_json::from_value(value)?))
-        } else {
-            Ok(Message::Response(serde_json::from_value(value)?))
+        let Envelope {
+            jsonrpc,
+            id,
+            method,
+            params,
+            result,
+            error,
+        } = serde_json::from_slice(bytes)?;
+        if let Some(method) = method {
+            let params = match params {
+                Some(raw) => serde_json::from_str(raw.get())?,
+                None => Value::Null,
+            };
+            return Ok(Message::Request(Request {
+                jsonrpc,
+                id,
+                method,
+                params,
+            }));
         }
+        let id = id.ok_or_else(|| <serde_json::Error as serde::de::Error>::missing_field("id"))?;
+        Ok(Message::Response(Response {
+            jsonrpc,
+            id,
+            result: result.map(RawValue::to_owned),
+            error,
+        }))
     }
 }
 
@@ -80,13 +129,24 @@ impl Request {
 }
 
 impl Response {
-    pub fn ok(id: u64, result: Value) -> Response {
+    /// An answer already written as JSON.
+    pub fn ok(id: u64, result: Box<RawValue>) -> Response {
         Response {
             jsonrpc: "2.0".into(),
             id,
             result: Some(result),
             error: None,
         }
+    }
+
+    /// An answer, written as JSON here.
+    pub fn answer(id: u64, result: &impl Serialize) -> Result<Response, serde_json::Error> {
+        Ok(Response::ok(id, serde_json::value::to_raw_value(result)?))
+    }
+
+    /// The answer read as `T` (null when there is none).
+    pub fn result_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.result.as_ref().map_or("null", |r| r.get()))
     }
 
     pub fn err(id: u64, code: &str, message: String) -> Response {

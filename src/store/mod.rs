@@ -136,6 +136,10 @@ pub fn open_connection(path: &Path) -> Result<Connection, StoreError> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    // The statements run often (a status, an event, a row read, a list
+    // page) are prepared once and kept: parsing SQL was a sixth of the
+    // store thread's time with hundreds of runs.
+    conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
 }
 

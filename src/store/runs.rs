@@ -249,11 +249,8 @@ pub fn insert_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
 
 pub fn get_run(conn: &Connection, id: &str) -> Result<Option<RunRow>, StoreError> {
     Ok(conn
-        .query_row(
-            &format!("SELECT {COLUMNS}, {FORMER} FROM runs WHERE id = ?1"),
-            [id],
-            RunRow::from_row,
-        )
+        .prepare_cached(&format!("SELECT {COLUMNS}, {FORMER} FROM runs WHERE id = ?1"))?
+        .query_row([id], RunRow::from_row)
         .optional()?)
 }
 
@@ -331,7 +328,7 @@ pub fn list_page(conn: &Connection, all: bool, limit: usize, before: Option<&str
     let live = "state IN ('pending', 'starting', 'running')";
     let mut rows = list_older(conn, all, limit, before)?;
     if before.is_none() {
-        let mut stmt = conn.prepare(&format!("SELECT {COLUMNS}, {FORMER} FROM runs WHERE {live}"))?;
+        let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS}, {FORMER} FROM runs WHERE {live}"))?;
         let extra: Vec<RunRow> = stmt.query_map([], RunRow::from_row)?.collect::<Result<_, _>>()?;
         let listed: std::collections::HashSet<String> = rows.iter().map(|r| r.id.clone()).collect();
         rows.extend(extra.into_iter().filter(|r| !listed.contains(&r.id)));
@@ -377,7 +374,7 @@ pub fn list_older(conn: &Connection, all: bool, limit: usize, before: Option<&st
         "state IN ('pending', 'starting', 'running')"
     };
     let before = before.unwrap_or("\u{7f}");
-    let mut stmt = conn.prepare(&format!(
+    let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS}, {FORMER} FROM runs WHERE id < ?1 AND {filter} ORDER BY id DESC LIMIT ?2"
     ))?;
     let mut rows: Vec<RunRow> = stmt
@@ -397,15 +394,11 @@ pub fn children(conn: &Connection, parent: &str) -> Result<Vec<RunRow>, StoreErr
 
 /// Appends an event with the next dense `seq` for the run.
 pub fn append_event(conn: &Connection, run: &str, kind: &str, data: &Value) -> Result<i64, StoreError> {
-    let seq: i64 = conn.query_row(
-        "SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE run_id = ?1",
-        [run],
-        |r| r.get(0),
-    )?;
-    conn.execute(
-        "INSERT INTO events (run_id, seq, kind, at, data) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![run, seq, kind, now_ms(), data.to_string()],
-    )?;
+    let seq: i64 = conn
+        .prepare_cached("SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE run_id = ?1")?
+        .query_row([run], |r| r.get(0))?;
+    conn.prepare_cached("INSERT INTO events (run_id, seq, kind, at, data) VALUES (?1, ?2, ?3, ?4, ?5)")?
+        .execute(params![run, seq, kind, now_ms(), data.to_string()])?;
     Ok(seq)
 }
 
@@ -557,10 +550,9 @@ pub fn finish_in(tx: &Connection, id: &str, ending: &Ending) -> Result<bool, Sto
 }
 
 pub fn set_status(conn: &Connection, id: &str, status: ActivityStatus, why: &str) -> Result<(), StoreError> {
-    let changed = conn.execute(
-        "UPDATE runs SET status = ?2 WHERE id = ?1 AND status != ?2 AND state = 'running'",
-        params![id, status.as_str()],
-    )?;
+    let changed = conn
+        .prepare_cached("UPDATE runs SET status = ?2 WHERE id = ?1 AND status != ?2 AND state = 'running'")?
+        .execute(params![id, status.as_str()])?;
     if changed == 1 {
         append_event(
             conn,
@@ -573,10 +565,8 @@ pub fn set_status(conn: &Connection, id: &str, status: ActivityStatus, why: &str
 }
 
 pub fn set_output_bytes(conn: &Connection, id: &str, bytes: u64) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE runs SET output_bytes = ?2 WHERE id = ?1",
-        params![id, bytes as i64],
-    )?;
+    conn.prepare_cached("UPDATE runs SET output_bytes = ?2 WHERE id = ?1")?
+        .execute(params![id, bytes as i64])?;
     Ok(())
 }
 

@@ -586,10 +586,7 @@ async fn connection(stream: UnixStream, run: Arc<Supervised>) {
                     tokio::spawn(async move {
                         let result = super::typing::answer(&run, &req).await;
                         if let Some(id) = req.id {
-                            let resp = match result {
-                                Ok(v) => Response::ok(id, v),
-                                Err(msg) => Response::err(id, "bad_request", msg),
-                            };
+                            let resp = answered(id, result);
                             let _ = out.send(Frame::control(&resp)).await;
                         }
                     });
@@ -600,10 +597,7 @@ async fn connection(stream: UnixStream, run: Arc<Supervised>) {
                     None => handle(&run, &req, &out, &mut watcher),
                 };
                 if let Some(id) = req.id {
-                    let resp = match result {
-                        Ok(v) => Response::ok(id, v),
-                        Err(msg) => Response::err(id, "bad_request", msg),
-                    };
+                    let resp = answered(id, result);
                     if out.send(Frame::control(&resp)).await.is_err() {
                         break;
                     }
@@ -621,6 +615,14 @@ async fn connection(stream: UnixStream, run: Arc<Supervised>) {
         run.busy_ms.store(0, std::sync::atomic::Ordering::Relaxed);
     }
     writer.abort();
+}
+
+/// The response to request `id`: its answer, or why it was refused.
+fn answered(id: u64, result: Result<Value, String>) -> Response {
+    match result.and_then(|v| Response::answer(id, &v).map_err(|e| e.to_string())) {
+        Ok(resp) => resp,
+        Err(msg) => Response::err(id, "bad_request", msg),
+    }
 }
 
 /// A method's answer as it goes on the wire.

@@ -18,8 +18,16 @@ use crate::store::runs;
 
 /// A method's reply as it goes on the wire; the reply's type is the
 /// method's (`M::Reply`), so a handler cannot answer another's.
-fn reply<M: Method>(reply: Result<M::Reply, ApiError>) -> Result<Value, ApiError> {
-    serde_json::to_value(reply?).map_err(ApiError::internal)
+fn reply<M: Method>(reply: Result<M::Reply, ApiError>) -> Result<Answer, ApiError> {
+    serde_json::value::to_raw_value(&reply?).map_err(ApiError::internal)
+}
+
+/// An answer written as JSON, as it goes on the wire.
+pub type Answer = Box<serde_json::value::RawValue>;
+
+/// An answer another host gave, as it goes on the wire.
+fn relayed(answer: Result<Value, ApiError>) -> Result<Answer, ApiError> {
+    serde_json::value::to_raw_value(&answer?).map_err(ApiError::internal)
 }
 
 fn unknown(name: &str) -> ApiError {
@@ -50,7 +58,7 @@ macro_rules! routes {
     };
 }
 
-type Answering<'a> = Pin<Box<dyn Future<Output = Result<Value, ApiError>> + Send + 'a>>;
+type Answering<'a> = Pin<Box<dyn Future<Output = Result<Answer, ApiError>> + Send + 'a>>;
 
 /// A method of one run: checked, its run resolved, answered by the run's
 /// host or by `handler`.
@@ -66,7 +74,7 @@ where
         params.check()?;
         let row = resolve_row(&daemon.engine, params.run()).await?;
         match crate::remote::answer_there(&daemon.here(), M::NAME, Some(&row), &raw).await {
-            Some(answer) => answer,
+            Some(answer) => relayed(answer),
             None => reply::<M>(handler(row, params).await),
         }
     })
@@ -82,7 +90,7 @@ where
 {
     Box::pin(async move {
         match crate::remote::answer_there(&daemon.here(), M::NAME, None, &raw).await {
-            Some(answer) => answer,
+            Some(answer) => relayed(answer),
             None => reply::<M>(handler(M::params(raw)?).await),
         }
     })
@@ -94,7 +102,7 @@ pub async fn call(
     subs: &Subscriptions,
     name: &str,
     p: Value,
-) -> Result<Value, ApiError> {
+) -> Result<Answer, ApiError> {
     use super::run_methods as run;
     use crate::api::method::*;
     use crate::daemon::{mail, prompts, removal, rename, retention, routines, sessions, teams, worktrees};

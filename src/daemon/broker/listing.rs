@@ -9,10 +9,7 @@ use crate::api::{ActivityStatus, ListedRun, RunRecord};
 /// any ended one. At least one run, whatever its size (the stored fields
 /// are bounded, so one run is far below a frame).
 pub fn fit(listed: Vec<ListedRun>, live_first: bool) -> Vec<ListedRun> {
-    let mut order: Vec<(usize, ListedRun)> = listed
-        .into_iter()
-        .map(|r| (serde_json::to_vec(&r).map_or(0, |v| v.len()) + 1, r))
-        .collect();
+    let mut order: Vec<(usize, ListedRun)> = listed.into_iter().map(|r| (json_len(&r) + 1, r)).collect();
     // Newest first, live ones ahead when asked.
     order.sort_by(|(_, a), (_, b)| {
         let live = |r: &ListedRun| live_first && r.run.state.is_live();
@@ -29,6 +26,23 @@ pub fn fit(listed: Vec<ListedRun>, live_first: bool) -> Vec<ListedRun> {
     }
     kept.sort_by(|a, b| a.run.id.cmp(&b.run.id));
     kept
+}
+
+/// How many bytes `value` takes as JSON, counted as it is written out.
+fn json_len(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 /// A live run at rest (idle) whose child runs still work is shown working,
@@ -76,7 +90,7 @@ mod tests {
         let mut resting = parent.clone();
         show_children_working(&mut resting, 0);
         assert_eq!(resting.status, ActivityStatus::Idle);
-        let mut ended = run(4, "exited", 0).run;
+        let mut ended = run(4, "succeeded", 0).run;
         show_children_working(&mut ended, 1);
         assert_eq!(ended.status, ActivityStatus::Idle, "an ended run is not shown working");
     }
