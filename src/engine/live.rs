@@ -101,8 +101,10 @@ pub struct HeldPrompt {
 const UNWATCHED_PACE_MAX_MS: u64 = 500;
 /// The pace while nobody watches, from a supervisor that says when output
 /// pauses: the offsets then only keep `output_bytes` fresh, and a run
-/// spinning at 10 Hz sends one every 5 s.
-const BUSY_PACE_MS: u64 = 5000;
+/// spinning at 10 Hz sends one every 10 s (the longest such a supervisor
+/// takes, `BUSY_PACE_MAX_MS`): with thousands of runs, each offset is a
+/// wake-up of the daemon.
+const BUSY_PACE_MS: u64 = crate::protocol::supervisor::BUSY_PACE_MAX_MS;
 /// How long before the end of a run's quiet window its supervisor says
 /// output paused (at most half the window).
 const BUSY_MARGIN_MS: u64 = 250;
