@@ -55,12 +55,13 @@ impl App {
     }
 }
 
-/// `Delete lint, review and 2 more? Their records and output go.`
+/// `Delete lint, review and 2 more? Their records and output go for good.`
 pub fn question(names: &[String]) -> String {
     const SHOWN: usize = 6;
     let mut list = names.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
     if names.len() > SHOWN {
         list.push_str(&format!(" and {} more", names.len() - SHOWN));
     }
-    format!("Delete {list}? Their records and output go for good.")
+    let whose = if names.len() == 1 { "Its" } else { "Their" };
+    format!("Delete {list}? {whose} records and output go for good.")
 }

@@ -74,9 +74,10 @@ impl Notices {
                 moments.push((run.id.clone(), moment));
             }
         }
-        self.note_turns_done(runs, selected);
-        self.last.retain(|id, _| runs.iter().any(|r| &r.id == id));
-        self.unseen.retain(|id| runs.iter().any(|r| &r.id == id));
+        let listed: HashSet<&str> = runs.iter().map(|r| r.id.as_str()).collect();
+        self.note_turns_done(runs, selected, &listed);
+        self.last.retain(|id, _| listed.contains(id.as_str()));
+        self.unseen.retain(|id| listed.contains(id.as_str()));
         self.started = true;
         moments
     }
@@ -84,7 +85,7 @@ impl Notices {
     /// Marks the live runs, other than the selected one, that went from
     /// working to idle since the last list; a run that works again, or
     /// ended (unseen then), is no longer "done".
-    fn note_turns_done(&mut self, runs: &[RunRecord], selected: Option<&str>) {
+    fn note_turns_done(&mut self, runs: &[RunRecord], selected: Option<&str>, listed: &HashSet<&str>) {
         for run in runs {
             let working = run.state.is_live() && run.status.is_working();
             let was = self.was_working.insert(run.id.clone(), working);
@@ -96,8 +97,8 @@ impl Notices {
                 self.done.remove(&run.id);
             }
         }
-        self.was_working.retain(|id, _| runs.iter().any(|r| &r.id == id));
-        self.done.retain(|id| runs.iter().any(|r| &r.id == id));
+        self.was_working.retain(|id, _| listed.contains(id.as_str()));
+        self.done.retain(|id| listed.contains(id.as_str()));
     }
 
     pub fn seen(&mut self, run: &str) {

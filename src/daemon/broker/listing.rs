@@ -57,6 +57,9 @@ pub fn show_children_working(run: &mut RunRecord, working: usize) {
         1 => "1 child run working".into(),
         n => format!("{n} child runs working"),
     });
+    // Its own evidence's time and its own status's start are not these.
+    run.evidence_at = None;
+    run.status_since = None;
 }
 
 #[cfg(test)]
