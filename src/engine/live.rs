@@ -238,8 +238,13 @@ impl LiveRun {
                 drop(last);
                 self.wake.notify_waiters();
             }
-            // No longer said: it was going on until now.
-            None if was => *last = Some(Instant::now()),
+            // No longer said: it was going on until now, and the status
+            // loop, which had no clock while it was said, looks again.
+            None if was => {
+                *last = Some(Instant::now());
+                drop(last);
+                self.wake.notify_waiters();
+            }
             _ => {}
         }
     }
@@ -269,11 +274,13 @@ impl LiveRun {
 
     /// Everything known about the run's activity, for status fusion.
     pub fn evidence(&self) -> Evidence {
+        let output_going = self.is_busy();
         Evidence {
+            output_going,
             hook: self.hook.lock().clone(),
             screen: self.screen.lock().clone(),
             screen_at: *self.screen_at.lock(),
-            last_output: match self.is_busy() {
+            last_output: match output_going {
                 true => Some(Instant::now()),
                 false => *self.last_output.lock(),
             },

@@ -91,6 +91,10 @@ pub struct Evidence {
     pub turn_shown: Option<(bool, Instant)>,
     /// What tells a stalled turn (`harness::stall`).
     pub stall: StallSeen,
+    /// The run's supervisor says output goes on, and will say when it
+    /// pauses: output-working needs no clock to fall quiet by (with
+    /// thousands of runs at work, a wake-up each window apiece).
+    pub output_going: bool,
 }
 
 /// What tells a turn that goes nowhere: a limit the screen says the
@@ -350,7 +354,7 @@ fn judge(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
             ActivityStatus::Working,
             "output in the last moment".into(),
             rule,
-            Some(left),
+            Some(left).filter(|_| !ev.output_going),
             ev.last_output,
         )
     };
@@ -372,7 +376,7 @@ fn judge(ev: &Evidence, rules: &Rules, now: Instant) -> Verdict {
                 ActivityStatus::Working,
                 overruled_words(h, lasted),
                 Rule::Overruled,
-                quiet_left,
+                quiet_left.filter(|_| !ev.output_going),
                 ev.output_since,
             );
         }
@@ -549,6 +553,12 @@ fn stall_line(stall: &StallSeen, now: Instant) -> Told {
 /// `agents explain`: the verdict now, the rule that gave it, every piece
 /// of evidence, and the verdict the clock alone would bring next.
 pub fn explain(ev: &Evidence, rules: &Rules, now: Instant) -> (Verdict, Vec<Told>, Option<Verdict>) {
+    // The clock alone: as if output paused now (a supervisor that says
+    // output goes on says so when it pauses; the verdict now is the same).
+    let ev = &Evidence {
+        output_going: false,
+        ..ev.clone()
+    };
     let verdict = fuse(ev, rules, now);
     let next = verdict
         .recheck
