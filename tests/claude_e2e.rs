@@ -475,9 +475,18 @@ fn a_real_claude_run_stays_idle_at_its_idle_notification_and_is_idle_after_an_es
         "{why}"
     );
     // The prompt it put back is the user's to send again: a queued one
-    // waits behind it, not typed onto it (item 1).
+    // waits behind it, not typed onto it (item 1). Sent while Claude's
+    // output still moves, it waits for quiet first, then is held.
     let sent = home.ok(&["send", "cc2", "QUEUED-THREE"]);
-    assert!(sent.starts_with("held: the input has text the user typed"), "{sent}");
+    assert!(
+        sent.starts_with("held: the input has text the user typed") || sent.starts_with("queued"),
+        "{sent}"
+    );
+    home.wait_until("the prompt held behind the user's text", || {
+        let waiting = home.show(&id)["waiting"].clone();
+        waiting[0]["text"] == "QUEUED-THREE" && waiting[0]["why"] == "held: the input has text the user typed"
+    });
+    assert!(!home.logs(&id).contains("SLOWREPLY pleaseQUEUED"));
 }
 
 /// Shift-Enter as the TUI sends it to Claude Code (`ESC CR`: Claude does
