@@ -215,24 +215,7 @@ fn agents_side(dir: &Path, keys: usize) -> Vec<f64> {
 
 fn tmux_side(dir: &Path, keys: usize) -> Vec<f64> {
     let inner = dir.join("inner.sock");
-    let flood = format!("{BIN} demo-agent --flood {FLOOD_BYTES}");
-    let (cols, rows) = (COLS.to_string(), ROWS.to_string());
-    let args = [
-        "-f",
-        "/dev/null",
-        "new-session",
-        "-d",
-        "-s",
-        "lat",
-        "-x",
-        &cols,
-        "-y",
-        &rows,
-        "cat",
-    ];
-    tmux(&inner, &args);
-    tmux(&inner, &["split-window", "-h", "-t", "lat", &flood]);
-    tmux(&inner, &["select-pane", "-t", "lat:0.0"]);
+    common::cat_beside_flood(&inner, (ROWS, COLS), FLOOD_BYTES);
     let sock = dir.join("outer.sock");
     let attach = format!("tmux -S {} attach -t lat", inner.display());
     let mut outer = outer_terminal(&sock, &attach, &[]);

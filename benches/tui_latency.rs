@@ -28,7 +28,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use agents::term::Terminal;
-use common::{BIN, Home, Pty, quantile, shows, threads_cpu_ns, tmux};
+use common::{Home, Pty, quantile, shows, threads_cpu_ns, tmux};
 
 const ROWS: u16 = 50;
 const COLS: u16 = 200;
@@ -184,27 +184,7 @@ fn agents_side(dir: &Path, keys: usize) -> Vec<f64> {
 
 fn tmux_side(dir: &Path, keys: usize) -> Vec<f64> {
     let sock = dir.join("tmux.sock");
-    let flood = format!("{BIN} demo-agent --flood {FLOOD_BYTES}");
-    let cols = COLS.to_string();
-    let rows = ROWS.to_string();
-    tmux(
-        &sock,
-        &[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "lat",
-            "-x",
-            &cols,
-            "-y",
-            &rows,
-            "cat",
-        ],
-    );
-    tmux(&sock, &["split-window", "-h", "-t", "lat", &flood]);
-    tmux(&sock, &["select-pane", "-t", "lat:0.0"]);
+    common::cat_beside_flood(&sock, (ROWS, COLS), FLOOD_BYTES);
     let sock_s = sock.to_str().expect("a UTF-8 path");
     let mut client = Pty::spawn("tmux", &["-S", sock_s, "attach", "-t", "lat"], &[], ROWS, COLS);
     client.wait("the flood pane", |t| shows(t, "INFO"));

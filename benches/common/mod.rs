@@ -279,6 +279,29 @@ pub fn tmux(sock: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// A tmux session `lat` on `sock`, `size` (rows, cols), split in two:
+/// `cat` (selected) beside the demo agent flooding `bytes` of log lines.
+pub fn cat_beside_flood(sock: &Path, (rows, cols): (u16, u16), bytes: &str) {
+    let flood = format!("{BIN} demo-agent --flood {bytes}");
+    let (cols, rows) = (cols.to_string(), rows.to_string());
+    let session = [
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-s",
+        "lat",
+        "-x",
+        &cols,
+        "-y",
+        &rows,
+        "cat",
+    ];
+    tmux(sock, &session);
+    tmux(sock, &["split-window", "-h", "-t", "lat", &flood]);
+    tmux(sock, &["select-pane", "-t", "lat:0.0"]);
+}
+
 /// CPU time a process's threads have had so far, in ns
 /// (`/proc/PID/task/*/schedstat`: exact, unlike the tick-rounded `utime`).
 pub fn threads_cpu_ns(pid: u32) -> u64 {
