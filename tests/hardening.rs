@@ -542,7 +542,8 @@ fn open_files_limit(pid: i64) -> (String, String) {
 
 /// The daemon holds a socket per run: it raises its own open-files limit
 /// to the hard one, and gives its supervisors (and their agents) the
-/// user's soft limit back.
+/// user's soft limit back; a supervisor, spawned without a fork's copy of
+/// the daemon, leaves the daemon's session as it starts.
 #[test]
 fn the_daemon_raises_its_open_files_limit_and_its_runs_keep_the_user_s() {
     let home = Home::new();
@@ -568,6 +569,16 @@ fn the_daemon_raises_its_open_files_limit_and_its_runs_keep_the_user_s() {
         harness_soft, "256",
         "the run keeps the soft limit of the shell that started the daemon"
     );
+    // Its supervisor (the harness's parent) has the user's limit too, and
+    // leads a session of its own, apart from the daemon's.
+    let harness = nix::unistd::Pid::from_raw(run["pid"].as_i64().unwrap() as i32);
+    let stat = std::fs::read_to_string(format!("/proc/{harness}/stat")).unwrap();
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    let supervisor: i64 = after_name.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert_eq!(open_files_limit(supervisor).0, "256", "the supervisor's soft limit");
+    let sid = nix::unistd::getsid(Some(nix::unistd::Pid::from_raw(supervisor as i32))).unwrap();
+    assert_eq!(sid.as_raw() as i64, supervisor, "the supervisor leads its own session");
+    assert_ne!(supervisor, daemon);
     home.ok(&["cancel", &id]);
 }
 

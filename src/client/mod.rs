@@ -193,6 +193,12 @@ impl Client {
 
     /// Sends a request and waits for its response; a refusal as its error.
     async fn request(&self, method: &str, params: Value) -> Result<Response, ApiError> {
+        let asked = self.ask(method, params).await?;
+        Self::answer(asked).await
+    }
+
+    /// Sends a request; its response comes to the receiver.
+    async fn ask(&self, method: &str, params: Value) -> Result<oneshot::Receiver<Response>, ApiError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let frame = Frame::control(&Request::new(id, method, params));
         if let Frame::Control(bytes) = &frame
@@ -205,10 +211,14 @@ impl Client {
             )));
         }
         let (tx, rx) = oneshot::channel();
-        let gone = || unavailable("the daemon closed the connection".into());
         self.pending.lock().as_mut().ok_or_else(gone)?.insert(id, tx);
         self.frames.send(frame).await.map_err(|_| gone())?;
-        let mut resp = rx.await.map_err(|_| gone())?;
+        Ok(rx)
+    }
+
+    /// The response to a request sent; a refusal as its error.
+    async fn answer(asked: oneshot::Receiver<Response>) -> Result<Response, ApiError> {
+        let mut resp = asked.await.map_err(|_| gone())?;
         match resp.error.take() {
             Some(err) => {
                 let code = err
@@ -229,30 +239,44 @@ impl Client {
     }
 
     /// The newest runs, page by page, until `at_least` are had or the
-    /// pages run out (live ones only unless `all`); oldest first.
+    /// pages run out (live ones only unless `all`); oldest first. Each
+    /// page's `next` is read first and the next page asked for before the
+    /// page is read whole: the daemon builds one while this reads the other.
     pub async fn list_pages(&self, all: bool, at_least: usize) -> Result<Vec<crate::api::ListedRun>, ApiError> {
-        use crate::api::{ListParams, RunsListed, method::RunsList};
-        let mut runs = std::collections::BTreeMap::new();
-        let mut before: Option<String> = None;
-        loop {
+        use crate::api::{ListParams, method::RunsList};
+        let limit = at_least.min(ListParams::MAX_LIMIT);
+        let ask = |before: Option<String>| {
             let params = ListParams {
                 all,
-                limit: Some(at_least.min(ListParams::MAX_LIMIT)),
-                before: before.take(),
+                limit: Some(limit),
+                before,
                 paged: true,
                 ..Default::default()
             };
-            let (page, next) = match self.call::<RunsList>(params).await? {
-                RunsListed::Page(page) => (page.runs, page.next),
-                RunsListed::All(runs) => (runs, None),
-            };
-            runs.extend(page.into_iter().map(|r| (r.run.id.clone(), r)));
-            match next {
-                Some(next) if runs.len() < at_least => before = Some(next),
-                _ => break,
+            self.ask(RunsList::NAME, serde_json::to_value(params).unwrap_or_default())
+        };
+        let unexpected = |e: serde_json::Error| ApiError::new(ErrorCode::Protocol, format!("unexpected answer: {e}"));
+        // Newest page first; each page oldest first.
+        let mut pages: Vec<Vec<crate::api::ListedRun>> = Vec::new();
+        let (mut had, mut asked) = (0, Some(ask(None).await?));
+        while let Some(waiting) = asked.take() {
+            let resp = Self::answer(waiting).await?;
+            let raw = resp.result.as_deref().map_or("null", |r| r.get());
+            let page = Skim::read(raw).map_err(unexpected)?;
+            // Surely not enough yet, whatever this page holds: ask on now.
+            if let Some(next) = page.next.clone().filter(|_| had + limit < at_least) {
+                asked = Some(ask(Some(next)).await?);
+            }
+            let runs: Vec<crate::api::ListedRun> = serde_json::from_str(page.runs.get()).map_err(unexpected)?;
+            had += runs.len();
+            pages.push(runs);
+            if asked.is_none()
+                && let Some(next) = page.next.filter(|_| had < at_least)
+            {
+                asked = Some(ask(Some(next)).await?);
             }
         }
-        Ok(runs.into_values().collect())
+        Ok(pages.into_iter().rev().flatten().collect())
     }
 
     pub async fn notify<M: Method>(&self, params: M::Params) -> Result<(), ApiError> {
@@ -267,6 +291,39 @@ impl Client {
             .await
             .map_err(|_| unavailable("the daemon closed the connection".into()))
     }
+}
+
+/// A `runs.list` answer with its runs not yet read: a page (its runs and
+/// the `before` of the next), or a bare list (no more pages).
+struct Skim<'a> {
+    runs: &'a serde_json::value::RawValue,
+    next: Option<String>,
+}
+
+impl<'a> Skim<'a> {
+    fn read(raw: &'a str) -> serde_json::Result<Skim<'a>> {
+        if raw.trim_start().starts_with('[') {
+            return Ok(Skim {
+                runs: serde_json::from_str(raw)?,
+                next: None,
+            });
+        }
+        #[derive(serde::Deserialize)]
+        struct Page<'a> {
+            #[serde(borrow)]
+            runs: &'a serde_json::value::RawValue,
+            next: Option<String>,
+        }
+        let page: Page<'a> = serde_json::from_str(raw)?;
+        Ok(Skim {
+            runs: page.runs,
+            next: page.next,
+        })
+    }
+}
+
+fn gone() -> ApiError {
+    unavailable("the daemon closed the connection".into())
 }
 
 /// Starts `agents daemon run` detached and waits for its ready line.

@@ -369,6 +369,7 @@ async fn spawn_next(
         disk_full_patience_ms: config.engine.disk_full_patience_ms,
         flood_bytes_per_s: config.engine.flood_bytes_per_s,
         screen_rules: super::user_screen_rules(),
+        open_files: None,
     };
     let paths = engine.paths.clone();
     tokio::task::spawn_blocking(move || super::start::spawn_supervisor(&paths, &spec))

@@ -119,9 +119,9 @@ pub async fn release(engine: &Engine, live: &LiveRun, viewer: ViewerId) {
     }
 }
 
-/// A connection ended: every run it held a size for is released.
-pub async fn release_all(engine: &Arc<Engine>, viewer: ViewerId) {
-    for run in engine.live_runs() {
+/// A connection ended: each of `runs` it held a size for is released.
+pub async fn release_all(engine: &Arc<Engine>, viewer: ViewerId, runs: &[String]) {
+    for run in runs.iter().filter_map(|id| engine.live(id)) {
         release(engine, &run, viewer).await;
     }
 }

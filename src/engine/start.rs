@@ -3,7 +3,6 @@
 //! the run's supervisor and adopt it.
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -329,6 +328,7 @@ async fn spawn_and_adopt(
         disk_full_patience_ms: config.engine.disk_full_patience_ms,
         flood_bytes_per_s: config.engine.flood_bytes_per_s,
         screen_rules: super::user_screen_rules(),
+        open_files: None,
     };
     // A profile with fallbacks keeps what a next attempt needs, in memory,
     // before the harness can end.
@@ -474,6 +474,10 @@ pub(crate) fn spawn_supervisor(paths: &crate::paths::Paths, spec: &SuperviseSpec
     let log = std::fs::File::create(paths.supervisor_log(&spec.run))
         .map_err(|e| format!("cannot create the supervisor log: {e}"))?;
     let mut cmd = Command::new(exe);
+    // No closure runs between fork and exec, so the child is spawned
+    // without copying the daemon's memory map (posix_spawn: a fork's cost
+    // grows with the daemon, and so with the runs it holds). The supervisor
+    // leaves our session itself, first thing (`supervise::main`).
     cmd.arg("supervise")
         .env_clear()
         .envs(crate::paths::process_env())
@@ -481,24 +485,16 @@ pub(crate) fn spawn_supervisor(paths: &crate::paths::Paths, spec: &SuperviseSpec
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(log);
-    let open_files = super::limits::user_open_files();
-    // SAFETY: setsid and setrlimit are async-signal-safe; the supervisor
-    // must not share our session or group, so signals to the daemon never
-    // reach it, and it gets the user's open-files limit, not ours.
-    unsafe {
-        cmd.pre_exec(move || {
-            nix::unistd::setsid().map_err(std::io::Error::from)?;
-            if let Some(soft) = open_files {
-                super::limits::restore_open_files(soft)?;
-            }
-            Ok(())
-        });
-    }
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start the run's supervisor: {e}"))?;
     let pid = child.id() as i32;
-    let spec_json = serde_json::to_vec(spec).map_err(|e| e.to_string())?;
+    // The user's open-files limit, which the supervisor takes back itself.
+    let spec = SuperviseSpec {
+        open_files: super::limits::user_open_files(),
+        ..spec.clone()
+    };
+    let spec_json = serde_json::to_vec(&spec).map_err(|e| e.to_string())?;
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(&spec_json);
     }

@@ -81,6 +81,10 @@ pub struct SuperviseSpec {
     /// built-in ones (`harness::screen_rules`); none from an older daemon.
     #[serde(default)]
     pub screen_rules: Vec<(String, String)>,
+    /// The user's soft limit of open files, which the supervisor takes back
+    /// before the harness starts (the daemon raised its own); none: keep it.
+    #[serde(default)]
+    pub open_files: Option<u64>,
 }
 
 /// Ten times what a busy agent's own interface draws (Claude Code redrawing

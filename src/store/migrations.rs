@@ -362,6 +362,12 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX runs_by_name ON runs(name);
     CREATE UNIQUE INDEX runs_by_live_name ON runs(name) WHERE state IN ('pending', 'starting', 'running');
     "#,
+    // 17: a list of thousands of live runs read in id order without a
+    // sort, and their waiting prompts in one read, not a probe a run.
+    r#"
+    CREATE INDEX runs_live ON runs(id) WHERE state IN ('pending', 'starting', 'running');
+    CREATE INDEX prompts_queued ON prompts(run_id, created_at) WHERE state = 'queued';
+    "#,
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -17,28 +17,46 @@ pub struct Waiting {
     pub queued_at: i64,
 }
 
-/// The queued prompts of each of `runs`, oldest first (one index probe a
-/// run: `prompts_by_run`).
+/// The queued prompts of each of `runs`, oldest first: an index probe a
+/// run for a few runs, one read of every waiting prompt for a list
+/// (migration 17 indexes them; few wait at any time).
 pub fn waiting(conn: &Connection, runs: &[&str]) -> Result<HashMap<String, Vec<Waiting>>, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, run_id, text, created_at FROM prompts WHERE run_id = ?1 AND state = 'queued'
-         ORDER BY created_at, rowid",
-    )?;
-    let mut all = HashMap::new();
-    for run in runs {
-        let rows: Vec<Waiting> = stmt
-            .query_map([run], |r| {
-                Ok(Waiting {
-                    id: r.get(0)?,
-                    run_id: r.get(1)?,
-                    text: r.get(2)?,
-                    queued_at: r.get(3)?,
-                })
-            })?
-            .collect::<Result<_, _>>()?;
-        if !rows.is_empty() {
-            all.insert(run.to_string(), rows);
+    const PROBED: usize = 16;
+    let (sql, probe) = if runs.len() <= PROBED {
+        (
+            "SELECT id, run_id, text, created_at FROM prompts WHERE run_id = ?1 AND state = 'queued' ORDER BY created_at, rowid",
+            true,
+        )
+    } else {
+        (
+            "SELECT id, run_id, text, created_at FROM prompts WHERE state = 'queued' ORDER BY run_id, created_at, rowid",
+            false,
+        )
+    };
+    let mut stmt = conn.prepare_cached(sql)?;
+    let read = |r: &rusqlite::Row<'_>| {
+        Ok(Waiting {
+            id: r.get(0)?,
+            run_id: r.get(1)?,
+            text: r.get(2)?,
+            queued_at: r.get(3)?,
+        })
+    };
+    let found: Vec<Waiting> = if probe {
+        let mut found = Vec::new();
+        for run in runs {
+            for row in stmt.query_map([run], read)? {
+                found.push(row?);
+            }
         }
+        found
+    } else {
+        stmt.query_map([], read)?.collect::<Result<_, _>>()?
+    };
+    let asked: std::collections::HashSet<&str> = runs.iter().copied().collect();
+    let mut all: HashMap<String, Vec<Waiting>> = HashMap::new();
+    for row in found.into_iter().filter(|w| asked.contains(w.run_id.as_str())) {
+        all.entry(row.run_id.clone()).or_default().push(row);
     }
     Ok(all)
 }

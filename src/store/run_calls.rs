@@ -126,7 +126,7 @@ impl Runs<'_> {
                 Ok(Page {
                     waiting: prompts::waiting(c, &live)?,
                     sources: usage::runs_sources(c, &ids)?,
-                    working_children: runs::working_children(c)?,
+                    working_children: runs::working_children(c, &ids)?,
                     rows,
                 })
             })

@@ -59,9 +59,8 @@ const COLUMNS: &str = "id, name, harness, host, cwd, command, state, status, par
      reason, created_at, started_at, ended_at, rows, cols, timeout_secs, worktree, output_bytes, args, routine, \
      scheduled_at, log_pruned_at";
 
-/// Read after [`COLUMNS`]: the run's former names as a JSON array, oldest first.
-const FORMER: &str = "(SELECT json_group_array(name) FROM \
-     (SELECT name FROM former_names f WHERE f.run_id = runs.id ORDER BY until, name))";
+/// A live run's state, as `runs_live` (migration 17) indexes it.
+const LIVE: &str = "state IN ('pending', 'starting', 'running')";
 
 /// What a new run is, before anything else is known of it.
 pub struct NewRun {
@@ -158,7 +157,8 @@ impl RunRow {
             routine: r.get(31)?,
             scheduled_at: r.get(32)?,
             log_pruned_at: r.get(33)?,
-            former_names: serde_json::from_str(&r.get::<_, String>(34)?).unwrap_or_default(),
+            // Read for all the rows at once (see `with_former`).
+            former_names: Vec::new(),
         })
     }
 
@@ -248,10 +248,34 @@ pub fn insert_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
 }
 
 pub fn get_run(conn: &Connection, id: &str) -> Result<Option<RunRow>, StoreError> {
-    Ok(conn
-        .prepare_cached(&format!("SELECT {COLUMNS}, {FORMER} FROM runs WHERE id = ?1"))?
+    let row = conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM runs WHERE id = ?1"))?
         .query_row([id], RunRow::from_row)
-        .optional()?)
+        .optional()?;
+    Ok(with_former(conn, row.into_iter().collect())?.pop())
+}
+
+/// The rows with their former names, oldest first: one read over the
+/// rows' span of ids (a correlated subquery per row sorted each run's
+/// names apart, the most of a long list's time).
+fn with_former(conn: &Connection, mut rows: Vec<RunRow>) -> Result<Vec<RunRow>, StoreError> {
+    let (Some(first), Some(last)) = (rows.iter().map(|r| &r.id).min(), rows.iter().map(|r| &r.id).max()) else {
+        return Ok(rows);
+    };
+    let mut stmt = conn.prepare_cached(
+        "SELECT run_id, name FROM former_names WHERE run_id BETWEEN ?1 AND ?2 ORDER BY run_id, until, name",
+    )?;
+    let mut former: HashMap<String, Vec<String>> = HashMap::new();
+    for named in stmt.query_map([first, last], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
+        let (run, name) = named?;
+        former.entry(run).or_default().push(name);
+    }
+    if !former.is_empty() {
+        for row in &mut rows {
+            row.former_names = former.remove(&row.id).unwrap_or_default();
+        }
+    }
+    Ok(rows)
 }
 
 /// Whether a run wears `name` or wore it: a name the engine makes up
@@ -311,13 +335,13 @@ pub fn resolve(conn: &Connection, reference: &str) -> Result<Resolved, StoreErro
 
 pub fn list_runs(conn: &Connection, all: bool) -> Result<Vec<RunRow>, StoreError> {
     let sql = if all {
-        format!("SELECT {COLUMNS}, {FORMER} FROM runs ORDER BY id")
+        format!("SELECT {COLUMNS} FROM runs ORDER BY id")
     } else {
-        format!("SELECT {COLUMNS}, {FORMER} FROM runs WHERE state IN ('pending', 'starting', 'running') ORDER BY id")
+        format!("SELECT {COLUMNS} FROM runs WHERE state IN ('pending', 'starting', 'running') ORDER BY id")
     };
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map([], RunRow::from_row)?.collect::<Result<_, _>>()?;
-    Ok(rows)
+    with_former(conn, rows)
 }
 
 /// One page of runs, newest first by id: `limit` runs older than `before`
@@ -325,21 +349,20 @@ pub fn list_runs(conn: &Connection, all: bool) -> Result<Vec<RunRow>, StoreError
 /// every live run, however old, so a client sees all of them at once.
 /// Returned in ascending id order.
 pub fn list_page(conn: &Connection, all: bool, limit: usize, before: Option<&str>) -> Result<Vec<RunRow>, StoreError> {
-    let live = "state IN ('pending', 'starting', 'running')";
-    let mut rows = list_older(conn, all, limit, before)?;
+    let mut rows = older(conn, all, limit, before)?;
     if before.is_none() {
-        let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS}, {FORMER} FROM runs WHERE {live}"))?;
+        let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM runs INDEXED BY runs_live WHERE {LIVE}"))?;
         let extra: Vec<RunRow> = stmt.query_map([], RunRow::from_row)?.collect::<Result<_, _>>()?;
         let listed: std::collections::HashSet<String> = rows.iter().map(|r| r.id.clone()).collect();
         rows.extend(extra.into_iter().filter(|r| !listed.contains(&r.id)));
     }
     rows.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(rows)
+    with_former(conn, rows)
 }
 
 /// The runs of `ids` that are stored and their parents, by id.
 pub fn these_and_parents(conn: &Connection, ids: &[String]) -> Result<Vec<RunRow>, StoreError> {
-    let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS}, {FORMER} FROM runs WHERE id = ?1"))?;
+    let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM runs WHERE id = ?1"))?;
     let mut rows = Vec::with_capacity(ids.len());
     for id in ids {
         rows.extend(stmt.query_row([id], RunRow::from_row).optional()?);
@@ -351,31 +374,42 @@ pub fn these_and_parents(conn: &Connection, ids: &[String]) -> Result<Vec<RunRow
     }
     rows.sort_by(|a, b| a.id.cmp(&b.id));
     rows.dedup_by(|a, b| a.id == b.id);
-    Ok(rows)
+    with_former(conn, rows)
 }
 
-/// How many live child runs each run has working (or stalled), for
-/// those that have any: one pass over the live runs.
-pub fn working_children(conn: &Connection) -> Result<HashMap<String, usize>, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT parent_run_id, COUNT(*) FROM runs WHERE state IN ('pending', 'starting', 'running') \
-         AND status IN ('working', 'stalled') AND parent_run_id IS NOT NULL GROUP BY parent_run_id",
-    )?;
-    let counted = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize)))?;
+/// How many live child runs each of `parents` has working (or stalled),
+/// for those that have any: an index probe a parent.
+pub fn working_children(conn: &Connection, parents: &[String]) -> Result<HashMap<String, usize>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT parent_run_id, COUNT(*) FROM runs INDEXED BY runs_by_parent WHERE parent_run_id IN (SELECT value FROM json_each(?1)) \
+         AND {LIVE} AND status IN ('working', 'stalled') GROUP BY parent_run_id"
+    ))?;
+    let parents = serde_json::to_string(parents).unwrap_or_else(|_| "[]".into());
+    let counted = stmt.query_map([parents], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize))
+    })?;
     Ok(counted.collect::<Result<_, _>>()?)
 }
 
 /// At most `limit` runs older than `before` (live ones only unless `all`),
 /// oldest first.
 pub fn list_older(conn: &Connection, all: bool, limit: usize, before: Option<&str>) -> Result<Vec<RunRow>, StoreError> {
-    let filter = if all {
-        "1"
+    let rows = older(conn, all, limit, before)?;
+    with_former(conn, rows)
+}
+
+/// [`list_older`] without former names.
+fn older(conn: &Connection, all: bool, limit: usize, before: Option<&str>) -> Result<Vec<RunRow>, StoreError> {
+    // The live ones by their own index, in id order (the planner would
+    // take `runs_by_state` and sort).
+    let (from, filter) = if all {
+        ("runs", "1")
     } else {
-        "state IN ('pending', 'starting', 'running')"
+        ("runs INDEXED BY runs_live", LIVE)
     };
     let before = before.unwrap_or("\u{7f}");
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS}, {FORMER} FROM runs WHERE id < ?1 AND {filter} ORDER BY id DESC LIMIT ?2"
+        "SELECT {COLUMNS} FROM {from} WHERE id < ?1 AND {filter} ORDER BY id DESC LIMIT ?2"
     ))?;
     let mut rows: Vec<RunRow> = stmt
         .query_map(params![before, limit as i64], RunRow::from_row)?
@@ -386,10 +420,10 @@ pub fn list_older(conn: &Connection, all: bool, limit: usize, before: Option<&st
 
 pub fn children(conn: &Connection, parent: &str) -> Result<Vec<RunRow>, StoreError> {
     let mut stmt = conn.prepare(&format!(
-        "SELECT {COLUMNS}, {FORMER} FROM runs WHERE parent_run_id = ?1 ORDER BY id"
+        "SELECT {COLUMNS} FROM runs WHERE parent_run_id = ?1 ORDER BY id"
     ))?;
     let rows = stmt.query_map([parent], RunRow::from_row)?.collect::<Result<_, _>>()?;
-    Ok(rows)
+    with_former(conn, rows)
 }
 
 /// Appends an event with the next dense `seq` for the run.
@@ -582,13 +616,14 @@ pub fn set_size(conn: &Connection, id: &str, rows: u16, cols: u16) -> Result<(),
 /// #5). No index: only starts that carry a caller's launch id look, and a
 /// scan of 10 000 rows takes about a millisecond.
 pub fn run_by_launch_id(conn: &Connection, launch_id: &str) -> Result<Option<RunRow>, StoreError> {
-    Ok(conn
+    let row = conn
         .query_row(
-            &format!("SELECT {COLUMNS}, {FORMER} FROM runs WHERE launch_id = ?1 LIMIT 1"),
+            &format!("SELECT {COLUMNS} FROM runs WHERE launch_id = ?1 LIMIT 1"),
             [launch_id],
             RunRow::from_row,
         )
-        .optional()?)
+        .optional()?;
+    Ok(with_former(conn, row.into_iter().collect())?.pop())
 }
 
 /// What became of the answer `answer_id` to a run's question: its
@@ -687,5 +722,45 @@ mod tests {
         assert_eq!(seen.len(), 25);
         let live = list_page(&conn, false, 10, None).unwrap();
         assert_eq!(live.len(), 1);
+    }
+
+    /// A long list reads former names, waiting prompts and working children
+    /// once for all its runs: each run gets what it gets read alone.
+    #[test]
+    fn a_long_list_gives_each_run_its_own_former_names_prompts_and_working_children() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = super::super::open_connection(&dir.path().join("a.db")).unwrap();
+        super::super::migrations::migrate(&mut conn).unwrap();
+        for i in 0..40 {
+            let mut run = row(&format!("R{i:03}"), RunState::Running);
+            if i % 10 == 9 {
+                run.parent_run_id = Some(format!("R{:03}", i - 9));
+                run.status = ActivityStatus::Working;
+            }
+            insert_run(&conn, &run).unwrap();
+            if i % 7 == 0 {
+                super::super::names::record_former(&conn, &run.id, &format!("old{i}")).unwrap();
+                super::super::names::record_former(&conn, &run.id, &format!("older{i}")).unwrap();
+            }
+            if i % 5 == 0 {
+                super::super::prompts::enqueue_prompt(&conn, &format!("P{i}"), &run.id, "hi").unwrap();
+            }
+        }
+        let rows = list_older(&conn, false, 100, None).unwrap();
+        assert_eq!(rows.len(), 40);
+        let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let waiting = super::super::prompts::waiting(&conn, &refs).unwrap();
+        let working = working_children(&conn, &ids).unwrap();
+        for run in &rows {
+            let alone = get_run(&conn, &run.id).unwrap().unwrap();
+            assert_eq!(run.former_names, alone.former_names, "{}", run.id);
+            let own = super::super::prompts::waiting(&conn, &[run.id.as_str()]).unwrap();
+            assert_eq!(waiting.get(&run.id), own.get(&run.id), "{}", run.id);
+        }
+        assert_eq!(get_run(&conn, "R014").unwrap().unwrap().former_names.len(), 2);
+        assert_eq!(waiting.len(), 8, "every fifth run has a prompt waiting");
+        assert_eq!(working.len(), 4, "every tenth run has a working child");
+        assert_eq!(working.get("R030"), Some(&1));
     }
 }

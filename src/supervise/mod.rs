@@ -25,8 +25,16 @@ use crate::paths::Paths;
 /// Entry point of `agents supervise`: reads the spec from stdin and runs
 /// until the harness has ended and the daemon has the evidence (or is gone).
 pub fn main(paths: Paths) -> Result<i32> {
+    // A session of its own, before anything else: signals to the daemon's
+    // group or session never reach it, and the scheduler weighs it apart
+    // from the daemon (autogroup; a flood's yield renices this session).
+    // Spawned by an older daemon, it leads one already and this fails.
+    let _ = nix::unistd::setsid();
     let spec: SuperviseSpec =
         serde_json::from_reader(std::io::stdin().lock()).context("reading the run spec from stdin")?;
+    if let Some(soft) = spec.open_files {
+        crate::engine::limits::restore_open_files(soft).context("restoring the open-files limit")?;
+    }
     // Orphaned descendants of the harness are re-parented to us, so we can
     // report the ones that escaped the process group (docs/design.md §4).
     nix::sys::prctl::set_child_subreaper(true).context("becoming a child subreaper")?;

@@ -67,6 +67,7 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
         control,
         output,
         viewer: crate::engine::size::new_viewer(),
+        sized: Arc::default(),
         gone,
     };
     let subscriptions: Subscriptions = Arc::default();
@@ -115,7 +116,8 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
         sub.task.abort();
     }
     forward_changes.abort();
-    crate::engine::size::release_all(&daemon.engine, outbox.viewer).await;
+    let sized: Vec<String> = outbox.sized.lock().drain().collect();
+    crate::engine::size::release_all(&daemon.engine, outbox.viewer, &sized).await;
     drop(outbox);
     let _ = writer.await;
 }

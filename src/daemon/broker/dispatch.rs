@@ -11,7 +11,7 @@ use super::connection::Subscriptions;
 use super::run_methods::OfRun;
 use super::subscribe::Outbox;
 use crate::api::method::Method;
-use crate::api::{AckParams, ApiError, DaemonStatus, Done, ErrorCode, ListParams, RunsListed};
+use crate::api::{AckParams, ApiError, DaemonStatus, Done, ErrorCode, ListParams};
 use crate::daemon::Daemon;
 use crate::engine::start::resolve_row;
 use crate::store::runs;
@@ -54,6 +54,9 @@ macro_rules! routes {
         of_run::<$m, _, _>($daemon, $p, move |$row, $params| async move { $body }).await
     };
     (@any $daemon:ident, $p:ident, $m:ident, |$params:ident| $body:expr) => {
+        any::<$m, _, _>($daemon, $p, move |$params| async move { reply::<$m>($body) }).await
+    };
+    (@written $daemon:ident, $p:ident, $m:ident, |$params:ident| $body:expr) => {
         any::<$m, _, _>($daemon, $p, move |$params| async move { $body }).await
     };
 }
@@ -81,17 +84,18 @@ where
 }
 
 /// Any other method: answered where it lives (a start placed on a host, a
-/// remote session or transcript), or by `handler`.
+/// remote session or transcript), or by `handler`, which writes the
+/// answer (`M::Reply` as JSON: `reply`, or written as it is built).
 fn any<'a, M, F, Fut>(daemon: &'a Arc<Daemon>, raw: Value, handler: F) -> Answering<'a>
 where
     M: Method,
     F: FnOnce(M::Params) -> Fut + Send + 'a,
-    Fut: Future<Output = Result<M::Reply, ApiError>> + Send + 'a,
+    Fut: Future<Output = Result<Answer, ApiError>> + Send + 'a,
 {
     Box::pin(async move {
         match crate::remote::answer_there(&daemon.here(), M::NAME, None, &raw).await {
             Some(answer) => relayed(answer),
-            None => reply::<M>(handler(M::params(raw)?).await),
+            None => handler(M::params(raw)?).await,
         }
     })
 }
@@ -134,7 +138,8 @@ pub async fn call(
         run PromptsDrop |row, p| prompts::drop(&daemon.engine, row, p).await,
         run PromptsSend |row, p| prompts::send(&daemon.engine, row, p).await,
         any RunsStart |p| start::start(&daemon.engine, p).await,
-        any RunsList |p| list(daemon, p).await,
+        // Each run written once, as the page is fitted to its frame.
+        written RunsList |p| list(daemon, p).await,
         any RunsAck |p| ack(subs, p),
         any RunsRm |p| removal::remove(&daemon.reach(), p).await,
         any SessionsRm |p| removal::remove_session(&daemon.reach(), p).await,
@@ -189,10 +194,10 @@ fn stop(daemon: &Arc<Daemon>) -> Result<Done, ApiError> {
     Ok(Done)
 }
 
-/// `runs.list`: a page of runs with their status's evidence, waiting
-/// prompts and usage; without `paged`, every live run and the newest ended
-/// ones that fit one answer.
-async fn list(daemon: &Arc<Daemon>, list: ListParams) -> Result<RunsListed, ApiError> {
+/// `runs.list` (a [`crate::api::RunsListed`], written here): a page of runs with
+/// their status's evidence, waiting prompts and usage; without `paged`,
+/// every live run and the newest ended ones that fit one answer.
+async fn list(daemon: &Arc<Daemon>, list: ListParams) -> Result<Answer, ApiError> {
     use crate::store::run_calls::PageOf;
     let ListParams {
         all,
@@ -226,15 +231,17 @@ async fn list(daemon: &Arc<Daemon>, list: ListParams) -> Result<RunsListed, ApiE
         .map_err(ApiError::internal)?;
     let fetched = page.rows.len();
     let listed = listed_runs(daemon, page);
-    let kept = super::listing::fit(listed, !paged);
-    if !paged {
-        return Ok(RunsListed::All(kept));
-    }
-    // More may follow when the page was full, or cut to fit.
-    let next = (kept.len() < fetched || fetched == limit)
-        .then(|| kept.first().map(|r| r.run.id.clone()))
-        .flatten();
-    Ok(RunsListed::Page(crate::api::ListPage { runs: kept, next }))
+    let kept = super::listing::fit(listed, !paged).map_err(ApiError::internal)?;
+    let answer = if !paged {
+        serde_json::value::to_raw_value(&kept.runs)
+    } else {
+        // More may follow when the page was full, or cut to fit.
+        let next = (kept.runs.len() < fetched || fetched == limit)
+            .then_some(kept.first)
+            .flatten();
+        serde_json::value::to_raw_value(&crate::api::ListPage { runs: kept.runs, next })
+    };
+    answer.map_err(ApiError::internal)
 }
 
 /// A page's rows as listed: each with its status's evidence, waiting

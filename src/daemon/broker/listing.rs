@@ -1,48 +1,51 @@
 //! `runs.list` answers that fit their frame by construction: a page holds
-//! as many runs as fit in `api::bounds::LIST_BYTES` of JSON.
+//! as many runs as fit in `api::bounds::LIST_BYTES` of JSON. Each run is
+//! written once, and the answer is put together from the runs as written.
+
+use serde_json::value::RawValue;
 
 use crate::api::bounds::LIST_BYTES;
 use crate::api::{ActivityStatus, ListedRun, RunRecord};
+
+/// The runs of a page that fit, written: oldest first, and the id of the
+/// oldest (a next page's `before`).
+pub struct Fitted {
+    pub runs: Vec<Box<RawValue>>,
+    pub first: Option<String>,
+}
 
 /// The runs of `listed` (oldest first) that fit in `LIST_BYTES`, oldest
 /// first: the newest are kept, and with `live_first` every live run before
 /// any ended one. At least one run, whatever its size (the stored fields
 /// are bounded, so one run is far below a frame).
-pub fn fit(listed: Vec<ListedRun>, live_first: bool) -> Vec<ListedRun> {
-    let mut order: Vec<(usize, ListedRun)> = listed.into_iter().map(|r| (json_len(&r) + 1, r)).collect();
+pub fn fit(listed: Vec<ListedRun>, live_first: bool) -> serde_json::Result<Fitted> {
+    let mut order: Vec<(bool, String, Box<RawValue>)> = listed
+        .into_iter()
+        .map(|r| {
+            Ok((
+                live_first && r.run.state.is_live(),
+                r.run.id.clone(),
+                serde_json::value::to_raw_value(&r)?,
+            ))
+        })
+        .collect::<serde_json::Result<_>>()?;
     // Newest first, live ones ahead when asked.
-    order.sort_by(|(_, a), (_, b)| {
-        let live = |r: &ListedRun| live_first && r.run.state.is_live();
-        live(b).cmp(&live(a)).then_with(|| b.run.id.cmp(&a.run.id))
-    });
+    order.sort_by(|(live_a, a, _), (live_b, b, _)| live_b.cmp(live_a).then_with(|| b.cmp(a)));
     let mut bytes = 0;
-    let mut kept: Vec<ListedRun> = Vec::new();
-    for (size, run) in order {
+    let mut kept: Vec<(String, Box<RawValue>)> = Vec::new();
+    for (_, id, run) in order {
+        let size = run.get().len() + 1;
         if !kept.is_empty() && bytes + size > LIST_BYTES {
             break;
         }
         bytes += size;
-        kept.push(run);
+        kept.push((id, run));
     }
-    kept.sort_by(|a, b| a.run.id.cmp(&b.run.id));
-    kept
-}
-
-/// How many bytes `value` takes as JSON, counted as it is written out.
-fn json_len(value: &impl serde::Serialize) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
+    kept.sort_by(|(a, _), (b, _)| a.cmp(b));
+    Ok(Fitted {
+        first: kept.first().map(|(id, _)| id.clone()),
+        runs: kept.into_iter().map(|(_, run)| run).collect(),
+    })
 }
 
 /// A live run at rest (idle) whose child runs still work is shown working,
@@ -104,22 +107,34 @@ mod tests {
         let listed: Vec<ListedRun> = (0..200)
             .map(|i| run(i, if i == 3 { "running" } else { "succeeded" }, 12 * 1024))
             .collect();
-        let kept = fit(listed.clone(), false);
-        let bytes: usize = kept.iter().map(|r| serde_json::to_vec(r).unwrap().len()).sum();
+        let kept = fit(listed.clone(), false).unwrap();
+        let bytes: usize = kept.runs.iter().map(|r| r.get().len()).sum();
+        let ids = ids(&kept);
         assert!(
-            bytes <= LIST_BYTES && kept.len() > 50,
+            bytes <= LIST_BYTES && ids.len() > 50,
             "{} runs, {bytes} bytes",
-            kept.len()
+            ids.len()
         );
-        assert_eq!(kept.last().unwrap().run.id, "0199", "the newest");
-        assert!(kept.windows(2).all(|w| w[0].run.id < w[1].run.id), "oldest first");
-        assert!(!kept.iter().any(|r| r.run.id == "0003"));
-        let live_first = fit(listed, true);
-        assert!(
-            live_first.iter().any(|r| r.run.id == "0003"),
-            "the old live run is kept"
-        );
+        assert_eq!(ids.last().unwrap(), "0199", "the newest");
+        assert_eq!(kept.first.as_ref(), ids.first(), "the oldest kept names the next page");
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "oldest first");
+        assert!(!ids.iter().any(|id| id == "0003"));
+        let live_first = ids_of(fit(listed, true));
+        assert!(live_first.iter().any(|id| id == "0003"), "the old live run is kept");
         // One run larger than the budget still comes.
-        assert_eq!(fit(vec![run(1, "succeeded", LIST_BYTES)], false).len(), 1);
+        assert_eq!(ids_of(fit(vec![run(1, "succeeded", LIST_BYTES)], false)).len(), 1);
+    }
+
+    /// The ids of the runs as written, read back as a client reads them.
+    fn ids(fitted: &Fitted) -> Vec<String> {
+        fitted
+            .runs
+            .iter()
+            .map(|raw| serde_json::from_str::<ListedRun>(raw.get()).unwrap().run.id)
+            .collect()
+    }
+
+    fn ids_of(fitted: serde_json::Result<Fitted>) -> Vec<String> {
+        ids(&fitted.unwrap())
     }
 }

@@ -142,6 +142,7 @@ pub(super) async fn resize(
         .engine
         .live(&row.id)
         .ok_or_else(|| crate::engine::start::ended_state_error(&row))?;
+    outbox.sized.lock().insert(row.id.clone());
     crate::engine::size::hold(&daemon.engine, &live, outbox.viewer, (p.rows, p.cols)).await?;
     Ok(Done)
 }

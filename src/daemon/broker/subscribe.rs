@@ -35,6 +35,9 @@ pub struct Outbox {
     pub output: mpsc::Sender<Frame>,
     /// The connection, as a viewer that may hold runs' sizes (`size.rs`).
     pub viewer: crate::engine::size::ViewerId,
+    /// The runs it asked a size of: released when it closes (not every
+    /// live run looked at by every connection that ends).
+    pub sized: Arc<parking_lot::Mutex<std::collections::HashSet<String>>>,
     /// Turns true when the connection has closed: a call that only waits
     /// (`runs.wait`) stops waiting then, so what it held is let go.
     pub gone: tokio::sync::watch::Receiver<bool>,
