@@ -33,10 +33,3 @@ pub fn raise_open_files() {
 pub fn user_open_files() -> Option<u64> {
     USER_SOFT.get().copied()
 }
-
-/// The user's soft limit again: in a child between fork and exec, or
-/// in a supervisor as it starts. Async-signal-safe (one system call).
-pub fn restore_open_files(soft: u64) -> std::io::Result<()> {
-    let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).map_err(std::io::Error::from)?;
-    setrlimit(Resource::RLIMIT_NOFILE, soft.min(hard), hard).map_err(std::io::Error::from)
-}

@@ -33,7 +33,7 @@ pub fn main(paths: Paths) -> Result<i32> {
     let spec: SuperviseSpec =
         serde_json::from_reader(std::io::stdin().lock()).context("reading the run spec from stdin")?;
     if let Some(soft) = spec.open_files {
-        crate::engine::limits::restore_open_files(soft).context("restoring the open-files limit")?;
+        take_back_open_files(soft).context("taking back the user's open-files limit")?;
     }
     // Orphaned descendants of the harness are re-parented to us, so we can
     // report the ones that escaped the process group (docs/design.md §4).
@@ -43,6 +43,14 @@ pub fn main(paths: Paths) -> Result<i32> {
         .build()
         .context("starting the supervisor runtime")?;
     rt.block_on(run(paths, spec))
+}
+
+/// The user's soft limit of open files again (the daemon raised its own,
+/// which the supervisor inherited), so the harness gets it.
+fn take_back_open_files(soft: u64) -> std::io::Result<()> {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).map_err(std::io::Error::from)?;
+    setrlimit(Resource::RLIMIT_NOFILE, soft.min(hard), hard).map_err(std::io::Error::from)
 }
 
 async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
