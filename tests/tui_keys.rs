@@ -242,6 +242,13 @@ fn cancel_asks_first_and_force_cancel_says_so() {
         run: "01A".into(),
         force: true
     }));
+    assert_eq!(app.message(), Some("cancelling alpha"));
+    // Its end replaces the word that it was being cancelled.
+    app.update(Update::Runs(vec![
+        run("01A", "alpha", RunState::Cancelled),
+        run("01B", "beta", RunState::Running),
+    ]));
+    assert_eq!(app.message(), Some("alpha: cancelled"));
 }
 
 /// The run the form asked to start, if it did.
@@ -774,7 +781,7 @@ fn d_deletes_an_ended_run_and_those_it_owns_after_naming_them_and_never_a_live_o
         run("01A", "alpha", RunState::Running),
         parent,
         owned,
-        loner,
+        loner.clone(),
     ]));
     app.take_commands();
 
@@ -802,6 +809,10 @@ fn d_deletes_an_ended_run_and_those_it_owns_after_naming_them_and_never_a_live_o
     press(&mut app, KeyCode::Char('D'));
     press(&mut app, KeyCode::Char('y'));
     assert!(app.take_commands().contains(&Command::Remove(vec!["01C".into()])));
+    // Gone: the selection stays where it was, on the run in its row, not
+    // back at the top of the tree.
+    app.update(Update::Runs(vec![run("01A", "alpha", RunState::Running), loner]));
+    assert_eq!(app.selected_run().unwrap().name, "epsilon");
 }
 
 #[test]

@@ -305,6 +305,9 @@ pub struct App {
     pub(super) details: HashMap<String, RunDetail>,
     /// A one-line message for the status bar (errors, confirmations).
     pub(super) message: Option<String>,
+    /// The run a cancel was asked for here, and its name: its end replaces
+    /// "cancelling NAME" with what became of it.
+    pub(super) cancelling: Option<(String, String)>,
     /// Set while the daemon cannot be reached.
     pub(super) banner: Option<String>,
     /// INSERT was just left by the prefix key, from full screen or not:
@@ -369,6 +372,7 @@ impl App {
             panel: Panel::Tree,
             details: HashMap::new(),
             message: None,
+            cancelling: None,
             banner: None,
             prefix: None,
             only_typed: false,

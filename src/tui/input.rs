@@ -486,8 +486,9 @@ impl App {
             }
             Overlay::Confirm { run, name, force } => match key.code {
                 KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
-                    self.commands.push(Command::Cancel { run, force });
                     self.message = Some(format!("cancelling {name}"));
+                    self.cancelling = Some((run.clone(), name));
+                    self.commands.push(Command::Cancel { run, force });
                     None
                 }
                 _ => None,

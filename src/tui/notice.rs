@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::app::{App, Command};
-use crate::api::{ActivityStatus, RunRecord};
+use crate::api::{ActivityStatus, RunRecord, RunState};
 
 /// What happened to a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,7 +59,8 @@ impl Notices {
             let (is_waiting, is_live) = now;
             let moment = match before {
                 _ if !self.started => is_waiting.then_some(Moment::Waiting),
-                Some((_, true)) if !is_live => Some(Moment::Ended),
+                // Cancelled: whoever cancelled it knows, and nothing waits on you.
+                Some((_, true)) if !is_live && run.state != RunState::Cancelled => Some(Moment::Ended),
                 Some((false, _)) | None if is_waiting => Some(Moment::Waiting),
                 // New and already ended (it never ran here), or no change.
                 _ => None,
@@ -203,7 +204,6 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::RunState;
 
     fn run(id: &str, state: RunState, status: ActivityStatus) -> RunRecord {
         let mut r: RunRecord = serde_json::from_value(serde_json::json!({
@@ -249,6 +249,14 @@ mod tests {
         assert_eq!(n.update(&ends, Some("b")), [("a".to_string(), Moment::Ended)]);
         assert!(n.update(&ends, Some("b")).is_empty(), "once");
         n.seen("a");
+        assert_eq!(n.unseen, HashSet::from(["b".to_string()]));
+        // A run cancelled, by the user or by the agent that owns it, needs
+        // no one: no moment, not unseen.
+        let mut more = ends.to_vec();
+        more.push(run("e", RunState::Running, ActivityStatus::Working));
+        assert!(n.update(&more, Some("b")).is_empty());
+        more[3] = run("e", RunState::Cancelled, ActivityStatus::Unknown);
+        assert!(n.update(&more, Some("b")).is_empty(), "a cancel is no moment");
         assert_eq!(n.unseen, HashSet::from(["b".to_string()]));
     }
 

@@ -23,7 +23,8 @@ pub struct Tree {
 
 impl Tree {
     /// The rows built again from what the tree shows, the selection kept
-    /// on its run (or subagent), else on the first run.
+    /// on its run (or subagent); a run gone (deleted), on the run that took
+    /// its row, else the one above it, not back at the top.
     pub(super) fn rebuild(
         &mut self,
         runs: &[RunRecord],
@@ -42,6 +43,8 @@ impl Tree {
             .filter_map(|t| Some((t.members.iter().find(|m| m.leader)?.run.id.clone(), team_heading(t))))
             .collect();
         self.rows = with_teams(rows, &leaders);
+        let was = self.selected;
+        let is_run = |r: &TreeRow| r.run.is_some();
         self.selected = keep
             .and_then(|(id, agent)| {
                 let id = id?;
@@ -50,7 +53,8 @@ impl Tree {
                     .position(|r| r.run.as_deref() == Some(&id) && r.subagent == agent && r.team.is_none())
                     .or_else(|| self.row_of(&id))
             })
-            .or_else(|| self.rows.iter().position(|r| r.run.is_some()))
+            .or_else(|| self.rows.iter().skip(was).position(is_run).map(|at| was + at))
+            .or_else(|| self.rows.iter().take(was).rposition(is_run))
             .unwrap_or(0);
     }
 

@@ -144,6 +144,7 @@ impl App {
         let listed: std::collections::HashSet<&str> = self.runs.iter().map(|r| r.id.as_str()).collect();
         self.tree.marked.retain(|id| listed.contains(id.as_str()));
         self.leave_insert_if_ended();
+        self.say_cancelled();
         self.notify_moments();
         self.rebuild_tree();
         if let Some(id) = self.tree.reselect.take()
@@ -152,6 +153,20 @@ impl App {
             self.tree.selected = i;
             self.sync_subscriptions();
         }
+    }
+
+    /// The run cancelled from here ended: the status bar says so, unless
+    /// it says something else by now.
+    fn say_cancelled(&mut self) {
+        let Some((id, name)) = &self.cancelling else { return };
+        if self.run(id).is_some_and(|r| r.state.is_live()) {
+            return;
+        }
+        if self.message.as_deref() == Some(format!("cancelling {name}").as_str()) {
+            let state = self.run(id).map_or("ended", |r| r.state.as_str());
+            self.message = Some(format!("{name}: {state}"));
+        }
+        self.cancelling = None;
     }
 
     /// Some runs read again: each put in its place in the list, one asked
