@@ -213,6 +213,9 @@ pub fn waiting(
     rules: &Rules,
     queued: Vec<crate::store::prompts::Waiting>,
 ) -> Vec<crate::api::WaitingPrompt> {
+    if queued.is_empty() {
+        return Vec::new();
+    }
     let held = live.held.lock().clone();
     let status = verdict(live, rules).status;
     queued

@@ -163,43 +163,49 @@ impl RunRow {
     }
 
     pub fn to_record(&self) -> RunRecord {
+        self.clone().into_record()
+    }
+
+    /// [`RunRow::to_record`], its strings moved, not copied (a list of
+    /// thousands).
+    pub fn into_record(self) -> RunRecord {
         RunRecord {
-            id: self.id.clone(),
-            name: self.name.clone(),
-            harness: self.harness.clone(),
-            host: self.host.clone(),
-            cwd: self.cwd.clone(),
-            command: self.command.clone(),
+            id: self.id,
+            name: self.name,
+            harness: self.harness,
+            host: self.host,
+            cwd: self.cwd,
+            command: self.command,
             state: self.state,
             status: if self.state.is_live() {
                 self.status
             } else {
                 ActivityStatus::Unknown
             },
-            parent_id: self.parent_run_id.clone(),
-            root_id: self.root_run_id.clone(),
+            parent_id: self.parent_run_id,
+            root_id: self.root_run_id,
             detached: self.detached,
-            session_id: self.session_id.clone(),
+            session_id: self.session_id,
             pid: self.pid,
             exit_code: self.exit_code,
-            signal: self.signal.clone(),
-            reason: self.reason.clone(),
+            signal: self.signal,
+            reason: self.reason,
             created_at: format_ms(self.created_at),
             started_at: self.started_at.map(format_ms),
             ended_at: self.ended_at.map(format_ms),
             rows: self.rows,
             cols: self.cols,
             timeout_secs: self.timeout_secs,
-            worktree: self.worktree.clone(),
+            worktree: self.worktree,
             output_bytes: self.output_bytes,
             status_since: None,
             evidence: None,
             evidence_at: None,
-            routine: self.routine.clone(),
+            routine: self.routine,
             scheduled_at: self.scheduled_at.map(format_ms),
             log_pruned_at: self.log_pruned_at.map(format_ms),
             waiting: Vec::new(),
-            former_names: self.former_names.clone(),
+            former_names: self.former_names,
         }
     }
 }

@@ -258,15 +258,15 @@ fn listed_runs(daemon: &Daemon, page: crate::store::run_calls::Page) -> Vec<crat
     rows.into_iter()
         .map(|r| daemon.engine.held_ends.apply(r))
         .map(|r| {
-            let mut run = with_evidence(daemon, &rules, r.to_record(), waiting.remove(&r.id));
-            super::listing::show_children_working(&mut run, working_children.get(&r.id).copied().unwrap_or(0));
-            crate::api::ListedRun {
-                run,
-                usage: sources
-                    .get(&r.id)
-                    .and_then(|s| crate::transcript::usage::run_usage(s, &prices))
-                    .map(|u| (&u).into()),
-            }
+            let usage = sources
+                .get(&r.id)
+                .and_then(|s| crate::transcript::usage::run_usage(s, &prices))
+                .map(|u| (&u).into());
+            let working = working_children.get(&r.id).copied().unwrap_or(0);
+            let waits = waiting.remove(&r.id);
+            let mut run = with_evidence(daemon, &rules, r.into_record(), waits);
+            super::listing::show_children_working(&mut run, working);
+            crate::api::ListedRun { run, usage }
         })
         .collect()
 }
