@@ -33,6 +33,13 @@ const BACKGROUND_FRAME: Duration = Duration::from_millis(100);
 /// of that pane alone where it can be.
 const ECHO_WINDOW: Duration = Duration::from_millis(100);
 
+/// After a key goes to the focused pane, a frame of the other panes alone
+/// waits up to this long for its echo, so the echo is not drawn, and parsed
+/// by the user's terminal, behind a frame of a flooding pane (the tail of
+/// key → echo read from outside, `cargo bench --bench echo_outside`). Never
+/// longer than one more `BACKGROUND_FRAME`, however fast the keys come.
+const ECHO_FIRST: Duration = Duration::from_millis(20);
+
 /// The TUI's drawing schedule, and what the terminal shows.
 pub struct Frames {
     /// Something besides pane output changed: a full frame, at `FRAME`.
@@ -98,7 +105,18 @@ impl Frames {
 
     /// When the next frame is due, if one is.
     pub fn due_at(&self) -> Option<Instant> {
-        self.dirty().then(|| self.last_draw + self.cap())
+        self.dirty()
+            .then(|| (self.last_draw + self.cap()).max(self.echo_first().unwrap_or(self.last_draw)))
+    }
+
+    /// Until when a frame of the other panes alone waits for the focused
+    /// pane's echo, if it does now.
+    fn echo_first(&self) -> Option<Instant> {
+        let typed = self
+            .typed_at
+            .filter(|_| !self.urgent && !self.focused_moved && !self.echoed)?;
+        let until = (typed + ECHO_FIRST).min(self.last_draw + 2 * BACKGROUND_FRAME);
+        (Instant::now() < until).then_some(until)
     }
 
     fn cap(&self) -> Duration {
@@ -112,7 +130,7 @@ impl Frames {
     /// Draws what is due, if anything. True after a full frame, which lays
     /// panes out and so may resize their runs.
     pub fn draw<B: Backend>(&mut self, term: &mut Terminal<B>, app: &mut App) -> Result<bool, B::Error> {
-        let due = self.last_draw.elapsed() >= self.cap();
+        let due = self.last_draw.elapsed() >= self.cap() && self.echo_first().is_none();
         if !self.dirty() || !(due || self.echoed) {
             return Ok(false);
         }
@@ -259,6 +277,32 @@ mod tests {
         assert!(frames.shown.behind && !frames.echoed);
         assert_eq!(frames.moved.iter().collect::<Vec<_>>(), ["01B"]);
         assert_eq!(frames.due_at(), Some(frames.last_draw + BACKGROUND_FRAME));
+    }
+
+    #[test]
+    fn after_a_key_the_other_pane_waits_for_the_echo_a_moment_at_most() {
+        let (mut app, mut term, mut frames) = split();
+        prints(&mut app, &mut frames, "01B", b"flooding");
+        frames.last_draw = Instant::now() - BACKGROUND_FRAME;
+        frames.typed();
+        // Its cap is out, but the key's echo goes first.
+        assert!(!frames.draw(&mut term, &mut app).unwrap());
+        assert!(!frames.shown.behind, "nothing drawn while the echo is awaited");
+        let until = frames.due_at().unwrap();
+        assert!(until > Instant::now() && until <= Instant::now() + ECHO_FIRST);
+        prints(&mut app, &mut frames, "01A", b"$ typed");
+        assert!(!frames.draw(&mut term, &mut app).unwrap(), "a pane frame");
+        assert!(
+            frames.shown.behind && frames.moved.is_empty(),
+            "the echo and the flood together"
+        );
+        // No echo comes: the other pane waits no longer than ECHO_FIRST.
+        prints(&mut app, &mut frames, "01B", b"more");
+        frames.last_draw = Instant::now() - BACKGROUND_FRAME;
+        frames.typed_at = Some(Instant::now() - ECHO_FIRST);
+        assert_eq!(frames.due_at(), Some(frames.last_draw + BACKGROUND_FRAME));
+        assert!(!frames.draw(&mut term, &mut app).unwrap());
+        assert!(frames.moved.is_empty(), "drawn once the wait is over");
     }
 
     #[test]
