@@ -160,6 +160,35 @@ impl Paths {
         self.home.join("daemon.log")
     }
 
+    /// `daemon.log`, opened to append the daemon's stderr: owner-only, and
+    /// never through a link planted in its place (the daemon would append
+    /// to whatever file it names). An error says which file and why.
+    pub fn open_daemon_log(&self) -> Result<std::fs::File, String> {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let path = self.daemon_log();
+        let refused = |why: String| format!("cannot open {}: {why}", path.display());
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+            .open(&path)
+            .map_err(|e| match e.raw_os_error() {
+                Some(nix::libc::ELOOP) => refused("it is a symbolic link; remove it".into()),
+                _ => refused(e.to_string()),
+            })?;
+        let meta = file.metadata().map_err(|e| refused(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(refused("it is not a regular file; remove it".into()));
+        }
+        // One written by an older build was 0644.
+        if meta.permissions().mode() & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| refused(e.to_string()))?;
+        }
+        Ok(file)
+    }
+
     pub fn run_dir(&self, run: &str) -> PathBuf {
         self.home.join("runs").join(run)
     }

@@ -65,3 +65,18 @@ fn a_request_larger_than_a_frame_is_refused_by_the_client_saying_so() {
     assert!(stderr.contains("one holds at most 1048575 (1 MiB)"), "{stderr}");
     assert!(home.run(&["daemon", "status"]).status.success(), "the daemon is up");
 }
+
+/// An empty prompt types nothing: refused in one line, and nothing is
+/// stored or queued for the run (mail refuses an empty message alike).
+#[test]
+fn an_empty_prompt_is_refused_and_nothing_waits() {
+    let home = Home::new();
+    let run = home.start(&["--name", "quiet", "cmd", "--", "sleep", "60"]);
+    for empty in ["", "  \n"] {
+        let err = home.fails(&["send", "quiet", empty]);
+        assert!(err.contains("the prompt is empty"), "{err}");
+    }
+    assert!(home.prompts(&run).is_empty(), "nothing stored");
+    assert!(home.show(&run)["waiting"].as_array().is_none_or(Vec::is_empty));
+    home.ok(&["cancel", &run]);
+}

@@ -619,3 +619,34 @@ fn doctor_says_when_the_open_files_limit_leaves_room_for_few_runs() {
         "{text}"
     );
 }
+
+/// `daemon.log` takes the daemon's stderr: created owner-only, made so
+/// when an older build left it readable, and never opened through a link
+/// planted in its place (the daemon would append to the file it names).
+#[test]
+fn the_daemon_log_is_owner_only_and_never_opened_through_a_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = Home::new();
+    let log = home.path().join("daemon.log");
+    home.ok(&["ls"]);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&log), 0o600, "a new daemon.log is the owner's only");
+    home.ok(&["daemon", "stop"]);
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o644)).unwrap();
+    home.ok(&["ls"]);
+    assert_eq!(mode(&log), 0o600, "an older, readable one is made the owner's only");
+    home.ok(&["daemon", "stop"]);
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let victim = elsewhere.path().join("settings");
+    std::fs::write(&victim, "mine\n").unwrap();
+    std::fs::remove_file(&log).unwrap();
+    std::os::unix::fs::symlink(&victim, &log).unwrap();
+    let err = home.fails(&["ls"]);
+    assert!(err.contains("daemon.log: it is a symbolic link; remove it"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "mine\n",
+        "the linked file untouched"
+    );
+}

@@ -330,11 +330,7 @@ fn gone() -> ApiError {
 pub fn start_daemon(paths: &Paths) -> Result<(), ApiError> {
     paths.ensure().map_err(|e| unavailable(format!("{e:#}")))?;
     let exe = std::env::current_exe().map_err(|e| unavailable(format!("cannot find the agents binary: {e}")))?;
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(paths.daemon_log())
-        .map_err(|e| unavailable(format!("cannot open {}: {e}", paths.daemon_log().display())))?;
+    let log = paths.open_daemon_log().map_err(unavailable)?;
     let mut cmd = Command::new(exe);
     cmd.args(["daemon", "run", "--ready"])
         .env_clear()

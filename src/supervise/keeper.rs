@@ -64,11 +64,7 @@ pub async fn keep_daemon(run: Arc<Supervised>, paths: Paths) {
 fn start_daemon(paths: &Paths) -> Result<i32, String> {
     use std::os::unix::process::CommandExt;
     let exe = crate::harness::agents_binary()?;
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(paths.daemon_log())
-        .map_err(|e| format!("cannot open {}: {e}", paths.daemon_log().display()))?;
+    let log = paths.open_daemon_log()?;
     let mut cmd = std::process::Command::new(exe);
     cmd.args(["daemon", "run"])
         .env_clear()

@@ -57,6 +57,10 @@ impl OfRun for SendParams {
     }
 
     fn check(&self) -> Result<(), ApiError> {
+        // Nothing to type: refused, not stored and queued (as mail is).
+        if self.text.trim().is_empty() {
+            return Err(ApiError::bad_request("the prompt is empty"));
+        }
         bounds::check("the prompt", &self.text, bounds::PROMPT)
     }
 }
