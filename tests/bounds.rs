@@ -80,3 +80,22 @@ fn an_empty_prompt_is_refused_and_nothing_waits() {
     assert!(home.show(&run)["waiting"].as_array().is_none_or(Vec::is_empty));
     home.ok(&["cancel", &run]);
 }
+
+/// A start that could only be blocked is refused before anything is
+/// stored: no harness, a timeout of 0 s, `--env` given something other than
+/// a variable's name (whose value, after a `=`, is never shown).
+#[test]
+fn a_start_with_no_harness_a_zero_timeout_or_a_bad_env_name_is_refused_and_nothing_is_stored() {
+    let home = Home::new();
+    let said = |args: &[&str]| home.fails(args);
+    assert!(said(&["run", "-d", ""]).contains("no harness given"));
+    assert!(said(&["run", "-d", "--timeout", "0", "cmd", "--", "true"]).contains("a timeout of 0 s"));
+    let err = said(&["run", "-d", "--env", "TOKEN=sk-secret", "cmd", "--", "true"]);
+    assert!(err.contains("--env \"TOKEN=…\": not a variable name"), "{err}");
+    assert!(!err.contains("sk-secret"), "the value is never shown: {err}");
+    assert!(said(&["run", "-d", "--env", "", "cmd", "--", "true"]).contains("not a variable name"));
+    let listed: Value = home.json(&["ls", "--all", "--json"]);
+    assert_eq!(listed.as_array().map(Vec::len), Some(0), "{listed}");
+    let log = std::fs::read_to_string(home.path().join("daemon.log")).unwrap_or_default();
+    assert!(!log.contains("sk-secret"), "nor logged");
+}

@@ -36,7 +36,17 @@ pub fn check(what: &str, value: &str, max: usize) -> Result<(), ApiError> {
 
 /// Every field of a start that would be stored, within its bound.
 pub fn check_start(p: &StartParams) -> Result<(), ApiError> {
+    if p.spec.harness.trim().is_empty() {
+        return Err(ApiError::bad_request(
+            "no harness given: name one, as in `agents run claude`",
+        ));
+    }
     check("the harness name", &p.spec.harness, HARNESS)?;
+    if p.spec.timeout_secs == Some(0) {
+        return Err(ApiError::bad_request(
+            "a timeout of 0 s would end the run at once: give 1 or more",
+        ));
+    }
     check("the cwd", &p.spec.cwd, CWD)?;
     for arg in &p.spec.args {
         check("an argument", arg, ARG)?;
@@ -64,6 +74,16 @@ pub fn check_start(p: &StartParams) -> Result<(), ApiError> {
     }
     for name in &p.spec.pass_env {
         check("a variable name", name, HARNESS * 4)?;
+        if !crate::values::is_env_name(name) {
+            // Never the value after a `=`: it may be a secret.
+            let shown = match name.split_once('=') {
+                Some((name, _)) => format!("{name}=…"),
+                None => name.clone(),
+            };
+            return Err(ApiError::bad_request(format!(
+                "--env {shown:?}: not a variable name; give the name, and its value is read from your environment"
+            )));
+        }
     }
     Ok(())
 }

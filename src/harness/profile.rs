@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+pub use crate::values::is_env_name;
+
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Profile {
@@ -91,13 +93,6 @@ pub fn validate(profiles: &std::collections::BTreeMap<String, Profile>) -> Resul
         }
     }
     Ok(())
-}
-
-/// A variable's name: letters, digits and `_`, not starting with a digit.
-pub fn is_env_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name.starts_with(|c: char| c.is_ascii_digit())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 #[cfg(test)]
