@@ -99,3 +99,24 @@ fn a_start_with_no_harness_a_zero_timeout_or_a_bad_env_name_is_refused_and_nothi
     let log = std::fs::read_to_string(home.path().join("daemon.log")).unwrap_or_default();
     assert!(!log.contains("sk-secret"), "nor logged");
 }
+
+/// A prompt is bounded where every prompt is (`api::bounds::PROMPT`,
+/// 128 KiB, as the docs say), not at 64 KiB on the way in from `send`.
+#[test]
+fn a_prompt_of_100_kib_is_taken() {
+    let home = Home::new();
+    let run = home.start(&[
+        "--name",
+        "sink",
+        "cmd",
+        "--",
+        "sh",
+        "-c",
+        "stty raw -echo; cat > /dev/null",
+    ]);
+    let long = "p".repeat(100 * 1024);
+    let sent = home.ok(&["send", "sink", &long]);
+    assert!(sent.contains("(prompt "), "{sent}");
+    assert_eq!(home.prompts(&run), [long], "stored whole");
+    home.ok(&["cancel", &run]);
+}

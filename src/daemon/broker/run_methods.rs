@@ -187,9 +187,6 @@ pub(super) async fn send_prompt(daemon: &Arc<Daemon>, row: RunRow, send: SendPar
     if !row.state.is_live() {
         return Err(crate::engine::start::ended_state_error(&row));
     }
-    if text.len() > 64 * 1024 {
-        return Err(ApiError::bad_request("prompt longer than 64 KiB"));
-    }
     let prompt_id = prompt_id.unwrap_or_else(|| ulid::Ulid::new().to_string());
     crate::engine::queue::enqueue(&daemon.engine, &row.id, &prompt_id, &text).await
 }
