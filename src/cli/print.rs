@@ -102,9 +102,30 @@ pub fn home_relative(path: &str) -> String {
     }
 }
 
+/// How many characters of each id `ls` shows: the shortest prefix no
+/// other listed id shares, and never fewer than 12 (a ULID's first 10 are
+/// its millisecond: runs started together share them).
+fn shown_id_lengths(ids: &[&str]) -> std::collections::HashMap<String, usize> {
+    const AT_LEAST: usize = 12;
+    let mut sorted: Vec<&str> = ids.to_vec();
+    sorted.sort_unstable();
+    let shared = |a: &str, b: &str| a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    sorted
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let before = i.checked_sub(1).map_or(0, |j| shared(sorted[j], id));
+            let after = sorted.get(i + 1).map_or(0, |next| shared(next, id));
+            (id.to_string(), (before.max(after) + 1).max(AT_LEAST).min(id.len()))
+        })
+        .collect()
+}
+
 /// `agents ls`: one line per run; TOKENS is all of a run's tokens, cache
 /// included (`agents show` breaks them down).
 pub fn table(runs: &[ListedRun]) -> String {
+    let ids: Vec<&str> = runs.iter().map(|r| r.run.id.as_str()).collect();
+    let shown = shown_id_lengths(&ids);
     let mut rows = vec![[
         "ID".to_string(),
         "NAME".into(),
@@ -119,7 +140,9 @@ pub fn table(runs: &[ListedRun]) -> String {
     ]];
     for ListedRun { run: r, usage } in runs {
         rows.push([
-            r.id.chars().take(10).collect(),
+            r.id.chars()
+                .take(shown.get(&r.id).copied().unwrap_or(r.id.len()))
+                .collect(),
             r.name.clone(),
             r.harness.clone(),
             r.host.clone(),
@@ -346,5 +369,32 @@ pub fn short(text: &str, max: usize) -> String {
     match line.char_indices().nth(max) {
         Some((at, _)) => format!("{:?}…", &line[..at]),
         None => format!("{line:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ls_shows_each_id_as_far_as_it_differs_from_the_others_and_never_only_its_millisecond() {
+        // Three runs started in the same millisecond, two of them sharing
+        // 12 characters; one alone.
+        let ids = [
+            "01M92D29RVZMD5C28R0XQS1H15",
+            "01M92D29RVZMX5C28R0XQS1H15",
+            "01M92D29RVQAB000000000000",
+            "01M93AAAAAAAAAAAAAAAAAAAAA",
+        ];
+        let shown = shown_id_lengths(&ids);
+        assert_eq!(shown[ids[0]], 13, "one past the 12 it shares");
+        assert_eq!(shown[ids[1]], 13);
+        assert_eq!(shown[ids[2]], 12, "at least 12: two random characters");
+        assert_eq!(shown[ids[3]], 12);
+        let prefixes: Vec<&str> = ids.iter().map(|id| &id[..shown[*id]]).collect();
+        for (i, p) in prefixes.iter().enumerate() {
+            let matching = ids.iter().filter(|id| id.starts_with(p)).count();
+            assert_eq!(matching, 1, "{p} names {} alone", ids[i]);
+        }
     }
 }
