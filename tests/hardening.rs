@@ -23,7 +23,14 @@ fn a_stopped_daemon_gets_a_one_line_error_naming_it_and_serves_again_when_contin
         }
     }
     let _continue = Continue(pid);
-    for args in [&["ls"][..], &["daemon", "status"][..], &["send", &id, "hello"][..]] {
+    // `daemon stop` too: not "not running", which it is not.
+    let stop = &["daemon", "stop"][..];
+    for args in [
+        &["ls"][..],
+        &["daemon", "status"][..],
+        &["send", &id, "hello"][..],
+        stop,
+    ] {
         let out = home.run(args);
         assert!(!out.status.success(), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -388,6 +388,8 @@ async fn daemon_command(paths: &Paths, command: Option<DaemonCommand>) -> Result
                 );
                 Ok(0)
             }
+            // Running, but not answering (stopped, or stuck): not stopped.
+            Err(e) if e.code == crate::api::ErrorCode::DaemonNotAnswering => Err(e.into()),
             Err(_) => {
                 say!("daemon not running for {}", paths.home.display());
                 Ok(0)
