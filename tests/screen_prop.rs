@@ -114,6 +114,14 @@ proptest! {
                     watched.resize(r, c);
                 }
             }
+            // Lines that scrolled off before it watched, pulled back into a
+            // screen that grew meanwhile (the main screen, resized while the
+            // alternate one showed, pulls them back when it shows again),
+            // are not scrolled any more: the lines after them are counted
+            // from where they were.
+            if let Some(start) = scrolled_at_start.as_mut() {
+                *start = (*start).min(term.scrolled_lines());
+            }
         }
         while send(&mut watch, &term, offset, &mut mirror) {
             scrolled_at_start.get_or_insert(term.scrolled_lines());
