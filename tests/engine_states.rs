@@ -63,9 +63,14 @@ fn a_missing_cwd_or_a_bad_option_blocks_the_run() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cwd does not exist"));
 
-    let out = home.run(&["run", "-d", "--timeout", "0", "cmd", "--", "true"]);
+    let out = home.run(&["run", "-d", "cmd"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad option"));
+
+    // A timeout of 0 s could only block: refused before anything is stored.
+    let out = home.run(&["run", "-d", "--timeout", "0", "cmd", "--", "true"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a timeout of 0 s"));
 
     // A size out of range is refused as a bad request, before anything is
     // stored (as a malformed one is): no blocked record.
