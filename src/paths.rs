@@ -171,6 +171,8 @@ impl Paths {
             .create(true)
             .append(true)
             .mode(0o600)
+            // Not through a link; and a FIFO in its place fails at once
+            // (no reader) instead of blocking the start.
             .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
             .open(&path)
             .map_err(|e| match e.raw_os_error() {

@@ -147,9 +147,10 @@ pub use crate::clock::now_ms;
 
 /// RFC 3339 in UTC with milliseconds, as `--json` shows times.
 pub fn format_ms(ms: i64) -> String {
+    use std::fmt::Write as _;
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64);
     // Sized once: `2026-12-05T06:08:07.452Z`.
     let mut text = String::with_capacity(24);
-    let _ = std::fmt::Write::write_fmt(&mut text, format_args!("{}", humantime::format_rfc3339_millis(t)));
+    let _ = write!(text, "{}", humantime::format_rfc3339_millis(t));
     text
 }

@@ -17,45 +17,26 @@ pub struct Waiting {
     pub queued_at: i64,
 }
 
-/// The queued prompts of each of `runs`, oldest first: an index probe a
-/// run for a few runs, one read of every waiting prompt for a list
-/// (migration 17 indexes them; few wait at any time).
+/// The queued prompts of each of `runs`, oldest first: one statement for
+/// all of them, a probe a run into the index of waiting prompts alone
+/// (migration 17: few wait at any time).
 pub fn waiting(conn: &Connection, runs: &[&str]) -> Result<HashMap<String, Vec<Waiting>>, StoreError> {
-    const PROBED: usize = 16;
-    let (sql, probe) = if runs.len() <= PROBED {
-        (
-            "SELECT id, run_id, text, created_at FROM prompts WHERE run_id = ?1 AND state = 'queued' ORDER BY created_at, rowid",
-            true,
-        )
-    } else {
-        (
-            "SELECT id, run_id, text, created_at FROM prompts WHERE state = 'queued' ORDER BY run_id, created_at, rowid",
-            false,
-        )
-    };
-    let mut stmt = conn.prepare_cached(sql)?;
-    let read = |r: &rusqlite::Row<'_>| {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, run_id, text, created_at FROM prompts INDEXED BY prompts_queued
+         WHERE run_id IN (SELECT value FROM json_each(?1)) AND state = 'queued'
+         ORDER BY run_id, created_at, rowid",
+    )?;
+    let runs = serde_json::to_string(runs).unwrap_or_else(|_| "[]".into());
+    let mut all: HashMap<String, Vec<Waiting>> = HashMap::new();
+    for row in stmt.query_map([runs], |r| {
         Ok(Waiting {
             id: r.get(0)?,
             run_id: r.get(1)?,
             text: r.get(2)?,
             queued_at: r.get(3)?,
         })
-    };
-    let found: Vec<Waiting> = if probe {
-        let mut found = Vec::new();
-        for run in runs {
-            for row in stmt.query_map([run], read)? {
-                found.push(row?);
-            }
-        }
-        found
-    } else {
-        stmt.query_map([], read)?.collect::<Result<_, _>>()?
-    };
-    let asked: std::collections::HashSet<&str> = runs.iter().copied().collect();
-    let mut all: HashMap<String, Vec<Waiting>> = HashMap::new();
-    for row in found.into_iter().filter(|w| asked.contains(w.run_id.as_str())) {
+    })? {
+        let row = row?;
         all.entry(row.run_id.clone()).or_default().push(row);
     }
     Ok(all)

@@ -343,7 +343,7 @@ pub fn list_runs(conn: &Connection, all: bool) -> Result<Vec<RunRow>, StoreError
     let sql = if all {
         format!("SELECT {COLUMNS} FROM runs ORDER BY id")
     } else {
-        format!("SELECT {COLUMNS} FROM runs WHERE state IN ('pending', 'starting', 'running') ORDER BY id")
+        format!("SELECT {COLUMNS} FROM runs WHERE {LIVE} ORDER BY id")
     };
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map([], RunRow::from_row)?.collect::<Result<_, _>>()?;

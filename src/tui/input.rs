@@ -486,7 +486,7 @@ impl App {
             }
             Overlay::Confirm { run, name, force } => match key.code {
                 KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
-                    self.message = Some(format!("cancelling {name}"));
+                    self.message = Some(super::updates::cancelling_said(&name));
                     self.cancelling = Some((run.clone(), name));
                     self.commands.push(Command::Cancel { run, force });
                     None

@@ -162,7 +162,7 @@ impl App {
         if self.run(id).is_some_and(|r| r.state.is_live()) {
             return;
         }
-        if self.message.as_deref() == Some(format!("cancelling {name}").as_str()) {
+        if self.message.as_deref() == Some(cancelling_said(name).as_str()) {
             let state = self.run(id).map_or("ended", |r| r.state.as_str());
             self.message = Some(format!("{name}: {state}"));
         }
@@ -241,4 +241,9 @@ impl App {
             (Err(e), None) => self.message = Some(format!("not sent: {e}")),
         }
     }
+}
+
+/// What the status bar says while a cancel asked here is under way.
+pub(super) fn cancelling_said(name: &str) -> String {
+    format!("cancelling {name}")
 }
