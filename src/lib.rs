@@ -12,6 +12,7 @@ pub mod harness;
 pub mod keymap;
 pub mod mcp;
 pub mod paths;
+pub mod proof;
 pub mod protocol;
 pub mod pty;
 pub mod remote;

@@ -228,6 +228,11 @@ impl Paths {
         self.run_dir(run).join("supervise.log")
     }
 
+    /// The key runs' proofs are made with (`engine::proof`).
+    pub fn proof_key(&self) -> PathBuf {
+        self.home.join("run-proof.key")
+    }
+
     pub fn worktrees(&self) -> PathBuf {
         self.home.join("worktrees")
     }

@@ -53,9 +53,39 @@ fn escape_controls(s: &str, one_line: bool) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Bytes as lowercase hexadecimal.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+/// The bytes of a hexadecimal string; none when it is not one.
+pub fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| s.get(i..i + 2).and_then(|pair| u8::from_str_radix(pair, 16).ok()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_goes_there_and_back() {
+        assert_eq!(hex(&[0, 0xab, 0x7f]), "00ab7f");
+        assert_eq!(unhex("00ab7f"), Some(vec![0, 0xab, 0x7f]));
+        assert_eq!(unhex("0g"), None);
+        assert_eq!(unhex("abc"), None);
+        assert_eq!(unhex("+1"), None);
+    }
 
     #[test]
     fn control_bytes_are_shown_escaped_and_nothing_else_changes() {

@@ -657,3 +657,159 @@ fn the_daemon_log_is_owner_only_and_never_opened_through_a_link() {
         "the linked file untouched"
     );
 }
+
+/// `hooks.report` as a forger sends it, straight to the daemon: its
+/// answer (the CLI hook never says, so as not to fail its harness).
+fn report_hook(home: &Home, report: agents::api::HookReport) -> Result<Value, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let paths = agents::paths::Paths::at(home.path().to_path_buf());
+        let client = agents::client::Client::connect_existing(&paths, false).await.unwrap();
+        client
+            .call::<agents::api::method::HooksReport>(report)
+            .await
+            .map(|taken| serde_json::to_value(taken).unwrap())
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// Issue #34 (1): a run's id is printed by `agents ls`, so naming it is no
+/// proof of being it. A hook that names a run without the proof its
+/// environment carries is refused (the probe's forged `SessionStart` then
+/// let a purge delete a settings file); a mail's sender, a cancel's asker
+/// and a start's parent that only name a run are the user's.
+#[test]
+fn a_run_named_without_its_proof_is_not_that_run() {
+    let home = Home::new();
+    let victim = home.start(&["--name", "victim", "demo"]);
+    let other = home.start(&["--name", "other", "cmd", "--", "sleep", "600"]);
+    let app = tempfile::tempdir().unwrap();
+    let settings = app.path().join("config/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, "{\"theme\": \"dark\"}").unwrap();
+    let forged = |proof: Option<String>| agents::api::HookReport {
+        run: Some(victim.clone()),
+        proof,
+        event: "SessionStart".into(),
+        session_id: Some("config".into()),
+        transcript_path: Some(settings.to_string_lossy().into_owned()),
+        ..Default::default()
+    };
+    // Named only, and named with another run's proof: both refused.
+    let other_proof = home.run_env(&other)[1].1.clone();
+    for proof in [None, Some(other_proof), Some("00".repeat(32))] {
+        let refused = report_hook(&home, forged(proof)).unwrap_err();
+        assert!(refused.contains("no proof"), "{refused}");
+    }
+    // The same through `agents hook`, as the probe ran it: still a hook
+    // that never fails its harness, and still refused.
+    let payload = serde_json::json!({ "session_id": "config", "transcript_path": settings }).to_string();
+    let out = home
+        .cmd(&["hook", "SessionStart", &payload])
+        .env("AGENTS_RUN_ID", &victim)
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stdout.is_empty());
+    assert_eq!(home.show(&victim)["session_id"], Value::Null);
+    let purge = home.run(&["sessions", "rm", "config", "--purge-transcripts"]);
+    assert!(!purge.status.success());
+    assert!(settings.exists(), "the forged transcript was deleted");
+    // The run's own hook, with its proof, is taken.
+    let taken = report_hook(&home, forged(Some(home.run_env(&victim)[1].1.clone()))).unwrap();
+    assert_eq!(taken["run"], victim.as_str(), "{taken}");
+
+    // Mail, a cancel and a start that only name a run are the user's.
+    let mail = home
+        .cmd(&["mail", "send", "victim", "from whom?", "--json"])
+        .env("AGENTS_RUN_ID", &other)
+        .output()
+        .unwrap();
+    assert!(mail.status.success(), "{}", String::from_utf8_lossy(&mail.stderr));
+    let mail: Value = serde_json::from_slice(&mail.stdout).unwrap();
+    assert_eq!(mail["from_name"], "user", "{mail}");
+    let kid = kid_output(
+        home.cmd(&["run", "-d", "--name", "kid", "cmd", "--", "sleep", "600"])
+            .env("AGENTS_RUN_ID", &victim),
+    );
+    assert_eq!(home.show(&kid)["parent_id"], Value::Null);
+    let cancel = home
+        .cmd(&["cancel", "other"])
+        .env("AGENTS_RUN_ID", &victim)
+        .output()
+        .unwrap();
+    assert!(cancel.status.success(), "{}", String::from_utf8_lossy(&cancel.stderr));
+    let asked = home
+        .events(&other)
+        .into_iter()
+        .find(|e| e["kind"] == "CANCEL_REQUESTED")
+        .unwrap();
+    assert_eq!(asked["data"]["by"], "user", "{asked}");
+}
+
+/// The id `agents run -d` printed.
+fn kid_output(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Issue #34 (1): an agent can run `agents hook` from inside its own run,
+/// proof and all. The transcript a hook names is taken only where the
+/// run's harness keeps its sessions (its config home's), and
+/// `--purge-transcripts` deletes only there.
+#[test]
+fn a_transcript_a_hook_names_outside_its_harness_s_sessions_is_not_taken() {
+    let home = Home::new();
+    let bin = tempfile::tempdir().unwrap();
+    let claude = bin.path().join("claude");
+    std::fs::write(
+        &claude,
+        "#!/bin/sh\n[ \"$1\" = --version ] && { echo '2.1.197 (Claude Code)'; exit 0; }\nexec sleep 600\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let user = tempfile::tempdir().unwrap();
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    let id = kid_output(
+        home.cmd(&["run", "-d", "claude"])
+            .env("PATH", &path)
+            .env("HOME", user.path())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .current_dir(user.path()),
+    );
+    let session = "33333333-4444-4555-8666-777777777777";
+    let own = user
+        .path()
+        .join(".claude/projects/-elsewhere")
+        .join(format!("{session}.jsonl"));
+    std::fs::create_dir_all(own.parent().unwrap()).unwrap();
+    std::fs::write(&own, "").unwrap();
+    let outside = user.path().join("app/config/settings.json");
+    std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
+    std::fs::write(&outside, "{}").unwrap();
+    let hook = |event: &str, transcript: &std::path::Path| {
+        let payload =
+            serde_json::json!({ "session_id": session, "transcript_path": transcript, "hook_event_name": event });
+        let out = home
+            .cmd_in(&id, &["hook", event, &payload.to_string()])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    };
+    hook("SessionStart", &outside);
+    home.wait_until("the hook's session taken", || home.show(&id)["session_id"] == session);
+    assert_ne!(home.show(&id)["transcript_path"], outside.to_string_lossy().as_ref());
+    hook("Stop", &own);
+    home.wait_until("its own transcript taken", || {
+        home.show(&id)["transcript_path"] == own.to_string_lossy().as_ref()
+    });
+    home.ok(&["cancel", &id, "--force"]);
+    home.wait_end(&id);
+    home.ok(&["sessions", "rm", session, "--purge-transcripts"]);
+    assert!(!own.exists(), "its own transcript is purged");
+    assert!(outside.exists(), "nothing outside its sessions is");
+}

@@ -16,7 +16,7 @@ const LAYERS: &[&[&str]] = &[
     // Plain values several layers share instead of taking from each other.
     &["values"],
     // Small shared leaves.
-    &["clock", "text", "paths", "keymap", "pty"],
+    &["clock", "text", "paths", "proof", "keymap", "pty"],
     // The tool table.
     &["api"],
     // The emulator: bytes in, screen out, its cells `values::screen`'s.

@@ -26,8 +26,7 @@ fn mail_reaches_the_agent_once_marked_with_its_sender_and_id() {
 
     // From a run: the sender is the run its AGENTS_RUN_ID names.
     let out = home
-        .cmd(&["mail", "send", "reader", "please review parse.rs", "--json"])
-        .env("AGENTS_RUN_ID", &writer)
+        .cmd_in(&writer, &["mail", "send", "reader", "please review parse.rs", "--json"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -51,10 +51,10 @@ impl McpClient {
         McpClient::start_with(home, &[])
     }
 
-    fn start_with(home: &Home, env: &[(&str, &str)]) -> McpClient {
+    fn start_with(home: &Home, env: &[(String, String)]) -> McpClient {
         let mut child = home
             .cmd(&["mcp"])
-            .envs(env.iter().copied())
+            .envs(env.iter().cloned())
             .current_dir(home.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -262,7 +262,7 @@ fn an_mcp_client_starts_steers_reads_and_cancels_runs() {
     // An agent inside the sleeper run starts its own MCP server: what that
     // server starts is the sleeper's child (AGENTS_RUN_ID), and is
     // cancelled with it.
-    let mut inner = McpClient::start_with(&home, &[("AGENTS_RUN_ID", &sleeper_id)]);
+    let mut inner = McpClient::start_with(&home, &home.run_env(&sleeper_id));
     inner.initialize();
     let child = inner.ok(
         "run_start",
@@ -410,7 +410,7 @@ fn mail_send_and_read_over_mcp_speak_as_the_servers_run() {
     let home = Home::new();
     let reader = home.start(&["--name", "reader", "demo"]);
     let writer = home.start(&["--name", "writer", "demo"]);
-    let mut mcp = McpClient::start_with(&home, &[("AGENTS_RUN_ID", &writer)]);
+    let mut mcp = McpClient::start_with(&home, &home.run_env(&writer));
     mcp.initialize();
     let sent = mcp.ok(
         "mail_send",
@@ -448,7 +448,7 @@ fn mail_wait_takes_the_runs_mail_and_it_is_never_typed_in_too() {
     let home = Home::new();
     // Busy with its first prompt for a while: mail to it waits queued.
     let busy = home.start(&["--name", "busy", "--prompt", "work", "demo", "--", "--think-ms", "8000"]);
-    let mut mcp = McpClient::start_with(&home, &[("AGENTS_RUN_ID", &busy)]);
+    let mut mcp = McpClient::start_with(&home, &home.run_env(&busy));
     mcp.initialize();
     let none = mcp.ok("mail_wait", json!({ "timeout_secs": 1 }));
     assert_eq!(none["result"], json!([]), "nothing yet: {none}");

@@ -104,7 +104,7 @@ fn restore(net: &Net) {
 fn send_from(home: &Home, from: &str, to: &str, text: &str, extra: &[&str]) -> Value {
     let mut args = vec!["mail", "send", to, text, "--json"];
     args.extend_from_slice(extra);
-    let out = home.cmd(&args).env("AGENTS_RUN_ID", from).output().unwrap();
+    let out = home.cmd_in(from, &args).output().unwrap();
     assert!(
         out.status.success(),
         "mail send: {}",
@@ -161,7 +161,7 @@ fn mail_goes_both_ways_between_a_leader_here_and_its_member_on_a_host_once_throu
     let to_scout = |text: &str| {
         let out = net
             .cmd(&["mail", "send", "scout", text, "--json"])
-            .env("AGENTS_RUN_ID", &leader)
+            .envs(net.local.run_env(&leader))
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -190,7 +190,7 @@ fn mail_goes_both_ways_between_a_leader_here_and_its_member_on_a_host_once_throu
     cut(&net);
     let waiting = {
         let mut cmd = net.cmd(&["mail", "send", "scout", "while cut", "--json"]);
-        cmd.env("AGENTS_RUN_ID", &leader);
+        cmd.envs(net.local.run_env(&leader));
         std::thread::spawn(move || cmd.output().unwrap())
     };
     net.wait_until("the message is stored here", || {
@@ -211,7 +211,7 @@ fn mail_goes_both_ways_between_a_leader_here_and_its_member_on_a_host_once_throu
     net.wait_until("the link is up", || link(&net) == "up");
     let sending = {
         let mut cmd = net.cmd(&["mail", "send", "scout", "cut mid-way", "--json"]);
-        cmd.env("AGENTS_RUN_ID", &leader);
+        cmd.envs(net.local.run_env(&leader));
         std::thread::spawn(move || cmd.output().unwrap())
     };
     cut(&net);
@@ -353,11 +353,7 @@ fn a_host_holds_mail_of_a_placed_run_until_the_newest_connection_says_it_is_deli
     });
     // Only a placed run's mail to an unknown address is held; anyone
     // else's is refused in one line, as before.
-    let out = host
-        .cmd(&["mail", "send", "lead", "hi"])
-        .env("AGENTS_RUN_ID", &local)
-        .output()
-        .unwrap();
+    let out = host.cmd_in(&local, &["mail", "send", "lead", "hi"]).output().unwrap();
     assert!(!out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stderr).trim().lines().count(), 1);
 

@@ -142,11 +142,7 @@ fn a_child_cancelled_by_the_user_is_told_to_its_parent_and_one_its_parent_cancel
     });
     // The parent cancelling its own child has the answer in hand.
     let mine = home.start(&["--parent", "boss", "--name", "mine", "cmd", "--", "sleep", "600"]);
-    let out = home
-        .cmd(&["cancel", "mine"])
-        .env("AGENTS_RUN_ID", &boss)
-        .output()
-        .unwrap();
+    let out = home.cmd_in(&boss, &["cancel", "mine"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("mine cancelled"));
     home.wait_until("the cancel's end recorded on the parent", || {

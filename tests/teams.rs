@@ -90,8 +90,7 @@ fn a_team_starts_its_leader_then_members_each_told_who_it_is_and_they_mail_by_na
     // Mail by a member's name, and to the whole team.
     home.wait_until("the leader at its prompt", || at_prompt(&home, leader));
     let out = home
-        .cmd(&["mail", "send", "lead", "parser split in two", "--json"])
-        .env("AGENTS_RUN_ID", &critic)
+        .cmd_in(&critic, &["mail", "send", "lead", "parser split in two", "--json"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -107,8 +106,10 @@ fn a_team_starts_its_leader_then_members_each_told_who_it_is_and_they_mail_by_na
     home.wait_until("the leader read the mail", || home.logs(leader).contains(&typed));
 
     let out = home
-        .cmd(&["mail", "send", "team", "stand up", "--json", "--id", "standup1"])
-        .env("AGENTS_RUN_ID", leader)
+        .cmd_in(
+            leader,
+            &["mail", "send", "team", "stand up", "--json", "--id", "standup1"],
+        )
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -127,8 +128,10 @@ fn a_team_starts_its_leader_then_members_each_told_who_it_is_and_they_mail_by_na
     assert!(copies.as_array().unwrap().iter().all(|m| m["thread"] == "standup1"));
     // Sent again by its id: the same copies, none delivered twice.
     let again = home
-        .cmd(&["mail", "send", "team", "stand up", "--json", "--id", "standup1"])
-        .env("AGENTS_RUN_ID", leader)
+        .cmd_in(
+            leader,
+            &["mail", "send", "team", "stand up", "--json", "--id", "standup1"],
+        )
         .output()
         .unwrap();
     let again: Value = serde_json::from_slice(&again.stdout).unwrap();
@@ -348,8 +351,7 @@ fn a_crashed_member_is_told_to_its_leader_and_a_crashed_leaders_members_to_the_r
     .unwrap();
     // Started from inside boss: the leader is its child.
     let out = home
-        .cmd(&["team", "start", file.to_str().unwrap(), "-d"])
-        .env("AGENTS_RUN_ID", &boss)
+        .cmd_in(&boss, &["team", "start", file.to_str().unwrap(), "-d"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

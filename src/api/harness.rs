@@ -13,6 +13,10 @@ pub struct HookReport {
     pub run: Option<String>,
     /// `AGENTS_LAUNCH_ID`: must match the run's, or the report is refused.
     pub launch_id: Option<String>,
+    /// The run's proof (`crate::proof`): a report without it is refused.
+    /// Checked, then dropped: never stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proof: Option<String>,
     /// The hook event: `PreToolUse`, `Stop`, `agent-turn-complete`, …
     pub event: String,
     /// Wall-clock ms when the hook ran: hooks are separate processes and

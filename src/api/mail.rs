@@ -17,6 +17,9 @@ pub struct MailSendParams {
     /// The sending run (id, prefix or name); `None` is the user.
     #[serde(default)]
     pub from: Option<String>,
+    /// `from`'s proof (`crate::proof`): without it the sender is the user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<String>,
     /// Minted by the sender, so a retry after a lost answer is the same
     /// message; minted here when absent.
     #[serde(default)]

@@ -284,20 +284,6 @@ pub struct TeamSeat {
     pub member: String,
 }
 
-impl StartParams {
-    /// The parent: named, or the run this request comes from (its
-    /// `AGENTS_RUN_ID`, set in every run's environment).
-    pub fn parent_reference(&self) -> Option<String> {
-        self.parent.clone().or_else(|| {
-            self.env
-                .iter()
-                .find(|(k, _)| k == "AGENTS_RUN_ID")
-                .map(|(_, v)| v.clone())
-                .filter(|v| !v.is_empty())
-        })
-    }
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct ListParams {
     /// Include ended runs.
@@ -453,6 +439,9 @@ pub struct CancelParams {
     /// for the end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
+    /// `by`'s proof (`crate::proof`): without it the user asks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

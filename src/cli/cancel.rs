@@ -77,13 +77,14 @@ pub async fn cancel(paths: &Paths, args: CancelArgs) -> Result<i32> {
         say!("no live run to cancel");
         return Ok(0);
     }
-    let by = std::env::var("AGENTS_RUN_ID").ok().filter(|r| !r.is_empty());
+    let (by, proof) = crate::proof::claim();
     let asked: Vec<(String, Result<String, crate::api::ApiError>)> = stream::iter(targets)
         .map(|run| {
             let params = CancelParams {
                 run: run.clone(),
                 force: args.force,
                 by: by.clone(),
+                proof: proof.clone(),
             };
             let client = &client;
             async move { (run, client.call::<method::RunsCancel>(params).await.map(|c| c.run)) }

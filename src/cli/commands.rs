@@ -439,14 +439,14 @@ async fn demo(paths: &Paths) -> Result<i32> {
             .call::<method::RunsStart>(start(name, args, prompt, None))
             .await?;
     }
-    demo_team(&client, &suffix, &cwd).await?;
+    demo_team(&client, paths, &suffix, &cwd).await?;
     drop(client);
     crate::tui::main(paths.clone()).await
 }
 
 /// The demo's team: a leader with two subagents and two members, who
 /// have written to each other (the Mail tab).
-async fn demo_team(client: &Client, suffix: &str, cwd: &str) -> Result<()> {
+async fn demo_team(client: &Client, paths: &Paths, suffix: &str, cwd: &str) -> Result<()> {
     let file = r#"
         leader = { name = "lead", harness = "demo", args = ["--subagents", "2", "--think-ms", "3000"], prompt = "split the work" }
         [[members]]
@@ -479,15 +479,20 @@ async fn demo_team(client: &Client, suffix: &str, cwd: &str) -> Result<()> {
         ("explore", "lead", "three modules: lexer, grammar, printer"),
         ("lead", "team", "review the lexer first; explore, the grammar next"),
     ];
+    let proofs = crate::proof::Proofs::read(&paths.proof_key()).map_err(anyhow::Error::msg)?;
     for (from, to, body) in said {
         let to = match to {
             "team" => "team".to_string(),
             member => run(member).unwrap_or_default(),
         };
+        // The demo writes its agents' first letters for them, as they
+        // would: from inside their runs, with their proofs.
+        let from = run(from);
         let mail = crate::api::MailSendParams {
             to,
             body: body.into(),
-            from: run(from),
+            proof: from.as_deref().map(|id| proofs.mint(id)),
+            from,
             ..Default::default()
         };
         client.call::<method::MailSend>(mail).await?;

@@ -2,7 +2,8 @@
 //! runs (the per-run settings of Claude Code and Droid, Copilot's per-run
 //! plugin, Codex's `notify`). It reads the hook's JSON (stdin, or
 //! the argument Codex passes), reports a small summary to the daemon with
-//! the run's `AGENTS_RUN_ID`/`AGENTS_LAUNCH_ID`, and exits 0 — always, and
+//! the run's `AGENTS_RUN_ID`/`AGENTS_LAUNCH_ID` and its proof
+//! (`crate::proof`), and exits 0 — always, and
 //! within [`BUDGET`] even when the daemon is down or stuck: a hook must
 //! never block or fail the harness. It never starts a daemon, and prints
 //! nothing (Claude adds a hook's stdout to the conversation) but, when
@@ -52,7 +53,7 @@ pub fn main(words: &[String]) -> i32 {
 
 fn report(words: &[String], started: Instant) -> Option<()> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let (run, launch) = (var("AGENTS_RUN_ID"), var("AGENTS_LAUNCH_ID"));
+    let ((run, proof), launch) = (crate::proof::claim(), var("AGENTS_LAUNCH_ID"));
     let raw = match words.get(1) {
         Some(arg) => arg.clone().into_bytes(),
         None => read_stdin(),
@@ -76,6 +77,7 @@ fn report(words: &[String], started: Instant) -> Option<()> {
     }
     report.run = run;
     report.launch_id = launch;
+    report.proof = proof;
     report.at_ms = crate::store::now_ms();
     let paths = Paths::from_env().ok()?;
     let left = BUDGET.checked_sub(started.elapsed())?;

@@ -70,10 +70,12 @@ pub async fn mail(paths: &Paths, command: MailCommand) -> anyhow::Result<i32> {
                 ),
                 None => None,
             };
+            let (from, proof) = crate::proof::claim();
             let params = MailSendParams {
                 to,
                 body: text,
-                from: std::env::var("AGENTS_RUN_ID").ok().filter(|r| !r.is_empty()),
+                from,
+                proof,
                 id,
                 thread,
                 in_reply_to: reply_to,

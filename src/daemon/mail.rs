@@ -76,6 +76,15 @@ pub async fn send(reach: &Reach, p: MailSendParams) -> Result<MailSent, ApiError
     Ok(MailSent::Copies(sent))
 }
 
+/// A message as a client sent it: from the run it names only if it
+/// carries that run's proof, else from the user (issue #34: a run's id is
+/// no proof of being it).
+pub fn vouched(engine: &crate::engine::Engine, mut p: MailSendParams) -> MailSendParams {
+    let proof = p.proof.take();
+    p.from = engine.proofs.vouch(p.from.take(), proof.as_deref());
+    p
+}
+
 /// Who `to` names: a run (id, prefix or name); a member of the sender's
 /// team by its name, `leader`, or `team` (every member but the sender);
 /// or `TEAM/MEMBER`, `TEAM/leader`, `TEAM/team` from anyone.
@@ -229,6 +238,7 @@ async fn hand_over(reach: &Reach, m: &MailRecord, to: &RunRow) -> Result<(), Api
             to: to.id.clone(),
             body: m.body.clone(),
             from: None,
+            proof: None,
             id: Some(m.id.clone()),
             thread: Some(m.thread.clone()),
             in_reply_to: m.in_reply_to.clone(),

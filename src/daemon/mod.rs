@@ -225,7 +225,8 @@ fn open(paths: Paths) -> Result<(Arc<Daemon>, UnixListener, std::path::PathBuf)>
         std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
     }
     let config = ConfigWatch::keeping(Paths::config_file(), Some(paths.kept_config()));
-    let engine = Engine::new(paths, store, config);
+    let proofs = crate::proof::Proofs::open(&paths.proof_key()).map_err(anyhow::Error::msg)?;
+    let engine = Engine::new(paths, store, config, proofs);
     let daemon = Arc::new(Daemon {
         engine,
         clients: AtomicUsize::new(0),

@@ -144,6 +144,7 @@ pub async fn deliver(reach: &Reach, run: &str, m: OutboundMail) -> Result<(), Ap
         to: m.to,
         body: m.body,
         from: Some(run.to_string()),
+        proof: None,
         id: Some(m.id),
         thread: Some(m.thread),
         in_reply_to: m.in_reply_to,

@@ -39,6 +39,10 @@ impl Local for Daemon {
         &self.engine.store
     }
 
+    fn proofs(&self) -> &crate::proof::Proofs {
+        &self.engine.proofs
+    }
+
     fn hosts(&self) -> &Links {
         &self.hosts
     }

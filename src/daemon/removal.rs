@@ -197,8 +197,8 @@ pub async fn remove_session(
     reach: &Reach,
     p: crate::api::SessionRemoveParams,
 ) -> Result<crate::api::SessionRemoved, ApiError> {
-    let (session, _, run) = super::sessions::find(&reach.engine, &p.session).await?;
-    if let Some(run) = run.filter(|r| is_live(reach, r)) {
+    let (session, family, run) = super::sessions::find(&reach.engine, &p.session).await?;
+    if let Some(run) = run.as_ref().filter(|r| is_live(reach, r)) {
         return Err(ApiError::new(
             ErrorCode::NotRunning,
             format!(
@@ -215,9 +215,10 @@ pub async fn remove_session(
     .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     let mut files = Vec::new();
     if p.purge_transcripts {
+        let roots = purge_roots(reach, &family, run.as_ref());
         for file in &gone.files {
             let path = std::path::Path::new(file);
-            if !is_transcript_of(path, &session) {
+            if !is_transcript_of(path, &session) || !within(path, &roots) {
                 continue;
             }
             if !p.dry_run
@@ -238,6 +239,37 @@ pub async fn remove_session(
         runs: gone.runs,
         files,
     })
+}
+
+/// Where `sessions rm --purge-transcripts` may delete: the session
+/// folders of the run that held the session (as its start wrote them) and
+/// the family's own; none for a family whose hooks name no transcripts
+/// (the daemon found those files itself, in the family's folders).
+fn purge_roots(
+    reach: &Reach,
+    family: &str,
+    run: Option<&crate::store::runs::RunRow>,
+) -> Option<Vec<std::path::PathBuf>> {
+    let defaults = crate::harness::roots::defaults(family, run.map_or("/", |r| r.cwd.as_str()));
+    if defaults.is_empty() {
+        return None;
+    }
+    let mut roots = defaults;
+    if let Some(run) = run {
+        roots.extend(crate::harness::roots::of_run(
+            &reach.engine.paths.run_dir(&run.id),
+            family,
+            &run.cwd,
+        ));
+    }
+    Some(roots)
+}
+
+/// Inside one of `roots`, when there are any to keep to.
+fn within(path: &std::path::Path, roots: &Option<Vec<std::path::PathBuf>>) -> bool {
+    roots
+        .as_ref()
+        .is_none_or(|roots| crate::harness::roots::inside(path, roots))
 }
 
 /// A path a hook reported is untrusted (an agent's own words): only a

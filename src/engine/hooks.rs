@@ -26,6 +26,7 @@ const MAX_HOOK_AGE_MS: i64 = 60_000;
 
 pub async fn report(engine: &Arc<Engine>, mut r: HookReport) -> Result<HookOutcome, ApiError> {
     harness::hooks::bound(&mut r);
+    let proof = r.proof.take();
     let (run, launch) = (r.run.clone(), r.launch_id.clone());
     let row = engine
         .store
@@ -34,6 +35,30 @@ pub async fn report(engine: &Arc<Engine>, mut r: HookReport) -> Result<HookOutco
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(|| ApiError::new(ErrorCode::UnknownRun, "the hook names no run of this daemon"))?;
+    // A run's id is printed by `agents ls`: only its proof, in the run's
+    // own environment, says the hook ran inside it (issue #34).
+    if !proof.is_some_and(|p| engine.proofs.holds(&row.id, &p)) {
+        return Err(ApiError::bad_request(format!(
+            "the hook carries no proof that it ran in run {}",
+            row.id
+        )));
+    }
+    // A transcript it names must be where its harness keeps sessions: a
+    // path is indexed, shown and, with `--purge-transcripts`, deleted.
+    let roots = harness::roots::of_run(&engine.paths.run_dir(&row.id), &row.harness, &row.cwd);
+    for path in [&mut r.transcript_path, &mut r.agent_transcript_path] {
+        if path
+            .as_deref()
+            .is_some_and(|p| !harness::roots::inside(std::path::Path::new(p), &roots))
+        {
+            tracing::info!(
+                "run {}: a hook named {:?}, outside its harness's sessions; not taken",
+                row.id,
+                path
+            );
+            *path = None;
+        }
+    }
     if r.launch_id.as_ref().is_some_and(|l| *l != row.launch_id) {
         return Err(ApiError::bad_request(format!(
             "the hook's launch id does not match run {}",

@@ -62,6 +62,8 @@ pub struct Engine {
     /// How many `runs.wait` calls wait on each run now: a child that ends
     /// awaited gives its result to its waiter, not to its parent.
     pub awaited: Mutex<HashMap<String, usize>>,
+    /// Runs' proofs of identity (`proof.rs`).
+    pub proofs: crate::proof::Proofs,
     /// The daemon above, once it holds the engine.
     upcalls: OnceLock<Weak<dyn Upcalls>>,
 }
@@ -76,7 +78,7 @@ pub trait Upcalls: Send + Sync {
 }
 
 impl Engine {
-    pub fn new(paths: Paths, store: Store, config: ConfigWatch) -> Arc<Engine> {
+    pub fn new(paths: Paths, store: Store, config: ConfigWatch, proofs: crate::proof::Proofs) -> Arc<Engine> {
         let transcripts = transcripts::Transcripts::start(store.clone());
         Arc::new(Engine {
             paths,
@@ -89,6 +91,7 @@ impl Engine {
             output_bytes: Default::default(),
             held_ends: Default::default(),
             awaited: Default::default(),
+            proofs,
             upcalls: OnceLock::new(),
         })
     }

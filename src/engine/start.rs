@@ -52,8 +52,8 @@ pub async fn start(engine: &Arc<Engine>, params: StartParams) -> Result<RunRecor
     };
     let config = engine.config();
     let id = ulid::Ulid::new().to_string();
-    // The parent: named, or the run this request comes from.
-    let parent = match params.parent_reference() {
+    // The parent: named, or the run this request proves it comes from.
+    let parent = match params.parent.clone().or_else(|| engine.proofs.of_env(&params.env)) {
         Some(reference) => Some(resolve_row(engine, &reference).await?),
         None => None,
     };
@@ -104,9 +104,10 @@ pub async fn start(engine: &Arc<Engine>, params: StartParams) -> Result<RunRecor
         }
     }
     let launch = prepared.as_ref().ok().map(|p| p.launch.clone()).unwrap_or_default();
+    let query = prepared.as_ref().ok().map(|p| launch_query(p, &params, &row.cwd));
     if blocked.is_none() {
         row.command = launch.argv.clone();
-        blocked = write_run_files(&engine.paths.run_dir(&id), &launch.files).err();
+        blocked = write_launch(&engine.paths.run_dir(&id), &launch, query.as_ref()).err();
     }
     let created = Created {
         version,
@@ -133,14 +134,10 @@ pub async fn start(engine: &Arc<Engine>, params: StartParams) -> Result<RunRecor
         (None, Ok(prepared)) => prepared,
         (Some(reason), _) | (None, Err(reason)) => return end_blocked(engine, &id, reason).await,
     };
-    let cwd = row.cwd.clone();
     if let Some(blocked) = spawn_and_adopt(engine, row, &prepared, &params, &config).await? {
         return Ok(blocked);
     }
-    if launch.session.is_none() && prepared.adapter.has_sessions() {
-        let mut env = launch.env.clone();
-        env.extend(params.env.iter().cloned());
-        let query = super::hooks::session_query(&cwd, &env, prepared.adapter.config_home_var());
+    if let (None, true, Some((_, query))) = (&launch.session, prepared.adapter.has_sessions(), query) {
         super::hooks::discover_session(engine.clone(), id.clone(), prepared.adapter, query);
     }
     if let Some(prompt) = params.spec.prompt.filter(|p| !p.is_empty()) {
@@ -438,12 +435,41 @@ pub(crate) fn harness_env(
     env.push(("TERM".into(), "xterm-256color".into()));
     env.push(("COLORTERM".into(), "truecolor".into()));
     env.push(("AGENTS_RUN_ID".into(), row.id.clone()));
+    env.push((crate::proof::PROOF_VAR.into(), engine.proofs.mint(&row.id)));
     env.push(("AGENTS_LAUNCH_ID".into(), row.launch_id.clone()));
     if let Some(seat) = &params.team {
         env.push(("AGENTS_TEAM".into(), seat.team.clone()));
         env.push(("AGENTS_MEMBER".into(), seat.member.clone()));
     }
     env
+}
+
+/// Where the launch's harness looks for its session: its config home as
+/// the launch set it.
+fn launch_query(
+    prepared: &crate::harness::Prepared,
+    params: &StartParams,
+    cwd: &str,
+) -> (&'static dyn crate::harness::Adapter, crate::harness::SessionQuery) {
+    let mut env = prepared.launch.env.clone();
+    env.extend(params.env.iter().cloned());
+    let query = super::hooks::session_query(cwd, &env, prepared.adapter.config_home_var());
+    (prepared.adapter, query)
+}
+
+/// Writes into the run's folder what its launch needs (a harness's
+/// per-run hook settings) and where its harness keeps sessions, for the
+/// transcripts its hooks name (`harness::roots`).
+fn write_launch(
+    run_dir: &std::path::Path,
+    launch: &crate::harness::Launch,
+    query: Option<&(&'static dyn crate::harness::Adapter, crate::harness::SessionQuery)>,
+) -> Result<(), String> {
+    write_run_files(run_dir, &launch.files)?;
+    match query {
+        Some((adapter, query)) => crate::harness::roots::keep(run_dir, &adapter.session_roots(query)),
+        None => Ok(()),
+    }
 }
 
 /// Writes the files a launch needs (a harness's per-run hook settings)

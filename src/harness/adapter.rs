@@ -231,6 +231,15 @@ pub trait Adapter: Sync {
         self.description().sessions
     }
 
+    /// The folders this family keeps its sessions' files in, for a run
+    /// launched as `query` says. A transcript path a hook reports (the
+    /// words of a process, not ours) is taken only inside one, and
+    /// `sessions rm --purge-transcripts` deletes only files inside one.
+    /// Empty: its hooks name no transcript (the daemon finds them itself).
+    fn session_roots(&self, _query: &SessionQuery) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
     /// Finds the session a run started when its id was not known before
     /// spawn: the newest transcript for the run's cwd begun after the run.
     fn find_session(&self, query: &SessionQuery) -> Option<KnownSession> {

@@ -105,6 +105,14 @@ impl Adapter for Claude {
         super::adapter::match_account(text, ACCOUNT_PATTERNS)
     }
 
+    /// `<config home>/projects`: every project's sessions and subagents.
+    fn session_roots(&self, q: &SessionQuery) -> Vec<PathBuf> {
+        projects_dir(q.config_home.as_deref(), q.home.as_deref(), &q.cwd)
+            .and_then(|dir| dir.parent().map(Path::to_path_buf))
+            .into_iter()
+            .collect()
+    }
+
     /// Only needed when the id was not known before spawn (`--continue`)
     /// and no hook has said it: the newest transcript of this cwd.
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {

@@ -86,12 +86,13 @@ impl Adapter for Codex {
         })
     }
 
+    /// `<CODEX_HOME>/sessions`: every day's rollouts.
+    fn session_roots(&self, q: &SessionQuery) -> Vec<PathBuf> {
+        sessions_root(q).into_iter().collect()
+    }
+
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {
-        let base = match &q.config_home {
-            Some(dir) => dir.clone(),
-            None => q.home.as_ref()?.join(".codex"),
-        };
-        day_dirs(&base.join("sessions"), q.started)
+        day_dirs(&sessions_root(q)?, q.started)
             .iter()
             .flat_map(|dir| files_since(dir, q.started))
             .filter(|p| {
@@ -106,6 +107,15 @@ impl Adapter for Codex {
                 })
             })
     }
+}
+
+/// `<CODEX_HOME, else ~/.codex>/sessions`.
+fn sessions_root(q: &SessionQuery) -> Option<PathBuf> {
+    let base = match &q.config_home {
+        Some(dir) => dir.clone(),
+        None => q.home.as_ref()?.join(".codex"),
+    };
+    Some(base.join("sessions"))
 }
 
 /// Completes the report of a notify in the harness's process, where the

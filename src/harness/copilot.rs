@@ -24,7 +24,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, new_uuid};
+use super::adapter::{Adapter, KnownSession, Launch, LaunchContext, SessionQuery, new_uuid};
 use super::description::{Description, Prompt, Words};
 
 pub struct Copilot;
@@ -82,6 +82,13 @@ impl Adapter for Copilot {
             files: hook_plugin(&plugin, ctx.agents_bin),
             session,
         })
+    }
+
+    /// `<COPILOT_HOME>/session-state`: every session's events.
+    fn session_roots(&self, q: &SessionQuery) -> Vec<PathBuf> {
+        state_dir(q.config_home.as_deref(), q.home.as_deref())
+            .into_iter()
+            .collect()
     }
 }
 

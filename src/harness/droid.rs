@@ -119,6 +119,14 @@ impl Adapter for Droid {
         })
     }
 
+    /// `.factory/sessions`: every cwd's sessions.
+    fn session_roots(&self, q: &SessionQuery) -> Vec<PathBuf> {
+        sessions_dir(q.config_home.as_deref(), q.home.as_deref(), &q.cwd)
+            .and_then(|dir| dir.parent().map(Path::to_path_buf))
+            .into_iter()
+            .collect()
+    }
+
     fn find_session(&self, q: &SessionQuery) -> Option<KnownSession> {
         let dir = sessions_dir(q.config_home.as_deref(), q.home.as_deref(), &q.cwd)?;
         created_since(files_since(&dir, q.started), q.started)

@@ -27,6 +27,7 @@ pub mod opencode;
 pub mod pi;
 mod profile;
 pub mod qwen;
+pub mod roots;
 pub mod screen;
 pub mod screen_rules;
 pub mod stall;

@@ -267,10 +267,12 @@ impl AgentsMcp {
             },
             None => None,
         };
+        let (from, proof) = crate::proof::claim();
         let params = crate::api::MailSendParams {
             to: args.to,
             body: args.body,
-            from: std::env::var("AGENTS_RUN_ID").ok().filter(|r| !r.is_empty()),
+            from,
+            proof,
             id: args.id,
             thread,
             in_reply_to: args.in_reply_to,
@@ -395,11 +397,13 @@ impl AgentsMcp {
 
     async fn cancel(&self, args: RunCancelArgs) -> Result<Value, ApiError> {
         let client = self.client().await?;
+        let (by, proof) = crate::proof::claim();
         let asked = client
             .call::<method::RunsCancel>(CancelParams {
                 run: args.run.clone(),
                 force: args.force,
-                by: std::env::var("AGENTS_RUN_ID").ok().filter(|r| !r.is_empty()),
+                by,
+                proof,
             })
             .await?;
         if args.no_wait {

@@ -77,16 +77,12 @@ async fn own_digest() -> Result<(String, u64), ApiError> {
         let mut file = std::fs::File::open(own_binary())?;
         let mut hasher = Sha256::new();
         let bytes = std::io::copy(&mut file, &mut hasher)?;
-        Ok((hex(&hasher.finalize()), bytes))
+        Ok((crate::text::hex(&hasher.finalize()), bytes))
     })
     .await
     .map_err(ApiError::internal)?
     .map_err(|e| ApiError::internal(format!("cannot read this agents binary: {e}")))?;
     Ok(DIGEST.get_or_init(|| digest).clone())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Whether `uname -sm` output names the OS and architecture this binary

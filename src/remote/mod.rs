@@ -59,6 +59,8 @@ pub use screen_watch::RemoteScreen;
 pub trait Local: Send + Sync + 'static {
     fn paths(&self) -> &Paths;
     fn store(&self) -> &Store;
+    /// Runs' proofs of identity (a start's parent).
+    fn proofs(&self) -> &crate::proof::Proofs;
     /// One SSH link per host.
     fn hosts(&self) -> &Links;
     fn config(&self) -> Config;

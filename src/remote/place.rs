@@ -21,9 +21,9 @@ pub async fn start(daemon: &Here, params: StartParams, host_name: &str) -> Resul
     if let Some(name) = &params.spec.name {
         crate::api::bounds::validate_name(name)?;
     }
-    // The parent: named, or the run this request comes from. One on the
-    // same host is the remote daemon's to know; any other only ours.
-    let parent_ref = params.parent_reference();
+    // The parent: named, or the run this request proves it comes from.
+    // One on the same host is the remote daemon's to know; any other only ours.
+    let parent_ref = params.parent.clone().or_else(|| daemon.proofs().of_env(&params.env));
     let parent = match parent_ref {
         Some(reference) => Some(
             row(daemon, &reference)

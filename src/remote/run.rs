@@ -73,6 +73,7 @@ impl RemoteRun {
             run: self.id.clone(),
             force,
             by: None,
+            proof: None,
         };
         super::retry::tell::<method::RunsCancel>(&self.link, params).await
     }

@@ -447,7 +447,12 @@ async fn send(client: &Client, run: String, text: String, prompt_id: String) -> 
 
 /// A run cancelled (its end shows in the tree); only a refusal is news.
 async fn cancel(client: &Client, run: String, force: bool) -> Option<Update> {
-    let params = CancelParams { run, force, by: None };
+    let params = CancelParams {
+        run,
+        force,
+        by: None,
+        proof: None,
+    };
     let refused = client.call::<method::RunsCancel>(params).await.err()?;
     Some(Update::Failed(format!("not cancelled: {}", refused.message)))
 }

@@ -59,8 +59,29 @@ impl Home {
             .env("AGENTS_HOME", self.dir.path())
             .env("XDG_CONFIG_HOME", self.config.path())
             .env_remove("AGENTS_RUN_ID")
+            .env_remove(agents::proof::PROOF_VAR)
             .env("NO_COLOR", "1");
         c
+    }
+
+    /// `agents ARGS` as a process inside run `run` runs it: the run's id
+    /// and its proof in its environment ([`Home::run_env`]).
+    pub fn cmd_in(&self, run: &str, args: &[&str]) -> Command {
+        let mut c = self.cmd(args);
+        c.envs(self.run_env(run));
+        c
+    }
+
+    /// What the daemon puts in run `run`'s environment to say which run it
+    /// is: its id and its proof, minted with the daemon's key as the
+    /// daemon does (the test reads the key as any process of the user can).
+    pub fn run_env(&self, run: &str) -> Vec<(String, String)> {
+        let key = self.path().join("run-proof.key");
+        let proofs = agents::proof::Proofs::read(&key).expect("the daemon's key");
+        vec![
+            ("AGENTS_RUN_ID".into(), run.into()),
+            (agents::proof::PROOF_VAR.into(), proofs.mint(run)),
+        ]
     }
 
     pub fn run(&self, args: &[&str]) -> Output {

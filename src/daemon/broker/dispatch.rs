@@ -148,7 +148,7 @@ pub async fn call(
         any RoutinesRun |p| routines::run_now(daemon, &p.name).await,
         any RoutinesPause |p| routines::pause(daemon, &p.name, true).await,
         any RoutinesResume |p| routines::pause(daemon, &p.name, false).await,
-        any MailSend |p| mail::send(&daemon.reach(), p).await,
+        any MailSend |p| mail::send(&daemon.reach(), mail::vouched(&daemon.engine, p)).await,
         any MailList |p| mail::list(&daemon.reach(), p).await,
         any MailRead |p| mail::read(&daemon.reach(), &p.id).await,
         any MailOutbox |p| crate::daemon::outbox::take(&daemon.reach(), p).await,

@@ -128,7 +128,9 @@ pub(super) fn output_kept(row: &RunRow) -> Result<(), ApiError> {
 
 /// `runs.cancel`: the run and the children it owns asked to end.
 pub(super) async fn cancel(daemon: &Arc<Daemon>, row: RunRow, p: CancelParams) -> Result<Cancelling, ApiError> {
-    let cancelling = crate::engine::cancel::cancel_tree_by(&daemon.engine, &row.id, p.force, p.by.as_deref()).await?;
+    // Asked by a run only if it proves it; else by the user.
+    let by = daemon.engine.proofs.vouch(p.by, p.proof.as_deref());
+    let cancelling = crate::engine::cancel::cancel_tree_by(&daemon.engine, &row.id, p.force, by.as_deref()).await?;
     Ok(Cancelling {
         run: row.id,
         cancelling,
