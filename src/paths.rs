@@ -123,11 +123,47 @@ impl Paths {
         create_private_dir(&self.home.join("runs"))?;
         if let Some(dir) = &self.socket_dir {
             // Both levels are ours and private: a shared /tmp must not let
-            // another user plant or watch the sockets.
+            // another user plant or watch the sockets. Checked before (a
+            // link is never followed into) and after (one planted between).
+            self.trust_socket_dir().map_err(anyhow::Error::msg)?;
             if let Some(parent) = dir.parent() {
                 create_private_dir(parent)?;
             }
             create_private_dir(dir)?;
+            self.trust_socket_dir().map_err(anyhow::Error::msg)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the sockets' folder outside the state directory (when the
+    /// state directory is too deep for them) can be trusted: each of its
+    /// two levels a directory, not a link, and ours. A level not made yet
+    /// is trusted: [`Paths::ensure`] makes it. The error names the folder
+    /// and what is wrong, for every command and `agents doctor`.
+    pub fn trust_socket_dir(&self) -> Result<(), String> {
+        use std::os::unix::fs::MetadataExt;
+        let Some(dir) = &self.socket_dir else {
+            return Ok(());
+        };
+        for level in [dir.parent(), Some(dir.as_path())].into_iter().flatten() {
+            let meta = match std::fs::symlink_metadata(level) {
+                Ok(meta) => meta,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+                Err(e) => return Err(format!("cannot read the socket folder {}: {e}", level.display())),
+            };
+            let wrong = if meta.file_type().is_symlink() {
+                "is a symbolic link".to_string()
+            } else if !meta.is_dir() {
+                "is not a directory".to_string()
+            } else if meta.uid() != nix::unistd::getuid().as_raw() {
+                format!("belongs to another user (uid {})", meta.uid())
+            } else {
+                continue;
+            };
+            return Err(format!(
+                "the socket folder {} {wrong}: someone else may have put it there; remove it if it is yours to remove, or set XDG_RUNTIME_DIR or a shorter AGENTS_HOME",
+                level.display()
+            ));
         }
         Ok(())
     }

@@ -60,7 +60,14 @@ fn state_dir(report: &mut Report, paths: &Paths) {
             "make it writable (remount read-write, free space), or set AGENTS_HOME to a directory that is",
         );
     }
-    if let Some(dir) = paths.daemon_socket().parent()
+    if let Err(e) = paths.trust_socket_dir() {
+        report.bad(
+            e,
+            "remove that folder if it is yours to remove, or set AGENTS_HOME to a shorter path",
+        );
+    }
+    if paths.socket_dir().is_none()
+        && let Some(dir) = paths.daemon_socket().parent()
         && let Ok(m) = std::fs::metadata(dir)
         && m.uid() != nix::unistd::geteuid().as_raw()
     {

@@ -84,9 +84,25 @@ impl Client {
     /// Connects to a running daemon only.
     pub async fn connect_existing(paths: &Paths, events: bool) -> Result<Client, ApiError> {
         let socket = paths.daemon_socket();
+        // Never a request to a socket another user could have put there.
+        paths
+            .trust_socket_dir()
+            .map_err(|e| ApiError::new(ErrorCode::Protocol, e))?;
         let stream = UnixStream::connect(&socket)
             .await
             .map_err(|e| unavailable(format!("no daemon at {}: {e}", socket.display())))?;
+        if !crate::protocol::peer::is_same_user(&stream) {
+            let uid = stream
+                .peer_cred()
+                .map_or_else(|_| "unknown".into(), |c| c.uid().to_string());
+            return Err(ApiError::new(
+                ErrorCode::Protocol,
+                format!(
+                    "refusing the daemon socket {}: the process holding it runs as another user (uid {uid}); see agents doctor",
+                    socket.display()
+                ),
+            ));
+        }
         let (r, w) = stream.into_split();
         // A daemon that accepted (the kernel does, even for a stopped
         // process) but never says its header is stopped or stuck: say so

@@ -15,8 +15,22 @@ use crate::protocol::supervisor::{Hello, calls};
 use crate::pty::{Identity, Liveness};
 use crate::store::runs::{self, Ending, RunRow};
 
-/// Checks every run the database says is live.
+/// How long a supervisor has to greet the daemon when adopted again: one
+/// that accepts and never answers (stopped, stuck) holds up nobody else,
+/// and is tried again while it lives ([`adopt_later`]).
+const GREETING: Duration = Duration::from_secs(2);
+
+/// Supervisors greeted at once after a restart.
+const ADOPTING_AT_ONCE: usize = 32;
+
+/// The longest wait between tries to adopt a supervisor that lives but
+/// did not answer.
+const RETRY_AT_MOST: Duration = Duration::from_secs(30);
+
+/// Checks every run the database says is live, several at once, each
+/// bounded: a restart waits on no one supervisor (issue #34).
 pub async fn reconcile_all(engine: &Arc<Engine>) {
+    use futures::StreamExt;
     let rows = match engine.store.runs().list(false).await {
         Ok(rows) => rows,
         Err(e) => {
@@ -24,17 +38,84 @@ pub async fn reconcile_all(engine: &Arc<Engine>) {
             return;
         }
     };
-    for row in rows {
-        // A remote run's supervisor is on its host: `remote::resume` follows it.
-        if row.host != "local" {
-            continue;
+    // A remote run's supervisor is on its host: `remote::resume` follows it.
+    let local = rows.into_iter().filter(|row| row.host == "local");
+    futures::stream::iter(local)
+        .for_each_concurrent(ADOPTING_AT_ONCE, |row| async move {
+            // Before the run's exit can be heard: a run of a profile with
+            // fallbacks may have failed on its account while we were away.
+            super::fallback::recover(engine, &row).await;
+            if let Err(e) = adopt_again(engine, &row).await {
+                not_adopted(engine, row, e).await;
+            }
+        })
+        .await;
+}
+
+/// [`adopt`], its greeting bounded by [`GREETING`].
+async fn adopt_again(engine: &Arc<Engine>, row: &RunRow) -> anyhow::Result<Arc<LiveRun>> {
+    let socket = engine.paths.run_socket(&row.id);
+    let greeted = tokio::time::timeout(GREETING, greet(&socket))
+        .await
+        .map_err(|_| anyhow::anyhow!("its supervisor did not answer within {}s", GREETING.as_secs()))??;
+    follow(engine, row, greeted).await
+}
+
+/// A supervisor not adopted: tried again later while its process lives
+/// (verified by its identity), else the run's end is decided without it.
+async fn not_adopted(engine: &Arc<Engine>, row: RunRow, e: anyhow::Error) {
+    if supervisor_lives(&row) {
+        tracing::info!(
+            "run {}: its supervisor lives but was not adopted ({e}); trying again",
+            row.id
+        );
+        tokio::spawn(adopt_later(engine.clone(), row));
+    } else {
+        tracing::info!("run {} not re-adopted: {e}", row.id);
+        supervisor_gone(engine, &row.id).await;
+    }
+}
+
+/// Whether the run's recorded supervisor is still that process.
+fn supervisor_lives(row: &RunRow) -> bool {
+    let (Some(pid), Some(start), Some(boot)) = (row.supervisor_pid, row.supervisor_start, &row.boot_id) else {
+        return false;
+    };
+    let supervisor = Identity {
+        pid: pid as i32,
+        start_ticks: start as u64,
+        boot_id: boot.clone(),
+    };
+    supervisor.liveness() == Liveness::Alive
+}
+
+/// Tries to adopt a live supervisor again, backing off, until it answers,
+/// its run ends, or it is verified gone.
+async fn adopt_later(engine: Arc<Engine>, row: RunRow) {
+    let mut wait = Duration::from_secs(1);
+    loop {
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(RETRY_AT_MOST);
+        if engine.live(&row.id).is_some() {
+            return;
         }
-        // Before the run's exit can be heard: a run of a profile with
-        // fallbacks may have failed on its account while we were away.
-        super::fallback::recover(engine, &row).await;
-        if let Err(e) = adopt(engine, &row).await {
-            tracing::info!("run {} not re-adopted: {e}", row.id);
-            supervisor_gone(engine, &row.id).await;
+        let Ok(Some(now)) = engine.store.runs().get(&row.id).await else {
+            return;
+        };
+        if !now.state.is_live() {
+            return;
+        }
+        match adopt_again(&engine, &now).await {
+            Ok(_) => {
+                tracing::info!("run {}: its supervisor answered and is adopted again", row.id);
+                return;
+            }
+            Err(_) if supervisor_lives(&now) => continue,
+            Err(e) => {
+                tracing::info!("run {} not re-adopted: {e}", row.id);
+                supervisor_gone(&engine, &row.id).await;
+                return;
+            }
         }
     }
 }
@@ -42,9 +123,26 @@ pub async fn reconcile_all(engine: &Arc<Engine>) {
 /// Connects to a run's supervisor, verifies it is the one recorded, and
 /// starts following it. Used for new runs and after a restart.
 pub async fn adopt(engine: &Arc<Engine>, row: &RunRow) -> anyhow::Result<Arc<LiveRun>> {
-    let socket = engine.paths.run_socket(&row.id);
-    let (link, notes) = Link::connect(&socket).await?;
+    let greeted = greet(&engine.paths.run_socket(&row.id)).await?;
+    follow(engine, row, greeted).await
+}
+
+/// A supervisor's link and what it says of its run.
+type Greeted = (
+    Link,
+    tokio::sync::mpsc::Receiver<crate::protocol::supervisor::Note>,
+    Hello,
+);
+
+/// Connects to a run's socket and asks its supervisor who it is.
+async fn greet(socket: &std::path::Path) -> anyhow::Result<Greeted> {
+    let (link, notes) = Link::connect(socket).await?;
     let hello: Hello = link.ask::<calls::Hello>(()).await?;
+    Ok((link, notes, hello))
+}
+
+/// Verifies the supervisor that greeted is the one recorded, and follows it.
+async fn follow(engine: &Arc<Engine>, row: &RunRow, (link, notes, hello): Greeted) -> anyhow::Result<Arc<LiveRun>> {
     if hello.run != row.id {
         anyhow::bail!("the socket answered for another run");
     }

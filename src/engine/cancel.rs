@@ -107,10 +107,16 @@ async fn cancel_one(engine: &Arc<Engine>, row: &runs::RunRow, force: bool, by: O
         }
     }
     if row.state.is_live() {
-        return Err(ApiError::new(
-            ErrorCode::NotRunning,
-            format!("run {} is still starting; try again", row.name),
-        ));
+        // Running, not followed: its supervisor did not answer when the
+        // daemon started (`adopt::adopt_later` tries it again).
+        let why = match row.supervisor_pid {
+            Some(pid) if row.state == RunState::Running => format!(
+                "run {}'s supervisor (pid {pid}) does not answer: it may be stopped (kill -CONT {pid}); the daemon keeps trying it",
+                row.name
+            ),
+            _ => format!("run {} is still starting; try again", row.name),
+        };
+        return Err(ApiError::new(ErrorCode::NotRunning, why));
     }
     Err(crate::engine::start::ended_state_error(row))
 }

@@ -380,6 +380,13 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 impl Link {
     pub async fn connect(socket: &Path) -> std::io::Result<(Link, mpsc::Receiver<Note>)> {
         let stream = UnixStream::connect(socket).await?;
+        // A socket another user's process holds is no supervisor of ours.
+        if !crate::protocol::peer::is_same_user(&stream) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!("{} is held by another user's process", socket.display()),
+            ));
+        }
         let (r, w) = stream.into_split();
         Link::over(r, w).await
     }

@@ -29,7 +29,9 @@ pub fn keep(run_dir: &Path, roots: &[PathBuf]) -> Result<(), String> {
         text.push('\n');
     }
     let file = run_dir.join(FILE);
-    std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))
+    std::fs::create_dir_all(run_dir)
+        .and_then(|()| std::fs::write(&file, text))
+        .map_err(|e| format!("cannot write {}: {e}", file.display()))
 }
 
 /// The session folders of a run of `family` in `cwd`: as its start wrote
@@ -110,9 +112,10 @@ mod tests {
     #[test]
     fn the_roots_a_start_wrote_are_read_back_else_the_familys_defaults() {
         let dir = tempfile::tempdir().unwrap();
+        let run_dir = dir.path().join("runs/01RUN");
         let own = vec![PathBuf::from("/cfg/claude-work/projects")];
-        keep(dir.path(), &own).unwrap();
-        assert_eq!(of_run(dir.path(), "claude", "/w"), own);
+        keep(&run_dir, &own).unwrap();
+        assert_eq!(of_run(&run_dir, "claude", "/w"), own);
         let other = tempfile::tempdir().unwrap();
         let defaults = of_run(other.path(), "claude", "/w");
         assert!(defaults.iter().all(|d| d.ends_with(".claude/projects")), "{defaults:?}");

@@ -1,0 +1,290 @@
+//! Hardening II (issue #34): a run is named by its id, which anyone can
+//! read, so only the proof in its own environment makes a request that
+//! run's; the sockets' folder outside the state directory is trusted only
+//! when it is a directory of ours, and a daemon socket only when its
+//! process is.
+
+mod common;
+
+use common::Home;
+use serde_json::Value;
+
+/// `hooks.report` as a forger sends it, straight to the daemon: its
+/// answer (the CLI hook never says, so as not to fail its harness).
+fn report_hook(home: &Home, report: agents::api::HookReport) -> Result<Value, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let paths = agents::paths::Paths::at(home.path().to_path_buf());
+        let client = agents::client::Client::connect_existing(&paths, false).await.unwrap();
+        client
+            .call::<agents::api::method::HooksReport>(report)
+            .await
+            .map(|taken| serde_json::to_value(taken).unwrap())
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// Issue #34 (1): a run's id is printed by `agents ls`, so naming it is no
+/// proof of being it. A hook that names a run without the proof its
+/// environment carries is refused (the probe's forged `SessionStart` then
+/// let a purge delete a settings file); a mail's sender, a cancel's asker
+/// and a start's parent that only name a run are the user's.
+#[test]
+fn a_run_named_without_its_proof_is_not_that_run() {
+    let home = Home::new();
+    let victim = home.start(&["--name", "victim", "demo"]);
+    let other = home.start(&["--name", "other", "cmd", "--", "sleep", "600"]);
+    let app = tempfile::tempdir().unwrap();
+    let settings = app.path().join("config/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, "{\"theme\": \"dark\"}").unwrap();
+    let forged = |proof: Option<String>| agents::api::HookReport {
+        run: Some(victim.clone()),
+        proof,
+        event: "SessionStart".into(),
+        session_id: Some("config".into()),
+        transcript_path: Some(settings.to_string_lossy().into_owned()),
+        ..Default::default()
+    };
+    // Named only, and named with another run's proof: both refused.
+    let other_proof = home.run_env(&other)[1].1.clone();
+    for proof in [None, Some(other_proof), Some("00".repeat(32))] {
+        let refused = report_hook(&home, forged(proof)).unwrap_err();
+        assert!(refused.contains("no proof"), "{refused}");
+    }
+    // The same through `agents hook`, as the probe ran it: still a hook
+    // that never fails its harness, and still refused.
+    let payload = serde_json::json!({ "session_id": "config", "transcript_path": settings }).to_string();
+    let out = home
+        .cmd(&["hook", "SessionStart", &payload])
+        .env("AGENTS_RUN_ID", &victim)
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stdout.is_empty());
+    assert_eq!(home.show(&victim)["session_id"], Value::Null);
+    let purge = home.run(&["sessions", "rm", "config", "--purge-transcripts"]);
+    assert!(!purge.status.success());
+    assert!(settings.exists(), "the forged transcript was deleted");
+    // The run's own hook, with its proof, is taken.
+    let taken = report_hook(&home, forged(Some(home.run_env(&victim)[1].1.clone()))).unwrap();
+    assert_eq!(taken["run"], victim.as_str(), "{taken}");
+
+    // Mail, a cancel and a start that only name a run are the user's.
+    let mail = home
+        .cmd(&["mail", "send", "victim", "from whom?", "--json"])
+        .env("AGENTS_RUN_ID", &other)
+        .output()
+        .unwrap();
+    assert!(mail.status.success(), "{}", String::from_utf8_lossy(&mail.stderr));
+    let mail: Value = serde_json::from_slice(&mail.stdout).unwrap();
+    assert_eq!(mail["from_name"], "user", "{mail}");
+    let kid = kid_output(
+        home.cmd(&["run", "-d", "--name", "kid", "cmd", "--", "sleep", "600"])
+            .env("AGENTS_RUN_ID", &victim),
+    );
+    assert_eq!(home.show(&kid)["parent_id"], Value::Null);
+    let cancel = home
+        .cmd(&["cancel", "other"])
+        .env("AGENTS_RUN_ID", &victim)
+        .output()
+        .unwrap();
+    assert!(cancel.status.success(), "{}", String::from_utf8_lossy(&cancel.stderr));
+    let asked = home
+        .events(&other)
+        .into_iter()
+        .find(|e| e["kind"] == "CANCEL_REQUESTED")
+        .unwrap();
+    assert_eq!(asked["data"]["by"], "user", "{asked}");
+}
+
+/// The id `agents run -d` printed.
+fn kid_output(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Issue #34 (1): an agent can run `agents hook` from inside its own run,
+/// proof and all. The transcript a hook names is taken only where the
+/// run's harness keeps its sessions (its config home's), and
+/// `--purge-transcripts` deletes only there.
+#[test]
+fn a_transcript_a_hook_names_outside_its_harness_s_sessions_is_not_taken() {
+    let home = Home::new();
+    let bin = tempfile::tempdir().unwrap();
+    let claude = bin.path().join("claude");
+    std::fs::write(
+        &claude,
+        "#!/bin/sh\n[ \"$1\" = --version ] && { echo '2.1.197 (Claude Code)'; exit 0; }\nexec sleep 600\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let user = tempfile::tempdir().unwrap();
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    let id = kid_output(
+        home.cmd(&["run", "-d", "claude"])
+            .env("PATH", &path)
+            .env("HOME", user.path())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .current_dir(user.path()),
+    );
+    let session = "33333333-4444-4555-8666-777777777777";
+    let own = user
+        .path()
+        .join(".claude/projects/-elsewhere")
+        .join(format!("{session}.jsonl"));
+    std::fs::create_dir_all(own.parent().unwrap()).unwrap();
+    std::fs::write(&own, "").unwrap();
+    let outside = user.path().join("app/config/settings.json");
+    std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
+    std::fs::write(&outside, "{}").unwrap();
+    let hook = |event: &str, transcript: &std::path::Path| {
+        let payload =
+            serde_json::json!({ "session_id": session, "transcript_path": transcript, "hook_event_name": event });
+        let out = home
+            .cmd_in(&id, &["hook", event, &payload.to_string()])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    };
+    hook("SessionStart", &outside);
+    home.wait_until("the hook's session taken", || home.show(&id)["session_id"] == session);
+    assert_ne!(home.show(&id)["transcript_path"], outside.to_string_lossy().as_ref());
+    hook("Stop", &own);
+    home.wait_until("its own transcript taken", || {
+        home.show(&id)["transcript_path"] == own.to_string_lossy().as_ref()
+    });
+    home.ok(&["cancel", &id, "--force"]);
+    home.wait_end(&id);
+    home.ok(&["sessions", "rm", session, "--purge-transcripts"]);
+    assert!(!own.exists(), "its own transcript is purged");
+    assert!(outside.exists(), "nothing outside its sessions is");
+}
+
+/// Issue #34 (2): with a deep `AGENTS_HOME` the sockets move to a folder
+/// under `XDG_RUNTIME_DIR` (or `/tmp`), where another user may have been
+/// first. A link planted there, or a folder of another user, is refused by
+/// every command in one line naming it (never followed, never a request
+/// sent), and `agents doctor` says so; once it is gone all works again.
+#[test]
+fn a_socket_folder_someone_else_planted_is_refused_by_every_command_and_named_by_doctor() {
+    let runtime = tempfile::Builder::new().prefix("rt").tempdir_in("/tmp").unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let deep = state.path().join("d".repeat(120));
+    let agents = |args: &[&str]| {
+        std::process::Command::new(common::BIN)
+            .args(args)
+            .env("AGENTS_HOME", &deep)
+            .env("XDG_RUNTIME_DIR", runtime.path())
+            .env("XDG_CONFIG_HOME", state.path().join("config"))
+            .env_remove("AGENTS_RUN_ID")
+            .output()
+            .unwrap()
+    };
+    let planted = runtime.path().join(format!("agents-{}", nix::unistd::getuid()));
+    let elsewhere = runtime.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &planted).unwrap();
+    let refused = |wrong: &str| {
+        let out = agents(&["ls"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(
+            err.contains(&*planted.to_string_lossy()) && err.contains(wrong),
+            "{err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        let doctor = agents(&["doctor"]);
+        let said = String::from_utf8_lossy(&doctor.stdout);
+        assert_eq!(doctor.status.code(), Some(1), "{said}");
+        assert!(said.contains("problem") && said.contains(wrong), "{said}");
+    };
+    refused("is a symbolic link");
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "nothing made through the link"
+    );
+    std::fs::remove_file(&planted).unwrap();
+    // Only root may give a folder away; others skip this case.
+    std::fs::create_dir(&planted).unwrap();
+    if nix::unistd::chown(&planted, Some(nix::unistd::Uid::from_raw(65534)), None).is_ok() {
+        refused("belongs to another user (uid 65534)");
+    }
+    std::fs::remove_dir(&planted).unwrap();
+    let out = agents(&["ls"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::symlink_metadata(&planted).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    agents(&["daemon", "stop"]);
+}
+
+/// The pid of run `id`'s supervisor, as the daemon recorded it.
+fn supervisor_pid(home: &Home, id: &str) -> nix::unistd::Pid {
+    let db = rusqlite::Connection::open(home.path().join("agents.db")).unwrap();
+    let pid: i64 = db
+        .query_row("SELECT supervisor_pid FROM runs WHERE id = ?1", [id], |r| r.get(0))
+        .unwrap();
+    nix::unistd::Pid::from_raw(pid as i32)
+}
+
+/// Issue #34 (3, 4): a stopped supervisor used to block every client of a
+/// restarted daemon until it was continued, and a failed re-adoption was
+/// final (`lost`). Now the restart waits on it only briefly, the run stays
+/// live and says why it does not answer, and it is adopted again once it
+/// does.
+#[test]
+fn a_stopped_supervisor_holds_up_no_restart_and_is_adopted_again_once_continued() {
+    use nix::sys::signal::{Signal, kill};
+    let home = Home::new();
+    let stopped = home.start(&[
+        "--name",
+        "stopped",
+        "cmd",
+        "--",
+        "sh",
+        "-c",
+        "while :; do echo tick; sleep 0.2; done",
+    ]);
+    let other = home.start(&["--name", "other", "cmd", "--", "sleep", "600"]);
+    let supervisor = supervisor_pid(&home, &stopped);
+    struct Continue(nix::unistd::Pid);
+    impl Drop for Continue {
+        fn drop(&mut self) {
+            let _ = kill(self.0, Signal::SIGCONT);
+        }
+    }
+    kill(supervisor, Signal::SIGSTOP).unwrap();
+    let _continue = Continue(supervisor);
+    let daemon = nix::unistd::Pid::from_raw(home.daemon_pid().unwrap());
+    kill(daemon, Signal::SIGKILL).unwrap();
+    home.wait_until("the daemon is gone", || kill(daemon, None).is_err());
+
+    // The next command starts a daemon, which serves.
+    let listed = home.json(&["ls", "--json"]);
+    let states: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["running", "running"], "{listed}");
+    let out = home.run(&["cancel", "stopped"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains(&format!("kill -CONT {supervisor}")), "{err}");
+    home.ok(&["cancel", "other"]);
+    assert_eq!(home.wait_end(&other)["state"], "cancelled");
+    assert_eq!(home.state(&stopped), "running", "not lost while its supervisor lives");
+
+    kill(supervisor, Signal::SIGCONT).unwrap();
+    home.wait_until("adopted again: the cancel reaches it", || {
+        home.run(&["cancel", "stopped"]).status.success()
+    });
+    assert_eq!(home.wait_end(&stopped)["state"], "cancelled");
+}
