@@ -53,6 +53,22 @@ fn escape_controls(s: &str, one_line: bool) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// A path as the text agents keeps (records, the wire): refused when it is
+/// not UTF-8, since a lossy copy would name another folder. The error
+/// shows the path with its odd bytes escaped (`\xff`).
+pub fn path_text(path: &std::path::Path) -> Result<&str, String> {
+    path.to_str().ok_or_else(|| {
+        let mut shown = String::new();
+        for chunk in path.as_os_str().as_encoded_bytes().utf8_chunks() {
+            shown.push_str(&inert_line(chunk.valid()));
+            for b in chunk.invalid() {
+                shown.push_str(&format!("\\x{b:02x}"));
+            }
+        }
+        format!("the path {shown} is not UTF-8 text, which agents cannot keep: use a folder whose name is")
+    })
+}
+
 /// Bytes as lowercase hexadecimal.
 pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;

@@ -486,3 +486,37 @@ fn a_prompt_a_supervisor_is_asked_twice_to_type_goes_in_once() {
     let log = String::from_utf8_lossy(&home.raw_log(&id)).into_owned();
     assert_eq!(log.matches("got once").count(), 1, "{log}");
 }
+
+/// Issue #34 (10): the supervisor's socket takes any process of the user,
+/// so it holds the daemon's bound on a prompt itself: 900 KB sent
+/// straight to it are refused, nothing typed, and the run goes on.
+#[test]
+fn a_prompt_past_the_bound_sent_straight_to_a_supervisor_is_refused_and_nothing_is_typed() {
+    let home = Home::new();
+    let id = home.start(&[
+        "cmd",
+        "--",
+        "bash",
+        "-c",
+        "stty -echo; echo ready; while IFS= read -r p; do echo \"got ${#p}\"; done",
+    ]);
+    home.wait_until("the run reads", || log_tail_contains(&home, &id, "ready"));
+    let mut wire = Wire::connect_to(&paths(&home).run_socket(&id));
+    wire.send(format!("agents/{PROTOCOL_VERSION} test\n").as_bytes());
+    wire.request(1, "sup.prompt", json!({ "id": "P-big", "text": "x".repeat(900_000) }));
+    let refused = wire.response();
+    let why = refused["error"]["message"].as_str().unwrap_or_default().to_string();
+    assert!(why.contains("the prompt"), "{refused}");
+    wire.request(2, "sup.prompt", json!({ "id": "P-small", "text": "hello" }));
+    assert!(wire.response()["error"].is_null());
+    // The first line the run reads is the small prompt: nothing of the
+    // refused one went in before it.
+    home.wait_until("the small prompt is typed", || log_tail_contains(&home, &id, "got"));
+    let log = String::from_utf8_lossy(&home.raw_log(&id)).into_owned();
+    let first = log
+        .lines()
+        .find(|l| l.starts_with("got"))
+        .unwrap_or_default()
+        .trim_end();
+    assert_eq!(first, "got 5", "{log}");
+}

@@ -288,3 +288,57 @@ fn a_stopped_supervisor_holds_up_no_restart_and_is_adopted_again_once_continued(
     });
     assert_eq!(home.wait_end(&stopped)["state"], "cancelled");
 }
+
+/// Issue #34 (5): 256 connections that say their header and then nothing,
+/// or stall in the middle of a frame, took every place the daemon has and
+/// locked every client out. The one idle longest now makes room for the
+/// newest client, again and again.
+#[test]
+fn idle_and_stalled_connections_in_every_place_make_room_for_the_next_client() {
+    use std::io::{BufRead, Write};
+    let home = Home::new();
+    home.ok(&["ls"]);
+    let socket = home.path().join("daemon.sock");
+    let held: Vec<std::os::unix::net::UnixStream> = (0..256)
+        .map(|i| {
+            let mut s = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+            s.write_all(b"agents/1 probe\n").unwrap();
+            if i % 2 == 1 {
+                // A frame of 1 MiB begun, 100 bytes of it sent.
+                s.write_all(&(1u32 << 20).to_be_bytes()).unwrap();
+                s.write_all(&[b'{'; 100]).unwrap();
+            }
+            let mut header = String::new();
+            std::io::BufReader::new(&s).read_line(&mut header).unwrap();
+            assert!(header.starts_with("agents/"), "{header}");
+            s
+        })
+        .collect();
+    for _ in 0..3 {
+        let out = home.run(&["ls"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    drop(held);
+}
+
+/// Issue #34 (10): a folder whose name is not UTF-8 was stored lossily (a
+/// path naming another folder) and the run blocked. It is refused before
+/// anything is stored, the path shown with its odd byte escaped.
+#[test]
+fn a_run_from_a_folder_whose_name_is_not_utf8_is_refused_before_anything_is_stored() {
+    use std::os::unix::ffi::OsStrExt;
+    let home = Home::new();
+    let parent = tempfile::tempdir().unwrap();
+    let odd = parent.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    std::fs::create_dir(&odd).unwrap();
+    let out = home
+        .cmd(&["run", "-d", "cmd", "--", "true"])
+        .current_dir(&odd)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("caf\\xe9") && err.contains("not UTF-8"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert_eq!(home.json(&["ls", "--all", "--json"]), serde_json::json!([]));
+}

@@ -539,3 +539,35 @@ fn run_prompts_lists_edits_and_drops_a_waiting_prompt() {
     assert!(refused.contains("is not waiting"), "{refused}");
     assert!(home.event_kinds(&run).iter().any(|k| k == "PROMPT_DROPPED"));
 }
+
+/// Issue #34 (10): a line that is no JSON-RPC message gets JSON-RPC's
+/// error at once (rmcp dropped it, and a client waiting on it hung), and
+/// the server goes on serving.
+#[test]
+fn a_line_that_is_no_message_is_answered_with_its_json_rpc_error_and_serving_goes_on() {
+    let home = Home::new();
+    let mut mcp = McpClient::start(&home);
+    let next_error = |mcp: &mut McpClient, line: &str| {
+        let stdin = mcp.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        match mcp.lines.recv_timeout(PATIENCE) {
+            Ok(Ok(message)) => message,
+            other => panic!("no JSON-RPC answer to {line:?}: {other:?}"),
+        }
+    };
+    let parse = next_error(&mut mcp, "this is not json {");
+    assert_eq!(
+        (parse["id"].clone(), parse["error"]["code"].clone()),
+        (Value::Null, json!(-32700)),
+        "{parse}"
+    );
+    let invalid = next_error(&mut mcp, r#"{"id": 9, "method": 3}"#);
+    assert_eq!(
+        (invalid["id"].clone(), invalid["error"]["code"].clone()),
+        (json!(9), json!(-32600)),
+        "{invalid}"
+    );
+    let info = mcp.initialize();
+    assert_eq!(info["serverInfo"]["name"], "agents");
+}

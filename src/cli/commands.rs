@@ -309,7 +309,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
             harness: args.harness,
             args: args.args,
             name: args.name,
-            cwd: cwd.to_string_lossy().into_owned(),
+            cwd: crate::text::path_text(&cwd).map_err(anyhow::Error::msg)?.to_string(),
             detached: args.detached,
             timeout_secs: args.timeout,
             worktree: args.worktree,
@@ -413,7 +413,8 @@ async fn demo(paths: &Paths) -> Result<i32> {
     // Demo runs nobody will see are not started.
     crate::tui::need_terminal()?;
     let client = Client::connect(paths, false).await?;
-    let cwd = std::env::current_dir()?.to_string_lossy().into_owned();
+    let cwd = std::env::current_dir()?;
+    let cwd = crate::text::path_text(&cwd).map_err(anyhow::Error::msg)?.to_string();
     let suffix = ulid::Ulid::new().to_string()[20..].to_lowercase();
     let start = |name: &str, args: &[&str], prompt: Option<&str>, parent: Option<&str>| StartParams {
         spec: RunSpec {

@@ -59,6 +59,8 @@ pub struct Daemon {
     pub requests: AtomicUsize,
     /// The routine scheduler's state (`[routines.NAME]`).
     pub routines: routines::Routines,
+    /// The client connections, to make room for one more (`broker::room`).
+    pub room: broker::room::Room,
 }
 
 /// What the engine asks of the daemon above it, through a weak handle
@@ -234,6 +236,7 @@ fn open(paths: Paths) -> Result<(Arc<Daemon>, UnixListener, std::path::PathBuf)>
         hosts: Default::default(),
         requests: AtomicUsize::new(0),
         routines: routines::Routines::new(crate::clock::Clock::from_env()),
+        room: Default::default(),
     });
     let upcalls: std::sync::Weak<dyn crate::engine::Upcalls> = Arc::downgrade(&daemon) as _;
     daemon.engine.hold(upcalls);
@@ -247,22 +250,36 @@ fn admit(daemon: &Arc<Daemon>, stream: tokio::net::UnixStream, open: &Arc<tokio:
         tracing::warn!("refused a connection from another user");
         return;
     }
-    // Full: closed at once, said once a run of them.
-    let Ok(permit) = open.clone().try_acquire_owned() else {
-        if !*full {
-            tracing::warn!("{MAX_CLIENTS} connections open: refusing more until one closes");
-            *full = true;
-        }
-        return;
-    };
-    *full = false;
     let daemon = daemon.clone();
+    if let Ok(permit) = open.clone().try_acquire_owned() {
+        *full = false;
+        tokio::spawn(serve_client(daemon, stream, permit));
+        return;
+    }
+    // Full: the connection idle longest makes room for this one, which
+    // waits for its place a moment; none idle, this one is closed (said
+    // once a run of them).
+    if daemon.room.make_room() {
+        let open = open.clone();
+        tokio::spawn(async move {
+            if let Ok(Ok(permit)) = tokio::time::timeout(MAKING_ROOM, open.acquire_owned()).await {
+                serve_client(daemon, stream, permit).await;
+            }
+        });
+    } else if !*full {
+        tracing::warn!("{MAX_CLIENTS} connections open, none idle: refusing more until one closes");
+        *full = true;
+    }
+}
+
+/// How long a new client waits for the place an idle one was asked to give.
+const MAKING_ROOM: std::time::Duration = std::time::Duration::from_secs(2);
+
+async fn serve_client(daemon: Arc<Daemon>, stream: tokio::net::UnixStream, permit: tokio::sync::OwnedSemaphorePermit) {
     daemon.clients.fetch_add(1, Ordering::Relaxed);
-    tokio::spawn(async move {
-        broker::connection::serve(daemon.clone(), stream).await;
-        daemon.clients.fetch_sub(1, Ordering::Relaxed);
-        drop(permit);
-    });
+    broker::connection::serve(daemon.clone(), stream).await;
+    daemon.clients.fetch_sub(1, Ordering::Relaxed);
+    drop(permit);
 }
 
 /// A stop on purpose: each live run's supervisor is told, so it does not

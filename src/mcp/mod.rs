@@ -12,9 +12,11 @@
 //! the calling model can read it and correct itself. JSON-RPC errors are left
 //! for the protocol (an unknown tool or method, a malformed message).
 //! Stdout is the MCP channel: nothing else is ever written to it (logs go to
-//! stderr).
+//! stderr). A line that is no JSON-RPC message is answered with -32700 or
+//! -32600 (`lines.rs`), never dropped in silence.
 
 mod args;
+mod lines;
 mod tools;
 
 use anyhow::{Context, Result};
@@ -35,7 +37,7 @@ use crate::paths::Paths;
 pub async fn serve(paths: &Paths) -> Result<i32> {
     init_logging();
     let running = AgentsMcp::new(paths.clone())
-        .serve(rmcp::transport::stdio())
+        .serve(lines::guarded(tokio::io::stdin(), tokio::io::stdout()))
         .await
         .context("the MCP handshake on stdin/stdout failed")?;
     running.waiting().await.context("the MCP service stopped")?;

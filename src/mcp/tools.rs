@@ -207,10 +207,11 @@ impl AgentsMcp {
                 .map_err(|e| ApiError::bad_request(format!("cwd '{dir}': {e}")))?
                 .to_string_lossy()
                 .into_owned(),
-            (None, None) => std::env::current_dir()
-                .map_err(|e| ApiError::internal(format!("reading the current directory: {e}")))?
-                .to_string_lossy()
-                .into_owned(),
+            (None, None) => {
+                let cwd = std::env::current_dir()
+                    .map_err(|e| ApiError::internal(format!("reading the current directory: {e}")))?;
+                crate::text::path_text(&cwd).map_err(ApiError::bad_request)?.to_string()
+            }
         };
         let mut harness_args = match &args.model {
             Some(model) => {

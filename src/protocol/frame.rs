@@ -45,6 +45,8 @@ pub enum FrameError {
     TooLarge(usize),
     #[error("malformed frame: {0}")]
     Malformed(&'static str),
+    #[error("a frame was begun and not finished within {0} s")]
+    Stalled(u64),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -192,20 +194,45 @@ fn take_u64(rest: &[u8]) -> Result<(u64, &[u8]), FrameError> {
 /// Reads one frame. A clean end of stream before a frame starts is `Closed`;
 /// an end in the middle of one is an I/O error (truncated frame).
 pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R) -> Result<Frame, FrameError> {
+    read_frame_within(r, None).await
+}
+
+/// [`read_frame`], a frame once begun to be finished `within` this long
+/// (a peer that stalls mid-frame holds nothing for ever). The body grows
+/// as its bytes arrive: a length alone reserves no memory.
+pub async fn read_frame_within<R: AsyncRead + Unpin>(
+    r: &mut R,
+    within: Option<std::time::Duration>,
+) -> Result<Frame, FrameError> {
     let mut len = [0u8; 4];
-    match r.read_exact(&mut len).await {
-        Ok(_) => {}
+    match r.read_u8().await {
+        Ok(first) => len[0] = first,
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(FrameError::Closed),
         Err(e) => return Err(e.into()),
     }
-    let len = u32::from_be_bytes(len) as usize;
-    if len > MAX_FRAME {
-        return Err(FrameError::TooLarge(len));
+    let rest = async {
+        r.read_exact(&mut len[1..]).await?;
+        let len = u32::from_be_bytes(len) as usize;
+        if len > MAX_FRAME {
+            return Err(FrameError::TooLarge(len));
+        }
+        let mut body = Vec::with_capacity(len.min(FIRST_READ));
+        (&mut *r).take(len as u64).read_to_end(&mut body).await?;
+        if body.len() < len {
+            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+        }
+        Frame::decode(&body)
+    };
+    match within {
+        Some(limit) => tokio::time::timeout(limit, rest)
+            .await
+            .map_err(|_| FrameError::Stalled(limit.as_secs()))?,
+        None => rest.await,
     }
-    let mut body = vec![0u8; len];
-    r.read_exact(&mut body).await?;
-    Frame::decode(&body)
 }
+
+/// What a frame's body reserves before its bytes arrive.
+const FIRST_READ: usize = 64 * 1024;
 
 pub async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, frame: &Frame) -> Result<(), FrameError> {
     let bytes = frame.encode()?;

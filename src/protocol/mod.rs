@@ -15,5 +15,5 @@ pub mod run_files;
 pub mod screen;
 pub mod supervisor;
 
-pub use frame::{Frame, FrameError, MAX_FRAME, read_frame, write_frame};
+pub use frame::{Frame, FrameError, MAX_FRAME, read_frame, read_frame_within, write_frame};
 pub use header::{HeaderError, PROTOCOL_VERSION, exchange_headers};

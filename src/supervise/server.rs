@@ -694,6 +694,9 @@ fn handle(
         }
         method::PROMPT => {
             let prompt: wire::Prompt = wire::params(req)?;
+            // The daemon's bound holds here too: the socket takes any
+            // process of the user, not only the daemon (issue #34).
+            crate::api::bounds::check("the prompt", &prompt.text, crate::api::bounds::PROMPT).map_err(|e| e.message)?;
             if prompt.id.as_deref().is_some_and(|id| run.was_typed(id)) {
                 return answer(wire::Prompted {
                     again: true,

@@ -9,11 +9,12 @@ use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::room::Activity;
 use super::subscribe::Outbox;
 use crate::api::ErrorCode;
 use crate::daemon::Daemon;
 use crate::protocol::rpc::{Message, Request, Response};
-use crate::protocol::{Frame, FrameError, HeaderError, exchange_headers, read_frame, write_frame};
+use crate::protocol::{Frame, FrameError, HeaderError, exchange_headers, read_frame_within, write_frame};
 
 /// Control frames queued for one client. Bounded so a client that never
 /// reads cannot grow the daemon; responses wait their turn instead.
@@ -31,6 +32,11 @@ const IN_FLIGHT: usize = 256;
 
 /// A peer that connects and never says who it is gets this long.
 const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A frame begun is finished within this, or the connection closes: a
+/// peer that stalls mid-frame holds its part of a frame for no longer
+/// (a 1 MiB frame over a slow SSH link to a host still arrives in time).
+const FRAME_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A client's subscriptions by run: the streaming task, and what the client
 /// has acknowledged (for windowed subscriptions).
@@ -72,11 +78,23 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
     };
     let subscriptions: Subscriptions = Arc::default();
     let in_flight = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT));
+    let activity = Arc::new(Activity::new(in_flight.clone(), IN_FLIGHT, subscriptions.clone()));
+    let place = daemon.room.enter(activity.clone());
 
     let forward_changes = forward_changes(&daemon, outbox.clone());
 
     loop {
-        let frame = match read_frame(&mut r).await {
+        let read = tokio::select! {
+            read = read_frame_within(&mut r, Some(FRAME_WITHIN)) => read,
+            () = activity.leave.notified() => {
+                let why = "closed to make room for a new client: every place was taken and this connection was the one idle longest";
+                let resp = Response::err(0, ErrorCode::DaemonUnavailable.as_str(), why.into());
+                let _ = outbox.control.send(Frame::control(&resp)).await;
+                break;
+            }
+        };
+        activity.heard();
+        let frame = match read {
             Ok(frame) => frame,
             Err(FrameError::Closed) => break,
             Err(e) => {
@@ -111,6 +129,7 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
             Frame::Output { .. } | Frame::Snapshot { .. } | Frame::Screen { .. } => {}
         }
     }
+    daemon.room.leave(place);
     let _ = gone_tx.send(true);
     for (_, sub) in subscriptions.lock().drain() {
         sub.task.abort();
