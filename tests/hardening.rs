@@ -657,3 +657,59 @@ fn the_daemon_log_is_owner_only_and_never_opened_through_a_link() {
         "the linked file untouched"
     );
 }
+
+/// Issue #34 (8): on a disk filled to the last byte, `agents rm` frees what
+/// agents took (the run's log first, then its rows), and `agents doctor`
+/// says the disk is full rather than that all is well.
+#[test]
+fn on_a_full_disk_doctor_says_so_and_rm_frees_a_runs_log() {
+    let Some(disk) = SmallDisk::mount("8m", 1000) else {
+        eprintln!("no tmpfs mount here (needs root with CAP_SYS_ADMIN): the full disk is not checked");
+        return;
+    };
+    let home = &disk.home;
+    let id = home.start(&["cmd", "--", "sh", "-c", "yes a line of its log | head -c 3000000"]);
+    assert_eq!(home.wait_end(&id)["state"], "succeeded");
+    let filler = common::disk::fill(home.path(), "filler");
+    let doctor = home.run(&["doctor"]);
+    let said = String::from_utf8_lossy(&doctor.stdout);
+    assert_eq!(doctor.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("problem  disk of the state directory: 0 MiB free"),
+        "{said}"
+    );
+    let rm = home.run(&["rm", &id, "--yes"]);
+    assert!(rm.status.success(), "{}", String::from_utf8_lossy(&rm.stderr));
+    assert_eq!(home.json(&["ls", "--all", "--json"]), serde_json::json!([]));
+    assert!(!home.path().join("runs").join(&id).exists());
+    std::fs::remove_file(filler).unwrap();
+}
+
+/// Issue #34 (9): doctor said all was well where every command failed: a
+/// `runs` that is a file, a `daemon.lock` that is a folder, and a state
+/// directory that is a file (where it advised `chmod 700`).
+#[test]
+fn doctor_names_state_entries_of_the_wrong_kind_and_a_state_directory_that_is_a_file() {
+    let (status, out) = doctor_in(|home| {
+        std::fs::write(home.join("runs"), "").unwrap();
+        std::fs::create_dir(home.join("daemon.lock")).unwrap();
+        false
+    });
+    assert_eq!(status, 1, "{out}");
+    assert!(out.contains("runs is not a folder"), "{out}");
+    assert!(out.contains("daemon.lock is not a regular file"), "{out}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("state");
+    std::fs::write(&file, "").unwrap();
+    let out = std::process::Command::new(common::BIN)
+        .arg("doctor")
+        .env("AGENTS_HOME", &file)
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("is not a directory"), "{said}");
+    assert!(!said.contains("chmod 700"), "{said}");
+}

@@ -342,3 +342,23 @@ fn a_run_from_a_folder_whose_name_is_not_utf8_is_refused_before_anything_is_stor
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert_eq!(home.json(&["ls", "--all", "--json"]), serde_json::json!([]));
 }
+
+/// Issue #34 (9): exit evidence that is there but cannot be read is said
+/// to be so; it used to read as "the supervisor died while the run was
+/// live", which it had not.
+#[test]
+fn exit_evidence_that_cannot_be_read_is_named_in_the_runs_reason() {
+    use nix::sys::signal::{Signal, kill};
+    let home = Home::new();
+    let id = home.start(&["cmd", "--", "sleep", "600"]);
+    let supervisor = supervisor_pid(&home, &id);
+    let daemon = nix::unistd::Pid::from_raw(home.daemon_pid().unwrap());
+    kill(daemon, Signal::SIGKILL).unwrap();
+    home.wait_until("the daemon is gone", || kill(daemon, None).is_err());
+    kill(supervisor, Signal::SIGKILL).unwrap();
+    home.wait_until("the supervisor is gone", || kill(supervisor, None).is_err());
+    std::fs::write(home.path().join("runs").join(&id).join("exit.json"), "{ not evidence").unwrap();
+    let ended = home.wait_end(&id);
+    let reason = ended["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("exit.json) cannot be read"), "{ended}");
+}

@@ -11,6 +11,7 @@ use crate::paths::Paths;
 pub async fn doctor(paths: &Paths) -> Result<i32> {
     let mut report = Report::default();
     state_dir(&mut report, paths);
+    disk(&mut report, paths);
     daemon(&mut report, paths).await;
     database(&mut report, paths);
     config(&mut report, paths);
@@ -38,6 +39,10 @@ impl Report {
 /// The state directory and the sockets' directory.
 fn state_dir(report: &mut Report, paths: &Paths) {
     match std::fs::metadata(&paths.home) {
+        Ok(m) if !m.is_dir() => report.bad(
+            format!("state directory {} is not a directory", paths.home.display()),
+            &format!("move {} aside, or set AGENTS_HOME to a directory", paths.home.display()),
+        ),
         Ok(m) if m.mode() & 0o077 == 0 => report.ok(format!("state directory {} (0700)", paths.home.display())),
         Ok(m) => report.bad(
             format!(
@@ -60,6 +65,7 @@ fn state_dir(report: &mut Report, paths: &Paths) {
             "make it writable (remount read-write, free space), or set AGENTS_HOME to a directory that is",
         );
     }
+    state_entries(report, paths);
     if let Err(e) = paths.trust_socket_dir() {
         report.bad(
             e,
@@ -86,6 +92,61 @@ fn state_dir(report: &mut Report, paths: &Paths) {
             dir.display()
         )),
         None => report.ok(format!("daemon socket {}", paths.daemon_socket().display())),
+    }
+}
+
+/// The state directory's own entries, each of the kind agents makes: a
+/// `runs` that is a file or a `daemon.lock` that is a folder stops every
+/// command.
+fn state_entries(report: &mut Report, paths: &Paths) {
+    let home = &paths.home;
+    let entries = [
+        (home.join("runs"), true),
+        (paths.daemon_lock(), false),
+        (paths.daemon_pid(), false),
+        (paths.daemon_log(), false),
+        (paths.proof_key(), false),
+    ];
+    for (path, folder) in entries {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let right = match folder {
+            true => meta.is_dir(),
+            false => meta.is_file(),
+        };
+        if !right {
+            let kind = if folder { "a folder" } else { "a regular file" };
+            report.bad(
+                format!("{} is not {kind}, which agents needs it to be", path.display()),
+                &format!("move {} aside (agents makes it anew)", path.display()),
+            );
+        }
+    }
+}
+
+/// The space left where the state directory is: a full disk pauses and
+/// then fails the runs writing their logs.
+fn disk(report: &mut Report, paths: &Paths) {
+    let Ok(fs) = nix::sys::statvfs::statvfs(&paths.home) else {
+        return;
+    };
+    let block = fs.fragment_size() as u64;
+    let (free, total) = (fs.blocks_available() as u64 * block, fs.blocks() as u64 * block);
+    let mib = |bytes: u64| bytes / (1 << 20);
+    // Less than 5% free, or than 64 MiB on a large disk.
+    let little = free < (total / 20).min(64 << 20);
+    let what = format!(
+        "disk of the state directory: {} MiB free of {} MiB",
+        mib(free),
+        mib(total)
+    );
+    match little {
+        true => report.bad(
+            format!("{what}: runs writing their logs will pause, then fail"),
+            "free space there: agents rm --ended (ended runs and their logs), or [retention] in config.toml",
+        ),
+        false => report.ok(what),
     }
 }
 

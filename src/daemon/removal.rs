@@ -49,21 +49,21 @@ pub async fn remove(reach: &Reach, p: RemoveParams) -> Result<RemoveResult, ApiE
     }
     result.hosts_failed = remove_on_hosts(reach, &plan).await;
     let ids: Vec<String> = plan.runs.iter().map(|r| r.id.clone()).collect();
-    reach
-        .engine
-        .store
-        .removal()
-        .remove(plan)
-        .await
-        .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+    // The folders first: on a full disk their logs are what frees the
+    // space the database needs to delete the rows (issue #34). A failure
+    // then leaves records without logs, removed by the next `rm`.
     for id in &ids {
         if let Err(e) = std::fs::remove_dir_all(reach.engine.paths.run_dir(id))
             && e.kind() != std::io::ErrorKind::NotFound
         {
-            tracing::warn!("run {id} removed, but not its folder: {e}");
+            tracing::warn!("run {id}: its folder not removed: {e}");
         }
+    }
+    let removed = reach.engine.store.removal().remove(plan).await;
+    for id in &ids {
         reach.engine.changed(id);
     }
+    removed.map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
     for kept in &result.kept {
         reach.engine.changed(&kept.id);
     }

@@ -274,11 +274,15 @@ const HANGUP_GRACE: Duration = Duration::from_millis(2000);
 
 /// The supervisor is gone without telling us how the run ended.
 pub async fn supervisor_gone(engine: &Arc<Engine>, id: &str) {
-    if let Some(evidence) = ExitEvidence::read(&engine.paths.exit_evidence(id)) {
-        // Held or not, the evidence is on disk for a next daemon.
-        let _ = record_exit(engine, id, &evidence).await;
-        return;
-    }
+    let unreadable = match ExitEvidence::read_checked(&engine.paths.exit_evidence(id)) {
+        Ok(Some(evidence)) => {
+            // Held or not, the evidence is on disk for a next daemon.
+            let _ = record_exit(engine, id, &evidence).await;
+            return;
+        }
+        Ok(None) => None,
+        Err(e) => Some(e),
+    };
     let key = id.to_string();
     let Ok(Some(row)) = engine.store.runs().get(&key).await else {
         return;
@@ -325,6 +329,12 @@ pub async fn supervisor_gone(engine: &Arc<Engine>, id: &str) {
             RunState::Lost,
             "the run's supervisor died before it reported the harness; whether it ran cannot be verified".to_string(),
         ),
+    };
+    // Evidence there but unreadable: how the run ended is not known, and
+    // the reason says so before what is.
+    let reason = match unreadable {
+        Some(e) => format!("its exit evidence (exit.json) cannot be read ({e}), so how it ended is unknown: {reason}"),
+        None => reason,
     };
     let ending = Ending {
         state,

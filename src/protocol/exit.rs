@@ -57,7 +57,18 @@ impl ExitEvidence {
     }
 
     pub fn read(path: &Path) -> Option<ExitEvidence> {
-        serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+        ExitEvidence::read_checked(path).ok().flatten()
+    }
+
+    /// The evidence at `path`: none when there is none, an error that says
+    /// why when a file is there and cannot be read as evidence.
+    pub fn read_checked(path: &Path) -> Result<Option<ExitEvidence>, String> {
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e.to_string()),
+        };
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| e.to_string())
     }
 
     /// The terminal state this evidence supports, and why.
