@@ -127,6 +127,8 @@ fn state_entries(report: &mut Report, paths: &Paths) {
 
 /// The space left where the state directory is: a full disk pauses and
 /// then fails the runs writing their logs.
+// statvfs's counts are 32 bits wide on some targets.
+#[allow(clippy::unnecessary_cast)]
 fn disk(report: &mut Report, paths: &Paths) {
     let Ok(fs) = nix::sys::statvfs::statvfs(&paths.home) else {
         return;
