@@ -10,13 +10,20 @@
 //!   with the same id, as a user would: the id makes it count once);
 //! - the daemon `kill -9`ed every 30 s (its runs' supervisors start it
 //!   again, or the next command does);
-//! - halfway, the home's file system filled to its last byte for 5 s.
+//! - halfway, the home's file system filled to its last byte for 5 s;
+//! - every 5 s a hook forged for a run by its id alone (no proof), as any
+//!   process that read `agents ls` could; each one the daemon took would
+//!   be a `HOOK` event on a `cmd` run, which has no hooks of its own;
+//! - every 45 s the daemon's every place taken for 5 s by 256 connections
+//!   that say their header and nothing more;
+//! - every 40 s one run's supervisor stopped (SIGSTOP) for 10 s, across a
+//!   daemon kill when one falls in that time.
 //!
 //! At the end every run is sent `stop`; each then prints `last N` and
 //! exits. Its output log must hold `line 0` … `line N-1` once each, in
 //! order, and `got P` exactly once for each prompt it was sent. Printed:
-//! lines lost, prompts lost or duplicated, runs not `succeeded`, the
-//! daemon's peak RSS (VmHWM of each daemon process, the largest) and peak
+//! lines lost, prompts lost or duplicated, runs not `succeeded` (stuck or
+//! lost), forged hooks taken, the faults injected, the daemon's peak RSS (VmHWM of each daemon process, the largest) and peak
 //! open descriptors, sampled every second.
 //!
 //! `AGENTS_SOAK_RUNS` (200) and `AGENTS_SOAK_SECS` (300) change the size.
@@ -37,6 +44,13 @@ use common::Home;
 const KILL_EVERY: Duration = Duration::from_secs(30);
 const PROMPT_EVERY: Duration = Duration::from_millis(250);
 const FULL_FOR: Duration = Duration::from_secs(5);
+const FORGE_EVERY: Duration = Duration::from_secs(5);
+const CROWD_EVERY: Duration = Duration::from_secs(45);
+const CROWD_FOR: Duration = Duration::from_secs(5);
+/// The daemon's places (`MAX_CLIENTS`), every one taken.
+const CROWD: usize = 256;
+const STOP_EVERY: Duration = Duration::from_secs(40);
+const STOP_FOR: Duration = Duration::from_secs(10);
 
 /// Prints `line N` every half second (in the background); answers each
 /// prompt read with `got <prompt>`; `stop` ends it with `last N`. No echo:
@@ -96,19 +110,76 @@ fn open_fds(pid: i32) -> Option<usize> {
     Some(std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count())
 }
 
-/// Kills the daemon every `KILL_EVERY` and fills the disk at `full_at`
-/// for `FULL_FOR`, until `done`; returns the kills.
-fn faults(home: &Home, done: &AtomicBool, start: Instant, mut full_at: Option<Instant>) -> u32 {
-    let (mut kills, mut next_kill) = (0, start + KILL_EVERY);
+/// The faults injected, by kind.
+#[derive(Default, Debug)]
+struct Injected {
+    kills: u32,
+    forged: u32,
+    crowds: u32,
+    stops: u32,
+}
+
+/// A fault that repeats: when it is next due, and when the one under way
+/// is undone.
+struct Every {
+    every: Duration,
+    next: Instant,
+}
+
+impl Every {
+    fn new(start: Instant, every: Duration) -> Every {
+        Every {
+            every,
+            next: start + every,
+        }
+    }
+
+    /// Due now: counted from the last time it was due.
+    fn due(&mut self, now: Instant) -> bool {
+        let due = now >= self.next;
+        if due {
+            self.next += self.every;
+        }
+        due
+    }
+}
+
+/// Injects every fault until `done`: the daemon killed, the disk filled at
+/// `full_at`, hooks forged, the daemon's places taken, a supervisor
+/// stopped; each undone on time, and all before it returns.
+fn faults(home: &Home, ids: &[String], done: &AtomicBool, start: Instant, mut full_at: Option<Instant>) -> Injected {
+    let mut injected = Injected::default();
+    let (mut kill, mut forge) = (Every::new(start, KILL_EVERY), Every::new(start, FORGE_EVERY));
+    let (mut crowd, mut stop) = (Every::new(start, CROWD_EVERY), Every::new(start, STOP_EVERY));
     let mut filler: Option<(PathBuf, Instant)> = None;
-    while !done.load(Ordering::Relaxed) || filler.is_some() {
+    let mut crowded: Option<(Vec<std::os::unix::net::UnixStream>, Instant)> = None;
+    let mut stopped: Option<(nix::unistd::Pid, Instant)> = None;
+    while !done.load(Ordering::Relaxed) || filler.is_some() || crowded.is_some() || stopped.is_some() {
         let now = Instant::now();
-        if now >= next_kill && !done.load(Ordering::Relaxed) {
-            if let Some(pid) = daemon_pid(home) {
-                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
-                kills += 1;
-            }
-            next_kill += KILL_EVERY;
+        let going = !done.load(Ordering::Relaxed);
+        if kill.due(now)
+            && going
+            && let Some(pid) = daemon_pid(home)
+        {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+            injected.kills += 1;
+        }
+        if forge.due(now) && going {
+            forge_hook(home, &ids[injected.forged as usize % ids.len()]);
+            injected.forged += 1;
+        }
+        if crowd.due(now) && going && crowded.is_none() {
+            crowded = Some((take_every_place(home), now));
+            injected.crowds += 1;
+        }
+        if stop.due(now)
+            && going
+            && stopped.is_none()
+            && let Some(pid) = supervisor_of(home, &ids[injected.stops as usize % ids.len()])
+        {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP);
+            stopped = Some((pid, now));
+            injected.stops += 1;
         }
         if full_at.is_some_and(|at| now >= at) {
             full_at = None;
@@ -121,9 +192,55 @@ fn faults(home: &Home, done: &AtomicBool, start: Instant, mut full_at: Option<In
             std::fs::remove_file(path).expect("free the disk");
             filler = None;
         }
+        if crowded
+            .as_ref()
+            .is_some_and(|(_, since)| now.duration_since(*since) >= CROWD_FOR)
+        {
+            crowded = None;
+        }
+        if let Some((pid, since)) = stopped
+            && now.duration_since(since) >= STOP_FOR
+        {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT);
+            stopped = None;
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
-    kills
+    injected
+}
+
+/// A hook for `run` from outside it: its id and nothing else, the payload
+/// one that would make it wait for an approval.
+fn forge_hook(home: &Home, run: &str) {
+    let payload = r#"{"session_id":"forged","hook_event_name":"Notification","notification_type":"permission_prompt","message":"forged"}"#;
+    let _ = home
+        .command(&["hook", "Notification", payload])
+        .env("AGENTS_RUN_ID", run)
+        .env_remove("AGENTS_RUN_PROOF")
+        .output();
+}
+
+/// `CROWD` connections that say their header and then nothing.
+fn take_every_place(home: &Home) -> Vec<std::os::unix::net::UnixStream> {
+    use std::io::Write;
+    (0..CROWD)
+        .filter_map(|_| {
+            let mut s = std::os::unix::net::UnixStream::connect(home.home.join("daemon.sock")).ok()?;
+            s.write_all(b"agents/1 crowd\n").ok()?;
+            Some(s)
+        })
+        .collect()
+}
+
+/// The pid of `run`'s supervisor, as the daemon recorded it.
+fn supervisor_of(home: &Home, run: &str) -> Option<nix::unistd::Pid> {
+    let db =
+        rusqlite::Connection::open_with_flags(home.home.join("agents.db"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .ok()?;
+    let pid: i64 = db
+        .query_row("SELECT supervisor_pid FROM runs WHERE id = ?1", [run], |r| r.get(0))
+        .ok()?;
+    Some(nix::unistd::Pid::from_raw(pid as i32))
 }
 
 #[derive(Default)]
@@ -203,8 +320,16 @@ fn main() {
     let start = Instant::now();
     let until = start + Duration::from_secs(secs);
     let faults = std::thread::spawn({
-        let (home, done, full) = (home.clone(), done.clone(), mount.is_some());
-        move || faults(&home, &done, start, full.then(|| start + Duration::from_secs(secs / 2)))
+        let (home, done, full, ids) = (home.clone(), done.clone(), mount.is_some(), ids.clone());
+        move || {
+            faults(
+                &home,
+                &ids,
+                &done,
+                start,
+                full.then(|| start + Duration::from_secs(secs / 2)),
+            )
+        }
     });
     let mut sent: Vec<HashSet<String>> = vec![HashSet::new(); runs];
     let (mut retries, mut prompt) = (0u32, 0usize);
@@ -218,7 +343,7 @@ fn main() {
         std::thread::sleep(PROMPT_EVERY.saturating_sub(now.elapsed()));
     }
     done.store(true, Ordering::Relaxed);
-    let kills = faults.join().expect("faults thread");
+    let injected = faults.join().expect("faults thread");
     for id in &ids {
         retries += until_ok(&home, &["send", "--id", &format!("stop-{id}"), id, "stop"]) - 1;
     }
@@ -242,9 +367,14 @@ fn main() {
     let watching = watcher.join();
     assert!(watching.is_ok(), "the daemon's sampler");
     report(&home, &ids, &sent, &not_succeeded);
+    let taken = forged_taken(&home, &ids);
+    println!(
+        "faults: {} kill -9, {} hooks forged ({taken} taken), {} times every place taken, {} supervisors stopped",
+        injected.kills, injected.forged, injected.crowds, injected.stops
+    );
     let peaks = peaks.lock().unwrap();
     println!(
-        "daemon: {kills} kill -9, {} daemon processes seen, peak RSS {:.1} MiB, peak fds {}",
+        "daemon: {} daemon processes seen, peak RSS {:.1} MiB, peak fds {}",
         peaks.daemons.len(),
         peaks.rss_kib as f64 / 1024.0,
         peaks.fds
@@ -252,6 +382,19 @@ fn main() {
     println!("prompts sent: {prompt} (+{runs} stop); sends tried again after a failure: {retries}");
     drop(home);
     drop(mount);
+}
+
+/// Hooks the daemon took for the runs: each one forged (a `cmd` run has
+/// no hooks of its own).
+fn forged_taken(home: &Home, ids: &[String]) -> usize {
+    ids.iter()
+        .map(|id| {
+            let shown = agents(home, &["show", id, "--json"]);
+            let shown: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap_or_default();
+            let events = shown["events"].as_array().cloned().unwrap_or_default();
+            events.iter().filter(|e| e["kind"] == "HOOK").count()
+        })
+        .sum()
 }
 
 /// Lines lost, prompts lost and duplicated, runs not succeeded.

@@ -362,3 +362,32 @@ fn exit_evidence_that_cannot_be_read_is_named_in_the_runs_reason() {
     let reason = ended["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("exit.json) cannot be read"), "{ended}");
 }
+
+/// Issue #34 (9): a run that lived on while its database was recreated had
+/// no record, so nothing could list or cancel it. It is recorded again
+/// from its run folder and supervisor, said to be, and can be cancelled.
+#[test]
+fn a_live_run_whose_record_was_lost_with_the_database_is_adopted_from_its_folder() {
+    let home = Home::new();
+    let id = home.start(&["--name", "keeper", "cmd", "--", "sleep", "600"]);
+    home.ok(&["daemon", "stop"]);
+    for file in ["agents.db", "agents.db-wal", "agents.db-shm"] {
+        let _ = std::fs::remove_file(home.path().join(file));
+    }
+    let listed = home.json(&["ls", "--json"]);
+    let runs = listed.as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{listed}");
+    assert_eq!(
+        (runs[0]["id"].as_str(), runs[0]["state"].as_str()),
+        (Some(id.as_str()), Some("running"))
+    );
+    let command = runs[0]["command"].as_array().unwrap();
+    assert!(
+        command[0].as_str().unwrap().ends_with("sleep") && command[1] == "600",
+        "{listed}"
+    );
+    let recovered = home.events(&id).into_iter().find(|e| e["kind"] == "RECOVERED");
+    assert!(recovered.is_some(), "{:?}", home.event_kinds(&id));
+    home.ok(&["cancel", &id]);
+    assert_eq!(home.wait_end(&id)["state"], "cancelled");
+}

@@ -211,7 +211,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
 fn open(paths: Paths) -> Result<(Arc<Daemon>, UnixListener, std::path::PathBuf)> {
     if let Some(runs) = paths.lost_database() {
         tracing::warn!(
-            "{} is empty but {runs} run folder(s) exist: the records were lost; starting a new database (see agents doctor)",
+            "{} is empty but {runs} run folder(s) exist: the records were lost; starting a new database, live runs adopted from their folders (see agents doctor)",
             paths.db().display()
         );
     }

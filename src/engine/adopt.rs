@@ -50,15 +50,20 @@ pub async fn reconcile_all(engine: &Arc<Engine>) {
             }
         })
         .await;
+    super::orphans::adopt_all(engine).await;
 }
 
 /// [`adopt`], its greeting bounded by [`GREETING`].
 async fn adopt_again(engine: &Arc<Engine>, row: &RunRow) -> anyhow::Result<Arc<LiveRun>> {
-    let socket = engine.paths.run_socket(&row.id);
-    let greeted = tokio::time::timeout(GREETING, greet(&socket))
-        .await
-        .map_err(|_| anyhow::anyhow!("its supervisor did not answer within {}s", GREETING.as_secs()))??;
+    let greeted = greet_bounded(&engine.paths.run_socket(&row.id)).await?;
     follow(engine, row, greeted).await
+}
+
+/// [`greet`], within [`GREETING`].
+pub(super) async fn greet_bounded(socket: &std::path::Path) -> anyhow::Result<Greeted> {
+    tokio::time::timeout(GREETING, greet(socket))
+        .await
+        .map_err(|_| anyhow::anyhow!("its supervisor did not answer within {}s", GREETING.as_secs()))?
 }
 
 /// A supervisor not adopted: tried again later while its process lives
@@ -128,7 +133,7 @@ pub async fn adopt(engine: &Arc<Engine>, row: &RunRow) -> anyhow::Result<Arc<Liv
 }
 
 /// A supervisor's link and what it says of its run.
-type Greeted = (
+pub(super) type Greeted = (
     Link,
     tokio::sync::mpsc::Receiver<crate::protocol::supervisor::Note>,
     Hello,
@@ -142,7 +147,11 @@ async fn greet(socket: &std::path::Path) -> anyhow::Result<Greeted> {
 }
 
 /// Verifies the supervisor that greeted is the one recorded, and follows it.
-async fn follow(engine: &Arc<Engine>, row: &RunRow, (link, notes, hello): Greeted) -> anyhow::Result<Arc<LiveRun>> {
+pub(super) async fn follow(
+    engine: &Arc<Engine>,
+    row: &RunRow,
+    (link, notes, hello): Greeted,
+) -> anyhow::Result<Arc<LiveRun>> {
     if hello.run != row.id {
         anyhow::bail!("the socket answered for another run");
     }

@@ -19,6 +19,7 @@ pub mod hooks;
 pub mod limits;
 pub mod live;
 pub mod once;
+pub mod orphans;
 pub mod queue;
 pub mod reaper;
 pub mod recover;
