@@ -457,22 +457,24 @@ fn the_socket_is_private_to_the_user_and_the_home_is_0700() {
     assert_eq!(mode(&paths(&home).daemon_socket()), 0o600, "daemon.sock");
 }
 
+/// A run that answers each line it reads with `answer` (`$p` the line),
+/// and a connection to its supervisor's socket that said its header.
+fn reading_run(home: &Home, answer: &str) -> (String, Wire) {
+    let script = format!("stty -echo; echo ready; while IFS= read -r p; do echo \"{answer}\"; done");
+    let id = home.start(&["cmd", "--", "bash", "-c", &script]);
+    home.wait_until("the run reads", || log_tail_contains(home, &id, "ready"));
+    let mut wire = Wire::connect_to(&paths(home).run_socket(&id));
+    wire.send(format!("agents/{PROTOCOL_VERSION} test\n").as_bytes());
+    (id, wire)
+}
+
 /// A prompt typed twice under one id goes in once: a daemon killed (or
 /// refused by a full disk) between typing a prompt and recording that it
 /// did types it again, and the supervisor, which outlives it, knows the id.
 #[test]
 fn a_prompt_a_supervisor_is_asked_twice_to_type_goes_in_once() {
     let home = Home::new();
-    let id = home.start(&[
-        "cmd",
-        "--",
-        "bash",
-        "-c",
-        "stty -echo; echo ready; while IFS= read -r p; do echo \"got $p\"; done",
-    ]);
-    home.wait_until("the run reads", || log_tail_contains(&home, &id, "ready"));
-    let mut wire = Wire::connect_to(&paths(&home).run_socket(&id));
-    wire.send(format!("agents/{PROTOCOL_VERSION} test\n").as_bytes());
+    let (id, mut wire) = reading_run(&home, "got $p");
     let prompts = [("P-1", "once"), ("P-1", "once"), ("P-2", "after")];
     let mut answers = Vec::new();
     for (n, (prompt, text)) in prompts.iter().enumerate() {
@@ -493,16 +495,7 @@ fn a_prompt_a_supervisor_is_asked_twice_to_type_goes_in_once() {
 #[test]
 fn a_prompt_past_the_bound_sent_straight_to_a_supervisor_is_refused_and_nothing_is_typed() {
     let home = Home::new();
-    let id = home.start(&[
-        "cmd",
-        "--",
-        "bash",
-        "-c",
-        "stty -echo; echo ready; while IFS= read -r p; do echo \"got ${#p}\"; done",
-    ]);
-    home.wait_until("the run reads", || log_tail_contains(&home, &id, "ready"));
-    let mut wire = Wire::connect_to(&paths(&home).run_socket(&id));
-    wire.send(format!("agents/{PROTOCOL_VERSION} test\n").as_bytes());
+    let (id, mut wire) = reading_run(&home, "got ${#p}");
     wire.request(1, "sup.prompt", json!({ "id": "P-big", "text": "x".repeat(900_000) }));
     let refused = wire.response();
     let why = refused["error"]["message"].as_str().unwrap_or_default().to_string();

@@ -343,20 +343,26 @@ fn a_run_from_a_folder_whose_name_is_not_utf8_is_refused_before_anything_is_stor
     assert_eq!(home.json(&["ls", "--all", "--json"]), serde_json::json!([]));
 }
 
-/// Issue #34 (9): exit evidence that is there but cannot be read is said
-/// to be so; it used to read as "the supervisor died while the run was
-/// live", which it had not.
-#[test]
-fn exit_evidence_that_cannot_be_read_is_named_in_the_runs_reason() {
+/// `kill -9` of the daemon, then of run `id`'s supervisor: the run's end
+/// is for the next daemon to find.
+fn kill_daemon_and_supervisor(home: &Home, id: &str) {
     use nix::sys::signal::{Signal, kill};
-    let home = Home::new();
-    let id = home.start(&["cmd", "--", "sleep", "600"]);
-    let supervisor = supervisor_pid(&home, &id);
+    let supervisor = supervisor_pid(home, id);
     let daemon = nix::unistd::Pid::from_raw(home.daemon_pid().unwrap());
     kill(daemon, Signal::SIGKILL).unwrap();
     home.wait_until("the daemon is gone", || kill(daemon, None).is_err());
     kill(supervisor, Signal::SIGKILL).unwrap();
     home.wait_until("the supervisor is gone", || kill(supervisor, None).is_err());
+}
+
+/// Issue #34 (9): exit evidence that is there but cannot be read is said
+/// to be so; it used to read as "the supervisor died while the run was
+/// live", which it had not.
+#[test]
+fn exit_evidence_that_cannot_be_read_is_named_in_the_runs_reason() {
+    let home = Home::new();
+    let id = home.start(&["cmd", "--", "sleep", "600"]);
+    kill_daemon_and_supervisor(&home, &id);
     std::fs::write(home.path().join("runs").join(&id).join("exit.json"), "{ not evidence").unwrap();
     let ended = home.wait_end(&id);
     let reason = ended["reason"].as_str().unwrap_or_default();
@@ -390,4 +396,17 @@ fn a_live_run_whose_record_was_lost_with_the_database_is_adopted_from_its_folder
     assert!(recovered.is_some(), "{:?}", home.event_kinds(&id));
     home.ok(&["cancel", &id]);
     assert_eq!(home.wait_end(&id)["state"], "cancelled");
+}
+
+/// Issue #34 (11): a run cut short by a daemon that died (its supervisor
+/// with it) ends `interrupted`, and its name does not block a retry.
+#[test]
+fn a_name_left_by_an_interrupted_run_is_free_for_the_retry() {
+    let home = Home::new();
+    let id = home.start(&["--name", "flood14", "cmd", "--", "sleep", "600"]);
+    kill_daemon_and_supervisor(&home, &id);
+    assert_eq!(home.wait_end(&id)["state"], "interrupted");
+    let again = home.start(&["--name", "flood14", "cmd", "--", "sleep", "600"]);
+    assert_eq!(home.show("flood14")["id"], again.as_str());
+    home.ok(&["cancel", &again]);
 }
