@@ -216,12 +216,7 @@ pub async fn read_frame_within<R: AsyncRead + Unpin>(
         if len > MAX_FRAME {
             return Err(FrameError::TooLarge(len));
         }
-        let mut body = Vec::with_capacity(len.min(FIRST_READ));
-        (&mut *r).take(len as u64).read_to_end(&mut body).await?;
-        if body.len() < len {
-            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
-        }
-        Frame::decode(&body)
+        Frame::decode(&read_body(r, len).await?)
     };
     match within {
         Some(limit) => tokio::time::timeout(limit, rest)
@@ -233,6 +228,25 @@ pub async fn read_frame_within<R: AsyncRead + Unpin>(
 
 /// What a frame's body reserves before its bytes arrive.
 const FIRST_READ: usize = 64 * 1024;
+
+/// A body of `len` bytes, its buffer doubled as bytes arrive and never
+/// past `len`.
+async fn read_body<R: AsyncRead + Unpin>(r: &mut R, len: usize) -> Result<Vec<u8>, FrameError> {
+    let mut body = Vec::with_capacity(len.min(FIRST_READ));
+    while body.len() < len {
+        if body.len() == body.capacity() {
+            let grown = (body.capacity() * 2).min(len);
+            body.reserve_exact(grown - body.len());
+        }
+        // Into the room there is (never grown here), and no byte past this
+        // frame's.
+        let left = (len - body.len()) as u64;
+        if (&mut *r).take(left).read_buf(&mut body).await? == 0 {
+            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+        }
+    }
+    Ok(body)
+}
 
 pub async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, frame: &Frame) -> Result<(), FrameError> {
     let bytes = frame.encode()?;
