@@ -3,8 +3,9 @@
 //!
 //! `cargo bench --bench soak` (release build; the full disk needs root to
 //! mount a tmpfs, and is skipped with a line saying so without it).
-//! - 200 `cmd` runs, each a bash script printing a numbered line every
-//!   half second and answering each prompt it reads with `got <text>`;
+//! - 200 `cmd` runs, each a bash script printing five numbered lines every
+//!   10 s (idle at its prompt in between, as an agent is) and answering
+//!   each prompt it reads with `got <text>`;
 //! - a prompt every 250 ms, to each run in turn, by `agents send --id`
 //!   (a send that fails, as one racing a killed daemon can, is sent again
 //!   with the same id, as a user would: the id makes it count once);
@@ -52,15 +53,26 @@ const CROWD: usize = 256;
 const STOP_EVERY: Duration = Duration::from_secs(40);
 const STOP_FOR: Duration = Duration::from_secs(10);
 
-/// Prints `line N` every half second (in the background); answers each
+/// Works as an agent does, in bursts (in the background): five numbered
+/// lines every 10 s, each with its number also in letters (`line 12 bc`),
+/// so the screen changes in more than a counter (a screen changing only in
+/// its digits is a stalled agent's); quiet in between, so it is idle at its
+/// prompt between bursts (a line every half second is an agent at work for
+/// good: `engine/rhythm.rs`, and no prompt would go in). Answers each
 /// prompt read with `got <prompt>`; `stop` ends it with `last N`. No echo:
 /// the log holds only what the loop printed. The reading never times out
 /// (bash's `read -t` drops the first byte of a line that arrives as it
-/// times out), and the printer stops only at the top of its loop, so
-/// `last N` is exact.
+/// times out), and the printer stops only between lines, so `last N` is
+/// exact.
 const LOOP: &str = r#"stty -echo
 ( i=0; trap 'stop=1' TERM
-  while [ -z "$stop" ]; do echo "line $i"; i=$((i+1)); sleep 0.5; done
+  while [ -z "$stop" ]; do
+    for k in 1 2 3 4 5; do
+      w=$i; for d in 0:a 1:b 2:c 3:d 4:e 5:f 6:g 7:h 8:i 9:j; do w=${w//${d%:*}/${d#*:}}; done
+      echo "line $i $w"; i=$((i+1))
+    done
+    [ -z "$stop" ] && { sleep 10 & wait $!; }
+  done
   echo "last $i" ) &
 while IFS= read -r p; do echo "got $p"; [ "$p" = stop ] && break; done
 kill -TERM $!; wait $!"#;
@@ -278,7 +290,8 @@ fn hear(log: &[u8]) -> Heard {
         got: HashMap::new(),
     };
     for line in text.split('\n').map(|l| l.trim_end_matches('\r')) {
-        if let Some(n) = line.strip_prefix("line ").and_then(|n| n.parse().ok()) {
+        let number = |rest: &str| rest.split(' ').next().and_then(|n| n.parse().ok());
+        if let Some(n) = line.strip_prefix("line ").and_then(number) {
             heard.lines.push(n);
         } else if let Some(n) = line.strip_prefix("last ").and_then(|n| n.parse().ok()) {
             heard.last = Some(n);
