@@ -264,7 +264,7 @@ impl Paths {
         self.run_dir(run).join("supervise.log")
     }
 
-    /// The key runs' proofs are made with (`engine::proof`).
+    /// The key runs' proofs are made with (`crate::proof`).
     pub fn proof_key(&self) -> PathBuf {
         self.home.join("run-proof.key")
     }

@@ -1,5 +1,5 @@
 //! Proof that a request comes from inside a run (issue #34, docs/design.md
-//! §7): a run's id is printed by `agents ls`, so naming it proves nothing.
+//! §2): a run's id is printed by `agents ls`, so naming it proves nothing.
 //! Each run's environment also carries [`PROOF_VAR`], an HMAC of its id
 //! under a key only this daemon's state directory holds. A hook, a mail's
 //! sender, the `by` of a cancel and the parent of a run started from inside
@@ -42,20 +42,22 @@ impl Proofs {
             Ok(None) => make_key(path).map_err(|e| refused(e.to_string()))?,
             Err(e) => return Err(refused(e)),
         };
-        Ok(Proofs {
-            key: hmac::Key::new(hmac::HMAC_SHA256, &bytes),
-        })
+        Ok(Proofs::with_key(&bytes))
     }
 
     /// The key a daemon made, never a new one: for the demo, which writes
     /// its agents' first mail for them.
     pub fn read(path: &Path) -> Result<Proofs, String> {
         match read_key(path) {
-            Ok(Some(bytes)) => Ok(Proofs {
-                key: hmac::Key::new(hmac::HMAC_SHA256, &bytes),
-            }),
+            Ok(Some(bytes)) => Ok(Proofs::with_key(&bytes)),
             Ok(None) => Err(format!("cannot use {}: there is no key", path.display())),
             Err(e) => Err(format!("cannot use {}: {e}", path.display())),
+        }
+    }
+
+    fn with_key(bytes: &[u8]) -> Proofs {
+        Proofs {
+            key: hmac::Key::new(hmac::HMAC_SHA256, bytes),
         }
     }
 
@@ -72,6 +74,12 @@ impl Proofs {
     /// `claimed` when `proof` proves it; else none (the user's).
     pub fn vouch(&self, claimed: Option<String>, proof: Option<&str>) -> Option<String> {
         claimed.filter(|run| proof.is_some_and(|p| self.holds(run, p)))
+    }
+
+    /// A start's parent: the run it names, else the run its environment
+    /// proves it comes from.
+    pub fn parent_of(&self, named: Option<&String>, env: &[(String, String)]) -> Option<String> {
+        named.cloned().or_else(|| self.of_env(env))
     }
 
     /// The run an environment proves it comes from (`AGENTS_RUN_ID` and

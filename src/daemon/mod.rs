@@ -138,8 +138,19 @@ fn start(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
 /// `ready` is taken only once the socket accepts connections: an error before
 /// that leaves it with `main`, which tells the waiting client why.
 async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
+    let lost = paths.lost_database();
+    if let Some(runs) = lost {
+        tracing::warn!(
+            "{} is empty but {runs} run folder(s) exist: the records were lost; starting a new database, live runs adopted from their folders (see agents doctor)",
+            paths.db().display()
+        );
+    }
     let (daemon, listener, socket) = open(paths)?;
     crate::engine::adopt::reconcile_all(&daemon.engine).await;
+    // Only a database made anew holds no record of a live run.
+    if lost.is_some() {
+        crate::engine::orphans::adopt_all(&daemon.engine).await;
+    }
     crate::remote::resume(&daemon.here()).await;
     mail::hand_over_stored(&daemon.reach()).await;
     crate::engine::tasks::tell_untold_mirror_ends(&daemon.engine).await;
@@ -209,12 +220,6 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
 
 /// Opens the database and the socket, and the daemon over them.
 fn open(paths: Paths) -> Result<(Arc<Daemon>, UnixListener, std::path::PathBuf)> {
-    if let Some(runs) = paths.lost_database() {
-        tracing::warn!(
-            "{} is empty but {runs} run folder(s) exist: the records were lost; starting a new database, live runs adopted from their folders (see agents doctor)",
-            paths.db().display()
-        );
-    }
     let store = Store::open(&paths.db()).with_context(|| format!("cannot open {}", paths.db().display()))?;
     paths.make_database_owner_only();
     // We hold the lock, so any socket file left here is from a dead daemon.

@@ -12,7 +12,7 @@ use super::run_link::RunLink;
 use crate::api::{ErrorCode, RunState};
 use crate::protocol::exit::ExitEvidence;
 use crate::protocol::supervisor::{Hello, calls};
-use crate::pty::{Identity, Liveness};
+use crate::pty::Liveness;
 use crate::store::runs::{self, Ending, RunRow};
 
 /// How long a supervisor has to greet the daemon when adopted again: one
@@ -50,7 +50,6 @@ pub async fn reconcile_all(engine: &Arc<Engine>) {
             }
         })
         .await;
-    super::orphans::adopt_all(engine).await;
 }
 
 /// [`adopt`], its greeting bounded by [`GREETING`].
@@ -83,15 +82,8 @@ async fn not_adopted(engine: &Arc<Engine>, row: RunRow, e: anyhow::Error) {
 
 /// Whether the run's recorded supervisor is still that process.
 fn supervisor_lives(row: &RunRow) -> bool {
-    let (Some(pid), Some(start), Some(boot)) = (row.supervisor_pid, row.supervisor_start, &row.boot_id) else {
-        return false;
-    };
-    let supervisor = Identity {
-        pid: pid as i32,
-        start_ticks: start as u64,
-        boot_id: boot.clone(),
-    };
-    supervisor.liveness() == Liveness::Alive
+    row.supervisor_identity()
+        .is_some_and(|supervisor| supervisor.liveness() == Liveness::Alive)
 }
 
 /// Tries to adopt a live supervisor again, backing off, until it answers,
@@ -299,13 +291,9 @@ pub async fn supervisor_gone(engine: &Arc<Engine>, id: &str) {
     if !row.state.is_live() {
         return;
     }
-    let (state, reason) = match (row.pid, row.proc_start, &row.boot_id) {
-        (Some(pid), Some(start), Some(boot)) => {
-            let harness = Identity {
-                pid: pid as i32,
-                start_ticks: start as u64,
-                boot_id: boot.clone(),
-            };
+    let (state, reason) = match row.harness_identity() {
+        Some(harness) => {
+            let pid = harness.pid;
             // The PTY closed with the supervisor, so the harness got a hangup.
             let deadline = tokio::time::Instant::now() + HANGUP_GRACE;
             let mut seen = harness.liveness();

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::Engine;
 use crate::api::{ApiError, ErrorCode, RunState};
-use crate::pty::{Identity, Liveness};
+use crate::pty::Liveness;
 use crate::store::runs;
 
 /// Cancels a run and, following ownership edges, its non-detached children
@@ -63,15 +63,11 @@ async fn cancel_one(engine: &Arc<Engine>, row: &runs::RunRow, force: bool, by: O
         return Ok(true);
     }
     if row.state == RunState::Lost
-        && let (Some(pid), Some(start), Some(boot)) = (row.pid, row.proc_start, &row.boot_id)
+        && let Some(leader) = row.harness_identity()
     {
         // A harness whose supervisor died: signal it ourselves, after
         // verifying it is still the process we recorded.
-        let leader = Identity {
-            pid: pid as i32,
-            start_ticks: start as u64,
-            boot_id: boot.clone(),
-        };
+        let pid = leader.pid;
         match leader.liveness() {
             Liveness::Gone => {
                 return Err(ApiError::new(

@@ -45,7 +45,11 @@ pub async fn report(engine: &Arc<Engine>, mut r: HookReport) -> Result<HookOutco
     }
     // A transcript it names must be where its harness keeps sessions: a
     // path is indexed, shown and, with `--purge-transcripts`, deleted.
-    let roots = harness::roots::of_run(&engine.paths.run_dir(&row.id), &row.harness, &row.cwd);
+    let named = r.transcript_path.is_some() || r.agent_transcript_path.is_some();
+    let roots = match named {
+        true => harness::roots::of_run(&engine.paths.run_dir(&row.id), &row.harness, &row.cwd),
+        false => Vec::new(),
+    };
     for path in [&mut r.transcript_path, &mut r.agent_transcript_path] {
         if path
             .as_deref()

@@ -16,7 +16,8 @@ use crate::api::RunState;
 use crate::store::run_calls::Creation;
 use crate::store::runs::{NewRun, RunRow};
 
-/// Records and adopts every live run that has a folder and no record.
+/// Records and adopts every live run that has a folder and no record:
+/// after a start on a database made anew (`Paths::lost_database`).
 pub async fn adopt_all(engine: &Arc<Engine>) {
     let with_sockets = runs_with_sockets(engine);
     let Ok(known) = engine.store.runs().get_many(with_sockets.clone()).await else {

@@ -53,7 +53,7 @@ pub async fn start(engine: &Arc<Engine>, params: StartParams) -> Result<RunRecor
     let config = engine.config();
     let id = ulid::Ulid::new().to_string();
     // The parent: named, or the run this request proves it comes from.
-    let parent = match params.parent.clone().or_else(|| engine.proofs.of_env(&params.env)) {
+    let parent = match engine.proofs.parent_of(params.parent.as_ref(), &params.env) {
         Some(reference) => Some(resolve_row(engine, &reference).await?),
         None => None,
     };

@@ -23,7 +23,7 @@ pub async fn start(daemon: &Here, params: StartParams, host_name: &str) -> Resul
     }
     // The parent: named, or the run this request proves it comes from.
     // One on the same host is the remote daemon's to know; any other only ours.
-    let parent_ref = params.parent.clone().or_else(|| daemon.proofs().of_env(&params.env));
+    let parent_ref = daemon.proofs().parent_of(params.parent.as_ref(), &params.env);
     let parent = match parent_ref {
         Some(reference) => Some(
             row(daemon, &reference)

@@ -54,6 +54,14 @@ pub struct RunRow {
     pub former_names: Vec<String>,
 }
 
+fn identity(pid: i64, start: i64, boot: &str) -> Option<crate::pty::Identity> {
+    Some(crate::pty::Identity {
+        pid: i32::try_from(pid).ok()?,
+        start_ticks: u64::try_from(start).ok()?,
+        boot_id: boot.to_string(),
+    })
+}
+
 const COLUMNS: &str = "id, name, harness, host, cwd, command, state, status, parent_run_id, root_run_id, detached, \
      session_id, launch_id, pid, pgid, proc_start, boot_id, supervisor_pid, supervisor_start, exit_code, signal, \
      reason, created_at, started_at, ended_at, rows, cols, timeout_secs, worktree, output_bytes, args, routine, \
@@ -74,6 +82,16 @@ pub struct NewRun {
 }
 
 impl RunRow {
+    /// The harness process as recorded, once it was spawned.
+    pub fn harness_identity(&self) -> Option<crate::pty::Identity> {
+        identity(self.pid?, self.proc_start?, self.boot_id.as_ref()?)
+    }
+
+    /// The supervisor process as recorded (on its harness's boot).
+    pub fn supervisor_identity(&self) -> Option<crate::pty::Identity> {
+        identity(self.supervisor_pid?, self.supervisor_start?, self.boot_id.as_ref()?)
+    }
+
     /// A run just created: `pending`, its own root, created now, 120×40,
     /// a launch id of its own; nothing started.
     pub fn new(run: NewRun) -> RunRow {
