@@ -181,7 +181,8 @@ struct Level {
     daemon: f64,
     supervisors: f64,
     tmux: f64,
-    ls_ms: f64,
+    /// `agents ls` (the table), and `agents ls --json`.
+    ls_ms: (f64, f64),
     tmux_ls_ms: f64,
     start_rate: f64,
     rss_kb: u64,
@@ -233,7 +234,7 @@ impl Agents {
             .collect()
     }
 
-    fn measure(&self, n: usize, window: Duration) -> (f64, f64, f64, u64, u64) {
+    fn measure(&self, n: usize, window: Duration) -> (f64, f64, (f64, f64), u64, u64) {
         let supervisors = self.supervisors();
         assert_eq!(supervisors.len(), n, "one supervisor per live run");
         std::thread::sleep(SETTLE);
@@ -241,7 +242,10 @@ impl Agents {
             &[(&[self.daemon], Clock::Ticks), (&supervisors, Clock::Threads)],
             window,
         );
-        let ls_ms = median_ms(|| assert!(agents(&self.home, &["ls", "--json"]), "agents ls"));
+        let ls_ms = (
+            median_ms(|| assert!(agents(&self.home, &["ls"]), "agents ls")),
+            median_ms(|| assert!(agents(&self.home, &["ls", "--json"]), "agents ls --json")),
+        );
         let rss = kb(&format!("/proc/{}/status", self.daemon), "VmRSS:");
         let sample: Vec<u64> = supervisors
             .iter()
@@ -331,7 +335,7 @@ fn tmux_level(sock: &Path, have: usize, n: usize, window: Duration) -> (f64, f64
     (cpu, ls)
 }
 
-/// `runs.list` paged through `n` ended runs, as `agents ls --all` does:
+/// `runs.list` paged through `n` ended runs, as `agents ls --all --json` does:
 /// each page's time, in ms.
 fn paging(dir: &Path, n: usize) -> Vec<f64> {
     let home = Home::new(dir);
@@ -379,13 +383,13 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 fn report(levels: &[Level]) {
     println!();
     println!(
-        "{:>6} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8} {:>13} {:>7}",
+        "{:>6} {:>9} {:>9} {:>9} {:>8} {:>13} {:>8} {:>9} {:>8} {:>8} {:>13} {:>7}",
         "runs",
         "daemon %",
         "sups %",
         "tmux %",
         "ratio",
-        "ls ms",
+        "ls / json ms",
         "tmux ls",
         "starts/s",
         "RSS MB",
@@ -395,13 +399,14 @@ fn report(levels: &[Level]) {
     );
     for l in levels {
         println!(
-            "{:>6} {:>9.2} {:>9.2} {:>9.2} {:>7.2}× {:>8.1} {:>8.1} {:>9.0} {:>8.1} {:>8.2} {:>6.0}/{:<6.0} {:>7.1}",
+            "{:>6} {:>9.2} {:>9.2} {:>9.2} {:>7.2}× {:>6.1}/{:<6.1} {:>8.1} {:>9.0} {:>8.1} {:>8.2} {:>6.0}/{:<6.0} {:>7.1}",
             l.n,
             l.daemon,
             l.supervisors,
             l.tmux,
             (l.daemon + l.supervisors) / l.tmux,
-            l.ls_ms,
+            l.ls_ms.0,
+            l.ls_ms.1,
             l.tmux_ls_ms,
             l.start_rate,
             l.rss_kb as f64 / 1024.0,
@@ -416,13 +421,14 @@ fn report(levels: &[Level]) {
         let slope = |a: f64, b: f64| (b - a) / runs;
         println!(
             "per run (slope {}→{}): daemon {:.4} %, supervisors {:.4} %, tmux {:.4} % of a core; \
-             ls {:.3} ms; daemon RSS {:.1} kB",
+             ls {:.4} ms, ls --json {:.4} ms; daemon RSS {:.1} kB",
             first.n,
             last.n,
             slope(first.daemon, last.daemon),
             slope(first.supervisors, last.supervisors),
             slope(first.tmux, last.tmux),
-            slope(first.ls_ms, last.ls_ms),
+            slope(first.ls_ms.0, last.ls_ms.0),
+            slope(first.ls_ms.1, last.ls_ms.1),
             slope(first.rss_kb as f64, last.rss_kb as f64),
         );
     }
@@ -453,7 +459,8 @@ fn main() {
         let changes = ours.changes_heard(Duration::from_secs(5));
         let (tmux, tmux_ls_ms) = tmux_level(&sock, have, n, window);
         println!(
-            "  {n} runs: daemon {daemon:.2} %, supervisors {supervisors:.2} %, tmux {tmux:.2} %; ls {ls_ms:.1} ms"
+            "  {n} runs: daemon {daemon:.2} %, supervisors {supervisors:.2} %, tmux {tmux:.2} %; ls {:.1} ms, --json {:.1} ms",
+            ls_ms.0, ls_ms.1
         );
         figures.push(Level {
             n,

@@ -513,3 +513,78 @@ fn a_prompt_past_the_bound_sent_straight_to_a_supervisor_is_refused_and_nothing_
         .trim_end();
     assert_eq!(first, "got 5", "{log}");
 }
+
+/// `runs.list` page by page, as `agents ls` reads it: each page's `next`
+/// asked for at once (the daemon has built it meanwhile), whole records or
+/// brief ones. Every run comes once, newest page first, and a brief run
+/// says what its record says; a page asked again from the top is the top,
+/// not the page built ahead.
+#[test]
+fn a_list_read_page_by_page_holds_every_run_once_whole_or_brief() {
+    let home = Home::new();
+    let ids: Vec<String> = (0..7)
+        .map(|i| home.start(&["--name", &format!("paged-{i}"), "cmd", "--", "sleep", "600"]))
+        .collect();
+    home.wait_until("all seven running", || {
+        ids.iter().all(|id| home.show(id)["state"] == "running")
+    });
+    let rt = runtime();
+    let (whole, brief, top_again) = rt.block_on(async {
+        let client = Client::connect_existing(&paths(&home), false).await.expect("connect");
+        let page = |brief: bool, before: Option<String>| {
+            let params = json!({ "paged": true, "limit": 2, "brief": brief, "before": before });
+            client.call_raw("runs.list", params)
+        };
+        let read = |brief: bool| async move {
+            let (mut pages, mut before) = (Vec::new(), None);
+            loop {
+                let answer = page(brief, before.clone()).await.expect("a page");
+                pages.push(answer["runs"].as_array().expect("runs").clone());
+                match answer["next"].as_str() {
+                    Some(next) => before = Some(next.to_string()),
+                    None => break pages,
+                }
+            }
+        };
+        let whole = read(false).await;
+        let brief = read(true).await;
+        // The first page, then the first page again: not the second.
+        page(false, None).await.expect("the top");
+        let top_again = page(false, None).await.expect("the top again");
+        (whole, brief, top_again)
+    });
+    let listed = |pages: &[Vec<Value>]| -> Vec<String> {
+        pages
+            .iter()
+            .rev()
+            .flatten()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(listed(&whole), ids, "every run once, oldest first: {whole:#?}");
+    assert_eq!(listed(&brief), ids, "{brief:#?}");
+    assert!(whole.len() >= 4, "seven runs in pages of two: {}", whole.len());
+    let top: Vec<&str> = top_again["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(top, [ids[5].as_str(), ids[6].as_str()], "the newest two, again");
+    for (w, b) in whole.iter().flatten().zip(brief.iter().flatten()) {
+        for field in [
+            "id",
+            "name",
+            "harness",
+            "host",
+            "cwd",
+            "state",
+            "status",
+            "started_at",
+            "pid",
+        ] {
+            assert_eq!(w[field], b[field], "{field} of {w:#}\nbrief: {b:#}");
+        }
+        assert!(b.get("command").is_none() && b.get("root_id").is_none(), "brief: {b:#}");
+    }
+}

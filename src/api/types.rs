@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ListedRun;
 use super::RunSpec;
 
 /// A run's lifecycle state (docs/design.md §4), as stored and shown.
@@ -306,6 +307,11 @@ pub struct ListParams {
     /// `paged` do not apply.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<String>,
+    /// Answer each run as a [`BriefRun`] (the columns of `agents ls`),
+    /// not its whole record: a table of thousands of runs is a third of
+    /// the bytes to write and to read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub brief: bool,
 }
 
 /// One page of `runs.list` with `paged`: the runs (oldest first) and the
@@ -314,6 +320,47 @@ pub struct ListParams {
 pub struct ListPage<T> {
     pub runs: Vec<T>,
     pub next: Option<String>,
+}
+
+/// A run as `runs.list` with `brief` gives it: what `agents ls` shows of
+/// it (its status as in its record, children working included).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BriefRun {
+    pub id: String,
+    pub name: String,
+    pub harness: String,
+    pub host: String,
+    pub cwd: String,
+    pub state: RunState,
+    pub status: ActivityStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<i64>,
+    /// All of its tokens, cache included; absent when no transcript of the
+    /// run recorded any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<i64>,
+}
+
+impl From<ListedRun> for BriefRun {
+    fn from(ListedRun { run, usage }: ListedRun) -> Self {
+        BriefRun {
+            tokens: usage.map(|u| u.tokens.input + u.tokens.output + u.tokens.cache_read + u.tokens.cache_write),
+            id: run.id,
+            name: run.name,
+            harness: run.harness,
+            host: run.host,
+            cwd: run.cwd,
+            state: run.state,
+            status: run.status,
+            started_at: run.started_at,
+            ended_at: run.ended_at,
+            pid: run.pid,
+        }
+    }
 }
 
 impl ListParams {

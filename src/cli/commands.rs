@@ -118,10 +118,13 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
 /// `agents ls`: every run (live ones unless `--all`), as a table or JSON.
 async fn ls(paths: &Paths, args: super::ListArgs) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
-    let runs = client.list_runs(args.all).await?;
     if args.json {
+        let runs = client.list_runs(args.all).await?;
         crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&runs)?));
-    } else if runs.is_empty() {
+        return Ok(0);
+    }
+    let runs = client.list_brief(args.all).await?;
+    if runs.is_empty() {
         say!(
             "no {}runs; start one with: agents run demo",
             if args.all { "" } else { "live " }

@@ -1,6 +1,6 @@
 //! How the CLI shows records to a person.
 
-use crate::api::{HostUnreachable, ListedRun, RunDetail, RunRecord};
+use crate::api::{BriefRun, HostUnreachable, RunDetail, RunRecord};
 
 /// Errors print on one line, bounded.
 pub fn one_line(msg: &str) -> String {
@@ -66,14 +66,18 @@ fn parse_time(s: &str) -> Option<std::time::SystemTime> {
 
 /// Running time of a run: start to end, or start to now.
 pub fn duration(run: &RunRecord) -> String {
-    let Some(start) = run.started_at.as_deref().and_then(parse_time) else {
+    duration_at(
+        run.started_at.as_deref(),
+        run.ended_at.as_deref(),
+        std::time::SystemTime::now(),
+    )
+}
+
+fn duration_at(started: Option<&str>, ended: Option<&str>, now: std::time::SystemTime) -> String {
+    let Some(start) = started.and_then(parse_time) else {
         return "-".into();
     };
-    let end = run
-        .ended_at
-        .as_deref()
-        .and_then(parse_time)
-        .unwrap_or_else(std::time::SystemTime::now);
+    let end = ended.and_then(parse_time).unwrap_or(now);
     let secs = end.duration_since(start).map(|d| d.as_secs()).unwrap_or(0);
     if secs >= 3600 {
         format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
@@ -94,10 +98,13 @@ pub fn short_duration(ms: u64) -> String {
 }
 
 pub fn home_relative(path: &str) -> String {
-    match dirs::home_dir() {
-        Some(home) if path.starts_with(&*home.to_string_lossy()) && home.as_os_str().len() > 1 => {
-            format!("~{}", &path[home.as_os_str().len()..])
-        }
+    let home = dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
+    relative_to(home.as_deref(), path)
+}
+
+fn relative_to(home: Option<&str>, path: &str) -> String {
+    match home {
+        Some(home) if path.starts_with(home) && home.len() > 1 => format!("~{}", &path[home.len()..]),
         _ => path.to_string(),
     }
 }
@@ -105,87 +112,78 @@ pub fn home_relative(path: &str) -> String {
 /// How many characters of each id `ls` shows: the shortest prefix no
 /// other listed id shares, and never fewer than 12 (a ULID's first 10 are
 /// its millisecond: runs started together share them).
-fn shown_id_lengths(ids: &[&str]) -> std::collections::HashMap<String, usize> {
+fn shown_id_lengths(ids: &[&str]) -> Vec<usize> {
     const AT_LEAST: usize = 12;
-    let mut sorted: Vec<&str> = ids.to_vec();
-    sorted.sort_unstable();
-    let shared = |a: &str, b: &str| a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
-    sorted
-        .iter()
-        .enumerate()
-        .map(|(i, id)| {
-            let before = i.checked_sub(1).map_or(0, |j| shared(sorted[j], id));
-            let after = sorted.get(i + 1).map_or(0, |next| shared(next, id));
-            (id.to_string(), (before.max(after) + 1).max(AT_LEAST).min(id.len()))
-        })
-        .collect()
+    let mut sorted: Vec<usize> = (0..ids.len()).collect();
+    sorted.sort_unstable_by_key(|&i| ids[i]);
+    let shared = |a: usize, b: usize| ids[a].bytes().zip(ids[b].bytes()).take_while(|(x, y)| x == y).count();
+    let mut shown = vec![0; ids.len()];
+    for (at, &i) in sorted.iter().enumerate() {
+        let before = at.checked_sub(1).map_or(0, |j| shared(sorted[j], i));
+        let after = sorted.get(at + 1).map_or(0, |&next| shared(next, i));
+        shown[i] = (before.max(after) + 1).max(AT_LEAST).min(ids[i].len());
+    }
+    shown
 }
 
 /// `agents ls`: one line per run; TOKENS is all of a run's tokens, cache
-/// included (`agents show` breaks them down).
-pub fn table(runs: &[ListedRun]) -> String {
-    let ids: Vec<&str> = runs.iter().map(|r| r.run.id.as_str()).collect();
+/// included (`agents show` breaks them down). Built in one pass over
+/// cells measured once: `ls` of thousands of runs prints at once.
+pub fn table(runs: &[BriefRun]) -> String {
+    const HEADER: [&str; 10] = [
+        "ID", "NAME", "HARNESS", "HOST", "STATE", "STATUS", "TIME", "PID", "TOKENS", "CWD",
+    ];
+    let ids: Vec<&str> = runs.iter().map(|r| r.id.as_str()).collect();
     let shown = shown_id_lengths(&ids);
-    let mut rows = vec![[
-        "ID".to_string(),
-        "NAME".into(),
-        "HARNESS".into(),
-        "HOST".into(),
-        "STATE".into(),
-        "STATUS".into(),
-        "TIME".into(),
-        "PID".into(),
-        "TOKENS".into(),
-        "CWD".into(),
-    ]];
-    for ListedRun { run: r, usage } in runs {
+    let home = dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
+    let now = std::time::SystemTime::now();
+    let mut rows: Vec<[String; 10]> = Vec::with_capacity(runs.len() + 1);
+    rows.push(HEADER.map(String::from));
+    for (r, shown) in runs.iter().zip(shown) {
         rows.push([
-            r.id.chars()
-                .take(shown.get(&r.id).copied().unwrap_or(r.id.len()))
-                .collect(),
+            r.id.get(..shown).unwrap_or(&r.id).to_string(),
             r.name.clone(),
             r.harness.clone(),
             r.host.clone(),
             r.state.as_str().into(),
-            if r.state.is_live() {
-                r.status.as_str().into()
-            } else {
-                "-".into()
-            },
-            duration(r),
-            r.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
-            usage.as_ref().map_or_else(|| "-".into(), |u| tokens(&u.tokens)),
-            home_relative(&r.cwd),
+            if r.state.is_live() { r.status.as_str() } else { "-" }.into(),
+            duration_at(r.started_at.as_deref(), r.ended_at.as_deref(), now),
+            r.pid.map_or_else(|| "-".into(), |p| p.to_string()),
+            r.tokens.map_or_else(|| "-".into(), crate::transcript::usage::count),
+            relative_to(home.as_deref(), &r.cwd),
         ]);
     }
     // Names and paths come from agents and users: one line each, inert.
-    for row in rows.iter_mut() {
-        for cell in row.iter_mut() {
-            *cell = crate::text::inert_line(cell).into_owned();
+    for cell in rows.iter_mut().flatten() {
+        if let std::borrow::Cow::Owned(inert) = crate::text::inert_line(cell) {
+            *cell = inert;
         }
     }
+    let lengths: Vec<[usize; 10]> = rows
+        .iter()
+        .map(|row| row.each_ref().map(|c| c.chars().count()))
+        .collect();
     let mut widths = [0usize; 10];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+    for row in &lengths {
+        for (w, len) in widths.iter_mut().zip(row) {
+            *w = (*w).max(*len);
         }
     }
-    let mut out = String::new();
-    for row in &rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .enumerate()
-            .map(|(i, (cell, w))| if i == 9 { cell.clone() } else { format!("{cell:<w$}") })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
+    let mut out = String::with_capacity(rows.len() * (widths.iter().sum::<usize>() + 2 * 10));
+    for (row, lengths) in rows.iter().zip(&lengths) {
+        for (i, cell) in row.iter().enumerate() {
+            if i > 0 {
+                out.push_str("  ");
+            }
+            out.push_str(cell);
+            if i < 9 {
+                out.extend(std::iter::repeat_n(' ', widths[i] - lengths[i]));
+            }
+        }
+        out.truncate(out.trim_end().len());
         out.push('\n');
     }
     out
-}
-
-fn tokens(u: &crate::transcript::Usage) -> String {
-    crate::transcript::usage::count(u.input + u.output + u.cache_read + u.cache_write)
 }
 
 /// The variable names a run was given from the client's environment
@@ -387,11 +385,11 @@ mod tests {
             "01M93AAAAAAAAAAAAAAAAAAAAA",
         ];
         let shown = shown_id_lengths(&ids);
-        assert_eq!(shown[ids[0]], 13, "one past the 12 it shares");
-        assert_eq!(shown[ids[1]], 13);
-        assert_eq!(shown[ids[2]], 12, "at least 12: two random characters");
-        assert_eq!(shown[ids[3]], 12);
-        let prefixes: Vec<&str> = ids.iter().map(|id| &id[..shown[*id]]).collect();
+        assert_eq!(shown[0], 13, "one past the 12 it shares");
+        assert_eq!(shown[1], 13);
+        assert_eq!(shown[2], 12, "at least 12: two random characters");
+        assert_eq!(shown[3], 12);
+        let prefixes: Vec<&str> = ids.iter().zip(&shown).map(|(id, n)| &id[..*n]).collect();
         for (i, p) in prefixes.iter().enumerate() {
             let matching = ids.iter().filter(|id| id.starts_with(p)).count();
             assert_eq!(matching, 1, "{p} names {} alone", ids[i]);

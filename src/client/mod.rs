@@ -254,11 +254,26 @@ impl Client {
         self.list_pages(all, usize::MAX).await
     }
 
+    /// [`Client::list_runs`], each run as `agents ls` shows it.
+    pub async fn list_brief(&self, all: bool) -> Result<Vec<crate::api::BriefRun>, ApiError> {
+        self.pages_of(all, usize::MAX, true).await
+    }
+
     /// The newest runs, page by page, until `at_least` are had or the
     /// pages run out (live ones only unless `all`); oldest first. Each
     /// page's `next` is read first and the next page asked for before the
     /// page is read whole: the daemon builds one while this reads the other.
     pub async fn list_pages(&self, all: bool, at_least: usize) -> Result<Vec<crate::api::ListedRun>, ApiError> {
+        self.pages_of(all, at_least, false).await
+    }
+
+    /// [`Client::list_pages`], whole records or `brief` ones.
+    async fn pages_of<T: serde::de::DeserializeOwned>(
+        &self,
+        all: bool,
+        at_least: usize,
+        brief: bool,
+    ) -> Result<Vec<T>, ApiError> {
         use crate::api::{ListParams, method::RunsList};
         let limit = at_least.min(ListParams::MAX_LIMIT);
         let ask = |before: Option<String>| {
@@ -267,13 +282,14 @@ impl Client {
                 limit: Some(limit),
                 before,
                 paged: true,
+                brief,
                 ..Default::default()
             };
             self.ask(RunsList::NAME, serde_json::to_value(params).unwrap_or_default())
         };
         let unexpected = |e: serde_json::Error| ApiError::new(ErrorCode::Protocol, format!("unexpected answer: {e}"));
         // Newest page first; each page oldest first.
-        let mut pages: Vec<Vec<crate::api::ListedRun>> = Vec::new();
+        let mut pages: Vec<Vec<T>> = Vec::new();
         let (mut had, mut asked) = (0, Some(ask(None).await?));
         while let Some(waiting) = asked.take() {
             let resp = Self::answer(waiting).await?;
@@ -283,7 +299,7 @@ impl Client {
             if let Some(next) = page.next.clone().filter(|_| had + limit < at_least) {
                 asked = Some(ask(Some(next)).await?);
             }
-            let runs: Vec<crate::api::ListedRun> = serde_json::from_str(page.runs.get()).map_err(unexpected)?;
+            let runs: Vec<T> = serde_json::from_str(page.runs.get()).map_err(unexpected)?;
             had += runs.len();
             pages.push(runs);
             if asked.is_none()

@@ -58,9 +58,20 @@ impl Frame {
         Frame::Control(serde_json::to_vec(value).expect("control messages serialize"))
     }
 
+    /// [`Frame::control`] of a message about `size` bytes long, written
+    /// into a buffer of that size rather than one grown as it is written.
+    pub fn control_of_size(value: &impl serde::Serialize, size: usize) -> Frame {
+        let mut json = Vec::with_capacity(size);
+        serde_json::to_writer(&mut json, value).expect("control messages serialize");
+        Frame::Control(json)
+    }
+
     /// Encodes the frame, header included.
     pub fn encode(&self) -> Result<Vec<u8>, FrameError> {
-        let mut body = Vec::new();
+        // The length first, filled in last; the whole frame in one buffer
+        // of its size (a list's page is most of a MiB).
+        let mut body = Vec::with_capacity(4 + 1 + 64 + self.payload_len());
+        body.extend_from_slice(&[0; 4]);
         match self {
             Frame::Control(json) => {
                 body.push(KIND_CONTROL);
@@ -98,13 +109,23 @@ impl Frame {
                 body.extend_from_slice(bytes);
             }
         }
-        if body.len() > MAX_FRAME {
-            return Err(FrameError::TooLarge(body.len()));
+        let len = body.len() - 4;
+        if len > MAX_FRAME {
+            return Err(FrameError::TooLarge(len));
         }
-        let mut out = Vec::with_capacity(body.len() + 4);
-        out.extend_from_slice(&(body.len() as u32).to_be_bytes());
-        out.extend_from_slice(&body);
-        Ok(out)
+        body[..4].copy_from_slice(&(len as u32).to_be_bytes());
+        Ok(body)
+    }
+
+    /// The size of what the frame carries, its header aside.
+    fn payload_len(&self) -> usize {
+        match self {
+            Frame::Control(bytes)
+            | Frame::Output { bytes, .. }
+            | Frame::Snapshot { bytes, .. }
+            | Frame::Input { bytes, .. }
+            | Frame::Screen { bytes, .. } => bytes.len(),
+        }
     }
 
     /// Decodes one frame body (kind byte + payload), as read after the length.

@@ -244,8 +244,8 @@ impl Runs<'_> {
     }
 }
 
-/// A page of `runs.list` (see [`Runs::page`]).
-/// Which runs a page of `runs.list` holds.
+/// Which runs a page of `runs.list` (see [`Runs::page`]) holds.
+#[derive(Clone, PartialEq)]
 pub enum PageOf {
     /// At most `limit` older than `before` (live ones only unless `all`).
     Older {

@@ -75,6 +75,7 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
         viewer: crate::engine::size::new_viewer(),
         sized: Arc::default(),
         gone,
+        ahead: Arc::default(),
     };
     let subscriptions: Subscriptions = Arc::default();
     let in_flight = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT));
@@ -135,6 +136,7 @@ pub async fn serve(daemon: Arc<Daemon>, stream: UnixStream) {
         sub.task.abort();
     }
     forward_changes.abort();
+    super::listing::Ahead::forget(&outbox);
     let sized: Vec<String> = outbox.sized.lock().drain().collect();
     crate::engine::size::release_all(&daemon.engine, outbox.viewer, &sized).await;
     drop(outbox);
@@ -227,11 +229,12 @@ async fn answer(daemon: Arc<Daemon>, outbox: Outbox, subs: Subscriptions, req: R
     daemon.requests.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     let result = super::dispatch::call(&daemon, &outbox, &subs, &req.method, req.params).await;
     if let Some(id) = req.id {
+        let size = result.as_ref().map_or(0, |value| value.get().len()) + 64;
         let resp = match result {
             Ok(value) => Response::ok(id, value),
             Err(e) => Response::err(id, e.code.as_str(), e.message),
         };
-        let mut frame = Frame::control(&resp);
+        let mut frame = Frame::control_of_size(&resp, size);
         // An answer that does not fit its frame would end the connection
         // with nothing said: say so instead (answers are bounded by
         // construction, so this is a bug to report, never a silent break).

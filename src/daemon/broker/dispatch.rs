@@ -11,7 +11,7 @@ use super::connection::Subscriptions;
 use super::run_methods::OfRun;
 use super::subscribe::Outbox;
 use crate::api::method::Method;
-use crate::api::{AckParams, ApiError, DaemonStatus, Done, ErrorCode, ListParams};
+use crate::api::{AckParams, ApiError, DaemonStatus, Done, ErrorCode};
 use crate::daemon::Daemon;
 use crate::engine::start::resolve_row;
 use crate::store::runs;
@@ -139,7 +139,7 @@ pub async fn call(
         run PromptsSend |row, p| prompts::send(&daemon.engine, row, p).await,
         any RunsStart |p| start::start(&daemon.engine, p).await,
         // Each run written once, as the page is fitted to its frame.
-        written RunsList |p| list(daemon, p).await,
+        written RunsList |p| super::listing::list(daemon, outbox, p).await,
         any RunsAck |p| ack(subs, p),
         any RunsRm |p| removal::remove(&daemon.reach(), p).await,
         any SessionsRm |p| removal::remove_session(&daemon.reach(), p).await,
@@ -194,83 +194,6 @@ fn stop(daemon: &Arc<Daemon>) -> Result<Done, ApiError> {
     Ok(Done)
 }
 
-/// `runs.list` (a [`crate::api::RunsListed`], written here): a page of runs with
-/// their status's evidence, waiting prompts and usage; without `paged`,
-/// every live run and the newest ended ones that fit one answer.
-async fn list(daemon: &Arc<Daemon>, list: ListParams) -> Result<Answer, ApiError> {
-    use crate::store::run_calls::PageOf;
-    let ListParams {
-        all,
-        limit,
-        before,
-        paged,
-        runs,
-    } = list;
-    if runs.len() > ListParams::MAX_LIMIT {
-        return Err(ApiError::bad_request(format!(
-            "runs.list takes at most {} runs by id, not {}",
-            ListParams::MAX_LIMIT,
-            runs.len()
-        )));
-    }
-    let limit = limit
-        .unwrap_or(ListParams::DEFAULT_LIMIT)
-        .clamp(1, ListParams::MAX_LIMIT);
-    let (by_id, paged) = (!runs.is_empty(), paged && runs.is_empty());
-    let which = match (by_id, paged) {
-        (true, _) => PageOf::These(runs),
-        (false, true) => PageOf::Older { all, limit, before },
-        (false, false) => PageOf::Newest { all, limit, before },
-    };
-    let page = daemon
-        .engine
-        .store
-        .runs()
-        .page(which)
-        .await
-        .map_err(ApiError::internal)?;
-    let fetched = page.rows.len();
-    let listed = listed_runs(daemon, page);
-    let kept = super::listing::fit(listed, !paged).map_err(ApiError::internal)?;
-    let answer = if !paged {
-        serde_json::value::to_raw_value(&kept.runs)
-    } else {
-        // More may follow when the page was full, or cut to fit.
-        let next = (kept.runs.len() < fetched || fetched == limit)
-            .then_some(kept.first)
-            .flatten();
-        serde_json::value::to_raw_value(&crate::api::ListPage { runs: kept.runs, next })
-    };
-    answer.map_err(ApiError::internal)
-}
-
-/// A page's rows as listed: each with its status's evidence, waiting
-/// prompts and usage, and shown working while its child runs work.
-fn listed_runs(daemon: &Daemon, page: crate::store::run_calls::Page) -> Vec<crate::api::ListedRun> {
-    let crate::store::run_calls::Page {
-        rows,
-        sources,
-        mut waiting,
-        working_children,
-    } = page;
-    let prices = crate::transcript::price::PriceTable::new(daemon.engine.config().prices);
-    let rules = crate::engine::queue::rules(&daemon.engine);
-    rows.into_iter()
-        .map(|r| daemon.engine.held_ends.apply(r))
-        .map(|r| {
-            let usage = sources
-                .get(&r.id)
-                .and_then(|s| crate::transcript::usage::run_usage(s, &prices))
-                .map(|u| (&u).into());
-            let working = working_children.get(&r.id).copied().unwrap_or(0);
-            let waits = waiting.remove(&r.id);
-            let mut run = with_evidence(daemon, &rules, r.into_record(), waits);
-            super::listing::show_children_working(&mut run, working);
-            crate::api::ListedRun { run, usage }
-        })
-        .collect()
-}
-
 /// `runs.ack`: a client has shown a subscription's output up to `offset`.
 fn ack(subs: &Subscriptions, ack: AckParams) -> Result<Done, ApiError> {
     let AckParams {
@@ -312,16 +235,17 @@ async fn status(daemon: &Arc<Daemon>) -> Result<DaemonStatus, ApiError> {
 
 /// A live run's record with what its status rests on and how old that is
 /// (`rules` read once per answer: a list holds many runs),
-/// and its prompts still waiting (`waiting`: as stored).
+/// and its prompts still waiting (`waiting`: as stored). `live`: the run
+/// as the engine holds it while it lives.
 pub(in crate::daemon) fn with_evidence(
-    daemon: &Daemon,
+    live: Option<&crate::engine::live::LiveRun>,
     rules: &crate::harness::status::Rules,
     mut record: crate::api::RunRecord,
     waiting: Option<Vec<crate::store::prompts::Waiting>>,
 ) -> crate::api::RunRecord {
-    if let Some(live) = daemon.engine.live(&record.id) {
-        crate::engine::queue::status_evidence(&live, rules, &mut record);
-        record.waiting = crate::engine::queue::waiting(&live, rules, waiting.unwrap_or_default());
+    if let Some(live) = live {
+        crate::engine::queue::status_evidence(live, rules, &mut record);
+        record.waiting = crate::engine::queue::waiting(live, rules, waiting.unwrap_or_default());
     }
     record
 }

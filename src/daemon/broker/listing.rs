@@ -1,11 +1,194 @@
 //! `runs.list` answers that fit their frame by construction: a page holds
 //! as many runs as fit in `api::bounds::LIST_BYTES` of JSON. Each run is
 //! written once, and the answer is put together from the runs as written.
+//! The page after one answered is built before it is asked for (`Ahead`).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
+use super::dispatch::Answer;
+use super::subscribe::Outbox;
 use crate::api::bounds::LIST_BYTES;
-use crate::api::{ActivityStatus, ListedRun, RunRecord};
+use crate::api::{ActivityStatus, ApiError, ListParams, ListedRun, RunRecord};
+use crate::daemon::Daemon;
+use crate::store::run_calls::PageOf;
+
+/// `runs.list` (a [`crate::api::RunsListed`], written here): a page of runs with
+/// their status's evidence, waiting prompts and usage; without `paged`,
+/// every live run and the newest ended ones that fit one answer.
+pub async fn list(daemon: &Arc<Daemon>, outbox: &Outbox, list: ListParams) -> Result<Answer, ApiError> {
+    let ListParams {
+        all,
+        limit,
+        before,
+        paged,
+        runs,
+        brief,
+    } = list;
+    if runs.len() > ListParams::MAX_LIMIT {
+        return Err(ApiError::bad_request(format!(
+            "runs.list takes at most {} runs by id, not {}",
+            ListParams::MAX_LIMIT,
+            runs.len()
+        )));
+    }
+    let limit = limit
+        .unwrap_or(ListParams::DEFAULT_LIMIT)
+        .clamp(1, ListParams::MAX_LIMIT);
+    let (by_id, paged) = (!runs.is_empty(), paged && runs.is_empty());
+    let which = match (by_id, paged) {
+        (true, _) => PageOf::These(runs),
+        (false, true) => PageOf::Older { all, limit, before },
+        (false, false) => PageOf::Newest { all, limit, before },
+    };
+    let shape = Shape { paged, brief };
+    let built = match Ahead::take(outbox, &which, shape) {
+        Some(ahead) => ahead.await.map_err(ApiError::internal)??,
+        None => page(daemon.clone(), which, shape).await?,
+    };
+    if let Some(before) = built.next.clone() {
+        Ahead::build(
+            daemon,
+            outbox,
+            PageOf::Older {
+                all,
+                limit,
+                before: Some(before),
+            },
+            shape,
+        );
+    }
+    Ok(built.answer)
+}
+
+/// A page as written, and the `before` of the page after it, if any.
+pub struct Built {
+    answer: Answer,
+    next: Option<String>,
+}
+
+/// How a page is answered: as a [`crate::api::ListPage`] or a bare list;
+/// of whole records or brief ones.
+#[derive(Clone, Copy, PartialEq)]
+struct Shape {
+    paged: bool,
+    brief: bool,
+}
+
+async fn page(daemon: Arc<Daemon>, which: PageOf, Shape { paged, brief }: Shape) -> Result<Built, ApiError> {
+    let limit = match &which {
+        PageOf::Older { limit, .. } | PageOf::Newest { limit, .. } => Some(*limit),
+        PageOf::These(_) => None,
+    };
+    let page = daemon
+        .engine
+        .store
+        .runs()
+        .page(which)
+        .await
+        .map_err(ApiError::internal)?;
+    let fetched = page.rows.len();
+    let listed = listed_runs(&daemon, page, brief);
+    let kept = fit(listed, !paged, brief).map_err(ApiError::internal)?;
+    if !paged {
+        let answer = serde_json::value::to_raw_value(&kept.runs).map_err(ApiError::internal)?;
+        return Ok(Built { answer, next: None });
+    }
+    // More may follow when the page was full, or cut to fit.
+    let next = (kept.runs.len() < fetched || Some(fetched) == limit)
+        .then_some(kept.first)
+        .flatten();
+    let answer = crate::api::ListPage {
+        runs: kept.runs,
+        next: next.clone(),
+    };
+    let answer = serde_json::value::to_raw_value(&answer).map_err(ApiError::internal)?;
+    Ok(Built { answer, next })
+}
+
+/// The page after one just answered, built while its client reads that
+/// one: a client reading every page asks for it as soon as it has read
+/// where it starts, and finds it ready. One per connection; one asked for
+/// later than `AHEAD_KEPT`, or not this one, is built anew.
+pub struct Ahead {
+    which: PageOf,
+    shape: Shape,
+    since: Instant,
+    page: tokio::task::JoinHandle<Result<Built, ApiError>>,
+}
+
+/// A page built ahead is a snapshot of when the page before it was: it
+/// answers only an ask that follows at once, as a client's next page does.
+const AHEAD_KEPT: Duration = Duration::from_secs(1);
+
+impl Ahead {
+    fn build(daemon: &Arc<Daemon>, outbox: &Outbox, which: PageOf, shape: Shape) {
+        let page = tokio::spawn(page(daemon.clone(), which.clone(), shape));
+        let ahead = Ahead {
+            which,
+            shape,
+            since: Instant::now(),
+            page,
+        };
+        if let Some(unasked) = outbox.ahead.lock().replace(ahead) {
+            unasked.page.abort();
+        }
+    }
+
+    /// Its connection has closed: the page will not be asked for.
+    pub fn forget(outbox: &Outbox) {
+        if let Some(unasked) = outbox.ahead.lock().take() {
+            unasked.page.abort();
+        }
+    }
+
+    fn take(outbox: &Outbox, which: &PageOf, shape: Shape) -> Option<tokio::task::JoinHandle<Result<Built, ApiError>>> {
+        let ahead = outbox.ahead.lock().take()?;
+        if ahead.which == *which && ahead.shape == shape && ahead.since.elapsed() < AHEAD_KEPT {
+            return Some(ahead.page);
+        }
+        ahead.page.abort();
+        None
+    }
+}
+
+/// A page's rows as listed: each with its status's evidence, waiting
+/// prompts and usage (evidence and prompts left out when `brief`: a
+/// brief run does not carry them), and shown working while its child runs
+/// work.
+fn listed_runs(daemon: &Daemon, page: crate::store::run_calls::Page, brief: bool) -> Vec<ListedRun> {
+    let crate::store::run_calls::Page {
+        rows,
+        sources,
+        mut waiting,
+        working_children,
+    } = page;
+    let prices = crate::transcript::price::PriceTable::new(daemon.engine.config().prices);
+    let rules = crate::engine::queue::rules(&daemon.engine);
+    // The page's live runs, under one lock.
+    let lives: Vec<Option<Arc<crate::engine::live::LiveRun>>> = {
+        let live = daemon.engine.runs.lock();
+        rows.iter().map(|r| live.get(&r.id).cloned()).collect()
+    };
+    rows.into_iter()
+        .zip(lives)
+        .map(|(r, live)| (daemon.engine.held_ends.apply(r), live))
+        .map(|(r, live)| {
+            let usage = sources
+                .get(&r.id)
+                .and_then(|s| crate::transcript::usage::run_usage(s, &prices))
+                .map(|u| (&u).into());
+            let working = working_children.get(&r.id).copied().unwrap_or(0);
+            let waits = waiting.remove(&r.id);
+            let live = live.as_deref().filter(|_| !brief);
+            let mut run = super::dispatch::with_evidence(live, &rules, r.into_record(), waits);
+            show_children_working(&mut run, working);
+            ListedRun { run, usage }
+        })
+        .collect()
+}
 
 /// The runs of a page that fit, written: oldest first, and the id of the
 /// oldest (a next page's `before`).
@@ -15,19 +198,21 @@ pub struct Fitted {
 }
 
 /// The runs of `listed` (oldest first) that fit in `LIST_BYTES`, oldest
-/// first: the newest are kept, and with `live_first` every live run before
-/// any ended one. At least one run, whatever its size (the stored fields
-/// are bounded, so one run is far below a frame).
-pub fn fit(listed: Vec<ListedRun>, live_first: bool) -> serde_json::Result<Fitted> {
+/// first, written whole or `brief`: the newest are kept, and with
+/// `live_first` every live run before any ended one. At least one run,
+/// whatever its size (the stored fields are bounded, so one run is far
+/// below a frame).
+pub fn fit(listed: Vec<ListedRun>, live_first: bool, brief: bool) -> serde_json::Result<Fitted> {
+    let write = |r: ListedRun| -> serde_json::Result<Box<RawValue>> {
+        if brief {
+            serde_json::value::to_raw_value(&crate::api::BriefRun::from(r))
+        } else {
+            serde_json::value::to_raw_value(&r)
+        }
+    };
     let mut order: Vec<(bool, String, Box<RawValue>)> = listed
         .into_iter()
-        .map(|r| {
-            Ok((
-                live_first && r.run.state.is_live(),
-                r.run.id.clone(),
-                serde_json::value::to_raw_value(&r)?,
-            ))
-        })
+        .map(|r| Ok((live_first && r.run.state.is_live(), r.run.id.clone(), write(r)?)))
         .collect::<serde_json::Result<_>>()?;
     // Newest first, live ones ahead when asked.
     order.sort_by(|(live_a, a, _), (live_b, b, _)| live_b.cmp(live_a).then_with(|| b.cmp(a)));
@@ -107,7 +292,7 @@ mod tests {
         let listed: Vec<ListedRun> = (0..200)
             .map(|i| run(i, if i == 3 { "running" } else { "succeeded" }, 12 * 1024))
             .collect();
-        let kept = fit(listed.clone(), false).unwrap();
+        let kept = fit(listed.clone(), false, false).unwrap();
         let bytes: usize = kept.runs.iter().map(|r| r.get().len()).sum();
         let ids = ids(&kept);
         assert!(
@@ -119,10 +304,13 @@ mod tests {
         assert_eq!(kept.first.as_ref(), ids.first(), "the oldest kept names the next page");
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "oldest first");
         assert!(!ids.iter().any(|id| id == "0003"));
-        let live_first = ids_of(fit(listed, true));
+        let live_first = ids_of(fit(listed, true, false));
         assert!(live_first.iter().any(|id| id == "0003"), "the old live run is kept");
         // One run larger than the budget still comes.
-        assert_eq!(ids_of(fit(vec![run(1, "succeeded", LIST_BYTES)], false)).len(), 1);
+        assert_eq!(
+            ids_of(fit(vec![run(1, "succeeded", LIST_BYTES)], false, false)).len(),
+            1
+        );
     }
 
     /// The ids of the runs as written, read back as a client reads them.
