@@ -102,6 +102,7 @@ fn a_reruns_record_and_lineage_say_which_run_it_repeats() {
         events,
         harness: Default::default(),
         usage: None,
+        undelivered: Vec::new(),
     })));
     // Select worker-2, wherever the tree puts it.
     for _ in 0..3 {
@@ -157,6 +158,12 @@ fn the_events_tab_says_what_matters_folds_status_flapping_and_the_transcript_tab
         events,
         harness: Default::default(),
         usage: None,
+        undelivered: vec![agents::api::UndeliveredPrompt {
+            id: "p1".into(),
+            text: "fix the build\x1b[2J".into(),
+            queued_at: "2026-12-02T01:02:00.000Z".into(),
+            reason: "the run ended (blocked)".into(),
+        }],
     })));
     // Focused at 80 columns, the side panel takes the screen.
     app.set_panel(agents::tui::app::Panel::Side);
@@ -176,6 +183,13 @@ fn the_events_tab_says_what_matters_folds_status_flapping_and_the_transcript_tab
     app.set_tab(Tab::Transcript);
     let text = screen(&mut app, 80, 24);
     assert!(text.contains("no transcript: a cmd run keeps none"), "{text}");
+    // A prompt it ended without, inert, with why.
+    app.set_tab(Tab::Record);
+    let text = screen(&mut app, 80, 24);
+    assert!(
+        text.contains("unsent   fix the build\\x1b[2J: the run ended") && text.contains("(blocked)"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -199,6 +199,16 @@ impl RunRecord {
     }
 }
 
+/// A prompt queued for a run that ended without it: never typed in.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct UndeliveredPrompt {
+    pub id: String,
+    pub text: String,
+    pub queued_at: String,
+    /// Why it was never typed in: `the run ended (cancelled)` …
+    pub reason: String,
+}
+
 /// A prompt queued for a run and not typed in yet.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct WaitingPrompt {
@@ -248,6 +258,9 @@ pub struct RunDetail {
     /// none recorded usage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<super::RunUsage>,
+    /// The prompts queued to it that it ended without.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undelivered: Vec<UndeliveredPrompt>,
 }
 
 /// `runs.start`: the normalized intent, resolved by the client where only the

@@ -310,6 +310,9 @@ fn state_fields(d: &RunDetail, f: &mut Fields) {
     for w in &r.waiting {
         f.push("waiting", format!("{} {}: {}", w.id, short(&w.text, 40), w.why));
     }
+    for u in &d.undelivered {
+        f.push("undelivered", format!("{} {}: {}", u.id, short(&u.text, 40), u.reason));
+    }
     f.opt("exit", r.exit_code.map(|c| c.to_string()));
     f.opt("signal", r.signal.clone());
     f.push("pid", r.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()));

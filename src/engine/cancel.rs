@@ -59,6 +59,7 @@ async fn cancel_one(engine: &Arc<Engine>, row: &runs::RunRow, force: bool, by: O
             .runs()
             .append_event(&row.id, "CANCEL_REQUESTED", data)
             .await;
+        live.cancelling.store(true, std::sync::atomic::Ordering::Release);
         live.link.cancel(force).await?;
         return Ok(true);
     }

@@ -80,6 +80,9 @@ pub struct LiveRun {
     /// What tells a stalled turn: a limit on screen, a still screen, the
     /// transcript's last growth.
     pub stall: Mutex<StallSeen>,
+    /// A cancel was asked of it: no queued prompt is typed in any more,
+    /// however idle it looks as it stops.
+    pub cancelling: AtomicBool,
 }
 
 /// A prompt the run's supervisor held.
@@ -151,6 +154,7 @@ impl LiveRun {
             keyed_at: Mutex::new(None),
             turn_shown: Mutex::new(None),
             stall: Mutex::default(),
+            cancelling: AtomicBool::new(false),
         }
     }
 

@@ -100,7 +100,7 @@ pub async fn known_prompt(engine: &Engine, run: &str, prompt_id: &str) -> Result
         Some(p) => Ok(Some(SendResult {
             prompt_id: p.id,
             state: p.state,
-            why: None,
+            why: p.reason,
         })),
     }
 }

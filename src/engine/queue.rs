@@ -347,6 +347,11 @@ pub fn spawn(engine: Arc<Engine>, live: Arc<LiveRun>) {
 /// did.
 async fn deliver_next(engine: &Arc<Engine>, live: &Arc<LiveRun>, rules: &Rules) -> bool {
     let _delivering = live.delivery.lock().await;
+    // Nothing more goes into a run being cancelled: what waits is
+    // undelivered when it ends.
+    if live.cancelling.load(std::sync::atomic::Ordering::Acquire) {
+        return false;
+    }
     // Never type a prompt into a question, or while the agent works: not
     // while hooks say it works, nor while its output is still moving. Nor
     // into a harness that says it is not logged in: it would refuse the

@@ -368,6 +368,15 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX runs_live ON runs(id) WHERE state IN ('pending', 'starting', 'running');
     CREATE INDEX prompts_queued ON prompts(run_id, created_at) WHERE state = 'queued';
     "#,
+    // 18: a prompt still queued when its run ends is `undelivered`, saying
+    // why; those left queued by runs that ended before are, too.
+    r#"
+    ALTER TABLE prompts ADD COLUMN reason TEXT;
+    UPDATE prompts SET state = 'undelivered', reason = 'the run ended',
+           delivered_at = (SELECT ended_at FROM runs WHERE runs.id = prompts.run_id)
+     WHERE state = 'queued'
+       AND run_id IN (SELECT id FROM runs WHERE state NOT IN ('pending', 'starting', 'running'));
+    "#,
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -488,6 +497,45 @@ mod tests {
         assert_eq!(
             super::super::harness::run_for_launch(&conn, "L1").unwrap().as_deref(),
             Some("r1")
+        );
+    }
+
+    #[test]
+    fn migration_18_makes_prompts_left_queued_by_ended_runs_undelivered() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agents.db");
+        let mut conn = super::super::open_connection(&path).unwrap();
+        migrate_to(&mut conn, 17).unwrap();
+        conn.execute_batch(
+            "INSERT INTO runs (id, name, harness, cwd, command, state, root_run_id, launch_id, created_at, rows, cols, ended_at)
+             VALUES ('ended', 'a', 'cmd', '/', '[]', 'cancelled', 'ended', 'L1', 1, 40, 120, 50),
+                    ('live', 'b', 'cmd', '/', '[]', 'running', 'live', 'L2', 1, 40, 120, NULL);
+             INSERT INTO prompts (id, run_id, text, state, created_at) VALUES
+                ('p1', 'ended', 'left behind', 'queued', 10),
+                ('p2', 'ended', 'typed', 'delivered', 11),
+                ('p3', 'live', 'still waits', 'queued', 12);",
+        )
+        .unwrap();
+        migrate_to(&mut conn, 18).unwrap();
+        let states: Vec<(String, String, Option<String>, Option<i64>)> = conn
+            .prepare("SELECT id, state, reason, delivered_at FROM prompts ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(
+            states,
+            [
+                (
+                    "p1".into(),
+                    "undelivered".into(),
+                    Some("the run ended".into()),
+                    Some(50)
+                ),
+                ("p2".into(), "delivered".into(), None, None),
+                ("p3".into(), "queued".into(), None, None),
+            ]
         );
     }
 

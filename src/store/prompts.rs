@@ -158,6 +158,43 @@ pub struct Prompt {
     pub run_id: String,
     pub text: String,
     pub state: String,
+    /// Why it was never typed in (`undelivered`).
+    pub reason: Option<String>,
+}
+
+/// A prompt still queued when its run ended: never typed in, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undelivered {
+    pub id: String,
+    pub text: String,
+    pub queued_at: i64,
+    pub reason: String,
+}
+
+/// Every prompt still queued to `run` is `undelivered`, for `reason`:
+/// written with the run's end, in its transaction. How many there were.
+pub fn undeliver(conn: &Connection, run: &str, reason: &str) -> Result<usize, StoreError> {
+    Ok(conn.execute(
+        "UPDATE prompts SET state = 'undelivered', reason = ?2, delivered_at = ?3 WHERE run_id = ?1 AND state = 'queued'",
+        params![run, reason, now_ms()],
+    )?)
+}
+
+/// The prompts queued to `run` that it ended without, oldest first.
+pub fn undelivered(conn: &Connection, run: &str) -> Result<Vec<Undelivered>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, text, created_at, COALESCE(reason, 'the run ended') FROM prompts
+         WHERE run_id = ?1 AND state = 'undelivered' ORDER BY created_at, rowid",
+    )?;
+    let rows = stmt.query_map([run], |r| {
+        Ok(Undelivered {
+            id: r.get(0)?,
+            text: r.get(1)?,
+            queued_at: r.get(2)?,
+            reason: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// Queues a prompt; a known id returns the existing prompt unchanged.
@@ -174,20 +211,25 @@ pub fn enqueue_prompt(conn: &Connection, id: &str, run: &str, text: &str) -> Res
 
 pub fn get_prompt(conn: &Connection, id: &str) -> Result<Option<Prompt>, StoreError> {
     Ok(conn
-        .query_row("SELECT id, run_id, text, state FROM prompts WHERE id = ?1", [id], |r| {
-            Ok(Prompt {
-                id: r.get(0)?,
-                run_id: r.get(1)?,
-                text: r.get(2)?,
-                state: r.get(3)?,
-            })
-        })
+        .query_row(
+            "SELECT id, run_id, text, state, reason FROM prompts WHERE id = ?1",
+            [id],
+            |r| {
+                Ok(Prompt {
+                    id: r.get(0)?,
+                    run_id: r.get(1)?,
+                    text: r.get(2)?,
+                    state: r.get(3)?,
+                    reason: r.get(4)?,
+                })
+            },
+        )
         .optional()?)
 }
 
 pub fn queued_prompts(conn: &Connection, run: &str) -> Result<Vec<Prompt>, StoreError> {
     let mut stmt = conn.prepare(
-        "SELECT id, run_id, text, state FROM prompts WHERE run_id = ?1 AND state = 'queued' ORDER BY created_at, rowid",
+        "SELECT id, run_id, text, state, reason FROM prompts WHERE run_id = ?1 AND state = 'queued' ORDER BY created_at, rowid",
     )?;
     let rows = stmt
         .query_map([run], |r| {
@@ -196,6 +238,7 @@ pub fn queued_prompts(conn: &Connection, run: &str) -> Result<Vec<Prompt>, Store
                 run_id: r.get(1)?,
                 text: r.get(2)?,
                 state: r.get(3)?,
+                reason: r.get(4)?,
             })
         })?
         .collect::<Result<_, _>>()?;

@@ -146,6 +146,7 @@ impl Runs<'_> {
                     attempts: attempts::list(c, &id)?,
                     sources: usage::run_sources(c, &id)?,
                     waiting: prompts::waiting(c, &[id.as_str()])?,
+                    undelivered: prompts::undelivered(c, &id)?,
                     children: runs::children(c, &id)?,
                 })
             })
@@ -284,6 +285,7 @@ pub struct Detail {
     pub attempts: Vec<AttemptRecord>,
     pub sources: Vec<usage::SourceTokens>,
     pub waiting: HashMap<String, Vec<prompts::Waiting>>,
+    pub undelivered: Vec<prompts::Undelivered>,
     pub children: Vec<RunRow>,
 }
 

@@ -594,9 +594,15 @@ pub fn finish_in(tx: &Connection, id: &str, ending: &Ending) -> Result<bool, Sto
         ],
     )?;
     if changed == 1 {
+        // Nothing more will be typed into it.
+        let why = format!("the run ended ({})", ending.state.as_str());
+        let undelivered = super::prompts::undeliver(tx, id, &why)?;
         let mut data = ending.evidence.clone();
         if let Value::Object(map) = &mut data {
             map.insert("state".into(), ending.state.as_str().into());
+            if undelivered > 0 {
+                map.insert("undelivered_prompts".into(), undelivered.into());
+            }
             // Why, in the event too: the Events tab and `show` read it there.
             if let Some(reason) = &reason {
                 map.entry("reason").or_insert_with(|| reason.clone().into());

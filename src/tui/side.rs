@@ -279,6 +279,11 @@ fn detail_fields<'a>(detail: &crate::api::RunDetail, theme: &Theme, lines: &mut 
         ("transcript", harness.transcript_path.clone()),
     ];
     lines.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| field(k, v, theme))));
+    for u in &detail.undelivered {
+        let text: String = u.text.chars().take(30).collect();
+        let said = format!("{text}: {}", u.reason);
+        lines.push(field("unsent", crate::text::inert_line(&said).into_owned(), theme));
+    }
     // Short lines for a narrow pane; `agents show` has the whole of it.
     if let Some(u) = &detail.usage {
         use crate::transcript::usage::{count, dollars};

@@ -146,6 +146,7 @@ pub fn populated() -> App {
         events,
         harness: Default::default(),
         usage: Some(usage()),
+        undelivered: Vec::new(),
     })));
     let mail =
         |id: &str, from: (&str, &str), to: (&str, &str), ago: u64, body: &str, state: &str| agents::api::MailRecord {

@@ -482,6 +482,7 @@ pub(super) async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<RunDetail,
         attempts,
         sources,
         mut waiting,
+        undelivered,
         children,
     } = daemon
         .engine
@@ -517,5 +518,14 @@ pub(super) async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<RunDetail,
             env_harness: info.harness_env,
         },
         usage: crate::transcript::usage::run_usage(&sources, &prices),
+        undelivered: undelivered
+            .into_iter()
+            .map(|u| crate::api::UndeliveredPrompt {
+                id: u.id,
+                text: u.text,
+                queued_at: crate::store::format_ms(u.queued_at),
+                reason: u.reason,
+            })
+            .collect(),
     })
 }

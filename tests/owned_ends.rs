@@ -1,0 +1,71 @@
+//! Every owned operation ends with evidence (#35 §1): a prompt, mail or
+//! task result queued to a run that then ends does not stay `queued`
+//! forever; it gets a terminal state that says why, in `show`, in a retry
+//! of its id, and in the run's end event.
+
+mod common;
+
+use common::Home;
+use serde_json::Value;
+
+/// The demo agent at its prompt, seen idle by the engine.
+fn wait_idle(home: &Home, run: &str) {
+    home.wait_until(&format!("run {run} is idle"), || home.show(run)["status"] == "idle");
+}
+
+#[test]
+fn a_prompt_queued_to_a_run_that_ends_is_undelivered_and_says_why() {
+    let home = Home::new();
+    // The agent thinks until `go` exists, which never comes: the prompts
+    // sent after the first wait for good.
+    let hold = tempfile::tempdir().unwrap();
+    let go = hold.path().join("go").to_string_lossy().into_owned();
+    let id = home.start(&["demo", "--", "--think-ms", "300", "--think-until", &go]);
+    wait_idle(&home, &id);
+    assert!(home.ok(&["send", &id, "one"]).starts_with("delivered"));
+    let queued = home.ok(&["send", &id, "two", "--id", "p-two"]);
+    assert_eq!(queued.trim(), "queued (prompt p-two)");
+    home.ok(&["send", &id, "three", "--id", "p-three"]);
+
+    home.ok(&["cancel", &id]);
+    let ended = home.wait_end(&id);
+    assert_eq!(ended["state"], "cancelled", "{ended}");
+
+    let shown = home.show(&id);
+    let undelivered: Vec<(&str, &str)> = shown["undelivered"]
+        .as_array()
+        .unwrap_or_else(|| panic!("undelivered prompts in show: {shown:#}"))
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        undelivered,
+        [
+            ("p-two", "the run ended (cancelled)"),
+            ("p-three", "the run ended (cancelled)")
+        ],
+        "{shown:#}"
+    );
+    assert!(shown["waiting"].as_array().is_none_or(Vec::is_empty), "{shown:#}");
+    let end = shown["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["data"]["state"] == "cancelled")
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert_eq!(end["data"]["undelivered_prompts"], 2, "the end says how many: {end:#}");
+    let text = home.ok(&["show", &id]);
+    assert!(
+        text.lines()
+            .any(|l| l.contains("undelivered") && l.contains("p-two") && l.contains("the run ended (cancelled)")),
+        "{text}"
+    );
+
+    // A retry of the prompt learns what became of it.
+    let again = home.ok(&["send", &id, "two", "--id", "p-two"]);
+    assert_eq!(again.trim(), "undelivered: the run ended (cancelled) (prompt p-two)");
+    // The one typed in is the only one the agent saw.
+    let typed = home.logs(&id);
+    assert!(typed.contains("> one") && !typed.contains("two"), "{typed}");
+}
