@@ -26,6 +26,8 @@ fn a_prompt_queued_to_a_run_that_ends_is_undelivered_and_says_why() {
     let queued = home.ok(&["send", &id, "two", "--id", "p-two"]);
     assert_eq!(queued.trim(), "queued (prompt p-two)");
     home.ok(&["send", &id, "three", "--id", "p-three"]);
+    let mail = home.json(&["mail", "send", &id, "when you can: review parse.rs", "--json"]);
+    assert_eq!(mail["state"], "queued", "{mail}");
 
     home.ok(&["cancel", &id]);
     let ended = home.wait_end(&id);
@@ -38,14 +40,31 @@ fn a_prompt_queued_to_a_run_that_ends_is_undelivered_and_says_why() {
         .iter()
         .map(|p| (p["id"].as_str().unwrap(), p["reason"].as_str().unwrap()))
         .collect();
+    let mail_id = mail["id"].as_str().unwrap();
     assert_eq!(
         undelivered,
         [
             ("p-two", "the run ended (cancelled)"),
-            ("p-three", "the run ended (cancelled)")
+            ("p-three", "the run ended (cancelled)"),
+            (mail_id, "the run ended (cancelled)")
         ],
         "{shown:#}"
     );
+    // The mail says so in its own list.
+    let listed = home.json(&["mail", "ls", &id, "--json"]);
+    let mail = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == mail_id)
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (mail["state"].as_str(), mail["reason"].as_str()),
+        (Some("undelivered"), Some("the run ended (cancelled)")),
+        "{listed:#}"
+    );
+    assert!(home.ok(&["mail", "ls"]).contains("undelivered"));
     assert!(shown["waiting"].as_array().is_none_or(Vec::is_empty), "{shown:#}");
     let end = shown["events"]
         .as_array()
@@ -54,7 +73,7 @@ fn a_prompt_queued_to_a_run_that_ends_is_undelivered_and_says_why() {
         .find(|e| e["data"]["state"] == "cancelled")
         .cloned()
         .unwrap_or(Value::Null);
-    assert_eq!(end["data"]["undelivered_prompts"], 2, "the end says how many: {end:#}");
+    assert_eq!(end["data"]["undelivered_prompts"], 3, "the end says how many: {end:#}");
     let text = home.ok(&["show", &id]);
     assert!(
         text.lines()

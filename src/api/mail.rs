@@ -60,8 +60,12 @@ pub struct MailRecord {
     pub body: String,
     /// `stored` (not yet handed to the run), `queued` (waiting for the
     /// agent to be idle), `delivered`, `read` (taken over MCP, never
-    /// typed), or `dropped` (the run ended first).
+    /// typed), `dropped` (taken back while it waited) or `undelivered`
+    /// (the run ended first; `reason` says how).
     pub state: String,
+    /// Why it was never delivered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// `mail.list`: the messages to or from a run, or every message.

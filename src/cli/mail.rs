@@ -136,7 +136,7 @@ fn table(list: &[MailRecord]) -> String {
         return "no mail\n".into();
     }
     let mut out = format!(
-        "{:<26}  {:<19}  {:<30}  {:<9}  BODY\n",
+        "{:<26}  {:<19}  {:<30}  {:<11}  BODY\n",
         "ID", "AT", "FROM → TO", "STATE"
     );
     for m in list {
@@ -144,7 +144,7 @@ fn table(list: &[MailRecord]) -> String {
         let first: String = m.body.lines().next().unwrap_or_default().chars().take(50).collect();
         let at = m.at.get(..19).unwrap_or(&m.at).replace('T', " ");
         out.push_str(&format!(
-            "{:<26}  {at:<19}  {:<30}  {:<9}  {}\n",
+            "{:<26}  {at:<19}  {:<30}  {:<11}  {}\n",
             m.id,
             crate::text::inert_line(&who),
             m.state,

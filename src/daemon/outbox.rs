@@ -78,6 +78,7 @@ fn record_of(m: &OutboundMail, from_name: &str) -> MailRecord {
         at: m.at.clone(),
         body: m.body.clone(),
         state: "outbound".into(),
+        reason: None,
     }
 }
 

@@ -18,7 +18,7 @@ pub struct NewMail<'a> {
 }
 
 const COLUMNS: &str = "m.version, m.id, COALESCE(m.from_run, 'user'), m.from_name, m.to_run, r.name, m.thread,
-    m.in_reply_to, m.at, m.body, m.state, p.state";
+    m.in_reply_to, m.at, m.body, m.state, p.state, p.reason";
 
 fn from_row(r: &Row) -> rusqlite::Result<MailRecord> {
     let stored: String = r.get(10)?;
@@ -41,7 +41,25 @@ fn from_row(r: &Row) -> rusqlite::Result<MailRecord> {
             (_, Some(state)) => state,
             (_, None) => "sent to its host".into(),
         },
+        reason: r.get(12)?,
     })
+}
+
+/// The messages to `run` not handed over yet as it ends (stored, the
+/// daemon gone before it handed them): undelivered, for `reason`, as the
+/// prompts of their ids. How many.
+pub fn undeliver_stored(conn: &Connection, run: &str, reason: &str) -> Result<usize, StoreError> {
+    let undelivered = conn.execute(
+        "INSERT INTO prompts (id, run_id, text, state, created_at, reason, delivered_at)
+         SELECT id, to_run, body, 'undelivered', at, ?2, ?3 FROM mail WHERE to_run = ?1 AND state = 'stored'
+         ON CONFLICT(id) DO NOTHING",
+        params![run, reason, now_ms()],
+    )?;
+    conn.execute(
+        "UPDATE mail SET state = 'handed' WHERE to_run = ?1 AND state = 'stored'",
+        [run],
+    )?;
+    Ok(undelivered)
 }
 
 /// `store.mail()`: the mailbox's reads and writes, each on the owner thread.

@@ -376,6 +376,14 @@ const MIGRATIONS: &[&str] = &[
            delivered_at = (SELECT ended_at FROM runs WHERE runs.id = prompts.run_id)
      WHERE state = 'queued'
        AND run_id IN (SELECT id FROM runs WHERE state NOT IN ('pending', 'starting', 'running'));
+    INSERT INTO prompts (id, run_id, text, state, created_at, reason, delivered_at)
+    SELECT m.id, m.to_run, m.body, 'undelivered', m.at, 'the run ended', r.ended_at
+      FROM mail m JOIN runs r ON r.id = m.to_run
+     WHERE m.state = 'stored' AND r.state NOT IN ('pending', 'starting', 'running')
+    ON CONFLICT(id) DO NOTHING;
+    UPDATE mail SET state = 'handed'
+     WHERE state = 'stored'
+       AND to_run IN (SELECT id FROM runs WHERE state NOT IN ('pending', 'starting', 'running'));
     "#,
 ];
 
@@ -501,7 +509,7 @@ mod tests {
     }
 
     #[test]
-    fn migration_18_makes_prompts_left_queued_by_ended_runs_undelivered() {
+    fn migration_18_makes_prompts_and_mail_left_by_ended_runs_undelivered() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("agents.db");
         let mut conn = super::super::open_connection(&path).unwrap();
@@ -513,7 +521,10 @@ mod tests {
              INSERT INTO prompts (id, run_id, text, state, created_at) VALUES
                 ('p1', 'ended', 'left behind', 'queued', 10),
                 ('p2', 'ended', 'typed', 'delivered', 11),
-                ('p3', 'live', 'still waits', 'queued', 12);",
+                ('p3', 'live', 'still waits', 'queued', 12);
+             INSERT INTO mail (id, version, from_run, from_name, to_run, thread, at, body, state) VALUES
+                ('m1', 1, NULL, 'user', 'ended', 'm1', 20, 'never handed', 'stored'),
+                ('m2', 1, NULL, 'user', 'live', 'm2', 21, 'to hand', 'stored');",
         )
         .unwrap();
         migrate_to(&mut conn, 18).unwrap();
@@ -528,6 +539,12 @@ mod tests {
             states,
             [
                 (
+                    "m1".into(),
+                    "undelivered".into(),
+                    Some("the run ended".into()),
+                    Some(50)
+                ),
+                (
                     "p1".into(),
                     "undelivered".into(),
                     Some("the run ended".into()),
@@ -537,6 +554,14 @@ mod tests {
                 ("p3".into(), "queued".into(), None, None),
             ]
         );
+        let mail: Vec<(String, String)> = conn
+            .prepare("SELECT id, state FROM mail ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(mail, [("m1".into(), "handed".into()), ("m2".into(), "stored".into())]);
     }
 
     #[test]

@@ -161,6 +161,7 @@ pub fn populated() -> App {
             at: at(ago),
             body: body.into(),
             state: state.into(),
+            reason: None,
         };
     let fix = ("01AAAAAAAAAAAAAAAAAAAAAAAA", "fix-tests");
     app.update(Update::Mail {
