@@ -123,13 +123,22 @@ impl Drop for Outer {
     }
 }
 
+/// One key's echo: its latency in ms, its column in the line, and when it
+/// was sent, in ms from the first measured key.
+struct Echo {
+    ms: f64,
+    col: usize,
+    at: f64,
+}
+
 /// Types `keys` characters where the pane's first cell is `(row, left)`;
-/// each one's latency in ms, until the outer screen shows it.
-fn type_and_time(outer: &mut Outer, (row, left): (usize, usize), keys: usize) -> Vec<f64> {
+/// each one's latency, until the outer screen shows it.
+fn type_and_time(outer: &mut Outer, (row, left): (usize, usize), keys: usize) -> Vec<Echo> {
     const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
     let blank = |line: &[char], at: usize| line.get(at).is_none_or(|c| *c == ' ');
     let mut col = 0;
     let mut latencies = Vec::with_capacity(keys);
+    let mut first = None;
     for k in 0..keys + WARMUP {
         if col == LINE {
             outer.keys(CTRL_U);
@@ -152,7 +161,12 @@ fn type_and_time(outer: &mut Outer, (row, left): (usize, usize), keys: usize) ->
             assert!(Instant::now() < until, "the typed character never showed");
         }
         if k >= WARMUP {
-            latencies.push(sent.elapsed().as_secs_f64() * 1000.0);
+            let first = *first.get_or_insert(sent);
+            latencies.push(Echo {
+                ms: sent.elapsed().as_secs_f64() * 1000.0,
+                col,
+                at: sent.duration_since(first).as_secs_f64() * 1000.0,
+            });
         }
         col += 1;
     }
@@ -184,7 +198,7 @@ fn outer_terminal(sock: &Path, command: &str, env: &[(&str, &Path)]) -> Outer {
     Outer::attach(sock)
 }
 
-fn agents_side(dir: &Path, keys: usize) -> Vec<f64> {
+fn agents_side(dir: &Path, keys: usize) -> Vec<Echo> {
     let home = Home::new(dir);
     home.agents(&["daemon", "start"]);
     home.agents(&["run", "-d", "--name", "echo", "cmd", "--", "cat"]);
@@ -213,7 +227,7 @@ fn agents_side(dir: &Path, keys: usize) -> Vec<f64> {
     latencies
 }
 
-fn tmux_side(dir: &Path, keys: usize) -> Vec<f64> {
+fn tmux_side(dir: &Path, keys: usize) -> Vec<Echo> {
     let inner = dir.join("inner.sock");
     common::cat_beside_flood(&inner, (ROWS, COLS), FLOOD_BYTES);
     let sock = dir.join("outer.sock");
@@ -227,9 +241,23 @@ fn tmux_side(dir: &Path, keys: usize) -> Vec<f64> {
     latencies
 }
 
-fn figures(mut ms: Vec<f64>) -> (f64, f64, f64) {
+fn figures(echoes: &[Echo]) -> (f64, f64, f64) {
+    let mut ms: Vec<f64> = echoes.iter().map(|e| e.ms).collect();
     ms.sort_by(f64::total_cmp);
     (quantile(&ms, 0.5), quantile(&ms, 0.99), ms[ms.len() - 1])
+}
+
+/// The slowest keys, where they were: the tail's story (a key at column 0
+/// follows an erased line; keys a second apart, a clock).
+fn slowest(echoes: &[Echo]) -> String {
+    let mut by_ms: Vec<&Echo> = echoes.iter().collect();
+    by_ms.sort_by(|a, b| b.ms.total_cmp(&a.ms));
+    by_ms
+        .iter()
+        .take(4)
+        .map(|e| format!("{:.2} ms (col {}, at {:.0} ms)", e.ms, e.col, e.at))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn main() {
@@ -240,11 +268,13 @@ fn main() {
     let dir = tempfile::Builder::new().prefix("eo").tempdir().expect("temp dir");
     println!("key → echo read from an outer terminal's screen (tmux), {keys} keys, beside a flooding pane");
     println!("load average: {}", common::load_average());
-    let ours = figures(agents_side(&dir.path().join("agents"), keys));
-    let theirs = figures(tmux_side(dir.path(), keys));
+    let ours_keys = agents_side(&dir.path().join("agents"), keys);
+    let theirs_keys = tmux_side(dir.path(), keys);
+    let (ours, theirs) = (figures(&ours_keys), figures(&theirs_keys));
     println!("load average: {}", common::load_average());
-    for (name, (p50, p99, max)) in [("agents TUI", ours), ("tmux 3.3a", theirs)] {
+    for (name, (p50, p99, max), echoes) in [("agents TUI", ours, &ours_keys), ("tmux 3.3a", theirs, &theirs_keys)] {
         println!("{name:>12}: p50 {p50:.2} ms, p99 {p99:.2} ms, max {max:.2} ms");
+        println!("{:>12}  slowest: {}", "", slowest(echoes));
     }
     println!(
         "{:>12}  agents / tmux: p50 {:.2}×, p99 {:.2}×",

@@ -15,6 +15,42 @@ pub(super) struct Hooks {
     pub(super) history: Option<History>,
     /// Rows scrolled off kept for screen subscriptions, while there are.
     pub(super) scrolled: Option<Scrolled>,
+    /// Where rows were pulled back onto the screen to.
+    pub(super) pulls: Pulls,
+}
+
+/// The counts of scrolled rows that pulls went back to, with their number
+/// among pulls, newest last: rows that scroll off after a pull are numbered
+/// from there again, so a screen subscription that sent rows up to a
+/// higher count must count from there too (`Terminal::pulled_to`).
+#[derive(Debug, Default)]
+pub(super) struct Pulls {
+    pub(super) count: u64,
+    recent: VecDeque<(u64, u64)>,
+}
+
+/// Pulls remembered: they come with a resize of a screen whose rows wrapped.
+const PULLS_KEPT: usize = 16;
+
+impl Pulls {
+    fn push(&mut self, index: u64) {
+        self.count += 1;
+        if self.recent.len() == PULLS_KEPT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((self.count, index));
+    }
+
+    /// The lowest count a pull after the `since`-th went back to: none
+    /// since, `None`; pulls too old to be remembered, 0.
+    pub(super) fn lowest_since(&self, since: u64) -> Option<u64> {
+        if since >= self.count {
+            return None;
+        }
+        let remembered = self.recent.front().is_some_and(|(n, _)| *n <= since + 1);
+        let lowest = self.recent.iter().filter(|(n, _)| *n > since).map(|(_, i)| *i).min();
+        Some(if remembered { lowest.unwrap_or(0) } else { 0 })
+    }
 }
 
 /// Rows that scrolled off, each with its number (`scrolled_lines` before
@@ -138,6 +174,7 @@ impl Sink for Hooks {
     }
 
     fn pulled(&mut self, index: u64, rows: &[Row], _: bool) {
+        self.pulls.push(index);
         if let Some(scrolled) = &mut self.scrolled {
             while scrolled.rows.back().is_some_and(|(i, _)| *i >= index) {
                 scrolled.rows.pop_back();
@@ -153,5 +190,27 @@ impl Sink for Hooks {
         if let Some(history) = &mut self.history {
             history.rewrap(cols);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_watcher_learns_the_lowest_count_the_pulls_since_it_looked_went_back_to() {
+        let mut pulls = Pulls::default();
+        assert_eq!(pulls.lowest_since(0), None, "no pull yet");
+        pulls.push(40);
+        pulls.push(37);
+        pulls.push(39);
+        assert_eq!(pulls.lowest_since(0), Some(37));
+        assert_eq!(pulls.lowest_since(2), Some(39), "only the pulls after the second");
+        assert_eq!(pulls.lowest_since(3), None, "none since the third");
+        for i in 0..PULLS_KEPT as u64 {
+            pulls.push(100 + i);
+        }
+        assert_eq!(pulls.lowest_since(0), Some(0), "pulls too old to know: from the start");
+        assert_eq!(pulls.lowest_since(pulls.count - 1), Some(100 + PULLS_KEPT as u64 - 1));
     }
 }

@@ -116,9 +116,22 @@ impl Terminal {
         self.emu.bells
     }
 
-    /// Total rows pushed off the top of the main screen so far.
+    /// Total rows pushed off the top of the main screen so far, less those
+    /// a resize pulled back onto it.
     pub fn scrolled_lines(&self) -> u64 {
         self.emu.scrolled_lines
+    }
+
+    /// How many times a resize pulled scrolled rows back onto the main
+    /// screen: rows scrolling off after it are numbered from a lower count.
+    pub fn pulls(&self) -> u64 {
+        self.emu.sink.pulls.count
+    }
+
+    /// The lowest [`Self::scrolled_lines`] a pull after the `since`-th
+    /// (of [`Self::pulls`]) went back to; `None` if none did.
+    pub fn pulled_to(&self, since: u64) -> Option<u64> {
+        self.emu.sink.pulls.lowest_since(since)
     }
 
     /// Bytes that redraw this screen on a fresh `Terminal` of the same size

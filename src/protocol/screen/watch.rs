@@ -28,6 +28,8 @@ pub struct ScreenWatch {
     title: String,
     /// `Terminal::scrolled_lines` when last sent; `None` before the first.
     scrolled: Option<u64>,
+    /// `Terminal::pulls` when last sent.
+    pulls: u64,
     seq: u64,
     /// The last update left changed rows out (its budget was spent): ask
     /// for the next at once.
@@ -68,7 +70,8 @@ impl ScreenWatch {
     fn step(&mut self, term: &Terminal, offset: u64, small: Option<usize>) -> Result<Option<ScreenUpdate>, TooLarge> {
         let size = term.size();
         let full = self.scrolled.is_none() || size != self.size;
-        if small.is_some() && (full || self.scrolled != Some(term.scrolled_lines())) {
+        let moved = self.scrolled != Some(term.scrolled_lines()) || self.pulls != term.pulls();
+        if small.is_some() && (full || moved) {
             return Err(TooLarge);
         }
         if full {
@@ -143,10 +146,15 @@ impl ScreenWatch {
     /// how many more scrolled that are not sent.
     fn scrolled_rows(&mut self, term: &Terminal, budget: &mut usize) -> (Vec<String>, u64) {
         let now = term.scrolled_lines();
+        // Rows pulled back onto the screen since: those scrolling off again
+        // are numbered from where the pull went.
+        let pulled_to = term.pulled_to(self.pulls);
+        self.pulls = term.pulls();
         let Some(since) = self.scrolled.replace(now) else {
             // The first update: what scrolled before it is the log's to tell.
             return (Vec::new(), 0);
         };
+        let since = pulled_to.map_or(since, |to| since.min(to));
         // The newest rows matter most: a gap goes before them.
         let mut rows: Vec<String> = Vec::new();
         let mut bytes = 0;
