@@ -17,7 +17,8 @@
 //!
 //! Keys are paced 3–15 ms apart, irregularly; every 40 characters Ctrl-U
 //! erases the line, unmeasured. `AGENTS_BENCH_KEYS` changes the number of
-//! keys (200). Resolution: one `capture-pane` round trip (well under a
+//! keys (1000: about ten seconds of typing, so the p99 is the tenth slowest
+//! key, not the second of a two-second burst). Resolution: one `capture-pane` round trip (well under a
 //! millisecond here).
 
 mod common;
@@ -264,7 +265,7 @@ fn main() {
     let keys: usize = std::env::var("AGENTS_BENCH_KEYS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(200);
+        .unwrap_or(1000);
     let dir = tempfile::Builder::new().prefix("eo").tempdir().expect("temp dir");
     println!("key → echo read from an outer terminal's screen (tmux), {keys} keys, beside a flooding pane");
     println!("load average: {}", common::load_average());
