@@ -325,6 +325,49 @@ fn a_members_permission_prompt_is_mailed_to_the_leader_who_answers_it_by_its_req
     );
 }
 
+/// A team started by an agent: when its leader has ended, a detached
+/// member's question goes to the nearest live agent above it, told that
+/// the leader ended, and is answered by its request id as the leader's.
+#[test]
+fn a_question_for_a_leader_that_has_ended_goes_to_the_agent_above_it() {
+    let home = Home::with_config(&format!(
+        "{ENGINE}[teams.ask]\napprovals = \"leader\"\nleader = {{ name = \"lead\", harness = \"demo\" }}\n\
+         [[teams.ask.members]]\nname = \"asker\"\nharness = \"demo\"\ndetached = true\n"
+    ));
+    let boss = home.start(&["--name", "boss", "demo"]);
+    let started = home.cmd_in(&boss, &["team", "start", "ask", "-d"]).output().unwrap();
+    assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
+    let leader = String::from_utf8_lossy(&started.stdout).trim().to_string();
+    assert_eq!(
+        home.show(&leader)["parent_id"],
+        boss.as_str(),
+        "the agent started the team"
+    );
+    let asker = run_of(&home.json(&["team", "show", "ask", "--json"]), "asker");
+    home.wait_until("the asker at its prompt", || at_prompt(&home, &asker));
+    home.ok(&["cancel", &leader]);
+    assert_eq!(home.wait_end(&leader)["state"], "cancelled");
+
+    home.ok(&["send", &asker, "ask"]);
+    let mut asked = String::new();
+    home.wait_until("the agent above was asked", || {
+        asked = home
+            .prompts(&boss)
+            .into_iter()
+            .find(|p| request_in(p).is_some())
+            .unwrap_or_default();
+        !asked.is_empty()
+    });
+    assert!(
+        asked.contains("waits at a permission prompt")
+            && asked.contains("(its leader ask-lead has ended: you are asked instead)"),
+        "{asked}"
+    );
+    let request = request_in(&asked).unwrap();
+    home.ok(&["answer", &asker, "yes", "--request", &request]);
+    home.wait_until("the asker moved on", || home.show(&asker)["status"] != "needs_approval");
+}
+
 /// The supervisor of a run: its harness's parent process.
 fn supervisor_of(home: &Home, run: &str) -> i32 {
     let pid = home.show(run)["pid"].as_i64().expect("a live run's pid");

@@ -97,7 +97,9 @@ impl Approvals<'_> {
 }
 
 /// Beside the member's stop at `seq`: stores the request to its leader
-/// when the member's team routes approvals there.
+/// when the member's team routes approvals there — or, the leader ended,
+/// to the nearest live agent above it, told so; none: the question waits
+/// for the user, as any run's.
 fn ask_leader(
     conn: &Connection,
     run: &str,
@@ -117,16 +119,20 @@ fn ask_leader(
     if team.approvals != crate::api::Approvals::Leader.as_str() {
         return Ok(None);
     }
-    let (Some(member), Some(boss)) = (runs::get_run(conn, run)?, runs::get_run(conn, leader)?) else {
+    let (Some(member), Some(boss)) = (runs::get_run(conn, run)?, super::tasks::nearest_agent(conn, leader)?) else {
         return Ok(None);
     };
-    if !boss.state.is_live() {
-        return Ok(None);
-    }
     let id = request_id(run, seq);
     let asked = question.filter(|q| !q.trim().is_empty()).unwrap_or(why);
+    let instead = match boss.id != leader {
+        true => match runs::get_run(conn, leader)? {
+            Some(ended) => format!(" (its leader {} has ended: you are asked instead)", ended.name),
+            None => " (its leader has ended: you are asked instead)".into(),
+        },
+        false => String::new(),
+    };
     let body = format!(
-        "[approval request {id}] {} ({}) waits at a permission prompt ({why}):\n{asked}\nAnswer it: agents answer {} yes|no|TEXT --request {id}",
+        "[approval request {id}] {} ({}) waits at a permission prompt ({why}){instead}:\n{asked}\nAnswer it: agents answer {} yes|no|TEXT --request {id}",
         member.name, seat.member, member.name
     );
     let stored = mail::insert(
@@ -135,7 +141,7 @@ fn ask_leader(
             id: &id,
             from_run: Some(run),
             from_name: &member.name,
-            to_run: leader,
+            to_run: &boss.id,
             thread: &id,
             in_reply_to: None,
             body: &body,

@@ -49,7 +49,7 @@ fn cancelled_by(conn: &Connection, run: &str, by: &str) -> Result<bool, StoreErr
 
 /// `run`, or the nearest run above it, that is a live agent (a shell or a
 /// command would run the words as a command line): at most 32 up.
-fn nearest_agent(conn: &Connection, run: &str) -> Result<Option<RunRow>, StoreError> {
+pub(super) fn nearest_agent(conn: &Connection, run: &str) -> Result<Option<RunRow>, StoreError> {
     let mut next = Some(run.to_string());
     for _ in 0..32 {
         let Some(row) = next.as_deref().map(|id| runs::get_run(conn, id)).transpose()?.flatten() else {
