@@ -88,3 +88,33 @@ fn a_prompt_queued_to_a_run_that_ends_is_undelivered_and_says_why() {
     let typed = home.logs(&id);
     assert!(typed.contains("> one") && !typed.contains("two"), "{typed}");
 }
+
+/// A stop answers what was asked before it, as an upgrade does: a cancel
+/// whose end its client waits for is answered, not cut off.
+#[test]
+fn a_stop_answers_the_cancel_asked_before_it() {
+    let home = Home::with_config("[engine]\ncancel_sigint_grace_ms = 1000\ncancel_sigterm_grace_ms = 1000\n");
+    let id = home.start(&["cmd", "--", "sh", "-c", "trap '' INT; echo ready; exec sleep 600"]);
+    home.wait_until("the run ready", || home.logs(&id).contains("ready"));
+    let cancel = home
+        .cmd(&["cancel", &id])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("agents cancel");
+    home.wait_until("the cancel asked", || {
+        let events = home.show(&id)["events"].clone();
+        events
+            .as_array()
+            .is_some_and(|e| e.iter().any(|e| e["kind"] == "CANCEL_REQUESTED"))
+    });
+    home.ok(&["daemon", "stop"]);
+    let out = cancel.wait_with_output().expect("the cancel's end");
+    assert!(
+        out.status.success(),
+        "the cancel was answered: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(home.wait_end(&id)["state"], "cancelled");
+}

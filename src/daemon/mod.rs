@@ -211,6 +211,8 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     if let Some(binary) = upgrade_to {
         return Err(reexec(&daemon, &binary).await);
     }
+    // As an upgrade does: what was asked before the stop is answered.
+    drain(&daemon).await;
     release_supervisors(&daemon).await;
     // A clean stop leaves one file, not a small database beside a large WAL.
     let _ = daemon.engine.store.checkpoint().await;
@@ -332,6 +334,18 @@ impl AcceptBackoff {
     }
 }
 
+/// No new connections (the socket is gone), and the requests in flight
+/// answered, for `upgrade::DRAIN` at most (a `wait` on a run that goes on
+/// is not waited out), their answers let go to their clients.
+async fn drain(daemon: &Daemon) {
+    let deadline = tokio::time::Instant::now() + upgrade::DRAIN;
+    while daemon.requests.load(Ordering::Acquire) > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    // The last answers are queued to their clients' writers: let them go out.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+}
+
 /// Hands this daemon over to the binary that replaced its file: no new
 /// connections (the socket is gone: clients wait for the new one), the
 /// requests in flight answered (for `upgrade::DRAIN` at most), the store's
@@ -339,12 +353,7 @@ impl AcceptBackoff {
 /// that failed, with why.
 async fn reexec(daemon: &Daemon, binary: &std::path::Path) -> anyhow::Error {
     tracing::info!("{} was replaced: re-executing on the new binary", binary.display());
-    let deadline = tokio::time::Instant::now() + upgrade::DRAIN;
-    while daemon.requests.load(Ordering::Acquire) > 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    // The last answers are queued to their clients' writers: let them go out.
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    drain(daemon).await;
     daemon.engine.store.flush().await;
     let e = upgrade::exec(binary, &daemon.engine.paths.home);
     anyhow::anyhow!("cannot re-execute on {}: {e}", binary.display())
