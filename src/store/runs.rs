@@ -701,43 +701,6 @@ mod tests {
     }
 
     #[test]
-    fn mail_not_handed_over_when_its_run_ends_is_undelivered_with_why() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut conn = super::super::open_connection(&dir.path().join("a.db")).unwrap();
-        super::super::migrations::migrate(&mut conn).unwrap();
-        insert_run(&conn, &row("R1", RunState::Running)).unwrap();
-        let mail = super::super::mail::NewMail {
-            id: "M1",
-            from_run: None,
-            from_name: "user",
-            to_run: "R1",
-            thread: "M1",
-            in_reply_to: None,
-            body: "stored, never handed",
-        };
-        assert_eq!(super::super::mail::insert(&conn, &mail).unwrap().state, "stored");
-        let ending = Ending {
-            state: RunState::Cancelled,
-            exit_code: None,
-            signal: None,
-            reason: None,
-            output_bytes: None,
-            event_kind: "RUN_CANCELLED",
-            evidence: serde_json::json!({}),
-            ended_at: None,
-        };
-        assert!(finish(&mut conn, "R1", &ending).unwrap());
-        let m = super::super::mail::get(&conn, "M1").unwrap().unwrap();
-        assert_eq!(
-            (m.state.as_str(), m.reason.as_deref()),
-            ("undelivered", Some("the run ended (cancelled)"))
-        );
-        let undelivered = super::super::prompts::undelivered(&conn, "R1").unwrap();
-        assert_eq!(undelivered.len(), 1);
-        assert_eq!(undelivered[0].text, "stored, never handed");
-    }
-
-    #[test]
     fn a_launch_id_finds_its_run_and_an_answer_id_its_outcome() {
         let dir = tempfile::tempdir().unwrap();
         let mut conn = super::super::open_connection(&dir.path().join("a.db")).unwrap();
