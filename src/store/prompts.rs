@@ -209,39 +209,30 @@ pub fn enqueue_prompt(conn: &Connection, id: &str, run: &str, text: &str) -> Res
     get_prompt(conn, id)?.ok_or_else(|| StoreError::Corrupt(format!("prompt {id} vanished")))
 }
 
+/// The columns a [`Prompt`] is read from.
+const PROMPT: &str = "SELECT id, run_id, text, state, reason FROM prompts";
+
+fn prompt_of(r: &rusqlite::Row) -> rusqlite::Result<Prompt> {
+    Ok(Prompt {
+        id: r.get(0)?,
+        run_id: r.get(1)?,
+        text: r.get(2)?,
+        state: r.get(3)?,
+        reason: r.get(4)?,
+    })
+}
+
 pub fn get_prompt(conn: &Connection, id: &str) -> Result<Option<Prompt>, StoreError> {
     Ok(conn
-        .query_row(
-            "SELECT id, run_id, text, state, reason FROM prompts WHERE id = ?1",
-            [id],
-            |r| {
-                Ok(Prompt {
-                    id: r.get(0)?,
-                    run_id: r.get(1)?,
-                    text: r.get(2)?,
-                    state: r.get(3)?,
-                    reason: r.get(4)?,
-                })
-            },
-        )
+        .query_row(&format!("{PROMPT} WHERE id = ?1"), [id], prompt_of)
         .optional()?)
 }
 
 pub fn queued_prompts(conn: &Connection, run: &str) -> Result<Vec<Prompt>, StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT id, run_id, text, state, reason FROM prompts WHERE run_id = ?1 AND state = 'queued' ORDER BY created_at, rowid",
-    )?;
-    let rows = stmt
-        .query_map([run], |r| {
-            Ok(Prompt {
-                id: r.get(0)?,
-                run_id: r.get(1)?,
-                text: r.get(2)?,
-                state: r.get(3)?,
-                reason: r.get(4)?,
-            })
-        })?
-        .collect::<Result<_, _>>()?;
+    let mut stmt = conn.prepare(&format!(
+        "{PROMPT} WHERE run_id = ?1 AND state = 'queued' ORDER BY created_at, rowid"
+    ))?;
+    let rows = stmt.query_map([run], prompt_of)?.collect::<Result<_, _>>()?;
     Ok(rows)
 }
 
