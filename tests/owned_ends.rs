@@ -1,7 +1,9 @@
-//! Every owned operation ends with evidence (#35 §1): a prompt, mail or
-//! task result queued to a run that then ends does not stay `queued`
+//! The seeds' contracts (#35). Every owned operation ends with evidence: a
+//! prompt or mail queued to a run that then ends does not stay `queued`
 //! forever; it gets a terminal state that says why, in `show`, in a retry
-//! of its id, and in the run's end event.
+//! of its id, and in the run's end event. A stop answers what was asked
+//! before it. Diagnostics keep no message: an answer's words are not
+//! stored.
 
 mod common;
 
@@ -117,4 +119,34 @@ fn a_stop_answers_the_cancel_asked_before_it() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(home.wait_end(&id)["state"], "cancelled");
+}
+
+/// The words of an answer are a message to the agent: its event says which
+/// kind of answer it was, never the words (#35 §4), in the database or not.
+#[test]
+fn an_answer_s_words_are_not_kept_in_its_event() {
+    let home = Home::new();
+    let id = home.start(&["demo"]);
+    wait_idle(&home, &id);
+    home.ok(&["send", &id, "ask"]);
+    home.wait_until("the question", || home.show(&id)["status"] == "needs_approval");
+    let words = "use the key sk-live-0123456789";
+    let _ = home.run(&["answer", &id, words]);
+    let shown = home.show(&id);
+    let answers: Vec<Value> = shown["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"].as_str().is_some_and(|k| k.starts_with("ANSWER")))
+        .cloned()
+        .collect();
+    assert_eq!(answers.len(), 1, "{shown:#}");
+    assert_eq!(answers[0]["data"]["answer"], "text", "{:#}", answers[0]);
+    for file in ["agents.db", "agents.db-wal", "daemon.log"] {
+        let bytes = std::fs::read(home.path().join(file)).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("sk-live-0123456789"),
+            "{file} keeps the answer's words"
+        );
+    }
 }

@@ -123,6 +123,8 @@ pub async fn answered(engine: &Engine, run: &str, answer_id: &str) -> Option<Res
 }
 
 /// Records what became of an answer, so a repeat of its id gets the same.
+/// Its words are a message to the agent and are not kept: the event says
+/// only which kind of answer it was (`yes`, `no`, or `text`).
 pub async fn record_answer(
     engine: &Engine,
     run: &str,
@@ -130,26 +132,26 @@ pub async fn record_answer(
     answer_id: Option<&str>,
     outcome: &Result<Value, ApiError>,
 ) {
+    let given = match answer.to_ascii_lowercase().as_str() {
+        "yes" | "y" => "yes",
+        "no" | "n" => "no",
+        _ => "text",
+    };
     let (kind, data) = match outcome {
         Ok(result) => (
             "ANSWERED",
-            json!({
-                "answer": answer.chars().take(64).collect::<String>(),
-                "answer_id": answer_id,
-                "result": result,
-            }),
+            json!({ "answer": given, "answer_id": answer_id, "result": result }),
         ),
         Err(e) => (
             "ANSWER_REFUSED",
-            json!({
-                "answer": answer.chars().take(64).collect::<String>(),
-                "answer_id": answer_id,
-                "why": e.message,
-            }),
+            json!({ "answer": given, "answer_id": answer_id, "why": e.message }),
         ),
     };
     let id = run.to_string();
-    let _ = engine.store.runs().append_event(&id, kind, data).await;
+    if let Err(e) = engine.store.runs().append_event(&id, kind, data).await {
+        // A repeat of its id will not find it: said where an operator looks.
+        tracing::error!("run {run}: the outcome of an answer was not recorded: {e}");
+    }
 }
 
 #[cfg(test)]
