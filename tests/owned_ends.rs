@@ -79,7 +79,7 @@ fn a_prompt_queued_to_a_run_that_ends_is_undelivered_and_says_why() {
     let text = home.ok(&["show", &id]);
     assert!(
         text.lines()
-            .any(|l| l.contains("undelivered") && l.contains("p-two") && l.contains("the run ended (cancelled)")),
+            .any(|l| l.starts_with("unsent ") && l.contains("p-two") && l.contains("the run ended (cancelled)")),
         "{text}"
     );
 

@@ -311,7 +311,7 @@ fn state_fields(d: &RunDetail, f: &mut Fields) {
         f.push("waiting", format!("{} {}: {}", w.id, short(&w.text, 40), w.why));
     }
     for u in &d.undelivered {
-        f.push("undelivered", format!("{} {}: {}", u.id, short(&u.text, 40), u.reason));
+        f.push("unsent", format!("{} {}: {}", u.id, short(&u.text, 40), u.reason));
     }
     f.opt("exit", r.exit_code.map(|c| c.to_string()));
     f.opt("signal", r.signal.clone());
