@@ -214,10 +214,7 @@ async fn print_kept(paths: &Paths, run: &str, kept: Kept, last: &ScreenMirror) -
     let mut lines = match kept {
         Kept::LastScreen => last.visible_lines(),
         Kept::All => {
-            let history = crate::config::ConfigWatch::new(Paths::config_file())
-                .current
-                .engine
-                .history_lines;
+            let history = crate::config::ConfigWatch::reading(paths).current.engine.history_lines;
             crate::client::replay::screen_lines(paths, run, history).await?
         }
     };

@@ -334,7 +334,7 @@ fn database(report: &mut Report, paths: &Paths) {
 /// The config file, its keys, and the user's own screen rules.
 fn config(report: &mut Report, paths: &Paths) {
     // As the daemon reads it: with the last valid revision it kept.
-    let config = crate::config::ConfigWatch::keeping(Paths::config_file(), Some(paths.kept_config()));
+    let config = crate::config::ConfigWatch::reading(paths);
     match (&config.problem, config.path()) {
         (Some(problem), _) => report.bad(
             problem.clone(),

@@ -30,13 +30,13 @@ pub async fn logs(paths: &Paths, run: &str, follow: bool, raw: bool) -> Result<i
     }
     if !follow {
         let mut out = stdout.lock();
-        for line in screen_lines(paths, run, history_lines()).await? {
+        for line in screen_lines(paths, run, history_lines(paths)).await? {
             writeln!(out, "{}", crate::text::inert(&line))?;
         }
         return Ok(0);
     }
     let mut out = stdout.lock();
-    let mut follower = read_lines(paths, run, true, history_lines(), |follower| {
+    let mut follower = read_lines(paths, run, true, history_lines(paths), |follower| {
         for line in follower.take_complete() {
             writeln!(out, "{}", crate::text::inert(&line))?;
         }
@@ -50,11 +50,8 @@ pub async fn logs(paths: &Paths, run: &str, follow: bool, raw: bool) -> Result<i
     Ok(0)
 }
 
-fn history_lines() -> usize {
-    crate::config::ConfigWatch::new(Paths::config_file())
-        .current
-        .engine
-        .history_lines
+fn history_lines(paths: &Paths) -> usize {
+    crate::config::ConfigWatch::reading(paths).current.engine.history_lines
 }
 
 /// asciicast v2: a header line at the run's first size, then `[seconds,

@@ -193,6 +193,9 @@ pub struct ConfigWatch {
     /// Where the last valid revision is kept (`config.valid.toml` in the
     /// home), so that a restart with an invalid file still uses it.
     kept: Option<PathBuf>,
+    /// Whether this watch writes each valid revision there (the daemon's),
+    /// or only reads the one kept (a client's).
+    keeps: bool,
 }
 
 impl ConfigWatch {
@@ -204,6 +207,18 @@ impl ConfigWatch {
     /// and, when the file is invalid from the start (a restart after a bad
     /// edit), uses the kept revision instead of the built-in defaults.
     pub fn keeping(path: Option<PathBuf>, kept: Option<PathBuf>) -> ConfigWatch {
+        Self::open(path, kept, true)
+    }
+
+    /// The config as a client reads it (the TUI, `attach`, `logs`, MCP):
+    /// the user's file, or, while it is invalid, the last valid revision
+    /// the daemon kept — never the built-in defaults in its place. Only the
+    /// daemon writes the kept revision.
+    pub fn reading(paths: &crate::paths::Paths) -> ConfigWatch {
+        Self::open(crate::paths::Paths::config_file(), Some(paths.kept_config()), false)
+    }
+
+    fn open(path: Option<PathBuf>, kept: Option<PathBuf>, keeps: bool) -> ConfigWatch {
         let mut watch = ConfigWatch {
             path,
             hash: None,
@@ -211,6 +226,7 @@ impl ConfigWatch {
             current: Config::default(),
             problem: None,
             kept,
+            keeps,
         };
         watch.refresh();
         if watch.problem.is_some()
@@ -255,7 +271,7 @@ impl ConfigWatch {
         {
             Ok(config) => {
                 self.problem = None;
-                if let Some(kept) = &self.kept {
+                if let Some(kept) = self.kept.as_ref().filter(|_| self.keeps) {
                     keep(kept, &bytes, &hash);
                 }
                 let changed = config != self.current;
@@ -381,6 +397,23 @@ mod tests {
         std::fs::write(&kept, text).unwrap();
         let tampered = ConfigWatch::keeping(Some(path), Some(kept));
         assert_eq!(tampered.current.engine.quiet_ms, Config::default().engine.quiet_ms);
+    }
+
+    #[test]
+    fn a_client_reads_the_kept_revision_while_the_file_is_invalid_and_keeps_none_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, kept) = (dir.path().join("config.toml"), dir.path().join("config.valid.toml"));
+        std::fs::write(&path, "[engine]\nquiet_ms = 250\n").unwrap();
+        let client = ConfigWatch::open(Some(path.clone()), Some(kept.clone()), false);
+        assert_eq!(client.current.engine.quiet_ms, 250);
+        assert!(!kept.exists(), "only the daemon writes the kept revision");
+        // The daemon kept it; then a bad edit: a client reads the kept one,
+        // not the built-in defaults, and says why.
+        ConfigWatch::keeping(Some(path.clone()), Some(kept.clone()));
+        std::fs::write(&path, "[engine]\nquiet_ms = \"soon\"\n").unwrap();
+        let client = ConfigWatch::open(Some(path), Some(kept), false);
+        assert_eq!(client.current.engine.quiet_ms, 250);
+        assert!(client.problem.as_deref().unwrap().contains("kept from before"));
     }
 
     #[test]

@@ -215,7 +215,7 @@ impl AgentsMcp {
         };
         let mut harness_args = match &args.model {
             Some(model) => {
-                let config = crate::config::ConfigWatch::new(crate::paths::Paths::config_file()).current;
+                let config = crate::config::ConfigWatch::reading(&self.paths).current;
                 model_args(&config.profiles, &args.harness, model)?
             }
             None => Vec::new(),

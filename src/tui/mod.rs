@@ -148,7 +148,7 @@ pub async fn main(paths: Paths) -> Result<i32> {
     tokio::spawn(connection::run(paths.clone(), commands_rx, updates_tx));
     let mut app = App::new();
     app.no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let config = crate::config::ConfigWatch::new(Paths::config_file());
+    let config = crate::config::ConfigWatch::reading(&paths);
     if let Some(problem) = &config.problem {
         app.message = Some(problem.clone());
     }
