@@ -546,8 +546,8 @@ fn a_list_read_page_by_page_holds_every_run_once_whole_or_brief() {
                 }
             }
         };
-        let whole = read(false).await;
-        let brief = read(true).await;
+        // Both at once on one connection, as the TUI reads its two lists.
+        let (whole, brief) = tokio::join!(read(false), read(true));
         // The first page, then the first page again: not the second.
         page(false, None).await.expect("the top");
         let top_again = page(false, None).await.expect("the top again");

@@ -132,10 +132,10 @@ pub async fn record_answer(
     answer_id: Option<&str>,
     outcome: &Result<Value, ApiError>,
 ) {
-    let given = match answer.to_ascii_lowercase().as_str() {
-        "yes" | "y" => "yes",
-        "no" | "n" => "no",
-        _ => "text",
+    let given = match super::queue::choice(answer) {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "text",
     };
     let (kind, data) = match outcome {
         Ok(result) => (

@@ -20,6 +20,15 @@ use crate::store::runs;
 /// supervisor pastes only if the screen asked for bracketed paste), else
 /// keystrokes then Enter. `bytes` is always given: a supervisor older than
 /// text answers types those.
+/// `yes`/`y` or `no`/`n`, any case: a choice, not words to type.
+pub fn choice(answer: &str) -> Option<bool> {
+    match answer.to_ascii_lowercase().as_str() {
+        "yes" | "y" => Some(true),
+        "no" | "n" => Some(false),
+        _ => None,
+    }
+}
+
 pub fn answer_input(family: &str, answer: &str) -> wire::Answer {
     let keys = |bytes: Vec<u8>| wire::Answer {
         bytes,
@@ -32,10 +41,9 @@ pub fn answer_input(family: &str, answer: &str) -> wire::Answer {
         crate::harness::adapter_for(family)
             .map_or_else(|| if yes { b"1".to_vec() } else { vec![0x1b] }, |a| a.answer_keys(yes))
     };
-    match answer.to_ascii_lowercase().as_str() {
-        "yes" | "y" => keys(choose(true)),
-        "no" | "n" => keys(choose(false)),
-        _ => {
+    match choice(answer) {
+        Some(yes) => keys(choose(yes)),
+        None => {
             let mut typed = keys(format!("{answer}\r").into_bytes());
             let adapter = crate::harness::adapter_for(family);
             let paste = adapter.is_some_and(|a| a.pastes_prompts());

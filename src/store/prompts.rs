@@ -247,30 +247,14 @@ pub fn set_prompt_state(conn: &Connection, id: &str, state: &str) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::runs::{NewRun, RunRow};
-
-    fn run(id: &str) -> RunRow {
-        RunRow {
-            state: crate::api::RunState::Running,
-            launch_id: format!("l{id}"),
-            ..RunRow::new(NewRun {
-                id: id.into(),
-                name: format!("n{id}"),
-                harness: "cmd".into(),
-                host: "local".into(),
-                cwd: "/".into(),
-                command: vec!["true".into()],
-                args: Vec::new(),
-            })
-        }
-    }
+    use crate::store::runs::tests::row;
 
     #[test]
     fn mail_not_handed_over_when_its_run_ends_is_undelivered_with_why() {
         let dir = tempfile::tempdir().unwrap();
         let mut conn = super::super::open_connection(&dir.path().join("a.db")).unwrap();
         super::super::migrations::migrate(&mut conn).unwrap();
-        runs::insert_run(&conn, &run("R1")).unwrap();
+        runs::insert_run(&conn, &row("R1", crate::api::RunState::Running)).unwrap();
         let mail = super::super::mail::NewMail {
             id: "M1",
             from_run: None,

@@ -680,10 +680,11 @@ pub fn answer_outcome(conn: &Connection, run: &str, answer_id: &str) -> Result<O
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn row(id: &str, state: RunState) -> RunRow {
+    /// A run's row as a test stores it.
+    pub(in crate::store) fn row(id: &str, state: RunState) -> RunRow {
         RunRow {
             state,
             launch_id: format!("l{id}"),

@@ -110,8 +110,9 @@ async fn page(daemon: Arc<Daemon>, which: PageOf, Shape { paged, brief }: Shape)
 
 /// The page after one just answered, built while its client reads that
 /// one: a client reading every page asks for it as soon as it has read
-/// where it starts, and finds it ready. One per connection; one asked for
-/// later than `AHEAD_KEPT`, or not this one, is built anew.
+/// where it starts, and finds it ready. A few per connection (the TUI
+/// reads two lists at once on one); one asked for later than
+/// `AHEAD_KEPT` is built anew, and other calls leave them be.
 pub struct Ahead {
     which: PageOf,
     shape: Shape,
@@ -123,6 +124,12 @@ pub struct Ahead {
 /// answers only an ask that follows at once, as a client's next page does.
 const AHEAD_KEPT: Duration = Duration::from_secs(1);
 
+/// Pages built ahead one connection holds at most (each up to a frame).
+const AHEAD_MAX: usize = 4;
+
+/// A connection's pages built ahead.
+pub type Aheads = parking_lot::Mutex<Vec<Ahead>>;
+
 impl Ahead {
     fn build(daemon: &Arc<Daemon>, outbox: &Outbox, which: PageOf, shape: Shape) {
         let page = tokio::spawn(page(daemon.clone(), which.clone(), shape));
@@ -132,25 +139,36 @@ impl Ahead {
             since: Instant::now(),
             page,
         };
-        if let Some(unasked) = outbox.ahead.lock().replace(ahead) {
-            unasked.page.abort();
+        let mut held = outbox.ahead.lock();
+        Self::let_go(&mut held, |old| old.since.elapsed() >= AHEAD_KEPT);
+        if held.len() == AHEAD_MAX {
+            held.remove(0).page.abort();
         }
+        held.push(ahead);
     }
 
-    /// Its connection has closed: the page will not be asked for.
+    /// Its connection has closed: no page will be asked for.
     pub fn forget(outbox: &Outbox) {
-        if let Some(unasked) = outbox.ahead.lock().take() {
-            unasked.page.abort();
-        }
+        Self::let_go(&mut outbox.ahead.lock(), |_| true);
     }
 
+    /// The page built ahead for this ask, if one is and is fresh.
     fn take(outbox: &Outbox, which: &PageOf, shape: Shape) -> Option<tokio::task::JoinHandle<Result<Built, ApiError>>> {
-        let ahead = outbox.ahead.lock().take()?;
-        if ahead.which == *which && ahead.shape == shape && ahead.since.elapsed() < AHEAD_KEPT {
-            return Some(ahead.page);
-        }
-        ahead.page.abort();
-        None
+        let mut held = outbox.ahead.lock();
+        Self::let_go(&mut held, |old| old.since.elapsed() >= AHEAD_KEPT);
+        let at = held.iter().position(|a| a.which == *which && a.shape == shape)?;
+        Some(held.remove(at).page)
+    }
+
+    /// Drops the pages `stale` picks, stopping their building.
+    fn let_go(held: &mut Vec<Ahead>, stale: impl Fn(&Ahead) -> bool) {
+        held.retain(|a| {
+            let keep = !stale(a);
+            if !keep {
+                a.page.abort();
+            }
+            keep
+        });
     }
 }
 

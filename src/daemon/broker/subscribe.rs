@@ -41,8 +41,8 @@ pub struct Outbox {
     /// Turns true when the connection has closed: a call that only waits
     /// (`runs.wait`) stops waiting then, so what it held is let go.
     pub gone: tokio::sync::watch::Receiver<bool>,
-    /// The page of `runs.list` it will ask next, built ahead (`listing`).
-    pub ahead: Arc<parking_lot::Mutex<Option<super::listing::Ahead>>>,
+    /// The pages of `runs.list` it will ask next, built ahead (`listing`).
+    pub ahead: Arc<super::listing::Aheads>,
 }
 
 impl Outbox {
