@@ -489,6 +489,38 @@ fn a_prompt_a_supervisor_is_asked_twice_to_type_goes_in_once() {
     assert_eq!(log.matches("got once").count(), 1, "{log}");
 }
 
+/// Issue #35 (§2): an answer asked twice under one id is typed once, as a
+/// prompt is: a daemon that typed it and died before recording so is asked
+/// again by the caller, and the question on screen by then may be the next
+/// one — which must get its own answer, not the old one again.
+#[test]
+fn an_answer_a_supervisor_is_asked_twice_to_type_goes_in_once() {
+    let home = Home::new();
+    let id = home.start(&["demo", "--", "--ask"]);
+    let asks = || home.show(&id)["status"] == "needs_approval";
+    home.wait_until("the first question", asks);
+    let mut wire = Wire::connect_to(&paths(&home).run_socket(&id));
+    wire.send(format!("agents/{PROTOCOL_VERSION} test\n").as_bytes());
+    let mut answer = |n: u64, answer_id: &str, key: u8| {
+        let params = json!({ "id": answer_id, "bytes": [key], "wait_ms": 2000 });
+        wire.request(n, "sup.answer", params);
+        wire.response()
+    };
+    let first = answer(1, "A-1", b'1');
+    assert!(first["error"].is_null(), "{first}");
+    home.wait_until("approved", || log_tail_contains(&home, &id, "approved"));
+    home.wait_until("the agent at rest", || home.show(&id)["status"] == "idle");
+    home.ok(&["send", &id, "ask"]);
+    home.wait_until("the second question", asks);
+    let again = answer(2, "A-1", b'1');
+    assert_eq!(again["result"]["again"], true, "{again}");
+    let second = answer(3, "A-2", 0x1b);
+    assert!(second["error"].is_null(), "{second}");
+    home.wait_until("denied", || log_tail_contains(&home, &id, "denied"));
+    let log = String::from_utf8_lossy(&home.raw_log(&id)).into_owned();
+    assert_eq!(log.matches("approved").count(), 1, "{log}");
+}
+
 /// Issue #34 (10): the supervisor's socket takes any process of the user,
 /// so it holds the daemon's bound on a prompt itself: 900 KB sent
 /// straight to it are refused, nothing typed, and the run goes on.

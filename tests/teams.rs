@@ -325,6 +325,54 @@ fn a_members_permission_prompt_is_mailed_to_the_leader_who_answers_it_by_its_req
     );
 }
 
+/// Issue #35 (§2): a question asked before the daemon restarts is the same
+/// question after it: the new daemon goes on from the stored status (the
+/// time it changed kept), stops no second time and asks the leader no
+/// second time, so the leader's answer to the first request is taken.
+#[test]
+fn a_question_asked_before_a_restart_keeps_its_request_and_is_answered_by_it() {
+    let home = Home::with_config(&format!(
+        "{ENGINE}[teams.ask]\napprovals = \"leader\"\nleader = {{ name = \"lead\", harness = \"demo\" }}\n\
+         [[teams.ask.members]]\nname = \"asker\"\nharness = \"demo\"\nargs = [\"--ask\"]\n"
+    ));
+    let leader = home.ok(&["team", "start", "ask", "-d"]).trim().to_string();
+    let asker = run_of(&home.json(&["team", "show", "ask", "--json"]), "asker");
+    let mut request = None;
+    home.wait_until("the leader was asked", || {
+        request = home.prompts(&leader).iter().find_map(|p| request_in(p));
+        request.is_some()
+    });
+    let request = request.unwrap();
+    // Since the status was stored as the question's.
+    let since = home
+        .events(&asker)
+        .into_iter()
+        .rev()
+        .find(|e| e["kind"] == "STATUS")
+        .map(|e| e["at"].clone())
+        .unwrap();
+
+    home.ok(&["daemon", "stop"]);
+    home.wait_until("the new daemon says since when the asker waits", || {
+        !home.show(&asker)["status_since"].is_null()
+    });
+    let after = home.show(&asker);
+    assert_eq!(
+        (&after["status"], &after["status_since"]),
+        (&Value::from("needs_approval"), &since),
+        "{after}"
+    );
+    home.ok(&["answer", &asker, "yes", "--request", &request]);
+    home.wait_until("the asker moved on", || home.show(&asker)["status"] != "needs_approval");
+    let kinds = home.event_kinds(&asker);
+    let count = |kind: &str| kinds.iter().filter(|k| *k == kind).count();
+    assert_eq!(
+        (count("INTERRUPT"), count("RUN_PAUSED"), count("RUN_RESUMED")),
+        (1, 1, 1),
+        "{kinds:?}"
+    );
+}
+
 /// A team started by an agent: when its leader has ended, a detached
 /// member's question goes to the nearest live agent above it, told that
 /// the leader ended, and is answered by its request id as the leader's.

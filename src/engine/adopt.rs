@@ -184,9 +184,21 @@ pub(super) async fn follow(
         now
     };
     *live.last_output.lock() = Some(last_output);
+    // Adopted again: its status goes on from the stored one, since when it
+    // was stored, so a question asked before the restart is the same
+    // question after it (its request id and its `INTERRUPT` kept).
+    let status = match row.state == RunState::Running {
+        true => {
+            let since = engine.store.runs().status_since(&row.id).await.ok().flatten();
+            live.status_since_ms
+                .store(since.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+            row.status
+        }
+        false => crate::api::ActivityStatus::Unknown,
+    };
     engine.runs.lock().insert(row.id.clone(), live.clone());
     tokio::spawn(monitor(engine.clone(), live.clone(), notes));
-    super::queue::spawn(engine.clone(), live.clone());
+    super::queue::spawn(engine.clone(), live.clone(), status);
     // Offsets and the exit arrive as notifications from here on.
     let still_ms = super::live::still_ms(&engine.config().engine);
     let watch = crate::protocol::supervisor::Watch {

@@ -31,6 +31,7 @@ pub fn choice(answer: &str) -> Option<bool> {
 
 pub fn answer_input(family: &str, answer: &str) -> wire::Answer {
     let keys = |bytes: Vec<u8>| wire::Answer {
+        id: None,
         bytes,
         text: None,
         paste: false,
@@ -262,11 +263,11 @@ fn first_waits_for(status: ActivityStatus) -> &'static str {
 }
 
 /// One task per live run: keeps its activity status (the only writer of
-/// it) and delivers queued prompts when the agent is at rest.
-pub fn spawn(engine: Arc<Engine>, live: Arc<LiveRun>) {
+/// it), from `status` as stored, and delivers queued prompts when the
+/// agent is at rest.
+pub fn spawn(engine: Arc<Engine>, live: Arc<LiveRun>, mut status: ActivityStatus) {
     tokio::spawn(async move {
         let mut ended = live.ended.subscribe();
-        let mut status = ActivityStatus::Unknown;
         let mut said_by = status::Rule::Quiet;
         loop {
             if *ended.borrow() {
@@ -499,6 +500,7 @@ mod tests {
     /// The keys `bytes`, and with `text` a prompt typed like `sup.prompt`'s.
     fn keys(bytes: &[u8], text: Option<(&str, bool, u64)>) -> Answer {
         Answer {
+            id: None,
             bytes: bytes.to_vec(),
             text: text.map(|(t, ..)| t.to_string()),
             paste: text.is_some_and(|(_, paste, _)| paste),

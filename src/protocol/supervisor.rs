@@ -296,9 +296,12 @@ pub struct Held {
 
 /// `sup.answer`'s parameters: the keys of the answer, or with `text` a
 /// prompt typed like `sup.prompt`'s; waiting up to `wait_ms` for the
-/// question to be drawn.
+/// question to be drawn. With `id`, typed once however often asked, as a
+/// prompt with its id is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Answer {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     pub bytes: Vec<u8>,
     #[serde(default)]
     pub text: Option<String>,

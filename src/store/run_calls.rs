@@ -159,6 +159,12 @@ impl Runs<'_> {
         self.0.call(move |c| runs::first_event(c, &id, kind)).await
     }
 
+    /// When the run's activity status last changed, as stored.
+    pub async fn status_since(&self, id: &str) -> Result<Option<i64>, StoreError> {
+        let id = id.to_string();
+        self.0.call(move |c| runs::status_since(c, &id)).await
+    }
+
     /// The supervisor pids of those of `ids` that have one.
     pub async fn supervisor_pids(&self, ids: Vec<String>) -> Result<Vec<i64>, StoreError> {
         self.0

@@ -482,6 +482,17 @@ pub fn first_event(conn: &Connection, run: &str, kind: &str) -> Result<Option<Va
     Ok(data.map(|d| serde_json::from_str(&d).unwrap_or(Value::Null)))
 }
 
+/// When the run's activity status last changed (its last `STATUS` event).
+pub fn status_since(conn: &Connection, run: &str) -> Result<Option<i64>, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT at FROM events WHERE run_id = ?1 AND kind = 'STATUS' ORDER BY seq DESC LIMIT 1",
+            [run],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
 pub fn events(conn: &Connection, run: &str) -> Result<Vec<Event>, StoreError> {
     let mut stmt = conn.prepare("SELECT seq, kind, at, data FROM events WHERE run_id = ?1 ORDER BY seq")?;
     let rows = stmt

@@ -26,8 +26,8 @@ use crate::pty::Identity;
 use crate::pty::signal::signal_group;
 use crate::term::Terminal;
 
-/// Prompt ids remembered as typed: far more than are ever queued for one
-/// run between two daemon restarts.
+/// Prompt and answer ids remembered as typed: far more than are ever
+/// queued for one run between two daemon restarts.
 const TYPED_KEPT: usize = 1024;
 
 /// The built-in screen rules and the user's files the daemon read for
@@ -182,7 +182,8 @@ pub struct Signs {
 pub struct Supervised {
     pub run: String,
     pub leader: Identity,
-    /// Ids of the prompts typed lately, newest last (`method::PROMPT`).
+    /// Ids of the prompts typed lately, newest last (`method::PROMPT`), and
+    /// of answers, as `answer ID` (`method::ANSWER`).
     typed: Mutex<std::collections::VecDeque<String>>,
     /// When a person last typed into the run (an input frame: attach, a
     /// TUI pane): prompts wait a moment after it (`typing::held`).
@@ -473,16 +474,17 @@ impl Supervised {
         tokio::time::timeout(limit, eof.wait_for(|e| *e)).await.is_ok()
     }
 
-    /// Whether a prompt was typed, and noting one as typed. The daemon
-    /// marks a prompt delivered after typing it: one killed, or refused by
-    /// a full disk, in between types it again, and only this process,
-    /// which outlives daemons, can tell. The last `TYPED_KEPT` ids are kept.
-    fn was_typed(&self, id: &str) -> bool {
+    /// Whether a prompt (or an answer) was typed, and noting one as typed.
+    /// The daemon marks a prompt delivered after typing it: one killed, or
+    /// refused by a full disk, in between types it again, and only this
+    /// process, which outlives daemons, can tell. The last `TYPED_KEPT` ids
+    /// are kept.
+    pub(super) fn was_typed(&self, id: &str) -> bool {
         let typed = self.typed.lock();
         typed.iter().any(|t| t == id)
     }
 
-    fn note_typed(&self, id: &str) {
+    pub(super) fn note_typed(&self, id: &str) {
         let mut typed = self.typed.lock();
         if typed.len() == TYPED_KEPT {
             typed.pop_front();

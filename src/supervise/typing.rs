@@ -94,15 +94,22 @@ const ANSWER_WAIT_MAX: Duration = Duration::from_millis(2000);
 /// never be typed into whatever is there now. With `wait_ms`, a question
 /// still being drawn gets that long to appear. A `text` answer is typed as
 /// a prompt is (`paste`: as one bracketed paste if the screen asked for
-/// it); else the `bytes` as they are.
+/// it); else the `bytes` as they are. An answer with an id is typed once:
+/// asked again (a daemon that typed it died before recording so), it says
+/// so and types nothing — the question on screen now may be the next one.
 pub(super) async fn answer(run: &Arc<Supervised>, req: &Request) -> Result<Value, String> {
     let wire::Answer {
+        id,
         bytes,
         text,
         paste,
         wait_ms,
         enter_ms,
     } = wire::params(req)?;
+    let once = id.map(|id| format!("answer {id}"));
+    if once.as_deref().is_some_and(|id| run.was_typed(id)) {
+        return Ok(json!({ "answered": "typed before under this answer id", "again": true }));
+    }
     let wait = Duration::from_millis(wait_ms).min(ANSWER_WAIT_MAX);
     let deadline = tokio::time::Instant::now() + wait;
     let mut parsed = run.parsed.subscribe();
@@ -112,6 +119,9 @@ pub(super) async fn answer(run: &Arc<Supervised>, req: &Request) -> Result<Value
             // A question to answer; a login problem is not one.
             let found = screen.waiting_on().filter(|f| !f.is_login_problem());
             if found.is_some() {
+                if let Some(id) = &once {
+                    run.note_typed(id);
+                }
                 match &text {
                     Some(text) => type_prompt(run, text, paste && screen.term.bracketed_paste(), enter_delay(enter_ms)),
                     None => run.write_input(bytes.clone()),

@@ -336,6 +336,9 @@ pub(super) async fn answer_run(
         0
     };
     typed.wait_ms = wait_ms;
+    // Once-only there too: a daemon that dies between typing it and
+    // recording so is asked again by the caller, and the supervisor knows.
+    typed.id = answer_id.clone();
     live.input_went_in();
     let answered = live.link.answer(typed).await;
     match answered {
