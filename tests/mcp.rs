@@ -571,3 +571,87 @@ fn a_line_that_is_no_message_is_answered_with_its_json_rpc_error_and_serving_goe
     let info = mcp.initialize();
     assert_eq!(info["serverInfo"]["name"], "agents");
 }
+
+/// Issue #35 (§3): the same bad call has the same code through the CLI (its
+/// exit status, and its `--json` error on stdout), the daemon's socket and
+/// MCP.
+#[test]
+fn a_bad_call_has_one_code_through_the_cli_the_socket_and_mcp() {
+    use common::serving::{paths, runtime};
+    let home = Home::new();
+    let live = home.start(&["--name", "sleeper", "cmd", "--", "sleep", "600"]);
+    let ended = home.start(&["--name", "done", "cmd", "--", "true"]);
+    home.wait_end(&ended);
+    let mut mcp = McpClient::start(&home);
+    mcp.initialize();
+    let rt = runtime();
+    let client = rt
+        .block_on(agents::client::Client::connect_existing(&paths(&home), false))
+        .expect("connect");
+    let nobody = json!({ "run": "no-such-run" });
+    // The command line; the method and its parameters, also MCP's tool's
+    // arguments; the code and its exit status.
+    type Call<'a> = (&'a [&'a str], &'a str, &'a str, Value, &'a str, i32);
+    let calls: [Call; 5] = [
+        (
+            &["show", "no-such-run", "--json"],
+            "runs.show",
+            "run_show",
+            nobody.clone(),
+            "unknown_run",
+            3,
+        ),
+        (
+            &["cancel", "no-such-run"],
+            "runs.cancel",
+            "run_cancel",
+            nobody,
+            "unknown_run",
+            3,
+        ),
+        (
+            &["send", &live, ""],
+            "runs.send",
+            "run_send",
+            json!({ "run": live, "text": "" }),
+            "bad_request",
+            2,
+        ),
+        (
+            &["answer", &live, "yes"],
+            "runs.answer",
+            "run_answer",
+            json!({ "run": live, "answer": "yes" }),
+            "conflict",
+            4,
+        ),
+        (
+            &["send", &ended, "hi"],
+            "runs.send",
+            "run_send",
+            json!({ "run": ended, "text": "hi" }),
+            "not_running",
+            4,
+        ),
+    ];
+    for (cli, method, tool, params, code, exit) in calls {
+        let out = home.run(cli);
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(exit), "{cli:?}: {stderr}");
+        match cli.contains(&"--json") {
+            true => {
+                let said: Value = serde_json::from_str(&stdout).expect("the error as JSON");
+                assert_eq!(said["error"]["code"], code, "{cli:?}: {said}");
+                assert!(said["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+            }
+            false => assert!(stderr.starts_with("agents: ") && stdout.is_empty(), "{cli:?}: {stderr}"),
+        }
+        let socket = rt.block_on(client.call_raw(method, params.clone()));
+        assert_eq!(socket.map_err(|e| e.code.as_str()), Err(code), "{method}");
+        mcp.fails(tool, params, code);
+    }
+    mcp.close();
+}

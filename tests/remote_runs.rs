@@ -412,8 +412,9 @@ fn a_command_during_a_long_outage_fails_naming_the_host_and_is_not_applied() {
 
     cut_and_wait(&net);
     let out = net.run(&["send", &reader, "lost", "--id", "PROMPT-NEVER-1"]);
-    assert!(!out.status.success());
     let err = text(&out.stderr);
+    // A host's failure has its exit status (issue #35, §3).
+    assert_eq!(out.status.code(), Some(6), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     assert!(err.contains("host box is unreachable"), "{err}");
     assert!(err.contains("was not sent"), "{err}");
@@ -463,9 +464,13 @@ fn a_late_permission_answer_after_a_reconnect_is_applied_only_while_its_question
     });
 
     // The other question is gone: the late answer is refused, not typed.
-    let refused = net.run(&["answer", &answered_there, "yes"]);
-    assert!(!refused.status.success());
-    let err = text(&refused.stderr);
+    let refused = net.run(&["answer", &answered_there, "yes", "--json"]);
+    let err = text(&refused.stdout);
+    // The host's refusal, with the code and exit status it has here
+    // (issue #35, §3: the same as a local run's, `tests/mcp.rs`).
+    assert_eq!(refused.status.code(), Some(4), "{err}");
+    let said: serde_json::Value = serde_json::from_str(&err).expect("the error as JSON");
+    assert_eq!(said["error"]["code"], "conflict", "{said}");
     assert!(err.contains("no question is waiting"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     net.wait_until("the host's own answer is mirrored", || {

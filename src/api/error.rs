@@ -65,6 +65,22 @@ impl ErrorCode {
         }
     }
 
+    /// The CLI's exit status for a failure of this class, a public
+    /// contract as the code is (README, "Exit codes"): 2 the request
+    /// itself, 3 what it names, 4 the state of what it names, 5 the daemon,
+    /// 6 a host, 7 the store or a fault of ours.
+    pub fn exit_status(self) -> i32 {
+        use ErrorCode::*;
+        match self {
+            BadRequest | UnknownMethod => 2,
+            UnknownRun | AmbiguousRun | UnknownSession | UnknownHost | UnknownRoutine => 3,
+            NotRunning | Conflict | LogPruned => 4,
+            DaemonUnavailable | DaemonNotAnswering | Protocol | VersionMismatch => 5,
+            HostKeyUnknown | HostKeyChanged | HostUnreachable | AuthFailed | RemoteUnavailable => 6,
+            Storage | Internal => 7,
+        }
+    }
+
     pub fn parse(s: &str) -> ErrorCode {
         match s {
             "unknown_run" => ErrorCode::UnknownRun,

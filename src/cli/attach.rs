@@ -5,7 +5,7 @@
 use std::io::{IsTerminal, Read, Write};
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use crossterm::{cursor, execute, terminal};
 use ratatui::Terminal as Screen;
 use serde_json::Value;
@@ -230,7 +230,9 @@ async fn print_kept(paths: &Paths, run: &str, kept: Kept, last: &ScreenMirror) -
 
 pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-        bail!("attach needs a terminal; read a run's output with `agents logs {run}`");
+        return Err(crate::cli::refused(format!(
+            "attach needs a terminal; read a run's output with `agents logs {run}`"
+        )));
     }
     let mut client = Client::connect(paths, true).await?;
     let mut events = client.events.take().expect("asked for events");
@@ -296,13 +298,17 @@ async fn live_record(client: &Client, run: &str) -> Result<RunRecord> {
         .await
         .map(|d: crate::api::RunDetail| d.run)?;
     if !record.state.is_live() {
-        bail!(
-            "run {} ({}) has ended: {}; read its output with `agents logs {}`",
-            record.id,
-            record.state.as_str(),
-            record.reason.as_deref().unwrap_or("-"),
-            record.id
-        );
+        return Err(crate::api::ApiError::new(
+            crate::api::ErrorCode::NotRunning,
+            format!(
+                "run {} ({}) has ended: {}; read its output with `agents logs {}`",
+                record.id,
+                record.state.as_str(),
+                record.reason.as_deref().unwrap_or("-"),
+                record.id
+            ),
+        )
+        .into());
     }
     Ok(record)
 }

@@ -59,10 +59,14 @@ impl CancelArgs {
 
 pub async fn cancel(paths: &Paths, args: CancelArgs) -> Result<i32> {
     if args.runs.is_empty() && !args.filtered() {
-        anyhow::bail!("name the runs to cancel, or pick them with --all, --harness, --status or --host");
+        return Err(crate::cli::refused(
+            "name the runs to cancel, or pick them with --all, --harness, --status or --host",
+        ));
     }
     if !args.runs.is_empty() && args.filtered() {
-        anyhow::bail!("name runs or pick them with --all or a filter, not both");
+        return Err(crate::cli::refused(
+            "name runs or pick them with --all or a filter, not both",
+        ));
     }
     let status = args.status.as_deref().map(parse_status).transpose()?;
     let client = Client::connect(paths, false).await?;
@@ -129,10 +133,10 @@ async fn picked(client: &Client, args: &CancelArgs, status: Option<ActivityStatu
         return Ok(Some(runs.iter().map(|r| r.id.clone()).collect()));
     }
     if !std::io::stdin().is_terminal() {
-        anyhow::bail!(
+        return Err(crate::cli::refused(format!(
             "not cancelled: {} run(s) would be; add --yes to cancel without asking",
             runs.len()
-        );
+        )));
     }
     let mut listing = String::new();
     for r in &runs {
@@ -192,7 +196,9 @@ async fn wait_ends(client: &Client, ids: Vec<String>) -> usize {
 fn parse_status(s: &str) -> Result<ActivityStatus> {
     let status = ActivityStatus::parse(s);
     if status == ActivityStatus::Unknown && s != "unknown" {
-        anyhow::bail!("--status {s}: not a status (working, idle, needs_approval, waiting_input, stalled, unknown)");
+        return Err(crate::cli::refused(format!(
+            "--status {s}: not a status (working, idle, needs_approval, waiting_input, stalled, unknown)"
+        )));
     }
     Ok(status)
 }

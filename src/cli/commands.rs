@@ -75,9 +75,14 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
         Command::Show { run, json, tree: true } => super::lineage::tree(&paths, run, json).await,
         Command::Show { run, json, .. } => show(&paths, run, json).await,
         Command::Attach { run } => attach::attach(&paths, &run, attach::Kept::LastScreen).await,
-        Command::Send { run, text, id } => send(&paths, run, text, id).await,
+        Command::Send { run, text, id, json } => send(&paths, run, text, id, json).await,
         Command::Sessions { command } => sessions(&paths, command).await,
-        Command::Answer { run, answer, request } => answer_run(&paths, run, answer, request).await,
+        Command::Answer {
+            run,
+            answer,
+            request,
+            json,
+        } => answer_run(&paths, run, answer, request, json).await,
         Command::Cancel(args) => super::cancel::cancel(&paths, args).await,
         Command::Rename { run, name } => rename(&paths, run, name).await,
         Command::Wait {
@@ -148,7 +153,7 @@ async fn show(paths: &Paths, run: String, json: bool) -> Result<i32> {
 }
 
 /// `agents send RUN TEXT`: typed now, queued, or held, and why.
-async fn send(paths: &Paths, run: String, text: String, id: Option<String>) -> Result<i32> {
+async fn send(paths: &Paths, run: String, text: String, id: Option<String>, json: bool) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
     let params = SendParams {
         run,
@@ -156,6 +161,10 @@ async fn send(paths: &Paths, run: String, text: String, id: Option<String>) -> R
         prompt_id: id,
     };
     let sent: SendResult = client.call::<method::RunsSend>(params).await?;
+    if json {
+        crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&sent)?));
+        return Ok(0);
+    }
     match &sent.why {
         Some(why) => say!("{}: {why} (prompt {})", sent.state, sent.prompt_id),
         None => say!("{} (prompt {})", sent.state, sent.prompt_id),
@@ -164,7 +173,7 @@ async fn send(paths: &Paths, run: String, text: String, id: Option<String>) -> R
 }
 
 /// `agents answer RUN ANSWER`.
-async fn answer_run(paths: &Paths, run: String, answer: String, request: Option<String>) -> Result<i32> {
+async fn answer_run(paths: &Paths, run: String, answer: String, request: Option<String>, json: bool) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
     let params = crate::api::AnswerParams {
         run,
@@ -172,8 +181,11 @@ async fn answer_run(paths: &Paths, run: String, answer: String, request: Option<
         answer_id: None,
         request,
     };
-    let _: serde_json::Value = client.call::<method::RunsAnswer>(params).await?;
-    say!("answered");
+    let answered: serde_json::Value = client.call::<method::RunsAnswer>(params).await?;
+    match json {
+        true => crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&answered)?)),
+        false => say!("answered"),
+    }
     Ok(0)
 }
 

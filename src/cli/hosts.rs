@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Subcommand;
 
 use crate::api::{
@@ -324,7 +324,7 @@ pub fn remote_cwd(cwd: Option<&std::path::Path>) -> Result<String> {
         None => Ok(String::new()),
         Some(p) => match p.to_str() {
             Some(s) => Ok(s.to_string()),
-            None => bail!("--cwd for a remote host must be valid UTF-8"),
+            None => Err(crate::cli::refused("--cwd for a remote host must be valid UTF-8")),
         },
     }
 }

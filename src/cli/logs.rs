@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
 use crate::api::{RunRef, method};
@@ -17,7 +17,9 @@ pub async fn logs(paths: &Paths, run: &str, follow: bool, raw: bool) -> Result<i
     let stdout = std::io::stdout();
     if raw {
         if stdout.is_terminal() {
-            bail!("refusing to write a run's raw bytes to a terminal; redirect them to a file or a pipe");
+            return Err(crate::cli::refused(
+                "refusing to write a run's raw bytes to a terminal; redirect them to a file or a pipe",
+            ));
         }
         let mut out = stdout.lock();
         read_output(paths, run, follow, |bytes| {

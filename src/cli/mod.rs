@@ -93,6 +93,9 @@ pub enum Command {
         /// Your own id for this prompt; resending the same id never delivers twice.
         #[arg(long)]
         id: Option<String>,
+        /// What became of the prompt (or why it failed) as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// A run's prompts not typed in yet: ls (with why each waits), edit,
     /// drop, send now.
@@ -116,6 +119,9 @@ pub enum Command {
         /// approval mail): refused when its question is gone.
         #[arg(long, value_name = "ID")]
         request: Option<String>,
+        /// What the supervisor saw answered (or why it failed) as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Cancel runs and the children they own: named ones, or every live
     /// run --all or a filter picks (asks first on a terminal).
@@ -406,16 +412,44 @@ pub struct RunArgs {
 
 /// Parses the command line and runs it; returns the process exit code.
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let json = asks_json(&matches);
+    let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match commands::dispatch(cli) {
         Ok(code) => code,
         // `agents logs | head`: the reader left; nothing to say to it.
         Err(e) if is_closed_pipe(&e) => print::CLOSED_PIPE,
-        Err(e) => {
-            say_err!("agents: {}", print::one_line(&format!("{e:#}")));
-            1
-        }
+        Err(e) => failed(&e, json),
     }
+}
+
+/// A command that failed: its one line on stderr, or with `--json` its
+/// code and message as JSON on stdout; the exit status of its class.
+/// A failure of the command itself (no code from the tool table: a file
+/// it could not write) is `failed`, 1 — as is a run that did not succeed.
+fn failed(e: &anyhow::Error, json: bool) -> i32 {
+    let api = e.chain().find_map(|c| c.downcast_ref::<crate::api::ApiError>());
+    let message = print::one_line(&format!("{e:#}"));
+    match json {
+        true => {
+            let code = api.map_or("failed", |a| a.code.as_str());
+            let said = serde_json::json!({ "error": { "code": code, "message": message } });
+            print::out(&format!("{said}\n"));
+        }
+        false => say_err!("agents: {message}"),
+    }
+    api.map_or(1, |a| a.code.exit_status())
+}
+
+/// Whether the command line asked for JSON, at any level of verbs.
+fn asks_json(matches: &clap::ArgMatches) -> bool {
+    let here = matches.try_get_one::<bool>("json").ok().flatten() == Some(&true);
+    here || matches.subcommand().is_some_and(|(_, sub)| asks_json(sub))
+}
+
+/// A command line that cannot be carried out as asked (`bad_request`).
+pub(crate) fn refused(message: impl Into<String>) -> anyhow::Error {
+    crate::api::ApiError::bad_request(message).into()
 }
 
 fn is_closed_pipe(e: &anyhow::Error) -> bool {

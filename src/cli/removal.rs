@@ -36,7 +36,7 @@ pub async fn rm(paths: &Paths, args: RmArgs) -> anyhow::Result<i32> {
     let older_than_secs = match &args.older_than {
         Some(d) => Some(
             humantime::parse_duration(d)
-                .map_err(|e| anyhow::anyhow!("--older-than {d}: {e}"))?
+                .map_err(|e| crate::cli::refused(format!("--older-than {d}: {e}")))?
                 .as_secs(),
         ),
         None => None,
@@ -44,7 +44,7 @@ pub async fn rm(paths: &Paths, args: RmArgs) -> anyhow::Result<i32> {
     let states = args
         .states
         .iter()
-        .map(|s| RunState::parse(s).ok_or_else(|| anyhow::anyhow!("--state {s}: not a run state")))
+        .map(|s| RunState::parse(s).ok_or_else(|| crate::cli::refused(format!("--state {s}: not a run state"))))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut params = RemoveParams {
         runs: args.runs.clone(),
@@ -69,10 +69,10 @@ pub async fn rm(paths: &Paths, args: RmArgs) -> anyhow::Result<i32> {
     }
     if !args.yes {
         if !std::io::stdin().is_terminal() {
-            anyhow::bail!(
+            return Err(crate::cli::refused(format!(
                 "not removed: {} run(s) would go; add --yes to remove without asking",
                 plan.removed.len()
-            );
+            )));
         }
         crate::cli::print::err(&listing(&plan, "would remove"));
         if !confirm(plan.removed.len())? {
