@@ -276,7 +276,7 @@ fn attaching_to_an_ended_run_is_a_one_line_error() {
     let id = home.start(&["cmd", "--", "true"]);
     assert_eq!(home.wait_end(&id)["state"], "succeeded");
     let mut attach = in_pty(&home, &["attach", &id]);
-    assert_eq!(attach.exit_code(), 1);
+    assert_eq!(attach.exit_code(), 4, "not_running: the state of what it names");
     let text = attach.text();
     let lines = printed_lines(&text);
     assert_eq!(lines.len(), 1, "{text:?}");
@@ -361,7 +361,7 @@ fn logs_raw_to_a_terminal_is_refused_with_a_one_line_error() {
     let id = home.start(&["cmd", "--", "sh", "-c", "printf '\\033[2J\\033]0;pwned\\007'"]);
     home.wait_end(&id);
     let mut logs = in_pty(&home, &["logs", "--raw", &id]);
-    assert_eq!(logs.exit_code(), 1);
+    assert_eq!(logs.exit_code(), 2, "bad_request");
     let text = logs.text();
     let lines = printed_lines(&text);
     assert_eq!(lines.len(), 1, "{text:?}");

@@ -655,3 +655,68 @@ fn a_bad_call_has_one_code_through_the_cli_the_socket_and_mcp() {
     }
     mcp.close();
 }
+
+/// Issue #35 (§3): MCP is a thin client of the tool table. The daemon
+/// picks the runs of a state or host (`runs_list` and `agents ls --state`
+/// list the same) and makes a model the harness's own option (`run_start`
+/// and `agents run --model` start the same command).
+#[test]
+fn the_daemon_picks_runs_by_state_and_makes_a_model_an_option_for_mcp_and_the_cli_alike() {
+    let home = Home::with_config("[profiles.fake]\nfamily = \"codex\"\nbinary = \"/bin/echo\"\n");
+    let failed = home.start(&["--name", "fails", "cmd", "--", "false"]);
+    let live = home.start(&["--name", "lives", "cmd", "--", "sleep", "600"]);
+    home.wait_end(&failed);
+    let mut mcp = McpClient::start(&home);
+    mcp.initialize();
+    let ids = |runs: &Value| -> Vec<String> {
+        let mut ids: Vec<String> = runs
+            .as_array()
+            .expect("runs")
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    for (state, want) in [("failed", &failed), ("live", &live)] {
+        let listed = home.json(&["ls", "--state", state, "--json"]);
+        let from_mcp = mcp.ok("runs_list", json!({ "state": state }));
+        assert_eq!(ids(&listed), std::slice::from_ref(want), "{state}: {listed}");
+        assert_eq!(
+            ids(&from_mcp["runs"]),
+            std::slice::from_ref(want),
+            "{state}: {from_mcp}"
+        );
+    }
+    assert_eq!(
+        home.json(&["ls", "--host", "local", "--json"]).as_array().map(Vec::len),
+        Some(1)
+    );
+    assert_eq!(home.json(&["ls", "--all", "--host", "box", "--json"]), json!([]));
+
+    let by_cli = home.start(&["--model", "o3", "fake", "--", "hello"]);
+    let by_mcp = mcp.ok(
+        "run_start",
+        json!({ "harness": "fake", "model": "o3", "args": ["hello"] }),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let command = |run: &str| home.show(run)["command"].clone();
+    let tail = command(&by_cli)
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .take(3)
+        .cloned()
+        .collect::<Vec<_>>();
+    assert_eq!(
+        tail,
+        [json!("hello"), json!("o3"), json!("--model")],
+        "{}",
+        command(&by_cli)
+    );
+    assert_eq!(command(&by_cli), command(&by_mcp));
+    mcp.close();
+}

@@ -30,6 +30,9 @@ pub struct RunSpec {
     pub timeout_secs: Option<u64>,
     /// Names of extra environment variables to pass through.
     pub pass_env: Vec<String>,
+    /// A model for a harness that takes one, made its `--model` by the
+    /// daemon that starts it (`harness::apply_model`).
+    pub model: Option<String>,
 }
 
 /// `runs.start` on the wire: the fields in their order since protocol 1.
@@ -61,6 +64,8 @@ pub(super) struct StartWire {
     team: Option<TeamSeat>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     placed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
 }
 
 impl From<StartWire> for StartParams {
@@ -77,6 +82,7 @@ impl From<StartWire> for StartParams {
                 detached: w.detached,
                 timeout_secs: w.timeout_secs,
                 pass_env: w.pass_env,
+                model: w.model,
             },
             parent: w.parent,
             rows: w.rows,
@@ -110,6 +116,7 @@ impl From<StartParams> for StartWire {
             launch_id: p.launch_id,
             team: p.team,
             placed: p.placed,
+            model: s.model,
         }
     }
 }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ListedRun;
 use super::RunSpec;
+use super::error::ApiError;
 
 /// A run's lifecycle state (docs/design.md §4), as stored and shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -325,6 +326,34 @@ pub struct ListParams {
     /// the bytes to write and to read.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub brief: bool,
+    /// Only runs in this state: `live`, `ended`, or one state (`failed`,
+    /// …); any but `live` takes in ended runs without `all`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// Only runs on this host (`local`: this machine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+impl ListParams {
+    /// The states `state` names (none: any), or why it names none.
+    pub fn states(&self) -> Result<Vec<RunState>, ApiError> {
+        let Some(named) = self.state.as_deref() else {
+            return Ok(Vec::new());
+        };
+        let live = |want: bool| RunState::ALL.into_iter().filter(move |s| s.is_live() == want).collect();
+        match named {
+            "live" => Ok(live(true)),
+            "ended" => Ok(live(false)),
+            one => RunState::parse(one).map(|s| vec![s]).ok_or_else(|| {
+                let states: Vec<&str> = RunState::ALL.iter().map(|s| s.as_str()).collect();
+                ApiError::bad_request(format!(
+                    "state '{one}' is not one of: live, ended, {}",
+                    states.join(", ")
+                ))
+            }),
+        }
+    }
 }
 
 /// One page of `runs.list` with `paged`: the runs (oldest first) and the

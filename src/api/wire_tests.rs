@@ -29,3 +29,32 @@ fn a_bare_start_fills_its_defaults_and_leaves_the_optional_fields_out() {
     assert_eq!(again(bare), written);
     assert_eq!(again(written), written);
 }
+
+/// `runs.list`'s `state`: `live`, `ended` or one state; anything else is
+/// refused, naming the states.
+#[test]
+fn a_list_state_names_live_ended_or_one_state() {
+    use crate::api::{ErrorCode, ListParams, RunState};
+    let states = |state: Option<&str>| {
+        ListParams {
+            state: state.map(String::from),
+            ..Default::default()
+        }
+        .states()
+    };
+    assert_eq!(states(None).unwrap(), []);
+    assert_eq!(
+        states(Some("live")).unwrap(),
+        [RunState::Pending, RunState::Starting, RunState::Running]
+    );
+    let ended = states(Some("ended")).unwrap();
+    assert!(ended.contains(&RunState::Lost) && !ended.iter().any(|s| s.is_live()));
+    assert_eq!(states(Some("timed_out")).unwrap(), [RunState::TimedOut]);
+    let e = states(Some("finished")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::BadRequest);
+    assert!(
+        e.message.contains("'finished'") && e.message.contains("succeeded"),
+        "{}",
+        e.message
+    );
+}

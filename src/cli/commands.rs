@@ -123,17 +123,28 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
 /// `agents ls`: every run (live ones unless `--all`), as a table or JSON.
 async fn ls(paths: &Paths, args: super::ListArgs) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
+    let picked = args.state.is_some() || args.host.is_some();
+    let asked = crate::api::ListParams {
+        all: args.all,
+        brief: !args.json,
+        state: args.state,
+        host: args.host,
+        ..Default::default()
+    };
     if args.json {
-        let runs = client.list_runs(args.all).await?;
+        let runs: Vec<crate::api::ListedRun> = client.list_picked(asked).await?;
         crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&runs)?));
         return Ok(0);
     }
-    let runs = client.list_brief(args.all).await?;
+    let runs: Vec<crate::api::BriefRun> = client.list_picked(asked).await?;
     if runs.is_empty() {
-        say!(
-            "no {}runs; start one with: agents run demo",
-            if args.all { "" } else { "live " }
-        );
+        match (picked, args.all) {
+            (true, _) => say!("no runs match"),
+            (false, all) => say!(
+                "no {}runs; start one with: agents run demo",
+                if all { "" } else { "live " }
+            ),
+        }
     } else {
         crate::cli::print::out(&crate::text::inert(&print::table(&runs)));
     }
@@ -331,6 +342,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
             prompt: args.prompt,
             pass_env: args.pass_env,
             host: remote,
+            model: args.model,
         },
         parent: args.parent,
         rows,

@@ -340,6 +340,13 @@ pub struct ListArgs {
     /// Include runs that have ended.
     #[arg(short, long)]
     pub all: bool,
+    /// Only runs in this state: live, ended, or one state (failed, …);
+    /// ended runs are taken in without --all.
+    #[arg(long, value_name = "STATE")]
+    pub state: Option<String>,
+    /// Only runs on this host (`local`: this machine).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
     /// One JSON array of run records.
     #[arg(long)]
     pub json: bool,
@@ -395,6 +402,10 @@ pub struct RunArgs {
     /// A first prompt, typed in once the agent is idle.
     #[arg(long)]
     pub prompt: Option<String>,
+    /// The model, for a harness that takes one (claude, codex, gemini, …):
+    /// its own --model, put before the arguments after --.
+    #[arg(long)]
+    pub model: Option<String>,
     /// Pass this environment variable (by name) to the harness. Repeatable.
     #[arg(long = "env", value_name = "NAME")]
     pub pass_env: Vec<String>,

@@ -247,16 +247,19 @@ impl Client {
         }
     }
 
-    /// A JSON-RPC notification of method `M`: no answer is expected (acks).
     /// Every live run (`all`: every run), page by page (each answer fits
     /// in one frame, by rows and by bytes), oldest first.
     pub async fn list_runs(&self, all: bool) -> Result<Vec<crate::api::ListedRun>, ApiError> {
         self.list_pages(all, usize::MAX).await
     }
 
-    /// [`Client::list_runs`], each run as `agents ls` shows it.
-    pub async fn list_brief(&self, all: bool) -> Result<Vec<crate::api::BriefRun>, ApiError> {
-        self.pages_of(all, usize::MAX, true).await
+    /// Every run `asked` picks (`all`, `state`, `host`), whole records or
+    /// `brief` ones as it says, oldest first.
+    pub async fn list_picked<T: serde::de::DeserializeOwned>(
+        &self,
+        asked: crate::api::ListParams,
+    ) -> Result<Vec<T>, ApiError> {
+        self.pages_of(asked, usize::MAX).await
     }
 
     /// The newest runs, page by page, until `at_least` are had or the
@@ -264,26 +267,28 @@ impl Client {
     /// page's `next` is read first and the next page asked for before the
     /// page is read whole: the daemon builds one while this reads the other.
     pub async fn list_pages(&self, all: bool, at_least: usize) -> Result<Vec<crate::api::ListedRun>, ApiError> {
-        self.pages_of(all, at_least, false).await
+        let asked = crate::api::ListParams {
+            all,
+            ..Default::default()
+        };
+        self.pages_of(asked, at_least).await
     }
 
-    /// [`Client::list_pages`], whole records or `brief` ones.
+    /// [`Client::list_pages`] of the runs `asked` picks, whole records or
+    /// `brief` ones.
     async fn pages_of<T: serde::de::DeserializeOwned>(
         &self,
-        all: bool,
+        asked: crate::api::ListParams,
         at_least: usize,
-        brief: bool,
     ) -> Result<Vec<T>, ApiError> {
         use crate::api::{ListParams, method::RunsList};
         let limit = at_least.min(ListParams::MAX_LIMIT);
         let ask = |before: Option<String>| {
             let params = ListParams {
-                all,
                 limit: Some(limit),
                 before,
                 paged: true,
-                brief,
-                ..Default::default()
+                ..asked.clone()
             };
             self.ask(RunsList::NAME, serde_json::to_value(params).unwrap_or_default())
         };

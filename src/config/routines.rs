@@ -165,6 +165,7 @@ impl Routine {
             // Checked when the config was read.
             timeout_secs: self.timeout.as_ref().and_then(|t| t.secs().ok()),
             pass_env: self.env.clone(),
+            model: None,
         }
     }
 

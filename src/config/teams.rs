@@ -98,6 +98,7 @@ impl MemberDef {
             // Checked when the definition was read.
             timeout_secs: self.timeout.as_ref().and_then(|t| t.secs().ok()),
             pass_env: self.env.clone(),
+            model: None,
         }
     }
 }

@@ -34,7 +34,8 @@ const ENV_ALLOWLIST: &[&str] = &[
     "SSL_CERT_DIR",
 ];
 
-pub async fn start(engine: &Arc<Engine>, params: StartParams) -> Result<RunRecord, ApiError> {
+pub async fn start(engine: &Arc<Engine>, mut params: StartParams) -> Result<RunRecord, ApiError> {
+    crate::harness::apply_model(&mut params.spec, &engine.config().profiles)?;
     // Nothing too large to list or show again is stored (issue #11).
     crate::api::bounds::check_start(&params)?;
     // A caller's launch id makes a retry return the run the first attempt

@@ -41,7 +41,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use adapter::{AccountProblem, Adapter, KnownSession, Launch, LaunchContext, SessionQuery};
-pub use profile::{Profile, is_env_name, validate as validate_profiles};
+pub use profile::{Profile, apply_model, is_env_name, validate as validate_profiles};
 
 /// Harness families this build can launch.
 pub const KNOWN: &[&str] = &[

@@ -95,6 +95,51 @@ pub fn validate(profiles: &std::collections::BTreeMap<String, Profile>) -> Resul
     Ok(())
 }
 
+/// The families whose launch puts `--model M` before the user's arguments
+/// (`harness::Adapter::launch` by default, and Claude's own).
+const MODEL_FAMILIES: [&str; 10] = [
+    "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "auggie",
+];
+
+/// `--model M` for a harness whose family takes one; refused for one that
+/// does not, and for a profile that pins its own (the harness would get two).
+pub fn model_args(
+    profiles: &std::collections::BTreeMap<String, Profile>,
+    harness: &str,
+    model: &str,
+) -> Result<Vec<String>, crate::api::ApiError> {
+    let profile = profiles.get(harness);
+    if let Some(pinned) = profile.and_then(|p| p.model.as_deref()) {
+        return Err(crate::api::ApiError::bad_request(format!(
+            "profile '{harness}' already sets model '{pinned}'; start it without `model`"
+        )));
+    }
+    let family = profile.map_or(harness, |p| p.family_for(harness));
+    if MODEL_FAMILIES.contains(&family) {
+        Ok(vec!["--model".into(), model.into()])
+    } else {
+        Err(crate::api::ApiError::bad_request(format!(
+            "the {family} harness takes no model (only {})",
+            MODEL_FAMILIES.join(", ")
+        )))
+    }
+}
+
+/// A start's `model`, made the harness's own option: `--model M` before
+/// the run's arguments, as its family takes it (the record keeps the
+/// arguments, so a rerun asks for the same model).
+pub fn apply_model(
+    spec: &mut crate::api::RunSpec,
+    profiles: &std::collections::BTreeMap<String, Profile>,
+) -> Result<(), crate::api::ApiError> {
+    if let Some(model) = spec.model.take() {
+        let mut args = model_args(profiles, &spec.harness, &model)?;
+        args.append(&mut spec.args);
+        spec.args = args;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +203,28 @@ mod tests {
         let many =
             "[a]\nfamily = \"claude\"\nfallback = [\"b\", \"b\", \"b\", \"b\", \"b\"]\n[b]\nfamily = \"claude\"\n";
         assert!(err(many).contains("at most 4"));
+    }
+
+    #[test]
+    fn a_model_is_the_harness_option_only_for_families_that_take_one() {
+        let mut profiles = std::collections::BTreeMap::new();
+        assert_eq!(
+            model_args(&profiles, "claude", "opus").unwrap(),
+            vec!["--model", "opus"]
+        );
+        assert!(model_args(&profiles, "cmd", "opus").is_err());
+        let work = Profile {
+            family: Some("codex".into()),
+            ..Profile::default()
+        };
+        profiles.insert("work".to_string(), work.clone());
+        assert_eq!(model_args(&profiles, "work", "o3").unwrap(), vec!["--model", "o3"]);
+        let pinned = Profile {
+            model: Some("gpt-5".into()),
+            ..work
+        };
+        profiles.insert("work".to_string(), pinned);
+        let e = model_args(&profiles, "work", "o3").unwrap_err();
+        assert!(e.message.contains("gpt-5"), "{}", e.message);
     }
 }

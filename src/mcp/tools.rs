@@ -1,7 +1,6 @@
 //! The MCP tools: one per method of the tool table, with typed arguments
 //! (their JSON schemas come from these structs and their doc comments).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use rmcp::handler::server::wrapper::Parameters;
@@ -17,7 +16,6 @@ use crate::api::{
     SearchParams, SendParams, SessionRef, StartParams, TranscriptParams, WaitParams, method,
 };
 use crate::client::Client;
-use crate::harness::Profile;
 
 /// `runs_list` answers at most this many runs unless asked for more.
 const DEFAULT_RUNS: usize = 50;
@@ -33,71 +31,8 @@ const MAX_WAIT_SECS: u64 = 600;
 /// `run_cancel` waits for the end at most this long: a cancel escalates to
 /// SIGKILL within the configured grace periods (seconds by default).
 const CANCEL_WAIT: Duration = Duration::from_secs(60);
-/// The families whose launch puts `--model M` before the user's arguments
-/// (`harness::Adapter::launch` by default, and Claude's own).
-const MODEL_FAMILIES: [&str; 10] = [
-    "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "auggie",
-];
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum StateFilter {
-    Any,
-    Live,
-    Ended,
-    Exactly(RunState),
-}
-
-impl StateFilter {
-    fn parse(s: Option<&str>) -> Result<StateFilter, ApiError> {
-        match s {
-            None => Ok(StateFilter::Any),
-            Some("live") => Ok(StateFilter::Live),
-            Some("ended") => Ok(StateFilter::Ended),
-            Some(other) => RunState::parse(other).map(StateFilter::Exactly).ok_or_else(|| {
-                let states: Vec<&str> = RunState::ALL.iter().map(|s| s.as_str()).collect();
-                ApiError::bad_request(format!(
-                    "state '{other}' is not one of: live, ended, {}",
-                    states.join(", ")
-                ))
-            }),
-        }
-    }
-
-    fn keeps(self, state: RunState) -> bool {
-        match self {
-            StateFilter::Any => true,
-            StateFilter::Live => state.is_live(),
-            StateFilter::Ended => !state.is_live(),
-            StateFilter::Exactly(s) => s == state,
-        }
-    }
-}
-
-/// `--model M` for a harness whose family takes one; refused for one that
-/// does not, and for a profile that pins its own (the harness would get two).
-fn model_args(profiles: &BTreeMap<String, Profile>, harness: &str, model: &str) -> Result<Vec<String>, ApiError> {
-    let profile = profiles.get(harness);
-    if let Some(pinned) = profile.and_then(|p| p.model.as_deref()) {
-        return Err(ApiError::bad_request(format!(
-            "profile '{harness}' already sets model '{pinned}'; start it without `model`"
-        )));
-    }
-    let family = profile.map_or(harness, |p| p.family_for(harness));
-    if MODEL_FAMILIES.contains(&family) {
-        Ok(vec!["--model".into(), model.into()])
-    } else {
-        Err(ApiError::bad_request(format!(
-            "the {family} harness takes no model (only {})",
-            MODEL_FAMILIES.join(", ")
-        )))
-    }
-}
-
-/// Where the page after this `runs.list` page starts, if one exists. A page
-/// is the newest `MAX_LIMIT` runs below its `before`, and the first page
-/// also carries every live run older than those: so the next page starts
-/// below the `MAX_LIMIT`-th newest, not below the oldest run on the page
-/// (which would skip the ended runs between).
+/// A reply as a tool's structured content.
 fn to_json<T: serde::Serialize>(value: T) -> Result<Value, ApiError> {
     serde_json::to_value(value).map_err(ApiError::internal)
 }
@@ -113,47 +48,39 @@ impl AgentsMcp {
         failed, cancelled, …) and activity (working, stalled, waiting_input, needs_approval, idle, unknown)."
     )]
     async fn runs_list(&self, Parameters(args): Parameters<RunsListArgs>) -> Result<CallToolResult, ErrorData> {
-        let filter = match StateFilter::parse(args.state.as_deref()) {
-            Ok(f) => f,
-            Err(e) => return respond(Err(e)),
-        };
         let limit = args.limit.unwrap_or(DEFAULT_RUNS).clamp(1, ListParams::MAX_LIMIT);
-        respond(self.list(filter, args.host.as_deref(), limit).await)
+        let asked = ListParams {
+            all: true,
+            limit: Some(limit),
+            paged: true,
+            state: args.state,
+            host: args.host,
+            ..Default::default()
+        };
+        respond(self.list(asked).await)
     }
 
-    /// Pages through `runs.list` (each page fits one frame) until `limit`
-    /// runs match or the pages run out.
-    async fn list(&self, filter: StateFilter, host: Option<&str>, limit: usize) -> Result<Value, ApiError> {
+    /// Pages through `runs.list` (each page fits one frame; the daemon
+    /// keeps the runs asked for) until `limit` runs or the pages run out.
+    async fn list(&self, mut asked: ListParams) -> Result<Value, ApiError> {
         let client = self.client().await?;
-        let mut found: BTreeMap<String, RunRecord> = BTreeMap::new();
-        let mut before: Option<String> = None;
+        let limit = asked.limit.unwrap_or(DEFAULT_RUNS);
+        let mut found: Vec<RunRecord> = Vec::new();
         loop {
-            let listed = client
-                .call::<method::RunsList>(ListParams {
-                    all: filter != StateFilter::Live,
-                    limit: Some(ListParams::MAX_LIMIT),
-                    before: before.clone(),
-                    paged: true,
-                    ..Default::default()
-                })
-                .await?;
-            let (runs, next) = match listed {
+            let (runs, next) = match client.call::<method::RunsList>(asked.clone()).await? {
                 RunsListed::Page(page) => (page.runs, page.next),
                 RunsListed::All(runs) => (runs, None),
             };
-            for r in runs.into_iter().map(|listed| listed.run) {
-                if filter.keeps(r.state) && host.is_none_or(|h| r.host == h) {
-                    found.insert(r.id.clone(), r);
-                }
-            }
+            found.extend(runs.into_iter().map(|listed| listed.run));
             match next {
-                Some(next) if found.len() < limit => before = Some(next),
+                Some(next) if found.len() < limit => asked.before = Some(next),
                 _ => break,
             }
         }
         // Ids are ULIDs: the newest sort last.
-        let runs: Vec<RunRecord> = found.into_values().rev().take(limit).collect();
-        Ok(json!({ "runs": runs }))
+        found.sort_by(|a, b| b.id.cmp(&a.id));
+        found.truncate(limit);
+        Ok(json!({ "runs": found }))
     }
 
     #[tool(
@@ -213,18 +140,11 @@ impl AgentsMcp {
                 crate::text::path_text(&cwd).map_err(ApiError::bad_request)?.to_string()
             }
         };
-        let mut harness_args = match &args.model {
-            Some(model) => {
-                let config = crate::config::ConfigWatch::reading(&self.paths).current;
-                model_args(&config.profiles, &args.harness, model)?
-            }
-            None => Vec::new(),
-        };
-        harness_args.extend(args.args);
         Ok(StartParams {
             spec: RunSpec {
                 harness: args.harness,
-                args: harness_args,
+                args: args.args,
+                model: args.model,
                 name: args.name,
                 cwd,
                 detached: args.detached,
@@ -536,46 +456,6 @@ impl AgentsMcp {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn state_filters_name_live_ended_or_one_state() {
-        assert_eq!(StateFilter::parse(None).unwrap(), StateFilter::Any);
-        assert!(StateFilter::parse(Some("live")).unwrap().keeps(RunState::Starting));
-        assert!(!StateFilter::parse(Some("live")).unwrap().keeps(RunState::Failed));
-        assert!(StateFilter::parse(Some("ended")).unwrap().keeps(RunState::Lost));
-        let exact = StateFilter::parse(Some("timed_out")).unwrap();
-        assert!(exact.keeps(RunState::TimedOut) && !exact.keeps(RunState::Failed));
-        let e = StateFilter::parse(Some("finished")).unwrap_err();
-        assert_eq!(e.code, crate::api::ErrorCode::BadRequest);
-        assert!(
-            e.message.contains("'finished'") && e.message.contains("succeeded"),
-            "{}",
-            e.message
-        );
-    }
-
-    #[test]
-    fn a_model_is_the_harness_option_only_for_families_that_take_one() {
-        let mut profiles = BTreeMap::new();
-        assert_eq!(
-            model_args(&profiles, "claude", "opus").unwrap(),
-            vec!["--model", "opus"]
-        );
-        assert!(model_args(&profiles, "cmd", "opus").is_err());
-        let work = Profile {
-            family: Some("codex".into()),
-            ..Profile::default()
-        };
-        profiles.insert("work".to_string(), work.clone());
-        assert_eq!(model_args(&profiles, "work", "o3").unwrap(), vec!["--model", "o3"]);
-        let pinned = Profile {
-            model: Some("gpt-5".into()),
-            ..work
-        };
-        profiles.insert("work".to_string(), pinned);
-        let e = model_args(&profiles, "work", "o3").unwrap_err();
-        assert!(e.message.contains("gpt-5"), "{}", e.message);
-    }
 
     #[test]
     fn every_tool_has_an_object_input_schema() {

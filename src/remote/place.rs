@@ -16,7 +16,10 @@ use crate::store::mirrors::Placed;
 use crate::store::runs::RunRow;
 
 /// `runs.start` with a remote host.
-pub async fn start(daemon: &Here, params: StartParams, host_name: &str) -> Result<RunRecord, ApiError> {
+pub async fn start(daemon: &Here, mut params: StartParams, host_name: &str) -> Result<RunRecord, ApiError> {
+    // Made arguments here, as a family takes it: the host is never asked
+    // to understand more than it did.
+    crate::harness::apply_model(&mut params.spec, &daemon.config().profiles)?;
     let host = super::hosts::stored(daemon, host_name).await?;
     if let Some(name) = &params.spec.name {
         crate::api::bounds::validate_name(name)?;

@@ -113,8 +113,18 @@ impl Runs<'_> {
         self.0
             .call(move |c| {
                 let rows = match which {
-                    PageOf::Older { all, limit, before } => runs::list_older(c, all, limit, before.as_deref())?,
-                    PageOf::Newest { all, limit, before } => runs::list_page(c, all, limit, before.as_deref())?,
+                    PageOf::Older {
+                        all,
+                        limit,
+                        before,
+                        only,
+                    } => runs::list_older(c, all, limit, before.as_deref(), &only)?,
+                    PageOf::Newest {
+                        all,
+                        limit,
+                        before,
+                        only,
+                    } => runs::list_page(c, all, limit, before.as_deref(), &only)?,
                     PageOf::These(ids) => runs::these_and_parents(c, &ids)?,
                 };
                 let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
@@ -254,18 +264,21 @@ impl Runs<'_> {
 /// Which runs a page of `runs.list` (see [`Runs::page`]) holds.
 #[derive(Clone, PartialEq)]
 pub enum PageOf {
-    /// At most `limit` older than `before` (live ones only unless `all`).
+    /// At most `limit` older than `before` (live ones only unless `all`)
+    /// of those `only` keeps.
     Older {
         all: bool,
         limit: usize,
         before: Option<String>,
+        only: runs::Only,
     },
-    /// Every live run and the newest `limit` (any state with `all`); or,
-    /// given `before`, as `Older`.
+    /// Every live run and the newest `limit` (any state with `all`) of
+    /// those `only` keeps; or, given `before`, as `Older`.
     Newest {
         all: bool,
         limit: usize,
         before: Option<String>,
+        only: runs::Only,
     },
     /// These, by id, and their parents (whose children's work shows on
     /// them).

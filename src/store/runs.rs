@@ -368,15 +368,45 @@ pub fn list_runs(conn: &Connection, all: bool) -> Result<Vec<RunRow>, StoreError
     with_former(conn, rows)
 }
 
+/// Which runs a listing keeps beside its own rule: those in one of
+/// `states` (none: any), on `host` (none: any).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Only {
+    pub states: Vec<RunState>,
+    pub host: Option<String>,
+}
+
+impl Only {
+    fn keeps(&self, row: &RunRow) -> bool {
+        (self.states.is_empty() || self.states.contains(&row.state))
+            && self.host.as_ref().is_none_or(|h| *h == row.host)
+    }
+
+    /// `states` as the JSON array `json_each` reads; none when any will do.
+    fn states_json(&self) -> Option<String> {
+        let named: Vec<&str> = self.states.iter().map(|s| s.as_str()).collect();
+        (!named.is_empty()).then(|| serde_json::to_string(&named).unwrap_or_else(|_| "[]".into()))
+    }
+}
+
 /// One page of runs, newest first by id: `limit` runs older than `before`
-/// (live ones only unless `all`). The first page (no `before`) also carries
-/// every live run, however old, so a client sees all of them at once.
-/// Returned in ascending id order.
-pub fn list_page(conn: &Connection, all: bool, limit: usize, before: Option<&str>) -> Result<Vec<RunRow>, StoreError> {
-    let mut rows = older(conn, all, limit, before)?;
+/// (live ones only unless `all`) that `only` keeps. The first page (no
+/// `before`) also carries every live run it keeps, however old, so a client
+/// sees all of them at once. Returned in ascending id order.
+pub fn list_page(
+    conn: &Connection,
+    all: bool,
+    limit: usize,
+    before: Option<&str>,
+    only: &Only,
+) -> Result<Vec<RunRow>, StoreError> {
+    let mut rows = older(conn, all, limit, before, only)?;
     if before.is_none() {
         let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM runs INDEXED BY runs_live WHERE {LIVE}"))?;
-        let extra: Vec<RunRow> = stmt.query_map([], RunRow::from_row)?.collect::<Result<_, _>>()?;
+        let extra = stmt.query_map([], RunRow::from_row)?;
+        let extra: Vec<RunRow> = extra
+            .filter(|r| r.as_ref().map_or(true, |r| only.keeps(r)))
+            .collect::<Result<_, _>>()?;
         let listed: std::collections::HashSet<String> = rows.iter().map(|r| r.id.clone()).collect();
         rows.extend(extra.into_iter().filter(|r| !listed.contains(&r.id)));
     }
@@ -415,15 +445,27 @@ pub fn working_children(conn: &Connection, parents: &[String]) -> Result<HashMap
     Ok(counted.collect::<Result<_, _>>()?)
 }
 
-/// At most `limit` runs older than `before` (live ones only unless `all`),
-/// oldest first.
-pub fn list_older(conn: &Connection, all: bool, limit: usize, before: Option<&str>) -> Result<Vec<RunRow>, StoreError> {
-    let rows = older(conn, all, limit, before)?;
+/// At most `limit` runs older than `before` (live ones only unless `all`)
+/// that `only` keeps, oldest first.
+pub fn list_older(
+    conn: &Connection,
+    all: bool,
+    limit: usize,
+    before: Option<&str>,
+    only: &Only,
+) -> Result<Vec<RunRow>, StoreError> {
+    let rows = older(conn, all, limit, before, only)?;
     with_former(conn, rows)
 }
 
 /// [`list_older`] without former names.
-fn older(conn: &Connection, all: bool, limit: usize, before: Option<&str>) -> Result<Vec<RunRow>, StoreError> {
+fn older(
+    conn: &Connection,
+    all: bool,
+    limit: usize,
+    before: Option<&str>,
+    only: &Only,
+) -> Result<Vec<RunRow>, StoreError> {
     // The live ones by their own index, in id order (the planner would
     // take `runs_by_state` and sort).
     let (from, filter) = if all {
@@ -433,10 +475,14 @@ fn older(conn: &Connection, all: bool, limit: usize, before: Option<&str>) -> Re
     };
     let before = before.unwrap_or("\u{7f}");
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM {from} WHERE id < ?1 AND {filter} ORDER BY id DESC LIMIT ?2"
+        "SELECT {COLUMNS} FROM {from} WHERE id < ?1 AND {filter} AND (?3 IS NULL OR host = ?3) \
+         AND (?4 IS NULL OR state IN (SELECT value FROM json_each(?4))) ORDER BY id DESC LIMIT ?2"
     ))?;
     let mut rows: Vec<RunRow> = stmt
-        .query_map(params![before, limit as i64], RunRow::from_row)?
+        .query_map(
+            params![before, limit as i64, only.host, only.states_json()],
+            RunRow::from_row,
+        )?
         .collect::<Result<_, _>>()?;
     rows.reverse();
     Ok(rows)
@@ -691,118 +737,5 @@ pub fn answer_outcome(conn: &Connection, run: &str, answer_id: &str) -> Result<O
 }
 
 #[cfg(test)]
-pub(super) mod tests {
-    use super::*;
-
-    /// A run's row as a test stores it.
-    pub(in crate::store) fn row(id: &str, state: RunState) -> RunRow {
-        RunRow {
-            state,
-            launch_id: format!("l{id}"),
-            created_at: 0,
-            ..RunRow::new(NewRun {
-                id: id.into(),
-                name: format!("n{id}"),
-                harness: "cmd".into(),
-                host: "local".into(),
-                cwd: "/".into(),
-                command: vec!["true".into()],
-                args: vec!["a b".into()],
-            })
-        }
-    }
-
-    #[test]
-    fn a_launch_id_finds_its_run_and_an_answer_id_its_outcome() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut conn = super::super::open_connection(&dir.path().join("a.db")).unwrap();
-        super::super::migrations::migrate(&mut conn).unwrap();
-        insert_run(&conn, &row("R1", RunState::Running)).unwrap();
-        assert_eq!(run_by_launch_id(&conn, "lR1").unwrap().unwrap().id, "R1");
-        assert!(run_by_launch_id(&conn, "l-none").unwrap().is_none());
-
-        append_event(
-            &conn,
-            "R1",
-            "ANSWERED",
-            &serde_json::json!({ "answer_id": "A1", "result": 1 }),
-        )
-        .unwrap();
-        append_event(&conn, "R1", "ANSWER_REFUSED", &serde_json::json!({ "answer_id": "A2" })).unwrap();
-        append_event(&conn, "R1", "ANSWERED", &serde_json::json!({ "answer_id": null })).unwrap();
-        assert_eq!(answer_outcome(&conn, "R1", "A1").unwrap().unwrap().kind, "ANSWERED");
-        assert_eq!(
-            answer_outcome(&conn, "R1", "A2").unwrap().unwrap().kind,
-            "ANSWER_REFUSED"
-        );
-        assert!(answer_outcome(&conn, "R1", "A3").unwrap().is_none());
-        assert!(answer_outcome(&conn, "R2", "A1").unwrap().is_none(), "per run");
-    }
-
-    #[test]
-    fn pages_cover_every_run_once_and_the_first_carries_old_live_runs() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut conn = super::super::open_connection(&dir.path().join("a.db")).unwrap();
-        super::super::migrations::migrate(&mut conn).unwrap();
-        for i in 0..25 {
-            let state = if i == 0 { RunState::Running } else { RunState::Succeeded };
-            insert_run(&conn, &row(&format!("R{i:03}"), state)).unwrap();
-        }
-        let first = list_page(&conn, true, 10, None).unwrap();
-        assert_eq!(first.len(), 11, "10 newest + the old live run");
-        assert_eq!(first[0].id, "R000");
-        assert_eq!(first[0].args, vec!["a b".to_string()], "args round-trip");
-        let mut seen: Vec<String> = first.iter().map(|r| r.id.clone()).collect();
-        let mut before = first.iter().filter(|r| r.id != "R000").map(|r| r.id.clone()).min();
-        while let Some(b) = before {
-            let page = list_page(&conn, true, 10, Some(&b)).unwrap();
-            before = (page.len() == 10).then(|| page[0].id.clone());
-            seen.extend(page.into_iter().map(|r| r.id));
-        }
-        seen.sort();
-        seen.dedup();
-        assert_eq!(seen.len(), 25);
-        let live = list_page(&conn, false, 10, None).unwrap();
-        assert_eq!(live.len(), 1);
-    }
-
-    /// A long list reads former names, waiting prompts and working children
-    /// once for all its runs: each run gets what it gets read alone.
-    #[test]
-    fn a_long_list_gives_each_run_its_own_former_names_prompts_and_working_children() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut conn = super::super::open_connection(&dir.path().join("a.db")).unwrap();
-        super::super::migrations::migrate(&mut conn).unwrap();
-        for i in 0..40 {
-            let mut run = row(&format!("R{i:03}"), RunState::Running);
-            if i % 10 == 9 {
-                run.parent_run_id = Some(format!("R{:03}", i - 9));
-                run.status = ActivityStatus::Working;
-            }
-            insert_run(&conn, &run).unwrap();
-            if i % 7 == 0 {
-                super::super::names::record_former(&conn, &run.id, &format!("old{i}")).unwrap();
-                super::super::names::record_former(&conn, &run.id, &format!("older{i}")).unwrap();
-            }
-            if i % 5 == 0 {
-                super::super::prompts::enqueue_prompt(&conn, &format!("P{i}"), &run.id, "hi").unwrap();
-            }
-        }
-        let rows = list_older(&conn, false, 100, None).unwrap();
-        assert_eq!(rows.len(), 40);
-        let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
-        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-        let waiting = super::super::prompts::waiting(&conn, &refs).unwrap();
-        let working = working_children(&conn, &ids).unwrap();
-        for run in &rows {
-            let alone = get_run(&conn, &run.id).unwrap().unwrap();
-            assert_eq!(run.former_names, alone.former_names, "{}", run.id);
-            let own = super::super::prompts::waiting(&conn, &[run.id.as_str()]).unwrap();
-            assert_eq!(waiting.get(&run.id), own.get(&run.id), "{}", run.id);
-        }
-        assert_eq!(get_run(&conn, "R014").unwrap().unwrap().former_names.len(), 2);
-        assert_eq!(waiting.len(), 8, "every fifth run has a prompt waiting");
-        assert_eq!(working.len(), 4, "every tenth run has a working child");
-        assert_eq!(working.get("R030"), Some(&1));
-    }
-}
+#[path = "runs_tests.rs"]
+pub(super) mod tests;

@@ -19,6 +19,10 @@ use crate::store::run_calls::PageOf;
 /// their status's evidence, waiting prompts and usage; without `paged`,
 /// every live run and the newest ended ones that fit one answer.
 pub async fn list(daemon: &Arc<Daemon>, outbox: &Outbox, list: ListParams) -> Result<Answer, ApiError> {
+    let only = crate::store::runs::Only {
+        states: list.states()?,
+        host: list.host.clone(),
+    };
     let ListParams {
         all,
         limit,
@@ -26,7 +30,11 @@ pub async fn list(daemon: &Arc<Daemon>, outbox: &Outbox, list: ListParams) -> Re
         paged,
         runs,
         brief,
+        state,
+        host: _,
     } = list;
+    // A state named other than `live` may be an ended one.
+    let all = all || state.is_some_and(|s| s != "live");
     if runs.len() > ListParams::MAX_LIMIT {
         return Err(ApiError::bad_request(format!(
             "runs.list takes at most {} runs by id, not {}",
@@ -40,8 +48,18 @@ pub async fn list(daemon: &Arc<Daemon>, outbox: &Outbox, list: ListParams) -> Re
     let (by_id, paged) = (!runs.is_empty(), paged && runs.is_empty());
     let which = match (by_id, paged) {
         (true, _) => PageOf::These(runs),
-        (false, true) => PageOf::Older { all, limit, before },
-        (false, false) => PageOf::Newest { all, limit, before },
+        (false, true) => PageOf::Older {
+            all,
+            limit,
+            before,
+            only: only.clone(),
+        },
+        (false, false) => PageOf::Newest {
+            all,
+            limit,
+            before,
+            only: only.clone(),
+        },
     };
     let shape = Shape { paged, brief };
     let built = match Ahead::take(outbox, &which, shape) {
@@ -56,6 +74,7 @@ pub async fn list(daemon: &Arc<Daemon>, outbox: &Outbox, list: ListParams) -> Re
                 all,
                 limit,
                 before: Some(before),
+                only,
             },
             shape,
         );

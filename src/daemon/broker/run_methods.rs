@@ -386,6 +386,8 @@ pub(super) async fn rerun(
             prompt: None,
             pass_env: info.pass_env,
             host: (row.host != "local").then(|| row.host.clone()),
+            // In its arguments already.
+            model: None,
         },
         parent: row.parent_run_id.clone(),
         rows: Some(row.rows),
