@@ -198,6 +198,33 @@ fn an_escaped_descendant_is_reported_not_hunted() {
     common::kill9(pid);
 }
 
+/// Issue #35 (§4): a run succeeds only with all of its output: a harness
+/// that exits 0 while a descendant that left its group still holds its
+/// terminal (and may write more) has not shown everything, so it failed,
+/// saying why — and the descendant is named, not hunted.
+#[test]
+fn a_run_whose_terminal_a_descendant_still_holds_is_no_success() {
+    let home = Home::new();
+    let pidfile = home.path().join("escaped.pid");
+    // The harness exits once its descendant has its own session.
+    let script = format!(
+        "setsid sh -c 'echo $$ > {0}; exec sleep 60' & while [ ! -s {0} ]; do sleep 0.01; done; echo started",
+        pidfile.display()
+    );
+    let id = home.start(&["cmd", "--", "sh", "-c", &script]);
+    let end = home.wait_end(&id);
+    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    common::kill9(pid);
+    let reason = end["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains(&format!("were not touched: {pid} (sleep)")), "{reason}");
+    assert_eq!(end["state"], "failed", "{end}");
+    assert!(
+        reason.starts_with("exited with code 0 but its output could not be confirmed complete"),
+        "{reason}"
+    );
+    assert!(home.logs(&id).contains("started"));
+}
+
 #[test]
 fn a_recorded_identity_whose_pid_now_names_another_process_is_never_signalled() {
     let home = Home::new();

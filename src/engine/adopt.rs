@@ -211,7 +211,13 @@ pub(super) async fn follow(
 
 /// Writes a run's end from its supervisor's evidence, and tells its parent.
 pub async fn record_exit(engine: &Arc<Engine>, id: &str, evidence: &ExitEvidence) -> Recorded {
-    let (state, reason) = evidence.verdict();
+    let (mut state, mut reason) = evidence.verdict();
+    let key = id.to_string();
+    let recorded = engine.store.runs().get(&key).await.ok().flatten();
+    if let Some(other) = recorded.and_then(|r| evidence.not_of(r.pid, r.proc_start)) {
+        state = RunState::Failed;
+        reason = format!("{reason}; {other}");
+    }
     let ending = Ending {
         state,
         exit_code: evidence.exit_code.map(i64::from),

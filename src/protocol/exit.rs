@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::api::RunState;
+use crate::pty::Identity;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -45,6 +46,10 @@ pub struct ExitEvidence {
     pub last_signal_sent: Option<String>,
     pub log_error: Option<String>,
     pub ended_at: i64,
+    /// The harness whose status this is: the process the supervisor
+    /// spawned and reaped (none from a supervisor older than this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leader: Option<Identity>,
 }
 
 impl ExitEvidence {
@@ -71,7 +76,11 @@ impl ExitEvidence {
         serde_json::from_slice(&bytes).map(Some).map_err(|e| e.to_string())
     }
 
-    /// The terminal state this evidence supports, and why.
+    /// The terminal state this evidence supports, and why. A run succeeds
+    /// only from a durable exit status of 0 that was collected (reaped),
+    /// every byte of its output in the log (the terminal's end reached),
+    /// its process group gone, and no log failure: anything short of that
+    /// is `failed`, saying what was missing.
     pub fn verdict(&self) -> (RunState, String) {
         let how = match (&self.exit_code, &self.signal) {
             (Some(code), _) => format!("exited with code {code}"),
@@ -126,16 +135,38 @@ impl ExitEvidence {
             }
             Some(EndedBy::LogFailure) | None => {}
         }
-        if self.exit_code == Some(0) && self.reaped && self.group_gone {
-            (RunState::Succeeded, with_notes(how))
-        } else if self.exit_code == Some(0) {
-            (
-                RunState::Failed,
-                with_notes(format!("{how} but the process group could not be confirmed gone")),
-            )
-        } else {
-            (RunState::Failed, with_notes(how))
+        if self.exit_code != Some(0) {
+            return (RunState::Failed, with_notes(how));
         }
+        let unmet: Vec<&str> = [
+            (!self.reaped).then_some("its exit status was not collected"),
+            (!self.group_gone).then_some("the process group could not be confirmed gone"),
+            (!self.output_complete).then_some("its output could not be confirmed complete"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        match unmet.is_empty() {
+            true => (RunState::Succeeded, with_notes(how)),
+            false => (
+                RunState::Failed,
+                with_notes(format!("{how} but {}", unmet.join(" and "))),
+            ),
+        }
+    }
+
+    /// Why this evidence is not of the harness recorded as `pid` started
+    /// at `start_ticks`, when it names another (a supervisor's evidence
+    /// supports only its own harness's end).
+    pub fn not_of(&self, pid: Option<i64>, start_ticks: Option<i64>) -> Option<String> {
+        let leader = self.leader.as_ref()?;
+        let (pid, start) = (pid?, start_ticks?);
+        (i64::from(leader.pid) != pid || leader.start_ticks as i64 != start).then(|| {
+            format!(
+                "the exit evidence is of pid {} (started at tick {}), not of the recorded harness (pid {pid})",
+                leader.pid, leader.start_ticks
+            )
+        })
     }
 }
 
@@ -146,4 +177,153 @@ fn describe(notes: &[ProcessNote]) -> String {
         .map(|n| format!("{} ({})", n.pid, n.command))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A harness that exited 0, reaped, its group gone, every byte read.
+    fn clean() -> ExitEvidence {
+        ExitEvidence {
+            exit_code: Some(0),
+            signal: None,
+            reaped: true,
+            group_gone: true,
+            group_leftovers: vec![],
+            escaped: vec![],
+            output_complete: true,
+            output_bytes: 10,
+            ended_by: None,
+            last_signal_sent: None,
+            log_error: None,
+            ended_at: 1,
+            leader: Some(Identity {
+                pid: 42,
+                start_ticks: 7,
+                boot_id: "b".into(),
+            }),
+        }
+    }
+
+    fn verdict(change: impl FnOnce(&mut ExitEvidence)) -> (RunState, String) {
+        let mut evidence = clean();
+        change(&mut evidence);
+        evidence.verdict()
+    }
+
+    #[test]
+    fn a_run_succeeds_only_with_its_status_collected_its_output_whole_and_its_group_gone() {
+        assert_eq!(verdict(|_| {}), (RunState::Succeeded, "exited with code 0".into()));
+        let failed = |change: fn(&mut ExitEvidence), why: &str| {
+            let (state, reason) = verdict(change);
+            assert_eq!(state, RunState::Failed, "{reason}");
+            assert!(reason.starts_with(&format!("exited with code 0 but {why}")), "{reason}");
+        };
+        failed(|e| e.reaped = false, "its exit status was not collected");
+        failed(
+            |e| e.group_gone = false,
+            "the process group could not be confirmed gone",
+        );
+        failed(
+            |e| e.output_complete = false,
+            "its output could not be confirmed complete",
+        );
+        let (_, reason) = verdict(|e| e.output_complete = false);
+        assert!(
+            reason.ends_with("; the terminal was still held open when the run ended"),
+            "{reason}"
+        );
+        let (state, reason) = verdict(|e| {
+            e.reaped = false;
+            e.group_gone = false;
+        });
+        assert_eq!(state, RunState::Failed);
+        assert!(reason.contains("not collected and the process group"), "{reason}");
+    }
+
+    #[test]
+    fn a_nonzero_status_a_signal_a_log_failure_a_cancel_and_a_timeout_are_each_named() {
+        assert_eq!(
+            verdict(|e| e.exit_code = Some(3)),
+            (RunState::Failed, "exited with code 3".into())
+        );
+        assert_eq!(
+            verdict(|e| {
+                e.exit_code = None;
+                e.signal = Some("SIGSEGV".into());
+            }),
+            (RunState::Failed, "killed by SIGSEGV".into())
+        );
+        assert_eq!(
+            verdict(|e| e.exit_code = None).1,
+            "exit status unknown",
+            "no status: never a success"
+        );
+        let (state, reason) = verdict(|e| e.log_error = Some("No space left on device".into()));
+        assert_eq!(state, RunState::Failed);
+        assert!(reason.starts_with("output log write failed: No space left"), "{reason}");
+        let ended = |by: EndedBy| {
+            verdict(move |e| {
+                e.exit_code = None;
+                e.signal = Some("SIGTERM".into());
+                e.ended_by = Some(by);
+                e.last_signal_sent = Some("SIGTERM".into());
+            })
+        };
+        assert_eq!(
+            ended(EndedBy::Cancel),
+            (
+                RunState::Cancelled,
+                "cancelled; ended after SIGTERM; killed by SIGTERM".into()
+            )
+        );
+        assert_eq!(ended(EndedBy::Timeout).0, RunState::TimedOut);
+    }
+
+    #[test]
+    fn leftovers_and_escaped_descendants_are_named_beside_the_verdict() {
+        let note = |pid| ProcessNote {
+            pid,
+            command: "sleep".into(),
+        };
+        let (state, reason) = verdict(|e| {
+            e.group_leftovers = vec![note(5)];
+            e.escaped = vec![note(6)];
+        });
+        assert_eq!(state, RunState::Succeeded, "signalled and gone: cleaned up");
+        assert_eq!(
+            reason,
+            "exited with code 0; 1 process(es) left in its group were signalled: 5 (sleep); \
+             1 descendant(s) left the process group and were not touched: 6 (sleep)"
+        );
+    }
+
+    #[test]
+    fn evidence_is_of_its_own_harness_only() {
+        let evidence = clean();
+        assert_eq!(evidence.not_of(Some(42), Some(7)), None);
+        let other = evidence
+            .not_of(Some(42), Some(8))
+            .expect("another start: another process");
+        assert!(other.contains("not of the recorded harness (pid 42)"), "{other}");
+        assert!(evidence.not_of(Some(43), Some(7)).is_some());
+        // Nothing recorded to compare with, or evidence from an older
+        // supervisor that names no harness: the status it reaped stands.
+        assert_eq!(evidence.not_of(None, None), None);
+        let older = ExitEvidence {
+            leader: None,
+            ..clean()
+        };
+        assert_eq!(older.not_of(Some(1), Some(1)), None);
+    }
+
+    #[test]
+    fn evidence_written_by_an_older_supervisor_is_read() {
+        let mut json = serde_json::to_value(clean()).unwrap();
+        json.as_object_mut().unwrap().remove("leader");
+        let read: ExitEvidence = serde_json::from_value(json).unwrap();
+        assert_eq!(read.leader, None);
+        assert_eq!(read.verdict().0, RunState::Succeeded);
+    }
 }

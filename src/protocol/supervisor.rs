@@ -522,6 +522,7 @@ mod tests {
             last_signal_sent: None,
             log_error: None,
             ended_at: 1,
+            leader: None,
         }
     }
 

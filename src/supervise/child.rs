@@ -182,6 +182,7 @@ pub async fn finish(
         last_signal_sent: run.last_signal_sent(),
         log_error: run.log_error(),
         ended_at: crate::clock::now_ms(),
+        leader: Some(run.leader.clone()),
     }
 }
 
