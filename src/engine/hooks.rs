@@ -55,10 +55,10 @@ pub async fn report(engine: &Arc<Engine>, mut r: HookReport) -> Result<HookOutco
             .as_deref()
             .is_some_and(|p| !harness::roots::inside(std::path::Path::new(p), &roots))
         {
+            // Not the path: a transcript's name is its session's id.
             tracing::info!(
-                "run {}: a hook named {:?}, outside its harness's sessions; not taken",
-                row.id,
-                path
+                "run {}: a hook named a transcript outside its harness's sessions; not taken",
+                row.id
             );
             *path = None;
         }

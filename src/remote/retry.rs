@@ -71,7 +71,7 @@ pub async fn call(link: &Arc<HostLink>, method: &str, params: Value) -> Result<V
                     tracing::info!(
                         "host {}: {} waits up to {}s for the link ({e})",
                         link.name,
-                        what(method, &params),
+                        logged(method, &params),
                         RETRY_WITHIN.as_secs()
                     );
                 }
@@ -92,14 +92,18 @@ pub async fn call(link: &Arc<HostLink>, method: &str, params: Value) -> Result<V
         attempt += 1;
         // One line per command sent to a host: the trail that shows a
         // command was sent again with its id, never applied twice.
-        tracing::info!("host {}: {} sent (attempt {attempt})", link.name, what(method, &params));
+        tracing::info!(
+            "host {}: {} sent (attempt {attempt})",
+            link.name,
+            logged(method, &params)
+        );
         match conn.call(&link.name, &link.name, method, params.clone()).await {
             Err(e) if e.code == ErrorCode::HostUnreachable => {
                 maybe_applied = true;
                 tracing::info!(
                     "host {}: {} lost its answer ({e}); it goes again with the same id once the link is back",
                     link.name,
-                    what(method, &params)
+                    logged(method, &params)
                 );
                 // Wait for this connection to be given up (a stalled one is,
                 // by keepalives) before opening the next.
@@ -122,7 +126,25 @@ fn transient(code: ErrorCode) -> bool {
     matches!(code, ErrorCode::HostUnreachable | ErrorCode::RemoteUnavailable)
 }
 
-/// What the command is, for a person: enough to retry it.
+/// What the command is, as `daemon.log` keeps it: a session is named by
+/// the launch that asked for it, never by its id (diagnostics keep no
+/// session ids, #35).
+fn logged(method: &str, params: &Value) -> String {
+    match method {
+        method::SESSIONS_RESUME | method::SESSIONS_FORK => format!(
+            "the {} of a session (launch {})",
+            if method == method::SESSIONS_FORK {
+                "fork"
+            } else {
+                "resume"
+            },
+            params["launch_id"].as_str().unwrap_or("?")
+        ),
+        _ => what(method, params),
+    }
+}
+
+/// What the command is, for the person who asked: enough to retry it.
 fn what(method: &str, params: &Value) -> String {
     let run = params["run"].as_str().unwrap_or("?");
     match method {
@@ -204,6 +226,12 @@ mod tests {
             what(method::SESSIONS_FORK, &resume),
             "the fork of session S1 (launch L1)"
         );
+        // The log names the launch, not the session.
+        assert_eq!(
+            logged(method::SESSIONS_FORK, &resume),
+            "the fork of a session (launch L1)"
+        );
+        assert_eq!(logged(method::RUNS_SEND, &params), "prompt P1 to run R1");
         assert!(transient(ErrorCode::HostUnreachable));
         assert!(!transient(ErrorCode::HostKeyChanged));
         assert!(!transient(ErrorCode::AuthFailed));

@@ -158,3 +158,38 @@ fn a_page_keeps_only_the_runs_in_the_states_and_on_the_host_asked_for() {
     };
     assert!(list_page(&conn, true, 10, None, &here).unwrap().is_empty());
 }
+
+/// A run's end is written once: a second end (a late cancel, an end
+/// recorded again after a restart) leaves the first reason and time, and a
+/// reason past 4096 bytes is cut there (docs/design.md §3).
+#[test]
+fn an_end_is_written_once_with_its_reason_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut conn = super::super::open_connection(&dir.path().join("a.db")).unwrap();
+    super::super::migrations::migrate(&mut conn).unwrap();
+    insert_run(&conn, &row("R1", RunState::Running)).unwrap();
+    let ending = |reason: String, at: i64| Ending {
+        state: RunState::Failed,
+        exit_code: Some(1),
+        signal: None,
+        reason: Some(reason),
+        output_bytes: None,
+        event_kind: "RUN_ERROR",
+        evidence: serde_json::Value::Null,
+        ended_at: Some(at),
+    };
+    assert!(finish(&mut conn, "R1", &ending("é".repeat(5000), 10)).unwrap());
+    let first = get_run(&conn, "R1").unwrap().unwrap();
+    let reason = first.reason.clone().unwrap();
+    assert!(
+        reason.len() <= crate::text::MAX_DIAGNOSTIC && reason.starts_with("éé"),
+        "{}",
+        reason.len()
+    );
+    assert!(!finish(&mut conn, "R1", &ending("another end".into(), 20)).unwrap());
+    let again = get_run(&conn, "R1").unwrap().unwrap();
+    assert_eq!(
+        (again.reason, again.ended_at, again.state),
+        (first.reason, Some(10), RunState::Failed)
+    );
+}
