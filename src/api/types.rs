@@ -746,6 +746,17 @@ pub struct DaemonStatus {
     /// them, which keeps one a run.
     #[serde(default)]
     pub screen_subs: bool,
+    /// Notifications the daemon heard and did not know, with how many
+    /// (a supervisor of a newer build): none from an older daemon.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<UnknownSeen>,
+}
+
+/// A kind of notification heard and not known, and how often.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct UnknownSeen {
+    pub what: String,
+    pub count: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -171,6 +171,13 @@ async fn daemon(report: &mut Report, paths: &Paths) {
                     };
                     say!("info     {} run(s) supervised by {}{older}", b.runs, b.exe);
                 }
+                for u in &s.unknown {
+                    say!(
+                        "warning  the daemon heard {} {} time(s) and does not know it: a newer build's? (`agents daemon stop` lets the next command start the newest)",
+                        u.what,
+                        u.count
+                    );
+                }
                 limits(report, s.pid, s.live_runs);
                 retention(&client).await;
             }

@@ -439,10 +439,7 @@ impl Link {
                         }
                     }
                     Ok(Message::Request(note)) => {
-                        let note = Note::from_request(&note);
-                        if let Some(note) = note
-                            && notes.send(note).await.is_err()
-                        {
+                        if notes.send(Note::from_request(&note)).await.is_err() {
                             break;
                         }
                     }
@@ -662,6 +659,7 @@ pub async fn monitor(engine: Arc<Engine>, live: Arc<LiveRun>, mut notes: mpsc::R
                 live.screen_signs(signs, still_ms);
                 live.wake.notify_waiters();
             }
+            Some(Note::Unknown(method)) => engine.unknown.seen(&format!("supervisor: {method}")),
             Some(Note::Exited(evidence)) => {
                 live.committed.send_replace(evidence.output_bytes);
                 // An account problem may hand the run to its next profile.

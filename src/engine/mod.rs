@@ -65,8 +65,38 @@ pub struct Engine {
     pub awaited: Mutex<HashMap<String, usize>>,
     /// Runs' proofs of identity (`proof.rs`).
     pub proofs: crate::proof::Proofs,
+    /// What this build heard and did not know (`daemon.status`, `doctor`).
+    pub unknown: Unknowns,
     /// The daemon above, once it holds the engine.
     upcalls: OnceLock<Weak<dyn Upcalls>>,
+}
+
+/// Notifications heard that this build does not know (a newer
+/// supervisor's), by what they were, with how many: counted and said once
+/// in the log, not dropped unsaid.
+#[derive(Default)]
+pub struct Unknowns(Mutex<std::collections::BTreeMap<String, u64>>);
+
+impl Unknowns {
+    pub fn seen(&self, what: &str) {
+        let mut counts = self.0.lock();
+        let count = counts.entry(what.to_string()).or_default();
+        if *count == 0 {
+            tracing::warn!("heard a notification this build does not know: {what} (counted in `agents doctor`)");
+        }
+        *count += 1;
+    }
+
+    pub fn counts(&self) -> Vec<crate::api::UnknownSeen> {
+        let counts = self.0.lock();
+        counts
+            .iter()
+            .map(|(what, count)| crate::api::UnknownSeen {
+                what: what.clone(),
+                count: *count,
+            })
+            .collect()
+    }
 }
 
 /// What the engine asks of the daemon that holds it.
@@ -92,6 +122,7 @@ impl Engine {
             output_bytes: Default::default(),
             held_ends: Default::default(),
             awaited: Default::default(),
+            unknown: Default::default(),
             proofs,
             upcalls: OnceLock::new(),
         })
@@ -181,3 +212,28 @@ pub fn keep_user_umask() {
 
 /// Carries the user's umask across an upgrade's re-exec.
 pub const UMASK_VAR: &str = "AGENTS_USER_UMASK";
+
+#[cfg(test)]
+mod tests {
+    use super::Unknowns;
+
+    #[test]
+    fn unknown_notifications_are_counted_by_what_they_were() {
+        let unknown = Unknowns::default();
+        for what in [
+            "supervisor: sup.future",
+            "supervisor: sup.later",
+            "supervisor: sup.future",
+        ] {
+            unknown.seen(what);
+        }
+        let counts: Vec<(String, u64)> = unknown.counts().into_iter().map(|u| (u.what, u.count)).collect();
+        assert_eq!(
+            counts,
+            [
+                ("supervisor: sup.future".to_string(), 2),
+                ("supervisor: sup.later".to_string(), 1)
+            ]
+        );
+    }
+}

@@ -444,6 +444,9 @@ pub enum Note {
     /// What the screen says (`ScreenSigns`).
     Screen(ScreenSigns),
     Exited(Box<ExitEvidence>),
+    /// A notification this build does not know (a newer supervisor's), or
+    /// one it cannot read: its method, counted where it lands.
+    Unknown(String),
 }
 
 impl Note {
@@ -464,24 +467,30 @@ impl Note {
                 let params = ExitedNote { evidence };
                 Request::notification(method::EXITED, serde_json::to_value(params).unwrap_or(Value::Null))
             }
+            Note::Unknown(method) => Request::notification(method, Value::Null),
         }
     }
 
-    /// The note a notification carries; `None` for one this build does not
-    /// know, or a malformed one.
-    pub fn from_request(req: &Request) -> Option<Note> {
+    /// The note a notification carries: [`Note::Unknown`] for one this
+    /// build does not know or cannot read, never dropped unsaid.
+    pub fn from_request(req: &Request) -> Note {
         let param = |name: &str| req.params.get(name).cloned().unwrap_or(Value::Null);
-        match req.method.as_str() {
-            method::OFFSET => Some(Note::Offset {
-                offset: req.params.get("offset")?.as_u64()?,
-                busy: req.params.get("busy").and_then(Value::as_bool),
-            }),
+        let known = match req.method.as_str() {
+            method::OFFSET => req
+                .params
+                .get("offset")
+                .and_then(Value::as_u64)
+                .map(|offset| Note::Offset {
+                    offset,
+                    busy: req.params.get("busy").and_then(Value::as_bool),
+                }),
             method::SCREEN => Some(Note::Screen(ScreenSigns::from_params(&req.params))),
             method::EXITED => serde_json::from_value(param("evidence"))
                 .ok()
                 .map(|e| Note::Exited(Box::new(e))),
-            _ => None,
-        }
+            other => return Note::Unknown(crate::text::bounded(other, 64)),
+        };
+        known.unwrap_or_else(|| Note::Unknown(format!("{} (unreadable)", req.method)))
     }
 }
 
@@ -551,8 +560,21 @@ mod tests {
             }),
             Note::Exited(Box::new(evidence())),
         ] {
-            assert_eq!(Note::from_request(&note.to_request()), Some(note));
+            assert_eq!(Note::from_request(&note.to_request()), note);
         }
+    }
+
+    /// A newer supervisor's notification, or one that cannot be read, is
+    /// a note of its own for the daemon to count, not dropped.
+    #[test]
+    fn a_notification_this_build_does_not_know_is_an_unknown_note() {
+        let future = Request::notification("sup.future", serde_json::json!({ "x": 1 }));
+        assert_eq!(Note::from_request(&future), Note::Unknown("sup.future".into()));
+        let bad = Request::notification(method::OFFSET, serde_json::json!({ "offset": "ten" }));
+        assert_eq!(
+            Note::from_request(&bad),
+            Note::Unknown("sup.offset (unreadable)".into())
+        );
     }
 
     #[test]

@@ -124,6 +124,8 @@ pub enum Update {
         lines: Vec<String>,
     },
     Changed(String),
+    /// A notification this TUI does not know (a newer daemon's).
+    Unknown(String),
     Sent {
         prompt_id: String,
         result: Result<SendResult, String>,
@@ -305,6 +307,9 @@ pub struct App {
     pub(super) details: HashMap<String, RunDetail>,
     /// A one-line message for the status bar (errors, confirmations).
     pub(super) message: Option<String>,
+    /// Notifications heard from the daemon that this TUI does not know,
+    /// each said once in the status bar.
+    pub(super) unknown_heard: std::collections::BTreeSet<String>,
     /// The run a cancel was asked for here, and its name: its end replaces
     /// "cancelling NAME" with what became of it.
     pub(super) cancelling: Option<(String, String)>,
@@ -372,6 +377,7 @@ impl App {
             panel: Panel::Tree,
             details: HashMap::new(),
             message: None,
+            unknown_heard: Default::default(),
             cancelling: None,
             banner: None,
             prefix: None,

@@ -239,6 +239,11 @@ fn translate(frame: Frame) -> Option<Update> {
                 .get("run")
                 .and_then(Value::as_str)
                 .map(|id| Update::Changed(id.to_string())),
+            // A screen subscription's end and size: a pane reads screens.
+            Ok(Message::Request(Request { method: m, .. })) if m == method::OUTPUT_END || m == method::OUTPUT_SIZE => {
+                None
+            }
+            Ok(Message::Request(Request { method: m, .. })) => Some(Update::Unknown(crate::text::bounded(&m, 64))),
             _ => None,
         },
         // Panes subscribe to screens: no bytes, no snapshots.
@@ -574,4 +579,35 @@ async fn newest_messages(client: &Client, run: &str) -> Result<Vec<crate::api::T
         after = page.last_seq;
     }
     Ok(kept.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(method: &str) -> Frame {
+        let request = Request::notification(method, serde_json::json!({ "run": "R1" }));
+        Frame::Control(serde_json::to_vec(&request).unwrap())
+    }
+
+    /// A notification from a newer daemon reaches the status bar once; the
+    /// ones a TUI knows and leaves to its panes say nothing.
+    #[test]
+    fn a_notification_this_tui_does_not_know_is_said_once() {
+        assert!(matches!(translate(note(method::RUN_CHANGED)), Some(Update::Changed(id)) if id == "R1"));
+        assert!(translate(note(method::OUTPUT_END)).is_none());
+        let mut app = super::super::app::App::new();
+        let mut said = Vec::new();
+        for _ in 0..2 {
+            let heard = translate(note("runs.future")).expect("an update");
+            assert!(matches!(&heard, Update::Unknown(m) if m == "runs.future"));
+            app.update(heard);
+            said.push(app.message.take());
+        }
+        assert!(
+            said[0].as_deref().is_some_and(|m| m.contains("runs.future")),
+            "{said:?}"
+        );
+        assert_eq!(said[1], None, "said once");
+    }
 }

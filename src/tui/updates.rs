@@ -46,6 +46,13 @@ impl App {
                 }
             }
             Update::Changed(id) => self.changed(id),
+            Update::Unknown(method) => {
+                if self.unknown_heard.insert(method.clone()) {
+                    self.message = Some(format!(
+                        "the daemon sent {method}, which this TUI does not know: start the TUI again to use the newer build"
+                    ));
+                }
+            }
             Update::Sent { prompt_id, result } => self.sent(prompt_id, result),
             Update::Started(result) => self.started(*result),
             Update::Failed(e) => self.message = Some(e),

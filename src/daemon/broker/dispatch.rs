@@ -230,6 +230,7 @@ async fn status(daemon: &Arc<Daemon>) -> Result<DaemonStatus, ApiError> {
         screens: true,
         screen_subs: true,
         awaited: daemon.engine.awaited.lock().len(),
+        unknown: daemon.engine.unknown.counts(),
     })
 }
 
