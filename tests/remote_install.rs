@@ -33,6 +33,32 @@ fn temporary_links(base: &Path) -> Vec<String> {
         .collect()
 }
 
+/// A file's permission bits.
+fn mode_of(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// A released directory made writable again, as a user would to change it.
+fn writable(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    for path in [dir.to_path_buf(), dir.join("agents"), dir.join("complete")] {
+        if path.exists() {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+}
+
+/// What an install runs on the host to switch `current` to `dir`.
+fn switch_current(base: &Path, dir: &Path) -> std::process::Output {
+    std::process::Command::new(common::BIN)
+        .args(["hosts", "switch-current"])
+        .arg(base)
+        .arg(dir.file_name().unwrap())
+        .output()
+        .unwrap()
+}
+
 fn place(net: &Net, script: &str) -> (String, std::process::Output) {
     let out = net.run(&["run", "-d", "--host", "box", "cmd", "--", "sh", "-c", script]);
     (String::from_utf8_lossy(&out.stdout).trim().to_string(), out)
@@ -76,7 +102,17 @@ fn install_copies_this_binary_verifies_it_and_the_host_then_takes_runs() {
         format!("{}-{}", env!("CARGO_PKG_VERSION"), &sha[..12])
     );
     assert_eq!(sha256_of(&path), sha, "the copy is the daemon's binary, byte for byte");
-    assert!(dir.join("complete").is_file(), "marked complete");
+    let manifest = std::fs::read_to_string(dir.join("complete")).expect("marked complete");
+    assert_eq!(
+        manifest,
+        format!("agents {}\nsha256 {sha} agents\n", env!("CARGO_PKG_VERSION")),
+        "its manifest"
+    );
+    assert_eq!(
+        [mode_of(&dir), mode_of(&path), mode_of(&dir.join("complete"))],
+        [0o555, 0o555, 0o444],
+        "a released directory is read-only"
+    );
     assert_eq!(
         std::fs::read_link(base.join("current")).unwrap(),
         PathBuf::from(dir.file_name().unwrap()),
@@ -107,20 +143,34 @@ fn install_copies_this_binary_verifies_it_and_the_host_then_takes_runs() {
     );
     assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), modified);
 
+    // A released binary changed since (a damaged disk, a hand edit) is
+    // never switched to: the switch checks it against the manifest, and
+    // the next install, finding it changed, copies it again.
+    writable(&dir);
+    std::fs::remove_file(&path).unwrap();
+    std::fs::write(&path, b"#!/bin/sh\nexit 3\n").unwrap();
+    let refused = switch_current(&base, &dir);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("does not match its manifest") && said.lines().count() == 1,
+        "{said}"
+    );
+    let again: Value = net.json(&["hosts", "install", "box", "--json"]);
+    assert_eq!(again["installed"], true, "copied again: {again}");
+    assert_eq!(sha256_of(&path), sha);
+    assert_eq!(mode_of(&dir), 0o555, "read-only again");
+
     // An interrupted copy (no marker, a damaged binary) is never trusted:
     // the next install replaces it.
+    writable(&dir);
     std::fs::remove_file(dir.join("complete")).unwrap();
     // (Replaced, not written over: the remote daemon runs that file.)
     std::fs::remove_file(&path).unwrap();
     std::fs::write(&path, b"#!/bin/sh\nexit 3\n").unwrap();
     std::fs::write(dir.join("agents.part"), b"half").unwrap();
     // What the install runs on the host refuses a directory without its marker.
-    let refused = std::process::Command::new(common::BIN)
-        .args(["hosts", "switch-current"])
-        .arg(&base)
-        .arg(dir.file_name().unwrap())
-        .output()
-        .unwrap();
+    let refused = switch_current(&base, &dir);
     assert!(!refused.status.success());
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(

@@ -6,9 +6,15 @@
 //!
 //! ```text
 //! BASE/<version>-<sha256 prefix>/agents     the binary
-//! BASE/<version>-<sha256 prefix>/complete   written last: the directory is whole
+//! BASE/<version>-<sha256 prefix>/complete   written last: the directory is whole;
+//!                                           its manifest (version, the binary's SHA-256)
 //! BASE/current -> <version>-<sha256 prefix> switched atomically (symlink, rename(2))
 //! ```
+//!
+//! A complete directory is made read-only, and its binary is checked
+//! against the manifest at every switch (by the switch itself) and at
+//! every install that finds it already there (by the host's own tool): a
+//! copy changed since is never switched to, and is copied again.
 //!
 //! `BASE` is `<remote home>/bin` when the host has `--remote-home` (the
 //! agents state there), else `${XDG_DATA_HOME:-~/.local/share}/agents/bin`.
@@ -244,10 +250,29 @@ pub fn switch_current(base: &std::path::Path, leaf: &str) -> anyhow::Result<std:
     if !plain {
         bail!("'{leaf}' is not a version directory name");
     }
-    if !base.join(leaf).join(MARKER).is_file() {
+    let dir = base.join(leaf);
+    let Ok(manifest) = std::fs::read_to_string(dir.join(MARKER)) else {
         bail!(
             "{} is not a complete install (no '{MARKER}' marker); not switching to it",
-            base.join(leaf).display()
+            dir.display()
+        );
+    };
+    let Some(want) = manifest_hash(&manifest) else {
+        bail!(
+            "{} has no binary hash in its manifest; not switching to it",
+            dir.display()
+        );
+    };
+    let mut hasher = Sha256::new();
+    let binary = dir.join("agents");
+    std::fs::File::open(&binary)
+        .and_then(|mut file| std::io::copy(&mut file, &mut hasher))
+        .with_context(|| format!("cannot read {}", binary.display()))?;
+    let have = crate::text::hex(&hasher.finalize());
+    if have != want.to_ascii_lowercase() {
+        bail!(
+            "{} does not match its manifest (SHA-256 {have}, not {want}); not switching to it",
+            binary.display()
         );
     }
     let tmp = base.join(format!(".current.{}", ulid::Ulid::new()));
@@ -301,7 +326,10 @@ async fn install_over(
         |e| unavailable(format!("{name}: {}", one_line(&e))),
     )
     .await?;
-    let installed = state.lines().all(|l| l.trim() != "complete");
+    let complete = state.lines().any(|l| l.trim() == "complete");
+    // Whole once; changed since (a damaged disk, a hand edit)? Copied again.
+    let intact = complete && matches_hash(ssh, &binary, sha256, sha256_tool).await;
+    let installed = !intact;
     if installed {
         copy_verified(ssh, name, &dir, sha256, sha256_tool, bytes).await?;
     }
@@ -384,10 +412,14 @@ async fn copy_verified(
     let version = env!("CARGO_PKG_VERSION");
     let q_dir = shell_quote(dir);
     let binary = format!("{dir}/agents");
-    // An incomplete directory (no marker) is a failed copy: replace it.
+    // An incomplete directory (no marker) is a failed copy, and a complete
+    // one whose binary changed is damaged: either is replaced (made
+    // writable first: a released one is read-only).
     let room = run(
         ssh,
-        &format!("rm -rf {q_dir} && mkdir -p {q_dir} && df -Pk {q_dir} | tail -n 1"),
+        &format!(
+            "{{ chmod -R u+w {q_dir} 2>/dev/null; rm -rf {q_dir}; }} && mkdir -p {q_dir} && df -Pk {q_dir} | tail -n 1"
+        ),
         |e| write_failure(name, dir, bytes, &e),
     )
     .await?;
@@ -430,14 +462,47 @@ async fn copy_verified(
             }
         )));
     }
-    // The marker last: from here on the directory is whole and never changes.
+    // The manifest last: from here on the directory is whole, and
+    // read-only so that nothing changes it by mistake.
+    let manifest = shell_quote(&manifest(version, sha256));
+    let q_marker = shell_quote(&format!("{dir}/{MARKER}"));
     run(
         ssh,
-        &format!("printf '%s\\n' {sha256} > {q_dir}/{MARKER}.tmp && mv -f {q_dir}/{MARKER}.tmp {q_dir}/{MARKER}"),
+        &format!(
+            "printf '%s' {manifest} > {q_marker}.tmp && mv -f {q_marker}.tmp {q_marker} \
+             && chmod 0555 {q_binary} && chmod 0444 {q_marker} && chmod 0555 {q_dir}"
+        ),
         |e| write_failure(name, dir, bytes, &e),
     )
     .await?;
     Ok(())
+}
+
+/// A complete directory's manifest: the version, and the binary's SHA-256.
+fn manifest(version: &str, sha256: &str) -> String {
+    format!("agents {version}\nsha256 {sha256} agents\n")
+}
+
+/// The binary's SHA-256 a manifest holds (or, from an install older than
+/// manifests, the bare hash the marker held).
+fn manifest_hash(manifest: &str) -> Option<&str> {
+    manifest.lines().find_map(|line| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words[..] {
+            ["sha256", hash, "agents"] => Some(hash),
+            [hash] if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => Some(hash),
+            _ => None,
+        }
+    })
+}
+
+/// Whether `binary` on the host still hashes to `sha256`, by the host's
+/// own tool.
+async fn matches_hash(ssh: &Ssh, binary: &str, sha256: &str, sha256_tool: &str) -> bool {
+    let summed = ssh.exec(&format!("{sha256_tool} {}", shell_quote(binary))).await;
+    summed.is_ok_and(|out| {
+        out.status == Some(0) && String::from_utf8_lossy(&out.stdout).split_whitespace().next() == Some(sha256)
+    })
 }
 
 /// The host's `remote_bin` moved onto `current` unless the user named one
@@ -564,6 +629,19 @@ async fn move_daemon(daemon: &Here, row: &HostRow, exe: &str) -> DaemonMove {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_manifest_gives_its_binarys_hash_as_does_an_older_bare_marker() {
+        let hash = "ab".repeat(32);
+        assert_eq!(manifest_hash(&manifest("0.1.0", &hash)), Some(hash.as_str()));
+        assert_eq!(
+            manifest_hash(&format!("{hash}\n")),
+            Some(hash.as_str()),
+            "an older install's marker"
+        );
+        assert_eq!(manifest_hash("agents 0.1.0\n"), None);
+        assert_eq!(manifest_hash("sha256 abc agents-other\n"), None);
+    }
 
     #[test]
     fn the_host_must_have_this_builds_os_and_architecture() {
