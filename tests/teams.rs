@@ -547,3 +547,59 @@ fn a_member_whose_worktree_branch_is_taken_is_blocked_and_nothing_is_overwritten
     );
     assert_eq!(git(dir, &["rev-parse", "--abbrev-ref", "HEAD"]), "main");
 }
+
+/// The team of `a_members_permission_prompt_is_mailed_…`: started, with
+/// the asker stopped at its question and the leader asked. Answers the
+/// leader, the asker and the request id.
+fn asked_team(home: &Home) -> (String, String, String) {
+    let leader = home.ok(&["team", "start", "ask", "-d"]).trim().to_string();
+    let asker = run_of(&home.json(&["team", "show", "ask", "--json"]), "asker");
+    let mut request = None;
+    home.wait_until("the leader was asked", || {
+        request = home.prompts(&leader).iter().find_map(|p| request_in(p));
+        request.is_some()
+    });
+    (leader, asker, request.unwrap())
+}
+
+const ASK_TEAM: &str = "[teams.ask]\napprovals = \"leader\"\nleader = { name = \"lead\", harness = \"demo\" }\n\
+     [[teams.ask.members]]\nname = \"asker\"\nharness = \"demo\"\nargs = [\"--ask\"]\n";
+
+/// Issue #35 (§2, parent cancellation): the leader cancelled while its
+/// member waits at a question: the member it owns ends with it, and the
+/// request is refused as the state of an ended run, never typed.
+#[test]
+fn a_question_whose_leader_is_cancelled_ends_with_the_member_and_its_request_is_refused() {
+    let home = Home::with_config(&format!("{ENGINE}{ASK_TEAM}"));
+    let (leader, asker, request) = asked_team(&home);
+    home.ok(&["cancel", &leader]);
+    assert_eq!(home.wait_end(&leader)["state"], "cancelled");
+    assert_eq!(home.wait_end(&asker)["state"], "cancelled");
+    let out = home.run(&["answer", &asker, "yes", "--request", &request, "--json"]);
+    let said: Value = serde_json::from_slice(&out.stdout).expect("the error as JSON");
+    assert_eq!(
+        (out.status.code(), &said["error"]["code"]),
+        (Some(4), &Value::from("not_running")),
+        "{said}"
+    );
+    let log = String::from_utf8_lossy(&home.raw_log(&asker)).into_owned();
+    assert!(!log.contains("approved"), "{log}");
+}
+
+/// Issue #35 (§2, worker crash): the member's supervisor dies mid-question:
+/// the member is `interrupted`, its leader is told so, and the request is
+/// refused as the state of an ended run.
+#[test]
+fn a_question_whose_supervisor_dies_is_interrupted_told_and_its_request_refused() {
+    let home = Home::with_config(&format!("{ENGINE}{ASK_TEAM}"));
+    let (leader, asker, request) = asked_team(&home);
+    common::kill9(supervisor_of(&home, &asker));
+    home.wait_until("the asker interrupted", || home.state(&asker) == "interrupted");
+    home.wait_until("the leader told of the asker", || {
+        told(&home, &leader, "[task result] ask-asker interrupted")
+    });
+    let out = home.run(&["answer", &asker, "yes", "--request", &request]);
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+    let kinds = home.event_kinds(&asker);
+    assert!(!kinds.iter().any(|k| k == "ANSWERED"), "{kinds:?}");
+}

@@ -312,13 +312,14 @@ pub(super) async fn answer_run(
             return outcome;
         }
     }
-    if let Some(request) = &request {
-        crate::daemon::approvals::check_request(&daemon.reach(), &row, request).await?;
-    }
+    // An ended run's question is gone with it: said as its end.
     let live = daemon
         .engine
         .live(&row.id)
         .ok_or_else(|| crate::engine::start::ended_state_error(&row))?;
+    if let Some(request) = &request {
+        crate::daemon::approvals::check_request(&daemon.reach(), &row, request).await?;
+    }
     // One answer (or prompt) typed at a time; a repeat of this
     // answer's id waits here, then finds its outcome.
     let _typing = live.delivery.lock().await;
