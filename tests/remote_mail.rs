@@ -181,9 +181,29 @@ fn mail_goes_both_ways_between_a_leader_here_and_its_member_on_a_host_once_throu
             let there = net.remote.json(&["mail", "read", id, "--json"]);
             there["from_name"] == "far-lead" && there["state"] == "delivered" && there["body"] == text
         });
+        // And here, as the host says it (#35: never "sent to its host"
+        // for good).
+        net.wait_until("delivered as the mailbox here says", || {
+            net.json(&["mail", "read", id, "--json"])["state"] == "delivered"
+        });
     };
     let first = to_scout("read the logs");
     scout_got_once(&first, "read the logs");
+    // Kept here once it is over there: said with the link down too.
+    cut(&net);
+    let listed = net.json(&["mail", "ls", &scout, "--json"]);
+    let kept = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == first.as_str())
+        .cloned();
+    assert_eq!(
+        kept.map(|m| m["state"].clone()),
+        Some(Value::from("delivered")),
+        "{listed}"
+    );
+    restore(&net);
 
     // Sent while the link is cut: the send waits for the link and goes
     // through, once, when it is back.

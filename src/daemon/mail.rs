@@ -309,7 +309,7 @@ pub async fn list(reach: &Reach, p: MailListParams) -> Result<Vec<MailRecord>, A
         .list((!every).then_some(runs), limit)
         .await
         .map_err(ApiError::internal)?;
-    Ok(found)
+    Ok(asked_of_hosts(reach, found).await)
 }
 
 /// `mail.wait`: the messages to the run not yet typed into it, taken as
@@ -353,10 +353,48 @@ pub async fn read(reach: &Reach, id: &str) -> Result<MailRecord, ApiError> {
     let key = id.to_string();
     let stored = reach.engine.store.mail().get(&key).await.map_err(ApiError::internal)?;
     match stored {
-        Some(m) => Ok(m),
+        Some(m) => Ok(asked_of_hosts(reach, vec![m]).await.remove(0)),
         // Held on this host for the daemon that placed its sender.
         None => super::outbox::read(reach, id)
             .await?
             .ok_or_else(|| ApiError::bad_request(format!("no message has id {}", crate::text::bounded(id, 80)))),
     }
+}
+
+/// How long a listing waits for a host to say where a message stands.
+const HOST_LOOK: std::time::Duration = std::time::Duration::from_secs(2);
+/// At most this many messages a listing asks hosts about.
+const HOST_LOOKS: usize = 32;
+
+/// Messages handed to runs on hosts, with where each stands there (a host
+/// that does not answer soon, or one asked nothing more this listing after
+/// it did not: as sent). One whose prompt there is over is kept so here.
+async fn asked_of_hosts(reach: &Reach, mut found: Vec<MailRecord>) -> Vec<MailRecord> {
+    use crate::store::mail::SENT_TO_HOST;
+    let pending: Vec<usize> = (0..found.len())
+        .filter(|&i| found[i].state == SENT_TO_HOST)
+        .take(HOST_LOOKS)
+        .collect();
+    if pending.is_empty() {
+        return found;
+    }
+    let ids = pending.iter().map(|&i| found[i].to.clone()).collect();
+    let rows = reach.engine.store.runs().get_many(ids).await.unwrap_or_default();
+    let mut silent: Vec<String> = Vec::new();
+    for (&i, row) in pending.iter().zip(rows) {
+        let Some(host) = row.map(|r| r.host).filter(|h| h != "local" && !silent.contains(h)) else {
+            continue;
+        };
+        let asked = crate::remote::mail_there(&reach.here, &host, &found[i].id);
+        let Ok(Ok(there)) = tokio::time::timeout(HOST_LOOK, asked).await else {
+            silent.push(host);
+            continue;
+        };
+        if matches!(there.state.as_str(), "delivered" | "undelivered" | "dropped") {
+            let _ = reach.engine.store.mail().settled_there(there.clone()).await;
+        }
+        found[i].state = there.state;
+        found[i].reason = there.reason;
+    }
+    found
 }

@@ -143,6 +143,14 @@ pub async fn relay_mail(daemon: &Here, host: &str, p: MailSendParams) -> Result<
     retry::tell::<method::MailSend>(&link, p).await
 }
 
+/// A message relayed to a run on `host`, as that host's mailbox has it
+/// (where its prompt there stands).
+pub async fn mail_there(daemon: &Here, host: &str, id: &str) -> Result<crate::api::MailRecord, ApiError> {
+    let link = place::link_of(daemon, host).await?;
+    link.ask::<method::MailRead>(crate::api::MailRef { id: id.into() })
+        .await
+}
+
 /// Starts a run on `params.host` (which must name a remote host).
 pub async fn start(daemon: &Here, params: StartParams) -> Result<RunRecord, ApiError> {
     let host = params.spec.host.clone().unwrap_or_default();

@@ -39,11 +39,15 @@ fn from_row(r: &Row) -> rusqlite::Result<MailRecord> {
         state: match (stored.as_str(), prompt) {
             ("stored", _) => "stored".into(),
             (_, Some(state)) => state,
-            (_, None) => "sent to its host".into(),
+            (_, None) => SENT_TO_HOST.into(),
         },
         reason: r.get(12)?,
     })
 }
+
+/// The state of a message handed to a run on a host, until that host says
+/// where its prompt there stands.
+pub const SENT_TO_HOST: &str = "sent to its host";
 
 /// The messages to `run` not handed over yet as it ends (stored, the
 /// daemon gone before it handed them): undelivered, for `reason`, as the
@@ -125,6 +129,23 @@ impl Mailbox<'_> {
     }
 
     /// See [`list`].
+    /// Keeps what became of a message on the host of its run, once it is
+    /// over there (delivered, undelivered, dropped): as the prompt of its
+    /// id here, so it is said without asking the host again.
+    pub async fn settled_there(&self, there: MailRecord) -> Result<(), StoreError> {
+        self.0
+            .call(move |c| {
+                c.execute(
+                    "INSERT INTO prompts (id, run_id, text, state, created_at, reason, delivered_at)
+                     SELECT id, to_run, body, ?2, at, ?3, ?4 FROM mail WHERE id = ?1 AND state = 'handed'
+                     ON CONFLICT(id) DO NOTHING",
+                    params![there.id, there.state, there.reason, now_ms()],
+                )?;
+                Ok(())
+            })
+            .await
+    }
+
     pub async fn list(&self, runs: Option<Vec<String>>, limit: usize) -> Result<Vec<MailRecord>, StoreError> {
         self.0.call(move |c| list(c, runs.as_deref(), limit)).await
     }
