@@ -686,9 +686,13 @@ mod tests {
     fn current_is_switched_by_rename_and_only_to_a_complete_directory() {
         let base = tempfile::tempdir().unwrap();
         let make = |leaf: &str, complete: bool| {
-            std::fs::create_dir_all(base.path().join(leaf)).unwrap();
+            let dir = base.path().join(leaf);
+            std::fs::create_dir_all(&dir).unwrap();
+            let binary = format!("binary of {leaf}");
+            std::fs::write(dir.join("agents"), &binary).unwrap();
             if complete {
-                std::fs::write(base.path().join(leaf).join(MARKER), "x\n").unwrap();
+                let hash = crate::text::hex(&Sha256::digest(binary.as_bytes()));
+                std::fs::write(dir.join(MARKER), manifest("0.1.0", &hash)).unwrap();
             }
         };
         make("0.1.0-aaa", true);
