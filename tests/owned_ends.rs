@@ -3,7 +3,8 @@
 //! forever; it gets a terminal state that says why, in `show`, in a retry
 //! of its id, and in the run's end event. A stop answers what was asked
 //! before it. Diagnostics keep no message: an answer's words are not
-//! stored.
+//! stored. Queued mail and task results end or arrive once across a
+//! supervisor's death and a daemon's.
 
 mod common;
 
@@ -149,4 +150,102 @@ fn an_answer_s_words_are_not_kept_in_its_event() {
             "{file} keeps the answer's words"
         );
     }
+}
+
+/// The supervisor of a live run: its harness's parent process.
+fn supervisor_of(home: &Home, run: &str) -> i32 {
+    let pid = home.show(run)["pid"].as_i64().expect("a live run's pid");
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    after.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+/// A demo agent busy with its first prompt until `go` exists.
+fn busy_agent(home: &Home, go: &std::path::Path) -> String {
+    let go = go.to_string_lossy().into_owned();
+    let id = home.start(&["demo", "--", "--think-ms", "300", "--think-until", &go]);
+    wait_idle(home, &id);
+    assert!(home.ok(&["send", &id, "one"]).starts_with("delivered"));
+    id
+}
+
+fn mail_state(home: &Home, id: &str) -> (String, String) {
+    let read = home.json(&["mail", "read", id, "--json"]);
+    let text = |k: &str| read[k].as_str().unwrap_or_default().to_string();
+    (text("state"), text("reason"))
+}
+
+/// #35 (mail, worker crash): mail queued to a run whose supervisor dies
+/// is `undelivered`, saying the run was interrupted.
+#[test]
+fn mail_queued_to_a_run_whose_supervisor_dies_is_undelivered_and_says_why() {
+    let home = Home::new();
+    let hold = tempfile::tempdir().unwrap();
+    let id = busy_agent(&home, &hold.path().join("go"));
+    let mail = home.json(&["mail", "send", &id, "when you can", "--json"]);
+    let mail = mail["id"].as_str().unwrap().to_string();
+    assert_eq!(mail_state(&home, &mail).0, "queued");
+    common::kill9(supervisor_of(&home, &id));
+    home.wait_until("the run interrupted", || home.state(&id) == "interrupted");
+    assert_eq!(
+        mail_state(&home, &mail),
+        ("undelivered".into(), "the run ended (interrupted)".into())
+    );
+}
+
+/// #35 (mail, orphan recovery): mail queued to a busy run survives its
+/// daemon's death: the next daemon adopts the run and delivers it once,
+/// when the agent is free.
+#[test]
+fn mail_queued_before_the_daemon_dies_is_delivered_once_by_the_next() {
+    let home = Home::new();
+    let hold = tempfile::tempdir().unwrap();
+    let go = hold.path().join("go");
+    let id = busy_agent(&home, &go);
+    let mail = home.json(&["mail", "send", &id, "after the crash", "--json"]);
+    let mail = mail["id"].as_str().unwrap().to_string();
+    common::kill9(home.daemon_pid().expect("a daemon"));
+    std::fs::write(&go, b"").unwrap();
+    home.wait_until("delivered by the next daemon", || {
+        mail_state(&home, &mail).0 == "delivered"
+    });
+    home.wait_until("the agent took it", || home.logs(&id).contains("after the crash"));
+    let typed = home
+        .prompts(&id)
+        .iter()
+        .filter(|p| p.contains("after the crash"))
+        .count();
+    assert_eq!(typed, 1, "{:?}", home.prompts(&id));
+}
+
+/// #35 (task results, a daemon away): a child that ends while no daemon
+/// runs is told to its parent once the next daemon starts, once.
+#[test]
+fn a_child_that_ends_while_the_daemon_is_stopped_is_told_to_its_parent_once() {
+    let home = Home::new();
+    let parent = home.start(&["--name", "boss", "demo"]);
+    wait_idle(&home, &parent);
+    let hold = tempfile::tempdir().unwrap();
+    let go = hold.path().join("go");
+    let script = format!("while [ ! -e {} ]; do sleep 0.05; done; echo done", go.display());
+    let child = home.start(&["--parent", &parent, "--name", "kid", "cmd", "--", "sh", "-c", &script]);
+    home.wait_until("the child runs", || home.state(&child) == "running");
+    home.ok(&["daemon", "stop"]);
+    std::fs::write(&go, b"").unwrap();
+    // Any command starts the next daemon.
+    home.wait_until("the child's end recorded", || home.state(&child) == "succeeded");
+    home.wait_until("the child told, by the next daemon", || {
+        home.prompts(&parent)
+            .iter()
+            .any(|p| p.starts_with("[task result] kid succeeded"))
+    });
+    home.wait_until("the parent took it", || {
+        home.logs(&parent).contains("[task result] kid")
+    });
+    let told = home
+        .prompts(&parent)
+        .iter()
+        .filter(|p| p.starts_with("[task result] kid"))
+        .count();
+    assert_eq!(told, 1, "{:?}", home.prompts(&parent));
 }
