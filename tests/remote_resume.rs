@@ -137,6 +137,7 @@ fn resume_params(session: &str, launch_id: &str) -> ResumeParams {
         env: std::env::vars().collect(),
         launch_id: Some(launch_id.to_string()),
         placed: false,
+        queue: false,
     }
 }
 

@@ -207,3 +207,75 @@ fn sessions_list_names_the_resumed_run_that_holds_a_session_not_the_cancelled_on
         .clone();
     assert_eq!(row["run_id"], second.as_str(), "{row}");
 }
+
+/// Issue #35 (§6): a resume of a session whose run still runs may be
+/// queued behind it: the new run waits `pending`, says behind which run,
+/// and starts natively once that run has ended; one queued behind it in
+/// turn and cancelled never starts; and a queue the daemon held when it
+/// stopped ends its run `interrupted`, saying so, never started.
+#[test]
+fn a_resume_queued_behind_the_sessions_live_run_starts_once_it_ends() {
+    let home = Home::new();
+    let bin = tempfile::tempdir().unwrap();
+    fake_claude(bin.path());
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    let user_home = tempfile::tempdir().unwrap();
+    let agents = |args: &[&str]| {
+        let out = home
+            .cmd(args)
+            .env("PATH", &path)
+            .env("HOME", user_home.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let first = agents(&["run", "-d", "claude"]);
+    let session = home.show(&first)["session_id"].as_str().unwrap().to_string();
+    let second = agents(&["sessions", "resume", "-d", "--queue", &session]);
+    let third = agents(&["sessions", "resume", "-d", "--queue", &session]);
+    let queued_behind = |run: &str| {
+        let events = home.events(run);
+        let queued = events.iter().find(|e| e["kind"] == "QUEUED").cloned();
+        queued.map(|e| e["data"]["behind"].as_str().unwrap_or_default().to_string())
+    };
+    assert_eq!(home.state(&second), "pending");
+    assert_eq!(queued_behind(&second).as_deref(), Some(first.as_str()));
+    assert_eq!(queued_behind(&third).as_deref(), Some(second.as_str()), "in turn");
+
+    home.ok(&["cancel", &third]);
+    let cancelled = home.show(&third);
+    assert_eq!(cancelled["state"], "cancelled");
+    assert!(
+        cancelled["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("cancelled while queued behind run "),
+        "{cancelled}"
+    );
+    // The first run ends (the stand-in leaves on its first line): the
+    // queued resume starts, natively, and the cancelled one never.
+    home.ok(&["send", &first, "bye"]);
+    assert_eq!(home.wait_end(&first)["state"], "succeeded");
+    home.wait_until("the queued resume got --resume with the session", || {
+        String::from_utf8_lossy(&home.raw_log(&second)).contains(&format!("--resume {session}"))
+    });
+    assert_eq!(home.state(&second), "running");
+    assert!(!home.event_kinds(&third).contains(&"RUN_STARTED".to_string()));
+
+    // Queued when the daemon stops: the queue is gone with it.
+    let fourth = agents(&["sessions", "resume", "-d", "--queue", &session]);
+    assert_eq!(queued_behind(&fourth).as_deref(), Some(second.as_str()));
+    home.ok(&["daemon", "stop"]);
+    let ended = home.wait_end(&fourth);
+    assert_eq!(ended["state"], "interrupted", "{ended}");
+    assert!(
+        ended["reason"].as_str().unwrap().contains("queued behind another"),
+        "{ended}"
+    );
+    home.ok(&["cancel", "--force", &second]);
+}

@@ -747,6 +747,29 @@ fn rerun_of_a_live_run_asks_first() {
     assert!(app.take_commands().contains(&Command::Rerun("01C".into())));
 }
 
+/// `r` on a live run that is in a conversation offers to queue a resume
+/// of it behind the run (#35 §6), not another copy; `y` queues it.
+#[test]
+fn rerun_of_a_live_run_in_a_conversation_offers_to_queue_its_resume() {
+    let mut talking = run("01A", "alpha", RunState::Running);
+    talking.session_id = Some("S-1".into());
+    let mut app = App::new();
+    app.update(Update::Runs(vec![talking]));
+    app.take_commands();
+    press(&mut app, KeyCode::Char('r'));
+    assert!(matches!(app.overlay(), Some(Overlay::ConfirmRerun { session: Some(s), .. }) if s == "S-1"));
+    press(&mut app, KeyCode::Char('y'));
+    let commands = app.take_commands();
+    assert!(
+        commands.contains(&Command::Resume {
+            session: "S-1".into(),
+            queue: true
+        }),
+        "{commands:?}"
+    );
+    assert!(!commands.iter().any(|c| matches!(c, Command::Rerun(_))));
+}
+
 #[test]
 fn the_run_selected_when_the_tui_closed_is_selected_when_it_opens() {
     let mut app = App::new();

@@ -696,6 +696,11 @@ pub struct ResumeParams {
     /// and drives the run over its link.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub placed: bool,
+    /// While the run that last held the session still runs: start the
+    /// resume once it has ended (the new run waits `pending`), instead of
+    /// refusing it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub queue: bool,
 }
 
 /// `runs.rerun`: start a run's command again (same harness, arguments, cwd).

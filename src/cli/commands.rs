@@ -530,7 +530,6 @@ async fn demo_team(client: &Client, paths: &Paths, suffix: &str, cwd: &str) -> R
 
 async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
-    let fork = matches!(command, SessionsCommand::Fork { .. });
     match command {
         SessionsCommand::Show { session, json } => super::lineage::session(&client, session, json).await,
         SessionsCommand::Rm {
@@ -566,34 +565,60 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
             super::print::unreachable_hosts(&list.hosts_unreachable, "sessions");
             Ok(0)
         }
-        SessionsCommand::Resume { session, background } | SessionsCommand::Fork { session, background } => {
-            let params = crate::api::ResumeParams {
-                session,
-                env: std::env::vars().collect(),
-                launch_id: None,
-                placed: false,
-            };
-            let record = match fork {
-                true => client.call::<method::SessionsFork>(params).await?,
-                false => client.call::<method::SessionsResume>(params).await?,
-            };
-            if !fork && let Some(line) = super::lineage::reconstructed_notice(&client, &record).await {
-                say!("{line}");
-            }
-            if record.state == RunState::Blocked {
-                bail!(
-                    "run {} ({}) blocked: {}",
-                    record.id,
-                    record.name,
-                    record.reason.as_deref().unwrap_or("no reason recorded")
-                );
-            }
-            if background {
-                say!("{}", record.id);
-                return Ok(0);
-            }
-            drop(client);
-            attach::attach(paths, &record.id, attach::Kept::LastScreen).await
-        }
+        SessionsCommand::Resume {
+            session,
+            background,
+            queue,
+        } => resume(paths, client, session, background, queue, false).await,
+        SessionsCommand::Fork { session, background } => resume(paths, client, session, background, false, true).await,
     }
+}
+
+/// `agents sessions resume|fork SESSION`: the new run, attached unless
+/// `background`; a resume queued behind the session's live run says so.
+async fn resume(
+    paths: &Paths,
+    client: Client,
+    session: String,
+    background: bool,
+    queue: bool,
+    fork: bool,
+) -> Result<i32> {
+    let params = crate::api::ResumeParams {
+        session,
+        env: std::env::vars().collect(),
+        launch_id: None,
+        placed: false,
+        queue,
+    };
+    let record = match fork {
+        true => client.call::<method::SessionsFork>(params).await?,
+        false => client.call::<method::SessionsResume>(params).await?,
+    };
+    if !fork && let Some(line) = super::lineage::reconstructed_notice(&client, &record).await {
+        say!("{line}");
+    }
+    if record.state == RunState::Blocked {
+        bail!(
+            "run {} ({}) blocked: {}",
+            record.id,
+            record.name,
+            record.reason.as_deref().unwrap_or("no reason recorded")
+        );
+    }
+    if background {
+        say!("{}", record.id);
+        return Ok(0);
+    }
+    if record.state == RunState::Pending && queue {
+        say!(
+            "queued: run {} ({}) resumes the session once the run still in it ends; `agents attach {}` then",
+            record.name,
+            record.id,
+            record.name
+        );
+        return Ok(0);
+    }
+    drop(client);
+    attach::attach(paths, &record.id, attach::Kept::LastScreen).await
 }

@@ -318,6 +318,10 @@ pub enum SessionsCommand {
         /// Don't attach; print the new run's id.
         #[arg(short = 'd', long = "background")]
         background: bool,
+        /// While its last run still runs: start the resume once that run
+        /// has ended (the new run waits as `pending`), not refuse it.
+        #[arg(long)]
+        queue: bool,
     },
     /// A new run that starts from a copy of the session (attaches unless -d).
     Fork {

@@ -104,11 +104,12 @@ pub async fn resume(engine: &Arc<Engine>, p: ResumeParams, fork: bool) -> Result
             format!("session {session} has no run to take its cwd and harness from"),
         ));
     };
-    if !fork && last.state.is_live() {
+    let behind = (!fork && last.state.is_live()).then(|| last.id.clone());
+    if behind.is_some() && !p.queue {
         return Err(ApiError::new(
             ErrorCode::Conflict,
             format!(
-                "run {} ({}) of session {session} may still be alive: attach to it, or cancel it before resuming",
+                "run {} ({}) of session {session} may still be alive: attach to it, cancel it, or queue the resume behind it (--queue)",
                 last.name, last.id
             ),
         ));
@@ -154,7 +155,10 @@ pub async fn resume(engine: &Arc<Engine>, p: ResumeParams, fork: bool) -> Result
         placed: p.placed,
         ..StartParams::default()
     };
-    let record = crate::engine::start::start(engine, start).await?;
+    let record = match behind {
+        Some(behind) => crate::engine::start::start_after(engine, start, behind).await?,
+        None => crate::engine::start::start(engine, start).await?,
+    };
     if !fork && blocker.is_none() {
         // The conversation goes on in the same files: tail them again.
         engine.transcripts.watch_session(&engine.store, &session).await;

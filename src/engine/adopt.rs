@@ -278,6 +278,18 @@ pub(crate) async fn store_end(engine: &Arc<Engine>, id: &str, ending: Ending) ->
     Ok(())
 }
 
+/// Why a run whose supervisor never started ended so: the daemon stopped
+/// while it started, or while it was queued behind another run (a queue
+/// lives in the daemon, with the environment it was asked with, which is
+/// never stored).
+async fn never_started(engine: &Arc<Engine>, row: &RunRow) -> String {
+    let queued = engine.store.runs().first_event(&row.id, "QUEUED").await.ok().flatten();
+    match queued {
+        Some(_) => "the daemon stopped while the run was queued behind another; start it again".to_string(),
+        None => "the daemon stopped before the run's supervisor started".to_string(),
+    }
+}
+
 /// Whether `id` is a live run with a parent: only its end tells anyone.
 async fn ending_child(engine: &Arc<Engine>, id: &str) -> bool {
     let key = id.to_string();
@@ -336,10 +348,7 @@ pub async fn supervisor_gone(engine: &Arc<Engine>, id: &str) {
                 ),
             }
         }
-        _ if row.supervisor_pid.is_none() => (
-            RunState::Interrupted,
-            "the daemon stopped before the run's supervisor started".to_string(),
-        ),
+        _ if row.supervisor_pid.is_none() => (RunState::Interrupted, never_started(engine, &row).await),
         _ => (
             RunState::Lost,
             "the run's supervisor died before it reported the harness; whether it ran cannot be verified".to_string(),

@@ -52,6 +52,9 @@ pub async fn cancel_tree_by(
 }
 
 async fn cancel_one(engine: &Arc<Engine>, row: &runs::RunRow, force: bool, by: Option<&str>) -> Result<bool, ApiError> {
+    if crate::engine::start::cancel_queued(engine, &row.id).await {
+        return Ok(true);
+    }
     if let Some(live) = engine.live(&row.id) {
         let data = json!({ "force": force, "by": by.unwrap_or("user") });
         let _ = engine

@@ -67,6 +67,9 @@ pub struct Engine {
     pub proofs: crate::proof::Proofs,
     /// What this build heard and did not know (`daemon.status`, `doctor`).
     pub unknown: Unknowns,
+    /// Runs kept `pending` until another has ended (`start::start_after`),
+    /// with the run each waits behind.
+    pub queued: Mutex<HashMap<String, String>>,
     /// The daemon above, once it holds the engine.
     upcalls: OnceLock<Weak<dyn Upcalls>>,
 }
@@ -123,6 +126,7 @@ impl Engine {
             held_ends: Default::default(),
             awaited: Default::default(),
             unknown: Default::default(),
+            queued: Default::default(),
             proofs,
             upcalls: OnceLock::new(),
         })

@@ -34,7 +34,22 @@ const ENV_ALLOWLIST: &[&str] = &[
     "SSL_CERT_DIR",
 ];
 
-pub async fn start(engine: &Arc<Engine>, mut params: StartParams) -> Result<RunRecord, ApiError> {
+pub async fn start(engine: &Arc<Engine>, params: StartParams) -> Result<RunRecord, ApiError> {
+    start_with(engine, params, None).await
+}
+
+/// As [`start`], the run kept `pending` until run `behind` has ended (a
+/// resume queued behind the run still writing its conversation): recorded
+/// and checked now, launched then, unless cancelled meanwhile.
+pub async fn start_after(engine: &Arc<Engine>, params: StartParams, behind: String) -> Result<RunRecord, ApiError> {
+    start_with(engine, params, Some(behind)).await
+}
+
+async fn start_with(
+    engine: &Arc<Engine>,
+    mut params: StartParams,
+    behind: Option<String>,
+) -> Result<RunRecord, ApiError> {
     crate::harness::apply_model(&mut params.spec, &engine.config().profiles)?;
     // Nothing too large to list or show again is stored (issue #11).
     crate::api::bounds::check_start(&params)?;
@@ -135,16 +150,101 @@ pub async fn start(engine: &Arc<Engine>, mut params: StartParams) -> Result<RunR
         (None, Ok(prepared)) => prepared,
         (Some(reason), _) | (None, Err(reason)) => return end_blocked(engine, &id, reason).await,
     };
-    if let Some(blocked) = spawn_and_adopt(engine, row, &prepared, &params, &config).await? {
-        return Ok(blocked);
+    // Its session looked for once it runs, when the launch does not name it.
+    let discover = query
+        .filter(|_| launch.session.is_none() && prepared.adapter.has_sessions())
+        .map(|(_, query)| query);
+    let launching = Launching {
+        row,
+        prepared,
+        params,
+        config,
+        discover,
+    };
+    match behind {
+        None => launching.launch(engine).await,
+        Some(behind) => launching.after(engine, behind).await,
     }
-    if let (None, true, Some((_, query))) = (&launch.session, prepared.adapter.has_sessions(), query) {
-        super::hooks::discover_session(engine.clone(), id.clone(), prepared.adapter, query);
+}
+
+/// A run recorded and checked, to be spawned: now, or once the run it is
+/// queued behind has ended.
+struct Launching {
+    row: RunRow,
+    prepared: crate::harness::Prepared,
+    params: StartParams,
+    config: crate::config::Config,
+    discover: Option<crate::harness::SessionQuery>,
+}
+
+impl Launching {
+    async fn launch(self, engine: &Arc<Engine>) -> Result<RunRecord, ApiError> {
+        let Launching {
+            row,
+            prepared,
+            params,
+            config,
+            discover,
+        } = self;
+        let id = row.id.clone();
+        if let Some(blocked) = spawn_and_adopt(engine, row, &prepared, &params, &config).await? {
+            return Ok(blocked);
+        }
+        if let Some(query) = discover {
+            super::hooks::discover_session(engine.clone(), id.clone(), prepared.adapter, query);
+        }
+        if let Some(prompt) = params.spec.prompt.filter(|p| !p.is_empty()) {
+            super::queue::enqueue(engine, &id, &ulid::Ulid::new().to_string(), &prompt).await?;
+        }
+        record(engine, &id).await
     }
-    if let Some(prompt) = params.spec.prompt.filter(|p| !p.is_empty()) {
-        super::queue::enqueue(engine, &id, &ulid::Ulid::new().to_string(), &prompt).await?;
+
+    /// Kept `pending` (`QUEUED` says behind which run) until `behind` has
+    /// ended, then launched — unless it was cancelled meanwhile. The record
+    /// is answered now.
+    async fn after(self, engine: &Arc<Engine>, behind: String) -> Result<RunRecord, ApiError> {
+        let id = self.row.id.clone();
+        let data = json!({ "behind": behind });
+        let _ = engine.store.runs().append_event(&id, "QUEUED", data).await;
+        engine.queued.lock().insert(id.clone(), behind.clone());
+        let (engine_then, id_then) = (engine.clone(), id.clone());
+        tokio::spawn(async move {
+            let engine = engine_then;
+            // A run live but unfollowed a while is waited for again.
+            while let Ok(seen) = super::waits::wait(&engine, &behind, false).await
+                && seen.state.is_live()
+            {}
+            let still_queued = engine.queued.lock().remove(&id_then).is_some();
+            if still_queued && let Err(e) = self.launch(&engine).await {
+                let _ = end_blocked(&engine, &id_then, e.message).await;
+            }
+        });
+        record(engine, &id).await
     }
-    record(engine, &id).await
+}
+
+/// Ends a run queued behind another before it was launched: cancelled.
+/// Whether it was such a run.
+pub async fn cancel_queued(engine: &Arc<Engine>, id: &str) -> bool {
+    let Some(behind) = engine.queued.lock().remove(id) else {
+        return false;
+    };
+    let name = match engine.store.runs().get(&behind).await {
+        Ok(Some(row)) => row.name,
+        _ => behind,
+    };
+    let ending = Ending {
+        state: RunState::Cancelled,
+        exit_code: None,
+        signal: None,
+        reason: Some(format!("cancelled while queued behind run {name}; never started")),
+        output_bytes: None,
+        event_kind: "RUN_CANCELLED",
+        evidence: json!({}),
+        ended_at: None,
+    };
+    super::adopt::finish(engine, id, ending).await;
+    true
 }
 
 /// The run's name and where it came from: the one given (refused while a

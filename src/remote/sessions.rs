@@ -271,6 +271,7 @@ async fn resume(
         ),
         // Its mail to addresses the host cannot resolve is held for us.
         placed: true,
+        queue: params.queue,
     };
     let value = super::retry::call(&link, name, serde_json::to_value(remote).map_err(ApiError::internal)?)
         .await

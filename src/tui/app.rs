@@ -45,8 +45,12 @@ pub enum Command {
     },
     Start(Box<StartParams>),
     Rerun(String),
-    /// Resume a session natively (`r` on an ended run that had one).
-    Resume(String),
+    /// Resume a session natively (`r` on an ended run that had one), or
+    /// queue its resume behind its run still in it (`queue`).
+    Resume {
+        session: String,
+        queue: bool,
+    },
     /// Load the run's native transcript (the Transcript tab).
     Transcript(String),
     /// Load the tree around the run (the Lineage tab: resumes and forks).
@@ -219,6 +223,8 @@ pub enum Overlay {
     ConfirmRerun {
         run: String,
         name: String,
+        /// The run's conversation: its resume is queued behind it instead.
+        session: Option<String>,
     },
     /// `M`: merge the run's branch into `into` (or squash it) when confirmed.
     ConfirmMerge {

@@ -212,7 +212,7 @@ async fn refuse(cmd: Command, updates: &mpsc::Sender<Update>) {
             prompt_id,
             result: Err("the daemon is not reachable; the draft is kept".into()),
         },
-        Command::Start(_) | Command::Rerun(_) | Command::Resume(_) => {
+        Command::Start(_) | Command::Rerun(_) | Command::Resume { .. } => {
             Update::Started(Box::new(Err("the daemon is not reachable".into())))
         }
         Command::Cancel { .. } => Update::Failed("not cancelled: the daemon is not reachable".into()),
@@ -317,7 +317,7 @@ async fn call(client: &Client, cmd: Command, updates: &mpsc::Sender<Update>) -> 
             }
         }
         Command::Answer { run, answer } => return answer_run(client, run, answer).await,
-        Command::Resume(session) => resume(client, session).await,
+        Command::Resume { session, queue } => resume(client, session, queue).await,
         Command::Transcript(run) => Update::Transcript {
             result: newest_messages(client, &run).await,
             run,
@@ -486,9 +486,10 @@ async fn answer_run(client: &Client, run: String, answer: String) -> Option<Upda
 }
 
 /// A conversation resumed in a new run, with the variables of this TUI's
-/// environment.
-async fn resume(client: &Client, session: String) -> Update {
+/// environment (`queue`: once the run still in it has ended).
+async fn resume(client: &Client, session: String, queue: bool) -> Update {
     let params = crate::api::ResumeParams {
+        queue,
         session,
         env: std::env::vars().collect(),
         launch_id: None,

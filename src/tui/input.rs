@@ -351,10 +351,14 @@ impl App {
                             self.overlay.shown = Some(Overlay::ConfirmRerun {
                                 run: r.id.clone(),
                                 name: r.name.clone(),
+                                session: r.session_id.clone(),
                             });
                             return;
                         }
-                        Some(session) => Command::Resume(session.clone()),
+                        Some(session) => Command::Resume {
+                            session: session.clone(),
+                            queue: false,
+                        },
                         None => Command::Rerun(r.id.clone()),
                     };
                     self.commands.push(command);
@@ -511,10 +515,15 @@ impl App {
                 }
                 _ => None,
             },
-            Overlay::ConfirmRerun { run, name } => match key.code {
-                KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
+            Overlay::ConfirmRerun { run, name, session } => match (key.code, session) {
+                (KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter, None) => {
                     self.commands.push(Command::Rerun(run));
                     self.message = Some(format!("starting another {name}"));
+                    None
+                }
+                (KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter, Some(session)) => {
+                    self.commands.push(Command::Resume { session, queue: true });
+                    self.message = Some(format!("queueing a resume of {name}'s conversation"));
                     None
                 }
                 _ => None,

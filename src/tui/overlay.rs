@@ -218,7 +218,8 @@ pub(super) fn question_keys(overlay: &Overlay) -> Option<&'static str> {
     Some(match overlay {
         Overlay::Confirm { .. } => "y cancels it · any other key keeps it running",
         Overlay::ConfirmDelete { .. } => "y deletes · any other key keeps them",
-        Overlay::ConfirmRerun { .. } => "y starts another · any other key: no",
+        Overlay::ConfirmRerun { session: None, .. } => "y starts another · any other key: no",
+        Overlay::ConfirmRerun { .. } => "y queues it · any other key: no",
         Overlay::ConfirmMerge { .. } => "y merges · s squashes · any other key: no",
         _ => return None,
     })
@@ -244,9 +245,15 @@ pub(super) fn draw_overlay(f: &mut Frame, app: &App, area: Rect, theme: &Theme, 
             let question = super::delete::question(names);
             draw_question(f, area, " delete ", &question, keys, theme);
         }
-        Overlay::ConfirmRerun { name, .. } => {
+        Overlay::ConfirmRerun {
+            name, session: None, ..
+        } => {
             let question = format!("{name} is still running. Start another one?");
             draw_question(f, area, " run again ", &question, keys, theme);
+        }
+        Overlay::ConfirmRerun { name, .. } => {
+            let question = format!("{name} is still in its conversation. Resume it in a new run once {name} ends?");
+            draw_question(f, area, " queue a resume ", &question, keys, theme);
         }
         Overlay::ConfirmMerge { branch, into, .. } => {
             let question = format!("Merge {branch} into {into}? s squashes it into one commit.");

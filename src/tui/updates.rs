@@ -122,6 +122,10 @@ impl App {
                         run.name,
                         run.reason.as_deref().unwrap_or("no reason recorded")
                     ),
+                    // A resume queued behind the run still in its conversation.
+                    crate::api::RunState::Pending => {
+                        format!("queued {}: it starts once the run before it ends", run.name)
+                    }
                     _ => format!("started {}", run.name),
                 });
                 let id = run.id.clone();
