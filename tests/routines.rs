@@ -303,3 +303,25 @@ fn a_routine_added_while_the_daemon_runs_fires_at_the_time_ls_announced() {
     let ended = s.home.wait_end(first["id"].as_str().unwrap());
     assert_eq!(ended["state"], "succeeded", "{ended}");
 }
+
+/// The daemon looks at its config by itself, every few seconds: an edit
+/// made while nothing asks it anything — no command, no run, the
+/// scheduler asleep on its clock — is read (and kept as the last valid
+/// revision) all the same. No command runs after the edit: each would
+/// read the config itself.
+#[test]
+fn an_edit_made_while_nothing_asks_the_daemon_is_read_within_seconds() {
+    let s = Scheduled::new(
+        &format!("[routines.daily]\nschedule = \"0 5 * * *\"\n{ECHO}"),
+        "2026-01-05T16:14:30Z",
+    );
+    let config = s.home.config.path().join("agents/config.toml");
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("quiet_ms = 300", "quiet_ms = 333");
+    std::fs::write(&config, text).unwrap();
+    let kept = s.home.path().join("config.valid.toml");
+    s.home.wait_until("the edit read and kept", || {
+        std::fs::read_to_string(&kept).is_ok_and(|k| k.contains("quiet_ms = 333"))
+    });
+}

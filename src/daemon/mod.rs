@@ -38,6 +38,11 @@ use crate::store::Store;
 
 pub use broker::subscribe::LAG_LIMIT;
 
+/// How often the daemon looks at `config.toml` by itself (a stat; read
+/// again only when it changed): an edit takes effect within this even when
+/// nothing asks the daemon anything (a routine added, a quiet window).
+const CONFIG_RECHECK: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// What a feature (mail, teams, the outbox, removal, approvals) is given:
 /// the run engine and the way to other hosts, never the whole daemon.
 #[derive(Clone)]
@@ -162,7 +167,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     if let Some(mut ready) = ready.take() {
         let _ = ready.write_all(b"ready\n");
     }
-    let mut config_tick = tokio::time::interval(std::time::Duration::from_secs(60));
+    let mut config_tick = tokio::time::interval(CONFIG_RECHECK);
     let binary = Arc::new(Mutex::new(upgrade::Binary::new(own_exe().into())));
     let mut upgrade_tick = tokio::time::interval(upgrade::CHECK_EVERY);
     let mut upgrade_to = None;
