@@ -378,6 +378,25 @@ fn a_question_asked_before_a_restart_keeps_its_request_and_is_answered_by_it() {
 /// the leader ended, and is answered by its request id as the leader's.
 #[test]
 fn a_question_for_a_leader_that_has_ended_goes_to_the_agent_above_it() {
+    question_once_the_leader_ended(|home, leader| {
+        home.ok(&["cancel", leader]);
+        assert_eq!(home.wait_end(leader)["state"], "cancelled");
+    });
+}
+
+/// #35 (§2, a leader that crashed): as when it was cancelled — its
+/// supervisor killed, it is `interrupted`, and the agent above is asked.
+#[test]
+fn a_question_for_a_leader_that_crashed_goes_to_the_agent_above_it() {
+    question_once_the_leader_ended(|home, leader| {
+        common::kill9(supervisor_of(home, leader));
+        home.wait_until("the leader interrupted", || home.state(leader) == "interrupted");
+    });
+}
+
+/// A detached member asks after its leader, started by an agent, was
+/// ended by `end`: the agent above is asked, and its answer taken.
+fn question_once_the_leader_ended(end: impl Fn(&Home, &str)) {
     let home = Home::with_config(&format!(
         "{ENGINE}[teams.ask]\napprovals = \"leader\"\nleader = {{ name = \"lead\", harness = \"demo\" }}\n\
          [[teams.ask.members]]\nname = \"asker\"\nharness = \"demo\"\ndetached = true\n"
@@ -393,8 +412,7 @@ fn a_question_for_a_leader_that_has_ended_goes_to_the_agent_above_it() {
     );
     let asker = run_of(&home.json(&["team", "show", "ask", "--json"]), "asker");
     home.wait_until("the asker at its prompt", || at_prompt(&home, &asker));
-    home.ok(&["cancel", &leader]);
-    assert_eq!(home.wait_end(&leader)["state"], "cancelled");
+    end(&home, &leader);
 
     home.ok(&["send", &asker, "ask"]);
     let mut asked = String::new();
