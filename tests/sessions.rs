@@ -30,24 +30,49 @@ read -r line
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// The stand-in on PATH, and a HOME of the test's for the harness's own
+/// files (transcripts): how these tests run agents beside it.
+struct WithClaude {
+    _bin: tempfile::TempDir,
+    home: tempfile::TempDir,
+    path: String,
+}
+
+impl WithClaude {
+    fn new() -> WithClaude {
+        let bin = tempfile::tempdir().unwrap();
+        fake_claude(bin.path());
+        let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+        WithClaude {
+            _bin: bin,
+            home: tempfile::tempdir().unwrap(),
+            path,
+        }
+    }
+
+    fn cmd(&self, home: &Home, args: &[&str]) -> std::process::Command {
+        let mut cmd = home.cmd(args);
+        cmd.env("PATH", &self.path).env("HOME", self.home.path());
+        cmd
+    }
+
+    /// A command that must succeed: its output, trimmed.
+    fn ok(&self, home: &Home, args: &[&str]) -> String {
+        let out = self.cmd(home, args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
 #[test]
 fn a_session_resumes_natively_once_its_run_is_gone_and_not_before() {
     let home = Home::new();
-    let bin = tempfile::tempdir().unwrap();
-    fake_claude(bin.path());
-    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
-    // The harness's own files (transcripts) go under a HOME of the test's.
-    let user_home = tempfile::tempdir().unwrap();
-    let start = |args: &[&str]| {
-        let out = home
-            .cmd(args)
-            .env("PATH", &path)
-            .env("HOME", user_home.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
+    let claude = WithClaude::new();
+    let start = |args: &[&str]| claude.ok(&home, args);
     let first = start(&["run", "-d", "claude"]);
     let session = home.show(&first)["session_id"]
         .as_str()
@@ -66,10 +91,8 @@ fn a_session_resumes_natively_once_its_run_is_gone_and_not_before() {
     assert_eq!(row["run_id"], first.as_str());
 
     // While the first run may be alive, resuming is refused, nothing started.
-    let refused = home
-        .cmd(&["sessions", "resume", "-d", &session])
-        .env("PATH", &path)
-        .env("HOME", user_home.path())
+    let refused = claude
+        .cmd(&home, &["sessions", "resume", "-d", &session])
         .output()
         .unwrap();
     assert!(!refused.status.success());
@@ -216,24 +239,8 @@ fn sessions_list_names_the_resumed_run_that_holds_a_session_not_the_cancelled_on
 #[test]
 fn a_resume_queued_behind_the_sessions_live_run_starts_once_it_ends() {
     let home = Home::new();
-    let bin = tempfile::tempdir().unwrap();
-    fake_claude(bin.path());
-    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
-    let user_home = tempfile::tempdir().unwrap();
-    let agents = |args: &[&str]| {
-        let out = home
-            .cmd(args)
-            .env("PATH", &path)
-            .env("HOME", user_home.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
+    let claude = WithClaude::new();
+    let agents = |args: &[&str]| claude.ok(&home, args);
     let first = agents(&["run", "-d", "claude"]);
     let session = home.show(&first)["session_id"].as_str().unwrap().to_string();
     let second = agents(&["sessions", "resume", "-d", "--queue", &session]);

@@ -331,18 +331,8 @@ fn a_members_permission_prompt_is_mailed_to_the_leader_who_answers_it_by_its_req
 /// second time, so the leader's answer to the first request is taken.
 #[test]
 fn a_question_asked_before_a_restart_keeps_its_request_and_is_answered_by_it() {
-    let home = Home::with_config(&format!(
-        "{ENGINE}[teams.ask]\napprovals = \"leader\"\nleader = {{ name = \"lead\", harness = \"demo\" }}\n\
-         [[teams.ask.members]]\nname = \"asker\"\nharness = \"demo\"\nargs = [\"--ask\"]\n"
-    ));
-    let leader = home.ok(&["team", "start", "ask", "-d"]).trim().to_string();
-    let asker = run_of(&home.json(&["team", "show", "ask", "--json"]), "asker");
-    let mut request = None;
-    home.wait_until("the leader was asked", || {
-        request = home.prompts(&leader).iter().find_map(|p| request_in(p));
-        request.is_some()
-    });
-    let request = request.unwrap();
+    let home = Home::with_config(&format!("{ENGINE}{ASK_TEAM}"));
+    let (_, asker, request) = asked_team(&home);
     // Since the status was stored as the question's.
     let since = home
         .events(&asker)
