@@ -180,11 +180,11 @@ fn describe(notes: &[ProcessNote]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A harness that exited 0, reaped, its group gone, every byte read.
-    fn clean() -> ExitEvidence {
+    pub(crate) fn clean() -> ExitEvidence {
         ExitEvidence {
             exit_code: Some(0),
             signal: None,

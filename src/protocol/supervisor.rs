@@ -518,21 +518,7 @@ mod tests {
     use super::*;
 
     fn evidence() -> ExitEvidence {
-        ExitEvidence {
-            exit_code: Some(0),
-            signal: None,
-            reaped: true,
-            group_gone: true,
-            group_leftovers: vec![],
-            escaped: vec![],
-            output_complete: true,
-            output_bytes: 12,
-            ended_by: None,
-            last_signal_sent: None,
-            log_error: None,
-            ended_at: 1,
-            leader: None,
-        }
+        crate::protocol::exit::tests::clean()
     }
 
     #[test]
