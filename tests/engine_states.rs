@@ -198,6 +198,19 @@ fn an_escaped_descendant_is_reported_not_hunted() {
     common::kill9(pid);
 }
 
+/// A run that ends at once never ends before it started: its start is the
+/// harness's spawn, as its supervisor saw it, not when the daemon heard.
+#[test]
+fn a_quick_run_never_ends_before_it_started() {
+    let home = Home::new();
+    let ids: Vec<String> = (0..6).map(|_| home.start(&["cmd", "--", "true"])).collect();
+    for id in &ids {
+        let ended = home.wait_end(id);
+        let at = |k: &str| humantime::parse_rfc3339(ended[k].as_str().unwrap()).unwrap();
+        assert!(at("started_at") <= at("ended_at"), "{ended}");
+    }
+}
+
 /// Issue #35 (§4): a run succeeds only with all of its output: a harness
 /// that exits 0 while a descendant that left its group still holds its
 /// terminal (and may write more) has not shown everything, so it failed,

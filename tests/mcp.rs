@@ -299,7 +299,7 @@ fn an_mcp_client_starts_steers_reads_and_cancels_runs() {
         mcp.ok("runs_list", json!({ "limit": 1 }))["runs"][0]["id"],
         child_id.as_str()
     );
-    assert_eq!(mcp.ok("runs_list", json!({ "host": "elsewhere" }))["runs"], json!([]));
+    mcp.fails("runs_list", json!({ "host": "elsewhere" }), "unknown_host");
 
     // A cmd run has no transcript: a typed error, not an empty page.
     let message = mcp.fails("transcript_read", json!({ "id": echo_id }), "unknown_session");
@@ -692,7 +692,14 @@ fn the_daemon_picks_runs_by_state_and_makes_a_model_an_option_for_mcp_and_the_cl
         home.json(&["ls", "--host", "local", "--json"]).as_array().map(Vec::len),
         Some(1)
     );
-    assert_eq!(home.json(&["ls", "--all", "--host", "box", "--json"]), json!([]));
+    // A host nobody knows is a typo, said so, not an empty list.
+    let out = home.run(&["ls", "--all", "--host", "box", "--json"]);
+    let said: Value = serde_json::from_slice(&out.stdout).expect("the error as JSON");
+    assert_eq!(
+        (out.status.code(), &said["error"]["code"]),
+        (Some(3), &json!("unknown_host")),
+        "{said}"
+    );
 
     let by_cli = home.start(&["--model", "o3", "fake", "--", "hello"]);
     let by_mcp = mcp.ok(

@@ -251,6 +251,14 @@ fn a_resume_queued_behind_the_sessions_live_run_starts_once_it_ends() {
         queued.map(|e| e["data"]["behind"].as_str().unwrap_or_default().to_string())
     };
     assert_eq!(home.state(&second), "pending");
+    let first_name = home.show(&first)["name"].as_str().unwrap().to_string();
+    assert_eq!(
+        home.show(&second)["evidence"].as_str(),
+        Some(format!("queued behind run {first_name}: starts once it ends").as_str())
+    );
+    let explained = home.run(&["explain", &second]);
+    let said = String::from_utf8_lossy(&explained.stderr);
+    assert!(said.contains(&format!("is queued behind run {first_name}")), "{said}");
     assert_eq!(queued_behind(&second).as_deref(), Some(first.as_str()));
     assert_eq!(queued_behind(&third).as_deref(), Some(second.as_str()), "in turn");
 

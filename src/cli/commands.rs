@@ -612,7 +612,7 @@ async fn resume(
     }
     if record.state == RunState::Pending && queue {
         say!(
-            "queued: run {} ({}) resumes the session once the run still in it ends; `agents attach {}` then",
+            "queued: run {} ({}) resumes the session once the run still in it ends (then: agents attach {})",
             record.name,
             record.id,
             record.name

@@ -32,6 +32,25 @@ pub struct RmArgs {
     pub json: bool,
 }
 
+/// `--state S` of `rm`: one state a run ends in (a live run is never
+/// removed), or why not, naming them.
+fn ended_state(s: &str) -> anyhow::Result<RunState> {
+    match RunState::parse(s).filter(|state| !state.is_live()) {
+        Some(state) => Ok(state),
+        None => {
+            let ended: Vec<&str> = RunState::ALL
+                .iter()
+                .filter(|st| !st.is_live())
+                .map(|st| st.as_str())
+                .collect();
+            Err(crate::cli::refused(format!(
+                "--state {s}: not a state an ended run has (one of: {})",
+                ended.join(", ")
+            )))
+        }
+    }
+}
+
 pub async fn rm(paths: &Paths, args: RmArgs) -> anyhow::Result<i32> {
     let older_than_secs = match &args.older_than {
         Some(d) => Some(
@@ -44,7 +63,7 @@ pub async fn rm(paths: &Paths, args: RmArgs) -> anyhow::Result<i32> {
     let states = args
         .states
         .iter()
-        .map(|s| RunState::parse(s).ok_or_else(|| crate::cli::refused(format!("--state {s}: not a run state"))))
+        .map(|s| ended_state(s))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut params = RemoveParams {
         runs: args.runs.clone(),

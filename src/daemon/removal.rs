@@ -22,7 +22,7 @@ pub async fn remove(reach: &Reach, p: RemoveParams) -> Result<RemoveResult, ApiE
     if let Some(first) = live.first() {
         if !p.cancel {
             return Err(ApiError::new(
-                ErrorCode::NotRunning,
+                ErrorCode::Conflict,
                 format!(
                     "run {} is {}: cancel it first (agents cancel {}), or agents rm --cancel",
                     first.name,
@@ -200,7 +200,7 @@ pub async fn remove_session(
     let (session, family, run) = super::sessions::find(&reach.engine, &p.session).await?;
     if let Some(run) = run.as_ref().filter(|r| is_live(reach, r)) {
         return Err(ApiError::new(
-            ErrorCode::NotRunning,
+            ErrorCode::Conflict,
             format!(
                 "session {session} is held by run {}, still live: cancel it first",
                 run.name

@@ -104,7 +104,7 @@ pub async fn resume(engine: &Arc<Engine>, p: ResumeParams, fork: bool) -> Result
             format!("session {session} has no run to take its cwd and harness from"),
         ));
     };
-    let behind = (!fork && last.state.is_live()).then(|| last.id.clone());
+    let behind = (!fork && last.state.is_live()).then_some(&last);
     if behind.is_some() && !p.queue {
         return Err(ApiError::new(
             ErrorCode::Conflict,

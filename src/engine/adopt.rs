@@ -159,7 +159,9 @@ pub(super) async fn follow(
             pgid: leader.pid.into(),
             proc_start: leader.start_ticks as i64,
             boot_id: leader.boot_id.clone(),
-            started_at: crate::store::now_ms(),
+            // When the harness was spawned, not when this daemon heard:
+            // a quick run may have ended before that.
+            started_at: hello.started_ms.unwrap_or_else(crate::store::now_ms),
         };
         let id = row.id.clone();
         engine.store.runs().mark_running(&id, spawned).await?;

@@ -68,8 +68,8 @@ pub struct Engine {
     /// What this build heard and did not know (`daemon.status`, `doctor`).
     pub unknown: Unknowns,
     /// Runs kept `pending` until another has ended (`start::start_after`),
-    /// with the run each waits behind.
-    pub queued: Mutex<HashMap<String, String>>,
+    /// with the run each waits behind: its id and name.
+    pub queued: Mutex<HashMap<String, (String, String)>>,
     /// The daemon above, once it holds the engine.
     upcalls: OnceLock<Weak<dyn Upcalls>>,
 }

@@ -126,14 +126,12 @@ pub(crate) fn rules(engine: &Engine) -> Rules {
 /// `runs.explain` of a live run: from the evidence in memory.
 pub(crate) fn explain(engine: &Engine, row: &runs::RunRow) -> Result<crate::api::StatusExplanation, ApiError> {
     let live = engine.live(&row.id).filter(|_| row.state.is_live()).ok_or_else(|| {
-        ApiError::new(
-            ErrorCode::NotRunning,
-            format!(
-                "run {} has ended ({}): no status is kept for it",
-                row.name,
-                row.state.as_str()
-            ),
-        )
+        let why = match (row.state.is_live(), queued_behind(engine, &row.id)) {
+            (true, Some(behind)) => format!("is queued behind run {behind}: it has no status until it starts"),
+            (true, None) => "has not started yet: it has no status until it does".to_string(),
+            (false, _) => format!("has ended ({}): no status is kept for it", row.state.as_str()),
+        };
+        ApiError::new(ErrorCode::NotRunning, format!("run {} {why}", row.name))
     })?;
     let (now, rules) = (Instant::now(), rules(engine));
     let (verdict, evidence, next) = status::explain(&live.evidence(), &rules, now);
@@ -161,6 +159,12 @@ pub(crate) fn explain(engine: &Engine, row: &runs::RunRow) -> Result<crate::api:
         }),
         prompts: Some(prompt_guard(engine, &row.harness)),
     })
+}
+
+/// The name of the run a run queued behind another waits for
+/// (`start::start_after`).
+pub(crate) fn queued_behind(engine: &Engine, run: &str) -> Option<String> {
+    engine.queued.lock().get(run).map(|(_, name)| name.clone())
 }
 
 /// What keeps a prompt off the user's draft in a run of `family` (the

@@ -41,14 +41,14 @@ pub async fn start(engine: &Arc<Engine>, params: StartParams) -> Result<RunRecor
 /// As [`start`], the run kept `pending` until run `behind` has ended (a
 /// resume queued behind the run still writing its conversation): recorded
 /// and checked now, launched then, unless cancelled meanwhile.
-pub async fn start_after(engine: &Arc<Engine>, params: StartParams, behind: String) -> Result<RunRecord, ApiError> {
-    start_with(engine, params, Some(behind)).await
+pub async fn start_after(engine: &Arc<Engine>, params: StartParams, behind: &RunRow) -> Result<RunRecord, ApiError> {
+    start_with(engine, params, Some((behind.id.clone(), behind.name.clone()))).await
 }
 
 async fn start_with(
     engine: &Arc<Engine>,
     mut params: StartParams,
-    behind: Option<String>,
+    behind: Option<(String, String)>,
 ) -> Result<RunRecord, ApiError> {
     crate::harness::apply_model(&mut params.spec, &engine.config().profiles)?;
     // Nothing too large to list or show again is stored (issue #11).
@@ -202,11 +202,11 @@ impl Launching {
     /// Kept `pending` (`QUEUED` says behind which run) until `behind` has
     /// ended, then launched — unless it was cancelled meanwhile. The record
     /// is answered now.
-    async fn after(self, engine: &Arc<Engine>, behind: String) -> Result<RunRecord, ApiError> {
+    async fn after(self, engine: &Arc<Engine>, (behind, name): (String, String)) -> Result<RunRecord, ApiError> {
         let id = self.row.id.clone();
-        let data = json!({ "behind": behind });
+        let data = json!({ "behind": behind, "name": name });
         let _ = engine.store.runs().append_event(&id, "QUEUED", data).await;
-        engine.queued.lock().insert(id.clone(), behind.clone());
+        engine.queued.lock().insert(id.clone(), (behind.clone(), name));
         let (engine_then, id_then) = (engine.clone(), id.clone());
         tokio::spawn(async move {
             let engine = engine_then;
@@ -226,12 +226,8 @@ impl Launching {
 /// Ends a run queued behind another before it was launched: cancelled.
 /// Whether it was such a run.
 pub async fn cancel_queued(engine: &Arc<Engine>, id: &str) -> bool {
-    let Some(behind) = engine.queued.lock().remove(id) else {
+    let Some((_, name)) = engine.queued.lock().remove(id) else {
         return false;
-    };
-    let name = match engine.store.runs().get(&behind).await {
-        Ok(Some(row)) => row.name,
-        _ => behind,
     };
     let ending = Ending {
         state: RunState::Cancelled,

@@ -255,6 +255,11 @@ pub struct Hello {
     /// supervisor that took at most `PACE_MAX_MS`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy_max_ms: Option<u64>,
+    /// When the harness was spawned (ms since the Unix epoch): when the run
+    /// started, whenever its daemon hears of it. Absent from a supervisor
+    /// older than the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_ms: Option<i64>,
 }
 
 /// `sup.pace`'s parameters.

@@ -6,7 +6,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use serde_json::{Value, json};
 
 use super::runs::{self, Ending, Resolved, RunRow, Spawned};
@@ -167,6 +167,19 @@ impl Runs<'_> {
     pub async fn first_event(&self, id: &str, kind: &'static str) -> Result<Option<Value>, StoreError> {
         let id = id.to_string();
         self.0.call(move |c| runs::first_event(c, &id, kind)).await
+    }
+
+    /// Whether any run, live or ended, is or was on `host`.
+    pub async fn any_on_host(&self, host: &str) -> Result<bool, StoreError> {
+        let host = host.to_string();
+        self.0
+            .call(move |c| {
+                let found = c
+                    .query_row("SELECT 1 FROM runs WHERE host = ?1 LIMIT 1", [&host], |_| Ok(()))
+                    .optional()?;
+                Ok(found.is_some())
+            })
+            .await
     }
 
     /// When the run's activity status last changed, as stored.

@@ -637,7 +637,7 @@ pub fn finish_in(tx: &Connection, id: &str, ending: &Ending) -> Result<bool, Sto
         .as_deref()
         .map(|r| crate::text::bounded(r, crate::text::MAX_DIAGNOSTIC));
     let changed = tx.execute(
-        "UPDATE runs SET state = ?2, exit_code = ?3, signal = ?4, reason = ?5, ended_at = ?6,
+        "UPDATE runs SET state = ?2, exit_code = ?3, signal = ?4, reason = ?5, ended_at = MAX(?6, COALESCE(started_at, ?6)),
                 output_bytes = COALESCE(?7, output_bytes), status = 'unknown'
          WHERE id = ?1 AND state IN ('pending', 'starting', 'running')",
         params![

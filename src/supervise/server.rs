@@ -185,6 +185,9 @@ pub struct Supervised {
     /// Ids of the prompts typed lately, newest last (`method::PROMPT`), and
     /// of answers, as `answer ID` (`method::ANSWER`).
     typed: Mutex<std::collections::VecDeque<String>>,
+    /// When the harness was spawned (this is made right after), as
+    /// `Hello::started_ms` says.
+    spawned_ms: i64,
     /// When a person last typed into the run (an input frame: attach, a
     /// TUI pane): prompts wait a moment after it (`typing::held`).
     pub keyed_at: Mutex<Option<Instant>>,
@@ -298,6 +301,7 @@ impl Supervised {
             exited: watch::Sender::new(None),
             exit_acked: watch::Sender::new(false),
             typed: Mutex::new(std::collections::VecDeque::new()),
+            spawned_ms: crate::clock::now_ms(),
             keyed_at: Mutex::new(None),
             leader_gone: watch::Sender::new(false),
             ending: Mutex::new(Ending::default()),
@@ -511,6 +515,7 @@ impl Supervised {
             screen: self.signs.finding.borrow().clone(),
             busy: true,
             busy_max_ms: Some(wire::BUSY_MAX_MS),
+            started_ms: Some(self.spawned_ms),
         }
     }
 }

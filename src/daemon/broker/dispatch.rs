@@ -239,6 +239,7 @@ async fn status(daemon: &Arc<Daemon>) -> Result<DaemonStatus, ApiError> {
 /// and its prompts still waiting (`waiting`: as stored). `live`: the run
 /// as the engine holds it while it lives.
 pub(in crate::daemon) fn with_evidence(
+    engine: &crate::engine::Engine,
     live: Option<&crate::engine::live::LiveRun>,
     rules: &crate::harness::status::Rules,
     mut record: crate::api::RunRecord,
@@ -247,6 +248,10 @@ pub(in crate::daemon) fn with_evidence(
     if let Some(live) = live {
         crate::engine::queue::status_evidence(live, rules, &mut record);
         record.waiting = crate::engine::queue::waiting(live, rules, waiting.unwrap_or_default());
+    } else if record.state == crate::api::RunState::Pending
+        && let Some(behind) = crate::engine::queue::queued_behind(engine, &record.id)
+    {
+        record.evidence = Some(format!("queued behind run {behind}: starts once it ends"));
     }
     record
 }

@@ -23,6 +23,9 @@ pub async fn list(daemon: &Arc<Daemon>, outbox: &Outbox, list: ListParams) -> Re
         states: list.states()?,
         host: list.host.clone(),
     };
+    if let Some(host) = &only.host {
+        known_host(daemon, host).await?;
+    }
     let ListParams {
         all,
         limit,
@@ -80,6 +83,23 @@ pub async fn list(daemon: &Arc<Daemon>, outbox: &Outbox, list: ListParams) -> Re
         );
     }
     Ok(built.answer)
+}
+
+/// A host a list is asked for: `local`, one `agents hosts` knows, or one
+/// that runs were once on (a host removed since); else a typo, said so.
+async fn known_host(daemon: &Daemon, host: &str) -> Result<(), ApiError> {
+    let store = &daemon.engine.store;
+    let named = host == "local" || store.hosts().get(host).await.map_err(ApiError::internal)?.is_some();
+    if named || store.runs().any_on_host(host).await.map_err(ApiError::internal)? {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        crate::api::ErrorCode::UnknownHost,
+        format!(
+            "no host is named '{}' (agents hosts ls)",
+            crate::text::bounded(host, 64)
+        ),
+    ))
 }
 
 /// A page as written, and the `before` of the page after it, if any.
@@ -220,7 +240,7 @@ fn listed_runs(daemon: &Daemon, page: crate::store::run_calls::Page, brief: bool
             let working = working_children.get(&r.id).copied().unwrap_or(0);
             let waits = waiting.remove(&r.id);
             let live = live.as_deref().filter(|_| !brief);
-            let mut run = super::dispatch::with_evidence(live, &rules, r.into_record(), waits);
+            let mut run = super::dispatch::with_evidence(&daemon.engine, live, &rules, r.into_record(), waits);
             show_children_working(&mut run, working);
             ListedRun { run, usage }
         })

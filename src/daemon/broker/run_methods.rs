@@ -499,6 +499,7 @@ pub(super) async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<RunDetail,
         .map_err(ApiError::internal)?;
     let prices = crate::transcript::price::PriceTable::new(daemon.engine.config().prices);
     let mut run = with_evidence(
+        &daemon.engine,
         daemon.engine.live(&row.id).as_deref(),
         &crate::engine::queue::rules(&daemon.engine),
         row.to_record(),
