@@ -653,6 +653,22 @@ fn a_bad_call_has_one_code_through_the_cli_the_socket_and_mcp() {
         assert_eq!(socket.map_err(|e| e.code.as_str()), Err(code), "{method}");
         mcp.fails(tool, params, code);
     }
+    // A start on a host nobody added: the same code three ways.
+    let out = home.run(&["run", "--json", "--host", "no-such-host", "cmd", "--", "true"]);
+    let said: Value = serde_json::from_slice(&out.stdout).expect("the error as JSON");
+    assert_eq!(
+        (out.status.code(), &said["error"]["code"]),
+        (Some(3), &json!("unknown_host")),
+        "{said}"
+    );
+    let start = json!({ "harness": "cmd", "args": ["true"], "cwd": "/", "host": "no-such-host" });
+    let socket = rt.block_on(client.call_raw("runs.start", start));
+    assert_eq!(socket.map_err(|e| e.code.as_str()), Err("unknown_host"));
+    mcp.fails(
+        "run_start",
+        json!({ "harness": "cmd", "args": ["true"], "host": "no-such-host" }),
+        "unknown_host",
+    );
     mcp.close();
 }
 

@@ -354,6 +354,10 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
     };
     let client = Client::connect(paths, false).await?;
     let record: RunRecord = client.call::<method::RunsStart>(params).await?;
+    if args.json {
+        crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&record)?));
+        return Ok(if record.state == RunState::Blocked { 1 } else { 0 });
+    }
     if record.state == RunState::Blocked {
         if args.background {
             say!("{}", record.id);
@@ -569,21 +573,26 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
             session,
             background,
             queue,
-        } => resume(paths, client, session, background, queue, false).await,
-        SessionsCommand::Fork { session, background } => resume(paths, client, session, background, false, true).await,
+            json,
+        } => resume(paths, client, session, Attached { background, json }, queue, false).await,
+        SessionsCommand::Fork {
+            session,
+            background,
+            json,
+        } => resume(paths, client, session, Attached { background, json }, false, true).await,
     }
 }
 
 /// `agents sessions resume|fork SESSION`: the new run, attached unless
 /// `background`; a resume queued behind the session's live run says so.
-async fn resume(
-    paths: &Paths,
-    client: Client,
-    session: String,
+/// How a new run is handed back: attached, its id (`background`), or its
+/// record as JSON.
+struct Attached {
     background: bool,
-    queue: bool,
-    fork: bool,
-) -> Result<i32> {
+    json: bool,
+}
+
+async fn resume(paths: &Paths, client: Client, session: String, how: Attached, queue: bool, fork: bool) -> Result<i32> {
     let params = crate::api::ResumeParams {
         session,
         env: std::env::vars().collect(),
@@ -595,6 +604,10 @@ async fn resume(
         true => client.call::<method::SessionsFork>(params).await?,
         false => client.call::<method::SessionsResume>(params).await?,
     };
+    if how.json {
+        crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&record)?));
+        return Ok(if record.state == RunState::Blocked { 1 } else { 0 });
+    }
     if !fork && let Some(line) = super::lineage::reconstructed_notice(&client, &record).await {
         say!("{line}");
     }
@@ -606,7 +619,7 @@ async fn resume(
             record.reason.as_deref().unwrap_or("no reason recorded")
         );
     }
-    if background {
+    if how.background {
         say!("{}", record.id);
         return Ok(0);
     }

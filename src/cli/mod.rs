@@ -322,6 +322,9 @@ pub enum SessionsCommand {
         /// has ended (the new run waits as `pending`), not refuse it.
         #[arg(long)]
         queue: bool,
+        /// Don't attach; print the new run's record as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// A new run that starts from a copy of the session (attaches unless -d).
     Fork {
@@ -330,6 +333,9 @@ pub enum SessionsCommand {
         /// Don't attach; print the new run's id.
         #[arg(short = 'd', long = "background")]
         background: bool,
+        /// Don't attach; print the new run's record as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -416,6 +422,10 @@ pub struct RunArgs {
     /// Don't attach; print the new run's id.
     #[arg(short = 'd', long = "background")]
     pub background: bool,
+    /// Don't attach; print the new run's record as JSON (a blocked one
+    /// too, exiting 1), or why it could not be asked.
+    #[arg(long)]
+    pub json: bool,
     /// Run on this host (`agents hosts`); --cwd is then a path there
     /// (default: the remote home).
     #[arg(long, value_name = "NAME")]
