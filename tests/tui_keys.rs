@@ -770,6 +770,20 @@ fn rerun_of_a_live_run_in_a_conversation_offers_to_queue_its_resume() {
     assert!(!commands.iter().any(|c| matches!(c, Command::Rerun(_))));
 }
 
+/// The header counts a pending run (a resume queued behind its run) as
+/// pending, never as idle.
+#[test]
+fn the_header_counts_a_pending_run_as_pending_not_idle() {
+    let mut idle = run("01A", "alpha", RunState::Running);
+    idle.status = ActivityStatus::Idle;
+    let queued = run("01B", "beta", RunState::Pending);
+    let mut app = App::new();
+    app.update(Update::Runs(vec![idle, queued]));
+    let text = common::tui::screen(&mut app, 160, 30);
+    let header = text.lines().next().unwrap_or_default();
+    assert!(header.contains("· 1 idle · 1 pending ·"), "{header}");
+}
+
 #[test]
 fn the_run_selected_when_the_tui_closed_is_selected_when_it_opens() {
     let mut app = App::new();

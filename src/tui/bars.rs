@@ -26,7 +26,14 @@ fn shown_runs(app: &App) -> Vec<&RunRecord> {
 pub(super) fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     let runs = shown_runs(app);
     let count = |keep: &dyn Fn(&RunRecord) -> bool| runs.iter().filter(|r| keep(r)).count();
-    let live = |s: &[ActivityStatus]| count(&|r| r.state.is_live() && s.contains(&r.status));
+    // Pending runs (a start under way, a resume queued behind its run)
+    // have no status yet: counted as themselves, never as idle.
+    let live =
+        |s: &[ActivityStatus]| count(&|r| r.state.is_live() && r.state != RunState::Pending && s.contains(&r.status));
+    let (pending_words, pending_glyph) = match count(&|r| r.state == RunState::Pending) {
+        0 => (String::new(), String::new()),
+        n => (format!("· {n} pending "), format!("· ◌ {n} ")),
+    };
     let working = live(&[ActivityStatus::Working]);
     let stalled = live(&[ActivityStatus::Stalled]);
     let (stalled_words, stalled_glyph) = match stalled {
@@ -68,7 +75,7 @@ pub(super) fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     };
     // In words where they fit beside the links, else in the tree's glyphs.
     let words = format!(
-        "── {working} working {stalled_words}· {waiting} waiting · {idle} idle · {succeeded}{more} succeeded · {failed} failed {other_words}"
+        "── {working} working {stalled_words}· {waiting} waiting · {idle} idle {pending_words}· {succeeded}{more} succeeded · {failed} failed {other_words}"
     );
     // As the links are placed below: 12 spare, `local ●`, then ` name ●` each.
     let links: usize = 12 + 7 + app.hosts.iter().map(|h| h.name.chars().count() + 3).sum::<usize>();
@@ -76,7 +83,7 @@ pub(super) fn draw_header(f: &mut Frame, app: &App, area: Rect, theme: &Theme) {
     let counts = match wanted <= area.width as usize {
         true => words,
         false => format!(
-            "── ● {working} {stalled_glyph}· ◉ {waiting} · ○ {idle} · ✓ {succeeded}{more} · ✗ {failed} {other_glyphs}"
+            "── ● {working} {stalled_glyph}· ◉ {waiting} · ○ {idle} {pending_glyph}· ✓ {succeeded}{more} · ✗ {failed} {other_glyphs}"
         ),
     };
     let mut spans = vec![Span::styled(" agents ", theme.accent), Span::raw(counts)];
