@@ -23,4 +23,5 @@ pub mod text;
 pub mod transcript;
 pub mod tui;
 pub mod values;
+pub mod web;
 pub mod worktree;

@@ -42,7 +42,7 @@ const LAYERS: &[&[&str]] = &[
     // The run engine: the live runs, their links, queues and ends.
     &["engine"],
     &["daemon"],
-    &["tui", "mcp"],
+    &["tui", "mcp", "web"],
     // The entry point.
     &["cli"],
 ];
@@ -61,6 +61,8 @@ const RULES: &[(&str, &[&str])] = &[
     ("remote", &["supervise"]),
     // MCP is a client of the tool table like the CLI, not a user of it.
     ("mcp", &["tui", "daemon", "store", "supervise"]),
+    // So is the web view: the page a browser holds is the client of it.
+    ("web", &["tui", "daemon", "store", "supervise", "engine"]),
     // The TUI draws the screens its runs' emulators send; it parses no
     // agent's bytes.
     ("tui", &["term", "store", "supervise"]),

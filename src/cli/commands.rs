@@ -114,6 +114,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
         } => super::transcript::search(&paths, words, within, raw, json).await,
         Command::Demo => demo(&paths).await,
         Command::Mcp => crate::mcp::serve(&paths).await,
+        Command::Web { listen, json } => crate::web::serve(paths, listen, json).await,
         Command::Supervise | Command::DemoAgent(_) | Command::Hook { .. } => {
             unreachable!("handled before the runtime starts")
         }

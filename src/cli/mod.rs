@@ -258,6 +258,18 @@ pub enum Command {
     /// Serve the tool table over MCP on stdin/stdout (list, start, send,
     /// answer, wait, cancel runs; read their logs and transcripts).
     Mcp,
+    /// Serve the web view until stopped: the runs from a browser or a
+    /// phone. Prints the URL to open first, a fresh key in its fragment.
+    Web {
+        /// ADDR:PORT to listen on (default 127.0.0.1:7878; port 0 picks a
+        /// free one). Beyond loopback the traffic is unencrypted: prefer an
+        /// SSH tunnel or a reverse proxy with TLS.
+        #[arg(long, value_name = "ADDR:PORT")]
+        listen: Option<String>,
+        /// Print `{"url": …, "token": …}` as the first line instead.
+        #[arg(long)]
+        json: bool,
+    },
     /// Open the TUI on a few demo agents (started for you, nothing to
     /// install): the quickest look at what agents does.
     Demo,

@@ -53,18 +53,9 @@ async fn start_with(
     crate::harness::apply_model(&mut params.spec, &engine.config().profiles)?;
     // Nothing too large to list or show again is stored (issue #11).
     crate::api::bounds::check_start(&params)?;
-    // A caller's launch id makes a retry return the run the first attempt
-    // created (issue #5); held until this start is recorded.
-    let _once = match &params.launch_id {
-        Some(launch_id) => {
-            super::once::validate_id("launch id", launch_id)?;
-            let guard = engine.starts.hold(launch_id).await;
-            if let Some(run) = super::once::started(engine, launch_id).await? {
-                return Ok(run.to_record());
-            }
-            Some(guard)
-        }
-        None => None,
+    let _once = match once_for(engine, &params).await? {
+        Ok(guard) => guard,
+        Err(started) => return Ok(started),
     };
     let config = engine.config();
     let id = ulid::Ulid::new().to_string();
@@ -164,6 +155,24 @@ async fn start_with(
     match behind {
         None => launching.launch(engine).await,
         Some(behind) => launching.after(engine, behind).await,
+    }
+}
+
+/// A caller's launch id makes a retry return the run the first attempt
+/// created (issue #5): the hold to keep until this start is recorded, or
+/// that run's record.
+async fn once_for<'a>(
+    engine: &'a Engine,
+    params: &StartParams,
+) -> Result<Result<Option<super::once::StartGuard<'a>>, RunRecord>, ApiError> {
+    let Some(launch_id) = &params.launch_id else {
+        return Ok(Ok(None));
+    };
+    super::once::validate_id("launch id", launch_id)?;
+    let guard = engine.starts.hold(launch_id).await;
+    match super::once::started(engine, launch_id).await? {
+        Some(run) => Ok(Err(run.to_record())),
+        None => Ok(Ok(Some(guard))),
     }
 }
 

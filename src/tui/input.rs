@@ -342,28 +342,7 @@ impl App {
                     });
                 }
             }
-            Action::Rerun => {
-                // A run with a conversation is resumed into it; any other
-                // run's command starts again.
-                if let Some(r) = self.selected_run() {
-                    let command = match &r.session_id {
-                        _ if r.state.is_live() => {
-                            self.overlay.shown = Some(Overlay::ConfirmRerun {
-                                run: r.id.clone(),
-                                name: r.name.clone(),
-                                session: r.session_id.clone(),
-                            });
-                            return;
-                        }
-                        Some(session) => Command::Resume {
-                            session: session.clone(),
-                            queue: false,
-                        },
-                        None => Command::Rerun(r.id.clone()),
-                    };
-                    self.commands.push(command);
-                }
-            }
+            Action::Rerun => self.rerun_selected(),
             Action::Attach => {
                 if self.selected_run().is_some_and(|r| r.state.is_live()) {
                     self.panes.fullscreen = true;
@@ -404,6 +383,31 @@ impl App {
     /// Scrolls the side panel by `lines`, never past its last page.
     pub(super) fn scroll_side(&mut self, lines: i32) {
         self.side.scroll_by(lines, self.measured.side_scroll_max);
+    }
+
+    /// `r`: an ended run with a conversation is resumed into it, any
+    /// other ended run's command starts again; a live one asks first (to
+    /// queue a resume of its conversation, or to start another copy).
+    fn rerun_selected(&mut self) {
+        let Some(r) = self.selected_run() else {
+            return;
+        };
+        let command = match &r.session_id {
+            _ if r.state.is_live() => {
+                self.overlay.shown = Some(Overlay::ConfirmRerun {
+                    run: r.id.clone(),
+                    name: r.name.clone(),
+                    session: r.session_id.clone(),
+                });
+                return;
+            }
+            Some(session) => Command::Resume {
+                session: session.clone(),
+                queue: false,
+            },
+            None => Command::Rerun(r.id.clone()),
+        };
+        self.commands.push(command);
     }
 
     fn cycle_tab(&mut self, by: isize) {
