@@ -185,3 +185,84 @@ fn the_page_lists_the_runs_in_a_real_browser_and_their_words_stay_text() {
     );
     assert!(dom.contains("0 need you · 0 working · 1 live"), "{dom}");
 }
+
+impl Served {
+    /// `POST path` with a JSON body and these headers: status and body.
+    fn post(&self, path: &str, body: &str, headers: &[(&str, &str)]) -> (u16, String) {
+        let mut stream = TcpStream::connect(&self.authority).expect("connect");
+        let mut request = format!(
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+            self.authority,
+            body.len()
+        );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(body);
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        let status = answer.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        let body = answer
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default();
+        (status, body)
+    }
+}
+
+/// From the web view a run is sent a prompt, its question answered and it
+/// is cancelled — the tool table's `runs.send`, `runs.answer` and
+/// `runs.cancel` — and none of it without the token or from another site.
+#[test]
+fn a_run_is_sent_a_prompt_answered_and_cancelled_from_the_web_view() {
+    let home = Home::new();
+    let id = home.start(&["--name", "helper", "demo"]);
+    home.wait_until("at its prompt", || home.show(&id)["status"] == "idle");
+    let web = Served::start(&home);
+    let bearer = web.bearer();
+    let auth = [("Authorization", bearer.as_str())];
+
+    let (status, _) = web.post("/api/runs/helper/send", r#"{"text":"never"}"#, &[]);
+    assert_eq!(status, 401);
+    let evil = [("Authorization", bearer.as_str()), ("Origin", "http://evil.example")];
+    let (status, _) = web.post("/api/runs/helper/cancel", "{}", &evil);
+    assert_eq!(status, 403);
+
+    let (status, body) = web.post(
+        "/api/runs/helper/send",
+        r#"{"text":"from the web","prompt_id":"P-web-1"}"#,
+        &auth,
+    );
+    assert_eq!(status, 200, "{body}");
+    let sent: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(sent["prompt_id"], "P-web-1", "{sent}");
+    home.wait_until("the agent took it", || {
+        home.logs(&id).contains("you said \"from the web\"")
+    });
+    home.wait_until("at rest again", || home.show(&id)["status"] == "idle");
+
+    home.ok(&["send", &id, "ask"]);
+    home.wait_until("the question", || home.show(&id)["status"] == "needs_approval");
+    let (status, body) = web.post(
+        "/api/runs/helper/answer",
+        r#"{"answer":"yes","answer_id":"A-web-1"}"#,
+        &auth,
+    );
+    assert_eq!(status, 200, "{body}");
+    home.wait_until("approved", || home.logs(&id).contains("approved"));
+    // No question now: refused as the CLI's is, with its code.
+    let (status, body) = web.post(
+        "/api/runs/helper/answer",
+        r#"{"answer":"no","answer_id":"A-web-2"}"#,
+        &auth,
+    );
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("\"conflict\""), "{body}");
+
+    let (status, body) = web.post("/api/runs/helper/cancel", "{}", &auth);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(home.wait_end(&id)["state"], "cancelled");
+    assert!(!home.logs(&id).contains("never"), "nothing without the token");
+}

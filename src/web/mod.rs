@@ -10,6 +10,7 @@
 //! any run. The token is made fresh for each `agents web` and put in the
 //! URL's fragment, which a browser never sends to a server or a proxy.
 
+mod actions;
 mod guard;
 
 use std::io::Write;
@@ -80,6 +81,9 @@ pub async fn serve(paths: Paths, listen: Option<String>, json: bool) -> Result<i
         .route("/app.css", get(style))
         .route("/api/runs", get(runs))
         .route("/api/runs/{run}", get(run))
+        .route("/api/runs/{run}/send", axum::routing::post(actions::send))
+        .route("/api/runs/{run}/answer", axum::routing::post(actions::answer))
+        .route("/api/runs/{run}/cancel", axum::routing::post(actions::cancel))
         .layer(axum::middleware::from_fn_with_state(web.clone(), guard::check))
         .with_state(web);
     axum::serve(listener, app)

@@ -52,6 +52,9 @@ function span(kind, text) {
 
 function row(run) {
   const item = document.createElement("li");
+  item.tabIndex = 0;
+  item.addEventListener("click", () => select(run.id));
+  item.addEventListener("keydown", (e) => { if (e.key === "Enter") select(run.id); });
   item.className = ["run", isLive(run) ? "live" : "ended", needsYou(run) ? "need" : ""].join(" ").trim();
   item.dataset.id = run.id;
   const where = run.host === "local" ? run.harness : `${run.harness} · ${run.host}`;
@@ -88,7 +91,98 @@ function say(problem) {
   line.hidden = !problem;
 }
 
-async function refresh(key) {
+// The run whose sheet is open, and the runs as last listed.
+let selected = null;
+let listed = [];
+let key = null;
+
+function select(id) {
+  selected = id;
+  document.getElementById("prompt").value = "";
+  document.getElementById("outcome").textContent = "";
+  showSheet();
+}
+
+// The open run's sheet: its state and why, its question's answers while it
+// waits, the prompt box and cancel while it lives. Its prompt box is kept
+// across refreshes (a draft is never wiped).
+function showSheet() {
+  const sheet = document.getElementById("sheet");
+  const run = listed.find((r) => r.id === selected);
+  if (!run) {
+    sheet.hidden = true;
+    return;
+  }
+  sheet.hidden = false;
+  document.getElementById("sheet-name").textContent = run.name;
+  document.getElementById("sheet-state").textContent =
+    `${glyph(run)} ${words(isLive(run) ? run.status : run.state)} · ${run.harness} · ${run.host}`;
+  document.getElementById("sheet-why").textContent = (isLive(run) ? run.evidence : run.reason) || "";
+  document.getElementById("answers").hidden = !needsYou(run);
+  document.getElementById("compose").hidden = !isLive(run);
+}
+
+// One of the run's actions: its outcome, or its typed error, said.
+async function act(what, body) {
+  const run = listed.find((r) => r.id === selected);
+  if (!run) return null;
+  const outcome = document.getElementById("outcome");
+  try {
+    const answer = await fetch(`/api/runs/${encodeURIComponent(run.id)}/${what}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const reply = await answer.json();
+    if (!answer.ok) {
+      throw new Error(reply.error ? reply.error.message : answer.statusText);
+    }
+    refresh();
+    return reply;
+  } catch (e) {
+    outcome.textContent = `not done: ${e.message}`;
+    return null;
+  }
+}
+
+// An id of the caller's for an answer or a prompt (a retry of it is
+// applied once); made from the browser's randomness, which a page served
+// over plain http beyond loopback has too (unlike crypto's UUIDs).
+function freshId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function said(text) {
+  document.getElementById("outcome").textContent = text;
+}
+
+function wire() {
+  document.getElementById("sheet-close").addEventListener("click", () => select(null));
+  for (const choice of ["yes", "no"]) {
+    document.getElementById(`answer-${choice}`).addEventListener("click", async () => {
+      if (await act("answer", { answer: choice, answer_id: freshId() })) said(`answered ${choice}`);
+    });
+  }
+  document.getElementById("send").addEventListener("click", async () => {
+    const box = document.getElementById("prompt");
+    const text = box.value;
+    if (!text.trim()) return;
+    const sent = await act("send", { text, prompt_id: freshId() });
+    if (sent) {
+      box.value = "";
+      said(sent.why ? `${sent.state}: ${sent.why}` : sent.state);
+    }
+  });
+  document.getElementById("cancel").addEventListener("click", async () => {
+    const run = listed.find((r) => r.id === selected);
+    if (run && confirm(`Cancel ${run.name} and the runs it owns?`)) {
+      if (await act("cancel", {})) said("cancelling");
+    }
+  });
+}
+
+async function refresh() {
   try {
     const answer = await fetch("/api/runs", { headers: { Authorization: `Bearer ${key}` }, cache: "no-store" });
     const body = await answer.json();
@@ -96,8 +190,10 @@ async function refresh(key) {
       throw new Error(body.error ? body.error.message : answer.statusText);
     }
     const runs = body.runs.slice().sort((a, b) => rank(a) - rank(b) || (a.id < b.id ? 1 : -1));
+    listed = runs;
     document.getElementById("runs").replaceChildren(...runs.map(row));
     document.getElementById("counts").textContent = counts(runs);
+    showSheet();
     say(null);
   } catch (e) {
     say(`not up to date: ${e.message}`);
@@ -105,13 +201,14 @@ async function refresh(key) {
 }
 
 function start() {
-  const key = token();
+  key = token();
   if (!key) {
     say("open the web view from the URL `agents web` printed: it carries the key");
     return;
   }
-  refresh(key);
-  setInterval(() => refresh(key), 2000);
+  wire();
+  refresh();
+  setInterval(refresh, 2000);
 }
 
 document.addEventListener("DOMContentLoaded", start);
