@@ -80,6 +80,25 @@ impl Served {
     }
 }
 
+/// Debian's Chromium, where it is installed.
+fn chromium() -> Option<&'static str> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+}
+
+/// Headless, as root, on a machine with no network beyond loopback.
+const HEADLESS: [&str; 8] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+];
+
 impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -145,10 +164,7 @@ fn the_web_view_answers_its_own_page_and_only_with_its_token() {
 /// carries — here a path with markup in it — shows as text.
 #[test]
 fn the_page_lists_the_runs_in_a_real_browser_and_their_words_stay_text() {
-    let Some(chromium) = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
-    else {
+    let Some(chromium) = chromium() else {
         eprintln!("skipped: no chromium (the CI installs Debian's)");
         return;
     };
@@ -160,18 +176,8 @@ fn the_page_lists_the_runs_in_a_real_browser_and_their_words_stay_text() {
     let web = Served::start(&home);
     let profile = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-        ])
+        .args(HEADLESS)
+        .args(["--virtual-time-budget=5000", "--dump-dom"])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(&web.url)
         .output()
@@ -265,4 +271,148 @@ fn a_run_is_sent_a_prompt_answered_and_cancelled_from_the_web_view() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(home.wait_end(&id)["state"], "cancelled");
     assert!(!home.logs(&id).contains("never"), "nothing without the token");
+}
+
+/// A page in a headless Chromium, driven over the DevTools protocol: what
+/// a test does is what a person's clicks do.
+struct Browser {
+    chromium: Child,
+    _profile: tempfile::TempDir,
+    socket: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>,
+    next: u64,
+}
+
+impl Browser {
+    fn open(chromium: &str, url: &str) -> Browser {
+        let profile = tempfile::tempdir().unwrap();
+        let child = std::process::Command::new(chromium)
+            .args(HEADLESS)
+            .arg("--remote-debugging-port=0")
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("about:blank")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromium");
+        // It writes the port it took where its profile is.
+        let ports = profile.path().join("DevToolsActivePort");
+        let mut port = String::new();
+        common::wait_until("chromium listens", common::PATIENCE, &mut || {
+            port = std::fs::read_to_string(&ports).unwrap_or_default();
+            port.lines().next().is_some_and(|p| p.parse::<u16>().is_ok())
+        });
+        let port = port.lines().next().unwrap().to_string();
+        let mut stream = TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+        let escaped: String = url
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        write!(
+            stream,
+            "PUT /json/new?{escaped} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        stream.set_read_timeout(Some(common::PATIENCE)).unwrap();
+        // Its answer, by its length: it keeps the connection open.
+        let mut reader = BufReader::new(stream);
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(n) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = n.trim().parse().unwrap();
+            }
+            if line.trim().is_empty() {
+                break;
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        let page: Value = serde_json::from_slice(&body).unwrap();
+        let (socket, _) = tungstenite::connect(page["webSocketDebuggerUrl"].as_str().unwrap()).expect("devtools");
+        // A page that never answers fails the test, not hangs it.
+        if let tungstenite::stream::MaybeTlsStream::Plain(stream) = socket.get_ref() {
+            stream.set_read_timeout(Some(common::PATIENCE)).unwrap();
+        }
+        Browser {
+            chromium: child,
+            _profile: profile,
+            socket,
+            next: 0,
+        }
+    }
+
+    /// The value of a JavaScript expression in the page.
+    fn eval(&mut self, expression: &str) -> Value {
+        self.next += 1;
+        let call = serde_json::json!({
+            "id": self.next,
+            "method": "Runtime.evaluate",
+            "params": { "expression": expression, "returnByValue": true },
+        });
+        self.socket.send(tungstenite::Message::text(call.to_string())).unwrap();
+        loop {
+            let message = self.socket.read().expect("devtools answers");
+            let Ok(text) = message.to_text() else { continue };
+            let said: Value = serde_json::from_str(text).unwrap_or_default();
+            if said["id"] == self.next {
+                return said["result"]["result"]["value"].clone();
+            }
+        }
+    }
+
+    fn wait_for(&mut self, what: &str, expression: &str) {
+        common::wait_until(what, common::PATIENCE, &mut || {
+            self.eval(expression) == Value::Bool(true)
+        });
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.chromium.kill();
+        let _ = self.chromium.wait();
+    }
+}
+
+/// On a phone's screen: the run that needs you is first; tapped, its sheet
+/// offers the question's answers, `yes` answers it, and a prompt typed in
+/// the sheet's box reaches the agent — by clicks in a real Chromium.
+#[test]
+fn in_a_real_browser_a_question_is_answered_and_a_prompt_sent_by_clicks() {
+    let Some(chromium) = chromium() else {
+        eprintln!("skipped: no chromium (the CI installs Debian's)");
+        return;
+    };
+    let home = Home::new();
+    home.start(&["--name", "quiet", "cmd", "--", "sleep", "600"]);
+    let asker = home.start(&["--name", "asker", "demo", "--", "--ask"]);
+    home.wait_until("the question", || home.show(&asker)["status"] == "needs_approval");
+    let web = Served::start(&home);
+    let mut page = Browser::open(chromium, &web.url);
+    page.wait_for(
+        "the asker listed first",
+        "document.querySelector('.run .name')?.textContent === 'asker'",
+    );
+    assert_eq!(
+        page.eval("location.hash"),
+        Value::from(""),
+        "the token left the address bar"
+    );
+    page.eval("document.querySelector('.run').click()");
+    page.wait_for("its answers offered", "!document.getElementById('answers').hidden");
+    page.eval("document.getElementById('answer-yes').click()");
+    page.wait_for(
+        "answered",
+        "document.getElementById('outcome').textContent === 'answered yes'",
+    );
+    home.wait_until("the agent approved", || home.logs(&asker).contains("approved"));
+    page.wait_for("no question now", "document.getElementById('answers').hidden");
+    page.eval("document.getElementById('prompt').value = 'from a phone'; document.getElementById('send').click()");
+    home.wait_until("the prompt typed in", || {
+        home.logs(&asker).contains("you said \"from a phone\"")
+    });
 }
