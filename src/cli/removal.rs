@@ -32,23 +32,21 @@ pub struct RmArgs {
     pub json: bool,
 }
 
-/// `--state S` of `rm`: one state a run ends in (a live run is never
-/// removed), or why not, naming them.
+/// `--state S` of `rm`: a run state (a live one is refused by the daemon,
+/// which never removes a live run), or why not, naming those an ended run
+/// has.
 fn ended_state(s: &str) -> anyhow::Result<RunState> {
-    match RunState::parse(s).filter(|state| !state.is_live()) {
-        Some(state) => Ok(state),
-        None => {
-            let ended: Vec<&str> = RunState::ALL
-                .iter()
-                .filter(|st| !st.is_live())
-                .map(|st| st.as_str())
-                .collect();
-            Err(crate::cli::refused(format!(
-                "--state {s}: not a state an ended run has (one of: {})",
-                ended.join(", ")
-            )))
-        }
-    }
+    RunState::parse(s).ok_or_else(|| {
+        let ended: Vec<&str> = RunState::ALL
+            .iter()
+            .filter(|st| !st.is_live())
+            .map(|st| st.as_str())
+            .collect();
+        crate::cli::refused(format!(
+            "--state {s}: not a run state (an ended run's is one of: {})",
+            ended.join(", ")
+        ))
+    })
 }
 
 pub async fn rm(paths: &Paths, args: RmArgs) -> anyhow::Result<i32> {
