@@ -232,6 +232,14 @@ fn a_run_is_sent_a_prompt_answered_and_cancelled_from_the_web_view() {
 
     let (status, _) = web.post("/api/runs/helper/send", r#"{"text":"never"}"#, &[]);
     assert_eq!(status, 401);
+    // A body that is no such call's: the typed `bad_request`.
+    let (status, body) = web.post(
+        "/api/runs/helper/send",
+        r#"{"txet":"never"}"#,
+        &[("Authorization", &bearer)],
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("\"bad_request\"") && body.contains("txet"), "{body}");
     let evil = [("Authorization", bearer.as_str()), ("Origin", "http://evil.example")];
     let (status, _) = web.post("/api/runs/helper/cancel", "{}", &evil);
     assert_eq!(status, 403);

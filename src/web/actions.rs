@@ -39,7 +39,11 @@ pub struct Cancel {
 }
 
 /// `POST /api/runs/RUN/send`: `runs.send` — typed now, queued or held.
-pub async fn send(State(web): State<Arc<Web>>, Path(run): Path<String>, Json(body): Json<Send>) -> Response {
+pub async fn send(State(web): State<Arc<Web>>, Path(run): Path<String>, body: Body<Send>) -> Response {
+    let body = match body {
+        Ok(Json(body)) => body,
+        Err(e) => return refused(e),
+    };
     let params = SendParams {
         run,
         text: body.text,
@@ -50,7 +54,11 @@ pub async fn send(State(web): State<Arc<Web>>, Path(run): Path<String>, Json(bod
 
 /// `POST /api/runs/RUN/answer`: `runs.answer` — typed only while the
 /// question is on screen, once per answer id.
-pub async fn answer(State(web): State<Arc<Web>>, Path(run): Path<String>, Json(body): Json<Answer>) -> Response {
+pub async fn answer(State(web): State<Arc<Web>>, Path(run): Path<String>, body: Body<Answer>) -> Response {
+    let body = match body {
+        Ok(Json(body)) => body,
+        Err(e) => return refused(e),
+    };
     let params = AnswerParams {
         run,
         answer: body.answer,
@@ -62,7 +70,11 @@ pub async fn answer(State(web): State<Arc<Web>>, Path(run): Path<String>, Json(b
 
 /// `POST /api/runs/RUN/cancel`: `runs.cancel`, asked by the user (the
 /// run and the children it owns).
-pub async fn cancel(State(web): State<Arc<Web>>, Path(run): Path<String>, Json(body): Json<Cancel>) -> Response {
+pub async fn cancel(State(web): State<Arc<Web>>, Path(run): Path<String>, body: Body<Cancel>) -> Response {
+    let body = match body {
+        Ok(Json(body)) => body,
+        Err(e) => return refused(e),
+    };
     let params = CancelParams {
         run,
         force: body.force,
@@ -70,6 +82,14 @@ pub async fn cancel(State(web): State<Arc<Web>>, Path(run): Path<String>, Json(b
         proof: None,
     };
     answered(ask::<method::RunsCancel>(&web, params).await)
+}
+
+/// A call's JSON body, or why it is none.
+type Body<T> = Result<Json<T>, axum::extract::rejection::JsonRejection>;
+
+/// A body that is no such call's: `bad_request`, typed as every failure.
+fn refused(e: axum::extract::rejection::JsonRejection) -> Response {
+    failed(ApiError::bad_request(e.body_text()))
 }
 
 async fn ask<M: method::Method>(web: &Web, params: M::Params) -> Result<M::Reply, ApiError> {
