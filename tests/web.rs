@@ -129,6 +129,8 @@ fn the_web_view_answers_its_own_page_and_only_with_its_token() {
     let (status, _, body) = web.get("/api/runs/nosuch", &[("Authorization", &bearer)]);
     assert_eq!(status, 404);
     assert!(body.contains("\"unknown_run\""), "{body}");
+    let (status, _, body) = web.get("/api/runs/nosuch/lines", &[("Authorization", &bearer)]);
+    assert_eq!((status, body.contains("\"unknown_run\"")), (404, true), "{body}");
 
     // Another name for this address (DNS rebinding), another site's page.
     let port = web.authority.rsplit(':').next().unwrap().to_string();
@@ -255,6 +257,15 @@ fn a_run_is_sent_a_prompt_answered_and_cancelled_from_the_web_view() {
     home.wait_until("the agent took it", || {
         home.logs(&id).contains("you said \"from the web\"")
     });
+    // Its screen's lines say so too, as `agents logs` renders them.
+    let (status, _, body) = web.get("/api/runs/helper/lines?last=5", &auth);
+    let lines: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(status, 200);
+    let shown = lines["lines"].as_array().unwrap();
+    assert!(
+        shown.len() <= 5 && shown.iter().any(|l| l.as_str().unwrap().contains("from the web")),
+        "{lines}"
+    );
     home.wait_until("at rest again", || home.show(&id)["status"] == "idle");
 
     home.ok(&["send", &id, "ask"]);
@@ -412,6 +423,11 @@ fn in_a_real_browser_a_question_is_answered_and_a_prompt_sent_by_clicks() {
     );
     page.eval("document.querySelector('.run').click()");
     page.wait_for("its answers offered", "!document.getElementById('answers').hidden");
+    // Its screen, as its emulator read it: the question it asks.
+    page.wait_for(
+        "its screen shown",
+        "document.getElementById('screen').textContent.includes('Do you want to proceed?')",
+    );
     page.eval("document.getElementById('answer-yes').click()");
     page.wait_for(
         "answered",

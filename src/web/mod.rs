@@ -81,6 +81,7 @@ pub async fn serve(paths: Paths, listen: Option<String>, json: bool) -> Result<i
         .route("/app.css", get(style))
         .route("/api/runs", get(runs))
         .route("/api/runs/{run}", get(run))
+        .route("/api/runs/{run}/lines", get(lines))
         .route("/api/runs/{run}/send", axum::routing::post(actions::send))
         .route("/api/runs/{run}/answer", axum::routing::post(actions::answer))
         .route("/api/runs/{run}/cancel", axum::routing::post(actions::cancel))
@@ -146,6 +147,39 @@ async fn run(State(web): State<Arc<Web>>, Path(run): Path<String>) -> Response {
         Err(e) => failed(e),
     }
 }
+
+/// `GET /api/runs/RUN/lines?last=N`: the last lines of the run's screen and
+/// what scrolled off it, as `agents logs` renders them — text the emulator
+/// read from the run's output, never its bytes.
+async fn lines(
+    State(web): State<Arc<Web>>,
+    Path(run): Path<String>,
+    axum::extract::Query(asked): axum::extract::Query<LinesAsked>,
+) -> Response {
+    let last = asked.last.unwrap_or(DEFAULT_LINES).clamp(1, MAX_LINES);
+    match crate::client::replay::screen_lines(&web.paths, &run, MAX_LINES).await {
+        Ok(mut lines) => {
+            let before = lines.len().saturating_sub(last);
+            lines.drain(..before);
+            let lines: Vec<String> = lines.iter().map(|l| crate::text::inert(l).into_owned()).collect();
+            Json(json!({ "lines": lines })).into_response()
+        }
+        Err(e) => match e.chain().find_map(|c| c.downcast_ref::<ApiError>()) {
+            Some(api) => failed(api.clone()),
+            None => failed(ApiError::internal(format!("{e:#}"))),
+        },
+    }
+}
+
+/// `?last=N` of `/lines`.
+#[derive(serde::Deserialize)]
+struct LinesAsked {
+    last: Option<usize>,
+}
+
+/// Lines a run's sheet shows unless asked otherwise, and at most.
+const DEFAULT_LINES: usize = 40;
+const MAX_LINES: usize = 2000;
 
 /// A typed error as every transport gives it, with the HTTP status of its
 /// class.

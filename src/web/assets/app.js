@@ -98,6 +98,7 @@ let key = null;
 
 function select(id) {
   selected = id;
+  document.getElementById("screen").textContent = "";
   document.getElementById("prompt").value = "";
   document.getElementById("outcome").textContent = "";
   showSheet();
@@ -120,6 +121,23 @@ function showSheet() {
   document.getElementById("sheet-why").textContent = (isLive(run) ? run.evidence : run.reason) || "";
   document.getElementById("answers").hidden = !needsYou(run);
   document.getElementById("compose").hidden = !isLive(run);
+  showLines(run.id);
+}
+
+// The last lines of the open run's screen, as its emulator read them: text.
+async function showLines(id) {
+  try {
+    const answer = await fetch(`/api/runs/${encodeURIComponent(id)}/lines?last=40`, {
+      headers: { Authorization: `Bearer ${key}` },
+      cache: "no-store",
+    });
+    const body = await answer.json();
+    if (answer.ok && id === selected) {
+      document.getElementById("screen").textContent = body.lines.join("\n");
+    }
+  } catch (e) {
+    // Said by the list's own refresh.
+  }
 }
 
 // One of the run's actions: its outcome, or its typed error, said.
