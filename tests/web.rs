@@ -421,6 +421,7 @@ fn in_a_real_browser_a_question_is_answered_and_a_prompt_sent_by_clicks() {
         Value::from(""),
         "the token left the address bar"
     );
+    page.wait_for("the change feed up", "feedUp === true");
     page.eval("document.querySelector('.run').click()");
     page.wait_for("its answers offered", "!document.getElementById('answers').hidden");
     // Its screen, as its emulator read it: the question it asks.
@@ -439,4 +440,48 @@ fn in_a_real_browser_a_question_is_answered_and_a_prompt_sent_by_clicks() {
     home.wait_until("the prompt typed in", || {
         home.logs(&asker).contains("you said \"from a phone\"")
     });
+}
+
+/// The change feed: a WebSocket that says its token first, then hears of
+/// each run that changes; one with the wrong token is closed with nothing
+/// said, and another site's page is refused before it opens.
+#[test]
+fn the_change_feed_tells_of_a_new_run_and_only_after_the_token() {
+    use tungstenite::Message;
+    let home = Home::new();
+    let web = Served::start(&home);
+    let url = format!("ws://{}/api/feed", web.authority);
+
+    let (mut wrong, _) = tungstenite::connect(&url).expect("the feed");
+    wrong.send(Message::text(r#"{"token":"not-it"}"#)).unwrap();
+    match wrong.read() {
+        Ok(Message::Close(Some(frame))) => assert_eq!(u16::from(frame.code), 4401),
+        other => panic!("closed, nothing said: {other:?}"),
+    }
+
+    let mut request = tungstenite::client::IntoClientRequest::into_client_request(url.as_str()).unwrap();
+    request
+        .headers_mut()
+        .insert("Origin", "http://evil.example".parse().unwrap());
+    let refused = tungstenite::connect(request).expect_err("another site's page");
+    assert!(refused.to_string().contains("403"), "{refused}");
+
+    let (mut feed, _) = tungstenite::connect(&url).expect("the feed");
+    if let tungstenite::stream::MaybeTlsStream::Plain(stream) = feed.get_ref() {
+        stream.set_read_timeout(Some(common::PATIENCE)).unwrap();
+    }
+    feed.send(Message::text(format!(r#"{{"token":"{}"}}"#, web.token)))
+        .unwrap();
+    let said = |message: Message| -> Value { serde_json::from_str(message.to_text().unwrap()).unwrap() };
+    assert_eq!(said(feed.read().unwrap()), serde_json::json!({ "ready": true }));
+    let id = home.start(&["--name", "newcomer", "cmd", "--", "sleep", "600"]);
+    loop {
+        let heard = said(feed.read().expect("a change"));
+        if heard["changed"]
+            .as_array()
+            .is_some_and(|ids| ids.iter().any(|i| i == id.as_str()))
+        {
+            break;
+        }
+    }
 }

@@ -11,6 +11,7 @@
 //! URL's fragment, which a browser never sends to a server or a proxy.
 
 mod actions;
+mod feed;
 mod guard;
 
 use std::io::Write;
@@ -79,6 +80,7 @@ pub async fn serve(paths: Paths, listen: Option<String>, json: bool) -> Result<i
         .route("/", get(page))
         .route("/app.js", get(script))
         .route("/app.css", get(style))
+        .route("/api/feed", get(feed::open))
         .route("/api/runs", get(runs))
         .route("/api/runs/{run}", get(run))
         .route("/api/runs/{run}/lines", get(lines))

@@ -226,7 +226,37 @@ function start() {
   }
   wire();
   refresh();
-  setInterval(refresh, 2000);
+  listen();
 }
+
+// The change feed: the list is read again when the daemon says a run
+// changed (a burst read once), and every 2 s while the feed is down.
+let feedUp = false;
+let again = null;
+
+function listen() {
+  const socket = new WebSocket(`ws://${location.host}/api/feed`);
+  socket.onopen = () => socket.send(JSON.stringify({ token: key }));
+  socket.onmessage = (message) => {
+    const said = JSON.parse(message.data);
+    if (said.ready) {
+      feedUp = true;
+      refresh();
+    } else if (said.changed && again === null) {
+      again = setTimeout(() => {
+        again = null;
+        refresh();
+      }, 100);
+    }
+  };
+  socket.onclose = () => {
+    feedUp = false;
+    setTimeout(listen, 3000);
+  };
+}
+
+setInterval(() => {
+  if (!feedUp && key) refresh();
+}, 2000);
 
 document.addEventListener("DOMContentLoaded", start);
