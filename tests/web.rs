@@ -292,6 +292,33 @@ fn a_run_is_sent_a_prompt_answered_and_cancelled_from_the_web_view() {
     assert!(!home.logs(&id).contains("never"), "nothing without the token");
 }
 
+/// `METHOD path` of Chromium's DevTools HTTP endpoint: its JSON answer,
+/// read by its length (it keeps the connection open).
+fn devtools(port: &str, method: &str, path: &str) -> Value {
+    let mut stream = TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    stream.set_read_timeout(Some(common::PATIENCE)).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if let Some(n) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = n.trim().parse().unwrap();
+        }
+        if line.trim().is_empty() {
+            break;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    serde_json::from_slice(&body).unwrap()
+}
+
 /// A page in a headless Chromium, driven over the DevTools protocol: what
 /// a test does is what a person's clicks do.
 struct Browser {
@@ -321,7 +348,6 @@ impl Browser {
             port.lines().next().is_some_and(|p| p.parse::<u16>().is_ok())
         });
         let port = port.lines().next().unwrap().to_string();
-        let mut stream = TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
         let escaped: String = url
             .bytes()
             .map(|b| match b {
@@ -329,28 +355,7 @@ impl Browser {
                 _ => format!("%{b:02X}"),
             })
             .collect();
-        write!(
-            stream,
-            "PUT /json/new?{escaped} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        stream.set_read_timeout(Some(common::PATIENCE)).unwrap();
-        // Its answer, by its length: it keeps the connection open.
-        let mut reader = BufReader::new(stream);
-        let mut length = 0;
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            if let Some(n) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = n.trim().parse().unwrap();
-            }
-            if line.trim().is_empty() {
-                break;
-            }
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
-        let page: Value = serde_json::from_slice(&body).unwrap();
+        let page = devtools(&port, "PUT", &format!("/json/new?{escaped}"));
         let (socket, _) = tungstenite::connect(page["webSocketDebuggerUrl"].as_str().unwrap()).expect("devtools");
         // A page that never answers fails the test, not hangs it.
         if let tungstenite::stream::MaybeTlsStream::Plain(stream) = socket.get_ref() {
@@ -484,4 +489,44 @@ fn the_change_feed_tells_of_a_new_run_and_only_after_the_token() {
             break;
         }
     }
+}
+
+/// A run that starts waiting for you while the page is open is the
+/// browser's own notification ("NAME needs you"), once it is allowed; the
+/// tab's title counts those that need you; a click on the notification
+/// opens the run's sheet.
+#[test]
+fn a_run_that_starts_waiting_is_a_browser_notification_that_opens_it() {
+    let Some(chromium) = chromium() else {
+        eprintln!("skipped: no chromium (the CI installs Debian's)");
+        return;
+    };
+    let home = Home::new();
+    let id = home.start(&["--name", "helper", "demo"]);
+    home.wait_until("at its prompt", || home.show(&id)["status"] == "idle");
+    let web = Served::start(&home);
+    let mut page = Browser::open(chromium, &web.url);
+    page.wait_for(
+        "the run listed",
+        "document.querySelector('.run .name')?.textContent === 'helper'",
+    );
+    page.wait_for("the change feed up", "feedUp === true");
+    // Headless Chromium shows no notifications and grants none (its
+    // permission stays `default`, DevTools' grant or not): the browser's
+    // Notification is stood in for by one that is allowed and notes each.
+    page.eval(
+        "window.shown = []; window.Notification = class { \
+         static permission = 'granted'; constructor(title, options) { this.title = title; shown.push(this); } }",
+    );
+    home.ok(&["send", &id, "ask"]);
+    page.wait_for(
+        "the notification",
+        "shown.length === 1 && shown[0].title === 'helper needs you'",
+    );
+    assert_eq!(page.eval("document.title"), Value::from("(1) agents"));
+    page.eval("shown[0].onclick()");
+    page.wait_for(
+        "its sheet open",
+        "document.getElementById('sheet-name').textContent === 'helper'",
+    );
 }

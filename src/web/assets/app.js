@@ -171,6 +171,36 @@ function freshId() {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+// The browser's own notification when a run starts waiting for you (not
+// for those that already waited when the page opened); a click on it
+// opens that run's sheet.
+let heardOnce = false;
+
+function tellNewlyWaiting(before, now) {
+  const waited = new Set(before.filter(needsYou).map((r) => r.id));
+  const first = !heardOnce;
+  heardOnce = true;
+  if (first || !("Notification" in window) || Notification.permission !== "granted") return;
+  for (const run of now.filter((r) => needsYou(r) && !waited.has(r.id))) {
+    const note = new Notification(`${run.name} needs you`, { body: run.evidence || "", tag: run.id });
+    note.onclick = () => {
+      window.focus();
+      select(run.id);
+    };
+  }
+}
+
+// Notifications are asked for by a click, as browsers require.
+function offerNotifications() {
+  const button = document.getElementById("notify");
+  if (!("Notification" in window) || Notification.permission !== "default") return;
+  button.hidden = false;
+  button.addEventListener("click", async () => {
+    await Notification.requestPermission();
+    button.hidden = true;
+  });
+}
+
 function said(text) {
   document.getElementById("outcome").textContent = text;
 }
@@ -208,9 +238,12 @@ async function refresh() {
       throw new Error(body.error ? body.error.message : answer.statusText);
     }
     const runs = body.runs.slice().sort((a, b) => rank(a) - rank(b) || (a.id < b.id ? 1 : -1));
+    tellNewlyWaiting(listed, runs);
     listed = runs;
     document.getElementById("runs").replaceChildren(...runs.map(row));
     document.getElementById("counts").textContent = counts(runs);
+    const need = runs.filter(needsYou).length;
+    document.title = need > 0 ? `(${need}) agents` : "agents";
     showSheet();
     say(null);
   } catch (e) {
@@ -225,6 +258,7 @@ function start() {
     return;
   }
   wire();
+  offerNotifications();
   refresh();
   listen();
 }
