@@ -355,14 +355,29 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
     };
     let client = Client::connect(paths, false).await?;
     let record: RunRecord = client.call::<method::RunsStart>(params).await?;
-    if args.json {
-        crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&record)?));
-        return Ok(if record.state == RunState::Blocked { 1 } else { 0 });
+    let how = Attached {
+        background: args.background,
+        json: args.json,
+    };
+    if let Some(code) = handed_back(&record, &how)? {
+        return Ok(code);
+    }
+    drop(client);
+    attach::attach(paths, &record.id, attach::Kept::All).await
+}
+
+/// A new run handed back without attaching to it: its record as JSON, its
+/// id (`background`), or — blocked — its reason as the command's failure.
+/// None: attach to it.
+fn handed_back(record: &RunRecord, how: &Attached) -> Result<Option<i32>> {
+    if how.json {
+        crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(record)?));
+        return Ok(Some(if record.state == RunState::Blocked { 1 } else { 0 }));
+    }
+    if how.background {
+        say!("{}", record.id);
     }
     if record.state == RunState::Blocked {
-        if args.background {
-            say!("{}", record.id);
-        }
         bail!(
             "run {} ({}) blocked: {}",
             record.id,
@@ -370,12 +385,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
             record.reason.as_deref().unwrap_or("no reason recorded")
         );
     }
-    if args.background {
-        say!("{}", record.id);
-        return Ok(0);
-    }
-    drop(client);
-    attach::attach(paths, &record.id, attach::Kept::All).await
+    Ok(how.background.then_some(0))
 }
 
 async fn daemon_command(paths: &Paths, command: Option<DaemonCommand>) -> Result<i32> {
@@ -605,24 +615,14 @@ async fn resume(paths: &Paths, client: Client, session: String, how: Attached, q
         true => client.call::<method::SessionsFork>(params).await?,
         false => client.call::<method::SessionsResume>(params).await?,
     };
-    if how.json {
-        crate::cli::print::out(&format!("{}\n", serde_json::to_string_pretty(&record)?));
-        return Ok(if record.state == RunState::Blocked { 1 } else { 0 });
-    }
-    if !fork && let Some(line) = super::lineage::reconstructed_notice(&client, &record).await {
+    if !fork
+        && !how.json
+        && let Some(line) = super::lineage::reconstructed_notice(&client, &record).await
+    {
         say!("{line}");
     }
-    if record.state == RunState::Blocked {
-        bail!(
-            "run {} ({}) blocked: {}",
-            record.id,
-            record.name,
-            record.reason.as_deref().unwrap_or("no reason recorded")
-        );
-    }
-    if how.background {
-        say!("{}", record.id);
-        return Ok(0);
+    if let Some(code) = handed_back(&record, &how)? {
+        return Ok(code);
     }
     if record.state == RunState::Pending && queue {
         say!(
