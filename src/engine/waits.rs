@@ -34,7 +34,9 @@ pub async fn wait(engine: &Arc<Engine>, run: &str, takes_result: bool) -> Result
             continue;
         }
         let now = record(engine, run).await?;
-        if !now.state.is_live() || tokio::time::Instant::now() >= between {
+        // A run queued behind another is waited for as long as it waits.
+        let queued = engine.queued.lock().contains_key(run);
+        if !now.state.is_live() || (!queued && tokio::time::Instant::now() >= between) {
             return Ok(now);
         }
         let _ = tokio::time::timeout(LOOK_AGAIN, changes.recv()).await;
