@@ -58,15 +58,34 @@ impl Served {
     /// `GET path` with these headers (`Host` the served one unless given):
     /// the status, the headers as text, the body.
     fn get(&self, path: &str, headers: &[(&str, &str)]) -> (u16, String, String) {
+        self.request("GET", path, None, headers)
+    }
+
+    /// `POST path` with a JSON body and these headers: status and body.
+    fn post(&self, path: &str, body: &str, headers: &[(&str, &str)]) -> (u16, String) {
+        let (status, _, body) = self.request("POST", path, Some(body), headers);
+        (status, body)
+    }
+
+    /// `METHOD path` over one connection: the status, the headers as
+    /// (lower-case) text, the body.
+    fn request(&self, method: &str, path: &str, body: Option<&str>, headers: &[(&str, &str)]) -> (u16, String, String) {
         let mut stream = TcpStream::connect(&self.authority).expect("connect");
-        let mut request = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+        let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
         if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
             request.push_str(&format!("Host: {}\r\n", self.authority));
+        }
+        if let Some(body) = body {
+            request.push_str(&format!(
+                "Content-Type: application/json\r\nContent-Length: {}\r\n",
+                body.len()
+            ));
         }
         for (name, value) in headers {
             request.push_str(&format!("{name}: {value}\r\n"));
         }
         request.push_str("\r\n");
+        request.push_str(body.unwrap_or_default());
         stream.write_all(request.as_bytes()).unwrap();
         let mut answer = String::new();
         stream.read_to_string(&mut answer).unwrap();
@@ -192,32 +211,6 @@ fn the_page_lists_the_runs_in_a_real_browser_and_their_words_stay_text() {
         "the reason as text: {dom}"
     );
     assert!(dom.contains("0 need you · 0 working · 1 live"), "{dom}");
-}
-
-impl Served {
-    /// `POST path` with a JSON body and these headers: status and body.
-    fn post(&self, path: &str, body: &str, headers: &[(&str, &str)]) -> (u16, String) {
-        let mut stream = TcpStream::connect(&self.authority).expect("connect");
-        let mut request = format!(
-            "POST {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
-            self.authority,
-            body.len()
-        );
-        for (name, value) in headers {
-            request.push_str(&format!("{name}: {value}\r\n"));
-        }
-        request.push_str("\r\n");
-        request.push_str(body);
-        stream.write_all(request.as_bytes()).unwrap();
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).unwrap();
-        let status = answer.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-        let body = answer
-            .split_once("\r\n\r\n")
-            .map(|(_, b)| b.to_string())
-            .unwrap_or_default();
-        (status, body)
-    }
 }
 
 /// From the web view a run is sent a prompt, its question answered and it

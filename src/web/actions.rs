@@ -40,66 +40,54 @@ pub struct Cancel {
 
 /// `POST /api/runs/RUN/send`: `runs.send` — typed now, queued or held.
 pub async fn send(State(web): State<Arc<Web>>, Path(run): Path<String>, body: Body<Send>) -> Response {
-    let body = match body {
-        Ok(Json(body)) => body,
-        Err(e) => return refused(e),
-    };
-    let params = SendParams {
+    call::<method::RunsSend, _>(&web, body, |b| SendParams {
         run,
-        text: body.text,
-        prompt_id: body.prompt_id,
-    };
-    answered(ask::<method::RunsSend>(&web, params).await)
+        text: b.text,
+        prompt_id: b.prompt_id,
+    })
+    .await
 }
 
 /// `POST /api/runs/RUN/answer`: `runs.answer` — typed only while the
 /// question is on screen, once per answer id.
 pub async fn answer(State(web): State<Arc<Web>>, Path(run): Path<String>, body: Body<Answer>) -> Response {
-    let body = match body {
-        Ok(Json(body)) => body,
-        Err(e) => return refused(e),
-    };
-    let params = AnswerParams {
+    call::<method::RunsAnswer, _>(&web, body, |b| AnswerParams {
         run,
-        answer: body.answer,
-        answer_id: body.answer_id,
-        request: body.request,
-    };
-    answered(ask::<method::RunsAnswer>(&web, params).await)
+        answer: b.answer,
+        answer_id: b.answer_id,
+        request: b.request,
+    })
+    .await
 }
 
 /// `POST /api/runs/RUN/cancel`: `runs.cancel`, asked by the user (the
 /// run and the children it owns).
 pub async fn cancel(State(web): State<Arc<Web>>, Path(run): Path<String>, body: Body<Cancel>) -> Response {
-    let body = match body {
-        Ok(Json(body)) => body,
-        Err(e) => return refused(e),
-    };
-    let params = CancelParams {
+    call::<method::RunsCancel, _>(&web, body, |b| CancelParams {
         run,
-        force: body.force,
+        force: b.force,
         by: None,
         proof: None,
+    })
+    .await
+}
+
+/// Method `M` with the parameters `made` of the call's body: its reply,
+/// or the typed error (a body that is no such call's: `bad_request`).
+async fn call<M: method::Method, B>(web: &Web, body: Body<B>, made: impl FnOnce(B) -> M::Params) -> Response {
+    let params = match body {
+        Ok(Json(body)) => made(body),
+        Err(e) => return failed(ApiError::bad_request(e.body_text())),
     };
-    answered(ask::<method::RunsCancel>(&web, params).await)
-}
-
-/// A call's JSON body, or why it is none.
-type Body<T> = Result<Json<T>, axum::extract::rejection::JsonRejection>;
-
-/// A body that is no such call's: `bad_request`, typed as every failure.
-fn refused(e: axum::extract::rejection::JsonRejection) -> Response {
-    failed(ApiError::bad_request(e.body_text()))
-}
-
-async fn ask<M: method::Method>(web: &Web, params: M::Params) -> Result<M::Reply, ApiError> {
-    let client = Client::connect(&web.paths, false).await?;
-    client.call::<M>(params).await
-}
-
-fn answered<T: serde::Serialize>(outcome: Result<T, ApiError>) -> Response {
-    match outcome {
+    let asked = async {
+        let client = Client::connect(&web.paths, false).await?;
+        client.call::<M>(params).await
+    };
+    match asked.await {
         Ok(reply) => Json(reply).into_response(),
         Err(e) => failed(e),
     }
 }
+
+/// A call's JSON body, or why it is none.
+type Body<T> = Result<Json<T>, axum::extract::rejection::JsonRejection>;
