@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::{Web, failed};
-use crate::api::{AnswerParams, ApiError, CancelParams, SendParams, method};
+use crate::api::{AnswerParams, ApiError, CancelParams, ErrorCode, ResumeParams, RunRef, SendParams, method};
 use crate::client::Client;
 
 #[derive(Deserialize)]
@@ -68,6 +68,42 @@ pub async fn cancel(State(web): State<Arc<Web>>, Path(run): Path<String>, body: 
         force: b.force,
         by: None,
         proof: None,
+    })
+    .await
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Resume {
+    #[serde(default)]
+    queue: bool,
+    #[serde(default)]
+    launch_id: Option<String>,
+}
+
+/// `POST /api/runs/RUN/resume`: `sessions.resume` of the run's session —
+/// the conversation continued in a new run, with the web view's
+/// environment as the CLI's is passed (through the harness's allowlist,
+/// never stored); with `queue`, once the run holding it has ended.
+pub async fn resume(State(web): State<Arc<Web>>, Path(run): Path<String>, body: Body<Resume>) -> Response {
+    let session = async {
+        let client = Client::connect(&web.paths, false).await?;
+        let shown = client.call::<method::RunsShow>(RunRef { run: run.clone() }).await?;
+        shown
+            .run
+            .session_id
+            .ok_or_else(|| ApiError::new(ErrorCode::UnknownSession, format!("run {run} has no session to resume")))
+    };
+    let session = match session.await {
+        Ok(session) => session,
+        Err(e) => return failed(e),
+    };
+    call::<method::SessionsResume, _>(&web, body, |b| ResumeParams {
+        session,
+        env: std::env::vars().collect(),
+        launch_id: b.launch_id,
+        placed: false,
+        queue: b.queue,
     })
     .await
 }

@@ -64,7 +64,7 @@ async fn follow(web: Arc<Web>, mut socket: WebSocket) {
 }
 
 /// Whether the socket's first message is the token, within its time.
-async fn token_said(web: &Web, socket: &mut WebSocket) -> bool {
+pub(super) async fn token_said(web: &Web, socket: &mut WebSocket) -> bool {
     let Ok(Some(Ok(Message::Text(text)))) = tokio::time::timeout(TOKEN_WITHIN, socket.recv()).await else {
         return false;
     };
@@ -88,7 +88,7 @@ async fn say(socket: &mut WebSocket, what: Value) -> bool {
     socket.send(Message::Text(what.to_string().into())).await.is_ok()
 }
 
-async fn close(mut socket: WebSocket, code: u16, why: &str) {
+pub(super) async fn close(mut socket: WebSocket, code: u16, why: &str) {
     let frame = CloseFrame {
         code,
         reason: crate::text::bounded(why, 120).into(),

@@ -57,11 +57,12 @@ fn served(web: &Web, headers: &HeaderMap) -> bool {
     host_ok && origin_ok
 }
 
-/// Every call of the API but the change feed's WebSocket, which a browser
-/// opens without headers of its own: it says its token as its first
-/// message (`feed.rs`).
+/// Every call of the API but its WebSockets (the change feed, a run's
+/// screen), which a browser opens without headers of its own: each says
+/// its token as its first message (`feed.rs`, `screen.rs`).
 fn needs_bearer(path: &str) -> bool {
-    path.starts_with("/api/") && path != "/api/feed"
+    let websocket = path == "/api/feed" || (path.starts_with("/api/runs/") && path.ends_with("/screen"));
+    path.starts_with("/api/") && !websocket
 }
 
 /// `Authorization: Bearer TOKEN`, compared in constant time.
@@ -88,6 +89,7 @@ mod tests {
             paths: crate::paths::Paths::at("/nonexistent".into()),
             authorities: vec!["127.0.0.1:7878".into(), "localhost:7878".into()],
             token: "t0ken".into(),
+            screens: Default::default(),
         }
     }
 

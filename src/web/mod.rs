@@ -11,28 +11,27 @@
 //! URL's fragment, which a browser never sends to a server or a proxy.
 
 mod actions;
+mod cells;
 mod feed;
 mod guard;
+mod reads;
+mod screen;
 
 use std::io::Write;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use axum::Json;
-use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::json;
 
-use crate::api::{ApiError, ErrorCode, RunRef, method};
-use crate::client::Client;
+use crate::api::{ApiError, ErrorCode};
 use crate::paths::Paths;
 
 /// Where the web view listens unless told otherwise: this machine only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
-/// Ended runs the page lists beside every live one.
-const RECENT_ENDED: usize = 200;
 
 /// What every request is checked against, and how the daemon is reached.
 pub struct Web {
@@ -40,6 +39,8 @@ pub struct Web {
     /// `host:port` as the URL names it; also `localhost:port` on loopback.
     authorities: Vec<String>,
     token: String,
+    /// The runs whose screens some tab watches.
+    screens: screen::Screens,
 }
 
 /// Serves the web view until interrupted; the URL to open (its token in
@@ -75,18 +76,25 @@ pub async fn serve(paths: Paths, listen: Option<String>, json: bool) -> Result<i
         paths,
         authorities,
         token,
+        screens: screen::Screens::default(),
     });
     let app = axum::Router::new()
         .route("/", get(page))
         .route("/app.js", get(script))
+        .route("/screen.js", get(screen_script))
+        .route("/tabs.js", get(tabs_script))
         .route("/app.css", get(style))
         .route("/api/feed", get(feed::open))
-        .route("/api/runs", get(runs))
-        .route("/api/runs/{run}", get(run))
-        .route("/api/runs/{run}/lines", get(lines))
+        .route("/api/runs", get(reads::runs))
+        .route("/api/runs/{run}", get(reads::run))
+        .route("/api/runs/{run}/lines", get(reads::lines))
+        .route("/api/runs/{run}/transcript", get(reads::transcript))
+        .route("/api/runs/{run}/lineage", get(reads::lineage))
+        .route("/api/runs/{run}/screen", get(screen::open))
         .route("/api/runs/{run}/send", axum::routing::post(actions::send))
         .route("/api/runs/{run}/answer", axum::routing::post(actions::answer))
         .route("/api/runs/{run}/cancel", axum::routing::post(actions::cancel))
+        .route("/api/runs/{run}/resume", axum::routing::post(actions::resume))
         .layer(axum::middleware::from_fn_with_state(web.clone(), guard::check))
         .with_state(web);
     axum::serve(listener, app)
@@ -111,6 +119,8 @@ fn fresh_token() -> Result<String> {
 /// The page and its assets, written for the project and built in.
 const PAGE: &str = include_str!("assets/index.html");
 const SCRIPT: &str = include_str!("assets/app.js");
+const SCREEN_SCRIPT: &str = include_str!("assets/screen.js");
+const TABS_SCRIPT: &str = include_str!("assets/tabs.js");
 const STYLE: &str = include_str!("assets/app.css");
 
 async fn page() -> Response {
@@ -121,67 +131,21 @@ async fn script() -> Response {
     ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], SCRIPT).into_response()
 }
 
+async fn screen_script() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        SCREEN_SCRIPT,
+    )
+        .into_response()
+}
+
+async fn tabs_script() -> Response {
+    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], TABS_SCRIPT).into_response()
+}
+
 async fn style() -> Response {
     ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE).into_response()
 }
-
-/// `GET /api/runs`: every live run and the newest ended ones, as
-/// `runs.list` gives them (records with their usage).
-async fn runs(State(web): State<Arc<Web>>) -> Response {
-    let listed = async {
-        let client = Client::connect(&web.paths, false).await?;
-        client.list_pages(true, RECENT_ENDED).await
-    };
-    match listed.await {
-        Ok(runs) => Json(json!({ "runs": runs })).into_response(),
-        Err(e) => failed(e),
-    }
-}
-
-/// `GET /api/runs/RUN`: `runs.show` of a run (its id, prefix or name).
-async fn run(State(web): State<Arc<Web>>, Path(run): Path<String>) -> Response {
-    let shown = async {
-        let client = Client::connect(&web.paths, false).await?;
-        client.call::<method::RunsShow>(RunRef { run }).await
-    };
-    match shown.await {
-        Ok(detail) => Json(detail).into_response(),
-        Err(e) => failed(e),
-    }
-}
-
-/// `GET /api/runs/RUN/lines?last=N`: the last lines of the run's screen and
-/// what scrolled off it, as `agents logs` renders them — text the emulator
-/// read from the run's output, never its bytes.
-async fn lines(
-    State(web): State<Arc<Web>>,
-    Path(run): Path<String>,
-    axum::extract::Query(asked): axum::extract::Query<LinesAsked>,
-) -> Response {
-    let last = asked.last.unwrap_or(DEFAULT_LINES).clamp(1, MAX_LINES);
-    match crate::client::replay::screen_lines(&web.paths, &run, MAX_LINES).await {
-        Ok(mut lines) => {
-            let before = lines.len().saturating_sub(last);
-            lines.drain(..before);
-            let lines: Vec<String> = lines.iter().map(|l| crate::text::inert(l).into_owned()).collect();
-            Json(json!({ "lines": lines })).into_response()
-        }
-        Err(e) => match e.chain().find_map(|c| c.downcast_ref::<ApiError>()) {
-            Some(api) => failed(api.clone()),
-            None => failed(ApiError::internal(format!("{e:#}"))),
-        },
-    }
-}
-
-/// `?last=N` of `/lines`.
-#[derive(serde::Deserialize)]
-struct LinesAsked {
-    last: Option<usize>,
-}
-
-/// Lines a run's sheet shows unless asked otherwise, and at most.
-const DEFAULT_LINES: usize = 40;
-const MAX_LINES: usize = 2000;
 
 /// A typed error as every transport gives it, with the HTTP status of its
 /// class.

@@ -7,6 +7,7 @@ pub mod app;
 pub mod chat_mock;
 pub mod claude_mock;
 pub mod disk;
+pub mod fake_claude;
 pub mod pane;
 pub mod pty;
 pub mod real_cli;

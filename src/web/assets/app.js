@@ -97,16 +97,22 @@ let listed = [];
 let key = null;
 
 function select(id) {
+  const changed = id !== selected;
   selected = id;
-  document.getElementById("screen").textContent = "";
-  document.getElementById("prompt").value = "";
-  document.getElementById("outcome").textContent = "";
+  if (changed) {
+    document.getElementById("prompt").value = "";
+    document.getElementById("outcome").textContent = "";
+    document.getElementById("earlier-lines").hidden = true;
+    if (id) Screen.watch(id, key);
+    else Screen.stop();
+  }
   showSheet();
 }
 
 // The open run's sheet: its state and why, its question's answers while it
-// waits, the prompt box and cancel while it lives. Its prompt box is kept
-// across refreshes (a draft is never wiped).
+// waits, the prompt box and cancel while it lives, resume once it ended
+// with a conversation. Its prompt box is kept across refreshes (a draft is
+// never wiped).
 function showSheet() {
   const sheet = document.getElementById("sheet");
   const run = listed.find((r) => r.id === selected);
@@ -121,22 +127,31 @@ function showSheet() {
   document.getElementById("sheet-why").textContent = (isLive(run) ? run.evidence : run.reason) || "";
   document.getElementById("answers").hidden = !needsYou(run);
   document.getElementById("compose").hidden = !isLive(run);
-  showLines(run.id);
+  document.getElementById("ended-actions").hidden = isLive(run) || !run.session_id;
+  Tabs.show(run.id);
 }
 
-// The last lines of the open run's screen, as its emulator read them: text.
-async function showLines(id) {
+// The last lines the run wrote, as `agents logs` shows them: what
+// scrolled off its screen, asked for by a click.
+async function showEarlier() {
+  const id = selected;
+  const body = await read(`/api/runs/${encodeURIComponent(id)}/lines?last=2000`);
+  if (body && body.lines && id === selected) {
+    const earlier = document.getElementById("earlier-lines");
+    earlier.textContent = body.lines.join("\n");
+    earlier.hidden = false;
+    earlier.scrollTop = earlier.scrollHeight;
+  }
+}
+
+// `GET path` of the API: its JSON (the typed error's, when refused), or
+// null when the web view cannot be reached.
+async function read(path) {
   try {
-    const answer = await fetch(`/api/runs/${encodeURIComponent(id)}/lines?last=40`, {
-      headers: { Authorization: `Bearer ${key}` },
-      cache: "no-store",
-    });
-    const body = await answer.json();
-    if (answer.ok && id === selected) {
-      document.getElementById("screen").textContent = body.lines.join("\n");
-    }
+    const answer = await fetch(path, { headers: { Authorization: `Bearer ${key}` }, cache: "no-store" });
+    return await answer.json();
   } catch (e) {
-    // Said by the list's own refresh.
+    return null;
   }
 }
 
@@ -222,6 +237,17 @@ function wire() {
       said(sent.why ? `${sent.state}: ${sent.why}` : sent.state);
     }
   });
+  document.getElementById("resume").addEventListener("click", async () => {
+    const resumed = await act("resume", { launch_id: freshId() });
+    if (resumed) {
+      await refresh();
+      select(resumed.id);
+      said(`resumed: this is the new run`);
+    }
+  });
+  document.getElementById("earlier").addEventListener("click", showEarlier);
+  Tabs.wire();
+  Screen.wire();
   document.getElementById("cancel").addEventListener("click", async () => {
     const run = listed.find((r) => r.id === selected);
     if (run && confirm(`Cancel ${run.name} and the runs it owns?`)) {
@@ -269,7 +295,8 @@ let feedUp = false;
 let again = null;
 
 function listen() {
-  const socket = new WebSocket(`ws://${location.host}/api/feed`);
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const socket = new WebSocket(`${scheme}://${location.host}/api/feed`);
   socket.onopen = () => socket.send(JSON.stringify({ token: key }));
   socket.onmessage = (message) => {
     const said = JSON.parse(message.data);

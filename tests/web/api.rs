@@ -1,0 +1,182 @@
+//! The web view's HTTP calls and WebSockets, asked as a script would.
+
+use serde_json::Value;
+
+use crate::common::{self, Home};
+use crate::served::Served;
+
+#[test]
+fn the_web_view_answers_its_own_page_and_only_with_its_token() {
+    let home = Home::new();
+    home.start(&["--name", "hello", "cmd", "--", "sleep", "600"]);
+    let web = Served::start(&home);
+    let bearer = web.bearer();
+
+    let (status, _, body) = web.get("/api/runs", &[]);
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("\"unauthorized\"") && !body.contains("hello"), "{body}");
+    let (status, _, _) = web.get("/api/runs", &[("Authorization", "Bearer not-the-token")]);
+    assert_eq!(status, 401);
+
+    let (status, head, body) = web.get("/api/runs", &[("Authorization", &bearer)]);
+    assert_eq!(status, 200, "{body}");
+    assert!(head.contains("cache-control: no-store"), "{head}");
+    let runs: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(runs["runs"][0]["name"], "hello", "{runs}");
+    let (status, _, body) = web.get("/api/runs/hello", &[("Authorization", &bearer)]);
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = web.get("/api/runs/nosuch", &[("Authorization", &bearer)]);
+    assert_eq!(status, 404);
+    assert!(body.contains("\"unknown_run\""), "{body}");
+    let (status, _, body) = web.get("/api/runs/nosuch/lines", &[("Authorization", &bearer)]);
+    assert_eq!((status, body.contains("\"unknown_run\"")), (404, true), "{body}");
+
+    // Another name for this address (DNS rebinding), another site's page.
+    let port = web.authority.rsplit(':').next().unwrap().to_string();
+    let rebound = format!("evil.example:{port}");
+    let (status, _, body) = web.get("/api/runs", &[("Host", &rebound), ("Authorization", &bearer)]);
+    assert_eq!(status, 403, "{body}");
+    let (status, _, _) = web.get(
+        "/api/runs",
+        &[("Origin", "http://evil.example"), ("Authorization", &bearer)],
+    );
+    assert_eq!(status, 403);
+    let localhost = format!("localhost:{port}");
+    let (status, _, _) = web.get("/api/runs", &[("Host", &localhost), ("Authorization", &bearer)]);
+    assert_eq!(status, 200, "loopback's own name");
+
+    // The page: its own script and style only, nothing inline.
+    let (status, head, page) = web.get("/", &[]);
+    assert_eq!(status, 200);
+    assert!(
+        head.contains("content-security-policy: default-src 'none'; script-src 'self'; style-src 'self'")
+            && !head.contains("unsafe"),
+        "{head}"
+    );
+    assert!(page.contains(r#"<script src="/app.js" defer></script>"#), "{page}");
+    assert_eq!(
+        page.matches("<script").count(),
+        page.matches("<script src=\"/").count(),
+        "no inline script: {page}"
+    );
+    assert_eq!(page.matches("></script>").count(), page.matches("<script").count());
+    let (status, head, _) = web.get("/app.js", &[]);
+    assert_eq!(status, 200);
+    assert!(head.contains("content-type: text/javascript"), "{head}");
+}
+
+/// From the web view a run is sent a prompt, its question answered and it
+/// is cancelled — the tool table's `runs.send`, `runs.answer` and
+/// `runs.cancel` — and none of it without the token or from another site.
+#[test]
+fn a_run_is_sent_a_prompt_answered_and_cancelled_from_the_web_view() {
+    let home = Home::new();
+    let id = home.start(&["--name", "helper", "demo"]);
+    home.wait_until("at its prompt", || home.show(&id)["status"] == "idle");
+    let web = Served::start(&home);
+    let bearer = web.bearer();
+    let auth = [("Authorization", bearer.as_str())];
+
+    let (status, _) = web.post("/api/runs/helper/send", r#"{"text":"never"}"#, &[]);
+    assert_eq!(status, 401);
+    // A body that is no such call's: the typed `bad_request`.
+    let (status, body) = web.post(
+        "/api/runs/helper/send",
+        r#"{"txet":"never"}"#,
+        &[("Authorization", &bearer)],
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("\"bad_request\"") && body.contains("txet"), "{body}");
+    let evil = [("Authorization", bearer.as_str()), ("Origin", "http://evil.example")];
+    let (status, _) = web.post("/api/runs/helper/cancel", "{}", &evil);
+    assert_eq!(status, 403);
+
+    let (status, body) = web.post(
+        "/api/runs/helper/send",
+        r#"{"text":"from the web","prompt_id":"P-web-1"}"#,
+        &auth,
+    );
+    assert_eq!(status, 200, "{body}");
+    let sent: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(sent["prompt_id"], "P-web-1", "{sent}");
+    home.wait_until("the agent took it", || {
+        home.logs(&id).contains("you said \"from the web\"")
+    });
+    // Its screen's lines say so too, as `agents logs` renders them.
+    let (status, _, body) = web.get("/api/runs/helper/lines?last=5", &auth);
+    let lines: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(status, 200);
+    let shown = lines["lines"].as_array().unwrap();
+    assert!(
+        shown.len() <= 5 && shown.iter().any(|l| l.as_str().unwrap().contains("from the web")),
+        "{lines}"
+    );
+    home.wait_until("at rest again", || home.show(&id)["status"] == "idle");
+
+    home.ok(&["send", &id, "ask"]);
+    home.wait_until("the question", || home.show(&id)["status"] == "needs_approval");
+    let (status, body) = web.post(
+        "/api/runs/helper/answer",
+        r#"{"answer":"yes","answer_id":"A-web-1"}"#,
+        &auth,
+    );
+    assert_eq!(status, 200, "{body}");
+    home.wait_until("approved", || home.logs(&id).contains("approved"));
+    // No question now: refused as the CLI's is, with its code.
+    let (status, body) = web.post(
+        "/api/runs/helper/answer",
+        r#"{"answer":"no","answer_id":"A-web-2"}"#,
+        &auth,
+    );
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("\"conflict\""), "{body}");
+
+    let (status, body) = web.post("/api/runs/helper/cancel", "{}", &auth);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(home.wait_end(&id)["state"], "cancelled");
+    assert!(!home.logs(&id).contains("never"), "nothing without the token");
+}
+
+/// The change feed: a WebSocket that says its token first, then hears of
+/// each run that changes; one with the wrong token is closed with nothing
+/// said, and another site's page is refused before it opens.
+#[test]
+fn the_change_feed_tells_of_a_new_run_and_only_after_the_token() {
+    use tungstenite::Message;
+    let home = Home::new();
+    let web = Served::start(&home);
+    let url = format!("ws://{}/api/feed", web.authority);
+
+    let (mut wrong, _) = tungstenite::connect(&url).expect("the feed");
+    wrong.send(Message::text(r#"{"token":"not-it"}"#)).unwrap();
+    match wrong.read() {
+        Ok(Message::Close(Some(frame))) => assert_eq!(u16::from(frame.code), 4401),
+        other => panic!("closed, nothing said: {other:?}"),
+    }
+
+    let mut request = tungstenite::client::IntoClientRequest::into_client_request(url.as_str()).unwrap();
+    request
+        .headers_mut()
+        .insert("Origin", "http://evil.example".parse().unwrap());
+    let refused = tungstenite::connect(request).expect_err("another site's page");
+    assert!(refused.to_string().contains("403"), "{refused}");
+
+    let (mut feed, _) = tungstenite::connect(&url).expect("the feed");
+    if let tungstenite::stream::MaybeTlsStream::Plain(stream) = feed.get_ref() {
+        stream.set_read_timeout(Some(common::PATIENCE)).unwrap();
+    }
+    feed.send(Message::text(format!(r#"{{"token":"{}"}}"#, web.token)))
+        .unwrap();
+    let said = |message: Message| -> Value { serde_json::from_str(message.to_text().unwrap()).unwrap() };
+    assert_eq!(said(feed.read().unwrap()), serde_json::json!({ "ready": true }));
+    let id = home.start(&["--name", "newcomer", "cmd", "--", "sleep", "600"]);
+    loop {
+        let heard = said(feed.read().expect("a change"));
+        if heard["changed"]
+            .as_array()
+            .is_some_and(|ids| ids.iter().any(|i| i == id.as_str()))
+        {
+            break;
+        }
+    }
+}
