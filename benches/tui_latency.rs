@@ -25,84 +25,16 @@
 mod common;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use agents::term::Terminal;
-use common::{Home, Pty, quantile, shows, threads_cpu_ns, tmux};
+use common::typing::{figures, focused_pane_origin, parent_of, shown_u32, type_and_time};
+use common::{Home, Pty, shows, threads_cpu_ns, tmux};
 
 const ROWS: u16 = 50;
 const COLS: u16 = 200;
-/// Characters typed on one line before it is erased.
-const LINE: u16 = 40;
-const WARMUP: usize = 20;
 /// Longer than any round: the flood must still be going when typing ends.
 const FLOOD_BYTES: &str = "50000000000";
 const BUDGET_P99_MS: f64 = 10.0;
-const CTRL_U: u8 = 0x15;
-
-fn cell_is(term: &Terminal, row: u16, col: u16, ch: u8) -> bool {
-    term.cell(row, col).is_some_and(|c| c.text().as_bytes() == [ch])
-}
-
-fn cell_is_blank(term: &Terminal, row: u16, col: u16) -> bool {
-    term.cell(row, col).is_none_or(|c| c.text().is_empty())
-}
-
-/// Types `keys` characters into the pane whose first cell is `origin`;
-/// returns each one's latency in ms.
-fn type_and_time(pty: &mut Pty, origin: (u16, u16), keys: usize) -> Vec<f64> {
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let (row, left) = origin;
-    let mut col = 0u16;
-    let mut latencies = Vec::with_capacity(keys);
-    for k in 0..keys + WARMUP {
-        if col == LINE {
-            pty.press(&[CTRL_U]);
-            pty.wait("the line erased", |t| {
-                (left..left + LINE).all(|c| cell_is_blank(t, row, c))
-            });
-            col = 0;
-        }
-        // Irregular typing, 3–15 ms between keys.
-        std::thread::sleep(Duration::from_millis(3 + (k as u64 * 7) % 13));
-        pty.drain();
-        let ch = ALPHABET[k % ALPHABET.len()];
-        assert!(
-            !cell_is(&pty.term, row, left + col, ch),
-            "the pane is not blank where the key should land"
-        );
-        let sent = Instant::now();
-        pty.press(&[ch]);
-        let echoed = pty.wait("the typed character", |t| cell_is(t, row, left + col, ch));
-        if k >= WARMUP {
-            latencies.push(echoed.saturating_duration_since(sent).as_secs_f64() * 1000.0);
-        }
-        col += 1;
-    }
-    latencies
-}
-
-/// The inside of the focused pane, which the TUI draws with a thick border.
-fn focused_pane_origin(term: &Terminal) -> Option<(u16, u16)> {
-    let (rows, cols) = term.size();
-    (0..rows).find_map(|r| {
-        (0..cols)
-            .find(|&c| term.cell(r, c).is_some_and(|cell| cell.text() == "┏"))
-            .map(|c| (r + 1, c + 1))
-    })
-}
-
-/// A number field of a verb's `--json` answer.
-fn shown_u32(home: &Home, args: &[&str], field: &str) -> Option<u32> {
-    let shown: serde_json::Value = serde_json::from_str(&home.agents(args)).ok()?;
-    shown[field].as_u64().map(|n| n as u32)
-}
-
-/// A process's parent: a run's harness is its supervisor's child.
-fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
-}
 
 /// How much the run has printed: its log's length (the record's
 /// `output_bytes` follows a busy run only every few seconds).
@@ -197,23 +129,6 @@ fn tmux_side(dir: &Path, keys: usize) -> Vec<f64> {
     tmux(&sock, &["kill-server"]);
     client.wait_exit();
     latencies
-}
-
-struct Figures {
-    p50: f64,
-    p99: f64,
-    mean: f64,
-    max: f64,
-}
-
-fn figures(mut ms: Vec<f64>) -> Figures {
-    ms.sort_by(f64::total_cmp);
-    Figures {
-        p50: quantile(&ms, 0.5),
-        p99: quantile(&ms, 0.99),
-        mean: ms.iter().sum::<f64>() / ms.len() as f64,
-        max: ms[ms.len() - 1],
-    }
 }
 
 fn main() {

@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod ended;
+pub mod typing;
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};

@@ -755,6 +755,10 @@ pub struct DaemonStatus {
     /// (a supervisor of a newer build): none from an older daemon.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown: Vec<UnknownSeen>,
+    /// Where the web view the daemon serves (`[web] listen`) is, once it
+    /// serves; open it with a device's token (`agents web tokens add`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web: Option<String>,
 }
 
 /// A kind of notification heard and not known, and how often.

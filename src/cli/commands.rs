@@ -114,7 +114,7 @@ async fn client_command(paths: Paths, command: Command) -> Result<i32> {
         } => super::transcript::search(&paths, words, within, raw, json).await,
         Command::Demo => demo(&paths).await,
         Command::Mcp => crate::mcp::serve(&paths).await,
-        Command::Web { listen, json } => crate::web::serve(paths, listen, json).await,
+        Command::Web(args) => super::web::web(&paths, args).await,
         Command::Supervise | Command::DemoAgent(_) | Command::Hook { .. } => {
             unreachable!("handled before the runtime starts")
         }
@@ -410,6 +410,9 @@ async fn daemon_command(paths: &Paths, command: Option<DaemonCommand>) -> Result
                         status.live_runs,
                         status.clients
                     );
+                    if let Some(web) = &status.web {
+                        say!("web view at {web} (open it with a device's token: agents web tokens add NAME)");
+                    }
                 }
                 Ok(0)
             }

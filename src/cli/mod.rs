@@ -32,6 +32,7 @@ mod removal;
 mod routines;
 mod teams;
 mod transcript;
+mod web;
 mod worktree;
 
 use std::path::PathBuf;
@@ -260,16 +261,8 @@ pub enum Command {
     Mcp,
     /// Serve the web view until stopped: the runs from a browser or a
     /// phone. Prints the URL to open first, a fresh key in its fragment.
-    Web {
-        /// ADDR:PORT to listen on (default 127.0.0.1:7878; port 0 picks a
-        /// free one). Beyond loopback the traffic is unencrypted: prefer an
-        /// SSH tunnel or a reverse proxy with TLS.
-        #[arg(long, value_name = "ADDR:PORT")]
-        listen: Option<String>,
-        /// Print `{"url": …, "token": …}` as the first line instead.
-        #[arg(long)]
-        json: bool,
-    },
+    /// `agents web tokens` keeps a key per device.
+    Web(web::WebArgs),
     /// Open the TUI on a few demo agents (started for you, nothing to
     /// install): the quickest look at what agents does.
     Demo,

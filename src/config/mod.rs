@@ -33,6 +33,23 @@ pub struct Config {
     /// `[teams.NAME]`: a leader and members started together
     /// (`agents team start NAME`).
     pub teams: std::collections::BTreeMap<String, crate::config::teams::TeamDef>,
+    /// `[web]`: the web view the daemon serves all the time.
+    pub web: Web,
+}
+
+/// `[web]`: with `listen`, the daemon keeps the web view served there
+/// (`agents web --for-daemon`), opened with a device's token (`agents web
+/// tokens add NAME`). `origins` and the TLS pair apply to `agents web` too.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Web {
+    /// `ADDR:PORT`; none: the daemon serves no web view.
+    pub listen: Option<String>,
+    /// Other addresses the page is opened at (a reverse proxy's), as URLs.
+    pub origins: Vec<String>,
+    /// HTTPS: the certificate chain and its key, PEM files.
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -158,6 +175,9 @@ impl Config {
         crate::transcript::price::validate(&config.prices)?;
         crate::config::routines::validate_all(&config.routines, &config.profiles)?;
         crate::config::teams::validate(&config.teams, &config.profiles)?;
+        if config.web.tls_cert.is_some() != config.web.tls_key.is_some() {
+            return Err("web: tls_cert and tls_key go together".into());
+        }
         Ok(config)
     }
 

@@ -20,6 +20,7 @@ mod routines;
 mod sessions;
 mod teams;
 mod upgrade;
+mod web_view;
 mod worktrees;
 
 use parking_lot::Mutex;
@@ -66,6 +67,8 @@ pub struct Daemon {
     pub routines: routines::Routines,
     /// The client connections, to make room for one more (`broker::room`).
     pub room: broker::room::Room,
+    /// The web view served for `[web] listen` (`web_view`).
+    pub web: web_view::Served,
 }
 
 /// What the engine asks of the daemon above it, through a weak handle
@@ -162,6 +165,7 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
     // After re-adoption: a routine's run that lives on is seen as running.
     tokio::spawn(routines::run(daemon.clone()));
     tokio::spawn(retention::run(daemon.clone()));
+    let web_keeper = tokio::spawn(web_view::keep(daemon.clone()));
     crate::engine::transcripts::Transcripts::mark_live_runs(&daemon.engine);
     tracing::info!("daemon {} listening on {}", std::process::id(), socket.display());
     if let Some(mut ready) = ready.take() {
@@ -213,6 +217,11 @@ async fn serve(paths: Paths, ready: &mut Option<std::fs::File>) -> Result<i32> {
         }
     }
     let _ = std::fs::remove_file(&socket);
+    // The web view goes first: the next daemon (this one re-executed)
+    // starts its own on the same address.
+    web_keeper.abort();
+    let _ = web_keeper.await;
+    web_view::stop(&daemon).await;
     if let Some(binary) = upgrade_to {
         return Err(reexec(&daemon, &binary).await);
     }
@@ -249,6 +258,7 @@ fn open(paths: Paths) -> Result<(Arc<Daemon>, UnixListener, std::path::PathBuf)>
         requests: AtomicUsize::new(0),
         routines: routines::Routines::new(crate::clock::Clock::from_env()),
         room: Default::default(),
+        web: Default::default(),
     });
     let upcalls: std::sync::Weak<dyn crate::engine::Upcalls> = Arc::downgrade(&daemon) as _;
     daemon.engine.hold(upcalls);

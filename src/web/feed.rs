@@ -69,9 +69,7 @@ pub(super) async fn token_said(web: &Web, socket: &mut WebSocket) -> bool {
         return false;
     };
     let said: Value = serde_json::from_str(text.as_str()).unwrap_or_default();
-    said["token"]
-        .as_str()
-        .is_some_and(|token| super::guard::same(token.as_bytes(), web.token.as_bytes()))
+    said["token"].as_str().is_some_and(|token| web.admits(token))
 }
 
 /// The run a `run.changed` notification names.

@@ -51,7 +51,7 @@ fn served(web: &Web, headers: &HeaderMap) -> bool {
     let host_ok = host.is_some_and(|h| web.authorities.iter().any(|a| a == h));
     let origin_ok = match headers.get(header::ORIGIN).map(|o| o.to_str()) {
         None => true,
-        Some(Ok(origin)) => web.authorities.iter().any(|a| origin == format!("http://{a}")),
+        Some(Ok(origin)) => web.origins.iter().any(|o| o.eq_ignore_ascii_case(origin)),
         Some(Err(_)) => false,
     };
     host_ok && origin_ok
@@ -72,7 +72,7 @@ fn bears_token(web: &Web, headers: &HeaderMap) -> bool {
         .and_then(|a| a.to_str().ok())
         .and_then(|a| a.strip_prefix("Bearer "))
         .unwrap_or_default();
-    same(given.as_bytes(), web.token.as_bytes())
+    web.admits(given)
 }
 
 /// Equal, in time that depends on the length only.
@@ -87,8 +87,18 @@ mod tests {
     fn web() -> Web {
         Web {
             paths: crate::paths::Paths::at("/nonexistent".into()),
-            authorities: vec!["127.0.0.1:7878".into(), "localhost:7878".into()],
-            token: "t0ken".into(),
+            authorities: vec![
+                "127.0.0.1:7878".into(),
+                "localhost:7878".into(),
+                "agents.example.org".into(),
+            ],
+            origins: vec![
+                "http://127.0.0.1:7878".into(),
+                "http://localhost:7878".into(),
+                "https://agents.example.org".into(),
+            ],
+            token: Some("t0ken".into()),
+            devices: super::super::tokens::Accepted::new(&crate::paths::Paths::at("/nonexistent".into())),
             screens: Default::default(),
         }
     }
@@ -115,6 +125,17 @@ mod tests {
         assert!(served(&web, &from("http://127.0.0.1:7878")));
         assert!(!served(&web, &from("http://evil.example")), "another site");
         assert!(!served(&web, &from("null")));
+        // Behind a reverse proxy named with `--origin`: its host and page.
+        let proxied = headers(&[
+            (header::HOST, "agents.example.org"),
+            (header::ORIGIN, "https://agents.example.org"),
+        ]);
+        assert!(served(&web, &proxied));
+        let plain = headers(&[
+            (header::HOST, "agents.example.org"),
+            (header::ORIGIN, "http://agents.example.org"),
+        ]);
+        assert!(!served(&web, &plain), "not the scheme it was named with");
     }
 
     #[test]

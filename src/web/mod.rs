@@ -16,6 +16,8 @@ mod feed;
 mod guard;
 mod reads;
 mod screen;
+mod tls;
+pub mod tokens;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -33,52 +35,159 @@ use crate::paths::Paths;
 /// Where the web view listens unless told otherwise: this machine only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
 
+/// How `agents web` was asked to serve.
+pub struct Options {
+    /// `ADDR:PORT`; [`DEFAULT_LISTEN`] without.
+    pub listen: Option<String>,
+    /// Other addresses the page is opened at (a reverse proxy's), as URLs.
+    pub origins: Vec<String>,
+    /// HTTPS with this certificate chain and key (PEM files); without,
+    /// `[web] tls_cert` and `tls_key`.
+    pub tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    /// The first line as `{url, token}`.
+    pub json: bool,
+    /// Served for the daemon (`[web] listen`): device tokens only.
+    pub for_daemon: bool,
+}
+
+impl Web {
+    /// Whether `token` opens the web view: the one printed, or a device's.
+    fn admits(&self, token: &str) -> bool {
+        let printed = self
+            .token
+            .as_ref()
+            .is_some_and(|t| guard::same(token.as_bytes(), t.as_bytes()));
+        printed || self.devices.admits(token)
+    }
+}
+
 /// What every request is checked against, and how the daemon is reached.
 pub struct Web {
     paths: Paths,
-    /// `host:port` as the URL names it; also `localhost:port` on loopback.
+    /// `host:port` as the URL names it; also `localhost:port` on loopback,
+    /// and each `--origin`'s.
     authorities: Vec<String>,
-    token: String,
+    /// The pages that may call: each served address, and each `--origin`.
+    origins: Vec<String>,
+    /// The token printed with the URL; none when served for the daemon.
+    token: Option<String>,
+    /// The devices' tokens (`agents web tokens`).
+    devices: tokens::Accepted,
     /// The runs whose screens some tab watches.
     screens: screen::Screens,
 }
 
 /// Serves the web view until interrupted; the URL to open (its token in
 /// the fragment) is the first line on stdout, or `{url, token}` as JSON.
-pub async fn serve(paths: Paths, listen: Option<String>, json: bool) -> Result<i32> {
-    let asked = listen.as_deref().unwrap_or(DEFAULT_LISTEN);
+/// For the daemon: `{url}` (its devices' tokens open it), and it ends
+/// when the daemon that started it does.
+pub async fn serve(paths: Paths, options: Options) -> Result<i32> {
+    let config = crate::config::ConfigWatch::reading(&paths).current;
+    let named = match options.origins.is_empty() {
+        true => &config.web.origins,
+        false => &options.origins,
+    };
+    let proxied = named.iter().map(|url| origin_of(url)).collect::<Result<Vec<_>, _>>()?;
+    let tls = match options
+        .tls
+        .clone()
+        .or_else(|| config.web.tls_cert.clone().zip(config.web.tls_key.clone()))
+    {
+        Some((cert, key)) => Some(tls::acceptor(&cert, &key)?),
+        None => None,
+    };
+    let asked = options.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
     let listener = tokio::net::TcpListener::bind(asked)
         .await
         .with_context(|| format!("cannot listen on {asked}"))?;
     let local = listener.local_addr()?;
-    if !local.ip().is_loopback() {
+    if !local.ip().is_loopback() && tls.is_none() {
         eprintln!(
             "agents: warning: the web view listens on {local}, beyond this machine, without TLS: \
-             its traffic, the token included, is readable on the way; reach it through an SSH tunnel \
-             (ssh -L 7878:127.0.0.1:7878 HOST) or a reverse proxy with TLS instead"
+             its traffic, the token included, is readable on the way; give it a certificate \
+             ([web] tls_cert and tls_key), or reach it through an SSH tunnel \
+             (ssh -L 7878:127.0.0.1:7878 HOST) or a reverse proxy with TLS"
         );
     }
-    let token = fresh_token()?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let mut authorities = vec![local.to_string()];
     if local.ip().is_loopback() {
         authorities.push(format!("localhost:{}", local.port()));
     }
-    let url = format!("http://{local}/#token={token}");
-    let first = match json {
-        true => json!({ "url": url, "token": token }).to_string(),
-        false => url,
+    let mut origins: Vec<String> = authorities.iter().map(|a| format!("{scheme}://{a}")).collect();
+    for (origin, authority) in proxied {
+        origins.push(origin);
+        authorities.push(authority);
+    }
+    let token = match options.for_daemon {
+        true => None,
+        false => Some(fresh_token()?),
     };
-    // The one line a script waits for, out at once.
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{first}").and_then(|()| stdout.flush())?;
-    drop(stdout);
+    say_url(
+        &format!("{scheme}://{local}/"),
+        token.as_deref(),
+        options.json || options.for_daemon,
+    )?;
     let web = Arc::new(Web {
+        devices: tokens::Accepted::new(&paths),
         paths,
         authorities,
+        origins,
         token,
         screens: screen::Screens::default(),
     });
-    let app = axum::Router::new()
+    let app = routes(web);
+    let stopped = stopped(options.for_daemon);
+    match tls {
+        Some(acceptor) => axum::serve(tls::Listener::new(listener, acceptor), app)
+            .with_graceful_shutdown(stopped)
+            .await
+            .context("serving the web view")?,
+        None => axum::serve(listener, app)
+            .with_graceful_shutdown(stopped)
+            .await
+            .context("serving the web view")?,
+    }
+    Ok(0)
+}
+
+/// The first line on stdout, out at once: the URL to open (with the
+/// token in its fragment), or it as JSON.
+fn say_url(base: &str, token: Option<&str>, json: bool) -> Result<()> {
+    let url = match token {
+        Some(token) => format!("{base}#token={token}"),
+        None => base.to_string(),
+    };
+    let first = match (json, token) {
+        (true, Some(token)) => json!({ "url": url, "token": token }).to_string(),
+        (true, None) => json!({ "url": url }).to_string(),
+        (false, _) => url,
+    };
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{first}").and_then(|()| stdout.flush())?;
+    Ok(())
+}
+
+/// Interrupted; or, served for the daemon, once the daemon that started
+/// it is gone (it is then this process's parent no more).
+async fn stopped(for_daemon: bool) {
+    let parent = std::os::unix::process::parent_id();
+    let orphaned = async move {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            if std::os::unix::process::parent_id() != parent {
+                return;
+            }
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = orphaned, if for_daemon => {}
+    }
+}
+
+fn routes(web: Arc<Web>) -> axum::Router {
+    axum::Router::new()
         .route("/", get(page))
         .route("/app.js", get(script))
         .route("/screen.js", get(screen_script))
@@ -96,14 +205,27 @@ pub async fn serve(paths: Paths, listen: Option<String>, json: bool) -> Result<i
         .route("/api/runs/{run}/cancel", axum::routing::post(actions::cancel))
         .route("/api/runs/{run}/resume", axum::routing::post(actions::resume))
         .layer(axum::middleware::from_fn_with_state(web.clone(), guard::check))
-        .with_state(web);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
-        .context("serving the web view")?;
-    Ok(0)
+        .with_state(web)
+}
+
+/// An `--origin` as a browser names it (`https://name[:port]`, no path)
+/// and the `Host` it is reached by.
+fn origin_of(url: &str) -> Result<(String, String), ApiError> {
+    let bad = || {
+        ApiError::bad_request(format!(
+            "--origin {url:?}: give the address the page is opened at, as http://HOST[:PORT] or https://HOST[:PORT]"
+        ))
+    };
+    let trimmed = url.trim_end_matches('/');
+    let authority = ["https://", "http://"]
+        .iter()
+        .find_map(|scheme| trimmed.strip_prefix(scheme))
+        .ok_or_else(bad)?;
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']');
+    if authority.is_empty() || !authority.chars().all(plain) {
+        return Err(bad());
+    }
+    Ok((trimmed.to_ascii_lowercase(), authority.to_ascii_lowercase()))
 }
 
 /// 32 random bytes, as hex.
@@ -163,4 +285,31 @@ fn failed(e: ApiError) -> Response {
 
 fn error(status: StatusCode, code: &str, message: &str) -> Response {
     (status, Json(json!({ "error": { "code": code, "message": message } }))).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::origin_of;
+
+    #[test]
+    fn an_origin_is_a_scheme_and_an_address_only() {
+        assert_eq!(
+            origin_of("https://Agents.Example.org/").unwrap(),
+            ("https://agents.example.org".into(), "agents.example.org".into())
+        );
+        assert_eq!(
+            origin_of("http://10.0.0.2:8443").unwrap(),
+            ("http://10.0.0.2:8443".into(), "10.0.0.2:8443".into())
+        );
+        for bad in [
+            "agents.example.org",
+            "https://",
+            "https://a.org/path",
+            "ftp://a.org",
+            "https://a b",
+        ] {
+            let e = origin_of(bad).unwrap_err();
+            assert_eq!(e.code, crate::api::ErrorCode::BadRequest, "{bad}");
+        }
+    }
 }

@@ -47,9 +47,15 @@ pub struct Browser {
 
 impl Browser {
     pub fn open(chromium: &str, url: &str) -> Browser {
+        Browser::open_with(chromium, url, &[])
+    }
+
+    /// As [`Browser::open`], Chromium given `more` arguments.
+    pub fn open_with(chromium: &str, url: &str, more: &[&str]) -> Browser {
         let profile = tempfile::tempdir().unwrap();
         let child = std::process::Command::new(chromium)
             .args(HEADLESS)
+            .args(more)
             .arg("--remote-debugging-port=0")
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg("about:blank")

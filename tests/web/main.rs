@@ -13,3 +13,4 @@ mod browser;
 mod page;
 mod screen;
 mod served;
+mod served_for_devices;

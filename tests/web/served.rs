@@ -39,13 +39,13 @@ impl Served {
         let token = said["token"].as_str().unwrap().to_string();
         let authority = url
             .strip_prefix("http://")
+            .or_else(|| url.strip_prefix("https://"))
             .and_then(|rest| rest.split('/').next())
             .unwrap()
             .to_string();
-        assert_eq!(
-            url,
-            format!("http://{authority}/#token={token}"),
-            "the token in the fragment"
+        assert!(
+            url.ends_with(&format!("://{authority}/#token={token}")),
+            "the token in the fragment: {url}"
         );
         Served {
             child,
@@ -70,33 +70,45 @@ impl Served {
     /// `METHOD path` over one connection: the status, the headers as
     /// (lower-case) text, the body.
     fn request(&self, method: &str, path: &str, body: Option<&str>, headers: &[(&str, &str)]) -> (u16, String, String) {
-        let mut stream = TcpStream::connect(&self.authority).expect("connect");
-        let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
-        if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
-            request.push_str(&format!("Host: {}\r\n", self.authority));
-        }
-        if let Some(body) = body {
-            request.push_str(&format!(
-                "Content-Type: application/json\r\nContent-Length: {}\r\n",
-                body.len()
-            ));
-        }
-        for (name, value) in headers {
-            request.push_str(&format!("{name}: {value}\r\n"));
-        }
-        request.push_str("\r\n");
-        request.push_str(body.unwrap_or_default());
-        stream.write_all(request.as_bytes()).unwrap();
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).unwrap();
-        let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-        let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-        (status, head.to_ascii_lowercase(), body.to_string())
+        request(&self.authority, method, path, body, headers)
     }
 
     pub fn bearer(&self) -> String {
         format!("Bearer {}", self.token)
     }
+}
+
+/// `METHOD path` over one plain HTTP connection to `authority`: the
+/// status, the headers as (lower-case) text, the body.
+pub fn request(
+    authority: &str,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+    headers: &[(&str, &str)],
+) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(authority).expect("connect");
+    let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: {authority}\r\n"));
+    }
+    if let Some(body) = body {
+        request.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+    }
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body.unwrap_or_default());
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, head.to_ascii_lowercase(), body.to_string())
 }
 
 /// Debian's Chromium, where it is installed.

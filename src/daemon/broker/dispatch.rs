@@ -231,6 +231,7 @@ async fn status(daemon: &Arc<Daemon>) -> Result<DaemonStatus, ApiError> {
         screen_subs: true,
         awaited: daemon.engine.awaited.lock().len(),
         unknown: daemon.engine.unknown.counts(),
+        web: daemon.web.url.lock().clone(),
     })
 }
 
