@@ -52,17 +52,21 @@ pub enum TokensCommand {
     Add {
         /// The device's name: letters, digits, '-', '_', '.'.
         name: String,
+        /// Print `{"name": …, "token": …}` instead.
         #[arg(long)]
         json: bool,
     },
     /// The devices that have a token.
     Ls {
+        /// One JSON array of `{name, created_at}`.
         #[arg(long)]
         json: bool,
     },
     /// Revoke a device's token: refused from its next request on.
     Rm {
+        /// The device's name, as `agents web tokens ls` lists it.
         name: String,
+        /// Print `{"removed": NAME}` instead.
         #[arg(long)]
         json: bool,
     },

@@ -126,4 +126,4 @@ async fn call<M: method::Method, B>(web: &Web, body: Body<B>, made: impl FnOnce(
 }
 
 /// A call's JSON body, or why it is none.
-type Body<T> = Result<Json<T>, axum::extract::rejection::JsonRejection>;
+pub type Body<T> = Result<Json<T>, axum::extract::rejection::JsonRejection>;

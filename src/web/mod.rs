@@ -11,6 +11,7 @@
 //! URL's fragment, which a browser never sends to a server or a proxy.
 
 mod actions;
+mod call;
 mod cells;
 mod feed;
 mod guard;
@@ -194,6 +195,7 @@ fn routes(web: Arc<Web>) -> axum::Router {
         .route("/tabs.js", get(tabs_script))
         .route("/app.css", get(style))
         .route("/api/feed", get(feed::open))
+        .route("/api/call", axum::routing::post(call::call))
         .route("/api/runs", get(reads::runs))
         .route("/api/runs/{run}", get(reads::run))
         .route("/api/runs/{run}/lines", get(reads::lines))

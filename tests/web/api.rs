@@ -180,3 +180,64 @@ fn the_change_feed_tells_of_a_new_run_and_only_after_the_token() {
         }
     }
 }
+
+/// The tool table over HTTP (`POST /api/call`): a run started, sent a
+/// prompt, renamed, read and cancelled as the CLI and MCP do it, each
+/// answer the daemon's; the daemon's own plumbing is not offered.
+#[test]
+fn the_tool_table_over_http_starts_steers_and_ends_a_run_as_the_cli_does() {
+    use serde_json::json;
+    let home = Home::new();
+    let web = Served::start(&home);
+    let bearer = web.bearer();
+    let call = |method: &str, params: Value| -> (u16, Value) {
+        let body = json!({ "method": method, "params": params }).to_string();
+        let (status, answer) = web.post("/api/call", &body, &[("Authorization", &bearer)]);
+        (
+            status,
+            serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer}")),
+        )
+    };
+    let cwd = home.path().to_str().unwrap();
+    let (status, started) = call(
+        "runs.start",
+        json!({ "harness": "demo", "name": "from-http", "cwd": cwd }),
+    );
+    assert_eq!(status, 200, "{started}");
+    let id = started["result"]["id"].as_str().unwrap().to_string();
+    assert_eq!(home.show(&id)["name"], "from-http");
+    home.wait_until("at its prompt", || home.show(&id)["status"] == "idle");
+
+    let (status, sent) = call("runs.send", json!({ "run": "from-http", "text": "over http" }));
+    assert_eq!(status, 200, "{sent}");
+    home.wait_until("typed in", || home.logs(&id).contains("you said \"over http\""));
+    let (status, _) = call("runs.rename", json!({ "run": id, "name": "renamed" }));
+    assert_eq!(status, 200);
+    let (_, shown) = call("runs.show", json!({ "run": "renamed" }));
+    let cli = home.show(&id);
+    for field in ["id", "name", "harness", "cwd", "state"] {
+        assert_eq!(shown["result"][field], cli[field], "{field}: the CLI's answer");
+    }
+
+    // Refused as the CLI's are, with the same codes.
+    let (status, unknown) = call("runs.show", json!({ "run": "nosuch" }));
+    assert_eq!((status, unknown["error"]["code"].as_str()), (404, Some("unknown_run")));
+    let (status, stop) = call("daemon.stop", json!({}));
+    assert_eq!((status, stop["error"]["code"].as_str()), (400, Some("unknown_method")));
+    assert_eq!(
+        home.json(&["daemon", "status", "--json"])["live_runs"],
+        1,
+        "still serving"
+    );
+    let placed = json!({ "harness": "demo", "cwd": cwd, "placed": true });
+    let (status, _) = call("runs.start", placed);
+    assert_eq!(status, 400, "a browser is no daemon placing a run");
+    let (status, _) = web.post("/api/call", r#"{"method":"runs.list"}"#, &[]);
+    assert_eq!(status, 401);
+
+    let (status, _) = call("runs.cancel", json!({ "run": "renamed" }));
+    assert_eq!(status, 200);
+    let (status, ended) = call("runs.wait", json!({ "run": id }));
+    assert_eq!(status, 200, "{ended}");
+    assert_eq!(ended["result"]["state"], "cancelled", "{ended}");
+}

@@ -16,7 +16,8 @@ fn the_page_lists_the_runs_in_a_real_browser_and_their_words_stay_text() {
         return;
     };
     let home = Home::new();
-    home.start(&["--name", "alive", "cmd", "--", "sleep", "600"]);
+    let alive = home.start(&["--name", "alive", "cmd", "--", "sleep", "600"]);
+    home.start(&["--name", "kid", "--parent", &alive, "cmd", "--", "sleep", "600"]);
     let odd = "/tmp/no-such-<b>bold</b>-dir";
     let blocked = home.run(&["run", "-d", "--name", "odd", "--cwd", odd, "cmd", "--", "true"]);
     assert!(!blocked.status.success(), "blocked: the cwd does not exist");
@@ -36,7 +37,16 @@ fn the_page_lists_the_runs_in_a_real_browser_and_their_words_stay_text() {
         dom.contains("no-such-&lt;b&gt;bold&lt;/b&gt;-dir") && !dom.contains("<b>bold</b>"),
         "the reason as text: {dom}"
     );
-    assert!(dom.contains("0 need you · 0 working · 1 live"), "{dom}");
+    assert!(dom.contains("0 need you · 0 working · 2 live"), "{dom}");
+    // The tree: the child under the run that started it.
+    let (parent, child) = (
+        dom.find(r#"<span class="name">alive</span>"#),
+        dom.find(r#"<span class="name">kid</span>"#),
+    );
+    assert!(parent < child, "{dom}");
+    let kid_row = &dom[..child.unwrap()];
+    let kid_row = &kid_row[kid_row.rfind("<li").unwrap()..];
+    assert!(kid_row.contains(r#"data-depth="1""#), "{kid_row}");
 }
 
 /// On a phone's screen: the run that needs you is first; tapped, its sheet

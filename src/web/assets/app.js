@@ -50,12 +50,46 @@ function span(kind, text) {
   return element;
 }
 
-function row(run) {
+// The runs as the TUI's tree: each under the run that started it; the
+// trees holding a run that needs you first, then those at work, then the
+// other live ones, then the ended — the newest first in each.
+function tree(runs) {
+  const ids = new Set(runs.map((r) => r.id));
+  const children = new Map();
+  for (const run of runs) {
+    const parent = run.parent_id && ids.has(run.parent_id) ? run.parent_id : null;
+    if (!children.has(parent)) children.set(parent, []);
+    children.get(parent).push(run);
+  }
+  const best = new Map();
+  const rankOf = (run) => {
+    if (!best.has(run.id)) {
+      best.set(run.id, Math.min(rank(run), ...(children.get(run.id) || []).map(rankOf)));
+    }
+    return best.get(run.id);
+  };
+  const order = (list) => list.slice().sort((a, b) => rankOf(a) - rankOf(b) || (a.id < b.id ? 1 : -1));
+  const shown = [];
+  const walk = (run, depth) => {
+    shown.push([run, depth]);
+    for (const child of order(children.get(run.id) || [])) walk(child, depth + 1);
+  };
+  for (const root of order(children.get(null) || [])) walk(root, 0);
+  return shown;
+}
+
+function row(run, depth) {
   const item = document.createElement("li");
+  if (depth > 0) {
+    item.classList.add("child");
+    item.dataset.depth = String(depth);
+    item.style.paddingLeft = `${Math.min(depth, 6) * 1.1}rem`;
+  }
   item.tabIndex = 0;
   item.addEventListener("click", () => select(run.id));
   item.addEventListener("keydown", (e) => { if (e.key === "Enter") select(run.id); });
-  item.className = ["run", isLive(run) ? "live" : "ended", needsYou(run) ? "need" : ""].join(" ").trim();
+  item.classList.add("run", isLive(run) ? "live" : "ended");
+  if (needsYou(run)) item.classList.add("need");
   item.dataset.id = run.id;
   const where = run.host === "local" ? run.harness : `${run.harness} · ${run.host}`;
   item.append(
@@ -263,10 +297,10 @@ async function refresh() {
     if (!answer.ok) {
       throw new Error(body.error ? body.error.message : answer.statusText);
     }
-    const runs = body.runs.slice().sort((a, b) => rank(a) - rank(b) || (a.id < b.id ? 1 : -1));
+    const runs = body.runs;
     tellNewlyWaiting(listed, runs);
     listed = runs;
-    document.getElementById("runs").replaceChildren(...runs.map(row));
+    document.getElementById("runs").replaceChildren(...tree(runs).map(([run, depth]) => row(run, depth)));
     document.getElementById("counts").textContent = counts(runs);
     const need = runs.filter(needsYou).length;
     document.title = need > 0 ? `(${need}) agents` : "agents";
