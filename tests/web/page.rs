@@ -37,7 +37,11 @@ fn the_page_lists_the_runs_in_a_real_browser_and_their_words_stay_text() {
         dom.contains("no-such-&lt;b&gt;bold&lt;/b&gt;-dir") && !dom.contains("<b>bold</b>"),
         "the reason as text: {dom}"
     );
-    assert!(dom.contains("0 need you · 0 working · 2 live"), "{dom}");
+    // The TUI header's counts, in its words.
+    assert!(
+        dom.contains("0 working · 0 waiting · 2 idle · 0 succeeded · 0 failed · 1 blocked"),
+        "{dom}"
+    );
     // The tree: the child under the run that started it.
     let (parent, child) = (
         dom.find(r#"<span class="name">alive</span>"#),

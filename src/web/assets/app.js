@@ -108,15 +108,24 @@ function row(run, depth) {
   return item;
 }
 
+// The TUI header's counts, in its words: live runs by status (a pending
+// one as itself, never idle), then the ended by how they ended.
 function counts(runs) {
   const n = (keep) => runs.filter(keep).length;
-  return [
-    `${n(needsYou)} need you`,
-    `${n(atWork)} working`,
-    `${n(isLive)} live`,
-    `${n((r) => r.state === "succeeded")} succeeded`,
-    `${n((r) => r.state === "failed")} failed`,
-  ].join(" · ");
+  const live = (...statuses) => n((r) => isLive(r) && r.state !== "pending" && statuses.includes(r.status));
+  const shown = [
+    [live("working"), "working", true],
+    [live("stalled"), "stalled", false],
+    [live("waiting_input", "needs_approval"), "waiting", true],
+    [live("idle", "unknown"), "idle", true],
+    [n((r) => r.state === "pending"), "pending", false],
+    [n((r) => r.state === "succeeded"), "succeeded", true],
+    [n((r) => r.state === "failed"), "failed", true],
+  ];
+  for (const state of ["cancelled", "timed_out", "blocked", "interrupted", "lost"]) {
+    shown.push([n((r) => r.state === state), words(state), false]);
+  }
+  return shown.filter(([count, , always]) => always || count > 0).map(([count, word]) => `${count} ${word}`).join(" · ");
 }
 
 function say(problem) {
