@@ -29,6 +29,11 @@ pub fn type_and_time(pty: &mut Pty, origin: (u16, u16), keys: usize) -> Vec<f64>
     let (row, left) = origin;
     let mut col = 0u16;
     let mut latencies = Vec::with_capacity(keys);
+    // What an earlier round left on the line, erased.
+    pty.press(&[CTRL_U]);
+    pty.wait("the line blank", |t| {
+        (left..left + LINE).all(|c| cell_is_blank(t, row, c))
+    });
     for k in 0..keys + WARMUP_KEYS {
         if col == LINE {
             pty.press(&[CTRL_U]);
