@@ -6,6 +6,7 @@
 mod common;
 
 use common::Home;
+use common::fake_claude::fake_claude;
 use serde_json::Value;
 
 fn ended(home: &Home, args: &[&str]) -> String {
@@ -109,27 +110,6 @@ fn rm_ended_cleans_up_by_state_and_age_and_never_a_live_run() {
     assert!(err.contains("a live run is never removed"), "{err}");
     let err = home.fails(&["rm", "--ended", "--state", "nosuch", "--yes"]);
     assert!(err.contains("not a run state"), "{err}");
-}
-
-/// A stand-in for Claude Code that writes its session's transcript where
-/// Claude would (under $HOME/.claude) and waits for input.
-fn fake_claude(dir: &std::path::Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let script = r#"#!/bin/sh
-if [ "$1" = "--version" ]; then echo "2.1.197 (Claude Code)"; exit 0; fi
-sid=""; prev=""
-for a in "$@"; do [ "$prev" = "--session-id" ] && sid="$a"; prev="$a"; done
-if [ -n "$sid" ]; then
-  dir="$HOME/.claude/projects/$(printf %s "$PWD" | sed 's/[^A-Za-z0-9]/-/g')"
-  mkdir -p "$dir"
-  printf '{"type": "user", "message": {"role": "user", "content": "hello"}, "uuid": "u0", "sessionId": "%s"}\n' "$sid" >> "$dir/$sid.jsonl"
-fi
-echo ready
-read -r line
-"#;
-    let path = dir.join("claude");
-    std::fs::write(&path, script).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde::Deserialize;
 
 use super::{Web, failed};
@@ -111,17 +111,9 @@ pub async fn resume(State(web): State<Arc<Web>>, Path(run): Path<String>, body: 
 /// Method `M` with the parameters `made` of the call's body: its reply,
 /// or the typed error (a body that is no such call's: `bad_request`).
 async fn call<M: method::Method, B>(web: &Web, body: Body<B>, made: impl FnOnce(B) -> M::Params) -> Response {
-    let params = match body {
-        Ok(Json(body)) => made(body),
-        Err(e) => return failed(ApiError::bad_request(e.body_text())),
-    };
-    let asked = async {
-        let client = Client::connect(&web.paths, false).await?;
-        client.call::<M>(params).await
-    };
-    match asked.await {
-        Ok(reply) => Json(reply).into_response(),
-        Err(e) => failed(e),
+    match body {
+        Ok(Json(body)) => super::asked::<M>(web, made(body)).await,
+        Err(e) => failed(ApiError::bad_request(e.body_text())),
     }
 }
 

@@ -271,6 +271,18 @@ async fn style() -> Response {
     ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE).into_response()
 }
 
+/// Method `M` asked of the daemon: its reply, or its typed error.
+async fn asked<M: crate::api::method::Method>(web: &Web, params: M::Params) -> Response {
+    let answer = async {
+        let client = crate::client::Client::connect(&web.paths, false).await?;
+        client.call::<M>(params).await
+    };
+    match answer.await {
+        Ok(reply) => Json(reply).into_response(),
+        Err(e) => failed(e),
+    }
+}
+
 /// A typed error as every transport gives it, with the HTTP status of its
 /// class.
 fn failed(e: ApiError) -> Response {

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Web, failed};
+use super::{Web, asked, failed};
 use crate::api::{ApiError, RunRef, TranscriptParams, method};
 use crate::client::Client;
 
@@ -87,17 +87,5 @@ pub async fn lines(State(web): State<Arc<Web>>, Path(run): Path<String>, Query(a
             Some(api) => failed(api.clone()),
             None => failed(ApiError::internal(format!("{e:#}"))),
         },
-    }
-}
-
-/// Method `M` asked of the daemon: its reply, or its typed error.
-async fn asked<M: method::Method>(web: &Web, params: M::Params) -> Response {
-    let answer = async {
-        let client = Client::connect(&web.paths, false).await?;
-        client.call::<M>(params).await
-    };
-    match answer.await {
-        Ok(reply) => Json(reply).into_response(),
-        Err(e) => failed(e),
     }
 }
