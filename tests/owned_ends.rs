@@ -249,3 +249,22 @@ fn a_child_that_ends_while_the_daemon_is_stopped_is_told_to_its_parent_once() {
         .count();
     assert_eq!(told, 1, "{:?}", home.prompts(&parent));
 }
+
+/// A run whose home is deleted under it (`rm -rf` of `AGENTS_HOME`, a test's
+/// temporary home) can be reached and recorded by no daemon: its harness
+/// is ended and its supervisor exits, rather than both living on unseen.
+#[test]
+fn a_run_whose_home_is_removed_ends_and_its_supervisor_with_it() {
+    let home = Home::new();
+    let id = home.start(&["--name", "left", "cmd", "--", "sleep", "600"]);
+    let harness = home.show(&id)["pid"].as_i64().unwrap() as i32;
+    let supervisor = supervisor_of(&home, &id);
+    home.ok(&["daemon", "stop"]);
+    std::fs::remove_dir_all(home.path()).unwrap();
+    common::wait_until("the harness ended", common::PATIENCE, &mut || {
+        !common::pid_alive(harness)
+    });
+    common::wait_until("and its supervisor", common::PATIENCE, &mut || {
+        !common::pid_alive(supervisor)
+    });
+}

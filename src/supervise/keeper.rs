@@ -2,7 +2,8 @@
 //! a daemon crash, queued prompts, status and exits go on without a user
 //! typing a command. The daemon's lock keeps it to one daemon however many
 //! supervisors try; a daemon stopped on purpose (`agents daemon stop`) says
-//! so first (`sup.release`), and is not started again.
+//! so first (`sup.release`), and is not started again. A supervisor whose
+//! run's folder is removed ends the run and itself.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -89,4 +90,26 @@ fn start_daemon(paths: &Paths) -> Result<i32, String> {
         .name("daemon-waiter".into())
         .spawn(move || child.wait());
     Ok(pid)
+}
+
+/// How often a supervisor looks for its run's folder.
+const FOLDER_CHECK: Duration = Duration::from_secs(5);
+
+/// A run whose folder was removed under it (its `AGENTS_HOME` deleted) can
+/// be neither reached nor recorded by any daemon: its harness is ended, as
+/// a cancel ends it, and then this supervisor, rather than both living on
+/// unseen. Nothing else removes the folder of a live run.
+pub async fn end_when_removed(run: Arc<Supervised>, dir: std::path::PathBuf) {
+    loop {
+        tokio::time::sleep(FOLDER_CHECK).await;
+        if removed(&dir) {
+            run.cancel(crate::protocol::exit::EndedBy::Cancel, false);
+            return;
+        }
+    }
+}
+
+/// Whether the folder is gone (not merely unreadable for a moment).
+pub fn removed(dir: &std::path::Path) -> bool {
+    matches!(std::fs::symlink_metadata(dir), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
 }

@@ -97,6 +97,8 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
 
     let serve = tokio::spawn(server::serve(listener, run.clone()));
     let keeper = tokio::spawn(keeper::keep_daemon(run.clone(), paths.clone()));
+    let run_dir = paths.run_dir(&spec.run);
+    tokio::spawn(keeper::end_when_removed(run.clone(), run_dir.clone()));
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -114,7 +116,7 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
     let evidence = child::finish(run.clone(), exited, &paths, &spec).await;
     let written = evidence.write(&paths.exit_evidence(&spec.run)).is_ok();
     run.exited.send_replace(Some(evidence.clone()));
-    if !written {
+    if !written && !keeper::removed(&run_dir) {
         // A full disk refused exit.json (and the daemon's database may be
         // on it too): this process is then the only keeper of how the run
         // ended, so it stays until a daemon says the end is stored or the
@@ -122,8 +124,11 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
         keep_evidence(&run, &evidence, &paths.exit_evidence(&spec.run)).await;
     }
     // Give a connected daemon a bounded moment to record the evidence; a
-    // daemon that is down reads exit.json when it comes back.
-    run.wait_for_exit_ack(std::time::Duration::from_secs(10)).await;
+    // daemon that is down reads exit.json when it comes back (none will
+    // for a run whose folder was removed).
+    if !keeper::removed(&run_dir) {
+        run.wait_for_exit_ack(std::time::Duration::from_secs(10)).await;
+    }
     serve.abort();
     keeper.abort();
     let _ = std::fs::remove_file(&socket);
