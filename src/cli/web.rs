@@ -86,14 +86,25 @@ pub async fn web(paths: &Paths, args: WebArgs) -> Result<i32> {
     match command {
         TokensCommand::Add { name, json } => {
             let token = tokens::add(paths, &name)?;
+            // The daemon's web view ([web] listen), when it serves one.
+            let served = match crate::client::Client::connect_existing(paths, false).await {
+                Ok(client) => client
+                    .call::<crate::api::method::DaemonStatus>(crate::api::NoParams)
+                    .await
+                    .ok()
+                    .and_then(|status| status.web),
+                Err(_) => None,
+            };
+            let url = served.map(|base| format!("{base}#token={token}"));
             if json {
-                println!("{}", serde_json::json!({ "name": name, "token": token }));
+                println!("{}", serde_json::json!({ "name": name, "token": token, "url": url }));
             } else {
-                println!("{token}");
-                eprintln!(
-                    "the token of {name}, shown this once: open the web view's address with #token={token} \
-                     after it (agents web tokens rm {name} revokes it)"
-                );
+                println!("{}", url.as_deref().unwrap_or(&token));
+                let how = match url {
+                    Some(_) => "open it on that device".to_string(),
+                    None => format!("open the web view's address with #token={token} after it"),
+                };
+                eprintln!("the token of {name}, shown this once: {how} (agents web tokens rm {name} revokes it)");
             }
         }
         TokensCommand::Ls { json } => {

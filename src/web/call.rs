@@ -58,16 +58,27 @@ pub const METHODS: &[&str] = &[
     m::ROUTINES_RESUME,
 ];
 
+/// A JSON-RPC 2.0 request (`jsonrpc` and `id` optional; the `id` is
+/// given back).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Call {
     method: String,
     #[serde(default)]
     params: Option<Value>,
+    #[serde(default)]
+    jsonrpc: Option<String>,
+    #[serde(default)]
+    id: Option<Value>,
 }
 
 pub async fn call(State(web): State<Arc<Web>>, body: super::actions::Body<Call>) -> Response {
-    let Call { method, params } = match body {
+    let Call {
+        method,
+        params,
+        jsonrpc,
+        id,
+    } = match body {
         Ok(Json(call)) => call,
         Err(e) => return failed(ApiError::bad_request(e.body_text())),
     };
@@ -88,7 +99,14 @@ pub async fn call(State(web): State<Arc<Web>>, body: super::actions::Body<Call>)
         client.call_raw(&method, params).await
     };
     match asked.await {
-        Ok(result) => Json(json!({ "result": result })).into_response(),
+        Ok(result) => {
+            let mut reply = json!({ "result": result });
+            if jsonrpc.is_some() || id.is_some() {
+                reply["jsonrpc"] = json!("2.0");
+                reply["id"] = id.unwrap_or(Value::Null);
+            }
+            Json(reply).into_response()
+        }
         Err(e) => failed(e),
     }
 }

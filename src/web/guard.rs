@@ -30,7 +30,8 @@ pub async fn check(State(web): State<Arc<Web>>, request: Request, next: Next) ->
         error(
             StatusCode::UNAUTHORIZED,
             "unauthorized",
-            "open the web view from the URL `agents web` printed: its token is missing or wrong",
+            "the token is missing or wrong: open the web view from the URL `agents web` printed, \
+             or with a device's token (agents web tokens add NAME)",
         )
     } else {
         next.run(request).await
@@ -48,13 +49,26 @@ pub async fn check(State(web): State<Arc<Web>>, request: Request, next: Next) ->
 /// rebinding), is answered.
 fn served(web: &Web, headers: &HeaderMap) -> bool {
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    let host_ok = host.is_some_and(|h| web.authorities.iter().any(|a| a == h));
+    let host_ok = host.is_some_and(|h| web.authorities.iter().any(|a| a == h) || any_address(web, h));
     let origin_ok = match headers.get(header::ORIGIN).map(|o| o.to_str()) {
         None => true,
-        Some(Ok(origin)) => web.origins.iter().any(|o| o.eq_ignore_ascii_case(origin)),
+        Some(Ok(origin)) => {
+            web.origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
+                || origin
+                    .split_once("://")
+                    .is_some_and(|(scheme, host)| scheme == web.scheme && any_address(web, host))
+        }
         Some(Err(_)) => false,
     };
     host_ok && origin_ok
+}
+
+/// Listening on every address (`0.0.0.0`, `::`): any of this machine's IP
+/// addresses with the served port. Only addresses: a name could be one
+/// rebound to this machine.
+fn any_address(web: &Web, host: &str) -> bool {
+    web.any_address_port
+        .is_some_and(|port| host.parse::<std::net::SocketAddr>().is_ok_and(|a| a.port() == port))
 }
 
 /// Every call of the API but its WebSockets (the change feed, a run's
@@ -98,6 +112,8 @@ mod tests {
                 "https://agents.example.org".into(),
             ],
             token: Some("t0ken".into()),
+            scheme: "http",
+            any_address_port: None,
             devices: super::super::tokens::Accepted::new(&crate::paths::Paths::at("/nonexistent".into())),
             screens: Default::default(),
         }
@@ -136,6 +152,16 @@ mod tests {
             (header::ORIGIN, "http://agents.example.org"),
         ]);
         assert!(!served(&web, &plain), "not the scheme it was named with");
+        // Listening on every address: any IP literal with the port, no name.
+        let every = Web {
+            any_address_port: Some(7878),
+            ..web
+        };
+        let at = |host: &str, origin: &str| served(&every, &headers(&[(header::HOST, host), (header::ORIGIN, origin)]));
+        assert!(at("192.168.1.20:7878", "http://192.168.1.20:7878"));
+        assert!(at("[fe80::1]:7878", "http://[fe80::1]:7878"));
+        assert!(!at("192.168.1.20:9999", "http://192.168.1.20:9999"), "another port");
+        assert!(!at("evil.example:7878", "http://evil.example:7878"), "a name");
     }
 
     #[test]

@@ -72,6 +72,10 @@ pub struct Web {
     origins: Vec<String>,
     /// The token printed with the URL; none when served for the daemon.
     token: Option<String>,
+    /// `http` or `https`.
+    scheme: &'static str,
+    /// Listening on every address: the port any of them is answered at.
+    any_address_port: Option<u16>,
     /// The devices' tokens (`agents web tokens`).
     devices: tokens::Accepted,
     /// The runs whose screens some tab watches.
@@ -98,21 +102,39 @@ pub async fn serve(paths: Paths, options: Options) -> Result<i32> {
         None => None,
     };
     let asked = options.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
-    let listener = tokio::net::TcpListener::bind(asked)
+    let address: std::net::SocketAddr = asked.parse().map_err(|_| {
+        ApiError::bad_request(format!(
+            "--listen {asked:?}: give an address and a port, as 127.0.0.1:7878 or [::1]:7878"
+        ))
+    })?;
+    let listener = tokio::net::TcpListener::bind(address)
         .await
         .with_context(|| format!("cannot listen on {asked}"))?;
     let local = listener.local_addr()?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let every = local.ip().is_unspecified();
     if !local.ip().is_loopback() && tls.is_none() {
+        let port = local.port();
         eprintln!(
             "agents: warning: the web view listens on {local}, beyond this machine, without TLS: \
              its traffic, the token included, is readable on the way; give it a certificate \
-             ([web] tls_cert and tls_key), or reach it through an SSH tunnel \
-             (ssh -L 7878:127.0.0.1:7878 HOST) or a reverse proxy with TLS"
+             (--tls-cert and --tls-key, or [web] tls_cert and tls_key), or keep it on loopback and \
+             reach it through an SSH tunnel (ssh -L {port}:127.0.0.1:{port} HOST) or a reverse proxy with TLS"
         );
     }
-    let scheme = if tls.is_some() { "https" } else { "http" };
-    let mut authorities = vec![local.to_string()];
-    if local.ip().is_loopback() {
+    // On every address, this machine is named by 127.0.0.1 here, and by
+    // any of its addresses elsewhere.
+    let shown = match every {
+        true => std::net::SocketAddr::from(([127, 0, 0, 1], local.port())),
+        false => local,
+    };
+    if every && !options.for_daemon {
+        eprintln!(
+            "agents: from another device, open this URL with one of this machine's addresses in place of 127.0.0.1"
+        );
+    }
+    let mut authorities = vec![shown.to_string()];
+    if shown.ip().is_loopback() {
         authorities.push(format!("localhost:{}", local.port()));
     }
     let mut origins: Vec<String> = authorities.iter().map(|a| format!("{scheme}://{a}")).collect();
@@ -125,7 +147,7 @@ pub async fn serve(paths: Paths, options: Options) -> Result<i32> {
         false => Some(fresh_token()?),
     };
     say_url(
-        &format!("{scheme}://{local}/"),
+        &format!("{scheme}://{shown}/"),
         token.as_deref(),
         options.json || options.for_daemon,
     )?;
@@ -135,6 +157,8 @@ pub async fn serve(paths: Paths, options: Options) -> Result<i32> {
         authorities,
         origins,
         token,
+        scheme,
+        any_address_port: every.then_some(local.port()),
         screens: screen::Screens::default(),
     });
     let app = routes(web);
@@ -206,8 +230,23 @@ fn routes(web: Arc<Web>) -> axum::Router {
         .route("/api/runs/{run}/answer", axum::routing::post(actions::answer))
         .route("/api/runs/{run}/cancel", axum::routing::post(actions::cancel))
         .route("/api/runs/{run}/resume", axum::routing::post(actions::resume))
+        .fallback(no_such)
+        .method_not_allowed_fallback(not_allowed)
         .layer(axum::middleware::from_fn_with_state(web.clone(), guard::check))
         .with_state(web)
+}
+
+/// A path the web view does not serve, said as every error is.
+async fn no_such() -> Response {
+    error(StatusCode::NOT_FOUND, "not_found", "the web view serves no such path")
+}
+
+async fn not_allowed() -> Response {
+    error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "not asked this way: see docs/design.md §14",
+    )
 }
 
 /// An `--origin` as a browser names it (`https://name[:port]`, no path)

@@ -234,6 +234,18 @@ fn the_tool_table_over_http_starts_steers_and_ends_a_run_as_the_cli_does() {
     assert_eq!(status, 400, "a browser is no daemon placing a run");
     let (status, _) = web.post("/api/call", r#"{"method":"runs.list"}"#, &[]);
     assert_eq!(status, 401);
+    // A JSON-RPC 2.0 request as any client library sends it: its id back.
+    let rpc = r#"{"jsonrpc":"2.0","id":7,"method":"runs.show","params":{"run":"renamed"}}"#;
+    let (status, answer) = web.post("/api/call", rpc, &[("Authorization", &bearer)]);
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(
+        (status, &answer["id"], &answer["jsonrpc"]),
+        (200, &json!(7), &json!("2.0"))
+    );
+    assert_eq!(answer["result"]["id"], id.as_str());
+    // Any path or way of asking not served: said as JSON too.
+    let (status, _, body) = web.get("/api/nope", &[("Authorization", &bearer)]);
+    assert!(status == 404 && body.contains("\"not_found\""), "{status} {body}");
 
     let (status, _) = call("runs.cancel", json!({ "run": "renamed" }));
     assert_eq!(status, 200);

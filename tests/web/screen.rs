@@ -66,7 +66,7 @@ fn a_runs_screen_is_its_cells_in_colour_equal_to_its_logs_and_takes_keys_typed_i
 
     // Typed into: focused by its button, then keys as a person presses them.
     page.eval("document.getElementById('type-into').click()");
-    page.wait_for("the screen focused", "document.activeElement.id === 'screen'");
+    page.wait_for("the keys' box focused", "document.activeElement.id === 'keys'");
     page.press("h", 72, "h");
     page.press("i", 73, "i");
     page.press("Enter", 13, "\r");
@@ -78,6 +78,12 @@ fn a_runs_screen_is_its_cells_in_colour_equal_to_its_logs_and_takes_keys_typed_i
         "and drawn",
         "Screen.text().filter((l) => l.trimEnd() === 'hi').length === 2",
     );
+    // As a phone's keyboard types: text put in, no key told.
+    page.call("Input.insertText", json!({ "text": "yo" }));
+    page.press("Enter", 13, "\r");
+    home.wait_until("a phone's keyboard typed into the run", || {
+        home.logs(&id).lines().filter(|l| l.trim_end() == "yo").count() == 2
+    });
 }
 
 /// A PNG's width and height, from its header.
@@ -168,6 +174,12 @@ fn a_sheet_shows_the_record_transcript_lineage_and_events_and_resumes_the_conver
     page.wait_for(
         "its record",
         &format!("[...document.querySelectorAll('#tab-record dd')].some((d) => d.textContent === '{first}')"),
+    );
+    tab(&mut page, "screen");
+    assert_eq!(
+        page.eval("getComputedStyle(document.getElementById('tab-record')).display"),
+        Value::from("none"),
+        "another tab hides the record"
     );
     tab(&mut page, "events");
     page.wait_for(

@@ -30,6 +30,11 @@ fn the_daemon_serves_web_listen_to_devices_by_tokens_kept_as_hashes_and_revoked_
 
     let made = home.json(&["web", "tokens", "add", "phone", "--json"]);
     let token = made["token"].as_str().unwrap().to_string();
+    assert_eq!(
+        made["url"],
+        format!("{url}#token={token}"),
+        "the URL to open on the device"
+    );
     let bearer = format!("Bearer {token}");
     let (status, _, body) = request(&authority, "GET", "/api/runs", None, &[("Authorization", &bearer)]);
     assert_eq!(status, 200, "{body}");
@@ -182,4 +187,34 @@ fn a_reverse_proxys_address_is_answered_once_named_and_a_malformed_one_is_refuse
     let other = [("Host", "other.example.org"), ("Authorization", bearer.as_str())];
     let (status, _, _) = web.get("/api/runs", &other);
     assert_eq!(status, 403);
+}
+
+/// Listening on every address (`--listen 0.0.0.0:PORT`): the URL printed
+/// names loopback, and any of this machine's addresses is answered too —
+/// an address, never a name (one could be rebound to this machine).
+#[test]
+fn on_every_address_any_ip_of_the_machine_is_answered_and_no_name() {
+    let home = Home::new();
+    let mut command = home.cmd(&["web", "--listen", "0.0.0.0:0", "--json"]);
+    let web = Served::spawn(&mut command);
+    assert!(web.url.starts_with("http://127.0.0.1:"), "{}", web.url);
+    let port = web.authority.rsplit(':').next().unwrap().to_string();
+    let bearer = web.bearer();
+    let lan = format!("192.0.2.7:{port}");
+    let from_lan = [
+        ("Host", lan.as_str()),
+        ("Origin", &*format!("http://{lan}")),
+        ("Authorization", bearer.as_str()),
+    ];
+    let (status, _, body) = web.get("/api/runs", &from_lan);
+    assert_eq!(status, 200, "{body}");
+    let named = format!("evil.example:{port}");
+    let (status, _, _) = web.get(
+        "/api/runs",
+        &[("Host", named.as_str()), ("Authorization", bearer.as_str())],
+    );
+    assert_eq!(status, 403);
+    let bad = home.run(&["web", "--listen", "127.0.0.1"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("give an address and a port"));
 }

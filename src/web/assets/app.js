@@ -303,6 +303,10 @@ async function refresh() {
   try {
     const answer = await fetch("/api/runs", { headers: { Authorization: `Bearer ${key}` }, cache: "no-store" });
     const body = await answer.json();
+    if (answer.status === 401) {
+      say(body.error.message);
+      return;
+    }
     if (!answer.ok) {
       throw new Error(body.error ? body.error.message : answer.statusText);
     }

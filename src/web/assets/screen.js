@@ -22,6 +22,7 @@ const Screen = (() => {
     ended = false;
     rows().replaceChildren();
     delete box().dataset.cols;
+    document.getElementById("type-into").hidden = false;
     box().classList.remove("ended");
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     const opened = new WebSocket(`${scheme}://${location.host}/api/runs/${encodeURIComponent(id)}/screen`);
@@ -76,6 +77,7 @@ const Screen = (() => {
     if (screen.ended) {
       ended = true;
       box().classList.add("ended");
+      document.getElementById("type-into").hidden = true;
     }
   }
 
@@ -126,25 +128,44 @@ const Screen = (() => {
     if (socket && socket.readyState === WebSocket.OPEN && keys) socket.send(JSON.stringify({ keys }));
   }
 
-  // Keys go in only while the screen has the focus, asked for by a click
-  // on "type into the screen"; a click elsewhere gives it back.
+  // Keys go in only while "type into the screen" holds the focus: a
+  // hidden text box, so a phone raises its keyboard too. Keys a terminal
+  // sends as sequences come as key presses; what a keyboard types (a
+  // phone's included, which tells no keys) comes as text put in the box.
   function wire() {
     const screen = box();
+    const keys = document.getElementById("keys");
     window.addEventListener("resize", () => {
       if (screen.dataset.cols) fit(Number(screen.dataset.cols));
     });
-    document.getElementById("type-into").addEventListener("click", () => screen.focus());
-    screen.addEventListener("keydown", (e) => {
-      const keys = bytesOf(e);
-      if (keys === null) return;
+    document.getElementById("type-into").addEventListener("click", () => keys.focus());
+    keys.addEventListener("focus", () => screen.classList.add("typing"));
+    keys.addEventListener("blur", () => screen.classList.remove("typing"));
+    keys.addEventListener("keydown", (e) => {
+      if (e.isComposing) return;
+      const printable = [...e.key].length === 1 && !e.ctrlKey && !e.altKey && !e.metaKey;
+      if (printable) return; // typed as text, below
+      const bytes = bytesOf(e);
+      if (bytes === null) return;
       e.preventDefault();
-      type(keys);
+      type(bytes);
     });
-    screen.addEventListener("paste", (e) => {
+    keys.addEventListener("input", (e) => {
+      if (e.inputType === "deleteContentBackward") type("\x7f");
+      else if (e.inputType === "insertLineBreak") type("\r");
+      else if (e.data) type(e.data);
+      keys.value = "";
+    });
+    keys.addEventListener("paste", (e) => {
       e.preventDefault();
       const text = e.clipboardData.getData("text/plain").replaceAll("\r\n", "\r").replaceAll("\n", "\r");
       type(modes.bracketed_paste ? `\x1b[200~${text}\x1b[201~` : text);
     });
+  }
+
+  // Whether keys typed now would reach a run (its screen is live).
+  function live() {
+    return socket !== null && !ended;
   }
 
   // The screen's rows as text, as `agents logs` ends.
@@ -152,5 +173,5 @@ const Screen = (() => {
     return Array.from(rows().children, (row) => row.textContent.trimEnd());
   }
 
-  return { watch, stop, wire, text };
+  return { watch, stop, wire, text, live };
 })();

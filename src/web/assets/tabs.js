@@ -102,11 +102,20 @@ const Tabs = (() => {
     const items = run.events.map((event) => {
       const item = line("li", "");
       const data = JSON.stringify(event.data);
-      item.append(line("span", event.at, "at"), line("span", event.kind, "kind"));
+      item.append(line("span", when(event.at), "at"), line("span", event.kind, "kind"));
       if (data && data !== "{}" && data !== "null") item.append(line("span", data.slice(0, 300), "data"));
       return item;
     });
     element.replaceChildren(...items.reverse());
+  }
+
+  // An event's time as a person reads it: the time of day, the date
+  // only when it is not today.
+  function when(at) {
+    const t = new Date(at);
+    if (Number.isNaN(t.getTime())) return at;
+    const today = t.toDateString() === new Date().toDateString();
+    return today ? t.toLocaleTimeString() : t.toLocaleString();
   }
 
   function messages(element, page) {
