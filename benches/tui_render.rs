@@ -63,6 +63,7 @@ fn run(i: usize) -> RunRecord {
         log_pruned_at: None,
         waiting: Vec::new(),
         former_names: Vec::new(),
+        sandbox: None,
     }
 }
 

@@ -44,6 +44,7 @@ fn run(id: &str, name: &str, state: RunState, worktree: bool) -> RunRecord {
         log_pruned_at: None,
         waiting: Vec::new(),
         former_names: Vec::new(),
+        sandbox: None,
     }
 }
 

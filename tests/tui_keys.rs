@@ -41,6 +41,7 @@ fn run(id: &str, name: &str, state: RunState) -> RunRecord {
         log_pruned_at: None,
         waiting: Vec::new(),
         former_names: Vec::new(),
+        sandbox: None,
     }
 }
 

@@ -53,6 +53,7 @@ fn run(id: &str, name: &str, state: RunState, status: ActivityStatus) -> RunReco
         log_pruned_at: None,
         waiting: Vec::new(),
         former_names: Vec::new(),
+        sandbox: None,
     }
 }
 

@@ -33,6 +33,8 @@ pub struct RunSpec {
     /// A model for a harness that takes one, made its `--model` by the
     /// daemon that starts it (`harness::apply_model`).
     pub model: Option<String>,
+    /// In a bubblewrap box (`harness::sandbox`).
+    pub sandbox: Option<crate::values::sandbox::Sandbox>,
 }
 
 /// `runs.start` on the wire: the fields in their order since protocol 1.
@@ -66,6 +68,8 @@ pub(super) struct StartWire {
     placed: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sandbox: Option<crate::values::sandbox::Sandbox>,
 }
 
 impl From<StartWire> for StartParams {
@@ -83,6 +87,7 @@ impl From<StartWire> for StartParams {
                 timeout_secs: w.timeout_secs,
                 pass_env: w.pass_env,
                 model: w.model,
+                sandbox: w.sandbox,
             },
             parent: w.parent,
             rows: w.rows,
@@ -117,6 +122,7 @@ impl From<StartParams> for StartWire {
             team: p.team,
             placed: p.placed,
             model: s.model,
+            sandbox: s.sandbox,
         }
     }
 }

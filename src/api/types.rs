@@ -177,6 +177,9 @@ pub struct RunRecord {
     /// still finds it (unless a newer run wears or wore it since).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub former_names: Vec<String>,
+    /// How it is boxed (`on`, `offline`), when it runs in a sandbox.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 impl RunRecord {

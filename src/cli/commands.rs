@@ -344,6 +344,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
             pass_env: args.pass_env,
             host: remote,
             model: args.model,
+            sandbox: args.sandbox,
         },
         parent: args.parent,
         rows,

@@ -16,7 +16,26 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
     database(&mut report, paths);
     config(&mut report, paths);
     binaries(&mut report);
+    sandbox();
     Ok(if report.problems == 0 { 0 } else { 1 })
+}
+
+/// Whether `--sandbox` can box a run here: bubblewrap found, its version,
+/// and a box made. Not having it is no problem until a run asks for one.
+fn sandbox() {
+    let path = std::env::var("PATH").ok();
+    match crate::harness::sandbox::usable(path.as_deref()) {
+        Ok(bwrap) => {
+            let version = std::process::Command::new(&bwrap)
+                .arg("--version")
+                .output()
+                .ok()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                .unwrap_or_default();
+            say!("ok       --sandbox: {version} at {} makes a box here", bwrap.display());
+        }
+        Err(why) => say!("info     --sandbox: not available: {why}"),
+    }
 }
 
 /// What doctor found: each line said as it is found, the problems counted.

@@ -421,6 +421,11 @@ pub struct RunArgs {
     /// its own --model, put before the arguments after --.
     #[arg(long)]
     pub model: Option<String>,
+    /// Run it in a bubblewrap box: the file system read-only but for its
+    /// cwd, your home and the agents state out of sight, the network on;
+    /// `--sandbox=offline`: no network at all.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "on", value_name = "offline", value_parser = crate::values::sandbox::Sandbox::parse)]
+    pub sandbox: Option<crate::values::sandbox::Sandbox>,
     /// Pass this environment variable (by name) to the harness. Repeatable.
     #[arg(long = "env", value_name = "NAME")]
     pub pass_env: Vec<String>,

@@ -213,6 +213,13 @@ pub fn detail(d: &RunDetail) -> String {
     conversation_fields(d, &mut f);
     let r = &d.run;
     f.opt("worktree", r.worktree.clone());
+    f.opt(
+        "sandbox",
+        r.sandbox.as_deref().map(|how| match how {
+            "offline" => "bubblewrap, no network: only its cwd is written, the home and state hidden".to_string(),
+            _ => "bubblewrap, network on: only its cwd is written, the home and state hidden".to_string(),
+        }),
+    );
     if let Some(routine) = &r.routine {
         let at = r.scheduled_at.as_deref().unwrap_or("-");
         f.push("routine", format!("{routine}, scheduled for {at}"));

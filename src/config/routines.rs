@@ -166,6 +166,7 @@ impl Routine {
             timeout_secs: self.timeout.as_ref().and_then(|t| t.secs().ok()),
             pass_env: self.env.clone(),
             model: None,
+            sandbox: None,
         }
     }
 

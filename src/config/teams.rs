@@ -99,6 +99,7 @@ impl MemberDef {
             timeout_secs: self.timeout.as_ref().and_then(|t| t.secs().ok()),
             pass_env: self.env.clone(),
             model: None,
+            sandbox: None,
         }
     }
 }

@@ -145,6 +145,8 @@ pub async fn resume(engine: &Arc<Engine>, p: ResumeParams, fork: bool) -> Result
             worktree: false,
             prompt: launch.prompt.clone(),
             pass_env,
+            // The conversation goes on in the box it had.
+            sandbox: last.sandbox,
             ..RunSpec::default()
         },
         parent: None,

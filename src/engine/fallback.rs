@@ -372,9 +372,17 @@ async fn spawn_next(
         open_files: None,
     };
     let paths = engine.paths.clone();
-    tokio::task::spawn_blocking(move || super::start::spawn_supervisor(&paths, &spec))
-        .await
-        .unwrap_or_else(|e| Err(e.to_string()))
+    // A boxed run's next attempt is boxed as its first was.
+    let (sandbox, config_homes) = (row.sandbox, super::start::config_homes(prepared));
+    tokio::task::spawn_blocking(move || {
+        let spec = match sandbox {
+            Some(mode) => super::start::boxed(spec, mode, &config_homes, &paths)?,
+            None => spec,
+        };
+        super::start::spawn_supervisor(&paths, &spec)
+    })
+    .await
+    .unwrap_or_else(|e| Err(e.to_string()))
 }
 
 /// A run handed to its next attempt's supervisor, to adopt.

@@ -322,6 +322,7 @@ fn new_row(
         rows: params.rows.unwrap_or(default_rows),
         cols: params.cols.unwrap_or(default_cols),
         timeout_secs: params.spec.timeout_secs,
+        sandbox: params.spec.sandbox,
         ..row
     }
 }
@@ -437,9 +438,16 @@ async fn spawn_and_adopt(
     // before the harness can end.
     super::fallback::remember(&id, prepared.profile.as_deref(), &config.profiles, params);
     let paths = engine.paths.clone();
-    let spawned = tokio::task::spawn_blocking(move || spawn_supervisor(&paths, &spec))
-        .await
-        .map_err(ApiError::internal)?;
+    let (sandbox, config_homes) = (params.spec.sandbox, config_homes(prepared));
+    let spawned = tokio::task::spawn_blocking(move || {
+        let spec = match sandbox {
+            Some(mode) => boxed(spec, mode, &config_homes, &paths)?,
+            None => spec,
+        };
+        spawn_supervisor(&paths, &spec)
+    })
+    .await
+    .map_err(ApiError::internal)?;
     let (sup_pid, sup_start) = match spawned {
         Ok(identity) => identity,
         Err(reason) => return end_blocked(engine, &id, reason).await.map(Some),
@@ -459,6 +467,47 @@ async fn spawn_and_adopt(
         super::adopt::supervisor_gone(engine, &id).await;
     }
     Ok(None)
+}
+
+/// What the launch's variables name as folders: among them the harness's
+/// config home, which a box writes through.
+pub(crate) fn config_homes(prepared: &crate::harness::Prepared) -> Vec<std::path::PathBuf> {
+    prepared.launch.env.iter().map(|(_, v)| v.into()).collect()
+}
+
+/// The run's launch put in a bubblewrap box (`harness::sandbox`); or why
+/// it cannot be, and so is not started at all.
+pub(crate) fn boxed(
+    mut spec: SuperviseSpec,
+    mode: crate::values::sandbox::Sandbox,
+    config_homes: &[std::path::PathBuf],
+    paths: &crate::paths::Paths,
+) -> Result<SuperviseSpec, String> {
+    use crate::harness::sandbox;
+    let var = |name: &str| spec.env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    let path = var("PATH");
+    let bwrap = sandbox::usable(path.as_deref())?;
+    let home = var("HOME").map(std::path::PathBuf::from);
+    // The harness's own config home, as its adapter set it: written
+    // through. Never the home itself, nor the agents state directory.
+    let writable: Vec<std::path::PathBuf> = config_homes
+        .iter()
+        .filter(|p| p.is_absolute() && p.is_dir())
+        .filter(|p| Some(*p) != home.as_ref() && **p != paths.home)
+        .cloned()
+        .collect();
+    let cwd = std::path::PathBuf::from(&spec.cwd);
+    let made = sandbox::Box {
+        mode,
+        bwrap: &bwrap,
+        cwd: &cwd,
+        root: &sandbox::writable_root(&cwd),
+        home: home.as_deref(),
+        writable,
+        program: spec.argv.first().and_then(|p| sandbox::program(p, path.as_deref())),
+    };
+    spec.argv = made.wrap(&spec.argv);
+    Ok(spec)
 }
 
 async fn end_blocked(engine: &Arc<Engine>, id: &str, reason: String) -> Result<RunRecord, ApiError> {

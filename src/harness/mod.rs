@@ -28,6 +28,7 @@ pub mod pi;
 mod profile;
 pub mod qwen;
 pub mod roots;
+pub mod sandbox;
 pub mod screen;
 pub mod screen_rules;
 pub mod stall;

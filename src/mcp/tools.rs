@@ -153,6 +153,7 @@ impl AgentsMcp {
                 prompt: args.prompt,
                 pass_env: args.env,
                 host: remote,
+                sandbox: None,
             },
             parent: args.parent,
             env: std::env::vars().collect(),

@@ -20,6 +20,13 @@ pub async fn start(daemon: &Here, mut params: StartParams, host_name: &str) -> R
     // Made arguments here, as a family takes it: the host is never asked
     // to understand more than it did.
     crate::harness::apply_model(&mut params.spec, &daemon.config().profiles)?;
+    // A host's daemon of an older build would drop the box and run the
+    // harness unboxed: a boxed run is started here only, for now.
+    if params.spec.sandbox.is_some() {
+        return Err(ApiError::bad_request(format!(
+            "--sandbox runs on this machine only: a run on {host_name} cannot be boxed yet"
+        )));
+    }
     let host = super::hosts::stored(daemon, host_name).await?;
     if let Some(name) = &params.spec.name {
         crate::api::bounds::validate_name(name)?;

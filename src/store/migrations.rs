@@ -385,6 +385,10 @@ const MIGRATIONS: &[&str] = &[
      WHERE state = 'stored'
        AND to_run IN (SELECT id FROM runs WHERE state NOT IN ('pending', 'starting', 'running'));
     "#,
+    // 19: how a run is boxed (`--sandbox`): `on`, `offline`, or none.
+    r#"
+    ALTER TABLE runs ADD COLUMN sandbox TEXT;
+    "#,
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

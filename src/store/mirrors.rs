@@ -467,6 +467,7 @@ mod tests {
             log_pruned_at: None,
             waiting: Vec::new(),
             former_names: Vec::new(),
+            sandbox: None,
         }
     }
 

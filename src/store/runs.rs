@@ -49,6 +49,8 @@ pub struct RunRow {
     pub scheduled_at: Option<i64>,
     /// When retention pruned its output log (ms).
     pub log_pruned_at: Option<i64>,
+    /// How it is boxed (`--sandbox`), if it is.
+    pub sandbox: Option<crate::values::sandbox::Sandbox>,
     /// The names it wore before its current one, oldest first
     /// (`former_names`: each still finds it, `store::names`).
     pub former_names: Vec<String>,
@@ -65,7 +67,7 @@ fn identity(pid: i64, start: i64, boot: &str) -> Option<crate::pty::Identity> {
 const COLUMNS: &str = "id, name, harness, host, cwd, command, state, status, parent_run_id, root_run_id, detached, \
      session_id, launch_id, pid, pgid, proc_start, boot_id, supervisor_pid, supervisor_start, exit_code, signal, \
      reason, created_at, started_at, ended_at, rows, cols, timeout_secs, worktree, output_bytes, args, routine, \
-     scheduled_at, log_pruned_at";
+     scheduled_at, log_pruned_at, sandbox";
 
 /// A live run's state, as `runs_live` (migration 17) indexes it.
 const LIVE: &str = "state IN ('pending', 'starting', 'running')";
@@ -130,6 +132,7 @@ impl RunRow {
             routine: None,
             scheduled_at: None,
             log_pruned_at: None,
+            sandbox: None,
             former_names: Vec::new(),
         }
     }
@@ -175,6 +178,9 @@ impl RunRow {
             routine: r.get(31)?,
             scheduled_at: r.get(32)?,
             log_pruned_at: r.get(33)?,
+            sandbox: r
+                .get::<_, Option<String>>(34)?
+                .and_then(|s| crate::values::sandbox::Sandbox::parse(&s).ok()),
             // Read for all the rows at once (see `with_former`).
             former_names: Vec::new(),
         })
@@ -222,6 +228,7 @@ impl RunRow {
             routine: self.routine,
             scheduled_at: self.scheduled_at.map(format_ms),
             log_pruned_at: self.log_pruned_at.map(format_ms),
+            sandbox: self.sandbox.map(|s| s.as_str().to_string()),
             waiting: Vec::new(),
             former_names: self.former_names,
         }
@@ -230,7 +237,7 @@ impl RunRow {
 
 pub fn insert_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
     conn.execute(
-        &format!("INSERT INTO runs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)"),
+        &format!("INSERT INTO runs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)"),
         params![
             run.id,
             run.name,
@@ -266,6 +273,7 @@ pub fn insert_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
             run.routine,
             run.scheduled_at,
             run.log_pruned_at,
+            run.sandbox.map(|s| s.as_str()),
         ],
     )?;
     Ok(())

@@ -1,4 +1,4 @@
--- user_version 18
+-- user_version 19
 -- index events_lineage
 CREATE INDEX events_lineage ON events(kind) WHERE kind IN ('RESUME_OF', 'FORK_OF', 'RERUN_OF');
 
@@ -188,7 +188,7 @@ CREATE TABLE runs (
         timeout_secs    INTEGER,
         worktree        TEXT,
         output_bytes    INTEGER NOT NULL DEFAULT 0
-    , args TEXT NOT NULL DEFAULT '[]', name_source TEXT NOT NULL DEFAULT 'given', log_pruned_at INTEGER, routine TEXT, scheduled_at INTEGER);
+    , args TEXT NOT NULL DEFAULT '[]', name_source TEXT NOT NULL DEFAULT 'given', log_pruned_at INTEGER, routine TEXT, scheduled_at INTEGER, sandbox TEXT);
 
 -- table sessions
 CREATE TABLE sessions (

@@ -2,6 +2,7 @@
 //! taking them from each other. No I/O and no crate module above it.
 
 pub mod retention;
+pub mod sandbox;
 pub mod screen;
 pub mod transcript;
 

@@ -58,6 +58,7 @@ pub fn run(id: &str, name: &str, state: RunState, status: ActivityStatus, starte
         log_pruned_at: None,
         waiting: Vec::new(),
         former_names: Vec::new(),
+        sandbox: None,
     }
 }
 

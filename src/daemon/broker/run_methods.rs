@@ -389,6 +389,7 @@ pub(super) async fn rerun(
             host: (row.host != "local").then(|| row.host.clone()),
             // In its arguments already.
             model: None,
+            sandbox: row.sandbox,
         },
         parent: row.parent_run_id.clone(),
         rows: Some(row.rows),

@@ -1,0 +1,223 @@
+//! Sandboxed runs (`--sandbox`): the harness started under bubblewrap
+//! (`bwrap`), which the supervisor spawns in its place on the run's PTY.
+//!
+//! Inside, the file system is the machine's system directories read-only
+//! (`/usr`, `/etc`, `/opt` and the like), a private `/tmp` and `/run`, and
+//! an empty home that cannot be written; then, written through, the run's cwd (or
+//! worktree) and the harness's own config home, and read-only the folder
+//! its program lives in when that is outside the system directories. Not
+//! visible at all: the rest of the home (`~/.ssh`, `~/.aws`,
+//! `~/.config/gcloud`, `~/.kube`, `~/.gnupg`, other repositories), `/root`,
+//! `/home`, `/srv`, `/mnt`, `/media`, `/var` and the agents state
+//! directory. Processes, IPC and the host name are the box's own; the
+//! network is the machine's (`on`: the agent must reach its model) or none
+//! at all (`offline`). A start that asks for a box and cannot have one is
+//! blocked before anything is spawned, saying what to install or enable —
+//! never run without it.
+
+use std::path::{Path, PathBuf};
+
+use crate::values::sandbox::Sandbox;
+
+/// What the machine keeps its programs and their settings in: read-only
+/// inside the box.
+const SYSTEM: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix", "/gnu",
+];
+
+/// Where a run's box is made.
+pub struct Box<'a> {
+    pub mode: Sandbox,
+    /// `bwrap`, as found.
+    pub bwrap: &'a Path,
+    /// The run's cwd, where the harness starts.
+    pub cwd: &'a Path,
+    /// What it writes through: the git work tree it is in, else its cwd
+    /// ([`writable_root`]).
+    pub root: &'a Path,
+    /// The user's home, shown empty and read-only.
+    pub home: Option<&'a Path>,
+    /// Also written through: the harness's own config home.
+    pub writable: Vec<PathBuf>,
+    /// The harness's program as found on PATH (its folder is shown
+    /// read-only when it is outside the system directories).
+    pub program: Option<PathBuf>,
+}
+
+impl Box<'_> {
+    /// `argv` as it runs in the box: bubblewrap's arguments, then `argv`.
+    pub fn wrap(&self, argv: &[String]) -> Vec<String> {
+        let mut out: Vec<String> = vec![self.bwrap.display().to_string()];
+        let mut arg = |words: &[&str]| out.extend(words.iter().map(|w| w.to_string()));
+        arg(&[
+            "--die-with-parent",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ]);
+        if self.mode == Sandbox::Offline {
+            arg(&["--unshare-net"]);
+        }
+        for dir in SYSTEM.iter().filter(|d| Path::new(d).exists()) {
+            arg(&["--ro-bind", dir, dir]);
+        }
+        arg(&["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]);
+        // /run holds the resolver's socket on some systems, /etc links there.
+        for resolver in ["/run/systemd/resolve", "/run/resolvconf"] {
+            if Path::new(resolver).exists() {
+                arg(&["--ro-bind", resolver, resolver]);
+            }
+        }
+        // The home: an empty folder of its own, made read-only below once
+        // what is bound inside it (a cwd under it) has its place.
+        let home = self.home.map(|h| h.display().to_string());
+        if let Some(home) = &home {
+            arg(&["--tmpfs", home]);
+        }
+        if let Some(folder) = self.program_folder() {
+            let folder = folder.display().to_string();
+            arg(&["--ro-bind", &folder, &folder]);
+        }
+        for dir in self.writable.iter().filter(|d| d.is_dir()) {
+            let dir = dir.display().to_string();
+            arg(&["--bind", &dir, &dir]);
+        }
+        let root = self.root.display().to_string();
+        arg(&["--bind", &root, &root]);
+        if let Some(shared) = linked_repository(self.root) {
+            let shared = shared.display().to_string();
+            arg(&["--bind", &shared, &shared]);
+        }
+        let cwd = self.cwd.display().to_string();
+        arg(&["--chdir", &cwd]);
+        // Everything not bound above (the empty home included) is read-only.
+        if let Some(home) = &home {
+            arg(&["--remount-ro", home]);
+        }
+        arg(&["--remount-ro", "/", "--"]);
+        out.extend(argv.iter().cloned());
+        out
+    }
+
+    /// The folder of a program outside the system directories (an npm
+    /// package's, a user's `~/.local/bin`): the program's real file's.
+    fn program_folder(&self) -> Option<PathBuf> {
+        let real = std::fs::canonicalize(self.program.as_ref()?).ok()?;
+        let folder = real.parent()?.to_path_buf();
+        let system = SYSTEM.iter().any(|d| folder.starts_with(d));
+        (!system).then_some(folder)
+    }
+}
+
+/// What a run in `cwd` may write: the git work tree it is in (its `.git`
+/// included, and a linked worktree's shared repository), else `cwd`.
+pub fn writable_root(cwd: &Path) -> PathBuf {
+    let top = cwd.ancestors().find(|dir| dir.join(".git").exists());
+    top.unwrap_or(cwd).to_path_buf()
+}
+
+/// A linked worktree's repository (its `.git` file says `gitdir:
+/// REPO/.git/worktrees/NAME`): the shared `.git`, which its commits
+/// write.
+fn linked_repository(root: &Path) -> Option<PathBuf> {
+    let file = std::fs::read_to_string(root.join(".git")).ok()?;
+    let gitdir = PathBuf::from(file.trim().strip_prefix("gitdir:")?.trim());
+    let shared = gitdir.parent()?.parent()?;
+    (shared.file_name()? == ".git" && shared.is_dir()).then(|| shared.to_path_buf())
+}
+
+/// `bwrap` on `path` (a `PATH` value), if it makes a box here; else what
+/// to install or enable, in a line.
+pub fn usable(path: Option<&str>) -> Result<PathBuf, String> {
+    let found = path
+        .unwrap_or("/usr/local/bin:/usr/bin:/bin")
+        .split(':')
+        .map(|dir| Path::new(dir).join("bwrap"))
+        .find(|p| p.is_file());
+    let Some(bwrap) = found else {
+        return Err("--sandbox needs bubblewrap (bwrap), which is not on PATH: install it \
+                    (apt install bubblewrap, dnf install bubblewrap, pacman -S bubblewrap)"
+            .into());
+    };
+    let tried = std::process::Command::new(&bwrap)
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--unshare-pid",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "true",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("--sandbox: {} does not run: {e}", bwrap.display()))?;
+    if !tried.status.success() {
+        let said = String::from_utf8_lossy(&tried.stderr);
+        return Err(format!(
+            "--sandbox: bubblewrap cannot make a box here ({}): user namespaces may be off \
+             (sysctl kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0)",
+            crate::text::bounded(said.trim(), 200)
+        ));
+    }
+    Ok(bwrap)
+}
+
+/// The program `argv[0]` names, as `PATH` finds it.
+pub fn program(argv0: &str, path: Option<&str>) -> Option<PathBuf> {
+    if argv0.contains('/') {
+        return Some(PathBuf::from(argv0));
+    }
+    path?
+        .split(':')
+        .map(|dir| Path::new(dir).join(argv0))
+        .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_box_shows_the_system_read_only_and_writes_only_its_cwd_and_config_home() {
+        let cwd = tempfile::tempdir().unwrap();
+        let config = tempfile::tempdir().unwrap();
+        let made = Box {
+            mode: Sandbox::Offline,
+            bwrap: Path::new("/usr/bin/bwrap"),
+            cwd: cwd.path(),
+            root: cwd.path(),
+            home: Some(Path::new("/home/u")),
+            writable: vec![config.path().to_path_buf(), PathBuf::from("/no/such/dir")],
+            program: None,
+        };
+        let argv = made.wrap(&["sh".into(), "-c".into(), "true".into()]);
+        let line = argv.join(" ");
+        assert!(line.starts_with("/usr/bin/bwrap --die-with-parent"), "{line}");
+        assert!(line.contains("--unshare-net"), "offline: {line}");
+        assert!(
+            line.contains("--ro-bind /usr /usr") && line.contains("--tmpfs /tmp"),
+            "{line}"
+        );
+        assert!(line.contains("--tmpfs /home/u"), "an empty home: {line}");
+        let config = config.path().display().to_string();
+        assert!(line.contains(&format!("--bind {config} {config}")), "{line}");
+        assert!(!line.contains("/no/such/dir"), "{line}");
+        let cwd = cwd.path().display().to_string();
+        assert!(
+            line.ends_with(&format!(
+                "--bind {cwd} {cwd} --chdir {cwd} --remount-ro /home/u --remount-ro / -- sh -c true"
+            )),
+            "{line}"
+        );
+        let on = Box {
+            mode: Sandbox::On,
+            ..made
+        };
+        assert!(!on.wrap(&["true".into()]).contains(&"--unshare-net".to_string()));
+    }
+}

@@ -1,0 +1,236 @@
+//! Sandboxed runs (`--sandbox`, issue #37) under the real bubblewrap: what
+//! a boxed run can write and see, its network on and off, its worktree's
+//! changes seen from outside, and a start refused before anything is
+//! spawned where no box can be made.
+
+mod common;
+
+use std::io::Read;
+
+use common::Home;
+
+/// Whether bubblewrap can make a box here (the CI installs it).
+fn bubblewrap() -> bool {
+    std::process::Command::new("bwrap")
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--unshare-pid",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "true",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A user's home with secrets in it, and a project folder to work in.
+struct Place {
+    home: tempfile::TempDir,
+    project: tempfile::TempDir,
+}
+
+impl Place {
+    fn new() -> Place {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+        std::fs::write(home.path().join(".ssh/id_test"), "SECRET-KEY-MATERIAL\n").unwrap();
+        std::fs::create_dir_all(home.path().join(".aws")).unwrap();
+        std::fs::write(home.path().join(".aws/credentials"), "SECRET-AWS\n").unwrap();
+        Place {
+            home,
+            project: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// `agents ARGS` with this HOME, from the project folder.
+    fn run(&self, agents: &Home, args: &[&str]) -> String {
+        let out = agents
+            .cmd(args)
+            .env("HOME", self.home.path())
+            .current_dir(self.project.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+#[test]
+fn a_boxed_run_writes_its_cwd_only_and_sees_neither_secrets_nor_the_state_directory() {
+    if !bubblewrap() {
+        eprintln!("skipped: no usable bubblewrap (the CI installs it)");
+        return;
+    }
+    let agents = Home::new();
+    let place = Place::new();
+    let script = r#"echo made > out.txt && echo wrote-cwd
+touch "$HOME/x" 2>&1 || echo home-refused
+cat "$HOME/.ssh/id_test" 2>&1 || echo ssh-hidden
+cat "$HOME/.aws/credentials" 2>&1 || echo aws-hidden
+ls "$AGENTS_HOME" 2>&1 || echo state-hidden
+touch /usr/x 2>&1 || echo system-read-only"#;
+    let id = place.run(
+        &agents,
+        &[
+            "run",
+            "-d",
+            "--sandbox",
+            "--name",
+            "boxed",
+            "cmd",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    let ended = agents.wait_end(&id);
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+    let logs = agents.logs(&id);
+    for said in [
+        "wrote-cwd",
+        "home-refused",
+        "ssh-hidden",
+        "aws-hidden",
+        "state-hidden",
+        "system-read-only",
+    ] {
+        assert!(logs.contains(said), "{said}: {logs}");
+    }
+    assert!(!logs.contains("SECRET"), "{logs}");
+    assert_eq!(
+        std::fs::read_to_string(place.project.path().join("out.txt")).unwrap(),
+        "made\n"
+    );
+    assert!(!place.home.path().join("x").exists());
+    assert_eq!(agents.show(&id)["sandbox"], "on");
+    assert!(agents.ok(&["show", &id]).contains("sandbox"), "show says it is boxed");
+}
+
+/// A listener on this machine's loopback, outside any box.
+fn listener() -> (std::net::TcpListener, u16) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    (listener, port)
+}
+
+#[test]
+fn a_boxed_run_reaches_the_network_and_an_offline_one_reaches_nothing() {
+    if !bubblewrap() {
+        eprintln!("skipped: no usable bubblewrap (the CI installs it)");
+        return;
+    }
+    let agents = Home::new();
+    let place = Place::new();
+    let (outside, port) = listener();
+    let dial = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo hello >&3 && echo connected || echo refused");
+    let online = place.run(&agents, &["run", "-d", "--sandbox", "cmd", "--", "bash", "-c", &dial]);
+    outside.set_nonblocking(true).unwrap();
+    let mut accepted = None;
+    common::wait_until("the boxed run connected", common::PATIENCE, &mut || {
+        accepted = outside.accept().ok();
+        accepted.is_some()
+    });
+    let (mut stream, _) = accepted.unwrap();
+    stream.set_nonblocking(false).unwrap();
+    let mut said = String::new();
+    stream.read_to_string(&mut said).unwrap();
+    assert_eq!(said, "hello\n");
+    agents.wait_end(&online);
+    assert!(agents.logs(&online).contains("connected"));
+
+    let offline = place.run(
+        &agents,
+        &["run", "-d", "--sandbox=offline", "cmd", "--", "bash", "-c", &dial],
+    );
+    agents.wait_end(&offline);
+    let logs = agents.logs(&offline);
+    assert!(logs.contains("refused") && !logs.contains("connected"), "{logs}");
+    assert_eq!(agents.show(&offline)["sandbox"], "offline");
+    // It has ended: had it reached the listener, the connection would wait.
+    assert!(outside.accept().is_err(), "nothing reached the machine's loopback");
+}
+
+#[test]
+fn a_boxed_worktree_runs_changes_are_seen_by_agents_diff() {
+    if !bubblewrap() {
+        eprintln!("skipped: no usable bubblewrap (the CI installs it)");
+        return;
+    }
+    let agents = Home::new();
+    let place = Place::new();
+    let repo = place.project.path();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["commit", "-q", "--allow-empty", "-m", "start"],
+    ] {
+        assert!(
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(repo)
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    let script = "echo boxed > made.txt && git add made.txt \
+        && git -c user.name=boxed -c user.email=boxed@agents.invalid commit -q -m boxed && echo committed";
+    let id = place.run(
+        &agents,
+        &["run", "-d", "--sandbox", "--worktree", "cmd", "--", "sh", "-c", script],
+    );
+    assert_eq!(agents.wait_end(&id)["state"], "succeeded", "{}", agents.logs(&id));
+    let diff = agents.ok(&["diff", &id, "--stat"]);
+    assert!(diff.contains("made.txt"), "{diff}");
+}
+
+#[test]
+fn without_bubblewrap_a_boxed_start_is_blocked_before_anything_runs() {
+    let agents = Home::new();
+    let place = Place::new();
+    // A PATH with a shell and nothing else: no bwrap on it.
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("/bin/sh", bin.path().join("sh")).unwrap();
+    let marker = place.project.path().join("ran");
+    let script = format!("touch {}", marker.display());
+    let out = agents
+        .cmd(&[
+            "run",
+            "-d",
+            "--sandbox",
+            "--name",
+            "unboxed",
+            "cmd",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .env("PATH", bin.path())
+        .env("HOME", place.home.path())
+        .current_dir(place.project.path())
+        .output()
+        .unwrap();
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let shown = agents.show("unboxed");
+    assert_eq!(shown["state"], "blocked", "{shown}");
+    let reason = shown["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("bubblewrap") && reason.contains("install"), "{reason}");
+    let kinds = agents.event_kinds("unboxed");
+    assert!(
+        !kinds.iter().any(|k| k == "SUPERVISOR_STARTED"),
+        "nothing spawned: {kinds:?} ({id})"
+    );
+    assert!(!marker.exists(), "never run without its box");
+    // A host's daemon of an older build would drop the box: refused.
+    let remote = agents.fails(&["run", "-d", "--sandbox", "--host", "gpu1", "cmd", "--", "true"]);
+    assert!(remote.contains("this machine only"), "{remote}");
+}
