@@ -234,3 +234,65 @@ fn without_bubblewrap_a_boxed_start_is_blocked_before_anything_runs() {
     let remote = agents.fails(&["run", "-d", "--sandbox", "--host", "gpu1", "cmd", "--", "true"]);
     assert!(remote.contains("this machine only"), "{remote}");
 }
+
+/// The box asked for in config.toml: by a profile, a routine and a team
+/// member, each run recorded as boxed and each its box's.
+#[test]
+fn a_profile_a_routine_and_a_team_member_ask_for_the_box_in_config() {
+    if !bubblewrap() {
+        eprintln!("skipped: no usable bubblewrap (the CI installs it)");
+        return;
+    }
+    let place = Place::new();
+    let project = place.project.path().display().to_string();
+    let config = format!(
+        r#"[engine]
+quiet_ms = 300
+cancel_sigint_grace_ms = 700
+cancel_sigterm_grace_ms = 700
+[profiles.boxed]
+family = "cmd"
+sandbox = "offline"
+[routines.nightly]
+schedule = "0 3 * * *"
+harness = "cmd"
+args = ["sh", "-c", "ls \"$AGENTS_HOME\" || echo routine-boxed"]
+cwd = "{project}"
+sandbox = true
+[teams.crew]
+leader = {{ name = "lead", harness = "cmd", args = ["sleep", "600"] }}
+[[teams.crew.members]]
+name = "boxed"
+harness = "cmd"
+args = ["sh", "-c", "ls \"$AGENTS_HOME\" || echo member-boxed; sleep 600"]
+sandbox = true
+"#
+    );
+    let agents = Home::with_config(&config);
+    let dial = "exec 3<>/dev/tcp/127.0.0.1/9 || echo profile-offline";
+    let id = place.run(&agents, &["run", "-d", "boxed", "--", "bash", "-c", dial]);
+    agents.wait_end(&id);
+    assert_eq!(agents.show(&id)["sandbox"], "offline");
+    assert!(agents.logs(&id).contains("profile-offline"));
+
+    let fired = agents.json(&["routines", "run", "nightly", "--json"]);
+    let fire = fired["run"]["id"].as_str().unwrap().to_string();
+    agents.wait_end(&fire);
+    assert_eq!(agents.show(&fire)["sandbox"], "on");
+    assert!(agents.logs(&fire).contains("routine-boxed"), "{}", agents.logs(&fire));
+
+    place.run(&agents, &["team", "start", "crew", "-d"]);
+    let team = agents.json(&["team", "show", "crew", "--json"]);
+    let member = team["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["member"] == "boxed")
+        .and_then(|m| m["run"]["id"].as_str())
+        .expect("the boxed member's run")
+        .to_string();
+    assert_eq!(agents.show(&member)["sandbox"], "on");
+    agents.wait_until("the member ran in its box", || {
+        agents.logs(&member).contains("member-boxed")
+    });
+}

@@ -53,6 +53,9 @@ pub struct Routine {
     pub catch_up: CatchUp,
     #[serde(default = "yes")]
     pub enabled: bool,
+    /// Each fire boxed (`true`, `"offline"`), as `--sandbox` asks.
+    #[serde(default)]
+    pub sandbox: Option<crate::values::sandbox::Setting>,
 }
 
 fn yes() -> bool {
@@ -166,7 +169,7 @@ impl Routine {
             timeout_secs: self.timeout.as_ref().and_then(|t| t.secs().ok()),
             pass_env: self.env.clone(),
             model: None,
-            sandbox: None,
+            sandbox: self.sandbox.and_then(|s| s.mode()),
         }
     }
 

@@ -79,6 +79,9 @@ pub struct MemberDef {
     /// is started, never stored).
     #[serde(default)]
     pub env: Vec<String>,
+    /// Boxed (`true`, `"offline"`), as `--sandbox` asks.
+    #[serde(default)]
+    pub sandbox: Option<crate::values::sandbox::Setting>,
 }
 
 impl MemberDef {
@@ -99,7 +102,7 @@ impl MemberDef {
             timeout_secs: self.timeout.as_ref().and_then(|t| t.secs().ok()),
             pass_env: self.env.clone(),
             model: None,
-            sandbox: None,
+            sandbox: self.sandbox.and_then(|s| s.mode()),
         }
     }
 }

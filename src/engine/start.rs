@@ -92,7 +92,11 @@ async fn start_with(
         }
         _ => None,
     };
+    // A profile may ask for the box the request did not.
+    let profile_box = prepared.as_ref().ok().and_then(|p| p.profile.as_ref());
+    let profile_box = profile_box.and_then(|p| config.profiles.get(p)?.sandbox?.mode());
     let mut row = new_row(&id, name, &params, &prepared, parent.as_ref(), config.default_size());
+    row.sandbox = params.spec.sandbox.or(profile_box);
 
     // Every prerequisite, before anything is spawned.
     let mut blocked: Option<String> = prepared.as_ref().err().cloned().or_else(|| blocker(&params, &row));
@@ -438,7 +442,7 @@ async fn spawn_and_adopt(
     // before the harness can end.
     super::fallback::remember(&id, prepared.profile.as_deref(), &config.profiles, params);
     let paths = engine.paths.clone();
-    let (sandbox, config_homes) = (params.spec.sandbox, config_homes(prepared));
+    let (sandbox, config_homes) = (row.sandbox, config_homes(prepared));
     let spawned = tokio::task::spawn_blocking(move || {
         let spec = match sandbox {
             Some(mode) => boxed(spec, mode, &config_homes, &paths)?,

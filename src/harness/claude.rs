@@ -288,6 +288,7 @@ mod tests {
             model: Some("opus".into()),
             pass_env: vec![],
             fallback: vec![],
+            sandbox: None,
         };
         let env = vec![("HOME".to_string(), "/home/user".to_string())];
         let launch = Claude.launch(&ctx(&[], &env, Some(&profile))).unwrap();

@@ -30,6 +30,8 @@ pub struct Profile {
     /// one ends early on an account problem (authentication, quota): each
     /// is a new attempt of the same run.
     pub fallback: Vec<String>,
+    /// Its runs boxed (`true`, `"offline"`), as `--sandbox` asks.
+    pub sandbox: Option<crate::values::sandbox::Setting>,
 }
 
 /// The most fallbacks a profile may name: enough for a few accounts, few

@@ -29,3 +29,41 @@ impl Sandbox {
         }
     }
 }
+
+/// `sandbox = …` in config.toml (a profile, a routine, a team member):
+/// `true` (boxed, network on), `false`, or `"offline"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Setting {
+    Flag(bool),
+    Mode(Sandbox),
+}
+
+impl Setting {
+    /// The box it asks for, if any.
+    pub fn mode(self) -> Option<Sandbox> {
+        match self {
+            Setting::Flag(true) => Some(Sandbox::On),
+            Setting::Flag(false) => None,
+            Setting::Mode(mode) => Some(mode),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_setting_is_a_flag_or_a_mode() {
+        #[derive(Deserialize)]
+        struct Holder {
+            sandbox: Setting,
+        }
+        let read = |text: &str| toml::from_str::<Holder>(text).map(|h| h.sandbox.mode());
+        assert_eq!(read("sandbox = true").unwrap(), Some(Sandbox::On));
+        assert_eq!(read("sandbox = false").unwrap(), None);
+        assert_eq!(read("sandbox = \"offline\"").unwrap(), Some(Sandbox::Offline));
+        assert!(read("sandbox = \"maybe\"").is_err());
+    }
+}
