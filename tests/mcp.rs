@@ -332,6 +332,18 @@ fn an_mcp_client_starts_steers_reads_and_cancels_runs() {
     assert_eq!(tree["root"]["children"][0]["id"], child_id.as_str(), "{tree}");
     assert_eq!(tree["root"]["children"][0]["edge"], "child", "{tree}");
 
+    // A box asked for by name (recorded, boxed or blocked where bubblewrap
+    // is missing); a mode it does not know is refused.
+    let boxed = mcp.ok(
+        "run_start",
+        json!({ "harness": "cmd", "args": ["true"], "sandbox": "offline", "name": "boxed" }),
+    );
+    assert_eq!(boxed["sandbox"], "offline", "{boxed}");
+    mcp.fails(
+        "run_start",
+        json!({ "harness": "cmd", "args": ["true"], "sandbox": "maybe" }),
+        "bad_request",
+    );
     mcp.close();
 }
 

@@ -73,6 +73,10 @@ pub struct RunStartArgs {
     /// Your id for this start (letters and digits, at most 64): a retry with
     /// the same id returns the run the first attempt created.
     pub launch_id: Option<String>,
+    /// Run it in a bubblewrap box: "on" (the file system read-only but
+    /// for its work tree, the home and agents state hidden, network on) or
+    /// "offline" (no network either).
+    pub sandbox: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

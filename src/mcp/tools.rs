@@ -127,6 +127,10 @@ impl AgentsMcp {
     /// server's environment (so `AGENTS_RUN_ID` makes the new run a child).
     fn start_params(&self, args: RunStartArgs) -> Result<StartParams, ApiError> {
         let remote = args.host.clone().filter(|h| h != "local");
+        let sandbox = match args.sandbox.as_deref() {
+            Some(mode) => Some(crate::values::sandbox::Sandbox::parse(mode).map_err(ApiError::bad_request)?),
+            None => None,
+        };
         let cwd = match (&remote, args.cwd) {
             // A path on the host, sent as given (docs/design.md §4: explicit mapping).
             (Some(_), cwd) => cwd.unwrap_or_default(),
@@ -153,7 +157,7 @@ impl AgentsMcp {
                 prompt: args.prompt,
                 pass_env: args.env,
                 host: remote,
-                sandbox: None,
+                sandbox,
             },
             parent: args.parent,
             env: std::env::vars().collect(),
