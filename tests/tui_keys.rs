@@ -379,6 +379,11 @@ fn the_new_run_form_has_every_option_of_agents_run_and_a_host_chosen_among_the_c
     press(&mut app, KeyCode::Left);
     go_to(&mut app, Field::Worktree);
     press(&mut app, KeyCode::Char(' '));
+    // The box: no → yes → offline, as `--sandbox[=offline]`.
+    go_to(&mut app, Field::Sandbox);
+    press(&mut app, KeyCode::Right);
+    press(&mut app, KeyCode::Right);
+    assert_eq!(form(&mut app).value(Field::Sandbox), "◂ offline: and no network ▸");
     go_to(&mut app, Field::Timeout);
     typed(&mut app, "ten minutes");
     go_to(&mut app, Field::Env);
@@ -415,6 +420,7 @@ fn the_new_run_form_has_every_option_of_agents_run_and_a_host_chosen_among_the_c
     assert!(start.spec.worktree);
     assert_eq!(start.spec.timeout_secs, Some(600));
     assert_eq!(start.spec.pass_env, ["OPENAI_API_KEY", "HTTPS_PROXY"]);
+    assert_eq!(start.spec.sandbox, Some(agents::values::sandbox::Sandbox::Offline));
 }
 
 #[test]

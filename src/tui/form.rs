@@ -134,12 +134,13 @@ pub enum Field {
     Args,
     Prompt,
     Worktree,
+    Sandbox,
     Timeout,
     Env,
 }
 
 impl Field {
-    pub const ALL: [Field; 10] = [
+    pub const ALL: [Field; 11] = [
         Field::Harness,
         Field::Host,
         Field::Cwd,
@@ -148,6 +149,7 @@ impl Field {
         Field::Args,
         Field::Prompt,
         Field::Worktree,
+        Field::Sandbox,
         Field::Timeout,
         Field::Env,
     ];
@@ -162,6 +164,7 @@ impl Field {
             Field::Args => "args",
             Field::Prompt => "prompt",
             Field::Worktree => "worktree",
+            Field::Sandbox => "sandbox",
             Field::Timeout => "timeout",
             Field::Env => "env",
         }
@@ -169,7 +172,7 @@ impl Field {
 
     /// Chosen with ←/→/Space rather than typed.
     pub fn is_choice(self) -> bool {
-        matches!(self, Field::Harness | Field::Host | Field::Worktree)
+        matches!(self, Field::Harness | Field::Host | Field::Worktree | Field::Sandbox)
     }
 }
 
@@ -187,6 +190,8 @@ pub struct NewRunForm {
     pub args: String,
     pub prompt: String,
     pub worktree: bool,
+    /// In a bubblewrap box (`--sandbox`), and how.
+    pub sandbox: Option<crate::values::sandbox::Sandbox>,
     /// Seconds, or a duration (`90s`, `10m`, `1h`).
     pub timeout: String,
     /// Names of variables to pass, separated by spaces.
@@ -224,6 +229,7 @@ impl NewRunForm {
             args: String::new(),
             prompt: String::new(),
             worktree: false,
+            sandbox: None,
             timeout: String::new(),
             env: String::new(),
             field: Field::Harness,
@@ -276,6 +282,11 @@ impl NewRunForm {
                 true => "◂ yes: its own branch agents/<name> ▸".into(),
                 false => "◂ no ▸".into(),
             },
+            Field::Sandbox => match self.sandbox {
+                None => "◂ no ▸".into(),
+                Some(crate::values::sandbox::Sandbox::On) => "◂ yes: writes only its work tree, network on ▸".into(),
+                Some(crate::values::sandbox::Sandbox::Offline) => "◂ offline: and no network ▸".into(),
+            },
             _ => self.text(field).cloned().unwrap_or_default(),
         }
     }
@@ -289,7 +300,7 @@ impl NewRunForm {
             Field::Prompt => Some(&self.prompt),
             Field::Timeout => Some(&self.timeout),
             Field::Env => Some(&self.env),
-            Field::Harness | Field::Host | Field::Worktree => None,
+            Field::Harness | Field::Host | Field::Worktree | Field::Sandbox => None,
         }
     }
 
@@ -302,7 +313,7 @@ impl NewRunForm {
             Field::Prompt => Some(&mut self.prompt),
             Field::Timeout => Some(&mut self.timeout),
             Field::Env => Some(&mut self.env),
-            Field::Harness | Field::Host | Field::Worktree => None,
+            Field::Harness | Field::Host | Field::Worktree | Field::Sandbox => None,
         }
     }
 
@@ -326,6 +337,12 @@ impl NewRunForm {
                 self.chosen = true;
             }
             Field::Worktree => self.worktree = !self.worktree,
+            Field::Sandbox => {
+                use crate::values::sandbox::Sandbox;
+                let modes = [None, Some(Sandbox::On), Some(Sandbox::Offline)];
+                let at = modes.iter().position(|m| *m == self.sandbox).unwrap_or(0);
+                self.sandbox = modes[next(at, modes.len())];
+            }
             Field::Host => {
                 let was_local = self.host() == "local";
                 self.host = next(self.host, self.hosts.len());
@@ -413,6 +430,7 @@ impl NewRunForm {
                 timeout_secs: timeout_secs(&self.timeout)?,
                 worktree: self.worktree,
                 host: (host != "local").then(|| host.to_string()),
+                sandbox: self.sandbox,
                 ..RunSpec::default()
             },
             env: std::env::vars().collect(),
