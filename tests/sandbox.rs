@@ -295,4 +295,10 @@ sandbox = true
     agents.wait_until("the member ran in its box", || {
         agents.logs(&member).contains("member-boxed")
     });
+    // Why a tool of a boxed run failed: `explain` names the box.
+    let explained = agents.ok(&["explain", &member]);
+    assert!(
+        explained.contains("box") && explained.contains("Read-only file system"),
+        "{explained}"
+    );
 }

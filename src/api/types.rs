@@ -436,6 +436,10 @@ pub struct StatusExplanation {
     /// input-line rule and the typing window, or the window alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompts: Option<String>,
+    /// For a boxed run (`--sandbox`): its box, and the failures it causes
+    /// (a tool that cannot write or find a file outside its work tree).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

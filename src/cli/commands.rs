@@ -267,6 +267,9 @@ async fn explain(paths: &Paths, run: String, json: bool) -> Result<i32> {
     if let Some(prompts) = &e.prompts {
         say!("prompts     {prompts}");
     }
+    if let Some(sandbox) = &e.sandbox {
+        say!("box         {sandbox}");
+    }
     say!("New evidence (a hook, a change on the screen, output) decides at once.");
     Ok(0)
 }

@@ -119,6 +119,19 @@ pub async fn enqueue(engine: &Arc<Engine>, run: &str, prompt_id: &str, text: &st
     })
 }
 
+/// What a box means for a run's tools, in words `explain` gives.
+fn boxed_words(mode: crate::values::sandbox::Sandbox) -> String {
+    let network = match mode {
+        crate::values::sandbox::Sandbox::On => "its network on",
+        crate::values::sandbox::Sandbox::Offline => "no network: a connection fails with 'Network is unreachable'",
+    };
+    format!(
+        "in a bubblewrap box, {network}; a tool that writes outside its work tree fails with \
+         'Read-only file system' (EROFS), and one that reads the home's files or the agents state \
+         finds nothing there ('No such file or directory') — the box, not the agent"
+    )
+}
+
 pub(crate) fn rules(engine: &Engine) -> Rules {
     engine.config().engine.status_rules()
 }
@@ -158,6 +171,7 @@ pub(crate) fn explain(engine: &Engine, row: &runs::RunRow) -> Result<crate::api:
             why: n.why,
         }),
         prompts: Some(prompt_guard(engine, &row.harness)),
+        sandbox: row.sandbox.map(boxed_words),
     })
 }
 
