@@ -9,22 +9,10 @@ use std::io::Read;
 
 use common::Home;
 
-/// Whether bubblewrap can make a box here (the CI installs it).
+/// Whether bubblewrap can make a box here (the CI installs it), as the
+/// daemon decides it.
 fn bubblewrap() -> bool {
-    std::process::Command::new("bwrap")
-        .args([
-            "--ro-bind",
-            "/",
-            "/",
-            "--unshare-pid",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "true",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success())
+    agents::harness::sandbox::usable(std::env::var("PATH").ok().as_deref()).is_ok()
 }
 
 /// A user's home with secrets in it, and a project folder to work in.
