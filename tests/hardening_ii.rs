@@ -410,3 +410,31 @@ fn a_name_left_by_an_interrupted_run_is_free_for_the_retry() {
     assert_eq!(home.show("flood14")["id"], again.as_str());
     home.ok(&["cancel", &again]);
 }
+
+/// An agent CLI newer than the version agents was verified with is told by
+/// `doctor`, with where its screen rules can be updated; the version
+/// verified is not.
+#[test]
+fn doctor_tells_of_an_agent_cli_newer_than_the_one_verified() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = Home::new();
+    let doctor_with = |version: &str| {
+        let bin = tempfile::tempdir().unwrap();
+        let claude = bin.path().join("claude");
+        std::fs::write(&claude, format!("#!/bin/sh\necho '{version} (Claude Code)'\n")).unwrap();
+        std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+        let out = home.cmd(&["doctor"]).env("PATH", path).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let newer = doctor_with("2.1.332");
+    assert!(
+        newer.contains("claude 2.1.332 is newer than 2.1.197") && newer.contains("screens/claude.toml"),
+        "{newer}"
+    );
+    let pinned = doctor_with("2.1.197");
+    assert!(
+        pinned.contains("claude 2.1.197") && !pinned.contains("newer than"),
+        "{pinned}"
+    );
+}

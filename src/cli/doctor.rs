@@ -417,6 +417,13 @@ fn binaries(report: &mut Report) {
                 let version = crate::harness::version::version_of(&p).unwrap_or_else(|| "version unknown".into());
                 report.ok(format!("{what} {version}: {}", p.display()));
                 say!("info     {what}: {}", credentials(what));
+                if let Some(verified) = crate::harness::version::newer_than_verified(what, &version) {
+                    say!(
+                        "info     {what} {version} is newer than {verified}, the newest agents was verified with: \
+                         its status may misread a new wording until its screen rules are updated \
+                         (~/.config/agents/screens/{what}.toml overrides them)"
+                    );
+                }
             }
             Some(p) => report.ok(format!("{what}: {}", p.display())),
             None if agent => say!("info     {what}: not installed ({fix})"),

@@ -85,9 +85,60 @@ pub fn parse_version(out: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The newest version of each agent CLI that agents was verified with:
+/// the versions `.ci/run` pins and the real-CLI tests run (a unit test
+/// keeps the two the same).
+pub const VERIFIED: &[(&str, &str)] = &[
+    ("claude", "2.1.197"),
+    ("codex", "0.171.0"),
+    ("gemini", "0.61.0"),
+    ("aider", "0.86.2"),
+    ("opencode", "1.18.33"),
+    ("kilo", "7.7.7"),
+    ("qwen", "0.24.4"),
+    ("pi", "0.73.1"),
+    ("copilot", "1.0.102"),
+    ("droid", "0.225.2"),
+    ("auggie", "0.36.0"),
+];
+
+/// The version `family` was verified with, when `found` is newer: its
+/// screen rules (a new wording of a question) may need an update.
+pub fn newer_than_verified(family: &str, found: &str) -> Option<&'static str> {
+    let verified = VERIFIED.iter().find(|(f, _)| *f == family)?.1;
+    (numbers(found)? > numbers(verified)?).then_some(verified)
+}
+
+/// `1.18.33` as `[1, 18, 33]`; a pre-release suffix (`-beta.1`) is left out.
+fn numbers(version: &str) -> Option<Vec<u64>> {
+    let core = version.split(['-', '+']).next()?;
+    core.split('.').map(|n| n.parse().ok()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_version_newer_than_the_one_verified_is_told() {
+        assert_eq!(newer_than_verified("claude", "2.1.332"), Some("2.1.197"));
+        assert_eq!(newer_than_verified("claude", "2.1.197"), None);
+        assert_eq!(newer_than_verified("claude", "2.1.50"), None, "not by text order");
+        assert_eq!(newer_than_verified("codex", "0.200.0-alpha.3"), Some("0.171.0"));
+        assert_eq!(newer_than_verified("cmd", "9.9.9"), None);
+    }
+
+    #[test]
+    fn the_versions_verified_are_those_the_ci_pins() {
+        let ci = include_str!("../../.ci/run");
+        for (family, version) in VERIFIED {
+            let pin = format!("{family}_version={version}\n");
+            assert!(
+                ci.contains(&pin),
+                "{family}: .ci/run pins another version than {version}"
+            );
+        }
+    }
 
     #[test]
     fn versions_are_read_from_what_each_harness_prints() {
