@@ -90,6 +90,13 @@ impl Tabs {
         for reader in self.readers.drain(..) {
             let _ = reader.join();
         }
+    }
+}
+
+/// `agents web` ends with its tabs, also when a round fails half-way.
+impl Drop for Tabs {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
         let _ = self.web.kill();
         let _ = self.web.wait();
     }
