@@ -574,6 +574,20 @@ pub struct AttachParams {
     pub screen_format: Option<u8>,
 }
 
+impl AttachParams {
+    /// A client's one screen subscription of `run` (`sub` 0), in the
+    /// screen `format` it decodes: what a pane, `agents attach` and the
+    /// web view ask for.
+    pub fn screen(run: String, format: u8) -> AttachParams {
+        AttachParams {
+            run,
+            screen: true,
+            screen_format: Some(format),
+            ..AttachParams::default()
+        }
+    }
+}
+
 /// `runs.history`: the rows that scrolled off the run's main screen before
 /// log offset `before` (a screen subscription's first update names the
 /// offset it stands for), the newest `max_lines` that fit one answer,

@@ -253,15 +253,7 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
         .await;
     let guard = RawGuard::enter()?;
     let _: AttachResult = client
-        .call::<method::RunsAttach>(AttachParams {
-            run: id.clone(),
-            offset: None,
-            lossless: false,
-            screen: true,
-            sizes: false,
-            sub: 0,
-            screen_format: Some(crate::protocol::screen::FORMAT),
-        })
+        .call::<method::RunsAttach>(AttachParams::screen(id.clone(), crate::protocol::screen::FORMAT))
         .await?;
     let mut view = View::new(rows, cols)?;
     let (leave, trouble) = follow(&client, &mut events, &record, &mut view).await?;

@@ -423,15 +423,7 @@ async fn refresh_runs(client: &Client, asked: Vec<String>, updates: &mpsc::Sende
 /// A pane's subscription to its run's screen, in the newest format this
 /// build reads; only a refusal is news.
 async fn subscribe(client: &Client, run: String) -> Option<Update> {
-    let params = AttachParams {
-        run,
-        offset: None,
-        lossless: false,
-        screen: true,
-        sizes: false,
-        sub: 0,
-        screen_format: Some(crate::protocol::screen::FORMAT),
-    };
+    let params = AttachParams::screen(run, crate::protocol::screen::FORMAT);
     let refused = client.call::<method::RunsAttach>(params).await.err()?;
     Some(Update::Failed(refused.message))
 }

@@ -158,15 +158,7 @@ async fn mirror(web: Arc<Web>, id: String, watched: Arc<Watched>, mut typed: mps
     let subscribed = async {
         let mut client = Client::connect(&web.paths, true).await?;
         let events = client.events.take();
-        let params = AttachParams {
-            run: id.clone(),
-            offset: None,
-            lossless: false,
-            screen: true,
-            sizes: false,
-            sub: 0,
-            screen_format: Some(screen::FORMAT),
-        };
+        let params = AttachParams::screen(id.clone(), screen::FORMAT);
         client.call::<method::RunsAttach>(params).await?;
         Ok::<_, crate::api::ApiError>((client, events))
     };
