@@ -93,6 +93,7 @@ proptest! {
         let mut mirror = ScreenMirror::new(1, 1, 10_000);
         let mut offset = 0u64;
         let mut scrolled_at_start = None;
+        let mut pulls_at_start = None;
         // The sizes the mirror took: after a new one its history is the
         // log's to give again, rewrapped (`runs.history`).
         let mut sizes = std::collections::HashSet::new();
@@ -106,6 +107,7 @@ proptest! {
                 Step::Update => {
                     if send(&mut watch, &term, offset, &mut mirror) {
                         scrolled_at_start.get_or_insert(term.scrolled_lines());
+                        pulls_at_start.get_or_insert(term.pulls());
                         sizes.insert((mirror.rows, mirror.cols));
                     }
                 }
@@ -125,6 +127,7 @@ proptest! {
         }
         while send(&mut watch, &term, offset, &mut mirror) {
             scrolled_at_start.get_or_insert(term.scrolled_lines());
+            pulls_at_start.get_or_insert(term.pulls());
             sizes.insert((mirror.rows, mirror.cols));
         }
         let (rows, cols) = term.size();
@@ -145,6 +148,11 @@ proptest! {
         if sizes.len() > 1 {
             // Resized while watched: it says its history must be asked for.
             prop_assert!(mirror.history_gap);
+        } else if mirror.history_gap {
+            // Its screen kept its size, but the main screen fitted a size
+            // taken under the alternate one when that ended, pulling back
+            // rows it had: asked for again, rewrapped, they are not twice.
+            prop_assert!(term.pulls() > pulls_at_start.unwrap_or(0));
         } else {
             let history: Vec<String> = mirror.history().cloned().collect();
             let expected: Vec<String> = watched

@@ -139,7 +139,8 @@ pub struct ScreenUpdate {
     /// first, as plain text.
     pub scrolled: Vec<String>,
     /// Rows that scrolled off too but are not in `scrolled` (more than one
-    /// update carries): the client's history has a gap there.
+    /// update carries), or rows of the client's history that came back onto
+    /// the screen: either way the client's history has a gap there.
     pub dropped: u64,
 }
 

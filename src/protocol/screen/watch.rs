@@ -143,7 +143,7 @@ impl ScreenWatch {
     }
 
     /// The rows scrolled off since the last update, within `budget`, and
-    /// how many more scrolled that are not sent.
+    /// how many more scrolled that are not sent (or were pulled back).
     fn scrolled_rows(&mut self, term: &Terminal, budget: &mut usize) -> (Vec<String>, u64) {
         let now = term.scrolled_lines();
         // Rows pulled back onto the screen since: those scrolling off again
@@ -154,6 +154,11 @@ impl ScreenWatch {
             // The first update: what scrolled before it is the log's to tell.
             return (Vec::new(), 0);
         };
+        // Rows the client holds as history (sent, or the log's from before
+        // its first update) came back onto the screen: they may leave it
+        // again rewrapped (the main screen fits its size when an alternate
+        // screen ends), so its history is to be asked of the log again.
+        let pulled_back = pulled_to.map_or(0, |to| since.saturating_sub(to));
         let since = pulled_to.map_or(since, |to| since.min(to));
         // The newest rows matter most: a gap goes before them.
         let mut rows: Vec<String> = Vec::new();
@@ -168,6 +173,6 @@ impl ScreenWatch {
         rows.reverse();
         *budget = budget.saturating_sub(bytes);
         let dropped = now.saturating_sub(since).saturating_sub(rows.len() as u64);
-        (rows, dropped)
+        (rows, dropped.max(pulled_back))
     }
 }
