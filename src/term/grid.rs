@@ -601,11 +601,15 @@ impl Grid {
         if cols != self.cols && reflow {
             self.reflow(cols, above);
         } else {
-            for row in self.rows.iter_mut().filter(|_| cols != self.cols) {
-                row.resize(cols);
+            if cols != self.cols {
+                for row in &mut self.rows {
+                    row.resize(cols);
+                }
+                self.col = self.col.min(cols - 1);
             }
+            // Of the same width, a pending wrap stays pending: the next
+            // character goes on the next row, not over the last one.
             self.cols = cols;
-            self.col = self.col.min(cols - 1);
         }
         self.saved.col = self.saved.col.min(cols - 1);
         (self.top, self.bottom) = (0, rows - 1);

@@ -156,6 +156,20 @@ fn scrolled_lines_counts_rows_pushed_off_the_main_screen() {
 }
 
 #[test]
+fn a_new_height_keeps_a_pending_wrap() {
+    // The line fills the row: the next character wraps. A taller or
+    // shorter screen of the same width must not make it overwrite the
+    // last one (a character lost in `agents logs`).
+    for rows in [2, 4, 19] {
+        let mut term = term_with(3, 15, b"abcdefghijklmno");
+        term.resize(rows, 15);
+        term.feed(b"pqr");
+        let text = term.visible_lines().join("|");
+        assert!(text.contains("abcdefghijklmno|pqr"), "{rows} rows: {text}");
+    }
+}
+
+#[test]
 fn resize_keeps_the_bottom_rows_and_rewraps_the_cursor_s_line() {
     let mut term = term_with(4, 10, b"a\r\nb\r\nc\r\nd012345678");
     term.resize(2, 5);
