@@ -23,6 +23,8 @@ fn host(
     agents::api::HostRecord {
         name: name.into(),
         target: format!("user@{name}"),
+        command: None,
+        shell_line: false,
         remote_bin: "agents".into(),
         remote_home: None,
         created_at: at(86_400),

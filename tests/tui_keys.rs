@@ -349,6 +349,8 @@ fn the_new_run_form_has_every_option_of_agents_run_and_a_host_chosen_among_the_c
     let host = |name: &str| agents::api::HostRecord {
         name: name.into(),
         target: format!("user@{name}"),
+        command: None,
+        shell_line: false,
         remote_bin: "agents".into(),
         remote_home: None,
         created_at: String::new(),

@@ -3,12 +3,23 @@
 
 use serde::{Deserialize, Serialize};
 
-/// `hosts.add`: name a machine reached over SSH.
+/// `hosts.add`: name a machine reached over SSH, or by a command.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HostAddParams {
     pub name: String,
-    /// `user@host[:port]`, or a `Host` alias from `~/.ssh/config`.
+    /// `user@host[:port]`, or a `Host` alias from `~/.ssh/config`; empty
+    /// with `command`.
+    #[serde(default)]
     pub target: String,
+    /// Instead of SSH, a command run here that yields a stdin/stdout on
+    /// the host (`["docker", "exec", "-i", "devbox"]`): agents appends
+    /// `sh -c LINE` for each command it runs there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// `command` takes the remote command as one line for a shell there,
+    /// as `ssh` does (`gcloud compute ssh VM --`): LINE is appended alone.
+    #[serde(default)]
+    pub shell_line: bool,
     /// The `agents` binary on the host (default: `agents`, found in the
     /// remote login PATH).
     pub remote_bin: Option<String>,
@@ -35,7 +46,13 @@ pub struct HostTrustParams {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct HostRecord {
     pub name: String,
+    /// Empty for a host reached by `command`.
     pub target: String,
+    /// The command that reaches the host, when not SSH (`hosts.add`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    #[serde(default)]
+    pub shell_line: bool,
     pub remote_bin: String,
     pub remote_home: Option<String>,
     pub created_at: String,
@@ -57,9 +74,11 @@ pub struct HostRecord {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HostCheck {
     pub name: String,
-    /// `user@hostname:port` after `~/.ssh/config`.
+    /// `user@hostname:port` after `~/.ssh/config`, or the command that
+    /// reaches the host.
     pub address: String,
-    /// The host key's type and SHA-256 fingerprint.
+    /// The host key's type and SHA-256 fingerprint; `none` for a host
+    /// reached by a command (its own tool authenticates it).
     pub host_key: String,
     pub remote_bin: String,
     /// What `agents --version` printed on the host.

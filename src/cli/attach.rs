@@ -610,6 +610,8 @@ mod tests {
         crate::api::HostRecord {
             name: "gpu1".into(),
             target: "u@gpu1".into(),
+            command: None,
+            shell_line: false,
             remote_bin: "agents".into(),
             remote_home: None,
             created_at: "2026-01-01T00:00:00Z".into(),

@@ -19,8 +19,21 @@ pub enum HostsCommand {
         /// What to call the host here (`agents run --host NAME`).
         name: String,
         /// Where ssh reaches it: user@host[:port] or an ~/.ssh/config alias.
-        #[arg(value_name = "SSH-TARGET")]
-        target: String,
+        #[arg(
+            value_name = "SSH-TARGET",
+            required_unless_present = "command",
+            conflicts_with = "command"
+        )]
+        target: Option<String>,
+        /// Reach it by running CMD here instead of SSH, words split as a shell
+        /// would: each command there runs as `CMD sh -c LINE`
+        /// (--command 'docker exec -i devbox').
+        #[arg(long, value_name = "CMD")]
+        command: Option<String>,
+        /// CMD takes the command for the host as one line for a shell there,
+        /// as ssh does (--command 'gcloud compute ssh vm-1 --').
+        #[arg(long, requires = "command")]
+        shell_line: bool,
         /// The agents binary on the host (default: agents in the remote PATH).
         #[arg(long, value_name = "PATH")]
         remote_bin: Option<String>,
@@ -101,13 +114,20 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
         HostsCommand::Add {
             name,
             target,
+            command,
+            shell_line,
             remote_bin,
             remote_home,
         } => {
+            let command = command
+                .map(|c| shell_words::split(&c).map_err(|e| anyhow::anyhow!("--command: {e}")))
+                .transpose()?;
             let host: HostRecord = client
                 .call::<method::HostsAdd>(HostAddParams {
                     name,
-                    target,
+                    target: target.unwrap_or_default(),
+                    command,
+                    shell_line,
                     remote_bin,
                     remote_home,
                 })
@@ -115,7 +135,7 @@ pub async fn hosts(paths: &Paths, command: HostsCommand) -> Result<i32> {
             say!(
                 "added host {} ({}); check it with: agents hosts check {}",
                 host.name,
-                host.target,
+                reached_by(&host),
                 host.name
             );
             Ok(0)
@@ -226,6 +246,14 @@ fn say_trusted(trusted: &HostTrustResult) {
     }
 }
 
+/// The SSH target, or `$ CMD` for a host reached by a command.
+fn reached_by(host: &HostRecord) -> String {
+    match &host.command {
+        Some(words) => format!("$ {}", shell_words::join(words)),
+        None => host.target.clone(),
+    }
+}
+
 fn table(hosts: &[HostRecord]) -> String {
     let mut rows = vec![[
         "NAME".to_string(),
@@ -239,7 +267,7 @@ fn table(hosts: &[HostRecord]) -> String {
     for h in hosts {
         rows.push([
             h.name.clone(),
-            h.target.clone(),
+            reached_by(h),
             h.link.clone(),
             h.since.as_deref().map(ago).unwrap_or_else(|| "-".into()),
             h.latency_ms.map(|ms| format!("{ms}ms")).unwrap_or_else(|| "-".into()),

@@ -7,10 +7,11 @@ use std::time::Instant;
 use super::Here;
 use super::error::RemoteError;
 use super::link::{self, Phase, resolve_host};
+use super::transport::Transport;
 use super::{known_hosts, ssh};
 use crate::api::{ApiError, Done, ErrorCode, HostAddParams, HostCheck, HostRecord, HostTrustParams, HostTrustResult};
 use crate::store::format_ms;
-use crate::store::hosts::HostRow;
+use crate::store::hosts::{HostCommand, HostRow};
 
 /// The binary looked for on a host when none is named: the remote login
 /// PATH's `agents`.
@@ -47,7 +48,10 @@ fn validate_host_name(name: &str) -> Result<(), ApiError> {
 /// `hosts.add`: a host stored, its link not opened yet.
 pub async fn add(daemon: &Here, add: HostAddParams) -> Result<HostRecord, ApiError> {
     validate_host_name(&add.name)?;
-    super::target::parse_target(&add.target).map_err(ApiError::bad_request)?;
+    let command = reached_by(&add)?;
+    if command.is_none() {
+        super::target::parse_target(&add.target).map_err(ApiError::bad_request)?;
+    }
     let remote_bin = add
         .remote_bin
         .filter(|b| !b.trim().is_empty())
@@ -58,6 +62,7 @@ pub async fn add(daemon: &Here, add: HostAddParams) -> Result<HostRecord, ApiErr
         remote_bin,
         remote_home: add.remote_home.filter(|h| !h.trim().is_empty()),
         created_at: crate::store::now_ms(),
+        command,
     };
     let added = daemon
         .store()
@@ -77,11 +82,38 @@ pub async fn add(daemon: &Here, add: HostAddParams) -> Result<HostRecord, ApiErr
     Ok(record(daemon, &row, 0))
 }
 
+/// The command a host is reached by, if it is: either that or an SSH
+/// target, never both.
+fn reached_by(add: &HostAddParams) -> Result<Option<HostCommand>, ApiError> {
+    let Some(words) = &add.command else {
+        if add.shell_line {
+            return Err(ApiError::bad_request("--shell-line goes with --command"));
+        }
+        return Ok(None);
+    };
+    if !add.target.trim().is_empty() {
+        return Err(ApiError::bad_request(
+            "a host is reached by an SSH target or by --command, not both",
+        ));
+    }
+    if words.first().is_none_or(|w| w.trim().is_empty()) {
+        return Err(ApiError::bad_request(
+            "--command needs a program to run, as in --command 'docker exec -i devbox'",
+        ));
+    }
+    Ok(Some(HostCommand {
+        words: words.clone(),
+        shell_line: add.shell_line,
+    }))
+}
+
 fn record(daemon: &Here, host: &HostRow, live_runs: usize) -> HostRecord {
     let state = daemon.hosts().get(&host.name).map(|l| l.state());
     HostRecord {
         name: host.name.clone(),
         target: host.target.clone(),
+        command: host.command.as_ref().map(|c| c.words.clone()),
+        shell_line: host.command.as_ref().is_some_and(|c| c.shell_line),
         remote_bin: host.remote_bin.clone(),
         remote_home: host.remote_home.clone(),
         created_at: format_ms(host.created_at),
@@ -136,12 +168,15 @@ pub async fn remove(daemon: &Here, name: &str) -> Result<Done, ApiError> {
 /// key, authentication) are errors; what is missing past them is listed.
 pub async fn check(daemon: &Here, name: &str) -> Result<HostCheck, ApiError> {
     let host = stored(daemon, name).await?;
-    let resolved = resolve_host(&host)?;
-    let connection = ssh::connect(&host.name, &resolved).await?;
+    let connection = Transport::open(&host).await?;
+    let host_key = match &connection {
+        Transport::Ssh(ssh) => known_hosts::describe(&ssh.host_key),
+        Transport::Command(_) => "none (reached by a command)".into(),
+    };
     let mut report = HostCheck {
         name: host.name.clone(),
-        address: resolved.address(),
-        host_key: known_hosts::describe(&connection.host_key),
+        address: connection.describe(),
+        host_key,
         remote_bin: host.remote_bin.clone(),
         remote_version: None,
         remote_daemon: None,
@@ -188,6 +223,12 @@ pub async fn check(daemon: &Here, name: &str) -> Result<HostCheck, ApiError> {
 /// `hosts.trust`: the host key a person accepted, stored.
 pub async fn trust(daemon: &Here, p: HostTrustParams) -> Result<HostTrustResult, ApiError> {
     let host = stored(daemon, &p.name).await?;
+    if host.command.is_some() {
+        return Err(ApiError::bad_request(format!(
+            "host {} is reached by a command, not SSH: it has no host key here to trust",
+            host.name
+        )));
+    }
     let resolved = resolve_host(&host)?;
     let key = ssh::offered_key(&host.name, &resolved).await?;
     let fingerprint = known_hosts::fingerprint(&key);

@@ -35,8 +35,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::Here;
 use super::hosts::{DEFAULT_REMOTE_BIN, stored};
-use super::link::resolve_host;
-use super::ssh::{self, Ssh, shell_quote};
+use super::ssh::shell_quote;
+use super::transport::Transport;
 use crate::api::{ApiError, ErrorCode, HostInstallResult, method};
 use crate::store::hosts::HostRow;
 
@@ -190,8 +190,8 @@ fn base_dir(remote_home: Option<&str>, facts: &HostFacts) -> String {
 }
 
 /// A one-shot command that must succeed; its stdout, or `fail(stderr)`.
-async fn run(ssh: &Ssh, command: &str, fail: impl FnOnce(String) -> ApiError) -> Result<String, ApiError> {
-    let out = ssh.exec(command).await?;
+async fn run(there: &Transport, command: &str, fail: impl FnOnce(String) -> ApiError) -> Result<String, ApiError> {
+    let out = there.exec(command).await?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if out.status != Some(0) {
         return Err(fail(stderr));
@@ -200,8 +200,8 @@ async fn run(ssh: &Ssh, command: &str, fail: impl FnOnce(String) -> ApiError) ->
 }
 
 /// Streams the running binary into `cat > path` on the host.
-async fn upload(ssh: &Ssh, path: &str, bytes: u64, host: &str, dir: &str) -> Result<(), ApiError> {
-    let mut stream = ssh.stream(&format!("cat > {}", shell_quote(path))).await?;
+async fn upload(there: &Transport, path: &str, bytes: u64, host: &str, dir: &str) -> Result<(), ApiError> {
+    let mut stream = there.stream(&format!("cat > {}", shell_quote(path))).await?;
     let mut file = tokio::fs::File::open(own_binary())
         .await
         .map_err(|e| ApiError::internal(format!("cannot read this agents binary: {e}")))?;
@@ -294,24 +294,23 @@ pub fn switch_current(base: &std::path::Path, leaf: &str) -> anyhow::Result<std:
 /// Installs this daemon's binary on host `name` (see the module comment).
 pub async fn install(daemon: &Here, name: &str) -> Result<HostInstallResult, ApiError> {
     let host = stored(daemon, name).await?;
-    let resolved = resolve_host(&host)?;
     let (sha256, bytes) = own_digest().await?;
-    let ssh = ssh::connect(&host.name, &resolved).await?;
-    let result = install_over(daemon, &ssh, &host, &sha256, bytes).await;
-    ssh.disconnect().await;
+    let there = Transport::open(&host).await?;
+    let result = install_over(daemon, &there, &host, &sha256, bytes).await;
+    there.disconnect().await;
     result
 }
 
 async fn install_over(
     daemon: &Here,
-    ssh: &Ssh,
+    there: &Transport,
     host: &HostRow,
     sha256: &str,
     bytes: u64,
 ) -> Result<HostInstallResult, ApiError> {
     let name = host.name.as_str();
     let unavailable = |why: String| ApiError::new(ErrorCode::RemoteUnavailable, why);
-    let (facts, sha256_tool) = host_facts(ssh, host).await?;
+    let (facts, sha256_tool) = host_facts(there, host).await?;
     let version = env!("CARGO_PKG_VERSION");
     let base = base_dir(host.remote_home.as_deref(), &facts);
     let leaf = format!("{version}-{}", &sha256[..HASH_PREFIX]);
@@ -321,22 +320,22 @@ async fn install_over(
     let current = format!("{base}/current/agents");
 
     let state = run(
-        ssh,
+        there,
         &format!("if test -f {q_dir}/{MARKER}; then echo complete; elif test -e {q_dir}; then echo partial; else echo absent; fi"),
         |e| unavailable(format!("{name}: {}", one_line(&e))),
     )
     .await?;
     let complete = state.lines().any(|l| l.trim() == "complete");
     // Whole once; changed since (a damaged disk, a hand edit)? Copied again.
-    let intact = complete && matches_hash(ssh, &binary, sha256, sha256_tool).await;
+    let intact = complete && matches_hash(there, &binary, sha256, sha256_tool).await;
     let installed = !intact;
     if installed {
-        copy_verified(ssh, name, &dir, sha256, sha256_tool, bytes).await?;
+        copy_verified(there, name, &dir, sha256, sha256_tool, bytes).await?;
     }
     // The verified binary itself renames a new link onto `current`: no
     // host tool has a portable way to (`mv -T` is GNU and BusyBox only).
     let switched = run(
-        ssh,
+        there,
         &format!(
             "{} hosts switch-current {q_base} {}",
             shell_quote(&binary),
@@ -372,10 +371,10 @@ async fn install_over(
 
 /// What the host is and has, checked: its system matches this build, it
 /// has a home to install under and a tool to verify the copy with.
-async fn host_facts(ssh: &Ssh, host: &HostRow) -> Result<(HostFacts, &'static str), ApiError> {
+async fn host_facts(there: &Transport, host: &HostRow) -> Result<(HostFacts, &'static str), ApiError> {
     let name = host.name.as_str();
     let unavailable = |why: String| ApiError::new(ErrorCode::RemoteUnavailable, why);
-    let facts = parse_facts(&run(ssh, FACTS, |e| unavailable(format!("{name}: {}", one_line(&e)))).await?);
+    let facts = parse_facts(&run(there, FACTS, |e| unavailable(format!("{name}: {}", one_line(&e)))).await?);
     let (os, arch) = (std::env::consts::OS, std::env::consts::ARCH);
     if !target_matches(&facts.uname, os, arch) {
         return Err(ApiError::new(
@@ -401,7 +400,7 @@ async fn host_facts(ssh: &Ssh, host: &HostRow) -> Result<(HostFacts, &'static st
 /// copy), checks its SHA-256 and that it runs, then marks the directory
 /// whole.
 async fn copy_verified(
-    ssh: &Ssh,
+    there: &Transport,
     name: &str,
     dir: &str,
     sha256: &str,
@@ -416,7 +415,7 @@ async fn copy_verified(
     // one whose binary changed is damaged: either is replaced (made
     // writable first: a released one is read-only).
     let room = run(
-        ssh,
+        there,
         &format!(
             "{{ chmod -R u+w {q_dir} 2>/dev/null; rm -rf {q_dir}; }} && mkdir -p {q_dir} && df -Pk {q_dir} | tail -n 1"
         ),
@@ -425,26 +424,26 @@ async fn copy_verified(
     .await?;
     let available_kib = room.split_whitespace().nth(3).and_then(|n| n.parse::<u64>().ok());
     if available_kib.is_some_and(|kib| kib.saturating_mul(1024) < bytes + SPARE_BYTES) {
-        let _ = ssh.exec(&format!("rm -rf {q_dir}")).await;
+        let _ = there.exec(&format!("rm -rf {q_dir}")).await;
         return Err(no_space(name, dir, bytes));
     }
     let part = format!("{dir}/agents.part");
-    upload(ssh, &part, bytes, name, dir).await?;
+    upload(there, &part, bytes, name, dir).await?;
     let q_part = shell_quote(&part);
-    let summed = run(ssh, &format!("{sha256_tool} {q_part}"), |e| {
+    let summed = run(there, &format!("{sha256_tool} {q_part}"), |e| {
         unavailable(format!("{sha256_tool} on {name} failed: {}", one_line(&e)))
     })
     .await?;
     let theirs = summed.split_whitespace().next().unwrap_or("");
     if theirs != sha256 {
-        let _ = ssh.exec(&format!("rm -rf {q_dir}")).await;
+        let _ = there.exec(&format!("rm -rf {q_dir}")).await;
         return Err(unavailable(format!(
             "the copy on {name} has SHA-256 {}, not {sha256}: it was damaged on the way; nothing was switched, install again",
             crate::text::bounded(theirs, 64)
         )));
     }
     let q_binary = shell_quote(&binary);
-    let out = ssh
+    let out = there
         .exec(&format!(
             "chmod 0755 {q_part} && mv -f {q_part} {q_binary} && {q_binary} --version"
         ))
@@ -467,7 +466,7 @@ async fn copy_verified(
     let manifest = shell_quote(&manifest(version, sha256));
     let q_marker = shell_quote(&format!("{dir}/{MARKER}"));
     run(
-        ssh,
+        there,
         &format!(
             "printf '%s' {manifest} > {q_marker}.tmp && mv -f {q_marker}.tmp {q_marker} \
              && chmod 0555 {q_binary} && chmod 0444 {q_marker} && chmod 0555 {q_dir}"
@@ -498,8 +497,8 @@ fn manifest_hash(manifest: &str) -> Option<&str> {
 
 /// Whether `binary` on the host still hashes to `sha256`, by the host's
 /// own tool.
-async fn matches_hash(ssh: &Ssh, binary: &str, sha256: &str, sha256_tool: &str) -> bool {
-    let summed = ssh.exec(&format!("{sha256_tool} {}", shell_quote(binary))).await;
+async fn matches_hash(there: &Transport, binary: &str, sha256: &str, sha256_tool: &str) -> bool {
+    let summed = there.exec(&format!("{sha256_tool} {}", shell_quote(binary))).await;
     summed.is_ok_and(|out| {
         out.status == Some(0) && String::from_utf8_lossy(&out.stdout).split_whitespace().next() == Some(sha256)
     })

@@ -19,8 +19,9 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use super::error::RemoteError;
-use super::ssh::{self, Ssh, shell_quote};
+use super::ssh::shell_quote;
 use super::target::{Resolved, parse_target, resolve};
+use super::transport::Transport;
 use crate::api::method::{self, Method};
 use crate::api::{ApiError, DaemonStatus, ErrorCode, NoParams};
 use crate::client::Client;
@@ -36,6 +37,11 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 const SERVE_TIMEOUT: Duration = Duration::from_secs(20);
 /// How often a live link's latency is measured (one `daemon.status`).
 const LATENCY_EVERY: Duration = Duration::from_secs(15);
+/// A link without keepalives is asked every 5 s and closed after 3
+/// unanswered: a stalled command is noticed within ~15-20 s, as a stalled
+/// SSH link is (`ssh::KEEPALIVE_INTERVAL`).
+const PING_EVERY: Duration = Duration::from_secs(5);
+const PINGS_MISSED: u32 = 3;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -124,10 +130,11 @@ impl RemoteInfo {
     }
 }
 
-/// One live SSH connection with the remote daemon's protocol on it.
+/// One live link (SSH or a host's command) with the remote daemon's
+/// protocol on it.
 pub struct Connection {
     pub epoch: u64,
-    ssh: Ssh,
+    transport: Transport,
     client: Client,
     pub info: RemoteInfo,
     routes: Routes,
@@ -152,9 +159,9 @@ pub fn resolve_host(host: &HostRow) -> Result<Resolved, RemoteError> {
 
 /// Runs `BIN --version && env` on the host: is our binary there, and what
 /// environment does a command there get.
-pub async fn probe(ssh: &Ssh, host: &HostRow) -> Result<RemoteInfo, RemoteError> {
+pub async fn probe(transport: &Transport, host: &HostRow) -> Result<RemoteInfo, RemoteError> {
     let bin = shell_quote(&host.remote_bin);
-    let out = ssh.exec(&format!("{bin} --version && env")).await?;
+    let out = transport.exec(&format!("{bin} --version && env")).await?;
     let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let unavailable = |why: String| RemoteError::RemoteUnavailable {
@@ -176,6 +183,22 @@ pub async fn probe(ssh: &Ssh, host: &HostRow) -> Result<RemoteInfo, RemoteError>
                 host.remote_bin,
                 crate::text::bounded(&stderr, 300)
             )));
+        }
+        status if matches!(transport, Transport::Command(_)) => {
+            // The command itself failed (`kubectl` could not reach the
+            // cluster, the container is stopped): the host is not there
+            // now, as an SSH host that does not answer.
+            return Err(RemoteError::Unreachable {
+                name: host.name.clone(),
+                address: transport.describe(),
+                why: format!(
+                    "its command failed ({}): {}",
+                    status
+                        .map(|s| format!("exit {s}"))
+                        .unwrap_or_else(|| "no exit status".into()),
+                    crate::text::bounded(&stderr, 300)
+                ),
+            });
         }
         status => {
             return Err(unavailable(format!(
@@ -219,12 +242,12 @@ pub async fn probe(ssh: &Ssh, host: &HostRow) -> Result<RemoteInfo, RemoteError>
 }
 
 /// Starts `agents serve --stdio` there and speaks the protocol through it.
-async fn serve(ssh: &Ssh, host: &HostRow) -> Result<(Client, Arc<Mutex<Vec<u8>>>), RemoteError> {
+async fn serve(transport: &Transport, host: &HostRow) -> Result<(Client, Arc<Mutex<Vec<u8>>>), RemoteError> {
     let mut command = format!("{} serve --stdio", shell_quote(&host.remote_bin));
     if let Some(home) = &host.remote_home {
         command.push_str(&format!(" --home {}", shell_quote(home)));
     }
-    let stream = ssh.stream(&command).await?;
+    let stream = transport.stream(&command).await?;
     let stderr = stream.stderr.clone();
     let tail = || {
         let text = String::from_utf8_lossy(&stderr.lock()).into_owned();
@@ -275,15 +298,14 @@ impl Connection {
     /// first. Otherwise serve waits for the probe, so no program that is
     /// not agents is ever started with `serve` arguments.
     pub async fn open(host: &HostRow, epoch: u64, proven: bool) -> Result<Connection, RemoteError> {
-        let resolved = resolve_host(host)?;
-        let ssh = ssh::connect(&host.name, &resolved).await?;
+        let transport = Transport::open(host).await?;
         if !proven {
-            let info = probe(&ssh, host).await?;
-            return Connection::open_on(ssh, info, host, epoch).await;
+            let info = probe(&transport, host).await?;
+            return Connection::open_on(transport, info, host, epoch).await;
         }
         let (info, (client, stderr)) = {
-            let probing = probe(&ssh, host);
-            let serving = serve(&ssh, host);
+            let probing = probe(&transport, host);
+            let serving = serve(&transport, host);
             tokio::pin!(probing, serving);
             let mut served = None;
             let info = loop {
@@ -298,16 +320,27 @@ impl Connection {
             };
             (info, done?)
         };
-        Ok(Connection::start(ssh, info, client, stderr, epoch))
+        Ok(Connection::start(transport, info, client, stderr, epoch))
     }
 
-    /// The protocol part, on an SSH connection already probed.
-    pub async fn open_on(ssh: Ssh, info: RemoteInfo, host: &HostRow, epoch: u64) -> Result<Connection, RemoteError> {
-        let (client, stderr) = serve(&ssh, host).await?;
-        Ok(Connection::start(ssh, info, client, stderr, epoch))
+    /// The protocol part, on a transport already probed.
+    pub async fn open_on(
+        transport: Transport,
+        info: RemoteInfo,
+        host: &HostRow,
+        epoch: u64,
+    ) -> Result<Connection, RemoteError> {
+        let (client, stderr) = serve(&transport, host).await?;
+        Ok(Connection::start(transport, info, client, stderr, epoch))
     }
 
-    fn start(ssh: Ssh, info: RemoteInfo, mut client: Client, stderr: Arc<Mutex<Vec<u8>>>, epoch: u64) -> Connection {
+    fn start(
+        transport: Transport,
+        info: RemoteInfo,
+        mut client: Client,
+        stderr: Arc<Mutex<Vec<u8>>>,
+        epoch: u64,
+    ) -> Connection {
         let events = client.events.take().unwrap_or_else(|| mpsc::channel(1).1);
         let routes: Routes = Arc::default();
         let screens: ScreenRoutes = Arc::default();
@@ -315,7 +348,7 @@ impl Connection {
         tokio::spawn(route(events, routes.clone(), screens.clone(), closed_tx, epoch));
         Connection {
             epoch,
-            ssh,
+            transport,
             client,
             info,
             routes,
@@ -326,7 +359,7 @@ impl Connection {
     }
 
     pub fn alive(&self) -> bool {
-        !*self.closed.borrow() && !self.ssh.is_closed()
+        !*self.closed.borrow() && !self.transport.is_closed()
     }
 
     /// Resolves once the connection has ended.
@@ -421,7 +454,7 @@ impl Connection {
     }
 
     pub async fn close(&self) {
-        self.ssh.disconnect().await;
+        self.transport.disconnect().await;
     }
 }
 
@@ -693,16 +726,32 @@ impl HostLink {
     }
 }
 
-/// Measures latency while the connection lives; marks the link down when it ends.
+/// Measures latency while the connection lives; marks the link down when
+/// it ends. A link without keepalives of its own (a command host's) is
+/// pinged every [`PING_EVERY`] and closed after [`PINGS_MISSED`] pings
+/// unanswered in a row, as SSH's keepalives close a stalled one.
 async fn watch_connection(link: Arc<HostLink>, conn: Arc<Connection>) {
     let mut tick = tokio::time::interval(LATENCY_EVERY);
     tick.tick().await;
+    let pinging = !conn.transport.has_keepalives();
+    let mut ping = tokio::time::interval(PING_EVERY);
+    let mut missed = 0;
     loop {
         tokio::select! {
             _ = conn.ended() => break,
             _ = tick.tick() => {
                 if let Ok((_, ms)) = conn.status(&link.name).await {
                     link.state.lock().latency_ms = Some(ms);
+                }
+            }
+            _ = ping.tick(), if pinging => {
+                match tokio::time::timeout(PING_EVERY, conn.status(&link.name)).await {
+                    Ok(Ok(_)) => missed = 0,
+                    _ => missed += 1,
+                }
+                if missed == PINGS_MISSED {
+                    tracing::info!("host {}: {missed} pings unanswered; closing the link", link.name);
+                    conn.close().await;
                 }
             }
         }

@@ -1,4 +1,4 @@
-//! Remote hosts over SSH (docs/design.md §8): the same engine on every host.
+//! Remote hosts over SSH or a command (docs/design.md §8): the same engine on every host.
 //!
 //! The daemon holds one SSH link per host (`link`), opened with russh
 //! (`ssh`) after strict host-key verification (`known_hosts`) of a target
@@ -17,6 +17,7 @@
 //! one), and `remote/` takes what it needs of the daemon through [`Local`]:
 //! nothing of `daemon/` itself.
 
+mod command;
 mod error;
 mod gather;
 pub mod hosts;
@@ -33,6 +34,7 @@ pub(crate) mod serve;
 mod sessions;
 mod ssh;
 mod target;
+mod transport;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -470,6 +470,7 @@ mod tests {
             remote_bin: "agents".into(),
             remote_home: Some("/state".into()),
             created_at: 0,
+            command: None,
         };
         let env = remote_env(&params.spec.pass_env, &params.env, &info, &host);
         let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());

@@ -27,14 +27,14 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
 const KEEPALIVE_MAX: usize = 3;
 /// A one-shot command (`agents --version`) has this long to finish.
-const EXEC_TIMEOUT: Duration = Duration::from_secs(20);
+pub(super) const EXEC_TIMEOUT: Duration = Duration::from_secs(20);
 /// What a one-shot command may print before we stop keeping it.
-const EXEC_OUTPUT_CAP: usize = 1 << 20;
+pub(super) const EXEC_OUTPUT_CAP: usize = 1 << 20;
 /// The tail of a stream's stderr kept for diagnostics.
-const STDERR_TAIL: usize = 4096;
+pub(super) const STDERR_TAIL: usize = 4096;
 /// Bytes buffered between the SSH channel and the protocol reader: one
 /// full frame's worth of slack over the channel's own window.
-const STREAM_BUFFER: usize = 1 << 20;
+pub(super) const STREAM_BUFFER: usize = 1 << 20;
 
 /// How the server's key is judged.
 #[derive(Clone, Copy, PartialEq)]
@@ -86,6 +86,8 @@ impl client::Handler for Checker {
 pub struct Ssh {
     handle: Handle<Checker>,
     pub host_key: PublicKey,
+    /// `user@hostname:port`, as resolved.
+    pub address: String,
 }
 
 fn unreachable(name: &str, r: &Resolved, why: impl std::fmt::Display) -> RemoteError {
@@ -172,7 +174,11 @@ pub async fn connect(name: &str, r: &Resolved) -> Result<Ssh, RemoteError> {
             ));
         }
     }
-    Ok(Ssh { handle, host_key })
+    Ok(Ssh {
+        handle,
+        host_key,
+        address: r.address(),
+    })
 }
 
 /// ssh-agent identities first (when `SSH_AUTH_SOCK` is set), then the key
@@ -331,7 +337,7 @@ impl Ssh {
     }
 }
 
-fn append_capped(buf: &mut Vec<u8>, data: &[u8], cap: usize) {
+pub(super) fn append_capped(buf: &mut Vec<u8>, data: &[u8], cap: usize) {
     let room = cap.saturating_sub(buf.len());
     buf.extend_from_slice(&data[..data.len().min(room)]);
 }

@@ -9,10 +9,23 @@ use super::{Store, StoreError};
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostRow {
     pub name: String,
+    /// Where SSH reaches it; empty for a host reached by `command`.
     pub target: String,
     pub remote_bin: String,
     pub remote_home: Option<String>,
     pub created_at: i64,
+    /// A host reached by running this command here (migration 20).
+    pub command: Option<HostCommand>,
+}
+
+/// A command that yields a stdin/stdout on the host (`docker exec -i
+/// devbox`): each remote command is one run of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostCommand {
+    pub words: Vec<String>,
+    /// It takes the remote command as one line for a shell there, as
+    /// `ssh` does; otherwise as words (`sh -c LINE`), as `docker exec`.
+    pub shell_line: bool,
 }
 
 /// `store.hosts()`: the stored hosts, each call on the owner thread.
@@ -72,14 +85,22 @@ impl Hosts<'_> {
 }
 
 fn insert(conn: &Connection, host: &HostRow) -> Result<bool, StoreError> {
+    let words = host
+        .command
+        .as_ref()
+        .map(|c| serde_json::to_string(&c.words).expect("words serialize"));
+    let shell_line = host.command.as_ref().is_some_and(|c| c.shell_line);
     let changed = conn.execute(
-        "INSERT OR IGNORE INTO hosts (name, target, remote_bin, remote_home, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT OR IGNORE INTO hosts (name, target, remote_bin, remote_home, created_at, command, shell_line)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         params![
             host.name,
             host.target,
             host.remote_bin,
             host.remote_home,
-            host.created_at
+            host.created_at,
+            words,
+            shell_line
         ],
     )?;
     Ok(changed == 1)
@@ -88,7 +109,7 @@ fn insert(conn: &Connection, host: &HostRow) -> Result<bool, StoreError> {
 fn get(conn: &Connection, name: &str) -> Result<Option<HostRow>, StoreError> {
     Ok(conn
         .query_row(
-            "SELECT name, target, remote_bin, remote_home, created_at FROM hosts WHERE name = ?1",
+            "SELECT name, target, remote_bin, remote_home, created_at, command, shell_line FROM hosts WHERE name = ?1",
             [name],
             from_row,
         )
@@ -96,7 +117,9 @@ fn get(conn: &Connection, name: &str) -> Result<Option<HostRow>, StoreError> {
 }
 
 fn list(conn: &Connection) -> Result<Vec<HostRow>, StoreError> {
-    let mut stmt = conn.prepare("SELECT name, target, remote_bin, remote_home, created_at FROM hosts ORDER BY name")?;
+    let mut stmt = conn.prepare(
+        "SELECT name, target, remote_bin, remote_home, created_at, command, shell_line FROM hosts ORDER BY name",
+    )?;
     let rows = stmt.query_map([], from_row)?.collect::<Result<_, _>>()?;
     Ok(rows)
 }
@@ -108,5 +131,11 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HostRow> {
         remote_bin: r.get(2)?,
         remote_home: r.get(3)?,
         created_at: r.get(4)?,
+        command: r.get::<_, Option<String>>(5)?.map(|words| HostCommand {
+            // Written by `insert` only; a hand-edited row that does not
+            // parse is a command of no words, refused when used.
+            words: serde_json::from_str(&words).unwrap_or_default(),
+            shell_line: r.get(6).unwrap_or(false),
+        }),
     })
 }

@@ -389,6 +389,12 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE runs ADD COLUMN sandbox TEXT;
     "#,
+    // 20: a host reached by a command instead of SSH: its words (JSON),
+    // and whether it takes the remote command as one shell line.
+    r#"
+    ALTER TABLE hosts ADD COLUMN command TEXT;
+    ALTER TABLE hosts ADD COLUMN shell_line INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -488,6 +488,7 @@ mod tests {
                 remote_bin: "agents".into(),
                 remote_home: None,
                 created_at: 1,
+                command: None,
             };
             assert!(store.hosts().add(gpu).await?);
             assert!(store.hosts().get("gpu").await?.is_some());

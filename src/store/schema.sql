@@ -1,4 +1,4 @@
--- user_version 19
+-- user_version 20
 -- index events_lineage
 CREATE INDEX events_lineage ON events(kind) WHERE kind IN ('RESUME_OF', 'FORK_OF', 'RERUN_OF');
 
@@ -109,7 +109,7 @@ CREATE TABLE hosts (
         remote_bin  TEXT NOT NULL,              -- the agents binary on the host
         remote_home TEXT,                       -- AGENTS_HOME on the host
         created_at  INTEGER NOT NULL
-    );
+    , command TEXT, shell_line INTEGER NOT NULL DEFAULT 0);
 
 -- table mail
 CREATE TABLE mail (

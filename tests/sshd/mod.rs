@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+pub mod gate;
 pub mod proxy;
 pub mod serve;
 
@@ -18,7 +19,53 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::{BIN, Home, PATIENCE};
+pub use gate::Gate;
 pub use proxy::Proxy;
+
+/// This test binary reaches its hosts by a command (`tests/sshd/gate.rs`)
+/// instead of SSH: a remote test file built again through its symlink
+/// `NAME_by_command.rs` runs its tests over the other transport.
+pub fn by_command() -> bool {
+    env!("CARGO_CRATE_NAME").ends_with("_by_command")
+}
+
+/// What breaks the link of a test's host: the TCP proxy in front of sshd,
+/// or the gate of a command host.
+pub enum Breaker<'a> {
+    Proxy(&'a Proxy),
+    Gate(&'a Gate),
+}
+
+impl Breaker<'_> {
+    pub fn cut(&self) {
+        match self {
+            Breaker::Proxy(p) => p.cut(),
+            Breaker::Gate(g) => g.cut(),
+        }
+    }
+
+    pub fn stall(&self) {
+        match self {
+            Breaker::Proxy(p) => p.stall(),
+            Breaker::Gate(g) => g.stall(),
+        }
+    }
+
+    pub fn restore(&self) {
+        match self {
+            Breaker::Proxy(p) => p.restore(),
+            Breaker::Gate(g) => g.restore(),
+        }
+    }
+
+    /// Connections (or commands) taken so far, refused ones included.
+    pub fn accepted(&self) -> usize {
+        match self {
+            Breaker::Proxy(p) => p.accepted(),
+            Breaker::Gate(g) => g.accepted(),
+        }
+    }
+}
 
 const SSHD: &str = "/usr/sbin/sshd";
 
@@ -193,6 +240,10 @@ pub fn local_user() -> String {
 pub struct Net {
     /// A fault-injecting proxy in front of sshd (`Net::with_proxy`).
     pub proxy: Option<Proxy>,
+    /// With [`by_command`]: the gate of the hosts added for this sshd or
+    /// its proxy, and those of other hosts (never broken).
+    gate: Option<Gate>,
+    other_gates: std::sync::Mutex<Vec<Gate>>,
     pub local: Home,
     pub remote: Home,
     pub sshd: Sshd,
@@ -208,8 +259,11 @@ impl Net {
         keygen(&ssh.join("id_ed25519"));
         let remote = Home::new();
         let sshd = Sshd::start(&ssh.join("id_ed25519.pub"), remote.config.path());
+        let gate = by_command().then(|| Gate::new(&sshd.dir.path().join("home"), remote.config.path()));
         Net {
             proxy: None,
+            gate,
+            other_gates: std::sync::Mutex::default(),
             local: Home::new(),
             remote,
             sshd,
@@ -225,13 +279,19 @@ impl Net {
         net
     }
 
-    pub fn proxy(&self) -> &Proxy {
-        self.proxy.as_ref().expect("a Net made with_proxy")
+    /// What cuts, stalls and restores the link of the host added with
+    /// [`Net::target_via_proxy`].
+    pub fn proxy(&self) -> Breaker<'_> {
+        let proxy = self.proxy.as_ref().expect("a Net made with_proxy");
+        match &self.gate {
+            Some(gate) => Breaker::Gate(gate),
+            None => Breaker::Proxy(proxy),
+        }
     }
 
     /// `user@127.0.0.1:proxyport`.
     pub fn target_via_proxy(&self) -> String {
-        self.target_at(self.proxy().port)
+        self.target_at(self.proxy.as_ref().expect("a Net made with_proxy").port)
     }
 
     /// `user@127.0.0.1:port` (a port that reaches this sshd, such as a proxy's).
@@ -278,17 +338,47 @@ impl Net {
     }
 
     /// `hosts add NAME` for this server, this binary as the remote agents.
+    /// With [`by_command`], the host is reached by a gate instead: this
+    /// Net's own for the server and its proxy, a gate of its own for
+    /// another target.
     pub fn add_host(&self, name: &str, target: &str) {
+        let remote_home = self.remote_home();
+        let Some(gate) = &self.gate else {
+            self.ok(&[
+                "hosts",
+                "add",
+                name,
+                target,
+                "--remote-bin",
+                BIN,
+                "--remote-home",
+                &remote_home,
+            ]);
+            return;
+        };
+        let ours = target == self.target() || self.proxy.as_ref().is_some_and(|_| target == self.target_via_proxy());
+        let command = if ours {
+            gate.command()
+        } else {
+            let other = Gate::new(&self.sshd.dir.path().join("home"), self.remote.config.path());
+            let command = other.command();
+            self.other_gates.lock().unwrap().push(other);
+            command
+        };
         self.ok(&[
             "hosts",
             "add",
             name,
-            target,
+            "--command",
+            &command,
             "--remote-bin",
             BIN,
             "--remote-home",
-            &self.remote_home(),
+            &remote_home,
         ]);
+        let hosts = self.json(&["hosts", "ls", "--json"]);
+        let added = hosts.as_array().unwrap().iter().find(|h| h["name"] == name).unwrap();
+        assert_eq!(added["command"][0], command.as_str(), "{added}");
     }
 
     pub fn cmd(&self, args: &[&str]) -> Command {
