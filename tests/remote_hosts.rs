@@ -341,3 +341,92 @@ fn serve_stdio_relays_the_protocol_to_this_hosts_daemon_starting_it() {
     assert_eq!(refusal["error"]["data"]["code"], "version_mismatch", "{refusal}");
     assert!(!serve.wait().unwrap().success());
 }
+
+/// Appends `text` to the client's `~/.ssh/config`.
+fn ssh_config(net: &Net, text: &str) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(net.ssh_dir().join("config"))
+        .unwrap();
+    file.write_all(text.as_bytes()).unwrap();
+}
+
+/// Places `echo WORD` on `host` and insists it ran there.
+fn echo_on(net: &Net, host: &str, word: &str) {
+    let id = net.start_on(host, &["cmd", "--", "sh", "-c", &format!("echo {word}")]);
+    let ended: Value = serde_json::from_str(&net.ok(&["wait", &id, "--json"])).unwrap();
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+    assert!(net.ok(&["logs", &id]).contains(word));
+    assert_eq!(net.remote.show(&id)["state"], "succeeded", "it ran there");
+}
+
+#[test]
+fn a_host_defined_only_in_an_included_file_is_found() {
+    // As OrbStack, Colima and many companies write them.
+    let net = Net::new();
+    net.know_the_host();
+    let included = net.ssh_dir().join("config.d");
+    std::fs::create_dir(&included).unwrap();
+    std::fs::write(
+        included.join("lab"),
+        format!(
+            "Host lab-box\n    HostName 127.0.0.1\n    Port {}\n    User {}\n    IdentityFile ~/.ssh/id_ed25519\n",
+            net.sshd.port,
+            local_user()
+        ),
+    )
+    .unwrap();
+    ssh_config(&net, &format!("Include {}/*\n", included.display()));
+    net.add_host("box", "lab-box");
+    let check = net.json(&["hosts", "check", "box", "--json"]);
+    assert_eq!(check["ok"], true, "{check}");
+    assert_eq!(
+        check["address"],
+        format!("{}@127.0.0.1:{}", local_user(), net.sshd.port)
+    );
+    echo_on(&net, "box", "found-by-include");
+}
+
+#[test]
+fn a_host_behind_a_jump_host_is_reached_through_it_by_proxyjump_or_proxycommand() {
+    // The host's own port is reached only through the jump host here as
+    // it would be behind a bastion: a second sshd forwards to it.
+    let net = Net::new();
+    net.know_the_host();
+    let jump = sshd::Sshd::start(&net.ssh_dir().join("id_ed25519.pub"), net.remote.config.path());
+    net.know_the_host_at_line(&jump.known_hosts_line());
+    let config = net.ssh_dir().join("config");
+    // The jump is reached by OpenSSH's own client, which takes `~` as the
+    // account's home: its files are named in full.
+    ssh_config(
+        &net,
+        &format!(
+            "Host jump\n    HostName 127.0.0.1\n    Port {jport}\n    User {user}\n    IdentityFile {key}\n    \
+             UserKnownHostsFile {known}\n    StrictHostKeyChecking yes\n\
+             Host inner\n    HostName 127.0.0.1\n    Port {port}\n    User {user}\n    ProxyJump jump\n\
+             Host inner-by-command\n    HostName 127.0.0.1\n    Port {port}\n    User {user}\n    \
+             ProxyCommand ssh -F {config} -o BatchMode=yes -W %h:%p jump\n",
+            jport = jump.port,
+            port = net.sshd.port,
+            user = local_user(),
+            key = net.ssh_dir().join("id_ed25519").display(),
+            known = net.known_hosts().display(),
+            config = config.display(),
+        ),
+    );
+    let through_jump = || jump.log().matches("Accepted publickey").count();
+    for (name, alias) in [("box", "inner"), ("box2", "inner-by-command")] {
+        let before = through_jump();
+        net.add_host(name, alias);
+        let check = net.json(&["hosts", "check", name, "--json"]);
+        assert_eq!(check["ok"], true, "{alias}: {check}\njump log:\n{}", jump.log());
+        echo_on(&net, name, &format!("through-{alias}"));
+        assert!(
+            through_jump() > before,
+            "{alias} went through the jump host:\n{}",
+            jump.log()
+        );
+    }
+}

@@ -229,7 +229,7 @@ pub async fn trust(daemon: &Here, p: HostTrustParams) -> Result<HostTrustResult,
             host.name
         )));
     }
-    let resolved = resolve_host(&host)?;
+    let resolved = resolve_host(&host).await?;
     let key = ssh::offered_key(&host.name, &resolved).await?;
     let fingerprint = known_hosts::fingerprint(&key);
     if let Some(expected) = &p.fingerprint

@@ -143,10 +143,14 @@ pub struct Connection {
     stderr: Arc<Mutex<Vec<u8>>>,
 }
 
-/// The host's target resolved through `~/.ssh/config` of the daemon's user.
-pub fn resolve_host(host: &HostRow) -> Result<Resolved, RemoteError> {
+/// The host's target resolved through `~/.ssh/config` of the daemon's
+/// user: as `ssh -G` resolves it, or by our own reading without `ssh`.
+pub async fn resolve_host(host: &HostRow) -> Result<Resolved, RemoteError> {
     let target = parse_target(&host.target).map_err(RemoteError::Other)?;
     let home = dirs::home_dir().ok_or_else(|| RemoteError::Other("cannot find the home directory".into()))?;
+    if let Some(resolved) = super::ssh_config::effective(&target, &home).await {
+        return resolved.map_err(RemoteError::Other);
+    }
     let config = std::fs::read_to_string(home.join(".ssh/config")).ok();
     let user = nix::unistd::User::from_uid(nix::unistd::getuid())
         .ok()
@@ -157,89 +161,7 @@ pub fn resolve_host(host: &HostRow) -> Result<Resolved, RemoteError> {
     Ok(resolve(&target, config.as_deref(), &home, &user))
 }
 
-/// Runs `BIN --version && env` on the host: is our binary there, and what
-/// environment does a command there get.
-pub async fn probe(transport: &Transport, host: &HostRow) -> Result<RemoteInfo, RemoteError> {
-    let bin = shell_quote(&host.remote_bin);
-    let out = transport.exec(&format!("{bin} --version && env")).await?;
-    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let unavailable = |why: String| RemoteError::RemoteUnavailable {
-        name: host.name.clone(),
-        why,
-    };
-    match out.status {
-        Some(0) => {}
-        Some(127) => {
-            return Err(unavailable(format!(
-                "the agents binary '{}' was not found there ({}); install agents on the host or set --remote-bin",
-                host.remote_bin,
-                crate::text::bounded(&stderr, 300)
-            )));
-        }
-        Some(126) => {
-            return Err(unavailable(format!(
-                "'{}' is not executable there ({})",
-                host.remote_bin,
-                crate::text::bounded(&stderr, 300)
-            )));
-        }
-        status if matches!(transport, Transport::Command(_)) => {
-            // The command itself failed (`kubectl` could not reach the
-            // cluster, the container is stopped): the host is not there
-            // now, as an SSH host that does not answer.
-            return Err(RemoteError::Unreachable {
-                name: host.name.clone(),
-                address: transport.describe(),
-                why: format!(
-                    "its command failed ({}): {}",
-                    status
-                        .map(|s| format!("exit {s}"))
-                        .unwrap_or_else(|| "no exit status".into()),
-                    crate::text::bounded(&stderr, 300)
-                ),
-            });
-        }
-        status => {
-            return Err(unavailable(format!(
-                "'{} --version' failed ({}): {}",
-                host.remote_bin,
-                status
-                    .map(|s| format!("exit {s}"))
-                    .unwrap_or_else(|| "no exit status".into()),
-                crate::text::bounded(&stderr, 300)
-            )));
-        }
-    }
-    // A login script that prints (a noisy .bashrc) comes first: skip it.
-    let version = stdout
-        .lines()
-        .find(|l| l.starts_with("agents "))
-        .or_else(|| stdout.lines().next())
-        .unwrap_or("")
-        .trim()
-        .to_string();
-    if !version.starts_with("agents ") {
-        return Err(RemoteError::Incompatible {
-            name: host.name.clone(),
-            why: format!(
-                "'{} --version' printed '{}', not an agents version",
-                host.remote_bin,
-                crate::text::bounded(&version, 80)
-            ),
-        });
-    }
-    let env = stdout
-        .lines()
-        .filter_map(|line| line.split_once('='))
-        // A remote run takes where things are and the locale from the
-        // remote login environment: this machine's PATH or HOME mean
-        // nothing there.
-        .filter(|(k, _)| crate::paths::is_place_or_locale(k))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    Ok(RemoteInfo { version, env })
-}
+pub use super::probe::probe;
 
 /// Starts `agents serve --stdio` there and speaks the protocol through it.
 async fn serve(transport: &Transport, host: &HostRow) -> Result<(Client, Arc<Mutex<Vec<u8>>>), RemoteError> {
@@ -739,14 +661,19 @@ async fn watch_connection(link: Arc<HostLink>, conn: Arc<Connection>) {
     loop {
         tokio::select! {
             _ = conn.ended() => break,
-            _ = tick.tick() => {
+            // (A pinged link's pings measure it: a stalled one must not
+            // hold the loop here for a whole call's timeout.)
+            _ = tick.tick(), if !pinging => {
                 if let Ok((_, ms)) = conn.status(&link.name).await {
                     link.state.lock().latency_ms = Some(ms);
                 }
             }
             _ = ping.tick(), if pinging => {
                 match tokio::time::timeout(PING_EVERY, conn.status(&link.name)).await {
-                    Ok(Ok(_)) => missed = 0,
+                    Ok(Ok((_, ms))) => {
+                        missed = 0;
+                        link.state.lock().latency_ms = Some(ms);
+                    }
                     _ => missed += 1,
                 }
                 if missed == PINGS_MISSED {

@@ -27,12 +27,14 @@ mod link;
 mod mirror;
 mod outbox;
 mod place;
+mod probe;
 mod retry;
 mod run;
 mod screen_watch;
 pub(crate) mod serve;
 mod sessions;
 mod ssh;
+mod ssh_config;
 mod target;
 mod transport;
 

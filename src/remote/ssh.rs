@@ -17,7 +17,7 @@ use tokio::sync::watch;
 
 use super::error::RemoteError;
 use super::known_hosts;
-use super::target::Resolved;
+use super::target::{Proxy, Resolved};
 
 /// TCP connect plus SSH handshake and authentication. A host that answers
 /// at all does so in well under a second; 15 s covers a slow link.
@@ -125,13 +125,30 @@ async fn handshake(
         refusal: refusal.clone(),
     };
     let attempt = async {
-        let tcp = tokio::net::TcpStream::connect((r.hostname.as_str(), r.port))
-            .await
-            .map_err(|e| unreachable(name, r, e))?;
-        let _ = tcp.set_nodelay(true);
-        client::connect_stream(config(), tcp, checker)
-            .await
-            .map_err(|e| unreachable(name, r, format!("SSH handshake failed: {e}")))
+        let Some(proxy) = &r.proxy else {
+            let tcp = tokio::net::TcpStream::connect((r.hostname.as_str(), r.port))
+                .await
+                .map_err(|e| unreachable(name, r, e))?;
+            let _ = tcp.set_nodelay(true);
+            return client::connect_stream(config(), tcp, checker)
+                .await
+                .map_err(|e| unreachable(name, r, format!("SSH handshake failed: {e}")));
+        };
+        let home = dirs::home_dir().unwrap_or_default();
+        let (stream, stderr) = super::ssh_config::through(proxy, r, &home)?;
+        client::connect_stream(config(), stream, checker).await.map_err(|e| {
+            let said = String::from_utf8_lossy(&stderr.lock()).trim().to_string();
+            let via = match proxy {
+                Proxy::Jump(hops) => format!("through {hops}"),
+                Proxy::Command(line) => format!("through `{line}`"),
+            };
+            let said = if said.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", crate::text::bounded(&said, 300))
+            };
+            unreachable(name, r, format!("SSH handshake {via} failed: {e}{said}"))
+        })
     };
     let result = match tokio::time::timeout(CONNECT_TIMEOUT, attempt).await {
         Ok(result) => result,

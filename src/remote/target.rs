@@ -1,7 +1,8 @@
 //! Where a host is: an SSH target (`user@host[:port]` or a `Host` alias)
-//! resolved through `~/.ssh/config` the way `ssh` would for the keywords we
-//! honour (HostName, User, Port, IdentityFile, UserKnownHostsFile). Pure:
-//! text in, values out.
+//! resolved through `~/.ssh/config`. `ssh -G` resolves it where OpenSSH's
+//! client is installed (`ssh_config`); without it, this reads the keywords
+//! most configs use (HostName, User, Port, IdentityFile,
+//! UserKnownHostsFile, ProxyJump, ProxyCommand). Pure: text in, values out.
 
 use std::path::{Path, PathBuf};
 
@@ -67,6 +68,19 @@ pub struct Resolved {
     pub identity_files: Vec<PathBuf>,
     /// known_hosts files to verify against (the first is where trust writes).
     pub known_hosts: Vec<PathBuf>,
+    /// Reached through a bastion or a command, not a TCP connection.
+    pub proxy: Option<Proxy>,
+    /// The host as the target named it (ProxyCommand's `%n`).
+    pub alias: String,
+}
+
+/// How a host behind something is reached (`ssh_config::through`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Proxy {
+    /// `ProxyJump`: `[user@]host[:port]`, hops separated by commas.
+    Jump(String),
+    /// `ProxyCommand`: a line for `sh -c`, with its `%` tokens.
+    Command(String),
 }
 
 impl Resolved {
@@ -99,6 +113,7 @@ struct HostConfig {
     port: Option<u16>,
     identity_files: Vec<String>,
     known_hosts: Option<Vec<String>>,
+    proxy: Option<Proxy>,
 }
 
 /// Resolves `target` with the text of `~/.ssh/config` (if any). `home` is
@@ -143,18 +158,23 @@ pub fn resolve(target: &Target, ssh_config: Option<&str>, home: &Path, local_use
         Some(files) if !files.is_empty() => files.iter().map(|p| expand(p)).collect(),
         _ => vec![home.join(".ssh/known_hosts")],
     };
+    let proxy = config
+        .proxy
+        .filter(|p| !matches!(p, Proxy::Jump(h) | Proxy::Command(h) if h.is_empty() || h == "none"));
     Resolved {
         hostname,
         port,
         user,
         identity_files,
         known_hosts,
+        proxy,
+        alias: target.host.clone(),
     }
 }
 
 /// Walks the config: global lines and every `Host` block whose patterns
 /// match `alias`. `Match` blocks are not understood and are skipped whole;
-/// `Include` is not followed.
+/// `Include` is not followed (`ssh -G` does both, where there is `ssh`).
 fn host_config(text: &str, alias: &str) -> HostConfig {
     let mut out = HostConfig::default();
     let mut active = true;
@@ -171,6 +191,10 @@ fn host_config(text: &str, alias: &str) -> HostConfig {
             "port" if out.port.is_none() => out.port = args.first().and_then(|p| p.parse().ok()),
             "identityfile" => out.identity_files.extend(args.first().cloned()),
             "userknownhostsfile" if out.known_hosts.is_none() => out.known_hosts = Some(args.clone()),
+            "proxyjump" if out.proxy.is_none() => {
+                out.proxy = Some(Proxy::Jump(args.first().cloned().unwrap_or_default()))
+            }
+            "proxycommand" if out.proxy.is_none() => out.proxy = Some(Proxy::Command(args.join(" "))),
             _ => {}
         }
     }

@@ -21,7 +21,7 @@ impl Transport {
         match &host.command {
             Some(command) => Ok(Transport::Command(CommandLink::new(&host.name, command)?)),
             None => {
-                let resolved = resolve_host(host)?;
+                let resolved = resolve_host(host).await?;
                 Ok(Transport::Ssh(Box::new(ssh::connect(&host.name, &resolved).await?)))
             }
         }

@@ -310,6 +310,17 @@ impl Net {
         file.write_all(self.sshd.known_hosts_line_at(port).as_bytes()).unwrap();
     }
 
+    /// Adds a known_hosts line (another server's, such as a jump host's).
+    pub fn know_the_host_at_line(&self, line: &str) {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.known_hosts())
+            .unwrap();
+        file.write_all(line.as_bytes()).unwrap();
+    }
+
     pub fn ssh_dir(&self) -> PathBuf {
         self.client_home.path().join(".ssh")
     }
