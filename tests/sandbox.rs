@@ -290,3 +290,53 @@ sandbox = true
         "{explained}"
     );
 }
+
+#[test]
+fn a_boxed_agents_hooks_reach_the_daemon_through_its_own_socket_only() {
+    if !bubblewrap() {
+        eprintln!("skipped: no usable bubblewrap (the CI installs it)");
+        return;
+    }
+    // A stand-in Claude Code whose hook fires as the real one's does: it
+    // runs `agents hook Notification` with the payload on stdin. In the
+    // box the daemon's socket is not there (the state directory is
+    // hidden); the run's own hook socket is.
+    let place = Place::new();
+    let bin = tempfile::tempdir().unwrap();
+    let claude = bin.path().join("claude");
+    let payload = r#"{"session_id": "x", "hook_event_name": "Notification", "message": "Claude needs your permission", "notification_type": "permission_prompt"}"#;
+    std::fs::write(
+        &claude,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.1.197 (Claude Code)'; exit 0; fi\n\
+             ls \"$AGENTS_HOME\" 2>/dev/null || echo no-state-directory-here\n\
+             echo '{payload}' | '{bin}' hook Notification && echo hook-ran\nexec sleep 600\n",
+            bin = common::BIN
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let agents = Home::with_config(&format!(
+        "[engine]\nquiet_ms = 300\n[profiles.boxed-claude]\nfamily = \"claude\"\nbinary = \"{}\"\nsandbox = true\n",
+        claude.display()
+    ));
+    let id = place.run(&agents, &["run", "-d", "boxed-claude"]);
+    agents.wait_until("the hook ran in the box", || agents.logs(&id).contains("hook-ran"));
+    assert!(
+        agents.logs(&id).contains("no-state-directory-here"),
+        "{}",
+        agents.logs(&id)
+    );
+    agents.wait_until("the hook's status is the run's", || {
+        agents.show(&id)["status"] == "needs_approval"
+    });
+    let hooks: Vec<String> = agents
+        .events(&id)
+        .iter()
+        .filter(|e| e["kind"] == "HOOK")
+        .map(|e| e["data"]["event"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(hooks, ["Notification"], "told once, by its own socket");
+    agents.ok(&["cancel", "--force", &id]);
+}

@@ -3,7 +3,8 @@
 //! plugin, Codex's `notify`). It reads the hook's JSON (stdin, or
 //! the argument Codex passes), reports a small summary to the daemon with
 //! the run's `AGENTS_RUN_ID`/`AGENTS_LAUNCH_ID` and its proof
-//! (`crate::proof`), and exits 0 — always, and
+//! (`crate::proof`) — or, in a box, to the run's own hook socket
+//! (`supervise::hooks`) — and exits 0 — always, and
 //! within [`BUDGET`] even when the daemon is down or stuck: a hook must
 //! never block or fail the harness. It never starts a daemon, and prints
 //! nothing (Claude adds a hook's stdout to the conversation) but, when
@@ -79,8 +80,12 @@ fn report(words: &[String], started: Instant) -> Option<()> {
     report.launch_id = launch;
     report.proof = proof;
     report.at_ms = crate::store::now_ms();
-    let paths = Paths::from_env().ok()?;
     let left = BUDGET.checked_sub(started.elapsed())?;
+    if let Some(socket) = var(crate::harness::sandbox::HOOK_SOCKET_VAR) {
+        // In a box: the run's own socket, which its supervisor serves.
+        return tell_box(&socket, &report, left);
+    }
+    let paths = Paths::from_env().ok()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -95,6 +100,15 @@ fn report(words: &[String], started: Instant) -> Option<()> {
         .flatten()
     })?;
     Some(())
+}
+
+/// Writes the report to a boxed run's hook socket, within `left`.
+fn tell_box(socket: &str, report: &crate::api::HookReport, left: Duration) -> Option<()> {
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).ok()?;
+    stream.set_write_timeout(Some(left)).ok()?;
+    let bytes = serde_json::to_vec(report).ok()?;
+    stream.write_all(&bytes).ok()?;
+    stream.shutdown(std::net::Shutdown::Write).ok()
 }
 
 /// The payload on stdin, at most [`MAX_PAYLOAD`] bytes kept; the rest is

@@ -370,6 +370,7 @@ async fn spawn_next(
         flood_bytes_per_s: config.engine.flood_bytes_per_s,
         screen_rules: super::user_screen_rules(),
         open_files: None,
+        hook_socket: None,
     };
     let paths = engine.paths.clone();
     // A boxed run's next attempt is boxed as its first was.

@@ -43,6 +43,30 @@ pub async fn report(engine: &Arc<Engine>, mut r: HookReport) -> Result<HookOutco
             row.id
         )));
     }
+    take(engine, row, r).await
+}
+
+/// A report a boxed run's supervisor relayed from its hook socket: the
+/// supervisor's link says which run it is, whatever the report claims.
+pub async fn report_of_run(engine: &Arc<Engine>, run: &str, mut r: HookReport) {
+    harness::hooks::bound(&mut r);
+    (r.run, r.launch_id, r.proof) = (Some(run.to_string()), None, None);
+    let row = match engine.store.harness().run_of_hook(r.run.clone(), None).await {
+        Ok(Some(row)) => row,
+        _ => return,
+    };
+    if let Err(e) = take(engine, row, r).await {
+        tracing::info!("run {run}: a hook from its box was not taken: {}", e.message);
+    }
+}
+
+/// Records a report of run `row` (its identity established) and hands its
+/// status on.
+async fn take(
+    engine: &Arc<Engine>,
+    row: crate::store::runs::RunRow,
+    mut r: HookReport,
+) -> Result<HookOutcome, ApiError> {
     // A transcript it names must be where its harness keeps sessions: a
     // path is indexed, shown and, with `--purge-transcripts`, deleted.
     let named = r.transcript_path.is_some() || r.agent_transcript_path.is_some();

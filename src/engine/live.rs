@@ -659,6 +659,10 @@ pub async fn monitor(engine: Arc<Engine>, live: Arc<LiveRun>, mut notes: mpsc::R
                 live.screen_signs(signs, still_ms);
                 live.wake.notify_waiters();
             }
+            Some(Note::Hook(report)) => {
+                let (engine, run) = (engine.clone(), live.id.clone());
+                tokio::spawn(async move { super::hooks::report_of_run(&engine, &run, *report).await });
+            }
             Some(Note::Unknown(method)) => engine.unknown.seen(&format!("supervisor: {method}")),
             Some(Note::Exited(evidence)) => {
                 live.committed.send_replace(evidence.output_bytes);

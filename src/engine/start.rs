@@ -437,6 +437,7 @@ async fn spawn_and_adopt(
         flood_bytes_per_s: config.engine.flood_bytes_per_s,
         screen_rules: super::user_screen_rules(),
         open_files: None,
+        hook_socket: None,
     };
     // A profile with fallbacks keeps what a next attempt needs, in memory,
     // before the harness can end.
@@ -501,6 +502,11 @@ pub(crate) fn boxed(
         .cloned()
         .collect();
     let cwd = std::path::PathBuf::from(&spec.cwd);
+    // The state directory is not in the box: the run's hooks reach the
+    // daemon through a socket of the run's own, which its supervisor
+    // serves (`supervise::hooks`), with this binary to run them.
+    let hook_socket = paths.run_dir(&spec.run).join("hook.sock");
+    let agents_bin = std::env::current_exe().ok();
     let made = sandbox::Box {
         mode,
         bwrap: &bwrap,
@@ -509,8 +515,15 @@ pub(crate) fn boxed(
         home: home.as_deref(),
         writable,
         program: spec.argv.first().and_then(|p| sandbox::program(p, path.as_deref())),
+        hook_socket: Some(&hook_socket),
+        agents_bin: agents_bin.as_deref(),
     };
     spec.argv = made.wrap(&spec.argv);
+    spec.env.push((
+        crate::harness::sandbox::HOOK_SOCKET_VAR.into(),
+        sandbox::HOOK_SOCKET.into(),
+    ));
+    spec.hook_socket = Some(hook_socket.display().to_string());
     Ok(spec)
 }
 

@@ -42,7 +42,16 @@ pub struct Box<'a> {
     /// The harness's program as found on PATH (its folder is shown
     /// read-only when it is outside the system directories).
     pub program: Option<PathBuf>,
+    /// The run's hook socket, bound at [`HOOK_SOCKET`] inside.
+    pub hook_socket: Option<&'a Path>,
+    /// This agents binary, shown read-only for the hooks to run.
+    pub agents_bin: Option<&'a Path>,
 }
+
+/// Where a boxed run finds its hook socket (a tmpfs of the box's own).
+pub const HOOK_SOCKET: &str = "/run/agents/hook.sock";
+/// The harness's variable naming it (`agents hook` writes there).
+pub const HOOK_SOCKET_VAR: &str = "AGENTS_HOOK_SOCKET";
 
 impl Box<'_> {
     /// `argv` as it runs in the box: bubblewrap's arguments, then `argv`.
@@ -63,6 +72,9 @@ impl Box<'_> {
             arg(&["--ro-bind", dir, dir]);
         }
         arg(&["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]);
+        if let Some(socket) = self.hook_socket {
+            arg(&["--bind", &socket.display().to_string(), HOOK_SOCKET]);
+        }
         // /run holds the resolver's socket on some systems, /etc links there.
         for resolver in ["/run/systemd/resolve", "/run/resolvconf"] {
             if Path::new(resolver).exists() {
@@ -78,6 +90,12 @@ impl Box<'_> {
         if let Some(folder) = self.program_folder() {
             let folder = folder.display().to_string();
             arg(&["--ro-bind", &folder, &folder]);
+        }
+        // This agents, which the harness's hooks run (it may live in the
+        // home, as `~/.cargo/bin/agents` does).
+        if let Some(bin) = self.agents_bin.filter(|b| b.is_file()) {
+            let bin = bin.display().to_string();
+            arg(&["--ro-bind", &bin, &bin]);
         }
         for dir in self.writable.iter().filter(|d| d.is_dir()) {
             let dir = dir.display().to_string();
@@ -194,6 +212,8 @@ mod tests {
             home: Some(Path::new("/home/u")),
             writable: vec![config.path().to_path_buf(), PathBuf::from("/no/such/dir")],
             program: None,
+            hook_socket: Some(Path::new("/state/runs/R/hook.sock")),
+            agents_bin: None,
         };
         let argv = made.wrap(&["sh".into(), "-c".into(), "true".into()]);
         let line = argv.join(" ");
@@ -204,6 +224,10 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("--tmpfs /home/u"), "an empty home: {line}");
+        assert!(
+            line.contains(&format!("--tmpfs /run --bind /state/runs/R/hook.sock {HOOK_SOCKET}")),
+            "the run's hook socket: {line}"
+        );
         let config = config.path().display().to_string();
         assert!(line.contains(&format!("--bind {config} {config}")), "{line}");
         assert!(!line.contains("/no/such/dir"), "{line}");

@@ -46,6 +46,8 @@ pub mod method {
     pub const PACE: &str = "sup.pace";
     /// Notification: the daemon stops on purpose; do not start another.
     pub const RELEASE: &str = "sup.release";
+    /// A hook report from a boxed run's own hook socket (`supervise::hooks`).
+    pub const HOOK: &str = "sup.hook";
 }
 
 /// The spawn spec: what the daemon hands a new supervisor on its stdin.
@@ -85,6 +87,10 @@ pub struct SuperviseSpec {
     /// before the harness starts (the daemon raised its own); none: keep it.
     #[serde(default)]
     pub open_files: Option<u64>,
+    /// Where to serve the run's hook socket before the harness starts (a
+    /// boxed run's, bound into its box: `supervise::hooks`); none: none.
+    #[serde(default)]
+    pub hook_socket: Option<String>,
 }
 
 /// Ten times what a busy agent's own interface draws (Claude Code redrawing
@@ -449,6 +455,9 @@ pub enum Note {
     /// What the screen says (`ScreenSigns`).
     Screen(ScreenSigns),
     Exited(Box<ExitEvidence>),
+    /// A hook fired in the run, told on its hook socket: the link it came
+    /// over is the run's proof.
+    Hook(Box<crate::api::HookReport>),
     /// A notification this build does not know (a newer supervisor's), or
     /// one it cannot read: its method, counted where it lands.
     Unknown(String),
@@ -472,6 +481,9 @@ impl Note {
                 let params = ExitedNote { evidence };
                 Request::notification(method::EXITED, serde_json::to_value(params).unwrap_or(Value::Null))
             }
+            Note::Hook(report) => {
+                Request::notification(method::HOOK, serde_json::to_value(report).unwrap_or(Value::Null))
+            }
             Note::Unknown(method) => Request::notification(method, Value::Null),
         }
     }
@@ -493,6 +505,9 @@ impl Note {
             method::EXITED => serde_json::from_value(param("evidence"))
                 .ok()
                 .map(|e| Note::Exited(Box::new(e))),
+            method::HOOK => serde_json::from_value(req.params.clone())
+                .ok()
+                .map(|r| Note::Hook(Box::new(r))),
             other => return Note::Unknown(crate::text::bounded(other, 64)),
         };
         known.unwrap_or_else(|| Note::Unknown(format!("{} (unreadable)", req.method)))

@@ -4,6 +4,7 @@
 //! client or the daemon left: only when the run has ended.
 
 mod child;
+pub mod hooks;
 mod keeper;
 mod notes;
 mod output;
@@ -62,6 +63,11 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
         std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
     }
     let (log, checkpoints) = output::OutputLog::create(&paths, &spec.run)?;
+    // A boxed run's hook socket is there before its box binds it.
+    let hook_listener = match &spec.hook_socket {
+        Some(path) => Some(hooks::bind(std::path::Path::new(path)).with_context(|| format!("binding {path}"))?),
+        None => None,
+    };
     let started = match child::spawn(&spec) {
         Ok(started) => started,
         Err(e) => {
@@ -95,6 +101,9 @@ async fn run(paths: Paths, spec: SuperviseSpec) -> Result<i32> {
     )?;
     let exited = child::watch_exit(run.clone(), started.leader.pid);
 
+    if let Some(listener) = hook_listener {
+        tokio::spawn(hooks::serve(listener, run.hooks.clone()));
+    }
     let serve = tokio::spawn(server::serve(listener, run.clone()));
     let keeper = tokio::spawn(keeper::keep_daemon(run.clone(), paths.clone()));
     let run_dir = paths.run_dir(&spec.run);

@@ -1,7 +1,7 @@
 //! What a supervisor tells its watcher unasked (`sup.watch`): the log's
 //! committed offset, whether output is going on, what the screen shows
-//! (a question, a turn in progress, a limit, a still screen), and finally
-//! the exit evidence.
+//! (a question, a turn in progress, a limit, a still screen), a boxed
+//! run's hook reports, and finally the exit evidence.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -69,6 +69,12 @@ pub async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>, still: O
                 return;
             }
         }
+        for report in run.hooks.take() {
+            let note = Note::Hook(Box::new(report)).to_request();
+            if out.send(Frame::control(&note)).await.is_err() {
+                return;
+            }
+        }
         let evidence = exited.borrow_and_update().clone();
         if let Some(evidence) = evidence {
             let note = Note::Exited(Box::new(evidence)).to_request();
@@ -84,6 +90,7 @@ pub async fn watch_loop(run: Arc<Supervised>, out: mpsc::Sender<Frame>, still: O
             changed = limit.changed() => if changed.is_err() { return },
             changed = moved.changed() => if changed.is_err() { return },
             changed = exited.changed() => if changed.is_err() { return },
+            () = run.hooks.arrived() => {}
             () = sleep_until(goes_still) => {}
         }
     }

@@ -181,6 +181,8 @@ pub struct Signs {
 
 pub struct Supervised {
     pub run: String,
+    /// Reports from a boxed run's hook socket, for the watcher (`hooks`).
+    pub hooks: Arc<super::hooks::Reports>,
     pub leader: Identity,
     /// Ids of the prompts typed lately, newest last (`method::PROMPT`), and
     /// of answers, as `answer ID` (`method::ANSWER`).
@@ -287,6 +289,7 @@ impl Supervised {
             parsed: watch::Sender::new(0),
             redrawn: watch::Sender::new(0),
             screen_watchers: Default::default(),
+            hooks: Default::default(),
             watchers: watch::Sender::new(0),
             released: Default::default(),
             started_daemons: Default::default(),
