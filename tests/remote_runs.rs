@@ -552,3 +552,37 @@ fn a_daemon_answers_a_repeated_launch_or_answer_id_with_the_first_outcome() {
         "the third question is still open"
     );
 }
+
+#[test]
+fn a_boxed_run_on_a_host_is_boxed_there() {
+    if agents::harness::sandbox::usable(std::env::var("PATH").ok().as_deref()).is_err() {
+        eprintln!("skipped: no usable bubblewrap (the CI installs it)");
+        return;
+    }
+    let net = direct();
+    let work = tempfile::tempdir().unwrap();
+    let script = "touch \"$HOME/boxed-x\" 2>/dev/null || echo home-read-only; \
+                  ls \"$AGENTS_HOME\" >/dev/null 2>&1 || echo no-state-there; touch here && echo tree-written";
+    let id = net.start_on(
+        "box",
+        &[
+            "--sandbox",
+            "--cwd",
+            &work.path().display().to_string(),
+            "cmd",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    let ended: Value = serde_json::from_str(&net.ok(&["wait", &id, "--json"])).unwrap();
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+    assert_eq!(ended["sandbox"], "on", "{ended}");
+    assert_eq!(net.remote.show(&id)["sandbox"], "on", "boxed there, by the host");
+    let logs = net.ok(&["logs", &id]);
+    for said in ["home-read-only", "no-state-there", "tree-written"] {
+        assert!(logs.contains(said), "{said}: {logs}");
+    }
+    assert!(work.path().join("here").is_file());
+}

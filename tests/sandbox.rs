@@ -218,9 +218,6 @@ fn without_bubblewrap_a_boxed_start_is_blocked_before_anything_runs() {
         "nothing spawned: {kinds:?} ({id})"
     );
     assert!(!marker.exists(), "never run without its box");
-    // A host's daemon of an older build would drop the box: refused.
-    let remote = agents.fails(&["run", "-d", "--sandbox", "--host", "gpu1", "cmd", "--", "true"]);
-    assert!(remote.contains("this machine only"), "{remote}");
 }
 
 /// The box asked for in config.toml: by a profile, a routine and a team

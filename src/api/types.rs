@@ -772,6 +772,10 @@ pub struct DaemonStatus {
     /// them, which keeps one a run.
     #[serde(default)]
     pub screen_subs: bool,
+    /// Boxes runs (`--sandbox`); false from an older daemon, which would
+    /// drop the box: a boxed start is never placed on such a host.
+    #[serde(default)]
+    pub sandbox: bool,
     /// Notifications the daemon heard and did not know, with how many
     /// (a supervisor of a newer build): none from an older daemon.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

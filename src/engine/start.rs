@@ -505,8 +505,12 @@ pub(crate) fn boxed(
     // The state directory is not in the box: the run's hooks reach the
     // daemon through a socket of the run's own, which its supervisor
     // serves (`supervise::hooks`), with this binary to run them.
-    let hook_socket = paths.run_dir(&spec.run).join("hook.sock");
+    let run_dir = paths.run_dir(&spec.run);
+    let hook_socket = run_dir.join("hook.sock");
     let agents_bin = std::env::current_exe().ok();
+    // What of the run's folder its launch names (`--settings FILE`):
+    // shown to it read-only, under the box's own `/run`.
+    let run_files = sandbox::show_run_files(&mut spec.argv, &run_dir);
     let made = sandbox::Box {
         mode,
         bwrap: &bwrap,
@@ -517,6 +521,7 @@ pub(crate) fn boxed(
         program: spec.argv.first().and_then(|p| sandbox::program(p, path.as_deref())),
         hook_socket: Some(&hook_socket),
         agents_bin: agents_bin.as_deref(),
+        run_files,
     };
     spec.argv = made.wrap(&spec.argv);
     spec.env.push((

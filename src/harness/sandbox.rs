@@ -46,7 +46,47 @@ pub struct Box<'a> {
     pub hook_socket: Option<&'a Path>,
     /// This agents binary, shown read-only for the hooks to run.
     pub agents_bin: Option<&'a Path>,
+    /// Files of the run's own folder its launch names (Claude's per-run
+    /// settings, Copilot's plugin), outside and where the box shows them
+    /// read-only ([`show_run_files`]): never the rest of that folder, whose
+    /// supervisor socket answers for the run.
+    pub run_files: Vec<(PathBuf, String)>,
 }
+
+/// Where a box shows the run's files its launch names: under its own
+/// `/run`, so no path of the state directory appears in the box at all.
+pub const RUN_FILES: &str = "/run/agents/run";
+
+/// Points each word of `argv` that names a file in `run_dir` (`FILE`, or
+/// `--flag=FILE`) at [`RUN_FILES`] instead; returns each file, outside and
+/// inside, for [`Box::run_files`].
+pub fn show_run_files(argv: &mut [String], run_dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut shown = Vec::new();
+    for word in argv.iter_mut() {
+        let (flag, value) = match word.split_once('=') {
+            Some((flag, value)) if flag.starts_with('-') => (Some(flag.to_string()), value.to_string()),
+            _ => (None, word.clone()),
+        };
+        let outside = PathBuf::from(&value);
+        let Ok(inner) = outside.strip_prefix(run_dir) else {
+            continue;
+        };
+        if inner.as_os_str().is_empty() {
+            continue;
+        }
+        let inside = format!("{RUN_FILES}/{}", inner.display());
+        *word = match flag {
+            Some(flag) => format!("{flag}={inside}"),
+            None => inside.clone(),
+        };
+        shown.push((outside, inside));
+    }
+    shown
+}
+
+/// Links followed from a program to its real file, at most (as the
+/// kernel's own limit of 40 is for a path, far more than any install uses).
+const MAX_LINKS: usize = 16;
 
 /// Where a boxed run finds its hook socket (a tmpfs of the box's own).
 pub const HOOK_SOCKET: &str = "/run/agents/hook.sock";
@@ -87,7 +127,7 @@ impl Box<'_> {
         if let Some(home) = &home {
             arg(&["--tmpfs", home]);
         }
-        if let Some(folder) = self.program_folder() {
+        for folder in self.program_folders() {
             let folder = folder.display().to_string();
             arg(&["--ro-bind", &folder, &folder]);
         }
@@ -96,6 +136,9 @@ impl Box<'_> {
         if let Some(bin) = self.agents_bin.filter(|b| b.is_file()) {
             let bin = bin.display().to_string();
             arg(&["--ro-bind", &bin, &bin]);
+        }
+        for (outside, inside) in self.run_files.iter().filter(|(f, _)| f.exists()) {
+            arg(&["--ro-bind", &outside.display().to_string(), inside]);
         }
         for dir in self.writable.iter().filter(|d| d.is_dir()) {
             let dir = dir.display().to_string();
@@ -118,13 +161,34 @@ impl Box<'_> {
         out
     }
 
-    /// The folder of a program outside the system directories (an npm
-    /// package's, a user's `~/.local/bin`): the program's real file's.
-    fn program_folder(&self) -> Option<PathBuf> {
-        let real = std::fs::canonicalize(self.program.as_ref()?).ok()?;
-        let folder = real.parent()?.to_path_buf();
-        let system = SYSTEM.iter().any(|d| folder.starts_with(d));
-        (!system).then_some(folder)
+    /// The folders of a program outside the system directories (an npm
+    /// package's, a user's `~/.local/bin`): the one it was found in on
+    /// PATH, each one a link on the way to its real file passes through
+    /// (`~/.local/bin/claude` → `…/node_modules/.bin/claude` → the
+    /// package's file: each must be found in the box), and its real file's.
+    fn program_folders(&self) -> Vec<PathBuf> {
+        let Some(program) = self.program.clone() else {
+            return Vec::new();
+        };
+        let mut folders = Vec::new();
+        let mut at = program.clone();
+        for _ in 0..MAX_LINKS {
+            let Some(folder) = at.parent() else { break };
+            folders.push(std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_path_buf()));
+            match std::fs::read_link(&at) {
+                Ok(target) => at = folder.join(target),
+                Err(_) => break,
+            }
+        }
+        if let Some(real) = std::fs::canonicalize(&program)
+            .ok()
+            .and_then(|r| r.parent().map(Path::to_path_buf))
+        {
+            folders.push(real);
+        }
+        let mut seen = std::collections::HashSet::new();
+        folders.retain(|f| f.is_absolute() && !SYSTEM.iter().any(|d| f.starts_with(d)) && seen.insert(f.clone()));
+        folders
     }
 }
 
@@ -201,6 +265,42 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_run_files_a_launch_names_are_shown_under_the_boxes_own_run() {
+        let mut argv: Vec<String> = [
+            "claude",
+            "--settings",
+            "/s/runs/R/claude-settings.json",
+            "--plugin-dir=/s/runs/R/plugin",
+            "/s/runs/R",
+            "/elsewhere/x",
+        ]
+        .map(String::from)
+        .to_vec();
+        let shown = show_run_files(&mut argv, Path::new("/s/runs/R"));
+        assert_eq!(
+            argv,
+            [
+                "claude",
+                "--settings",
+                "/run/agents/run/claude-settings.json",
+                "--plugin-dir=/run/agents/run/plugin",
+                "/s/runs/R",
+                "/elsewhere/x"
+            ]
+        );
+        assert_eq!(
+            shown,
+            [
+                (
+                    PathBuf::from("/s/runs/R/claude-settings.json"),
+                    "/run/agents/run/claude-settings.json".to_string()
+                ),
+                (PathBuf::from("/s/runs/R/plugin"), "/run/agents/run/plugin".to_string()),
+            ]
+        );
+    }
+
+    #[test]
     fn a_box_shows_the_system_read_only_and_writes_only_its_cwd_and_config_home() {
         let cwd = tempfile::tempdir().unwrap();
         let config = tempfile::tempdir().unwrap();
@@ -214,6 +314,7 @@ mod tests {
             program: None,
             hook_socket: Some(Path::new("/state/runs/R/hook.sock")),
             agents_bin: None,
+            run_files: Vec::new(),
         };
         let argv = made.wrap(&["sh".into(), "-c".into(), "true".into()]);
         let line = argv.join(" ");

@@ -15,18 +15,26 @@ use crate::store::hosts::HostRow;
 use crate::store::mirrors::Placed;
 use crate::store::runs::RunRow;
 
+/// A boxed run goes only to a host whose daemon says it boxes runs: one
+/// of an older build would drop the box and run the harness unboxed. (The
+/// box itself is made there, by that host's bubblewrap, or the run is
+/// blocked there saying what is missing.)
+async fn boxes_there(conn: &super::link::Connection, host: &str) -> Result<(), ApiError> {
+    let (status, _) = conn.status(host).await?;
+    if status.sandbox {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(format!(
+        "host {host} runs an agents that cannot box runs (it would run this one unboxed): \
+         install this build there with `agents hosts install {host}`"
+    )))
+}
+
 /// `runs.start` with a remote host.
 pub async fn start(daemon: &Here, mut params: StartParams, host_name: &str) -> Result<RunRecord, ApiError> {
     // Made arguments here, as a family takes it: the host is never asked
     // to understand more than it did.
     crate::harness::apply_model(&mut params.spec, &daemon.config().profiles)?;
-    // A host's daemon of an older build would drop the box and run the
-    // harness unboxed: a boxed run is started here only, for now.
-    if params.spec.sandbox.is_some() {
-        return Err(ApiError::bad_request(format!(
-            "--sandbox runs on this machine only: a run on {host_name} cannot be boxed yet"
-        )));
-    }
     let host = super::hosts::stored(daemon, host_name).await?;
     if let Some(name) = &params.spec.name {
         crate::api::bounds::validate_name(name)?;
@@ -47,6 +55,9 @@ pub async fn start(daemon: &Here, mut params: StartParams, host_name: &str) -> R
         Ok(conn) => conn,
         Err(e) => return blocked(daemon, &params, &host, parent.as_ref(), e.to_string()).await,
     };
+    if params.spec.sandbox.is_some() {
+        boxes_there(&conn, &host.name).await?;
+    }
     let remote_parent = parent.as_ref().filter(|p| p.host == host.name).map(|p| p.id.clone());
     // The harness's own variables travel by name like `--env` ones, their
     // values from where the run is started (issue #9).

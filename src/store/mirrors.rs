@@ -267,6 +267,11 @@ fn insert(
         cols: record.cols,
         timeout_secs: record.timeout_secs,
         worktree: record.worktree.clone(),
+        // Boxed there, by the host: said here as there.
+        sandbox: record
+            .sandbox
+            .as_deref()
+            .and_then(|s| crate::values::sandbox::Sandbox::parse(s).ok()),
         ..RunRow::new(NewRun {
             id: record.id.clone(),
             name: name.clone(),

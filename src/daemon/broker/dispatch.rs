@@ -229,6 +229,7 @@ async fn status(daemon: &Arc<Daemon>) -> Result<DaemonStatus, ApiError> {
         supervisors: crate::daemon::upgrade::supervisor_builds(daemon, live).await,
         screens: true,
         screen_subs: true,
+        sandbox: true,
         awaited: daemon.engine.awaited.lock().len(),
         unknown: daemon.engine.unknown.counts(),
         web: daemon.web.url.lock().clone(),
