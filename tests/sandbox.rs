@@ -26,8 +26,16 @@ impl Place {
         let home = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
         std::fs::write(home.path().join(".ssh/id_test"), "SECRET-KEY-MATERIAL\n").unwrap();
-        std::fs::create_dir_all(home.path().join(".aws")).unwrap();
-        std::fs::write(home.path().join(".aws/credentials"), "SECRET-AWS\n").unwrap();
+        // The other places credentials live, each with a secret in it.
+        for (folder, file) in [
+            (".aws", "credentials"),
+            (".kube", "config"),
+            (".gnupg", "private-keys"),
+            (".config/gcloud", "credentials.db"),
+        ] {
+            std::fs::create_dir_all(home.path().join(folder)).unwrap();
+            std::fs::write(home.path().join(folder).join(file), format!("SECRET-{folder}\n")).unwrap();
+        }
         Place {
             home,
             project: tempfile::tempdir().unwrap(),
@@ -59,12 +67,22 @@ fn a_boxed_run_writes_its_cwd_only_and_sees_neither_secrets_nor_the_state_direct
     }
     let agents = Home::new();
     let place = Place::new();
-    let script = r#"echo made > out.txt && echo wrote-cwd
+    // Another repository of the user's, beside the one the run works in.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("SECRET-other-repo"), "SECRET-other-repo\n").unwrap();
+    let script = format!(
+        r#"echo made > out.txt && echo wrote-cwd
 touch "$HOME/x" 2>&1 || echo home-refused
 cat "$HOME/.ssh/id_test" 2>&1 || echo ssh-hidden
 cat "$HOME/.aws/credentials" 2>&1 || echo aws-hidden
+cat "$HOME/.kube/config" 2>&1 || echo kube-hidden
+cat "$HOME/.gnupg/private-keys" 2>&1 || echo gnupg-hidden
+cat "$HOME/.config/gcloud/credentials.db" 2>&1 || echo gcloud-hidden
+ls {other} 2>&1 || echo other-repository-hidden
 ls "$AGENTS_HOME" 2>&1 || echo state-hidden
-touch /usr/x 2>&1 || echo system-read-only"#;
+touch /usr/x 2>&1 || echo system-read-only"#,
+        other = other.path().display()
+    );
     let id = place.run(
         &agents,
         &[
@@ -77,7 +95,7 @@ touch /usr/x 2>&1 || echo system-read-only"#;
             "--",
             "sh",
             "-c",
-            script,
+            &script,
         ],
     );
     let ended = agents.wait_end(&id);
@@ -88,6 +106,10 @@ touch /usr/x 2>&1 || echo system-read-only"#;
         "home-refused",
         "ssh-hidden",
         "aws-hidden",
+        "kube-hidden",
+        "gnupg-hidden",
+        "gcloud-hidden",
+        "other-repository-hidden",
         "state-hidden",
         "system-read-only",
     ] {

@@ -238,3 +238,24 @@ fn the_focused_side_panel_scrolls_with_j_and_k_and_stops_at_its_end() {
         "{text}"
     );
 }
+
+#[test]
+fn a_boxed_runs_record_says_how_it_is_boxed() {
+    let mut app = App::new();
+    let mut boxed = run("01B", "boxed", RunState::Running, ActivityStatus::Working, 10);
+    boxed.sandbox = Some("offline".into());
+    app.update(Update::Runs(vec![boxed.clone()]));
+    app.update(Update::Detail(Box::new(RunDetail {
+        run: boxed,
+        events: Vec::new(),
+        harness: Default::default(),
+        usage: None,
+        undelivered: Vec::new(),
+    })));
+    assert_eq!(app.selected_run().map(|r| r.id.as_str()), Some("01B"));
+    app.set_side_shown(Some(true));
+    app.set_tab(Tab::Record);
+    let text = screen(&mut app, 200, 50);
+    let line = text.lines().find(|l| l.contains("sandbox")).unwrap_or_default();
+    assert!(line.contains("bubblewrap, no network"), "{text}");
+}

@@ -215,9 +215,9 @@ pub fn detail(d: &RunDetail) -> String {
     f.opt("worktree", r.worktree.clone());
     f.opt(
         "sandbox",
-        r.sandbox.as_deref().map(|how| match how {
-            "offline" => "bubblewrap, no network: only its cwd is written, the home and state hidden".to_string(),
-            _ => "bubblewrap, network on: only its cwd is written, the home and state hidden".to_string(),
+        r.sandbox.as_deref().map(|how| {
+            let how = crate::values::sandbox::Sandbox::parse(how).unwrap_or(crate::values::sandbox::Sandbox::On);
+            how.describe().to_string()
         }),
     );
     if let Some(routine) = &r.routine {

@@ -181,8 +181,8 @@ async fn read_capped(from: &mut (impl AsyncRead + Unpin), into: &mut Vec<u8>) ->
     }
 }
 
-/// Keeps the last few KiB a stream's command wrote to stderr.
-async fn keep_tail(mut from: impl AsyncRead + Unpin, tail: Arc<Mutex<Vec<u8>>>) {
+/// Keeps the last few KiB a stream's command (or a proxy) wrote to stderr.
+pub(super) async fn keep_tail(mut from: impl AsyncRead + Unpin, tail: Arc<Mutex<Vec<u8>>>) {
     let mut buf = [0u8; 4096];
     while let Ok(n) = from.read(&mut buf).await {
         if n == 0 {

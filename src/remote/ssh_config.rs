@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 
-use tokio::io::{AsyncReadExt, DuplexStream};
+use tokio::io::DuplexStream;
 
 use super::error::RemoteError;
 use super::target::{Proxy, Resolved, Target};
@@ -161,21 +161,11 @@ pub fn through(proxy: &Proxy, r: &Resolved, home: &Path) -> Result<(DuplexStream
         why: format!("cannot start its proxy: {e}"),
     })?;
     let (stdin, stdout) = (child.stdin.take().expect("piped"), child.stdout.take().expect("piped"));
-    let mut stderr_pipe = child.stderr.take().expect("piped");
     let stderr = Arc::new(Mutex::new(Vec::new()));
-    let tail = stderr.clone();
-    tokio::spawn(async move {
-        let mut buf = [0u8; 1024];
-        while let Ok(n) = stderr_pipe.read(&mut buf).await {
-            if n == 0 {
-                break;
-            }
-            let mut tail = tail.lock();
-            tail.extend_from_slice(&buf[..n]);
-            let excess = tail.len().saturating_sub(2048);
-            tail.drain(..excess);
-        }
-    });
+    tokio::spawn(super::command::keep_tail(
+        child.stderr.take().expect("piped"),
+        stderr.clone(),
+    ));
     let (ours, mut theirs) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         let mut proxy = tokio::io::join(stdout, stdin);

@@ -324,10 +324,14 @@ fn detail_fields<'a>(detail: &crate::api::RunDetail, theme: &Theme, lines: &mut 
     }
 }
 
-/// The record's last fields: worktree, size, output, routine, times.
+/// The record's last fields: worktree, box, size, output, routine, times.
 fn tail_fields<'a>(run: &RunRecord, theme: &Theme, lines: &mut Vec<Line<'a>>) {
     if let Some(w) = &run.worktree {
         lines.push(field("worktree", w.clone(), theme));
+    }
+    if let Some(how) = run.sandbox.as_deref() {
+        let how = crate::values::sandbox::Sandbox::parse(how).unwrap_or(crate::values::sandbox::Sandbox::On);
+        lines.push(field("sandbox", how.describe().to_string(), theme));
     }
     lines.push(field("size", format!("{}x{}", run.cols, run.rows), theme));
     lines.push(field("output", human_bytes(run.output_bytes), theme));

@@ -20,6 +20,14 @@ impl Sandbox {
         }
     }
 
+    /// What the box is, in words (`agents show`, the Record tab).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Sandbox::On => "bubblewrap, network on: only its cwd is written, the home and state hidden",
+            Sandbox::Offline => "bubblewrap, no network: only its cwd is written, the home and state hidden",
+        }
+    }
+
     /// `on` (also `true`) or `offline`.
     pub fn parse(s: &str) -> Result<Sandbox, String> {
         match s {

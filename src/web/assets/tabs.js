@@ -61,6 +61,13 @@ const Tabs = (() => {
     return element;
   }
 
+  // As `agents show` says it (values::sandbox::Sandbox::describe).
+  function boxed(how) {
+    if (!how) return null;
+    const network = how === "offline" ? "no network" : "network on";
+    return `bubblewrap, ${network}: only its cwd is written, the home and state hidden`;
+  }
+
   function record(element, run) {
     const pairs = [
       ["id", run.id],
@@ -70,6 +77,7 @@ const Tabs = (() => {
       ["host", run.host],
       ["cwd", run.cwd],
       ["worktree", run.worktree],
+      ["sandbox", boxed(run.sandbox)],
       ["command", (run.command || []).join(" ")],
       ["session", run.session_id],
       ["resumed from", run.resumed_from],
