@@ -33,7 +33,8 @@ fn a_runs_screen_is_its_cells_in_colour_equal_to_its_logs_and_takes_keys_typed_i
         return;
     };
     let home = Home::new();
-    let painted = r"printf 'plain line\n\033[1;31mred <script>alert(1)</script></pre>\033[0m after\n'; exec cat";
+    // Forty numbered lines first: the first of them scroll off its screen.
+    let painted = r"seq 1 40; printf 'plain line\n\033[1;31mred <script>alert(1)</script></pre>\033[0m after\n'; exec cat";
     let id = home.start(&["--name", "painter", "cmd", "--", "sh", "-c", painted]);
     home.wait_until("it printed", || home.logs(&id).contains("after"));
     let web = Served::start(&home);
@@ -63,6 +64,17 @@ fn a_runs_screen_is_its_cells_in_colour_equal_to_its_logs_and_takes_keys_typed_i
         "page {shown:?} vs logs {logs:?}"
     );
     assert_eq!(page.eval("document.getElementById('cursor').hidden"), json!(false));
+    // What scrolled off, on demand: the lines above the screen, as text.
+    assert!(!shown.contains(&"1".to_string()), "line 1 scrolled off: {shown:?}");
+    page.eval("document.getElementById('earlier').click()");
+    page.wait_for(
+        "the earlier lines shown",
+        "!document.getElementById('earlier-lines').hidden",
+    );
+    let earlier = page.eval("document.getElementById('earlier-lines').textContent");
+    let earlier: Vec<&str> = earlier.as_str().unwrap().lines().collect();
+    assert_eq!(earlier[..3], ["1", "2", "3"], "{earlier:?}");
+    assert!(earlier.iter().any(|l| l.starts_with("red <script>")), "{earlier:?}");
 
     // Typed into: focused by its button, then keys as a person presses them.
     page.eval("document.getElementById('type-into').click()");
