@@ -77,6 +77,11 @@ impl Paths {
         self.home.join("config.valid.toml")
     }
 
+    /// The last valid revision of each of the user's screen-rule files.
+    pub fn kept_screen_rules(&self) -> PathBuf {
+        self.home.join("screens.valid")
+    }
+
     /// An empty (or missing) `agents.db` beside run folders: the records
     /// of those runs were lost. How many run folders there are.
     pub fn lost_database(&self) -> Option<usize> {

@@ -250,15 +250,32 @@ fn a_user_s_screen_rule_makes_a_new_prompt_a_question() {
     let after = home.start(&["--name", "after", "cmd", "--", "sh", "-c", ask]);
     home.wait_until("the question seen", || home.show(&after)["status"] == "needs_approval");
     assert_eq!(home.show(&after)["evidence"], "screen shows the test runner's question");
+    // `explain` names the rule that decided and its file.
+    let explained = home.ok(&["explain", "after"]);
+    let rule = format!(
+        "[[question]] \"Shall I run the tests?\" in {}",
+        screens.join("cmd.toml").display()
+    );
+    assert!(explained.contains(&rule), "{explained}");
     home.ok(&["answer", "after", "1"]);
     home.wait_until("the answer taken", || home.logs(&after).contains("took 1"));
+
+    // A bad edit is refused with its line; the last valid revision stays.
+    std::fs::write(screens.join("cmd.toml"), "[[question]]\nsays = \"Shall I\"\nwhy = \n").unwrap();
+    let third = home.start(&["--name", "third", "cmd", "--", "sh", "-c", ask]);
+    home.wait_until("still a question", || home.show(&third)["status"] == "needs_approval");
+    assert_eq!(home.show(&third)["evidence"], "screen shows the test runner's question");
 
     let doctor = home.run(&["doctor"]);
     let said = String::from_utf8_lossy(&doctor.stdout);
     let named = format!("ok       screen rules in {}: cmd\n", screens.display());
     assert!(said.contains(&named), "{said}");
     assert!(
-        said.contains("problem  screen rules ") && said.contains("broken.toml: "),
+        said.contains("problem  screen rules ") && said.contains("broken.toml: line 1: "),
+        "{said}"
+    );
+    assert!(
+        said.contains("cmd.toml: line 3: ") && said.contains("its last valid revision is read meanwhile"),
         "{said}"
     );
     assert!(!doctor.status.success(), "a file that does not read is a problem");

@@ -232,3 +232,128 @@ fn a_resume_queued_behind_the_sessions_live_run_starts_once_it_ends() {
     );
     home.ok(&["cancel", "--force", &second]);
 }
+
+/// A stand-in for an agent CLI agents has no adapter for: it takes its
+/// session's id (`--session-id ID`) or goes on in one (`--resume ID`),
+/// keeps the session in Codex's format under its own folder, asks before
+/// it writes, and ends on `/quit`.
+const MYCLI: &str = r#"#!/bin/sh
+while [ $# -gt 0 ]; do
+  case "$1" in --session-id|--resume) id=$2; shift ;; esac
+  shift
+done
+dir="$HOME/.mycli/sessions"
+mkdir -p "$dir"
+say() {
+  printf '{"timestamp":"2026-12-06T00:00:00.000Z","type":"response_item","payload":{"type":"message","role":"%s","content":[{"type":"%s","text":"%s"}]}}\n' \
+    "$1" "$2" "$3" >> "$dir/$id.jsonl"
+}
+echo "mycli 1.0, session $id"
+while :; do
+  printf '> '
+  read -r prompt || exit 0
+  [ "$prompt" = /quit ] && exit 0
+  say user input_text "$prompt"
+  echo "Allow mycli to write notes.txt?"
+  printf '(y)es / (n)o: '
+  read -r answer
+  case "$answer" in y) reply="wrote notes.txt for: $prompt" ;; *) reply="left notes.txt alone" ;; esac
+  echo "$reply"
+  say assistant output_text "$reply"
+done
+"#;
+
+/// `[harnesses.NAME]` in config.toml: a family declared only there (a
+/// script, with a JSONL session file in a known format) is launched under
+/// a session id of agents', shows `needs_approval` from its screen rule
+/// file, is answered with its own keys, has its transcript read in the
+/// format declared (its file's place says nothing of it), and is resumed
+/// in the same session.
+#[test]
+fn a_family_declared_only_in_config_asks_is_answered_read_and_resumed() {
+    let bin = tempfile::tempdir().unwrap();
+    let script = bin.path().join("mycli");
+    std::fs::write(&script, MYCLI).unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = format!(
+        "[engine]\nquiet_ms = 300\n\n[harnesses.mycli]\nbinary = \"{}\"\n\
+         session_id = [\"--session-id\", \"{{}}\"]\nresume = [\"--resume\", \"{{}}\"]\n\
+         sessions = \"~/.mycli/sessions/{{}}.jsonl\"\ntranscript = \"codex\"\nyes = \"y\\r\"\nno = \"n\\r\"\n",
+        script.display()
+    );
+    let home = Home::with_config(&config);
+    let screens = home.config.path().join("agents/screens");
+    std::fs::create_dir_all(&screens).unwrap();
+    std::fs::write(
+        screens.join("mycli.toml"),
+        "[[choice_row]]\ntitle = \"Allow mycli to write\"\nchoices = [\"(y)es\", \"(n)o\"]\n\
+         at_bottom = true\nwhy = \"mycli asks before it writes\"\n",
+    )
+    .unwrap();
+    let user_home = home.path().join("user");
+    std::fs::create_dir_all(&user_home).unwrap();
+    let start = |args: &[&str]| -> String {
+        let out = home.cmd(args).env("HOME", &user_home).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+
+    let first = start(&["run", "-d", "--name", "mine", "mycli"]);
+    let run = home.show(&first);
+    assert_eq!(run["harness"], "mycli");
+    let session = run["session_id"].as_str().expect("a session id of agents'").to_string();
+    home.wait_until("at its prompt", || {
+        home.logs(&first).contains(&format!("session {session}"))
+    });
+    home.ok(&["send", "mine", "write the notes"]);
+    home.wait_until("its question seen", || home.show(&first)["status"] == "needs_approval");
+    assert_eq!(home.show(&first)["evidence"], "mycli asks before it writes");
+    home.ok(&["answer", "mine", "yes"]);
+    home.wait_until("answered with its own key", || {
+        home.logs(&first).contains("wrote notes.txt for: write the notes")
+    });
+    let file = user_home.join(format!(".mycli/sessions/{session}.jsonl"));
+    assert_eq!(home.show(&first)["transcript_path"], file.to_str().unwrap());
+    let said = |run: &str, role: &str, text: &str| {
+        let out = home.run(&["transcript", run, "--json"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .any(|m| m["role"] == role && m["text"] == text)
+    };
+    home.wait_until("its transcript read as Codex's", || {
+        said(&first, "user", "write the notes") && said(&first, "assistant", "wrote notes.txt for: write the notes")
+    });
+    home.ok(&["send", "mine", "/quit"]);
+    assert_eq!(home.wait_end(&first)["state"], "succeeded");
+
+    let second = start(&["sessions", "resume", "-d", &session]);
+    assert_eq!(home.show(&second)["session_id"], session.as_str(), "the same session");
+    home.wait_until("resumed", || home.logs(&second).contains(&format!("session {session}")));
+    home.ok(&["send", &second, "and the plan"]);
+    home.wait_until("asked again", || home.show(&second)["status"] == "needs_approval");
+    home.ok(&["answer", &second, "no"]);
+    home.wait_until("the second turn in the same file", || {
+        said(&second, "user", "and the plan") && said(&second, "assistant", "left notes.txt alone")
+    });
+    assert!(
+        said(&second, "user", "write the notes"),
+        "the first turn is the same session's"
+    );
+    let command = home.show(&second)["command"].to_string();
+    assert!(command.contains(&format!("\"--resume\",\"{session}\"")), "{command}");
+
+    let doctor = String::from_utf8_lossy(&home.run(&["doctor"]).stdout).into_owned();
+    let found = format!("ok       mycli (declared in config.toml) 1.0: {}", script.display());
+    assert!(doctor.contains(&found), "{doctor}");
+    assert!(
+        doctor.contains("mycli: sessions ~/.mycli/sessions/{}.jsonl, read as codex's; not sandbox-ready"),
+        "{doctor}"
+    );
+    let boxed = home.run(&["run", "--sandbox", "mycli"]);
+    let said = String::from_utf8_lossy(&boxed.stderr);
+    assert!(
+        !boxed.status.success() && said.contains("mycli is not sandbox-ready"),
+        "{said}"
+    );
+}

@@ -87,7 +87,7 @@ fn the_new_run_form_and_the_help_overlay_render() {
         let mut form = NewRunForm::new();
         form.cwd = "/home/user/project".into();
         form.name = "refactor".into();
-        app.set_overlay(Some(Overlay::NewRun(form)));
+        app.set_overlay(Some(Overlay::NewRun(Box::new(form))));
         snap!(format!("new_run_{w}x{h}"), screen(&mut app, w, h));
 
         let mut app = populated();

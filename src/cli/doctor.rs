@@ -16,6 +16,7 @@ pub async fn doctor(paths: &Paths) -> Result<i32> {
     database(&mut report, paths);
     config(&mut report, paths);
     binaries(&mut report);
+    declared_families(&mut report);
     sandbox();
     Ok(if report.problems == 0 { 0 } else { 1 })
 }
@@ -378,7 +379,7 @@ fn config(report: &mut Report, paths: &Paths) {
         );
     }
 
-    let (rules, faults) = user_screen_rules();
+    let (rules, faults) = user_screen_rules(paths);
     if let Some(rules) = rules {
         report.ok(rules);
     }
@@ -432,13 +433,59 @@ fn binaries(report: &mut Report) {
     }
 }
 
+/// Each family `[harnesses.NAME]` declares: its program found, its
+/// screen rules, where its sessions are read from, and whether it may be
+/// boxed.
+fn declared_families(report: &mut Report) {
+    let path = std::env::var("PATH").ok();
+    let screens = Paths::screen_rules_dir();
+    for name in crate::harness::user::installed_names() {
+        let Some(family) = crate::harness::user::installed(&name) else {
+            continue;
+        };
+        let def = family.declared();
+        match crate::harness::find_binary(&def.binary, path.as_deref()) {
+            Some(p) => {
+                let version = crate::harness::version::version_of(&p).unwrap_or_else(|| "version unknown".into());
+                report.ok(format!("{name} (declared in config.toml) {version}: {}", p.display()));
+            }
+            None => report.bad(
+                format!("{name} (declared in config.toml): {} not found", def.binary),
+                &format!("install it, or set [harnesses.{name}] binary to its path"),
+            ),
+        }
+        let rules = screens.as_ref().map(|d| d.join(format!("{name}.toml")));
+        match rules.filter(|r| r.is_file()) {
+            Some(file) => say!("info     {name}: screen rules {}", file.display()),
+            None => say!(
+                "info     {name}: no screen rules: its questions are not seen (add screens/{name}.toml, the format of the built-in ones)"
+            ),
+        }
+        let sessions = match (&def.sessions, &def.transcript) {
+            (Some(at), Some(format)) => format!("sessions {at}, read as {format}'s"),
+            (Some(at), None) => format!("sessions {at}, linked and resumed, not read"),
+            (None, _) => "keeps no sessions agents can see".into(),
+        };
+        let boxed = if def.sandbox_ready {
+            "may be boxed"
+        } else {
+            "not sandbox-ready: --sandbox refused"
+        };
+        say!("info     {name}: {sessions}; {boxed}");
+    }
+}
+
 /// The user's own screen rules: a line naming the files that read (none
 /// without any), and one per file that does not.
-fn user_screen_rules() -> (Option<String>, Vec<String>) {
+fn user_screen_rules(paths: &Paths) -> (Option<String>, Vec<String>) {
     let Some(dir) = Paths::screen_rules_dir() else {
         return (None, Vec::new());
     };
-    let (files, faults) = crate::harness::screen_rules::read_user_files(&dir);
+    let kept = crate::harness::screen_rules::Kept {
+        dir: &paths.kept_screen_rules(),
+        keeps: false,
+    };
+    let (files, faults) = crate::harness::screen_rules::read_user_files_kept(&dir, kept);
     let names: Vec<&str> = files.iter().map(|(family, _)| family.as_str()).collect();
     let line = (!names.is_empty()).then(|| format!("screen rules in {}: {}", dir.display(), names.join(", ")));
     (line, faults)

@@ -35,6 +35,9 @@ pub struct Config {
     pub teams: std::collections::BTreeMap<String, crate::config::teams::TeamDef>,
     /// `[web]`: the web view the daemon serves all the time.
     pub web: Web,
+    /// `[harnesses.NAME]`: agent CLIs agents has no adapter for, declared
+    /// as data (see `harness::user`).
+    pub harnesses: std::collections::BTreeMap<String, crate::harness::user::FamilyDef>,
 }
 
 /// `[web]`: with `listen`, the daemon keeps the web view served there
@@ -171,14 +174,28 @@ impl Config {
         let config: Config = toml::from_str(text).map_err(|e| e.to_string().trim().replace('\n', " "))?;
         parse_size(&config.engine.default_size).map_err(|e| format!("engine.default_size: {e}"))?;
         crate::keymap::Keymap::from_config(&config.keys).map_err(|e| format!("keys: {e}"))?;
-        crate::harness::validate_profiles(&config.profiles)?;
+        let families = config.families()?;
+        crate::harness::validate_profiles(&config.profiles, &families)?;
         crate::transcript::price::validate(&config.prices)?;
         crate::config::routines::validate_all(&config.routines, &config.profiles)?;
-        crate::config::teams::validate(&config.teams, &config.profiles)?;
+        crate::config::teams::validate(&config.teams, &config.profiles, &families)?;
         if config.web.tls_cert.is_some() != config.web.tls_key.is_some() {
             return Err("web: tls_cert and tls_key go together".into());
         }
         Ok(config)
+    }
+
+    /// The families `[harnesses]` declares, checked.
+    pub fn families(&self) -> Result<crate::harness::user::Families, String> {
+        crate::harness::user::Families::read(&self.harnesses)
+    }
+
+    /// Makes this config's declared families the ones this process
+    /// launches and reads (`harness::adapter_for`).
+    fn install_families(&self) {
+        if let Ok(families) = self.families() {
+            families.install();
+        }
     }
 
     pub fn default_size(&self) -> (u16, u16) {
@@ -253,6 +270,7 @@ impl ConfigWatch {
             && let Some((config, hash)) = watch.kept.as_deref().and_then(read_kept)
         {
             watch.current = config;
+            watch.current.install_families();
             if let Some(problem) = &mut watch.problem {
                 problem.push_str(&format!(" (revision {} kept from before)", &hash[..12]));
             }
@@ -296,6 +314,7 @@ impl ConfigWatch {
                 }
                 let changed = config != self.current;
                 self.current = config;
+                self.current.install_families();
                 changed
             }
             Err(e) => {

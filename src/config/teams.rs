@@ -190,10 +190,11 @@ fn check_name(what: &str, name: &str) -> Result<(), String> {
 pub fn validate(
     teams: &BTreeMap<String, TeamDef>,
     profiles: &BTreeMap<String, crate::harness::Profile>,
+    families: &crate::harness::user::Families,
 ) -> Result<(), String> {
     for (name, team) in teams {
         team.validate(name)?;
-        check_harnesses(name, team, profiles)?;
+        check_harnesses(name, team, profiles, families)?;
     }
     Ok(())
 }
@@ -203,14 +204,15 @@ pub fn check_harnesses(
     team: &str,
     def: &TeamDef,
     profiles: &BTreeMap<String, crate::harness::Profile>,
+    families: &crate::harness::user::Families,
 ) -> Result<(), String> {
     for member in def.everyone() {
         let h = member.harness.as_str();
-        if !profiles.contains_key(h) && crate::harness::adapter_for(h).is_none() {
+        if !profiles.contains_key(h) && families.adapter(h).is_none() {
             return Err(format!(
                 "teams.{team}.{}: unknown harness or profile '{h}' (known: {})",
                 member.name,
-                crate::harness::KNOWN.join(", ")
+                families.known().join(", ")
             ));
         }
     }

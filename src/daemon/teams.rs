@@ -85,7 +85,8 @@ fn definition(reach: &Reach, p: &TeamStartParams) -> Result<(String, TeamDef), A
     };
     bounds::check("the team file", text, TeamStartParams::MAX_FILE)?;
     let (name, def) = TeamDef::from_file_text(text, &p.team).map_err(ApiError::bad_request)?;
-    crate::config::teams::check_harnesses(&name, &def, &config.profiles).map_err(ApiError::bad_request)?;
+    let families = crate::harness::user::Families::in_force();
+    crate::config::teams::check_harnesses(&name, &def, &config.profiles, &families).map_err(ApiError::bad_request)?;
     Ok((name, def))
 }
 

@@ -368,7 +368,7 @@ async fn spawn_next(
         umask: super::user_umask(),
         disk_full_patience_ms: config.engine.disk_full_patience_ms,
         flood_bytes_per_s: config.engine.flood_bytes_per_s,
-        screen_rules: super::user_screen_rules(),
+        screen_rules: super::user_screen_rules(&engine.paths),
         open_files: None,
         hook_socket: None,
     };

@@ -183,12 +183,17 @@ impl Engine {
 }
 
 /// The user's screen-rule files, for a new run's supervisor; one that does
-/// not read is passed over with a warning (`agents doctor` names it).
-pub fn user_screen_rules() -> Vec<(String, String)> {
+/// not read is replaced by its last valid revision, kept in the state
+/// directory, or passed over, with a warning (`agents doctor` names it).
+pub fn user_screen_rules(paths: &Paths) -> Vec<(String, String)> {
     let Some(dir) = Paths::screen_rules_dir() else {
         return Vec::new();
     };
-    let (files, faults) = crate::harness::screen_rules::read_user_files(&dir);
+    let kept = crate::harness::screen_rules::Kept {
+        dir: &paths.kept_screen_rules(),
+        keeps: true,
+    };
+    let (files, faults) = crate::harness::screen_rules::read_user_files_kept(&dir, kept);
     for fault in faults {
         tracing::warn!("screen rules passed over: {fault}");
     }

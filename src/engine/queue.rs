@@ -188,9 +188,13 @@ fn prompt_guard(engine: &Engine, family: &str) -> String {
     let window = crate::api::ago(std::time::Duration::from_millis(
         engine.engine_as_read().hold_after_typing_ms,
     ));
+    let kept = crate::harness::screen_rules::Kept {
+        dir: &engine.paths.kept_screen_rules(),
+        keeps: false,
+    };
     let dir = crate::paths::Paths::screen_rules_dir();
     let (files, _) = dir
-        .map(|d| crate::harness::screen_rules::read_user_files(&d))
+        .map(|d| crate::harness::screen_rules::read_user_files_kept(&d, kept))
         .unwrap_or_default();
     let rules = crate::harness::screen_rules::ScreenRules::with_files(&files)
         .unwrap_or_else(|_| crate::harness::screen_rules::ScreenRules::built_in().clone());

@@ -99,7 +99,9 @@ async fn start_with(
     row.sandbox = params.spec.sandbox.or(profile_box);
 
     // Every prerequisite, before anything is spawned.
-    let mut blocked: Option<String> = prepared.as_ref().err().cloned().or_else(|| blocker(&params, &row));
+    let mut blocked: Option<String> = (prepared.as_ref().err().cloned())
+        .or_else(|| blocker(&params, &row))
+        .or_else(|| unboxable(&row, prepared.as_ref().ok()?));
     let mut origin: Option<crate::worktree::Origin> = None;
     if blocked.is_none() && params.spec.worktree {
         let dest = engine.paths.worktrees().join(&row.name);
@@ -347,6 +349,15 @@ fn blocker(params: &StartParams, row: &RunRow) -> Option<String> {
     }
 }
 
+/// Why a run asked to be boxed cannot be: its family (one declared in
+/// `config.toml`) does not say it may.
+fn unboxable(row: &RunRow, prepared: &crate::harness::Prepared) -> Option<String> {
+    let family = prepared.adapter.family();
+    (row.sandbox.is_some() && !prepared.adapter.sandbox_ready()).then(|| {
+        format!("{family} is not sandbox-ready: its runs are not boxed until its [harnesses.{family}] says sandbox_ready = true")
+    })
+}
+
 /// What the creation of a run records beside its row.
 struct Created {
     version: Option<String>,
@@ -435,7 +446,7 @@ async fn spawn_and_adopt(
         umask: super::user_umask(),
         disk_full_patience_ms: config.engine.disk_full_patience_ms,
         flood_bytes_per_s: config.engine.flood_bytes_per_s,
-        screen_rules: super::user_screen_rules(),
+        screen_rules: super::user_screen_rules(&engine.paths),
         open_files: None,
         hook_socket: None,
     };

@@ -226,6 +226,12 @@ pub trait Adapter: Sync {
         if yes { d.yes.to_vec() } else { d.no.to_vec() }
     }
 
+    /// Whether its runs may be boxed (`--sandbox`). Every built-in family
+    /// may; a family declared in `config.toml` says so itself.
+    fn sandbox_ready(&self) -> bool {
+        true
+    }
+
     /// Whether the harness keeps conversations (sessions) a run links to.
     fn has_sessions(&self) -> bool {
         self.description().sessions

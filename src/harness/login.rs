@@ -33,7 +33,9 @@ pub fn problem(rules: &ScreenRules, lines: &[String], family: &str) -> Option<Sc
             sign.starts.as_deref().is_none_or(|m| line.starts_with(m)) && line.to_lowercase().contains(&sign.says)
         });
         if let Some(line) = found {
-            return Some(finding(line, &sign.says));
+            let mut finding = finding(line, &sign.says);
+            finding.rule = Some(sign.source.rule("login", &sign.says));
+            return Some(finding);
         }
     }
     None
@@ -55,6 +57,7 @@ fn finding(line: &str, phrase: &str) -> ScreenFinding {
         status: ActivityStatus::WaitingInput,
         why: format!("{LOGIN_WHY}: {said}"),
         question: None,
+        rule: None,
     }
 }
 

@@ -33,6 +33,7 @@ pub mod screen;
 pub mod screen_rules;
 pub mod stall;
 pub mod status;
+pub mod user;
 pub mod version;
 
 #[cfg(test)]
@@ -50,8 +51,22 @@ pub const KNOWN: &[&str] = &[
     "droid", "auggie",
 ];
 
-/// The adapter of a family.
+/// The adapter of a family: built in, else declared in the config in
+/// force (`user`).
 pub fn adapter_for(family: &str) -> Option<&'static dyn Adapter> {
+    builtin_adapter(family).or_else(|| user::installed(family).map(|f| f as &'static dyn Adapter))
+}
+
+/// Every family this process can launch: built in, then those the config
+/// in force declares.
+pub fn known_families() -> Vec<String> {
+    let mut known: Vec<String> = KNOWN.iter().map(|k| k.to_string()).collect();
+    known.extend(user::installed_names());
+    known
+}
+
+/// The adapter of a family built into agents.
+fn builtin_adapter(family: &str) -> Option<&'static dyn Adapter> {
     Some(match family {
         "shell" => &builtin::Shell,
         "cmd" => &builtin::Cmd,
@@ -104,8 +119,8 @@ pub fn prepare(name: &str, req: &Request) -> Result<Prepared, String> {
     let profile = req.profiles.get(name);
     let family = profile.map_or(name, |p| p.family_for(name));
     let adapter = adapter_for(family).ok_or_else(|| {
-        let mut known: Vec<&str> = KNOWN.to_vec();
-        known.extend(req.profiles.keys().map(String::as_str));
+        let mut known = known_families();
+        known.extend(req.profiles.keys().cloned());
         format!("unknown harness '{name}' (known: {})", known.join(", "))
     })?;
     let ctx = LaunchContext {

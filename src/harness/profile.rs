@@ -56,13 +56,16 @@ impl Profile {
 
 /// Checks every profile names a known family and sane values (called when
 /// the config is read, so a bad profile is reported, never half-used).
-pub fn validate(profiles: &std::collections::BTreeMap<String, Profile>) -> Result<(), String> {
+pub fn validate(
+    profiles: &std::collections::BTreeMap<String, Profile>,
+    families: &super::user::Families,
+) -> Result<(), String> {
     for (name, profile) in profiles {
         let family = profile.family_for(name);
-        let Some(adapter) = super::adapter_for(family) else {
+        let Some(adapter) = families.adapter(family) else {
             return Err(format!(
                 "profiles.{name}: unknown family '{family}' (known: {})",
-                super::KNOWN.join(", ")
+                families.known().join(", ")
             ));
         };
         if profile.config_home.is_some() && adapter.config_home_var().is_none() {
@@ -149,7 +152,7 @@ mod tests {
 
     fn parse(text: &str) -> Result<BTreeMap<String, Profile>, String> {
         let profiles: BTreeMap<String, Profile> = toml::from_str(text).map_err(|e| e.to_string())?;
-        validate(&profiles)?;
+        validate(&profiles, &super::super::user::Families::default())?;
         Ok(profiles)
     }
 

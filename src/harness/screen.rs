@@ -5,7 +5,7 @@
 
 use super::screen_rules::ScreenRules;
 use crate::api::ActivityStatus;
-pub use crate::protocol::supervisor::ScreenFinding;
+pub use crate::protocol::supervisor::{RuleRef, ScreenFinding};
 
 /// Looks at the bottom of the screen (a prompt is always near the cursor)
 /// for a question followed by a numbered choice, else for the harness of
@@ -27,15 +27,19 @@ impl ScreenFinding {
 }
 
 fn question(rules: &ScreenRules, lines: &[String]) -> Option<ScreenFinding> {
-    open_question_with(rules, lines)
+    open_question_rule(rules, lines)
         .or_else(|| choice_row_question(rules, lines))
         .or_else(|| choice_list_question(rules, lines))
-        .map(|(at, why)| ScreenFinding {
+        .map(|(at, why, rule)| ScreenFinding {
             status: ActivityStatus::NeedsApproval,
             why: why.to_string(),
             question: Some(question_text(&lines[at..])),
+            rule: Some(rule),
         })
 }
+
+/// Where a rule found a question, its words, and the rule.
+type Found<'r> = (usize, &'r str, RuleRef);
 
 /// The longest question a finding carries: a few lines of a dialog.
 const QUESTION_BYTES: usize = 2048;
@@ -61,6 +65,10 @@ pub fn open_question(lines: &[String]) -> Option<(usize, &'static str)> {
 }
 
 fn open_question_with<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<(usize, &'r str)> {
+    open_question_rule(rules, lines).map(|(at, why, _)| (at, why))
+}
+
+fn open_question_rule<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<Found<'r>> {
     // The bottom of what is drawn, not of the window: blank rows below the
     // last text do not count.
     let used = lines.iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
@@ -69,7 +77,7 @@ fn open_question_with<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<(u
     for (i, line) in tail.iter().enumerate() {
         for q in &rules.questions {
             if line.contains(q.says.as_str()) && is_open(rules, &tail[i + 1..]) {
-                return Some((from + i, q.why.as_str()));
+                return Some((from + i, q.why.as_str(), q.source.rule("question", &q.says)));
             }
         }
     }
@@ -80,7 +88,7 @@ fn open_question_with<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<(u
 /// arrows and Enter (opencode's, Crush's): its title, then a row holding
 /// every choice — for one drawn at the bottom, followed by nothing but
 /// blank or frame rows (a key hint may share the row).
-fn choice_row_question<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<(usize, &'r str)> {
+fn choice_row_question<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<Found<'r>> {
     let used = lines.iter().rposition(|l| !bare(l).is_empty()).map_or(0, |i| i + 1);
     let from = used.saturating_sub(24);
     for q in &rules.choice_rows {
@@ -89,7 +97,7 @@ fn choice_row_question<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<(
         };
         let row = (at + 1..used).find(|&i| q.choices.iter().all(|c| lines[i].contains(c.as_str())));
         if row.is_some_and(|r| !q.at_bottom || lines[r + 1..used].iter().all(|l| bare(l).is_empty())) {
-            return Some((at, q.why.as_str()));
+            return Some((at, q.why.as_str(), q.source.rule("choice_row", &q.title)));
         }
     }
     None
@@ -101,7 +109,7 @@ fn choice_row_question<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<(
 /// Esc cancel`): its last choice at the bottom, followed by nothing but
 /// frame rows and the hint. The question starts at its title when one is
 /// near above its choices.
-fn choice_list_question<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<(usize, &'r str)> {
+fn choice_list_question<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<Found<'r>> {
     let used = lines.iter().rposition(|l| !bare(l).is_empty()).map_or(0, |i| i + 1);
     let from = used.saturating_sub(24);
     for q in &rules.choice_lists {
@@ -125,7 +133,7 @@ fn choice_list_question<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<
                 .rev()
                 .find(|&i| lines[i].contains(q.title.as_str()))
                 .unwrap_or(start);
-            return Some((at, q.why.as_str()));
+            return Some((at, q.why.as_str(), q.source.rule("choice_list", &q.first)));
         }
     }
     None

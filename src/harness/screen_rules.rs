@@ -162,6 +162,43 @@ pub struct InputFixture {
 pub struct Question {
     pub says: String,
     pub why: String,
+    #[serde(skip)]
+    pub source: Source,
+}
+
+/// The file a rule was read from: its family's, built in or the user's
+/// (`<config>/agents/screens/FAMILY.toml`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Source {
+    pub family: String,
+    pub user: bool,
+}
+
+/// A finding's rule in words, naming its file: `[[question]] "Allow?" in
+/// /home/u/.config/agents/screens/mycli.toml`, or in the built-in one.
+pub fn rule_words(rule: &crate::protocol::supervisor::RuleRef) -> String {
+    let file = match (rule.user, crate::paths::Paths::screen_rules_dir()) {
+        (true, Some(dir)) => dir.join(format!("{}.toml", rule.family)).display().to_string(),
+        (true, None) => format!("your screens/{}.toml", rule.family),
+        (false, _) => format!("the built-in screens/{}.toml", rule.family),
+    };
+    format!(
+        "[[{}]] \"{}\" in {file}",
+        rule.kind,
+        crate::text::bounded(&rule.words, 80)
+    )
+}
+
+impl Source {
+    /// The rule of `kind` looking for `words`, as a finding names it.
+    pub fn rule(&self, kind: &str, words: &str) -> crate::protocol::supervisor::RuleRef {
+        crate::protocol::supervisor::RuleRef {
+            kind: kind.into(),
+            words: words.into(),
+            family: self.family.clone(),
+            user: self.user,
+        }
+    }
 }
 
 /// A title, then one row holding every choice.
@@ -174,6 +211,8 @@ pub struct ChoiceRow {
     #[serde(default)]
     pub at_bottom: bool,
     pub why: String,
+    #[serde(skip)]
+    pub source: Source,
 }
 
 /// Unnumbered choices one a row (the first selected), from `first` to
@@ -186,6 +225,8 @@ pub struct ChoiceList {
     pub last: String,
     pub title: String,
     pub why: String,
+    #[serde(skip)]
+    pub source: Source,
 }
 
 /// A family saying it is not logged in.
@@ -200,6 +241,8 @@ pub struct LoginSign {
     pub last_line: bool,
     /// Words the line holds, in any case.
     pub says: String,
+    #[serde(skip)]
+    pub source: Source,
 }
 
 /// A screen a file's rules were made from, and how it must be read.
@@ -245,14 +288,22 @@ static BUILT_IN_RULES: LazyLock<ScreenRules> = LazyLock::new(|| {
     let mut rules = ScreenRules::default();
     for (family, text) in BUILT_IN {
         let file = parse(text).unwrap_or_else(|e| panic!("src/harness/screens/{family}.toml: {e}"));
-        rules.add(family, file);
+        rules.add(family, file, false);
     }
     rules
 });
 
 /// Reads one file's text, bounded and checked.
 pub fn parse(text: &str) -> Result<RuleFile, String> {
-    let mut file: RuleFile = toml::from_str(text).map_err(|e| e.message().to_string())?;
+    let mut file: RuleFile = toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|at| text[..at.start.min(text.len())].lines().count().max(1));
+        match line {
+            Some(line) => format!("line {line}: {}", e.message()),
+            None => e.message().to_string(),
+        }
+    })?;
     let count =
         file.question.len() + file.choice_row.len() + file.choice_list.len() + file.login.len() + file.limit.len();
     if count > MAX_RULES {
@@ -306,12 +357,20 @@ impl ScreenRules {
         let mut rules = ScreenRules::built_in().clone();
         for (family, text) in files {
             let file = parse(text).map_err(|e| format!("screen rules for {family}: {e}"))?;
-            rules.add(family, file);
+            rules.add(family, file, true);
         }
         Ok(rules)
     }
 
-    fn add(&mut self, family: &str, file: RuleFile) {
+    fn add(&mut self, family: &str, mut file: RuleFile, user: bool) {
+        let source = Source {
+            family: family.to_string(),
+            user,
+        };
+        file.question.iter_mut().for_each(|r| r.source = source.clone());
+        file.choice_row.iter_mut().for_each(|r| r.source = source.clone());
+        file.choice_list.iter_mut().for_each(|r| r.source = source.clone());
+        file.login.iter_mut().for_each(|r| r.source = source.clone());
         self.questions.extend(file.question);
         self.choice_rows.extend(file.choice_row);
         self.choice_lists.extend(file.choice_list);
@@ -357,15 +416,76 @@ impl ScreenRules {
     }
 }
 
+/// Where the last valid revision of each of the user's files is kept, and
+/// whether this reader keeps them (the daemon) or only reads them.
+#[derive(Debug, Clone, Copy)]
+pub struct Kept<'a> {
+    pub dir: &'a Path,
+    pub keeps: bool,
+}
+
+/// The user's rule files in `dir` ([`read_user_files`]), each that does
+/// not read replaced by its last valid revision in `kept` when there is
+/// one (its fault says so); each that reads is kept there when `keeps`.
+pub fn read_user_files_kept(dir: &Path, kept: Kept) -> (Vec<(String, String)>, Vec<String>) {
+    let (mut files, faults) = read_user_files(dir);
+    if kept.keeps {
+        keep_revisions(kept.dir, &files);
+    }
+    let faults = faults
+        .into_iter()
+        .map(|fault| {
+            let family = fault.family.as_deref();
+            let revision = family.and_then(|f| read_user_file(&kept.dir.join(format!("{f}.toml"))).ok());
+            match revision {
+                Some(file) if !files.iter().any(|(f, _)| *f == file.0) => {
+                    files.push(file);
+                    format!("{}; its last valid revision is read meanwhile", fault.says)
+                }
+                _ => fault.says,
+            }
+        })
+        .collect();
+    (files, faults)
+}
+
+/// Keeps a copy of each file that read, unless the same is kept already.
+fn keep_revisions(dir: &Path, files: &[(String, String)]) {
+    if files.is_empty() || std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    for (family, text) in files {
+        let path = dir.join(format!("{family}.toml"));
+        if std::fs::read_to_string(&path).is_ok_and(|kept| kept == *text) {
+            continue;
+        }
+        let tmp = path.with_extension("tmp");
+        if std::fs::write(&tmp, text).is_ok() {
+            let _ = std::fs::rename(&tmp, &path);
+        }
+    }
+}
+
+/// A user file that does not read: the family it is for, if its name
+/// says, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub family: Option<String>,
+    pub says: String,
+}
+
 /// The user's rule files in `dir`: (family, text) of each `*.toml` that
 /// reads, by name, and a line for each that does not (too large,
 /// unreadable, not the format) — passed over, never a reason for a run not
 /// to start. No folder: none.
-pub fn read_user_files(dir: &Path) -> (Vec<(String, String)>, Vec<String>) {
+pub fn read_user_files(dir: &Path) -> (Vec<(String, String)>, Vec<Fault>) {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
-        Err(e) => return (Vec::new(), vec![format!("{}: {e}", dir.display())]),
+        Err(e) => {
+            let says = format!("{}: {e}", dir.display());
+            return (Vec::new(), vec![Fault { family: None, says }]);
+        }
     };
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -376,7 +496,10 @@ pub fn read_user_files(dir: &Path) -> (Vec<(String, String)>, Vec<String>) {
     for path in paths.into_iter().take(MAX_RULES) {
         match read_user_file(&path) {
             Ok(file) => files.push(file),
-            Err(e) => faults.push(format!("{}: {e}", path.display())),
+            Err(e) => faults.push(Fault {
+                family: path.file_stem().and_then(|s| s.to_str()).map(str::to_string),
+                says: format!("{}: {e}", path.display()),
+            }),
         }
     }
     (files, faults)
@@ -538,7 +661,8 @@ mod tests {
         let (files, faults) = read_user_files(dir.path());
         assert_eq!(files, vec![("newcli".to_string(), file.to_string())]);
         assert_eq!(faults.len(), 1, "{faults:?}");
-        assert!(faults[0].contains("broken.toml: "), "{faults:?}");
+        assert!(faults[0].says.contains("broken.toml: line 1: "), "{faults:?}");
+        assert_eq!(faults[0].family.as_deref(), Some("broken"));
         assert_eq!(read_user_files(&dir.path().join("none")), (Vec::new(), Vec::new()));
         let empty = parse("[[login]]\nsays = \"  \"\n").unwrap_err();
         assert!(empty.contains("no words"), "{empty}");

@@ -510,7 +510,15 @@ pub fn evidence_lines(ev: &Evidence, rules: &Rules, now: Instant) -> Vec<Told> {
         None => lines.push(("hook", "none reported".into(), None)),
     }
     let mut screen = match &ev.screen {
-        Some(f) => format!("{}: {}", f.status.as_str(), f.why),
+        Some(f) => match &f.rule {
+            Some(rule) => format!(
+                "{}: {} (by {})",
+                f.status.as_str(),
+                f.why,
+                super::screen_rules::rule_words(rule)
+            ),
+            None => format!("{}: {}", f.status.as_str(), f.why),
+        },
         None => "no question".into(),
     };
     match ev.turn_shown {

@@ -88,6 +88,7 @@ fn play(steps: &[(u64, Seen)], ask: u64) -> Verdict {
                     status,
                     why: "screen shows a permission prompt".into(),
                     question: None,
+                    rule: None,
                 });
                 ev.screen_at = Some(at(*s));
             }
@@ -96,6 +97,7 @@ fn play(steps: &[(u64, Seen)], ask: u64) -> Verdict {
                     status: WaitingInput,
                     why: format!("{}: Not logged in", crate::harness::login::LOGIN_WHY),
                     question: None,
+                    rule: None,
                 });
                 ev.screen_at = Some(at(*s));
             }

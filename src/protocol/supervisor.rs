@@ -157,6 +157,22 @@ pub struct ScreenFinding {
     /// `None` from older supervisors and for what is no question.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<String>,
+    /// The screen rule that found it (`agents explain` names it). `None`
+    /// from older supervisors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<RuleRef>,
+}
+
+/// A screen rule: its kind (`question`, `choice_row`, `choice_list`,
+/// `login`), the words it looks for, and the family whose file holds it —
+/// built in, or the user's `screens/FAMILY.toml`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleRef {
+    pub kind: String,
+    pub words: String,
+    pub family: String,
+    #[serde(default)]
+    pub user: bool,
 }
 
 /// What reading a run's screen shows, as its supervisor tells its watcher
@@ -547,6 +563,12 @@ mod tests {
             status: ActivityStatus::NeedsApproval,
             why: "screen shows a permission prompt".into(),
             question: Some("Allow?\n1. Yes".into()),
+            rule: Some(RuleRef {
+                kind: "question".into(),
+                words: "Allow?".into(),
+                family: "claude".into(),
+                user: true,
+            }),
         };
         for note in [
             Note::Offset { offset: 7, busy: None },

@@ -593,6 +593,14 @@ pub fn session_of_run(conn: &Connection, run_id: &str) -> Result<Option<String>,
         .optional()?)
 }
 
+/// The harness family a session was recorded for (the `sessions` table),
+/// if any.
+pub fn harness_of_session(conn: &Connection, session_id: &str) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .query_row("SELECT harness FROM sessions WHERE id = ?1", [session_id], |r| r.get(0))
+        .optional()?)
+}
+
 /// What the run's agent said last (its main conversation, not a
 /// subagent's), as far as its transcript is read.
 pub fn last_assistant_text(conn: &Connection, run_id: &str) -> Result<Option<String>, StoreError> {

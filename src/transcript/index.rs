@@ -81,7 +81,14 @@ pub fn register(
     run_id: Option<&str>,
     format: Option<Format>,
 ) -> Result<Vec<PathBuf>, IndexError> {
+    let declared = || {
+        db::harness_of_session(conn, session_id)
+            .ok()
+            .flatten()
+            .and_then(|h| super::declared_format(&h))
+    };
     let format = format
+        .or_else(declared)
         .or_else(|| Format::detect(path))
         .ok_or_else(|| IndexError::UnknownFormat(path.display().to_string()))?;
     let path = PathBuf::from(key(path));

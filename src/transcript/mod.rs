@@ -29,10 +29,31 @@ pub mod tail;
 pub mod usage;
 pub mod watch;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{LazyLock, PoisonError, RwLock};
 
 pub use crate::values::transcript::{Batch, Format, ReadStats};
 pub use model::{Message, Role, ToolCall, ToolResult, Usage};
+
+/// The formats families declared in `config.toml` keep their sessions in,
+/// by family (`harness::user`): a file of theirs is read as declared,
+/// wherever it lies.
+static DECLARED: LazyLock<RwLock<HashMap<String, Format>>> = LazyLock::new(Default::default);
+
+/// Sets the declared families' formats (those of the config in force).
+pub fn declare_formats(formats: HashMap<String, Format>) {
+    *DECLARED.write().unwrap_or_else(PoisonError::into_inner) = formats;
+}
+
+/// The format a declared family's sessions are in.
+pub fn declared_format(family: &str) -> Option<Format> {
+    DECLARED
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(family)
+        .copied()
+}
 
 /// Where a format's files are found (the value itself is
 /// `values::transcript::Format`).

@@ -211,7 +211,7 @@ pub enum Panel {
 
 pub enum Overlay {
     Help,
-    NewRun(NewRunForm),
+    NewRun(Box<NewRunForm>),
     Compose(Box<Composer>),
     Confirm {
         run: String,

@@ -117,11 +117,23 @@ fn is_agent(harness: &str) -> bool {
 /// `agents doctor` looks for them): a stat per directory of PATH for each,
 /// so it runs off the TUI's loop, once.
 pub fn installed_harnesses(path: Option<&str>) -> Vec<String> {
-    HARNESSES
-        .iter()
-        .filter(|h| is_agent(h) && crate::harness::find_binary(h, path).is_some())
-        .map(|h| h.to_string())
+    all_harnesses()
+        .into_iter()
+        .filter(|h| {
+            let program = crate::harness::adapter_for(h)
+                .filter(|_| is_agent(h))
+                .map(|a| a.program());
+            program.is_some_and(|p| crate::harness::find_binary(p, path).is_some())
+        })
         .collect()
+}
+
+/// The form's harnesses: the built-in ones, then those the config in
+/// force declares (`[harnesses.NAME]`).
+fn all_harnesses() -> Vec<String> {
+    let mut all: Vec<String> = HARNESSES.iter().map(|h| h.to_string()).collect();
+    all.extend(crate::harness::user::installed_names());
+    all
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,6 +214,8 @@ pub struct NewRunForm {
     pub installed: Option<Vec<String>>,
     /// The harness was chosen by hand: what is found later leaves it.
     pub chosen: bool,
+    /// The harnesses `harness` picks among (`all_harnesses`).
+    harnesses: Vec<String>,
 }
 
 impl Default for NewRunForm {
@@ -236,6 +250,7 @@ impl NewRunForm {
             error: None,
             installed: None,
             chosen: false,
+            harnesses: all_harnesses(),
         }
     }
 
@@ -250,7 +265,7 @@ impl NewRunForm {
         if !self.chosen
             && let Some(found) = &installed
         {
-            self.harness = HARNESSES.iter().position(|h| found.iter().any(|f| f == h)).unwrap_or(0);
+            self.harness = self.harnesses.iter().position(|h| found.contains(h)).unwrap_or(0);
         }
         self.installed = installed;
     }
@@ -258,7 +273,7 @@ impl NewRunForm {
     /// Whether the shown harness's program is here: said for an agent on
     /// this machine once looked up, nothing for the rest.
     fn installed_mark(&self) -> &'static str {
-        let harness = HARNESSES[self.harness];
+        let harness = self.harnesses[self.harness].as_str();
         match &self.installed {
             _ if self.host() != "local" => "",
             _ if !is_agent(harness) => "",
@@ -274,7 +289,7 @@ impl NewRunForm {
 
     pub fn value(&self, field: Field) -> String {
         match field {
-            Field::Harness => format!("◂ {} ▸{}", HARNESSES[self.harness], self.installed_mark()),
+            Field::Harness => format!("◂ {} ▸{}", self.harnesses[self.harness], self.installed_mark()),
             Field::Host if self.hosts.len() == 1 => "local (agents hosts add NAME adds another)".into(),
             Field::Host => format!("◂ {} ▸", self.host()),
             Field::Cwd if self.cwd.is_empty() && self.host() != "local" => "(its home)".into(),
@@ -333,7 +348,7 @@ impl NewRunForm {
         let next = |i: usize, n: usize| (i as isize + by).rem_euclid(n as isize) as usize;
         match self.field {
             Field::Harness => {
-                self.harness = next(self.harness, HARNESSES.len());
+                self.harness = next(self.harness, self.harnesses.len());
                 self.chosen = true;
             }
             Field::Worktree => self.worktree = !self.worktree,
@@ -397,7 +412,7 @@ impl NewRunForm {
     }
 
     pub fn params(&self) -> Result<StartParams, String> {
-        let harness = HARNESSES[self.harness].to_string();
+        let harness = self.harnesses[self.harness].clone();
         let host = self.host();
         let cwd = self.cwd.trim();
         // A remote cwd is a path on that host: the remote engine checks it.

@@ -320,7 +320,7 @@ impl App {
             Action::New => {
                 let hosts = self.hosts.iter().map(|h| h.name.clone()).collect();
                 let form = NewRunForm::with_hosts(hosts).knowing(self.installed.clone());
-                self.overlay.shown = Some(Overlay::NewRun(form));
+                self.overlay.shown = Some(Overlay::NewRun(Box::new(form)));
             }
             Action::Send => {
                 if let Some(r) = self.selected_run() {

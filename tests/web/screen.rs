@@ -34,7 +34,8 @@ fn a_runs_screen_is_its_cells_in_colour_equal_to_its_logs_and_takes_keys_typed_i
     };
     let home = Home::new();
     // Forty numbered lines first: the first of them scroll off its screen.
-    let painted = r"seq 1 40; printf 'plain line\n\033[1;31mred <script>alert(1)</script></pre>\033[0m after\n'; exec cat";
+    let painted =
+        r"seq 1 40; printf 'plain line\n\033[1;31mred <script>alert(1)</script></pre>\033[0m after\n'; exec cat";
     let id = home.start(&["--name", "painter", "cmd", "--", "sh", "-c", painted]);
     home.wait_until("it printed", || home.logs(&id).contains("after"));
     let web = Served::start(&home);
