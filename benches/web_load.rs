@@ -8,17 +8,19 @@
 //! demo agent flooding coloured log lines — as `tui_latency` has it. For
 //! the middle round `agents web` serves, and fifty WebSocket clients (what
 //! a tab opens) watch the flooding run's screen (`/api/runs/flood/screen`),
-//! each reading every message it is sent.
+//! each reading every message it is sent. The tabs stand for browsers on
+//! other machines: they run in a process and session of their own at the
+//! least CPU weight, and their CPU is printed beside the rest.
 //!
 //! `AGENTS_BENCH_KEYS` changes the number of keys a round types (300);
 //! `AGENTS_BENCH_TABS` the number of tabs (50).
 
 mod common;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use common::typing::{Figures, figures, focused_pane_origin, parent_of, shown_u32, type_and_time};
@@ -35,20 +37,23 @@ struct Round {
     keys: Figures,
     flood_mb_s: f64,
     /// % of one core: the TUI, the flooding run's supervisor, the daemon,
-    /// `agents web` (when it serves).
-    cpu: [f64; 4],
+    /// `agents web` and the tabs' process (when they serve and watch).
+    cpu: [f64; 5],
     /// Messages and bytes each tab was sent a second (the mean of tabs).
     per_tab: Option<(f64, f64)>,
 }
 
-/// `agents web` and its tabs, each a thread reading its WebSocket.
+/// `agents web` and its tabs: a process of their own (this bench run as
+/// [`tabs_elsewhere`]), each tab a thread reading its WebSocket.
 struct Tabs {
     web: Child,
-    stop: Arc<AtomicBool>,
+    tabs: Child,
     messages: Arc<AtomicU64>,
     bytes: Arc<AtomicU64>,
-    readers: Vec<std::thread::JoinHandle<()>>,
 }
+
+/// Set in the tabs' process: the screen's URL, the token and how many.
+const TABS_VAR: &str = "AGENTS_BENCH_TABS_OF";
 
 impl Tabs {
     fn open(home: &Home, n: usize) -> Tabs {
@@ -67,60 +72,78 @@ impl Tabs {
         let url = said["url"].as_str().expect("a URL");
         let authority = url.trim_start_matches("http://").split('/').next().expect("host:port");
         let screen = format!("ws://{authority}/api/runs/flood/screen");
-        let (stop, messages, bytes) = (Arc::default(), Arc::default(), Arc::default());
-        let readers = (0..n)
-            .map(|_| {
-                let (stop, messages, bytes): (Arc<AtomicBool>, Arc<AtomicU64>, Arc<AtomicU64>) =
-                    (Arc::clone(&stop), Arc::clone(&messages), Arc::clone(&bytes));
-                let (screen, token) = (screen.clone(), token.clone());
-                std::thread::spawn(move || watch(&screen, &token, &stop, &messages, &bytes))
-            })
-            .collect();
+        let mut tabs = std::process::Command::new(std::env::current_exe().expect("this bench"))
+            .env(TABS_VAR, format!("{screen} {token} {n}"))
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the tabs' process");
+        let (messages, bytes): (Arc<AtomicU64>, Arc<AtomicU64>) = (Arc::default(), Arc::default());
+        let counts = BufReader::new(tabs.stdout.take().expect("its stdout"));
+        let (m, b) = (Arc::clone(&messages), Arc::clone(&bytes));
+        std::thread::spawn(move || {
+            for line in counts.lines().map_while(Result::ok) {
+                let mut said = line.split(' ').map(|n| n.parse::<u64>().unwrap_or(0));
+                m.store(said.next().unwrap_or(0), Ordering::Relaxed);
+                b.store(said.next().unwrap_or(0), Ordering::Relaxed);
+            }
+        });
         Tabs {
             web,
-            stop,
+            tabs,
             messages,
             bytes,
-            readers,
-        }
-    }
-
-    fn close(mut self) {
-        self.stop.store(true, Ordering::Release);
-        for reader in self.readers.drain(..) {
-            let _ = reader.join();
         }
     }
 }
 
-/// `agents web` ends with its tabs, also when a round fails half-way.
+/// `agents web` and the tabs end with the round, also when it fails
+/// half-way.
 impl Drop for Tabs {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Release);
-        let _ = self.web.kill();
-        let _ = self.web.wait();
+        for child in [&mut self.tabs, &mut self.web] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
-/// One tab: its token said, then every message read until told to stop.
-fn watch(url: &str, token: &str, stop: &AtomicBool, messages: &AtomicU64, bytes: &AtomicU64) {
-    let (mut socket, _) = tungstenite::connect(url).expect("the screen's WebSocket");
-    if let tungstenite::stream::MaybeTlsStream::Plain(stream) = socket.get_ref() {
-        stream
-            .set_read_timeout(Some(Duration::from_millis(200)))
-            .expect("a read timeout");
+/// The tabs' process: they stand for browsers on other machines, so they
+/// run in a session of their own at the least CPU weight (its autogroup's
+/// nice 19), not as a load on the TUI and the run measured beside them.
+/// Says the messages and bytes read so far, every 50 ms, until killed.
+fn tabs_elsewhere(said: &str) {
+    let mut words = said.split(' ');
+    let (url, token) = (words.next().expect("a URL"), words.next().expect("a token"));
+    let n: usize = words.next().and_then(|n| n.parse().ok()).expect("how many");
+    let _ = nix::unistd::setsid();
+    let _ = std::fs::write("/proc/self/autogroup", "19");
+    let (messages, bytes): (Arc<AtomicU64>, Arc<AtomicU64>) = (Arc::default(), Arc::default());
+    for _ in 0..n {
+        let (m, b) = (Arc::clone(&messages), Arc::clone(&bytes));
+        let (url, token) = (url.to_string(), token.to_string());
+        std::thread::spawn(move || watch(&url, &token, &m, &b));
     }
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        let line = format!("{} {}", messages.load(Ordering::Relaxed), bytes.load(Ordering::Relaxed));
+        if writeln!(std::io::stdout(), "{line}").is_err() {
+            return;
+        }
+    }
+}
+
+/// One tab: its token said, then every message read.
+fn watch(url: &str, token: &str, messages: &AtomicU64, bytes: &AtomicU64) {
+    let (mut socket, _) = tungstenite::connect(url).expect("the screen's WebSocket");
     socket
         .send(tungstenite::Message::text(format!(r#"{{"token":"{token}"}}"#)))
         .expect("the token said");
-    while !stop.load(Ordering::Acquire) {
+    loop {
         match socket.read() {
             Ok(message) => {
                 messages.fetch_add(1, Ordering::Relaxed);
                 bytes.fetch_add(message.len() as u64, Ordering::Relaxed);
             }
-            Err(tungstenite::Error::Io(e))
-                if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
             Err(e) => panic!("a tab's WebSocket: {e}"),
         }
     }
@@ -149,6 +172,7 @@ fn round(name: &str, home: &Home, tui: &mut Pty, flood: &str, tabs: usize, keys:
         shown_u32(home, &["show", "flood", "--json"], "pid").and_then(parent_of),
         shown_u32(home, &["daemon", "status", "--json"], "pid"),
         watching.as_ref().map(|t| t.web.id()),
+        watching.as_ref().map(|t| t.tabs.id()),
     ];
     let cpu_before = pids.map(|p| p.map_or(0, threads_cpu_ns));
     let sent_before = watching
@@ -159,7 +183,7 @@ fn round(name: &str, home: &Home, tui: &mut Pty, flood: &str, tabs: usize, keys:
     let latencies = type_and_time(tui, origin, keys);
     let secs = started.elapsed().as_secs_f64();
     let flood_mb_s = (log_len(home, flood) - flooded) as f64 / secs / 1e6;
-    let mut cpu = [0.0; 4];
+    let mut cpu = [0.0; 5];
     for (i, pid) in pids.iter().enumerate() {
         cpu[i] = pid.map_or(0, threads_cpu_ns).saturating_sub(cpu_before[i]) as f64 / 1e9 / secs * 100.0;
     }
@@ -170,9 +194,7 @@ fn round(name: &str, home: &Home, tui: &mut Pty, flood: &str, tabs: usize, keys:
             (t.bytes.load(Ordering::Relaxed) - b) as f64 / n,
         )
     });
-    if let Some(open) = watching {
-        open.close();
-    }
+    drop(watching);
     Round {
         name: name.to_string(),
         keys: figures(latencies),
@@ -183,6 +205,9 @@ fn round(name: &str, home: &Home, tui: &mut Pty, flood: &str, tabs: usize, keys:
 }
 
 fn main() {
+    if let Ok(said) = std::env::var(TABS_VAR) {
+        return tabs_elsewhere(&said);
+    }
     let number = |name: &str, default: usize| std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default);
     let (keys, tabs) = (number("AGENTS_BENCH_KEYS", 300), number("AGENTS_BENCH_TABS", 50));
     let dir = tempfile::Builder::new().prefix("aw").tempdir().expect("temp dir");
@@ -209,8 +234,9 @@ fn main() {
     for r in &rounds {
         println!(
             "{:>15}: flood {:.0} MB/s; key → echo p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms; \
-             CPU % of a core: TUI {:.1}, flood's supervisor {:.1}, daemon {:.1}, agents web {:.1}",
-            r.name, r.flood_mb_s, r.keys.p50, r.keys.p99, r.keys.max, r.cpu[0], r.cpu[1], r.cpu[2], r.cpu[3]
+             CPU % of a core: TUI {:.1}, flood's supervisor {:.1}, daemon {:.1}, agents web {:.1}, \
+             the tabs (nice 19) {:.1}",
+            r.name, r.flood_mb_s, r.keys.p50, r.keys.p99, r.keys.max, r.cpu[0], r.cpu[1], r.cpu[2], r.cpu[3], r.cpu[4]
         );
         if let Some((messages, bytes)) = r.per_tab {
             println!(

@@ -21,6 +21,17 @@ use serde_json::{Value, json};
 /// The version the reference recordings and `.ci/run` use.
 const PINNED: &str = "2.1.197";
 
+/// The arguments that make Claude Code ask before a tool runs: none for
+/// the pinned version, which asks by default; `--permission-mode manual`
+/// for a newer one whose default is its auto mode (2.1.332).
+fn asking(claude: &std::path::Path) -> Vec<&'static str> {
+    let help = std::process::Command::new(claude).arg("--help").output().unwrap();
+    match String::from_utf8_lossy(&help.stdout).contains("\"manual\"") {
+        true => vec!["--", "--permission-mode", "manual"],
+        false => Vec::new(),
+    }
+}
+
 /// A mock Messages API: `hello` gets a greeting; a prompt with `ASKPERM`
 /// gets a `Bash(touch perm-marker)` tool call, and its tool result a
 /// closing line. Side requests without tools (titles) get plain text.
@@ -95,7 +106,8 @@ fn a_real_claude_run_reports_status_hooks_and_its_session() {
     // Code's own variables pass by default (issue #9).
     let home = Home::new();
     let mut run = home.cmd(&["run", "-d", "claude", "--size", "120x40"]);
-    run.current_dir(&cwd)
+    run.args(asking(&claude))
+        .current_dir(&cwd)
         .env("PATH", bin.path_before("/usr/bin:/bin"))
         .env("HOME", user_home.path())
         .env_remove("CLAUDE_CONFIG_DIR")
@@ -108,7 +120,10 @@ fn a_real_claude_run_reports_status_hooks_and_its_session() {
     let id = real_cli::stdout_of(run, "run claude");
 
     let started = home.show(&id);
-    assert_eq!(started["harness_version"], PINNED);
+    assert_eq!(
+        started["harness_version"],
+        real_cli::version_under_test(&claude, PINNED)
+    );
     // The names passed (never values): these, and whatever else of Claude
     // Code's this machine exports (`AWS_*` here).
     let passed = started["env_harness"].as_array().cloned().unwrap_or_default();
@@ -244,7 +259,8 @@ fn a_real_claude_run_stays_working_through_a_long_silent_tool() {
     let bin = BinDir::with(&claude, "claude");
     let home = Home::with_config("[engine]\nhook_stall_secs = 3\nhook_overrule_ms = 2000\n");
     let mut run = home.cmd(&["run", "-d", "claude", "--size", "120x40"]);
-    run.current_dir(&cwd)
+    run.args(asking(&claude))
+        .current_dir(&cwd)
         .env("PATH", bin.path_before("/usr/bin:/bin"))
         .env("HOME", user_home.path())
         .env_remove("CLAUDE_CONFIG_DIR")
@@ -298,7 +314,8 @@ fn a_real_claude_run_with_no_login_says_so_and_holds_prompts() {
     let bin = BinDir::with(&claude, "claude");
     let home = Home::new();
     let mut run = home.cmd(&["run", "-d", "claude", "--size", "120x40"]);
-    run.current_dir(&cwd)
+    run.args(asking(&claude))
+        .current_dir(&cwd)
         .env("PATH", bin.path_before("/usr/bin:/bin"))
         .env("HOME", user_home.path())
         .env("DISABLE_AUTOUPDATER", "1")

@@ -260,12 +260,6 @@ fn a_user_s_screen_rule_makes_a_new_prompt_a_question() {
     home.ok(&["answer", "after", "1"]);
     home.wait_until("the answer taken", || home.logs(&after).contains("took 1"));
 
-    // A bad edit is refused with its line; the last valid revision stays.
-    std::fs::write(screens.join("cmd.toml"), "[[question]]\nsays = \"Shall I\"\nwhy = \n").unwrap();
-    let third = home.start(&["--name", "third", "cmd", "--", "sh", "-c", ask]);
-    home.wait_until("still a question", || home.show(&third)["status"] == "needs_approval");
-    assert_eq!(home.show(&third)["evidence"], "screen shows the test runner's question");
-
     let doctor = home.run(&["doctor"]);
     let said = String::from_utf8_lossy(&doctor.stdout);
     let named = format!("ok       screen rules in {}: cmd\n", screens.display());
@@ -274,11 +268,18 @@ fn a_user_s_screen_rule_makes_a_new_prompt_a_question() {
         said.contains("problem  screen rules ") && said.contains("broken.toml: line 1: "),
         "{said}"
     );
+    assert!(!doctor.status.success(), "a file that does not read is a problem");
+
+    // A bad edit is refused with its line; the last valid revision stays.
+    std::fs::write(screens.join("cmd.toml"), "[[question]]\nsays = \"Shall I\"\nwhy = \n").unwrap();
+    let third = home.start(&["--name", "third", "cmd", "--", "sh", "-c", ask]);
+    home.wait_until("still a question", || home.show(&third)["status"] == "needs_approval");
+    assert_eq!(home.show(&third)["evidence"], "screen shows the test runner's question");
+    let said = String::from_utf8_lossy(&home.run(&["doctor"]).stdout).into_owned();
     assert!(
         said.contains("cmd.toml: line 3: ") && said.contains("its last valid revision is read meanwhile"),
         "{said}"
     );
-    assert!(!doctor.status.success(), "a file that does not read is a problem");
 }
 
 /// What a person types into an agent with no hooks is echoed back: that

@@ -326,6 +326,11 @@ async fn wait(paths: &Paths, run: String, json: bool, timeout: Option<u64>, chil
 }
 
 async fn run(paths: &Paths, args: RunArgs) -> Result<i32> {
+    // The daemon starts it by the last valid config: say so when the file
+    // is not that one.
+    if let Some(problem) = crate::config::ConfigWatch::reading(paths).problem {
+        say_err!("agents: warning: {problem}");
+    }
     let remote = args.host.clone().filter(|h| h != "local");
     let cwd = match (&remote, &args.cwd) {
         // A path on the remote host, mapped there (docs/design.md §4: explicit cwd mapping).

@@ -446,7 +446,10 @@ fn declared_families(report: &mut Report) {
         let def = family.declared();
         match crate::harness::find_binary(&def.binary, path.as_deref()) {
             Some(p) => {
-                let version = crate::harness::version::version_of(&p).unwrap_or_else(|| "version unknown".into());
+                let version = match crate::harness::Adapter::has_version(family) {
+                    true => crate::harness::version::version_of(&p).unwrap_or_else(|| "version unknown".into()),
+                    false => "(version = false: not asked)".into(),
+                };
                 report.ok(format!("{name} (declared in config.toml) {version}: {}", p.display()));
             }
             None => report.bad(
@@ -486,9 +489,15 @@ fn user_screen_rules(paths: &Paths) -> (Option<String>, Vec<String>) {
         keeps: false,
     };
     let (files, faults) = crate::harness::screen_rules::read_user_files_kept(&dir, kept);
-    let names: Vec<&str> = files.iter().map(|(family, _)| family.as_str()).collect();
+    // The files that read as they are now: a kept revision is its fault's.
+    let faulted = |family: &str| faults.iter().any(|f| f.family.as_deref() == Some(family));
+    let names: Vec<&str> = files
+        .iter()
+        .map(|(family, _)| family.as_str())
+        .filter(|f| !faulted(f))
+        .collect();
     let line = (!names.is_empty()).then(|| format!("screen rules in {}: {}", dir.display(), names.join(", ")));
-    (line, faults)
+    (line, faults.into_iter().map(|f| f.says).collect())
 }
 
 /// What a run of `family` started from this shell would log in with: the

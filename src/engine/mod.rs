@@ -195,7 +195,7 @@ pub fn user_screen_rules(paths: &Paths) -> Vec<(String, String)> {
     };
     let (files, faults) = crate::harness::screen_rules::read_user_files_kept(&dir, kept);
     for fault in faults {
-        tracing::warn!("screen rules passed over: {fault}");
+        tracing::warn!("screen rules: {}", fault.says);
     }
     files
 }

@@ -37,6 +37,7 @@ pub fn answer_input(family: &str, answer: &str) -> wire::Answer {
         paste: false,
         wait_ms: 0,
         enter_ms: 0,
+        settle_ms: crate::harness::adapter_for(family).map_or(0, |a| a.answer_settle_ms()),
     };
     let choose = |yes: bool| {
         crate::harness::adapter_for(family)
@@ -528,15 +529,23 @@ mod tests {
             paste: text.is_some_and(|(_, paste, _)| paste),
             wait_ms: 0,
             enter_ms: text.map_or(0, |(.., enter_ms)| enter_ms),
+            settle_ms: 0,
         }
     }
 
     #[test]
     fn yes_and_no_are_single_keys_for_every_harness() {
         for family in ["codex", "claude", "shell"] {
-            assert_eq!(answer_input(family, "yes"), keys(b"1", None));
-            assert_eq!(answer_input(family, "N"), keys(&[0x1b], None));
+            let settled = |mut a: Answer| {
+                a.settle_ms = 0;
+                a
+            };
+            assert_eq!(settled(answer_input(family, "yes")), keys(b"1", None));
+            assert_eq!(settled(answer_input(family, "N")), keys(&[0x1b], None));
         }
+        // Claude Code's answer waits for its dialog to take keys.
+        assert_eq!(answer_input("claude", "yes").settle_ms, 1000);
+        assert_eq!(answer_input("codex", "yes").settle_ms, 0);
         // opencode's choices are on one row, the first selected: Enter.
         assert_eq!(answer_input("opencode", "yes"), keys(b"\r", None));
     }
@@ -551,10 +560,9 @@ mod tests {
         // Claude and Gemini type it, Enter held back until their paste or
         // newline window passed.
         for family in ["claude", "gemini"] {
-            assert_eq!(
-                answer_input(family, cache),
-                keys(b"use the cache\r", Some((cache, false, 100)))
-            );
+            let mut typed = answer_input(family, cache);
+            typed.settle_ms = 0;
+            assert_eq!(typed, keys(b"use the cache\r", Some((cache, false, 100))));
         }
         assert_eq!(answer_input("no-such-family", "x"), keys(b"x\r", None));
     }

@@ -226,6 +226,13 @@ pub trait Adapter: Sync {
         if yes { d.yes.to_vec() } else { d.no.to_vec() }
     }
 
+    /// How long a question must have been on screen before its answer is
+    /// typed (ms). Claude Code 2.1.332 drops the keys of an answer typed
+    /// just after it draws its permission dialog.
+    fn answer_settle_ms(&self) -> u64 {
+        self.description().answer_settle_ms
+    }
+
     /// Whether its runs may be boxed (`--sandbox`). Every built-in family
     /// may; a family declared in `config.toml` says so itself.
     fn sandbox_ready(&self) -> bool {

@@ -33,6 +33,9 @@ pub struct Description {
     /// The keys that answer yes, and no, at a permission question.
     pub yes: &'static [u8],
     pub no: &'static [u8],
+    /// How long a question must have been on screen before its answer is
+    /// typed (ms): keys that come sooner may be dropped.
+    pub answer_settle_ms: u64,
 }
 
 /// Command-line words about a session.
@@ -74,6 +77,7 @@ impl Description {
             enter_delay_ms: 0,
             yes: b"1",
             no: b"\x1b",
+            answer_settle_ms: 0,
         }
     }
 

@@ -86,8 +86,9 @@ fn open_question_rule<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<Fo
 
 /// A question whose choices sit on one row, unnumbered, chosen with the
 /// arrows and Enter (opencode's, Crush's): its title, then a row holding
-/// every choice — for one drawn at the bottom, followed by nothing but
-/// blank or frame rows (a key hint may share the row).
+/// every choice, or the title's own row (`Allow it? [y/n]`) — for one
+/// drawn at the bottom, followed by nothing but blank or frame rows (a key
+/// hint may share the row).
 fn choice_row_question<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<Found<'r>> {
     let used = lines.iter().rposition(|l| !bare(l).is_empty()).map_or(0, |i| i + 1);
     let from = used.saturating_sub(24);
@@ -95,7 +96,8 @@ fn choice_row_question<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<F
         let Some(at) = (from..used).rev().find(|&i| lines[i].contains(q.title.as_str())) else {
             continue;
         };
-        let row = (at + 1..used).find(|&i| q.choices.iter().all(|c| lines[i].contains(c.as_str())));
+        // The choices may share the title's row: a one-line `[y/n]` question.
+        let row = (at..used).find(|&i| q.choices.iter().all(|c| lines[i].contains(c.as_str())));
         if row.is_some_and(|r| !q.at_bottom || lines[r + 1..used].iter().all(|l| bare(l).is_empty())) {
             return Some((at, q.why.as_str(), q.source.rule("choice_row", &q.title)));
         }

@@ -295,14 +295,9 @@ static BUILT_IN_RULES: LazyLock<ScreenRules> = LazyLock::new(|| {
 
 /// Reads one file's text, bounded and checked.
 pub fn parse(text: &str) -> Result<RuleFile, String> {
-    let mut file: RuleFile = toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|at| text[..at.start.min(text.len())].lines().count().max(1));
-        match line {
-            Some(line) => format!("line {line}: {}", e.message()),
-            None => e.message().to_string(),
-        }
+    let mut file: RuleFile = toml::from_str(text).map_err(|e| match error_line(text, &e) {
+        Some(line) => format!("line {line}: {}", e.message()),
+        None => e.message().to_string(),
     })?;
     let count =
         file.question.len() + file.choice_row.len() + file.choice_list.len() + file.login.len() + file.limit.len();
@@ -343,6 +338,27 @@ pub fn parse(text: &str) -> Result<RuleFile, String> {
         *word = word.to_lowercase();
     }
     Ok(file)
+}
+
+/// The line a TOML error is on: where its span starts, or for a key not
+/// of the format the line that key is on (the span is its table's).
+fn error_line(text: &str, e: &toml::de::Error) -> Option<usize> {
+    let start = e.span()?.start.min(text.len());
+    let line_of = |at: usize| text[..at].matches('\n').count() + 1;
+    let unknown = e
+        .message()
+        .strip_prefix("unknown field `")
+        .and_then(|m| m.split_once('`'));
+    let key_at = unknown.and_then(|(key, _)| {
+        let mut at = start;
+        text[start..].split_inclusive('\n').find_map(|line| {
+            let here = at;
+            at += line.len();
+            let rest = line.trim_start().strip_prefix(key)?;
+            rest.trim_start().starts_with('=').then_some(here)
+        })
+    });
+    Some(line_of(key_at.unwrap_or(start)))
 }
 
 impl ScreenRules {
@@ -427,7 +443,7 @@ pub struct Kept<'a> {
 /// The user's rule files in `dir` ([`read_user_files`]), each that does
 /// not read replaced by its last valid revision in `kept` when there is
 /// one (its fault says so); each that reads is kept there when `keeps`.
-pub fn read_user_files_kept(dir: &Path, kept: Kept) -> (Vec<(String, String)>, Vec<String>) {
+pub fn read_user_files_kept(dir: &Path, kept: Kept) -> (Vec<(String, String)>, Vec<Fault>) {
     let (mut files, faults) = read_user_files(dir);
     if kept.keeps {
         keep_revisions(kept.dir, &files);
@@ -440,9 +456,10 @@ pub fn read_user_files_kept(dir: &Path, kept: Kept) -> (Vec<(String, String)>, V
             match revision {
                 Some(file) if !files.iter().any(|(f, _)| *f == file.0) => {
                     files.push(file);
-                    format!("{}; its last valid revision is read meanwhile", fault.says)
+                    let says = format!("{}; its last valid revision is read meanwhile", fault.says);
+                    Fault { says, ..fault }
                 }
-                _ => fault.says,
+                _ => fault,
             }
         })
         .collect();
@@ -644,6 +661,23 @@ mod tests {
     }
 
     #[test]
+    fn a_one_line_question_is_a_choice_row_on_its_title_s_row() {
+        let file = "[[choice_row]]\ntitle = \"Allow toy to write\"\nchoices = [\"[y/n]\"]\nat_bottom = true\nwhy = \"toy asks\"\n";
+        let rules = ScreenRules::with_files(&[("toy".into(), file.into())]).unwrap();
+        let screen = super::super::screen::waiting_on_with;
+        let asked = ["> fix it", "Allow toy to write notes.txt? [y/n] "].map(String::from);
+        let found = screen(&rules, &asked, "toy").unwrap();
+        assert_eq!(found.why, "toy asks");
+        let rule = found.rule.unwrap();
+        assert_eq!(
+            (rule.kind.as_str(), rule.family.as_str(), rule.user),
+            ("choice_row", "toy", true)
+        );
+        let answered = ["> fix it", "Allow toy to write notes.txt? [y/n] y", "wrote it"].map(String::from);
+        assert_eq!(screen(&rules, &answered, "toy"), None);
+    }
+
+    #[test]
     fn a_user_file_adds_a_question_and_a_bad_one_is_named() {
         let asked = [" Shall I go ahead?", " 1. Go", " 2. Stop", " enter to choose"].map(String::from);
         let screen = super::super::screen::waiting_on_with;
@@ -664,6 +698,9 @@ mod tests {
         assert!(faults[0].says.contains("broken.toml: line 1: "), "{faults:?}");
         assert_eq!(faults[0].family.as_deref(), Some("broken"));
         assert_eq!(read_user_files(&dir.path().join("none")), (Vec::new(), Vec::new()));
+        let unknown =
+            parse("[[question]]\nsays = \"x\"\nwhy = \"w\"\n\n[[question]]\nsay = \"y\"\nwhy = \"z\"\n").unwrap_err();
+        assert!(unknown.starts_with("line 6: unknown field `say`"), "{unknown}");
         let empty = parse("[[login]]\nsays = \"  \"\n").unwrap_err();
         assert!(empty.contains("no words"), "{empty}");
     }

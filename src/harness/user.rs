@@ -61,6 +61,9 @@ pub struct FamilyDef {
     /// (default: `1`, and Esc).
     pub yes: Option<String>,
     pub no: Option<String>,
+    /// Whether `BINARY --version` prints its version (default: yes);
+    /// `false` for a CLI that takes no such flag and would start a session.
+    pub version: Option<bool>,
 }
 
 /// Families that have their own adapter, which a declaration may not take.
@@ -270,6 +273,7 @@ fn describe(name: &str, def: &FamilyDef) -> Description {
         },
         yes: keys(&def.yes, b"1"),
         no: keys(&def.no, b"\x1b"),
+        version_probe: def.version != Some(false),
         ..Description::new(leak(name), leak(&def.binary))
     }
 }

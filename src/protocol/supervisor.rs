@@ -338,6 +338,12 @@ pub struct Answer {
     pub wait_ms: u64,
     #[serde(default)]
     pub enter_ms: u64,
+    /// How long the question must have been seen on the screen before the
+    /// answer is typed: a CLI that ignores keys for a moment after it
+    /// draws its dialog (Claude Code 2.1.332) would drop an answer typed
+    /// sooner. An older supervisor leaves it out and types at once.
+    #[serde(default)]
+    pub settle_ms: u64,
 }
 
 /// `sup.resize`'s parameters.

@@ -88,6 +88,8 @@ fn prompt_bytes(text: &str, bracketed: bool) -> Vec<u8> {
 /// The longest an answer waits for its question to be drawn: a harness's
 /// hook can announce a permission prompt a moment before the screen shows it.
 const ANSWER_WAIT_MAX: Duration = Duration::from_millis(2000);
+/// The longest a question must stand before its answer is typed.
+const ANSWER_SETTLE_MAX: Duration = Duration::from_millis(3000);
 
 /// Types an answer only if the screen shows a question, read under the
 /// emulator's lock at that moment: an answer to a question that is gone must
@@ -105,20 +107,29 @@ pub(super) async fn answer(run: &Arc<Supervised>, req: &Request) -> Result<Value
         paste,
         wait_ms,
         enter_ms,
+        settle_ms,
     } = wire::params(req)?;
     let once = id.map(|id| format!("answer {id}"));
     if once.as_deref().is_some_and(|id| run.was_typed(id)) {
         return Ok(json!({ "answered": "typed before under this answer id", "again": true }));
     }
     let wait = Duration::from_millis(wait_ms).min(ANSWER_WAIT_MAX);
+    let settle = Duration::from_millis(settle_ms).min(ANSWER_SETTLE_MAX);
     let deadline = tokio::time::Instant::now() + wait;
     let mut parsed = run.parsed.subscribe();
+    // When this answer first saw the question (at least that long ago it
+    // was drawn); it is typed once the question has stood `settle`.
+    let mut seen: Option<tokio::time::Instant> = None;
     loop {
         let found = {
             let screen = run.screen.lock();
             // A question to answer; a login problem is not one.
             let found = screen.waiting_on().filter(|f| !f.is_login_problem());
-            if found.is_some() {
+            let stood = found.is_some() && seen.get_or_insert_with(tokio::time::Instant::now).elapsed() >= settle;
+            if found.is_none() {
+                seen = None;
+            }
+            if stood {
                 if let Some(id) = &once {
                     run.note_typed(id);
                 }
@@ -127,10 +138,15 @@ pub(super) async fn answer(run: &Arc<Supervised>, req: &Request) -> Result<Value
                     None => run.write_input(bytes.clone()),
                 }
             }
-            found
+            found.filter(|_| stood)
         };
         if let Some(found) = found {
             return Ok(json!({ "answered": found.why }));
+        }
+        // A question seen, not yet stood long enough: looked at again then.
+        if let Some(seen) = seen {
+            tokio::time::sleep_until(seen + settle).await;
+            continue;
         }
         if tokio::time::timeout_at(deadline, parsed.changed()).await.is_err() {
             return Err("no question is waiting on the run's screen; the answer was not typed".into());

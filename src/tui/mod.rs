@@ -136,6 +136,8 @@ pub async fn main(paths: Paths) -> Result<i32> {
     )?;
     term.clear()?;
 
+    // Read first: it declares the families (`[harnesses]`) the form offers.
+    let config = crate::config::ConfigWatch::reading(&paths);
     let (commands_tx, commands_rx) = mpsc::unbounded_channel();
     let (updates_tx, updates_rx) = mpsc::channel(1024);
     // Which agents the new-run form can offer as installed: a look through
@@ -148,7 +150,6 @@ pub async fn main(paths: Paths) -> Result<i32> {
     tokio::spawn(connection::run(paths.clone(), commands_rx, updates_tx));
     let mut app = App::new();
     app.no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let config = crate::config::ConfigWatch::reading(&paths);
     if let Some(problem) = &config.problem {
         app.message = Some(problem.clone());
     }

@@ -32,6 +32,17 @@ pub fn pinned_binary(cli: &str, program: &str, pinned: &str) -> Option<PathBuf> 
     found
 }
 
+/// The version the test's CLI is: the pinned one, or with
+/// `AGENTS_TEST_LATEST` (the newest on its registry) what it says it is.
+pub fn version_under_test(binary: &Path, pinned: &str) -> String {
+    if std::env::var_os("AGENTS_TEST_LATEST").is_none() {
+        return pinned.to_string();
+    }
+    let out = std::process::Command::new(binary).arg("--version").output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    agents::harness::version::parse_version(&said).unwrap_or_else(|| panic!("no version in {said:?}"))
+}
+
 /// A folder holding only a link to the CLI under its program name, to put
 /// first on the harness's PATH.
 pub struct BinDir(tempfile::TempDir);
