@@ -66,6 +66,19 @@ pub struct FamilyDef {
     pub version: Option<bool>,
 }
 
+/// The formats a session's own file is in: a declaration may name these
+/// (opencode's and Crush's databases, aider's history and Auggie's
+/// documents are laid out for their own CLIs).
+const SESSION_FILES: &[Format] = &[
+    Format::Claude,
+    Format::Codex,
+    Format::Gemini,
+    Format::Qwen,
+    Format::Pi,
+    Format::Copilot,
+    Format::Droid,
+];
+
 /// Families that have their own adapter, which a declaration may not take.
 const TAKEN: &[&str] = &["shell", "cmd", "demo"];
 /// The most families a config may declare, and words a list may hold.
@@ -155,7 +168,7 @@ impl UserFamily {
             .map_err(at)?;
         let format = match def.transcript.as_deref() {
             None => None,
-            Some(name) => Some(Format::parse(name).ok_or_else(|| {
+            Some(name) => Some(Format::parse(name).filter(|f| SESSION_FILES.contains(f)).ok_or_else(|| {
                 at(format!(
                     "transcript '{name}' is not a format agents reads (claude, codex, gemini, qwen, pi, copilot, droid)"
                 ))
@@ -335,13 +348,12 @@ impl Adapter for UserFamily {
 }
 
 impl UserFamily {
-    /// Whether `args` hold the `fork` words (with any id).
+    /// Whether `args` hold the `fork` words (with any id): each of its
+    /// words without the id (`--resume {} --fork-session` is a fork only
+    /// with `--fork-session`, not every resume).
     fn forked(&self, args: &[String]) -> bool {
-        let fixed: Vec<&String> = self.def.fork.iter().filter(|w| !w.contains("{}")).collect();
-        match fixed.first() {
-            Some(first) => args.iter().any(|a| a == *first),
-            None => false,
-        }
+        let mut fixed = self.def.fork.iter().filter(|w| !w.contains("{}")).peekable();
+        fixed.peek().is_some() && fixed.all(|w| args.contains(w))
     }
 }
 

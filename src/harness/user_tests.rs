@@ -75,6 +75,19 @@ fn a_declared_family_launches_with_a_session_id_of_agents_and_resumes_it_in_the_
 }
 
 #[test]
+fn a_fork_that_resumes_with_one_more_word_is_told_from_a_resume() {
+    let families = declared(
+        "[forky]\nbinary = \"f\"\nresume = [\"--resume\", \"{}\"]\nfork = [\"--resume\", \"{}\", \"--fork-session\"]\n\
+         sessions = \"~/f/{}.jsonl\"\n",
+    )
+    .unwrap();
+    let forky = families.adapter("forky").unwrap();
+    let resumed = launch(forky, &["--resume", "s1"]).session.unwrap();
+    assert_eq!(resumed.id, "s1");
+    assert!(launch(forky, &["--resume", "s1", "--fork-session"]).session.is_none());
+}
+
+#[test]
 fn a_session_it_named_itself_is_the_newest_file_of_its_shape_since_the_run_began() {
     let home = tempfile::tempdir().unwrap();
     let families = declared(
@@ -119,6 +132,10 @@ fn a_wrong_declaration_is_refused_naming_the_family_and_what_is_wrong() {
     refused(
         "[a]\nbinary = \"a\"\ntranscript = \"claude\"\n",
         "transcript needs sessions",
+    );
+    refused(
+        "[a]\nbinary = \"a\"\nsessions = \"~/s/{}.db\"\ntranscript = \"opencode\"\n",
+        "transcript 'opencode' is not a format",
     );
     refused("[a]\nbinary = \"a\"\nsessions = \"relative/{}.x\"\n", "sessions must");
     refused("[a]\nbinary = \"a\"\nsessions = \"~/{}/s.x\"\n", "in the file's name");
