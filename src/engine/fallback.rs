@@ -25,7 +25,6 @@ use super::live::LiveRun;
 use crate::api::{RunSpec, RunState, StartParams};
 use crate::harness::Profile;
 use crate::protocol::exit::ExitEvidence;
-use crate::protocol::supervisor::{Grace, SuperviseSpec};
 use crate::store::attempts::Failover;
 use crate::store::{attempts, now_ms, runs};
 
@@ -221,7 +220,9 @@ async fn next_attempt(
     let Some(n) = record_attempt(engine, &row, &prepared, &plan, &next, &reason).await else {
         return false;
     };
-    let (sup_pid, sup_start) = match spawn_next(engine, &row, &plan, &prepared).await {
+    // On the run's socket; a boxed run's next attempt is boxed as its first was.
+    let config = engine.config();
+    let (sup_pid, sup_start) = match super::start::supervise(engine, &row, &prepared, &plan.params, &config).await {
         Ok(identity) => identity,
         Err(why) => {
             let ending = runs::Ending {
@@ -342,48 +343,6 @@ async fn record_attempt(
     let numbered = engine.paths.run_dir(&row.id).join(format!("exit.{}.json", n - 1));
     let _ = std::fs::rename(engine.paths.exit_evidence(&row.id), numbered);
     Some(n)
-}
-
-/// A supervisor for the next attempt, on the run's socket: its identity.
-async fn spawn_next(
-    engine: &Arc<Engine>,
-    row: &runs::RunRow,
-    plan: &Plan,
-    prepared: &crate::harness::Prepared,
-) -> Result<(i64, i64), String> {
-    let config = engine.config();
-    let spec = SuperviseSpec {
-        run: row.id.clone(),
-        argv: prepared.launch.argv.clone(),
-        cwd: row.cwd.clone(),
-        env: super::start::harness_env(engine, &plan.params, row, prepared),
-        rows: row.rows,
-        cols: row.cols,
-        timeout_secs: row.timeout_secs,
-        grace: Grace {
-            after_sigint_ms: config.engine.cancel_sigint_grace_ms,
-            after_sigterm_ms: config.engine.cancel_sigterm_grace_ms,
-        },
-        family: row.harness.clone(),
-        umask: super::user_umask(),
-        disk_full_patience_ms: config.engine.disk_full_patience_ms,
-        flood_bytes_per_s: config.engine.flood_bytes_per_s,
-        screen_rules: super::user_screen_rules(&engine.paths),
-        open_files: None,
-        hook_socket: None,
-    };
-    let paths = engine.paths.clone();
-    // A boxed run's next attempt is boxed as its first was.
-    let (sandbox, config_homes) = (row.sandbox, super::start::config_homes(prepared));
-    tokio::task::spawn_blocking(move || {
-        let spec = match sandbox {
-            Some(mode) => super::start::boxed(spec, mode, &config_homes, &paths)?,
-            None => spec,
-        };
-        super::start::spawn_supervisor(&paths, &spec)
-    })
-    .await
-    .unwrap_or_else(|e| Err(e.to_string()))
 }
 
 /// A run handed to its next attempt's supervisor, to adopt.

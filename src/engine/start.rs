@@ -430,41 +430,10 @@ async fn spawn_and_adopt(
     config: &crate::config::Config,
 ) -> Result<Option<RunRecord>, ApiError> {
     let id = row.id.clone();
-    let spec = SuperviseSpec {
-        run: id.clone(),
-        argv: prepared.launch.argv.clone(),
-        cwd: row.cwd.clone(),
-        env: harness_env(engine, params, &row, prepared),
-        rows: row.rows,
-        cols: row.cols,
-        timeout_secs: params.spec.timeout_secs,
-        grace: Grace {
-            after_sigint_ms: config.engine.cancel_sigint_grace_ms,
-            after_sigterm_ms: config.engine.cancel_sigterm_grace_ms,
-        },
-        family: row.harness.clone(),
-        umask: super::user_umask(),
-        disk_full_patience_ms: config.engine.disk_full_patience_ms,
-        flood_bytes_per_s: config.engine.flood_bytes_per_s,
-        screen_rules: super::user_screen_rules(&engine.paths),
-        open_files: None,
-        hook_socket: None,
-    };
     // A profile with fallbacks keeps what a next attempt needs, in memory,
     // before the harness can end.
     super::fallback::remember(&id, prepared.profile.as_deref(), &config.profiles, params);
-    let paths = engine.paths.clone();
-    let (sandbox, config_homes) = (row.sandbox, config_homes(prepared));
-    let spawned = tokio::task::spawn_blocking(move || {
-        let spec = match sandbox {
-            Some(mode) => boxed(spec, mode, &config_homes, &paths)?,
-            None => spec,
-        };
-        spawn_supervisor(&paths, &spec)
-    })
-    .await
-    .map_err(ApiError::internal)?;
-    let (sup_pid, sup_start) = match spawned {
+    let (sup_pid, sup_start) = match supervise(engine, &row, prepared, params, config).await {
         Ok(identity) => identity,
         Err(reason) => return end_blocked(engine, &id, reason).await.map(Some),
     };
@@ -487,13 +456,56 @@ async fn spawn_and_adopt(
 
 /// What the launch's variables name as folders: among them the harness's
 /// config home, which a box writes through.
-pub(crate) fn config_homes(prepared: &crate::harness::Prepared) -> Vec<std::path::PathBuf> {
+fn config_homes(prepared: &crate::harness::Prepared) -> Vec<std::path::PathBuf> {
     prepared.launch.env.iter().map(|(_, v)| v.into()).collect()
+}
+
+/// Spawns the supervisor of `row`'s harness as `prepared` launches it,
+/// boxed as the run asks (a first attempt, or the next one of a fallback):
+/// its identity, or why it could not start.
+pub(super) async fn supervise(
+    engine: &Arc<Engine>,
+    row: &RunRow,
+    prepared: &crate::harness::Prepared,
+    params: &StartParams,
+    config: &crate::config::Config,
+) -> Result<(i64, i64), String> {
+    let spec = SuperviseSpec {
+        run: row.id.clone(),
+        argv: prepared.launch.argv.clone(),
+        cwd: row.cwd.clone(),
+        env: harness_env(engine, params, row, prepared),
+        rows: row.rows,
+        cols: row.cols,
+        timeout_secs: row.timeout_secs,
+        grace: Grace {
+            after_sigint_ms: config.engine.cancel_sigint_grace_ms,
+            after_sigterm_ms: config.engine.cancel_sigterm_grace_ms,
+        },
+        family: row.harness.clone(),
+        umask: super::user_umask(),
+        disk_full_patience_ms: config.engine.disk_full_patience_ms,
+        flood_bytes_per_s: config.engine.flood_bytes_per_s,
+        screen_rules: super::user_screen_rules(&engine.paths),
+        open_files: None,
+        hook_socket: None,
+    };
+    let paths = engine.paths.clone();
+    let (sandbox, config_homes) = (row.sandbox, config_homes(prepared));
+    tokio::task::spawn_blocking(move || {
+        let spec = match sandbox {
+            Some(mode) => boxed(spec, mode, &config_homes, &paths)?,
+            None => spec,
+        };
+        spawn_supervisor(&paths, &spec)
+    })
+    .await
+    .unwrap_or_else(|e| Err(e.to_string()))
 }
 
 /// The run's launch put in a bubblewrap box (`harness::sandbox`); or why
 /// it cannot be, and so is not started at all.
-pub(crate) fn boxed(
+fn boxed(
     mut spec: SuperviseSpec,
     mode: crate::values::sandbox::Sandbox,
     config_homes: &[std::path::PathBuf],
@@ -600,7 +612,7 @@ async fn free_name(engine: &Arc<Engine>, harness: &str) -> Result<String, ApiErr
 /// allowlisted variables, those the harness reads (`Adapter::env_names`)
 /// and those passed by name (run options and the profile), then the
 /// adapter's (config home), then ours.
-pub(crate) fn harness_env(
+fn harness_env(
     engine: &Engine,
     params: &StartParams,
     row: &RunRow,
@@ -680,7 +692,7 @@ const SUPERVISOR_READY: Duration = Duration::from_secs(10);
 
 /// Starts `agents supervise` detached in its own session, hands it the spec on
 /// stdin, and waits for its ready line. Returns its pid and start time.
-pub(crate) fn spawn_supervisor(paths: &crate::paths::Paths, spec: &SuperviseSpec) -> Result<(i64, i64), String> {
+fn spawn_supervisor(paths: &crate::paths::Paths, spec: &SuperviseSpec) -> Result<(i64, i64), String> {
     // The file at our path, even when it was replaced since we started (the
     // daemon re-executes on it within `upgrade::CHECK_EVERY`).
     let exe = crate::harness::agents_binary()?;
