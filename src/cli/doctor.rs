@@ -411,6 +411,7 @@ fn binaries(report: &mut Report) {
         ("copilot", "copilot", "install @github/copilot to run copilot agents"),
         ("droid", "droid", "install @factory/cli to run droid agents"),
         ("auggie", "auggie", "install @augmentcode/auggie to run auggie agents"),
+        ("continue", "cn", "install @continuedev/cli to run continue agents"),
     ] {
         let agent = crate::harness::adapter_for(what).is_some();
         match crate::harness::find_binary(bin, path.as_deref()) {

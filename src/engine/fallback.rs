@@ -290,6 +290,7 @@ async fn prepare_next(
         }
     };
     super::start::write_run_files(&run_dir, &prepared.launch.files).ok()?;
+    super::start::touch_files(&prepared.launch.touch);
     Some(prepared)
 }
 

@@ -204,22 +204,19 @@ async fn hand_to_status_loop(engine: Arc<Engine>, run: String, seen: HookSeen) {
 }
 
 /// For a harness that names its session only in its own files (Codex
-/// without a notify yet, Gemini): looks for the run's transcript a few
-/// times, backing off, until found, the run ends, or a hook said it.
+/// without a notify yet, Gemini, Continue): looks for the run's transcript,
+/// backing off, until found, the run ends, or a hook said it. A session
+/// file appears when the first prompt is sent, which may be long after
+/// the start (a run left waiting an hour): the looks go on, every
+/// half-minute, for as long as the run lives.
 pub fn discover_session(engine: Arc<Engine>, run: String, adapter: &'static dyn harness::Adapter, query: SessionQuery) {
-    /// Backoff between looks; the last repeats until `GIVE_UP`. A session
-    /// file appears when the first prompt is sent, so early looks are cheap
+    /// Backoff between looks; the last repeats. Early looks are cheap
     /// misses and later ones rare.
     const STEPS: &[u64] = &[1, 2, 4, 8, 15, 30];
-    const GIVE_UP: Duration = Duration::from_secs(600);
     let query = Arc::new(query);
     tokio::spawn(async move {
-        let started = Instant::now();
         for step in STEPS.iter().chain(std::iter::repeat(&30)) {
             tokio::time::sleep(Duration::from_secs(*step)).await;
-            if started.elapsed() > GIVE_UP {
-                return;
-            }
             let Ok(Some(row)) = engine.store.runs().get(&run).await else {
                 return;
             };

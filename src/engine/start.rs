@@ -666,6 +666,7 @@ fn write_launch(
     query: Option<&(&'static dyn crate::harness::Adapter, crate::harness::SessionQuery)>,
 ) -> Result<(), String> {
     write_run_files(run_dir, &launch.files)?;
+    touch_files(&launch.touch);
     match query {
         Some((adapter, query)) => crate::harness::roots::keep(run_dir, &adapter.session_roots(query)),
         None => Ok(()),
@@ -684,6 +685,22 @@ pub(crate) fn write_run_files(run_dir: &std::path::Path, files: &[(std::path::Pa
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(())
+}
+
+/// Sets the modification time of each existing file a launch names to now
+/// (the session Continue resumes is the one it wrote last). A file not
+/// there is left so: the harness starts a session of its own.
+pub(crate) fn touch_files(files: &[std::path::PathBuf]) {
+    for path in files {
+        let now = std::time::SystemTime::now();
+        if let Err(e) = std::fs::File::options()
+            .append(true)
+            .open(path)
+            .and_then(|f| f.set_modified(now))
+        {
+            tracing::debug!("cannot touch {}: {e}", path.display());
+        }
+    }
 }
 
 /// How long a new supervisor has to say it is ready (it has bound its socket

@@ -91,6 +91,10 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     /// Files to write before spawn (per-run hook settings): path, contents.
     pub files: Vec<(PathBuf, String)>,
+    /// Files of the harness's own whose modification time is set to now
+    /// just before spawn (an existing one only): Continue resumes the
+    /// session it wrote last.
+    pub touch: Vec<PathBuf>,
     /// The session, when its id is known before spawn.
     pub session: Option<KnownSession>,
 }

@@ -100,6 +100,7 @@ impl Adapter for Claude {
                 transcript: projects.map(|dir| dir.join(format!("{id}.jsonl"))),
                 id,
             }),
+            touch: Vec::new(),
         })
     }
 

@@ -83,6 +83,7 @@ impl Adapter for Codex {
             env,
             files: Vec::new(),
             session: None,
+            touch: Vec::new(),
         })
     }
 

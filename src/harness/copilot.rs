@@ -81,6 +81,7 @@ impl Adapter for Copilot {
             env,
             files: hook_plugin(&plugin, ctx.agents_bin),
             session,
+            touch: Vec::new(),
         })
     }
 

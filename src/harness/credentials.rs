@@ -303,6 +303,37 @@ pub const AUGGIE: HarnessEnv = HarnessEnv {
     prefixes: &["AUGMENT_"],
 };
 
+/// Continue's CLI: no key of its own (each model of its `config.yaml`
+/// has one, or names a variable as `${{ secrets.NAME }}`:
+/// `continue_secret_names`), its Bedrock switch and AWS profile, the
+/// GitHub token of `cn checks`, and its own `CONTINUE_*` switches.
+pub const CONTINUE: HarnessEnv = HarnessEnv {
+    names: &["GITHUB_TOKEN", "AWS_PROFILE", "AWS_REGION"],
+    shared: &[],
+    prefixes: &["CONTINUE_"],
+};
+
+/// The variables Continue's `config.yaml` (in its folder) takes secrets
+/// from, `${{ secrets.NAME }}`: cn reads such a name from its environment
+/// first. An unreadable file names none.
+pub fn continue_secret_names(dir: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(dir.join("config.yaml")) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = text
+        .split("${{")
+        .skip(1)
+        .filter_map(|rest| {
+            let inner = rest.split("}}").next()?.trim();
+            let name = inner.strip_prefix("secrets.")?.trim();
+            super::is_env_name(name).then(|| name.to_string())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// The variables the providers of pi's `models.json` (in its agent folder)
 /// read their `apiKey` and header values from: a value that is a variable's
 /// name (pi takes a value starting with `!` as a command, anything else
@@ -406,6 +437,11 @@ pub fn login_file(family: &str, config_home: Option<&Path>, home: Option<&Path>)
             .map(|c| c.join(".factory/auth.json"))
             .or_else(|| under_home(".factory/auth.json")),
         "auggie" => under_home(".augment/session.json"),
+        // Continue logs in nowhere: its models and their keys are its
+        // config; without one it waits for ever on "Model: Loading...".
+        "continue" => config_home
+            .map(|c| c.join("config.yaml"))
+            .or_else(|| under_home(".continue/config.yaml")),
         _ => None,
     }
 }

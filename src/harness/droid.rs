@@ -116,6 +116,7 @@ impl Adapter for Droid {
             env,
             files,
             session,
+            touch: Vec::new(),
         })
     }
 

@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, and the engine's own `shell`, `cmd`
+//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, and the engine's own `shell`, `cmd`
 //! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -11,6 +11,7 @@ pub mod auggie;
 mod builtin;
 pub mod claude;
 pub mod codex;
+pub mod continue_cli;
 pub mod copilot;
 pub mod credentials;
 pub mod crush;
@@ -48,7 +49,7 @@ pub use profile::{Profile, apply_model, is_env_name, validate as validate_profil
 /// Harness families this build can launch.
 pub const KNOWN: &[&str] = &[
     "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi", "copilot",
-    "droid", "auggie",
+    "droid", "auggie", "continue",
 ];
 
 /// The adapter of a family: built in, else declared in the config in
@@ -83,6 +84,7 @@ fn builtin_adapter(family: &str) -> Option<&'static dyn Adapter> {
         "copilot" => &copilot::Copilot,
         "droid" => &droid::Droid,
         "auggie" => &auggie::Auggie,
+        "continue" => &continue_cli::Continue,
         _ => return None,
     })
 }

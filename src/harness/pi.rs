@@ -73,6 +73,7 @@ impl Adapter for Pi {
             env,
             files: Vec::new(),
             session,
+            touch: Vec::new(),
         })
     }
 

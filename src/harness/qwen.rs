@@ -64,6 +64,7 @@ impl Adapter for Qwen {
                 transcript: chats.map(|dir| dir.join(format!("{id}.jsonl"))),
                 id,
             }),
+            touch: Vec::new(),
         })
     }
 

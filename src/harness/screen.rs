@@ -109,7 +109,7 @@ fn choice_row_question<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<F
 /// first selected, with a key hint below (Factory Droid's `Command to
 /// approve` … `Yes, allow` … `No, cancel`, `↑↓ navigate   Enter select
 /// Esc cancel`): its last choice at the bottom, followed by nothing but
-/// frame rows and the hint. The question starts at its title when one is
+/// frame rows and the hint (or rows of `open_while`, Continue's status). The question starts at its title when one is
 /// near above its choices.
 fn choice_list_question<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<Found<'r>> {
     let used = lines.iter().rposition(|l| !bare(l).is_empty()).map_or(0, |i| i + 1);
@@ -128,7 +128,7 @@ fn choice_list_question<'r>(rules: &'r ScreenRules, lines: &[String]) -> Option<
         };
         let after_is_hint = lines[end + 1..used].iter().map(|l| bare(l)).all(|l| {
             let l = l.to_lowercase();
-            l.is_empty() || l.contains("esc")
+            l.is_empty() || l.contains("esc") || rules.open_while.iter().any(|w| l.contains(w.as_str()))
         });
         if after_is_hint {
             let at = (start.saturating_sub(12).max(from)..start)

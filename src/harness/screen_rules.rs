@@ -17,6 +17,7 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("auggie", include_str!("screens/auggie.toml")),
     ("claude", include_str!("screens/claude.toml")),
     ("codex", include_str!("screens/codex.toml")),
+    ("continue", include_str!("screens/continue.toml")),
     ("copilot", include_str!("screens/copilot.toml")),
     ("crush", include_str!("screens/crush.toml")),
     ("demo", include_str!("screens/demo.toml")),

@@ -100,6 +100,7 @@ pub const VERIFIED: &[(&str, &str)] = &[
     ("copilot", "1.0.102"),
     ("droid", "0.225.2"),
     ("auggie", "0.36.0"),
+    ("continue", "1.5.47"),
 ];
 
 /// The version `family` was verified with, when `found` is newer: its

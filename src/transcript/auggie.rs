@@ -28,19 +28,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::Batch;
 use super::model::{self, Message, Role, ToolCall, ToolResult};
-
-/// What one read of a session document produced: its messages, how many
-/// exchanges are read for good, the `request_id` of the last of them, and
-/// whether it started again from the first exchange.
-#[derive(Debug, Default)]
-pub struct AuggieRead {
-    pub batch: Batch,
-    pub records_done: usize,
-    pub last_request: Option<String>,
-    pub reset: bool,
-}
+use super::{Batch, DocumentRead};
 
 #[derive(Deserialize)]
 struct Document {
@@ -83,14 +72,14 @@ const TOOL_USE: u64 = 5;
 /// Reads the exchanges of `doc` after the first `done`, whose last was
 /// `last` (read again from the start when it is no longer there). With
 /// `finished`, an exchange left uncompleted is read for good too.
-pub fn parse(doc: &[u8], done: usize, last: Option<&str>, finished: bool) -> AuggieRead {
-    let mut read = AuggieRead::default();
+pub fn parse(doc: &[u8], done: usize, last: Option<&str>, finished: bool) -> DocumentRead {
+    let mut read = DocumentRead::default();
     read.batch.stats.lines = 1;
     let Ok(doc) = serde_json::from_slice::<Document>(doc) else {
         // Not a session, or cut short: try again at the next change.
         read.batch.stats.malformed = 1;
         read.records_done = done;
-        read.last_request = last.map(str::to_string);
+        read.last_key = last.map(str::to_string);
         return read;
     };
     read.batch.session_id = doc.session_id;
@@ -102,7 +91,7 @@ pub fn parse(doc: &[u8], done: usize, last: Option<&str>, finished: bool) -> Aug
     let done = if still_there { done } else { 0 };
     read.reset = !still_there;
     read.records_done = done;
-    read.last_request = if still_there { last.map(str::to_string) } else { None };
+    read.last_key = if still_there { last.map(str::to_string) } else { None };
     let mut provisional_from = None;
     let count = entries.len();
     for (i, value) in entries.into_iter().enumerate().skip(done) {
@@ -118,7 +107,7 @@ pub fn parse(doc: &[u8], done: usize, last: Option<&str>, finished: bool) -> Aug
         convert(entry, i as u64, &mut read.batch);
         if provisional_from.is_none() && over {
             read.records_done = i + 1;
-            read.last_request = request;
+            read.last_key = request;
         } else {
             provisional_from.get_or_insert(before);
         }
@@ -225,24 +214,24 @@ mod tests {
         let third = doc["chatHistory"].as_array_mut().unwrap().pop().unwrap();
         let first = parse(doc.to_string().as_bytes(), 0, None, false);
         assert_eq!(first.records_done, 2);
-        let last = first.last_request.clone();
+        let last = first.last_key.clone();
         let next = parse(&whole, first.records_done, last.as_deref(), false);
         assert!(!next.reset);
         assert_eq!(next.batch.messages.len(), 2, "{:?}", next.batch.messages);
         assert_eq!(next.batch.messages[0].text, "say hello again");
         // Summarized down to its last exchange: the session is read again.
         doc["chatHistory"] = serde_json::json!([third]);
-        let cut = parse(doc.to_string().as_bytes(), 3, next.last_request.as_deref(), false);
+        let cut = parse(doc.to_string().as_bytes(), 3, next.last_key.as_deref(), false);
         assert!(cut.reset);
         assert_eq!((cut.records_done, cut.batch.messages.len()), (1, 2));
         // As long as before, but another exchange where the last read was.
         let mut other: Value = serde_json::from_slice(&whole).unwrap();
         other["chatHistory"][2]["exchange"]["request_id"] = "another".into();
         other["chatHistory"][2]["isHistorySummary"] = true.into();
-        let moved = parse(other.to_string().as_bytes(), 3, next.last_request.as_deref(), false);
+        let moved = parse(other.to_string().as_bytes(), 3, next.last_key.as_deref(), false);
         assert!(moved.reset);
         assert_eq!(moved.records_done, 3);
-        assert_eq!(moved.last_request.as_deref(), Some("another"));
+        assert_eq!(moved.last_key.as_deref(), Some("another"));
         assert_eq!(
             moved.batch.messages[4].role,
             Role::System,
@@ -265,6 +254,6 @@ mod tests {
         let whole = recording();
         let cut = parse(&whole[..whole.len() / 2], 2, Some("x"), false);
         assert_eq!((cut.batch.stats.malformed, cut.records_done), (1, 2));
-        assert_eq!(cut.last_request.as_deref(), Some("x"));
+        assert_eq!(cut.last_key.as_deref(), Some("x"));
     }
 }

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 
 use super::claude::{self, SubagentLink};
 use super::tail::{self, Tail};
-use super::{Batch, Format, aider, auggie, crush, droid, gemini, line_reader, opencode};
+use super::{Batch, Format, aider, auggie, continue_cli, crush, droid, gemini, line_reader, opencode};
 use crate::store::StoreError;
 use crate::store::transcripts::{self as db, Progress, SourceRow};
 
@@ -23,7 +23,7 @@ pub enum IndexError {
     #[error("reading {path}: {source}")]
     Io { path: String, source: std::io::Error },
     #[error(
-        "{0}: not a transcript format this version reads (Claude, Codex, Qwen, pi, Copilot or Droid JSONL, Gemini or Auggie JSON, aider markdown, an opencode or Crush database's session)"
+        "{0}: not a transcript format this version reads (Claude, Codex, Qwen, pi, Copilot or Droid JSONL, Gemini, Auggie or Continue JSON, aider markdown, an opencode or Crush database's session)"
     )]
     UnknownFormat(String),
     #[error("{0} is not registered as a transcript")]
@@ -81,11 +81,14 @@ pub fn register(
     run_id: Option<&str>,
     format: Option<Format>,
 ) -> Result<Vec<PathBuf>, IndexError> {
+    // The format of the family that wrote it: a family declared in
+    // config.toml, or a built-in one named as its format (a Continue
+    // session in a folder of its own looks like any JSON file).
     let declared = || {
         db::harness_of_session(conn, session_id)
             .ok()
             .flatten()
-            .and_then(|h| super::declared_format(&h))
+            .and_then(|h| super::declared_format(&h).or_else(|| Format::parse(&h)))
     };
     let format = format
         .or_else(declared)
@@ -193,13 +196,15 @@ pub fn step(conn: &mut Connection, path: &Path, max: usize) -> Result<Stepped, I
     let (batch, progress, more) = if src.format == Format::Gemini && gemini::is_document(path) {
         read_gemini(&src, path, &meta).map_err(io)?
     } else if src.format == Format::Auggie {
-        read_auggie(&src, path, &meta).map_err(io)?
+        read_document(&src, path, &meta, auggie::parse).map_err(io)?
+    } else if src.format == Format::Continue {
+        read_document(&src, path, &meta, continue_cli::parse).map_err(io)?
     } else {
         let link = (src.format == Format::Claude)
             .then(|| SubagentLink::beside(path))
             .flatten();
-        let mut reader =
-            line_reader(src.format, link).expect("every format reads lines but whole Gemini and Auggie documents");
+        let mut reader = line_reader(src.format, link)
+            .expect("every format reads lines but whole Gemini, Auggie and Continue documents");
         reader.restore(&src.state);
         let mut t = Tail::new(path, src.offset, src.file_id.clone());
         let mut batch = Batch::default();
@@ -263,18 +268,24 @@ fn read_gemini(src: &SourceRow, path: &Path, meta: &std::fs::Metadata) -> std::i
     Ok((read.batch, progress, false))
 }
 
-/// An Auggie session, after the exchanges read for good. Each write puts
-/// a new file in its place, so a new file id is no reset here: the
-/// reader tells a history that changed under it by its last exchange.
-fn read_auggie(src: &SourceRow, path: &Path, meta: &std::fs::Metadata) -> std::io::Result<(Batch, Progress, bool)> {
+/// An Auggie or Continue session, after the records read for good. Each
+/// write may put a new file in its place, so a new file id is no reset
+/// here: the reader tells a history that changed under it by the key of
+/// its last record (kept as `last_request`, Auggie's name for it).
+fn read_document(
+    src: &SourceRow,
+    path: &Path,
+    meta: &std::fs::Metadata,
+    parse: fn(&[u8], usize, Option<&str>, bool) -> super::DocumentRead,
+) -> std::io::Result<(Batch, Progress, bool)> {
     let bytes = std::fs::read(path)?;
     let last = src.state["last_request"].as_str();
-    let read = auggie::parse(&bytes, src.offset as usize, last, false);
+    let read = parse(&bytes, src.offset as usize, last, false);
     let progress = Progress {
         offset: read.records_done as u64,
         file_id: Some(tail::file_id(meta)),
         seen: Some(signature(meta)),
-        state: serde_json::json!({ "last_request": read.last_request }),
+        state: serde_json::json!({ "last_request": read.last_key }),
         reset: read.reset,
     };
     Ok((read.batch, progress, false))

@@ -15,6 +15,7 @@ pub mod auggie;
 pub mod chat;
 pub mod claude;
 pub mod codex;
+pub mod continue_cli;
 pub mod copilot;
 pub mod crush;
 pub mod droid;
@@ -74,6 +75,8 @@ impl Format {
             Some(Format::Droid)
         } else if is_auggie_session(path) {
             Some(Format::Auggie)
+        } else if is_continue_session(path) {
+            Some(Format::Continue)
         } else if is_qwen_chat(path) {
             Some(Format::Qwen)
         } else if is_pi_session(path) {
@@ -132,6 +135,17 @@ fn is_auggie_session(path: &Path) -> bool {
         && augment.is_some_and(|a| a == ".augment")
 }
 
+/// A Continue session: `.json` in `.continue/sessions/` (not its index,
+/// `sessions.json`).
+fn is_continue_session(path: &Path) -> bool {
+    let sessions = path.parent();
+    let home = sessions.and_then(Path::parent).and_then(Path::file_name);
+    path.extension().is_some_and(|e| e == "json")
+        && path.file_stem().is_some_and(|s| s != "sessions")
+        && sessions.and_then(Path::file_name).is_some_and(|s| s == "sessions")
+        && home.is_some_and(|a| a == ".continue")
+}
+
 /// A pi session: `.jsonl` in `sessions/--<cwd>--/`, or anywhere under `.pi`.
 fn is_pi_session(path: &Path) -> bool {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -144,6 +158,20 @@ fn is_pi_session(path: &Path) -> bool {
     name.ends_with(".jsonl")
         && (path.components().any(|c| c.as_os_str() == ".pi")
             || (in_sessions && folder.is_some_and(|f| f.len() >= 4 && f.starts_with("--") && f.ends_with("--"))))
+}
+
+/// What one read of a session kept as one JSON document (Auggie's,
+/// Continue's) produced: its messages, how many records are read for good,
+/// the key of the last of them (Auggie's request id, a digest of
+/// Continue's item), and whether it started again from the first record
+/// (the key was no longer where it was: the history was cut or
+/// summarized, and what was read of it before is replaced).
+#[derive(Debug, Default)]
+pub struct DocumentRead {
+    pub batch: Batch,
+    pub records_done: usize,
+    pub last_key: Option<String>,
+    pub reset: bool,
 }
 
 /// A line-oriented reader (JSONL, markdown). Pure: it sees one complete line
@@ -174,12 +202,13 @@ pub trait LineReader: Send {
 }
 
 /// A fresh reader for a line-oriented format (a Gemini chat in the older
-/// `.json` shape and an Auggie session are one document instead:
-/// `gemini::parse`, `auggie::parse`; opencode keeps
+/// `.json` shape, an Auggie and a Continue session are one document
+/// instead: `gemini::parse`, `auggie::parse`, `continue_cli::parse`;
+/// opencode keeps
 /// rows in a database: `opencode::parse`).
 pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option<Box<dyn LineReader>> {
     match format {
-        Format::Opencode | Format::Crush | Format::Auggie => None,
+        Format::Opencode | Format::Crush | Format::Auggie | Format::Continue => None,
         Format::Claude => Some(Box::new(claude::ClaudeReader::new(link))),
         Format::Codex => Some(Box::new(codex::CodexReader::default())),
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
@@ -204,7 +233,7 @@ pub fn chat_format(format: Format) -> Option<&'static chat::ChatFormat> {
 /// Whether a transcript is one JSON document read again whole at each
 /// change, its progress counted in records rather than bytes.
 pub fn is_document(format: Format, path: &Path) -> bool {
-    format == Format::Auggie || (format == Format::Gemini && gemini::is_document(path))
+    matches!(format, Format::Auggie | Format::Continue) || (format == Format::Gemini && gemini::is_document(path))
 }
 
 /// Whether a transcript is still there: its file, or for opencode its
@@ -271,6 +300,9 @@ pub fn read_file(path: &Path, format: Format) -> std::io::Result<Batch> {
     if format == Format::Auggie {
         return Ok(auggie::parse(&bytes, 0, None, true).batch);
     }
+    if format == Format::Continue {
+        return Ok(continue_cli::parse(&bytes, 0, None, true).batch);
+    }
     let link = if format == Format::Claude {
         claude::SubagentLink::beside(path)
     } else {
@@ -333,6 +365,11 @@ mod tests {
             f("/h/.augment/sessions/7940b1a3-83cb-4dfb-8ef2-4cb5387f434a.json"),
             Some(Format::Auggie)
         );
+        assert_eq!(
+            f("/h/.continue/sessions/27d493b1-9999-4711-838e-5fade3b5829b.json"),
+            Some(Format::Continue)
+        );
+        assert_eq!(f("/h/.continue/sessions/sessions.json"), Some(Format::Gemini));
         assert_eq!(f("/h/elsewhere/sessions/7940b1a3.json"), Some(Format::Gemini));
         assert_eq!(f("/src/app/notes.txt"), None);
     }

@@ -351,8 +351,9 @@ fn tail_fields<'a>(run: &RunRecord, theme: &Theme, lines: &mut Vec<Line<'a>>) {
 /// Until the harness adapters read native transcripts, the transcript is the
 /// run's output as text: its scrollback and screen.
 /// Families whose harness keeps its own conversation in a transcript.
-const TRANSCRIPT_FAMILIES: [&str; 12] = [
+const TRANSCRIPT_FAMILIES: [&str; 13] = [
     "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi", "copilot", "droid", "auggie",
+    "continue",
 ];
 
 fn transcript<'a>(app: &App, run: &RunRecord, theme: &Theme, height: usize) -> Vec<Line<'a>> {

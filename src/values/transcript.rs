@@ -37,6 +37,9 @@ pub enum Format {
     /// Auggie: `~/.augment/sessions/<session>.json`, one document
     /// rewritten whole after each exchange.
     Auggie,
+    /// Continue's CLI: `~/.continue/sessions/<session>.json`, one
+    /// document rewritten whole at each message.
+    Continue,
 }
 
 impl Format {
@@ -53,6 +56,7 @@ impl Format {
             Format::Copilot => "copilot",
             Format::Droid => "droid",
             Format::Auggie => "auggie",
+            Format::Continue => "continue",
         }
     }
 
@@ -69,6 +73,7 @@ impl Format {
             "copilot" => Some(Format::Copilot),
             "droid" => Some(Format::Droid),
             "auggie" => Some(Format::Auggie),
+            "continue" => Some(Format::Continue),
             _ => None,
         }
     }
