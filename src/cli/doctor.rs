@@ -412,6 +412,11 @@ fn binaries(report: &mut Report) {
         ("droid", "droid", "install @factory/cli to run droid agents"),
         ("auggie", "auggie", "install @augmentcode/auggie to run auggie agents"),
         ("continue", "cn", "install @continuedev/cli to run continue agents"),
+        (
+            "gptme",
+            "gptme",
+            "install gptme (pipx install gptme) to run gptme agents",
+        ),
     ] {
         let agent = crate::harness::adapter_for(what).is_some();
         match crate::harness::find_binary(bin, path.as_deref()) {

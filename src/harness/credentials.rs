@@ -334,6 +334,35 @@ pub fn continue_secret_names(dir: &Path) -> Vec<String> {
     names
 }
 
+/// gptme: the keys and endpoints of the providers it takes (its `local`
+/// provider is `OPENAI_BASE_URL` or `OPENAI_API_BASE`), its proxy and
+/// hosted service, `MODEL`, and every `GPTME_*` (each of its settings may
+/// also be given as `GPTME_<NAME>`).
+pub const GPTME: HarnessEnv = HarnessEnv {
+    names: &[
+        "OPENAI_BASE_URL",
+        "OPENAI_API_BASE",
+        "OPENROUTER_API_KEY",
+        "AZURE_OPENAI_API_KEY",
+        "AZURE_OPENAI_ENDPOINT",
+        "GOOGLE_API_KEY",
+        "XAI_API_KEY",
+        "GROQ_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "MOONSHOT_API_KEY",
+        "NVIDIA_API_KEY",
+        "MINIMAX_API_KEY",
+        "PERPLEXITY_API_KEY",
+        "REQUESTY_API_KEY",
+        "LLM_PROXY_URL",
+        "LLM_PROXY_API_KEY",
+        "OLLAMA_BASE_URL",
+        "MODEL",
+    ],
+    shared: PROVIDER_KEYS,
+    prefixes: &["GPTME_"],
+};
+
 /// The variables the providers of pi's `models.json` (in its agent folder)
 /// read their `apiKey` and header values from: a value that is a variable's
 /// name (pi takes a value starting with `!` as a command, anything else

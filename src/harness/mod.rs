@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, and the engine's own `shell`, `cmd`
+//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, and the engine's own `shell`, `cmd`
 //! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -19,6 +19,7 @@ pub mod demo;
 pub mod description;
 pub mod droid;
 pub mod gemini;
+pub mod gptme;
 mod hook_config;
 pub mod hooks;
 pub mod input_line;
@@ -44,12 +45,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use adapter::{AccountProblem, Adapter, KnownSession, Launch, LaunchContext, SessionQuery};
-pub use profile::{Profile, apply_model, is_env_name, validate as validate_profiles};
+pub use profile::{MODEL_FAMILIES, Profile, apply_model, is_env_name, validate as validate_profiles};
 
 /// Harness families this build can launch.
 pub const KNOWN: &[&str] = &[
     "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi", "copilot",
-    "droid", "auggie", "continue",
+    "droid", "auggie", "continue", "gptme",
 ];
 
 /// The adapter of a family: built in, else declared in the config in
@@ -85,6 +86,7 @@ fn builtin_adapter(family: &str) -> Option<&'static dyn Adapter> {
         "droid" => &droid::Droid,
         "auggie" => &auggie::Auggie,
         "continue" => &continue_cli::Continue,
+        "gptme" => &gptme::Gptme,
         _ => return None,
     })
 }

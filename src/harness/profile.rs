@@ -102,8 +102,8 @@ pub fn validate(
 
 /// The families whose launch puts `--model M` before the user's arguments
 /// (`harness::Adapter::launch` by default, and Claude's own).
-const MODEL_FAMILIES: [&str; 10] = [
-    "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "auggie",
+pub const MODEL_FAMILIES: [&str; 11] = [
+    "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "auggie", "gptme",
 ];
 
 /// `--model M` for a harness whose family takes one; refused for one that

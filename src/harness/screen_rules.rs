@@ -23,6 +23,7 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("demo", include_str!("screens/demo.toml")),
     ("droid", include_str!("screens/droid.toml")),
     ("gemini", include_str!("screens/gemini.toml")),
+    ("gptme", include_str!("screens/gptme.toml")),
     ("opencode", include_str!("screens/opencode.toml")),
     ("pi", include_str!("screens/pi.toml")),
     ("qwen", include_str!("screens/qwen.toml")),
@@ -138,6 +139,10 @@ pub struct InputRule {
     /// Texts an empty input shows that are drawn in a colour, not dim.
     #[serde(default)]
     pub placeholders: Vec<String>,
+    /// A prompt waits until the input line reads (empty): the harness
+    /// drops keys typed before its prompt is drawn (gptme's `User: `).
+    #[serde(default)]
+    pub waits: bool,
 }
 
 fn default_within() -> usize {

@@ -77,6 +77,7 @@ const SESSION_FILES: &[Format] = &[
     Format::Pi,
     Format::Copilot,
     Format::Droid,
+    Format::Gptme,
 ];
 
 /// Families that have their own adapter, which a declaration may not take.
@@ -170,7 +171,7 @@ impl UserFamily {
             None => None,
             Some(name) => Some(Format::parse(name).filter(|f| SESSION_FILES.contains(f)).ok_or_else(|| {
                 at(format!(
-                    "transcript '{name}' is not a format agents reads (claude, codex, gemini, qwen, pi, copilot, droid)"
+                    "transcript '{name}' is not a format agents reads (claude, codex, gemini, qwen, pi, copilot, droid, gptme)"
                 ))
             })?),
         };

@@ -101,6 +101,7 @@ pub const VERIFIED: &[(&str, &str)] = &[
     ("droid", "0.225.2"),
     ("auggie", "0.36.0"),
     ("continue", "1.5.47"),
+    ("gptme", "0.35.1"),
 ];
 
 /// The version `family` was verified with, when `found` is newer: its

@@ -116,6 +116,11 @@ impl ParsedScreen {
         input_line::read(rule, &input_line::rows_of(&self.term), self.term.cursor())
     }
 
+    /// Whether a prompt waits for the input line to read (`[input] waits`).
+    pub fn input_waits(&self) -> bool {
+        self.rules.input_of(&self.family).is_some_and(|r| r.waits)
+    }
+
     /// What the screen says the harness waits for, if anything.
     pub fn waiting_on(&self) -> Option<ScreenFinding> {
         waiting_on_with(&self.rules, &self.term.visible_lines(), &self.family)

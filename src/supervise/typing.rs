@@ -53,18 +53,31 @@ pub(super) fn type_prompt(run: &Arc<Supervised>, text: &str, bracketed: bool, en
 /// How soon a prompt held for a draft asks again: the draft may be erased
 /// any moment, and a look is one screen read.
 const DRAFT_RECHECK: Duration = Duration::from_millis(1000);
+/// How soon a prompt held for its harness's input line asks again: the
+/// line is drawn the moment a turn ends.
+const PROMPT_RECHECK: Duration = Duration::from_millis(300);
 
 /// Why a prompt must not be typed now, if it must not: the input line
 /// holds text (the user's draft, or a prompt the harness put back after
-/// an interrupt), or a person typed into the run within `typing` (a
+/// an interrupt), or is not drawn for a harness that drops keys typed
+/// before it is (`[input] waits`), or a person typed into the run within `typing` (a
 /// family whose input line cannot be read is guarded by this alone).
 pub(super) fn held(run: &Supervised, screen: &ParsedScreen, typing: Duration) -> Option<wire::Held> {
     let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-    if let InputLine::Draft(_) = screen.input_line() {
-        return Some(wire::Held {
-            held: "the input has text the user typed".into(),
-            retry_ms: ms(DRAFT_RECHECK),
-        });
+    match screen.input_line() {
+        InputLine::Draft(_) => {
+            return Some(wire::Held {
+                held: "the input has text the user typed".into(),
+                retry_ms: ms(DRAFT_RECHECK),
+            });
+        }
+        InputLine::Unknown if screen.input_waits() => {
+            return Some(wire::Held {
+                held: "the harness shows no input line to type into yet".into(),
+                retry_ms: ms(PROMPT_RECHECK),
+            });
+        }
+        _ => {}
     }
     let since = (*run.keyed_at.lock())?.elapsed();
     (since < typing).then(|| wire::Held {

@@ -20,6 +20,7 @@ pub mod copilot;
 pub mod crush;
 pub mod droid;
 pub mod gemini;
+pub mod gptme;
 pub mod index;
 pub mod model;
 pub mod opencode;
@@ -69,6 +70,14 @@ impl Format {
         }
         if name.ends_with(".md") && name.contains("aider") {
             Some(Format::Aider)
+        } else if name == "conversation.jsonl"
+            && path
+                .parent()
+                .and_then(Path::parent)
+                .and_then(Path::file_name)
+                .is_some_and(|l| l == "logs")
+        {
+            Some(Format::Gptme)
         } else if is_copilot_session(path) {
             Some(Format::Copilot)
         } else if is_droid_session(path) {
@@ -213,6 +222,7 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
         Format::Codex => Some(Box::new(codex::CodexReader::default())),
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
         Format::Gemini => Some(Box::new(gemini::GeminiReader::default())),
+        Format::Gptme => Some(Box::new(gptme::GptmeReader)),
         Format::Qwen | Format::Pi | Format::Copilot | Format::Droid => {
             chat_format(format).map(|f| Box::new(chat::ChatReader::new(f)) as Box<dyn LineReader>)
         }
@@ -370,6 +380,10 @@ mod tests {
             Some(Format::Continue)
         );
         assert_eq!(f("/h/.continue/sessions/sessions.json"), Some(Format::Gemini));
+        assert_eq!(
+            f("/h/.local/share/gptme/logs/2026-12-06-crawling-yellow-elephant/conversation.jsonl"),
+            Some(Format::Gptme)
+        );
         assert_eq!(f("/h/elsewhere/sessions/7940b1a3.json"), Some(Format::Gemini));
         assert_eq!(f("/src/app/notes.txt"), None);
     }
@@ -398,6 +412,7 @@ mod tests {
             "pi/2026-12-02T13-55-50-747Z_01a2370a-495a-7157-ab2c-799bb703a8e4.jsonl",
             "copilot/1d28b8d7-9177-43dd-822b-b229d2e65fa2.jsonl",
             "droid/5d74fe8e-c559-46da-954f-bb811ddde92e.jsonl",
+            "gptme/permtest-yes/conversation.jsonl",
         ];
         for file in files {
             let bytes = fixture(file);
@@ -410,6 +425,7 @@ mod tests {
                 Format::Pi,
                 Format::Copilot,
                 Format::Droid,
+                Format::Gptme,
             ] {
                 for line in bytes.split(|b| *b == b'\n') {
                     for cut in (0..line.len()).step_by(5) {

@@ -93,7 +93,7 @@ impl Composer {
 /// every family the engine knows; it starts on the first agent installed.
 pub const HARNESSES: &[&str] = &[
     "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "droid", "auggie",
-    "continue", "crush", "shell", "cmd",
+    "continue", "gptme", "crush", "shell", "cmd",
 ];
 
 impl super::app::App {
@@ -423,10 +423,7 @@ impl NewRunForm {
         let model = self.model.trim();
         if !model.is_empty() {
             // Every agent family takes `--model NAME`; a shell or command does not.
-            if !matches!(
-                harness.as_str(),
-                "claude" | "codex" | "gemini" | "aider" | "opencode" | "kilo" | "qwen" | "pi" | "copilot" | "auggie"
-            ) {
+            if !crate::harness::MODEL_FAMILIES.contains(&harness.as_str()) {
                 return Err(format!("the {harness} harness takes no model"));
             }
             args.extend(["--model".to_string(), model.to_string()]);

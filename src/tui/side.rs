@@ -350,12 +350,6 @@ fn tail_fields<'a>(run: &RunRecord, theme: &Theme, lines: &mut Vec<Line<'a>>) {
 
 /// Until the harness adapters read native transcripts, the transcript is the
 /// run's output as text: its scrollback and screen.
-/// Families whose harness keeps its own conversation in a transcript.
-const TRANSCRIPT_FAMILIES: [&str; 13] = [
-    "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi", "copilot", "droid", "auggie",
-    "continue",
-];
-
 fn transcript<'a>(app: &App, run: &RunRecord, theme: &Theme, height: usize) -> Vec<Line<'a>> {
     match app.side.transcripts.get(&run.id) {
         Some(Ok(messages)) if !messages.is_empty() => return conversation(messages, theme, height),
@@ -365,7 +359,8 @@ fn transcript<'a>(app: &App, run: &RunRecord, theme: &Theme, height: usize) -> V
     // A run's harness is its family (a profile's too).
     let family = run.harness.clone();
     // No conversation to show: say why, rather than repeat the pane.
-    let said = if !TRANSCRIPT_FAMILIES.contains(&family.as_str()) {
+    let keeps_one = crate::harness::adapter_for(&family).is_some_and(|a| a.has_sessions());
+    let said = if !keeps_one {
         format!(
             "no transcript: a {family} run keeps none. Its output is in the pane and in `agents logs {}`.",
             run.name

@@ -40,6 +40,8 @@ pub enum Format {
     /// Continue's CLI: `~/.continue/sessions/<session>.json`, one
     /// document rewritten whole at each message.
     Continue,
+    /// gptme: `~/.local/share/gptme/logs/<name>/conversation.jsonl`.
+    Gptme,
 }
 
 impl Format {
@@ -57,6 +59,7 @@ impl Format {
             Format::Droid => "droid",
             Format::Auggie => "auggie",
             Format::Continue => "continue",
+            Format::Gptme => "gptme",
         }
     }
 
@@ -74,6 +77,7 @@ impl Format {
             "droid" => Some(Format::Droid),
             "auggie" => Some(Format::Auggie),
             "continue" => Some(Format::Continue),
+            "gptme" => Some(Format::Gptme),
             _ => None,
         }
     }
