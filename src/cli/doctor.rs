@@ -417,6 +417,7 @@ fn binaries(report: &mut Report) {
             "gptme",
             "install gptme (pipx install gptme) to run gptme agents",
         ),
+        ("cline", "cline", "install cline (npm) to run cline agents"),
     ] {
         let agent = crate::harness::adapter_for(what).is_some();
         match crate::harness::find_binary(bin, path.as_deref()) {

@@ -363,6 +363,36 @@ pub const GPTME: HarnessEnv = HarnessEnv {
     prefixes: &["GPTME_"],
 };
 
+/// Cline's CLI: the keys of the providers it takes (each provider's
+/// `apiKeyEnv`; an OpenAI-compatible server's key is `OPENAI_API_KEY`, its
+/// URL only in `providers.json`), Bedrock's and Vertex's, and its own
+/// `CLINE_*` (its account, folders and backend).
+pub const CLINE: HarnessEnv = HarnessEnv {
+    names: &[
+        "OPENROUTER_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GENERATIVE_AI_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "XAI_API_KEY",
+        "GROQ_API_KEY",
+        "MOONSHOT_API_KEY",
+        "TOGETHER_API_KEY",
+        "CEREBRAS_API_KEY",
+        "OLLAMA_API_KEY",
+        "LMSTUDIO_API_KEY",
+        "AI_GATEWAY_API_KEY",
+        "HF_TOKEN",
+        "GITHUB_TOKEN",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_VERTEX_PROJECT",
+        "GOOGLE_VERTEX_LOCATION",
+        "CLOUDFLARE_ACCOUNT_ID",
+        "CLOUDFLARE_API_KEY",
+    ],
+    shared: PROVIDER_KEYS,
+    prefixes: &["CLINE_", "AWS_"],
+};
+
 /// The variables the providers of pi's `models.json` (in its agent folder)
 /// read their `apiKey` and header values from: a value that is a variable's
 /// name (pi takes a value starting with `!` as a command, anything else
@@ -471,6 +501,10 @@ pub fn login_file(family: &str, config_home: Option<&Path>, home: Option<&Path>)
         "continue" => config_home
             .map(|c| c.join("config.yaml"))
             .or_else(|| under_home(".continue/config.yaml")),
+        // Cline's providers and their keys (`cline auth`).
+        "cline" => config_home
+            .map(|c| c.join("data/settings/providers.json"))
+            .or_else(|| under_home(".cline/data/settings/providers.json")),
         _ => None,
     }
 }

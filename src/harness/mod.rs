@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, and the engine's own `shell`, `cmd`
+//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, `cline`, and the engine's own `shell`, `cmd`
 //! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -10,6 +10,7 @@ pub mod aider;
 pub mod auggie;
 mod builtin;
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod continue_cli;
 pub mod copilot;
@@ -50,7 +51,7 @@ pub use profile::{MODEL_FAMILIES, Profile, apply_model, is_env_name, validate as
 /// Harness families this build can launch.
 pub const KNOWN: &[&str] = &[
     "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi", "copilot",
-    "droid", "auggie", "continue", "gptme",
+    "droid", "auggie", "continue", "gptme", "cline",
 ];
 
 /// The adapter of a family: built in, else declared in the config in
@@ -87,6 +88,7 @@ fn builtin_adapter(family: &str) -> Option<&'static dyn Adapter> {
         "auggie" => &auggie::Auggie,
         "continue" => &continue_cli::Continue,
         "gptme" => &gptme::Gptme,
+        "cline" => &cline::Cline,
         _ => return None,
     })
 }

@@ -16,6 +16,7 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("aider", include_str!("screens/aider.toml")),
     ("auggie", include_str!("screens/auggie.toml")),
     ("claude", include_str!("screens/claude.toml")),
+    ("cline", include_str!("screens/cline.toml")),
     ("codex", include_str!("screens/codex.toml")),
     ("continue", include_str!("screens/continue.toml")),
     ("copilot", include_str!("screens/copilot.toml")),

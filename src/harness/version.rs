@@ -102,6 +102,7 @@ pub const VERIFIED: &[(&str, &str)] = &[
     ("auggie", "0.36.0"),
     ("continue", "1.5.47"),
     ("gptme", "0.35.1"),
+    ("cline", "3.0.65"),
 ];
 
 /// The version `family` was verified with, when `found` is newer: its

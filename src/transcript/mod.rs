@@ -14,6 +14,7 @@ pub mod aider;
 pub mod auggie;
 pub mod chat;
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod continue_cli;
 pub mod copilot;
@@ -70,6 +71,8 @@ impl Format {
         }
         if name.ends_with(".md") && name.contains("aider") {
             Some(Format::Aider)
+        } else if name.ends_with(".messages.json") {
+            Some(Format::Cline)
         } else if name == "conversation.jsonl"
             && path
                 .parent()
@@ -211,13 +214,14 @@ pub trait LineReader: Send {
 }
 
 /// A fresh reader for a line-oriented format (a Gemini chat in the older
-/// `.json` shape, an Auggie and a Continue session are one document
-/// instead: `gemini::parse`, `auggie::parse`, `continue_cli::parse`;
+/// `.json` shape, an Auggie, a Continue and a Cline session are one
+/// document instead: `gemini::parse`, `auggie::parse`,
+/// `continue_cli::parse`, `cline::parse`;
 /// opencode keeps
 /// rows in a database: `opencode::parse`).
 pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option<Box<dyn LineReader>> {
     match format {
-        Format::Opencode | Format::Crush | Format::Auggie | Format::Continue => None,
+        Format::Opencode | Format::Crush | Format::Auggie | Format::Continue | Format::Cline => None,
         Format::Claude => Some(Box::new(claude::ClaudeReader::new(link))),
         Format::Codex => Some(Box::new(codex::CodexReader::default())),
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
@@ -243,7 +247,8 @@ pub fn chat_format(format: Format) -> Option<&'static chat::ChatFormat> {
 /// Whether a transcript is one JSON document read again whole at each
 /// change, its progress counted in records rather than bytes.
 pub fn is_document(format: Format, path: &Path) -> bool {
-    matches!(format, Format::Auggie | Format::Continue) || (format == Format::Gemini && gemini::is_document(path))
+    matches!(format, Format::Auggie | Format::Continue | Format::Cline)
+        || (format == Format::Gemini && gemini::is_document(path))
 }
 
 /// Whether a transcript is still there: its file, or for opencode its
@@ -313,6 +318,9 @@ pub fn read_file(path: &Path, format: Format) -> std::io::Result<Batch> {
     if format == Format::Continue {
         return Ok(continue_cli::parse(&bytes, 0, None, true).batch);
     }
+    if format == Format::Cline {
+        return Ok(cline::parse(&bytes, 0, None, true).batch);
+    }
     let link = if format == Format::Claude {
         claude::SubagentLink::beside(path)
     } else {
@@ -380,6 +388,10 @@ mod tests {
             Some(Format::Continue)
         );
         assert_eq!(f("/h/.continue/sessions/sessions.json"), Some(Format::Gemini));
+        assert_eq!(
+            f("/h/.cline/data/sessions/1796527564673_8vu81/1796527564673_8vu81.messages.json"),
+            Some(Format::Cline)
+        );
         assert_eq!(
             f("/h/.local/share/gptme/logs/2026-12-06-crawling-yellow-elephant/conversation.jsonl"),
             Some(Format::Gptme)

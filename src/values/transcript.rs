@@ -42,6 +42,9 @@ pub enum Format {
     Continue,
     /// gptme: `~/.local/share/gptme/logs/<name>/conversation.jsonl`.
     Gptme,
+    /// Cline's CLI: `~/.cline/data/sessions/<id>/<id>.messages.json`, one
+    /// document rewritten whole after each message.
+    Cline,
 }
 
 impl Format {
@@ -60,6 +63,7 @@ impl Format {
             Format::Auggie => "auggie",
             Format::Continue => "continue",
             Format::Gptme => "gptme",
+            Format::Cline => "cline",
         }
     }
 
@@ -78,6 +82,7 @@ impl Format {
             "auggie" => Some(Format::Auggie),
             "continue" => Some(Format::Continue),
             "gptme" => Some(Format::Gptme),
+            "cline" => Some(Format::Cline),
             _ => None,
         }
     }

@@ -1,0 +1,205 @@
+//! End to end with the real Cline CLI: `agents run cline` in a PTY with a
+//! private HOME whose `~/.cline/data/settings/providers.json` points its
+//! `openai-compatible` provider at a small mock of the chat-completions API
+//! on loopback (what `cline auth -p openai-compatible -b URL` writes), its
+//! key `OPENAI_API_KEY` from the environment. Only the model is mocked;
+//! Cline writes its real session and resumes it.
+//!
+//! What it proves: the session Cline mints at its start is found (its cwd
+//! is the run's) and its `<id>.messages.json` read: the reply, a
+//! `run_commands` call, its result and the tokens; with `--auto-approve
+//! false` its "Approve tool call?" is `needs_approval` and `agents answer
+//! yes` runs the command; the run is Cline's own process, no daemon of
+//! Cline's left behind (`CLINE_SESSION_BACKEND_MODE=local`); `/quit` ends
+//! it `succeeded`; `agents sessions resume` continues the session
+//! (`--id ID`) in its file; a fork is refused, saying why.
+//!
+//! Needs the CLI: `AGENTS_TEST_CLINE=/path/to/cline` (and
+//! `AGENTS_REQUIRE_CLINE=1` makes a missing CLI fail instead of skip).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::Home;
+use common::chat_mock::{self, text_of};
+use common::real_cli::{self, BinDir, MockApi, Prompts, Reply, Request, has_message, transcript};
+use serde_json::{Value, json};
+
+/// The version `.ci/run` installs and the fixtures were recorded with.
+const PINNED: &str = "3.0.65";
+
+/// The mock OpenAI API: the last user text holding `SHELL` gets a
+/// `run_commands` call (`touch perm-marker`), others `Mock reply to: <the
+/// text>`; a turn sending a tool result back gets `Ran it.`.
+fn answer(r: &Request, prompts: &Prompts) -> Reply {
+    let Some(messages) = chat_mock::messages(r) else {
+        return Reply::not_found();
+    };
+    let last = messages.last().cloned().unwrap_or(Value::Null);
+    let delta = if last["role"] == "tool" {
+        chat_mock::says("Ran it.")
+    } else {
+        let text = text_of(&last["content"]).trim().to_string();
+        prompts.push(text.clone());
+        if text.contains("SHELL") {
+            chat_mock::calls("run_commands", json!({ "commands": ["touch perm-marker"] }))
+        } else {
+            chat_mock::says(&format!("Mock reply to: {text}"))
+        }
+    };
+    let usage = json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47 });
+    chat_mock::streamed(delta, usage)
+}
+
+/// How long a step of a real Cline may take: its 150 MB program loads in
+/// seconds, but CI is a busy 2-core machine.
+const PATIENCE: Duration = Duration::from_secs(45);
+
+fn wait(home: &Home, run: &str, what: &str, f: impl FnMut() -> bool) {
+    real_cli::wait(home, run, PATIENCE, what, f)
+}
+
+/// Cline's input box is up and no turn or question is on screen.
+fn composer_up(home: &Home, run: &str) -> bool {
+    let screen = home.logs(run);
+    (screen.contains("❯ Ask anything") || screen.contains("❯ What can I do for you?"))
+        && !screen.contains("Thinking...")
+        && !screen.contains("Approve tool call?")
+}
+
+/// A user's `~/.cline` after `cline auth` for a local server, with its
+/// start-up notices seen and its self-update off.
+fn cline_home(home: &Path, api: &str) {
+    let settings = home.join(".cline/data/settings");
+    std::fs::create_dir_all(&settings).unwrap();
+    let providers = json!({ "version": 1, "lastUsedProvider": "openai-compatible", "modes": {},
+        "providers": { "openai-compatible": { "settings": { "provider": "openai-compatible",
+            "model": "mock-model", "baseUrl": api }, "updatedAt": "2026-12-06T00:00:00.000Z",
+            "tokenSource": "manual" } } });
+    std::fs::write(settings.join("providers.json"), providers.to_string()).unwrap();
+    let global = json!({ "autoUpdateEnabled": false, "telemetryOptOut": true });
+    std::fs::write(settings.join("global-settings.json"), global.to_string()).unwrap();
+    let notices = json!({ "shown": { "cline-cli-cline-pass-intro": true, "cline-cli-desktop-launch": true } });
+    std::fs::write(settings.join("cli-notices.json"), notices.to_string()).unwrap();
+}
+
+#[test]
+fn a_real_cline_run_is_found_asks_permission_and_resumes() {
+    let Some(cline) = real_cli::pinned_binary("CLINE", "cline", PINNED) else {
+        return;
+    };
+    let api = MockApi::start("/v1", answer);
+    let user_home = tempfile::tempdir().unwrap();
+    cline_home(user_home.path(), &api.url);
+    let project = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(project.path()).unwrap();
+    let bin = BinDir::with(&cline, "cline");
+    let path = bin.path();
+
+    let home = Home::new();
+    let agents = |args: &[&str]| -> String {
+        let mut cmd = home.cmd(args);
+        cmd.current_dir(&cwd)
+            .env("PATH", &path)
+            .env("HOME", user_home.path())
+            .env_remove("CLINE_DIR")
+            .env_remove("CLINE_DATA_DIR")
+            .env_remove("CLINE_SESSION_BACKEND_MODE")
+            .env("OPENAI_API_KEY", "mock-key");
+        real_cli::stdout_of(cmd, &format!("{args:?}"))
+    };
+    let id = agents(&[
+        "run",
+        "-d",
+        "cline",
+        "--size",
+        "120x40",
+        "--",
+        "--auto-approve",
+        "false",
+    ]);
+    let run = home.show(&id);
+    assert_eq!(run["harness_version"], real_cli::version_under_test(&cline, PINNED));
+    let passed = run["env_harness"].as_array().unwrap();
+    assert!(passed.contains(&json!("OPENAI_API_KEY")), "{passed:?}");
+    wait(&home, &id, "cline's input box is up", || composer_up(&home, &id));
+
+    home.ok(&["send", &id, "hello narwhal"]);
+    wait(&home, &id, "the reply is in the transcript", || {
+        has_message(&transcript(&home, &id), "assistant", "Mock reply to: hello narwhal")
+    });
+    let run = home.show(&id);
+    let session = run["session_id"].as_str().expect("the session is found").to_string();
+    let file = PathBuf::from(run["transcript_path"].as_str().expect("its file is known"));
+    let data = user_home.path().join(".cline/data/sessions");
+    assert_eq!(file, data.join(&session).join(format!("{session}.messages.json")));
+    assert!(has_message(&transcript(&home, &id), "user", "hello narwhal"));
+    // The session runs in the run's own process, not in a daemon of Cline's.
+    let meta: Value =
+        serde_json::from_slice(&std::fs::read(data.join(&session).join(format!("{session}.json"))).unwrap()).unwrap();
+    assert_eq!(meta["pid"], run["pid"], "{meta}");
+    assert!(!user_home.path().join(".cline/data/locks/hub/production.json").exists());
+
+    wait(&home, &id, "the first turn is over", || composer_up(&home, &id));
+    home.ok(&["send", &id, "SHELL please"]);
+    wait(&home, &id, "cline asks to run the command", || {
+        home.show(&id)["status"] == "needs_approval"
+    });
+    assert!(home.logs(&id).contains("Approve tool call?"));
+    home.ok(&["answer", &id, "yes"]);
+    wait(&home, &id, "the command ran and the reply came", || {
+        cwd.join("perm-marker").exists() && has_message(&transcript(&home, &id), "assistant", "Ran it.")
+    });
+    let messages = transcript(&home, &id);
+    let call = messages
+        .iter()
+        .find(|m| m["tool_calls"][0]["name"] == "run_commands")
+        .unwrap_or_else(|| panic!("the call is in the transcript: {messages:?}"));
+    assert_eq!(call["tool_calls"][0]["input"]["commands"][0], "touch perm-marker");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["role"] == "tool" && m["text"].as_str().is_some_and(|t| t.contains("touch perm-marker"))),
+        "{messages:?}"
+    );
+    assert!(
+        messages.iter().any(|m| m["usage"]["output"] == 7),
+        "the reply's tokens are read: {messages:?}"
+    );
+    assert_eq!(api.prompts.all(), ["hello narwhal", "SHELL please"]);
+
+    wait(&home, &id, "the second turn is over", || composer_up(&home, &id));
+    home.ok(&["send", &id, "/quit"]);
+    let ended = home.wait_end(&id);
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+
+    // Resume: `cline --id ID`, the same session in the same file.
+    let again = agents(&["sessions", "resume", &session, "-d"]);
+    let argv = real_cli::argv_of(&home, &again);
+    assert!(argv.ends_with(&["--id".to_string(), session.clone()]), "{argv:?}");
+    assert_eq!(home.show(&again)["session_id"], session.as_str());
+    wait(&home, &again, "the resumed input box is up", || {
+        composer_up(&home, &again) && home.logs(&again).contains("hello narwhal")
+    });
+    home.ok(&["send", &again, "back again"]);
+    wait(
+        &home,
+        &again,
+        "the resumed reply is in the session's transcript",
+        || has_message(&transcript(&home, &session), "assistant", "Mock reply to: back again"),
+    );
+    real_cli::each_user_text_once(&home, &session, &["hello narwhal", "SHELL please", "back again"]);
+    assert!(
+        std::fs::read_to_string(&file).unwrap().contains("back again"),
+        "the resume wrote to the session's own file"
+    );
+    wait(&home, &again, "the resumed turn is over", || composer_up(&home, &again));
+    home.ok(&["send", &again, "/quit"]);
+    let ended = home.wait_end(&again);
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+
+    let refused = home.fails(&["sessions", "fork", &session]);
+    assert!(refused.contains("/fork"), "{refused}");
+}
