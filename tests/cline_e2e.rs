@@ -7,7 +7,8 @@
 //!
 //! What it proves: the session Cline mints at its start is found (its cwd
 //! is the run's) and its `<id>.messages.json` read: the reply, a
-//! `run_commands` call, its result and the tokens; with `--auto-approve
+//! `run_commands` call, its result and the tokens; a prompt sent onto a
+//! draft the user is typing waits until it is erased; with `--auto-approve
 //! false` its "Approve tool call?" is `needs_approval` and `agents answer
 //! yes` runs the command; the run is Cline's own process, no daemon of
 //! Cline's left behind (`CLINE_SESSION_BACKEND_MODE=local`); `/quit` ends
@@ -69,6 +70,15 @@ fn composer_up(home: &Home, run: &str) -> bool {
         && !screen.contains("Approve tool call?")
 }
 
+/// The text in Cline's input box (its placeholders: none), when it shows:
+/// the lowest row starting `❯` (its history's prompts start so too).
+fn input(lines: &[String]) -> Option<String> {
+    let row = lines.iter().rev().find(|l| l.trim_start().starts_with('❯'))?;
+    let text = row.trim().trim_start_matches('❯').trim();
+    let empty = text == "Ask anything..." || text == "What can I do for you?";
+    Some(if empty { String::new() } else { text.to_string() })
+}
+
 /// A user's `~/.cline` after `cline auth` for a local server, with its
 /// start-up notices seen and its self-update off.
 fn cline_home(home: &Path, api: &str) {
@@ -116,6 +126,8 @@ fn a_real_cline_run_is_found_asks_permission_and_resumes() {
         "cline",
         "--size",
         "120x40",
+        "--prompt",
+        "hello narwhal",
         "--",
         "--auto-approve",
         "false",
@@ -124,9 +136,8 @@ fn a_real_cline_run_is_found_asks_permission_and_resumes() {
     assert_eq!(run["harness_version"], real_cli::version_under_test(&cline, PINNED));
     let passed = run["env_harness"].as_array().unwrap();
     assert!(passed.contains(&json!("OPENAI_API_KEY")), "{passed:?}");
-    wait(&home, &id, "cline's input box is up", || composer_up(&home, &id));
-
-    home.ok(&["send", &id, "hello narwhal"]);
+    // The first prompt, typed once its input is drawn (an Enter typed
+    // while it starts would be lost).
     wait(&home, &id, "the reply is in the transcript", || {
         has_message(&transcript(&home, &id), "assistant", "Mock reply to: hello narwhal")
     });
@@ -142,7 +153,11 @@ fn a_real_cline_run_is_found_asks_permission_and_resumes() {
     assert_eq!(meta["pid"], run["pid"], "{meta}");
     assert!(!user_home.path().join(".cline/data/locks/hub/production.json").exists());
 
+    // A prompt never lands on the user's half-typed draft.
     wait(&home, &id, "the first turn is over", || composer_up(&home, &id));
+    real_cli::a_draft_holds_a_prompt(&home, &id, input, &[0x7f]);
+
+    wait(&home, &id, "the draft's turn is over", || composer_up(&home, &id));
     home.ok(&["send", &id, "SHELL please"]);
     wait(&home, &id, "cline asks to run the command", || {
         home.show(&id)["status"] == "needs_approval"
@@ -153,22 +168,9 @@ fn a_real_cline_run_is_found_asks_permission_and_resumes() {
         cwd.join("perm-marker").exists() && has_message(&transcript(&home, &id), "assistant", "Ran it.")
     });
     let messages = transcript(&home, &id);
-    let call = messages
-        .iter()
-        .find(|m| m["tool_calls"][0]["name"] == "run_commands")
-        .unwrap_or_else(|| panic!("the call is in the transcript: {messages:?}"));
-    assert_eq!(call["tool_calls"][0]["input"]["commands"][0], "touch perm-marker");
-    assert!(
-        messages
-            .iter()
-            .any(|m| m["role"] == "tool" && m["text"].as_str().is_some_and(|t| t.contains("touch perm-marker"))),
-        "{messages:?}"
-    );
-    assert!(
-        messages.iter().any(|m| m["usage"]["output"] == 7),
-        "the reply's tokens are read: {messages:?}"
-    );
-    assert_eq!(api.prompts.all(), ["hello narwhal", "SHELL please"]);
+    let call = real_cli::the_call(&messages, "run_commands", "touch perm-marker");
+    assert_eq!(call["input"]["commands"][0], "touch perm-marker");
+    assert_eq!(api.prompts.all(), ["hello narwhal", "QUEUED-ONE", "SHELL please"]);
 
     wait(&home, &id, "the second turn is over", || composer_up(&home, &id));
     home.ok(&["send", &id, "/quit"]);
@@ -190,7 +192,11 @@ fn a_real_cline_run_is_found_asks_permission_and_resumes() {
         "the resumed reply is in the session's transcript",
         || has_message(&transcript(&home, &session), "assistant", "Mock reply to: back again"),
     );
-    real_cli::each_user_text_once(&home, &session, &["hello narwhal", "SHELL please", "back again"]);
+    real_cli::each_user_text_once(
+        &home,
+        &session,
+        &["hello narwhal", "QUEUED-ONE", "SHELL please", "back again"],
+    );
     assert!(
         std::fs::read_to_string(&file).unwrap().contains("back again"),
         "the resume wrote to the session's own file"

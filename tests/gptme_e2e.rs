@@ -172,21 +172,8 @@ fn a_real_gptme_run_writes_its_named_conversation_holds_a_prompt_for_its_input_a
     );
     let messages = transcript(&home, &id);
     assert!(has_message(&messages, "assistant", "Ran it."), "{messages:?}");
-    let call = messages
-        .iter()
-        .find(|m| m["tool_calls"][0]["name"] == "shell")
-        .unwrap_or_else(|| panic!("the call is in the transcript: {messages:?}"));
-    assert_eq!(call["tool_calls"][0]["input"]["command"], "touch perm-marker");
-    assert!(
-        messages
-            .iter()
-            .any(|m| m["role"] == "tool" && m["text"].as_str().is_some_and(|t| t.contains("touch perm-marker"))),
-        "{messages:?}"
-    );
-    assert!(
-        messages.iter().any(|m| m["usage"]["output"] == 7),
-        "the reply's tokens are read: {messages:?}"
-    );
+    let call = real_cli::the_call(&messages, "shell", "touch perm-marker");
+    assert_eq!(call["input"]["command"], "touch perm-marker");
 
     wait(&home, &id, "the turn is over", || prompt_up(&home, &id));
     home.ok(&["send", &id, "/exit"]);

@@ -418,6 +418,7 @@ fn binaries(report: &mut Report) {
             "install gptme (pipx install gptme) to run gptme agents",
         ),
         ("cline", "cline", "install cline (npm) to run cline agents"),
+        ("grok", "grok", "install @vibe-kit/grok-cli to run grok agents"),
     ] {
         let agent = crate::harness::adapter_for(what).is_some();
         match crate::harness::find_binary(bin, path.as_deref()) {

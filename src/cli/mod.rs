@@ -389,7 +389,7 @@ pub enum DaemonCommand {
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
-    /// shell, cmd, demo, claude, codex, gemini, aider, opencode, kilo, crush, qwen, pi, copilot, droid, auggie, continue, gptme, cline, or a [profiles.NAME] from config.toml.
+    /// shell, cmd, demo, claude, codex, gemini, aider, opencode, kilo, crush, qwen, pi, copilot, droid, auggie, continue, gptme, cline, grok, or a [profiles.NAME] from config.toml.
     #[arg(default_value = "shell")]
     pub harness: String,
     /// A name to call the run by (default: the harness and a number; an

@@ -393,6 +393,14 @@ pub const CLINE: HarnessEnv = HarnessEnv {
     prefixes: &["CLINE_", "AWS_"],
 };
 
+/// Grok CLI: its key, server and model (`GROK_*`) and the key of its
+/// optional fast-edit service (`MORPH_API_KEY`).
+pub const GROK: HarnessEnv = HarnessEnv {
+    names: &["MORPH_API_KEY"],
+    shared: &[],
+    prefixes: &["GROK_"],
+};
+
 /// The variables the providers of pi's `models.json` (in its agent folder)
 /// read their `apiKey` and header values from: a value that is a variable's
 /// name (pi takes a value starting with `!` as a command, anything else

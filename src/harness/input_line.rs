@@ -87,7 +87,8 @@ fn by_marker(rule: &InputRule, marker: &str, rows: &[ScreenRow], cursor: (u16, u
     let window = &used[used.len().saturating_sub(rule.within)..];
     let Some((at, skip)) = window.iter().rev().find_map(|&i| {
         let row = &rows[i].text;
-        let start = row.len() - row.trim_start_matches(FRAME).trim_start().len();
+        // A box may stand indented (Grok's): blanks, its frame, blanks.
+        let start = row.len() - row.trim_start().trim_start_matches(FRAME).trim_start().len();
         row[start..]
             .starts_with(marker)
             .then(|| (i, row[..start + marker.len()].chars().count()))

@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, `cline`, and the engine's own `shell`, `cmd`
+//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, `cline`, `grok`, and the engine's own `shell`, `cmd`
 //! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -21,6 +21,7 @@ pub mod description;
 pub mod droid;
 pub mod gemini;
 pub mod gptme;
+pub mod grok;
 mod hook_config;
 pub mod hooks;
 pub mod input_line;
@@ -51,7 +52,7 @@ pub use profile::{MODEL_FAMILIES, Profile, apply_model, is_env_name, validate as
 /// Harness families this build can launch.
 pub const KNOWN: &[&str] = &[
     "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi", "copilot",
-    "droid", "auggie", "continue", "gptme", "cline",
+    "droid", "auggie", "continue", "gptme", "cline", "grok",
 ];
 
 /// The adapter of a family: built in, else declared in the config in
@@ -89,6 +90,7 @@ fn builtin_adapter(family: &str) -> Option<&'static dyn Adapter> {
         "continue" => &continue_cli::Continue,
         "gptme" => &gptme::Gptme,
         "cline" => &cline::Cline,
+        "grok" => &grok::Grok,
         _ => return None,
     })
 }

@@ -102,8 +102,8 @@ pub fn validate(
 
 /// The families whose launch puts `--model M` before the user's arguments
 /// (`harness::Adapter::launch` by default, and Claude's own).
-pub const MODEL_FAMILIES: [&str; 11] = [
-    "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "auggie", "gptme",
+pub const MODEL_FAMILIES: [&str; 12] = [
+    "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "auggie", "gptme", "grok",
 ];
 
 /// `--model M` for a harness whose family takes one; refused for one that

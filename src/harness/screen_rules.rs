@@ -25,6 +25,7 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("droid", include_str!("screens/droid.toml")),
     ("gemini", include_str!("screens/gemini.toml")),
     ("gptme", include_str!("screens/gptme.toml")),
+    ("grok", include_str!("screens/grok.toml")),
     ("opencode", include_str!("screens/opencode.toml")),
     ("pi", include_str!("screens/pi.toml")),
     ("qwen", include_str!("screens/qwen.toml")),

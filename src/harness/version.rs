@@ -103,6 +103,8 @@ pub const VERIFIED: &[(&str, &str)] = &[
     ("continue", "1.5.47"),
     ("gptme", "0.35.1"),
     ("cline", "3.0.65"),
+    // Its package is 0.0.34; it says 1.0.1 whatever its version.
+    ("grok", "1.0.1"),
 ];
 
 /// The version `family` was verified with, when `found` is newer: its

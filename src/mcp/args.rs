@@ -37,7 +37,7 @@ pub struct SessionRefArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunStartArgs {
-    /// shell, cmd, demo, claude, codex, gemini, aider, opencode, kilo, crush, qwen, pi, copilot, droid, auggie, continue, gptme, cline, or a profile from
+    /// shell, cmd, demo, claude, codex, gemini, aider, opencode, kilo, crush, qwen, pi, copilot, droid, auggie, continue, gptme, cline, grok, or a profile from
     /// config.toml.
     pub harness: String,
     /// Arguments for the harness. For `cmd`, the command and its arguments

@@ -93,7 +93,7 @@ impl Composer {
 /// every family the engine knows; it starts on the first agent installed.
 pub const HARNESSES: &[&str] = &[
     "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "droid", "auggie",
-    "continue", "gptme", "cline", "crush", "shell", "cmd",
+    "continue", "gptme", "cline", "grok", "crush", "shell", "cmd",
 ];
 
 impl super::app::App {

@@ -308,6 +308,78 @@ pub fn has_message(messages: &[Value], role: &str, text: &str) -> bool {
     messages.iter().any(|m| m["role"] == role && m["text"] == text)
 }
 
+/// The transcript's call of `tool`, after checking that a result holding
+/// `result_has` follows it and that a reply's tokens were read (the mocks
+/// count 7 output tokens): the call, for its input.
+pub fn the_call(messages: &[Value], tool: &str, result_has: &str) -> Value {
+    let call = messages
+        .iter()
+        .find(|m| m["tool_calls"][0]["name"] == tool)
+        .unwrap_or_else(|| panic!("a call of {tool} is in the transcript: {messages:?}"));
+    let result = |m: &&Value| m["role"] == "tool" && m["text"].as_str().is_some_and(|t| t.contains(result_has));
+    assert!(messages.iter().any(|m| result(&m)), "its result: {messages:?}");
+    assert!(
+        messages.iter().any(|m| m["usage"]["output"] == 7),
+        "the reply's tokens are read: {messages:?}"
+    );
+    call["tool_calls"][0].clone()
+}
+
+/// A draft typed into the run's input box through `agents attach` holds a
+/// prompt sent with `agents send` (it says so, and waits held); once the
+/// user erases the draft the prompt goes in, alone, and is answered (the
+/// mocks reply `Mock reply to: <the text>`). `input` reads the input's
+/// text off the screen's lines, `None` while no input shows; `erase` is
+/// the key that erases a character (Backspace: DEL).
+pub fn a_draft_holds_a_prompt(home: &Home, run: &str, input: impl Fn(&[String]) -> Option<String>, erase: &[u8]) {
+    let draft = "my half written dra";
+    super::pty::type_through_attach(
+        home,
+        run,
+        |l| input(l).is_some_and(|t| t.is_empty()),
+        draft.as_bytes(),
+        |l| input(l).is_some_and(|t| t == draft),
+    );
+    // The user stops typing; the run falls idle, so the prompt is tried
+    // at once.
+    wait(
+        home,
+        run,
+        Duration::from_secs(45),
+        "the run at rest after the typing",
+        || at_rest_for(home, run, 1000),
+    );
+    let sent = home.ok(&["send", run, "QUEUED-ONE"]);
+    assert!(
+        sent.starts_with("held: the input has text the user typed"),
+        "{sent}, the screen:\n{}",
+        home.logs(run)
+    );
+    let waiting = home.show(run)["waiting"].clone();
+    assert_eq!(waiting[0]["held"], true, "{waiting}");
+    super::pty::type_through_attach(
+        home,
+        run,
+        |l| input(l).is_some_and(|t| t == draft),
+        &erase.repeat(draft.len()),
+        |l| input(l).is_some_and(|t| t.is_empty()),
+    );
+    wait(
+        home,
+        run,
+        Duration::from_secs(45),
+        "the prompt goes in once the draft is erased",
+        || has_message(&transcript(home, run), "assistant", "Mock reply to: QUEUED-ONE"),
+    );
+    let messages = transcript(home, run);
+    let sent: Vec<&Value> = messages.iter().filter(|m| m["role"] == "user").collect();
+    assert_eq!(
+        sent.last().map(|m| &m["text"]),
+        Some(&Value::from("QUEUED-ONE")),
+        "alone: {messages:?}"
+    );
+}
+
 /// The command line a run was started with (`agents show`'s `command`).
 pub fn argv_of(home: &Home, run: &str) -> Vec<String> {
     home.show(run)["command"]
