@@ -155,7 +155,7 @@ fn a_real_cline_run_is_found_asks_permission_and_resumes() {
 
     // A prompt never lands on the user's half-typed draft.
     wait(&home, &id, "the first turn is over", || composer_up(&home, &id));
-    real_cli::a_draft_holds_a_prompt(&home, &id, input, &[0x7f]);
+    real_cli::a_draft_holds_a_prompt(&home, &id, input, &[0x7f; 19]);
 
     wait(&home, &id, "the draft's turn is over", || composer_up(&home, &id));
     home.ok(&["send", &id, "SHELL please"]);

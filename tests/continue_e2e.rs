@@ -8,7 +8,8 @@
 //! What it proves: the session cn mints at the first prompt is found, in
 //! `~/.continue/sessions/<id>.json`, and linked to the run; the key its
 //! config names is passed by name; `agents transcript` reads the reply, a `Bash` call, its result
-//! and the tokens from that file; the permission box is seen on the screen
+//! and the tokens from that file; a prompt sent onto a draft the user is
+//! typing waits until it is erased; the permission box is seen on the screen
 //! as `needs_approval` and `agents answer yes` allows the command; `/exit`
 //! ends the run `succeeded`; `agents sessions resume` continues that
 //! session in its file although another session was written after it (cn
@@ -77,6 +78,18 @@ fn composer_up(home: &Home, run: &str) -> bool {
     screen.contains("Ask anything") && !screen.contains("esc to interrupt") && !screen.contains("Would you like")
 }
 
+/// The text in cn's input box (its placeholder: none), when it shows.
+fn input(lines: &[String]) -> Option<String> {
+    let row = lines.iter().rev().find(|l| l.trim_start().starts_with("│ ●"))?;
+    let text = row.trim().trim_matches('│').trim().trim_start_matches('●').trim();
+    let empty = text.starts_with("▋Ask anything");
+    Some(if empty {
+        String::new()
+    } else {
+        text.trim_end_matches('▋').to_string()
+    })
+}
+
 /// A user's `~/.continue`: one model on the mock, its key a secret read
 /// from the environment, and the first start's questions behind it.
 fn continue_home(dir: &Path, api: &str) {
@@ -136,8 +149,14 @@ fn a_real_continue_run_finds_its_session_asks_permission_resumes_and_forks() {
     assert_eq!(written["workspaceDirectory"], cwd.to_str().unwrap());
     assert!(has_message(&transcript(&home, &id), "user", "hello narwhal"));
 
-    // A shell command asks first: the box on screen is the evidence.
+    // A prompt never lands on the user's half-typed draft. (cn takes
+    // keys that come together as a paste, Backspaces dropped: Ctrl-U, its
+    // kill-line key, erases the draft.)
     wait(&home, &id, "the first turn is over", || composer_up(&home, &id));
+    real_cli::a_draft_holds_a_prompt(&home, &id, input, &[0x15]);
+
+    // A shell command asks first: the box on screen is the evidence.
+    wait(&home, &id, "the draft's turn is over", || composer_up(&home, &id));
     home.ok(&["send", &id, "SHELL please"]);
     wait(&home, &id, "cn asks to run the command", || {
         home.show(&id)["status"] == "needs_approval"
@@ -156,7 +175,7 @@ fn a_real_continue_run_finds_its_session_asks_permission_resumes_and_forks() {
             .any(|m| m["role"] == "tool" && m["tool_result"]["tool_use_id"] == "call_1"),
         "{messages:?}"
     );
-    assert_eq!(api.prompts.all(), ["hello narwhal", "SHELL please"]);
+    assert_eq!(api.prompts.all(), ["hello narwhal", "QUEUED-ONE", "SHELL please"]);
 
     wait(&home, &id, "the second turn is over", || composer_up(&home, &id));
     home.ok(&["send", &id, "/exit"]);
@@ -185,7 +204,11 @@ fn a_real_continue_run_finds_its_session_asks_permission_resumes_and_forks() {
         "the resumed reply is in the session's transcript",
         || has_message(&transcript(&home, &session), "assistant", "Mock reply to: back again"),
     );
-    real_cli::each_user_text_once(&home, &session, &["hello narwhal", "SHELL please", "back again"]);
+    real_cli::each_user_text_once(
+        &home,
+        &session,
+        &["hello narwhal", "QUEUED-ONE", "SHELL please", "back again"],
+    );
     assert!(
         std::fs::read_to_string(&file).unwrap().contains("back again"),
         "the resume wrote to the session's own file"

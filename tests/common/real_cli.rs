@@ -329,8 +329,8 @@ pub fn the_call(messages: &[Value], tool: &str, result_has: &str) -> Value {
 /// prompt sent with `agents send` (it says so, and waits held); once the
 /// user erases the draft the prompt goes in, alone, and is answered (the
 /// mocks reply `Mock reply to: <the text>`). `input` reads the input's
-/// text off the screen's lines, `None` while no input shows; `erase` is
-/// the key that erases a character (Backspace: DEL).
+/// text off the screen's lines, `None` while no input shows; `erase` are
+/// the keys that erase the whole draft, typed at once.
 pub fn a_draft_holds_a_prompt(home: &Home, run: &str, input: impl Fn(&[String]) -> Option<String>, erase: &[u8]) {
     let draft = "my half written dra";
     super::pty::type_through_attach(
@@ -361,7 +361,7 @@ pub fn a_draft_holds_a_prompt(home: &Home, run: &str, input: impl Fn(&[String]) 
         home,
         run,
         |l| input(l).is_some_and(|t| t == draft),
-        &erase.repeat(draft.len()),
+        erase,
         |l| input(l).is_some_and(|t| t.is_empty()),
     );
     wait(
