@@ -173,6 +173,14 @@ fn a_real_cline_run_is_found_asks_permission_and_resumes() {
     assert_eq!(api.prompts.all(), ["hello narwhal", "QUEUED-ONE", "SHELL please"]);
 
     wait(&home, &id, "the second turn is over", || composer_up(&home, &id));
+    // The run's tokens: every reply's, the last one's too.
+    let replies = transcript(&home, &id)
+        .iter()
+        .filter(|m| m["usage"]["output"] == 7)
+        .count();
+    wait(&home, &id, "the run's tokens count every reply", || {
+        home.show(&id)["usage"]["tokens"]["output"] == json!(7 * replies)
+    });
     home.ok(&["send", &id, "/quit"]);
     let ended = home.wait_end(&id);
     assert_eq!(ended["state"], "succeeded", "{ended}");

@@ -178,6 +178,14 @@ fn a_real_continue_run_finds_its_session_asks_permission_resumes_and_forks() {
     assert_eq!(api.prompts.all(), ["hello narwhal", "QUEUED-ONE", "SHELL please"]);
 
     wait(&home, &id, "the second turn is over", || composer_up(&home, &id));
+    // The run's tokens: every reply's, the last one's too.
+    let replies = transcript(&home, &id)
+        .iter()
+        .filter(|m| m["usage"]["output"] == 7)
+        .count();
+    wait(&home, &id, "the run's tokens count every reply", || {
+        home.show(&id)["usage"]["tokens"]["output"] == json!(7 * replies)
+    });
     home.ok(&["send", &id, "/exit"]);
     let ended = home.wait_end(&id);
     assert_eq!(ended["state"], "succeeded", "{ended}");

@@ -5,7 +5,8 @@
 //! mocked; gptme writes its real conversation and resumes it.
 //!
 //! What it proves: the name `agents` minted (`--name`) is the conversation
-//! gptme writes, `~/.local/share/gptme/logs/<name>/conversation.jsonl`;
+//! gptme writes, `~/.local/share/gptme/logs/<name>/conversation.jsonl`,
+//! indexed as it is written (search finds it unasked);
 //! `agents transcript` reads the reply, a `shell` call, its result and the
 //! tokens from it; a prompt sent while gptme waits for a slow model, its
 //! screen still (the run reads as idle; gptme discards keys typed before
@@ -138,9 +139,20 @@ fn a_real_gptme_run_writes_its_named_conversation_holds_a_prompt_for_its_input_a
     wait(&home, &id, "gptme's prompt is up", || prompt_up(&home, &id));
 
     home.ok(&["send", &id, "hello narwhal"]);
-    wait(&home, &id, "the reply is in the transcript", || {
-        has_message(&transcript(&home, &id), "assistant", "Mock reply to: hello narwhal")
+    // Indexed as gptme writes it, nobody asking for the transcript: search
+    // finds the reply.
+    wait(&home, &id, "search finds the reply", || {
+        let hits = home.json(&["search", "narwhal", "--json"]);
+        hits["hits"].as_array().is_some_and(|h| {
+            h.iter()
+                .any(|hit| hit["run_id"] == id.as_str() && hit["role"] == "assistant")
+        })
     });
+    assert!(has_message(
+        &transcript(&home, &id),
+        "assistant",
+        "Mock reply to: hello narwhal"
+    ));
     wait(&home, &id, "the first turn is over", || prompt_up(&home, &id));
     // Sent while the model thinks, the screen still: it waits for `User:`,
     // past the keys gptme discards before drawing it.

@@ -242,6 +242,32 @@ pub fn discover_session(engine: Arc<Engine>, run: String, adapter: &'static dyn 
     });
 }
 
+/// For a session its launch named (a minted id, a resume): indexes and
+/// tails its transcript once the file is there, which for a new session is
+/// at its first message, looking backing off as `discover_session` does,
+/// for as long as the run lives. Without it the file was read only when a
+/// client asked for the transcript: `ls`, search and the session's totals
+/// knew nothing of it.
+pub fn follow_transcript(engine: Arc<Engine>, run: String, session: String, path: std::path::PathBuf) {
+    const STEPS: &[u64] = &[0, 1, 2, 4, 8, 15, 30];
+    tokio::spawn(async move {
+        for step in STEPS.iter().chain(std::iter::repeat(&30)) {
+            tokio::time::sleep(Duration::from_secs(*step)).await;
+            let Ok(Some(row)) = engine.store.runs().get(&run).await else {
+                return;
+            };
+            if !row.state.is_live() {
+                return;
+            }
+            if tokio::fs::metadata(&path).await.is_ok() {
+                let file = path.to_string_lossy().into_owned();
+                index(engine.clone(), run.clone(), session, vec![file]).await;
+                return;
+            }
+        }
+    });
+}
+
 /// The query for a run started now in `cwd`, with the launch's environment.
 pub fn session_query(cwd: &str, env: &[(String, String)], config_home_var: Option<&str>) -> SessionQuery {
     let var = |k: &str| env.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());

@@ -208,6 +208,11 @@ impl Launching {
         if let Some(query) = discover {
             super::hooks::discover_session(engine.clone(), id.clone(), prepared.adapter, query);
         }
+        if let Some(known) = &prepared.launch.session
+            && let Some(path) = &known.transcript
+        {
+            super::hooks::follow_transcript(engine.clone(), id.clone(), known.id.clone(), path.clone());
+        }
         if let Some(prompt) = params.spec.prompt.filter(|p| !p.is_empty()) {
             super::queue::enqueue(engine, &id, &ulid::Ulid::new().to_string(), &prompt).await?;
         }

@@ -16,7 +16,8 @@
 //!   (`metadata.displayOnly`, an API error) is read as `system`.
 //!
 //! Messages are added at the end; the last one is provisional until
-//! another follows it. The reader keeps the id of the last message read
+//! another follows it or it has settled (the user's, or a reply with its
+//! tokens). The reader keeps the id of the last message read
 //! for good: when it is no longer where it was (the history was compacted
 //! or undone), the session is read again from its start.
 
@@ -31,8 +32,10 @@ pub fn parse(doc: &[u8], done: usize, last: Option<&str>, finished: bool) -> Doc
     let mut read = DocumentRead::default();
     read.batch.stats.lines = 1;
     let Ok(doc) = serde_json::from_slice::<Value>(doc) else {
-        // Cut short, or not a session: try again at the next change.
-        read.batch.stats.malformed = 1;
+        // Cut short (a read may catch it half written), or not a session:
+        // try again at the next change; only a finished file that does not
+        // read is malformed.
+        read.batch.stats.malformed = u64::from(finished);
         read.records_done = done;
         read.last_key = last.map(str::to_string);
         return read;
@@ -49,7 +52,7 @@ pub fn parse(doc: &[u8], done: usize, last: Option<&str>, finished: bool) -> Doc
     for (i, msg) in messages.iter().enumerate().skip(done) {
         let before = read.batch.messages.len();
         convert(msg, i as u64, &mut read.batch);
-        if i + 1 < count || finished {
+        if i + 1 < count || finished || settled(msg) {
             // Only a message read for good counts its tokens.
             for m in &read.batch.messages[before..] {
                 if let Some(u) = &m.usage {
@@ -66,6 +69,16 @@ pub fn parse(doc: &[u8], done: usize, last: Option<&str>, finished: bool) -> Doc
         }
     }
     read
+}
+
+/// Whether the last message can no longer change: the user's words or
+/// results, or a reply whose tokens are in (they come with its end).
+fn settled(msg: &Value) -> bool {
+    match msg["role"].as_str() {
+        Some("user") => true,
+        Some("assistant") => msg["metrics"].is_object() || msg["metadata"]["displayOnly"] == true,
+        _ => false,
+    }
 }
 
 /// Appends one message's messages: its results, or its words and calls.
@@ -169,6 +182,8 @@ fn result_text(content: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn recording() -> Vec<u8> {
@@ -211,13 +226,21 @@ mod tests {
     }
 
     #[test]
-    fn the_last_message_is_provisional_and_a_cut_history_is_read_again() {
+    fn a_reply_without_its_tokens_is_provisional_and_a_cut_history_is_read_again() {
         let doc = recording();
-        let first = parse(&doc, 0, None, false);
-        assert!(first.batch.provisional > 0);
-        let again = parse(&doc, first.records_done, first.last_key.as_deref(), false);
+        // Its last message, the user's, has settled.
+        let whole = parse(&doc, 0, None, false);
+        assert_eq!(whole.batch.provisional, 0);
+        // A reply still being written: no tokens yet.
+        let mut writing: Value = serde_json::from_slice(&doc).unwrap();
+        let reply = json!({ "id": "msg_x", "role": "assistant", "content": [{ "type": "text", "text": "Half" }] });
+        writing["messages"].as_array_mut().unwrap().push(reply);
+        let writing = writing.to_string().into_bytes();
+        let first = parse(&writing, 0, None, false);
+        assert_eq!((first.records_done, first.batch.provisional), (whole.records_done, 1));
+        let again = parse(&writing, first.records_done, first.last_key.as_deref(), false);
         assert!(!again.reset);
-        assert_eq!(again.batch.messages.len(), first.batch.provisional);
+        assert_eq!(again.batch.messages.len(), 1);
         let mut cut: Value = serde_json::from_slice(&doc).unwrap();
         let kept = cut["messages"].as_array().unwrap()[first.records_done - 1..].to_vec();
         cut["messages"] = Value::Array(kept);
@@ -234,7 +257,7 @@ mod tests {
             first.last_key.as_deref(),
             false,
         );
-        assert_eq!((torn.batch.stats.malformed, torn.records_done), (1, first.records_done));
+        assert_eq!((torn.batch.stats.malformed, torn.records_done), (0, first.records_done));
     }
 
     #[test]

@@ -16,7 +16,8 @@
 //!
 //! Items are added at the end; the last one may still change (a call's
 //! state, a reply being written), so it is provisional until another
-//! follows it. The reader keeps a digest of the last item read for good:
+//! follows it or it has settled (the user's words, or a reply with its
+//! tokens whose calls have ended). The reader keeps a digest of the last item read for good:
 //! when that item is no longer where it was (the history was compacted),
 //! the session is read again from its start.
 
@@ -32,8 +33,10 @@ pub fn parse(doc: &[u8], done: usize, last: Option<&str>, finished: bool) -> Doc
     let mut read = DocumentRead::default();
     read.batch.stats.lines = 1;
     let Ok(doc) = serde_json::from_slice::<Value>(doc) else {
-        // Cut short, or not a session: try again at the next change.
-        read.batch.stats.malformed = 1;
+        // Cut short (cn writes it in place, so a read may catch it half
+        // written), or not a session: try again at the next change; only
+        // a finished file that does not read is malformed.
+        read.batch.stats.malformed = u64::from(finished);
         read.records_done = done;
         read.last_key = last.map(str::to_string);
         return read;
@@ -54,7 +57,7 @@ pub fn parse(doc: &[u8], done: usize, last: Option<&str>, finished: bool) -> Doc
     for (i, item) in items.iter().enumerate().skip(done) {
         let before = read.batch.messages.len();
         convert(item, i as u64, &mut read.batch);
-        if i + 1 < count || finished {
+        if i + 1 < count || finished || settled(item) {
             // Only an item read for good counts its tokens: a provisional
             // one is read again.
             for m in &read.batch.messages[before..] {
@@ -69,6 +72,25 @@ pub fn parse(doc: &[u8], done: usize, last: Option<&str>, finished: bool) -> Doc
         }
     }
     read
+}
+
+/// Whether the last item can no longer change: the user's words, or a
+/// reply whose tokens are in (they come with its end) and whose calls
+/// have all ended.
+fn settled(item: &Value) -> bool {
+    let msg = &item["message"];
+    let calls_over = item["toolCallStates"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .all(|c| matches!(c["status"].as_str(), Some("done" | "errored" | "canceled")));
+    let calls = msg["toolCalls"].as_array().map_or(0, Vec::len);
+    let states = item["toolCallStates"].as_array().map_or(0, Vec::len);
+    match msg["role"].as_str() {
+        Some("user") => true,
+        Some("assistant") => msg["usage"].is_object() && calls_over && states >= calls,
+        _ => false,
+    }
 }
 
 /// What tells an item read for good from another put in its place.
@@ -209,25 +231,37 @@ mod tests {
     }
 
     #[test]
-    fn the_last_item_is_provisional_and_a_compacted_history_is_read_again() {
+    fn a_last_reply_still_being_written_is_provisional_and_a_compacted_history_is_read_again() {
+        // As written: its last reply has its tokens, so it has settled.
         let doc = recording();
-        let first = parse(&doc, 0, None, false);
+        let whole = parse(&doc, 0, None, false);
+        assert_eq!((whole.records_done, whole.batch.provisional), (21, 0));
+        // Its last reply without its tokens yet: still being written.
+        let mut writing: Value = serde_json::from_slice(&doc).unwrap();
+        let last = writing["history"].as_array_mut().unwrap().last_mut().unwrap();
+        last["message"]["usage"] = Value::Null;
+        let writing = writing.to_string().into_bytes();
+        let first = parse(&writing, 0, None, false);
         assert_eq!(first.records_done, 20);
         assert!(first.batch.provisional > 0);
-        // Nothing new: the last item again, provisional.
-        let again = parse(&doc, 20, first.last_key.as_deref(), false);
+        // Nothing new: the last item again, provisional, its tokens not
+        // counted twice.
+        let again = parse(&writing, 20, first.last_key.as_deref(), false);
         assert!(!again.reset);
         assert_eq!(again.batch.messages.len(), first.batch.provisional);
+        assert_eq!(again.batch.usage.output, 0);
         // The history cut to its last items: read from the start.
         let mut cut: Value = serde_json::from_slice(&doc).unwrap();
         let items = cut["history"].as_array().unwrap()[18..].to_vec();
         cut["history"] = Value::Array(items);
         let read = parse(cut.to_string().as_bytes(), 20, first.last_key.as_deref(), false);
         assert!(read.reset);
-        assert_eq!(read.records_done, 2);
-        // Cut short mid-write: nothing read, nothing lost.
+        assert_eq!(read.records_done, 3);
+        // Caught half written: nothing read, nothing lost, nothing called
+        // malformed (only a finished file that does not read is).
         let torn = parse(&doc[..doc.len() / 2], 20, first.last_key.as_deref(), false);
-        assert_eq!((torn.batch.stats.malformed, torn.records_done), (1, 20));
+        assert_eq!((torn.batch.stats.malformed, torn.records_done), (0, 20));
         assert_eq!(torn.last_key, first.last_key);
+        assert_eq!(parse(&doc[..doc.len() / 2], 0, None, true).batch.stats.malformed, 1);
     }
 }
