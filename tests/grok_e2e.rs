@@ -112,4 +112,9 @@ fn a_real_grok_run_answers_asks_permission_and_ends() {
     let ended = home.wait_end(&id);
     assert_eq!(ended["state"], "succeeded", "{ended}");
     assert!(home.show(&id)["session_id"].is_null(), "it keeps no sessions");
+    let said = home.fails(&["transcript", &id]);
+    assert!(
+        said.contains("grok keeps none") && said.contains("agents logs"),
+        "{said}"
+    );
 }

@@ -418,6 +418,19 @@ impl Tailer {
     }
 }
 
+/// Why a run has no transcript: its family keeps none (its output is
+/// `agents logs`), or it has not named one yet.
+async fn no_transcript(engine: &Arc<Engine>, run: &str) -> String {
+    let family = engine.store.runs().get(run).await.ok().flatten().map(|r| r.harness);
+    match family.as_deref().and_then(crate::harness::adapter_for) {
+        Some(adapter) if !adapter.has_sessions() => format!(
+            "run {run} has no transcript: {} keeps none; its output is in `agents logs {run}`",
+            adapter.family()
+        ),
+        _ => format!("run {run} has no transcript indexed (its harness has not named one yet)"),
+    }
+}
+
 /// Finds the session a reference names: a run (id, prefix or name) whose
 /// transcript is indexed or recorded, else a session id or unique prefix.
 /// A transcript the harness layer recorded (`sessions.transcript_path`) but
@@ -430,7 +443,7 @@ async fn resolve_session(engine: &Arc<Engine>, reference: &str) -> Result<String
         Ok((Some(session), _)) => Ok(session),
         Ok((None, Some(run))) => Err(ApiError::new(
             ErrorCode::UnknownSession,
-            format!("run {run} has no transcript indexed (its harness has not named one yet)"),
+            no_transcript(engine, &run).await,
         )),
         Ok((None, None)) => Err(ApiError::new(
             ErrorCode::UnknownSession,

@@ -6,7 +6,7 @@
 //! (an undo or an edit puts a new file in its place, which the tail reads
 //! again from its start):
 //!
-//! - `system` with `hide`: its own instructions, read as `system`;
+//! - `system` with `hide`: its own instructions, shown to nobody: skipped;
 //! - `user`: the user's words;
 //! - `assistant`: its text, each tool call a line `@TOOL(CALL_ID): {json}`
 //!   within it (the `tool` format; the `markdown` format leaves code blocks
@@ -30,6 +30,11 @@ impl LineReader for GptmeReader {
             out.stats.malformed += 1;
             return;
         };
+        // Its own instructions, which it shows nobody (`hide`): not part
+        // of the conversation.
+        if msg["hide"] == true {
+            return;
+        }
         let content = msg["content"].as_str().unwrap_or_default();
         let mut m = match msg["role"].as_str() {
             Some("user") => Message::new(Role::User, content.to_string(), offset),
@@ -124,7 +129,9 @@ mod tests {
     fn a_recorded_conversation_reads_as_prompts_calls_results_and_replies() {
         let b = read_file(&recording(), Format::Gptme).unwrap();
         assert_eq!((b.stats.malformed, b.stats.unknown), (0, 0));
-        assert!(b.messages[0].role == Role::System && b.messages[0].text.starts_with("You are gptme"));
+        // Its hidden instructions are not part of the conversation.
+        assert_eq!(b.messages[0].role, Role::User);
+        assert!(b.messages.iter().all(|m| !m.text.starts_with("You are gptme")));
         let call = b.messages.iter().find(|m| !m.tool_calls.is_empty()).unwrap();
         assert_eq!(call.tool_calls[0].name, "shell");
         assert_eq!(call.tool_calls[0].id.as_deref(), Some("call_1"));
