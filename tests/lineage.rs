@@ -213,7 +213,12 @@ fn a_session_whose_transcript_is_gone_is_resumed_with_its_context_reconstructed(
     let transcript = std::path::PathBuf::from(shown["transcript_path"].as_str().unwrap());
     b.home
         .wait_until("the harness wrote its transcript", || wrote_its_line(&transcript));
-    std::fs::write(&transcript, conversation(&session)).unwrap();
+    // The conversation, put in the file's place (a new file, as an editor
+    // or a rewrite does: the tail, which followed the harness's first line,
+    // reads it again from its start).
+    let whole = transcript.with_extension("new");
+    std::fs::write(&whole, conversation(&session)).unwrap();
+    std::fs::rename(&whole, &transcript).unwrap();
     let indexed = b.ok(&["transcript", &first, "--json"]);
     assert!(indexed.contains("nested_lists fails"), "{indexed}");
     b.ok(&["cancel", "--force", &first]);
@@ -299,7 +304,9 @@ fn a_session_written_by_another_major_version_is_resumed_by_reconstruction() {
     let transcript = std::path::PathBuf::from(shown["transcript_path"].as_str().unwrap());
     b.home
         .wait_until("the harness wrote its transcript", || wrote_its_line(&transcript));
-    std::fs::write(&transcript, conversation(&session)).unwrap();
+    let whole = transcript.with_extension("new");
+    std::fs::write(&whole, conversation(&session)).unwrap();
+    std::fs::rename(&whole, &transcript).unwrap();
     b.ok(&["transcript", &first, "--json"]);
     b.ok(&["cancel", "--force", &first]);
 
