@@ -23,7 +23,7 @@ printf 'args:'; printf ' %s' "$@"; printf '\n'
 sid=""; prev=""
 for a in "$@"; do [ "$prev" = "--session-id" ] && sid="$a"; prev="$a"; done
 dir="$HOME/.claude/projects/$(printf %s "$PWD" | sed 's/[^A-Za-z0-9]/-/g')"
-if [ -n "$sid" ]; then
+if [ -n "$sid" ] && [ -z "$FAKE_NO_TRANSCRIPT" ]; then
   mkdir -p "$dir"
   printf '{{"type": "user", "message": {{"role": "user", "content": "hello"}}, "uuid": "u0", "sessionId": "%s"}}\n' "$sid" >> "$dir/$sid.jsonl"
 fi
@@ -67,6 +67,7 @@ impl Bench {
             .env("PATH", &self.path)
             .env("HOME", self.user_home.path())
             .env("FAKE_SUBAGENT", "1")
+            .env("FAKE_NO_TRANSCRIPT", "1")
             .output()
             .unwrap()
     }
@@ -274,15 +275,14 @@ fn a_session_whose_transcript_is_gone_is_resumed_with_its_context_reconstructed(
     let text = b.ok(&["show", &second]);
     assert!(text.contains("(reconstructed)"), "{text}");
 
-    // Nothing indexed and no transcript: neither way works, nothing starts.
-    let bare = b.ok(&["run", "-d", "claude"]).trim().to_string();
+    // Nothing indexed and no transcript (this harness never wrote one):
+    // neither way works, nothing starts.
+    let bare = b
+        .ok(&["run", "-d", "--env", "FAKE_NO_TRANSCRIPT", "claude"])
+        .trim()
+        .to_string();
     let bare_session = b.home.show(&bare)["session_id"].as_str().unwrap().to_string();
-    let bare_transcript = b.home.show(&bare)["transcript_path"].as_str().unwrap().to_string();
-    b.home.wait_until("the harness wrote its transcript", || {
-        wrote_its_line(Path::new(&bare_transcript))
-    });
     b.ok(&["cancel", "--force", &bare]);
-    std::fs::remove_file(&bare_transcript).unwrap();
     let runs_before = b.home.json(&["ls", "--all", "--json"]).as_array().unwrap().len();
     let refused = b.out(&["sessions", "resume", "-d", &bare_session]);
     assert!(!refused.status.success());
