@@ -253,11 +253,15 @@ pub fn follow_transcript(engine: Arc<Engine>, run: String, session: String, path
     tokio::spawn(async move {
         for step in STEPS.iter().chain(std::iter::repeat(&30)) {
             tokio::time::sleep(Duration::from_secs(*step)).await;
-            let Ok(Some(row)) = engine.store.runs().get(&run).await else {
-                return;
-            };
-            if !row.state.is_live() {
-                return;
+            // A live run is in memory; only one not (yet) adopted costs a
+            // read of its record, so thousands of idle runs cost no queries.
+            if engine.live(&run).is_none() {
+                let Ok(Some(row)) = engine.store.runs().get(&run).await else {
+                    return;
+                };
+                if !row.state.is_live() {
+                    return;
+                }
             }
             if tokio::fs::metadata(&path).await.is_ok() {
                 let file = path.to_string_lossy().into_owned();
