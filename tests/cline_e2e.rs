@@ -10,10 +10,11 @@
 //! `run_commands` call, its result and the tokens; a prompt sent onto a
 //! draft the user is typing waits until it is erased; with `--auto-approve
 //! false` its "Approve tool call?" is `needs_approval` and `agents answer
-//! yes` runs the command; the run is Cline's own process, no daemon of
-//! Cline's left behind (`CLINE_SESSION_BACKEND_MODE=local`); `/quit` ends
-//! it `succeeded`; `agents sessions resume` continues the session
-//! (`--id ID`) in its file; a fork is refused, saying why.
+//! yes` runs the command; the run is Cline's own process and, when it is
+//! resumed, so is the resumed one, no daemon of Cline's started or left
+//! behind (`--data-dir`); `/quit` ends it `succeeded`; `agents sessions
+//! resume` continues the session (`--id ID`) in its file; a fork is
+//! refused, saying why.
 //!
 //! Needs the CLI: `AGENTS_TEST_CLINE=/path/to/cline` (and
 //! `AGENTS_REQUIRE_CLINE=1` makes a missing CLI fail instead of skip).
@@ -148,10 +149,9 @@ fn a_real_cline_run_is_found_asks_permission_and_resumes() {
     assert_eq!(file, data.join(&session).join(format!("{session}.messages.json")));
     assert!(has_message(&transcript(&home, &id), "user", "hello narwhal"));
     // The session runs in the run's own process, not in a daemon of Cline's.
-    let meta: Value =
-        serde_json::from_slice(&std::fs::read(data.join(&session).join(format!("{session}.json"))).unwrap()).unwrap();
-    assert_eq!(meta["pid"], run["pid"], "{meta}");
-    assert!(!user_home.path().join(".cline/data/locks/hub/production.json").exists());
+    let meta_file = data.join(&session).join(format!("{session}.json"));
+    let meta = || -> Value { serde_json::from_slice(&std::fs::read(&meta_file).unwrap()).unwrap() };
+    assert_eq!(meta()["pid"], run["pid"], "{}", meta());
 
     // A prompt never lands on the user's half-typed draft.
     wait(&home, &id, "the first turn is over", || composer_up(&home, &id));
@@ -213,7 +213,36 @@ fn a_real_cline_run_is_found_asks_permission_and_resumes() {
     home.ok(&["send", &again, "/quit"]);
     let ended = home.wait_end(&again);
     assert_eq!(ended["state"], "succeeded", "{ended}");
+    let daemons = stop_hub_daemons(&cwd);
+    assert!(daemons.is_empty(), "Cline started its daemon: {daemons:?}");
+    assert!(!user_home.path().join(".cline/data/locks/hub/production.json").exists());
 
     let refused = home.fails(&["sessions", "fork", &session]);
     assert!(refused.contains("/fork"), "{refused}");
+}
+
+/// Stops the daemons Cline started for `cwd` (so that a failing test
+/// leaves none behind), saying which.
+fn stop_hub_daemons(cwd: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let words: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect();
+        let ours = words.windows(2).any(|w| w[0] == "--cwd" && Path::new(&w[1]) == cwd);
+        if ours && words.iter().any(|w| w == "--cline-hub-daemon") {
+            // Its command line was just read: Cline's daemon for this
+            // test's folder.
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGTERM);
+            found.push(words.join(" "));
+        }
+    }
+    found
 }

@@ -9,12 +9,15 @@
 //! session begun since the run started whose cwd is the run's. `--id ID`
 //! resumes one in its own file; it forks only from inside (`/fork`).
 //!
-//! Left to itself, the first Cline of a data folder starts a daemon (its
-//! "hub") that outlives it and runs later sessions, their model calls and
-//! commands, in its own process with its own environment: a run would not
-//! be the process agents supervises. So runs get
-//! `CLINE_SESSION_BACKEND_MODE=local`, which keeps each session in its own
-//! process, unless the user's environment says otherwise.
+//! Left to itself, Cline's screen starts a daemon (its "hub") at its first
+//! prompt, whatever `CLINE_SESSION_BACKEND_MODE` says: the daemon outlives
+//! it and runs later sessions, their model calls and commands, in its own
+//! process with its own environment, so a later run would not be the
+//! process agents supervises. Only `--data-dir DIR` keeps every session in
+//! its own process, so runs get `--data-dir` naming the data folder Cline
+//! would use anyway (the sessions, settings and databases it lays out under
+//! it are the usual ones), unless the user chose a backend, passed
+//! `--data-dir`, or moved a part of the data folder elsewhere.
 //!
 //! Its hooks are executable files in folders it searches (the user's
 //! `~/.cline/hooks`, the project's `.clinerules/hooks`), none given for one
@@ -32,8 +35,17 @@ use super::description::{Description, Prompt, Words};
 
 pub struct Cline;
 
-/// What keeps a session in the process agents started.
+/// The user's choice of where sessions run, which stands.
 const BACKEND_VAR: &str = "CLINE_SESSION_BACKEND_MODE";
+
+/// What `--data-dir` sets to paths under it: a user who set one keeps it
+/// (and the daemon).
+const DATA_PARTS: [&str; 4] = [
+    "CLINE_SESSION_DATA_DIR",
+    "CLINE_DB_DATA_DIR",
+    "CLINE_TEAM_DATA_DIR",
+    "CLINE_PROVIDER_SETTINGS_PATH",
+];
 
 const CLINE: Description = Description {
     config_home: Some("CLINE_DIR"),
@@ -57,17 +69,18 @@ impl Adapter for Cline {
     }
 
     fn launch(&self, ctx: &LaunchContext) -> Result<Launch, String> {
-        let (config_home, mut env) = ctx.config_home_env("CLINE_DIR");
-        if ctx.var(BACKEND_VAR).is_none() {
-            env.push((BACKEND_VAR.to_string(), "local".to_string()));
-        }
+        let (config_home, env) = ctx.config_home_env("CLINE_DIR");
         let data = data_dir(ctx.var("CLINE_DATA_DIR"), config_home.as_deref(), ctx.var("HOME"));
+        let mut argv = ctx.argv(self.program());
+        if let Some(dir) = data.as_deref().filter(|_| keeps_sessions_local(ctx)) {
+            argv.splice(1..1, ["--data-dir".to_string(), dir.to_string_lossy().into_owned()]);
+        }
         let session = resumed(ctx.args).map(|id| KnownSession {
             transcript: data.map(|d| messages_file(&d, &id)),
             id,
         });
         Ok(Launch {
-            argv: ctx.argv(self.program()),
+            argv,
             env,
             session,
             ..Launch::default()
@@ -132,6 +145,17 @@ pub fn data_dir(data: Option<&str>, config_home: Option<&Path>, home: Option<&st
     Some(base.join("data"))
 }
 
+/// Whether the run's sessions are to stay in its own process: unless the
+/// user chose otherwise.
+fn keeps_sessions_local(ctx: &LaunchContext) -> bool {
+    let chosen = ctx.var(BACKEND_VAR).is_some() || DATA_PARTS.iter().any(|v| ctx.var(v).is_some());
+    let given = ctx
+        .args
+        .iter()
+        .any(|a| a == "--data-dir" || a.starts_with("--data-dir="));
+    !chosen && !given
+}
+
 /// A session's conversation file.
 fn messages_file(data: &Path, id: &str) -> PathBuf {
     data.join("sessions").join(id).join(format!("{id}.messages.json"))
@@ -170,12 +194,20 @@ mod tests {
     #[test]
     fn a_run_keeps_its_session_in_its_own_process_and_a_resumed_one_is_known() {
         let l = launch(&["--auto-approve", "false"], &[("HOME", "/h")]);
-        assert_eq!(l.argv, ["cline", "--auto-approve", "false"]);
-        assert_eq!(l.env, [(BACKEND_VAR.to_string(), "local".to_string())]);
-        assert_eq!(l.session, None);
-        // The user's own choice of backend stands.
-        let l = launch(&[], &[("HOME", "/h"), (BACKEND_VAR, "hub")]);
+        let argv = ["cline", "--data-dir", "/h/.cline/data", "--auto-approve", "false"];
+        assert_eq!(l.argv, argv);
         assert!(l.env.is_empty());
+        assert_eq!(l.session, None);
+        let l = launch(&[], &[("HOME", "/h"), ("CLINE_DIR", "/c")]);
+        assert_eq!(l.argv, ["cline", "--data-dir", "/c/data"]);
+        // The user's own choices stand.
+        for env in [(BACKEND_VAR, "hub"), ("CLINE_SESSION_DATA_DIR", "/s")] {
+            assert_eq!(launch(&[], &[("HOME", "/h"), env]).argv, ["cline"]);
+        }
+        assert_eq!(
+            launch(&["--data-dir=/x"], &[("HOME", "/h")]).argv,
+            ["cline", "--data-dir=/x"]
+        );
         let args = Cline.resume_args("1796527564673_8vu81").unwrap();
         let words: Vec<&str> = args.iter().map(String::as_str).collect();
         let s = launch(&words, &[("HOME", "/h")]).session.unwrap();
