@@ -334,6 +334,43 @@ pub fn continue_secret_names(dir: &Path) -> Vec<String> {
     names
 }
 
+/// nanocoder: its providers (and MCP servers) given whole in a variable or
+/// a file a variable names. The keys of the providers in its config are
+/// the variables that config names (`nanocoder_config_names`).
+pub const NANOCODER: HarnessEnv = HarnessEnv {
+    names: &[
+        "NANOCODER_PROVIDERS",
+        "NANOCODER_PROVIDERS_FILE",
+        "NANOCODER_MCPSERVERS",
+        "NANOCODER_MCPSERVERS_FILE",
+    ],
+    ..HarnessEnv::NONE
+};
+
+/// The variables a nanocoder `agents.config.json` takes values from
+/// (`$NAME`, `${NAME}`, `${NAME:-default}` in any string of it): nanocoder
+/// reads them from its environment. An unreadable file names none.
+pub fn nanocoder_config_names(file: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = text
+        .split('$')
+        .skip(1)
+        .filter_map(|rest| {
+            let rest = rest.strip_prefix('{').unwrap_or(rest);
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            let name = &rest[..end];
+            super::is_env_name(name).then(|| name.to_string())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// gptme: the keys and endpoints of the providers it takes (its `local`
 /// provider is `OPENAI_BASE_URL` or `OPENAI_API_BASE`), its proxy and
 /// hosted service, `MODEL`, and every `GPTME_*` (each of its settings may
@@ -509,6 +546,10 @@ pub fn login_file(family: &str, config_home: Option<&Path>, home: Option<&Path>)
         "continue" => config_home
             .map(|c| c.join("config.yaml"))
             .or_else(|| under_home(".continue/config.yaml")),
+        // nanocoder's providers and their keys, in its config.
+        "nanocoder" => config_home
+            .map(|c| c.join("agents.config.json"))
+            .or_else(|| under_home(".config/nanocoder/agents.config.json")),
         // Cline's providers and their keys (`cline auth`).
         "cline" => config_home
             .map(|c| c.join("data/settings/providers.json"))

@@ -76,6 +76,9 @@ pub fn read(rule: Option<&InputRule>, rows: &[ScreenRow], cursor: (u16, u16)) ->
     if let Some(marker) = rule.marker.as_deref().filter(|m| !m.trim().is_empty()) {
         return by_marker(rule, marker, rows, cursor);
     }
+    if let Some(title) = rule.below.as_deref().filter(|t| !t.trim().is_empty()) {
+        return below_title(rule, title, rows);
+    }
     at_shell_prompt(rule, rows, cursor)
 }
 
@@ -113,6 +116,25 @@ fn by_marker(rule: &InputRule, marker: &str, rows: &[ScreenRow], cursor: (u16, u
             lines.push(after(&row.user, 0));
         }
     }
+    draft_of(rule, lines)
+}
+
+/// The box under the last row holding `title` among the bottom `within`
+/// non-blank ones: its rows with text in their frame, up to the first
+/// without.
+fn below_title(rule: &InputRule, title: &str, rows: &[ScreenRow]) -> InputLine {
+    let used: Vec<usize> = (0..rows.len()).filter(|&i| !rows[i].text.trim().is_empty()).collect();
+    let window = &used[used.len().saturating_sub(rule.within)..];
+    let Some(&at) = window.iter().rev().find(|&&i| rows[i].text.contains(title)) else {
+        return InputLine::Unknown;
+    };
+    let inside = |row: &ScreenRow| row.text.trim().trim_matches(FRAME).trim().to_string();
+    let lines = rows[at + 1..]
+        .iter()
+        .skip_while(|r| inside(r).is_empty())
+        .take_while(|r| !inside(r).is_empty())
+        .map(|r| after(&r.user, 0).trim_start_matches(FRAME).trim().to_string())
+        .collect();
     draft_of(rule, lines)
 }
 
@@ -177,6 +199,26 @@ mod tests {
         let empty = rows("❯ an older prompt\n● reply\n────\n❯\u{a0}\n────\n  ? for shortcuts");
         assert_eq!(read(Some(&claude), &empty, (0, 0)), InputLine::Empty);
         assert_eq!(read(None, &screen, (0, 0)), InputLine::Unknown);
+    }
+
+    #[test]
+    fn an_input_without_a_glyph_is_the_box_under_its_title() {
+        let nanocoder = rule("below = \"help with?\"\nwithin = 12\nplaceholders = [\"> / commands\"]\n");
+        let screen = |input: &str| {
+            rows(&format!(
+                "You:\n┃ an older prompt\nWhat would you like me to help with?\n┃\n{input}┃\n\n▶ normal mode on"
+            ))
+        };
+        assert_eq!(
+            read(Some(&nanocoder), &screen("┃ my draft\n┃ its second line\n"), (0, 0)),
+            InputLine::Draft("my draft\nits second line".into())
+        );
+        assert_eq!(
+            read(Some(&nanocoder), &screen("┃ > / commands\n"), (0, 0)),
+            InputLine::Empty
+        );
+        let asking = rows("Do you want to execute tool \"execute_bash\"?\n> ✓ Yes, execute this tool");
+        assert_eq!(read(Some(&nanocoder), &asking, (0, 0)), InputLine::Unknown);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, `cline`, `grok`, and the engine's own `shell`, `cmd`
+//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, `cline`, `grok`, `nanocoder`, and the engine's own `shell`, `cmd`
 //! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -27,6 +27,7 @@ pub mod hooks;
 pub mod input_line;
 pub mod login;
 pub mod naming;
+pub mod nanocoder;
 pub mod opencode;
 pub mod pi;
 mod profile;
@@ -51,8 +52,26 @@ pub use profile::{MODEL_FAMILIES, Profile, apply_model, is_env_name, validate as
 
 /// Harness families this build can launch.
 pub const KNOWN: &[&str] = &[
-    "shell", "cmd", "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "crush", "qwen", "pi", "copilot",
-    "droid", "auggie", "continue", "gptme", "cline", "grok",
+    "shell",
+    "cmd",
+    "demo",
+    "claude",
+    "codex",
+    "gemini",
+    "aider",
+    "opencode",
+    "kilo",
+    "crush",
+    "qwen",
+    "pi",
+    "copilot",
+    "droid",
+    "auggie",
+    "continue",
+    "gptme",
+    "cline",
+    "grok",
+    "nanocoder",
 ];
 
 /// The adapter of a family: built in, else declared in the config in
@@ -91,6 +110,7 @@ fn builtin_adapter(family: &str) -> Option<&'static dyn Adapter> {
         "gptme" => &gptme::Gptme,
         "cline" => &cline::Cline,
         "grok" => &grok::Grok,
+        "nanocoder" => &nanocoder::Nanocoder,
         _ => return None,
     })
 }

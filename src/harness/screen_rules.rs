@@ -26,6 +26,7 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("gemini", include_str!("screens/gemini.toml")),
     ("gptme", include_str!("screens/gptme.toml")),
     ("grok", include_str!("screens/grok.toml")),
+    ("nanocoder", include_str!("screens/nanocoder.toml")),
     ("opencode", include_str!("screens/opencode.toml")),
     ("pi", include_str!("screens/pi.toml")),
     ("qwen", include_str!("screens/qwen.toml")),
@@ -124,6 +125,12 @@ pub struct InputRule {
     /// The prompt glyph or text the input line starts with (`❯`, `›`).
     #[serde(default)]
     pub marker: Option<String>,
+    /// An input that starts with no glyph: the rows under the last row
+    /// holding this, from the first with text in its frame to the next
+    /// without (nanocoder's box under "What would you like me to help
+    /// with?").
+    #[serde(default)]
+    pub below: Option<String>,
     /// A shell: the cursor's row is the input, after the first of these
     /// that ends a prompt (`$ `, `# `).
     #[serde(default)]
@@ -319,9 +326,10 @@ pub fn parse(text: &str) -> Result<RuleFile, String> {
         if input.within == 0 || input.within > MAX_WINDOW {
             return Err(format!("input.within must be 1 to {MAX_WINDOW}"));
         }
-        let no_marker = input.marker.as_deref().is_none_or(|m| m.trim().is_empty());
+        let unset = |s: Option<&str>| s.is_none_or(|m| m.trim().is_empty());
+        let no_marker = unset(input.marker.as_deref()) && unset(input.below.as_deref());
         if no_marker && input.prompt_ends.iter().all(|p| p.trim().is_empty()) {
-            return Err("input needs a marker or prompt_ends".into());
+            return Err("input needs a marker, below or prompt_ends".into());
         }
     }
     let blank = |s: &str| s.trim().is_empty();

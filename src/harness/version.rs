@@ -105,6 +105,7 @@ pub const VERIFIED: &[(&str, &str)] = &[
     ("cline", "3.0.65"),
     // Its package is 0.0.34; it says 1.0.1 whatever its version.
     ("grok", "1.0.1"),
+    ("nanocoder", "1.30.0"),
 ];
 
 /// The version `family` was verified with, when `found` is newer: its

@@ -15,60 +15,28 @@
 //!   outputTokens, cacheReadTokens, cacheWriteTokens}`); one shown only
 //!   (`metadata.displayOnly`, an API error) is read as `system`.
 //!
-//! Messages are added at the end; the last one is provisional until
-//! another follows it or it has settled (the user's, or a reply with its
-//! tokens). The reader keeps the id of the last message read
-//! for good: when it is no longer where it was (the history was compacted
-//! or undone), the session is read again from its start.
+//! Messages are added at the end, read by `document::read`: the last one
+//! is provisional until another follows it or it has settled (the user's,
+//! or a reply with its tokens).
 
 use serde_json::Value;
 
 use super::model::{self, Message, Role, ToolCall, ToolResult, Usage};
-use super::{Batch, DocumentRead};
+use super::{Batch, DocumentRead, document};
+
+/// The shape of its document: messages with ids.
+const SHAPE: document::Shape = document::Shape {
+    records: |doc| document::array(doc, "messages"),
+    about: |doc, batch| batch.session_id = doc["sessionId"].as_str().map(str::to_string),
+    key: |msg| msg["id"].as_str().map_or_else(|| document::digest(msg), str::to_string),
+    settled,
+    convert,
+};
 
 /// Reads the messages of `doc` after the first `done`, the last of which
 /// had the id `last`. With `finished`, the last message is read for good.
 pub fn parse(doc: &[u8], done: usize, last: Option<&str>, finished: bool) -> DocumentRead {
-    let mut read = DocumentRead::default();
-    read.batch.stats.lines = 1;
-    let Ok(doc) = serde_json::from_slice::<Value>(doc) else {
-        // Cut short (a read may catch it half written), or not a session:
-        // try again at the next change; only a finished file that does not
-        // read is malformed.
-        read.batch.stats.malformed = u64::from(finished);
-        read.records_done = done;
-        read.last_key = last.map(str::to_string);
-        return read;
-    };
-    read.batch.session_id = doc["sessionId"].as_str().map(str::to_string);
-    let messages = doc["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let id = |m: &Value| m["id"].as_str().map(str::to_string);
-    let still_there = done == 0 || messages.get(done - 1).is_some_and(|m| id(m).as_deref() == last);
-    let done = if still_there { done } else { 0 };
-    read.reset = !still_there;
-    read.records_done = done;
-    read.last_key = if still_there { last.map(str::to_string) } else { None };
-    let count = messages.len();
-    for (i, msg) in messages.iter().enumerate().skip(done) {
-        let before = read.batch.messages.len();
-        convert(msg, i as u64, &mut read.batch);
-        if i + 1 < count || finished || settled(msg) {
-            // Only a message read for good counts its tokens.
-            for m in &read.batch.messages[before..] {
-                if let Some(u) = &m.usage {
-                    read.batch.usage.add(u);
-                }
-                if m.model.is_some() {
-                    read.batch.model = m.model.clone();
-                }
-            }
-            read.records_done = i + 1;
-            read.last_key = id(msg);
-        } else {
-            read.batch.provisional = read.batch.messages.len() - before;
-        }
-    }
-    read
+    document::read(doc, done, last, finished, &SHAPE)
 }
 
 /// Whether the last message can no longer change: the user's words or

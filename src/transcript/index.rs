@@ -12,7 +12,7 @@ use rusqlite::Connection;
 
 use super::claude::{self, SubagentLink};
 use super::tail::{self, Tail};
-use super::{Batch, Format, aider, auggie, cline, continue_cli, crush, droid, gemini, line_reader, opencode};
+use super::{Batch, Format, aider, crush, droid, gemini, line_reader, opencode};
 use crate::store::StoreError;
 use crate::store::transcripts::{self as db, Progress, SourceRow};
 
@@ -23,7 +23,7 @@ pub enum IndexError {
     #[error("reading {path}: {source}")]
     Io { path: String, source: std::io::Error },
     #[error(
-        "{0}: not a transcript format this version reads (Claude, Codex, Qwen, pi, Copilot, Droid or gptme JSONL, Gemini, Auggie, Continue or Cline JSON, aider markdown, an opencode or Crush database's session)"
+        "{0}: not a transcript format this version reads (Claude, Codex, Qwen, pi, Copilot, Droid or gptme JSONL, Gemini, Auggie, Continue, Cline or nanocoder JSON, aider markdown, an opencode or Crush database's session)"
     )]
     UnknownFormat(String),
     #[error("{0} is not registered as a transcript")]
@@ -195,18 +195,13 @@ pub fn step(conn: &mut Connection, path: &Path, max: usize) -> Result<Stepped, I
     }
     let (batch, progress, more) = if src.format == Format::Gemini && gemini::is_document(path) {
         read_gemini(&src, path, &meta).map_err(io)?
-    } else if src.format == Format::Auggie {
-        read_document(&src, path, &meta, auggie::parse).map_err(io)?
-    } else if src.format == Format::Continue {
-        read_document(&src, path, &meta, continue_cli::parse).map_err(io)?
-    } else if src.format == Format::Cline {
-        read_document(&src, path, &meta, cline::parse).map_err(io)?
+    } else if let Some(parse) = super::document_parser(src.format) {
+        read_document(&src, path, &meta, parse).map_err(io)?
     } else {
         let link = (src.format == Format::Claude)
             .then(|| SubagentLink::beside(path))
             .flatten();
-        let mut reader = line_reader(src.format, link)
-            .expect("every format reads lines but whole Gemini, Auggie, Continue and Cline documents");
+        let mut reader = line_reader(src.format, link).expect("every format reads lines but whole documents");
         reader.restore(&src.state);
         let mut t = Tail::new(path, src.offset, src.file_id.clone());
         let mut batch = Batch::default();
@@ -270,7 +265,7 @@ fn read_gemini(src: &SourceRow, path: &Path, meta: &std::fs::Metadata) -> std::i
     Ok((read.batch, progress, false))
 }
 
-/// An Auggie, Continue or Cline session, after the records read for good. Each
+/// A session that is one document, after the records read for good. Each
 /// write may put a new file in its place, so a new file id is no reset
 /// here: the reader tells a history that changed under it by the key of
 /// its last record (kept as `last_request`, Auggie's name for it).
@@ -278,7 +273,7 @@ fn read_document(
     src: &SourceRow,
     path: &Path,
     meta: &std::fs::Metadata,
-    parse: fn(&[u8], usize, Option<&str>, bool) -> super::DocumentRead,
+    parse: super::DocumentParser,
 ) -> std::io::Result<(Batch, Progress, bool)> {
     let bytes = std::fs::read(path)?;
     let last = src.state["last_request"].as_str();

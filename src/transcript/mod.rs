@@ -19,11 +19,13 @@ pub mod codex;
 pub mod continue_cli;
 pub mod copilot;
 pub mod crush;
+pub mod document;
 pub mod droid;
 pub mod gemini;
 pub mod gptme;
 pub mod index;
 pub mod model;
+pub mod nanocoder;
 pub mod opencode;
 pub mod pi;
 pub mod price;
@@ -89,6 +91,8 @@ impl Format {
             Some(Format::Auggie)
         } else if is_continue_session(path) {
             Some(Format::Continue)
+        } else if is_nanocoder_session(path) {
+            Some(Format::Nanocoder)
         } else if is_qwen_chat(path) {
             Some(Format::Qwen)
         } else if is_pi_session(path) {
@@ -158,6 +162,17 @@ fn is_continue_session(path: &Path) -> bool {
         && home.is_some_and(|a| a == ".continue")
 }
 
+/// A nanocoder session: `<uuid>.json` in `nanocoder/sessions/` (beside
+/// its index, `sessions.json`).
+fn is_nanocoder_session(path: &Path) -> bool {
+    let sessions = path.parent();
+    let data = sessions.and_then(Path::parent).and_then(Path::file_name);
+    path.extension().is_some_and(|e| e == "json")
+        && path.file_stem().is_some_and(|s| s != "sessions")
+        && sessions.and_then(Path::file_name).is_some_and(|s| s == "sessions")
+        && data.is_some_and(|d| d == "nanocoder")
+}
+
 /// A pi session: `.jsonl` in `sessions/--<cwd>--/`, or anywhere under `.pi`.
 fn is_pi_session(path: &Path) -> bool {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -214,14 +229,14 @@ pub trait LineReader: Send {
 }
 
 /// A fresh reader for a line-oriented format (a Gemini chat in the older
-/// `.json` shape, an Auggie, a Continue and a Cline session are one
-/// document instead: `gemini::parse`, `auggie::parse`,
-/// `continue_cli::parse`, `cline::parse`;
-/// opencode keeps
-/// rows in a database: `opencode::parse`).
+/// `.json` shape is one document instead, as are the sessions of
+/// `document_parser`'s formats; opencode and Crush keep rows in a
+/// database).
 pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option<Box<dyn LineReader>> {
     match format {
-        Format::Opencode | Format::Crush | Format::Auggie | Format::Continue | Format::Cline => None,
+        Format::Opencode | Format::Crush | Format::Auggie | Format::Continue | Format::Cline | Format::Nanocoder => {
+            None
+        }
         Format::Claude => Some(Box::new(claude::ClaudeReader::new(link))),
         Format::Codex => Some(Box::new(codex::CodexReader::default())),
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
@@ -244,11 +259,26 @@ pub fn chat_format(format: Format) -> Option<&'static chat::ChatFormat> {
     }
 }
 
+/// The parser of a format whose session is one JSON document of records,
+/// read again whole at each change: it reads the records after the first
+/// `done`, the last of which had the key `last`; with `finished`, the
+/// last is read for good.
+pub type DocumentParser = fn(&[u8], usize, Option<&str>, bool) -> DocumentRead;
+
+pub fn document_parser(format: Format) -> Option<DocumentParser> {
+    match format {
+        Format::Auggie => Some(auggie::parse),
+        Format::Continue => Some(continue_cli::parse),
+        Format::Cline => Some(cline::parse),
+        Format::Nanocoder => Some(nanocoder::parse),
+        _ => None,
+    }
+}
+
 /// Whether a transcript is one JSON document read again whole at each
 /// change, its progress counted in records rather than bytes.
 pub fn is_document(format: Format, path: &Path) -> bool {
-    matches!(format, Format::Auggie | Format::Continue | Format::Cline)
-        || (format == Format::Gemini && gemini::is_document(path))
+    document_parser(format).is_some() || (format == Format::Gemini && gemini::is_document(path))
 }
 
 /// Whether a transcript is still there: its file, or for opencode its
@@ -312,14 +342,8 @@ pub fn read_file(path: &Path, format: Format) -> std::io::Result<Batch> {
     if format == Format::Gemini && gemini::is_document(path) {
         return Ok(gemini::parse(&bytes, 0, true).batch);
     }
-    if format == Format::Auggie {
-        return Ok(auggie::parse(&bytes, 0, None, true).batch);
-    }
-    if format == Format::Continue {
-        return Ok(continue_cli::parse(&bytes, 0, None, true).batch);
-    }
-    if format == Format::Cline {
-        return Ok(cline::parse(&bytes, 0, None, true).batch);
+    if let Some(parse) = document_parser(format) {
+        return Ok(parse(&bytes, 0, None, true).batch);
     }
     let link = if format == Format::Claude {
         claude::SubagentLink::beside(path)

@@ -45,6 +45,9 @@ pub enum Format {
     /// Cline's CLI: `~/.cline/data/sessions/<id>/<id>.messages.json`, one
     /// document rewritten whole after each message.
     Cline,
+    /// nanocoder: `~/.local/share/nanocoder/sessions/<uuid>.json`, one
+    /// document rewritten whole at each save.
+    Nanocoder,
 }
 
 impl Format {
@@ -64,6 +67,7 @@ impl Format {
             Format::Continue => "continue",
             Format::Gptme => "gptme",
             Format::Cline => "cline",
+            Format::Nanocoder => "nanocoder",
         }
     }
 
@@ -83,6 +87,7 @@ impl Format {
             "continue" => Some(Format::Continue),
             "gptme" => Some(Format::Gptme),
             "cline" => Some(Format::Cline),
+            "nanocoder" => Some(Format::Nanocoder),
             _ => None,
         }
     }

@@ -312,16 +312,22 @@ pub fn has_message(messages: &[Value], role: &str, text: &str) -> bool {
 /// `result_has` follows it and that a reply's tokens were read (the mocks
 /// count 7 output tokens): the call, for its input.
 pub fn the_call(messages: &[Value], tool: &str, result_has: &str) -> Value {
+    let call = the_call_without_tokens(messages, tool, result_has);
+    assert!(
+        messages.iter().any(|m| m["usage"]["output"] == 7),
+        "the reply's tokens are read: {messages:?}"
+    );
+    call
+}
+
+/// `the_call`, for a harness that records no tokens.
+pub fn the_call_without_tokens(messages: &[Value], tool: &str, result_has: &str) -> Value {
     let call = messages
         .iter()
         .find(|m| m["tool_calls"][0]["name"] == tool)
         .unwrap_or_else(|| panic!("a call of {tool} is in the transcript: {messages:?}"));
     let result = |m: &&Value| m["role"] == "tool" && m["text"].as_str().is_some_and(|t| t.contains(result_has));
     assert!(messages.iter().any(|m| result(&m)), "its result: {messages:?}");
-    assert!(
-        messages.iter().any(|m| m["usage"]["output"] == 7),
-        "the reply's tokens are read: {messages:?}"
-    );
     call["tool_calls"][0].clone()
 }
 
