@@ -334,6 +334,35 @@ pub fn continue_secret_names(dir: &Path) -> Vec<String> {
     names
 }
 
+/// Letta Code: Letta's service (`LETTA_*`, its local backend's switch and
+/// folder too), the local servers its local backend reaches (llama.cpp,
+/// Ollama, LM Studio) and the providers' keys and endpoints it reads.
+pub const LETTA: HarnessEnv = HarnessEnv {
+    shared: PROVIDER_KEYS,
+    names: &[
+        "LLAMACPP_BASE_URL",
+        "OPENROUTER_API_KEY",
+        "OPENROUTER_BASE_URL",
+        "GOOGLE_GENERATIVE_AI_API_KEY",
+        "GOOGLE_GENERATIVE_AI_BASE_URL",
+        "GOOGLE_CLOUD_API_KEY",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "MOONSHOT_API_KEY",
+        "MOONSHOT_BASE_URL",
+        "KIMI_API_KEY",
+        "MINIMAX_API_KEY",
+        "MINIMAX_BASE_URL",
+        "ZAI_API_KEY",
+        "ZAI_BASE_URL",
+        "ZAI_CODING_API_KEY",
+        "ZAI_CODING_BASE_URL",
+        "ZHIPU_API_KEY",
+    ],
+    prefixes: &["LETTA_", "LLAMA_CPP_", "OLLAMA_", "LMSTUDIO_", "AZURE_OPENAI_", "AWS_"],
+};
+
 /// nanocoder: its providers (and MCP servers) given whole in a variable or
 /// a file a variable names. The keys of the providers in its config are
 /// the variables that config names (`nanocoder_config_names`).

@@ -16,6 +16,9 @@ use super::{Batch, LineReader};
 
 /// What the shared reader knows of one format.
 pub struct ChatFormat {
+    /// The key naming a line's kind (`type`; Letta's lines are bare
+    /// messages, known by their `role`).
+    pub kind: &'static str,
     /// The keys of a line's own id and of its parent's.
     pub id: &'static str,
     pub parent: &'static str,
@@ -130,7 +133,7 @@ impl LineReader for ChatReader {
             out.stats.malformed += 1;
             return;
         };
-        let Some(kind) = record.get("type").and_then(Value::as_str) else {
+        let Some(kind) = record.get(self.format.kind).and_then(Value::as_str) else {
             out.stats.malformed += 1;
             return;
         };

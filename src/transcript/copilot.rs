@@ -33,6 +33,7 @@ use super::model::{self, Message, Role, ToolCall, ToolResult, Usage};
 
 /// A Copilot session as the chat-style reader reads it.
 pub const FORMAT: ChatFormat = ChatFormat {
+    kind: "type",
     id: "id",
     parent: "parentId",
     header: Some(Header {

@@ -32,6 +32,7 @@ use super::model::{Message, Role, ToolResult, Usage};
 
 /// A Droid session as the chat-style reader reads it.
 pub const FORMAT: ChatFormat = ChatFormat {
+    kind: "type",
     id: "id",
     parent: "parentId",
     header: Some(Header {

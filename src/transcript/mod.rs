@@ -24,6 +24,7 @@ pub mod droid;
 pub mod gemini;
 pub mod gptme;
 pub mod index;
+pub mod letta;
 pub mod model;
 pub mod nanocoder;
 pub mod opencode;
@@ -91,6 +92,8 @@ impl Format {
             Some(Format::Auggie)
         } else if is_continue_session(path) {
             Some(Format::Continue)
+        } else if name == "messages.jsonl" && in_dir("conversations") {
+            Some(Format::Letta)
         } else if is_nanocoder_session(path) {
             Some(Format::Nanocoder)
         } else if is_qwen_chat(path) {
@@ -242,7 +245,7 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
         Format::Gemini => Some(Box::new(gemini::GeminiReader::default())),
         Format::Gptme => Some(Box::new(gptme::GptmeReader)),
-        Format::Qwen | Format::Pi | Format::Copilot | Format::Droid => {
+        Format::Qwen | Format::Pi | Format::Copilot | Format::Droid | Format::Letta => {
             chat_format(format).map(|f| Box::new(chat::ChatReader::new(f)) as Box<dyn LineReader>)
         }
     }
@@ -255,6 +258,7 @@ pub fn chat_format(format: Format) -> Option<&'static chat::ChatFormat> {
         Format::Pi => Some(&pi::FORMAT),
         Format::Copilot => Some(&copilot::FORMAT),
         Format::Droid => Some(&droid::FORMAT),
+        Format::Letta => Some(&letta::FORMAT),
         _ => None,
     }
 }
@@ -449,6 +453,7 @@ mod tests {
             "copilot/1d28b8d7-9177-43dd-822b-b229d2e65fa2.jsonl",
             "droid/5d74fe8e-c559-46da-954f-bb811ddde92e.jsonl",
             "gptme/permtest-yes/conversation.jsonl",
+            "letta/messages.jsonl",
         ];
         for file in files {
             let bytes = fixture(file);
@@ -462,6 +467,7 @@ mod tests {
                 Format::Copilot,
                 Format::Droid,
                 Format::Gptme,
+                Format::Letta,
             ] {
                 for line in bytes.split(|b| *b == b'\n') {
                     for cut in (0..line.len()).step_by(5) {

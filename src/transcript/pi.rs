@@ -31,6 +31,7 @@ use super::model::{Message, Role, ToolResult, Usage};
 
 /// A pi session as the chat-style reader reads it.
 pub const FORMAT: ChatFormat = ChatFormat {
+    kind: "type",
     id: "id",
     parent: "parentId",
     header: Some(Header {
@@ -63,7 +64,7 @@ fn message(kind: &str, entry: &Value, offset: u64) -> Read {
 }
 
 /// One `message` entry's message, with its tokens.
-fn in_message(msg: &Value, offset: u64) -> Read {
+pub(super) fn in_message(msg: &Value, offset: u64) -> Read {
     let text = chat::text_of(&msg["content"]);
     let mut m = match msg["role"].as_str().unwrap_or_default() {
         "user" => Message::new(Role::User, text, offset),

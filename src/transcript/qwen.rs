@@ -31,6 +31,7 @@ use super::model::{Message, Role, ToolResult, Usage};
 
 /// A Qwen Code chat as the chat-style reader reads it.
 pub const FORMAT: ChatFormat = ChatFormat {
+    kind: "type",
     id: "uuid",
     parent: "parentUuid",
     header: None,

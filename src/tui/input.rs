@@ -1,6 +1,7 @@
 //! What each key, paste and mouse event does to the app (the input half
 //! of `App`; `app.rs` holds the state and the daemon updates).
 
+use base64::Engine;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 
 use super::app::{App, Command, Mode, Overlay, Panel, Tab};
@@ -456,7 +457,7 @@ impl App {
 
     /// Puts text on the clipboard of the user's terminal with OSC 52.
     fn copy_text(&mut self, text: &str) {
-        let encoded = base64_encode(text.as_bytes());
+        let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
         self.commands
             .push(Command::Terminal(format!("\x1b]52;c;{encoded}\x07").into_bytes()));
         let lines = text.lines().count().max(1);
@@ -580,36 +581,5 @@ impl App {
                 },
             },
         }
-    }
-}
-
-/// Standard base64, for OSC 52 (a few lines; not worth a crate).
-fn base64_encode(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(TABLE[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64_matches_the_standard_alphabet() {
-        assert_eq!(base64_encode(b"hi"), "aGk=");
-        assert_eq!(base64_encode(b"hello world"), "aGVsbG8gd29ybGQ=");
-        assert_eq!(base64_encode(b""), "");
-        assert_eq!(base64_encode(b"abc"), "YWJj");
     }
 }

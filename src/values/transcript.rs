@@ -48,6 +48,9 @@ pub enum Format {
     /// nanocoder: `~/.local/share/nanocoder/sessions/<uuid>.json`, one
     /// document rewritten whole at each save.
     Nanocoder,
+    /// Letta Code's local backend:
+    /// `~/.letta/lc-local-backend/conversations/<key>/messages.jsonl`.
+    Letta,
 }
 
 impl Format {
@@ -68,6 +71,7 @@ impl Format {
             Format::Gptme => "gptme",
             Format::Cline => "cline",
             Format::Nanocoder => "nanocoder",
+            Format::Letta => "letta",
         }
     }
 
@@ -88,6 +92,7 @@ impl Format {
             "gptme" => Some(Format::Gptme),
             "cline" => Some(Format::Cline),
             "nanocoder" => Some(Format::Nanocoder),
+            "letta" => Some(Format::Letta),
             _ => None,
         }
     }

@@ -47,8 +47,15 @@ pub fn streamed(delta: Value, usage: Value) -> Reply {
         Some(_) => "tool_calls",
         None => "stop",
     };
+    // Each completion its own id, as a real API gives (Letta Code merges
+    // replies that share one).
+    static COMPLETIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let id = format!(
+        "chatcmpl-{}",
+        COMPLETIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
     let chunk = |choices: Value, usage: Value| {
-        json!({ "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "mock-model",
+        json!({ "id": id, "object": "chat.completion.chunk", "created": 1, "model": "mock-model",
             "choices": choices, "usage": usage })
     };
     let events = [
