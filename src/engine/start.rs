@@ -65,6 +65,7 @@ async fn start_with(
         None => None,
     };
     let (name, name_source) = choose_name(engine, &params).await?;
+    crate::harness::apply_first_prompt(&mut params.spec, &config.profiles);
 
     let agents_bin = crate::harness::agents_binary();
     let prepare = |cwd: &str| {

@@ -363,6 +363,32 @@ pub const LETTA: HarnessEnv = HarnessEnv {
     prefixes: &["LETTA_", "LLAMA_CPP_", "OLLAMA_", "LMSTUDIO_", "AZURE_OPENAI_", "AWS_"],
 };
 
+/// mini-swe-agent: its own settings (`MSWEA_*`, any of which its `.env` may
+/// hold too), LiteLLM's, and the keys and endpoints of the providers
+/// LiteLLM reaches.
+pub const MINI: HarnessEnv = HarnessEnv {
+    shared: PROVIDER_KEYS,
+    names: &[
+        "OPENAI_BASE_URL",
+        "OPENAI_API_BASE",
+        "OPENAI_LIKE_API_KEY",
+        "OPENAI_LIKE_API_BASE",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_API_BASE",
+        "GEMINI_API_BASE",
+        "AZURE_API_KEY",
+        "AZURE_API_BASE",
+        "AZURE_API_VERSION",
+        "AZURE_OPENAI_API_KEY",
+        "OPENROUTER_API_KEY",
+        "OPENROUTER_API_BASE",
+        "PORTKEY_API_KEY",
+        "PORTKEY_VIRTUAL_KEY",
+        "REQUESTY_API_KEY",
+    ],
+    prefixes: &["MSWEA_", "LITELLM_"],
+};
+
 /// nanocoder: its providers (and MCP servers) given whole in a variable or
 /// a file a variable names. The keys of the providers in its config are
 /// the variables that config names (`nanocoder_config_names`).

@@ -26,6 +26,9 @@ pub struct Description {
     pub fork: Words,
     /// How a first prompt goes on its command line.
     pub prompt: Prompt,
+    /// Whether a run's first prompt always goes there (the family has no
+    /// input to type one into at its start), not typed in once it runs.
+    pub prompt_at_start: bool,
     /// Whether a queued prompt is typed as one bracketed paste.
     pub pastes_prompts: bool,
     /// How long after a prompt's text its Enter is typed (ms).
@@ -73,6 +76,7 @@ impl Description {
             resume: Words::Refused(None),
             fork: Words::Refused(None),
             prompt: Prompt::Typed,
+            prompt_at_start: false,
             pastes_prompts: false,
             enter_delay_ms: 0,
             yes: b"1",

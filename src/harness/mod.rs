@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, `cline`, `grok`, `nanocoder`, `letta`, and the engine's own `shell`, `cmd`
+//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, `cline`, `grok`, `nanocoder`, `letta`, `mini`, and the engine's own `shell`, `cmd`
 //! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -27,6 +27,7 @@ pub mod hooks;
 pub mod input_line;
 pub mod letta;
 pub mod login;
+pub mod mini;
 pub mod naming;
 pub mod nanocoder;
 pub mod opencode;
@@ -49,7 +50,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use adapter::{AccountProblem, Adapter, KnownSession, Launch, LaunchContext, SessionQuery};
-pub use profile::{MODEL_FAMILIES, Profile, apply_model, is_env_name, validate as validate_profiles};
+pub use profile::{
+    MODEL_FAMILIES, Profile, apply_first_prompt, apply_model, is_env_name, validate as validate_profiles,
+};
 
 /// Harness families this build can launch.
 pub const KNOWN: &[&str] = &[
@@ -74,6 +77,7 @@ pub const KNOWN: &[&str] = &[
     "grok",
     "nanocoder",
     "letta",
+    "mini",
 ];
 
 /// The adapter of a family: built in, else declared in the config in
@@ -114,6 +118,7 @@ fn builtin_adapter(family: &str) -> Option<&'static dyn Adapter> {
         "grok" => &grok::Grok,
         "nanocoder" => &nanocoder::Nanocoder,
         "letta" => &letta::Letta,
+        "mini" => &mini::Mini,
         _ => return None,
     })
 }

@@ -145,6 +145,27 @@ pub fn apply_model(
     Ok(())
 }
 
+/// A start's first prompt, for a family that takes one only on its
+/// command line (`Description::prompt_at_start`): its words after the
+/// run's arguments, rather than typed in once it runs.
+pub fn apply_first_prompt(spec: &mut crate::api::RunSpec, profiles: &std::collections::BTreeMap<String, Profile>) {
+    let family = profiles
+        .get(&spec.harness)
+        .map_or(spec.harness.as_str(), |p| p.family_for(&spec.harness));
+    let Some(adapter) = super::adapter_for(family).filter(|a| a.description().prompt_at_start) else {
+        return;
+    };
+    let words = spec
+        .prompt
+        .as_deref()
+        .filter(|p| !p.is_empty())
+        .and_then(|p| adapter.prompt_args(p));
+    if let Some(words) = words {
+        spec.args.extend(words);
+        spec.prompt = None;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

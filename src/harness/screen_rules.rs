@@ -27,6 +27,7 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("gptme", include_str!("screens/gptme.toml")),
     ("grok", include_str!("screens/grok.toml")),
     ("letta", include_str!("screens/letta.toml")),
+    ("mini", include_str!("screens/mini.toml")),
     ("nanocoder", include_str!("screens/nanocoder.toml")),
     ("opencode", include_str!("screens/opencode.toml")),
     ("pi", include_str!("screens/pi.toml")),

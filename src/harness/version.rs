@@ -107,6 +107,7 @@ pub const VERIFIED: &[(&str, &str)] = &[
     ("grok", "1.0.1"),
     ("nanocoder", "1.30.0"),
     ("letta", "0.25.9"),
+    ("mini", "2.4.6"),
 ];
 
 /// The version `family` was verified with, when `found` is newer: its

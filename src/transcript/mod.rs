@@ -25,6 +25,7 @@ pub mod gemini;
 pub mod gptme;
 pub mod index;
 pub mod letta;
+pub mod mini;
 pub mod model;
 pub mod nanocoder;
 pub mod opencode;
@@ -92,6 +93,8 @@ impl Format {
             Some(Format::Auggie)
         } else if is_continue_session(path) {
             Some(Format::Continue)
+        } else if name.ends_with(".traj.json") {
+            Some(Format::Mini)
         } else if name == "messages.jsonl" && in_dir("conversations") {
             Some(Format::Letta)
         } else if is_nanocoder_session(path) {
@@ -237,9 +240,13 @@ pub trait LineReader: Send {
 /// database).
 pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option<Box<dyn LineReader>> {
     match format {
-        Format::Opencode | Format::Crush | Format::Auggie | Format::Continue | Format::Cline | Format::Nanocoder => {
-            None
-        }
+        Format::Opencode
+        | Format::Crush
+        | Format::Auggie
+        | Format::Continue
+        | Format::Cline
+        | Format::Nanocoder
+        | Format::Mini => None,
         Format::Claude => Some(Box::new(claude::ClaudeReader::new(link))),
         Format::Codex => Some(Box::new(codex::CodexReader::default())),
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
@@ -275,6 +282,7 @@ pub fn document_parser(format: Format) -> Option<DocumentParser> {
         Format::Continue => Some(continue_cli::parse),
         Format::Cline => Some(cline::parse),
         Format::Nanocoder => Some(nanocoder::parse),
+        Format::Mini => Some(mini::parse),
         _ => None,
     }
 }

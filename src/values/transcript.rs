@@ -51,6 +51,9 @@ pub enum Format {
     /// Letta Code's local backend:
     /// `~/.letta/lc-local-backend/conversations/<key>/messages.jsonl`.
     Letta,
+    /// mini-swe-agent: a run's trajectory (`-o FILE`), one document
+    /// rewritten whole after each step.
+    Mini,
 }
 
 impl Format {
@@ -72,6 +75,7 @@ impl Format {
             Format::Cline => "cline",
             Format::Nanocoder => "nanocoder",
             Format::Letta => "letta",
+            Format::Mini => "mini",
         }
     }
 
@@ -93,6 +97,7 @@ impl Format {
             "cline" => Some(Format::Cline),
             "nanocoder" => Some(Format::Nanocoder),
             "letta" => Some(Format::Letta),
+            "mini" => Some(Format::Mini),
             _ => None,
         }
     }

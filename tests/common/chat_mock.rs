@@ -40,6 +40,19 @@ pub fn calls(name: &str, args: Value) -> Value {
         "function": { "name": name, "arguments": args.to_string() } }] })
 }
 
+/// `message` as one whole completion (for a client that does not stream),
+/// with `usage`.
+pub fn completed(message: Value, usage: Value) -> Reply {
+    let finish = if message.get("tool_calls").is_some() {
+        "tool_calls"
+    } else {
+        "stop"
+    };
+    let body = json!({ "id": "chatcmpl-whole", "object": "chat.completion", "created": 1, "model": "mock-model",
+        "choices": [{ "index": 0, "message": message, "finish_reason": finish }], "usage": usage });
+    Reply::ok("application/json", body.to_string())
+}
+
 /// `delta` as one streamed completion ending in `usage`: finished by a tool
 /// call when it makes one, else by `stop`.
 pub fn streamed(delta: Value, usage: Value) -> Reply {

@@ -338,6 +338,32 @@ pub fn the_call_without_tokens(messages: &[Value], tool: &str, result_has: &str)
 /// text off the screen's lines, `None` while no input shows; `erase` are
 /// the keys that erase the whole draft, typed at once.
 pub fn a_draft_holds_a_prompt(home: &Home, run: &str, input: impl Fn(&[String]) -> Option<String>, erase: &[u8]) {
+    a_draft_holds_a_prompt_till_erased(home, run, input, erase);
+    wait(
+        home,
+        run,
+        Duration::from_secs(45),
+        "the prompt goes in once the draft is erased",
+        || has_message(&transcript(home, run), "assistant", "Mock reply to: QUEUED-ONE"),
+    );
+    let messages = transcript(home, run);
+    let sent: Vec<&Value> = messages.iter().filter(|m| m["role"] == "user").collect();
+    assert_eq!(
+        sent.last().map(|m| &m["text"]),
+        Some(&Value::from("QUEUED-ONE")),
+        "alone: {messages:?}"
+    );
+}
+
+/// `a_draft_holds_a_prompt` up to the draft's erasing, for a harness
+/// whose transcript shows the prompt's answer only later: the caller
+/// checks that `QUEUED-ONE` went in, alone.
+pub fn a_draft_holds_a_prompt_till_erased(
+    home: &Home,
+    run: &str,
+    input: impl Fn(&[String]) -> Option<String>,
+    erase: &[u8],
+) {
     let draft = "my half written dra";
     super::pty::type_through_attach(
         home,
@@ -369,20 +395,6 @@ pub fn a_draft_holds_a_prompt(home: &Home, run: &str, input: impl Fn(&[String]) 
         |l| input(l).is_some_and(|t| t == draft),
         erase,
         |l| input(l).is_some_and(|t| t.is_empty()),
-    );
-    wait(
-        home,
-        run,
-        Duration::from_secs(45),
-        "the prompt goes in once the draft is erased",
-        || has_message(&transcript(home, run), "assistant", "Mock reply to: QUEUED-ONE"),
-    );
-    let messages = transcript(home, run);
-    let sent: Vec<&Value> = messages.iter().filter(|m| m["role"] == "user").collect();
-    assert_eq!(
-        sent.last().map(|m| &m["text"]),
-        Some(&Value::from("QUEUED-ONE")),
-        "alone: {messages:?}"
     );
 }
 
