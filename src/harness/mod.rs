@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, `cline`, `grok`, `nanocoder`, and the engine's own `shell`, `cmd`
+//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, `cline`, `grok`, `nanocoder`, `interpreter` (Open Interpreter), and the engine's own `shell`, `cmd`
 //! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -25,6 +25,7 @@ pub mod grok;
 mod hook_config;
 pub mod hooks;
 pub mod input_line;
+pub mod interpreter;
 pub mod login;
 pub mod naming;
 pub mod nanocoder;
@@ -72,6 +73,7 @@ pub const KNOWN: &[&str] = &[
     "cline",
     "grok",
     "nanocoder",
+    "interpreter",
 ];
 
 /// The adapter of a family: built in, else declared in the config in
@@ -111,6 +113,7 @@ fn builtin_adapter(family: &str) -> Option<&'static dyn Adapter> {
         "cline" => &cline::Cline,
         "grok" => &grok::Grok,
         "nanocoder" => &nanocoder::Nanocoder,
+        "interpreter" => &interpreter::Interpreter,
         _ => return None,
     })
 }

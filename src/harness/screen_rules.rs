@@ -26,6 +26,7 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("gemini", include_str!("screens/gemini.toml")),
     ("gptme", include_str!("screens/gptme.toml")),
     ("grok", include_str!("screens/grok.toml")),
+    ("interpreter", include_str!("screens/interpreter.toml")),
     ("nanocoder", include_str!("screens/nanocoder.toml")),
     ("opencode", include_str!("screens/opencode.toml")),
     ("pi", include_str!("screens/pi.toml")),

@@ -106,6 +106,7 @@ pub const VERIFIED: &[(&str, &str)] = &[
     // Its package is 0.0.34; it says 1.0.1 whatever its version.
     ("grok", "1.0.1"),
     ("nanocoder", "1.30.0"),
+    ("interpreter", "0.4.3"),
 ];
 
 /// The version `family` was verified with, when `found` is newer: its

@@ -24,6 +24,7 @@ pub mod droid;
 pub mod gemini;
 pub mod gptme;
 pub mod index;
+pub mod interpreter;
 pub mod model;
 pub mod nanocoder;
 pub mod opencode;
@@ -93,6 +94,8 @@ impl Format {
             Some(Format::Continue)
         } else if is_nanocoder_session(path) {
             Some(Format::Nanocoder)
+        } else if is_interpreter_conversation(path) {
+            Some(Format::Interpreter)
         } else if is_qwen_chat(path) {
             Some(Format::Qwen)
         } else if is_pi_session(path) {
@@ -173,6 +176,17 @@ fn is_nanocoder_session(path: &Path) -> bool {
         && data.is_some_and(|d| d == "nanocoder")
 }
 
+/// An Open Interpreter conversation: `.json` in `open-interpreter/conversations/`.
+fn is_interpreter_conversation(path: &Path) -> bool {
+    let conversations = path.parent();
+    let config = conversations.and_then(Path::parent).and_then(Path::file_name);
+    path.extension().is_some_and(|e| e == "json")
+        && conversations
+            .and_then(Path::file_name)
+            .is_some_and(|c| c == "conversations")
+        && config.is_some_and(|c| c == "open-interpreter")
+}
+
 /// A pi session: `.jsonl` in `sessions/--<cwd>--/`, or anywhere under `.pi`.
 fn is_pi_session(path: &Path) -> bool {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -234,9 +248,13 @@ pub trait LineReader: Send {
 /// database).
 pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option<Box<dyn LineReader>> {
     match format {
-        Format::Opencode | Format::Crush | Format::Auggie | Format::Continue | Format::Cline | Format::Nanocoder => {
-            None
-        }
+        Format::Opencode
+        | Format::Crush
+        | Format::Auggie
+        | Format::Continue
+        | Format::Cline
+        | Format::Nanocoder
+        | Format::Interpreter => None,
         Format::Claude => Some(Box::new(claude::ClaudeReader::new(link))),
         Format::Codex => Some(Box::new(codex::CodexReader::default())),
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
@@ -271,6 +289,7 @@ pub fn document_parser(format: Format) -> Option<DocumentParser> {
         Format::Continue => Some(continue_cli::parse),
         Format::Cline => Some(cline::parse),
         Format::Nanocoder => Some(nanocoder::parse),
+        Format::Interpreter => Some(interpreter::parse),
         _ => None,
     }
 }
@@ -412,6 +431,10 @@ mod tests {
             Some(Format::Continue)
         );
         assert_eq!(f("/h/.continue/sessions/sessions.json"), Some(Format::Gemini));
+        assert_eq!(
+            f("/h/.config/open-interpreter/conversations/hello__December_06_2026_06-12-06.json"),
+            Some(Format::Interpreter)
+        );
         assert_eq!(
             f("/h/.cline/data/sessions/1796527564673_8vu81/1796527564673_8vu81.messages.json"),
             Some(Format::Cline)

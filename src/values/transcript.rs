@@ -48,6 +48,9 @@ pub enum Format {
     /// nanocoder: `~/.local/share/nanocoder/sessions/<uuid>.json`, one
     /// document rewritten whole at each save.
     Nanocoder,
+    /// Open Interpreter: `~/.config/open-interpreter/conversations/<name>.json`,
+    /// one JSON array of messages rewritten whole after each turn.
+    Interpreter,
 }
 
 impl Format {
@@ -68,6 +71,7 @@ impl Format {
             Format::Gptme => "gptme",
             Format::Cline => "cline",
             Format::Nanocoder => "nanocoder",
+            Format::Interpreter => "interpreter",
         }
     }
 
@@ -88,6 +92,7 @@ impl Format {
             "gptme" => Some(Format::Gptme),
             "cline" => Some(Format::Cline),
             "nanocoder" => Some(Format::Nanocoder),
+            "interpreter" => Some(Format::Interpreter),
             _ => None,
         }
     }
