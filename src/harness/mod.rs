@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, `cline`, `grok`, `nanocoder`, `letta`, `mini`, and the engine's own `shell`, `cmd`
+//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, `cline`, `grok`, `nanocoder`, `letta`, `mini`, `interpreter` (Open Interpreter), and the engine's own `shell`, `cmd`
 //! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -25,6 +25,7 @@ pub mod grok;
 mod hook_config;
 pub mod hooks;
 pub mod input_line;
+pub mod interpreter;
 pub mod letta;
 pub mod login;
 pub mod mini;
@@ -78,6 +79,7 @@ pub const KNOWN: &[&str] = &[
     "nanocoder",
     "letta",
     "mini",
+    "interpreter",
 ];
 
 /// The adapter of a family: built in, else declared in the config in
@@ -119,6 +121,7 @@ fn builtin_adapter(family: &str) -> Option<&'static dyn Adapter> {
         "nanocoder" => &nanocoder::Nanocoder,
         "letta" => &letta::Letta,
         "mini" => &mini::Mini,
+        "interpreter" => &interpreter::Interpreter,
         _ => return None,
     })
 }

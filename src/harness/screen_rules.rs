@@ -28,6 +28,7 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("grok", include_str!("screens/grok.toml")),
     ("letta", include_str!("screens/letta.toml")),
     ("mini", include_str!("screens/mini.toml")),
+    ("interpreter", include_str!("screens/interpreter.toml")),
     ("nanocoder", include_str!("screens/nanocoder.toml")),
     ("opencode", include_str!("screens/opencode.toml")),
     ("pi", include_str!("screens/pi.toml")),

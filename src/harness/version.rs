@@ -108,6 +108,7 @@ pub const VERIFIED: &[(&str, &str)] = &[
     ("nanocoder", "1.30.0"),
     ("letta", "0.25.9"),
     ("mini", "2.4.6"),
+    ("interpreter", "0.4.3"),
 ];
 
 /// The version `family` was verified with, when `found` is newer: its

@@ -24,6 +24,7 @@ pub mod droid;
 pub mod gemini;
 pub mod gptme;
 pub mod index;
+pub mod interpreter;
 pub mod letta;
 pub mod mini;
 pub mod model;
@@ -99,6 +100,8 @@ impl Format {
             Some(Format::Letta)
         } else if is_nanocoder_session(path) {
             Some(Format::Nanocoder)
+        } else if is_interpreter_conversation(path) {
+            Some(Format::Interpreter)
         } else if is_qwen_chat(path) {
             Some(Format::Qwen)
         } else if is_pi_session(path) {
@@ -179,6 +182,17 @@ fn is_nanocoder_session(path: &Path) -> bool {
         && data.is_some_and(|d| d == "nanocoder")
 }
 
+/// An Open Interpreter conversation: `.json` in `open-interpreter/conversations/`.
+fn is_interpreter_conversation(path: &Path) -> bool {
+    let conversations = path.parent();
+    let config = conversations.and_then(Path::parent).and_then(Path::file_name);
+    path.extension().is_some_and(|e| e == "json")
+        && conversations
+            .and_then(Path::file_name)
+            .is_some_and(|c| c == "conversations")
+        && config.is_some_and(|c| c == "open-interpreter")
+}
+
 /// A pi session: `.jsonl` in `sessions/--<cwd>--/`, or anywhere under `.pi`.
 fn is_pi_session(path: &Path) -> bool {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -246,7 +260,8 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
         | Format::Continue
         | Format::Cline
         | Format::Nanocoder
-        | Format::Mini => None,
+        | Format::Mini
+        | Format::Interpreter => None,
         Format::Claude => Some(Box::new(claude::ClaudeReader::new(link))),
         Format::Codex => Some(Box::new(codex::CodexReader::default())),
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
@@ -283,6 +298,7 @@ pub fn document_parser(format: Format) -> Option<DocumentParser> {
         Format::Cline => Some(cline::parse),
         Format::Nanocoder => Some(nanocoder::parse),
         Format::Mini => Some(mini::parse),
+        Format::Interpreter => Some(interpreter::parse),
         _ => None,
     }
 }
@@ -424,6 +440,10 @@ mod tests {
             Some(Format::Continue)
         );
         assert_eq!(f("/h/.continue/sessions/sessions.json"), Some(Format::Gemini));
+        assert_eq!(
+            f("/h/.config/open-interpreter/conversations/hello__December_06_2026_06-12-06.json"),
+            Some(Format::Interpreter)
+        );
         assert_eq!(
             f("/h/.cline/data/sessions/1796527564673_8vu81/1796527564673_8vu81.messages.json"),
             Some(Format::Cline)

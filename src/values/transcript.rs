@@ -54,6 +54,9 @@ pub enum Format {
     /// mini-swe-agent: a run's trajectory (`-o FILE`), one document
     /// rewritten whole after each step.
     Mini,
+    /// Open Interpreter: `~/.config/open-interpreter/conversations/<name>.json`,
+    /// one JSON array of messages rewritten whole after each turn.
+    Interpreter,
 }
 
 impl Format {
@@ -76,6 +79,7 @@ impl Format {
             Format::Nanocoder => "nanocoder",
             Format::Letta => "letta",
             Format::Mini => "mini",
+            Format::Interpreter => "interpreter",
         }
     }
 
@@ -98,6 +102,7 @@ impl Format {
             "nanocoder" => Some(Format::Nanocoder),
             "letta" => Some(Format::Letta),
             "mini" => Some(Format::Mini),
+            "interpreter" => Some(Format::Interpreter),
             _ => None,
         }
     }
