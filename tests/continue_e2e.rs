@@ -201,32 +201,19 @@ fn a_real_continue_run_finds_its_session_asks_permission_resumes_and_forks() {
     // Resume: `cn --resume`, its session made the one written last.
     let again = agents(&["sessions", "resume", &session, "-d"]);
     assert_eq!(argv(&home, &again).last().map(String::as_str), Some("--resume"));
-    assert_eq!(home.show(&again)["session_id"], session.as_str());
-    wait(&home, &again, "the resumed input box is up", || {
-        composer_up(&home, &again) && home.logs(&again).contains("hello narwhal")
-    });
-    home.ok(&["send", &again, "back again"]);
-    wait(
+    real_cli::resumed_in_its_file(
         &home,
         &again,
-        "the resumed reply is in the session's transcript",
-        || has_message(&transcript(&home, &session), "assistant", "Mock reply to: back again"),
-    );
-    real_cli::each_user_text_once(
-        &home,
         &session,
-        &["hello narwhal", "QUEUED-ONE", "SHELL please", "back again"],
-    );
-    assert!(
-        std::fs::read_to_string(&file).unwrap().contains("back again"),
-        "the resume wrote to the session's own file"
+        &file,
+        &["hello narwhal", "QUEUED-ONE", "SHELL please"],
+        || composer_up(&home, &again),
     );
     assert_eq!(
         std::fs::read_to_string(&other).unwrap(),
         decoy_text,
         "the other session is untouched"
     );
-    wait(&home, &again, "the resumed turn is over", || composer_up(&home, &again));
     home.ok(&["send", &again, "/exit"]);
     let ended = home.wait_end(&again);
     assert_eq!(ended["state"], "succeeded", "{ended}");

@@ -196,33 +196,14 @@ fn a_real_gptme_run_writes_its_named_conversation_holds_a_prompt_for_its_input_a
     let again = agents(&["sessions", "resume", &name, "-d"]);
     let argv = real_cli::argv_of(&home, &again);
     assert!(argv.ends_with(&["--name".to_string(), name.clone()]), "{argv:?}");
-    assert_eq!(home.show(&again)["session_id"], name.as_str());
-    wait(&home, &again, "the resumed prompt is up", || {
-        prompt_up(&home, &again) && home.logs(&again).contains("hello narwhal")
-    });
-    home.ok(&["send", &again, "back again"]);
-    wait(
+    real_cli::resumed_in_its_file(
         &home,
         &again,
-        "the resumed reply is in the conversation's transcript",
-        || has_message(&transcript(&home, &name), "assistant", "Mock reply to: back again"),
-    );
-    real_cli::each_user_text_once(
-        &home,
         &name,
-        &[
-            "hello narwhal",
-            "SLOW please",
-            "after the slow one",
-            "SHELL please",
-            "back again",
-        ],
+        &file,
+        &["hello narwhal", "SLOW please", "after the slow one", "SHELL please"],
+        || prompt_up(&home, &again),
     );
-    assert!(
-        std::fs::read_to_string(&file).unwrap().contains("back again"),
-        "the resume wrote to the conversation's own file"
-    );
-    wait(&home, &again, "the resumed turn is over", || prompt_up(&home, &again));
     home.ok(&["send", &again, "/exit"]);
     let ended = home.wait_end(&again);
     assert_eq!(ended["state"], "succeeded", "{ended}");

@@ -190,27 +190,14 @@ fn a_real_nanocoder_run_is_trusted_answers_asks_permission_and_resumes() {
     let again = agents(&["sessions", "resume", &session, "-d"]);
     let argv = real_cli::argv_of(&home, &again);
     assert!(argv.ends_with(&["--resume".to_string(), session.clone()]), "{argv:?}");
-    assert_eq!(home.show(&again)["session_id"], session.as_str());
-    wait(&home, &again, "the resumed input box is up", || {
-        composer_up(&home, &again) && home.logs(&again).contains("hello narwhal")
-    });
-    home.ok(&["send", &again, "back again"]);
-    wait(
+    real_cli::resumed_in_its_file(
         &home,
         &again,
-        "the resumed reply is in the session's transcript",
-        || has_message(&transcript(&home, &session), "assistant", "Mock reply to: back again"),
-    );
-    real_cli::each_user_text_once(
-        &home,
         &session,
-        &["hello narwhal", "QUEUED-ONE", "SHELL please", "back again"],
+        &file,
+        &["hello narwhal", "QUEUED-ONE", "SHELL please"],
+        || composer_up(&home, &again),
     );
-    assert!(
-        std::fs::read_to_string(&file).unwrap().contains("back again"),
-        "the resume wrote to the session's own file"
-    );
-    wait(&home, &again, "the resumed turn is over", || composer_up(&home, &again));
     exit(&home, &again);
 
     let refused = home.fails(&["sessions", "fork", &session]);

@@ -398,6 +398,45 @@ pub fn a_draft_holds_a_prompt_till_erased(
     );
 }
 
+/// A resumed run (`again`, started by `agents sessions resume SESSION`)
+/// goes on with the session in its own file: it is the session's run, its
+/// history shows `earlier` once its input is up (`up`), a prompt sent to it
+/// is answered in the session's transcript and written to `file`, each of
+/// the session's `prompts` (and the new one) is in it once, and the turn
+/// ends. `prompts` are those the session had; the mocks reply `Mock reply
+/// to: <the text>`.
+pub fn resumed_in_its_file(
+    home: &Home,
+    again: &str,
+    session: &str,
+    file: &Path,
+    prompts: &[&str],
+    up: impl Fn() -> bool,
+) {
+    assert_eq!(home.show(again)["session_id"], session);
+    let earlier = prompts.first().copied().unwrap_or_default();
+    let patience = Duration::from_secs(60);
+    wait(home, again, patience, "the resumed input is up", || {
+        up() && home.logs(again).contains(earlier)
+    });
+    home.ok(&["send", again, "back again"]);
+    wait(
+        home,
+        again,
+        patience,
+        "the resumed reply is in the session's transcript",
+        || has_message(&transcript(home, session), "assistant", "Mock reply to: back again"),
+    );
+    let mut all = prompts.to_vec();
+    all.push("back again");
+    each_user_text_once(home, session, &all);
+    assert!(
+        std::fs::read_to_string(file).unwrap().contains("back again"),
+        "the resume wrote to the session's own file"
+    );
+    wait(home, again, patience, "the resumed turn is over", up);
+}
+
 /// The command line a run was started with (`agents show`'s `command`).
 pub fn argv_of(home: &Home, run: &str) -> Vec<String> {
     home.show(run)["command"]
