@@ -2,7 +2,7 @@
 //! whose request never answers is `stalled` once its screen (spinner, clock
 //! and hint row aside) has stood still for `stalled_after_secs`, and a turn
 //! the API refused as overloaded ends `idle`, saying so in Claude's own
-//! words. Against a loopback mock of the Messages API, as `claude_e2e.rs`.
+//! words. Against a loopback mock of the Messages API, as `clis/claude.rs`.
 //!
 //! Needs the CLI: `AGENTS_TEST_CLAUDE=/path/to/claude` (`.ci/run` sets it).
 

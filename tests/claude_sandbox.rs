@@ -4,7 +4,7 @@
 //! work tree succeeds, one that writes the home fails, and Claude's own
 //! transcript says so; its hooks reach the daemon from inside the box.
 //!
-//! Needs the CLI (`AGENTS_TEST_CLAUDE`, as `claude_e2e.rs`) and bubblewrap.
+//! Needs the CLI (`AGENTS_TEST_CLAUDE`, as `clis/claude.rs`) and bubblewrap.
 
 mod common;
 

@@ -6,7 +6,7 @@
 //! has ended.
 //!
 //! Needs the CLI: `AGENTS_TEST_CLAUDE=/path/to/claude` (see
-//! tests/claude_e2e.rs).
+//! tests/clis/claude.rs).
 
 mod common;
 

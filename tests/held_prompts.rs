@@ -3,8 +3,8 @@
 //! that comes — `send`, mail, a task result — untyped, listed with why it
 //! waits; once the draft is erased each goes in, once and alone. Typing
 //! into a run holds prompts a moment too. The real Claude Code and Codex
-//! are tried the same way in their own tests (`claude_e2e.rs`,
-//! `codex_e2e.rs`).
+//! are tried the same way in their own tests (`clis/claude.rs`,
+//! `clis/codex.rs`).
 
 mod common;
 

@@ -52,7 +52,7 @@ const CLAUDE: Description = Description {
     enter_delay_ms: 100,
     // Claude Code 2.1.332 drops keys typed within a moment of drawing its
     // permission dialog: an answer 0.5 s after the dialog's hook was lost,
-    // 0.8 s after it was taken (tests/claude_e2e.rs against 2.1.332).
+    // 0.8 s after it was taken (tests/clis/claude.rs against 2.1.332).
     answer_settle_ms: 1000,
     ..Description::new("claude", "claude")
 };

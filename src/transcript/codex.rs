@@ -363,7 +363,7 @@ mod tests {
     }
 
     /// Recorded from the interactive Codex 0.171.0 TUI against a mock
-    /// model (tests/codex_e2e.rs does the same): two prompts, then a third
+    /// model (tests/clis/codex.rs does the same): two prompts, then a third
     /// after `codex resume ID`, all in one rollout. Long harness texts are
     /// elided and paths normalized.
     fn interactive_rollout() -> std::path::PathBuf {

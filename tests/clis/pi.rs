@@ -18,7 +18,7 @@
 //! Needs the CLI: `AGENTS_TEST_PI=/path/to/pi` (and `AGENTS_REQUIRE_PI=1`
 //! makes a missing CLI fail instead of skip).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -19,7 +19,7 @@
 //! `AGENTS_REQUIRE_INTERPRETER=1` makes a missing CLI fail instead of
 //! skip).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

@@ -16,7 +16,7 @@
 //! `aider-chat` from PyPI into a venv and sets it, with
 //! `AGENTS_REQUIRE_AIDER=1` so a missing aider fails instead of skipping).
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

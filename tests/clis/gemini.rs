@@ -21,7 +21,7 @@
 //! `FAST_RETURN_TIMEOUT`) as a newline; its adapter holds the Enter back
 //! (`Adapter::enter_delay_ms`), which this test depends on.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

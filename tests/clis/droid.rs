@@ -22,7 +22,7 @@
 //! Needs the CLI: `AGENTS_TEST_DROID=/path/to/droid` (and
 //! `AGENTS_REQUIRE_DROID=1` makes a missing CLI fail instead of skip).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -22,7 +22,7 @@
 //! (and `AGENTS_REQUIRE_NANOCODER=1` makes a missing CLI fail instead of
 //! skip).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -9,7 +9,7 @@
 //! `@anthropic-ai/claude-code` from npm and sets it, with
 //! `AGENTS_REQUIRE_CLAUDE=1` so a missing CLI fails instead of skipping).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

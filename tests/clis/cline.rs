@@ -19,7 +19,7 @@
 //! Needs the CLI: `AGENTS_TEST_CLINE=/path/to/cline` (and
 //! `AGENTS_REQUIRE_CLINE=1` makes a missing CLI fail instead of skip).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -14,7 +14,7 @@
 //! Needs the CLI: `AGENTS_TEST_GROK=/path/to/grok` (and
 //! `AGENTS_REQUIRE_GROK=1` makes a missing CLI fail instead of skip).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -20,7 +20,7 @@
 //! Needs the CLI: `AGENTS_TEST_COPILOT=/path/to/copilot` (and
 //! `AGENTS_REQUIRE_COPILOT=1` makes a missing CLI fail instead of skip).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::Duration;

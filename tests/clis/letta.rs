@@ -19,7 +19,7 @@
 //! Needs the CLI: `AGENTS_TEST_LETTA=/path/to/letta` (and
 //! `AGENTS_REQUIRE_LETTA=1` makes a missing CLI fail instead of skip).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -20,7 +20,7 @@
 //! Needs the CLI: `AGENTS_TEST_CONTINUE=/path/to/cn` (and
 //! `AGENTS_REQUIRE_CONTINUE=1` makes a missing CLI fail instead of skip).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

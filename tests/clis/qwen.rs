@@ -17,7 +17,7 @@
 //! Needs the CLI: `AGENTS_TEST_QWEN=/path/to/qwen` (and
 //! `AGENTS_REQUIRE_QWEN=1` makes a missing CLI fail instead of skip).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -22,7 +22,7 @@
 //! the real `kilo` (`AGENTS_TEST_KILO`, `AGENTS_REQUIRE_KILO`), its config
 //! in `~/.config/kilo/kilo.json`, its sessions in `~/.local/share/kilo/kilo.db`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -17,7 +17,7 @@
 //! Needs the CLI: `AGENTS_TEST_MINI=/path/to/mini` (and
 //! `AGENTS_REQUIRE_MINI=1` makes a missing CLI fail instead of skip).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -17,7 +17,7 @@
 //! Needs the CLI: `AGENTS_TEST_AUGGIE=/path/to/auggie` (and
 //! `AGENTS_REQUIRE_AUGGIE=1` makes a missing CLI fail instead of skip).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

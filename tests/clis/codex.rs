@@ -24,7 +24,7 @@
 //! `@openai/codex` from npm and sets it, with `AGENTS_REQUIRE_CODEX=1` so a
 //! missing CLI fails instead of skipping).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

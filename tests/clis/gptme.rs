@@ -19,7 +19,7 @@
 //! Needs the CLI: `AGENTS_TEST_GPTME=/path/to/gptme` (and
 //! `AGENTS_REQUIRE_GPTME=1` makes a missing CLI fail instead of skip).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::Duration;
