@@ -41,8 +41,12 @@ pub fn version_of(binary: &Path) -> Option<String> {
 
 /// `None`: the binary did not start. `Some(None)`: it gave no version.
 fn probe(binary: &Path) -> Option<Option<String>> {
-    let child = Command::new(binary)
+    // Asked in a folder of no one's: some write into the one they are
+    // asked in, even for --version (Letta Code's `.letta/`).
+    let binary = std::path::absolute(binary).ok()?;
+    let child = Command::new(&binary)
         .arg("--version")
+        .current_dir(std::env::temp_dir())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -127,6 +131,24 @@ fn numbers(version: &str) -> Option<Vec<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_version_is_asked_for_in_a_folder_of_no_one_s() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("cli");
+        let said = dir.path().join("asked-in");
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\npwd > {}\necho 'cli 4.5.6'\n", said.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(version_of(&script).as_deref(), Some("4.5.6"));
+        let asked_in = std::fs::read_to_string(&said).unwrap();
+        let temp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+        assert_eq!(std::fs::canonicalize(asked_in.trim()).unwrap(), temp);
+    }
 
     #[test]
     fn a_version_newer_than_the_one_verified_is_told() {
