@@ -208,15 +208,25 @@ async fn hand_to_status_loop(engine: Arc<Engine>, run: String, seen: HookSeen) {
 /// backing off, until found, the run ends, or a hook said it. A session
 /// file appears when the first prompt is sent, which may be long after
 /// the start (a run left waiting an hour): the looks go on, every
-/// half-minute, for as long as the run lives.
+/// half-minute, for as long as the run lives. A run that has written
+/// nothing since the last look is not looked for again (a prompt sent is
+/// output too), so runs left idle cost neither a query nor a scan.
 pub fn discover_session(engine: Arc<Engine>, run: String, adapter: &'static dyn harness::Adapter, query: SessionQuery) {
     /// Backoff between looks; the last repeats. Early looks are cheap
     /// misses and later ones rare.
     const STEPS: &[u64] = &[1, 2, 4, 8, 15, 30];
     let query = Arc::new(query);
     tokio::spawn(async move {
+        let mut looked: Option<Instant> = None;
         for step in STEPS.iter().chain(std::iter::repeat(&30)) {
             tokio::time::sleep(Duration::from_secs(*step)).await;
+            if let Some(live) = engine.live(&run) {
+                let wrote = *live.last_output.lock();
+                if looked.is_some() && wrote <= looked {
+                    continue;
+                }
+            }
+            looked = Some(Instant::now());
             let Ok(Some(row)) = engine.store.runs().get(&run).await else {
                 return;
             };
