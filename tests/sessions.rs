@@ -155,6 +155,11 @@ fn sessions_list_names_the_resumed_run_that_holds_a_session_not_the_cancelled_on
     let human = home.ok(&["sessions", "list"]);
     let line = human.lines().find(|l| l.starts_with(&session)).unwrap();
     assert!(line.contains("running") && !line.contains("cancelled"), "{line}");
+    // A header, its columns over the rows' whatever the ids' lengths.
+    let header = human.lines().next().unwrap();
+    assert!(header.starts_with("SESSION"), "{human}");
+    let state = header.find("STATE").unwrap();
+    assert_eq!(line.get(state..state + "running".len()), Some("running"), "{human}");
 
     // Ended too, the newest run that held it is named, not the first.
     home.ok(&["cancel", "--force", &second]);

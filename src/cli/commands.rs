@@ -578,16 +578,19 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
             if list.sessions.is_empty() && !list.partial {
                 say!("no sessions yet: agent harnesses (claude, codex, …) record theirs");
             }
-            for s in &list.sessions {
-                say!(
-                    "{}  {:<7} {:<12} {:<10} {:<8} {}",
-                    s.id,
-                    s.harness,
-                    s.run_name.as_deref().unwrap_or("-"),
-                    s.run_state.map(|st| st.as_str()).unwrap_or("-"),
-                    s.host,
-                    s.cwd.as_deref().unwrap_or("-")
-                );
+            if !list.sessions.is_empty() {
+                let header = ["SESSION", "HARNESS", "RUN", "STATE", "HOST", "CWD"].map(String::from);
+                let rows = std::iter::once(header).chain(list.sessions.iter().map(|s| {
+                    [
+                        s.id.clone(),
+                        s.harness.clone(),
+                        s.run_name.clone().unwrap_or_else(|| "-".into()),
+                        s.run_state.map_or("-", |st| st.as_str()).into(),
+                        s.host.clone(),
+                        s.cwd.clone().unwrap_or_else(|| "-".into()),
+                    ]
+                }));
+                crate::cli::print::out(&crate::cli::print::columns(rows.collect()));
             }
             super::print::unreachable_hosts(&list.hosts_unreachable, "sessions");
             Ok(0)

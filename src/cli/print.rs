@@ -153,30 +153,36 @@ pub fn table(runs: &[BriefRun]) -> String {
             relative_to(home.as_deref(), &r.cwd),
         ]);
     }
-    // Names and paths come from agents and users: one line each, inert.
+    columns(rows)
+}
+
+/// Rows of cells as aligned columns, two spaces apart, each line without
+/// trailing blanks. Names and paths come from agents and users: each cell
+/// is made one inert line first.
+pub fn columns<const N: usize>(mut rows: Vec<[String; N]>) -> String {
     for cell in rows.iter_mut().flatten() {
         if let std::borrow::Cow::Owned(inert) = crate::text::inert_line(cell) {
             *cell = inert;
         }
     }
-    let lengths: Vec<[usize; 10]> = rows
+    let lengths: Vec<[usize; N]> = rows
         .iter()
         .map(|row| row.each_ref().map(|c| c.chars().count()))
         .collect();
-    let mut widths = [0usize; 10];
+    let mut widths = [0usize; N];
     for row in &lengths {
         for (w, len) in widths.iter_mut().zip(row) {
             *w = (*w).max(*len);
         }
     }
-    let mut out = String::with_capacity(rows.len() * (widths.iter().sum::<usize>() + 2 * 10));
+    let mut out = String::with_capacity(rows.len() * (widths.iter().sum::<usize>() + 2 * N));
     for (row, lengths) in rows.iter().zip(&lengths) {
         for (i, cell) in row.iter().enumerate() {
             if i > 0 {
                 out.push_str("  ");
             }
             out.push_str(cell);
-            if i < 9 {
+            if i + 1 < N {
                 out.extend(std::iter::repeat_n(' ', widths[i] - lengths[i]));
             }
         }
