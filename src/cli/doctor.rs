@@ -544,6 +544,10 @@ fn credentials(family: &str) -> String {
     if !others.is_empty() {
         said.push_str(&format!(" (and {} more of its variables)", others.len()));
     }
+    let gap = crate::harness::credentials::setup_gap(family, config_home.as_deref(), var("HOME").as_deref());
+    if let Some(gap) = gap {
+        said.push_str(&format!("; {gap}"));
+    }
     said
 }
 

@@ -603,6 +603,46 @@ pub fn codex_provider_keys(codex_home: &Path) -> Vec<String> {
         .collect()
 }
 
+/// What a family's own setup lacks that its runs will stop at, when
+/// `agents doctor` can tell from its files: Continue's first-start key
+/// question, a Cline or nanocoder with no provider to talk to.
+pub fn setup_gap(family: &str, config_home: Option<&Path>, home: Option<&Path>) -> Option<String> {
+    let folder = |rest: &str| {
+        config_home
+            .map(Path::to_path_buf)
+            .or_else(|| home.map(|h| h.join(rest)))
+    };
+    let json = |file: &Path| -> Option<serde_json::Value> { serde_json::from_slice(&std::fs::read(file).ok()?).ok() };
+    match family {
+        "continue" => {
+            let dir = folder(".continue")?;
+            (dir.join("config.yaml").exists() && !dir.join(".onboarding_complete").exists()).then(|| {
+                format!(
+                    "cn asks for an Anthropic key at its first start until {} exists",
+                    dir.join(".onboarding_complete").display()
+                )
+            })
+        }
+        "cline" => {
+            let file = folder(".cline")?.join("data/settings/providers.json");
+            let providers = json(&file).map(|doc| doc["providers"].as_object().map_or(0, |p| p.len()));
+            (providers == Some(0) || providers.is_none()).then(|| {
+                format!(
+                    "no provider in {} (`cline auth` sets one): its runs ask to connect one",
+                    file.display()
+                )
+            })
+        }
+        "nanocoder" => {
+            let file = folder(".config/nanocoder")?.join("agents.config.json");
+            let providers = json(&file).map(|doc| doc["nanocoder"]["providers"].as_array().map_or(0, Vec::len));
+            (providers.unwrap_or(0) == 0)
+                .then(|| format!("no provider in {}: its runs open its provider wizard", file.display()))
+        }
+        _ => None,
+    }
+}
+
 /// The file a harness keeps its own login in, when it has one: what
 /// `agents doctor` looks for beside the variables.
 pub fn login_file(family: &str, config_home: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {

@@ -222,3 +222,36 @@ fn codex_providers_name_the_variables_their_keys_are_read_from() {
     keys.sort();
     assert_eq!(keys, ["AZURE_OPENAI_API_KEY", "MOCK_KEY", "PROXY_ORG"]);
 }
+
+#[test]
+fn a_setup_its_runs_would_stop_at_is_told() {
+    let home = tempfile::tempdir().unwrap();
+    let h = Some(home.path());
+    assert_eq!(
+        setup_gap("continue", None, h),
+        None,
+        "no config yet: nothing to tell of it"
+    );
+    std::fs::create_dir_all(home.path().join(".continue")).unwrap();
+    std::fs::write(home.path().join(".continue/config.yaml"), "models: []").unwrap();
+    assert!(setup_gap("continue", None, h).unwrap().contains(".onboarding_complete"));
+    std::fs::write(home.path().join(".continue/.onboarding_complete"), "").unwrap();
+    assert_eq!(setup_gap("continue", None, h), None);
+
+    let settings = home.path().join(".cline/data/settings");
+    std::fs::create_dir_all(&settings).unwrap();
+    std::fs::write(settings.join("providers.json"), "{}").unwrap();
+    assert!(setup_gap("cline", None, h).unwrap().contains("no provider"));
+    let one = r#"{"providers": {"openai-compatible": {"settings": {}}}}"#;
+    std::fs::write(settings.join("providers.json"), one).unwrap();
+    assert_eq!(setup_gap("cline", None, h), None);
+
+    assert!(setup_gap("nanocoder", None, h).unwrap().contains("provider wizard"));
+    let config = home.path().join(".config/nanocoder");
+    std::fs::create_dir_all(&config).unwrap();
+    let one =
+        r#"{"nanocoder": {"providers": [{"name": "mock", "baseUrl": "http://127.0.0.1:9/v1", "models": ["m"]}]}}"#;
+    std::fs::write(config.join("agents.config.json"), one).unwrap();
+    assert_eq!(setup_gap("nanocoder", None, h), None);
+    assert_eq!(setup_gap("claude", None, h), None);
+}
