@@ -273,13 +273,15 @@ fn the_checker_sees_grouped_and_plain_paths_but_not_comments() {
 
 /// SQL on our own database is the store's (`src/store/`): the daemon and
 /// the remote mirrors call its typed methods. Outside it, only code that
-/// reads another program's database (opencode's and Crush's SQLite, and
-/// the tests that make such databases) writes SQL.
+/// reads another program's database (opencode's, Crush's and Hermes
+/// Agent's SQLite, and the tests that make such databases) writes SQL.
 const FOREIGN_SQL: &[&str] = &[
     "src/harness/crush.rs",
     "src/harness/opencode.rs",
     "src/transcript/crush.rs",
     "src/transcript/crush_tests.rs",
+    "src/transcript/hermes.rs",
+    "src/transcript/hermes_tests.rs",
     "src/transcript/index_tests.rs",
     "src/transcript/opencode.rs",
     "src/transcript/opencode_tests.rs",

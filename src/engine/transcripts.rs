@@ -52,6 +52,8 @@ enum Job {
     Watch(Vec<PathBuf>),
     /// Something changed at this path.
     Changed(PathBuf),
+    /// A database changed a while ago: read its sessions once more.
+    Recheck(PathBuf),
     /// A run ended: stop tailing the sessions no live run uses.
     Prune,
 }
@@ -84,6 +86,7 @@ impl Transcripts {
             watcher: None,
             files: HashSet::new(),
             claude_dirs: HashMap::new(),
+            again: None,
         };
         tokio::spawn(tailer.run(jobs.clone(), rx));
         let resume = jobs.clone();
@@ -234,11 +237,22 @@ struct Tailer {
     /// A Claude session's folder (`<session>/`, where `subagents/` appears)
     /// → its session file.
     claude_dirs: HashMap<PathBuf, PathBuf>,
+    /// Its own queue, to look at a database again (weak: the tailer ends
+    /// when the engine drops its sender).
+    again: Option<mpsc::WeakUnboundedSender<Job>>,
 }
+
+/// How long after a database's change it is read once more. A harness
+/// that writes SQLite in WAL mode may make its commit visible only after
+/// the read its last write woke (Hermes Agent: its message, its full-text
+/// rows, then the wal-index), with no later write to wake another read;
+/// in its real-CLI test each missed commit was visible well within this.
+const DATABASE_RECHECK: std::time::Duration = std::time::Duration::from_millis(400);
 
 impl Tailer {
     async fn run(mut self, jobs: mpsc::UnboundedSender<Job>, mut rx: mpsc::UnboundedReceiver<Job>) {
         let tx = jobs.clone();
+        self.again = Some(jobs.downgrade());
         self.watcher = Watcher::new(move |path| {
             let _ = tx.send(Job::Changed(path));
         })
@@ -265,6 +279,9 @@ impl Tailer {
                         if !changed.contains(&p) {
                             changed.push(p);
                         }
+                    }
+                    Job::Recheck(db) => {
+                        self.index_database(&db).await;
                     }
                     Job::Prune => prune = true,
                 }
@@ -328,19 +345,21 @@ impl Tailer {
             self.index(path).await;
             return;
         }
-        // opencode and Crush write their sessions to one database (and its
-        // log first): every session tailed in it may have grown.
+        // opencode, Crush and Hermes Agent write their sessions to one
+        // database (and its log first): every session tailed in it may have
+        // grown; it is read again a moment later for a commit made visible
+        // after this read.
         let db = path.to_string_lossy();
         let db = Path::new(db.strip_suffix("-wal").unwrap_or(&db));
-        let sessions: Vec<PathBuf> = self
-            .files
-            .iter()
-            .filter(|f| crate::transcript::database_source(f).is_some_and(|(_, d, _)| d == db))
-            .cloned()
-            .collect();
-        if !sessions.is_empty() {
-            for f in sessions {
-                self.index(&f).await;
+        if self.index_database(db).await {
+            if let Some(again) = self.again.clone() {
+                let db = db.to_path_buf();
+                tokio::spawn(async move {
+                    tokio::time::sleep(DATABASE_RECHECK).await;
+                    if let Some(tx) = again.upgrade() {
+                        let _ = tx.send(Job::Recheck(db));
+                    }
+                });
             }
             return;
         }
@@ -399,6 +418,20 @@ impl Tailer {
             Ok(None) => {}
             Err(e) => tracing::warn!("subagent transcript {}: {e}", file.display()),
         }
+    }
+
+    /// Reads the sessions tailed in the database `db`; false when none is.
+    async fn index_database(&self, db: &Path) -> bool {
+        let sessions: Vec<PathBuf> = self
+            .files
+            .iter()
+            .filter(|f| crate::transcript::database_source(f).is_some_and(|(_, d, _)| d == db))
+            .cloned()
+            .collect();
+        for f in &sessions {
+            self.index(f).await;
+        }
+        !sessions.is_empty()
     }
 
     async fn index(&self, path: &Path) {

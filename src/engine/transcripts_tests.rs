@@ -12,6 +12,7 @@ fn tailer(store: &Store) -> Tailer {
         watcher: Some(Watcher::new(|_| {}).unwrap()),
         files: HashSet::new(),
         claude_dirs: HashMap::new(),
+        again: None,
     }
 }
 

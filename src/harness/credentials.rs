@@ -453,6 +453,37 @@ pub const INTERPRETER: HarnessEnv = HarnessEnv {
     prefixes: &["OPENAI_", "ANTHROPIC_", "LITELLM_", "INTERPRETER_", "AWS_"],
 };
 
+/// Hermes Agent: the keys and endpoints of the providers it takes (its
+/// `custom` provider is `CUSTOM_*` or `OPENAI_BASE_URL`), Nous Portal's
+/// endpoints, its tirith scanner's switches (`TIRITH_*`), and every
+/// `HERMES_*` (its home, `HERMES_HOME`, among them).
+pub const HERMES: HarnessEnv = HarnessEnv {
+    shared: PROVIDER_KEYS,
+    names: &[
+        "ANTHROPIC_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "OPENAI_BASE_URL",
+        "OPENROUTER_API_KEY",
+        "OPENROUTER_BASE_URL",
+        "NOUS_INFERENCE_BASE_URL",
+        "NOUS_PORTAL_BASE_URL",
+        "XAI_API_KEY",
+        "XAI_BASE_URL",
+        "OLLAMA_API_KEY",
+        "OLLAMA_BASE_URL",
+        "LM_API_KEY",
+        "LM_BASE_URL",
+    ],
+    prefixes: &[
+        "HERMES_",
+        "CUSTOM_",
+        "DEEPINFRA_",
+        "NOVITA_",
+        "AZURE_FOUNDRY_",
+        "TIRITH_",
+    ],
+};
+
 /// gptme: the keys and endpoints of the providers it takes (its `local`
 /// provider is `OPENAI_BASE_URL` or `OPENAI_API_BASE`), its proxy and
 /// hosted service, `MODEL`, and every `GPTME_*` (each of its settings may

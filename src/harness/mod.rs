@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, `cline`, `grok`, `nanocoder`, `letta`, `mini`, `interpreter` (Open Interpreter), and the engine's own `shell`, `cmd`
+//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, `cline`, `grok`, `nanocoder`, `letta`, `mini`, `interpreter` (Open Interpreter), `hermes` (Hermes Agent), and the engine's own `shell`, `cmd`
 //! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -22,6 +22,7 @@ pub mod droid;
 pub mod gemini;
 pub mod gptme;
 pub mod grok;
+pub mod hermes;
 mod hook_config;
 pub mod hooks;
 pub mod input_line;
@@ -80,6 +81,7 @@ pub const KNOWN: &[&str] = &[
     "letta",
     "mini",
     "interpreter",
+    "hermes",
 ];
 
 /// The adapter of a family: built in, else declared in the config in
@@ -122,6 +124,7 @@ fn builtin_adapter(family: &str) -> Option<&'static dyn Adapter> {
         "letta" => &letta::Letta,
         "mini" => &mini::Mini,
         "interpreter" => &interpreter::Interpreter,
+        "hermes" => &hermes::Hermes,
         _ => return None,
     })
 }

@@ -29,6 +29,7 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("letta", include_str!("screens/letta.toml")),
     ("mini", include_str!("screens/mini.toml")),
     ("interpreter", include_str!("screens/interpreter.toml")),
+    ("hermes", include_str!("screens/hermes.toml")),
     ("nanocoder", include_str!("screens/nanocoder.toml")),
     ("opencode", include_str!("screens/opencode.toml")),
     ("pi", include_str!("screens/pi.toml")),

@@ -113,6 +113,7 @@ pub const VERIFIED: &[(&str, &str)] = &[
     ("letta", "0.25.9"),
     ("mini", "2.4.6"),
     ("interpreter", "0.4.3"),
+    ("hermes", "0.19.0"),
 ];
 
 /// The version `family` was verified with, when `found` is newer: its

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 
 use super::claude::{self, SubagentLink};
 use super::tail::{self, Tail};
-use super::{Batch, Format, aider, crush, droid, gemini, line_reader, opencode};
+use super::{Batch, Format, aider, crush, droid, gemini, hermes, line_reader, opencode};
 use crate::store::StoreError;
 use crate::store::transcripts::{self as db, Progress, SourceRow};
 
@@ -23,7 +23,7 @@ pub enum IndexError {
     #[error("reading {path}: {source}")]
     Io { path: String, source: std::io::Error },
     #[error(
-        "{0}: not a transcript format this version reads (Claude, Codex, Qwen, pi, Copilot, Droid or gptme JSONL, Gemini, Auggie, Continue, Cline, nanocoder or Open Interpreter JSON, aider markdown, an opencode or Crush database's session)"
+        "{0}: not a transcript format this version reads (Claude, Codex, Qwen, pi, Copilot, Droid or gptme JSONL, Gemini, Auggie, Continue, Cline, nanocoder or Open Interpreter JSON, aider markdown, an opencode, Crush or Hermes Agent database's session)"
     )]
     UnknownFormat(String),
     #[error("{0} is not registered as a transcript")]
@@ -176,6 +176,9 @@ pub fn step(conn: &mut Connection, path: &Path, max: usize) -> Result<Stepped, I
     }
     if src.format == Format::Crush {
         return step_crush(conn, &src, path, io);
+    }
+    if src.format == Format::Hermes {
+        return step_hermes(conn, &src, path, io);
     }
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
@@ -340,6 +343,28 @@ fn step_crush(
     })
 }
 
+/// One step of a Hermes Agent session, as of Crush: its rows are never
+/// rewritten, and its tokens are the growth of its session row's totals.
+fn step_hermes(
+    conn: &mut Connection,
+    src: &SourceRow,
+    path: &Path,
+    io: impl Fn(std::io::Error) -> IndexError,
+) -> Result<Stepped, IndexError> {
+    let split = hermes::split_source(path);
+    step_database(conn, src, split, "not a Hermes session", io, |db, session, done| {
+        let (mut batch, records_done, more, totals) = hermes::read_session(db, session, done)?;
+        let counted: crate::transcript::Usage = serde_json::from_value(src.state.clone()).unwrap_or_default();
+        batch.usage = totals.minus(&counted);
+        Ok(DatabaseRead {
+            batch,
+            records_done,
+            more,
+            state: serde_json::to_value(totals).unwrap_or_default(),
+        })
+    })
+}
+
 /// One step of a session an agent keeps in its own SQLite database
 /// (`split`: the database and the session its source names, if it names
 /// one; `not_one` says it does not): `read` reads what is new after the
@@ -367,18 +392,42 @@ fn step_database(
     let progress = Progress {
         offset: read.records_done as u64,
         file_id: src.file_id.clone(),
-        seen: (!read.more).then_some(seen),
+        seen: (!read.more && settled(&db)).then_some(seen),
         state: read.state,
         reset: false,
     };
     db::save_batch(conn, src, &read.batch, &progress)?;
+    // A read again only because the database had not settled may find
+    // nothing: that is no change.
+    let news = !read.batch.messages.is_empty()
+        || read.records_done != src.offset as usize
+        || read.batch.usage != crate::transcript::Usage::default();
     Ok(Stepped {
         messages: read.batch.messages.len() as u64,
         malformed: read.batch.stats.malformed,
         unknown: read.batch.stats.unknown,
         more: read.more,
-        changed: true,
+        changed: news,
         left: 0,
+    })
+}
+
+/// How long a database must have been still before its signature is
+/// trusted to say it has not changed since.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Whether a database and its log were last written long enough ago that
+/// a write made since would show in their signature. Their times are the
+/// kernel's coarse clock (a few ms), and a log reused after a checkpoint
+/// keeps its size: a commit landing just after a read can leave the
+/// signature as it was (as git's index treats a "racily clean" file).
+fn settled(db: &Path) -> bool {
+    let wal = PathBuf::from(format!("{}-wal", db.display()));
+    let now = std::time::SystemTime::now();
+    [db, wal.as_path()].iter().all(|f| {
+        std::fs::metadata(f)
+            .and_then(|m| m.modified())
+            .map_or(true, |t| now.duration_since(t).is_ok_and(|age| age >= SETTLE))
     })
 }
 

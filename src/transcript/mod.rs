@@ -23,6 +23,7 @@ pub mod document;
 pub mod droid;
 pub mod gemini;
 pub mod gptme;
+pub mod hermes;
 pub mod index;
 pub mod interpreter;
 pub mod letta;
@@ -256,6 +257,7 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
     match format {
         Format::Opencode
         | Format::Crush
+        | Format::Hermes
         | Format::Auggie
         | Format::Continue
         | Format::Cline
@@ -314,16 +316,21 @@ pub fn is_document(format: Format, path: &Path) -> bool {
 pub fn source_exists(path: &Path) -> bool {
     match database_source(path) {
         Some((Format::Crush, db, session)) => crush::has_session(&db, &session),
+        Some((Format::Hermes, db, session)) => hermes::has_session(&db, &session),
         Some((_, db, session)) => opencode::has_session(&db, &session),
         None => path.is_file(),
     }
 }
 
-/// A transcript kept as rows of a harness's database (opencode, Crush):
+/// A transcript kept as rows of a harness's database (opencode, Crush,
+/// Hermes Agent):
 /// its format, the database and the session, from the source's name.
 pub fn database_source(path: &Path) -> Option<(Format, PathBuf, String)> {
     if let Some((db, session)) = opencode::split_source(path) {
         return Some((Format::Opencode, db, session));
+    }
+    if let Some((db, session)) = hermes::split_source(path) {
+        return Some((Format::Hermes, db, session));
     }
     crush::split_source(path).map(|(db, session)| (Format::Crush, db, session))
 }
@@ -331,6 +338,23 @@ pub fn database_source(path: &Path) -> Option<(Format, PathBuf, String)> {
 /// Reads a whole file at once (tests, one-off imports): every message, with
 /// the counts. Nothing is provisional at the end of a finished file.
 pub fn read_file(path: &Path, format: Format) -> std::io::Result<Batch> {
+    if format == Format::Hermes {
+        let (db, session) = hermes::split_source(path)
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a Hermes session"))?;
+        let (mut batch, mut done) = (Batch::default(), 0);
+        loop {
+            let (read, now, more, totals) = hermes::read_session(&db, &session, done).map_err(std::io::Error::other)?;
+            batch.messages.extend(read.messages);
+            batch.stats.add(&read.stats);
+            batch.model = read.model.or(batch.model.take());
+            batch.session_id = read.session_id;
+            batch.usage = totals;
+            done = now;
+            if !more {
+                return Ok(batch);
+            }
+        }
+    }
     if format == Format::Crush {
         let (db, session) = crush::split_source(path)
             .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a Crush session"))?;

@@ -57,6 +57,9 @@ pub enum Format {
     /// Open Interpreter: `~/.config/open-interpreter/conversations/<name>.json`,
     /// one JSON array of messages rewritten whole after each turn.
     Interpreter,
+    /// Hermes Agent: one session's rows in its SQLite database, named
+    /// `<HERMES_HOME, ~/.hermes>/state.db#<session id>`.
+    Hermes,
 }
 
 impl Format {
@@ -80,6 +83,7 @@ impl Format {
             Format::Letta => "letta",
             Format::Mini => "mini",
             Format::Interpreter => "interpreter",
+            Format::Hermes => "hermes",
         }
     }
 
@@ -103,6 +107,7 @@ impl Format {
             "letta" => Some(Format::Letta),
             "mini" => Some(Format::Mini),
             "interpreter" => Some(Format::Interpreter),
+            "hermes" => Some(Format::Hermes),
             _ => None,
         }
     }

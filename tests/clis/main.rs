@@ -17,6 +17,7 @@ mod droid;
 mod gemini;
 mod gptme;
 mod grok;
+mod hermes;
 mod interpreter;
 mod letta;
 mod mini;
