@@ -656,8 +656,9 @@ pub fn setup_gap(family: &str, config_home: Option<&Path>, home: Option<&Path>) 
         }
         "cline" => {
             let file = folder(".cline")?.join("data/settings/providers.json");
-            let providers = json(&file).map(|doc| doc["providers"].as_object().map_or(0, |p| p.len()));
-            (providers == Some(0) || providers.is_none()).then(|| {
+            // A missing file is told as a missing login.
+            let providers = json(&file)?["providers"].as_object().map_or(0, |p| p.len());
+            (providers == 0).then(|| {
                 format!(
                     "no provider in {} (`cline auth` sets one): its runs ask to connect one",
                     file.display()
@@ -666,9 +667,8 @@ pub fn setup_gap(family: &str, config_home: Option<&Path>, home: Option<&Path>) 
         }
         "nanocoder" => {
             let file = folder(".config/nanocoder")?.join("agents.config.json");
-            let providers = json(&file).map(|doc| doc["nanocoder"]["providers"].as_array().map_or(0, Vec::len));
-            (providers.unwrap_or(0) == 0)
-                .then(|| format!("no provider in {}: its runs open its provider wizard", file.display()))
+            let providers = json(&file)?["nanocoder"]["providers"].as_array().map_or(0, Vec::len);
+            (providers == 0).then(|| format!("no provider in {}: its runs open its provider wizard", file.display()))
         }
         _ => None,
     }

@@ -246,9 +246,12 @@ fn a_setup_its_runs_would_stop_at_is_told() {
     std::fs::write(settings.join("providers.json"), one).unwrap();
     assert_eq!(setup_gap("cline", None, h), None);
 
-    assert!(setup_gap("nanocoder", None, h).unwrap().contains("provider wizard"));
+    // No config at all is told as a missing login.
+    assert_eq!(setup_gap("nanocoder", None, h), None);
     let config = home.path().join(".config/nanocoder");
     std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("agents.config.json"), "{}").unwrap();
+    assert!(setup_gap("nanocoder", None, h).unwrap().contains("provider wizard"));
     let one =
         r#"{"nanocoder": {"providers": [{"name": "mock", "baseUrl": "http://127.0.0.1:9/v1", "models": ["m"]}]}}"#;
     std::fs::write(config.join("agents.config.json"), one).unwrap();
