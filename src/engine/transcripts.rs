@@ -87,6 +87,7 @@ impl Transcripts {
             files: HashSet::new(),
             claude_dirs: HashMap::new(),
             again: None,
+            rechecks: HashMap::new(),
         };
         tokio::spawn(tailer.run(jobs.clone(), rx));
         let resume = jobs.clone();
@@ -240,6 +241,10 @@ struct Tailer {
     /// Its own queue, to look at a database again (weak: the tailer ends
     /// when the engine drops its sender).
     again: Option<mpsc::WeakUnboundedSender<Job>>,
+    /// The databases to read once more, each when its last change is
+    /// `DATABASE_RECHECK` old: one read after a burst of writes, not one
+    /// a write.
+    rechecks: HashMap<PathBuf, std::time::Instant>,
 }
 
 /// How long after a database's change it is read once more. A harness
@@ -280,9 +285,7 @@ impl Tailer {
                             changed.push(p);
                         }
                     }
-                    Job::Recheck(db) => {
-                        self.index_database(&db).await;
-                    }
+                    Job::Recheck(db) => self.recheck(db).await,
                     Job::Prune => prune = true,
                 }
             }
@@ -352,14 +355,9 @@ impl Tailer {
         let db = path.to_string_lossy();
         let db = Path::new(db.strip_suffix("-wal").unwrap_or(&db));
         if self.index_database(db).await {
-            if let Some(again) = self.again.clone() {
-                let db = db.to_path_buf();
-                tokio::spawn(async move {
-                    tokio::time::sleep(DATABASE_RECHECK).await;
-                    if let Some(tx) = again.upgrade() {
-                        let _ = tx.send(Job::Recheck(db));
-                    }
-                });
+            let due = std::time::Instant::now() + DATABASE_RECHECK;
+            if self.rechecks.insert(db.to_path_buf(), due).is_none() {
+                self.recheck_at(db.to_path_buf(), due);
             }
             return;
         }
@@ -418,6 +416,32 @@ impl Tailer {
             Ok(None) => {}
             Err(e) => tracing::warn!("subagent transcript {}: {e}", file.display()),
         }
+    }
+
+    /// A database's second read, once its last change is old enough; a
+    /// change since moved the time on.
+    async fn recheck(&mut self, db: PathBuf) {
+        match self.rechecks.get(&db).copied() {
+            Some(due) if due > std::time::Instant::now() => self.recheck_at(db, due),
+            Some(_) => {
+                self.rechecks.remove(&db);
+                self.index_database(&db).await;
+            }
+            None => {}
+        }
+    }
+
+    /// Asks the tailer's own queue to recheck `db` at `due`.
+    fn recheck_at(&self, db: PathBuf, due: std::time::Instant) {
+        let Some(again) = self.again.clone() else {
+            return;
+        };
+        tokio::spawn(async move {
+            tokio::time::sleep_until(due.into()).await;
+            if let Some(tx) = again.upgrade() {
+                let _ = tx.send(Job::Recheck(db));
+            }
+        });
     }
 
     /// Reads the sessions tailed in the database `db`; false when none is.

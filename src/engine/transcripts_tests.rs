@@ -13,6 +13,7 @@ fn tailer(store: &Store) -> Tailer {
         files: HashSet::new(),
         claude_dirs: HashMap::new(),
         again: None,
+        rechecks: HashMap::new(),
     }
 }
 
@@ -107,4 +108,21 @@ async fn a_sessions_folders_are_unwatched_once_no_live_run_uses_it_and_watched_a
     t.prune().await;
     assert_eq!(watched(&t), [d2.as_path()]);
     assert!(t.files.contains(&b));
+}
+
+/// A database's second read waits for its last change to be old enough:
+/// a change since moves it on, and once due it is read and forgotten.
+#[tokio::test]
+async fn a_database_is_read_again_once_after_its_last_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("agents.db")).unwrap();
+    let mut t = tailer(&store);
+    let db = dir.path().join("state.db");
+    let later = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    t.rechecks.insert(db.clone(), later);
+    t.recheck(db.clone()).await;
+    assert_eq!(t.rechecks.get(&db), Some(&later), "not due yet: kept for its time");
+    t.rechecks.insert(db.clone(), std::time::Instant::now());
+    t.recheck(db.clone()).await;
+    assert!(t.rechecks.is_empty(), "due: read, and no more to come");
 }
