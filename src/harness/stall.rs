@@ -66,14 +66,16 @@ pub fn limit_on(rules: &ScreenRules, lines: &[String], family: &str) -> Option<L
 
 /// A digest of what the screen shows, blind to what moves while nothing
 /// happens: rows holding the family's `[busy]` words are left out, a
-/// number (`94`, `1.2k`) reads as one digit and a spinner glyph as a
-/// space. Two screens with the same digest show the same work.
+/// number (`94`, `1.2k`) reads as one digit, a spinner glyph as a space,
+/// and a spinner's row ends before its clock (`spinning`). Two screens
+/// with the same digest show the same work.
 pub fn still_digest(lines: &[String], busy: Option<&BusyRule>) -> u64 {
     let mut hasher = std::hash::DefaultHasher::new();
     for line in lines {
         if busy.is_some_and(|b| b.says.iter().any(|w| line.contains(w.as_str()))) {
             continue;
         }
+        let line = spinning(line.trim_end()).unwrap_or(line);
         let mut in_number = false;
         let mut chars = line.trim_end().chars().peekable();
         while let Some(c) = chars.next() {
@@ -104,6 +106,28 @@ fn masked(c: char) -> char {
         }
         c => c,
     }
+}
+
+/// A spinner's row (its glyph first, then a space) as the digest reads
+/// it: the glyph a space, and the row ending before a closing `(…)`, the
+/// clock and counters a spinner grows as a turn goes on (Claude's
+/// `✻ Billowing… (16s · ↓ 1.2k tokens)`, whose `(16s)` first shows
+/// after some seconds). Claude also draws a plain `*` among its glyphs,
+/// read as one only here. None for any other row.
+fn spinning(line: &str) -> Option<&str> {
+    let body = line.trim_start();
+    let mut chars = body.chars();
+    let glyph = chars.next()?;
+    let spins = glyph == '*' || masked(glyph) == ' ' && !glyph.is_whitespace();
+    if !spins || chars.next() != Some(' ') {
+        return None;
+    }
+    let rest = &body[glyph.len_utf8()..];
+    let rest = match rest.strip_suffix(')').and_then(|r| r.rfind(" (")) {
+        Some(clock) => &rest[..clock],
+        None => rest,
+    };
+    Some(rest)
 }
 
 #[cfg(test)]
@@ -140,6 +164,31 @@ mod tests {
             .map(|l| l.replace("build", "tests"))
             .collect::<Vec<_>>();
         assert_ne!(first, still_digest(&worded, Some(&busy)), "a word is a change");
+    }
+
+    /// Claude 2.1.197 hanging on its model: its glyph cycles through a
+    /// plain `*`, and its clock first shows after some seconds.
+    #[test]
+    fn a_spinner_s_asterisk_and_a_clock_that_shows_late_are_not_a_change() {
+        let at = |spinner: &str| lines(&format!("❯ HANG please\n{spinner}\n────\n❯ \n  esc to interrupt"));
+        let first = still_digest(&at("· Billowing…"), None);
+        assert_eq!(first, still_digest(&at("* Billowing…"), None));
+        assert_eq!(first, still_digest(&at("✢ Billowing… (16s)"), None));
+        assert_eq!(
+            first,
+            still_digest(&at("✻ Billowing… (1m 2s · ↓ 1.2k tokens · thinking)"), None)
+        );
+        assert_ne!(
+            first,
+            still_digest(&at("✻ Running tests…"), None),
+            "a new step is a change"
+        );
+        let bullet = |text: &str| lines(&format!("* {text}\nmore"));
+        assert_ne!(
+            still_digest(&bullet("one (a)"), None),
+            still_digest(&bullet("two (a)"), None),
+            "a list's words are read"
+        );
     }
 
     #[test]
