@@ -134,6 +134,7 @@ fn sorted(ids: [&String; 2]) -> Vec<String> {
 fn resume_params(session: &str, launch_id: &str) -> ResumeParams {
     ResumeParams {
         session: session.to_string(),
+        args: Vec::new(),
         env: std::env::vars().collect(),
         launch_id: Some(launch_id.to_string()),
         placed: false,

@@ -230,7 +230,8 @@ fn a_remote_runs_transcript_is_read_from_its_host_and_its_session_resumes_there(
 
     net.ok(&["cancel", "--force", &first]);
     net.wait_until("the mirror ends", || box_.ended_here(&first));
-    let resumed = box_.agents(&["sessions", "resume", "-d", &session[..8]], "at-resume");
+    let resume = ["sessions", "resume", "-d", &session[..8], "--", "--model", "sonnet"];
+    let resumed = box_.agents(&resume, "at-resume");
     assert_ne!(resumed, first);
     let shown = net.json(&["show", &resumed, "--json"]);
     assert_eq!(shown["host"], "box", "resumed on the session's host");
@@ -247,9 +248,10 @@ fn a_remote_runs_transcript_is_read_from_its_host_and_its_session_resumes_there(
         "claude",
         "the host's daemon started it"
     );
-    net.wait_until("the harness there got --resume with the session", || {
-        logged(&net.local.log_path(&resumed)).contains(&format!("--resume {session}"))
-    });
+    net.wait_until(
+        "the harness there got --resume with the session, then the user's words",
+        || logged(&net.local.log_path(&resumed)).contains(&format!("--resume {session} --model sonnet")),
+    );
     // The name the first run gave with `--env` crosses with this client's
     // value; the rest is the host's own login environment, as for a
     // placement (the client's HOME here is a temporary one).

@@ -39,14 +39,16 @@ fn a_session_resumes_natively_once_its_run_is_gone_and_not_before() {
     assert_eq!(home.json(&["ls", "--all", "--json"]).as_array().unwrap().len(), 1);
 
     home.ok(&["cancel", "--force", &first]);
-    let second = start(&["sessions", "resume", "-d", &session[..8]]);
+    // Arguments after `--` go to the harness, after its resume flags.
+    let second = start(&["sessions", "resume", "-d", &session[..8], "--", "--model", "sonnet"]);
     assert_ne!(second, first);
     let run = home.show(&second);
     assert_eq!(run["harness"], "claude", "never another family");
     assert_eq!(run["cwd"], home.show(&first)["cwd"]);
-    home.wait_until("the resumed harness got --resume with the session", || {
-        String::from_utf8_lossy(&home.raw_log(&second)).contains(&format!("--resume {session}"))
-    });
+    home.wait_until(
+        "the resumed harness got --resume with the session, then the user's words",
+        || String::from_utf8_lossy(&home.raw_log(&second)).contains(&format!("--resume {session} --model sonnet")),
+    );
     assert!(home.event_kinds(&second).contains(&"RESUME_OF".to_string()));
 
     let unknown = home.run(&["sessions", "resume", "no-such-session"]);

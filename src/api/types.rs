@@ -705,6 +705,10 @@ pub struct SessionList {
 pub struct ResumeParams {
     /// Session id or unique prefix.
     pub session: String,
+    /// More arguments for the harness, after its own resume (or fork)
+    /// arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
     /// The client's environment, as for `runs.start`.
     #[serde(default)]
     pub env: Vec<(String, String)>,

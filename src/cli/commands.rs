@@ -600,17 +600,26 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
             background,
             queue,
             json,
-        } => resume(paths, client, session, Attached { background, json }, queue, false).await,
+            args,
+        } => {
+            let how = Attached { background, json };
+            resume(paths, client, (session, args), how, queue, false).await
+        }
         SessionsCommand::Fork {
             session,
             background,
             json,
-        } => resume(paths, client, session, Attached { background, json }, false, true).await,
+            args,
+        } => {
+            let how = Attached { background, json };
+            resume(paths, client, (session, args), how, false, true).await
+        }
     }
 }
 
-/// `agents sessions resume|fork SESSION`: the new run, attached unless
-/// `background`; a resume queued behind the session's live run says so.
+/// `agents sessions resume|fork SESSION [-- ARGS]`: the new run, attached
+/// unless `background`; a resume queued behind the session's live run
+/// says so.
 /// How a new run is handed back: attached, its id (`background`), or its
 /// record as JSON.
 struct Attached {
@@ -618,9 +627,17 @@ struct Attached {
     json: bool,
 }
 
-async fn resume(paths: &Paths, client: Client, session: String, how: Attached, queue: bool, fork: bool) -> Result<i32> {
+async fn resume(
+    paths: &Paths,
+    client: Client,
+    (session, args): (String, Vec<String>),
+    how: Attached,
+    queue: bool,
+    fork: bool,
+) -> Result<i32> {
     let params = crate::api::ResumeParams {
         session,
+        args,
         env: std::env::vars().collect(),
         launch_id: None,
         placed: false,

@@ -330,6 +330,10 @@ pub enum SessionsCommand {
         /// Don't attach; print the new run's record as JSON.
         #[arg(long)]
         json: bool,
+        /// More arguments for the harness, after its own resume flags
+        /// (those the session's first run was given are not repeated).
+        #[arg(last = true)]
+        args: Vec<String>,
     },
     /// A new run that starts from a copy of the session (attaches unless -d).
     Fork {
@@ -341,6 +345,9 @@ pub enum SessionsCommand {
         /// Don't attach; print the new run's record as JSON.
         #[arg(long)]
         json: bool,
+        /// More arguments for the harness, after its own fork flags.
+        #[arg(last = true)]
+        args: Vec<String>,
     },
 }
 

@@ -132,7 +132,8 @@ pub async fn resume(engine: &Arc<Engine>, p: ResumeParams, fork: bool) -> Result
     } else {
         crate::engine::recover::native_blocker(engine, adapter, &session, &last, &p.env).await?
     };
-    let launch = launch_args(engine, adapter, &session, &family, blocker.as_deref(), fork).await?;
+    let mut launch = launch_args(engine, adapter, &session, &family, blocker.as_deref(), fork).await?;
+    launch.args.extend(p.args);
     let name = resumed_name(engine, &last, fork, blocker.is_some()).await?;
     let start = StartParams {
         spec: RunSpec {

@@ -260,6 +260,7 @@ async fn resume(
     }
     let remote = ResumeParams {
         session: session.id.clone(),
+        args: params.args.clone(),
         env: super::place::remote_env(&names, &params.env, &conn.info, &host),
         // Minted here, as for a placement: sent again after an answer lost
         // with the link, the host returns the run the first attempt started.

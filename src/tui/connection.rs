@@ -483,6 +483,7 @@ async fn resume(client: &Client, session: String, queue: bool) -> Update {
     let params = crate::api::ResumeParams {
         queue,
         session,
+        args: Vec::new(),
         env: std::env::vars().collect(),
         launch_id: None,
         placed: false,

@@ -100,6 +100,7 @@ pub async fn resume(State(web): State<Arc<Web>>, Path(run): Path<String>, body: 
     };
     call::<method::SessionsResume, _>(&web, body, |b| ResumeParams {
         session,
+        args: Vec::new(),
         env: std::env::vars().collect(),
         launch_id: b.launch_id,
         placed: false,
