@@ -18,10 +18,10 @@
 //! So an exchange that calls a tool is followed by one whose request is
 //! that tool's result. The file keeps no token counts (Augment bills
 //! credits) and names no model. Exchanges are added at the end; the last
-//! one, while not yet `completed`, is provisional. The reader keeps the
-//! `request_id` of the last exchange read for good: when that is no longer
-//! where it was (the history was cut or summarized), the session is read
-//! again from its start, and what was read of it before is replaced. An
+//! one, while not yet `completed`, is provisional. The `request_id` of the
+//! last exchange read for good tells a history that was cut or summarized
+//! (`document::read`): the session is then read again from its start, and
+//! what was read of it before is replaced. An
 //! exchange that stands for a summary of those before it
 //! (`isHistorySummary`) is read as `system`.
 
@@ -29,22 +29,12 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::model::{self, Message, Role, ToolCall, ToolResult};
-use super::{Batch, DocumentRead};
-
-#[derive(Deserialize)]
-struct Document {
-    #[serde(rename = "sessionId")]
-    session_id: Option<String>,
-    #[serde(rename = "chatHistory", default)]
-    chat_history: Vec<Value>,
-}
+use super::{Batch, DocumentRead, document};
 
 #[derive(Deserialize, Default)]
 struct Entry {
     #[serde(default)]
     exchange: Exchange,
-    #[serde(default)]
-    completed: bool,
     #[serde(rename = "finishedAt")]
     finished_at: Option<String>,
     #[serde(rename = "isHistorySummary", default)]
@@ -69,51 +59,25 @@ const TEXT: u64 = 0;
 const TOOL_RESULT: u64 = 1;
 const TOOL_USE: u64 = 5;
 
+const SHAPE: document::Shape = document::Shape {
+    records: |doc| document::array(doc, "chatHistory"),
+    about: |doc, out| out.session_id = doc["sessionId"].as_str().map(str::to_string),
+    key: |entry| match entry["exchange"]["request_id"].as_str() {
+        Some(id) => id.to_string(),
+        None => document::digest(entry),
+    },
+    settled: |entry| entry["completed"] == true,
+    convert: |entry, offset, out| match Entry::deserialize(entry) {
+        Ok(entry) => convert(entry, offset, out),
+        Err(_) => out.stats.malformed += 1,
+    },
+};
+
 /// Reads the exchanges of `doc` after the first `done`, whose last was
 /// `last` (read again from the start when it is no longer there). With
 /// `finished`, an exchange left uncompleted is read for good too.
 pub fn parse(doc: &[u8], done: usize, last: Option<&str>, finished: bool) -> DocumentRead {
-    let mut read = DocumentRead::default();
-    read.batch.stats.lines = 1;
-    let Ok(doc) = serde_json::from_slice::<Document>(doc) else {
-        // Not a session, or cut short: try again at the next change.
-        read.batch.stats.malformed = 1;
-        read.records_done = done;
-        read.last_key = last.map(str::to_string);
-        return read;
-    };
-    read.batch.session_id = doc.session_id;
-    let entries = doc.chat_history;
-    let still_there = done == 0
-        || entries
-            .get(done - 1)
-            .is_some_and(|e| e["exchange"]["request_id"].as_str() == last);
-    let done = if still_there { done } else { 0 };
-    read.reset = !still_there;
-    read.records_done = done;
-    read.last_key = if still_there { last.map(str::to_string) } else { None };
-    let mut provisional_from = None;
-    let count = entries.len();
-    for (i, value) in entries.into_iter().enumerate().skip(done) {
-        let Ok(entry) = serde_json::from_value::<Entry>(value) else {
-            read.batch.stats.malformed += 1;
-            continue;
-        };
-        let before = read.batch.messages.len();
-        // Only the last exchange may still be running: one left uncompleted
-        // before others (cut short) is over.
-        let over = entry.completed || finished || i + 1 < count;
-        let request = entry.exchange.request_id.clone();
-        convert(entry, i as u64, &mut read.batch);
-        if provisional_from.is_none() && over {
-            read.records_done = i + 1;
-            read.last_key = request;
-        } else {
-            provisional_from.get_or_insert(before);
-        }
-    }
-    read.batch.provisional = provisional_from.map_or(0, |from| read.batch.messages.len() - from);
-    read
+    document::read(doc, done, last, finished, &SHAPE)
 }
 
 /// Appends one exchange's messages: the request's text or tool results,
@@ -253,7 +217,12 @@ mod tests {
         assert_eq!((read.records_done, read.batch.provisional), (3, 0));
         let whole = recording();
         let cut = parse(&whole[..whole.len() / 2], 2, Some("x"), false);
-        assert_eq!((cut.batch.stats.malformed, cut.records_done), (1, 2));
+        assert_eq!((cut.batch.stats.malformed, cut.records_done), (0, 2));
         assert_eq!(cut.last_key.as_deref(), Some("x"));
+        let ended = parse(&whole[..whole.len() / 2], 2, Some("x"), true);
+        assert_eq!(
+            ended.batch.stats.malformed, 1,
+            "a finished file that does not read is malformed"
+        );
     }
 }

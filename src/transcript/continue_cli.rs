@@ -17,61 +17,35 @@
 //! Items are added at the end; the last one may still change (a call's
 //! state, a reply being written), so it is provisional until another
 //! follows it or it has settled (the user's words, or a reply with its
-//! tokens whose calls have ended). The reader keeps a digest of the last item read for good:
-//! when that item is no longer where it was (the history was compacted),
-//! the session is read again from its start.
+//! tokens whose calls have ended). A digest of the last item read for good
+//! tells a history that was compacted (`document::read`): the session is
+//! then read again from its start.
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::model::{self, Message, Role, ToolCall, ToolResult, Usage};
-use super::{Batch, DocumentRead};
+use super::{Batch, DocumentRead, document};
+
+const SHAPE: document::Shape = document::Shape {
+    records: |doc| document::array(doc, "history"),
+    about: |doc, out| {
+        out.session_id = doc["sessionId"].as_str().map(str::to_string);
+        out.model = document::array(doc, "history")
+            .iter()
+            .rev()
+            .find_map(|i| i["message"]["usage"]["model"].as_str())
+            .map(str::to_string);
+    },
+    // Its message alone: its calls' states change under it.
+    key: |item| document::digest(&item["message"]),
+    settled,
+    convert,
+};
 
 /// Reads the items of `doc` after the first `done`, the last of which had
 /// the digest `last`. With `finished`, the last item is read for good too.
 pub fn parse(doc: &[u8], done: usize, last: Option<&str>, finished: bool) -> DocumentRead {
-    let mut read = DocumentRead::default();
-    read.batch.stats.lines = 1;
-    let Ok(doc) = serde_json::from_slice::<Value>(doc) else {
-        // Cut short (cn writes it in place, so a read may catch it half
-        // written), or not a session: try again at the next change; only
-        // a finished file that does not read is malformed.
-        read.batch.stats.malformed = u64::from(finished);
-        read.records_done = done;
-        read.last_key = last.map(str::to_string);
-        return read;
-    };
-    read.batch.session_id = doc["sessionId"].as_str().map(str::to_string);
-    let items = doc["history"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let still_there = done == 0 || items.get(done - 1).is_some_and(|i| Some(digest(i).as_str()) == last);
-    let done = if still_there { done } else { 0 };
-    read.reset = !still_there;
-    read.records_done = done;
-    read.last_key = if still_there { last.map(str::to_string) } else { None };
-    let count = items.len();
-    read.batch.model = items
-        .iter()
-        .rev()
-        .find_map(|i| i["message"]["usage"]["model"].as_str())
-        .map(str::to_string);
-    for (i, item) in items.iter().enumerate().skip(done) {
-        let before = read.batch.messages.len();
-        convert(item, i as u64, &mut read.batch);
-        if i + 1 < count || finished || settled(item) {
-            // Only an item read for good counts its tokens: a provisional
-            // one is read again.
-            for m in &read.batch.messages[before..] {
-                if let Some(u) = &m.usage {
-                    read.batch.usage.add(u);
-                }
-            }
-            read.records_done = i + 1;
-            read.last_key = Some(digest(item));
-        } else {
-            read.batch.provisional = read.batch.messages.len() - before;
-        }
-    }
-    read
+    document::read(doc, done, last, finished, &SHAPE)
 }
 
 /// Whether the last item can no longer change: the user's words, or a
@@ -91,12 +65,6 @@ fn settled(item: &Value) -> bool {
         Some("assistant") => msg["usage"].is_object() && calls_over && states >= calls,
         _ => false,
     }
-}
-
-/// What tells an item read for good from another put in its place.
-fn digest(item: &Value) -> String {
-    let hash = Sha256::digest(item["message"].to_string().as_bytes());
-    hash[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Appends one history item's messages: its message, then its calls'

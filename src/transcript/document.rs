@@ -1,6 +1,6 @@
 //! Sessions kept as one JSON document written again whole at each change
-//! (Cline's, nanocoder's): an array of records, appended to at its end.
-//! Each read converts the records after those read for good; the last one
+//! (Cline's, Continue's, Auggie's, nanocoder's…): an array of records,
+//! appended to at its end. Each read converts the records after those read for good; the last one
 //! stays provisional until another follows it or it has settled. The key
 //! of the last record read for good (its id, else a digest of it) tells a
 //! history that changed under the reader (compacted, undone): when that
