@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::Home;
-use common::chat_mock::{self, text_of};
+use common::chat_mock;
 use common::real_cli::{self, BinDir, MockApi, Prompts, Reply, Request, has_message, transcript};
 use serde_json::{Value, json};
 
@@ -42,25 +42,12 @@ fn answer(r: &Request, prompts: &Prompts) -> Reply {
     let Some(messages) = chat_mock::messages(r) else {
         return Reply::not_found();
     };
-    let usage = json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47 });
+    let usage = chat_mock::usage(false);
     if r.json()["stream"] != true {
-        let reply = json!({ "id": "chatcmpl-t", "object": "chat.completion", "created": 1, "model": "mock-model",
-            "choices": [{ "index": 0, "message": { "role": "assistant", "content": "Mock title" },
-                "finish_reason": "stop" }], "usage": usage });
-        return Reply::ok("application/json", reply.to_string());
+        return chat_mock::completed(chat_mock::says("Mock title"), usage);
     }
-    let last = messages.last().cloned().unwrap_or(Value::Null);
-    let delta = if last["role"] == "tool" {
-        chat_mock::says("Ran it.")
-    } else {
-        let text = text_of(&last["content"]).trim().to_string();
-        prompts.push(text.clone());
-        if text.contains("SHELL") {
-            chat_mock::calls("Bash", json!({ "command": "touch perm-marker" }))
-        } else {
-            chat_mock::says(&format!("Mock reply to: {text}"))
-        }
-    };
+    let shell = || chat_mock::calls("Bash", json!({ "command": "touch perm-marker" }));
+    let delta = chat_mock::turn(&messages, prompts, chat_mock::words, shell);
     chat_mock::streamed(delta, usage)
 }
 
@@ -172,7 +159,7 @@ fn a_real_continue_run_finds_its_session_asks_permission_resumes_and_forks() {
     assert!(
         messages
             .iter()
-            .any(|m| m["role"] == "tool" && m["tool_result"]["tool_use_id"] == "call_1"),
+            .any(|m| m["role"] == "tool" && m["tool_result"]["tool_use_id"] == call["id"]),
         "{messages:?}"
     );
     assert_eq!(api.prompts.all(), ["hello narwhal", "QUEUED-ONE", "SHELL please"]);

@@ -47,31 +47,24 @@ fn answer(r: &Request, prompts: &Prompts) -> Reply {
     let main = messages
         .first()
         .is_some_and(|m| text_of(&m["content"]).starts_with("You are the GitHub Copilot CLI"));
-    let last = messages.last().cloned().unwrap_or(Value::Null);
-    let delta = if !main {
-        chat_mock::says("Narwhal session")
-    } else if last["role"] == "tool" {
-        chat_mock::says("Ran it.")
-    } else {
-        // Copilot puts the time before the user's words in one message.
-        let all = text_of(&last["content"]);
-        let text = all
-            .rsplit("</current_datetime>")
+    // Copilot puts the time before the user's words in one message.
+    let words = |m: &Value| {
+        let all = text_of(&m["content"]);
+        all.rsplit("</current_datetime>")
             .next()
             .unwrap_or_default()
             .trim()
-            .to_string();
-        prompts.push(text.clone());
-        if text.contains("SHELL") {
-            let args = json!({ "command": "touch perm-marker", "description": "Create a marker file" });
-            chat_mock::calls("bash", args)
-        } else {
-            chat_mock::says(&format!("Mock reply to: {text}"))
-        }
+            .to_string()
     };
-    let usage = json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47,
-        "prompt_tokens_details": { "cached_tokens": 10 } });
-    chat_mock::streamed(delta, usage)
+    let shell = || {
+        let args = json!({ "command": "touch perm-marker", "description": "Create a marker file" });
+        chat_mock::calls("bash", args)
+    };
+    let delta = match main {
+        true => chat_mock::turn(&messages, prompts, words, shell),
+        false => chat_mock::says("Narwhal session"),
+    };
+    chat_mock::streamed(delta, chat_mock::usage(true))
 }
 
 /// How long a step of a real Copilot may take: it unpacks its bundle into

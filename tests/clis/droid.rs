@@ -28,11 +28,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::Home;
-use common::chat_mock::{self, text_of};
+use common::chat_mock;
 use common::real_cli::{
     self, BinDir, MockApi, Prompts, Reply, Request, has_message, hooks, last_status_why, transcript,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// The version `.ci/run` installs and the fixture was recorded with.
 const PINNED: &str = "0.225.2";
@@ -47,25 +47,16 @@ fn answer(r: &Request, prompts: &Prompts) -> Reply {
         return Reply::not_found();
     };
     let main = r.json()["tools"].as_array().is_some_and(|t| !t.is_empty());
-    let last = messages.last().cloned().unwrap_or(Value::Null);
-    let delta = if !main {
-        chat_mock::says("Narwhal chat")
-    } else if last["role"] == "tool" {
-        chat_mock::says("Ran it.")
-    } else {
-        let text = text_of(&last["content"]).trim().to_string();
-        prompts.push(text.clone());
-        if text.contains("SHELL") {
-            let args = json!({ "command": "touch perm-marker", "riskLevel": "medium",
-                "riskLevelReason": "creates a file" });
-            chat_mock::calls("Execute", args)
-        } else {
-            chat_mock::says(&format!("Mock reply to: {text}"))
-        }
+    let shell = || {
+        let args = json!({ "command": "touch perm-marker", "riskLevel": "medium",
+            "riskLevelReason": "creates a file" });
+        chat_mock::calls("Execute", args)
     };
-    let usage = json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47,
-        "prompt_tokens_details": { "cached_tokens": 10 } });
-    chat_mock::streamed(delta, usage)
+    let delta = match main {
+        true => chat_mock::turn(&messages, prompts, chat_mock::words, shell),
+        false => chat_mock::says("Narwhal chat"),
+    };
+    chat_mock::streamed(delta, chat_mock::usage(true))
 }
 
 /// How long a step of a real Droid may take: a 250 MB binary starting on a

@@ -44,18 +44,14 @@ const THINKING: Duration = Duration::from_secs(3);
 /// streamed, on a thread of its own) gets one.
 fn answer(r: &Request, prompts: &Prompts) -> Reply {
     if r.method() == "GET" && r.path().ends_with("/models") {
-        let models = json!({ "object": "list", "data": [{ "id": "mock-model", "object": "model" }] });
-        return Reply::ok("application/json", models.to_string());
+        return chat_mock::models();
     }
     let Some(messages) = chat_mock::messages(r) else {
         return Reply::not_found();
     };
-    let usage = json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47 });
+    let usage = chat_mock::usage(false);
     if r.json()["stream"] != true {
-        let reply = json!({ "id": "chatcmpl-t", "object": "chat.completion", "created": 1, "model": "mock-model",
-            "choices": [{ "index": 0, "message": { "role": "assistant", "content": "Narwhal chat" },
-                "finish_reason": "stop" }], "usage": usage });
-        return Reply::ok("application/json", reply.to_string());
+        return chat_mock::completed(chat_mock::says("Narwhal chat"), usage);
     }
     let last = messages.last().cloned().unwrap_or(Value::Null);
     let delta = if last["role"] == "tool" {

@@ -22,9 +22,9 @@ use crate::common;
 use std::time::Duration;
 
 use common::Home;
-use common::chat_mock::{self, text_of};
+use common::chat_mock;
 use common::real_cli::{self, BinDir, MockApi, Prompts, Reply, Request, has_message, transcript};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// The version its fixtures were recorded with and `.ci/run` installs.
 const PINNED: &str = "0.19.0";
@@ -39,28 +39,17 @@ const COMMAND: &str = "touch perm-marker && chmod 666 perm-marker";
 /// text>`; a turn sending a tool result back gets `Ran it.`.
 fn answer(r: &Request, prompts: &Prompts) -> Reply {
     if r.path().ends_with("/models") {
-        let models = json!({ "object": "list", "data": [{ "id": "mock-model", "object": "model" }] });
-        return Reply::ok("application/json", models.to_string());
+        return chat_mock::models();
     }
     let Some(messages) = chat_mock::messages(r) else {
         return Reply::not_found();
     };
-    let usage = json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47 });
+    let usage = chat_mock::usage(false);
     if r.json()["tools"].as_array().is_none_or(Vec::is_empty) {
         return chat_mock::completed(chat_mock::says("Narwhal greeting"), usage);
     }
-    let last = messages.last().cloned().unwrap_or(Value::Null);
-    let delta = if last["role"] == "tool" {
-        chat_mock::says("Ran it.")
-    } else {
-        let text = text_of(&last["content"]).trim().to_string();
-        prompts.push(text.clone());
-        if text.contains("SHELL") {
-            chat_mock::calls("terminal", json!({ "command": COMMAND }))
-        } else {
-            chat_mock::says(&format!("Mock reply to: {text}"))
-        }
-    };
+    let shell = || chat_mock::calls("terminal", json!({ "command": COMMAND }));
+    let delta = chat_mock::turn(&messages, prompts, chat_mock::words, shell);
     chat_mock::streamed(delta, usage)
 }
 

@@ -22,7 +22,6 @@
 use crate::common;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use common::Home;
@@ -40,30 +39,14 @@ const PINNED: &str = "0.25.9";
 /// user's are its last part.
 fn answer(r: &Request, prompts: &Prompts) -> Reply {
     if r.path().ends_with("/models") {
-        let models = json!({ "object": "list", "data": [{ "id": "mock-model", "object": "model" }] });
-        return Reply::ok("application/json", models.to_string());
+        return chat_mock::models();
     }
     let Some(messages) = chat_mock::messages(r) else {
         return Reply::not_found();
     };
-    let last = messages.last().cloned().unwrap_or(Value::Null);
-    let delta = if last["role"] == "tool" {
-        chat_mock::says("Ran it.")
-    } else {
-        let text = users_part(&last["content"]);
-        prompts.push(text.clone());
-        if text.contains("SHELL") {
-            // Each call its own id, as a real API gives.
-            static CALLS: AtomicU64 = AtomicU64::new(1);
-            let mut call = chat_mock::calls("Bash", json!({ "command": "touch perm-marker" }));
-            call["tool_calls"][0]["id"] = json!(format!("call_{}", CALLS.fetch_add(1, Ordering::Relaxed)));
-            call
-        } else {
-            chat_mock::says(&format!("Mock reply to: {text}"))
-        }
-    };
-    let usage = json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47 });
-    chat_mock::streamed(delta, usage)
+    let shell = || chat_mock::calls("Bash", json!({ "command": "touch perm-marker" }));
+    let delta = chat_mock::turn(&messages, prompts, |m| users_part(&m["content"]), shell);
+    chat_mock::streamed(delta, chat_mock::usage(false))
 }
 
 /// The user's words of a message: its last text part.

@@ -28,9 +28,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::Home;
-use common::chat_mock::{self, text_of};
+use common::chat_mock;
 use common::real_cli::{self, BinDir, MockApi, Prompts, Reply, Request, has_message, transcript};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// The version its fixtures were recorded with and `.ci/run` installs.
 const PINNED: &str = "1.30.0";
@@ -49,20 +49,9 @@ fn answer(r: &Request, prompts: &Prompts) -> Reply {
     if r.header("authorization") != Some("bearer mock-key") {
         return Reply::not_found();
     }
-    let last = messages.last().cloned().unwrap_or(Value::Null);
-    let delta = if last["role"] == "tool" {
-        chat_mock::says("Ran it.")
-    } else {
-        let text = text_of(&last["content"]).trim().to_string();
-        prompts.push(text.clone());
-        if text.contains("SHELL") {
-            chat_mock::calls("execute_bash", json!({ "command": "touch perm-marker" }))
-        } else {
-            chat_mock::says(&format!("Mock reply to: {text}"))
-        }
-    };
-    let usage = json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47 });
-    chat_mock::streamed(delta, usage)
+    let shell = || chat_mock::calls("execute_bash", json!({ "command": "touch perm-marker" }));
+    let delta = chat_mock::turn(&messages, prompts, chat_mock::words, shell);
+    chat_mock::streamed(delta, chat_mock::usage(false))
 }
 
 /// How long a step of a real nanocoder may take on a busy 2-core machine.

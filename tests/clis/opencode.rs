@@ -83,30 +83,24 @@ fn answer(r: &Request, prompts: &Prompts) -> Reply {
     let titling = messages
         .first()
         .is_some_and(|m| text_of(&m["content"]).contains("title generator"));
-    let last = messages.last().cloned().unwrap_or(Value::Null);
-    let delta = if titling {
-        chat_mock::says("Mock title")
-    } else if last["role"] == "tool" {
-        chat_mock::says("Ran it.")
-    } else {
-        // Kilo adds `<environment_details>` (time, folders) to each prompt.
-        let text = text_of(&last["content"]);
-        let prompt = text
-            .split("<environment_details>")
+    // Kilo adds `<environment_details>` (time, folders) to each prompt.
+    let words = |m: &Value| {
+        let text = text_of(&m["content"]);
+        text.split("<environment_details>")
             .next()
             .unwrap_or_default()
             .trim()
-            .to_string();
-        prompts.push(prompt.clone());
-        if prompt.contains("SHELL") {
-            let args = json!({ "command": "touch perm-marker", "description": "Create a marker file" });
-            chat_mock::calls("bash", args)
-        } else {
-            chat_mock::says(&format!("Mock reply to: {prompt}"))
-        }
+            .to_string()
     };
-    let usage = json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47 });
-    chat_mock::streamed(delta, usage)
+    let shell = || {
+        let args = json!({ "command": "touch perm-marker", "description": "Create a marker file" });
+        chat_mock::calls("bash", args)
+    };
+    let delta = match titling {
+        true => chat_mock::says("Mock title"),
+        false => chat_mock::turn(&messages, prompts, words, shell),
+    };
+    chat_mock::streamed(delta, chat_mock::usage(false))
 }
 
 /// How long a step of a real opencode may take: it starts in seconds, but

@@ -26,7 +26,7 @@ use std::time::Duration;
 use common::Home;
 use common::chat_mock;
 use common::real_cli::{self, BinDir, MockApi, Prompts, Reply, Request, has_message, transcript};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// The version `.ci/run` installs and the fixture was recorded with.
 const PINNED: &str = "0.73.1";
@@ -38,21 +38,9 @@ fn answer(r: &Request, prompts: &Prompts) -> Reply {
     let Some(messages) = chat_mock::messages(r) else {
         return Reply::not_found();
     };
-    let last = messages.last().cloned().unwrap_or(Value::Null);
-    let delta = if last["role"] == "tool" {
-        chat_mock::says("Ran it.")
-    } else {
-        let text = chat_mock::text_of(&last["content"]);
-        prompts.push(text.clone());
-        if text.contains("SHELL") {
-            chat_mock::calls("bash", json!({ "command": "touch perm-marker" }))
-        } else {
-            chat_mock::says(&format!("Mock reply to: {text}"))
-        }
-    };
-    let usage = json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47,
-        "prompt_tokens_details": { "cached_tokens": 10 } });
-    chat_mock::streamed(delta, usage)
+    let shell = || chat_mock::calls("bash", json!({ "command": "touch perm-marker" }));
+    let delta = chat_mock::turn(&messages, prompts, chat_mock::words, shell);
+    chat_mock::streamed(delta, chat_mock::usage(true))
 }
 
 /// How long a step of a real pi may take: node starts it in seconds, but

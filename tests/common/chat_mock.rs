@@ -1,12 +1,15 @@
 //! What the real-CLI tests of OpenAI-compatible agents (opencode, Kilo,
-//! Qwen Code, pi) share of their mock model API: the request's last
-//! message and its text, and a chat completion streamed as the API does
+//! Qwen Code, pi, Cline…) share of their mock model API: the request's
+//! last message and its text, the one script every test's model follows
+//! (`turn`), and a chat completion streamed as the API does
 //! (`chat.completion.chunk` events over SSE: the delta, the finish reason,
 //! the usage, then `[DONE]`).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use serde_json::{Value, json};
 
-use super::real_cli::{Reply, Request};
+use super::real_cli::{Prompts, Reply, Request};
 
 /// The request's messages, for a path that is chat completions; else none.
 pub fn messages(r: &Request) -> Option<Vec<Value>> {
@@ -34,10 +37,57 @@ pub fn says(text: &str) -> Value {
     json!({ "role": "assistant", "content": text })
 }
 
-/// An assistant delta calling the tool `name` with `args`.
+/// An assistant delta calling the tool `name` with `args`; each call its
+/// own id, as a real API gives (Letta Code merges calls that share one).
 pub fn calls(name: &str, args: Value) -> Value {
-    json!({ "role": "assistant", "tool_calls": [{ "index": 0, "id": "call_1", "type": "function",
+    static CALLS: AtomicU64 = AtomicU64::new(1);
+    let id = format!("call_{}", CALLS.fetch_add(1, Ordering::Relaxed));
+    json!({ "role": "assistant", "tool_calls": [{ "index": 0, "id": id, "type": "function",
         "function": { "name": name, "arguments": args.to_string() } }] })
+}
+
+/// The user's words in a message: its text, trimmed.
+pub fn words(message: &Value) -> String {
+    text_of(&message["content"]).trim().to_string()
+}
+
+/// The script every test's model follows in a turn of the main
+/// conversation: a tool's result sent back gets "Ran it."; else the user's
+/// words (as `words` reads them from the last message) are recorded, and
+/// get `shell` (a call of the CLI's shell tool) when they say SHELL, any
+/// others `Mock reply to: <words>`.
+pub fn turn(
+    messages: &[Value],
+    prompts: &Prompts,
+    words: impl FnOnce(&Value) -> String,
+    shell: impl FnOnce() -> Value,
+) -> Value {
+    let last = messages.last().cloned().unwrap_or(Value::Null);
+    if last["role"] == "tool" {
+        return says("Ran it.");
+    }
+    let text = words(&last);
+    prompts.push(text.clone());
+    match text.contains("SHELL") {
+        true => shell(),
+        false => says(&format!("Mock reply to: {text}")),
+    }
+}
+
+/// The tokens a reply reports; `cached`: ten of the prompt's read from
+/// cache.
+pub fn usage(cached: bool) -> Value {
+    let mut usage = json!({ "prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47 });
+    if cached {
+        usage["prompt_tokens_details"] = json!({ "cached_tokens": 10 });
+    }
+    usage
+}
+
+/// The one model the mock serves, for the CLIs that list them first.
+pub fn models() -> Reply {
+    let models = json!({ "object": "list", "data": [{ "id": "mock-model", "object": "model" }] });
+    Reply::ok("application/json", models.to_string())
 }
 
 /// `message` as one whole completion (for a client that does not stream),
@@ -62,11 +112,8 @@ pub fn streamed(delta: Value, usage: Value) -> Reply {
     };
     // Each completion its own id, as a real API gives (Letta Code merges
     // replies that share one).
-    static COMPLETIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    let id = format!(
-        "chatcmpl-{}",
-        COMPLETIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    );
+    static COMPLETIONS: AtomicU64 = AtomicU64::new(1);
+    let id = format!("chatcmpl-{}", COMPLETIONS.fetch_add(1, Ordering::Relaxed));
     let chunk = |choices: Value, usage: Value| {
         json!({ "id": id, "object": "chat.completion.chunk", "created": 1, "model": "mock-model",
             "choices": choices, "usage": usage })
