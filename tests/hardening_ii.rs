@@ -413,7 +413,7 @@ fn a_name_left_by_an_interrupted_run_is_free_for_the_retry() {
 
 /// An agent CLI newer than the version agents was verified with is told by
 /// `doctor`, with where its screen rules can be updated; the version
-/// verified is not.
+/// verified is not. Every family is told of.
 #[test]
 fn doctor_tells_of_an_agent_cli_newer_than_the_one_verified() {
     use std::os::unix::fs::PermissionsExt;
@@ -437,4 +437,14 @@ fn doctor_tells_of_an_agent_cli_newer_than_the_one_verified() {
         pinned.contains("claude 2.1.197") && !pinned.contains("newer than"),
         "{pinned}"
     );
+    // Every agent family is told of, found or with how to install it.
+    for family in agents::harness::KNOWN
+        .iter()
+        .filter(|f| !["shell", "cmd", "demo"].contains(f))
+    {
+        let told = |l: &str| {
+            l.starts_with(&format!("ok       {family}")) || l.contains(&format!(" {family}: not installed ("))
+        };
+        assert!(pinned.lines().any(told), "doctor says nothing of {family}: {pinned}");
+    }
 }

@@ -254,9 +254,9 @@ fn the_help_shows_every_entry_whole_at_every_size() {
 /// whether it is installed.
 #[test]
 fn the_new_run_form_starts_on_an_installed_agent_and_says_which_are() {
-    use agents::tui::form::HARNESSES;
+    let harnesses = agents::tui::form::harnesses();
     let harness = |app: &App| match app.overlay() {
-        Some(Overlay::NewRun(form)) => HARNESSES[form.harness],
+        Some(Overlay::NewRun(form)) => harnesses[form.harness],
         _ => panic!("the form is open"),
     };
     let mut app = populated();

@@ -175,14 +175,15 @@ fn a_run_started_in_the_tui_outlives_it_keeps_its_screen_and_is_cancelled_from_i
 
     // n: the new-run form, on the first agent installed here (the demo
     // where none is): → back round to the demo; harness → host → cwd → name.
-    use agents::tui::form::{HARNESSES, installed_harnesses};
+    use agents::tui::form::{harnesses, installed_harnesses};
+    let harnesses = harnesses();
     let installed = installed_harnesses(std::env::var("PATH").ok().as_deref());
     let first = installed.first().map_or("demo", String::as_str);
     tui.press(b"n");
     tui.wait_text(" new run ");
     tui.wait_text(&format!("◂ {first} ▸"));
-    let at = HARNESSES.iter().position(|h| *h == first).unwrap_or(0);
-    for _ in 0..(HARNESSES.len() - at) % HARNESSES.len() {
+    let at = harnesses.iter().position(|h| *h == first).unwrap_or(0);
+    for _ in 0..(harnesses.len() - at) % harnesses.len() {
         tui.press(b"\x1b[C");
     }
     tui.wait_text("◂ demo ▸");

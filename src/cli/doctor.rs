@@ -396,30 +396,27 @@ fn config(report: &mut Report, paths: &Paths) {
 fn binaries(report: &mut Report) {
     let path = std::env::var("PATH").ok();
     let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
-    for (what, bin, fix) in [
-        ("shell harness", shell.as_str(), "set SHELL to an installed shell"),
-        ("git (for --worktree)", "git", "install git"),
-        ("claude", "claude", "install Claude Code to run claude agents"),
-        ("codex", "codex", "install Codex CLI to run codex agents"),
-        ("gemini", "gemini", "install Gemini CLI to run gemini agents"),
-        ("aider", "aider", "install aider to run aider agents"),
-        ("opencode", "opencode", "install opencode-ai to run opencode agents"),
-        ("kilo", "kilo", "install @kilocode/cli to run kilo agents"),
-        ("crush", "crush", "install @charmland/crush to run crush agents"),
-        ("qwen", "qwen", "install Qwen Code to run qwen agents"),
-        ("pi", "pi", "install pi to run pi agents"),
-        ("copilot", "copilot", "install @github/copilot to run copilot agents"),
-        ("droid", "droid", "install @factory/cli to run droid agents"),
-        ("auggie", "auggie", "install @augmentcode/auggie to run auggie agents"),
-        ("continue", "cn", "install @continuedev/cli to run continue agents"),
+    let tools = [
         (
-            "gptme",
-            "gptme",
-            "install gptme (pipx install gptme) to run gptme agents",
+            "shell harness",
+            shell.clone(),
+            "set SHELL to an installed shell".to_string(),
         ),
-        ("cline", "cline", "install cline (npm) to run cline agents"),
-        ("grok", "grok", "install @vibe-kit/grok-cli to run grok agents"),
-    ] {
+        ("git (for --worktree)", "git".into(), "install git".into()),
+    ];
+    // Every agent family built in, with how to install it.
+    let agents = crate::harness::KNOWN.iter().filter_map(|family| {
+        let d = crate::harness::adapter_for(family)?.description();
+        (!d.install.is_empty()).then(|| {
+            (
+                d.family,
+                d.program.to_string(),
+                format!("{} to run {family} agents", d.install),
+            )
+        })
+    });
+    for (what, bin, fix) in tools.into_iter().chain(agents) {
+        let (bin, fix) = (bin.as_str(), fix.as_str());
         let agent = crate::harness::adapter_for(what).is_some();
         match crate::harness::find_binary(bin, path.as_deref()) {
             Some(p) if agent => {
@@ -539,16 +536,39 @@ fn credentials(family: &str) -> String {
             "no key variable set and no {}: its runs will say they are not logged in",
             shown(file)
         ),
-        (None, true) => "no key variable set: its runs need one, or a key in its own config".to_string(),
+        (None, true) => format!(
+            "no key variable set ({}): its runs need one, or a key in its own config",
+            key_names(family)
+        ),
     };
     if !others.is_empty() {
-        said.push_str(&format!(" (and {} more of its variables)", others.len()));
+        let others: Vec<&str> = others.iter().map(|n| n.as_str()).collect();
+        said.push_str(&format!(" (runs also get {} from this environment)", others.join(", ")));
     }
     let gap = crate::harness::credentials::setup_gap(family, config_home.as_deref(), var("HOME").as_deref());
     if let Some(gap) = gap {
         said.push_str(&format!("; {gap}"));
     }
     said
+}
+
+/// The key variables `family` reads, the first few by name: what to set.
+fn key_names(family: &str) -> String {
+    const SHOWN: usize = 4;
+    let Some(env) = crate::harness::adapter_for(family).map(|a| a.description().env) else {
+        return "it reads none".into();
+    };
+    let named = env.shared.iter().chain(env.names).copied();
+    let keys: Vec<String> = named
+        .filter(|n| crate::harness::credentials::is_credential(n))
+        .map(str::to_string)
+        .chain(env.prefixes.iter().map(|p| format!("{p}*")))
+        .collect();
+    match keys.len() {
+        0 => "it reads none".into(),
+        n if n > SHOWN => format!("it reads {}, …", keys[..SHOWN].join(", ")),
+        _ => format!("it reads {}", keys.join(", ")),
+    }
 }
 
 /// Whether a file can be created in `dir` (a read-only mount, a full disk,

@@ -396,7 +396,10 @@ pub enum DaemonCommand {
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
-    /// shell, cmd, demo, claude, codex, gemini, aider, opencode, kilo, crush, qwen, pi, copilot, droid, auggie, continue, gptme, cline, grok, or a [profiles.NAME] from config.toml.
+    /// shell, cmd, demo, claude, codex, gemini, aider, opencode, kilo,
+    /// crush, qwen, pi, copilot, droid, auggie, continue, gptme, cline, grok,
+    /// nanocoder, letta, mini, interpreter, hermes, a [harnesses.NAME] or a
+    /// [profiles.NAME] from config.toml.
     #[arg(default_value = "shell")]
     pub harness: String,
     /// A name to call the run by (default: the harness and a number; an
@@ -521,6 +524,23 @@ mod tests {
         }
         for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
             unexplained(sub, &here, out);
+        }
+    }
+
+    /// `agents help run` names every family built in: a newcomer reads it
+    /// to learn what runs.
+    #[test]
+    fn the_harness_argument_names_every_family() {
+        let cli = super::Cli::command();
+        let run = cli.find_subcommand("run").expect("run");
+        let harness = run
+            .get_arguments()
+            .find(|a| a.get_id() == "harness")
+            .expect("its harness");
+        let help = harness.get_help().map(ToString::to_string).unwrap_or_default();
+        let words: Vec<&str> = help.split([',', ' ', '\n']).collect();
+        for family in crate::harness::KNOWN {
+            assert!(words.contains(family), "help run does not name {family}: {help}");
         }
     }
 

@@ -21,6 +21,7 @@ pub const HISTORY_FILE: &str = ".aider.chat.history.md";
 /// No resume, no fork: a chat goes on only in its history file.
 const AIDER: Description = Description {
     env: &super::credentials::AIDER,
+    install: "pipx install aider-chat",
     ..Description::new("aider", "aider")
 };
 

@@ -56,6 +56,7 @@ const AUGGIE: Description = Description {
     // Its approval box takes `a` (Allow) and `d` (Deny).
     yes: b"a",
     no: b"d",
+    install: "npm install -g @augmentcode/auggie",
     ..Description::new("auggie", "auggie")
 };
 

@@ -54,6 +54,7 @@ const CLAUDE: Description = Description {
     // permission dialog: an answer 0.5 s after the dialog's hook was lost,
     // 0.8 s after it was taken (tests/clis/claude.rs against 2.1.332).
     answer_settle_ms: 1000,
+    install: "npm install -g @anthropic-ai/claude-code",
     ..Description::new("claude", "claude")
 };
 

@@ -60,6 +60,7 @@ const CLINE: Description = Description {
     enter_delay_ms: 300,
     yes: b"y",
     no: b"n",
+    install: "npm install -g cline",
     ..Description::new("cline", "cline")
 };
 

@@ -46,6 +46,7 @@ const CODEX: Description = Description {
     // that starts from a copy of the session's history.
     fork: Words::Given(&["fork", "{}"]),
     pastes_prompts: true,
+    install: "npm install -g @openai/codex",
     ..Description::new("codex", "codex")
 };
 

@@ -49,6 +49,7 @@ const CONTINUE: Description = Description {
     // Its permission box takes `y` and `n` whichever row is selected.
     yes: b"y",
     no: b"n",
+    install: "npm install -g @continuedev/cli",
     ..Description::new("continue", "cn")
 };
 

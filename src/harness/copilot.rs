@@ -43,6 +43,7 @@ const COPILOT: Description = Description {
     )),
     // `-i PROMPT`: runs the prompt, then stays interactive.
     prompt: Prompt::Given(&["-i", "{}"]),
+    install: "npm install -g @github/copilot",
     ..Description::new("copilot", "copilot")
 };
 

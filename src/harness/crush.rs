@@ -29,6 +29,7 @@ const CRUSH: Description = Description {
     // Its permission dialog: `a` allows, `d` denies.
     yes: b"a",
     no: b"d",
+    install: "npm install -g @charmland/crush",
     ..Description::new("crush", "crush")
 };
 

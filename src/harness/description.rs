@@ -12,6 +12,8 @@ pub struct Description {
     pub family: &'static str,
     /// The program to run when no profile names one.
     pub program: &'static str,
+    /// How a user installs it (`agents doctor` says so when it is not).
+    pub install: &'static str,
     /// Whether `PROGRAM --version` says which version this is.
     pub version_probe: bool,
     /// The environment variable a profile's `config_home` sets.
@@ -68,6 +70,7 @@ impl Description {
     pub const fn new(family: &'static str, program: &'static str) -> Description {
         Description {
             family,
+            install: "",
             program,
             version_probe: true,
             config_home: None,

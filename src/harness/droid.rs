@@ -74,6 +74,7 @@ const DROID: Description = Description {
     // Enter takes the first choice (`Trust this folder`, `Yes, allow`),
     // which is selected when the question opens; Esc refuses.
     yes: b"\r",
+    install: "npm install -g @factory/cli",
     ..Description::new("droid", "droid")
 };
 

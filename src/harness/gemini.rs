@@ -27,6 +27,7 @@ const GEMINI: Description = Description {
     prompt: Prompt::Given(&["-i", "{}"]),
     // Its window is ~30 ms; leave room for a busy machine.
     enter_delay_ms: 100,
+    install: "npm install -g @google/gemini-cli",
     ..Description::new("gemini", "gemini")
 };
 

@@ -35,6 +35,7 @@ const GPTME: Description = Description {
     // Its answers are lines: the key, then Enter.
     yes: b"y\r",
     no: b"n\r",
+    install: "pipx install gptme",
     ..Description::new("gptme", "gptme")
 };
 

@@ -35,6 +35,7 @@ const GROK: Description = Description {
     // Enter takes the selected choice, the first (Yes) as drawn.
     yes: b"\r",
     no: b"\x1b",
+    install: "npm install -g @vibe-kit/grok-cli",
     ..Description::new("grok", "grok")
 };
 

@@ -39,6 +39,7 @@ const HERMES: Description = Description {
     // `1` is "Allow once"; Ctrl-C cancels the question, which denies.
     yes: b"1",
     no: b"\x03",
+    install: "pipx install hermes-agent",
     ..Description::new("hermes", "hermes")
 };
 

@@ -45,6 +45,7 @@ const INTERPRETER: Description = Description {
     // Its answers are lines: the key, then Enter (`yes` declines).
     yes: b"y\r",
     no: b"n\r",
+    install: "pipx install open-interpreter",
     ..Description::new("interpreter", "interpreter")
 };
 

@@ -40,6 +40,7 @@ const LETTA: Description = Description {
     resume: Words::Given(&["--conv", "{}"]),
     // Text and its Enter in one write are a paste holding a newline.
     enter_delay_ms: 300,
+    install: "npm install -g @letta-ai/letta-code",
     ..Description::new("letta", "letta")
 };
 

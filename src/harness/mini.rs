@@ -40,6 +40,7 @@ const MINI: Description = Description {
     // to the model as why.
     yes: b"\r",
     no: b"no\r",
+    install: "pipx install mini-swe-agent",
     ..Description::new("mini", "mini")
 };
 

@@ -44,6 +44,7 @@ const NANOCODER: Description = Description {
     // Its questions take their choice's number.
     yes: b"1",
     no: b"2",
+    install: "npm install -g @nanocollective/nanocoder, on node 22",
     ..Description::new("nanocoder", "nanocoder")
 };
 

@@ -41,8 +41,14 @@ pub struct Names {
 }
 
 /// An opencode-built family: its names, and what they all share.
-const fn described(family: &'static str, config_dir_var: &'static str, env: &'static HarnessEnv) -> Description {
+const fn described(
+    family: &'static str,
+    install: &'static str,
+    config_dir_var: &'static str,
+    env: &'static HarnessEnv,
+) -> Description {
     Description {
+        install,
         config_home: Some(config_dir_var),
         env,
         resume: Words::Given(&["--session", "{}"]),
@@ -64,7 +70,12 @@ const fn described(family: &'static str, config_dir_var: &'static str, env: &'st
 pub struct Opencode(&'static Names);
 
 pub static OPENCODE: Opencode = Opencode(&Names {
-    description: described("opencode", "OPENCODE_CONFIG_DIR", &super::credentials::OPENCODE),
+    description: described(
+        "opencode",
+        "npm install -g opencode-ai",
+        "OPENCODE_CONFIG_DIR",
+        &super::credentials::OPENCODE,
+    ),
     db_var: "OPENCODE_DB",
     dir: "opencode",
     db_file: "opencode.db",
@@ -74,7 +85,12 @@ pub static OPENCODE: Opencode = Opencode(&Names {
 
 /// Kilo Code 7.7.7, as its binary names its files and variables.
 pub static KILO: Opencode = Opencode(&Names {
-    description: described("kilo", "KILO_CONFIG_DIR", &super::credentials::KILO),
+    description: described(
+        "kilo",
+        "npm install -g @kilocode/cli",
+        "KILO_CONFIG_DIR",
+        &super::credentials::KILO,
+    ),
     db_var: "KILO_DB",
     dir: "kilo",
     db_file: "kilo.db",

@@ -34,6 +34,7 @@ const PI: Description = Description {
     // `pi PROMPT`: an interactive session that begins with it (a prompt
     // that reads as an option or an `@file` is typed in instead).
     prompt: Prompt::Alone { unless: &['-', '@'] },
+    install: "npm install -g @mariozechner/pi-coding-agent",
     ..Description::new("pi", "pi")
 };
 

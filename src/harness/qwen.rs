@@ -29,6 +29,7 @@ const QWEN: Description = Description {
     // Gemini CLI's fast-return window, inherited: an Enter within ~30 ms
     // of typed text is a newline.
     enter_delay_ms: 100,
+    install: "npm install -g @qwen-code/qwen-code",
     ..Description::new("qwen", "qwen")
 };
 

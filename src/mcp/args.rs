@@ -37,8 +37,10 @@ pub struct SessionRefArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunStartArgs {
-    /// shell, cmd, demo, claude, codex, gemini, aider, opencode, kilo, crush, qwen, pi, copilot, droid, auggie, continue, gptme, cline, grok, or a profile from
-    /// config.toml.
+    /// shell, cmd, demo, claude, codex, gemini, aider, opencode, kilo,
+    /// crush, qwen, pi, copilot, droid, auggie, continue, gptme, cline, grok,
+    /// nanocoder, letta, mini, interpreter, hermes, or a family or profile
+    /// from config.toml.
     pub harness: String,
     /// Arguments for the harness. For `cmd`, the command and its arguments
     /// (`["sh", "-c", "make test"]`).
@@ -246,4 +248,22 @@ pub struct MailWaitArgs {
     /// Give up after this many seconds (default 30, at most 600) and
     /// answer no messages.
     pub timeout_secs: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    /// The tool that starts a run names every family built in: an agent
+    /// reads it to learn what it may start.
+    #[test]
+    fn the_harness_argument_names_every_family() {
+        let schema = rmcp::schemars::schema_for!(super::RunStartArgs);
+        let said = schema.as_value()["properties"]["harness"]["description"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let words: Vec<&str> = said.split([',', ' ', '\n']).collect();
+        for family in crate::harness::KNOWN {
+            assert!(words.contains(family), "run_start does not name {family}: {said}");
+        }
+    }
 }

@@ -90,11 +90,18 @@ impl Composer {
 }
 
 /// The new-run form offers the demo agent first (it runs anywhere), then
-/// every family the engine knows; it starts on the first agent installed.
-pub const HARNESSES: &[&str] = &[
-    "demo", "claude", "codex", "gemini", "aider", "opencode", "kilo", "qwen", "pi", "copilot", "droid", "auggie",
-    "continue", "gptme", "cline", "grok", "crush", "shell", "cmd",
-];
+/// every agent family built in, then `shell` and `cmd`; it starts on the
+/// first agent installed.
+pub fn harnesses() -> Vec<&'static str> {
+    let agents = crate::harness::KNOWN
+        .iter()
+        .filter(|f| !["demo", "shell", "cmd"].contains(f));
+    std::iter::once(&"demo")
+        .chain(agents)
+        .chain(&["shell", "cmd"])
+        .copied()
+        .collect()
+}
 
 impl super::app::App {
     /// The agents installed here, looked up: an open form not yet changed
@@ -131,7 +138,7 @@ pub fn installed_harnesses(path: Option<&str>) -> Vec<String> {
 /// The form's harnesses: the built-in ones, then those the config in
 /// force declares (`[harnesses.NAME]`).
 fn all_harnesses() -> Vec<String> {
-    let mut all: Vec<String> = HARNESSES.iter().map(|h| h.to_string()).collect();
+    let mut all: Vec<String> = harnesses().iter().map(|h| h.to_string()).collect();
     all.extend(crate::harness::user::installed_names());
     all
 }
