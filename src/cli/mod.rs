@@ -398,8 +398,8 @@ pub enum DaemonCommand {
 pub struct RunArgs {
     /// shell, cmd, demo, claude, codex, gemini, aider, opencode, kilo,
     /// crush, qwen, pi, copilot, droid, auggie, continue, gptme, cline, grok,
-    /// nanocoder, letta, mini, interpreter, hermes, a [harnesses.NAME] or a
-    /// [profiles.NAME] from config.toml.
+    /// nanocoder, letta, mini, interpreter, hermes, code-puppy, a
+    /// [harnesses.NAME] or a [profiles.NAME] from config.toml.
     #[arg(default_value = "shell")]
     pub harness: String,
     /// A name to call the run by (default: the harness and a number; an

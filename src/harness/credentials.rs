@@ -404,7 +404,9 @@ pub const NANOCODER: HarnessEnv = HarnessEnv {
 
 /// The variables a nanocoder `agents.config.json` takes values from
 /// (`$NAME`, `${NAME}`, `${NAME:-default}` in any string of it): nanocoder
-/// reads them from its environment. An unreadable file names none.
+/// reads them from its environment. Code Puppy's `extra_models.json`
+/// names its keys' variables the same way (`$NAME`). An unreadable file
+/// names none.
 pub fn nanocoder_config_names(file: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(file) else {
         return Vec::new();
@@ -482,6 +484,36 @@ pub const HERMES: HarnessEnv = HarnessEnv {
         "AZURE_FOUNDRY_",
         "TIRITH_",
     ],
+};
+
+/// Code Puppy: the keys of the providers it knows (its `puppy.cfg` may
+/// hold them instead), Azure's endpoint, Ollama's host, its update switch
+/// (`NO_VERSION_UPDATE`) and every `CODE_PUPPY_*` (its locale, its
+/// classic prompt, its port, Logfire's settings). The variables its
+/// `extra_models.json` takes keys from (`$NAME`) are added at launch.
+pub const CODE_PUPPY: HarnessEnv = HarnessEnv {
+    shared: PROVIDER_KEYS,
+    names: &[
+        "GOOGLE_API_KEY",
+        "GROQ_API_KEY",
+        "MISTRAL_API_KEY",
+        "COHERE_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "TOGETHER_API_KEY",
+        "FIREWORKS_API_KEY",
+        "OPENROUTER_API_KEY",
+        "PERPLEXITY_API_KEY",
+        "CEREBRAS_API_KEY",
+        "HUGGINGFACE_API_KEY",
+        "XAI_API_KEY",
+        "ZAI_API_KEY",
+        "SYN_API_KEY",
+        "AZURE_OPENAI_API_KEY",
+        "AZURE_OPENAI_ENDPOINT",
+        "OLLAMA_HOST",
+        "NO_VERSION_UPDATE",
+    ],
+    prefixes: &["CODE_PUPPY_"],
 };
 
 /// gptme: the keys and endpoints of the providers it takes (its `local`

@@ -1,5 +1,5 @@
 //! Harness adapters (docs/design.md §7): one per family — `claude`, `codex`,
-//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, `cline`, `grok`, `nanocoder`, `letta`, `mini`, `interpreter` (Open Interpreter), `hermes` (Hermes Agent), and the engine's own `shell`, `cmd`
+//! `gemini`, `aider`, `opencode`, `kilo`, `crush`, `qwen`, `pi`, `copilot`, `droid`, `auggie`, `continue`, `gptme`, `cline`, `grok`, `nanocoder`, `letta`, `mini`, `interpreter` (Open Interpreter), `hermes` (Hermes Agent), `code-puppy` (Code Puppy), and the engine's own `shell`, `cmd`
 //! and `demo` — behind the [`Adapter`] seam. `prepare` turns a harness or profile name and the
 //! user's arguments into what to spawn, or the reason the run is blocked.
 //! Also here: hook payloads ([`hooks`]), status fusion ([`status`]), screen
@@ -11,6 +11,7 @@ pub mod auggie;
 mod builtin;
 pub mod claude;
 pub mod cline;
+pub mod code_puppy;
 pub mod codex;
 pub mod continue_cli;
 pub mod copilot;
@@ -82,6 +83,7 @@ pub const KNOWN: &[&str] = &[
     "mini",
     "interpreter",
     "hermes",
+    "code-puppy",
 ];
 
 /// The adapter of a family: built in, else declared in the config in
@@ -125,6 +127,7 @@ fn builtin_adapter(family: &str) -> Option<&'static dyn Adapter> {
         "mini" => &mini::Mini,
         "interpreter" => &interpreter::Interpreter,
         "hermes" => &hermes::Hermes,
+        "code-puppy" => &code_puppy::CodePuppy,
         _ => return None,
     })
 }

@@ -17,6 +17,7 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("auggie", include_str!("screens/auggie.toml")),
     ("claude", include_str!("screens/claude.toml")),
     ("cline", include_str!("screens/cline.toml")),
+    ("code-puppy", include_str!("screens/code-puppy.toml")),
     ("codex", include_str!("screens/codex.toml")),
     ("continue", include_str!("screens/continue.toml")),
     ("copilot", include_str!("screens/copilot.toml")),

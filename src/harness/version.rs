@@ -114,6 +114,7 @@ pub const VERIFIED: &[(&str, &str)] = &[
     ("mini", "2.4.6"),
     ("interpreter", "0.4.3"),
     ("hermes", "0.19.0"),
+    ("code-puppy", "0.0.946"),
 ];
 
 /// The version `family` was verified with, when `found` is newer: its
@@ -165,7 +166,9 @@ mod tests {
         let ci = include_str!("../../.ci/run");
         for (family, version) in VERIFIED {
             // `npm_cli NAME PACKAGE VERSION BIN AGENTS_TEST_FAMILY …`, or
-            // `family_version=VERSION` for one installed otherwise.
+            // `family_version=VERSION` for one installed otherwise (a
+            // family's `-` is `_` in a shell's names).
+            let family = family.replace('-', "_");
             let var = format!("AGENTS_TEST_{} ", family.to_uppercase());
             let pinned = ci.lines().any(|l| {
                 (l.starts_with("npm_cli ") && l.contains(&format!(" {version} ")) && l.contains(&var))

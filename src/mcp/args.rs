@@ -39,8 +39,8 @@ pub struct SessionRefArgs {
 pub struct RunStartArgs {
     /// shell, cmd, demo, claude, codex, gemini, aider, opencode, kilo,
     /// crush, qwen, pi, copilot, droid, auggie, continue, gptme, cline, grok,
-    /// nanocoder, letta, mini, interpreter, hermes, or a family or profile
-    /// from config.toml.
+    /// nanocoder, letta, mini, interpreter, hermes, code-puppy, or a family
+    /// or profile from config.toml.
     pub harness: String,
     /// Arguments for the harness. For `cmd`, the command and its arguments
     /// (`["sh", "-c", "make test"]`).

@@ -23,7 +23,7 @@ pub enum IndexError {
     #[error("reading {path}: {source}")]
     Io { path: String, source: std::io::Error },
     #[error(
-        "{0}: not a transcript format this version reads (Claude, Codex, Qwen, pi, Copilot, Droid or gptme JSONL, Gemini, Auggie, Continue, Cline, nanocoder or Open Interpreter JSON, aider markdown, an opencode, Crush or Hermes Agent database's session)"
+        "{0}: not a transcript format this version reads (Claude, Codex, Qwen, pi, Copilot, Droid or gptme JSONL, Gemini, Auggie, Continue, Cline, nanocoder, Open Interpreter or Code Puppy JSON, aider markdown, an opencode, Crush or Hermes Agent database's session)"
     )]
     UnknownFormat(String),
     #[error("{0} is not registered as a transcript")]

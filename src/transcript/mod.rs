@@ -15,6 +15,7 @@ pub mod auggie;
 pub mod chat;
 pub mod claude;
 pub mod cline;
+pub mod code_puppy;
 pub mod codex;
 pub mod continue_cli;
 pub mod copilot;
@@ -103,6 +104,8 @@ impl Format {
             Some(Format::Nanocoder)
         } else if is_interpreter_conversation(path) {
             Some(Format::Interpreter)
+        } else if is_code_puppy_session(path) {
+            Some(Format::CodePuppy)
         } else if is_qwen_chat(path) {
             Some(Format::Qwen)
         } else if is_pi_session(path) {
@@ -194,6 +197,20 @@ fn is_interpreter_conversation(path: &Path) -> bool {
         && config.is_some_and(|c| c == "open-interpreter")
 }
 
+/// A Code Puppy session: `.json` in `.code_puppy/autosaves/` (or
+/// `code_puppy/autosaves/` in an XDG cache folder), not its `_meta.json`
+/// sidecar.
+fn is_code_puppy_session(path: &Path) -> bool {
+    let autosaves = path.parent();
+    let home = autosaves.and_then(Path::parent).and_then(Path::file_name);
+    path.extension().is_some_and(|e| e == "json")
+        && path
+            .file_stem()
+            .is_some_and(|s| !s.to_string_lossy().ends_with("_meta"))
+        && autosaves.and_then(Path::file_name).is_some_and(|a| a == "autosaves")
+        && home.is_some_and(|h| h == ".code_puppy" || h == "code_puppy")
+}
+
 /// A pi session: `.jsonl` in `sessions/--<cwd>--/`, or anywhere under `.pi`.
 fn is_pi_session(path: &Path) -> bool {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -263,7 +280,8 @@ pub fn line_reader(format: Format, link: Option<claude::SubagentLink>) -> Option
         | Format::Cline
         | Format::Nanocoder
         | Format::Mini
-        | Format::Interpreter => None,
+        | Format::Interpreter
+        | Format::CodePuppy => None,
         Format::Claude => Some(Box::new(claude::ClaudeReader::new(link))),
         Format::Codex => Some(Box::new(codex::CodexReader::default())),
         Format::Aider => Some(Box::new(aider::AiderReader::default())),
@@ -301,6 +319,7 @@ pub fn document_parser(format: Format) -> Option<DocumentParser> {
         Format::Nanocoder => Some(nanocoder::parse),
         Format::Mini => Some(mini::parse),
         Format::Interpreter => Some(interpreter::parse),
+        Format::CodePuppy => Some(code_puppy::parse),
         _ => None,
     }
 }
@@ -468,6 +487,12 @@ mod tests {
             f("/h/.config/open-interpreter/conversations/hello__December_06_2026_06-12-06.json"),
             Some(Format::Interpreter)
         );
+        assert_eq!(
+            f("/h/.code_puppy/autosaves/auto_session_20261206_085116_965262_25529.json"),
+            Some(Format::CodePuppy)
+        );
+        assert_eq!(f("/c/code_puppy/autosaves/3f1c.json"), Some(Format::CodePuppy));
+        assert_ne!(f("/h/.code_puppy/autosaves/x_meta.json"), Some(Format::CodePuppy));
         assert_eq!(
             f("/h/.cline/data/sessions/1796527564673_8vu81/1796527564673_8vu81.messages.json"),
             Some(Format::Cline)

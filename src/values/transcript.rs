@@ -60,6 +60,9 @@ pub enum Format {
     /// Hermes Agent: one session's rows in its SQLite database, named
     /// `<HERMES_HOME, ~/.hermes>/state.db#<session id>`.
     Hermes,
+    /// Code Puppy: `~/.code_puppy/autosaves/<name>.json`, one document of
+    /// pydantic-ai messages rewritten whole after each turn.
+    CodePuppy,
 }
 
 impl Format {
@@ -84,6 +87,7 @@ impl Format {
             Format::Mini => "mini",
             Format::Interpreter => "interpreter",
             Format::Hermes => "hermes",
+            Format::CodePuppy => "code-puppy",
         }
     }
 
@@ -108,6 +112,7 @@ impl Format {
             "mini" => Some(Format::Mini),
             "interpreter" => Some(Format::Interpreter),
             "hermes" => Some(Format::Hermes),
+            "code-puppy" => Some(Format::CodePuppy),
             _ => None,
         }
     }

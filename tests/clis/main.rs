@@ -10,6 +10,7 @@ mod aider;
 mod auggie;
 mod claude;
 mod cline;
+mod code_puppy;
 mod codex;
 mod continue_cli;
 mod copilot;
