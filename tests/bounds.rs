@@ -82,13 +82,20 @@ fn an_empty_prompt_is_refused_and_nothing_waits() {
 }
 
 /// A start that could only be blocked is refused before anything is
-/// stored: no harness, a timeout of 0 s, `--env` given something other than
-/// a variable's name (whose value, after a `=`, is never shown).
+/// stored: no harness, a mistyped one (with the name meant), a timeout of
+/// 0 s, `--env` given something other than a variable's name (whose value,
+/// after a `=`, is never shown).
 #[test]
 fn a_start_with_no_harness_a_zero_timeout_or_a_bad_env_name_is_refused_and_nothing_is_stored() {
     let home = Home::new();
     let said = |args: &[&str]| home.fails(args);
     assert!(said(&["run", "-d", ""]).contains("no harness given"));
+    let typo = said(&["run", "-d", "nanocodr"]);
+    assert!(
+        typo.contains("unknown harness 'nanocodr': did you mean 'nanocoder'?"),
+        "{typo}"
+    );
+    assert!(!said(&["run", "-d", "zzzzzzzzzz"]).contains("did you mean"));
     assert!(said(&["run", "-d", "--timeout", "0", "cmd", "--", "true"]).contains("a timeout of 0 s"));
     let err = said(&["run", "-d", "--env", "TOKEN=sk-secret", "cmd", "--", "true"]);
     assert!(err.contains("--env \"TOKEN=…\": not a variable name"), "{err}");

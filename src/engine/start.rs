@@ -53,6 +53,10 @@ async fn start_with(
     crate::harness::apply_model(&mut params.spec, &engine.config().profiles)?;
     // Nothing too large to list or show again is stored (issue #11).
     crate::api::bounds::check_start(&params)?;
+    // A mistyped family leaves no record: nothing could ever start it.
+    if let Some(why) = crate::harness::unknown(&params.spec.harness, &engine.config().profiles) {
+        return Err(ApiError::bad_request(why));
+    }
     let _once = match once_for(engine, &params).await? {
         Ok(guard) => guard,
         Err(started) => return Ok(started),

@@ -163,11 +163,7 @@ pub struct Request<'a> {
 pub fn prepare(name: &str, req: &Request) -> Result<Prepared, String> {
     let profile = req.profiles.get(name);
     let family = profile.map_or(name, |p| p.family_for(name));
-    let adapter = adapter_for(family).ok_or_else(|| {
-        let mut known = known_families();
-        known.extend(req.profiles.keys().cloned());
-        format!("unknown harness '{name}' (known: {})", known.join(", "))
-    })?;
+    let adapter = adapter_for(family).ok_or_else(|| unknown(name, req.profiles).unwrap_or_default())?;
     let ctx = LaunchContext {
         args: req.args,
         env: req.env,
@@ -188,6 +184,30 @@ pub fn prepare(name: &str, req: &Request) -> Result<Prepared, String> {
         harness_env: adapter.env_names(&ctx),
         launch,
     })
+}
+
+/// Why `name` names no harness this process can launch (no family, and no
+/// profile of a family), with the known name nearest it; none if it does.
+pub fn unknown(name: &str, profiles: &BTreeMap<String, Profile>) -> Option<String> {
+    let profile = profiles.get(name);
+    let family = profile.map_or(name, |p| p.family_for(name));
+    if adapter_for(family).is_some() {
+        return None;
+    }
+    let mut known = known_families();
+    known.extend(profiles.keys().cloned());
+    let nearest = known
+        .iter()
+        .map(|k| (strsim::levenshtein(name, k), k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
+        .min();
+    let guess = nearest
+        .map(|(_, k)| format!("did you mean '{k}'? "))
+        .unwrap_or_default();
+    Some(format!(
+        "unknown harness '{family}': {guess}(known: {})",
+        known.join(", ")
+    ))
 }
 
 /// The variables of `env` the harness `name` (a family or profile) reads
