@@ -773,3 +773,46 @@ fn ends_with_rows(lines: &[&str], rows: &[String]) -> bool {
     }
     rows.peek().is_none()
 }
+
+/// An ended run can no longer take its pane's size: a pane narrower than
+/// the run was shows its last screen rewrapped to the pane, its long line
+/// whole (it was cut at the pane's edge), and again at a new width.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ended_run_s_last_screen_is_rewrapped_to_its_pane_and_nothing_is_cut() {
+    use agents::tui::app::Layout;
+    use ratatui::backend::TestBackend;
+    let home = Home::new();
+    let line = "Error: no key. Set GROK_API_KEY, use --api-key, or set apiKey in ~/.grok/user-settings.json";
+    let script = format!("printf '%s\\n' '{} {line}'; exit 1", "x".repeat(40));
+    let id = home.start(&["cmd", "--size", "120x20", "--", "sh", "-c", &script]);
+    assert_eq!(home.wait_end(&id)["state"], "failed");
+    let mut tui = Tui::open(&home);
+    tui.pump_until("the run is listed", |app| app.run(&id).is_some()).await;
+    let mut terminal = ratatui::Terminal::new(TestBackend::new(110, 30)).unwrap();
+    for width in [110, 90] {
+        tui.app.set_layout(Layout::Split);
+        tui.app.sync_subscriptions();
+        terminal.backend_mut().resize(width, 30);
+        terminal.autoresize().unwrap();
+        terminal.draw(|f| agents::tui::view::draw(f, &mut tui.app)).unwrap();
+        let (_, (rows, cols)) = pane_sizes(&tui.app)
+            .into_iter()
+            .find(|(r, _)| *r == id)
+            .expect("its pane");
+        assert!(cols < 120, "the pane is narrower than the run was: {cols}");
+        tui.pump_until(
+            &format!("at {width} columns: the screen rewrapped to its pane"),
+            |app| {
+                let Some(s) = app.screens().get(&id) else {
+                    return false;
+                };
+                // A row ending at a space is shown trimmed: words are compared.
+                let words = |t: &str| t.split_whitespace().collect::<String>();
+                let joined = words(&s.mirror.visible_lines().join(" "));
+                (s.mirror.rows, s.mirror.cols) == (rows, cols) && joined.contains(&words(line))
+            },
+        )
+        .await;
+    }
+    tui.close().await;
+}

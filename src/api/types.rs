@@ -572,6 +572,11 @@ pub struct AttachParams {
     /// and is sent format 1, which it reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screen_format: Option<u8>,
+    /// With `screen`, for a run that has ended: its last screen rewrapped
+    /// to these `[rows, cols]`, where the client shows it at a size the
+    /// run no longer takes (a pane narrower than it was): nothing is cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit: Option<[u16; 2]>,
 }
 
 impl AttachParams {

@@ -52,6 +52,7 @@ async fn read(
             sizes,
             sub: 0,
             screen_format: None,
+            fit: None,
         })
         .await?;
     let id = attached.run.id.clone();

@@ -34,6 +34,13 @@ pub enum Command {
         rows: u16,
         cols: u16,
     },
+    /// Subscribe again to an ended run's screen, rewrapped to its pane's
+    /// size (it can no longer take the pane's size itself).
+    Fit {
+        run: String,
+        rows: u16,
+        cols: u16,
+    },
     Send {
         run: String,
         text: String,
@@ -482,6 +489,7 @@ impl App {
         for id in &want {
             if !self.panes.subscribed.contains(id) {
                 self.commands.push(Command::Subscribe(id.clone()));
+                self.fit_ended(id);
             }
         }
         self.panes.subscribed = want;
@@ -502,8 +510,26 @@ impl App {
                 // The run's screen at the new size arrives as an update.
                 if live && rows >= 2 && cols >= 2 {
                     self.commands.push(Command::Resize { run: id, rows, cols });
+                } else if !live {
+                    self.fit_ended(&id);
                 }
             }
+        }
+    }
+
+    /// An ended run shown in a pane of another size than it ended at: its
+    /// last screen is asked for again, rewrapped to the pane (else a pane
+    /// narrower than the run was cuts its lines).
+    fn fit_ended(&mut self, id: &str) {
+        let Some(run) = self.run(id).filter(|r| !r.state.is_live()) else {
+            return;
+        };
+        let Some(&(rows, cols)) = self.panes.sizes.get(id) else {
+            return;
+        };
+        if (rows, cols) != (run.rows, run.cols) && rows >= 2 && cols >= 2 {
+            let run = id.to_string();
+            self.commands.push(Command::Fit { run, rows, cols });
         }
     }
 }

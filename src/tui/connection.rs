@@ -283,7 +283,8 @@ async fn call(client: &Client, cmd: Command, updates: &mpsc::Sender<Update>) -> 
             let detail: RunDetail = client.call::<method::RunsShow>(RunRef { run }).await.ok()?;
             Update::Detail(Box::new(detail))
         }
-        Command::Subscribe(run) => return subscribe(client, run).await,
+        Command::Subscribe(run) => return subscribe(client, run, None).await,
+        Command::Fit { run, rows, cols } => return subscribe(client, run, Some([rows, cols])).await,
         Command::Unsubscribe(run) => {
             let detach = crate::api::DetachParams {
                 run,
@@ -422,8 +423,11 @@ async fn refresh_runs(client: &Client, asked: Vec<String>, updates: &mpsc::Sende
 
 /// A pane's subscription to its run's screen, in the newest format this
 /// build reads; only a refusal is news.
-async fn subscribe(client: &Client, run: String) -> Option<Update> {
-    let params = AttachParams::screen(run, crate::protocol::screen::FORMAT);
+async fn subscribe(client: &Client, run: String, fit: Option<[u16; 2]>) -> Option<Update> {
+    let params = AttachParams {
+        fit,
+        ..AttachParams::screen(run, crate::protocol::screen::FORMAT)
+    };
     let refused = client.call::<method::RunsAttach>(params).await.err()?;
     Some(Update::Failed(refused.message))
 }

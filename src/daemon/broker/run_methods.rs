@@ -229,7 +229,12 @@ pub(super) fn attach_run(
             let screen = attach.screen.then_some(attach.sub);
             let streamed = if attach.screen {
                 let format = attach.screen_format.unwrap_or(crate::protocol::screen::FORMAT_V1);
-                super::screen_relay::stream(daemon.engine.clone(), outbox.clone(), row, attach.sub, format, acks).await
+                let to = super::screen_relay::To {
+                    sub: attach.sub,
+                    format,
+                    fit: attach.fit,
+                };
+                super::screen_relay::stream(daemon.engine.clone(), outbox.clone(), row, to, acks).await
             } else {
                 subscribe::stream(daemon.engine.clone(), outbox.clone(), row, attach).await
             };

@@ -28,16 +28,24 @@ use crate::term::Terminal;
 /// checkpoint instead.
 const FEED_MAX: usize = 1 << 20;
 
+/// Where a screen goes: the client's subscription and format, and the
+/// size it shows an ended run's last screen at (`AttachParams::fit`).
+pub struct To {
+    pub sub: u64,
+    pub format: u8,
+    pub fit: Option<[u16; 2]>,
+}
+
 /// Streams the run's screen to the client until the run has ended (and
 /// its last screen is sent) or the client goes away.
 pub async fn stream(
     engine: Arc<Engine>,
     outbox: Outbox,
     row: RunRow,
-    sub: u64,
-    format: u8,
+    to: To,
     mut acked: watch::Receiver<u64>,
 ) -> Result<(), ApiError> {
+    let To { sub, format, fit } = to;
     let mut relay = Numbering { sent: 0, sub, format };
     loop {
         let live = match engine.live(&row.id) {
@@ -49,7 +57,7 @@ pub async fn stream(
         };
         match live.link.watch_screen(None, format).await {
             Ok(sub) => relay_until_gone(&outbox, &row.id, sub, &mut acked, &mut relay).await?,
-            Err(_) => emulate(&engine, &outbox, &row, Some(&live), &mut acked, &mut relay).await?,
+            Err(_) => emulate(&engine, &outbox, &row, Source::Live(&live), &mut acked, &mut relay).await?,
         }
         // The supervisor's link ended: the run ended, or a next attempt of
         // it (account fallback) took over. Wait for the monitor to say.
@@ -57,7 +65,7 @@ pub async fn stream(
         let _ = ended.wait_for(|e| *e).await;
     }
     // The run's last screen, from its log.
-    emulate(&engine, &outbox, &row, None, &mut acked, &mut relay).await?;
+    emulate(&engine, &outbox, &row, Source::Ended(fit), &mut acked, &mut relay).await?;
     outbox
         .tell_in_stream(crate::api::OutputEnd {
             run: row.id.clone(),
@@ -125,17 +133,34 @@ async fn relay_until_gone(
     Ok(())
 }
 
+/// What an emulator here shows: a live run's screen, followed while it
+/// lasts, or an ended run's last one, rewrapped to the client's size.
+enum Source<'a> {
+    Live(&'a Arc<LiveRun>),
+    Ended(Option<[u16; 2]>),
+}
+
 /// A screen from the log: the newest checkpoint, then the bytes after it,
-/// followed live while `live` lasts; just the last screen without it.
+/// followed live while the run lasts; just the last screen once it ended.
 async fn emulate(
     engine: &Arc<Engine>,
     outbox: &Outbox,
     row: &RunRow,
-    live: Option<&Arc<LiveRun>>,
+    source: Source<'_>,
     acked: &mut watch::Receiver<u64>,
     numbering: &mut Numbering,
 ) -> Result<(), ApiError> {
     let (mut term, mut cursor) = from_checkpoint(engine, row).await?;
+    let live = match source {
+        Source::Live(live) => Some(live),
+        Source::Ended(fit) => {
+            cursor = feed_to_end(engine, row, &mut term, cursor);
+            if let Some(fit) = fit {
+                refit(&mut term, fit);
+            }
+            None
+        }
+    };
     let mut watch = ScreenWatch::new();
     let log_path = engine.paths.output_log(&row.id);
     let mut resized = live.map(|l| l.resized.subscribe());
@@ -205,6 +230,37 @@ async fn emulate(
             _ = r.changed() => {}
         }
     }
+}
+
+/// An ended run's last screen rewrapped to `[rows, cols]`, its blank rows
+/// below the cursor given up before its first lines. Rewrapped narrower,
+/// a screen pushes the rows its lines grew by off the top (as tmux does
+/// when a window narrows); here it then drops its blank rows and grows
+/// to pull them back, and shrinks to the size asked from the bottom.
+fn refit(term: &mut Terminal, [rows, cols]: [u16; 2]) {
+    let (rows, cols) = (rows.clamp(2, 1000), cols.clamp(2, 2000));
+    let (old_rows, old_cols) = term.size();
+    term.resize(old_rows, cols);
+    let (cursor_row, _) = term.cursor();
+    term.resize((cursor_row + 1).max(2), cols);
+    let grown = u32::from(old_rows) * u32::from(old_cols.div_ceil(cols)) + u32::from(rows);
+    term.resize(grown.min(1000) as u16, cols);
+    term.resize(rows, cols);
+}
+
+/// Feeds `term` the log of an ended run from `cursor` to its end; the
+/// offset reached.
+fn feed_to_end(engine: &Engine, row: &RunRow, term: &mut Terminal, mut cursor: u64) -> u64 {
+    let Ok(file) = std::fs::File::open(engine.paths.output_log(&row.id)) else {
+        return cursor;
+    };
+    let mut buf = vec![0u8; FEED_MAX];
+    while let Ok(n @ 1..) = file.read_at(&mut buf, cursor) {
+        term.feed(&buf[..n]);
+        term.take_replies();
+        cursor += n as u64;
+    }
+    cursor
 }
 
 /// An emulator at the run's newest checkpoint (or its start) and the log
