@@ -25,7 +25,7 @@ pub struct Overlays {
 }
 
 /// What each glyph of the tree and the panes means.
-const LEGEND: [(&str, &str); 17] = [
+const LEGEND: [(&str, &str); 20] = [
     ("●", "working"),
     ("◐", "stalled: no change for minutes"),
     ("◉", "waits for you: input or an approval"),
@@ -43,6 +43,9 @@ const LEGEND: [(&str, &str); 17] = [
     ("◷", "a routine, with its next fire"),
     ("◇", "a subagent of the run above"),
     ("*", "marked: a prompt sent goes to each"),
+    ("•", "needs you: not seen since it asked"),
+    ("◦", "a turn ended, not seen since"),
+    ("✎", "a prompt held for your draft in it"),
 ];
 
 /// `?`: the keys, and beside them, where there is room, the glyphs (under
