@@ -368,6 +368,33 @@ pub fn created_since(files: Vec<PathBuf>, since: SystemTime) -> Vec<PathBuf> {
         .collect()
 }
 
+/// What `adapter` launches for `args` in `env` (and `profile`), in the
+/// run folder `/r` and the cwd `/w`: the adapters' unit tests.
+#[cfg(test)]
+pub fn launched_with(
+    adapter: &dyn Adapter,
+    args: &[&str],
+    env: &[(&str, &str)],
+    profile: Option<&Profile>,
+) -> Result<Launch, String> {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    adapter.launch(&LaunchContext {
+        args: &args,
+        env: &env,
+        profile,
+        run_dir: Path::new("/r"),
+        agents_bin: Path::new("/a"),
+        cwd: Path::new("/w"),
+    })
+}
+
+/// As [`launched_with`], without a profile.
+#[cfg(test)]
+pub fn launched(adapter: &dyn Adapter, args: &[&str], env: &[(&str, &str)]) -> Result<Launch, String> {
+    launched_with(adapter, args, env, None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

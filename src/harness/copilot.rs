@@ -183,18 +183,8 @@ mod tests {
     use super::*;
 
     fn launch(args: &[&str], profile: Option<&super::super::Profile>) -> Launch {
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let env = vec![("HOME".to_string(), "/home/u".to_string())];
-        Copilot
-            .launch(&LaunchContext {
-                args: &args,
-                env: &env,
-                profile,
-                run_dir: Path::new("/r"),
-                agents_bin: Path::new("/a"),
-                cwd: Path::new("/w"),
-            })
-            .unwrap()
+        let env = [("HOME", "/home/u")];
+        crate::harness::adapter::launched_with(&Copilot, args, &env, profile).unwrap()
     }
 
     #[test]

@@ -99,15 +99,7 @@ mod tests {
     use std::time::{Duration, SystemTime};
 
     fn launch(args: &[&str], profile: Option<&super::super::Profile>) -> Result<Launch, String> {
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        Crush.launch(&LaunchContext {
-            args: &args,
-            env: &[],
-            profile,
-            run_dir: Path::new("/r"),
-            agents_bin: Path::new("/a"),
-            cwd: Path::new("/w"),
-        })
+        crate::harness::adapter::launched_with(&Crush, args, &[], profile)
     }
 
     #[test]

@@ -97,18 +97,7 @@ mod tests {
     use super::*;
 
     fn launch(args: &[&str], env: &[(&str, &str)]) -> Launch {
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        Gptme
-            .launch(&LaunchContext {
-                args: &args,
-                env: &env,
-                profile: None,
-                run_dir: Path::new("/r"),
-                agents_bin: Path::new("/a"),
-                cwd: Path::new("/w"),
-            })
-            .unwrap()
+        crate::harness::adapter::launched(&Gptme, args, env).unwrap()
     }
 
     #[test]

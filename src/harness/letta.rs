@@ -130,18 +130,7 @@ mod tests {
     use super::*;
 
     fn launch(args: &[&str]) -> Launch {
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let env = vec![("HOME".to_string(), "/h".to_string())];
-        Letta
-            .launch(&LaunchContext {
-                args: &args,
-                env: &env,
-                profile: None,
-                run_dir: Path::new("/r"),
-                agents_bin: Path::new("/a"),
-                cwd: Path::new("/w"),
-            })
-            .unwrap()
+        crate::harness::adapter::launched(&Letta, args, &[("HOME", "/h")]).unwrap()
     }
 
     #[test]

@@ -195,17 +195,7 @@ mod tests {
     use std::time::{Duration, SystemTime};
 
     fn launch(args: &[&str]) -> Launch {
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        OPENCODE
-            .launch(&LaunchContext {
-                args: &args,
-                env: &[],
-                profile: None,
-                run_dir: Path::new("/r"),
-                agents_bin: Path::new("/a"),
-                cwd: Path::new("/w"),
-            })
-            .unwrap()
+        crate::harness::adapter::launched(&OPENCODE, args, &[]).unwrap()
     }
 
     #[test]
