@@ -718,3 +718,26 @@ fn a_flooding_run_yields_the_processor_while_it_floods_and_gets_it_back_after() 
     });
     assert_eq!(group_nice(pid), Some(0), "yielding is off");
 }
+
+/// A run that fails at once is no longer live, so `agents ls` does not
+/// list it: it says, under the live runs, that it ended lately, and how it
+/// ended. Filtered or `--all`, the list says nothing more.
+#[test]
+fn ls_tells_of_a_run_that_ended_lately_under_the_live_ones() {
+    let home = Home::new();
+    let quick = home.start(&["--name", "quick", "cmd", "--", "sh", "-c", "echo no key; exit 1"]);
+    assert_eq!(home.wait_end(&quick)["state"], "failed");
+    let listed = home.ok(&["ls"]);
+    assert!(listed.contains("no live runs"), "{listed}");
+    assert!(listed.contains("ended lately: quick failed "), "{listed}");
+    let live = home.start(&["--name", "steady", "cmd", "--", "sleep", "600"]);
+    let listed = home.ok(&["ls"]);
+    assert!(
+        listed.contains("steady") && listed.contains("ended lately: quick failed "),
+        "{listed}"
+    );
+    for args in [&["ls", "--all"][..], &["ls", "--state", "live"][..]] {
+        assert!(!home.ok(args).contains("ended lately"), "{args:?}");
+    }
+    home.ok(&["cancel", &live]);
+}

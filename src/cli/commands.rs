@@ -149,7 +149,48 @@ async fn ls(paths: &Paths, args: super::ListArgs) -> Result<i32> {
     } else {
         crate::cli::print::out(&crate::text::inert(&print::table(&runs)));
     }
+    if !picked
+        && !args.all
+        && let Some(line) = ended_lately(&client).await
+    {
+        say!("{}", crate::text::inert(&line));
+    }
     Ok(0)
+}
+
+/// Under the live runs: those of the newest hundred started that ended in
+/// the last ten minutes, the last to end named (a run that failed at once
+/// is no longer live, and would otherwise go unseen).
+async fn ended_lately(client: &Client) -> Option<String> {
+    const LATELY: std::time::Duration = std::time::Duration::from_secs(600);
+    const COUNTED: usize = 100;
+    let asked = crate::api::ListParams {
+        state: Some("ended".into()),
+        brief: true,
+        ..Default::default()
+    };
+    let ended: Vec<crate::api::BriefRun> = client.newest(asked, COUNTED).await.ok()?;
+    let age = |r: &crate::api::BriefRun| {
+        let at = humantime::parse_rfc3339_weak(r.ended_at.as_deref()?).ok()?;
+        std::time::SystemTime::now().duration_since(at).ok()
+    };
+    let mut lately: Vec<_> = ended
+        .iter()
+        .filter_map(|r| Some((r, age(r)?)))
+        .filter(|(_, a)| *a < LATELY)
+        .collect();
+    lately.sort_by_key(|(_, a)| *a);
+    let (newest, ago) = lately.first()?;
+    let said = format!(
+        "{} {} {} ago",
+        newest.name,
+        newest.state.as_str().replace('_', " "),
+        crate::api::ago(*ago)
+    );
+    Some(match lately.len() {
+        1 => format!("ended lately: {said} (agents ls --all)"),
+        n => format!("{n} ended in the last 10 min, the newest {said} (agents ls --all)"),
+    })
 }
 
 /// `agents show RUN`: its record and events.

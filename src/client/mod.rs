@@ -262,6 +262,16 @@ impl Client {
         self.pages_of(asked, usize::MAX).await
     }
 
+    /// The newest `n` (or fewer) of the runs `asked` picks, oldest first.
+    pub async fn newest<T: serde::de::DeserializeOwned>(
+        &self,
+        asked: crate::api::ListParams,
+        n: usize,
+    ) -> Result<Vec<T>, ApiError> {
+        let mut runs = self.pages_of(asked, n).await?;
+        Ok(runs.split_off(runs.len().saturating_sub(n)))
+    }
+
     /// The newest runs, page by page, until `at_least` are had or the
     /// pages run out (live ones only unless `all`); oldest first. Each
     /// page's `next` is read first and the next page asked for before the
