@@ -112,11 +112,27 @@ pub struct LimitFixture {
 }
 
 /// A turn in progress, as the screen shows it: one of `says` among the
-/// last few non-blank rows.
+/// last few non-blank rows, or with `last_line`, on the last.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BusyRule {
     pub says: Vec<String>,
+    #[serde(default)]
+    pub last_line: bool,
+}
+
+/// How many non-blank rows at the bottom a `[busy]` sign is looked for
+/// in: Claude's hint row is the last, under its input box (whose draft may
+/// take a few rows).
+const BUSY_ROWS: usize = 12;
+
+impl BusyRule {
+    /// Whether `lines` (a screen) show a turn in progress.
+    pub fn shown(&self, lines: &[String]) -> bool {
+        let rows = if self.last_line { 1 } else { BUSY_ROWS };
+        let mut tail = lines.iter().rev().filter(|l| !l.trim().is_empty()).take(rows);
+        tail.any(|l| self.says.iter().any(|w| l.contains(w.as_str())))
+    }
 }
 
 /// The harness's input line: a row starting with `marker` (after a frame)
@@ -565,6 +581,27 @@ mod tests {
 
     fn screens() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("src/harness/screens")
+    }
+
+    /// gptme retrying against a failing API shows its turn going on while
+    /// a retry is its last line, and none once its prompt is back.
+    #[test]
+    fn a_busy_sign_on_the_last_line_only_is_read_there_only() {
+        let rules = ScreenRules::built_in();
+        let busy = rules.busy_of("gptme").expect("gptme's [busy]");
+        let read = |file: &str| {
+            let screen = std::fs::read_to_string(screens().join(file)).unwrap();
+            busy.shown(&screen.lines().map(str::to_string).collect::<Vec<_>>())
+        };
+        assert!(read("gptme/retrying.txt"));
+        assert!(!read("gptme/idle.txt"));
+        let mut given_up: Vec<String> = std::fs::read_to_string(screens().join("gptme/retrying.txt"))
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        given_up.extend(["Error: the API did not answer".into(), "User: ".into()]);
+        assert!(!busy.shown(&given_up), "the retries above the prompt are over");
     }
 
     /// Every fixture of every built-in file reads as its file says.

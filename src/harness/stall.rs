@@ -142,6 +142,7 @@ mod tests {
     fn a_spinner_and_its_counters_are_not_a_change() {
         let busy = BusyRule {
             says: vec!["esc to interrupt".into()],
+            last_line: false,
         };
         let at = |frame: &str, secs: u32, tokens: u32| {
             lines(&format!(

@@ -127,11 +127,9 @@ impl ParsedScreen {
     }
 
     /// Whether `lines` show a turn in progress, by the family's `[busy]`
-    /// rule (none: no rule): its words among the last few non-blank rows.
+    /// rule (none: no rule).
     fn turn_shown(&self, lines: &[String]) -> Option<bool> {
-        let rule = self.rules.busy_of(&self.family)?;
-        let mut tail = lines.iter().rev().filter(|l| !l.trim().is_empty()).take(BUSY_ROWS);
-        Some(tail.any(|l| rule.says.iter().any(|w| l.contains(w.as_str()))))
+        Some(self.rules.busy_of(&self.family)?.shown(lines))
     }
 
     /// Reads the screen for a question, a turn in progress, a limit and a
@@ -166,11 +164,6 @@ fn changed_to<T: PartialEq>(value: &mut T, seen: T) -> bool {
 /// Keys typed this soon after the screen was read find it read: a person
 /// typing fast costs at most 20 reads a second.
 const KEYS_LOOK_GAP: Duration = Duration::from_millis(50);
-
-/// How many non-blank rows at the bottom a `[busy]` sign is looked for
-/// in: Claude's hint row is the last, under its input box (whose draft may
-/// take a few rows).
-const BUSY_ROWS: usize = 12;
 
 /// What reading the screen publishes: the question it shows (a permission
 /// prompt, a login problem), and whether it shows a turn in progress.
