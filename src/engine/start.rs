@@ -45,18 +45,24 @@ pub async fn start_after(engine: &Arc<Engine>, params: StartParams, behind: &Run
     start_with(engine, params, Some((behind.id.clone(), behind.name.clone()))).await
 }
 
+/// What refuses a start before anything is stored: anything too large to
+/// list or show again (issue #11), and a mistyped family (nothing could
+/// ever start it).
+fn refused(engine: &Engine, params: &StartParams) -> Result<(), ApiError> {
+    crate::api::bounds::check_start(params)?;
+    match crate::harness::unknown(&params.spec.harness, &engine.config().profiles) {
+        Some(why) => Err(ApiError::bad_request(why)),
+        None => Ok(()),
+    }
+}
+
 async fn start_with(
     engine: &Arc<Engine>,
     mut params: StartParams,
     behind: Option<(String, String)>,
 ) -> Result<RunRecord, ApiError> {
     crate::harness::apply_model(&mut params.spec, &engine.config().profiles)?;
-    // Nothing too large to list or show again is stored (issue #11).
-    crate::api::bounds::check_start(&params)?;
-    // A mistyped family leaves no record: nothing could ever start it.
-    if let Some(why) = crate::harness::unknown(&params.spec.harness, &engine.config().profiles) {
-        return Err(ApiError::bad_request(why));
-    }
+    refused(engine, &params)?;
     let _once = match once_for(engine, &params).await? {
         Ok(guard) => guard,
         Err(started) => return Ok(started),
