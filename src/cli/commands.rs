@@ -180,16 +180,16 @@ async fn ended_lately(client: &Client) -> Option<String> {
         .filter(|(_, a)| *a < LATELY)
         .collect();
     lately.sort_by_key(|(_, a)| *a);
-    let (newest, ago) = lately.first()?;
+    let (last, ago) = lately.first()?;
     let said = format!(
         "{} {} {} ago",
-        newest.name,
-        newest.state.as_str().replace('_', " "),
+        last.name,
+        last.state.as_str().replace('_', " "),
         crate::api::ago(*ago)
     );
     Some(match lately.len() {
         1 => format!("ended lately: {said} (agents ls --all)"),
-        n => format!("{n} ended in the last 10 min, the newest {said} (agents ls --all)"),
+        n => format!("{n} ended in the last 10 min, the last {said} (agents ls --all)"),
     })
 }
 
@@ -658,9 +658,6 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
     }
 }
 
-/// `agents sessions resume|fork SESSION [-- ARGS]`: the new run, attached
-/// unless `background`; a resume queued behind the session's live run
-/// says so.
 /// How a new run is handed back: attached, its id (`background`), or its
 /// record as JSON.
 struct Attached {
@@ -668,6 +665,9 @@ struct Attached {
     json: bool,
 }
 
+/// `agents sessions resume|fork SESSION [-- ARGS]`: the new run, attached
+/// unless `background`; a resume queued behind the session's live run
+/// says so.
 async fn resume(
     paths: &Paths,
     client: Client,
