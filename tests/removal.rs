@@ -90,7 +90,7 @@ fn a_live_run_is_refused_and_rm_cancel_cancels_it_first() {
 #[test]
 fn rm_ended_cleans_up_by_state_and_age_and_never_a_live_run() {
     let home = Home::new();
-    let out = home.run(&["run", "-d", "--name", "typo", "nosuch-harness"]);
+    let out = home.run(&["run", "-d", "--name", "typo", "cmd", "--", "no-such-binary-xyz"]);
     assert!(!out.status.success());
     let ok = ended(&home, &["--name", "fine", "cmd", "--", "true"]);
     let live = home.start(&["--name", "alive", "cmd", "--", "sleep", "600"]);
