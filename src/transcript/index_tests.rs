@@ -612,3 +612,46 @@ mod run_tokens {
         }
     }
 }
+
+#[test]
+fn a_letta_conversation_rewritten_whole_keeps_the_finished_reply_and_its_tokens() {
+    let (dir, mut conn) = fresh();
+    let folder = dir.path().join(".letta/lc-local-backend/conversations/ZGVmYXVsdA");
+    std::fs::create_dir_all(&folder).unwrap();
+    let path = folder.join("messages.jsonl");
+    let whole = std::fs::read_to_string(fixtures().join("letta/messages.jsonl")).unwrap();
+    let lines: Vec<&str> = whole.lines().collect();
+    // As Letta Code writes it while the last reply streams in: that reply
+    // built from its chunks, with neither model nor tokens.
+    let mut streaming: serde_json::Value = serde_json::from_str(lines[lines.len() - 1]).unwrap();
+    streaming["model"] = "local".into();
+    streaming["usage"] = serde_json::json!({ "input": 0, "output": 0, "totalTokens": 0 });
+    let mut first = lines[..lines.len() - 1].join("\n");
+    first.push('\n');
+    first.push_str(&format!("{streaming}\n"));
+    // Written whole each time, into the same file (`writeFileSync`).
+    let write = |text: &str| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .create(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    };
+    write(&first);
+    index_transcript(&mut conn, &path, "l", None).unwrap();
+    let before = db::session(&conn, "l").unwrap().unwrap();
+    write(&whole);
+    catch_up(&mut conn, &path).unwrap();
+    let after = db::session(&conn, "l").unwrap().unwrap();
+    assert_eq!(after.messages, before.messages, "the reply is not counted twice");
+    assert_eq!(
+        after.tokens.output,
+        3 * 7,
+        "the finished reply's tokens too: {:?}",
+        after.tokens
+    );
+    let last = db::messages(&conn, "l", None, 100).unwrap().pop().unwrap();
+    assert_eq!(last.model.as_deref(), Some("mock-model"));
+}

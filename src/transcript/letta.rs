@@ -4,12 +4,18 @@
 //!
 //! As Letta Code 0.25.9 writes them (recorded against a mock
 //! OpenAI-compatible model: `tests/fixtures/transcripts/letta/`), one
-//! message a line, appended, in pi's message shape (`pi-ai-message-jsonl`,
+//! message a line, in pi's message shape (`pi-ai-message-jsonl`,
 //! its manifest says) without pi's entry around it: `{id, role, content,
 //! …}` with `role` `user` (text parts), `assistant` (`text` and `toolCall
 //! {id, name, arguments}` parts, `model`, `usage {input, output,
 //! cacheRead, cacheWrite}`) or `toolResult {toolCallId, content,
 //! isError}`; read by pi's reading of a message.
+//!
+//! The file is written whole at each change, into the same file: while a
+//! reply streams in, its line is built from the stream's chunks (model
+//! `local`, no tokens) and grows; once done, the finished message with its
+//! model and tokens takes its place. The tail sees the rewrite (no newline
+//! where it stopped) and reads the file again (`tail.rs`).
 //!
 //! Its own words to the model ride in the user's messages as text parts
 //! starting `<system-reminder>` (the device, the agent's ids, an

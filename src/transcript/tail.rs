@@ -1,6 +1,9 @@
 //! Incremental reading of a growing transcript file: a byte offset that only
 //! moves past complete lines, so a line still being written waits for its
-//! newline, and a reread sees only what was appended.
+//! newline, and a reread sees only what was appended. A file rewritten in
+//! place (Letta Code writes its whole conversation again at each change,
+//! its last message longer once the reply is done) no longer has a newline
+//! just before the offset, and is read again from the start.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -102,8 +105,8 @@ pub fn file_id(meta: &std::fs::Metadata) -> String {
 pub struct Step {
     /// The chunk limit stopped the read before the end of the file.
     pub more: bool,
-    /// The file shrank or was replaced: reading restarted at 0, and what was
-    /// read from the old file should be forgotten.
+    /// The file shrank, was replaced or was rewritten in place: reading
+    /// restarted at 0, and what was read from it before should be forgotten.
     pub reset: bool,
     /// Bytes read this time.
     pub bytes: u64,
@@ -144,7 +147,8 @@ impl Tail {
         let meta = file.metadata()?;
         let id = file_id(&meta);
         let mut step = Step::default();
-        if meta.len() < self.offset || self.file_id.as_ref().is_some_and(|old| *old != id) {
+        let replaced = self.file_id.as_ref().is_some_and(|old| *old != id);
+        if meta.len() < self.offset || replaced || !ends_a_line(&file, self.offset)? {
             self.offset = 0;
             step.reset = true;
             // What the reader remembered belongs to the old file.
@@ -193,6 +197,21 @@ impl Tail {
             None => lines.consumed(),
         };
         Ok(step)
+    }
+}
+
+/// Whether `offset`, where the last read stopped, is still the start of a
+/// line: the start of the file or just past a newline. Appending keeps it
+/// so; a rewrite that changed what came before it almost never does.
+fn ends_a_line(file: &File, offset: u64) -> std::io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    if offset == 0 {
+        return Ok(true);
+    }
+    let mut byte = [0u8; 1];
+    match file.read_at(&mut byte, offset - 1)? {
+        0 => Ok(true),
+        _ => Ok(byte[0] == b'\n'),
     }
 }
 
@@ -280,6 +299,41 @@ mod tests {
         let step = tail.read(&mut Echo, &mut out, CHUNK).unwrap();
         assert!(step.reset);
         assert_eq!(texts(&out), vec![("new".into(), 0)]);
+    }
+
+    #[test]
+    fn a_file_rewritten_in_place_with_a_longer_last_line_is_read_again() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("messages.jsonl");
+        std::fs::write(&path, b"question\nreply so far\n").unwrap();
+        let mut tail = Tail::new(&path, 0, None);
+        tail.read(&mut Echo, &mut Batch::default(), CHUNK).unwrap();
+        // The same file (inode) truncated and written whole again, as
+        // `writeFileSync` does: its last line now longer.
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(b"question\nreply so far, and done\nnext\n").unwrap();
+        let mut out = Batch::default();
+        let step = tail.read(&mut Echo, &mut out, CHUNK).unwrap();
+        assert!(step.reset);
+        assert_eq!(
+            texts(&out),
+            vec![
+                ("question".into(), 0),
+                ("reply so far, and done".into(), 9),
+                ("next".into(), 32)
+            ]
+        );
+
+        // Appending after it reads only what was appended.
+        f.write_all(b"more\n").unwrap();
+        let mut out = Batch::default();
+        assert!(!tail.read(&mut Echo, &mut out, CHUNK).unwrap().reset);
+        assert_eq!(texts(&out), vec![("more".into(), 37)]);
     }
 
     #[test]
