@@ -124,12 +124,19 @@ impl Drop for Outer {
     }
 }
 
-/// One key's echo: its latency in ms, its column in the line, and when it
-/// was sent, in ms from the first measured key.
+/// One key's echo: its latency in ms, its column in the line, when it was
+/// sent, in ms from the first measured key, and on the system's monotonic
+/// clock (what `perf record -k CLOCK_MONOTONIC` stamps its events with).
 struct Echo {
     ms: f64,
     col: usize,
     at: f64,
+    monotonic: Duration,
+}
+
+fn monotonic() -> Duration {
+    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).expect("CLOCK_MONOTONIC");
+    Duration::from(now)
 }
 
 /// Types `keys` characters where the pane's first cell is `(row, left)`;
@@ -155,7 +162,7 @@ fn type_and_time(outer: &mut Outer, (row, left): (usize, usize), keys: usize) ->
             blank(&outer.row(row), left + col),
             "the pane is not blank where the key should land"
         );
-        let sent = Instant::now();
+        let (sent, sent_monotonic) = (Instant::now(), monotonic());
         outer.keys(&format!("-l {ch}"));
         let until = sent + common::PATIENCE;
         while outer.row(row).get(left + col) != Some(&ch) {
@@ -167,6 +174,7 @@ fn type_and_time(outer: &mut Outer, (row, left): (usize, usize), keys: usize) ->
                 ms: sent.elapsed().as_secs_f64() * 1000.0,
                 col,
                 at: sent.duration_since(first).as_secs_f64() * 1000.0,
+                monotonic: sent_monotonic,
             });
         }
         col += 1;
@@ -261,6 +269,22 @@ fn slowest(echoes: &[Echo]) -> String {
         .join(", ")
 }
 
+/// With `AGENTS_BENCH_STAMPS=FILE`: a line per key, its side, when it was
+/// sent (monotonic seconds) and its latency, to line up with a `perf`
+/// trace of the scheduler taken meanwhile (docs/benchmarks.md).
+fn write_stamps(sides: &[(&str, &[Echo])]) {
+    let Some(path) = std::env::var_os("AGENTS_BENCH_STAMPS") else {
+        return;
+    };
+    let mut lines = String::new();
+    for (side, echoes) in sides {
+        for e in *echoes {
+            lines.push_str(&format!("{side} {:.6} {:.3}\n", e.monotonic.as_secs_f64(), e.ms));
+        }
+    }
+    std::fs::write(&path, lines).expect("write the stamps");
+}
+
 fn main() {
     let keys: usize = std::env::var("AGENTS_BENCH_KEYS")
         .ok()
@@ -271,6 +295,7 @@ fn main() {
     println!("load average: {}", common::load_average());
     let ours_keys = agents_side(&dir.path().join("agents"), keys);
     let theirs_keys = tmux_side(dir.path(), keys);
+    write_stamps(&[("agents", &ours_keys), ("tmux", &theirs_keys)]);
     let (ours, theirs) = (figures(&ours_keys), figures(&theirs_keys));
     println!("load average: {}", common::load_average());
     for (name, (p50, p99, max), echoes) in [("agents TUI", ours, &ours_keys), ("tmux 3.3a", theirs, &theirs_keys)] {
