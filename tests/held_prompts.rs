@@ -2,7 +2,8 @@
 //! the demo agent: a draft typed through `agents attach` holds every prompt
 //! that comes — `send`, mail, a task result — untyped, listed with why it
 //! waits; once the draft is erased each goes in, once and alone. Typing
-//! into a run holds prompts a moment too. The real Claude Code and Codex
+//! into a run holds prompts a moment too. An Enter the program dropped is
+//! pressed again. The real Claude Code and Codex
 //! are tried the same way in their own tests (`clis/claude.rs`,
 //! `clis/codex.rs`).
 
@@ -150,4 +151,63 @@ fn elapsed_ms(from: &str, to: &str) -> i64 {
             .as_millis() as i64
     };
     at(to) - at(from)
+}
+
+/// A program that drops the first Enter typed into it, as a CLI still
+/// settling in may (Gemini CLI did, on a busy machine): its `> ` line
+/// keeps the text. Keys are read one at a time, the terminal raw.
+const DROPS_AN_ENTER: &str = r#"#!/bin/sh
+stty raw -echo
+cr=$(printf '\r')
+dropped=no
+line=""
+printf '> '
+while :; do
+  c=$(dd bs=1 count=1 2>/dev/null)
+  [ -z "$c" ] && continue
+  if [ "$c" = "$cr" ]; then
+    if [ "$dropped" = no ]; then dropped=yes; continue; fi
+    printf '\r\ngot: %s\r\n> ' "$line"
+    line=""
+  else
+    printf '%s' "$c"
+    line="$line$c"
+  fi
+done
+"#;
+
+/// A prompt whose Enter the program dropped stays in its input line on a
+/// still screen; the supervisor presses Enter again, and the prompt goes
+/// in once.
+#[test]
+fn a_prompt_whose_enter_was_dropped_is_entered_again() {
+    let bin = tempfile::tempdir().unwrap();
+    let script = bin.path().join("dropper");
+    std::fs::write(&script, DROPS_AN_ENTER).unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = format!(
+        "[engine]\nquiet_ms = 300\n\n[harnesses.dropper]\nbinary = \"{}\"\nversion = false\n",
+        script.display()
+    );
+    let home = Home::with_config(&config);
+    let screens = home.config.path().join("agents/screens");
+    std::fs::create_dir_all(&screens).unwrap();
+    std::fs::write(
+        screens.join("dropper.toml"),
+        "[input]\nmarker = \">\"\nat_cursor = true\n",
+    )
+    .unwrap();
+    let run = home.start(&["--name", "dropper", "dropper"]);
+    home.wait_until("its input line", || home.logs(&run).trim_end() == ">");
+    home.ok(&["send", "dropper", "hello there"]);
+    home.wait_until("the prompt went in", || home.logs(&run).contains("got: hello there"));
+    home.ok(&["send", "dropper", "and again"]);
+    home.wait_until("the next one too", || home.logs(&run).contains("got: and again"));
+    let logs = home.logs(&run);
+    let got: Vec<&str> = logs.lines().filter(|l| l.starts_with("got:")).collect();
+    assert_eq!(
+        got,
+        ["got: hello there", "got: and again"],
+        "each prompt entered once:\n{logs}"
+    );
 }

@@ -3,7 +3,7 @@
 //! newline) and an answer, typed only while the screen shows a question.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -24,30 +24,80 @@ pub(super) fn enter_delay(enter_ms: u64) -> Duration {
 /// quick Enter as a newline, once the text has been echoed and the screen
 /// has then been quiet for `enter` — a gap measured from when the harness
 /// took the text, so a harness slowed down by a busy machine still sees it.
-/// The Enter never waits more than `ENTER_DELAY_MAX` in all.
+/// The Enter never waits more than `ENTER_DELAY_MAX` in all. An Enter the
+/// harness dropped is pressed again (`enter_dropped`).
 pub(super) fn type_prompt(run: &Arc<Supervised>, text: &str, bracketed: bool, enter: Duration) {
     let mut bytes = prompt_bytes(text, bracketed);
-    if enter.is_zero() {
-        run.write_input(bytes);
-        return;
-    }
     let return_key = bytes.pop().map(|b| vec![b]).unwrap_or_default();
     let mut parsed = run.parsed.subscribe();
+    if enter.is_zero() {
+        bytes.extend_from_slice(&return_key);
+    }
     run.write_input(bytes);
-    let run = run.clone();
+    let (run, text) = (run.clone(), text.to_string());
     tokio::spawn(async move {
-        let deadline = tokio::time::Instant::now() + ENTER_DELAY_MAX;
-        // The echo: the harness has read the text.
-        let _ = tokio::time::timeout_at(deadline, parsed.changed()).await;
-        // Then quiet for `enter`.
-        while tokio::time::Instant::now() < deadline {
-            match tokio::time::timeout(enter, parsed.changed()).await {
-                Ok(Ok(())) => continue,
-                _ => break,
+        if !enter.is_zero() {
+            let deadline = tokio::time::Instant::now() + ENTER_DELAY_MAX;
+            // The echo: the harness has read the text.
+            let _ = tokio::time::timeout_at(deadline, parsed.changed()).await;
+            // Then quiet for `enter`.
+            while tokio::time::Instant::now() < deadline {
+                match tokio::time::timeout(enter, parsed.changed()).await {
+                    Ok(Ok(())) => continue,
+                    _ => break,
+                }
             }
+            run.write_input(return_key.clone());
         }
-        run.write_input(return_key);
+        let typed_at = Instant::now();
+        for _ in 0..ENTER_AGAIN_MAX {
+            if !enter_dropped(&run, &text, typed_at, &mut parsed).await {
+                break;
+            }
+            run.write_input(return_key.clone());
+        }
     });
+}
+
+/// How many times an Enter the program dropped is pressed again.
+const ENTER_AGAIN_MAX: usize = 2;
+/// How long the screen stands still, the text still in the input line,
+/// before its Enter is taken as dropped.
+const ENTER_DROPPED_AFTER: Duration = Duration::from_millis(1500);
+
+/// Whether the Enter typed after `text` was dropped: the screen has stood
+/// still `ENTER_DROPPED_AFTER` with the input line holding `text` alone
+/// (spaces and line breaks aside), and nobody typed into the run since
+/// `typed_at`. A program still starting up drops an Enter now and then
+/// (Gemini CLI did, on a busy machine), leaving the prompt unsent in its
+/// box; a user presses Enter again, and so does this. A screen that keeps
+/// moving is a program at work, which took the Enter.
+async fn enter_dropped(
+    run: &Supervised,
+    text: &str,
+    typed_at: Instant,
+    parsed: &mut tokio::sync::watch::Receiver<u64>,
+) -> bool {
+    let squeezed = |s: &str| s.split_whitespace().collect::<String>();
+    let want = squeezed(text);
+    if want.is_empty() {
+        return false;
+    }
+    loop {
+        match tokio::time::timeout(ENTER_DROPPED_AFTER, parsed.changed()).await {
+            Ok(Ok(())) => {
+                if typed_at.elapsed() > ENTER_DROPPED_AFTER * 4 {
+                    return false;
+                }
+            }
+            Ok(Err(_)) => return false,
+            Err(_) => break,
+        }
+    }
+    if run.keyed_at.lock().is_some_and(|at| at > typed_at) {
+        return false;
+    }
+    matches!(run.screen.lock().input_line(), InputLine::Draft(d) if squeezed(&d) == want)
 }
 
 /// How soon a prompt held for a draft asks again: the draft may be erased
