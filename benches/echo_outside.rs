@@ -18,8 +18,11 @@
 //! Keys are paced 3–15 ms apart, irregularly; every 40 characters Ctrl-U
 //! erases the line, unmeasured. `AGENTS_BENCH_KEYS` changes the number of
 //! keys (1000: about ten seconds of typing, so the p99 is the tenth slowest
-//! key, not the second of a two-second burst). Resolution: one `capture-pane` round trip (well under a
-//! millisecond here).
+//! key, not the second of a two-second burst). Resolution: one
+//! `capture-pane` round trip (well under a millisecond here) and the pause
+//! between looks (`AGENTS_BENCH_POLL_US`, 200 µs), the same on both sides.
+//! `AGENTS_BENCH_STAMPS=FILE` writes each key's time, to line up with a
+//! scheduler trace (docs/benchmarks.md).
 
 mod common;
 
@@ -141,7 +144,7 @@ fn monotonic() -> Duration {
 
 /// Types `keys` characters where the pane's first cell is `(row, left)`;
 /// each one's latency, until the outer screen shows it.
-fn type_and_time(outer: &mut Outer, (row, left): (usize, usize), keys: usize) -> Vec<Echo> {
+fn type_and_time(outer: &mut Outer, (row, left): (usize, usize), keys: usize, poll_gap: Duration) -> Vec<Echo> {
     const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
     let blank = |line: &[char], at: usize| line.get(at).is_none_or(|c| *c == ' ');
     let mut col = 0;
@@ -167,6 +170,7 @@ fn type_and_time(outer: &mut Outer, (row, left): (usize, usize), keys: usize) ->
         let until = sent + common::PATIENCE;
         while outer.row(row).get(left + col) != Some(&ch) {
             assert!(Instant::now() < until, "the typed character never showed");
+            std::thread::sleep(poll_gap);
         }
         if k >= WARMUP {
             let first = *first.get_or_insert(sent);
@@ -180,6 +184,20 @@ fn type_and_time(outer: &mut Outer, (row, left): (usize, usize), keys: usize) ->
         col += 1;
     }
     latencies
+}
+
+/// The pause between two looks at the outer screen while an echo is
+/// awaited (`AGENTS_BENCH_POLL_US`, default 200 µs; 0 looks again at once).
+/// Looking again at once kept the bench and the outer tmux waking each
+/// other every 40 µs, a core between them: on two cores, the kernel's work
+/// that hands a key to the terminal inside then waited behind them for up
+/// to 5 ms (a `perf` trace, docs/benchmarks.md), on either side.
+fn poll_gap() -> Duration {
+    let us = std::env::var("AGENTS_BENCH_POLL_US")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200);
+    Duration::from_micros(us)
 }
 
 /// An outer tmux server whose one window runs `command` (with `env`).
@@ -230,7 +248,7 @@ fn agents_side(dir: &Path, keys: usize) -> Vec<Echo> {
         .enumerate()
         .find_map(|(r, l)| l.chars().position(|c| c == '┏').map(|c| (r + 1, c + 1)))
         .expect("the focused pane");
-    let latencies = type_and_time(&mut outer, origin, keys);
+    let latencies = type_and_time(&mut outer, origin, keys, poll_gap());
     drop(outer);
     tmux(&sock, &["kill-server"]);
     latencies
@@ -243,7 +261,7 @@ fn tmux_side(dir: &Path, keys: usize) -> Vec<Echo> {
     let attach = format!("tmux -S {} attach -t lat", inner.display());
     let mut outer = outer_terminal(&sock, &attach, &[]);
     outer.wait_for("the flood pane", "INFO");
-    let latencies = type_and_time(&mut outer, (0, 0), keys);
+    let latencies = type_and_time(&mut outer, (0, 0), keys, poll_gap());
     drop(outer);
     tmux(&sock, &["kill-server"]);
     tmux(&inner, &["kill-server"]);
