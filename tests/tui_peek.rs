@@ -236,6 +236,31 @@ fn a_reply_from_peek_is_sent_as_a_prompt_without_focusing_the_pane() {
     assert_eq!(app.mode(), Mode::Normal);
 }
 
+/// A run holding a prompt for the user's draft: the reply line says a
+/// reply waits behind it, and why, before it is typed.
+#[test]
+fn peek_says_a_reply_waits_behind_a_prompt_held_for_the_draft() {
+    let mut app = app();
+    let mut alpha = run("01A", "alpha", RunState::Running, ActivityStatus::Idle);
+    alpha.waiting = vec![agents::api::WaitingPrompt {
+        id: "01P".into(),
+        text: "run the tests".into(),
+        queued_at: at(30),
+        why: "held: the input has text the user typed".into(),
+        held: true,
+        checked_at: Some(at(1)),
+    }];
+    app.update(Update::Runs(vec![alpha]));
+    select(&mut app, "alpha");
+    press(&mut app, KeyCode::Char('o'));
+    let text = screen(&mut app, 120, 40);
+    let peek = peek_box(&text).join("\n");
+    assert!(
+        peek.contains("reply: queued behind 1 waiting, held: the input has text the user typed"),
+        "{text}"
+    );
+}
+
 #[test]
 fn peek_on_a_run_waiting_at_a_question_shows_it_and_the_reply_answers_it() {
     for (w, h) in [(80, 24), (120, 40)] {

@@ -232,7 +232,18 @@ pub(super) fn draw(f: &mut Frame, app: &App, peek: &Peek, area: Rect, theme: &Th
             "answer: yes picks the first choice · no dismisses · other text is typed".to_string(),
             theme.warn,
         ),
-        Some(r) if r.state.is_live() => ("reply: sent as a prompt, queued while it is busy".into(), theme.dim),
+        Some(r) if r.state.is_live() => match r.waiting.iter().find(|w| w.held) {
+            // Said before the reply is typed: it will wait behind those.
+            Some(held) => (
+                format!(
+                    "reply: queued behind {} waiting, {}",
+                    r.waiting.len(),
+                    crate::text::inert_line(&held.why)
+                ),
+                theme.warn,
+            ),
+            None => ("reply: sent as a prompt, queued while it is busy".into(), theme.dim),
+        },
         Some(_) => (format!("{name} has ended: no reply"), theme.warn),
         None => ("the run is gone: no reply".into(), theme.warn),
     };
