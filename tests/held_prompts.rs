@@ -182,21 +182,13 @@ done
 #[test]
 fn a_prompt_whose_enter_was_dropped_is_entered_again() {
     let bin = tempfile::tempdir().unwrap();
-    let script = bin.path().join("dropper");
-    std::fs::write(&script, DROPS_AN_ENTER).unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let script = common::executable(bin.path(), "dropper", DROPS_AN_ENTER);
     let config = format!(
         "[engine]\nquiet_ms = 300\n\n[harnesses.dropper]\nbinary = \"{}\"\nversion = false\n",
         script.display()
     );
     let home = Home::with_config(&config);
-    let screens = home.config.path().join("agents/screens");
-    std::fs::create_dir_all(&screens).unwrap();
-    std::fs::write(
-        screens.join("dropper.toml"),
-        "[input]\nmarker = \">\"\nat_cursor = true\n",
-    )
-    .unwrap();
+    home.screen_rules("dropper", "[input]\nmarker = \">\"\nat_cursor = true\n");
     let run = home.start(&["--name", "dropper", "dropper"]);
     home.wait_until("its input line", || home.logs(&run).trim_end() == ">");
     home.ok(&["send", "dropper", "hello there"]);

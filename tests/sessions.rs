@@ -279,9 +279,7 @@ done
 #[test]
 fn a_family_declared_only_in_config_asks_is_answered_read_and_resumed() {
     let bin = tempfile::tempdir().unwrap();
-    let script = bin.path().join("mycli");
-    std::fs::write(&script, MYCLI).unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let script = common::executable(bin.path(), "mycli", MYCLI);
     let config = format!(
         "[engine]\nquiet_ms = 300\n\n[harnesses.mycli]\nbinary = \"{}\"\n\
          session_id = [\"--session-id\", \"{{}}\"]\nresume = [\"--resume\", \"{{}}\"]\n\
@@ -289,14 +287,11 @@ fn a_family_declared_only_in_config_asks_is_answered_read_and_resumed() {
         script.display()
     );
     let home = Home::with_config(&config);
-    let screens = home.config.path().join("agents/screens");
-    std::fs::create_dir_all(&screens).unwrap();
-    std::fs::write(
-        screens.join("mycli.toml"),
+    home.screen_rules(
+        "mycli",
         "[[choice_row]]\ntitle = \"Allow mycli to write\"\nchoices = [\"(y)es\", \"(n)o\"]\n\
          at_bottom = true\nwhy = \"mycli asks before it writes\"\n",
-    )
-    .unwrap();
+    );
     let user_home = home.path().join("user");
     std::fs::create_dir_all(&user_home).unwrap();
     let start = |args: &[&str]| -> String {

@@ -49,6 +49,14 @@ impl Home {
         self.dir.path()
     }
 
+    /// The user's own screen rules for `family`
+    /// (`<config>/agents/screens/<family>.toml`), merged over the built-in ones.
+    pub fn screen_rules(&self, family: &str, toml: &str) {
+        let screens = self.config.path().join("agents/screens");
+        std::fs::create_dir_all(&screens).unwrap();
+        std::fs::write(screens.join(format!("{family}.toml")), toml).unwrap();
+    }
+
     pub fn cmd(&self, args: &[&str]) -> Command {
         self.cmd_of(Path::new(BIN), args)
     }
@@ -230,4 +238,14 @@ pub fn pid_alive(pid: i32) -> bool {
 
 pub fn kill9(pid: i32) {
     let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+}
+
+/// Writes `body` to `dir/name`, executable: a script standing in for a
+/// program.
+pub fn executable(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
 }
