@@ -100,6 +100,9 @@ fn attach_shows_the_run_passes_keys_and_ctrl_a_d_detaches_leaving_it_running() {
 
     let mut attach = in_pty(&home, &["attach", &id]);
     attach.wait_screen("the demo agent's banner", |l| shows(l, BANNER_TITLE));
+    // The window's title says which run this is and how to leave it.
+    let name = before["name"].as_str().expect("a name");
+    assert_eq!(attach.term.title(), format!("{name} · Ctrl-a d detaches"));
     attach.type_bytes(b"hello\r");
     attach.wait_screen("the answer", |l| shows(l, "demo: you said \"hello\""));
     // The prompt comes back after the answer: the screen is settled.
@@ -118,7 +121,6 @@ fn attach_shows_the_run_passes_keys_and_ctrl_a_d_detaches_leaving_it_running() {
     attach.type_bytes(DETACH);
     assert_eq!(attach.exit_code(), 0, "{}", attach.text());
     let text = attach.text();
-    let name = run["name"].as_str().expect("a name");
     let detach_line = format!("detached from {name} ({id}); attach again with: agents attach {id}");
     assert!(text.contains(&format!("{detach_line}\r\n")), "{text}");
     assert_eq!(home.state(&id), "running");

@@ -36,20 +36,35 @@ const FRAME: Duration = Duration::from_millis(16);
 const LINK_POLL: Duration = Duration::from_secs(1);
 
 /// Restores the user's terminal however we leave (error, panic, detach).
+/// While attached, the window's title names the run and how to leave it
+/// (the screen below is all the run's): `NAME · Ctrl-a d detaches`. The
+/// title found is saved on xterm's title stack and taken back on leaving;
+/// a terminal without one ignores both.
 struct RawGuard;
 
 impl RawGuard {
-    fn enter() -> Result<RawGuard> {
+    fn enter(name: &str) -> Result<RawGuard> {
         terminal::enable_raw_mode()?;
         let guard = RawGuard;
-        execute!(std::io::stdout(), terminal::EnterAlternateScreen)?;
+        let name: String = name.chars().filter(|c| !c.is_control()).collect();
+        let title = format!("{}\x1b]2;{name} · Ctrl-a d detaches\x07", crate::tui::TITLE_PUSH);
+        execute!(
+            std::io::stdout(),
+            crossterm::style::Print(title),
+            terminal::EnterAlternateScreen
+        )?;
         Ok(guard)
     }
 }
 
 impl Drop for RawGuard {
     fn drop(&mut self) {
-        let _ = execute!(std::io::stdout(), terminal::LeaveAlternateScreen, cursor::Show);
+        let _ = execute!(
+            std::io::stdout(),
+            crossterm::style::Print(crate::tui::TITLE_POP),
+            terminal::LeaveAlternateScreen,
+            cursor::Show
+        );
         let _ = terminal::disable_raw_mode();
     }
 }
@@ -251,7 +266,7 @@ pub async fn attach(paths: &Paths, run: &str, kept: Kept) -> Result<i32> {
             cols,
         })
         .await;
-    let guard = RawGuard::enter()?;
+    let guard = RawGuard::enter(&record.name)?;
     let _: AttachResult = client
         .call::<method::RunsAttach>(AttachParams::screen(id.clone(), crate::protocol::screen::FORMAT))
         .await?;

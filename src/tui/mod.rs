@@ -56,8 +56,8 @@ const TICK: Duration = Duration::from_secs(1);
 const UPDATE_BATCH: usize = 64;
 
 /// Saves the window title on the terminal's stack, and takes it back.
-const TITLE_PUSH: &str = "\x1b[22;0t";
-const TITLE_POP: &str = "\x1b[23;0t";
+pub(crate) const TITLE_PUSH: &str = "\x1b[22;0t";
+pub(crate) const TITLE_POP: &str = "\x1b[23;0t";
 
 /// Restores the terminal however the TUI ends, panics included.
 struct Restore;
