@@ -270,6 +270,23 @@ while :; do
 done
 "#;
 
+/// `agents sessions list`: a session's MSGS column, and its `messages` in
+/// `--json`.
+fn listed_messages(home: &Home, session: &str) -> (String, serde_json::Value) {
+    let human = home.ok(&["sessions", "list"]);
+    let column = human.lines().next().unwrap().find("MSGS").expect("a MSGS column");
+    let line = human.lines().find(|l| l.starts_with(session)).expect("listed");
+    let shown = line[column..].split_whitespace().next().unwrap_or_default().to_string();
+    let list = home.json(&["sessions", "list", "--json"]);
+    let row = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == session)
+        .unwrap();
+    (shown, row["messages"].clone())
+}
+
 /// `[harnesses.NAME]` in config.toml: a family declared only there (a
 /// script, with a JSONL session file in a known format) is launched under
 /// a session id of agents', shows `needs_approval` from its screen rule
@@ -307,6 +324,12 @@ fn a_family_declared_only_in_config_asks_is_answered_read_and_resumed() {
     home.wait_until("at its prompt", || {
         home.logs(&first).contains(&format!("session {session}"))
     });
+    // Listed with its count of messages: none read yet, as for a session
+    // nobody prompted ("-").
+    assert_eq!(
+        listed_messages(&home, &session),
+        ("-".to_string(), serde_json::Value::Null)
+    );
     home.ok(&["send", "mine", "write the notes"]);
     home.wait_until("its question seen", || home.show(&first)["status"] == "needs_approval");
     assert_eq!(home.show(&first)["evidence"], "mycli asks before it writes");
@@ -326,6 +349,9 @@ fn a_family_declared_only_in_config_asks_is_answered_read_and_resumed() {
     home.wait_until("its transcript read as Codex's", || {
         said(&first, "user", "write the notes") && said(&first, "assistant", "wrote notes.txt for: write the notes")
     });
+    let (shown, counted) = listed_messages(&home, &session);
+    assert!(counted.as_u64().is_some_and(|n| n >= 2), "{counted}");
+    assert_eq!(shown, counted.to_string());
     home.ok(&["send", "mine", "/quit"]);
     assert_eq!(home.wait_end(&first)["state"], "succeeded");
 

@@ -17,6 +17,11 @@ pub struct SessionRecord {
     pub cwd: Option<String>,
     pub transcript_path: Option<String>,
     pub created_at: String,
+    /// Messages read from its transcript so far; none while nothing of it
+    /// was read (a session minted at launch whose run never got a prompt,
+    /// or a family whose files agents does not read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<u64>,
     /// Where the session lives: `local`, or the host whose daemon listed it.
     #[serde(default = "local_host")]
     pub host: String,

@@ -620,13 +620,14 @@ async fn sessions(paths: &Paths, command: SessionsCommand) -> Result<i32> {
                 say!("no sessions yet: agent harnesses (claude, codex, …) record theirs");
             }
             if !list.sessions.is_empty() {
-                let header = ["SESSION", "HARNESS", "RUN", "STATE", "HOST", "CWD"].map(String::from);
+                let header = ["SESSION", "HARNESS", "RUN", "STATE", "MSGS", "HOST", "CWD"].map(String::from);
                 let rows = std::iter::once(header).chain(list.sessions.iter().map(|s| {
                     [
                         s.id.clone(),
                         s.harness.clone(),
                         s.run_name.clone().unwrap_or_else(|| "-".into()),
                         s.run_state.map_or("-", |st| st.as_str()).into(),
+                        s.messages.map_or_else(|| "-".into(), |n| n.to_string()),
                         s.host.clone(),
                         s.cwd.clone().unwrap_or_else(|| "-".into()),
                     ]

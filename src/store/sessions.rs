@@ -87,8 +87,9 @@ fn list(c: &Connection, all: bool) -> Result<Vec<SessionRecord>, StoreError> {
         "WITH holders AS (
              SELECT session_id, id, ROW_NUMBER() OVER (PARTITION BY session_id {HOLDER_ORDER}) AS n
              FROM runs WHERE session_id IS NOT NULL)
-         SELECT s.id, s.harness, r.id, r.name, r.state, r.cwd, s.transcript_path, s.created_at
+         SELECT s.id, s.harness, r.id, r.name, r.state, r.cwd, s.transcript_path, s.created_at, ts.messages
          FROM sessions s
+         LEFT JOIN transcript_sessions ts ON ts.session_id = s.id
          LEFT JOIN holders h ON h.session_id = s.id AND h.n = 1
          LEFT JOIN runs r ON r.id = COALESCE(h.id, s.run_id)
          LEFT JOIN runs o ON o.id = s.run_id
@@ -109,6 +110,7 @@ fn list(c: &Connection, all: bool) -> Result<Vec<SessionRecord>, StoreError> {
                 cwd: r.get(5)?,
                 transcript_path: r.get(6)?,
                 created_at: format_ms(r.get(7)?),
+                messages: r.get::<_, Option<i64>>(8)?.map(|n| n.max(0) as u64),
                 host: "local".into(),
             })
         })?
