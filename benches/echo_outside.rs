@@ -15,28 +15,44 @@
 //!   beside the demo agent's flood of coloured log lines;
 //! - tmux: `tmux attach` to a session of its own split in the same two.
 //!
+//! Both sides are set up at once and take turns (`AGENTS_BENCH_BLOCKS`, 10):
+//! a turn lets its side's flood go on, types 30 keys untimed while the
+//! flood gets going, then its share of the timed ones, and stops its flood
+//! again (`SIGSTOP`), so the side not typing costs nothing; the turns
+//! alternate which side goes first. Each side so meets whatever else the
+//! machine does over the same half minute: typed one side after the other
+//! (`AGENTS_BENCH_BLOCKS=1`), one side had the first ten seconds and the
+//! other the next, and one build's p99 ratio read from 0.71× to 1.08× in
+//! eight runs.
+//!
 //! Keys are paced 3–15 ms apart, irregularly; every 40 characters Ctrl-U
 //! erases the line, unmeasured. `AGENTS_BENCH_KEYS` changes the number of
-//! keys (1000: about ten seconds of typing, so the p99 is the tenth slowest
-//! key, not the second of a two-second burst). Resolution: one
+//! keys a side (2000: about twenty seconds of typing, so the p99 is the
+//! twentieth slowest key, not the second of a two-second burst; at 1000 one
+//! side's unusually quiet tail moved the ratio by a fifth). Resolution: one
 //! `capture-pane` round trip (well under a millisecond here) and the pause
 //! between looks (`AGENTS_BENCH_POLL_US`, 200 µs), the same on both sides.
 //! `AGENTS_BENCH_STAMPS=FILE` writes each key's time, to line up with a
-//! scheduler trace (docs/benchmarks.md).
+//! scheduler trace (docs/benchmarks.md); `AGENTS_BENCH_BIN` measures another
+//! build of `agents` (beside tmux, in the same run).
 
 mod common;
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{BIN, Home, quantile, tmux};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use common::{Home, bin, quantile, tmux};
 
 const ROWS: u16 = 50;
 const COLS: u16 = 200;
 const LINE: usize = 40;
-const WARMUP: usize = 20;
+const WARMUP: usize = 30;
 const FLOOD_BYTES: &str = "50000000000";
 const CTRL_U: &str = "C-u";
 
@@ -142,48 +158,123 @@ fn monotonic() -> Duration {
     Duration::from(now)
 }
 
-/// Types `keys` characters where the pane's first cell is `(row, left)`;
-/// each one's latency, until the outer screen shows it.
-fn type_and_time(outer: &mut Outer, (row, left): (usize, usize), keys: usize, poll_gap: Duration) -> Vec<Echo> {
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let blank = |line: &[char], at: usize| line.get(at).is_none_or(|c| *c == ' ');
-    let mut col = 0;
-    let mut latencies = Vec::with_capacity(keys);
-    let mut first = None;
-    for k in 0..keys + WARMUP {
-        if col == LINE {
-            outer.keys(CTRL_U);
-            let until = Instant::now() + common::PATIENCE;
-            while !(left..left + LINE).all(|c| blank(&outer.row(row), c)) {
-                assert!(Instant::now() < until, "the line was not erased");
-            }
-            col = 0;
+/// One side: an outer terminal with its inner one (the TUI, or `tmux
+/// attach`) split beside a flood, where its focused pane's first cell is,
+/// and its keys so far. Its flood is stopped while the other side types.
+struct Side {
+    outer: Outer,
+    /// The tmux servers it started, ended with it.
+    servers: Vec<PathBuf>,
+    origin: (usize, usize),
+    /// The flood's process, checked to be the flood when found.
+    flood: i32,
+    col: usize,
+    typed: usize,
+    first: Option<Instant>,
+    echoes: Vec<Echo>,
+}
+
+impl Side {
+    fn new(outer: Outer, servers: Vec<PathBuf>, origin: (usize, usize), flood: i32) -> Side {
+        Side {
+            outer,
+            servers,
+            origin,
+            flood,
+            col: 0,
+            typed: 0,
+            first: None,
+            echoes: Vec::new(),
         }
-        std::thread::sleep(Duration::from_millis(3 + (k as u64 * 7) % 13));
-        let ch = ALPHABET[k % ALPHABET.len()] as char;
-        assert!(
-            blank(&outer.row(row), left + col),
-            "the pane is not blank where the key should land"
-        );
-        let (sent, sent_monotonic) = (Instant::now(), monotonic());
-        outer.keys(&format!("-l {ch}"));
-        let until = sent + common::PATIENCE;
-        while outer.row(row).get(left + col) != Some(&ch) {
-            assert!(Instant::now() < until, "the typed character never showed");
-            std::thread::sleep(poll_gap);
-        }
-        if k >= WARMUP {
-            let first = *first.get_or_insert(sent);
-            latencies.push(Echo {
-                ms: sent.elapsed().as_secs_f64() * 1000.0,
-                col,
-                at: sent.duration_since(first).as_secs_f64() * 1000.0,
-                monotonic: sent_monotonic,
-            });
-        }
-        col += 1;
     }
-    latencies
+
+    /// Lets its flood go on (`true`) or stops it, and waits until it has.
+    fn flood(&self, on: bool) {
+        let signal = if on { Signal::SIGCONT } else { Signal::SIGSTOP };
+        kill(Pid::from_raw(self.flood), signal).expect("signal the flood");
+        let until = Instant::now() + common::PATIENCE;
+        while stopped(self.flood) == on {
+            assert!(
+                Instant::now() < until,
+                "the flood did not {}",
+                if on { "go on" } else { "stop" }
+            );
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// Types `warmup` keys, then `keys` timed ones, each until the outer
+    /// screen shows it.
+    fn type_keys(&mut self, warmup: usize, keys: usize, poll_gap: Duration) {
+        const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+        let blank = |line: &[char], at: usize| line.get(at).is_none_or(|c| *c == ' ');
+        let (row, left) = self.origin;
+        for k in 0..warmup + keys {
+            if self.col == LINE {
+                self.outer.keys(CTRL_U);
+                let until = Instant::now() + common::PATIENCE;
+                while !(left..left + LINE).all(|c| blank(&self.outer.row(row), c)) {
+                    assert!(Instant::now() < until, "the line was not erased");
+                }
+                self.col = 0;
+            }
+            let n = self.typed;
+            self.typed += 1;
+            std::thread::sleep(Duration::from_millis(3 + (n as u64 * 7) % 13));
+            let ch = ALPHABET[n % ALPHABET.len()] as char;
+            assert!(
+                blank(&self.outer.row(row), left + self.col),
+                "the pane is not blank where the key should land"
+            );
+            let (sent, sent_monotonic) = (Instant::now(), monotonic());
+            self.outer.keys(&format!("-l {ch}"));
+            let until = sent + common::PATIENCE;
+            while self.outer.row(row).get(left + self.col) != Some(&ch) {
+                assert!(Instant::now() < until, "the typed character never showed");
+                std::thread::sleep(poll_gap);
+            }
+            if k >= warmup {
+                let first = *self.first.get_or_insert(sent);
+                self.echoes.push(Echo {
+                    ms: sent.elapsed().as_secs_f64() * 1000.0,
+                    col: self.col,
+                    at: sent.duration_since(first).as_secs_f64() * 1000.0,
+                    monotonic: sent_monotonic,
+                });
+            }
+            self.col += 1;
+        }
+    }
+}
+
+impl Drop for Side {
+    /// Its flood let go on and its servers ended, also after a panic: a
+    /// flood left stopped would outlive them.
+    fn drop(&mut self) {
+        let _ = kill(Pid::from_raw(self.flood), Signal::SIGCONT);
+        for server in &self.servers {
+            let _ = Command::new("tmux").arg("-S").arg(server).arg("kill-server").output();
+        }
+    }
+}
+
+/// Whether process `pid` is stopped (`/proc/PID/stat`'s state `T`).
+fn stopped(pid: i32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The state follows the command's closing parenthesis.
+    stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('T'))
+}
+
+/// `pid`, once its command line shows it is the demo agent's flood (no
+/// other process is ever signalled).
+fn flood_process(pid: i32) -> i32 {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+    assert!(
+        cmdline.contains("demo-agent --flood"),
+        "pid {pid} is not the flood: {cmdline}"
+    );
+    pid
 }
 
 /// The pause between two looks at the outer screen while an echo is
@@ -225,17 +316,22 @@ fn outer_terminal(sock: &Path, command: &str, env: &[(&str, &Path)]) -> Outer {
     Outer::attach(sock)
 }
 
-fn agents_side(dir: &Path, keys: usize) -> Vec<Echo> {
+/// The TUI in its outer terminal, a `cat` run focused in INSERT beside the
+/// demo agent's flood; `home` keeps its daemon.
+fn agents_side(dir: &Path) -> (Home, Side) {
     let home = Home::new(dir);
     home.agents(&["daemon", "start"]);
     home.agents(&["run", "-d", "--name", "echo", "cmd", "--", "cat"]);
     home.agents(&["run", "-d", "--name", "flood", "demo", "--", "--flood", FLOOD_BYTES]);
+    let shown: serde_json::Value =
+        serde_json::from_str(&home.agents(&["show", "flood", "--json"])).expect("show --json");
+    let pid = shown["pid"].as_i64().expect("the flood's pid") as i32;
     let sock = dir.join("outer.sock");
     let env = [
         ("AGENTS_HOME", home.home.as_path()),
         ("XDG_CONFIG_HOME", home.config.as_path()),
     ];
-    let mut outer = outer_terminal(&sock, BIN, &env);
+    let mut outer = outer_terminal(&sock, bin(), &env);
     outer.wait_for("the runs", " flood ");
     outer.keys("2");
     outer.wait_for("the flood pane", "demo · flood");
@@ -248,24 +344,54 @@ fn agents_side(dir: &Path, keys: usize) -> Vec<Echo> {
         .enumerate()
         .find_map(|(r, l)| l.chars().position(|c| c == '┏').map(|c| (r + 1, c + 1)))
         .expect("the focused pane");
-    let latencies = type_and_time(&mut outer, origin, keys, poll_gap());
-    drop(outer);
-    tmux(&sock, &["kill-server"]);
-    latencies
+    (home, Side::new(outer, vec![sock], origin, flood_process(pid)))
 }
 
-fn tmux_side(dir: &Path, keys: usize) -> Vec<Echo> {
+/// `tmux attach` in its outer terminal, to a session split the same way.
+fn tmux_side(dir: &Path) -> Side {
     let inner = dir.join("inner.sock");
     common::cat_beside_flood(&inner, (ROWS, COLS), FLOOD_BYTES);
     let sock = dir.join("outer.sock");
     let attach = format!("tmux -S {} attach -t lat", inner.display());
     let mut outer = outer_terminal(&sock, &attach, &[]);
     outer.wait_for("the flood pane", "INFO");
-    let latencies = type_and_time(&mut outer, (0, 0), keys, poll_gap());
-    drop(outer);
-    tmux(&sock, &["kill-server"]);
-    tmux(&inner, &["kill-server"]);
-    latencies
+    // The flood shows, so it runs: the pane's shell's child (tmux continues
+    // a pane's own process when it stops).
+    let shell = tmux(&inner, &["display", "-p", "-t", "lat:0.1", "#{pane_pid}"]);
+    let children =
+        std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).expect("the shell's children");
+    let pid = children.split_whitespace().next().expect("the flood").to_string();
+    Side::new(
+        outer,
+        vec![sock, inner],
+        (0, 0),
+        flood_process(pid.parse().expect("a pid")),
+    )
+}
+
+/// Types `keys` keys on each side, in `blocks` turns that alternate which
+/// side goes first; only the side typing floods (the other's is stopped),
+/// and each turn begins with `WARMUP` keys untimed while its flood gets
+/// going again. Both sides so share whatever else the machine does in
+/// those seconds, instead of one having the first half and the other the
+/// second.
+fn take_turns(sides: &mut [&mut Side; 2], keys: usize, blocks: usize) {
+    let gap = poll_gap();
+    for side in sides.iter() {
+        side.flood(false);
+    }
+    for block in 0..blocks {
+        let each = keys / blocks + usize::from(block < keys % blocks);
+        for turn in 0..2 {
+            let side = &mut sides[(block + turn) % 2];
+            side.flood(true);
+            side.type_keys(WARMUP, each, gap);
+            side.flood(false);
+        }
+    }
+    for side in sides.iter() {
+        side.flood(true);
+    }
 }
 
 fn figures(echoes: &[Echo]) -> (f64, f64, f64) {
@@ -307,12 +433,20 @@ fn main() {
     let keys: usize = std::env::var("AGENTS_BENCH_KEYS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(1000);
+        .unwrap_or(2000);
     let dir = tempfile::Builder::new().prefix("eo").tempdir().expect("temp dir");
-    println!("key → echo read from an outer terminal's screen (tmux), {keys} keys, beside a flooding pane");
+    println!("key → echo read from an outer terminal's screen (tmux), {keys} keys a side, beside a flooding pane");
     println!("load average: {}", common::load_average());
-    let ours_keys = agents_side(&dir.path().join("agents"), keys);
-    let theirs_keys = tmux_side(dir.path(), keys);
+    let blocks: usize = std::env::var("AGENTS_BENCH_BLOCKS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10)
+        .clamp(1, keys);
+    let (home, mut ours) = agents_side(&dir.path().join("agents"));
+    let mut theirs = tmux_side(dir.path());
+    take_turns(&mut [&mut ours, &mut theirs], keys, blocks);
+    let (ours_keys, theirs_keys) = (std::mem::take(&mut ours.echoes), std::mem::take(&mut theirs.echoes));
+    drop((ours, theirs, home));
     write_stamps(&[("agents", &ours_keys), ("tmux", &theirs_keys)]);
     let (ours, theirs) = (figures(&ours_keys), figures(&theirs_keys));
     println!("load average: {}", common::load_average());

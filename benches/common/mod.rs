@@ -17,7 +17,14 @@ use std::time::{Duration, Instant};
 use agents::term::Terminal;
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_agents");
+/// The `agents` binary the benches drive: this build's, or the one
+/// `AGENTS_BENCH_BIN` names, to measure another build on the same machine
+/// in the same hour (docs/benchmarks.md).
+pub fn bin() -> &'static str {
+    static CHOSEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CHOSEN
+        .get_or_init(|| std::env::var("AGENTS_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_agents").to_string()))
+}
 
 /// How long any one wait may take before the benchmark gives up.
 pub const PATIENCE: Duration = Duration::from_secs(60);
@@ -44,7 +51,7 @@ impl Home {
 
     /// `agents ARGS` against this home, as a user runs it.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(BIN);
+        let mut command = Command::new(bin());
         command
             .args(args)
             .env("AGENTS_HOME", &self.home)
@@ -67,7 +74,7 @@ impl Home {
     /// The TUI (`agents` with no verb) in a `cols`×`rows` PTY.
     pub fn tui(&self, rows: u16, cols: u16) -> Pty {
         Pty::spawn(
-            BIN,
+            bin(),
             &[],
             &[
                 ("AGENTS_HOME", self.home.as_os_str()),
@@ -82,7 +89,7 @@ impl Home {
 impl Drop for Home {
     fn drop(&mut self) {
         // Leave nothing running: force-cancel live runs, stop the daemon.
-        let ls = Command::new(BIN)
+        let ls = Command::new(bin())
             .args(["ls", "--json"])
             .env("AGENTS_HOME", &self.home)
             .env("XDG_CONFIG_HOME", &self.config)
@@ -92,7 +99,7 @@ impl Drop for Home {
         {
             for r in runs {
                 if let Some(id) = r["id"].as_str() {
-                    let _ = Command::new(BIN)
+                    let _ = Command::new(bin())
                         .args(["cancel", "--force", id])
                         .env("AGENTS_HOME", &self.home)
                         .env("XDG_CONFIG_HOME", &self.config)
@@ -100,7 +107,7 @@ impl Drop for Home {
                 }
             }
         }
-        let _ = Command::new(BIN)
+        let _ = Command::new(bin())
             .args(["daemon", "stop"])
             .env("AGENTS_HOME", &self.home)
             .env("XDG_CONFIG_HOME", &self.config)
@@ -281,9 +288,12 @@ pub fn tmux(sock: &Path, args: &[&str]) -> String {
 }
 
 /// A tmux session `lat` on `sock`, `size` (rows, cols), split in two:
-/// `cat` (selected) beside the demo agent flooding `bytes` of log lines.
+/// `cat` (selected) beside the demo agent flooding `bytes` of log lines,
+/// a child of the pane's shell.
 pub fn cat_beside_flood(sock: &Path, (rows, cols): (u16, u16), bytes: &str) {
-    let flood = format!("{BIN} demo-agent --flood {bytes}");
+    // The shell stays the flood's parent (`exec` would make the flood the
+    // pane's process, which tmux continues when a bench stops it).
+    let flood = format!("{} demo-agent --flood {bytes}; exit", bin());
     let (cols, rows) = (cols.to_string(), rows.to_string());
     let session = [
         "-f",
