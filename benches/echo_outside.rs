@@ -39,8 +39,7 @@
 mod common;
 
 use std::io::{BufRead as _, BufReader, Write as _};
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -434,14 +433,16 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(2000);
-    let dir = tempfile::Builder::new().prefix("eo").tempdir().expect("temp dir");
-    println!("key → echo read from an outer terminal's screen (tmux), {keys} keys a side, beside a flooding pane");
-    println!("load average: {}", common::load_average());
     let blocks: usize = std::env::var("AGENTS_BENCH_BLOCKS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(10)
         .clamp(1, keys);
+    let dir = tempfile::Builder::new().prefix("eo").tempdir().expect("temp dir");
+    println!(
+        "key → echo read from an outer terminal's screen (tmux), {keys} keys a side in {blocks} turns, beside a flooding pane"
+    );
+    println!("load average: {}", common::load_average());
     let (home, mut ours) = agents_side(&dir.path().join("agents"));
     let mut theirs = tmux_side(dir.path());
     take_turns(&mut [&mut ours, &mut theirs], keys, blocks);
