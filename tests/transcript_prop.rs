@@ -101,11 +101,13 @@ fn read_line(format: Format, line: &[u8]) -> Batch {
     out
 }
 
-/// Whether the bytes are JSON once invalid UTF-8 is set aside: a reader
-/// may accept a line with a bad byte inside a string it skips, but never a
+/// Whether the bytes are JSON by its grammar once invalid UTF-8 is set
+/// aside: a reader may accept a line with a bad byte inside a string it
+/// skips, or a number past f64's range in a field it never reads (an `E`
+/// put into a time, `1E796218535630`, which `Value` refuses), but never a
 /// line whose structure is broken.
 fn is_json(bytes: &[u8]) -> bool {
-    serde_json::from_str::<serde_json::Value>(&String::from_utf8_lossy(bytes)).is_ok()
+    serde_json::from_str::<serde::de::IgnoredAny>(&String::from_utf8_lossy(bytes)).is_ok()
 }
 
 /// Damage done to a line or document.
