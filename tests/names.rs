@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::process::Stdio;
+
 use common::{BIN, Home};
 use serde_json::Value;
 
@@ -111,4 +113,51 @@ fn rename_gives_a_new_name_and_the_old_one_finds_the_run_until_a_newer_run_wears
     let err = home.fails(&["show", "beta"]);
     assert!(err.contains("no run matches 'beta'"), "{err}");
     assert_ne!(home.show("alpha")["id"], first.as_str());
+}
+
+/// Many runs started at once, as a script or several terminals do: each
+/// is started under a name of its own (a free name was chosen in one call
+/// and stored in a later one, so starts at once took the same one and all
+/// but one failed with "database error: UNIQUE constraint failed"), and
+/// of two starts given the same name at once, one is refused saying why.
+#[test]
+fn runs_started_at_once_each_get_a_name_of_their_own() {
+    let home = Home::new();
+    home.ok(&["daemon", "start"]);
+    let spawn = |args: &[&str]| {
+        let mut command = home.cmd(args);
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        command.spawn().expect("agents run")
+    };
+    let starts: Vec<_> = (0..16)
+        .map(|_| spawn(&["run", "-d", "cmd", "--", "sleep", "60"]))
+        .collect();
+    for start in starts {
+        let out = start.wait_with_output().expect("agents run");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let listed = home.json(&["ls", "--json"]);
+    let mut worn: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(worn.len(), 16);
+    worn.sort();
+    worn.dedup();
+    assert_eq!(worn.len(), 16, "every run its own name");
+
+    let same: Vec<_> = (0..4)
+        .map(|_| spawn(&["run", "-d", "--name", "twin", "cmd", "--", "sleep", "60"]))
+        .collect();
+    let outs: Vec<_> = same
+        .into_iter()
+        .map(|s| s.wait_with_output().expect("agents run"))
+        .collect();
+    assert_eq!(outs.iter().filter(|o| o.status.success()).count(), 1);
+    for refused in outs.iter().filter(|o| !o.status.success()) {
+        let said = String::from_utf8_lossy(&refused.stderr);
+        assert!(said.contains("a live run is named 'twin' already"), "{said}");
+    }
 }

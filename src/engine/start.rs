@@ -13,6 +13,7 @@ use super::Engine;
 use crate::api::{ApiError, ErrorCode, RunRecord, RunState, StartParams};
 use crate::protocol::supervisor::{Grace, SuperviseSpec};
 use crate::store::harness as harness_store;
+use crate::store::names::Held;
 use crate::store::run_calls::Creation;
 use crate::store::runs::{Ending, NewRun, Resolved, RunRow};
 
@@ -74,7 +75,9 @@ async fn start_with(
         Some(reference) => Some(resolve_row(engine, &reference).await?),
         None => None,
     };
-    let (name, name_source) = choose_name(engine, &params).await?;
+    // Held until the row is stored, at the end of this call.
+    let (held, name_source) = choose_name(engine, &params).await?;
+    let name = held.name().to_string();
     crate::harness::apply_first_prompt(&mut params.spec, &config.profiles);
 
     let agents_bin = crate::harness::agents_binary();
@@ -279,26 +282,31 @@ pub async fn cancel_queued(engine: &Arc<Engine>, id: &str) -> bool {
 /// finds the new run), else one made from the first prompt when it is
 /// known now, else a placeholder the first prompt replaces
 /// (`hooks.report`).
-async fn choose_name(engine: &Arc<Engine>, params: &StartParams) -> Result<(String, &'static str), ApiError> {
+async fn choose_name(engine: &Arc<Engine>, params: &StartParams) -> Result<(Held, &'static str), ApiError> {
     if let Some(name) = &params.spec.name {
         crate::api::bounds::validate_name(name)?;
-        let taken = engine
+        let held = engine
             .store
             .names()
-            .live_holder(name)
+            .hold_given(name)
             .await
             .map_err(ApiError::internal)?;
-        if taken.is_some() {
+        let Some(held) = held else {
             return Err(ApiError::new(
                 ErrorCode::Conflict,
                 format!("a live run is named '{name}' already"),
             ));
-        }
-        return Ok((name.clone(), harness_store::NAME_GIVEN));
+        };
+        return Ok((held, harness_store::NAME_GIVEN));
     }
     match params.spec.prompt.as_deref().and_then(crate::harness::naming::slug) {
         Some(base) => Ok((
-            engine.store.names().unique(&base).await.map_err(ApiError::internal)?,
+            engine
+                .store
+                .names()
+                .hold_unique(&base)
+                .await
+                .map_err(ApiError::internal)?,
             harness_store::NAME_FROM_PROMPT,
         )),
         None => Ok((
@@ -614,7 +622,7 @@ pub async fn resolve_row(engine: &Arc<Engine>, reference: &str) -> Result<RunRow
     }
 }
 
-async fn free_name(engine: &Arc<Engine>, harness: &str) -> Result<String, ApiError> {
+async fn free_name(engine: &Arc<Engine>, harness: &str) -> Result<Held, ApiError> {
     let base: String = harness
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-')

@@ -183,13 +183,15 @@ pub fn name_from_prompt(conn: &Connection, run: &str, base: &str) -> Result<Opti
 }
 
 /// `base`, or `base-N` for the first free N (names are unique across runs).
+/// A name a start holds for a run not stored yet is taken too.
 pub fn unique_name(conn: &Connection, base: &str) -> Result<String, StoreError> {
-    if !runs::name_taken(conn, base)? {
+    let taken = |name: &str| Ok::<_, StoreError>(runs::name_taken(conn, name)? || super::names::is_held(name));
+    if !taken(base)? {
         return Ok(base.to_string());
     }
     for n in 2.. {
         let candidate = format!("{base}-{n}");
-        if !runs::name_taken(conn, &candidate)? {
+        if !taken(&candidate)? {
             return Ok(candidate);
         }
     }

@@ -15,6 +15,43 @@ use crate::api::Relation;
 /// migration 16 says the same).
 const LIVE: &str = "state IN ('pending', 'starting', 'running')";
 
+/// Names chosen for runs being started whose rows are not stored yet. A
+/// start chooses its name in one store call and stores its row in a later
+/// one (its harness is prepared between), so two starts at once took the
+/// same free name and the second failed on the unique index. A name is
+/// held from its choice (on the store's thread, so choices are one at a
+/// time) until its row is stored or the start gives up. One set for the
+/// process: a name another store holds is only passed over.
+static HELD: std::sync::LazyLock<parking_lot::Mutex<std::collections::HashSet<String>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// Whether a start holds `name` (see [`HELD`]).
+pub fn is_held(name: &str) -> bool {
+    HELD.lock().contains(name)
+}
+
+/// A name held for a run being started; free again once dropped, by
+/// which time its row, if stored, wears it.
+#[derive(Debug)]
+pub struct Held(String);
+
+impl Held {
+    fn new(name: String) -> Held {
+        HELD.lock().insert(name.clone());
+        Held(name)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        HELD.lock().remove(&self.0);
+    }
+}
+
 /// `store.names()`: the names runs wear and the free ones to give.
 pub struct Names<'a>(&'a Store);
 
@@ -25,15 +62,16 @@ impl Store {
 }
 
 impl Names<'_> {
-    /// `BASE-1`, `BASE-2`…: the first no run wears or wore.
-    pub async fn first_free(&self, base: &str) -> Result<String, StoreError> {
+    /// `BASE-1`, `BASE-2`…: the first no run wears or wore, held for a
+    /// run about to be stored.
+    pub async fn first_free(&self, base: &str) -> Result<Held, StoreError> {
         let base = base.to_string();
         self.0
             .call(move |c| {
                 for n in 1.. {
                     let candidate = format!("{base}-{n}");
-                    if !runs::name_taken(c, &candidate)? {
-                        return Ok(candidate);
+                    if !runs::name_taken(c, &candidate)? && !is_held(&candidate) {
+                        return Ok(Held::new(candidate));
                     }
                 }
                 unreachable!("the loop above is unbounded")
@@ -41,10 +79,31 @@ impl Names<'_> {
             .await
     }
 
-    /// `base`, or `base-N` for the first free N (`harness::unique_name`).
+    /// `base`, or `base-N` for the first free N (`harness::unique_name`),
+    /// for a run started with it as its given name.
     pub async fn unique(&self, base: &str) -> Result<String, StoreError> {
         let base = base.to_string();
         self.0.call(move |c| super::harness::unique_name(c, &base)).await
+    }
+
+    /// As [`Names::unique`], held for a run about to be stored.
+    pub async fn hold_unique(&self, base: &str) -> Result<Held, StoreError> {
+        let base = base.to_string();
+        self.0
+            .call(move |c| super::harness::unique_name(c, &base).map(Held::new))
+            .await
+    }
+
+    /// `name`, held for a run about to be stored; none when a live run
+    /// wears it or another start holds it.
+    pub async fn hold_given(&self, name: &str) -> Result<Option<Held>, StoreError> {
+        let name = name.to_string();
+        self.0
+            .call(move |c| match live_holder(c, &name)?.is_some() || is_held(&name) {
+                true => Ok(None),
+                false => Ok(Some(Held::new(name))),
+            })
+            .await
     }
 
     /// The name a rerun or resume of `run` takes (see [`repeated`]).
