@@ -75,7 +75,8 @@ async fn start_with(
         Some(reference) => Some(resolve_row(engine, &reference).await?),
         None => None,
     };
-    // Held until the row is stored, at the end of this call.
+    // Held until the row is stored (`store_created`), so a start at the
+    // same moment takes another.
     let (held, name_source) = choose_name(engine, &params).await?;
     let name = held.name().to_string();
     crate::harness::apply_first_prompt(&mut params.spec, &config.profiles);
@@ -156,6 +157,8 @@ async fn start_with(
         name_source,
     };
     store_created(engine, &row, created, parent.as_ref()).await?;
+    // The row wears the name now.
+    drop(held);
 
     let prepared = match (blocked, prepared) {
         (None, Ok(prepared)) => prepared,

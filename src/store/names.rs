@@ -307,12 +307,18 @@ mod tests {
     }
 
     #[test]
-    fn a_held_name_is_not_given_twice_and_is_free_once_let_go() {
-        let held = Held::new("held-test-1".into());
-        assert!(is_held("held-test-1"));
-        assert_eq!(held.name(), "held-test-1");
+    fn a_held_name_is_not_made_up_again_and_is_free_once_let_go() {
+        let (_dir, conn) = store();
+        let held = Held::new("held-test".into());
+        assert_eq!(
+            super::super::harness::unique_name(&conn, "held-test").unwrap(),
+            "held-test-2"
+        );
         drop(held);
-        assert!(!is_held("held-test-1"));
+        assert_eq!(
+            super::super::harness::unique_name(&conn, "held-test").unwrap(),
+            "held-test"
+        );
     }
 
     #[test]
