@@ -98,14 +98,8 @@ async fn start_with(
     };
     let mut prepared = prepare(&params.spec.cwd);
     let version = match &prepared {
-        Ok(p) if p.adapter.has_version() => {
-            let binary = std::path::PathBuf::from(&p.launch.argv[0]);
-            tokio::task::spawn_blocking(move || crate::harness::version::version_of(&binary))
-                .await
-                .ok()
-                .flatten()
-        }
-        _ => None,
+        Ok(p) => crate::harness::version::launched(p).await,
+        Err(_) => None,
     };
     // A profile may ask for the box the request did not.
     let profile_box = prepared.as_ref().ok().and_then(|p| p.profile.as_ref());

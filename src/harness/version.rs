@@ -39,6 +39,19 @@ pub fn version_of(binary: &Path) -> Option<String> {
     found
 }
 
+/// [`version_of`] the program `prepared` launches, asked off the async
+/// runtime; none when its family has no version to say.
+pub async fn launched(prepared: &super::Prepared) -> Option<String> {
+    if !prepared.adapter.has_version() {
+        return None;
+    }
+    let binary = PathBuf::from(&prepared.launch.argv[0]);
+    tokio::task::spawn_blocking(move || version_of(&binary))
+        .await
+        .ok()
+        .flatten()
+}
+
 /// `None`: the binary did not start. `Some(None)`: it gave no version.
 fn probe(binary: &Path) -> Option<Option<String>> {
     // Asked in a folder of no one's: some write into the one they are

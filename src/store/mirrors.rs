@@ -215,7 +215,8 @@ fn ms(time: &Option<String>) -> Option<i64> {
 }
 
 /// A name for the mirror: the remote one if it is free here, else the
-/// remote name with the host appended, else with part of the id.
+/// remote name with the host appended, else with part of the id. A name a
+/// local start holds is not free: its row is about to wear it.
 fn free_name(conn: &Connection, record: &RunRecord, host: &str) -> Result<String, StoreError> {
     let candidates = [
         record.name.clone(),
@@ -227,7 +228,7 @@ fn free_name(conn: &Connection, record: &RunRecord, host: &str) -> Result<String
         ),
     ];
     for name in &candidates {
-        if !runs::name_taken(conn, name)? {
+        if !runs::name_taken(conn, name)? && !super::names::is_held(name) {
             return Ok(name.clone());
         }
     }
@@ -506,7 +507,13 @@ mod tests {
             let other = record("01OTHER", "cmd-1", RunState::Starting);
             mirrors.started(other, "gpu", Placed::default(), Vec::new()).await?;
             assert_eq!(store.runs().get("01OTHER").await?.unwrap().name, "cmd-1.gpu");
-            assert_eq!(mirrors.live_on("gpu").await?.len(), 2);
+            // So does a name a local start holds, its row not yet stored.
+            let held = store.names().hold_given("cmd-9").await?.expect("free");
+            let racing = record("01RACING", "cmd-9", RunState::Starting);
+            mirrors.started(racing, "gpu", Placed::default(), Vec::new()).await?;
+            assert_eq!(store.runs().get("01RACING").await?.unwrap().name, "cmd-9.gpu");
+            drop(held);
+            assert_eq!(mirrors.live_on("gpu").await?.len(), 3);
 
             first.state = RunState::Running;
             first.started_at = Some("2026-01-01T00:00:01.000Z".into());

@@ -28,6 +28,11 @@ pub const PATIENCE: Duration = Duration::from_secs(30);
 pub struct Home {
     pub dir: tempfile::TempDir,
     pub config: tempfile::TempDir,
+    /// The `TMPDIR` its commands, and so its runs, are given: what an agent
+    /// leaves there goes with the test (opencode's runtime unpacks ~25 MB
+    /// of shared libraries into it at each start and keeps them when it is
+    /// ended; a suite's worth filled CI's disk).
+    pub tmp: tempfile::TempDir,
 }
 
 impl Home {
@@ -42,7 +47,8 @@ impl Home {
         let cfg = tempfile::tempdir().expect("temp config");
         std::fs::create_dir_all(cfg.path().join("agents")).unwrap();
         std::fs::write(cfg.path().join("agents/config.toml"), config).unwrap();
-        Home { dir, config: cfg }
+        let tmp = tempfile::Builder::new().prefix("at").tempdir().expect("temp tmp");
+        Home { dir, config: cfg, tmp }
     }
 
     pub fn path(&self) -> &Path {
@@ -67,6 +73,7 @@ impl Home {
         c.args(args)
             .env("AGENTS_HOME", self.dir.path())
             .env("XDG_CONFIG_HOME", self.config.path())
+            .env("TMPDIR", self.tmp.path())
             .env_remove("AGENTS_RUN_ID")
             .env_remove(agents::proof::PROOF_VAR)
             .env("NO_COLOR", "1");
