@@ -58,6 +58,8 @@ impl Browser {
             .args(more)
             .arg("--remote-debugging-port=0")
             .arg(format!("--user-data-dir={}", profile.path().display()))
+            // Its scratch folders go with the profile, not into /tmp.
+            .env("TMPDIR", profile.path())
             .arg("about:blank")
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -27,6 +27,7 @@ fn the_page_lists_the_runs_in_a_real_browser_and_their_words_stay_text() {
         .args(HEADLESS)
         .args(["--virtual-time-budget=5000", "--dump-dom"])
         .arg(format!("--user-data-dir={}", profile.path().display()))
+        .env("TMPDIR", profile.path())
         .arg(&web.url)
         .output()
         .expect("chromium");
