@@ -13,7 +13,9 @@
 //! - `agents ls --json` (a new process, as a user runs it; median of 5) and
 //!   `tmux list-windows -a` for the same N;
 //! - how fast the batch that brought the runs to N started (8 clients at
-//!   once, each `agents run -d`), in runs a second;
+//!   once, each `agents run -d`), in runs a second; beside it how fast tmux
+//!   opened the same windows from 8 clients at once (`tmux new-window`),
+//!   and how many of them it refused (opened again after, one at a time);
 //! - the daemon's RSS and a supervisor's PSS (`/proc/PID/smaps_rollup`);
 //! - the TUI opened on them in a 120×40 PTY: until its first frame, and
 //!   until the tree shows run names (median of 3);
@@ -185,6 +187,7 @@ struct Level {
     ls_ms: (f64, f64),
     tmux_ls_ms: f64,
     start_rate: f64,
+    tmux_rate: f64,
     rss_kb: u64,
     pss_kb: u64,
     /// The TUI's first frame, and its tree with run names, in ms.
@@ -314,25 +317,53 @@ impl Agents {
     }
 }
 
-/// One tmux server with `n` windows of the same command, nobody attached.
-fn tmux_level(sock: &Path, have: usize, n: usize, window: Duration) -> (f64, f64) {
+/// tmux's side of a level.
+struct TmuxLevel {
+    cpu: f64,
+    ls_ms: f64,
+    /// Windows opened a second, from `CLIENTS` at once.
+    rate: f64,
+    /// `new-window`s it refused among them.
+    refused: usize,
+}
+
+/// One tmux server with `n` windows of the same command, nobody attached;
+/// the windows past `have` opened from `CLIENTS` at once, as the runs were.
+fn tmux_level(sock: &Path, have: usize, n: usize, window: Duration) -> TmuxLevel {
     let command = format!("sh -c '{LINE}'");
-    for i in have..n {
-        if i == 0 {
-            tmux(sock, &["-f", "/dev/null", "new-session", "-d", "-s", "lines", &command]);
-        } else {
-            tmux(sock, &["new-window", "-d", "-t", "lines", &command]);
-        }
+    if have == 0 {
+        tmux(sock, &["-f", "/dev/null", "new-session", "-d", "-s", "lines", &command]);
     }
+    // `lines:`, the session's next free index; a window refused is opened
+    // again after, one at a time, so the server holds the same N.
+    let new_window = ["new-window", "-d", "-t", "lines:", &command];
+    let refused = AtomicUsize::new(0);
+    let from = have.max(1);
+    let took = at_once(from, n, |_| {
+        let out = Command::new("tmux").arg("-S").arg(sock).args(new_window).output();
+        if !out.is_ok_and(|o| o.status.success()) {
+            refused.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    let refused = refused.into_inner();
+    for _ in 0..refused {
+        tmux(sock, &new_window);
+    }
+    let rate = (n - from - refused) as f64 / took.as_secs_f64();
     let server: u32 = tmux(sock, &["display-message", "-p", "#{pid}"])
         .parse()
         .expect("the server's pid");
     std::thread::sleep(SETTLE);
     let cpu = cpu_percent(&[(&[server], Clock::Threads)], window)[0];
-    let ls = median_ms(|| {
+    let ls_ms = median_ms(|| {
         tmux(sock, &["list-windows", "-a"]);
     });
-    (cpu, ls)
+    TmuxLevel {
+        cpu,
+        ls_ms,
+        rate,
+        refused,
+    }
 }
 
 /// `runs.list` paged through `n` ended runs, as `agents ls --all --json` does:
@@ -383,7 +414,7 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 fn report(levels: &[Level]) {
     println!();
     println!(
-        "{:>6} {:>9} {:>9} {:>9} {:>8} {:>13} {:>8} {:>9} {:>8} {:>8} {:>13} {:>7}",
+        "{:>6} {:>9} {:>9} {:>9} {:>8} {:>13} {:>8} {:>9} {:>9} {:>8} {:>8} {:>13} {:>7}",
         "runs",
         "daemon %",
         "sups %",
@@ -392,6 +423,7 @@ fn report(levels: &[Level]) {
         "ls / json ms",
         "tmux ls",
         "starts/s",
+        "tmux w/s",
         "RSS MB",
         "PSS MB",
         "TUI ms",
@@ -399,7 +431,7 @@ fn report(levels: &[Level]) {
     );
     for l in levels {
         println!(
-            "{:>6} {:>9.2} {:>9.2} {:>9.2} {:>7.2}× {:>6.1}/{:<6.1} {:>8.1} {:>9.0} {:>8.1} {:>8.2} {:>6.0}/{:<6.0} {:>7.1}",
+            "{:>6} {:>9.2} {:>9.2} {:>9.2} {:>7.2}× {:>6.1}/{:<6.1} {:>8.1} {:>9.0} {:>9.0} {:>8.1} {:>8.2} {:>6.0}/{:<6.0} {:>7.1}",
             l.n,
             l.daemon,
             l.supervisors,
@@ -409,6 +441,7 @@ fn report(levels: &[Level]) {
             l.ls_ms.1,
             l.tmux_ls_ms,
             l.start_rate,
+            l.tmux_rate,
             l.rss_kb as f64 / 1024.0,
             l.pss_kb as f64 / 1024.0,
             l.tui_ms.0,
@@ -457,19 +490,21 @@ fn main() {
         let (daemon, supervisors, ls_ms, rss_kb, pss_kb) = ours.measure(n, window);
         let tui_ms = ours.tui_ms();
         let changes = ours.changes_heard(Duration::from_secs(5));
-        let (tmux, tmux_ls_ms) = tmux_level(&sock, have, n, window);
+        let theirs = tmux_level(&sock, have, n, window);
         println!(
-            "  {n} runs: daemon {daemon:.2} %, supervisors {supervisors:.2} %, tmux {tmux:.2} %; ls {:.1} ms, --json {:.1} ms",
-            ls_ms.0, ls_ms.1
+            "  {n} runs: daemon {daemon:.2} %, supervisors {supervisors:.2} %, tmux {:.2} %; ls {:.1} ms, --json {:.1} ms; \
+             started {start_rate:.0}/s, tmux opened {:.0}/s and refused {}",
+            theirs.cpu, ls_ms.0, ls_ms.1, theirs.rate, theirs.refused
         );
         figures.push(Level {
             n,
             daemon,
             supervisors,
-            tmux,
+            tmux: theirs.cpu,
             ls_ms,
-            tmux_ls_ms,
+            tmux_ls_ms: theirs.ls_ms,
             start_rate,
+            tmux_rate: theirs.rate,
             rss_kb,
             pss_kb,
             tui_ms,
