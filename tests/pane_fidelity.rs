@@ -156,6 +156,22 @@ impl Tui {
             .handle(Event::Key(KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE)));
     }
 
+    /// Moves the tree's selection to `run` (Down, from the top), as its
+    /// user does.
+    fn select(&mut self, run: &str) {
+        use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+        let key = |code| Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
+        self.app.handle(key(KeyCode::Home));
+        for _ in 0..self.app.runs().len() {
+            if self.app.selected_run().is_some_and(|r| r.id == run) {
+                break;
+            }
+            self.app.handle(key(KeyCode::Down));
+        }
+        assert_eq!(self.app.selected_run().map(|r| r.id.as_str()), Some(run));
+        self.send_commands();
+    }
+
     /// The pane is laid out at `rows` × `cols`, as `view::draw` does.
     fn lay_out(&mut self, run: &str, rows: u16, cols: u16) {
         self.app.panes_laid_out(vec![(run.to_string(), rows, cols)]);
@@ -456,6 +472,37 @@ async fn the_latest_viewer_sets_the_size_and_the_run_returns_to_its_own_once_all
         .unwrap();
     home.wait_until("the run's own size", || size_of(&home, &id) == (24, 80));
     seen("d", "24 80");
+}
+
+/// A run takes its pane's size each time it is shown: back at its own size
+/// while another run was selected, it is resized again when selected again,
+/// as the program itself sees (its lines were cut at the pane's edge).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_shown_again_takes_its_pane_s_size_again() {
+    let home = Home::new();
+    let script = "while read -r line; do echo \"size $line: $(stty size)\"; done";
+    let first = home.start(&["cmd", "--size", "120x40", "--", "sh", "-c", script]);
+    let second = home.start(&["cmd", "--size", "120x40", "--", "sh", "-c", script]);
+    let mut tui = Tui::open(&home);
+    tui.pump_until("both runs are listed", |app| {
+        app.run(&first).is_some() && app.run(&second).is_some()
+    })
+    .await;
+    for (step, run) in [("shown", &first), ("another shown", &second), ("shown again", &first)] {
+        tui.select(run);
+        tui.lay_out(run, 20, 89);
+        home.wait_until(&format!("{step}: the pane's size"), || size_of(&home, run) == (20, 89));
+        if run == &second {
+            home.wait_until("the first, left, is at its own size", || {
+                size_of(&home, &first) == (40, 120)
+            });
+        }
+    }
+    home.ok(&["send", &first, "again"]);
+    home.wait_until("the program sees the pane's size", || {
+        log_text(&home, &first).contains("size again: 20 89")
+    });
+    tui.close().await;
 }
 
 /// History on demand: a TUI opened after a run printed thousands of lines

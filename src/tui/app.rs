@@ -484,6 +484,9 @@ impl App {
             if !want.contains(&id) {
                 self.commands.push(Command::Unsubscribe(id.clone()));
                 self.panes.screens.remove(&id);
+                // Left by its last viewer, the run is back at its own size:
+                // shown again, its pane's size is asked for again.
+                self.panes.sizes.remove(&id);
             }
         }
         for id in &want {
