@@ -67,6 +67,9 @@ fn rename_gives_a_new_name_and_the_old_one_finds_the_run_until_a_newer_run_wears
     let first = home.start(&["--name", "alpha", "cmd", "--", "sleep", "60"]);
     let said = home.ok(&["rename", "alpha", "beta"]);
     assert!(said.contains("renamed alpha → beta"), "{said}");
+    // To the name it has: nothing to do, and said so (not the rename before).
+    let said = home.ok(&["rename", "beta", "beta"]);
+    assert!(said.contains(&format!("{first} is named beta already")), "{said}");
     let shown = home.show("alpha");
     assert_eq!(shown["id"], first.as_str());
     assert_eq!(shown["name"], "beta");

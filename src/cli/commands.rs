@@ -247,12 +247,18 @@ async fn answer_run(paths: &Paths, run: String, answer: String, request: Option<
 /// `agents rename RUN NAME`.
 async fn rename(paths: &Paths, run: String, name: String) -> Result<i32> {
     let client = Client::connect(paths, false).await?;
+    // Its name before, to say what changed (its former names may hold one
+    // from an earlier rename).
+    let before: RunDetail = client.call::<method::RunsShow>(RunRef { run }).await?;
     let record: RunRecord = client
-        .call::<method::RunsRename>(crate::api::RenameParams { run, name })
+        .call::<method::RunsRename>(crate::api::RenameParams {
+            run: before.run.id.clone(),
+            name,
+        })
         .await?;
-    match record.former_names.last().filter(|old| **old != record.name) {
-        Some(old) => say!("renamed {old} → {} ({})", record.name, record.id),
-        None => say!("{} is named {} already", record.id, record.name),
+    match before.run.name != record.name {
+        true => say!("renamed {} → {} ({})", before.run.name, record.name, record.id),
+        false => say!("{} is named {} already", record.id, record.name),
     }
     Ok(0)
 }
