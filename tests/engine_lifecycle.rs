@@ -187,6 +187,27 @@ fn a_daemon_crash_loses_no_run_and_no_byte() {
     assert_eq!(finished["output_bytes"], on_disk.len() as u64, "{finished}");
 }
 
+/// A run's record says every byte its log holds, also when it printed
+/// before the daemon adopted it and then nothing more: its offset came with
+/// its supervisor's hello, and only offsets after it were stored (0 bytes
+/// for good).
+#[test]
+fn a_run_that_printed_only_as_it_started_says_every_byte_of_it() {
+    let home = Home::new();
+    let said = "printed at once";
+    let runs: Vec<String> = (0..5)
+        .map(|_| home.start(&["cmd", "--", "sh", "-c", &format!("printf '{said}'; exec sleep 600")]))
+        .collect();
+    for id in &runs {
+        home.wait_until("its output is in its log", || {
+            std::fs::read(home.log_path(id)).is_ok_and(|log| log.len() == said.len())
+        });
+        home.wait_until("its record says every byte", || {
+            home.show(id)["output_bytes"] == said.len() as u64
+        });
+    }
+}
+
 #[test]
 fn a_prompt_queued_before_a_daemon_crash_still_waits_for_the_agent_to_be_idle() {
     let home = Home::new();

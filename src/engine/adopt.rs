@@ -167,6 +167,12 @@ pub(super) async fn follow(
         engine.store.runs().mark_running(&id, spawned).await?;
     }
     let live = Arc::new(LiveRun::new(row.id.clone(), RunLink::Local(link.clone()), hello.offset));
+    // Only offsets past the hello's are noted from here on: what the log
+    // held by then is stored too (a run that printed before it was adopted,
+    // then nothing, said 0 bytes for good).
+    if hello.offset > row.output_bytes {
+        engine.output_bytes.note(engine, &row.id, hello.offset);
+    }
     live.says_busy.store(hello.busy, std::sync::atomic::Ordering::Relaxed);
     let busy_max = hello.busy_max_ms.unwrap_or(crate::protocol::supervisor::PACE_MAX_MS);
     live.busy_max_ms.store(busy_max, std::sync::atomic::Ordering::Relaxed);

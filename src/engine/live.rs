@@ -600,7 +600,7 @@ pub struct OutputBytes {
 impl OutputBytes {
     /// Notes a run's offset; the first note since the last write schedules
     /// the next one.
-    fn note(&self, engine: &Arc<Engine>, id: &str, offset: u64) {
+    pub(super) fn note(&self, engine: &Arc<Engine>, id: &str, offset: u64) {
         let first = {
             let mut pending = self.pending.lock();
             let first = pending.is_empty();
