@@ -694,6 +694,12 @@ fn an_unknown_or_ambiguous_reference_is_a_one_line_error_and_names_resolve() {
     let err = one_line_failure(&home.run(&["show", prefix]));
     assert!(err.contains("matches several runs"), "{err}");
     assert!(err.contains(&first) && err.contains(&second), "{err}");
+    // Past six it names six, and says there are more.
+    let more: Vec<String> = (0..5).map(|_| home.start(&["cmd", "--", "true"])).collect();
+    let err = one_line_failure(&home.run(&["show", prefix]));
+    let all = [&first, &second].into_iter().chain(&more);
+    assert_eq!(all.filter(|id| err.contains(id.as_str())).count(), 6, "{err}");
+    assert!(err.contains(" and more"), "{err}");
 
     assert_eq!(home.show("alpha")["id"], first.as_str());
     assert_eq!(home.show("beta")["id"], second.as_str());

@@ -614,7 +614,10 @@ pub async fn resolve_row(engine: &Arc<Engine>, reference: &str) -> Result<RunRow
         )),
         Err(Resolved::Many(ids)) => Err(ApiError::new(
             ErrorCode::AmbiguousRun,
-            format!("'{reference}' matches several runs: {}", ids.join(", ")),
+            format!(
+                "'{reference}' matches several runs: {}",
+                crate::store::runs::several(&ids)
+            ),
         )),
     }
 }

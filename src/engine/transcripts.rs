@@ -508,7 +508,10 @@ async fn resolve_session(engine: &Arc<Engine>, reference: &str) -> Result<String
         )),
         Err(Ambiguous::Runs(ids)) => Err(ApiError::new(
             ErrorCode::AmbiguousRun,
-            format!("'{reference}' matches several runs: {}", ids.join(", ")),
+            format!(
+                "'{reference}' matches several runs: {}",
+                crate::store::runs::several(&ids)
+            ),
         )),
         Err(Ambiguous::Sessions(ids)) => Err(ApiError::new(
             ErrorCode::AmbiguousRun,

@@ -353,7 +353,8 @@ pub fn resolve(conn: &Connection, reference: &str) -> Result<Resolved, StoreErro
     if !prefix.chars().all(|c| c.is_ascii_alphanumeric()) {
         return Ok(Resolved::None);
     }
-    let mut stmt = conn.prepare("SELECT id FROM runs WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 6")?;
+    // One more than is named, to tell there are more (see [`several`]).
+    let mut stmt = conn.prepare("SELECT id FROM runs WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 7")?;
     let upper = format!("{prefix}\u{7f}");
     let ids: Vec<String> = stmt
         .query_map(params![prefix, upper], |r| r.get(0))?
@@ -363,6 +364,16 @@ pub fn resolve(conn: &Connection, reference: &str) -> Result<Resolved, StoreErro
         1 => Resolved::One(ids.into_iter().next().unwrap_or_default()),
         _ => Resolved::Many(ids),
     })
+}
+
+/// The runs a reference matched, as an error names them: the first six,
+/// and whether there are more.
+pub fn several(ids: &[String]) -> String {
+    let named = ids[..ids.len().min(6)].join(", ");
+    match ids.len() > 6 {
+        true => format!("{named} and more"),
+        false => named,
+    }
 }
 
 pub fn list_runs(conn: &Connection, all: bool) -> Result<Vec<RunRow>, StoreError> {
