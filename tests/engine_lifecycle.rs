@@ -208,6 +208,22 @@ fn a_run_that_printed_only_as_it_started_says_every_byte_of_it() {
     }
 }
 
+/// `show` says all a live run has printed so far, though nobody watches it
+/// and its supervisor announces output at a slow pace.
+#[test]
+fn show_says_all_a_live_unwatched_run_has_printed_so_far() {
+    let home = Home::new();
+    let id = home.start(&["cmd", "--", "sh", "-c", "while :; do echo tick; sleep 0.05; done"]);
+    let logged = || std::fs::metadata(home.log_path(&id)).map_or(0, |m| m.len());
+    let mut before = 0;
+    for _ in 0..5 {
+        home.wait_until("it printed more", || logged() >= before + 100);
+        before = logged();
+        let shown = home.show(&id)["output_bytes"].as_u64().unwrap();
+        assert!(shown >= before, "show says {shown} bytes, the log held {before} before");
+    }
+}
+
 #[test]
 fn a_prompt_queued_before_a_daemon_crash_still_waits_for_the_agent_to_be_idle() {
     let home = Home::new();

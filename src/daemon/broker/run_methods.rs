@@ -516,6 +516,12 @@ pub(super) async fn show(daemon: &Arc<Daemon>, row: RunRow) -> Result<RunDetail,
         .filter(|c| c.state.is_live() && c.status.is_working())
         .count();
     super::listing::show_children_working(&mut run, working);
+    // A live run here: its log's length now (the stored count trails an
+    // unwatched run by its supervisor's pace, up to ten seconds).
+    if run.state.is_live() && row.host == "local" {
+        let log = std::fs::metadata(daemon.engine.paths.output_log(&row.id));
+        run.output_bytes = run.output_bytes.max(log.map_or(0, |m| m.len()));
+    }
     Ok(RunDetail {
         run,
         events,
