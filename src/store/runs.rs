@@ -354,7 +354,10 @@ pub fn resolve(conn: &Connection, reference: &str) -> Result<Resolved, StoreErro
         return Ok(Resolved::None);
     }
     // One more than is named, to tell there are more (see [`several`]).
-    let mut stmt = conn.prepare("SELECT id FROM runs WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 7")?;
+    let mut stmt = conn.prepare(&format!(
+        "SELECT id FROM runs WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT {}",
+        NAMED_AT_MOST + 1
+    ))?;
     let upper = format!("{prefix}\u{7f}");
     let ids: Vec<String> = stmt
         .query_map(params![prefix, upper], |r| r.get(0))?
@@ -366,11 +369,14 @@ pub fn resolve(conn: &Connection, reference: &str) -> Result<Resolved, StoreErro
     })
 }
 
-/// The runs a reference matched, as an error names them: the first six,
-/// and whether there are more.
+/// The most runs an ambiguous reference's error names.
+const NAMED_AT_MOST: usize = 6;
+
+/// The runs a reference matched, as an error names them: the first
+/// [`NAMED_AT_MOST`], and whether there are more.
 pub fn several(ids: &[String]) -> String {
-    let named = ids[..ids.len().min(6)].join(", ");
-    match ids.len() > 6 {
+    let named = ids[..ids.len().min(NAMED_AT_MOST)].join(", ");
+    match ids.len() > NAMED_AT_MOST {
         true => format!("{named} and more"),
         false => named,
     }
